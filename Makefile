@@ -1,0 +1,31 @@
+# Two commands do all the set-up on a fresh clone (the virtual environment included):
+#   make run    launch the station on the bundled demo wiki
+#   make test   run the whole test suite
+# Both create .venv on first use and re-install when pyproject.toml changes.
+
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test lint perf clean
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Curator needs Python >= 3.11")'
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+run: $(STAMP)
+	$(VENV)/bin/curator gui $(WIKI)
+
+test: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m pytest
+
+perf: $(STAMP)
+	$(PY) -m pytest tests/perf -s -p no:cacheprovider
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info

@@ -1,0 +1,114 @@
+"""The ``curator`` command line (SPEC §11).
+
+This module stays import-light on purpose (``curator --help`` must not pay for Qt, GitPython or
+YAML): it only builds the argument parser. Each command group lives in
+``curator/commands/<group>.py`` with a ``register(subparsers, parent)`` function; handlers are
+named as ``"module:function"`` strings and imported only when that command runs.
+
+Exit status: 0 for every non-error answer, 1 for an error answer (``locked``, ``denied``,
+``invalid``, a missing page, ...), 2 for a usage error. Errors are one line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+
+#: Command groups, in the order their commands appear in ``--help``.
+COMMAND_GROUPS: tuple[str, ...] = ("read", "gui")
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line and exit 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        sys.stderr.write(f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+        raise SystemExit(2)
+
+
+def _global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+    """Options accepted before and after the command name (``curator --json index`` or
+    ``curator index --json``)."""
+    d = argparse.SUPPRESS if suppress else None
+    parser.add_argument("--wiki", metavar="DIR", default=d,
+                        help="the wiki root (default: the current folder)")
+    parser.add_argument("--as", dest="actor", metavar="ACTOR", default=d,
+                        help="act as 'operator' (default), 'agent:<id>' or 'capability:<name>'")
+    parser.add_argument("--department", metavar="D", default=d, help="the agent's department")
+    parser.add_argument("--shared", metavar="DIR", default=d,
+                        help="the shared wiki (default: shared/wiki of the enclosing home)")
+    parser.add_argument("--json", action="store_true", default=d if suppress else False,
+                        help="print one JSON document on stdout")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from curator import __version__
+
+    parser = _Parser(
+        prog="curator",
+        description="Curator: the curation station for LLM-maintained markdown wikis. "
+        "The GUI, this command line and the agents' MCP server drive one engine; every change "
+        "is one git commit.",
+        epilog="A PAGE may be given as its path relative to the wiki root or as its slug.",
+    )
+    parser.add_argument("--version", action="version", version=f"curator {__version__}")
+    _global_options(parser, suppress=False)
+    parent = _Parser(add_help=False)
+    _global_options(parent, suppress=True)
+    sub = parser.add_subparsers(dest="command", metavar="<command>", parser_class=_Parser)
+    for group in COMMAND_GROUPS:
+        module = importlib.import_module(f"curator.commands.{group}")
+        module.register(sub, parent)
+    return parser
+
+
+def _run(argv: Sequence[str] | None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return 2
+    module_name, _, func_name = args.handler.partition(":")
+    handler = getattr(importlib.import_module(module_name), func_name)
+    from curator.commands._context import Context
+
+    ctx = Context(args)
+    try:
+        return int(handler(ctx, args) or 0)
+    finally:
+        ctx.close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``curator`` console script."""
+    try:
+        return _run(argv)
+    except KeyboardInterrupt:
+        sys.stderr.write("curator: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        # `curator index | head`: the reader left; that is not an error worth a traceback.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except Exception as exc:  # every error reaches the user as one line, never a traceback
+        from curator.engine.errors import CuratorError
+
+        if isinstance(exc, CuratorError):
+            sys.stderr.write(f"curator: error: {exc}\n")
+            return exc.exit_code
+        if os.environ.get("CURATOR_DEBUG"):
+            raise
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        sys.stderr.write(
+            f"curator: internal error: {type(exc).__name__}: {first} "
+            "(run with CURATOR_DEBUG=1 for a traceback)\n"
+        )
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

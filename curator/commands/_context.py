@@ -1,0 +1,48 @@
+"""What every command handler gets: the parsed options, the wiki, the actor, and output helpers."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from curator.engine.actor import Actor, parse_actor
+from curator.engine.wiki import Wiki
+
+
+class Context:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.json: bool = bool(getattr(args, "json", False))
+        self.actor: Actor = parse_actor(getattr(args, "actor", None), getattr(args, "department", None))
+        self._wiki: Wiki | None = None
+
+    @property
+    def wiki_dir(self) -> Path:
+        return Path(getattr(self.args, "wiki", None) or ".")
+
+    @property
+    def wiki(self) -> Wiki:
+        """The wiki named by ``--wiki`` (opened on first use)."""
+        if self._wiki is None:
+            self._wiki = open_wiki(self.wiki_dir)
+        return self._wiki
+
+    def emit(self, data: Any, text: str | None = None) -> None:
+        """Print ``data`` as JSON with ``--json``, else ``text`` (or the JSON when no text)."""
+        if self.json or text is None:
+            json.dump(data, sys.stdout, ensure_ascii=False, indent=2)
+            sys.stdout.write("\n")
+        else:
+            sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
+
+    def close(self) -> None:
+        if self._wiki is not None:
+            self._wiki.close()
+
+
+def open_wiki(path: Path) -> Wiki:
+    """Open a wiki for a command; later issues attach the scope policy here."""
+    return Wiki(path)

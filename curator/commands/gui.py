@@ -1,0 +1,25 @@
+"""``curator gui``: the desktop station."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._context import Context
+
+
+def register(sub: Any, parent: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("gui", parents=[parent], help="open the curation station (a wiki or a home)")
+    p.add_argument("dir", nargs="?", help="wiki or home folder (default: the last one, else the demo wiki)")
+    p.add_argument("--screenshot", metavar="FILE", help="render the window to a PNG once loaded, then exit")
+    p.add_argument("--view", default="main",
+                   help="with --screenshot: main|graph|dedup|auto|history|policy|page:SLUG")
+    p.set_defaults(handler="curator.commands.gui:run_gui")
+
+
+def run_gui(ctx: Context, args: argparse.Namespace) -> int:
+    from curator.app import run
+
+    target = args.dir or getattr(args, "wiki", None)
+    return run(target, screenshot=args.screenshot, view=args.view)

@@ -1,0 +1,106 @@
+"""Setting up and reading a wiki: init, index, read, neighbors, read-all, lint."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._context import Context
+
+
+def register(sub: Any, parent: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("init", parents=[parent], help="make a folder a wiki (git repository, .gitignore)")
+    p.add_argument("dir", nargs="?", help="the folder (default: --wiki, else the current folder)")
+    p.set_defaults(handler="curator.commands.read:run_init")
+
+    p = sub.add_parser("index", parents=[parent], help="list every page with its layer and trust")
+    p.set_defaults(handler="curator.commands.read:run_index")
+
+    p = sub.add_parser("read", parents=[parent], help="print a page")
+    p.add_argument("page", metavar="PAGE")
+    p.set_defaults(handler="curator.commands.read:run_read")
+
+    p = sub.add_parser("neighbors", parents=[parent],
+                       help="a page in full with its outgoing and inbound links")
+    p.add_argument("page", metavar="PAGE")
+    p.add_argument("--max-bytes", type=int, default=30_000, help="output budget (default 30000)")
+    p.add_argument("--snippet-chars", type=int, default=280, help="snippet length (default 280)")
+    p.set_defaults(handler="curator.commands.read:run_neighbors")
+
+    p = sub.add_parser("read-all", parents=[parent], help="every page, identity layer first")
+    p.add_argument("--max-bytes", type=int, default=200_000, help="output budget (default 200000)")
+    p.set_defaults(handler="curator.commands.read:run_read_all")
+
+    p = sub.add_parser("lint", parents=[parent],
+                       help="report malformed frontmatter, bad values, broken and ambiguous links, orphans")
+    p.set_defaults(handler="curator.commands.read:run_lint")
+
+
+def _positive(value: int, name: str) -> int:
+    from curator.engine.errors import UsageError
+
+    if value <= 0:
+        raise UsageError(f"{name} must be a positive number, not {value}")
+    return value
+
+
+def run_init(ctx: Context, args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from curator.engine.setup import init_wiki
+
+    result = init_wiki(Path(args.dir) if args.dir else ctx.wiki_dir)
+    ctx.emit({"status": "ok", "root": str(result.root), "created_repo": result.created_repo,
+              "commit": result.commit, "message": result.message}, result.message)
+    return 0
+
+
+def run_index(ctx: Context, args: argparse.Namespace) -> int:
+    from curator.engine.reading import page_summary
+
+    pages = ctx.wiki.visible_pages(ctx.actor)
+    rows = [page_summary(p) for p in pages]
+    if ctx.json:
+        ctx.emit(rows)
+        return 0
+    width = max((len(p.path) for p in pages), default=4)
+    lines = [f"{p.path:<{width}}  {p.layer:<8}  {p.trust:4.2f}  {p.title}" for p in pages]
+    lines.append(f"{len(pages)} pages")
+    ctx.emit(rows, "\n".join(lines))
+    return 0
+
+
+def run_read(ctx: Context, args: argparse.Namespace) -> int:
+    from curator.engine.reading import read
+
+    result = read(ctx.wiki, args.page, ctx.actor)
+    ctx.emit(result.to_json(), result.text)
+    return 0
+
+
+def run_neighbors(ctx: Context, args: argparse.Namespace) -> int:
+    from curator.engine.reading import neighbors
+
+    result = neighbors(ctx.wiki, args.page, ctx.actor, _positive(args.max_bytes, "--max-bytes"),
+                       _positive(args.snippet_chars, "--snippet-chars"))
+    ctx.emit(result.to_json(), result.text)
+    return 0
+
+
+def run_read_all(ctx: Context, args: argparse.Namespace) -> int:
+    from curator.engine.reading import read_all
+
+    result = read_all(ctx.wiki, ctx.actor, _positive(args.max_bytes, "--max-bytes"))
+    ctx.emit(result.to_json(), result.text)
+    return 0
+
+
+def run_lint(ctx: Context, args: argparse.Namespace) -> int:
+    from curator.engine.lint import lint
+
+    issues = lint(ctx.wiki, ctx.actor)
+    errors = sum(1 for i in issues if i.severity == "error")
+    summary = f"{len(issues)} problems ({errors} errors) in {len(ctx.wiki.pages)} pages"
+    ctx.emit([i.to_json() for i in issues], "\n".join([*(i.render() for i in issues), summary]))
+    return 0

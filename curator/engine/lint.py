@@ -1,0 +1,66 @@
+"""Lint: what is wrong with the wiki's pages and links, for operators to fix (SPEC §3)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from .actor import OPERATOR, Actor
+from .wiki import Wiki
+
+ERROR = "error"
+WARNING = "warning"
+_SEVERITY = {"frontmatter": ERROR, "layer": ERROR, "trust": ERROR, "encoding": ERROR,
+             "nul-bytes": ERROR, "source-type": WARNING}
+
+
+@dataclass(slots=True, frozen=True)
+class LintIssue:
+    path: str
+    code: str
+    severity: str
+    message: str
+    line: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def render(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where}: {self.severity}: [{self.code}] {self.message}"
+
+
+def lint(wiki: Wiki, actor: Actor = OPERATOR) -> list[LintIssue]:
+    """All problems among the pages ``actor`` can see, sorted by path then line."""
+    issues: list[LintIssue] = []
+    visible = {p.path: p for p in wiki.visible_pages(actor)}
+    links = wiki.links
+    stems: dict[str, list[str]] = defaultdict(list)
+    for path, page in visible.items():
+        stems[page.slug].append(path)
+        for problem in page.problems:
+            issues.append(LintIssue(path, problem.code, _SEVERITY.get(problem.code, ERROR), problem.message))
+        for edge in links.outgoing.get(path, []):
+            res = edge.resolution
+            line = edge.link.line
+            if res.path is None:
+                issues.append(LintIssue(path, "unresolved-link", WARNING,
+                                        f"[[{edge.link.target}]] points to a page not yet written", line))
+            elif res.ambiguous:
+                others = [c for c in res.candidates if c in visible]
+                if len(others) > 1:
+                    issues.append(LintIssue(
+                        path, "ambiguous-link", WARNING,
+                        f"[[{edge.link.target}]] matches {len(others)} pages ({', '.join(others[:4])}); "
+                        f"resolved to {res.path}", line))
+        inbound = [e for e in links.backlinks(path) if e.source in visible]
+        if not inbound:
+            issues.append(LintIssue(path, "orphan", WARNING, "no other page links here"))
+    for stem, paths in stems.items():
+        if len(paths) > 1:
+            for path in paths:
+                issues.append(LintIssue(path, "duplicate-basename", WARNING,
+                                        f"{len(paths)} pages are named {stem!r}: {', '.join(paths[:4])}"))
+    issues.sort(key=lambda i: (i.path, i.line, i.code))
+    return issues

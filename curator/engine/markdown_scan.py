@@ -1,0 +1,198 @@
+"""Code-aware scanning of markdown bodies: links, body ``#tags``, the first heading and snippet.
+
+Links and tags inside fenced code blocks and inline code spans do not count (SPEC §3), so the
+scanner first blanks code out while keeping every newline, which keeps line numbers true.
+Everything here is linear in the size of the text (a 10 MB page must not hang).
+"""
+
+from __future__ import annotations
+
+import bisect
+import posixpath
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from urllib.parse import unquote
+
+_FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+_BACKTICKS = re.compile(r"`+")
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+
+WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
+MDLINK = re.compile(r"(!?)\[([^\]\n]*)\]\(\s*<?([^()<>\s]+)>?(?:\s+[\"'][^\"'\n]*[\"'])?\s*\)")
+BODY_TAG = re.compile(r"(?:(?<=\s)|^)#([^\W\d_][\w/-]*|\d+[^\W\d][\w/-]*)", re.MULTILINE)
+_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
+_HEADING = re.compile(r"^ {0,3}#[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+_ATTACHMENT = re.compile(r"\.(?!md$)[A-Za-z0-9]{1,5}$")
+_ANY_HEADING = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
+
+
+@dataclass(slots=True, frozen=True)
+class RawLink:
+    """A link as written in a page, before resolution."""
+
+    target: str  # wikilink target, or the root-relative path of a markdown link
+    anchor: str | None
+    alias: str | None
+    kind: str  # "wikilink" | "embed" | "markdown" | "related"
+    line: int  # 1-based line in the body
+
+
+def _blank(text: str) -> str:
+    """Replace every character except newlines with a space (keeps offsets and line numbers)."""
+    return re.sub(r"[^\n]", " ", text)
+
+
+def strip_code(body: str) -> str:
+    """Return ``body`` with fenced code blocks and inline code spans blanked out."""
+    if "`" not in body and "~~~" not in body:
+        return body
+    lines = body.split("\n")
+    fence: str | None = None
+    for i, line in enumerate(lines):
+        if fence is None:
+            m = _FENCE_OPEN.match(line)
+            if m and not (m.group(1)[0] == "`" and "`" in m.group(2)):
+                fence = m.group(1)
+                lines[i] = ""
+        else:
+            stripped = line.strip()
+            if stripped.startswith(fence[0] * len(fence)) and stripped == stripped[0] * len(stripped):
+                fence = None
+            lines[i] = ""
+    text = "\n".join(lines)
+    if "`" not in text:
+        return text
+    return _strip_spans(text)
+
+
+def _strip_spans(text: str) -> str:
+    """Blank inline code spans paragraph by paragraph (CommonMark pairing of equal runs)."""
+    out: list[str] = []
+    last = 0
+    for para in _paragraphs(text):
+        start, end = para
+        runs = [(m.start(), m.end()) for m in _BACKTICKS.finditer(text, start, end)]
+        if len(runs) < 2:
+            continue
+        # next_same[i] = index of the next run with the same length, found right to left.
+        next_same: list[int | None] = [None] * len(runs)
+        seen: dict[int, int] = {}
+        for i in range(len(runs) - 1, -1, -1):
+            n = runs[i][1] - runs[i][0]
+            next_same[i] = seen.get(n)
+            seen[n] = i
+        i = 0
+        while i < len(runs):
+            j = next_same[i]
+            if j is None:
+                i += 1
+                continue
+            s, e = runs[i][0], runs[j][1]
+            out.append(text[last:s])
+            out.append(_blank(text[s:e]))
+            last = e
+            i = j + 1
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _paragraphs(text: str) -> Iterator[tuple[int, int]]:
+    pos = 0
+    for m in _PARAGRAPH_BREAK.finditer(text):
+        yield pos, m.start()
+        pos = m.end()
+    yield pos, len(text)
+
+
+class _Lines:
+    """Maps character offsets to 1-based line numbers."""
+
+    def __init__(self, text: str, first_line: int) -> None:
+        self._starts = [m.end() for m in re.finditer("\n", text)]
+        self._first = first_line
+
+    def at(self, offset: int) -> int:
+        return self._first + bisect.bisect_right(self._starts, offset)
+
+
+def split_wikilink(inner: str) -> tuple[str, str | None, str | None]:
+    """``target#anchor|alias`` -> (target, anchor, alias); ``\\|`` (inside tables) counts as ``|``."""
+    alias = None
+    if "|" in inner:
+        inner, alias = inner.split("|", 1)
+        inner = inner.removesuffix("\\")
+        alias = alias.strip() or None
+    anchor = None
+    if "#" in inner:
+        inner, anchor = inner.split("#", 1)
+        anchor = anchor.strip() or None
+    return inner.strip(), anchor, alias
+
+
+def scan_links(code_free: str, page_path: str, first_line: int = 1) -> list[RawLink]:
+    """Links in a code-free body of the page at root-relative ``page_path``."""
+    lines = _Lines(code_free, first_line)
+    links: list[RawLink] = []
+    if "[[" in code_free:
+        for m in WIKILINK.finditer(code_free):
+            target, anchor, alias = split_wikilink(m.group(2))
+            if not target:  # [[#heading]] points into the page itself
+                continue
+            kind = "embed" if m.group(1) else "wikilink"
+            if kind == "embed" and _ATTACHMENT.search(target):
+                continue  # ![[diagram.png]] embeds a file, not a page
+            links.append(RawLink(target, anchor, alias, kind, lines.at(m.start())))
+    if "](" in code_free:
+        base = posixpath.dirname(page_path)
+        for m in MDLINK.finditer(code_free):
+            href = m.group(3)
+            if _SCHEME.match(href) or href.startswith(("#", "/")):
+                continue
+            path, _, anchor = href.partition("#")
+            path = unquote(path.split("?", 1)[0])
+            if not path.lower().endswith(".md"):
+                continue
+            target = posixpath.normpath(posixpath.join(base, path))
+            links.append(RawLink(target, unquote(anchor) or None, m.group(2) or None, "markdown",
+                                 lines.at(m.start())))
+    return links
+
+
+def scan_tags(code_free: str) -> list[str]:
+    """Body ``#tags`` (a tag has at least one non-digit; headings and anchors are not tags)."""
+    if "#" not in code_free:
+        return []
+    return [m.group(1).rstrip("/-") for m in BODY_TAG.finditer(code_free)]
+
+
+def first_heading(code_free: str, within: int = 800) -> str | None:
+    """The text of the first ``# `` heading that starts within the first ``within`` characters."""
+    m = _HEADING.search(code_free, 0, min(len(code_free), within + 400))
+    if m and m.start() < within:
+        return m.group(1).strip()
+    return None
+
+
+def snippet(code_free: str, original: str | None = None, limit: int = 280) -> str:
+    """The first paragraph that is not a heading, collapsed to one line, at most ``limit`` chars.
+
+    Paragraphs are found in the code-free text (a code block is never a snippet); the words come
+    from ``original`` at the same offsets, so inline code keeps its text.
+    """
+    source = code_free if original is None else original
+    for start, end in _paragraphs(code_free):
+        if not code_free[start:end].strip():
+            continue
+        kept = [
+            src for free, src in zip(code_free[start:end].split("\n"), source[start:end].split("\n"),
+                                     strict=True)
+            if free.strip() and not _ANY_HEADING.match(free)
+        ]
+        text = " ".join(" ".join(kept).split())
+        if not text:
+            continue
+        if len(text) > limit:
+            text = text[: limit - 1].rstrip() + "…"
+        return text
+    return ""

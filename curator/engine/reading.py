@@ -1,0 +1,192 @@
+"""Read paths shared by the CLI, the MCP server and the station: read, neighbors, read-all.
+
+Each returns a structured result (for ``--json`` and the GUI) that also renders to the plain text
+an agent receives. Every function takes the reading actor and shows only what it may see.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .actor import OPERATOR, Actor
+from .page import LAYER_RANK, Page
+from .wiki import Wiki
+
+DEFAULT_MAX_BYTES = 30_000
+DEFAULT_SNIPPET_CHARS = 280
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: max(0, limit - 1)].rstrip() + "…"
+
+
+def page_summary(page: Page) -> dict[str, Any]:
+    return {"path": page.path, "bytes": page.size, "title": page.title, "layer": page.layer,
+            "trust": page.trust}
+
+
+@dataclass(slots=True)
+class ReadResult:
+    page: Page
+    text: str
+
+    def to_json(self) -> dict[str, Any]:
+        p = self.page
+        return {**page_summary(p), "tags": p.tags, "aliases": p.aliases, "source_type": p.source_type,
+                "meta": p.meta, "content": self.text}
+
+
+def read(wiki: Wiki, ref: str, actor: Actor = OPERATOR) -> ReadResult:
+    page = wiki.find(ref, actor)
+    return ReadResult(page, wiki.read_text(page.path))
+
+
+@dataclass(slots=True)
+class Neighbor:
+    direction: str  # "out" | "in"
+    target: str  # link target as written (out) or the linking page's path (in)
+    path: str | None
+    title: str | None
+    snippet: str
+
+    @property
+    def resolved(self) -> bool:
+        return self.path is not None
+
+    def render(self) -> str:
+        if self.direction == "out" and self.path is None:
+            return f"- [[{self.target}]] — not yet written"
+        head = f"- {self.title} ({self.path})"
+        return f"{head}: {self.snippet}" if self.snippet else head
+
+
+@dataclass(slots=True)
+class NeighborsResult:
+    page: Page
+    content: str
+    outgoing: list[Neighbor] = field(default_factory=list)
+    inbound: list[Neighbor] = field(default_factory=list)
+    text: str = ""
+    omitted: int = 0  # neighbours not shown because of max_bytes
+    truncated: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        def nb(n: Neighbor) -> dict[str, Any]:
+            return {"target": n.target, "path": n.path, "title": n.title, "snippet": n.snippet,
+                    "resolved": n.resolved}
+
+        return {"page": page_summary(self.page), "content": self.content,
+                "outgoing": [nb(n) for n in self.outgoing], "inbound": [nb(n) for n in self.inbound],
+                "truncated": self.truncated, "omitted": self.omitted, "text": self.text}
+
+
+def neighbors(wiki: Wiki, ref: str, actor: Actor = OPERATOR, max_bytes: int = DEFAULT_MAX_BYTES,
+              snippet_chars: int = DEFAULT_SNIPPET_CHARS) -> NeighborsResult:
+    """The page in full, then its outgoing links, then the pages linking to it (SPEC §8)."""
+    page = wiki.find(ref, actor)
+    content = wiki.read_text(page.path)
+    links = wiki.links
+    result = NeighborsResult(page, content)
+    seen: set[str] = set()
+    for edge in links.outgoing.get(page.path, []):
+        target = edge.target
+        if target is not None and (target == page.path or not wiki.visible(actor, target)):
+            continue
+        key = target or f"?{edge.link.key}"
+        if key in seen:
+            continue
+        seen.add(key)
+        if target is None:
+            result.outgoing.append(Neighbor("out", edge.link.target, None, None, ""))
+        else:
+            other = wiki.pages[target]
+            result.outgoing.append(Neighbor("out", edge.link.target, target, other.title,
+                                            _clip(other.snippet, snippet_chars)))
+    seen_in: set[str] = set()
+    for edge in links.backlinks(page.path):
+        if edge.source in seen_in or not wiki.visible(actor, edge.source):
+            continue
+        seen_in.add(edge.source)
+        other = wiki.pages[edge.source]
+        result.inbound.append(Neighbor("in", edge.source, edge.source, other.title,
+                                       _clip(other.snippet, snippet_chars)))
+
+    budget = max_bytes
+    parts: list[str] = []
+
+    def take(chunk: str) -> bool:
+        nonlocal budget
+        size = len(chunk.encode("utf-8")) + 1
+        if size > budget:
+            return False
+        parts.append(chunk)
+        budget -= size
+        return True
+
+    header = f"# {page.title} ({page.path}) — layer {page.layer}, trust {page.trust:g}"
+    body = content.rstrip("\n")
+    if not take(header) or not take(body):
+        # Even the page itself does not fit: show as much as fits, on a character boundary.
+        room = max(0, budget - 200)
+        clipped = body.encode("utf-8")[:room].decode("utf-8", "ignore")
+        parts.append(clipped)
+        result.truncated = True
+    sections = [(f"\n## Links from this page ({len(result.outgoing)})", result.outgoing),
+                (f"\n## Pages linking here ({len(result.inbound)})", result.inbound)]
+    shown = 0
+    total = len(result.outgoing) + len(result.inbound)
+    for title, items in sections:
+        if result.truncated or not take(title):
+            result.truncated = True
+            break
+        for n in items:
+            if not take(n.render()):
+                result.truncated = True
+                break
+            shown += 1
+    if result.truncated:
+        result.omitted = total - shown
+        parts.append(
+            f"[truncated at {max_bytes} bytes: {result.omitted} of {total} neighbours not shown; "
+            f"read a neighbour with `read <path>` or raise max_bytes to see more]"
+        )
+    result.text = "\n".join(parts) + "\n"
+    return result
+
+
+@dataclass(slots=True)
+class ReadAllResult:
+    text: str
+    included: list[str]
+    not_reached: list[str]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"included": self.included, "not_reached": len(self.not_reached),
+                "not_reached_paths": self.not_reached, "text": self.text}
+
+
+def read_all(wiki: Wiki, actor: Actor = OPERATOR, max_bytes: int = 200_000) -> ReadAllResult:
+    """Every visible page, identity first then core, context, deep, until ``max_bytes``."""
+    pages = sorted(wiki.visible_pages(actor), key=lambda p: (LAYER_RANK.get(p.layer, 3), p.path))
+    parts: list[str] = []
+    included: list[str] = []
+    not_reached: list[str] = []
+    used = 0
+    for page in pages:
+        if not_reached:
+            not_reached.append(page.path)
+            continue
+        chunk = f"=== {page.path} ({page.layer}, trust {page.trust:g}) ===\n{wiki.read_text(page.path).rstrip()}\n"
+        size = len(chunk.encode("utf-8")) + 1
+        if used + size > max_bytes:
+            not_reached.append(page.path)
+            continue
+        parts.append(chunk)
+        included.append(page.path)
+        used += size
+    if not_reached:
+        parts.append(f"[{len(not_reached)} of {len(pages)} pages not reached within {max_bytes} bytes; "
+                     "raise max_bytes or read pages one by one]\n")
+    return ReadAllResult("\n".join(parts), included, not_reached)

@@ -1,0 +1,67 @@
+"""``curator init``: make a folder a wiki root (a git repository that ignores ``.curator/``)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import CuratorError
+
+GITIGNORE_LINE = ".curator/"
+# Commits never depend on a global git identity being set (SPEC §4).
+_IDENTITY = ["-c", "user.name=curator", "-c", "user.email=curator@curator.invalid",
+             "-c", "commit.gpgsign=false"]
+
+
+@dataclass(slots=True)
+class InitResult:
+    root: Path
+    created_repo: bool
+    wrote_gitignore: bool
+    commit: str | None
+
+    @property
+    def message(self) -> str:
+        if not (self.created_repo or self.wrote_gitignore):
+            return f"{self.root} is already a Curator wiki"
+        what = "initialised a new wiki" if self.created_repo else "prepared the existing repository"
+        return f"{what} in {self.root}"
+
+
+def _git(root: Path, *args: str) -> str:
+    proc = subprocess.run(["git", *_IDENTITY, *args], cwd=root, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise CuratorError(f"git {args[0]} failed: {proc.stderr.strip().splitlines()[-1:]}")
+    return proc.stdout.strip()
+
+
+def is_repo_root(path: Path) -> bool:
+    return (path / ".git").exists()
+
+
+def init_wiki(path: Path) -> InitResult:
+    if shutil.which("git") is None:
+        raise CuratorError("git is not installed; Curator keeps every wiki in git (install git first)")
+    if path.exists() and not path.is_dir():
+        raise CuratorError(f"{path} is a file, not a folder")
+    path.mkdir(parents=True, exist_ok=True)
+    root = path.resolve()
+    created = False
+    if not is_repo_root(root):
+        _git(root, "init", "-q", "-b", "main")
+        created = True
+    gitignore = root / ".gitignore"
+    existing = gitignore.read_text(encoding="utf-8") if gitignore.exists() else ""
+    wrote = False
+    if GITIGNORE_LINE not in {line.strip() for line in existing.splitlines()}:
+        sep = "" if not existing or existing.endswith("\n") else "\n"
+        gitignore.write_text(f"{existing}{sep}{GITIGNORE_LINE}\n", encoding="utf-8")
+        wrote = True
+    commit = None
+    if wrote:
+        _git(root, "add", "--", ".gitignore")
+        _git(root, "commit", "-q", "-m", "curator init", "--", ".gitignore")
+        commit = _git(root, "rev-parse", "HEAD")
+    return InitResult(root, created, wrote, commit)

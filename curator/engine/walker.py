@@ -1,0 +1,65 @@
+"""The one walker that defines the corpus for every read and write path (SPEC §2)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+#: Folders that never hold pages, at any depth.
+EXCLUDED_DIRS: frozenset[str] = frozenset(
+    {".git", "graphify-out", "_proposed", "proposed", "imports", "raw", "_archive", ".curator"}
+)
+
+
+@dataclass(slots=True, frozen=True)
+class PageFile:
+    path: str  # posix, relative to the root
+    mtime_ns: int
+    size: int
+
+
+def is_page_path(rel: str) -> bool:
+    """Whether a root-relative posix path lies where pages live (ignores existence)."""
+    parts = rel.split("/")
+    return (
+        rel.lower().endswith(".md")
+        and ".." not in parts
+        and not rel.startswith("/")
+        and not any(p in EXCLUDED_DIRS for p in parts[:-1])
+    )
+
+
+def walk(root: Path) -> Iterator[PageFile]:
+    """Yield every page below ``root``, sorted by path within each folder.
+
+    Symlinks inside the tree are never followed: one that leaves the root is outside the wiki,
+    and one that stays inside points at a page (or folder) the walk reaches at its real path, so
+    following it would count pages twice or loop. Every page therefore appears exactly once.
+    """
+    stack: list[tuple[str, str]] = [(os.path.realpath(root), "")]
+    while stack:
+        directory, rel_dir = stack.pop()
+        try:
+            with os.scandir(directory) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue
+        subdirs: list[tuple[str, str]] = []
+        for entry in entries:
+            name = entry.name
+            try:
+                if entry.is_symlink():
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    if name not in EXCLUDED_DIRS:
+                        subdirs.append((entry.path, f"{rel_dir}{name}/"))
+                    continue
+                if not name.lower().endswith(".md"):
+                    continue
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            yield PageFile(f"{rel_dir}{name}", st.st_mtime_ns, st.st_size)
+        stack.extend(reversed(subdirs))

@@ -1,0 +1,129 @@
+"""The :class:`Wiki`: one wiki root as the engine sees it. GUI, CLI and MCP all start here.
+
+A ``Wiki`` owns the page cache, the link index built from it, the read policy that decides what
+an actor may see, and the ``changed`` event. Mutations live in their own modules (append,
+actions, merge, ...) and report back through :meth:`Wiki.note_changes`.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Protocol
+
+from .actor import OPERATOR, Actor
+from .errors import NotAWiki, PageNotFound
+from .events import Signal
+from .links import LinkIndex
+from .page import Page
+from .slugs import slug_sim
+from .store import ChangeSet, PageStore
+
+STATE_DIR = ".curator"
+
+
+class ReadPolicy(Protocol):
+    """Decides which pages an actor may see (the scope engine implements it)."""
+
+    def can_read(self, actor: Actor, path: str) -> bool: ...
+
+
+class OpenPolicy:
+    """Everyone sees everything: the policy of a wiki without scope rules."""
+
+    def can_read(self, actor: Actor, path: str) -> bool:
+        return True
+
+
+class Wiki:
+    def __init__(self, root: Path | str) -> None:
+        root = Path(root).expanduser()
+        if not root.exists():
+            raise NotAWiki(f"wiki folder {root} does not exist (create one with 'curator init {root}')")
+        if not root.is_dir():
+            raise NotAWiki(f"{root} is a file, not a wiki folder")
+        self.root = root.resolve()
+        self.state_dir = self.root / STATE_DIR
+        self.store = PageStore(self.root, self.state_dir)
+        self.policy: ReadPolicy = OpenPolicy()
+        #: Emitted with a :class:`ChangeSet` whenever pages change (refresh or action).
+        self.changed: Signal[ChangeSet] = Signal()
+        self._links: LinkIndex | None = None
+        self._lock = threading.RLock()
+
+    def __repr__(self) -> str:
+        return f"Wiki({str(self.root)!r})"
+
+    # --- pages ------------------------------------------------------------------------
+    @property
+    def pages(self) -> dict[str, Page]:
+        return self.store.pages
+
+    def refresh(self, paths: Iterable[str] | None = None) -> ChangeSet:
+        """Pick up changes on disk (all, or just ``paths``); emits ``changed`` when any."""
+        changes = self.store.refresh(paths)
+        if changes:
+            self.note_changes(changes)
+        return changes
+
+    def note_changes(self, changes: ChangeSet) -> None:
+        """Invalidate what depends on the pages and tell listeners."""
+        with self._lock:
+            self._links = None
+        self.changed.emit(changes)
+
+    @property
+    def links(self) -> LinkIndex:
+        with self._lock:
+            if self._links is None:
+                self._links = LinkIndex(self.pages)
+            return self._links
+
+    def visible(self, actor: Actor, path: str) -> bool:
+        return actor.is_operator or self.policy.can_read(actor, path)
+
+    def visible_pages(self, actor: Actor = OPERATOR) -> list[Page]:
+        """Pages ``actor`` may see, sorted by path."""
+        return [self.pages[p] for p in sorted(self.pages) if self.visible(actor, p)]
+
+    def find(self, ref: str, actor: Actor = OPERATOR) -> Page:
+        """A page by relative path (with or without ``.md``), slug, title or alias.
+
+        Pages the actor may not see are reported exactly like pages that do not exist.
+        """
+        pages = self.pages
+        cleaned = ref.strip().replace(os.sep, "/")
+        if os.path.isabs(cleaned):
+            try:
+                cleaned = Path(cleaned).resolve().relative_to(self.root).as_posix()
+            except ValueError:
+                cleaned = ""
+        cleaned = cleaned.removeprefix("./")
+        page = pages.get(cleaned) or pages.get(cleaned + ".md")
+        if page is None and cleaned:
+            hit = self.links.resolve(cleaned)
+            if hit.path is not None:
+                page = pages[hit.path]
+        if page is None or not self.visible(actor, page.path):
+            raise PageNotFound(self._not_found_message(ref, actor))
+        return page
+
+    def _not_found_message(self, ref: str, actor: Actor) -> str:
+        scored = sorted(
+            ((slug_sim(ref, p.slug), p.path) for p in self.pages.values() if self.visible(actor, p.path)),
+            reverse=True,
+        )[:3]
+        close = [path for score, path in scored if score >= 0.4]
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        return f"no page {ref!r} in {self.root.name}{hint}"
+
+    def read_text(self, path: str) -> str:
+        """The page's full text as stored (BOM removed, invalid bytes replaced)."""
+        from .page import decode
+
+        return decode((self.root / path).read_bytes()).text
+
+    def close(self) -> None:
+        self.store.close()
