@@ -1,35 +1,127 @@
-"""GUI start-up: the QApplication, the main window, ``--screenshot``."""
+"""GUI start-up: the QApplication, which wiki to open, the main window, ``--screenshot``."""
 
 from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from curator.views.main_window import MainWindow
+    from curator.views.settings import Settings
+
+SCREENSHOT_SIZE = (1400, 900)
+_windows: list[MainWindow] = []  # keeps open windows alive
+
+
+def demo_wiki() -> Path:
+    """The user's copy of the bundled demo wiki (made on first use)."""
+    from curator.engine.setup import copy_demo
+    from curator.paths import resources_dir, user_data_dir
+
+    return copy_demo(resources_dir() / "demo-wiki", user_data_dir() / "demo-wiki")
+
+
+def choose_target(target: str | None, settings: Settings) -> Path:
+    """The folder named on the command line, else the last one opened, else the demo wiki."""
+    from curator.engine.errors import CuratorError
+
+    if target:
+        path = Path(target).expanduser()
+        if not path.is_dir():
+            raise CuratorError(f"{target} is not a folder (give a wiki root or a home)")
+        return path
+    for recent in settings.recent_wikis:
+        if Path(recent).is_dir():
+            return Path(recent)
+    return demo_wiki()
+
+
+def open_workspace_window(folder: Path, settings: Settings, watch: bool = True) -> MainWindow:
+    from curator.views.main_window import MainWindow
+    from curator.views.stations import install_views
+    from curator.views.workspace import Workspace
+
+    window = MainWindow(Workspace(folder, watch=watch), settings)
+    install_views(window)
+    _windows.append(window)
+    window.destroyed.connect(lambda *_: _windows.remove(window) if window in _windows else None)
+    window.show()
+    window.start()
+    return window
 
 
 def run(target: str | None, screenshot: str | None = None, view: str = "main") -> int:
     os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
     if screenshot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtWidgets import QApplication, QMainWindow, QTableWidget, QTableWidgetItem
+    from PySide6.QtGui import QIcon
+    from PySide6.QtWidgets import QApplication
 
-    from curator.engine.wiki import Wiki
     from curator.paths import resources_dir
+    from curator.views.settings import Settings
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
-    wiki = Wiki(target or resources_dir() / "demo-wiki")
-    pages = wiki.visible_pages()
-    window = QMainWindow()
-    window.setWindowTitle(f"Curator — {wiki.root.name}")
-    table = QTableWidget(len(pages), 4)
-    table.setHorizontalHeaderLabels(["Title", "Path", "Layer", "Trust"])
-    for row, page in enumerate(pages):
-        for col, value in enumerate((page.title, page.path, page.layer, f"{page.trust:.2f}")):
-            table.setItem(row, col, QTableWidgetItem(value))
-    window.setCentralWidget(table)
-    window.resize(1400, 900)
-    window.show()
+    assert isinstance(app, QApplication)
+    app.setApplicationName("Curator")
+    app.setOrganizationName("Curator")
+    app.setDesktopFileName("io.github.curator.Curator")
+    icon = resources_dir() / "icons" / "curator.svg"
+    if icon.exists():
+        app.setWindowIcon(QIcon(str(icon)))
+    settings = Settings()
+    folder = choose_target(target, settings)
+    window = open_workspace_window(folder, settings, watch=not screenshot)
     if screenshot:
-        app.processEvents()
-        window.grab().save(screenshot)
-        return 0
+        return _screenshot(app, window, Path(screenshot), view)
     return app.exec()
+
+
+def _screenshot(app: object, window: MainWindow, out: Path, view: str) -> int:
+    """Render the window once loaded (and the view shown), save a PNG, exit."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from curator.engine.errors import CuratorError
+
+    window.setProperty("screenshot", True)
+    window.resize(*SCREENSHOT_SIZE)
+    status = {"code": 0}
+
+    def shoot() -> None:
+        QApplication.processEvents()
+        image = window.grab()
+        if not image.save(str(out), "PNG"):
+            status["code"] = 1
+            sys.stderr.write(f"curator: error: cannot write {out}\n")
+        window.close()
+        QApplication.quit()
+
+    def show_view() -> None:
+        name, _, arg = view.partition(":")
+        if name == "page" and arg:
+            def open_it() -> None:
+                wiki = window.workspace.wiki(0)
+                try:
+                    page = wiki.find(arg)
+                except CuratorError as exc:
+                    sys.stderr.write(f"curator: error: {exc}\n")
+                    status["code"] = 1
+                    shoot()
+                    return
+                window.when_ready(shoot, 300)
+                window.open_page((0, page.path))
+            open_it()
+            return
+        if name not in ("main", "page") and not window.show_view(name):
+            sys.stderr.write(f"curator: error: unknown view {view!r}\n")
+            status["code"] = 2
+        window.when_view_ready(name, shoot)
+
+    window.when_ready(show_view)
+    # Never hang: give up after two minutes whatever happens.
+    QTimer.singleShot(120_000, lambda: (sys.stderr.write("curator: error: timed out loading\n"),
+                                        status.update(code=1), QApplication.quit()))
+    QApplication.instance().exec()  # type: ignore[union-attr]
+    return status["code"]

@@ -65,3 +65,24 @@ def init_wiki(path: Path) -> InitResult:
         _git(root, "commit", "-q", "-m", "curator init", "--", ".gitignore")
         commit = _git(root, "rev-parse", "HEAD")
     return InitResult(root, created, wrote, commit)
+
+
+def copy_demo(source: Path, dest: Path) -> Path:
+    """Copy the bundled demo wiki to ``dest`` (once) and make it a wiki with one initial commit.
+
+    The copy lets operators try every action on the demo without touching the installation.
+    An existing copy is reused as it is (the operator's edits to it are theirs).
+    """
+    if (dest / ".git").exists():
+        return dest
+    if dest.exists() and any(dest.iterdir()):
+        raise CuratorError(f"{dest} exists and is not a wiki; move it away to get a fresh demo")
+    shutil.copytree(source, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".curator", ".git"))
+    init_wiki(dest)
+    files = sorted(
+        p.relative_to(dest).as_posix() for p in dest.rglob("*")
+        if p.is_file() and ".git" not in p.relative_to(dest).parts
+    )
+    _git(dest, "add", "--", *files)
+    _git(dest, "commit", "-q", "-m", "demo wiki", "--", *files)
+    return dest

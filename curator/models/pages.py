@@ -1,0 +1,242 @@
+"""The page browser's table model and its filter proxy.
+
+Rows are :class:`PageRow` records (which wiki, which page). The model sorts itself in Python with
+precomputed keys, because a ``QSortFilterProxyModel`` sorting through ``data()`` makes ~1M Python
+calls at 30,000 pages; the proxy only filters, with a per-row check that reads plain attributes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+)
+from PySide6.QtGui import QBrush, QColor
+
+from curator.engine.page import LAYER_RANK, Page
+
+COL_TITLE, COL_PATH, COL_LAYER, COL_TRUST, COL_TAGS, COL_INBOUND, COL_UPDATED, COL_WIKI = range(8)
+HEADERS = ("Title", "Path", "Layer", "Trust", "Tags", "Inbound", "Updated", "Wiki")
+
+#: Returns the :class:`PageRow` behind an index (Vorta's custom record role).
+RecordRole = Qt.ItemDataRole.UserRole + 1
+
+LAYER_COLORS = {"identity": "#8e44ad", "core": "#2471a3", "context": "#229954", "deep": "#7f8c8d"}
+
+_Index = QModelIndex | QPersistentModelIndex
+
+
+@dataclass(slots=True)
+class PageRow:
+    wiki: int  # index of the wiki in the workspace (0 for a single wiki)
+    wiki_label: str
+    page: Page
+    inbound: int = 0
+
+    @property
+    def key(self) -> tuple[int, str]:
+        return (self.wiki, self.page.path)
+
+
+class PageTableModel(QAbstractTableModel):
+    def __init__(self, show_wiki_column: bool = False) -> None:
+        super().__init__()
+        self._rows: list[PageRow] = []
+        self._row_of: dict[tuple[int, str], int] = {}
+        self.show_wiki_column = show_wiki_column
+        self._sort: tuple[int, Qt.SortOrder] = (COL_TITLE, Qt.SortOrder.AscendingOrder)
+        self.hidden: set[tuple[int, str]] = set()  # pages hidden from a previewed agent
+
+    # --- structure --------------------------------------------------------------------
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else (8 if self.show_wiki_column else 7)
+
+    def headerData(self, section: int, orientation: Qt.Orientation,
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return HEADERS[section] if 0 <= section < len(HEADERS) else None
+        return None
+
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self._rows):
+            return None
+        row = self._rows[index.row()]
+        page = row.page
+        col = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            if col == COL_TITLE:
+                return page.title
+            if col == COL_PATH:
+                return page.path
+            if col == COL_LAYER:
+                return page.layer
+            if col == COL_TRUST:
+                return f"{page.trust:.2f}"
+            if col == COL_TAGS:
+                return ", ".join(page.tags)
+            if col == COL_INBOUND:
+                return row.inbound
+            if col == COL_UPDATED:
+                return page.updated or ""
+            if col == COL_WIKI:
+                return row.wiki_label
+            return None
+        if role == RecordRole:
+            return row
+        if role == Qt.ItemDataRole.ToolTipRole and col == COL_TITLE:
+            return page.snippet or page.path
+        if role == Qt.ItemDataRole.ForegroundRole:
+            if row.key in self.hidden:
+                return QBrush(QColor("#999999"))
+            if col == COL_LAYER:
+                return QBrush(QColor(LAYER_COLORS.get(page.layer, "#7f8c8d")))
+        if role == Qt.ItemDataRole.FontRole and row.key in self.hidden:
+            from PySide6.QtGui import QFont
+
+            font = QFont()
+            font.setStrikeOut(True)
+            return font
+        if role == Qt.ItemDataRole.TextAlignmentRole and col in (COL_TRUST, COL_INBOUND):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    # --- content ----------------------------------------------------------------------
+    @property
+    def rows(self) -> Sequence[PageRow]:
+        return self._rows
+
+    def row_for(self, key: tuple[int, str]) -> int | None:
+        return self._row_of.get(key)
+
+    def set_rows(self, rows: Iterable[PageRow]) -> None:
+        self.beginResetModel()
+        self._rows = list(rows)
+        self._sort_rows()
+        self.endResetModel()
+
+    def update_rows(self, changed: Iterable[PageRow], removed: Iterable[tuple[int, str]]) -> None:
+        """Apply an incremental change: replace or add ``changed``, drop ``removed``."""
+        for key in removed:
+            r = self._row_of.get(key)
+            if r is None:
+                continue
+            self.beginRemoveRows(QModelIndex(), r, r)
+            del self._rows[r]
+            self._reindex()
+            self.endRemoveRows()
+        for row in changed:
+            r = self._row_of.get(row.key)
+            if r is None:
+                n = len(self._rows)
+                self.beginInsertRows(QModelIndex(), n, n)
+                self._rows.append(row)
+                self._row_of[row.key] = n
+                self.endInsertRows()
+            else:
+                self._rows[r] = row
+                self.dataChanged.emit(self.index(r, 0), self.index(r, self.columnCount() - 1))
+
+    def set_inbound(self, counts: dict[tuple[int, str], int]) -> None:
+        for row in self._rows:
+            row.inbound = counts.get(row.key, 0)
+        if self._rows:
+            self.dataChanged.emit(self.index(0, COL_INBOUND), self.index(len(self._rows) - 1, COL_INBOUND))
+
+    def set_hidden(self, hidden: set[tuple[int, str]]) -> None:
+        self.hidden = hidden
+        if self._rows:
+            self.dataChanged.emit(self.index(0, 0), self.index(len(self._rows) - 1, self.columnCount() - 1))
+
+    # --- sorting (in Python, with precomputed keys) -------------------------------------
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        self._sort = (column, order)
+        self.layoutAboutToBeChanged.emit()
+        old = {id(r): i for i, r in enumerate(self._rows)}
+        persistent = self.persistentIndexList()
+        self._sort_rows()
+        new_pos = {old[id(r)]: i for i, r in enumerate(self._rows)}
+        self.changePersistentIndexList(
+            persistent, [self.index(new_pos.get(p.row(), p.row()), p.column()) for p in persistent]
+        )
+        self.layoutChanged.emit()
+
+    def _sort_rows(self) -> None:
+        column, order = self._sort
+        keyfunc = {
+            COL_TITLE: lambda r: r.page.title.casefold(),
+            COL_PATH: lambda r: r.page.path,
+            COL_LAYER: lambda r: (LAYER_RANK.get(r.page.layer, 3), r.page.title.casefold()),
+            COL_TRUST: lambda r: r.page.trust,
+            COL_TAGS: lambda r: ", ".join(r.page.tags).casefold(),
+            COL_INBOUND: lambda r: r.inbound,
+            COL_UPDATED: lambda r: r.page.updated or "",
+            COL_WIKI: lambda r: r.wiki_label,
+        }.get(column, lambda r: r.page.title.casefold())
+        self._rows.sort(key=lambda r: (keyfunc(r), r.key),
+                        reverse=order == Qt.SortOrder.DescendingOrder)
+        self._reindex()
+
+    def _reindex(self) -> None:
+        self._row_of = {r.key: i for i, r in enumerate(self._rows)}
+
+
+@dataclass(slots=True)
+class PageFilter:
+    layers: frozenset[str] = frozenset(LAYER_RANK)
+    min_trust: float = 0.0
+    max_trust: float = 1.0
+    namespace: str | None = None  # None = all
+    tag: str | None = None
+    #: keys of pages matching the search box, or None when no search is active
+    matches: frozenset[tuple[int, str]] | None = None
+
+    def accepts(self, row: PageRow) -> bool:
+        page = row.page
+        if page.layer not in self.layers:
+            return False
+        if not self.min_trust <= page.trust <= self.max_trust:
+            return False
+        if self.namespace is not None and page.namespace != self.namespace:
+            return False
+        if self.tag is not None and self.tag not in {t.casefold() for t in page.tags}:
+            return False
+        return self.matches is None or row.key in self.matches
+
+
+class PageFilterProxy(QSortFilterProxyModel):
+    """Filters rows by :class:`PageFilter`; sorting is delegated to the source model."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.filter = PageFilter()
+        self.setDynamicSortFilter(False)
+
+    def set_filter(self, page_filter: PageFilter) -> None:
+        # Qt >= 6.9 wants the change bracketed (invalidateFilter is deprecated there).
+        self.beginFilterChange()
+        self.filter = page_filter
+        self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
+
+    def filterAcceptsRow(self, source_row: int, source_parent: _Index) -> bool:
+        model = self.sourceModel()
+        assert isinstance(model, PageTableModel)
+        return self.filter.accepts(model.rows[source_row])
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        model = self.sourceModel()
+        if isinstance(model, PageTableModel):
+            model.sort(column, order)
+
+    def record(self, index: QModelIndex) -> PageRow | None:
+        value = index.data(RecordRole) if index.isValid() else None
+        return value if isinstance(value, PageRow) else None

@@ -1,0 +1,449 @@
+"""The station's main window: browser on the left, views in the middle, page panel on the right."""
+
+from __future__ import annotations
+
+import html
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QTabWidget,
+    QWidget,
+)
+
+from curator.engine.actor import OPERATOR
+from curator.engine.page import Page
+from curator.engine.wiki import Wiki
+from curator.models.pages import PageRow, PageTableModel
+
+from .browser import PageBrowser
+from .page_view import PageView
+from .quick_switcher import QuickSwitcher
+from .render import render_message, render_page
+from .settings import Settings
+from .side_panel import LinkInfo, SidePanel
+from .workspace import Snapshot, Workspace
+
+log = logging.getLogger(__name__)
+
+Key = tuple[int, str]
+
+
+def gather_page(wiki: Wiki, path: str) -> tuple[Page, str, str, LinkInfo]:
+    """Everything the page view shows, computed off the GUI thread."""
+    page = wiki.pages[path]
+    text = wiki.read_text(path)
+    links = wiki.links
+    body_html = render_page(text, lambda target: links.resolve(target).path)
+    info = LinkInfo()
+    lines_cache: dict[str, list[str]] = {}
+    seen: set[tuple[str, int]] = set()
+    for edge in links.backlinks(path):
+        if (edge.source, edge.link.line) in seen:
+            continue
+        seen.add((edge.source, edge.link.line))
+        if edge.source not in lines_cache:
+            try:
+                lines_cache[edge.source] = wiki.read_text(edge.source).splitlines()
+            except OSError:
+                lines_cache[edge.source] = []
+        src_lines = lines_cache[edge.source]
+        line = edge.link.line
+        context = src_lines[line - 1].strip() if 0 < line <= len(src_lines) else "(related:)"
+        info.backlinks.append((edge.source, wiki.pages[edge.source].title, line, context))
+    seen_out: set[str] = set()
+    for edge in links.outgoing.get(path, []):
+        key = edge.target or f"?{edge.link.key}"
+        if key in seen_out or edge.target == path:
+            continue
+        seen_out.add(key)
+        target_title = wiki.pages[edge.target].title if edge.target else None
+        info.outgoing.append((edge.link.target, edge.target, target_title or ""))
+    info.mentions = unlinked_mentions(wiki, page)
+    return page, text, body_html, info
+
+
+def unlinked_mentions(wiki: Wiki, page: Page, limit: int = 50) -> list[tuple[str, str, str]]:
+    """Pages that mention the page's title or an alias in plain text without linking to it."""
+    search = getattr(wiki, "search", None)
+    if search is None:
+        return []
+    linked = {e.source for e in wiki.links.backlinks(page.path)} | {page.path}
+    names = [n for n in {page.title, *page.aliases} if len(n) >= 3]
+    found: dict[str, tuple[str, str, str]] = {}
+    for name in names:
+        for hit in search.mentions(name, limit=limit):
+            if hit.path not in linked and hit.path not in found:
+                found[hit.path] = (hit.path, hit.title, hit.snippet)
+    return list(found.values())[:limit]
+
+
+class MainWindow(QMainWindow):
+    #: Emitted when the first load has finished and the window shows real content.
+    ready = Signal()
+
+    def __init__(self, workspace: Workspace, settings: Settings | None = None) -> None:
+        super().__init__()
+        self.workspace = workspace
+        self.settings = settings or Settings()
+        self.model = PageTableModel(show_wiki_column=workspace.is_home)
+        self.browser = PageBrowser(self.model)
+        self.page_view = PageView()
+        self.side = SidePanel()
+        self.views = QTabWidget()
+        self.views.setDocumentMode(True)
+        self.views.addTab(self.page_view, "Page")
+        self.view_index: dict[str, QWidget] = {"page": self.page_view}
+        self.current: Key | None = None
+        self.current_page: Page | None = None
+        self.back_stack: list[Key] = []
+        self.forward_stack: list[Key] = []
+        self._loaded = False
+
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.addWidget(self.browser)
+        self.splitter.addWidget(self.views)
+        self.splitter.addWidget(self.side)
+        self.splitter.setStretchFactor(0, 2)
+        self.splitter.setStretchFactor(1, 4)
+        self.splitter.setStretchFactor(2, 2)
+        self.splitter.setSizes([520, 560, 320])
+        self.setCentralWidget(self.splitter)
+
+        self.progress = QProgressBar()
+        self.progress.setMaximumWidth(220)
+        self.progress.setRange(0, 0)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.clicked.connect(workspace.cancel)
+        self.status_label = QLabel()
+        self.statusBar().addWidget(self.status_label, 1)
+        self.statusBar().addPermanentWidget(self.progress)
+        self.statusBar().addPermanentWidget(self.cancel_button)
+
+        self._build_actions()
+        self._connect()
+        self.setWindowTitle(f"Curator — {workspace.root.name}")
+        self.page_view.show_page(render_message("Loading…", f"Reading {workspace.root}"), "", None)
+        self.side.properties.show_page(None)
+        self.resize(1400, 900)
+        self._restore_state()
+
+    # --- construction -----------------------------------------------------------------
+    def _action(self, text: str, shortcut: str | QKeySequence | list[Any] | None,
+                slot: Callable[[], None], menu: Any) -> QAction:
+        action = QAction(text, self)
+        if isinstance(shortcut, list):
+            action.setShortcuts(shortcut)
+        elif shortcut is not None:
+            action.setShortcut(shortcut)
+        action.triggered.connect(slot)
+        menu.addAction(action)
+        self.addAction(action)
+        return action
+
+    def _build_actions(self) -> None:
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        self._action("&Open wiki or home…", QKeySequence.StandardKey.Open, self.open_dialog, file_menu)
+        self.recent_menu = file_menu.addMenu("Open &recent")
+        self.recent_menu.aboutToShow.connect(self._fill_recent)
+        file_menu.addSeparator()
+        self._action("&Quit", QKeySequence.StandardKey.Quit, self.close, file_menu)
+        edit_menu = bar.addMenu("&Edit")
+        self.undo_action = self._action("&Undo last action", QKeySequence.StandardKey.Undo, self.undo_last,
+                                        edit_menu)
+        go_menu = bar.addMenu("&Go")
+        self._action("&Search", [QKeySequence("Ctrl+F"), QKeySequence("Ctrl+K")], self.focus_search, go_menu)
+        self._action("&Quick switcher…", "Ctrl+P", self.quick_switcher, go_menu)
+        self.back_action = self._action("&Back", QKeySequence("Alt+Left"), self.go_back, go_menu)
+        self.forward_action = self._action("&Forward", QKeySequence("Alt+Right"), self.go_forward, go_menu)
+        view_menu = bar.addMenu("&View")
+        self._action("&Refresh", QKeySequence("F5"), self.workspace.refresh_now, view_menu)
+        self.view_menu = view_menu
+        self._update_nav()
+
+    def _connect(self) -> None:
+        ws = self.workspace
+        ws.loaded.connect(self._on_loaded)
+        ws.pages_changed.connect(self._on_pages_changed)
+        ws.failed.connect(self.show_error)
+        ws.progress.connect(self._on_progress)
+        self.browser.open_requested.connect(lambda row: self.open_page(row.key))
+        self.browser.search_requested.connect(self._search)
+        self.page_view.page_link_activated.connect(self._follow_link)
+        self.page_view.missing_link_activated.connect(
+            lambda target: self.status(f"“{target}” is not yet written."))
+        self.side.links.open_requested.connect(self._open_path_in_current_wiki)
+        self.side.properties.edit_requested.connect(self._edit_property)
+
+    def add_view(self, name: str, widget: QWidget, title: str) -> None:
+        """Add a tab to the centre (graph, duplicates, auto-filed, policy, history...)."""
+        self.views.addTab(widget, title)
+        self.view_index[name] = widget
+
+    def show_view(self, name: str) -> bool:
+        widget = self.view_index.get(name)
+        if widget is None:
+            return False
+        self.views.setCurrentWidget(widget)
+        return True
+
+    # --- loading ----------------------------------------------------------------------
+    def start(self) -> None:
+        self.status("Loading…")
+        self._busy(True)
+        self.workspace.load()
+
+    def _on_progress(self, done: int, total: int, what: str) -> None:
+        self.progress.setRange(0, max(total, 1))
+        self.progress.setValue(done)
+        if what:
+            self.status(what)
+
+    def _busy(self, busy: bool) -> None:
+        self.progress.setVisible(busy)
+        self.cancel_button.setVisible(busy)
+
+    def _on_loaded(self, snapshot: Snapshot) -> None:
+        self.model.set_rows(snapshot.rows)
+        self._refresh_choices()
+        self._busy(False)
+        self.status(f"{len(snapshot.rows):,} pages loaded in {snapshot.elapsed:.2f} s")
+        self._loaded = True
+        self.settings.add_recent(str(self.workspace.root))
+        if self.current is None and snapshot.rows:
+            self.open_page(self._start_page(snapshot.rows))
+        else:
+            self.ready.emit()
+
+    @staticmethod
+    def _start_page(rows: list[PageRow]) -> Key:
+        """The page to show first: the most trusted identity page (the wiki's front door)."""
+        from curator.engine.page import LAYER_RANK
+
+        best = min(rows, key=lambda r: (LAYER_RANK.get(r.page.layer, 3), -r.page.trust, r.page.path))
+        return best.key
+
+    def _refresh_choices(self) -> None:
+        namespaces = sorted({r.page.namespace for r in self.model.rows})
+        tags = sorted({t for r in self.model.rows for t in r.page.tags}, key=str.casefold)
+        self.browser.set_choices(namespaces, tags)
+
+    def _on_pages_changed(self, snapshot: Snapshot) -> None:
+        self.model.update_rows(snapshot.rows, snapshot.removed)
+        if snapshot.inbound:
+            self.model.set_inbound(snapshot.inbound)
+        self._refresh_choices()
+        changed = {r.key for r in snapshot.rows} | set(snapshot.removed)
+        if self.current in changed:
+            if self.current in snapshot.removed:
+                self.status("The open page was removed or moved.")
+            else:
+                self.open_page(self.current, push=False)
+        n = len(snapshot.rows) + len(snapshot.removed)
+        self.status(f"{n} page{'s' if n != 1 else ''} changed on disk")
+
+    # --- pages ------------------------------------------------------------------------
+    def open_page(self, key: Key, push: bool = True, anchor: str = "") -> None:
+        if push and self.current is not None and self.current != key:
+            self.back_stack.append(self.current)
+            self.forward_stack.clear()
+        self.current = key
+        self._update_nav()
+        index, path = key
+        self.workspace.read(index, lambda wiki: gather_page(wiki, path),
+                            lambda result: self._show_page(key, result, anchor),
+                            lambda exc: self.show_error(f"Cannot open {path}: {exc}"))
+
+    def _show_page(self, key: Key, result: tuple[Page, str, str, LinkInfo], anchor: str) -> None:
+        if key != self.current:
+            return  # the operator has moved on
+        page, text, body_html, info = result
+        self.current_page = page
+        self.page_view.show_page(body_html, text, self.workspace.handles[key[0]].root / Path(page.path).parent)
+        if anchor:
+            self.page_view.browser.scrollToAnchor(anchor)
+        self.side.properties.show_page(page)
+        self.side.links.show_links(info)
+        self.browser.select_key(key)
+        label = self.workspace.handles[key[0]].label
+        self.setWindowTitle(f"{page.title} — Curator — {label}")
+        self.ready.emit()
+
+    def _follow_link(self, path: str, anchor: str) -> None:
+        if self.current is not None:
+            self.open_page((self.current[0], path), anchor=anchor)
+
+    def _open_path_in_current_wiki(self, path: str) -> None:
+        if self.current is not None:
+            self.open_page((self.current[0], path))
+
+    def go_back(self) -> None:
+        if self.back_stack:
+            if self.current is not None:
+                self.forward_stack.append(self.current)
+            self.open_page(self.back_stack.pop(), push=False)
+
+    def go_forward(self) -> None:
+        if self.forward_stack:
+            if self.current is not None:
+                self.back_stack.append(self.current)
+            self.open_page(self.forward_stack.pop(), push=False)
+
+    def _update_nav(self) -> None:
+        self.back_action.setEnabled(bool(self.back_stack))
+        self.forward_action.setEnabled(bool(self.forward_stack))
+
+    # --- search -----------------------------------------------------------------------
+    def focus_search(self) -> None:
+        self.browser.search.setFocus()
+        self.browser.search.selectAll()
+
+    def _search(self, query: str) -> None:
+        if not query:
+            self.browser.set_matches(None)
+            return
+        results: dict[int, Any] = {}
+        pending = len(self.workspace.handles)
+
+        def collect(index: int, hits: Any) -> None:
+            nonlocal pending
+            results[index] = hits
+            pending -= 1
+            if pending == 0 and self.browser.search.text().strip() == query:
+                keys = frozenset((i, h.path) for i, hs in results.items() for h in hs)
+                self.browser.set_matches(keys, f"{len(keys):,} matching pages")
+
+        for handle in self.workspace.handles:
+            self.workspace.read(handle.index, lambda wiki: wiki.search.search(query, limit=100_000),
+                                lambda hits, i=handle.index: collect(i, hits),
+                                lambda exc: self.browser.set_matches(frozenset(), f"Search failed: {exc}"))
+
+    def quick_switcher(self) -> None:
+        dialog = QuickSwitcher(self.model.rows, self)
+        dialog.chosen.connect(lambda row: self.open_page(row.key))
+        dialog.open()
+
+    # --- actions ----------------------------------------------------------------------
+    def run_action(self, index: int, func: Callable[[Wiki], Any], what: str,
+                   done: Callable[[Any], None] | None = None) -> None:
+        """Send an engine action to wiki ``index``'s writer queue and report its result."""
+        self.status(f"{what}…")
+
+        def finished(result: Any) -> None:
+            self.report_result(result)
+            if done is not None:
+                done(result)
+
+        self.workspace.run(index, func, finished, lambda exc: self.show_error(f"{what} failed: {exc}"))
+
+    def report_result(self, result: Any) -> None:
+        message = getattr(result, "message", str(result))
+        if getattr(result, "is_error", False):
+            self.show_error(message)
+        else:
+            commit = getattr(result, "commit", None)
+            self.status(f"{message}" + (f"  [{commit[:8]}]" if commit else ""))
+
+    def _edit_property(self, name: str, value: Any) -> None:
+        if self.current is None:
+            return
+        from curator.engine.properties import set_property
+
+        index, path = self.current
+        self.run_action(index, lambda wiki: set_property(wiki, OPERATOR, path, name, value),
+                        f"Setting {name} of {path}")
+
+    def undo_last(self) -> None:
+        from curator.engine.actions import undo
+
+        index = self.current[0] if self.current else 0
+        self.run_action(index, lambda wiki: undo(wiki, OPERATOR), "Undoing the last action")
+
+    # --- misc -------------------------------------------------------------------------
+    def status(self, text: str) -> None:
+        self.status_label.setStyleSheet("")
+        self.status_label.setText(text)
+
+    def show_error(self, message: str) -> None:
+        first = message.strip().splitlines()[0] if message.strip() else "Something went wrong"
+        self.status_label.setStyleSheet("color: #c0392b;")
+        self.status_label.setText(first)
+        self._busy(False)
+        if self.isVisible() and not self._screenshot_mode():
+            QMessageBox.warning(self, "Curator", html.escape(first))
+
+    def _screenshot_mode(self) -> bool:
+        return bool(self.property("screenshot"))
+
+    def open_dialog(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Open a wiki or a home", str(self.workspace.root))
+        if folder:
+            self.open_folder(Path(folder))
+
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        for path in self.settings.recent_wikis:
+            action = self.recent_menu.addAction(path)
+            action.triggered.connect(lambda _c=False, p=path: self.open_folder(Path(p)))
+        if not self.settings.recent_wikis:
+            self.recent_menu.addAction("(none)").setEnabled(False)
+
+    def open_folder(self, folder: Path) -> None:
+        """Open another wiki or home in this window (replacing the current one)."""
+        from curator.app import open_workspace_window
+
+        self.close()
+        open_workspace_window(folder, self.settings)
+
+    def _restore_state(self) -> None:
+        geometry = self.settings.geometry
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        splitter = self.settings.splitter_state("main")
+        if splitter is not None:
+            self.splitter.restoreState(splitter)
+
+    def save_state(self) -> None:
+        self.settings.geometry = QByteArray(self.saveGeometry())
+        self.settings.set_splitter_state("main", QByteArray(self.splitter.saveState()))
+        self.settings.sync()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if not self._screenshot_mode():
+            self.save_state()
+        self.workspace.close()
+        super().closeEvent(event)
+
+    def when_view_ready(self, name: str, func: Callable[[], None], delay_ms: int = 200) -> None:
+        """Call ``func`` once view ``name`` has shown its content (views load asynchronously)."""
+        widget = self.view_index.get(name)
+        signal = getattr(widget, "content_ready", None)
+        if signal is None or getattr(widget, "is_content_ready", lambda: True)():
+            QTimer.singleShot(delay_ms, func)
+            return
+
+        def fire() -> None:
+            signal.disconnect(fire)
+            QTimer.singleShot(delay_ms, func)
+
+        signal.connect(fire)
+
+    def when_ready(self, func: Callable[[], None], delay_ms: int = 50) -> None:
+        """Call ``func`` once the window has real content (used by ``--screenshot``)."""
+        def fire() -> None:
+            self.ready.disconnect(fire)
+            QTimer.singleShot(delay_ms, func)
+
+        self.ready.connect(fire)

@@ -1,0 +1,215 @@
+"""The side panel of the open page: its properties (editable) and its links.
+
+Every edit is one engine action and one git commit: the panel only emits ``edit_requested``;
+the main window sends it through the wiki's writer queue.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QLabel,
+    QLineEdit,
+    QTabWidget,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from curator.engine.page import LAYERS, Page
+
+TAG_RE = re.compile(r"^[\w][\w/-]*$")
+PathRole = Qt.ItemDataRole.UserRole + 1
+
+
+@dataclass(slots=True)
+class LinkInfo:
+    """Links of the open page, gathered off the GUI thread."""
+
+    backlinks: list[tuple[str, str, int, str]] = field(default_factory=list)  # path, title, line, context
+    outgoing: list[tuple[str, str | None, str]] = field(default_factory=list)  # target, path, title
+    mentions: list[tuple[str, str, str]] = field(default_factory=list)  # path, title, context
+
+
+def parse_tags(text: str) -> tuple[list[str], str | None]:
+    """Tags typed by the operator: comma or space separated, ``#`` optional. (tags, error)."""
+    tags: list[str] = []
+    for raw in re.split(r"[,\s]+", text.strip()):
+        tag = raw.lstrip("#")
+        if not tag:
+            continue
+        if not TAG_RE.match(tag):
+            return [], f"'{raw}' is not a valid tag (letters, digits, '_', '-', '/')"
+        if tag.casefold() not in {t.casefold() for t in tags}:
+            tags.append(tag)
+    return tags, None
+
+
+class PropertiesForm(QWidget):
+    #: (property name, new value) — the main window turns it into an action
+    edit_requested = Signal(str, object)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.page: Page | None = None
+        self.header = QLabel()
+        self.header.setWordWrap(True)
+        self.header.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.layer = QComboBox()
+        self.layer.addItems(list(LAYERS))
+        self.trust = QDoubleSpinBox()
+        self.trust.setRange(0.0, 1.0)
+        self.trust.setSingleStep(0.05)
+        self.trust.setDecimals(2)
+        self.trust.setKeyboardTracking(False)
+        self.tags = QLineEdit()
+        self.tags.setPlaceholderText("comma-separated, e.g. finance, policy")
+        self.do_not_inject = QCheckBox("never inject into agents' context")
+        self.error = QLabel()
+        self.error.setStyleSheet("color: #c0392b;")
+        self.error.setWordWrap(True)
+        self.details = QLabel()
+        self.details.setWordWrap(True)
+        self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        form = QFormLayout()
+        form.addRow("Layer", self.layer)
+        form.addRow("Trust", self.trust)
+        form.addRow("Tags", self.tags)
+        form.addRow("", self.do_not_inject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.header)
+        layout.addLayout(form)
+        layout.addWidget(self.error)
+        layout.addWidget(self.details)
+        layout.addStretch(1)
+        self.layer.activated.connect(self._layer_edited)
+        self.trust.editingFinished.connect(self._trust_edited)
+        self.tags.editingFinished.connect(self._tags_edited)
+        self.do_not_inject.clicked.connect(self._dni_edited)
+        self.setEnabled(False)
+
+    def show_page(self, page: Page | None) -> None:
+        self.page = page
+        self.error.clear()
+        self.setEnabled(page is not None)
+        if page is None:
+            self.header.setText("No page open")
+            self.details.clear()
+            return
+        self.header.setText(f"<b>{_esc(page.title)}</b><br><small>{_esc(page.path)}</small>")
+        self.layer.setCurrentText(page.layer)
+        self.trust.blockSignals(True)
+        self.trust.setValue(page.trust)
+        self.trust.blockSignals(False)
+        self.tags.setText(", ".join(page.tags))
+        self.do_not_inject.setChecked(page.do_not_inject)
+        rows = [("source", page.source_type), ("author", page.author or "—"),
+                ("created", page.created or "—"), ("updated", page.updated or "—"),
+                ("aliases", ", ".join(page.aliases) or "—"), ("bytes", str(page.size))]
+        problems = "".join(f"<li>{_esc(p.message)}</li>" for p in page.problems)
+        self.details.setText(
+            "<table>" + "".join(f"<tr><td><i>{k}</i>&nbsp;</td><td>{_esc(v)}</td></tr>" for k, v in rows)
+            + "</table>" + (f"<p style='color:#c0392b'>Problems:</p><ul>{problems}</ul>" if problems else "")
+        )
+
+    def _layer_edited(self) -> None:
+        if self.page and self.layer.currentText() != self.page.layer:
+            self.edit_requested.emit("layer", self.layer.currentText())
+
+    def _trust_edited(self) -> None:
+        value = round(self.trust.value(), 2)
+        if self.page and abs(value - self.page.trust) > 1e-9:
+            self.edit_requested.emit("trust", value)
+
+    def _tags_edited(self) -> None:
+        if not self.page:
+            return
+        tags, problem = parse_tags(self.tags.text())
+        if problem:
+            self.error.setText(problem)
+            return
+        self.error.clear()
+        if [t.casefold() for t in tags] != [t.casefold() for t in self.page.tags]:
+            self.edit_requested.emit("tags", tags)
+
+    def _dni_edited(self, checked: bool) -> None:
+        if self.page and checked != self.page.do_not_inject:
+            self.edit_requested.emit("do_not_inject", checked)
+
+
+def _esc(text: Any) -> str:
+    import html
+
+    return html.escape(str(text))
+
+
+class LinksPanel(QWidget):
+    open_requested = Signal(str)  # path
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tree = QTreeWidget()
+        self.tree.setHeaderHidden(True)
+        self.tree.setWordWrap(True)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.tree)
+        self.tree.itemActivated.connect(self._activated)
+
+    def show_links(self, info: LinkInfo | None) -> None:
+        self.tree.clear()
+        if info is None:
+            return
+        back = QTreeWidgetItem([f"Backlinks ({len(info.backlinks)})"])
+        for path, title, line, context in info.backlinks:
+            item = QTreeWidgetItem([f"{title}  —  {path}:{line}"])
+            item.setData(0, PathRole, path)
+            item.setToolTip(0, context)
+            ctx = QTreeWidgetItem([context])
+            ctx.setData(0, PathRole, path)
+            ctx.setForeground(0, self.palette().placeholderText())
+            item.addChild(ctx)
+            back.addChild(item)
+        out = QTreeWidgetItem([f"Outgoing links ({len(info.outgoing)})"])
+        for target, path, title in info.outgoing:
+            if path is None:
+                item = QTreeWidgetItem([f"{target}  —  not yet written"])
+                item.setForeground(0, Qt.GlobalColor.darkRed)
+            else:
+                item = QTreeWidgetItem([f"{title}  —  {path}"])
+                item.setData(0, PathRole, path)
+            out.addChild(item)
+        men = QTreeWidgetItem([f"Unlinked mentions ({len(info.mentions)})"])
+        for path, title, context in info.mentions:
+            item = QTreeWidgetItem([f"{title}  —  {path}"])
+            item.setData(0, PathRole, path)
+            item.setToolTip(0, context)
+            men.addChild(item)
+        for top in (back, out, men):
+            self.tree.addTopLevelItem(top)
+            top.setExpanded(True)
+            for i in range(top.childCount()):
+                top.child(i).setExpanded(True)
+
+    def _activated(self, item: QTreeWidgetItem, _column: int) -> None:
+        path = item.data(0, PathRole)
+        if path:
+            self.open_requested.emit(str(path))
+
+
+class SidePanel(QTabWidget):
+    def __init__(self) -> None:
+        super().__init__()
+        self.properties = PropertiesForm()
+        self.links = LinksPanel()
+        self.addTab(self.properties, "Properties")
+        self.addTab(self.links, "Links")

@@ -1,0 +1,240 @@
+"""The station's view of the wikis it has open (one wiki, or every wiki of a home).
+
+This is the ``_qt`` adapter around the engine: it opens wikis off the GUI thread, relays the
+engine's plain-Python ``changed`` events to the GUI thread as Qt signals, watches the folders for
+edits made by agents or editors, and runs every action through the wiki's single writer queue.
+Views never touch files or git themselves; they go through here.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from curator.engine.store import ChangeSet
+from curator.engine.wiki import Wiki
+from curator.models.pages import PageRow
+
+from .tasks import WriterQueue, run_task
+
+log = logging.getLogger(__name__)
+
+
+def discover_wikis(path: Path) -> list[tuple[str, Path]]:
+    """(label, root) of each wiki under ``path``: a home (SPEC §2) or a single wiki."""
+    path = path.expanduser().resolve()
+    wikis: list[tuple[str, Path]] = []
+    shared = path / "shared" / "wiki"
+    if shared.is_dir():
+        wikis.append(("shared", shared))
+    agents = path / "agents"
+    if agents.is_dir():
+        for agent in sorted(agents.iterdir()):
+            if (agent / "wiki").is_dir():
+                wikis.append((agent.name, agent / "wiki"))
+    return wikis or [(path.name, path)]
+
+
+@dataclass(slots=True)
+class WikiHandle:
+    index: int
+    label: str
+    root: Path
+    wiki: Wiki | None = None
+    writer: WriterQueue = field(default_factory=WriterQueue)
+    dirty: bool = False
+    refreshing: bool = False
+
+
+@dataclass(slots=True)
+class Snapshot:
+    """What the browser needs after a load or a change, computed off the GUI thread."""
+
+    rows: list[PageRow]
+    inbound: dict[tuple[int, str], int]
+    removed: list[tuple[int, str]] = field(default_factory=list)
+    full: bool = True
+    elapsed: float = 0.0
+
+
+class Cancelled(Exception):
+    pass
+
+
+class Workspace(QObject):
+    loaded = Signal(object)  # Snapshot of every wiki
+    pages_changed = Signal(object)  # Snapshot of the changed rows (full=False)
+    failed = Signal(str)  # a readable message
+    progress = Signal(int, int, str)  # done, total, what
+
+    def __init__(self, root: Path, watch: bool = True) -> None:
+        super().__init__()
+        self.root = root.expanduser().resolve()
+        self.handles = [WikiHandle(i, label, r) for i, (label, r) in enumerate(discover_wikis(self.root))]
+        self.is_home = len(self.handles) > 1 or self.handles[0].root != self.root
+        self.ready = False
+        self._watch = watch
+        self._observer: Any = None
+        self._cancel = threading.Event()
+        self._timer = QTimer(self)
+        self._timer.setInterval(300)
+        self._timer.timeout.connect(self._refresh_dirty)
+
+    # --- loading ----------------------------------------------------------------------
+    def load(self) -> None:
+        """Open every wiki and read its pages in the background; emits ``loaded``."""
+        self._cancel.clear()
+        run_task(self._load_all, self._on_loaded, self._on_failed)
+
+    def cancel(self) -> None:
+        self._cancel.set()
+
+    def _load_all(self) -> Snapshot:
+        start = time.perf_counter()
+        rows: list[PageRow] = []
+        inbound: dict[tuple[int, str], int] = {}
+        total = len(self.handles)
+        for n, handle in enumerate(self.handles):
+            if self._cancel.is_set():
+                raise Cancelled
+            self.progress.emit(n, total, f"Opening {handle.label}…")
+            wiki = handle.wiki or Wiki(handle.root)
+            handle.wiki = wiki
+            wiki.store.refresh()
+            if self._cancel.is_set():
+                raise Cancelled
+            rows.extend(PageRow(handle.index, handle.label, p) for p in wiki.pages.values())
+            inbound.update(self._inbound(handle))
+        self.progress.emit(total, total, "")
+        for row in rows:
+            row.inbound = inbound.get(row.key, 0)
+        return Snapshot(rows, inbound, elapsed=time.perf_counter() - start)
+
+    @staticmethod
+    def _inbound(handle: WikiHandle) -> dict[tuple[int, str], int]:
+        assert handle.wiki is not None
+        links = handle.wiki.links
+        return {(handle.index, path): len({e.source for e in edges}) for path, edges in links.incoming.items()}
+
+    def _on_loaded(self, snapshot: Snapshot) -> None:
+        self.ready = True
+        for handle in self.handles:
+            assert handle.wiki is not None
+            handle.wiki.changed.connect(lambda cs, h=handle: self._on_engine_change(h, cs))
+        if self._watch:
+            self._start_watching()
+        self._timer.start()
+        self.loaded.emit(snapshot)
+
+    def _on_failed(self, exc: BaseException) -> None:
+        if isinstance(exc, Cancelled):
+            self.failed.emit("Loading cancelled.")
+        else:
+            self.failed.emit(str(exc) or type(exc).__name__)
+
+    # --- changes ----------------------------------------------------------------------
+    def _on_engine_change(self, handle: WikiHandle, changes: ChangeSet) -> None:
+        """Runs on whatever thread changed the wiki: compute the rows there, post to the GUI."""
+        wiki = handle.wiki
+        assert wiki is not None
+        rows = []
+        for path in [*changes.added, *changes.modified]:
+            page = wiki.pages.get(path)
+            if page is not None:
+                rows.append(PageRow(handle.index, handle.label, page))
+        inbound = self._inbound(handle)
+        for row in rows:
+            row.inbound = inbound.get(row.key, 0)
+        removed = [(handle.index, p) for p in changes.removed]
+        self.pages_changed.emit(Snapshot(rows, inbound, removed, full=False))
+
+    def mark_dirty(self, index: int | None = None) -> None:
+        for handle in self.handles:
+            if index is None or handle.index == index:
+                handle.dirty = True
+
+    def refresh_now(self) -> None:
+        self.mark_dirty()
+        self._refresh_dirty()
+
+    def _refresh_dirty(self) -> None:
+        for handle in self.handles:
+            if handle.dirty and not handle.refreshing and handle.wiki is not None:
+                handle.dirty = False
+                handle.refreshing = True
+                wiki = handle.wiki
+
+                def done(_: object, h: WikiHandle = handle) -> None:
+                    h.refreshing = False
+
+                def failed(exc: BaseException, h: WikiHandle = handle) -> None:
+                    h.refreshing = False
+                    self.failed.emit(f"Refreshing {h.label} failed: {exc}")
+
+                # through the writer queue: a refresh never interleaves with an action
+                handle.writer.submit(wiki.refresh, done, failed)
+
+    def _start_watching(self) -> None:
+        try:
+            from watchdog.events import FileSystemEvent, FileSystemEventHandler
+            from watchdog.observers import Observer
+        except ImportError:  # pragma: no cover - watchdog is a dependency; polling still works
+            return
+        workspace = self
+
+        class Handler(FileSystemEventHandler):
+            def __init__(self, handle: WikiHandle) -> None:
+                self.handle = handle
+
+            def on_any_event(self, event: FileSystemEvent) -> None:
+                path = str(event.src_path)
+                if "/.git" in path or "/.curator" in path:
+                    return
+                self.handle.dirty = True  # picked up by the GUI-thread timer within 300 ms
+
+        observer = Observer()
+        for handle in workspace.handles:
+            try:
+                observer.schedule(Handler(handle), str(handle.root), recursive=True)
+            except OSError as exc:  # e.g. inotify watch limit: fall back to F5
+                log.warning("cannot watch %s: %s", handle.root, exc)
+        observer.daemon = True
+        observer.start()
+        self._observer = observer
+
+    # --- actions ----------------------------------------------------------------------
+    def wiki(self, index: int) -> Wiki:
+        wiki = self.handles[index].wiki
+        if wiki is None:
+            raise RuntimeError("the wiki is still loading")
+        return wiki
+
+    def run(self, index: int, func: Callable[[Wiki], Any], callback: Callable[[Any], None] | None = None,
+            on_error: Callable[[BaseException], None] | None = None) -> None:
+        """Run an engine action on wiki ``index`` in its writer queue; result on the GUI thread."""
+        wiki = self.wiki(index)
+        self.handles[index].writer.submit(lambda: func(wiki), callback,
+                                          on_error or (lambda exc: self.failed.emit(str(exc))))
+
+    def read(self, index: int, func: Callable[[Wiki], Any], callback: Callable[[Any], None],
+             on_error: Callable[[BaseException], None] | None = None) -> None:
+        """Run a read-only engine call off the GUI thread."""
+        wiki = self.wiki(index)
+        run_task(lambda: func(wiki), callback, on_error or (lambda exc: self.failed.emit(str(exc))))
+
+    def close(self) -> None:
+        self._timer.stop()
+        if self._observer is not None:
+            self._observer.stop()
+            self._observer.join(timeout=2)
+        for handle in self.handles:
+            handle.writer.wait(10_000)
+            if handle.wiki is not None:
+                handle.wiki.close()

@@ -1,0 +1,120 @@
+"""pytest-qt tests of the station's main flows (offscreen; one shared QApplication)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+
+from curator.models.pages import COL_TITLE, PageFilterProxy, PageRow, PageTableModel, RecordRole
+from curator.views.main_window import MainWindow
+from curator.views.workspace import Workspace
+
+from .gui_helpers import make_wiki, temp_settings
+
+
+@pytest.fixture
+def window(qtbot, tmp_path: Path):  # type: ignore[no-untyped-def]
+    root = make_wiki(tmp_path / "wiki")
+    win = MainWindow(Workspace(root, watch=True), temp_settings(tmp_path))
+    qtbot.addWidget(win)
+    with qtbot.waitSignal(win.ready, timeout=15_000):
+        win.start()
+    yield win
+    win.close()
+
+
+def titles(win: MainWindow) -> list[str]:
+    proxy = win.browser.proxy
+    return [proxy.index(r, COL_TITLE).data() for r in range(proxy.rowCount())]
+
+
+def test_loads_and_opens_the_identity_page_first(window: MainWindow) -> None:
+    assert sorted(titles(window)) == ["Home", "Payments", "Refunds", "Scratch"]
+    assert window.current == (0, "wiki/home.md")
+    assert "Welcome" in window.page_view.browser.toPlainText()
+    assert window.side.properties.layer.currentText() == "identity"
+
+
+def test_filter_by_layer_and_trust(window: MainWindow) -> None:
+    window.browser.layer_buttons["deep"].setChecked(False)
+    assert "Scratch" not in titles(window)
+    window.browser.min_trust.setValue(0.5)
+    assert sorted(titles(window)) == ["Home", "Payments"]
+    window.browser.layer_buttons["core"].setChecked(False)
+    assert titles(window) == ["Home"]
+    assert window.browser.count.text() == "1 of 4 pages"
+
+
+def test_namespace_and_tag_filters(window: MainWindow) -> None:
+    window.browser.namespace.setCurrentText("notes")
+    assert titles(window) == ["Scratch"]
+    window.browser.namespace.setCurrentText("All")
+    window.browser.tag.setCurrentText("policy")
+    assert titles(window) == ["Refunds"]
+
+
+def test_follow_a_wikilink_and_go_back(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    with qtbot.waitSignal(window.ready, timeout=5000):
+        window.page_view.page_link_activated.emit("wiki/payments.md", "")
+    assert window.current == (0, "wiki/payments.md")
+    assert "How payments flow" in window.page_view.browser.toPlainText()
+    html = window.page_view.browser.toHtml()
+    assert "Nowhere" not in html  # that link lives on the home page
+    with qtbot.waitSignal(window.ready, timeout=5000):
+        window.go_back()
+    assert window.current == (0, "wiki/home.md")
+    assert window.forward_stack == [(0, "wiki/payments.md")]
+    with qtbot.waitSignal(window.ready, timeout=5000):
+        window.go_forward()
+    assert window.current == (0, "wiki/payments.md")
+
+
+def test_unresolved_links_look_different_and_links_panel(window: MainWindow) -> None:
+    html = window.page_view.browser.toHtml()
+    assert "curator-missing:Nowhere%20Yet" in html
+    tree = window.side.links.tree
+    tops = [tree.topLevelItem(i).text(0) for i in range(tree.topLevelItemCount())]
+    assert tops[0] == "Backlinks (1)"  # Payments links back to Home
+    assert tops[1] == "Outgoing links (2)"
+    outgoing = tree.topLevelItem(1)
+    assert any("not yet written" in outgoing.child(i).text(0) for i in range(outgoing.childCount()))
+
+
+def test_external_change_is_picked_up(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    root = window.workspace.handles[0].root
+    (root / "wiki" / "new-page.md").write_text("---\ntitle: Brand New\nlayer: core\n---\nhello\n",
+                                               encoding="utf-8")
+    qtbot.waitUntil(lambda: "Brand New" in titles(window), timeout=5000)
+    start = time.monotonic()
+    text = (root / "wiki" / "home.md").read_text(encoding="utf-8")
+    (root / "wiki" / "home.md").write_text(text.replace("Welcome.", "Welcome back."), encoding="utf-8")
+    qtbot.waitUntil(lambda: "Welcome back." in window.page_view.browser.toPlainText(), timeout=5000)
+    assert time.monotonic() - start < 3.0
+
+
+def test_page_models_pass_qtmodeltester(qtmodeltester, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    qtmodeltester.check(window.model)
+    qtmodeltester.check(window.browser.proxy)
+
+
+def test_model_sorts_and_returns_records(qtmodeltester) -> None:  # type: ignore[no-untyped-def]
+    from curator.engine.page import Page
+
+    model = PageTableModel()
+    rows = [PageRow(0, "w", Page(path=f"p{i}.md", size=1, mtime_ns=0, title=t, trust=tr))
+            for i, (t, tr) in enumerate([("b", 0.2), ("a", 0.9), ("c", 0.5)])]
+    model.set_rows(rows)
+    qtmodeltester.check(model)
+    assert [model.index(r, COL_TITLE).data() for r in range(3)] == ["a", "b", "c"]
+    from curator.models.pages import COL_TRUST
+
+    model.sort(COL_TRUST, Qt.SortOrder.DescendingOrder)
+    assert [model.index(r, COL_TITLE).data() for r in range(3)] == ["a", "c", "b"]
+    record = model.index(0, 0).data(RecordRole)
+    assert isinstance(record, PageRow) and record.page.path == "p1.md"
+    proxy = PageFilterProxy()
+    proxy.setSourceModel(model)
+    qtmodeltester.check(proxy)
