@@ -18,6 +18,7 @@ from .errors import NotAWiki, PageNotFound
 from .events import Signal
 from .links import LinkIndex
 from .page import Page
+from .scope import Decision, ScopePolicy
 from .slugs import slug_sim
 from .store import ChangeSet, PageStore
 
@@ -25,9 +26,11 @@ STATE_DIR = ".curator"
 
 
 class ReadPolicy(Protocol):
-    """Decides which pages an actor may see (the scope engine implements it)."""
+    """Decides which pages an actor may see and write (:class:`~.scope.ScopePolicy` implements it)."""
 
     def can_read(self, actor: Actor, path: str) -> bool: ...
+
+    def check_write(self, actor: Actor, path: str) -> Decision: ...
 
 
 class OpenPolicy:
@@ -35,6 +38,9 @@ class OpenPolicy:
 
     def can_read(self, actor: Actor, path: str) -> bool:
         return True
+
+    def check_write(self, actor: Actor, path: str) -> Decision:
+        return Decision(True)
 
 
 class Wiki:
@@ -47,7 +53,10 @@ class Wiki:
         self.root = root.resolve()
         self.state_dir = self.root / STATE_DIR
         self.store = PageStore(self.root, self.state_dir)
-        self.policy: ReadPolicy = OpenPolicy()
+        # The scope policy (.scope.toml, SPEC §6) decides every read and write of non-operators.
+        self.scope = ScopePolicy(self.root)
+        self.scope.on_change = self._policy_changed
+        self.policy: ReadPolicy = self.scope
         #: Emitted with a :class:`ChangeSet` whenever pages change (refresh or action).
         self.changed: Signal[ChangeSet] = Signal()
         self._links: LinkIndex | None = None
@@ -74,8 +83,16 @@ class Wiki:
             self._links = None
         self.changed.emit(changes)
 
+    def _policy_changed(self) -> None:
+        # Caches keyed by the link index (per-actor graphs) were built under the old policy.
+        with self._lock:
+            self._links = None
+
     @property
     def links(self) -> LinkIndex:
+        reload = getattr(self.policy, "reload", None)
+        if reload is not None:  # an edited .scope.toml drops the caches built under the old one
+            reload()
         with self._lock:
             if self._links is None:
                 self._links = LinkIndex(self.pages)
@@ -83,6 +100,15 @@ class Wiki:
 
     def visible(self, actor: Actor, path: str) -> bool:
         return actor.is_operator or self.policy.can_read(actor, path)
+
+    def check_write(self, actor: Actor, path: str) -> Decision:
+        """May ``actor`` create, change, move or delete ``path`` (re-reads an edited policy)?"""
+        if actor.is_operator:
+            return Decision(True)
+        return self.policy.check_write(actor, path)
+
+    def can_write(self, actor: Actor, path: str) -> bool:
+        return self.check_write(actor, path).allowed
 
     def visible_pages(self, actor: Actor = OPERATOR) -> list[Page]:
         """Pages ``actor`` may see, sorted by path."""
