@@ -1,0 +1,67 @@
+"""The link graph and duplicates: graph, path, explain, dedup, dismiss, merge (SPEC §8, §9)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._context import Context
+
+
+def register(sub: Any, parent: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("graph", parents=[parent],
+                       help="export the link graph as Mermaid or networkx node-link JSON")
+    p.add_argument("--center", metavar="PAGE", help="start a breadth-first walk at this page")
+    p.add_argument("--depth", type=int, default=2, help="steps from --center (default 2)")
+    p.add_argument("--format", choices=("mermaid", "json"), default="mermaid",
+                   help="mermaid (default) or json (networkx node-link); --json implies json")
+    p.set_defaults(handler="curator.commands.graph:run_graph")
+
+    p = sub.add_parser("path", parents=[parent], help="the shortest chain of links between two pages")
+    p.add_argument("source", metavar="PAGE")
+    p.add_argument("target", metavar="PAGE")
+    p.set_defaults(handler="curator.commands.graph:run_path")
+
+    p = sub.add_parser("explain", parents=[parent],
+                       help="a page's metadata, degree and strongest connections")
+    p.add_argument("page", metavar="PAGE")
+    p.add_argument("--limit", type=int, default=10, help="connections shown (default 10)")
+    p.set_defaults(handler="curator.commands.graph:run_explain")
+
+
+def _check_positive(value: int, name: str, minimum: int = 0) -> int:
+    from curator.engine.errors import UsageError
+
+    if value < minimum:
+        raise UsageError(f"{name} must be at least {minimum}, not {value}")
+    return value
+
+
+def run_graph(ctx: Context, args: argparse.Namespace) -> int:
+    from curator.engine.graph import export
+
+    depth = _check_positive(args.depth, "--depth")
+    fmt = "json" if ctx.json else args.format
+    result = export(ctx.wiki, fmt, args.center, depth, ctx.actor)
+    if isinstance(result, str):
+        ctx.emit(result, result)
+    else:
+        ctx.emit(result)
+    return 0
+
+
+def run_path(ctx: Context, args: argparse.Namespace) -> int:
+    from curator.engine.graph import find_path
+
+    result = find_path(ctx.wiki, args.source, args.target, ctx.actor)
+    ctx.emit(result.to_json(), result.render())
+    return 0
+
+
+def run_explain(ctx: Context, args: argparse.Namespace) -> int:
+    from curator.engine.graph import explain
+
+    result = explain(ctx.wiki, args.page, ctx.actor, _check_positive(args.limit, "--limit", 1))
+    ctx.emit(result.to_json(), result.render())
+    return 0

@@ -1,0 +1,437 @@
+"""The link graph (SPEC §8): nodes, edges, BFS, Mermaid and node-link exports, path and explain.
+
+The graph is built from the wiki's :class:`~curator.engine.links.LinkIndex`, which already holds
+every resolved link and the reverse (backlink) index, so nothing here reads a file or builds a
+regular expression from page names. Nodes are the pages an actor may see plus the targets links
+point at that do not resolve (a link to a page the actor may not see is shown exactly like a link
+to a page that does not exist, as :meth:`Wiki.find` does). Edges come from wikilinks, embeds,
+markdown links and ``related:`` entries; several links between one pair of pages are one edge
+with a weight.
+
+:func:`graph_for` caches one graph per (link index, actor). The wiki drops its link index on every
+change, so a cached graph is never older than the index it was built from.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import weakref
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from .actor import OPERATOR, Actor
+from .errors import PageNotFound
+from .links import LinkIndex
+from .page import LAYERS, Page, link_key
+from .wiki import Wiki
+
+UNRESOLVED_PREFIX = "unresolved:"
+DEFAULT_DEPTH = 2
+STRONGEST_LIMIT = 10
+
+# Shapes per layer (SPEC §8): identity circle, core rounded, context rectangle, deep stadium.
+# Unresolved targets use the asymmetric "flag" shape so they never look like a written page.
+MERMAID_SHAPES: dict[str, tuple[str, str]] = {
+    "identity": ("((", "))"),
+    "core": ("(", ")"),
+    "context": ("[", "]"),
+    "deep": ("([", "])"),
+    "unresolved": (">", "]"),
+}
+MERMAID_CLASSES: dict[str, str] = {
+    "identity": "fill:#fde68a,stroke:#b45309,color:#1f2937",
+    "core": "fill:#bfdbfe,stroke:#1d4ed8,color:#1f2937",
+    "context": "fill:#bbf7d0,stroke:#15803d,color:#1f2937",
+    "deep": "fill:#e5e7eb,stroke:#4b5563,color:#1f2937",
+    "unresolved": "fill:#ffffff,stroke:#9ca3af,stroke-dasharray:4 3,color:#6b7280",
+}
+
+
+@dataclass(slots=True)
+class EdgeData:
+    """All links from one node to another, folded into one edge."""
+
+    weight: int = 0
+    kinds: set[str] = field(default_factory=set)
+
+
+@dataclass(slots=True, frozen=True)
+class Node:
+    id: str  # the page path, or ``unresolved:<key>``
+    page: Page | None  # None for an unresolved target
+    label: str  # the page title, or the target as first written
+
+    @property
+    def resolved(self) -> bool:
+        return self.page is not None
+
+    @property
+    def layer(self) -> str:
+        return self.page.layer if self.page is not None else "unresolved"
+
+
+def unresolved_id(key: str) -> str:
+    return UNRESOLVED_PREFIX + key
+
+
+class LinkGraph:
+    """The directed link graph one actor sees; undirected views for BFS, paths and layout."""
+
+    def __init__(self, links: LinkIndex, visible: Iterable[str]) -> None:
+        pages = links.pages
+        self.nodes: dict[str, Node] = {}
+        for path in sorted(visible):
+            page = pages[path]
+            self.nodes[path] = Node(path, page, page.title)
+        self.out: dict[str, dict[str, EdgeData]] = {}
+        self.inc: dict[str, dict[str, EdgeData]] = {}
+        for source in list(self.nodes):
+            for edge in links.outgoing.get(source, ()):
+                target = edge.target
+                if target == source:
+                    continue
+                if target is None or target not in self.nodes:
+                    target = unresolved_id(edge.link.key)
+                    if target not in self.nodes:
+                        self.nodes[target] = Node(target, None, edge.link.target)
+                data = self.out.setdefault(source, {}).get(target)
+                if data is None:
+                    data = self.out[source][target] = EdgeData()
+                    self.inc.setdefault(target, {})[source] = data
+                data.weight += 1
+                data.kinds.add(edge.link.kind)
+
+    # --- basic queries ---------------------------------------------------------------
+    def __contains__(self, node: str) -> bool:
+        return node in self.nodes
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    @property
+    def pages(self) -> list[str]:
+        return [n for n, node in self.nodes.items() if node.page is not None]
+
+    def edges(self) -> Iterator[tuple[str, str, EdgeData]]:
+        for source, targets in self.out.items():
+            for target, data in targets.items():
+                yield source, target, data
+
+    @property
+    def edge_count(self) -> int:
+        return sum(len(t) for t in self.out.values())
+
+    def successors(self, node: str) -> dict[str, EdgeData]:
+        return self.out.get(node, {})
+
+    def predecessors(self, node: str) -> dict[str, EdgeData]:
+        return self.inc.get(node, {})
+
+    def neighbors(self, node: str) -> set[str]:
+        """Neighbours over undirected edges."""
+        return set(self.out.get(node, ())) | set(self.inc.get(node, ()))
+
+    def bfs(self, center: str, depth: int) -> dict[str, int]:
+        """Node -> distance for every node within ``depth`` undirected steps of ``center``."""
+        dist = {center: 0}
+        queue = deque([center])
+        while queue:
+            node = queue.popleft()
+            d = dist[node]
+            if d >= depth:
+                continue
+            for nxt in sorted(self.neighbors(node)):
+                if nxt not in dist:
+                    dist[nxt] = d + 1
+                    queue.append(nxt)
+        return dist
+
+    def shortest_path(self, a: str, b: str, *, pages_only: bool = True) -> list[str] | None:
+        """Shortest undirected chain from ``a`` to ``b`` (through pages only by default)."""
+        if a not in self.nodes or b not in self.nodes:
+            return None
+        prev: dict[str, str | None] = {a: None}
+        queue = deque([a])
+        while queue:
+            node = queue.popleft()
+            if node == b:
+                chain = [b]
+                while (p := prev[chain[-1]]) is not None:
+                    chain.append(p)
+                return chain[::-1]
+            for nxt in sorted(self.neighbors(node)):
+                if nxt in prev or (pages_only and nxt != b and self.nodes[nxt].page is None):
+                    continue
+                prev[nxt] = node
+                queue.append(nxt)
+        return None
+
+    def undirected_edges(self, nodes: set[str] | None = None) -> list[tuple[str, str]]:
+        """Each linked pair once (sorted), optionally restricted to ``nodes``."""
+        pairs: set[tuple[str, str]] = set()
+        for source, target, _ in self.edges():
+            if nodes is None or (source in nodes and target in nodes):
+                pairs.add((source, target) if source < target else (target, source))
+        return sorted(pairs)
+
+
+_CACHE: weakref.WeakKeyDictionary[LinkIndex, dict[Actor, LinkGraph]] = weakref.WeakKeyDictionary()
+_CACHE_LOCK = threading.Lock()
+
+
+def graph_for(wiki: Wiki, actor: Actor = OPERATOR) -> LinkGraph:
+    """The current link graph as ``actor`` sees it (cached until the wiki's pages change)."""
+    links = wiki.links
+    with _CACHE_LOCK:
+        per_actor = _CACHE.setdefault(links, {})
+        graph = per_actor.get(actor)
+    if graph is None:
+        visible = [p for p in links.pages if wiki.visible(actor, p)]
+        graph = LinkGraph(links, visible)
+        with _CACHE_LOCK:
+            per_actor[actor] = graph
+    return graph
+
+
+def resolve_node(wiki: Wiki, graph: LinkGraph, ref: str, actor: Actor = OPERATOR) -> str:
+    """A node id for ``ref``: a page (path, slug, title, alias) or an unresolved link target."""
+    try:
+        return wiki.find(ref, actor).path
+    except PageNotFound:
+        node = unresolved_id(link_key(ref.removeprefix(UNRESOLVED_PREFIX)))
+        if node in graph.nodes:
+            return node
+        raise
+
+
+# --- Mermaid -----------------------------------------------------------------------------
+
+def mermaid_id(node: str) -> str:
+    """A stable Mermaid id: derived from the node's path, never from its position."""
+    prefix = "u" if node.startswith(UNRESOLVED_PREFIX) else "n"
+    return prefix + hashlib.blake2b(node.encode("utf-8"), digest_size=6).hexdigest()
+
+
+_SAFE_PUNCT = frozenset(" -_.,:/'!?+")
+
+
+def mermaid_label(text: str) -> str:
+    """``text`` made safe inside a quoted Mermaid label.
+
+    Letters and digits of any script and a few harmless punctuation marks pass; everything else
+    (quotes, brackets, pipes, ``#``, ``;``, ``<``, backticks, emoji, controls) becomes a numeric
+    entity ``#NNN;`` which Mermaid decodes for display. Line breaks collapse to one space.
+    """
+    out: list[str] = []
+    for ch in " ".join(text.split()):
+        if ch.isalnum() or ch in _SAFE_PUNCT:
+            out.append(ch)
+        else:
+            out.append(f"#{ord(ch)};")
+    return "".join(out) or "#32;"
+
+
+def select_nodes(graph: LinkGraph, center: str | None, depth: int) -> list[str]:
+    """Nodes of an export: BFS from ``center`` to ``depth``, or every node."""
+    if center is None:
+        return list(graph.nodes)
+    dist = graph.bfs(center, depth)
+    return sorted(dist, key=lambda n: (dist[n], n))
+
+
+def to_mermaid(graph: LinkGraph, center: str | None = None, depth: int = DEFAULT_DEPTH) -> str:
+    """The graph (or the BFS ball around ``center``) as a Mermaid ``graph LR`` diagram."""
+    nodes = select_nodes(graph, center, depth)
+    keep = set(nodes)
+    lines = ["graph LR"]
+    by_class: dict[str, list[str]] = {}
+    for node_id in nodes:
+        node = graph.nodes[node_id]
+        open_, close = MERMAID_SHAPES[node.layer]
+        mid = mermaid_id(node_id)
+        lines.append(f'    {mid}{open_}"{mermaid_label(node.label)}"{close}')
+        by_class.setdefault(node.layer, []).append(mid)
+    for source, target in sorted((s, t) for s, t, _ in graph.edges() if s in keep and t in keep):
+        lines.append(f"    {mermaid_id(source)} --> {mermaid_id(target)}")
+    for name in (*LAYERS, "unresolved"):
+        lines.append(f"    classDef {name} {MERMAID_CLASSES[name]};")
+    for name in (*LAYERS, "unresolved"):
+        ids = by_class.get(name)
+        if ids:
+            lines.append(f"    class {','.join(ids)} {name};")
+    return "\n".join(lines) + "\n"
+
+
+# --- node-link JSON ---------------------------------------------------------------------
+
+def node_attributes(node: Node) -> dict[str, Any]:
+    page = node.page
+    if page is None:
+        return {"kind": "unresolved", "title": node.label, "layer": None, "resolved": False}
+    return {"kind": "page", "resolved": True, "path": page.path, "slug": page.slug, "title": page.title,
+            "layer": page.layer, "trust": page.trust, "tags": list(page.tags),
+            "aliases": list(page.aliases), "source_type": page.source_type,
+            "namespace": page.namespace, "author": page.author, "created": page.created,
+            "updated": page.updated, "snippet": page.snippet, "bytes": page.size}
+
+
+def to_node_link(graph: LinkGraph, center: str | None = None, depth: int = DEFAULT_DEPTH) -> dict[str, Any]:
+    """The graph in networkx node-link form (``networkx.node_link_graph(data, edges="edges")``)."""
+    nodes = select_nodes(graph, center, depth)
+    keep = set(nodes)
+    return {
+        "directed": True,
+        "multigraph": False,
+        "graph": {"center": center, "depth": depth if center is not None else None},
+        "nodes": [{"id": n, "mermaid_id": mermaid_id(n), **node_attributes(graph.nodes[n])} for n in nodes],
+        "edges": [{"source": s, "target": t, "weight": d.weight, "kinds": sorted(d.kinds)}
+                  for s, t, d in sorted(graph.edges(), key=lambda e: (e[0], e[1]))
+                  if s in keep and t in keep],
+    }
+
+
+def export(wiki: Wiki, fmt: str = "mermaid", center: str | None = None, depth: int = DEFAULT_DEPTH,
+           actor: Actor = OPERATOR) -> str | dict[str, Any]:
+    """``curator graph``: Mermaid text or node-link JSON, whole or around ``center``."""
+    graph = graph_for(wiki, actor)
+    node = resolve_node(wiki, graph, center, actor) if center else None
+    if fmt == "mermaid":
+        return to_mermaid(graph, node, depth)
+    if fmt == "json":
+        return to_node_link(graph, node, depth)
+    raise ValueError(f"unknown graph format {fmt!r}")
+
+
+# --- path and explain -------------------------------------------------------------------
+
+@dataclass(slots=True)
+class PathStep:
+    node: str
+    title: str
+    arrow: str  # how this step links to the previous one: "->", "<-", "<->" ("" for the first)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.node, "title": self.title, "link": self.arrow or None}
+
+
+@dataclass(slots=True)
+class PathResult:
+    source: str
+    target: str
+    steps: list[PathStep]
+
+    @property
+    def found(self) -> bool:
+        return bool(self.steps)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"from": self.source, "to": self.target, "found": self.found,
+                "length": max(0, len(self.steps) - 1), "steps": [s.to_json() for s in self.steps]}
+
+    def render(self) -> str:
+        if not self.steps:
+            return f"no link path between {self.source} and {self.target}"
+        lines = [f"{self.steps[0].title} ({self.steps[0].node})"]
+        lines += [f"  {s.arrow} {s.title} ({s.node})" for s in self.steps[1:]]
+        lines.append(f"{len(self.steps) - 1} link(s)")
+        return "\n".join(lines)
+
+
+def find_path(wiki: Wiki, a: str, b: str, actor: Actor = OPERATOR) -> PathResult:
+    """The shortest chain of pages linking ``a`` to ``b`` (links followed in either direction)."""
+    graph = graph_for(wiki, actor)
+    start = resolve_node(wiki, graph, a, actor)
+    goal = resolve_node(wiki, graph, b, actor)
+    chain = graph.shortest_path(start, goal) or []
+    steps: list[PathStep] = []
+    for i, node in enumerate(chain):
+        arrow = ""
+        if i:
+            fwd = node in graph.successors(chain[i - 1])
+            back = chain[i - 1] in graph.successors(node)
+            arrow = "<->" if fwd and back else "->" if fwd else "<-"
+        steps.append(PathStep(node, graph.nodes[node].label, arrow))
+    return PathResult(start, goal, steps)
+
+
+@dataclass(slots=True)
+class Connection:
+    node: str
+    title: str
+    resolved: bool
+    out_links: int  # links from the explained node to this one
+    in_links: int  # links from this one to the explained node
+    shared_tags: list[str]
+    strength: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.node, "title": self.title, "resolved": self.resolved,
+                "out": self.out_links, "in": self.in_links, "shared_tags": self.shared_tags,
+                "strength": self.strength}
+
+
+@dataclass(slots=True)
+class Explanation:
+    node: Node
+    in_degree: int  # distinct linking nodes
+    out_degree: int  # distinct linked nodes
+    degree: int  # distinct neighbours, either direction
+    unresolved_out: int
+    connections: list[Connection]
+
+    def to_json(self) -> dict[str, Any]:
+        meta = {"id": self.node.id, **node_attributes(self.node)}
+        return {"node": meta, "in_degree": self.in_degree, "out_degree": self.out_degree,
+                "degree": self.degree, "unresolved_out": self.unresolved_out,
+                "strongest": [c.to_json() for c in self.connections]}
+
+    def render(self) -> str:
+        node, page = self.node, self.node.page
+        if page is None:
+            lines = [f"{node.label} — not yet written (unresolved link target)"]
+        else:
+            lines = [f"{page.title} ({page.path})",
+                     f"  layer {page.layer}, trust {page.trust:g}, source {page.source_type}"]
+            if page.tags:
+                lines.append(f"  tags: {', '.join(page.tags)}")
+            if page.aliases:
+                lines.append(f"  aliases: {', '.join(page.aliases)}")
+            dates = [f"{k} {v}" for k, v in (("created", page.created), ("updated", page.updated)) if v]
+            if dates:
+                lines.append("  " + ", ".join(dates))
+        lines.append(f"  degree {self.degree} ({self.out_degree} out, {self.in_degree} in"
+                     + (f", {self.unresolved_out} unresolved" if self.unresolved_out else "") + ")")
+        if self.connections:
+            lines.append("strongest connections:")
+            for c in self.connections:
+                where = c.node if c.resolved else "not yet written"
+                extra = f", shared tags {', '.join(c.shared_tags)}" if c.shared_tags else ""
+                lines.append(f"  {c.strength:g}  {c.title} ({where}) — {c.out_links} out, {c.in_links} in{extra}")
+        return "\n".join(lines)
+
+
+def explain(wiki: Wiki, ref: str, actor: Actor = OPERATOR, limit: int = STRONGEST_LIMIT) -> Explanation:
+    """A node's metadata, degree and strongest connections.
+
+    Strength of a connection = links to it + links from it + 0.5 per shared tag: a neighbour
+    linked both ways and sharing topics outranks one mentioned in passing.
+    """
+    graph = graph_for(wiki, actor)
+    node_id = resolve_node(wiki, graph, ref, actor)
+    node = graph.nodes[node_id]
+    succ, pred = graph.successors(node_id), graph.predecessors(node_id)
+    tags = {t.lower() for t in node.page.tags} if node.page is not None else set()
+    connections = []
+    for other in graph.neighbors(node_id):
+        other_node = graph.nodes[other]
+        out_n = succ[other].weight if other in succ else 0
+        in_n = pred[other].weight if other in pred else 0
+        shared = sorted(tags & {t.lower() for t in other_node.page.tags}) if other_node.page else []
+        connections.append(Connection(other, other_node.label, other_node.resolved, out_n, in_n, shared,
+                                      out_n + in_n + 0.5 * len(shared)))
+    connections.sort(key=lambda c: (-c.strength, not c.resolved, c.node))
+    return Explanation(node, len(pred), len(succ), len(graph.neighbors(node_id)),
+                       sum(1 for t in succ if graph.nodes[t].page is None), connections[:limit])

@@ -1,0 +1,267 @@
+"""Positions for the graph view (SPEC §8): force-directed, without Qt, stable across updates.
+
+The main connected component is laid out on its own with igraph's Fruchterman-Reingold (its
+grid variant is fast but pulls disconnected pieces into one blob, so it only ever sees one
+connected piece). Smaller components are laid out one by one and packed on rings around the
+main one, orphans (nodes without any link) last, on the outer rings.
+
+Positions are cached per node id (a page path). On the next call nodes keep their cached place:
+new nodes of the main component start beside their already placed neighbours, a small component
+that did not change keeps its place, and new components are packed outside everything placed. So
+an update moves nothing that did not change; when more than half of the nodes are new (or on
+request) the layout starts over. The cache can be saved to (and loaded from) a JSON
+file under the wiki's git-ignored ``.curator/`` folder.
+
+Everything here is plain Python + igraph + numpy and runs off the GUI thread.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+import threading
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import igraph as ig
+import numpy as np
+
+from .graph import LinkGraph
+
+Position = tuple[float, float]
+
+LAYOUT_CACHE_FILE = "layout.json"
+FULL_ITERATIONS = 500
+#: Below this share of nodes with a cached position the layout starts over.
+INCREMENTAL_MIN_KNOWN = 0.5
+#: Layout units: an edge of a small component is EDGE long, packed components are GAP apart,
+#: and the main component spreads to MAIN_SPREAD * sqrt(nodes) (95th percentile radius).
+EDGE = 1.0
+GAP = 2.0
+MAIN_SPREAD = 0.8
+
+
+class LayoutEngine:
+    """Force-directed layout with a per-node position cache (thread-safe)."""
+
+    def __init__(self, cache_path: Path | None = None, seed: int = 7) -> None:
+        self.cache_path = cache_path
+        self.positions: dict[str, Position] = {}
+        self._seed = seed
+        self._lock = threading.Lock()
+        if cache_path is not None:
+            self.load()
+
+    # --- cache --------------------------------------------------------------------------
+    def load(self) -> None:
+        if self.cache_path is None:
+            return
+        try:
+            data = json.loads(self.cache_path.read_text(encoding="utf-8"))
+            self.positions = {str(k): (float(v[0]), float(v[1])) for k, v in data.items()}
+        except (OSError, ValueError, TypeError, IndexError, AttributeError):
+            self.positions = {}  # a missing or damaged cache only costs one full layout
+
+    def save(self) -> None:
+        if self.cache_path is None:
+            return
+        try:
+            self.cache_path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.cache_path.parent, prefix=".layout-", suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump({k: [round(x, 3), round(y, 3)] for k, (x, y) in self.positions.items()}, fh)
+            os.replace(tmp, self.cache_path)
+        except OSError:
+            pass  # a read-only wiki simply lays out afresh next time
+
+    # --- layout -------------------------------------------------------------------------
+    def layout(self, nodes: Sequence[str], edges: Iterable[tuple[str, str]],
+               *, full: bool = False) -> dict[str, Position]:
+        """Positions for ``nodes`` linked by undirected ``edges``; updates the cache.
+
+        ``full`` ignores the cache (a "re-layout" button).
+        """
+        with self._lock:
+            nodes = list(dict.fromkeys(nodes))
+            index = {n: i for i, n in enumerate(nodes)}
+            pairs = {(min(index[a], index[b]), max(index[a], index[b]))
+                     for a, b in edges if a in index and b in index and a != b}
+            graph = ig.Graph(n=len(nodes), edges=sorted(pairs))
+            cached = {} if full else self.positions
+            known = sum(1 for n in nodes if n in cached)
+            incremental = bool(nodes) and known / len(nodes) >= INCREMENTAL_MIN_KNOWN
+            rng = np.random.default_rng(self._seed)
+            result = _Placement(graph, nodes, cached if incremental else {}, rng).run()
+            self.positions = result
+            return dict(result)
+
+
+class _Placement:
+    """One layout run: main component, then the other components and orphans around it."""
+
+    def __init__(self, graph: ig.Graph, nodes: list[str], cached: dict[str, Position],
+                 rng: np.random.Generator) -> None:
+        self.graph = graph
+        self.nodes = nodes
+        self.cached = cached
+        self.rng = rng
+        self.out: dict[str, Position] = {}
+
+    def run(self) -> dict[str, Position]:
+        if not self.nodes:
+            return {}
+        comps = sorted(self.graph.connected_components(), key=lambda c: (-len(c), min(c)))
+        main = comps[0] if len(comps[0]) > 1 else []
+        rest = comps[1:] if main else comps
+        if main:
+            self._layout_main(main)
+        center, radius = self._extent()
+        fresh: list[tuple[np.ndarray, list[int]]] = []
+        for comp in rest:
+            names = [self.nodes[i] for i in comp]
+            if all(n in self.cached for n in names):
+                # Unchanged small component: it stays exactly where it was.
+                for n in names:
+                    self.out[n] = self.cached[n]
+                continue
+            fresh.append((self._layout_small(comp), comp))
+        if fresh:
+            if self.cached and len(fresh) < len(rest):
+                # Newcomers go outside everything already placed; the old satellites stay put.
+                center, radius = self._extent()
+            self._pack(fresh, center, radius)
+        return self.out
+
+    # --- main component ---------------------------------------------------------------
+    def _layout_main(self, comp: list[int]) -> None:
+        sub = self.graph.subgraph(comp)
+        names = [self.nodes[i] for i in comp]
+        known = np.array([n in self.cached for n in names])
+        if not known.any():
+            coords = np.asarray(sub.layout_fruchterman_reingold(
+                niter=FULL_ITERATIONS, seed=self._random_start(len(comp)).tolist(), grid="auto").coords)
+            # FR packs hub-heavy graphs very tightly; spread the component to a fixed area per
+            # node so it and the packed satellites (one unit per edge) read at the same scale.
+            coords -= coords.mean(axis=0)
+            r95 = float(np.percentile(np.hypot(*coords.T), 95))
+            if r95 > 0:
+                coords *= MAIN_SPREAD * math.sqrt(len(comp)) / r95
+        else:
+            # igraph's FR, seeded with a finished layout, first inflates it (its cooling schedule
+            # stops the full run before equilibrium) and is slow on dense seeds, so it is not used
+            # to "relax" an old picture. Instead placed nodes stay exactly where they were and
+            # each new node starts beside its already placed neighbours, breadth first.
+            coords = np.zeros((len(comp), 2))
+            for i, n in enumerate(names):
+                if known[i]:
+                    coords[i] = self.cached[n]
+            step = _median_edge(coords, sub.get_edgelist(), known) or 1.0
+            placed = known.copy()
+            frontier = list(np.flatnonzero(~placed))
+            while frontier:
+                later = []
+                for i in frontier:
+                    nbrs = [j for j in sub.neighbors(int(i)) if placed[j]]
+                    if nbrs:
+                        angle = self.rng.uniform(0, 2 * math.pi)
+                        coords[i] = coords[nbrs].mean(axis=0) + step * np.array([math.cos(angle),
+                                                                                 math.sin(angle)])
+                        placed[i] = True
+                    else:
+                        later.append(i)
+                if len(later) == len(frontier):  # cannot happen in a connected component
+                    break
+                frontier = later
+        for n, (x, y) in zip(names, coords, strict=True):
+            self.out[n] = (float(x), float(y))
+
+    def _random_start(self, n: int) -> np.ndarray:
+        # igraph's own default spread; a wider start makes its grid variant several times slower
+        r = math.sqrt(n) / 2
+        return self.rng.uniform(-r, r, (n, 2))
+
+    # --- small components and orphans ---------------------------------------------------
+    def _layout_small(self, comp: list[int]) -> np.ndarray:
+        """Local coordinates of a small component, centred on (0, 0)."""
+        unit = EDGE
+        if len(comp) == 1:
+            return np.zeros((1, 2))
+        if len(comp) == 2:
+            return np.array([[-unit / 2, 0.0], [unit / 2, 0.0]])
+        sub = self.graph.subgraph(comp)
+        coords = np.asarray(sub.layout_fruchterman_reingold(
+            niter=200, seed=self._random_start(len(comp)).tolist(), grid="nogrid").coords)
+        coords = coords - coords.mean(axis=0)
+        return coords * (unit / (_median_edge(coords, sub.get_edgelist()) or 1.0))
+
+    def _extent(self) -> tuple[np.ndarray, float]:
+        """Centre and radius of everything placed so far."""
+        if not self.out:
+            return np.zeros(2), 0.0
+        pts = np.array(list(self.out.values()))
+        center = pts.mean(axis=0)
+        return center, float(np.sqrt(((pts - center) ** 2).sum(axis=1)).max())
+
+    def _pack(self, fresh: list[tuple[np.ndarray, list[int]]], center: np.ndarray, inner: float) -> None:
+        """Place components on concentric rings around ``center`` outside radius ``inner``."""
+        gap = GAP
+        ring = inner + gap if inner > 0 else 0.0
+        items = [(coords, comp, float(np.sqrt((coords ** 2).sum(axis=1)).max()) + EDGE / 2)
+                 for coords, comp in fresh]
+        i = 0
+        while i < len(items):
+            if ring == 0.0:
+                # Nothing in the middle (no main component): the first item takes the centre.
+                coords, comp, r = items[0]
+                self._put(coords, comp, center)
+                ring = r + gap
+                i = 1
+                continue
+            # Fill one ring: its items' arcs must fit its circumference.
+            thick = items[i][2]
+            ring_r = ring + thick
+            circumference = 2 * math.pi * ring_r
+            used, members = 0.0, []
+            while i < len(items) and (not members or used + 2 * items[i][2] + gap <= circumference):
+                members.append(items[i])
+                used += 2 * items[i][2] + gap
+                thick = max(thick, items[i][2])
+                i += 1
+            angle = 0.0
+            spare = (circumference - used) / max(1, len(members))
+            for coords, comp, r in members:
+                step = (2 * r + gap + spare) / ring_r
+                theta = angle + step / 2
+                self._put(coords, comp, center + ring_r * np.array([math.cos(theta), math.sin(theta)]))
+                angle += step
+            ring = ring_r + thick + gap
+
+    def _put(self, coords: np.ndarray, comp: list[int], at: np.ndarray) -> None:
+        for i, (x, y) in zip(comp, coords + at, strict=True):
+            self.out[self.nodes[i]] = (float(x), float(y))
+
+
+def _median_edge(coords: np.ndarray, edges: list[tuple[int, int]], among: np.ndarray | None = None) -> float:
+    """Median length of ``edges`` (only those with both ends in ``among`` when given)."""
+    if not edges:
+        return 0.0
+    e = np.asarray(edges)
+    if among is not None:
+        e = e[among[e[:, 0]] & among[e[:, 1]]]
+        if not len(e):
+            return 0.0
+    return float(np.median(np.hypot(*(coords[e[:, 0]] - coords[e[:, 1]]).T)))
+
+
+def layout_graph(graph: LinkGraph, engine: LayoutEngine | None = None, *,
+                 full: bool = False) -> dict[str, Position]:
+    """Positions for every node of a link graph (pages and unresolved targets)."""
+    engine = engine or LayoutEngine()
+    return engine.layout(list(graph.nodes), graph.undirected_edges(), full=full)
+
+
+def engine_for(state_dir: Path) -> LayoutEngine:
+    """A layout engine whose cache lives in a wiki's ``.curator/`` folder."""
+    return LayoutEngine(state_dir / LAYOUT_CACHE_FILE)

@@ -1,0 +1,229 @@
+"""Link graph: Mermaid (BFS depth, layer shapes, escaping, stable ids), node-link JSON, path,
+explain, visibility and the CLI commands."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+from curator.cli import main
+from curator.engine import graph as g
+from curator.engine.actor import Actor, parse_actor
+from curator.engine.errors import PageNotFound
+from curator.engine.wiki import Wiki
+
+NODE_LINE = re.compile(r'^    ([nu][0-9a-f]{12})(\(\(|\(\[|\(|\[|>)"([^"\n]*)"(\)\)|\]\)|\)|\])$')
+
+
+def write(root: Path, rel: str, text: str) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def page(title: str, layer: str = "deep", body: str = "", tags: str = "[]") -> str:
+    return f"---\ntitle: {json.dumps(title)}\nlayer: {layer}\ntags: {tags}\n---\n# {title}\n\n{body}\n"
+
+
+@pytest.fixture()
+def chain(tmp_path: Path) -> Wiki:
+    """a -> b -> c -> d -> e, one page per layer, plus an orphan and an unresolved link."""
+    write(tmp_path, "a.md", page("Alpha", "identity", "See [[b#Intro|the bee]] and [[nowhere]].", "[x, y]"))
+    write(tmp_path, "b.md", page("Beta", "core", "On to [gamma](topics/c.md).", "[x]"))
+    write(tmp_path, "topics/c.md", page("Gamma", "context", "Then [[d]]. `[[e]]` is code."))
+    write(tmp_path, "d.md", page("Delta", "deep", "", "[x, y]") + "related: ignored\n")
+    write(tmp_path, "e.md", "---\nrelated: [d]\n---\n# Epsilon\n")
+    write(tmp_path, "lonely.md", page("Lonely"))
+    return Wiki(tmp_path)
+
+
+def node_lines(text: str) -> dict[str, tuple[str, str, str]]:
+    out = {}
+    for line in text.splitlines():
+        m = NODE_LINE.match(line)
+        if m:
+            out[m.group(1)] = (m.group(2), m.group(3), m.group(4))
+    return out
+
+
+def test_mermaid_bfs_depth_and_layer_shapes(chain: Wiki) -> None:
+    text = g.export(chain, "mermaid", center="b", depth=1)
+    assert text.startswith("graph LR\n")
+    nodes = node_lines(text)
+    ids = {g.mermaid_id(p): p for p in ("a.md", "b.md", "topics/c.md", "d.md", "e.md", "lonely.md")}
+    shown = {ids[i] for i in nodes if i in ids}
+    assert shown == {"a.md", "b.md", "topics/c.md"}  # depth 1 over undirected edges, from b
+    assert nodes[g.mermaid_id("a.md")][0::2] == ("((", "))")  # identity: circle
+    assert nodes[g.mermaid_id("b.md")][0::2] == ("(", ")")  # core: rounded
+    assert nodes[g.mermaid_id("topics/c.md")][0::2] == ("[", "]")  # context: rectangle
+    deeper = node_lines(g.export(chain, "mermaid", center="b", depth=2))
+    assert nodes.keys() < deeper.keys()
+    assert deeper[g.mermaid_id("d.md")][0::2] == ("([", "])")  # deep: stadium
+    assert g.mermaid_id("e.md") not in deeper  # three steps away
+    assert f"{g.mermaid_id('a.md')} --> {g.mermaid_id('b.md')}" in text
+    for layer in ("identity", "core", "context", "deep"):
+        assert f"classDef {layer} " in text
+    assert f"class {g.mermaid_id('a.md')} identity;" in text
+
+
+def test_mermaid_whole_wiki_has_every_page_and_unresolved_targets(chain: Wiki) -> None:
+    text = g.export(chain, "mermaid")
+    nodes = node_lines(text)
+    assert len(nodes) == 7  # six pages + "nowhere"
+    unresolved = nodes[g.mermaid_id("unresolved:nowhere")]
+    assert unresolved == (">", "nowhere", "]")
+    # the link inside a code span does not count
+    assert f"{g.mermaid_id('topics/c.md')} --> {g.mermaid_id('e.md')}" not in text
+    # related: is an edge
+    assert f"{g.mermaid_id('e.md')} --> {g.mermaid_id('d.md')}" in text
+
+
+def decode_entities(label: str) -> str:
+    return re.sub(r"#(\d+);", lambda m: chr(int(m.group(1))), label)
+
+
+@pytest.mark.parametrize("title", [
+    'He said "hi" [and] (then) {left} | right',
+    "pipes || and ]] brackets [[ and ;; semicolons # hash",
+    "<script>alert('x')</script> & `code` %% comment",
+    "中文標題 — 日本語のタイトル 🚀 émoji",
+    'end"]) --> x((evil',
+])
+def test_hostile_titles_cannot_break_the_diagram(tmp_path: Path, title: str) -> None:
+    write(tmp_path, "h.md", page(title, "core", "[[other]]"))
+    write(tmp_path, "other.md", "# Other\n")
+    text = g.export(Wiki(tmp_path), "mermaid")
+    lines = text.splitlines()
+    node_defs = [ln for ln in lines[1:] if not ln.startswith(("    classDef", "    class "))
+                 and "-->" not in ln]
+    assert all(NODE_LINE.match(ln) for ln in node_defs), node_defs
+    label = node_lines(text)[g.mermaid_id("h.md")][1]
+    assert not re.search(r'[\"\[\]|<>(){}`%\n]', label)
+    assert decode_entities(label) == " ".join(title.split())
+    # every edge line is exactly "id --> id"
+    assert all(re.fullmatch(r"    [nu][0-9a-f]{12} --> [nu][0-9a-f]{12}", ln) for ln in lines if "-->" in ln)
+
+
+def test_multiline_label_collapses_to_one_line() -> None:
+    assert g.mermaid_label("first\nsecond\r\nthird") == "first second third"
+    assert g.mermaid_label("") == "#32;"
+
+
+def test_ids_are_stable_not_positional(tmp_path: Path) -> None:
+    write(tmp_path, "m.md", "# M\n[[n]]\n")
+    write(tmp_path, "n.md", "# N\n")
+    first = node_lines(g.export(Wiki(tmp_path), "mermaid"))
+    write(tmp_path, "0-first.md", "# Zero\n[[m]]\n")
+    second = node_lines(g.export(Wiki(tmp_path), "mermaid"))
+    assert set(first) < set(second)
+    assert all(second[k] == v for k, v in first.items())
+
+
+def test_json_loads_with_networkx_and_carries_metadata(chain: Wiki) -> None:
+    data = g.export(chain, "json")
+    json.dumps(data)  # plain JSON
+    graph = nx.node_link_graph(data, edges="edges")
+    assert graph.is_directed()
+    assert set(graph.nodes) == {"a.md", "b.md", "topics/c.md", "d.md", "e.md", "lonely.md", "unresolved:nowhere"}
+    a = graph.nodes["a.md"]
+    assert (a["title"], a["layer"], a["trust"], a["tags"], a["kind"]) == ("Alpha", "identity", 0.5, ["x", "y"], "page")
+    assert graph.nodes["unresolved:nowhere"]["resolved"] is False
+    assert graph.has_edge("a.md", "b.md") and graph.has_edge("b.md", "topics/c.md")
+    assert graph.edges["b.md", "topics/c.md"]["kinds"] == ["markdown"]
+    assert graph.edges["e.md", "d.md"]["kinds"] == ["related"]
+    sub = nx.node_link_graph(g.export(chain, "json", center="d", depth=1), edges="edges")
+    assert set(sub.nodes) == {"d.md", "topics/c.md", "e.md"}
+
+
+def test_path_goes_through_an_intermediate_page(chain: Wiki) -> None:
+    result = g.find_path(chain, "a", "topics/c.md")
+    assert [s.node for s in result.steps] == ["a.md", "b.md", "topics/c.md"]
+    assert [s.arrow for s in result.steps] == ["", "->", "->"]
+    back = g.find_path(chain, "Gamma", "alpha")  # by title, links followed backwards
+    assert [s.node for s in back.steps] == ["topics/c.md", "b.md", "a.md"]
+    assert [s.arrow for s in back.steps[1:]] == ["<-", "<-"]
+    assert "Beta (b.md)" in back.render()
+    none = g.find_path(chain, "a", "lonely")
+    assert not none.found and "no link path" in none.render()
+
+
+def test_path_does_not_hop_through_unresolved_targets(tmp_path: Path) -> None:
+    write(tmp_path, "p.md", "# P\n[[ghost]]\n")
+    write(tmp_path, "q.md", "# Q\n[[ghost]]\n")
+    assert not g.find_path(Wiki(tmp_path), "p", "q").found
+
+
+def test_explain_reports_degree_and_strongest_connections(chain: Wiki) -> None:
+    write(chain.root, "d.md", page("Delta", "deep", "[[a]] [[a]] [[b]]", "[x, y]"))
+    chain.refresh()
+    ex = g.explain(chain, "a")
+    assert (ex.out_degree, ex.in_degree, ex.degree, ex.unresolved_out) == (2, 1, 3, 1)
+    assert ex.connections[0].node == "d.md"  # two links in + two shared tags
+    assert ex.connections[0].strength == 3.0
+    data = ex.to_json()
+    assert data["node"]["title"] == "Alpha" and data["strongest"][0]["shared_tags"] == ["x", "y"]
+    assert "degree 3" in ex.render()
+    ghost = g.explain(chain, "nowhere")
+    assert ghost.node.page is None and ghost.in_degree == 1
+
+
+class HideSecret:
+    def can_read(self, actor: Actor, path: str) -> bool:
+        return not path.startswith("secret/")
+
+
+def test_visibility_hides_pages_and_their_existence(tmp_path: Path) -> None:
+    write(tmp_path, "pub.md", "# Pub\n[[plan]] [[other]]\n")
+    write(tmp_path, "other.md", "# Other\n")
+    write(tmp_path, "secret/plan.md", "# Plan\n[[pub]]\n")
+    wiki = Wiki(tmp_path)
+    wiki.policy = HideSecret()
+    agent = parse_actor("agent:bot")
+    data = g.export(wiki, "json", actor=agent)
+    ids = {n["id"] for n in data["nodes"]}
+    assert "secret/plan.md" not in ids
+    assert "unresolved:plan" in ids  # shown like a page that does not exist
+    assert "Plan" not in g.export(wiki, "mermaid", actor=agent)
+    with pytest.raises(PageNotFound):
+        g.find_path(wiki, "pub", "secret/plan.md", actor=agent)
+    with pytest.raises(PageNotFound):
+        g.export(wiki, "mermaid", center="secret/plan.md", actor=agent)
+    assert g.explain(wiki, "pub", actor=agent).in_degree == 0
+    assert g.explain(wiki, "pub").in_degree == 1  # the operator sees everything
+
+
+def test_graph_is_rebuilt_after_a_change(chain: Wiki) -> None:
+    before = g.graph_for(chain)
+    assert g.graph_for(chain) is before
+    write(chain.root, "lonely.md", page("Lonely", "deep", "[[a]]"))
+    chain.refresh()
+    after = g.graph_for(chain)
+    assert after is not before and "a.md" in after.successors("lonely.md")
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_graph_path_explain(chain: Wiki, capsys: pytest.CaptureFixture[str]) -> None:
+    root = str(chain.root)
+    code, out, _ = run_cli(capsys, "--wiki", root, "graph", "--center", "b", "--depth", "1")
+    assert code == 0 and out.startswith("graph LR") and len(node_lines(out)) == 3
+    code, out, _ = run_cli(capsys, "--wiki", root, "graph", "--format", "json")
+    assert code == 0 and nx.node_link_graph(json.loads(out), edges="edges").number_of_nodes() == 7
+    code, out, _ = run_cli(capsys, "--wiki", root, "path", "a.md", "topics/c", "--json")
+    assert code == 0 and [s["path"] for s in json.loads(out)["steps"]] == ["a.md", "b.md", "topics/c.md"]
+    code, out, _ = run_cli(capsys, "--wiki", root, "path", "a", "topics/c.md")
+    assert "Beta (b.md)" in out
+    code, out, _ = run_cli(capsys, "--wiki", root, "explain", "b", "--json")
+    assert code == 0 and json.loads(out)["degree"] == 2
+    code, out, err = run_cli(capsys, "--wiki", root, "explain", "no-such-page")
+    assert code == 1 and err.startswith("curator: error:") and "Traceback" not in err
+    code, _, err = run_cli(capsys, "--wiki", root, "graph", "--depth", "-1", "--center", "a")
+    assert code == 2
