@@ -1,0 +1,727 @@
+"""Actions: the one mechanism behind every mutation of a wiki (SPEC §5).
+
+Append, property edits, merge, "not duplicates" decisions, confirm/share/remove of auto-filed
+pages, revert, sync: each is an *action*, whatever door it came through (GUI, CLI, MCP). An action
+
+1. takes the wiki's exclusive write lock (:mod:`.lock`, 3.75 s patience, else ``locked``);
+2. first commits, as a ``recover: ...`` commit, what an *interrupted earlier action* left
+   uncommitted (only the paths that action recorded in its pending marker, never an operator's
+   unrelated edits), and picks up pages other processes changed (via the journal);
+3. runs your ``apply(ctx)``, which reads and writes files only through the
+   :class:`ActionContext` (paths checked against the wiki root and the write policy, writes atomic:
+   temp file + fsync + rename; any exception rolls every write of the action back);
+4. commits exactly the touched paths with subject ``<action>: <target>``, authored by the actor;
+5. appends one journal line, refreshes the page cache for the changed paths (which updates store
+   extensions such as the search index and emits ``wiki.changed``) and returns an
+   :class:`ActionResult`.
+
+API
+---
+``run_action(wiki, actor, name, target, apply, *, body="") -> ActionResult``
+    ``name`` is lowercase ``[a-z][a-z0-9_]*`` (``wiki_append``, ``merge``, ``dismiss``, ...);
+    ``target`` a short human string (a slug, ``a + b``, a path). ``apply(ctx)`` may return
+    nothing; it sets ``ctx.status`` / ``ctx.message`` / ``ctx.data`` for the answer, or raises
+    :class:`Denied` / :class:`Invalid` / :class:`ActionFailed` for an error answer (nothing is
+    kept). An apply that writes nothing (a ``duplicate`` answer, say) makes no commit.
+
+``ActionContext`` (what ``apply`` gets): ``wiki``, ``actor``, ``name``, ``target``, ``status``
+    (default ``"ok"``), ``message``, ``data`` (dict merged into the JSON answer), ``journal``
+    (extra fields for the journal line; set them *before* writing, they are also kept in the
+    pending marker), ``body`` (commit message body). Methods: ``safe_path(rel)`` (normalised
+    root-relative posix path or :class:`Invalid`), ``check_write(rel)`` (policy, raises
+    :class:`Denied`), ``read_bytes(rel)``, ``read_text(rel)`` (:class:`Invalid` on invalid UTF-8;
+    returns the decoded text and its :class:`~.page.Decoded` flags), ``write_bytes(rel, data)``,
+    ``write_text(rel, text, bom=False)``, ``move(src, dst)``, ``delete(rel, archive=True)``
+    (moves to ``_archive/<rel>``; returns the archive path), ``touched`` (paths in order).
+
+``ActionResult``: ``status``, ``message``, ``commit`` (sha or None), ``changed`` (paths),
+    ``data``; ``ok`` / ``is_error`` (error statuses: ``locked``, ``denied``, ``invalid``,
+    ``error``); ``to_json()`` -> ``{"status", "message", "commit", "changed", **data}``.
+    A failed git commit is reported, not fatal: the status stays (the files are written), commit
+    is None, ``data["commit_error"]`` says why, and the next action's recovery commits the paths.
+
+Policy: every path an action writes, moves or deletes (both ends of a move, and the archive
+    copy) goes through ``wiki.check_write(actor, path)`` (a :class:`~.scope.Decision`; the
+    operator is always allowed, others per ``wiki.policy.check_write``, i.e. the scope policy,
+    re-read when ``.scope.toml`` changed). A refusal is a ``denied`` answer quoting its reason.
+
+``undo(wiki, actor)`` reverts the newest action not yet reverted; ``revert(wiki, actor, commit)``
+    reverts a given one. Both are actions named ``revert`` (subject ``revert: <original
+    subject>``, body ``This reverts commit <sha>.``) applied file by file with a three-way merge,
+    so later unrelated changes survive; a conflict is an ``invalid`` answer, nothing written.
+``history(wiki, limit=50)``: :class:`HistoryEntry` list, newest first, from one ``git log``.
+``recover_pending(wiki)``: run step 2 on its own (``curator recover`` does, then rebuilds from
+    the journal, see :mod:`.append`).
+
+Two repositories (share to the shared wiki): nest the actions. Inside ``apply`` of the action on
+the source wiki, run the action on the shared wiki first; mark the source only when it succeeded::
+
+    def share(ctx):
+        text = ctx.read_text(path)[0]
+        res = run_action(shared, ctx.actor, "share", path, lambda c: c.write_text(path, text))
+        if res.is_error:
+            raise ActionFailed(res.status, res.message)   # nothing written in the source
+        ctx.write_text(path, mark_shared(text))           # committed after the shared copy
+
+Locks nest per thread (different wikis); running an action on the same wiki inside its own
+``apply`` raises ``RuntimeError``.
+
+Example::
+
+    from curator.engine.actions import run_action
+    def apply(ctx):
+        text, _ = ctx.read_text("wiki/ann.md")
+        ctx.write_text("wiki/ann.md", text.replace("Ann", "Anne"))
+        ctx.message = "renamed"
+    result = run_action(wiki, actor, "edit", "wiki/ann", apply)
+    if result.is_error: print(result.message)
+    else: print(result.commit, result.changed)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import json
+import os
+import posixpath
+import re
+import tempfile
+import threading
+import uuid
+import weakref
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .actor import Actor, parse_actor
+from .errors import CuratorError
+from .git import Git, GitError
+from .journal import Journal
+from .lock import Locked, WikiLock
+from .page import Decoded, decode
+
+if TYPE_CHECKING:
+    from .wiki import Wiki
+
+ERROR_STATUSES: frozenset[str] = frozenset({"locked", "denied", "invalid", "error"})
+PENDING_NAME = "pending.json"
+ARCHIVE_DIR = "_archive"
+TMP_MARK = ".curator-tmp-"
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+#: Folders an action may never write into (git's and Curator's own state).
+_FORBIDDEN_TOP = frozenset({".git", ".curator"})
+
+
+# --- answers and errors ---------------------------------------------------------------
+
+@dataclass(slots=True)
+class ActionResult:
+    status: str
+    message: str = ""
+    commit: str | None = None
+    changed: list[str] = field(default_factory=list)
+    data: dict[str, Any] = field(default_factory=dict)
+    action: str = ""
+    target: str = ""
+
+    @property
+    def is_error(self) -> bool:
+        return self.status in ERROR_STATUSES
+
+    @property
+    def ok(self) -> bool:
+        return not self.is_error
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"status": self.status, "message": self.message, "commit": self.commit,
+                               "changed": list(self.changed)}
+        out.update(self.data)
+        return out
+
+
+class ActionFailed(CuratorError):
+    """Raised inside ``apply`` to end the action with an error answer; every write is undone."""
+
+    status = "error"
+
+    def __init__(self, status: str | None = None, message: str = "",
+                 data: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        if status is not None:
+            self.status = status
+        self.message = message
+        self.data = data or {}
+
+
+class Denied(ActionFailed):
+    status = "denied"
+
+
+class Invalid(ActionFailed):
+    status = "invalid"
+
+
+# --- per-wiki state -----------------------------------------------------------------------
+
+class _State:
+    def __init__(self, wiki: Wiki) -> None:
+        self.git = Git(wiki.root)
+        self.journal = Journal(wiki.state_dir)
+        self.lock = WikiLock(wiki.state_dir)
+        self.pending = wiki.state_dir / PENDING_NAME
+        self.journal_seen = self.journal.size()
+        self.active = threading.local()
+
+
+_states: weakref.WeakKeyDictionary[Any, _State] = weakref.WeakKeyDictionary()
+_states_lock = threading.Lock()
+
+
+def _state(wiki: Wiki) -> _State:
+    with _states_lock:
+        st = _states.get(wiki)
+        if st is None:
+            st = _states[wiki] = _State(wiki)
+        return st
+
+
+def git_of(wiki: Wiki) -> Git:
+    """The :class:`~.git.Git` of a wiki (shared with the action machinery)."""
+    return _state(wiki).git
+
+
+def journal_of(wiki: Wiki) -> Journal:
+    return _state(wiki).journal
+
+
+def now_iso() -> str:
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+# --- the context ------------------------------------------------------------------------------
+
+class ActionContext:
+    """What ``apply`` works through: checked, atomic, undoable file operations."""
+
+    def __init__(self, wiki: Wiki, actor: Actor, name: str, target: str, state: _State,
+                 action_id: str, head: str | None) -> None:
+        self.wiki = wiki
+        self.actor = actor
+        self.name = name
+        self.target = target
+        self.status = "ok"
+        self.message = ""
+        self.data: dict[str, Any] = {}
+        self.journal: dict[str, Any] = {}
+        self.body = ""
+        self._state = state
+        self._id = action_id
+        self._head = head
+        self._originals: dict[str, bytes | None] = {}  # path -> bytes before the action (None: absent)
+        self._order: list[str] = []
+
+    # --- paths and policy ----------------------------------------------------------------
+    def safe_path(self, rel: str) -> str:
+        """``rel`` as a normalised root-relative posix path; :class:`Invalid` if it could escape."""
+        raw = str(rel).replace("\\", "/")
+        if not raw or "\0" in raw or raw.startswith("/") or re.match(r"^[A-Za-z]:", raw):
+            raise Invalid(message=f"invalid path {rel!r}: must be relative to the wiki root")
+        parts = raw.split("/")
+        if ".." in parts:
+            raise Invalid(message=f"invalid path {rel!r}: '..' is not allowed")
+        norm = posixpath.normpath(raw)
+        if norm in (".", "") or norm.split("/")[0] in _FORBIDDEN_TOP:
+            raise Invalid(message=f"invalid path {rel!r}")
+        root = self.wiki.root
+        full = root / norm
+        # A symlinked folder could still lead outside: the real parent must lie in the root.
+        try:
+            full.parent.resolve().relative_to(root)
+        except ValueError:
+            raise Invalid(message=f"invalid path {rel!r}: leads outside the wiki") from None
+        if full.is_symlink():
+            raise Invalid(message=f"invalid path {rel!r}: is a symbolic link")
+        return norm
+
+    def check_write(self, rel: str) -> str:
+        """``rel`` made safe and checked against the write policy; :class:`Denied` if refused."""
+        path = self.safe_path(rel)
+        decision = self.wiki.check_write(self.actor, path)
+        if not decision.allowed:
+            reason = decision.reason or "the scope policy does not allow it"
+            raise Denied(message=f"{self.actor} may not write {path}: {reason}")
+        return path
+
+    # --- reading -------------------------------------------------------------------------------
+    def read_bytes(self, rel: str) -> bytes | None:
+        path = self.safe_path(rel)
+        try:
+            return (self.wiki.root / path).read_bytes()
+        except FileNotFoundError:
+            return None
+        except IsADirectoryError:
+            raise Invalid(message=f"{path} is a folder, not a file") from None
+
+    def read_text(self, rel: str) -> tuple[str, Decoded] | tuple[None, None]:
+        """(text without BOM, decode flags), or (None, None) when absent.
+
+        A file with invalid UTF-8 raises :class:`Invalid`: it is never rewritten blindly.
+        """
+        data = self.read_bytes(rel)
+        if data is None:
+            return None, None
+        dec = decode(data)
+        if dec.invalid_utf8:
+            raise Invalid(message=f"{self.safe_path(rel)} is not valid UTF-8; fix its encoding before "
+                          "writing to it (Curator never rewrites such a file blindly)")
+        return dec.text, dec
+
+    # --- writing -------------------------------------------------------------------------------
+    def _remember(self, path: str) -> None:
+        if path in self._originals:
+            return
+        full = self.wiki.root / path
+        try:
+            self._originals[path] = full.read_bytes()
+        except FileNotFoundError:
+            self._originals[path] = None
+        except IsADirectoryError:
+            raise Invalid(message=f"{path} is a folder, not a file") from None
+        self._order.append(path)
+        self._save_marker()
+
+    def write_bytes(self, rel: str, data: bytes) -> str:
+        path = self.check_write(rel)
+        self._remember(path)
+        _atomic_write(self.wiki.root / path, data)
+        return path
+
+    def write_text(self, rel: str, text: str, *, bom: bool = False) -> str:
+        """Write ``text`` as UTF-8 exactly as given (line endings are the caller's)."""
+        return self.write_bytes(rel, (b"\xef\xbb\xbf" if bom else b"") + text.encode("utf-8"))
+
+    def move(self, src: str, dst: str) -> str:
+        s, d = self.check_write(src), self.check_write(dst)
+        data = self.read_bytes(s)
+        if data is None:
+            raise Invalid(message=f"cannot move {s}: it does not exist")
+        if os.path.lexists(self.wiki.root / d):
+            raise Invalid(message=f"cannot move {s} to {d}: {d} exists")
+        self.write_bytes(d, data)
+        self._remove(s)
+        return d
+
+    def delete(self, rel: str, *, archive: bool = True) -> str | None:
+        """Remove a file; with ``archive`` keep a copy under ``_archive/`` (returned)."""
+        path = self.check_write(rel)
+        data = self.read_bytes(path)
+        if data is None:
+            raise Invalid(message=f"cannot remove {path}: it does not exist")
+        kept = None
+        if archive:
+            kept = f"{ARCHIVE_DIR}/{path}"
+            if os.path.lexists(self.wiki.root / kept):
+                stem, ext = posixpath.splitext(kept)
+                kept = f"{stem}.{_dt.datetime.now():%Y%m%d-%H%M%S-%f}{ext}"
+            self.write_bytes(kept, data)
+        self._remove(path)
+        return kept
+
+    def _remove(self, path: str) -> None:
+        self.check_write(path)
+        self._remember(path)
+        with contextlib.suppress(FileNotFoundError):
+            (self.wiki.root / path).unlink()
+
+    @property
+    def touched(self) -> list[str]:
+        return list(self._order)
+
+    # --- bookkeeping ----------------------------------------------------------------------------
+    def _changed(self) -> list[str]:
+        out = []
+        for path in self._order:
+            try:
+                now: bytes | None = (self.wiki.root / path).read_bytes()
+            except FileNotFoundError:
+                now = None
+            if now != self._originals[path]:
+                out.append(path)
+        return out
+
+    def _rollback(self) -> None:
+        root = self.wiki.root
+        for path in reversed(self._order):
+            original = self._originals[path]
+            full = root / path
+            try:
+                if original is None:
+                    with contextlib.suppress(FileNotFoundError):
+                        full.unlink()
+                    _prune_empty_dirs(root, full.parent)
+                elif not full.exists() or full.read_bytes() != original:
+                    _atomic_write(full, original)
+            except OSError:
+                continue  # best effort; the marker stays so recovery can commit what remains
+        self._clear_marker_if_clean()
+
+    def _marker(self) -> dict[str, Any]:
+        return {"id": self._id, "action": self.name, "target": self.target, "actor": str(self.actor),
+                "department": self.actor.department, "head": self._head, "paths": list(self._order),
+                "journal": self._journal_record(None, committed=False), "t": now_iso()}
+
+    def _save_marker(self) -> None:
+        _atomic_write(self._state.pending, json.dumps(self._marker(), ensure_ascii=False).encode(),
+                      fsync=False)
+
+    def _clear_marker_if_clean(self) -> None:
+        if not self._order or not self._changed():
+            _clear_marker(self._state)
+
+    def _journal_record(self, commit: str | None, *, committed: bool,
+                        changed: list[str] | None = None) -> dict[str, Any]:
+        rec: dict[str, Any] = {"t": now_iso(), "id": self._id, "action": self.name, "target": self.target,
+                               "actor": str(self.actor)}
+        rec.update(self.journal)
+        rec.update(committed=committed, commit=commit,
+                   changed=list(self._order if changed is None else changed))
+        return rec
+
+
+# --- low-level file helpers --------------------------------------------------------------
+
+def _atomic_write(full: Path, data: bytes, *, fsync: bool = True) -> None:
+    """Write ``data`` to ``full`` via a temp file in the same folder, fsync, rename."""
+    full.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{full.name[:40]}{TMP_MARK}", dir=full.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            if fsync:
+                f.flush()
+                os.fsync(f.fileno())
+        with contextlib.suppress(OSError):
+            # keep the file's permissions (a page may be group-writable, say)
+            os.chmod(tmp, full.stat().st_mode & 0o7777 if full.exists() else 0o644)
+        os.replace(tmp, full)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _prune_empty_dirs(root: Path, folder: Path) -> None:
+    while folder != root and root in folder.parents:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+        folder = folder.parent
+
+
+def _clear_marker(state: _State) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        state.pending.unlink()
+
+
+def _clean_temp_files(root: Path, paths: Iterable[str]) -> None:
+    for folder in {(root / p).parent for p in paths}:
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            if TMP_MARK in name and name.startswith("."):
+                with contextlib.suppress(OSError):
+                    (folder / name).unlink()
+
+
+# --- recovery -------------------------------------------------------------------------------
+
+def recover_pending(wiki: Wiki) -> ActionResult | None:
+    """Commit what an interrupted action left uncommitted (call with the lock held, or alone).
+
+    Only the paths named in the pending marker are considered, so an operator's unrelated edits
+    never enter the recovery commit. Returns the recovery's result, or None when there was none.
+    """
+    st = _state(wiki)
+    if not st.lock.held:
+        try:
+            with st.lock:
+                return recover_pending(wiki)
+        except Locked as exc:
+            return ActionResult("locked", str(exc), action="recover")
+    try:
+        marker = json.loads(st.pending.read_text("utf-8"))
+        if not isinstance(marker, dict):
+            raise ValueError("not an object")
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        _clear_marker(st)  # a torn marker means the action never got to write anything
+        return None
+    paths = [p for p in marker.get("paths", []) if isinstance(p, str)]
+    _clean_temp_files(wiki.root, paths)
+    try:
+        actor = parse_actor(str(marker.get("actor") or "operator"), marker.get("department"))
+    except CuratorError:
+        actor = parse_actor("operator")
+    action_id = str(marker.get("id") or "")
+    subject = f"{marker.get('action', 'action')}: {marker.get('target', '')}"
+    record = marker.get("journal") if isinstance(marker.get("journal"), dict) else None
+    try:
+        dirty = st.git.dirty(paths)
+    except GitError as exc:
+        return ActionResult("error", f"recovery could not read git status: {exc}", action="recover")
+    result: ActionResult | None = None
+    if dirty:
+        try:
+            sha = st.git.commit_paths(dirty, f"recover: {subject}\n\nCommitted by Curator's recovery: "
+                                      "an interrupted action left these changes uncommitted.",
+                                      actor.git_author)
+        except GitError as exc:
+            return ActionResult("error", f"recovery commit failed: {exc}", changed=dirty,
+                                action="recover", target=subject)
+        if record is not None and not st.journal.contains_id(action_id):
+            record = {**record, "t": now_iso(), "committed": True, "commit": sha, "changed": dirty}
+            st.journal.append(record)
+        st.journal.append({"t": now_iso(), "id": uuid.uuid4().hex, "action": "recover", "target": subject,
+                           "actor": str(actor), "of": action_id, "committed": True, "commit": sha,
+                           "changed": dirty})
+        result = ActionResult("recovered", f"committed {len(dirty)} path(s) left by an interrupted "
+                              f"'{subject}'", sha, dirty, action="recover", target=subject)
+        _refresh(wiki, dirty)
+    elif record is not None and action_id and not st.journal.contains_id(action_id):
+        # Nothing uncommitted: either the action never wrote, or it committed and was stopped
+        # before journaling. Only the latter leaves its commit after the marker's HEAD.
+        head = marker.get("head")
+        try:
+            entries = st.git.log(20, rev=f"{head}..HEAD" if head else None)
+        except GitError:
+            entries = []
+        hit = next((e for e in entries if e.subject == subject and set(e.paths) & set(paths)), None)
+        if hit is not None:
+            st.journal.append({**record, "committed": True, "commit": hit.commit,
+                               "changed": [p for p in paths if p in hit.paths]})
+    _clear_marker(st)
+    st.journal_seen = st.journal.size()
+    return result
+
+
+def _catch_up(wiki: Wiki, st: _State) -> None:
+    """Refresh pages that other processes' actions changed since this process last looked."""
+    size = st.journal.size()
+    if size == st.journal_seen:
+        return
+    if size < st.journal_seen:  # journal replaced (deleted .curator): nothing precise to go on
+        st.journal_seen = size
+        return
+    changed: list[str] = []
+    for rec in st.journal.read(st.journal_seen):
+        paths = rec.get("changed")
+        if isinstance(paths, list):
+            changed.extend(p for p in paths if isinstance(p, str))
+    st.journal_seen = size
+    if changed:
+        _refresh(wiki, changed)
+
+
+def _store_loaded(wiki: Wiki) -> bool:
+    loaded = getattr(wiki.store, "loaded", None)
+    if loaded is None:  # PageStore has no public flag (yet): its private one says the same
+        loaded = getattr(wiki.store, "_loaded", True)
+    return bool(loaded)
+
+
+def _refresh(wiki: Wiki, paths: list[str]) -> None:
+    # A process that never loaded its page cache (a one-shot CLI call) skips this: the next full
+    # load reconciles by (mtime, size) anyway, and loading 10,000 pages here would cost 200 ms.
+    if paths and _store_loaded(wiki):
+        wiki.refresh(paths)
+
+
+# --- running an action --------------------------------------------------------------------------
+
+def run_action(wiki: Wiki, actor: Actor, name: str, target: str,
+               apply: Callable[[ActionContext], object], *, body: str = "") -> ActionResult:
+    """Run one action; see the module docstring. Never raises for ``locked``/``denied``/``invalid``."""
+    if not _NAME.match(name):
+        raise ValueError(f"bad action name {name!r}: use lowercase letters, digits and '_'")
+    target = " ".join(str(target).split())  # one line: it is part of the commit subject
+    st = _state(wiki)
+    if getattr(st.active, "on", False):
+        raise RuntimeError(f"action {name!r} started inside another action on the same wiki")
+    if not st.git.is_repo():
+        return ActionResult("invalid", f"{wiki.root} is not a git repository; run 'curator init "
+                            f"{wiki.root}' to make it a wiki", action=name, target=target)
+    try:
+        st.lock.acquire()
+    except Locked as exc:
+        return ActionResult("locked", str(exc), action=name, target=target)
+    st.active.on = True
+    try:
+        recovered = recover_pending(wiki)
+        _catch_up(wiki, st)
+        ctx = ActionContext(wiki, actor, name, target, st, uuid.uuid4().hex, st.git.head())
+        ctx.body = body
+        try:
+            apply(ctx)
+        except ActionFailed as exc:
+            ctx._rollback()
+            data = {**ctx.data, **exc.data}
+            return ActionResult(exc.status, exc.message, data=data, action=name, target=target)
+        except BaseException:
+            ctx._rollback()
+            raise
+        result = _finish(wiki, st, ctx)
+        if recovered is not None and recovered.commit:
+            result.data.setdefault("recovered", recovered.commit)
+        return result
+    finally:
+        st.active.on = False
+        st.lock.release()
+
+
+def _finish(wiki: Wiki, st: _State, ctx: ActionContext) -> ActionResult:
+    changed = ctx._changed()
+    base = dict(action=ctx.name, target=ctx.target)
+    if not changed:
+        _clear_marker(st)
+        return ActionResult(ctx.status, ctx.message, None, [], dict(ctx.data), **base)
+    subject = f"{ctx.name}: {ctx.target}"
+    message = subject + (f"\n\n{ctx.body.strip()}" if ctx.body.strip() else "")
+    sha: str | None
+    data = dict(ctx.data)
+    text = ctx.message
+    try:
+        sha = st.git.commit_paths(changed, message, ctx.actor.git_author)
+    except GitError as exc:
+        sha = None
+        data["commit_error"] = str(exc)
+        text = f"{text} (not committed: {exc}; the next action will commit it)".strip()
+    st.journal.append(ctx._journal_record(sha, committed=sha is not None, changed=changed))
+    st.journal_seen = st.journal.size()
+    if sha is not None:
+        _clear_marker(st)  # else keep it: the next action's recovery commits these paths
+    _refresh(wiki, changed)
+    return ActionResult(ctx.status, text, sha, changed, data, **base)
+
+
+# --- history, undo, revert ------------------------------------------------------------------------
+
+_SUBJECT = re.compile(r"^([a-z][a-z0-9_]*): (.*)$")
+_REVERTS = re.compile(r"This reverts commit ([0-9a-f]{40})")
+
+
+@dataclass(slots=True)
+class HistoryEntry:
+    commit: str
+    action: str | None  # None for a commit that was not made by an action
+    target: str
+    subject: str
+    actor: str  # the author name (``agent:dudu``, ``operator``, or a person's git name)
+    email: str
+    time: str  # ISO 8601, UTC
+    paths: list[str]
+    reverts: str | None = None  # for revert actions: the commit they revert
+
+    def to_json(self) -> dict[str, Any]:
+        return {"commit": self.commit, "action": self.action, "target": self.target,
+                "subject": self.subject, "actor": self.actor, "email": self.email, "time": self.time,
+                "paths": list(self.paths), "reverts": self.reverts}
+
+
+def history(wiki: Wiki, limit: int = 50) -> list[HistoryEntry]:
+    """The wiki's commits, newest first, with their action, actor, time and paths."""
+    out: list[HistoryEntry] = []
+    for e in git_of(wiki).log(limit):
+        m = _SUBJECT.match(e.subject)
+        r = _REVERTS.search(e.body)
+        when = _dt.datetime.fromtimestamp(e.time, _dt.UTC).isoformat().replace("+00:00", "Z")
+        out.append(HistoryEntry(e.commit, m.group(1) if m else None, m.group(2) if m else "",
+                                e.subject, e.author_name, e.author_email, when, e.paths,
+                                r.group(1) if r else None))
+    return out
+
+
+def last_undoable(wiki: Wiki, scan: int = 200) -> HistoryEntry | None:
+    """The newest action commit that is not a revert and has not been reverted."""
+    reverted: set[str] = set()
+    for entry in history(wiki, scan):
+        if entry.reverts:
+            reverted.add(entry.reverts)
+            continue
+        if entry.action is None or entry.commit in reverted:
+            continue
+        if entry.action in ("revert", "recover"):
+            continue
+        return entry
+    return None
+
+
+def undo(wiki: Wiki, actor: Actor) -> ActionResult:
+    """Revert the newest action that has not been reverted yet (an action itself)."""
+    entry = last_undoable(wiki)
+    if entry is None:
+        return ActionResult("invalid", "nothing to undo: no action in the recent history",
+                            action="revert")
+    return revert(wiki, actor, entry.commit)
+
+
+def revert(wiki: Wiki, actor: Actor, commit: str) -> ActionResult:
+    """``git revert`` of one commit, as the action ``revert: <its subject>``.
+
+    Applied file by file: a file unchanged since the commit gets its previous content back; a file
+    changed since gets a three-way merge (``git merge-file``); a conflict answers ``invalid``.
+    """
+    g = git_of(wiki)
+    sha = g.resolve(commit) if re.fullmatch(r"[0-9A-Za-z_./^~@{}-]{1,200}", commit) else None
+    if sha is None:
+        return ActionResult("invalid", f"no commit {commit!r} in this wiki", action="revert")
+    entries = g.log(1, rev=sha)
+    subject = entries[0].subject if entries else sha[:12]
+    parent = g.parent(sha)
+    paths = g.changed_paths(sha)
+    if not paths:
+        return ActionResult("invalid", f"commit {sha[:12]} changes no file; nothing to revert",
+                            action="revert")
+
+    def apply(ctx: ActionContext) -> None:
+        for path in paths:
+            before = g.show(parent, path) if parent else None
+            after = g.show(sha, path)
+            current = ctx.read_bytes(path)
+            if current == before:
+                continue  # already as it was
+            new = before if current == after else _merge3(g, current, after, before, path)
+            if new is None:
+                if current is not None:
+                    ctx.delete(path, archive=False)
+            else:
+                ctx.write_bytes(path, new)
+        ctx.status = "reverted"
+        ctx.message = f"reverted {sha[:12]} ({subject})"
+        ctx.data["reverted"] = sha
+        ctx.journal["reverted"] = sha
+
+    return run_action(wiki, actor, "revert", subject, apply, body=f"This reverts commit {sha}.")
+
+
+def _merge3(g: Git, current: bytes | None, base: bytes | None, other: bytes | None,
+            path: str) -> bytes | None:
+    """Three-way merge ``base -> other`` into ``current``; :class:`Invalid` on conflict."""
+    if current is None or other is None:
+        raise Invalid(message=f"cannot revert {path}: it was changed (or removed) later; revert "
+                      "those later actions first")
+    with tempfile.TemporaryDirectory(prefix="curator-revert-") as tmp:
+        files = []
+        for name, data in (("current", current), ("base", base or b""), ("other", other)):
+            p = Path(tmp) / name
+            p.write_bytes(data)
+            files.append(str(p))
+        proc = g.run("merge-file", "-p", *files, check=False)
+    if proc.returncode != 0:
+        raise Invalid(message=f"cannot revert {path}: later changes to it conflict with the revert")
+    return proc.stdout
