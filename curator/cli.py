@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 
 #: Command groups, in the order their commands appear in ``--help``.
-COMMAND_GROUPS: tuple[str, ...] = ("read", "graph", "gui")
+COMMAND_GROUPS: tuple[str, ...] = ("read", "graph", "search", "gui")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -83,7 +83,18 @@ def _run(argv: Sequence[str] | None) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``curator`` console script."""
+    """Entry point of the ``curator`` console script (``argv=None``) and of in-process callers."""
+    code = _main(argv)
+    if argv is None:
+        # The console script exits right after this. Freezing the heap spares the interpreter's
+        # final garbage collection a scan of every cached page (~0.1 s of a warm 10k-page index).
+        import gc
+
+        gc.freeze()
+    return code
+
+
+def _main(argv: Sequence[str] | None) -> int:
     try:
         return _run(argv)
     except KeyboardInterrupt:

@@ -33,14 +33,25 @@ class Context:
     def emit(self, data: Any, text: str | None = None) -> None:
         """Print ``data`` as JSON with ``--json``, else ``text`` (or the JSON when no text)."""
         if self.json or text is None:
-            json.dump(data, sys.stdout, ensure_ascii=False, indent=2)
-            sys.stdout.write("\n")
+            write_json(data)
         else:
             sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
 
     def close(self) -> None:
         if self._wiki is not None:
             self._wiki.close()
+
+
+def write_json(data: Any) -> None:
+    """One JSON document on stdout. A long list is written one compact item per line: still easy
+    to read and to grep, and it uses the C encoder (``indent`` forces the slow pure-Python one,
+    which cost more than everything else in a warm ``index --json`` of 10,000 pages)."""
+    if isinstance(data, list) and len(data) > 50:
+        dumps = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": ")).encode
+        sys.stdout.write("[\n" + ",\n".join(dumps(item) for item in data) + "\n]\n" if data else "[]\n")
+        return
+    json.dump(data, sys.stdout, ensure_ascii=False, indent=2)
+    sys.stdout.write("\n")
 
 
 def open_wiki(path: Path) -> Wiki:

@@ -19,11 +19,9 @@ from typing import Any
 import yaml
 
 try:  # the C loader is ~10x faster; fall back to the pure-Python one where libyaml is missing
-    from yaml import CParser as _Parser
     from yaml import CSafeLoader as _SafeLoader
 except ImportError:  # pragma: no cover - depends on the PyYAML build
     from yaml import SafeLoader as _SafeLoader  # type: ignore[assignment]
-    from yaml.parser import Parser as _Parser  # type: ignore[assignment]  # noqa: F401
 
 MAX_FRONTMATTER_CHARS = 64 * 1024
 MAX_ALIASES = 64

@@ -12,7 +12,7 @@ from .wiki import Wiki
 ERROR = "error"
 WARNING = "warning"
 _SEVERITY = {"frontmatter": ERROR, "layer": ERROR, "trust": ERROR, "encoding": ERROR,
-             "nul-bytes": ERROR, "source-type": WARNING}
+             "nul-bytes": ERROR, "source-type": WARNING, "links": WARNING}
 
 
 @dataclass(slots=True, frozen=True)
@@ -41,19 +41,34 @@ def lint(wiki: Wiki, actor: Actor = OPERATOR) -> list[LintIssue]:
         stems[page.slug].append(path)
         for problem in page.problems:
             issues.append(LintIssue(path, problem.code, _SEVERITY.get(problem.code, ERROR), problem.message))
+        # One issue per broken target and page, at its first line: a page repeating a broken
+        # link thousands of times is one thing to fix, not thousands.
+        reported: dict[tuple[str, str], list[int]] = {}
         for edge in links.outgoing.get(path, []):
             res = edge.resolution
-            line = edge.link.line
             if res.path is None:
-                issues.append(LintIssue(path, "unresolved-link", WARNING,
-                                        f"[[{edge.link.target}]] points to a page not yet written", line))
-            elif res.ambiguous:
+                code = "unresolved-link"
+            elif res.ambiguous and sum(1 for c in res.candidates if c in visible) > 1:
+                code = "ambiguous-link"
+            else:
+                continue
+            seen = reported.get((code, res.key))
+            if seen is not None:
+                seen[1] += 1
+                continue
+            reported[(code, res.key)] = [len(issues), 1]
+            if code == "unresolved-link":
+                message = f"[[{edge.link.target}]] points to a page not yet written"
+            else:
                 others = [c for c in res.candidates if c in visible]
-                if len(others) > 1:
-                    issues.append(LintIssue(
-                        path, "ambiguous-link", WARNING,
-                        f"[[{edge.link.target}]] matches {len(others)} pages ({', '.join(others[:4])}); "
-                        f"resolved to {res.path}", line))
+                message = (f"[[{edge.link.target}]] matches {len(others)} pages ({', '.join(others[:4])}); "
+                           f"resolved to {res.path}")
+            issues.append(LintIssue(path, code, WARNING, message, edge.link.line))
+        for index, count in reported.values():
+            if count > 1:
+                first = issues[index]
+                issues[index] = LintIssue(first.path, first.code, first.severity,
+                                          f"{first.message} ({count} times)", first.line)
         inbound = [e for e in links.backlinks(path) if e.source in visible]
         if not inbound:
             issues.append(LintIssue(path, "orphan", WARNING, "no other page links here"))

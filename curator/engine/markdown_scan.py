@@ -7,20 +7,24 @@ Everything here is linear in the size of the text (a 10 MB page must not hang).
 
 from __future__ import annotations
 
-import bisect
 import posixpath
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-_FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 _BACKTICKS = re.compile(r"`+")
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 
 WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
 MDLINK = re.compile(r"(!?)\[([^\]\n]*)\]\(\s*<?([^()<>\s]+)>?(?:\s+[\"'][^\"'\n]*[\"'])?\s*\)")
 BODY_TAG = re.compile(r"(?:(?<=\s)|^)#([^\W\d_][\w/-]*|\d+[^\W\d][\w/-]*)", re.MULTILINE)
+# Scanning variants that start with a literal, so the regex engine can jump between candidates
+# (an optional "!" or a look-behind in front defeats that and made scans ~6x slower); the callers
+# check the character before a match instead.
+_WIKILINK_SCAN = re.compile(r"\[\[([^\[\]\n]+?)\]\]")
+_MDLINK_SCAN = re.compile(r"\[([^\]\n]*)\]\(\s*<?([^()<>\s]+)>?(?:\s+[\"'][^\"'\n]*[\"'])?\s*\)")
+_TAG_SCAN = re.compile(r"#([^\W\d_][\w/-]*|\d+[^\W\d][\w/-]*)")
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 _HEADING = re.compile(r"^ {0,3}#[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 _ATTACHMENT = re.compile(r"\.(?!md$)[A-Za-z0-9]{1,5}$")
@@ -38,29 +42,44 @@ class RawLink:
     line: int  # 1-based line in the body
 
 
+_NOT_NEWLINE = re.compile(r"[^\n]")
+_FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})([^\n]*)$", re.MULTILINE)
+
+
 def _blank(text: str) -> str:
     """Replace every character except newlines with a space (keeps offsets and line numbers)."""
-    return re.sub(r"[^\n]", " ", text)
+    return _NOT_NEWLINE.sub(" ", text)
 
 
 def strip_code(body: str) -> str:
-    """Return ``body`` with fenced code blocks and inline code spans blanked out."""
+    """Return ``body`` with fenced code blocks and inline code spans blanked out.
+
+    Blanked, not removed: the result has the same length and the same newlines as ``body``, so
+    an offset in it is the same offset in ``body`` (the snippet takes its words from there).
+    Only fence-like lines are visited (one regex pass), not every line of the page.
+    """
     if "`" not in body and "~~~" not in body:
         return body
-    lines = body.split("\n")
+    out: list[str] = []
+    last = 0
     fence: str | None = None
-    for i, line in enumerate(lines):
+    start = 0
+    for m in _FENCE_LINE.finditer(body):
+        run, rest = m.group(1), m.group(2)
         if fence is None:
-            m = _FENCE_OPEN.match(line)
-            if m and not (m.group(1)[0] == "`" and "`" in m.group(2)):
-                fence = m.group(1)
-                lines[i] = ""
-        else:
-            stripped = line.strip()
-            if stripped.startswith(fence[0] * len(fence)) and stripped == stripped[0] * len(stripped):
-                fence = None
-            lines[i] = ""
-    text = "\n".join(lines)
+            if run[0] == "`" and "`" in rest:
+                continue  # a backtick in the info string: not a fence (CommonMark)
+            fence, start = run, m.start()
+        elif run[0] == fence[0] and len(run) >= len(fence) and not rest.strip():
+            out.append(body[last:start])
+            out.append(_blank(body[start : m.end()]))
+            last, fence = m.end(), None
+    if fence is not None:  # an unclosed fence runs to the end of the page
+        out.append(body[last:start])
+        out.append(_blank(body[start:]))
+        last = len(body)
+    out.append(body[last:])
+    text = "".join(out) if last else body
     if "`" not in text:
         return text
     return _strip_spans(text)
@@ -106,14 +125,25 @@ def _paragraphs(text: str) -> Iterator[tuple[int, int]]:
 
 
 class _Lines:
-    """Maps character offsets to 1-based line numbers."""
+    """Maps character offsets to 1-based line numbers.
+
+    Offsets are asked for in increasing order within one scan, so each answer counts only the
+    newlines since the previous offset (``str.count`` runs in C); an earlier offset restarts the
+    count. Listing every newline of every page up front cost more than the rest of the scan.
+    """
 
     def __init__(self, text: str, first_line: int) -> None:
-        self._starts = [m.end() for m in re.finditer("\n", text)]
+        self._text = text
         self._first = first_line
+        self._offset = 0
+        self._line = first_line
 
     def at(self, offset: int) -> int:
-        return self._first + bisect.bisect_right(self._starts, offset)
+        if offset < self._offset:
+            self._offset, self._line = 0, self._first
+        self._line += self._text.count("\n", self._offset, offset)
+        self._offset = offset
+        return self._line
 
 
 def split_wikilink(inner: str) -> tuple[str, str | None, str | None]:
@@ -135,18 +165,21 @@ def scan_links(code_free: str, page_path: str, first_line: int = 1) -> list[RawL
     lines = _Lines(code_free, first_line)
     links: list[RawLink] = []
     if "[[" in code_free:
-        for m in WIKILINK.finditer(code_free):
-            target, anchor, alias = split_wikilink(m.group(2))
+        for m in _WIKILINK_SCAN.finditer(code_free):
+            target, anchor, alias = split_wikilink(m.group(1))
             if not target:  # [[#heading]] points into the page itself
                 continue
-            kind = "embed" if m.group(1) else "wikilink"
-            if kind == "embed" and _ATTACHMENT.search(target):
+            start = m.start()
+            embed = start > 0 and code_free[start - 1] == "!"
+            if embed and _ATTACHMENT.search(target):
                 continue  # ![[diagram.png]] embeds a file, not a page
-            links.append(RawLink(target, anchor, alias, kind, lines.at(m.start())))
+            links.append(RawLink(target, anchor, alias, "embed" if embed else "wikilink",
+                                 lines.at(start)))
     if "](" in code_free:
         base = posixpath.dirname(page_path)
-        for m in MDLINK.finditer(code_free):
-            href = m.group(3)
+        lines = _Lines(code_free, first_line)  # a second pass: offsets restart from the top
+        for m in _MDLINK_SCAN.finditer(code_free):
+            href = m.group(2)
             if _SCHEME.match(href) or href.startswith(("#", "/")):
                 continue
             path, _, anchor = href.partition("#")
@@ -154,7 +187,7 @@ def scan_links(code_free: str, page_path: str, first_line: int = 1) -> list[RawL
             if not path.lower().endswith(".md"):
                 continue
             target = posixpath.normpath(posixpath.join(base, path))
-            links.append(RawLink(target, unquote(anchor) or None, m.group(2) or None, "markdown",
+            links.append(RawLink(target, unquote(anchor) or None, m.group(1) or None, "markdown",
                                  lines.at(m.start())))
     return links
 
@@ -163,7 +196,8 @@ def scan_tags(code_free: str) -> list[str]:
     """Body ``#tags`` (a tag has at least one non-digit; headings and anchors are not tags)."""
     if "#" not in code_free:
         return []
-    return [m.group(1).rstrip("/-") for m in BODY_TAG.finditer(code_free)]
+    return [m.group(1).rstrip("/-") for m in _TAG_SCAN.finditer(code_free)
+            if m.start() == 0 or code_free[m.start() - 1].isspace()]
 
 
 def first_heading(code_free: str, within: int = 800) -> str | None:

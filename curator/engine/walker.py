@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 #: Folders that never hold pages, at any depth.
 EXCLUDED_DIRS: frozenset[str] = frozenset(
@@ -13,8 +13,9 @@ EXCLUDED_DIRS: frozenset[str] = frozenset(
 )
 
 
-@dataclass(slots=True, frozen=True)
-class PageFile:
+class PageFile(NamedTuple):
+    """A page file as the walk saw it (a tuple: ten thousand of these are made per refresh)."""
+
     path: str  # posix, relative to the root
     mtime_ns: int
     size: int
