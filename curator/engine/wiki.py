@@ -19,6 +19,7 @@ from .events import Signal
 from .links import LinkIndex
 from .page import Page
 from .scope import Decision, ScopePolicy
+from .search import SearchIndex
 from .slugs import slug_sim
 from .store import ChangeSet, PageStore
 
@@ -53,6 +54,9 @@ class Wiki:
         self.root = root.resolve()
         self.state_dir = self.root / STATE_DIR
         self.store = PageStore(self.root, self.state_dir)
+        # The full-text index (SPEC §7) shares the cache's database and is kept in step by it.
+        self.search = SearchIndex(self)
+        self.store.add_extension(self.search)
         # The scope policy (.scope.toml, SPEC §6) decides every read and write of non-operators.
         self.scope = ScopePolicy(self.root)
         self.scope.on_change = self._policy_changed

@@ -1,0 +1,500 @@
+"""Full-text search over a wiki: an SQLite FTS5 index kept in step with the page cache (SPEC §7).
+
+The index lives in the page cache's database in ``.curator/`` and is a
+:class:`~curator.engine.store.StoreExtension`: every page the cache (re)parses is upserted in the
+same transaction, so the index never disagrees with the cache, whether the change came from an
+engine action (``wiki.refresh(paths)``) or from a refresh that found an edit made outside.
+
+Ranking: ``score = -bm25 x (0.5 + trust) x source_type factor`` (bm25 column weights: title 4,
+body 1, tags/aliases/file name 2); results are sorted by score, then by path. Snippets mark the
+matched words as ``«word»`` (:data:`HIGHLIGHT`).
+
+Freshness: before answering, :meth:`SearchIndex.search` runs :meth:`SearchIndex.refresh`, which is
+cheap by design because a full stat walk of 30,000 pages costs ~130 ms, over the 30 ms budget:
+
+1. every search stats the folders that hold pages (a few hundred stats, ~1 ms) and compares their
+   mtimes with the last look: a page created, deleted or renamed (which includes editors that save
+   by writing a temporary file and renaming it over the page) changes its folder's mtime, and only
+   that folder is listed again;
+2. an edit written in place changes no folder, so a full (mtime, size) sweep of every page also
+   runs, but at most once every :data:`SWEEP_INTERVAL` seconds. The time of the last sweep is kept
+   in the database, so a burst of short-lived ``curator search`` processes shares it too.
+
+An in-place edit is therefore found by the first search at least :data:`SWEEP_INTERVAL` seconds
+after the previous sweep (at once when a file watcher reports it through ``wiki.refresh(paths)``).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import frontmatter
+from .actor import OPERATOR, Actor
+from .errors import CuratorError, UsageError
+from .page import Page, decode, parse_layer
+from .query import Query, fold, fold_char, index_text, parse_query
+from .store import ChangeSet
+from .walker import EXCLUDED_DIRS, walk
+
+if TYPE_CHECKING:
+    from .wiki import Wiki
+
+SEARCH_SCHEMA = "1"  # bump when the indexed columns or text rules change: the index is rebuilt
+DEFAULT_LIMIT = 10
+MAX_LIMIT = 100
+#: bm25 weights of the indexed columns: title, body, extra (tags, aliases, file name).
+WEIGHTS = (4.0, 1.0, 2.0)
+#: Seconds between two full (mtime, size) sweeps triggered by searches (see the module doc).
+SWEEP_INTERVAL = 2.0
+#: Markers around matched words in snippets (the GUI renders them; agents read them as is).
+HIGHLIGHT = ("«", "»")
+SNIPPET_CHARS = 240
+MAX_INDEXED_CHARS = 2_000_000  # a page's body beyond this is not indexed (keeps builds bounded)
+_SNIPPET_SCAN = 50_000  # snippets look for a match in this much of the body
+
+
+@dataclass(slots=True)
+class SearchHit:
+    path: str
+    title: str
+    score: float
+    layer: str
+    trust: float
+    snippet: str
+    expanded: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "title": self.title, "score": float(f"{self.score:.6g}"),
+                "layer": self.layer, "trust": self.trust, "snippet": self.snippet,
+                "expanded": self.expanded}
+
+
+@dataclass(slots=True)
+class _Row:
+    path: str
+    title: str
+    layer: str
+    trust: float
+    tags: list[str]
+    score: float
+
+
+def _parent(path: str) -> str:
+    return path.rpartition("/")[0]
+
+
+class SearchIndex:
+    """The FTS5 index of one wiki. ``wiki.search`` is the instance every caller uses."""
+
+    def __init__(self, wiki: Wiki) -> None:
+        self.wiki = wiki
+        self._lock = threading.RLock()
+        self._needs_feed = False
+
+    @property
+    def _conn(self) -> sqlite3.Connection:
+        return self.wiki.store.conn
+
+    # --- StoreExtension ------------------------------------------------------------------
+    def setup(self, conn: sqlite3.Connection) -> bool:
+        conn.execute("CREATE TABLE IF NOT EXISTS search_meta (key TEXT PRIMARY KEY, value TEXT)")
+        row = conn.execute("SELECT value FROM search_meta WHERE key='schema'").fetchone()
+        if row is None or row[0] != SEARCH_SCHEMA:
+            for table in ("search_fts", "search_docs", "search_dirs"):
+                conn.execute(f"DROP TABLE IF EXISTS {table}")
+            conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('schema', ?)", (SEARCH_SCHEMA,))
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS search_docs (id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL,"
+            " title TEXT, layer TEXT, trust REAL, factor REAL, tags TEXT, mtime_ns INTEGER, size INTEGER)"
+        )
+        conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(title, body, extra,"
+            " tokenize='unicode61 remove_diacritics 2')"
+        )
+        conn.execute("CREATE TABLE IF NOT EXISTS search_dirs (dir TEXT PRIMARY KEY, mtime_ns INTEGER)")
+        has_pages = conn.execute("SELECT EXISTS (SELECT 1 FROM pages)").fetchone()[0]
+        has_docs = conn.execute("SELECT EXISTS (SELECT 1 FROM search_docs)").fetchone()[0]
+        if has_docs and not has_pages:
+            # The page cache was dropped (a schema change): it feeds every page again as new.
+            self._clear(conn)
+        self._needs_feed = bool(has_pages and not has_docs)
+        return self._needs_feed
+
+    def upsert(self, conn: sqlite3.Connection, page: Page, body: str) -> None:
+        row = conn.execute("SELECT id FROM search_docs WHERE path=?", (page.path,)).fetchone()
+        values = (page.title, page.layer, page.trust, page.source_factor,
+                  "\n".join(t.lower() for t in page.tags), page.mtime_ns, page.size)
+        if row is None:
+            doc_id = conn.execute(
+                "INSERT INTO search_docs (path, title, layer, trust, factor, tags, mtime_ns, size)"
+                " VALUES (?,?,?,?,?,?,?,?)", (page.path, *values)).lastrowid
+        else:
+            doc_id = row[0]
+            conn.execute("DELETE FROM search_fts WHERE rowid=?", (doc_id,))
+            conn.execute("UPDATE search_docs SET title=?, layer=?, trust=?, factor=?, tags=?,"
+                         " mtime_ns=?, size=? WHERE id=?", (*values, doc_id))
+        extra = " ".join([*page.tags, *page.aliases, page.stem.replace("-", " ").replace("_", " ")])
+        conn.execute("INSERT INTO search_fts (rowid, title, body, extra) VALUES (?,?,?,?)",
+                     (doc_id, index_text(page.title), index_text(body[:MAX_INDEXED_CHARS]),
+                      index_text(extra)))
+
+    def delete(self, conn: sqlite3.Connection, path: str) -> None:
+        row = conn.execute("SELECT id FROM search_docs WHERE path=?", (path,)).fetchone()
+        if row is not None:
+            conn.execute("DELETE FROM search_fts WHERE rowid=?", row)
+            conn.execute("DELETE FROM search_docs WHERE id=?", row)
+
+    @staticmethod
+    def _clear(conn: sqlite3.Connection) -> None:
+        for table in ("search_fts", "search_docs", "search_dirs"):
+            conn.execute(f"DELETE FROM {table}")
+        conn.execute("DELETE FROM search_meta WHERE key='last_sweep'")
+
+    # --- keeping fresh -------------------------------------------------------------------
+    def refresh(self, *, full: bool = False) -> ChangeSet:
+        """Pick up pages changed outside the engine, cheaply (see the module doc).
+
+        ``full`` forces the (mtime, size) sweep of every page instead of waiting for its turn.
+        """
+        with self._lock:
+            if self._needs_feed:
+                changes = self.wiki.refresh()  # the store feeds every page to an empty index
+                self._needs_feed = False
+                self._record_dirs(self._stat_dirs(self._dirs_of(self._known())))
+                return changes
+            last = self._conn.execute("SELECT value FROM search_meta WHERE key='last_sweep'").fetchone()
+            if full or last is None or time.time() - float(last[0]) >= SWEEP_INTERVAL:
+                return self._sweep()
+            return self._check_dirs()
+
+    def _known(self, where: str = "", args: tuple[Any, ...] = ()) -> dict[str, tuple[int, int]]:
+        rows = self._conn.execute(f"SELECT path, mtime_ns, size FROM search_docs {where}", args)
+        return {p: (m, s) for p, m, s in rows}
+
+    @staticmethod
+    def _dirs_of(paths: Iterable[str]) -> set[str]:
+        """Every folder holding a page, with its ancestors up to the root (``""``)."""
+        dirs = {""}
+        for path in paths:
+            parent = _parent(path)
+            while parent not in dirs:
+                dirs.add(parent)
+                parent = _parent(parent)
+        return dirs
+
+    def _sweep(self) -> ChangeSet:
+        # Folder mtimes are read before the walk: a change made during it shows up next time.
+        known = self._known()
+        dirs = self._dirs_of(known)
+        stamps = self._stat_dirs(dirs)
+        files = list(walk(self.wiki.root))
+        on_disk = {f.path: (f.mtime_ns, f.size) for f in files}
+        changed = [p for p, stat in on_disk.items() if known.get(p) != stat]
+        changed += [p for p in known if p not in on_disk]
+        changes = self.wiki.refresh(changed) if changed else ChangeSet()
+        new_dirs = self._dirs_of(on_disk) - dirs
+        stamps.update(self._stat_dirs(new_dirs))
+        self._record_dirs(stamps)
+        return changes
+
+    def _stat_dirs(self, dirs: set[str]) -> dict[str, int | None]:
+        root = self.wiki.root
+        out: dict[str, int | None] = {}
+        for d in dirs:
+            try:
+                out[d] = os.stat(root / d if d else root).st_mtime_ns
+            except OSError:
+                out[d] = None
+        return out
+
+    def _record_dirs(self, stamps: dict[str, int | None]) -> None:
+        """Remember the folders' mtimes and the time of this sweep."""
+        conn = self._conn
+        with self.wiki.store._lock:  # one connection: never interleave with a store transaction
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.execute("DELETE FROM search_dirs")
+                conn.executemany("INSERT OR REPLACE INTO search_dirs VALUES (?,?)",
+                                 [(d, m) for d, m in stamps.items() if m is not None])
+                conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('last_sweep', ?)",
+                             (repr(time.time()),))
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+
+    def _check_dirs(self) -> ChangeSet:
+        conn = self._conn
+        rows = conn.execute("SELECT dir, mtime_ns FROM search_dirs").fetchall()
+        known_dirs = {d for d, _ in rows}
+        root = self.wiki.root
+        candidates: set[str] = set()
+        updated: dict[str, int] = {}
+        gone: list[str] = []
+        new_dirs = False
+        for d, mtime in rows:
+            try:
+                now = os.stat(root / d if d else root).st_mtime_ns
+            except OSError:
+                gone.append(d)
+                continue
+            if now == mtime:
+                continue
+            updated[d] = now
+            prefix = f"{d}/" if d else ""
+            candidates.update(p for p in self._under(d) if "/" not in p[len(prefix):])
+            try:
+                with os.scandir(root / d if d else root) as entries:
+                    for entry in entries:
+                        if entry.is_symlink():
+                            continue
+                        rel = prefix + entry.name
+                        if entry.name.lower().endswith(".md"):
+                            candidates.add(rel)
+                        elif (entry.is_dir(follow_symlinks=False) and entry.name not in EXCLUDED_DIRS
+                              and rel not in known_dirs):
+                            candidates.update(prefix + f.path for f in walk(Path(entry.path)))
+                            new_dirs = True
+            except OSError:
+                gone.append(d)
+        for d in gone:
+            candidates.update(self._under(d))
+        if not candidates and not updated and not gone:
+            return ChangeSet()
+        changes = self.wiki.refresh(sorted(candidates)) if candidates else ChangeSet()
+        with self.wiki.store._lock:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.executemany("UPDATE search_dirs SET mtime_ns=? WHERE dir=?",
+                                 [(m, d) for d, m in updated.items()])
+                conn.executemany("DELETE FROM search_dirs WHERE dir=?", [(d,) for d in gone])
+                if new_dirs:  # new folders are not watched yet: let the next search sweep
+                    conn.execute("DELETE FROM search_meta WHERE key='last_sweep'")
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        return changes
+
+    def _under(self, d: str) -> list[str]:
+        """Indexed pages below folder ``d`` (all of them for the root)."""
+        if not d:
+            return list(self._known())
+        # '0' is the character after '/': this range is exactly the paths starting with "d/".
+        return list(self._known("WHERE path >= ? AND path < ?", (f"{d}/", f"{d}0")))
+
+    def rebuild(self) -> int:
+        """Re-index every page from scratch (``curator search --rebuild``); returns the count."""
+        with self._lock:
+            wiki = self.wiki
+            wiki.refresh()
+            pages = wiki.pages
+            conn = self._conn
+            with wiki.store._lock:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    self._clear(conn)
+                    for path in sorted(pages):
+                        try:
+                            text = decode((wiki.root / path).read_bytes()).text
+                        except OSError:
+                            continue  # vanished since the refresh: the next refresh drops it
+                        self.upsert(conn, pages[path], frontmatter.split(text).body)
+                    conn.execute("INSERT INTO search_fts (search_fts) VALUES ('optimize')")
+                    conn.execute("COMMIT")
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+            self._record_dirs(self._stat_dirs(self._dirs_of(pages)))
+            return conn.execute("SELECT count(*) FROM search_docs").fetchone()[0]
+
+    # --- searching -----------------------------------------------------------------------
+    def search(self, query: str | Query, actor: Actor = OPERATOR, *, min_trust: float | None = None,
+               layer: str | None = None, limit: int = DEFAULT_LIMIT, expand: bool = False,
+               refresh: bool = True) -> list[SearchHit]:
+        """Pages matching ``query`` that ``actor`` may see, best first (see the module doc).
+
+        ``limit`` (1..100) bounds the direct hits; ``expand`` adds up to ``limit`` more pages from
+        their one-hop neighbourhood (links out, links in, ``related:`` both ways), marked
+        ``expanded``, after the hits. Expanded pages are not text matches: their score is 0 and
+        they are ordered by the summed score of the hits they neighbour, then by path.
+        """
+        q = self._prepare(query, layer)
+        limit = max(1, min(int(limit), MAX_LIMIT))
+        if q.is_empty:
+            return []
+        if refresh:
+            self.refresh()
+        hits: list[SearchHit] = []
+        highlight = q.highlighter()
+        for row in self._rows(q):
+            if min_trust is not None and row.trust < min_trust:
+                continue
+            if not self.wiki.visible(actor, row.path):
+                continue
+            hits.append(SearchHit(row.path, row.title, row.score, row.layer, row.trust,
+                                  self._snippet(row.path, highlight)))
+            if len(hits) >= limit:
+                break
+        if expand and hits:
+            hits += self._expand(hits, q, actor, min_trust, limit, highlight)
+        return hits
+
+    def relevance(self, query: str | Query, refresh: bool = True) -> dict[str, float]:
+        """Score of every page matching ``query`` (no visibility check: callers filter)."""
+        q = self._prepare(query, None)
+        if q.is_empty:
+            return {}
+        if refresh:
+            self.refresh()
+        return {row.path: row.score for row in self._rows(q)}
+
+    @staticmethod
+    def _prepare(query: str | Query, layer: str | None) -> Query:
+        q = parse_query(query) if isinstance(query, str) else query
+        if layer:
+            name, problem = parse_layer(layer)
+            if problem:
+                raise UsageError(f"unknown layer {layer!r}: use identity, core, context or deep")
+            q.layers = {name} if not q.layers or name in q.layers else {"\x00none"}
+        return q
+
+    def _rows(self, q: Query) -> Iterator[_Row]:
+        """Candidate pages passing the metadata filters, by score then path."""
+        w_title, w_body, w_extra = WEIGHTS
+        columns = "d.path, d.title, d.layer, d.trust, d.tags"
+        positive, negative = q.positive_match(), q.excluded_match()
+        if positive:
+            sql = (f"SELECT {columns}, -bm25(search_fts, {w_title}, {w_body}, {w_extra})"
+                   " * (0.5 + d.trust) * d.factor AS score"
+                   " FROM search_fts JOIN search_docs d ON d.id = search_fts.rowid"
+                   " WHERE search_fts MATCH ? ORDER BY score DESC, d.path")
+            args: tuple[str, ...] = (q.match() or positive,)
+        else:
+            # Only filters and exclusions: every page is equally relevant (relevance 1).
+            sql = f"SELECT {columns}, (0.5 + d.trust) * d.factor AS score FROM search_docs d"
+            args = ()
+            if negative:
+                sql += " WHERE d.id NOT IN (SELECT rowid FROM search_fts WHERE search_fts MATCH ?)"
+                args = (negative,)
+            sql += " ORDER BY score DESC, d.path"
+        try:
+            cursor = self._conn.execute(sql, args)
+            for path, title, layer, trust, tags, score in cursor:
+                tag_list = tags.split("\n") if tags else []
+                if q.accepts(path, layer, trust, tag_list):
+                    yield _Row(path, title, layer, trust, tag_list, score)
+        except sqlite3.OperationalError as exc:
+            # The MATCH string is built from quoted terms only; this is a safety net, not a path.
+            raise CuratorError(f"search failed for {q.text!r}: {exc}") from None
+
+    def _expand(self, hits: list[SearchHit], q: Query, actor: Actor, min_trust: float | None,
+                limit: int, highlight: Any) -> list[SearchHit]:
+        links = self.wiki.links
+        pages = self.wiki.pages
+        seen = {h.path for h in hits}
+        weight: dict[str, float] = defaultdict(float)
+        for hit in hits:
+            neighbours = [e.target for e in links.outgoing.get(hit.path, []) if e.target]
+            neighbours += [e.source for e in links.backlinks(hit.path)]
+            for path in neighbours:
+                if path not in seen:
+                    weight[path] += hit.score
+        out: list[SearchHit] = []
+        for path in sorted(weight, key=lambda p: (-weight[p], p)):
+            page = pages.get(path)
+            if page is None or not q.accepts(path, page.layer, page.trust, page.tags):
+                continue
+            if min_trust is not None and page.trust < min_trust:
+                continue
+            if not self.wiki.visible(actor, path):
+                continue
+            out.append(SearchHit(path, page.title, 0.0, page.layer, page.trust,
+                                 highlight_text(page.snippet, highlight), expanded=True))
+            if len(out) >= limit:
+                break
+        return out
+
+    def _snippet(self, path: str, highlight: Any) -> str:
+        try:
+            text = decode((self.wiki.root / path).read_bytes()[: _SNIPPET_SCAN * 4]).text
+        except OSError:
+            return ""
+        return make_snippet(frontmatter.split(text).body, highlight)
+
+
+# --- snippets ------------------------------------------------------------------------------
+
+def _folded_with_map(text: str) -> tuple[str, list[int] | None]:
+    """``fold(text)`` and, when folding changed lengths, the original index of each folded char."""
+    if text.isascii():
+        return text.lower(), None
+    out: list[str] = []
+    index: list[int] = []
+    same_length = True
+    for i, ch in enumerate(text):
+        f = fold_char(ch)
+        out.append(f)
+        index.extend([i] * len(f))
+        same_length = same_length and len(f) == 1
+    return "".join(out), (None if same_length else index)
+
+
+def highlight_text(text: str, pattern: Any) -> str:
+    """``text`` with every match of ``pattern`` (over folded text) wrapped in :data:`HIGHLIGHT`."""
+    if pattern is None or not text:
+        return text
+    folded, index = _folded_with_map(text)
+    spans: list[tuple[int, int]] = []
+    for m in pattern.finditer(folded):
+        if m.end() == m.start():
+            continue
+        start = index[m.start()] if index else m.start()
+        end = (index[m.end() - 1] + 1) if index else m.end()
+        if spans and start < spans[-1][1]:
+            continue
+        spans.append((start, end))
+    if not spans:
+        return text
+    parts: list[str] = []
+    pos = 0
+    for start, end in spans:
+        parts += [text[pos:start], HIGHLIGHT[0], text[start:end], HIGHLIGHT[1]]
+        pos = end
+    parts.append(text[pos:])
+    return "".join(parts)
+
+
+def make_snippet(body: str, pattern: Any, width: int = SNIPPET_CHARS) -> str:
+    """About ``width`` characters of ``body`` around the first match, matches highlighted."""
+    flat = " ".join(body[:_SNIPPET_SCAN].split())
+    if not flat:
+        return ""
+    start = 0
+    if pattern is not None:
+        folded, index = _folded_with_map(flat)
+        m = pattern.search(folded)
+        if m is not None:
+            first = index[m.start()] if index else m.start()
+            start = max(0, first - width // 3)
+            if start:
+                space = flat.find(" ", start, first)
+                start = space + 1 if space >= 0 else start
+    end = min(len(flat), start + width)
+    if end < len(flat):
+        space = flat.rfind(" ", start + width // 2, end)
+        end = space if space > 0 else end
+    window = highlight_text(flat[start:end], pattern)
+    return ("…" if start else "") + window + ("…" if end < len(flat) else "")
+
+
+__all__ = ["DEFAULT_LIMIT", "HIGHLIGHT", "MAX_LIMIT", "SearchHit", "SearchIndex", "fold",
+           "highlight_text", "make_snippet"]
