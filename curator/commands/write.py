@@ -1,0 +1,120 @@
+"""Writing through the one door: ``append``, ``ingest``, ``history``, ``undo``, ``recover`` (SPEC §4, §5).
+
+Every command here runs engine actions; error answers (``locked``, ``denied``, ``invalid``) exit 1,
+every other answer 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from curator.engine.actions import ActionResult
+
+    from ._context import Context
+
+
+def register(sub: Any, parent: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "append", parents=[parent], help="append one fact to the page SLUG routes to",
+        description="Exact slug match, else similar pages are offered as candidates (nothing is "
+        "written) unless --create-new; a fact the page already states is declined as duplicate.",
+    )
+    p.add_argument("slug", metavar="SLUG", help="the page's name, e.g. ann-smith")
+    p.add_argument("content", metavar="CONTENT", help="the fact, one sentence")
+    p.add_argument("--link", action="append", default=[], metavar="L",
+                   help="a page to link from the bullet (repeatable)")
+    p.add_argument("--create-new", action="store_true",
+                   help="create the page SLUG even when similar pages exist")
+    p.set_defaults(handler="curator.commands.write:run_append")
+
+    p = sub.add_parser("ingest", parents=[parent], help="store a raw source in raw/ (not a page)")
+    p.add_argument("name", metavar="NAME", help="file name in raw/ (reduced to A-Z a-z 0-9 . _ -)")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--file", metavar="F", help="read the source from this file ('-' for stdin)")
+    src.add_argument("--url", metavar="U", help="fetch the source from an http(s) URL")
+    p.set_defaults(handler="curator.commands.write:run_ingest")
+
+    p = sub.add_parser("history", parents=[parent], help="the wiki's actions, newest first")
+    p.add_argument("--limit", type=int, default=30, metavar="N", help="at most N entries (default 30)")
+    p.set_defaults(handler="curator.commands.write:run_history")
+
+    p = sub.add_parser("undo", parents=[parent],
+                       help="revert the newest action not yet reverted (itself an action)")
+    p.add_argument("--commit", metavar="SHA", help="revert this action's commit instead")
+    p.set_defaults(handler="curator.commands.write:run_undo")
+
+    p = sub.add_parser("recover", parents=[parent],
+                       help="commit what an interrupted action left, and rebuild lost facts from the journal")
+    p.set_defaults(handler="curator.commands.write:run_recover")
+
+
+def _finish(ctx: Context, result: ActionResult, data: dict[str, Any] | None = None) -> int:
+    ctx.emit(data if data is not None else result.to_json(), f"{result.status}: {result.message}")
+    return 1 if result.is_error else 0
+
+
+def run_append(ctx: Context, args: argparse.Namespace) -> int:
+    from curator.engine.append import append, to_cli_json
+
+    result = append(ctx.wiki, args.slug, args.content, args.link, args.create_new, ctx.actor)
+    return _finish(ctx, result, to_cli_json(result))
+
+
+def run_ingest(ctx: Context, args: argparse.Namespace) -> int:
+    import sys
+
+    from curator.engine.append import MAX_INGEST_BYTES, ingest
+    from curator.engine.errors import CuratorError
+
+    if args.file is not None:
+        try:
+            if args.file == "-":
+                data = sys.stdin.buffer.read(MAX_INGEST_BYTES + 1)
+            else:
+                with open(args.file, "rb") as f:
+                    data = f.read(MAX_INGEST_BYTES + 1)
+        except OSError as exc:
+            raise CuratorError(f"cannot read {args.file}: {exc.strerror or exc}") from None
+        result = ingest(ctx.wiki, args.name, data=data, actor=ctx.actor)
+    else:
+        result = ingest(ctx.wiki, args.name, url=args.url, actor=ctx.actor)
+    return _finish(ctx, result)
+
+
+def run_history(ctx: Context, args: argparse.Namespace) -> int:
+    from curator.engine.actions import history
+    from curator.engine.errors import UsageError
+
+    if args.limit <= 0:
+        raise UsageError(f"--limit must be a positive number, not {args.limit}")
+    entries = history(ctx.wiki, args.limit)
+    lines = [f"{e.commit[:10]}  {e.time[:19].replace('T', ' ')}  {e.actor:<18}  {e.subject}"
+             for e in entries]
+    ctx.emit([e.to_json() for e in entries], "\n".join(lines) if lines else "no commits yet")
+    return 0
+
+
+def run_undo(ctx: Context, args: argparse.Namespace) -> int:
+    from curator.engine.actions import revert, undo
+
+    result = revert(ctx.wiki, ctx.actor, args.commit) if args.commit else undo(ctx.wiki, ctx.actor)
+    return _finish(ctx, result)
+
+
+def run_recover(ctx: Context, args: argparse.Namespace) -> int:
+    from curator.engine.actions import recover_pending
+    from curator.engine.append import rebuild_from_journal
+
+    pending = recover_pending(ctx.wiki)
+    if pending is not None and pending.is_error:
+        return _finish(ctx, pending)
+    result = rebuild_from_journal(ctx.wiki, ctx.actor)
+    data = result.to_json()
+    data["interrupted"] = pending.to_json() if pending is not None else None
+    text = result.message
+    if pending is not None:
+        text = f"{pending.message}; {text}"
+    ctx.emit(data, f"{result.status}: {text}")
+    return 1 if result.is_error else 0

@@ -1,0 +1,504 @@
+"""The one write door: append one clean, durable fact to the right page (SPEC §4).
+
+``append(wiki, slug, content, links=(), create_new=False, actor=OPERATOR)`` answers with an
+:class:`~.actions.ActionResult` whose ``data`` holds ``created``, ``page``, ``candidates`` (list of
+``{slug, path, score}``) and ``matched``; statuses ``appended | duplicate | candidates`` (successes)
+and ``locked | denied | invalid`` (errors). It runs as the action ``wiki_append: <slug>``, so the
+lock, the policy check, the exact-path commit and the journal line come from :mod:`.actions`.
+
+Routing stays cheap on big wikis: in a process whose page cache is loaded it reads the cached
+paths (no walk, no parse); a one-shot process only walks file names. Slug features (the
+letters-and-digits form, trigram and word sets) are computed once per path and kept, and pages
+whose set sizes cannot reach the 0.4 threshold are skipped before any set arithmetic: the scores
+kept are exactly :func:`~.slugs.slug_sim`'s.
+
+Also here: :func:`ingest` (a raw source into ``raw/``, SPEC §11) and :func:`rebuild_from_journal`
+(``curator recover``: facts the journal knows that the pages lost are written back).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+import threading
+import unicodedata
+import urllib.parse
+import urllib.request
+import weakref
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from . import frontmatter
+from .actions import ActionContext, ActionResult, Invalid, journal_of, run_action
+from .actor import OPERATOR, Actor
+from .page import DEFAULT_LAYER, DEFAULT_TRUST
+from .slugs import slugify
+from .walker import walk
+
+if TYPE_CHECKING:
+    from .wiki import Wiki
+
+ROUTE_THRESHOLD = 0.4
+MAX_CANDIDATES = 5
+DUP_JACCARD = 0.8
+QUOTE_CHARS = 80
+#: Namespaces append never routes to (SPEC §2): auto-filed pages and pages held for review.
+UNROUTABLE = frozenset({"auto", "_review"})
+MAX_INGEST_BYTES = 20 * 1024 * 1024
+
+_WORDS = re.compile(r"[^\W_]+")
+_LINK = re.compile(r"!?\[\[[^\]\n]*\]\]")
+_STAMP = re.compile(r"\s*\(added \d{4}-\d{2}-\d{2}\)\s*$")
+_BULLET = re.compile(r"^\s*- (.*)$")
+_HEADING = re.compile(r"^(#{1,6})\s")
+_UPDATES = re.compile(r"^##\s+updates\s*#*\s*$", re.IGNORECASE)
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+@dataclass(slots=True, frozen=True)
+class Candidate:
+    slug: str
+    path: str
+    score: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"slug": self.slug, "path": self.path, "score": round(self.score, 4)}
+
+
+# --- routing --------------------------------------------------------------------------------
+
+def _alnum(text: str) -> str:
+    return "".join(_WORDS.findall(text.lower()))
+
+
+def page_slug(path: str) -> str:
+    """The append slug of a page: its file stem, slugified (``Ann Smith.md`` -> ``ann-smith``)."""
+    stem = path.rsplit("/", 1)[-1]
+    stem = stem[:-3] if stem.lower().endswith(".md") else stem
+    return slugify(unicodedata.normalize("NFC", stem))
+
+
+@dataclass(slots=True, frozen=True)
+class _Feat:
+    slug: str
+    alnum: str
+    tri: frozenset[str]
+    words: frozenset[str]
+
+
+def _features(slug: str) -> _Feat:
+    low = slug.lower()
+    padded = f" {low} "
+    return _Feat(slug, _alnum(slug), frozenset(padded[i : i + 3] for i in range(len(padded) - 2)),
+                 frozenset(low.replace("-", " ").split()))
+
+
+class _RouteCache:
+    """Slug features by page path, kept for the life of a :class:`Wiki` (paths never go stale:
+    features depend on the path alone)."""
+
+    def __init__(self) -> None:
+        self.by_path: dict[str, _Feat] = {}
+        self.lock = threading.Lock()
+
+    def get(self, path: str) -> _Feat:
+        feat = self.by_path.get(path)
+        if feat is None:
+            feat = self.by_path[path] = _features(page_slug(path))
+        return feat
+
+
+_route_caches: weakref.WeakKeyDictionary[Any, _RouteCache] = weakref.WeakKeyDictionary()
+
+
+def _route_cache(wiki: Wiki) -> _RouteCache:
+    cache = _route_caches.get(wiki)
+    if cache is None:
+        cache = _route_caches[wiki] = _RouteCache()
+    return cache
+
+
+def _page_paths(wiki: Wiki) -> Iterable[str]:
+    loaded = getattr(wiki.store, "loaded", None)
+    if loaded is None:
+        loaded = getattr(wiki.store, "_loaded", False)
+    if loaded:
+        return list(wiki.pages)
+    return [f.path for f in walk(wiki.root)]  # names only: a one-shot call parses nothing
+
+
+def routable_paths(wiki: Wiki, actor: Actor) -> list[str]:
+    """Pages append may route to for ``actor``: not under auto/ or _review/, and visible."""
+    out = []
+    for path in _page_paths(wiki):
+        head, sep, _ = path.partition("/")
+        if sep and head in UNROUTABLE:
+            continue
+        if actor.is_operator or wiki.visible(actor, path):
+            out.append(path)
+    return out
+
+
+def _bound(a: int, b: int) -> float:
+    # The largest Jaccard two sets of these sizes can have.
+    return min(a, b) / max(a, b) if a and b else 0.0
+
+
+def _sim(q: _Feat, f: _Feat) -> float:
+    """:func:`~.slugs.slug_sim` on precomputed features (same formula, tested equal); pairs whose
+    set sizes alone keep both Jaccards under the routing threshold score 0."""
+    a, b = q.alnum, f.alnum
+    if not a or not b:
+        return 0.0
+    if a == b:
+        return 1.0
+    if a in b or b in a:
+        shorter, longer = sorted((len(a), len(b)))
+        return max(0.7, shorter / longer)
+    ta, tb, wa, wb = len(q.tri), len(f.tri), len(q.words), len(f.words)
+    if _bound(ta, tb) < ROUTE_THRESHOLD and _bound(wa, wb) < ROUTE_THRESHOLD:
+        return 0.0
+    inter = len(q.tri & f.tri)
+    tri = inter / (ta + tb - inter)
+    words = 0.0
+    if wa and wb:
+        inter = len(q.words & f.words)
+        words = inter / (wa + wb - inter)
+    return max(tri, words)
+
+
+def route(wiki: Wiki, slug: str, actor: Actor = OPERATOR) -> tuple[str | None, list[Candidate]]:
+    """(exact match path, candidates): SPEC §4.2 routing for an already slugified ``slug``."""
+    cache = _route_cache(wiki)
+    q = _features(slug)
+    exact: list[str] = []
+    scored: list[Candidate] = []
+    with cache.lock:
+        for path in routable_paths(wiki, actor):
+            f = cache.get(path)
+            if f.slug == slug:
+                exact.append(path)
+                continue
+            score = _sim(q, f)
+            if score >= ROUTE_THRESHOLD:
+                scored.append(Candidate(f.slug, path, score))
+    if exact:
+        # Several pages share the name: prefer wiki/, then the shallowest, then by path.
+        exact.sort(key=lambda p: (not p.startswith("wiki/"), p.count("/"), p))
+        return exact[0], []
+    scored.sort(key=lambda c: (-c.score, c.path))
+    return None, scored[:MAX_CANDIDATES]
+
+
+# --- facts and bullets ---------------------------------------------------------------------
+
+def clean_bullet(text: str) -> str:
+    """A bullet as dedup compares it: dash, ``[[links]]`` and the ``(added ...)`` stamp removed."""
+    text = text.strip()
+    if text.startswith("- "):
+        text = text[2:]
+    text = _STAMP.sub("", _LINK.sub("", text))
+    return " ".join(text.split())
+
+
+def _words(text: str) -> list[str]:
+    return _WORDS.findall(text.lower())
+
+
+def find_duplicate(page_text: str, content: str) -> str | None:
+    """The cleaned bullet of ``page_text`` that ``content`` restates, or None (SPEC §4.5)."""
+    fact_words = _words(clean_bullet(content))
+    if not fact_words:
+        return None
+    fact_set = set(fact_words)
+    fact_norm = f" {' '.join(fact_words)} "
+    for line in _body_lines(page_text):
+        m = _BULLET.match(line)
+        if not m:
+            continue
+        bullet = clean_bullet(m.group(1))
+        words = _words(bullet)
+        if not words:
+            continue
+        bset = set(words)
+        if len(fact_set & bset) / len(fact_set | bset) >= DUP_JACCARD:
+            return bullet
+        norm = f" {' '.join(words)} "
+        if norm in fact_norm or fact_norm in norm:
+            return bullet
+    return None
+
+
+def _body_lines(text: str) -> list[str]:
+    return text.replace("\r\n", "\n").split("\n")
+
+
+def compose_bullet(content: str, links: Sequence[str], day: _dt.date) -> str:
+    """``- <content> [[link]] ... (added YYYY-MM-DD)``: one line, links slugified, empties dropped."""
+    text = " ".join(content.split())
+    if text.startswith("- "):
+        text = text[2:].lstrip()
+    slugs = list(dict.fromkeys(s for s in (slugify(link) for link in links) if s))
+    parts = [text, *(f"[[{s}]]" for s in slugs), f"(added {day.isoformat()})"]
+    return "- " + " ".join(parts)
+
+
+def title_of(slug: str) -> str:
+    """``ann-smith`` -> ``Ann Smith`` (words capitalised; other scripts unchanged)."""
+    return " ".join(w[:1].upper() + w[1:] for w in slug.split("-") if w)
+
+
+def scaffold(slug: str, bullet: str, day: _dt.date) -> str:
+    """A new page: frontmatter, ``# Title``, ``## Updates`` and the first bullet."""
+    title = title_of(slug)
+    head = frontmatter.update("", {"title": title, "layer": DEFAULT_LAYER, "trust": DEFAULT_TRUST,
+                                   "created": day, "updated": day})
+    return f"{head}\n# {title}\n\n## Updates\n\n{bullet}\n"
+
+
+def insert_bullet(text: str, bullet: str) -> str:
+    """``text`` with ``bullet`` at the end of its ``## Updates`` section (added at the end if
+    absent), in the text's own line endings; ``updated`` refreshed when the page has frontmatter."""
+    nl = "\r\n" if "\r\n" in text else "\n"
+    lines = text.split(nl) if nl == "\r\n" else text.split("\n")
+    trailing = lines and lines[-1] == ""
+    if trailing:
+        lines.pop()
+    split = frontmatter.split(text)
+    start = 0
+    if split.raw is not None and not split.problem:
+        start = split.body_line - 1
+    heading = end = None
+    in_fence = False
+    for i in range(start, len(lines)):
+        line = lines[i]
+        if _FENCE.match(line):
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            continue
+        if heading is None:
+            if _UPDATES.match(line.strip()):
+                heading = i
+        else:
+            m = _HEADING.match(line)
+            if m and len(m.group(1)) <= 2:
+                end = i
+                break
+    if heading is None:
+        while lines and not lines[-1].strip():
+            lines.pop()
+        block = ([""] if lines else []) + ["## Updates", "", bullet]
+        lines.extend(block)
+    else:
+        stop = len(lines) if end is None else end
+        last = heading
+        for i in range(stop - 1, heading, -1):
+            if lines[i].strip():
+                last = i
+                break
+        new = [bullet] if last > heading else ["", bullet]
+        if end is not None and (last + 1 >= len(lines) or lines[last + 1].strip()):
+            new.append("")  # keep a blank line before the next section
+        lines[last + 1 : last + 1] = new
+    out = nl.join(lines) + nl
+    return out
+
+
+def _refresh_updated(text: str, day: _dt.date) -> str:
+    split = frontmatter.split(text)
+    if split.raw is None or split.problem:
+        return text  # no (or broken) frontmatter: not ours to invent or repair
+    _meta, problem = frontmatter.load(split.raw)
+    if problem:
+        return text
+    return frontmatter.update(text, {"updated": day})
+
+
+# --- the door ----------------------------------------------------------------------------------
+
+def _empty_data() -> dict[str, Any]:
+    return {"created": False, "page": None, "candidates": [], "matched": None}
+
+
+def append(wiki: Wiki, slug: str, content: str, links: Sequence[str] = (), create_new: bool = False,
+           actor: Actor = OPERATOR, today: _dt.date | None = None) -> ActionResult:
+    """Append ``content`` as one bullet to the page ``slug`` routes to (SPEC §4)."""
+    s = slugify(slug or "")
+    fact = " ".join((content or "").split())
+    if not s:
+        return ActionResult("invalid", f"invalid slug {slug!r}: it has no letters or digits; give the "
+                            "page a name", data=_empty_data(), action="wiki_append")
+    if not fact or not _WORDS.search(fact):
+        return ActionResult("invalid", "invalid fact: the content is empty", data=_empty_data(),
+                            action="wiki_append", target=s)
+    links = [str(x) for x in links or () if str(x).strip()]
+    day = today or _dt.date.today()
+
+    def apply(ctx: ActionContext) -> None:
+        ctx.data.update(_empty_data())
+        target, candidates = route(wiki, s, actor)
+        bullet = compose_bullet(fact, links, day)
+        if target is None:
+            if candidates and not create_new:
+                ctx.status = "candidates"
+                ctx.data["candidates"] = [c.to_json() for c in candidates]
+                names = ", ".join(f"{c.slug} ({c.path}, {c.score:.2f})" for c in candidates)
+                ctx.message = (f"no page is named '{s}'; similar pages: {names}. Append to one of "
+                               f"them by its slug, or pass create_new to create '{s}'")
+                return
+            folder = "wiki/" if (wiki.root / "wiki").is_dir() else ""
+            target = f"{folder}{s}.md"
+        ctx.check_write(target)
+        text, dec = ctx.read_text(target)
+        created = text is None
+        ctx.data.update(page=target, created=created)
+        if text is not None and dec is not None:
+            matched = find_duplicate(text, fact)
+            if matched is not None:
+                quote = matched[:QUOTE_CHARS]
+                ctx.status, ctx.data["matched"] = "duplicate", quote
+                ctx.message = f"not appended: {target} already says \"{quote}\""
+                return
+            new_text = _refresh_updated(insert_bullet(text, bullet), day)
+            bom = dec.bom
+        else:
+            new_text, bom = scaffold(s, bullet, day), False
+        ctx.journal.update(slug=s, content=fact, created=created, page=target, links=links)
+        ctx.write_text(target, new_text, bom=bom)
+        ctx.status = "appended"
+        ctx.message = f"created {target} with the fact" if created else f"appended to {target}"
+
+    result = run_action(wiki, actor, "wiki_append", s, apply)
+    for key, value in _empty_data().items():
+        result.data.setdefault(key, value)
+    return result
+
+
+def to_cli_json(result: ActionResult) -> dict[str, Any]:
+    """The JSON shape of ``curator append --json`` (SPEC §11)."""
+    d = result.data
+    out = {"status": result.status, "created": bool(d.get("created")), "page": d.get("page"),
+           "commit": result.commit, "candidates": d.get("candidates", []), "matched": d.get("matched"),
+           "message": result.message}
+    for key in ("commit_error", "recovered"):
+        if key in d:
+            out[key] = d[key]
+    return out
+
+
+# --- recover: rebuild from the journal ----------------------------------------------------------
+
+def rebuild_from_journal(wiki: Wiki, actor: Actor = OPERATOR) -> ActionResult:
+    """Write back every journaled fact that its page no longer has (a lost or reverted-by-accident
+    page is recreated); one action ``recover: journal``. Facts an undo removed on purpose are
+    skipped (their commits were reverted)."""
+    from .actions import history
+
+    records = [r for r in journal_of(wiki).read()
+               if r.get("action", "wiki_append") == "wiki_append" and r.get("committed", True)
+               and isinstance(r.get("content"), str) and isinstance(r.get("slug"), str)]
+    reverted = {e.reverts for e in history(wiki, 100_000) if e.reverts}
+    records = [r for r in records if r.get("commit") not in reverted]
+
+    def apply(ctx: ActionContext) -> None:
+        restored: list[dict[str, Any]] = []
+        texts: dict[str, str] = {}
+        boms: dict[str, bool] = {}
+        for rec in records:
+            s = slugify(rec["slug"])
+            page = rec.get("page") if isinstance(rec.get("page"), str) else None
+            if not s:
+                continue
+            if not page:
+                folder = "wiki/" if (wiki.root / "wiki").is_dir() else ""
+                page = f"{folder}{s}.md"
+            page = ctx.safe_path(page)
+            if page not in texts:
+                text, dec = ctx.read_text(page)
+                if text is not None and dec is not None:
+                    texts[page], boms[page] = text, dec.bom
+            day = _record_day(rec)
+            links = [x for x in rec.get("links", []) if isinstance(x, str)]
+            bullet = compose_bullet(rec["content"], links, day)
+            if page in texts:
+                if find_duplicate(texts[page], rec["content"]) is not None:
+                    continue
+                texts[page] = insert_bullet(texts[page], bullet)
+            else:
+                texts[page], boms[page] = scaffold(s, bullet, day), False
+            restored.append({"page": page, "content": rec["content"]})
+        for page in dict.fromkeys(r["page"] for r in restored):
+            ctx.write_text(page, texts[page], bom=boms[page])
+        ctx.status = "recovered" if restored else "ok"
+        ctx.data["restored"] = restored
+        ctx.message = (f"restored {len(restored)} fact(s) from the journal" if restored
+                       else "every journaled fact is on its page; nothing to restore")
+
+    return run_action(wiki, actor, "recover", "journal", apply)
+
+
+def _record_day(rec: dict[str, Any]) -> _dt.date:
+    try:
+        return _dt.date.fromisoformat(str(rec.get("t", ""))[:10])
+    except ValueError:
+        return _dt.date.today()
+
+
+# --- ingest ---------------------------------------------------------------------------------------
+
+def sanitize_name(name: str) -> str:
+    """A raw source's file name reduced to ``[A-Za-z0-9._-]`` (no leading dots, <= 120 chars)."""
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", name.strip()).lstrip(".")
+    cleaned = re.sub(r"\.{2,}", ".", cleaned)
+    return cleaned[:120].strip("_") or ""
+
+
+def fetch_url(url: str, timeout: float = 20.0) -> bytes:
+    """Download ``url`` (http or https only) up to :data:`MAX_INGEST_BYTES`."""
+    scheme = urllib.parse.urlsplit(url).scheme.lower()
+    if scheme not in ("http", "https"):
+        raise Invalid(message=f"invalid url {url!r}: only http and https are fetched")
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as resp:
+            data = resp.read(MAX_INGEST_BYTES + 1)
+    except (OSError, ValueError) as exc:
+        raise Invalid(message=f"could not fetch {url}: {exc}") from None
+    if len(data) > MAX_INGEST_BYTES:
+        raise Invalid(message=f"{url} is larger than {MAX_INGEST_BYTES // (1024 * 1024)} MB")
+    return data
+
+
+def ingest(wiki: Wiki, name: str, data: bytes | None = None, url: str | None = None,
+           actor: Actor = OPERATOR) -> ActionResult:
+    """Store a raw source as ``raw/<sanitised name>`` (never indexed as a page); action ``ingest``."""
+    clean = sanitize_name(name)
+    if not clean:
+        return ActionResult("invalid", f"invalid name {name!r}: use letters, digits, '.', '_' or '-'",
+                            action="ingest")
+    if (data is None) == (url is None):
+        return ActionResult("invalid", "give exactly one of a file or a url", action="ingest")
+    if url is not None:
+        try:
+            data = fetch_url(url)
+        except Invalid as exc:
+            return ActionResult("invalid", exc.message, action="ingest")
+    assert data is not None
+    if len(data) > MAX_INGEST_BYTES:
+        return ActionResult("invalid", f"the source is larger than {MAX_INGEST_BYTES // (1024 * 1024)} MB",
+                            action="ingest")
+    path = f"raw/{clean}"
+
+    def apply(ctx: ActionContext) -> None:
+        existing = ctx.read_bytes(path)
+        ctx.data.update(path=path, bytes=len(data))
+        if existing is not None and existing != data:
+            raise Invalid(message=f"{path} exists with other content; ingest under another name",
+                          data={"path": path})
+        ctx.journal.update(path=path, url=url)
+        ctx.write_bytes(path, data)
+        ctx.status = "ingested"
+        ctx.message = f"stored {path} ({len(data)} bytes)" if existing is None else f"{path} is already stored"
+
+    return run_action(wiki, actor, "ingest", path, apply)
