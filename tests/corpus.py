@@ -105,6 +105,13 @@ def _write(root: Path, rel: str, data: str | bytes) -> None:
     path.write_bytes(data)
 
 
+def write_pages(root: Path, pages: dict[str, str | bytes]) -> Path:
+    """Write a small hand-made wiki: ``{relative path: text or bytes}``; returns ``root``."""
+    for rel, data in pages.items():
+        _write(root, rel, data)
+    return root
+
+
 def _title_of(stem: str) -> str:
     return " ".join(w.capitalize() for w in stem.split("-"))
 
@@ -203,9 +210,9 @@ def _alias_bomb() -> str:
 
 
 def _deep_alias_bomb() -> str:
-    """Few aliases (under any alias-count cap) that still double 40 times: 2**40 leaves."""
+    """64 aliases (not over the loader's alias cap) that still double 32 times: 2**33 leaves."""
     lines = ["d0: &d0 [x, y]"]
-    for level in range(1, 41):
+    for level in range(1, 33):
         lines.append(f"d{level}: &d{level} [*d{level - 1}, *d{level - 1}]")
     return "---\ntitle: Deep Alias Bomb\n" + "\n".join(lines) + "\n---\nstill boom\n"
 

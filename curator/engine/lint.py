@@ -12,7 +12,8 @@ from .wiki import Wiki
 ERROR = "error"
 WARNING = "warning"
 _SEVERITY = {"frontmatter": ERROR, "layer": ERROR, "trust": ERROR, "encoding": ERROR,
-             "nul-bytes": ERROR, "source-type": WARNING, "links": WARNING}
+             "nul-bytes": ERROR, "source-type": WARNING, "links": WARNING,
+             "empty": WARNING}
 
 
 @dataclass(slots=True, frozen=True)

@@ -51,7 +51,7 @@ class Link(NamedTuple):
 
 @dataclass(slots=True, frozen=True)
 class Problem:
-    code: str  # frontmatter | layer | trust | source-type | encoding | nul-bytes
+    code: str  # frontmatter | layer | trust | source-type | encoding | nul-bytes | empty | links
     message: str
 
 
@@ -262,6 +262,8 @@ def parse_page(path: str, data: bytes, mtime_ns: int = 0) -> tuple[Page, str]:
         problems.append(Problem("encoding", "invalid UTF-8 bytes (replaced for reading; never rewritten blindly)"))
     if dec.nul:
         problems.append(Problem("nul-bytes", "contains NUL bytes"))
+    if not dec.text.strip():
+        problems.append(Problem("empty", "the page is empty"))
     parts = frontmatter.split(dec.text)
     meta: dict[str, Any] = {}
     if parts.problem:

@@ -21,7 +21,7 @@ from typing import Protocol
 from .page import Page, parse_page
 from .walker import PageFile, is_page_path, walk
 
-SCHEMA_VERSION = 4  # bump when Page or the parse rules change: the cache is rebuilt
+SCHEMA_VERSION = 5  # bump when Page or the parse rules change: the cache is rebuilt
 
 
 @dataclass(slots=True)
@@ -62,6 +62,15 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def _is_corrupt(exc: sqlite3.DatabaseError) -> bool:
+    """Whether SQLite says the file is damaged or not a database (as opposed to busy, read-only)."""
+    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+    if code:
+        return code in (11, 26)  # SQLITE_CORRUPT, SQLITE_NOTADB
+    text = str(exc).lower()
+    return "not a database" in text or "malformed" in text
+
+
 class StoreExtension(Protocol):
     """Something kept in step with the page cache (e.g. the full-text index)."""
 
@@ -89,23 +98,42 @@ class PageStore:
 
     # --- connection -------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
+        path = self.state_dir / "cache.sqlite"
         try:
             self.state_dir.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.state_dir / "cache.sqlite", check_same_thread=False,
-                                   timeout=10, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
-        except (OSError, sqlite3.Error):
+            return self._open(path)
+        except sqlite3.DatabaseError as exc:
+            if not _is_corrupt(exc):
+                return self._open(":memory:")
+        except OSError:
             # A read-only wiki (a mounted shared wiki, say) still works, just without persistence.
-            conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
-        conn.execute("PRAGMA synchronous=NORMAL")
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version != SCHEMA_VERSION:
-            conn.execute("DROP TABLE IF EXISTS pages")
-            conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-        conn.execute(
-            "CREATE TABLE IF NOT EXISTS pages (path TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER,"
-            " record TEXT)"
-        )
+            return self._open(":memory:")
+        # A damaged cache (not a database, truncated) holds nothing that cannot be rebuilt.
+        for name in ("cache.sqlite", "cache.sqlite-wal", "cache.sqlite-shm"):
+            (self.state_dir / name).unlink(missing_ok=True)
+        try:
+            return self._open(path)
+        except (OSError, sqlite3.Error):
+            return self._open(":memory:")
+
+    @staticmethod
+    def _open(target: Path | str) -> sqlite3.Connection:
+        conn = sqlite3.connect(target, check_same_thread=False, timeout=10, isolation_level=None)
+        try:
+            if target != ":memory:":
+                conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version != SCHEMA_VERSION:
+                conn.execute("DROP TABLE IF EXISTS pages")
+                conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS pages (path TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER,"
+                " record TEXT)"
+            )
+        except BaseException:
+            conn.close()
+            raise
         return conn
 
     def add_extension(self, ext: StoreExtension) -> None:

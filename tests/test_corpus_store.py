@@ -1,0 +1,179 @@
+"""The walker (SPEC §2 exclusions, symlinks) and the persistent page cache in ``.curator/``."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+import curator.engine.store as store_module
+from curator.engine.page import parse_page
+from curator.engine.walker import EXCLUDED_DIRS, is_page_path, walk
+from curator.engine.wiki import Wiki
+from tests.corpus import generate, write_pages
+
+
+@pytest.fixture
+def parse_counter(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Records every path the page cache parses."""
+    parsed: list[str] = []
+
+    def counting(path: str, data: bytes, mtime_ns: int = 0):  # type: ignore[no-untyped-def]
+        parsed.append(path)
+        return parse_page(path, data, mtime_ns)
+
+    monkeypatch.setattr(store_module, "parse_page", counting)
+    return parsed
+
+
+# --- walker --------------------------------------------------------------------------------
+
+def test_excluded_folders_are_the_spec_list() -> None:
+    assert sorted(EXCLUDED_DIRS) == sorted([".git", "graphify-out", "_proposed", "proposed", "imports",
+                                            "raw", "_archive", ".curator"])
+
+
+@pytest.mark.timeout(60)
+def test_walk_finds_exactly_the_pages(tmp_path: Path) -> None:
+    info = generate(tmp_path / "w", 40, hostile=True)
+    found = [f.path for f in walk(info.root)]
+    assert len(found) == len(set(found))
+    assert sorted(found) == info.pages
+    assert not set(info.not_pages) & set(found)
+    sizes = {f.path: f.size for f in walk(info.root)}
+    assert sizes[info.hostile["huge"]] == (info.root / info.hostile["huge"]).stat().st_size
+
+
+def test_symlinks_are_not_followed_and_loops_do_not_hang(tmp_path: Path) -> None:
+    root = write_pages(tmp_path / "w", {"wiki/a.md": "a", "wiki/sub/b.md": "b"})
+    outside = write_pages(tmp_path / "outside", {"secret.md": "s", "d/inner.md": "i"})
+    os.symlink("..", root / "wiki/sub/up")
+    os.symlink(root, root / "wiki/root-again")
+    os.symlink("loop.md", root / "wiki/loop.md")
+    os.symlink(outside / "secret.md", root / "wiki/secret.md")
+    os.symlink(outside / "d", root / "wiki/d")
+    os.symlink("a.md", root / "wiki/a-alias.md")
+    assert sorted(f.path for f in walk(root)) == ["wiki/a.md", "wiki/sub/b.md"]
+
+
+def test_walk_of_a_root_given_through_a_symlink(tmp_path: Path) -> None:
+    root = write_pages(tmp_path / "real", {"a.md": "a"})
+    os.symlink(root, tmp_path / "link")
+    assert [f.path for f in walk(tmp_path / "link")] == ["a.md"]
+
+
+@pytest.mark.parametrize(
+    ("path", "is_page"),
+    [("a.md", True), ("wiki/A.MD", True), ("wiki/raw/x.md", False), (".git/x.md", False),
+     ("wiki/x.txt", False), ("../x.md", False), ("/abs.md", False), ("wiki/_archive/o.md", False),
+     ("raw.md", True), ("wiki/imports.md", True)],
+)
+def test_is_page_path(path: str, is_page: bool) -> None:
+    assert is_page_path(path) is is_page
+
+
+# --- page cache ----------------------------------------------------------------------------
+
+def test_a_second_open_reparses_nothing(tmp_path: Path, parse_counter: list[str]) -> None:
+    info = generate(tmp_path / "w", 30)
+    first = Wiki(info.root)
+    assert len(first.pages) == 30 and len(parse_counter) == 30
+    first.close()
+    parse_counter.clear()
+    second = Wiki(info.root)
+    assert sorted(second.pages) == sorted(info.expected)
+    assert parse_counter == []
+    page = second.pages["wiki/start-here.md"]
+    assert (page.title, page.layer, page.trust) == ("Start Here", "identity", 1.0)
+    assert page.links and page.links[0].key == "overview"
+
+
+def test_changed_added_and_deleted_files_are_picked_up(tmp_path: Path, parse_counter: list[str]) -> None:
+    root = write_pages(tmp_path / "w", {"a.md": "# A\n", "b.md": "# B\n", "c.md": "# C\n"})
+    wiki = Wiki(root)
+    assert len(wiki.pages) == 3
+    parse_counter.clear()
+    (root / "a.md").write_text("# A changed\n")
+    st = (root / "b.md").stat()
+    (root / "b.md").write_text("# X\n")  # same size: only the mtime tells
+    os.utime(root / "b.md", ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+    (root / "c.md").unlink()
+    (root / "d.md").write_text("# D\n")
+    changes = wiki.refresh()
+    assert sorted(parse_counter) == ["a.md", "b.md", "d.md"]
+    assert (sorted(changes.modified), changes.added, changes.removed) == (["a.md", "b.md"], ["d.md"], ["c.md"])
+    assert wiki.pages["a.md"].title == "A changed" and wiki.pages["b.md"].title == "X"
+    assert "c.md" not in wiki.pages
+    wiki.close()
+    parse_counter.clear()
+    again = Wiki(root)
+    assert sorted(again.pages) == ["a.md", "b.md", "d.md"] and parse_counter == []
+
+
+def test_refresh_of_named_paths(tmp_path: Path, parse_counter: list[str]) -> None:
+    root = write_pages(tmp_path / "w", {"a.md": "# A\n", "b.md": "# B\n"})
+    wiki = Wiki(root)
+    assert len(wiki.pages) == 2
+    parse_counter.clear()
+    (root / "a.md").write_text("# A2\n")
+    (root / "new.md").write_text("# New\n")
+    (root / "b.md").unlink()
+    write_pages(root, {"raw/x.md": "x"})
+    os.symlink("a.md", root / "link.md")
+    changes = wiki.refresh(["a.md", "new.md", "b.md", "raw/x.md", "link.md", "nothing.md"])
+    assert (changes.modified, changes.added, changes.removed) == (["a.md"], ["new.md"], ["b.md"])
+    assert sorted(parse_counter) == ["a.md", "new.md"]
+    assert sorted(wiki.pages) == ["a.md", "new.md"]
+    assert not wiki.refresh(["a.md"])  # unchanged now
+
+
+def test_a_corrupted_or_removed_cache_is_rebuilt(tmp_path: Path, parse_counter: list[str]) -> None:
+    info = generate(tmp_path / "w", 12)
+    Wiki(info.root).close()
+    cache = info.root / ".curator" / "cache.sqlite"
+    assert cache.exists()
+    cache.write_bytes(b"this is not a database" * 100)
+    for extra in ("cache.sqlite-wal", "cache.sqlite-shm"):
+        (info.root / ".curator" / extra).unlink(missing_ok=True)
+    parse_counter.clear()
+    wiki = Wiki(info.root)
+    assert sorted(wiki.pages) == sorted(info.expected) and len(parse_counter) == 12
+    wiki.close()
+    with sqlite3.connect(cache) as conn:  # rebuilt on disk, not just in memory
+        assert conn.execute("SELECT count(*) FROM pages").fetchone()[0] == 12
+    parse_counter.clear()
+    Wiki(info.root).close()
+    assert parse_counter == []
+    # a row that no longer decodes is re-parsed; the rest stay cached
+    with sqlite3.connect(cache) as conn:
+        conn.execute("UPDATE pages SET record='{broken' WHERE path=?", ("wiki/start-here.md",))
+    parse_counter.clear()
+    assert Wiki(info.root).pages["wiki/start-here.md"].title == "Start Here"
+    assert parse_counter == ["wiki/start-here.md"]
+    # the whole folder removed
+    import shutil
+
+    shutil.rmtree(info.root / ".curator")
+    parse_counter.clear()
+    assert len(Wiki(info.root).pages) == 12 and len(parse_counter) == 12
+    assert cache.exists()
+
+
+def test_an_old_cache_schema_is_rebuilt(tmp_path: Path, parse_counter: list[str]) -> None:
+    info = generate(tmp_path / "w", 6)
+    Wiki(info.root).close()
+    with sqlite3.connect(info.root / ".curator" / "cache.sqlite") as conn:
+        conn.execute("PRAGMA user_version=1")
+    parse_counter.clear()
+    assert len(Wiki(info.root).pages) == 6 and len(parse_counter) == 6
+
+
+def test_pages_round_trip_through_the_cache(tmp_path: Path) -> None:
+    info = generate(tmp_path / "w", 40, hostile=True)
+    fresh = Wiki(info.root).pages
+    cached = Wiki(info.root).pages
+    assert fresh.keys() == cached.keys()
+    for path, page in fresh.items():
+        assert cached[path] == page, path
