@@ -178,21 +178,23 @@ class LinkGraph:
         return sorted(pairs)
 
 
-_CACHE: weakref.WeakKeyDictionary[LinkIndex, dict[Actor, LinkGraph]] = weakref.WeakKeyDictionary()
+_CACHE: weakref.WeakKeyDictionary[LinkIndex, dict[tuple[Actor, int], LinkGraph]] = weakref.WeakKeyDictionary()
 _CACHE_LOCK = threading.Lock()
 
 
 def graph_for(wiki: Wiki, actor: Actor = OPERATOR) -> LinkGraph:
     """The current link graph as ``actor`` sees it (cached until the wiki's pages change)."""
     links = wiki.links
+    # Keyed by the policy object too: a policy swapped in (tests, the station) is a new view.
+    key = (actor, id(wiki.policy))
     with _CACHE_LOCK:
         per_actor = _CACHE.setdefault(links, {})
-        graph = per_actor.get(actor)
+        graph = per_actor.get(key)
     if graph is None:
         visible = [p for p in links.pages if wiki.visible(actor, p)]
         graph = LinkGraph(links, visible)
         with _CACHE_LOCK:
-            per_actor[actor] = graph
+            per_actor[key] = graph
     return graph
 
 

@@ -1,0 +1,680 @@
+"""Duplicate candidates (SPEC §9), found at wiki scale and kept up to date page by page.
+
+Four signals make a pair a candidate:
+
+* **title**: the same normalised title (case, punctuation and separators folded), or a title
+  similarity (rapidfuzz ``ratio`` of the case-folded titles) of at least 0.9;
+* **tags**: tag Jaccard >= 0.8 for two pages in the same folder that both have tags, sharing at
+  least two tags that are not categories of the folder (see below);
+* **slug**: ``slugSim`` >= 0.7 (subset names such as ``project-x`` / ``project-x-notes``);
+* **body**: near-identical bodies, shingle Jaccard >= 0.8 on word 5-shingles, found with
+  MinHash-LSH and verified exactly, with boilerplate shared by many pages discounted.
+
+No signal compares all pairs. Titles are compared with rapidfuzz's C ``cdist`` inside length
+windows (a ratio of 0.9 bounds the length difference); slugs are blocked by exact keys (every
+contiguous run of their words, their word set with one or two words left out where that can
+still reach the threshold, and every one-character deletion); tags by the rare tags of each folder;
+bodies by LSH bands.
+
+What must not flood the queue is discounted, not hidden behind a threshold:
+
+* **numbered series** (``meeting-1`` / ``meeting-12``, ``Q3 budget`` / ``Q4 budget``): pages whose
+  names differ in their numbers are different pages, so title, slug and tag signals skip them;
+* **templates**: body shingles found on more than ``boilerplate_pages`` pages are boilerplate and
+  left out of the body comparison; tags used by more than :data:`RARE_TAG_PAGES` pages of a folder
+  are categories and do not count as shared evidence; and a page that matches more than :data:`MAX_FANOUT` pages on one name
+  signal (a title every template copy shares, a generic slug contained in many others) loses that
+  signal, since a true duplicate has one or two twins, not a crowd.
+
+"Not duplicates" decisions live in :data:`DECISIONS_FILE` at the wiki root, a tracked file that is
+committed by the ``dismiss`` action, so a dismissed pair never returns for anyone who clones the
+wiki. ``keep`` is the page with more trust, then more inbound links, then the older one.
+
+:func:`index_for` keeps one :class:`DedupIndex` per wiki: the first call scans every page, later
+calls re-examine only pages whose (mtime, size) changed since.
+"""
+
+from __future__ import annotations
+
+import bisect
+import datetime as _dt
+import itertools
+import json
+import posixpath
+import re
+import threading
+import unicodedata
+import weakref
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from rapidfuzz import fuzz, process
+
+from . import frontmatter
+from .actor import OPERATOR, Actor
+from .errors import CuratorError
+from .page import Page, decode
+from .slugs import slug_sim, slugify
+from .wiki import Wiki
+
+TITLE_SIMILARITY = 0.9
+TAG_JACCARD = 0.8
+SLUG_SIMILARITY = 0.7
+BODY_JACCARD = 0.8
+SHINGLE_WORDS = 5
+#: Fewer discounted shingles than this: too little own text to call two bodies duplicates.
+MIN_SHINGLES = 5
+#: A page matching more pages than this on one name signal (title, slug, tags) loses that signal.
+MAX_FANOUT = 5
+#: A tag on more pages of a folder than this is a category, not evidence of sameness; a tag
+#: match needs at least MIN_RARE_TAGS shared tags that are not categories.
+RARE_TAG_PAGES = 8
+MIN_RARE_TAGS = 2
+#: Body shingles on more pages than max(this, pages / 2000) are boilerplate.
+BOILERPLATE_MIN_PAGES = 8
+NUM_PERM = 64
+BANDS, ROWS = 16, 4  # P(candidate | J=0.8) = 1 - (1 - 0.8**4)**16 > 0.9997
+DECISIONS_FILE = ".curator-decisions.json"
+SIGNALS: tuple[str, ...] = ("title", "tags", "slug", "body")
+
+_TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]|[^\W_]+")
+_NON_ALNUM = re.compile(r"[\W_]+")
+_DIGITS = re.compile(r"\d+")
+
+_rng = np.random.default_rng(20240531)  # fixed: signatures are comparable across calls
+_PERM_A = _rng.integers(1, 2**63, NUM_PERM, dtype=np.uint64) | np.uint64(1)
+_PERM_B = _rng.integers(0, 2**63, NUM_PERM, dtype=np.uint64)
+_SHINGLE_MULT = _rng.integers(1, 2**63, SHINGLE_WORDS, dtype=np.uint64) | np.uint64(1)
+_BAND_MULT = _rng.integers(1, 2**63, ROWS, dtype=np.uint64) | np.uint64(1)
+
+
+# --- normalisation -------------------------------------------------------------------------
+
+def fold(text: str) -> str:
+    """Case, punctuation and separators folded away: ``Project-X Notes!`` -> ``projectxnotes``."""
+    return _NON_ALNUM.sub("", unicodedata.normalize("NFKC", text).casefold())
+
+
+def fold_spaced(text: str) -> str:
+    """Case folded, punctuation and separators as single spaces (for similarity ratios)."""
+    return " ".join(_NON_ALNUM.sub(" ", unicodedata.normalize("NFKC", text).casefold()).split())
+
+
+def numbers(text: str) -> tuple[str, ...]:
+    """The numbers in a name (leading zeros dropped): a series differs exactly here."""
+    return tuple(m.lstrip("0") or "0" for m in _DIGITS.findall(text))
+
+
+def tokens(text: str) -> list[str]:
+    """Words (CJK characters one by one), lowercased."""
+    return _TOKEN.findall(text.lower())
+
+
+def shingles(text: str) -> np.ndarray:
+    """Sorted unique 64-bit hashes of the word 5-shingles of ``text``."""
+    words = tokens(text)
+    if not words:
+        return np.zeros(0, dtype=np.uint64)
+    ids = np.fromiter((hash(w) for w in words), dtype=np.int64, count=len(words)).view(np.uint64)
+    k = min(SHINGLE_WORDS, len(ids))
+    n = len(ids) - k + 1
+    with np.errstate(over="ignore"):
+        h = np.zeros(n, dtype=np.uint64)
+        for j in range(k):
+            h = h * np.uint64(31) + ids[j:j + n] * _SHINGLE_MULT[j]
+    return np.unique(h)
+
+
+def minhash(sh: np.ndarray, chunk: int = 4096) -> np.ndarray:
+    """MinHash signature (``NUM_PERM`` uint32 values) of a non-empty shingle set."""
+    out = np.full(NUM_PERM, np.iinfo(np.uint64).max, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for start in range(0, len(sh), chunk):  # chunks bound memory on a 10 MB page
+            part = sh[start:start + chunk]
+            hv = (_PERM_A[:, None] * part[None, :] + _PERM_B[:, None]) >> np.uint64(32)
+            np.minimum(out, hv.min(axis=1), out=out)
+    return out.astype(np.uint32)
+
+
+def band_keys(sig: np.ndarray) -> list[int]:
+    rows = sig.reshape(BANDS, ROWS).astype(np.uint64)
+    with np.errstate(over="ignore"):
+        keys = (rows * _BAND_MULT[None, :]).sum(axis=1, dtype=np.uint64)
+    return [int(k) for k in keys]
+
+
+def jaccard(a: set[str] | frozenset[str], b: set[str] | frozenset[str]) -> float:
+    if not a or not b:
+        return 0.0
+    return len(a & b) / len(a | b)
+
+
+def array_jaccard(a: np.ndarray, b: np.ndarray) -> float:
+    if not len(a) or not len(b):
+        return 0.0
+    inter = len(np.intersect1d(a, b, assume_unique=True))
+    return inter / (len(a) + len(b) - inter)
+
+
+# --- per-page features ---------------------------------------------------------------------
+
+@dataclass(slots=True)
+class Features:
+    path: str
+    stamp: tuple[int, int]  # (mtime_ns, size) it was computed from
+    folder: str
+    title_key: str  # fold(title)
+    title_text: str  # fold_spaced(title)
+    title_numbers: tuple[str, ...]
+    slug: str  # the page's link slug (``slugSim`` input)
+    slug_alnum: str
+    slug_words: tuple[str, ...]
+    slug_numbers: tuple[str, ...]
+    tags: frozenset[str]
+    shingles: np.ndarray  # all body shingles
+    body: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))  # minus boilerplate
+    bands: list[int] = field(default_factory=list)
+
+
+def page_features(page: Page, body_text: str) -> Features:
+    words = tuple(w for w in slugify(page.stem).split("-") if w)
+    return Features(
+        path=page.path, stamp=(page.mtime_ns, page.size), folder=posixpath.dirname(page.path),
+        title_key=fold(page.title), title_text=fold_spaced(page.title), title_numbers=numbers(page.title),
+        slug=page.slug, slug_alnum="".join(words), slug_words=words, slug_numbers=numbers(page.stem),
+        tags=frozenset(t.casefold() for t in page.tags), shingles=shingles(body_text),
+    )
+
+
+def _runs(words: tuple[str, ...]) -> set[str]:
+    """Every contiguous run of words, joined (runs of up to 12 words)."""
+    n = len(words)
+    return {"".join(words[i:j]) for i in range(n) for j in range(i + 1, min(n, i + 12) + 1)}
+
+
+def _symmetric_keys(f: Features) -> set[str]:
+    """Keys two near-equal slugs share: word sets with words left out, one-character deletions."""
+    keys: set[str] = set()
+    uniq = sorted(set(f.slug_words))
+    if uniq:
+        keys.add("w:" + " ".join(uniq))
+    if len(uniq) <= 10:
+        # d words left out only where |rest| / (|rest| + d) >= 0.7 can still hold
+        for d in (1, 2):
+            if len(uniq) - d >= 2.34 * d:
+                for rest in itertools.combinations(uniq, len(uniq) - d):
+                    keys.add("w:" + " ".join(rest))
+    s = f.slug_alnum
+    if 4 <= len(s) <= 64:  # one-character edits: plurals, typos, hyphenation
+        keys.add("d:" + s)
+        for i in range(len(s)):
+            keys.add("d:" + s[:i] + s[i + 1:])
+    return keys
+
+
+def _slug_entries(f: Features) -> set[str]:
+    """Keys a page is filed under in the slug index."""
+    if not f.slug_alnum:
+        return set()
+    return ({"F" + f.slug_alnum} | {"R" + r for r in _runs(f.slug_words)}
+            | {"S" + k for k in _symmetric_keys(f)})
+
+
+def _slug_queries(f: Features) -> set[str]:
+    """Keys that find every page whose slug may reach slugSim >= 0.7 with this one's.
+
+    A shorter slug finds the longer ones it is a word run of (``R``), a longer one the shorter
+    ones that are its runs (``F``), near-equal ones meet on a shared symmetric key (``S``).
+    """
+    if not f.slug_alnum:
+        return set()
+    return ({"R" + f.slug_alnum} | {"F" + r for r in _runs(f.slug_words)}
+            | {"S" + k for k in _symmetric_keys(f)})
+
+
+def _age_key(page: Page) -> str:
+    if page.created:
+        return page.created
+    return _dt.datetime.fromtimestamp(page.mtime_ns / 1e9, _dt.UTC).isoformat()
+
+
+# --- decisions --------------------------------------------------------------------------------
+
+def pair_key(a: str, b: str) -> tuple[str, str]:
+    return (a, b) if a <= b else (b, a)
+
+
+def load_decisions(wiki: Wiki) -> dict[str, Any]:
+    """The decisions file (``{"version": 1, "not_duplicates": [...]}``); empty when absent."""
+    path = wiki.root / DECISIONS_FILE
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {"version": 1, "not_duplicates": []}
+    except OSError as exc:
+        raise CuratorError(f"cannot read {DECISIONS_FILE}: {exc.strerror}") from None
+    try:
+        data = json.loads(raw)
+        if not isinstance(data, dict) or not isinstance(data.get("not_duplicates", []), list):
+            raise ValueError("not a mapping with a not_duplicates list")
+    except ValueError as exc:
+        raise CuratorError(f"{DECISIONS_FILE} is damaged ({exc}); fix it or restore it with git") from None
+    data.setdefault("version", 1)
+    data.setdefault("not_duplicates", [])
+    return data
+
+
+def dismissed_pairs(wiki: Wiki) -> set[tuple[str, str]]:
+    out: set[tuple[str, str]] = set()
+    for entry in load_decisions(wiki)["not_duplicates"]:
+        pages = entry.get("pages") if isinstance(entry, dict) else None
+        if isinstance(pages, list) and len(pages) == 2 and all(isinstance(p, str) for p in pages):
+            out.add(pair_key(pages[0], pages[1]))
+    return out
+
+
+def render_decisions(data: dict[str, Any]) -> str:
+    """The file's text: one entry per line-block, sorted, so git diffs and merges stay small."""
+    entries = sorted(data["not_duplicates"], key=lambda e: tuple(e.get("pages", ())))
+    return json.dumps({**data, "not_duplicates": entries}, ensure_ascii=False, indent=2) + "\n"
+
+
+# --- candidates ---------------------------------------------------------------------------------
+
+@dataclass(slots=True)
+class Candidate:
+    keep: str
+    merge: str
+    signals: list[str]
+    scores: dict[str, float]
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"keep": self.keep, "merge": self.merge, "reason": self.reason, "scores": self.scores,
+                "signals": self.signals}
+
+
+class DedupIndex:
+    """Per-page features and the verified pairs of every signal, updated page by page."""
+
+    def __init__(self, wiki: Wiki) -> None:
+        self.wiki = wiki
+        self._lock = threading.RLock()
+        self._reset()
+
+    def _reset(self) -> None:
+        self.features: dict[str, Features] = {}
+        #: signal -> pair -> score (pairs are sorted path tuples)
+        self.pairs: dict[str, dict[tuple[str, str], float]] = {s: {} for s in SIGNALS}
+        self.partners: dict[str, dict[str, set[str]]] = {s: defaultdict(set) for s in SIGNALS}
+        self._title_groups: dict[str, set[str]] = defaultdict(set)
+        self._slug_index: dict[str, set[str]] = defaultdict(set)
+        self._tag_index: dict[tuple[str, str], set[str]] = defaultdict(set)
+        self._bands: list[dict[int, set[str]]] = [defaultdict(set) for _ in range(BANDS)]
+        self._shingle_keys = np.zeros(0, dtype=np.uint64)
+        self._shingle_counts = np.zeros(0, dtype=np.int64)
+        self._extra_counts: dict[int, int] = defaultdict(int)
+        self._titles: list[str] = []  # title_text by slot, "" for a free slot
+        self._title_len: list[int] = []
+        self._title_slot: dict[str, int] = {}
+        self.boilerplate_pages = BOILERPLATE_MIN_PAGES
+        self.scanned = False
+
+    # --- reading pages ----------------------------------------------------------------------
+    def _body(self, path: str) -> str:
+        try:
+            data = (self.wiki.root / path).read_bytes()
+        except OSError:
+            return ""
+        return frontmatter.split(decode(data).text).body
+
+    def _features(self, page: Page) -> Features:
+        return page_features(page, self._body(page.path))
+
+    # --- full scan ----------------------------------------------------------------------------
+    def scan(self) -> None:
+        """(Re)build everything from the current pages."""
+        with self._lock:
+            pages = self.wiki.pages
+            self._reset()
+            feats = [self._features(pages[p]) for p in sorted(pages)]
+            self.features = {f.path: f for f in feats}
+            self.boilerplate_pages = max(BOILERPLATE_MIN_PAGES, len(feats) // 2000)
+            self._count_shingles(feats)
+            for f in feats:
+                self._discount(f)
+                self._index(f)
+            self._scan_titles(feats)
+            self._scan_slugs(feats)
+            self._scan_tags(feats)
+            self._scan_bodies(feats)
+            self.scanned = True
+
+    def _count_shingles(self, feats: list[Features]) -> None:
+        arrays = [f.shingles for f in feats if len(f.shingles)]
+        if arrays:
+            self._shingle_keys, self._shingle_counts = np.unique(np.concatenate(arrays), return_counts=True)
+
+    def _counts_of(self, sh: np.ndarray) -> np.ndarray:
+        keys = self._shingle_keys
+        if not len(keys):
+            out = np.zeros(len(sh), dtype=np.int64)
+        else:
+            idx = np.minimum(np.searchsorted(keys, sh), len(keys) - 1)
+            out = np.where(keys[idx] == sh, self._shingle_counts[idx], 0)
+        if self._extra_counts:
+            out = out + np.fromiter((self._extra_counts.get(int(x), 0) for x in sh), dtype=np.int64,
+                                    count=len(sh))
+        return out
+
+    def _add_counts(self, sh: np.ndarray, delta: int) -> None:
+        keys = self._shingle_keys
+        if len(keys):
+            idx = np.minimum(np.searchsorted(keys, sh), len(keys) - 1)
+            hit = keys[idx] == sh
+            np.add.at(self._shingle_counts, idx[hit], delta)
+            missing = sh[~hit]
+        else:
+            missing = sh
+        for x in missing.tolist():
+            self._extra_counts[x] += delta
+
+    def _discount(self, f: Features) -> None:
+        sh = f.shingles
+        body = sh[self._counts_of(sh) <= self.boilerplate_pages] if len(sh) else sh
+        f.body = body if len(body) >= MIN_SHINGLES else np.zeros(0, dtype=np.uint64)
+        f.bands = band_keys(minhash(f.body)) if len(f.body) else []
+
+    def _index(self, f: Features) -> None:
+        if f.title_key:
+            self._title_groups[f.title_key].add(f.path)
+        for key in _slug_entries(f):
+            self._slug_index[key].add(f.path)
+        for tag in f.tags:
+            self._tag_index[(f.folder, tag)].add(f.path)
+        for b, key in enumerate(f.bands):
+            self._bands[b][key].add(f.path)
+        slot = len(self._titles)
+        self._titles.append(f.title_text)
+        self._title_len.append(len(f.title_text))
+        self._title_slot[f.path] = slot
+
+    def _unindex(self, f: Features) -> None:
+        def drop(table: dict[Any, set[str]], key: Any) -> None:
+            members = table.get(key)
+            if members is not None:
+                members.discard(f.path)
+                if not members:
+                    del table[key]
+
+        drop(self._title_groups, f.title_key)
+        for key in _slug_entries(f):
+            drop(self._slug_index, key)
+        for tag in f.tags:
+            drop(self._tag_index, (f.folder, tag))
+        for b, key in enumerate(f.bands):
+            drop(self._bands[b], key)
+        slot = self._title_slot.pop(f.path, None)
+        if slot is not None:
+            self._titles[slot] = ""
+            self._title_len[slot] = -1
+
+    # --- signal checks (exact verification of blocked candidates) -----------------------------
+    def _check_title(self, a: Features, b: Features) -> float | None:
+        if not a.title_key or not b.title_key or a.title_numbers != b.title_numbers:
+            return None
+        if a.title_key == b.title_key:
+            return 1.0
+        score = fuzz.ratio(a.title_text, b.title_text) / 100
+        return score if score >= TITLE_SIMILARITY else None
+
+    def _check_slug(self, a: Features, b: Features) -> float | None:
+        if a.slug_numbers != b.slug_numbers or not a.slug_alnum or not b.slug_alnum:
+            return None
+        score = slug_sim(a.slug, b.slug)
+        if score < SLUG_SIMILARITY:
+            return None
+        short, long_ = sorted((a.slug_alnum, b.slug_alnum), key=len)
+        if short != long_ and short in long_:
+            # Containment counts on word boundaries ("project-x" in "project-x-notes") or between
+            # near-identical names ("refund" / "refunds"), not "ai" inside "maintenance".
+            on_words = any("".join(w[i:j]) == short for w in (a.slug_words, b.slug_words)
+                           for i in range(len(w)) for j in range(i + 1, len(w) + 1))
+            if not on_words and len(long_) - len(short) > 1:
+                return None
+        return score
+
+    def _check_tags(self, a: Features, b: Features) -> float | None:
+        if a.folder != b.folder or not a.tags or not b.tags or a.slug_numbers != b.slug_numbers:
+            return None
+        score = jaccard(a.tags, b.tags)
+        if score < TAG_JACCARD:
+            return None
+        # Evidence is two or more shared tags that are not categories of the folder: one shared
+        # topic tag (next to "meeting") is what siblings have, not what twins have.
+        rare = [t for t in a.tags & b.tags if len(self._tag_index.get((a.folder, t), ())) <= RARE_TAG_PAGES]
+        return score if len(rare) >= MIN_RARE_TAGS else None
+
+    def _check_body(self, a: Features, b: Features) -> float | None:
+        score = array_jaccard(a.body, b.body)
+        return score if score >= BODY_JACCARD else None
+
+    def _add(self, signal: str, a: str, b: str, score: float) -> None:
+        key = pair_key(a, b)
+        self.pairs[signal][key] = round(score, 4)
+        self.partners[signal][a].add(b)
+        self.partners[signal][b].add(a)
+
+    def _verify(self, signal: str, a: str, candidates: Iterable[str]) -> None:
+        check = getattr(self, f"_check_{signal}")
+        fa = self.features[a]
+        for b in candidates:
+            if b == a or b not in self.features:
+                continue
+            score = check(fa, self.features[b])
+            if score is not None:
+                self._add(signal, a, b, score)
+
+    # --- blocking: full scan --------------------------------------------------------------------
+    def _scan_titles(self, feats: list[Features]) -> None:
+        for members in self._title_groups.values():
+            if len(members) > 1:
+                ordered = sorted(members)
+                for i, a in enumerate(ordered):
+                    self._verify("title", a, ordered[i + 1:])
+        # Similar (not equal) titles: rapidfuzz cdist within length windows. ratio >= 0.9 means
+        # 2*min/(la+lb) >= 0.9, i.e. the shorter is at least 9/11 of the longer.
+        order = sorted((len(f.title_text), f.path) for f in feats if f.title_text)
+        paths = [p for _, p in order]
+        texts = [self.features[p].title_text for p in paths]
+        lengths = [n for n, _ in order]
+        chunk = 1000
+        for start in range(0, len(paths), chunk):
+            stop = min(len(paths), start + chunk)
+            hi = bisect.bisect_right(lengths, int(lengths[stop - 1] * 11 / 9) + 1)
+            if hi <= start + 1:
+                continue
+            scores = process.cdist(texts[start:stop], texts[start:hi], scorer=fuzz.ratio,
+                                   score_cutoff=TITLE_SIMILARITY * 100, dtype=np.uint8, workers=1)
+            rows, cols = np.nonzero(scores)
+            for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
+                i, j = start + r, start + c
+                if j > i:
+                    self._verify("title", paths[i], (paths[j],))
+
+    def _scan_slugs(self, feats: list[Features]) -> None:
+        for f in feats:
+            cands: set[str] = set()
+            for key in _slug_queries(f):
+                members = self._slug_index.get(key)
+                if members:
+                    cands |= members
+            self._verify("slug", f.path, (c for c in cands if c > f.path))
+
+    def _scan_tags(self, feats: list[Features]) -> None:
+        for (_folder, _tag), members in self._tag_index.items():
+            if 1 < len(members) <= RARE_TAG_PAGES:
+                ordered = sorted(members)
+                for i, a in enumerate(ordered):
+                    self._verify("tags", a, ordered[i + 1:])
+
+    def _scan_bodies(self, feats: list[Features]) -> None:
+        seen: set[tuple[str, str]] = set()
+        for table in self._bands:
+            for members in table.values():
+                if len(members) > 1:
+                    ordered = sorted(members)
+                    for i, a in enumerate(ordered):
+                        fresh = [b for b in ordered[i + 1:] if (a, b) not in seen]
+                        seen.update((a, b) for b in fresh)
+                        self._verify("body", a, fresh)
+
+    # --- incremental update -------------------------------------------------------------------
+    def _forget(self, path: str) -> None:
+        f = self.features.pop(path, None)
+        if f is None:
+            return
+        self._unindex(f)
+        self._add_counts(f.shingles, -1)
+        for signal in SIGNALS:
+            for other in self.partners[signal].pop(path, set()):
+                self.pairs[signal].pop(pair_key(path, other), None)
+                mates = self.partners[signal].get(other)
+                if mates is not None:
+                    mates.discard(path)
+
+    def _learn(self, page: Page) -> None:
+        f = self._features(page)
+        self.features[f.path] = f
+        self._add_counts(f.shingles, +1)
+        self._discount(f)
+        self._index(f)
+        if f.title_key:
+            self._verify("title", f.path, self._title_groups.get(f.title_key, ()))
+        if f.title_text:
+            n = len(f.title_text)
+            lo, hi = int(n * 9 / 11) - 1, int(n * 11 / 9) + 1
+            slots = [i for i, ln in enumerate(self._title_len) if lo <= ln <= hi]
+            texts = [self._titles[i] for i in slots]
+            paths_by_slot = {i: p for p, i in self._title_slot.items()}
+            for _text, _score, k in process.extract(f.title_text, texts, scorer=fuzz.ratio,
+                                                    score_cutoff=TITLE_SIMILARITY * 100, limit=None):
+                self._verify("title", f.path, (paths_by_slot[slots[k]],))
+        cands: set[str] = set()
+        for key in _slug_queries(f):
+            cands |= self._slug_index.get(key, set())
+        self._verify("slug", f.path, cands)
+        for tag in f.tags:
+            members = self._tag_index.get((f.folder, tag), set())
+            if len(members) <= RARE_TAG_PAGES:
+                self._verify("tags", f.path, members)
+        body_cands: set[str] = set()
+        for b, key in enumerate(f.bands):
+            body_cands |= self._bands[b].get(key, set())
+        self._verify("body", f.path, body_cands)
+
+    def update(self, paths: Iterable[str] | None = None) -> list[str]:
+        """Re-examine changed pages (``paths``, or every page whose (mtime, size) changed).
+
+        Boilerplate counts follow each changed page; other pages keep the discount they got at
+        their last examination until the next full :meth:`scan`.
+        """
+        with self._lock:
+            if not self.scanned:
+                self.scan()
+                return sorted(self.features)
+            pages = self.wiki.pages
+            if paths is None:
+                stale = [p for p, pg in pages.items()
+                         if p not in self.features or self.features[p].stamp != (pg.mtime_ns, pg.size)]
+                stale += [p for p in self.features if p not in pages]
+            else:
+                stale = list(dict.fromkeys(paths))
+            for path in stale:
+                self._forget(path)
+            for path in stale:
+                if path in pages:
+                    self._learn(pages[path])
+            return stale
+
+    # --- answers ---------------------------------------------------------------------------------
+    def candidates(self, actor: Actor = OPERATOR, dismissed: set[tuple[str, str]] | None = None,
+                   page: str | None = None) -> list[Candidate]:
+        """Candidate pairs ``actor`` may see (both pages), dismissed pairs left out."""
+        with self._lock:
+            pages = self.wiki.pages
+            visible = {p for p in self.features if p in pages and self.wiki.visible(actor, p)}
+            fired: dict[tuple[str, str], list[str]] = defaultdict(list)
+            for signal in SIGNALS:
+                partners = self.partners[signal]
+                for pair in self.pairs[signal]:
+                    a, b = pair
+                    if a not in visible or b not in visible:
+                        continue
+                    if page is not None and page not in pair:
+                        continue
+                    if signal != "body" and (len(partners[a]) > MAX_FANOUT or len(partners[b]) > MAX_FANOUT):
+                        continue  # a crowd of look-alikes: a template or a category, not a twin
+                    fired[pair].append(signal)
+            dismissed = dismissed if dismissed is not None else set()
+            inbound = self._inbound()
+            out = [self._candidate(pair, signals, inbound) for pair, signals in fired.items()
+                   if pair not in dismissed]
+        out.sort(key=lambda c: (-len(c.signals), -max(c.scores[s] for s in c.signals), c.keep, c.merge))
+        return out
+
+    def _inbound(self) -> dict[str, int]:
+        links = self.wiki.links
+        return {p: len({e.source for e in edges}) for p, edges in links.incoming.items()}
+
+    def scores(self, a: str, b: str) -> dict[str, float]:
+        fa, fb = self.features[a], self.features[b]
+        title = 1.0 if fa.title_key and fa.title_key == fb.title_key else fuzz.ratio(fa.title_text, fb.title_text) / 100
+        return {"title": round(title, 3), "tags": round(jaccard(fa.tags, fb.tags), 3),
+                "slug": round(slug_sim(fa.slug, fb.slug), 3),
+                "body": round(array_jaccard(fa.body, fb.body) if len(fa.body) and len(fb.body)
+                              else array_jaccard(fa.shingles, fb.shingles), 3)}
+
+    def _candidate(self, pair: tuple[str, str], signals: list[str], inbound: dict[str, int]) -> Candidate:
+        pages = self.wiki.pages
+        a, b = (pages[p] for p in pair)
+
+        def rank(p: Page) -> tuple[float, int, str, str]:
+            # more trust, then more inbound links, then older (earlier created) first
+            return (-p.trust, -inbound.get(p.path, 0), _age_key(p), p.path)
+
+        keep, merge = sorted((a, b), key=rank)
+        scores = self.scores(keep.path, merge.path)
+        words = {"title": "same title" if scores["title"] == 1.0 else f"similar titles ({scores['title']:.2f})",
+                 "tags": f"same folder and tags (Jaccard {scores['tags']:.2f})",
+                 "slug": f"similar names (slugSim {scores['slug']:.2f})",
+                 "body": f"near-identical text (Jaccard {scores['body']:.2f})"}
+        reason = "; ".join(words[s] for s in signals)
+        why = (f"keep {keep.path}: " + ("higher trust" if keep.trust != merge.trust else
+               "more inbound links" if inbound.get(keep.path, 0) != inbound.get(merge.path, 0) else "older"))
+        return Candidate(keep.path, merge.path, list(signals), scores, f"{reason} ({why})")
+
+
+# --- the per-wiki index -------------------------------------------------------------------------
+
+_INDEXES: weakref.WeakKeyDictionary[Wiki, DedupIndex] = weakref.WeakKeyDictionary()
+_INDEXES_LOCK = threading.Lock()
+
+
+def index_for(wiki: Wiki) -> DedupIndex:
+    """The wiki's dedup index, brought up to date (a full scan the first time)."""
+    with _INDEXES_LOCK:
+        index = _INDEXES.get(wiki)
+        if index is None:
+            index = _INDEXES[wiki] = DedupIndex(wiki)
+    index.update()
+    return index
+
+
+def find_duplicates(wiki: Wiki, actor: Actor = OPERATOR, page: str | None = None) -> list[Candidate]:
+    """``curator dedup``: candidate pairs, best first, dismissed pairs left out."""
+    path = wiki.find(page, actor).path if page else None
+    return index_for(wiki).candidates(actor, dismissed_pairs(wiki), path)
