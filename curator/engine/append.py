@@ -450,9 +450,9 @@ def _record_day(rec: dict[str, Any]) -> _dt.date:
 
 def sanitize_name(name: str) -> str:
     """A raw source's file name reduced to ``[A-Za-z0-9._-]`` (no leading dots, <= 120 chars)."""
-    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", name.strip()).lstrip(".")
-    cleaned = re.sub(r"\.{2,}", ".", cleaned)
-    return cleaned[:120].strip("_") or ""
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", name.strip())
+    cleaned = re.sub(r"\.{2,}", ".", cleaned)  # no ".." left anywhere
+    return cleaned.lstrip("._-")[:120].rstrip("_")
 
 
 def fetch_url(url: str, timeout: float = 20.0) -> bytes:
