@@ -44,7 +44,7 @@ KEYS = {"status", "created", "page", "commit", "candidates", "matched", "message
 def test_append_json_shapes_and_exit_codes(root: Path) -> None:
     rc, out, _ = cli(root, "--as", "agent:dudu", "append", "ann-smith", "Ann leads payments",
                      "--link", "Payments", "--json")
-    assert rc == 0 and isinstance(out, dict) and KEYS <= out.keys()
+    assert rc == 0 and isinstance(out, dict) and out.keys() >= KEYS
     assert out["status"] == "appended" and out["created"] is False and out["page"] == "wiki/ann-smith.md"
     assert len(out["commit"]) == 40 and out["candidates"] == [] and out["matched"] is None
     assert git(root, "log", "-1", "--format=%an|%s").strip() == "agent:dudu|wiki_append: ann-smith"
@@ -101,7 +101,7 @@ def test_ingest_file_stdin_and_url_rules(root: Path, tmp_path: Path) -> None:
 
 def test_ingest_url_from_loopback(root: Path) -> None:
     class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+        def do_GET(self) -> None:
             body = b"<html>served</html>"
             self.send_response(200)
             self.send_header("Content-Length", str(len(body)))
