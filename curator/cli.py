@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 
 #: Command groups, in the order their commands appear in ``--help``.
-COMMAND_GROUPS: tuple[str, ...] = ("read", "write", "graph", "search", "gui")
+COMMAND_GROUPS: tuple[str, ...] = ("read", "write", "graph", "search", "scope", "gui")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -97,6 +97,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     try:
         return _run(argv)
+    except SystemExit as exc:
+        # argparse exits for --help (0) and usage errors (2); in-process callers get the status
+        # back like any other answer, and the console script passes it to sys.exit all the same.
+        if exc.code is None or isinstance(exc.code, int):
+            return exc.code or 0
+        sys.stderr.write(f"curator: error: {exc.code}\n")
+        return 1
     except KeyboardInterrupt:
         sys.stderr.write("curator: interrupted\n")
         return 130

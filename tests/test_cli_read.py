@@ -1,0 +1,318 @@
+"""The read commands of the CLI (SPEC §8, §11): init, index, read, neighbors, read-all, lint,
+their ``--json`` shapes, budgets, exit codes and one-line errors. Most run in-process through
+``curator.cli.main``; a few run the real console script."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from curator.cli import main
+from tests.corpus import CorpusInfo, generate, write_pages
+
+CURATOR = str(Path(sys.executable).with_name("curator"))
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> CorpusInfo:
+    return generate(tmp_path_factory.mktemp("cli") / "wiki", 60, seed=7)
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> object:
+    code, out, err = run(capsys, *argv, "--json")
+    assert (code, err) == (0, "")
+    return json.loads(out)
+
+
+def assert_one_line_error(err: str) -> None:
+    assert err.endswith("\n") and err.count("\n") == 1, err
+    assert "Traceback" not in err
+
+
+# --- index ---------------------------------------------------------------------------------
+
+def test_index_json_matches_the_corpus(corpus: CorpusInfo, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = run_json(capsys, "--wiki", str(corpus.root), "index")
+    assert isinstance(rows, list) and [r["path"] for r in rows] == corpus.pages
+    for row in rows:
+        assert list(row) == ["path", "bytes", "title", "layer", "trust"]
+        want = corpus.expected[row["path"]]
+        assert (row["title"], row["layer"], row["trust"]) == (want.title, want.layer, want.trust), row
+        assert row["bytes"] == (corpus.root / row["path"]).stat().st_size
+
+
+def test_index_text_and_global_options_in_either_place(corpus: CorpusInfo,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--wiki", str(corpus.root), "index")
+    assert code == 0 and out.rstrip().endswith(f"{len(corpus.pages)} pages")
+    assert "wiki/付款流程.md" in out
+    before = run_json(capsys, "--wiki", str(corpus.root), "index")
+    code, out, _ = run(capsys, "--json", "index", "--wiki", str(corpus.root))
+    assert code == 0 and json.loads(out) == before
+
+
+def test_index_defaults_to_the_current_folder(corpus: CorpusInfo, capsys: pytest.CaptureFixture[str],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(corpus.root)
+    rows = run_json(capsys, "index")
+    assert isinstance(rows, list) and len(rows) == len(corpus.pages)
+
+
+# --- read ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("ref", ["wiki/付款流程.md", "wiki/付款流程", "付款流程", "./wiki/付款流程.md"])
+def test_read_by_path_or_slug(corpus: CorpusInfo, capsys: pytest.CaptureFixture[str], ref: str) -> None:
+    data = run_json(capsys, "--wiki", str(corpus.root), "read", ref)
+    assert isinstance(data, dict)
+    assert data["path"] == "wiki/付款流程.md" and data["title"] == "付款流程"
+    assert data["content"] == (corpus.root / "wiki/付款流程.md").read_text(encoding="utf-8")
+    code, out, _ = run(capsys, "--wiki", str(corpus.root), "read", ref)
+    assert code == 0 and out == data["content"]
+
+
+def test_read_of_a_missing_page_is_one_line_exit_1(corpus: CorpusInfo,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "--wiki", str(corpus.root), "read", "start-her")
+    assert code == 1 and out == ""
+    assert_one_line_error(err)
+    assert err.startswith("curator: error: no page 'start-her'") and "wiki/start-here.md" in err
+
+
+def test_a_missing_wiki_folder_is_one_line_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "--wiki", str(tmp_path / "nope"), "index")
+    assert code == 1
+    assert_one_line_error(err)
+    assert "does not exist" in err
+
+
+# --- neighbors -----------------------------------------------------------------------------
+
+@pytest.fixture
+def small(tmp_path: Path) -> Path:
+    long = " ".join(["word"] * 120)
+    return write_pages(tmp_path / "w", {
+        "wiki/hub.md": "---\ntitle: Hub\nlayer: core\n---\n# Hub\n\nLinks to [[a]], [[b|Bee]], [[a#x]] "
+                       "and [[not-written-yet]].\n",
+        "wiki/a.md": f"# A\n\nPage A says {long}. Back to [[hub]].\n",
+        "wiki/b.md": "# B\n\nPage B. See [[hub]].\n",
+        "wiki/c.md": "# C\n\nAlso [hub](hub.md).\n",
+    })
+
+
+def test_neighbors_shows_page_outgoing_unresolved_and_inbound(small: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--wiki", str(small), "neighbors", "hub")
+    assert code == 0
+    assert out.startswith("# Hub (wiki/hub.md) — layer core, trust 0.5\n---\ntitle: Hub")
+    assert "## Links from this page (3)" in out and "## Pages linking here (3)" in out
+    assert "- [[not-written-yet]] — not yet written" in out
+    assert "- A (wiki/a.md): Page A says" in out and "truncated" not in out
+    data = run_json(capsys, "--wiki", str(small), "neighbors", "wiki/hub.md")
+    assert isinstance(data, dict)
+    assert set(data) >= {"page", "content", "outgoing", "inbound", "truncated", "omitted", "text"}
+    assert [(n["path"], n["resolved"]) for n in data["outgoing"]] == [
+        ("wiki/a.md", True), ("wiki/b.md", True), (None, False)]
+    assert [n["path"] for n in data["inbound"]] == ["wiki/a.md", "wiki/b.md", "wiki/c.md"]
+    assert all(len(n["snippet"]) <= 280 for n in data["inbound"])
+
+
+def test_neighbors_snippet_chars(small: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = run_json(capsys, "--wiki", str(small), "neighbors", "hub", "--snippet-chars", "20")
+    assert isinstance(data, dict)
+    snippets = [n["snippet"] for n in data["inbound"]]
+    assert all(len(s) <= 20 for s in snippets) and snippets[0].endswith("…")
+
+
+def test_neighbors_max_bytes_truncates_with_an_explicit_line(small: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--wiki", str(small), "neighbors", "hub", "--max-bytes", "400")
+    assert code == 0
+    last = out.rstrip("\n").splitlines()[-1]
+    assert last.startswith("[truncated at 400 bytes:") and "neighbours not shown" in last
+    assert "max_bytes" in last  # says how to see more
+    body = out[: out.rindex("[truncated")]
+    assert len(body.encode("utf-8")) <= 400
+    data = run_json(capsys, "--wiki", str(small), "neighbors", "hub", "--max-bytes", "400")
+    assert isinstance(data, dict) and data["truncated"] is True
+    assert data["omitted"] >= 1 and f"{data['omitted']} of 6 neighbours" in data["text"]
+
+
+def test_neighbors_default_budget_is_30000_bytes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pages: dict[str, str | bytes] = {"hub.md": "# Hub\n"}
+    for i in range(400):
+        pages[f"p{i:03d}.md"] = f"# P{i}\n\n{'text ' * 50}[[hub]]\n"
+    root = write_pages(tmp_path / "w", pages)
+    code, out, _ = run(capsys, "--wiki", str(root), "neighbors", "hub")
+    assert code == 0 and "[truncated at 30000 bytes" in out
+    assert len(out[: out.rindex("[truncated")].encode("utf-8")) <= 30_000
+
+
+# --- read-all ------------------------------------------------------------------------------
+
+def test_read_all_orders_by_layer_and_reports_what_it_did_not_reach(
+        corpus: CorpusInfo, capsys: pytest.CaptureFixture[str]) -> None:
+    data = run_json(capsys, "--wiki", str(corpus.root), "read-all", "--max-bytes", "5000")
+    assert isinstance(data, dict)
+    assert data["included"] and corpus.expected[data["included"][0]].layer == "identity"
+    assert data["not_reached"] == len(corpus.pages) - len(data["included"]) > 0
+    assert len(data["not_reached_paths"]) == data["not_reached"]
+    assert f"[{data['not_reached']} of {len(corpus.pages)} pages not reached within 5000 bytes" in data["text"]
+    code, out, _ = run(capsys, "--wiki", str(corpus.root), "read-all", "--max-bytes", "5000")
+    assert code == 0 and "pages not reached" in out
+    everything = run_json(capsys, "--wiki", str(corpus.root), "read-all", "--max-bytes", "10000000")
+    assert isinstance(everything, dict) and everything["not_reached"] == 0
+    layers = [corpus.expected[p].layer for p in everything["included"]]
+    rank = {"identity": 0, "core": 1, "context": 2, "deep": 3}
+    assert [rank[x] for x in layers] == sorted(rank[x] for x in layers)
+
+
+# --- lint ----------------------------------------------------------------------------------
+
+def test_lint_json_and_text(corpus: CorpusInfo, capsys: pytest.CaptureFixture[str]) -> None:
+    issues = run_json(capsys, "--wiki", str(corpus.root), "lint")
+    assert isinstance(issues, list) and issues
+    assert all(list(i) == ["path", "code", "severity", "message", "line"] for i in issues)
+    found = {i["code"] for i in issues}
+    assert {"unresolved-link", "ambiguous-link", "duplicate-basename"} <= found
+    code, out, _ = run(capsys, "--wiki", str(corpus.root), "lint")
+    assert code == 0 and out.rstrip().endswith(f"in {len(corpus.pages)} pages")
+
+
+# --- usage errors ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "argv",
+    [["frobnicate"], ["read"], ["neighbors", "x", "--max-bytes", "lots"], ["neighbors", "x", "--max-bytes", "0"],
+     ["read-all", "--max-bytes", "-5"], ["--as", "robot", "index"], ["index", "--bogus"], []],
+)
+def test_bad_usage_exits_2_with_one_line(corpus: CorpusInfo, capsys: pytest.CaptureFixture[str],
+                                         argv: list[str]) -> None:
+    code, out, err = run(capsys, "--wiki", str(corpus.root), *argv)
+    assert code == 2
+    if argv:
+        assert_one_line_error(err)
+    else:  # no command: the help text, on stdout
+        assert "usage: curator" in out
+
+
+def test_an_unexpected_failure_is_one_line_not_a_traceback(corpus: CorpusInfo,
+                                                           capsys: pytest.CaptureFixture[str],
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    import curator.commands.read as read_commands
+
+    def boom(*_args: object) -> int:
+        raise RuntimeError("disk on fire\nsecond line")
+
+    monkeypatch.setattr(read_commands, "run_index", boom)
+    code, _, err = run(capsys, "--wiki", str(corpus.root), "index")
+    assert code == 1
+    assert_one_line_error(err)
+    assert "RuntimeError: disk on fire" in err
+
+
+# --- init ----------------------------------------------------------------------------------
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout
+
+
+def test_init_creates_a_repository_that_ignores_curator_state(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "new wiki"
+    data = run_json(capsys, "init", str(target))
+    assert isinstance(data, dict) and data["status"] == "ok" and data["created_repo"] is True
+    assert (target / ".git").is_dir()
+    assert (target / ".gitignore").read_text() == ".curator/\n"
+    assert git(target, "log", "--format=%s").strip() == "curator init"
+    assert git(target, "status", "--porcelain") == ""
+    again = run_json(capsys, "init", str(target))
+    assert isinstance(again, dict) and again["created_repo"] is False and again["commit"] is None
+    assert "already" in again["message"]
+    # the cache folder it makes later stays out of git
+    run_json(capsys, "--wiki", str(target), "index")
+    assert (target / ".curator").is_dir() and git(target, "status", "--porcelain") == ""
+
+
+def test_init_prepares_an_existing_repository(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    info = generate(tmp_path / "w", 8, git=True)
+    (info.root / ".gitignore").write_text("*.tmp")  # no trailing newline, no .curator/ line
+    code, out, _ = run(capsys, "--wiki", str(info.root), "init")
+    assert code == 0 and "prepared the existing repository" in out
+    assert (info.root / ".gitignore").read_text() == "*.tmp\n.curator/\n"
+
+
+def test_init_without_any_git_identity(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home), GIT_CONFIG_GLOBAL=os.devnull,
+               GIT_CONFIG_NOSYSTEM="1", EMAIL="")
+    proc = subprocess.run([CURATOR, "init", str(tmp_path / "w")], capture_output=True, text=True, env=env,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert git(tmp_path / "w", "log", "--format=%s").strip() == "curator init"
+
+
+def test_init_on_a_file_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "f").write_text("x")
+    code, _, err = run(capsys, "init", str(tmp_path / "f"))
+    assert code == 1
+    assert_one_line_error(err)
+
+
+# --- the real console script ---------------------------------------------------------------
+
+def test_console_script_help_and_errors(corpus: CorpusInfo) -> None:
+    proc = subprocess.run([CURATOR, "--help"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0
+    for command in ("init", "index", "read", "neighbors", "read-all", "lint"):
+        assert command in proc.stdout
+    proc = subprocess.run([CURATOR, "--wiki", str(corpus.root), "read", "no-such-page"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert_one_line_error(proc.stderr)
+    proc = subprocess.run([CURATOR, "nonsense"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert_one_line_error(proc.stderr)
+
+
+def test_console_script_index_json(corpus: CorpusInfo) -> None:
+    proc = subprocess.run([CURATOR, "--wiki", str(corpus.root), "index", "--json"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert [r["path"] for r in json.loads(proc.stdout)] == corpus.pages
+
+
+def test_a_closed_pipe_is_not_an_error(corpus: CorpusInfo) -> None:
+    # read-all writes ~100 KB, more than a pipe holds, so the writer really meets the closed end
+    proc = subprocess.run(f"'{CURATOR}' --wiki '{corpus.root}' read-all --max-bytes 10000000 | head -n 1",
+                          shell=True,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.stdout.count("\n") == 1 and proc.stderr == ""
+
+
+def test_the_cli_does_not_import_qt_or_the_engine_for_help() -> None:
+    code = ("import sys, contextlib, io\n"
+            "from curator.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    try:\n"
+            "        main(['--help'])\n"
+            "    except SystemExit:\n"
+            "        pass\n"
+            "heavy = [m for m in sys.modules if m.split('.')[0] in ('PySide6', 'shiboken6', 'git', 'yaml')"
+            " or m.startswith('curator.engine')]\n"
+            "print(heavy)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
