@@ -40,9 +40,12 @@ import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .actor import Actor
+
+if TYPE_CHECKING:
+    from .wiki import Wiki
 
 log = logging.getLogger(__name__)
 
@@ -342,3 +345,35 @@ def _deny_reason(actor: Actor, path: str, rule: NamespaceRule) -> str:
     if rule.mode == AGENT_ALLOWLIST:
         return f"{ns} is writable only by listed agents; {actor} is not listed, so it may not write {path}"
     return f"{ns} is {rule.mode}; {actor} may not write {path}"
+
+
+def policy_summary(wiki: Wiki, actor: Actor | None = None) -> dict[str, Any]:
+    """What the station's policy panel and ``curator scope --json`` show.
+
+    Every configured namespace and every namespace holding pages (``departments/<dept>`` listed
+    one by one), with its effective rule and page count; with a non-operator ``actor``, also how
+    many of those pages it sees and whether it may write there. Plus the file's parse error.
+    """
+    policy = wiki.scope
+    counts: dict[str, int] = {}
+    for path in wiki.pages:
+        ns = namespace_of(path)
+        parts = path.split("/")
+        if ns == DEPARTMENTS and len(parts) >= 3:
+            ns = f"{DEPARTMENTS}/{parts[1]}"
+        counts[ns] = counts.get(ns, 0) + 1
+    summary = policy.summary(sorted(counts))
+    summary["wiki"] = wiki.root.name
+    for row in summary["namespaces"]:
+        key = row["namespace"]
+        members = [p for p in wiki.pages if (namespace_of(p) == "" if key == "" else p.startswith(key + "/"))]
+        row["pages"] = len(members)
+        if actor is not None and not actor.is_operator:
+            row["visible_pages"] = sum(1 for p in members if policy.can_read(actor, p))
+            probe = f"{key}/page.md" if key else "page.md"
+            decision = policy.check_write(actor, probe)
+            row["can_write"] = decision.allowed
+            row["can_read"] = policy.can_read(actor, probe)
+    if actor is not None:
+        summary["actor"] = {"actor": str(actor), "department": actor.department}
+    return summary
