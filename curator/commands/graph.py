@@ -29,6 +29,24 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=int, default=10, help="connections shown (default 10)")
     p.set_defaults(handler="curator.commands.graph:run_explain")
 
+    p = sub.add_parser("dedup", parents=[parent],
+                       help="duplicate candidates: [{keep, merge, reason, scores}], best first")
+    p.add_argument("--page", metavar="PAGE", help="only the pairs this page is in")
+    p.set_defaults(handler="curator.commands.graph:run_dedup")
+
+    p = sub.add_parser("dismiss", parents=[parent],
+                       help="record that two pages are not duplicates (a committed decision)")
+    p.add_argument("a", metavar="PAGE")
+    p.add_argument("b", metavar="PAGE")
+    p.set_defaults(handler="curator.commands.graph:run_dismiss")
+
+    p = sub.add_parser("merge", parents=[parent],
+                       help="merge a duplicate into the page that stays (one commit; undo reverts it)")
+    p.add_argument("keep", metavar="KEEP")
+    p.add_argument("merge", metavar="MERGE")
+    p.add_argument("--preview", action="store_true", help="show what would change, write nothing")
+    p.set_defaults(handler="curator.commands.graph:run_merge")
+
 
 def _check_positive(value: int, name: str, minimum: int = 0) -> int:
     from curator.engine.errors import UsageError
@@ -65,3 +83,33 @@ def run_explain(ctx: Context, args: argparse.Namespace) -> int:
     result = explain(ctx.wiki, args.page, ctx.actor, _check_positive(args.limit, "--limit", 1))
     ctx.emit(result.to_json(), result.render())
     return 0
+
+
+def run_dedup(ctx: Context, args: argparse.Namespace) -> int:
+    from curator.engine.dedup import find_duplicates
+
+    found = find_duplicates(ctx.wiki, ctx.actor, args.page)
+    lines = [f"{c.keep}  <-  {c.merge}\n    {c.reason}" for c in found]
+    lines.append(f"{len(found)} candidate pair(s)")
+    ctx.emit([c.to_json() for c in found], "\n".join(lines))
+    return 0
+
+
+def run_dismiss(ctx: Context, args: argparse.Namespace) -> int:
+    from curator.engine.dedup import dismiss
+
+    from .write import _finish
+
+    return _finish(ctx, dismiss(ctx.wiki, args.a, args.b, ctx.actor))
+
+
+def run_merge(ctx: Context, args: argparse.Namespace) -> int:
+    from curator.engine.merge import merge_pages, preview_merge
+
+    from .write import _finish
+
+    if args.preview:
+        plan = preview_merge(ctx.wiki, args.keep, args.merge, ctx.actor)
+        ctx.emit({"status": "preview", **plan.to_json()}, plan.render())
+        return 0
+    return _finish(ctx, merge_pages(ctx.wiki, args.keep, args.merge, ctx.actor))

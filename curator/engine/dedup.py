@@ -54,6 +54,7 @@ import numpy as np
 from rapidfuzz import fuzz, process
 
 from . import frontmatter
+from .actions import ActionContext, ActionResult, Invalid, run_action
 from .actor import OPERATOR, Actor
 from .errors import CuratorError
 from .page import Page, decode
@@ -678,3 +679,27 @@ def find_duplicates(wiki: Wiki, actor: Actor = OPERATOR, page: str | None = None
     """``curator dedup``: candidate pairs, best first, dismissed pairs left out."""
     path = wiki.find(page, actor).path if page else None
     return index_for(wiki).candidates(actor, dismissed_pairs(wiki), path)
+
+
+def dismiss(wiki: Wiki, a: str, b: str, actor: Actor = OPERATOR) -> ActionResult:
+    """Record "not duplicates" for pages ``a`` and ``b`` in :data:`DECISIONS_FILE` (one commit)."""
+    pa, pb = wiki.find(a, actor).path, wiki.find(b, actor).path
+    pair = pair_key(pa, pb)
+
+    def apply(ctx: ActionContext) -> None:
+        if pa == pb:
+            raise Invalid(message="a page is not a duplicate of itself; name two different pages")
+        data = load_decisions(wiki)
+        ctx.data["pages"] = list(pair)
+        if pair in dismissed_pairs(wiki):
+            ctx.status = "unchanged"
+            ctx.message = f"{pair[0]} and {pair[1]} are already marked as not duplicates"
+            return
+        data["not_duplicates"].append({"pages": list(pair), "by": str(actor),
+                                       "date": _dt.date.today().isoformat()})
+        ctx.write_text(DECISIONS_FILE, render_decisions(data))
+        ctx.status = "dismissed"
+        ctx.message = f"{pair[0]} and {pair[1]} marked as not duplicates"
+        ctx.journal["pages"] = list(pair)
+
+    return run_action(wiki, actor, "dismiss", f"{pair[0]} + {pair[1]}", apply)
