@@ -10,18 +10,21 @@ body 1, tags/aliases/file name 2); results are sorted by score, then by path. Sn
 matched words as ``«word»`` (:data:`HIGHLIGHT`).
 
 Freshness: before answering, :meth:`SearchIndex.search` runs :meth:`SearchIndex.refresh`, which is
-cheap by design because a full stat walk of 30,000 pages costs ~130 ms, over the 30 ms budget:
+cheap by design (a full walk of 30,000 pages costs ~150 ms here, over the 30 ms budget):
 
-1. every search stats the folders that hold pages (a few hundred stats, ~1 ms) and compares their
-   mtimes with the last look: a page created, deleted or renamed (which includes editors that save
-   by writing a temporary file and renaming it over the page) changes its folder's mtime, and only
-   that folder is listed again;
-2. an edit written in place changes no folder, so a full (mtime, size) sweep of every page also
-   runs, but at most once every :data:`SWEEP_INTERVAL` seconds. The time of the last sweep is kept
-   in the database, so a burst of short-lived ``curator search`` processes shares it too.
+1. every search stats the folders that may hold pages (a few hundred stats, about 1 ms) and
+   compares their mtimes with the last look. Creating, deleting or renaming a page (which includes
+   editors that save by writing a temporary file and renaming it over the page) changes its
+   folder's mtime, and only that folder is listed again (a new subfolder is walked);
+2. an edit written in place changes no folder, so a sweep also stats every indexed page and
+   compares (mtime, size) -- no directory walk, so about half the cost of a full refresh -- at
+   most once every :attr:`SearchIndex.sweep_interval` seconds (default :data:`SWEEP_INTERVAL`).
+   The time of the last sweep is kept in the database, so a burst of short-lived
+   ``curator search`` processes shares it too.
 
-An in-place edit is therefore found by the first search at least :data:`SWEEP_INTERVAL` seconds
-after the previous sweep (at once when a file watcher reports it through ``wiki.refresh(paths)``).
+An in-place edit is therefore found by the first search at least ``sweep_interval`` seconds after
+the previous sweep, and at once when a file watcher (or an engine action) reports it through
+``wiki.refresh(paths)``. A full walk runs only when nothing is known yet (new or rebuilt index).
 """
 
 from __future__ import annotations
@@ -31,9 +34,8 @@ import sqlite3
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import frontmatter
@@ -47,7 +49,7 @@ from .walker import EXCLUDED_DIRS, walk
 if TYPE_CHECKING:
     from .wiki import Wiki
 
-SEARCH_SCHEMA = "1"  # bump when the indexed columns or text rules change: the index is rebuilt
+SEARCH_SCHEMA = "2"  # bump when the indexed columns or text rules change: the index is rebuilt
 DEFAULT_LIMIT = 10
 MAX_LIMIT = 100
 #: bm25 weights of the indexed columns: title, body, extra (tags, aliases, file name).
@@ -87,10 +89,6 @@ class _Row:
     score: float
 
 
-def _parent(path: str) -> str:
-    return path.rpartition("/")[0]
-
-
 class SearchIndex:
     """The FTS5 index of one wiki. ``wiki.search`` is the instance every caller uses."""
 
@@ -98,6 +96,9 @@ class SearchIndex:
         self.wiki = wiki
         self._lock = threading.RLock()
         self._needs_feed = False
+        #: Seconds between full sweeps triggered by searches; None: never (a file watcher feeds
+        #: ``wiki.refresh(paths)`` instead).
+        self.sweep_interval: float | None = SWEEP_INTERVAL
 
     @property
     def _conn(self) -> sqlite3.Connection:
@@ -113,8 +114,10 @@ class SearchIndex:
             conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('schema', ?)", (SEARCH_SCHEMA,))
         conn.execute(
             "CREATE TABLE IF NOT EXISTS search_docs (id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL,"
-            " title TEXT, layer TEXT, trust REAL, factor REAL, tags TEXT, mtime_ns INTEGER, size INTEGER)"
+            " dir TEXT, title TEXT, layer TEXT, trust REAL, factor REAL, tags TEXT, mtime_ns INTEGER,"
+            " size INTEGER)"
         )
+        conn.execute("CREATE INDEX IF NOT EXISTS search_docs_dir ON search_docs (dir)")
         conn.execute(
             "CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(title, body, extra,"
             " tokenize='unicode61 remove_diacritics 2')"
@@ -130,16 +133,16 @@ class SearchIndex:
 
     def upsert(self, conn: sqlite3.Connection, page: Page, body: str) -> None:
         row = conn.execute("SELECT id FROM search_docs WHERE path=?", (page.path,)).fetchone()
-        values = (page.title, page.layer, page.trust, page.source_factor,
+        values = (page.path.rpartition("/")[0], page.title, page.layer, page.trust, page.source_factor,
                   "\n".join(t.lower() for t in page.tags), page.mtime_ns, page.size)
         if row is None:
             doc_id = conn.execute(
-                "INSERT INTO search_docs (path, title, layer, trust, factor, tags, mtime_ns, size)"
-                " VALUES (?,?,?,?,?,?,?,?)", (page.path, *values)).lastrowid
+                "INSERT INTO search_docs (path, dir, title, layer, trust, factor, tags, mtime_ns, size)"
+                " VALUES (?,?,?,?,?,?,?,?,?)", (page.path, *values)).lastrowid
         else:
             doc_id = row[0]
             conn.execute("DELETE FROM search_fts WHERE rowid=?", (doc_id,))
-            conn.execute("UPDATE search_docs SET title=?, layer=?, trust=?, factor=?, tags=?,"
+            conn.execute("UPDATE search_docs SET dir=?, title=?, layer=?, trust=?, factor=?, tags=?,"
                          " mtime_ns=?, size=? WHERE id=?", (*values, doc_id))
         extra = " ".join([*page.tags, *page.aliases, page.stem.replace("-", " ").replace("_", " ")])
         conn.execute("INSERT INTO search_fts (rowid, title, body, extra) VALUES (?,?,?,?)",
@@ -162,134 +165,134 @@ class SearchIndex:
     def refresh(self, *, full: bool = False) -> ChangeSet:
         """Pick up pages changed outside the engine, cheaply (see the module doc).
 
-        ``full`` forces the (mtime, size) sweep of every page instead of waiting for its turn.
+        ``full`` runs the (mtime, size) sweep of every page now instead of waiting for its turn.
         """
         with self._lock:
             if self._needs_feed:
-                changes = self.wiki.refresh()  # the store feeds every page to an empty index
+                changes = self.wiki.refresh()  # the store feeds every page to the empty index
                 self._needs_feed = False
-                self._record_dirs(self._stat_dirs(self._dirs_of(self._known())))
+                self._save_dirs(self._scan_tree(""), replace=True, swept=True)
                 return changes
+            tracked = dict(self._conn.execute("SELECT dir, mtime_ns FROM search_dirs"))
+            if not tracked:
+                return self._full_scan()
             last = self._conn.execute("SELECT value FROM search_meta WHERE key='last_sweep'").fetchone()
-            if full or last is None or time.time() - float(last[0]) >= SWEEP_INTERVAL:
-                return self._sweep()
-            return self._check_dirs()
+            interval = self.sweep_interval
+            sweep = full or (interval is not None and (last is None or time.time() - float(last[0]) >= interval))
+            candidates, stamps, gone = self._changed_dirs(tracked)
+            if sweep:
+                candidates |= self._changed_pages()
+            changes = self.wiki.refresh(sorted(candidates)) if candidates else ChangeSet()
+            if stamps or gone or sweep:
+                self._save_dirs(stamps, gone=gone, swept=sweep)
+            return changes
 
-    def _known(self, where: str = "", args: tuple[Any, ...] = ()) -> dict[str, tuple[int, int]]:
-        rows = self._conn.execute(f"SELECT path, mtime_ns, size FROM search_docs {where}", args)
-        return {p: (m, s) for p, m, s in rows}
-
-    @staticmethod
-    def _dirs_of(paths: Iterable[str]) -> set[str]:
-        """Every folder holding a page, with its ancestors up to the root (``""``)."""
-        dirs = {""}
-        for path in paths:
-            parent = _parent(path)
-            while parent not in dirs:
-                dirs.add(parent)
-                parent = _parent(parent)
-        return dirs
-
-    def _sweep(self) -> ChangeSet:
-        # Folder mtimes are read before the walk: a change made during it shows up next time.
-        known = self._known()
-        dirs = self._dirs_of(known)
-        stamps = self._stat_dirs(dirs)
-        files = list(walk(self.wiki.root))
-        on_disk = {f.path: (f.mtime_ns, f.size) for f in files}
-        changed = [p for p, stat in on_disk.items() if known.get(p) != stat]
-        changed += [p for p in known if p not in on_disk]
-        changes = self.wiki.refresh(changed) if changed else ChangeSet()
-        new_dirs = self._dirs_of(on_disk) - dirs
-        stamps.update(self._stat_dirs(new_dirs))
-        self._record_dirs(stamps)
+    def _full_scan(self) -> ChangeSet:
+        """Walk the whole tree: every folder's mtime, every page's (mtime, size)."""
+        stamps = self._scan_tree("")  # folders first: what changes during the walk shows next time
+        known = set(self._conn.execute("SELECT path, mtime_ns, size FROM search_docs"))
+        files = set(walk(self.wiki.root))  # PageFile tuples compare equal to the row tuples
+        changed = {f.path for f in files - known} | ({p for p, _m, _s in known} - {f.path for f in files})
+        changes = self.wiki.refresh(sorted(changed)) if changed else ChangeSet()
+        self._save_dirs(stamps, replace=True, swept=True)
         return changes
 
-    def _stat_dirs(self, dirs: set[str]) -> dict[str, int | None]:
+    def _scan_tree(self, start: str) -> dict[str, int]:
+        """mtime of ``start`` and of every folder below it that may hold pages (walker rules)."""
         root = self.wiki.root
-        out: dict[str, int | None] = {}
-        for d in dirs:
+        out: dict[str, int] = {}
+        stack = [start]
+        while stack:
+            rel = stack.pop()
             try:
-                out[d] = os.stat(root / d if d else root).st_mtime_ns
+                out[rel] = os.stat(root / rel).st_mtime_ns
+                with os.scandir(root / rel) as entries:
+                    subdirs = [e.name for e in entries
+                               if e.name not in EXCLUDED_DIRS and not e.is_symlink() and e.is_dir()]
             except OSError:
-                out[d] = None
+                continue
+            stack += [f"{rel}/{name}" if rel else name for name in subdirs]
         return out
 
-    def _record_dirs(self, stamps: dict[str, int | None]) -> None:
-        """Remember the folders' mtimes and the time of this sweep."""
+    def _changed_dirs(self, tracked: dict[str, int]) -> tuple[set[str], dict[str, int], list[str]]:
+        """Pages to re-check in folders whose mtime moved; new folder mtimes; vanished folders."""
+        root = self.wiki.root
+        candidates: set[str] = set()
+        stamps: dict[str, int] = {}
+        gone: list[str] = []
+        for d, mtime in tracked.items():
+            try:
+                now = os.stat(root / d).st_mtime_ns
+            except OSError:
+                gone.append(d)
+                candidates.update(self._under(d))
+                continue
+            if now == mtime:
+                continue
+            stamps[d] = now
+            candidates.update(self._under(d, direct=True))
+            prefix = f"{d}/" if d else ""
+            try:
+                with os.scandir(root / d) as it:
+                    entries = [(e.name, e.is_symlink(), e.is_dir()) for e in it]
+            except OSError:
+                continue
+            for name, link, is_dir in entries:
+                rel = prefix + name
+                if link:
+                    continue
+                if not is_dir and name.lower().endswith(".md"):
+                    candidates.add(rel)
+                elif is_dir and name not in EXCLUDED_DIRS and rel not in tracked:
+                    stamps.update(self._scan_tree(rel))
+                    candidates.update(f"{rel}/{f.path}" for f in walk(root / rel))
+        return candidates, stamps, gone
+
+    def _changed_pages(self) -> set[str]:
+        """Indexed pages whose (mtime, size) on disk differs: edits written in place."""
+        base = str(self.wiki.root) + os.sep
+        out: set[str] = set()
+        lstat = os.lstat
+        for path, mtime, size in self._conn.execute("SELECT path, mtime_ns, size FROM search_docs"):
+            try:
+                st = lstat(base + path)
+            except OSError:
+                out.add(path)
+                continue
+            if st.st_mtime_ns != mtime or st.st_size != size:
+                out.add(path)
+        return out
+
+    def _save_dirs(self, stamps: dict[str, int], *, gone: Sequence[str] = (), replace: bool = False,
+                   swept: bool = False) -> None:
         conn = self._conn
         with self.wiki.store._lock:  # one connection: never interleave with a store transaction
             conn.execute("BEGIN IMMEDIATE")
             try:
-                conn.execute("DELETE FROM search_dirs")
-                conn.executemany("INSERT OR REPLACE INTO search_dirs VALUES (?,?)",
-                                 [(d, m) for d, m in stamps.items() if m is not None])
-                conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('last_sweep', ?)",
-                             (repr(time.time()),))
+                if replace:
+                    conn.execute("DELETE FROM search_dirs")
+                for d in gone:
+                    conn.execute("DELETE FROM search_dirs WHERE dir=? OR (dir >= ? AND dir < ?)",
+                                 (d, f"{d}/", f"{d}0"))
+                conn.executemany("INSERT OR REPLACE INTO search_dirs VALUES (?,?)", stamps.items())
+                if swept:
+                    conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('last_sweep', ?)",
+                                 (repr(time.time()),))
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
 
-    def _check_dirs(self) -> ChangeSet:
-        conn = self._conn
-        rows = conn.execute("SELECT dir, mtime_ns FROM search_dirs").fetchall()
-        known_dirs = {d for d, _ in rows}
-        root = self.wiki.root
-        candidates: set[str] = set()
-        updated: dict[str, int] = {}
-        gone: list[str] = []
-        new_dirs = False
-        for d, mtime in rows:
-            try:
-                now = os.stat(root / d if d else root).st_mtime_ns
-            except OSError:
-                gone.append(d)
-                continue
-            if now == mtime:
-                continue
-            updated[d] = now
-            prefix = f"{d}/" if d else ""
-            candidates.update(p for p in self._under(d) if "/" not in p[len(prefix):])
-            try:
-                with os.scandir(root / d if d else root) as entries:
-                    for entry in entries:
-                        if entry.is_symlink():
-                            continue
-                        rel = prefix + entry.name
-                        if entry.name.lower().endswith(".md"):
-                            candidates.add(rel)
-                        elif (entry.is_dir(follow_symlinks=False) and entry.name not in EXCLUDED_DIRS
-                              and rel not in known_dirs):
-                            candidates.update(prefix + f.path for f in walk(Path(entry.path)))
-                            new_dirs = True
-            except OSError:
-                gone.append(d)
-        for d in gone:
-            candidates.update(self._under(d))
-        if not candidates and not updated and not gone:
-            return ChangeSet()
-        changes = self.wiki.refresh(sorted(candidates)) if candidates else ChangeSet()
-        with self.wiki.store._lock:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                conn.executemany("UPDATE search_dirs SET mtime_ns=? WHERE dir=?",
-                                 [(m, d) for d, m in updated.items()])
-                conn.executemany("DELETE FROM search_dirs WHERE dir=?", [(d,) for d in gone])
-                if new_dirs:  # new folders are not watched yet: let the next search sweep
-                    conn.execute("DELETE FROM search_meta WHERE key='last_sweep'")
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-        return changes
-
-    def _under(self, d: str) -> list[str]:
-        """Indexed pages below folder ``d`` (all of them for the root)."""
-        if not d:
-            return list(self._known())
-        # '0' is the character after '/': this range is exactly the paths starting with "d/".
-        return list(self._known("WHERE path >= ? AND path < ?", (f"{d}/", f"{d}0")))
+    def _under(self, d: str, direct: bool = False) -> list[str]:
+        """Indexed pages below folder ``d`` (``direct``: only those right in it)."""
+        if direct:
+            sql, args = "SELECT path FROM search_docs WHERE dir=?", (d,)
+        elif not d:
+            sql, args = "SELECT path FROM search_docs", ()
+        else:
+            # '0' is the character after '/': this range is exactly the paths starting with "d/".
+            sql, args = "SELECT path FROM search_docs WHERE path >= ? AND path < ?", (f"{d}/", f"{d}0")
+        return [p for (p,) in self._conn.execute(sql, args)]
 
     def rebuild(self) -> int:
         """Re-index every page from scratch (``curator search --rebuild``); returns the count."""
@@ -313,7 +316,7 @@ class SearchIndex:
                 except BaseException:
                     conn.execute("ROLLBACK")
                     raise
-            self._record_dirs(self._stat_dirs(self._dirs_of(pages)))
+            self._save_dirs(self._scan_tree(""), replace=True, swept=True)
             return conn.execute("SELECT count(*) FROM search_docs").fetchone()[0]
 
     # --- searching -----------------------------------------------------------------------
