@@ -86,32 +86,34 @@ def strip_code(body: str) -> str:
 
 
 def _strip_spans(text: str) -> str:
-    """Blank inline code spans paragraph by paragraph (CommonMark pairing of equal runs)."""
+    """Blank inline code spans (CommonMark pairing of equal backtick runs within a paragraph).
+
+    The runs are found in one pass over the whole text; a run pairs with the next run of the
+    same length unless a paragraph break lies between them (then it is literal backticks).
+    """
+    runs = [(m.start(), m.end()) for m in _BACKTICKS.finditer(text)]
+    if len(runs) < 2:
+        return text
+    # next_same[i] = index of the next run with the same length, found right to left.
+    next_same: list[int | None] = [None] * len(runs)
+    seen: dict[int, int] = {}
+    for i in range(len(runs) - 1, -1, -1):
+        n = runs[i][1] - runs[i][0]
+        next_same[i] = seen.get(n)
+        seen[n] = i
     out: list[str] = []
     last = 0
-    for para in _paragraphs(text):
-        start, end = para
-        runs = [(m.start(), m.end()) for m in _BACKTICKS.finditer(text, start, end)]
-        if len(runs) < 2:
+    i = 0
+    while i < len(runs):
+        j = next_same[i]
+        if j is None or _PARAGRAPH_BREAK.search(text, runs[i][1], runs[j][0]):
+            i += 1
             continue
-        # next_same[i] = index of the next run with the same length, found right to left.
-        next_same: list[int | None] = [None] * len(runs)
-        seen: dict[int, int] = {}
-        for i in range(len(runs) - 1, -1, -1):
-            n = runs[i][1] - runs[i][0]
-            next_same[i] = seen.get(n)
-            seen[n] = i
-        i = 0
-        while i < len(runs):
-            j = next_same[i]
-            if j is None:
-                i += 1
-                continue
-            s, e = runs[i][0], runs[j][1]
-            out.append(text[last:s])
-            out.append(_blank(text[s:e]))
-            last = e
-            i = j + 1
+        s, e = runs[i][0], runs[j][1]
+        out.append(text[last:s])
+        out.append(_blank(text[s:e]))
+        last = e
+        i = j + 1
     out.append(text[last:])
     return "".join(out)
 
