@@ -33,14 +33,19 @@ HR = Actor("agent", "kiki", "hr")
 NODEPT = Actor("agent", "momo")
 
 
-@pytest.fixture
-def wiki(tmp_path: Path) -> Wiki:
-    for rel, text in PAGES.items():
-        p = tmp_path / rel
+def make_wiki(root: Path, pages: dict[str, str], scope: str) -> Wiki:
+    """A wiki (no git needed for reads) with ``pages`` and a ``.scope.toml``."""
+    for rel, text in pages.items():
+        p = root / rel
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(text, encoding="utf-8")
-    (tmp_path / ".scope.toml").write_text(SCOPE, encoding="utf-8")
-    w = Wiki(tmp_path)
+    (root / ".scope.toml").write_text(scope, encoding="utf-8")
+    return Wiki(root)
+
+
+@pytest.fixture
+def wiki(tmp_path: Path) -> Wiki:
+    w = make_wiki(tmp_path, PAGES, SCOPE)
     yield w
     w.close()
 
