@@ -186,6 +186,8 @@ def parse_scope(text: str) -> ParsedPolicy:
 
 def department_allows(actor: Actor, path: str) -> bool:
     """Built-in isolation: ``departments/<dept>/...`` only for actors of exactly ``<dept>``."""
+    if not path.lstrip("/").startswith(DEPARTMENTS + "/"):
+        return True
     parts = path.strip("/").split("/")
     if len(parts) < 3 or parts[0] != DEPARTMENTS:
         return True
@@ -230,9 +232,8 @@ class ScopePolicy:
             if self.on_change is not None:
                 self.on_change()
             return
-        with self._lock:
-            if stamp == self._stamp and not force:
-                return
+        if stamp == self._stamp and not force:
+            return  # the common case: no lock needed to see that nothing changed
         if stamp is None:
             parsed, exists = ParsedPolicy(), False
         else:
@@ -264,7 +265,7 @@ class ScopePolicy:
         self._stamp = stamp
         self.generation += 1
         by_ns: dict[str, list[NamespaceRule]] = {}
-        for rule in parsed.rules.values():
+        for rule in sorted(parsed.rules.values(), key=lambda r: len(r.key)):
             by_ns.setdefault(rule.key.split("/", 1)[0] if rule.key else "", []).append(rule)
         self._by_ns = by_ns
 
@@ -287,8 +288,10 @@ class ScopePolicy:
 
     def rules_for(self, path: str) -> list[NamespaceRule]:
         """The rules that apply to ``path``, widest first."""
-        rules = self._by_ns.get(namespace_of(path), ())
-        return sorted((r for r in rules if r.applies_to(path)), key=lambda r: len(r.key))
+        rules = self._by_ns.get(namespace_of(path))
+        if not rules:
+            return []
+        return [r for r in rules if r.applies_to(path)]  # kept sorted widest first by _set
 
     # --- decisions ----------------------------------------------------------------------
     def can_read(self, actor: Actor, path: str) -> bool:
