@@ -342,7 +342,7 @@ def parse_page(path: str, data: bytes, mtime_ns: int = 0) -> tuple[Page, str]:
 
 def link_key(target: str) -> str:
     """The resolution key of a link target: NFC, normalised, without a ``.md`` suffix."""
-    key = normalize_target(unicodedata.normalize("NFC", target))
+    key = normalize_target(target if target.isascii() else unicodedata.normalize("NFC", target))
     return key[:-3] if key.endswith(".md") else key
 
 
