@@ -230,22 +230,36 @@ class SearchIndex:
             if now == mtime:
                 continue
             stamps[d] = now
-            candidates.update(self._under(d, direct=True))
+            # Compare the folder's listing with the index: new, vanished and replaced pages.
+            known = {p: (m, sz) for p, m, sz in self._conn.execute(
+                "SELECT path, mtime_ns, size FROM search_docs WHERE dir=?", (d,))}
             prefix = f"{d}/" if d else ""
+            seen: set[str] = set()
             try:
                 with os.scandir(root / d) as it:
-                    entries = [(e.name, e.is_symlink(), e.is_dir()) for e in it]
+                    for entry in it:
+                        name = entry.name
+                        rel = prefix + name
+                        if entry.is_symlink():
+                            continue
+                        if entry.is_dir():
+                            if name not in EXCLUDED_DIRS and rel not in tracked:
+                                stamps.update(self._scan_tree(rel))
+                                candidates.update(f"{rel}/{f.path}" for f in walk(root / rel))
+                        elif name.lower().endswith(".md"):
+                            seen.add(rel)
+                            try:
+                                st = entry.stat(follow_symlinks=False)
+                            except OSError:  # vanished while listing: the store will see
+                                candidates.add(rel)
+                                continue
+                            if known.get(rel) != (st.st_mtime_ns, st.st_size):
+                                candidates.add(rel)
             except OSError:
+                del stamps[d]  # not listed: look again next time, and re-check what it held
+                candidates.update(known)
                 continue
-            for name, link, is_dir in entries:
-                rel = prefix + name
-                if link:
-                    continue
-                if not is_dir and name.lower().endswith(".md"):
-                    candidates.add(rel)
-                elif is_dir and name not in EXCLUDED_DIRS and rel not in tracked:
-                    stamps.update(self._scan_tree(rel))
-                    candidates.update(f"{rel}/{f.path}" for f in walk(root / rel))
+            candidates.update(p for p in known if p not in seen)
         return candidates, stamps, gone
 
     def _changed_pages(self) -> set[str]:
@@ -283,11 +297,9 @@ class SearchIndex:
                 conn.execute("ROLLBACK")
                 raise
 
-    def _under(self, d: str, direct: bool = False) -> list[str]:
-        """Indexed pages below folder ``d`` (``direct``: only those right in it)."""
-        if direct:
-            sql, args = "SELECT path FROM search_docs WHERE dir=?", (d,)
-        elif not d:
+    def _under(self, d: str) -> list[str]:
+        """Indexed pages below folder ``d``."""
+        if not d:
             sql, args = "SELECT path FROM search_docs", ()
         else:
             # '0' is the character after '/': this range is exactly the paths starting with "d/".
