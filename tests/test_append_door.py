@@ -345,7 +345,34 @@ def test_long_lived_process_routes_from_the_cache(wiki: Wiki, monkeypatch) -> No
     import curator.engine.append as ap
 
     assert "wiki/ann-smith.md" in wiki.pages
-    monkeypatch.setattr(ap, "walk", lambda root: (_ for _ in ()).throw(AssertionError("walked")))
+    monkeypatch.setattr(ap._DirCache, "pages", lambda self: (_ for _ in ()).throw(AssertionError("listed")))
     res = append(wiki, "brand-new-topic", "first fact", today=DAY)
     assert res.status == "appended" and "wiki/brand-new-topic.md" in wiki.pages
     assert append(wiki, "brand-new-topic", "first fact", today=DAY).status == "duplicate"
+
+
+def test_dir_cache_lists_what_the_walker_walks(tmp_path: Path) -> None:
+    import os
+    import time
+
+    from curator.engine.append import _DirCache
+    from curator.engine.walker import walk
+    from tests.corpus import generate
+
+    root = tmp_path / "c"
+    generate(root, 60, hostile=True)
+    state = root / ".curator"
+    cache = _DirCache(root, state)
+    assert set(cache.pages()) == {f.path for f in walk(root)}
+    assert (state / "route-paths.json").exists()
+    # age every folder's listing past the racy window, then change one folder
+    old = time.time() - 60
+    for folder, _dirs, _files in os.walk(root):
+        if ".git" not in folder:
+            os.utime(folder, (old, old))
+    cache.pages()  # lists again (mtimes moved) and records the aged folders
+    write(root, "wiki/new sub/Brand New.md", "# x\n")
+    (root / "wiki" / next(p.name for p in (root / "wiki").iterdir() if p.suffix == ".md")).unlink()
+    listed = cache.pages()
+    assert listed == {f.path: listed[f.path] for f in walk(root)} and len(listed) == len(list(walk(root)))
+    assert listed["wiki/new sub/Brand New.md"] == "brand-new"

@@ -18,15 +18,18 @@ Also here: :func:`ingest` (a raw source into ``raw/``, SPEC §11) and :func:`reb
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
+import json
+import os
 import re
 import threading
+import time
 import unicodedata
-import urllib.parse
-import urllib.request
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, KeysView, Mapping, Sequence, Set
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import frontmatter
@@ -34,7 +37,7 @@ from .actions import ActionContext, ActionResult, Invalid, journal_of, run_actio
 from .actor import OPERATOR, Actor
 from .page import DEFAULT_LAYER, DEFAULT_TRUST
 from .slugs import slugify
-from .walker import walk
+from .walker import EXCLUDED_DIRS
 
 if TYPE_CHECKING:
     from .wiki import Wiki
@@ -95,49 +98,237 @@ def _features(slug: str) -> _Feat:
 
 
 class _RouteCache:
-    """Slug features by page path, kept for the life of a :class:`Wiki` (paths never go stale:
-    features depend on the path alone)."""
+    """Slugs and slug features by page path, kept for the life of a :class:`Wiki` and synced with
+    its page cache by set difference (features depend on the path alone, so they never go stale)."""
 
     def __init__(self) -> None:
-        self.by_path: dict[str, _Feat] = {}
+        self.feats: dict[str, _Feat] = {}
+        self.slugs: dict[str, str] = {}
+        self.by_slug: dict[str, set[str]] = {}
         self.lock = threading.Lock()
 
-    def get(self, path: str) -> _Feat:
-        feat = self.by_path.get(path)
+    def sync(self, paths: Iterable[str]) -> None:
+        current = paths if isinstance(paths, (Set, KeysView)) else set(paths)
+        known = self.slugs.keys()
+        for path in known - current:
+            slug = self.slugs.pop(path)
+            self.feats.pop(path, None)
+            group = self.by_slug.get(slug)
+            if group is not None:
+                group.discard(path)
+        for path in current - known:
+            if _routable(path):
+                self.add(path, page_slug(path))
+
+    def add(self, path: str, slug: str) -> None:
+        self.slugs[path] = slug
+        self.by_slug.setdefault(slug, set()).add(path)
+
+    def feature(self, path: str) -> _Feat:
+        feat = self.feats.get(path)
         if feat is None:
-            feat = self.by_path[path] = _features(page_slug(path))
+            feat = self.feats[path] = _features(self.slugs[path])
         return feat
 
 
 _route_caches: weakref.WeakKeyDictionary[Any, _RouteCache] = weakref.WeakKeyDictionary()
+_route_caches_lock = threading.Lock()
 
 
-def _route_cache(wiki: Wiki) -> _RouteCache:
-    cache = _route_caches.get(wiki)
-    if cache is None:
-        cache = _route_caches[wiki] = _RouteCache()
-    return cache
+def _routable(path: str) -> bool:
+    head, sep, _ = path.partition("/")
+    return not (sep and head in UNROUTABLE)
 
 
-def _page_paths(wiki: Wiki) -> Iterable[str]:
+def _store_loaded(wiki: Wiki) -> bool:
     loaded = getattr(wiki.store, "loaded", None)
     if loaded is None:
         loaded = getattr(wiki.store, "_loaded", False)
-    if loaded:
-        return list(wiki.pages)
-    return [f.path for f in walk(wiki.root)]  # names only: a one-shot call parses nothing
+    return bool(loaded)
+
+
+def _route_cache(wiki: Wiki) -> _RouteCache:
+    """The routing index of ``wiki``, synced with its loaded page cache (no walk, no parse)."""
+    with _route_caches_lock:
+        cache = _route_caches.get(wiki)
+        if cache is None:
+            cache = _route_caches[wiki] = _RouteCache()
+    with cache.lock:
+        cache.sync(wiki.pages.keys())
+    return cache
+
+
+def _routing_view(wiki: Wiki) -> tuple[Mapping[str, str], Callable[[str], list[str]], Callable[[str], _Feat]]:
+    """(slug by routable path, exact lookup, features) from the cheapest source at hand.
+
+    A process with a loaded page cache uses the kept :class:`_RouteCache`; a one-shot process
+    lists page names through :class:`_DirCache` and builds nothing it does not need (an exact
+    match is one pass over the names; features are computed only when pages must be scored).
+    """
+    if _store_loaded(wiki):
+        cache = _route_cache(wiki)
+        return cache.slugs, lambda slug: list(cache.by_slug.get(slug, ())), cache.feature
+    folders = _DirCache(wiki.root, wiki.state_dir).folders()
+    listed: dict[str, str] = {}
+
+    def all_slugs() -> dict[str, str]:
+        if not listed:
+            for prefix, names, slugs in folders:
+                head = prefix.split("/", 1)[0]
+                if head in UNROUTABLE:
+                    continue
+                keys = names.split("\0")
+                if prefix:
+                    keys = [prefix + n for n in keys]
+                listed.update(zip(keys, slugs.split("\0"), strict=False))
+        return listed
+
+    def exact(slug: str) -> list[str]:
+        return [p for p in _DirCache.find(folders, slug) if _routable(p)]
+
+    return _LazyDict(all_slugs), exact, lambda path: _features(all_slugs()[path])
+
+
+class _LazyDict(Mapping[str, str]):
+    """A mapping built on first use: a one-shot exact match never pays for listing every slug."""
+
+    def __init__(self, build: Callable[[], dict[str, str]]) -> None:
+        self._build = build
+
+    def __getitem__(self, key: str) -> str:
+        return self._build()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._build())
+
+    def __len__(self) -> int:
+        return len(self._build())
 
 
 def routable_paths(wiki: Wiki, actor: Actor) -> list[str]:
     """Pages append may route to for ``actor``: not under auto/ or _review/, and visible."""
-    out = []
-    for path in _page_paths(wiki):
-        head, sep, _ = path.partition("/")
-        if sep and head in UNROUTABLE:
-            continue
-        if actor.is_operator or wiki.visible(actor, path):
-            out.append(path)
-    return out
+    slugs, _exact, _feature = _routing_view(wiki)
+    return [p for p in slugs if actor.is_operator or wiki.visible(actor, p)]
+
+
+class _DirCache:
+    """Page names and slugs of a wiki, listed folder by folder and reused while a folder's mtime
+    is unchanged (adding, removing or renaming an entry changes its folder's mtime), kept in
+    ``.curator/route-paths.json``. Follows :func:`~.walker.walk`'s rules (excluded folders, no
+    symlinks). A folder listed less than a clock tick after its last change is listed again next
+    time (a change in the same tick would not move its mtime): 50 ms on file systems with
+    sub-second timestamps, 2 s on those with whole seconds.
+
+    Each folder is stored as ``[mtime_ns, listed_ns, names, slugs, subfolders]`` with the lists
+    joined by NUL (no file name contains one): a few long strings decode and encode in well under
+    a millisecond, where 10,000 small JSON lists took tens.
+    """
+
+    FILE = "route-paths.json"
+    RACY_FINE_NS = 50_000_000
+    RACY_COARSE_NS = 2_000_000_000
+
+    def __init__(self, root: Path, state_dir: Path) -> None:
+        self.root = root
+        self.path = state_dir / self.FILE
+
+    def _load(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.path.read_bytes())
+            return data["dirs"] if isinstance(data, dict) and data.get("v") == 2 else {}
+        except (OSError, ValueError, KeyError, TypeError):
+            return {}
+
+    def _trusted(self, entry: Any, mtime: int) -> bool:
+        if not (isinstance(entry, list) and len(entry) == 5 and entry[0] == mtime):
+            return False
+        racy = self.RACY_FINE_NS if mtime % 1_000_000_000 else self.RACY_COARSE_NS
+        return bool(entry[1] - mtime > racy)
+
+    def folders(self) -> list[tuple[str, str, str]]:
+        """``(prefix, names, slugs)`` per folder (NUL-joined), listing only changed folders."""
+        cached = self._load()
+        fresh: dict[str, Any] = {}
+        dirty = False
+        now = time.time_ns()
+        out: list[tuple[str, str, str]] = []
+        stack = [""]
+        while stack:
+            rel = stack.pop()
+            full = os.path.join(self.root, rel) if rel else str(self.root)
+            try:
+                mtime = os.stat(full).st_mtime_ns
+            except OSError:
+                continue
+            entry = cached.get(rel)
+            if not self._trusted(entry, mtime):
+                known: dict[str, str] = {}
+                if isinstance(entry, list) and len(entry) == 5 and entry[2]:
+                    known = dict(zip(entry[2].split("\0"), entry[3].split("\0"), strict=False))
+                entry = self._scan(full, mtime, now, known)
+                dirty = True
+                if entry is None:
+                    continue
+            fresh[rel] = entry
+            prefix = f"{rel}/" if rel else ""
+            if entry[2]:
+                out.append((prefix, entry[2], entry[3]))
+            if entry[4]:
+                stack.extend(prefix + d for d in reversed(entry[4].split("\0")))
+        if dirty or fresh.keys() != cached.keys():
+            with contextlib.suppress(OSError):
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                tmp = self.path.with_name(f".{self.FILE}.{os.getpid()}.tmp")
+                tmp.write_text(json.dumps({"v": 2, "dirs": fresh}, ensure_ascii=False,
+                                          separators=(",", ":")), encoding="utf-8")
+                os.replace(tmp, self.path)
+        return out
+
+    def pages(self) -> dict[str, str]:
+        """Slug by root-relative page path, for every page the walker would yield."""
+        out: dict[str, str] = {}
+        for prefix, names, slugs in self.folders():
+            keys = names.split("\0")
+            if prefix:
+                keys = [prefix + n for n in keys]
+            out.update(zip(keys, slugs.split("\0"), strict=False))
+        return out
+
+    @staticmethod
+    def find(folders: list[tuple[str, str, str]], slug: str) -> list[str]:
+        """Paths whose slug is ``slug``: a substring search per folder, no per-page work."""
+        hits: list[str] = []
+        needle = f"\0{slug}\0"
+        for prefix, names, slugs in folders:
+            if needle in f"\0{slugs}\0":
+                for name, s in zip(names.split("\0"), slugs.split("\0"), strict=False):
+                    if s == slug:
+                        hits.append(prefix + name)
+        return hits
+
+    @staticmethod
+    def _scan(full: str, mtime: int, now: int, known: dict[str, str]) -> list[Any] | None:
+        names: list[str] = []
+        dirs: list[str] = []
+        try:
+            with os.scandir(full) as it:
+                for e in it:
+                    try:
+                        if e.is_symlink():
+                            continue
+                        if e.is_dir(follow_symlinks=False):
+                            if e.name not in EXCLUDED_DIRS:
+                                dirs.append(e.name)
+                        elif e.name.lower().endswith(".md"):
+                            names.append(e.name)
+                    except OSError:
+                        continue
+        except OSError:
+            return None
+        names.sort()
+        dirs.sort()
+        slugs = [known.get(n) or page_slug(n) for n in names]
+        return [mtime, now, "\0".join(names), "\0".join(slugs), "\0".join(dirs)]
 
 
 def _bound(a: int, b: int) -> float:
@@ -169,24 +360,28 @@ def _sim(q: _Feat, f: _Feat) -> float:
 
 
 def route(wiki: Wiki, slug: str, actor: Actor = OPERATOR) -> tuple[str | None, list[Candidate]]:
-    """(exact match path, candidates): SPEC §4.2 routing for an already slugified ``slug``."""
-    cache = _route_cache(wiki)
-    q = _features(slug)
-    exact: list[str] = []
-    scored: list[Candidate] = []
-    with cache.lock:
-        for path in routable_paths(wiki, actor):
-            f = cache.get(path)
-            if f.slug == slug:
-                exact.append(path)
-                continue
-            score = _sim(q, f)
-            if score >= ROUTE_THRESHOLD:
-                scored.append(Candidate(f.slug, path, score))
+    """(exact match path, candidates): SPEC §4.2 routing for an already slugified ``slug``.
+
+    An exact match is a dictionary lookup; only without one is every routable page scored.
+    Pages the actor may not see are neither targets nor candidates.
+    """
+    slugs, exact_of, feature = _routing_view(wiki)
+
+    def visible(path: str) -> bool:
+        return actor.is_operator or wiki.visible(actor, path)
+
+    exact = [p for p in exact_of(slug) if visible(p)]
     if exact:
         # Several pages share the name: prefer wiki/, then the shallowest, then by path.
         exact.sort(key=lambda p: (not p.startswith("wiki/"), p.count("/"), p))
         return exact[0], []
+    q = _features(slug)
+    scored: list[Candidate] = []
+    for path in list(slugs):
+        f = feature(path)
+        score = _sim(q, f)
+        if score >= ROUTE_THRESHOLD and visible(path):
+            scored.append(Candidate(f.slug, path, score))
     scored.sort(key=lambda c: (-c.score, c.path))
     return None, scored[:MAX_CANDIDATES]
 
@@ -457,6 +652,9 @@ def sanitize_name(name: str) -> str:
 
 def fetch_url(url: str, timeout: float = 20.0) -> bytes:
     """Download ``url`` (http or https only) up to :data:`MAX_INGEST_BYTES`."""
+    import urllib.parse
+    import urllib.request  # 20 ms of imports that only ingest --url needs
+
     scheme = urllib.parse.urlsplit(url).scheme.lower()
     if scheme not in ("http", "https"):
         raise Invalid(message=f"invalid url {url!r}: only http and https are fetched")
