@@ -6,8 +6,19 @@ same transaction, so the index never disagrees with the cache, whether the chang
 engine action (``wiki.refresh(paths)``) or from a refresh that found an edit made outside.
 
 Ranking: ``score = -bm25 x (0.5 + trust) x source_type factor`` (bm25 column weights: title 4,
-body 1, tags/aliases/file name 2); results are sorted by score, then by path. Snippets mark the
-matched words as ``«word»`` (:data:`HIGHLIGHT`).
+body 1, tags/aliases/file name 2); results are sorted by score, then by path. Snippets are about
+240 characters of the body around the first match, with matched words marked ``«word»``
+(:data:`HIGHLIGHT`; a GUI may render them, agents read them as they are).
+
+API (the CLI, the station and the MCP server all call the same thing)::
+
+    hits = wiki.search.search("payment -draft layer:core", actor, min_trust=0.5, layer=None,
+                              limit=10, expand=False)      # -> list[SearchHit]
+    [h.to_json() for h in hits]  # {path, title, score, layer, trust, snippet, expanded}
+    wiki.search.relevance("payment")                         # {path: score}, no visibility check
+    wiki.search.rebuild()                                    # `curator search --rebuild`
+
+Context injection lives in :mod:`curator.engine.context` (``build_context``).
 
 Freshness: before answering, :meth:`SearchIndex.search` runs :meth:`SearchIndex.refresh`, which is
 cheap by design (a full walk of 30,000 pages costs ~150 ms here, over the 30 ms budget):
@@ -281,7 +292,10 @@ class SearchIndex:
                    swept: bool = False) -> None:
         conn = self._conn
         with self.wiki.store._lock:  # one connection: never interleave with a store transaction
-            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError:
+                return  # another process holds the database: the next search looks again
             try:
                 if replace:
                     conn.execute("DELETE FROM search_dirs")
@@ -348,17 +362,19 @@ class SearchIndex:
             return []
         if refresh:
             self.refresh()
-        hits: list[SearchHit] = []
+        rows: list[_Row] = []
+        with self.wiki.store._lock:  # one connection: do not read in the middle of a store write
+            for row in self._rows(q):
+                if min_trust is not None and row.trust < min_trust:
+                    continue
+                if not self.wiki.visible(actor, row.path):
+                    continue
+                rows.append(row)
+                if len(rows) >= limit:
+                    break
         highlight = q.highlighter()
-        for row in self._rows(q):
-            if min_trust is not None and row.trust < min_trust:
-                continue
-            if not self.wiki.visible(actor, row.path):
-                continue
-            hits.append(SearchHit(row.path, row.title, row.score, row.layer, row.trust,
-                                  self._snippet(row.path, highlight)))
-            if len(hits) >= limit:
-                break
+        hits = [SearchHit(r.path, r.title, r.score, r.layer, r.trust, self._snippet(r.path, highlight))
+                for r in rows]
         if expand and hits:
             hits += self._expand(hits, q, actor, min_trust, limit, highlight)
         return hits
@@ -370,7 +386,8 @@ class SearchIndex:
             return {}
         if refresh:
             self.refresh()
-        return {row.path: row.score for row in self._rows(q)}
+        with self.wiki.store._lock:
+            return {row.path: row.score for row in self._rows(q)}
 
     @staticmethod
     def _prepare(query: str | Query, layer: str | None) -> Query:

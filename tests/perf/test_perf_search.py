@@ -156,8 +156,8 @@ def test_search_perf(tmp_path: Path) -> None:
           f" alone {ms(t_help):.0f} ms); naive scan is {naive_ms / cli_p50:.1f}x slower")
 
     # --- refresh after one page changed -------------------------------------------------------
-    wiki.pages  # a long-lived process (GUI, MCP server) has the cache loaded
-    target = root / sorted(wiki.pages)[1234]
+    pages = wiki.pages  # a long-lived process (GUI, MCP server) has the cache loaded
+    target = root / sorted(pages)[1234]
     in_place = []
     for i in range(3):
         with open(target, "a", encoding="utf-8") as fh:
