@@ -12,8 +12,6 @@ import pytest
 
 from curator.engine.actor import OPERATOR, Actor
 from curator.engine.append import (
-    _features,
-    _sim,
     append,
     clean_bullet,
     compose_bullet,
@@ -24,7 +22,7 @@ from curator.engine.append import (
 )
 from curator.engine.scope import Decision
 from curator.engine.setup import init_wiki
-from curator.engine.slugs import slug_sim, slugify
+from curator.engine.slugs import similarity, slug_features, slug_sim, slugify
 from curator.engine.wiki import Wiki
 
 DAY = dt.date(2026, 3, 4)
@@ -112,10 +110,10 @@ def test_precomputed_routing_scores_equal_slug_sim() -> None:
     words = ["ann", "smith", "pay", "payments", "team", "ledger", "a", "x1", "付款", "流程"]
     slugs = ["-".join(rng.sample(words, rng.randint(1, 3))) for _ in range(300)]
     for a in slugs[:60]:
-        fa = _features(a)
+        fa = slug_features(a)
         for b in slugs:
             exact = slug_sim(a, b)
-            fast = _sim(fa, _features(b))
+            fast = similarity(fa, slug_features(b), 0.4)
             if exact >= 0.4 or fast >= 0.4:
                 assert fast == pytest.approx(exact), (a, b)
 
@@ -376,3 +374,32 @@ def test_dir_cache_lists_what_the_walker_walks(tmp_path: Path) -> None:
     listed = cache.pages()
     assert listed == {f.path: listed[f.path] for f in walk(root)} and len(listed) == len(list(walk(root)))
     assert listed["wiki/new sub/Brand New.md"] == "brand-new"
+
+
+def _reference_slug_sim(a: str, b: str) -> float:
+    """SPEC §4.3 written out literally, independent of the engine's code."""
+    import re
+
+    sa, sb = re.sub(r"[\W_]", "", a.lower()), re.sub(r"[\W_]", "", b.lower())
+    if not sa or not sb:
+        return 0.0
+    if sa == sb:
+        return 1.0
+    if sa in sb or sb in sa:
+        return max(0.7, min(len(sa), len(sb)) / max(len(sa), len(sb)))
+
+    def jac(x: set[str], y: set[str]) -> float:
+        return len(x & y) / len(x | y) if x and y else 0.0
+
+    pa, pb = f" {a.lower()} ", f" {b.lower()} "
+    tri = jac({pa[i:i + 3] for i in range(len(pa) - 2)}, {pb[i:i + 3] for i in range(len(pb) - 2)})
+    words = jac(set(a.lower().replace("-", " ").split()), set(b.lower().replace("-", " ").split()))
+    return max(tri, words)
+
+
+def test_slug_sim_matches_the_spec_formula_on_random_slugs() -> None:
+    rng = random.Random(5)
+    parts = ["ann", "smith", "an", "pay", "ments", "x", "9", "付款", "ledger", "led"]
+    slugs = ["-".join(rng.choice(parts) for _ in range(rng.randint(1, 4))) for _ in range(200)]
+    for a, b in zip(slugs, reversed(slugs), strict=True):
+        assert slug_sim(a, b) == pytest.approx(_reference_slug_sim(a, b)), (a, b)

@@ -6,11 +6,10 @@
 and ``locked | denied | invalid`` (errors). It runs as the action ``wiki_append: <slug>``, so the
 lock, the policy check, the exact-path commit and the journal line come from :mod:`.actions`.
 
-Routing stays cheap on big wikis: in a process whose page cache is loaded it reads the cached
-paths (no walk, no parse); a one-shot process only walks file names. Slug features (the
-letters-and-digits form, trigram and word sets) are computed once per path and kept, and pages
-whose set sizes cannot reach the 0.4 threshold are skipped before any set arithmetic: the scores
-kept are exactly :func:`~.slugs.slug_sim`'s.
+Routing stays cheap on big wikis: an exact slug is a dictionary lookup (or, in a one-shot
+process, a substring search over cached folder listings: no walk, no parse). Only without an
+exact match is every page scored, on slug features computed once per path and kept
+(:func:`~.slugs.similarity` with the 0.4 floor: the scores kept are exactly ``slugSim``'s).
 
 Also here: :func:`ingest` (a raw source into ``raw/``, SPEC §11) and :func:`rebuild_from_journal`
 (``curator recover``: facts the journal knows that the pages lost are written back).
@@ -36,7 +35,7 @@ from . import frontmatter
 from .actions import ActionContext, ActionResult, Invalid, journal_of, run_action
 from .actor import OPERATOR, Actor
 from .page import DEFAULT_LAYER, DEFAULT_TRUST
-from .slugs import slugify
+from .slugs import SlugFeatures, similarity, slug_features, slugify
 from .walker import EXCLUDED_DIRS
 
 if TYPE_CHECKING:
@@ -82,27 +81,12 @@ def page_slug(path: str) -> str:
     return slugify(unicodedata.normalize("NFC", stem))
 
 
-@dataclass(slots=True, frozen=True)
-class _Feat:
-    slug: str
-    alnum: str
-    tri: frozenset[str]
-    words: frozenset[str]
-
-
-def _features(slug: str) -> _Feat:
-    low = slug.lower()
-    padded = f" {low} "
-    return _Feat(slug, _alnum(slug), frozenset(padded[i : i + 3] for i in range(len(padded) - 2)),
-                 frozenset(low.replace("-", " ").split()))
-
-
 class _RouteCache:
     """Slugs and slug features by page path, kept for the life of a :class:`Wiki` and synced with
     its page cache by set difference (features depend on the path alone, so they never go stale)."""
 
     def __init__(self) -> None:
-        self.feats: dict[str, _Feat] = {}
+        self.feats: dict[str, SlugFeatures] = {}
         self.slugs: dict[str, str] = {}
         self.by_slug: dict[str, set[str]] = {}
         self.lock = threading.Lock()
@@ -124,10 +108,10 @@ class _RouteCache:
         self.slugs[path] = slug
         self.by_slug.setdefault(slug, set()).add(path)
 
-    def feature(self, path: str) -> _Feat:
+    def feature(self, path: str) -> SlugFeatures:
         feat = self.feats.get(path)
         if feat is None:
-            feat = self.feats[path] = _features(self.slugs[path])
+            feat = self.feats[path] = slug_features(self.slugs[path])
         return feat
 
 
@@ -158,7 +142,7 @@ def _route_cache(wiki: Wiki) -> _RouteCache:
     return cache
 
 
-def _routing_view(wiki: Wiki) -> tuple[Mapping[str, str], Callable[[str], list[str]], Callable[[str], _Feat]]:
+def _routing_view(wiki: Wiki) -> tuple[Mapping[str, str], Callable[[str], list[str]], Callable[[str], SlugFeatures]]:
     """(slug by routable path, exact lookup, features) from the cheapest source at hand.
 
     A process with a loaded page cache uses the kept :class:`_RouteCache`; a one-shot process
@@ -186,7 +170,7 @@ def _routing_view(wiki: Wiki) -> tuple[Mapping[str, str], Callable[[str], list[s
     def exact(slug: str) -> list[str]:
         return [p for p in _DirCache.find(folders, slug) if _routable(p)]
 
-    return _LazyDict(all_slugs), exact, lambda path: _features(all_slugs()[path])
+    return _LazyDict(all_slugs), exact, lambda path: slug_features(all_slugs()[path])
 
 
 class _LazyDict(Mapping[str, str]):
@@ -331,34 +315,6 @@ class _DirCache:
         return [mtime, now, "\0".join(names), "\0".join(slugs), "\0".join(dirs)]
 
 
-def _bound(a: int, b: int) -> float:
-    # The largest Jaccard two sets of these sizes can have.
-    return min(a, b) / max(a, b) if a and b else 0.0
-
-
-def _sim(q: _Feat, f: _Feat) -> float:
-    """:func:`~.slugs.slug_sim` on precomputed features (same formula, tested equal); pairs whose
-    set sizes alone keep both Jaccards under the routing threshold score 0."""
-    a, b = q.alnum, f.alnum
-    if not a or not b:
-        return 0.0
-    if a == b:
-        return 1.0
-    if a in b or b in a:
-        shorter, longer = sorted((len(a), len(b)))
-        return max(0.7, shorter / longer)
-    ta, tb, wa, wb = len(q.tri), len(f.tri), len(q.words), len(f.words)
-    if _bound(ta, tb) < ROUTE_THRESHOLD and _bound(wa, wb) < ROUTE_THRESHOLD:
-        return 0.0
-    inter = len(q.tri & f.tri)
-    tri = inter / (ta + tb - inter)
-    words = 0.0
-    if wa and wb:
-        inter = len(q.words & f.words)
-        words = inter / (wa + wb - inter)
-    return max(tri, words)
-
-
 def route(wiki: Wiki, slug: str, actor: Actor = OPERATOR) -> tuple[str | None, list[Candidate]]:
     """(exact match path, candidates): SPEC §4.2 routing for an already slugified ``slug``.
 
@@ -375,11 +331,11 @@ def route(wiki: Wiki, slug: str, actor: Actor = OPERATOR) -> tuple[str | None, l
         # Several pages share the name: prefer wiki/, then the shallowest, then by path.
         exact.sort(key=lambda p: (not p.startswith("wiki/"), p.count("/"), p))
         return exact[0], []
-    q = _features(slug)
+    q = slug_features(slug)
     scored: list[Candidate] = []
     for path in list(slugs):
         f = feature(path)
-        score = _sim(q, f)
+        score = similarity(q, f, ROUTE_THRESHOLD)
         if score >= ROUTE_THRESHOLD and visible(path):
             scored.append(Candidate(f.slug, path, score))
     scored.sort(key=lambda c: (-c.score, c.path))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import NamedTuple
 
 _WHITESPACE = re.compile(r"\s+")
 # Anything that is not a letter or digit in any script. ``\w`` covers letters, digits and "_" in
@@ -35,25 +36,37 @@ def _alnum(text: str) -> str:
     return _NON_ALNUM.sub("", text.lower())
 
 
-def _trigrams(slug: str) -> set[str]:
-    padded = f" {slug} "
-    return {padded[i : i + 3] for i in range(len(padded) - 2)}
+class SlugFeatures(NamedTuple):
+    """What ``slugSim`` looks at, computed once per slug (routing over 10,000 pages keeps them)."""
+
+    slug: str
+    alnum: str  # letters and digits only, lowercase
+    tri: frozenset[str]  # trigrams of the lowercase slug padded with one space on each side
+    words: frozenset[str]  # words of the lowercase slug, hyphens as spaces
 
 
-def _jaccard(a: set[str], b: set[str]) -> float:
-    if not a or not b:
-        return 0.0
-    return len(a & b) / len(a | b)
+def slug_features(slug: str) -> SlugFeatures:
+    low = slug.lower()
+    padded = f" {low} "
+    return SlugFeatures(slug, _alnum(slug), frozenset(padded[i : i + 3] for i in range(len(padded) - 2)),
+                        frozenset(low.replace("-", " ").split()))
 
 
-def slug_sim(a: str, b: str) -> float:
-    """SPEC §4 ``slugSim``: similarity of two slugs in [0, 1].
+def _bound(a: int, b: int) -> float:
+    # The largest Jaccard two sets of these sizes can have.
+    return min(a, b) / max(a, b) if a and b else 0.0
+
+
+def similarity(a: SlugFeatures, b: SlugFeatures, floor: float = 0.0) -> float:
+    """SPEC §4 ``slugSim`` on precomputed features.
 
     Both are stripped to letters and digits; empty -> 0; equal -> 1; containment ->
     ``max(0.7, shorter/longer)``; otherwise the greater of the trigram Jaccard (space-padded
-    slugs) and the word-set Jaccard (hyphens as spaces).
+    slugs) and the word-set Jaccard (hyphens as spaces). With ``floor``, a pair whose set sizes
+    alone keep both Jaccards below it scores 0 without any set arithmetic (scores at or above
+    ``floor`` are unchanged).
     """
-    sa, sb = _alnum(a), _alnum(b)
+    sa, sb = a.alnum, b.alnum
     if not sa or not sb:
         return 0.0
     if sa == sb:
@@ -61,7 +74,18 @@ def slug_sim(a: str, b: str) -> float:
     if sa in sb or sb in sa:
         shorter, longer = sorted((len(sa), len(sb)))
         return max(0.7, shorter / longer)
-    la, lb = a.lower(), b.lower()
-    tri = _jaccard(_trigrams(la), _trigrams(lb))
-    words = _jaccard(set(la.replace("-", " ").split()), set(lb.replace("-", " ").split()))
+    ta, tb, wa, wb = len(a.tri), len(b.tri), len(a.words), len(b.words)
+    if floor > 0 and _bound(ta, tb) < floor and _bound(wa, wb) < floor:
+        return 0.0
+    inter = len(a.tri & b.tri)
+    tri = inter / (ta + tb - inter)
+    words = 0.0
+    if wa and wb:
+        inter = len(a.words & b.words)
+        words = inter / (wa + wb - inter)
     return max(tri, words)
+
+
+def slug_sim(a: str, b: str) -> float:
+    """SPEC §4 ``slugSim``: similarity of two slugs in [0, 1] (see :func:`similarity`)."""
+    return similarity(slug_features(a), slug_features(b))

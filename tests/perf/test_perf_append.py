@@ -97,12 +97,15 @@ def test_append_latency_10k(tmp_path: Path) -> None:
     cli: list[float] = []
     rest = targets[IN_PROCESS_RUNS + 1 :]
     exe = [sys.executable, "-m", "curator.cli", "--wiki", str(root), "--as", "agent:bench"]
+    # An installed package has its bytecode compiled; a development shell may forbid writing it
+    # (PYTHONDONTWRITEBYTECODE), which would make every call recompile ~60 modules.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     subprocess.run([*exe, "append", page_slug(rest[0]), "cli warm-up fact", "--json"], check=True,
-                   capture_output=True)
+                   capture_output=True, env=env)
     for i, path in enumerate(rest[1 : CLI_RUNS + 1]):
         t = time.perf_counter()
         proc = subprocess.run([*exe, "append", page_slug(path), f"cli benchmark fact c{i}", "--json"],
-                              capture_output=True, text=True)
+                              capture_output=True, text=True, env=env)
         cli.append(time.perf_counter() - t)
         assert proc.returncode == 0 and '"appended"' in proc.stdout, proc.stdout + proc.stderr
     python_start: list[float] = []
