@@ -2,13 +2,14 @@
 #   make run    launch the station on the bundled demo wiki
 #   make test   run the whole test suite
 # Both create .venv on first use and re-install when pyproject.toml changes.
+#   make dist   build the one-folder desktop bundle dist/curator/ (PyInstaller, packaging/curator.spec)
 
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint perf clean
+.PHONY: run test lint perf clean dist
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Curator needs Python >= 3.11")'
@@ -26,6 +27,18 @@ test: $(STAMP)
 
 perf: $(STAMP)
 	$(PY) -m pytest tests/perf -s -p no:cacheprovider
+
+# The bundle: dist/curator/curator is the whole command line; `curator gui` starts the station.
+PACKAGING_STAMP := $(VENV)/.packaging-installed
+
+$(PACKAGING_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[dev,packaging]'
+	@touch $(PACKAGING_STAMP)
+
+dist: $(PACKAGING_STAMP)
+	$(PY) -m PyInstaller --noconfirm --clean --log-level WARN \
+		--distpath dist --workpath build/pyinstaller packaging/curator.spec
+	@echo "built dist/curator/curator ($$(du -sh dist/curator | cut -f1))"
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info
