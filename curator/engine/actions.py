@@ -50,6 +50,8 @@ Policy: every path an action writes, moves or deletes (both ends of a move, and 
     subject>``, body ``This reverts commit <sha>.``) applied file by file with a three-way merge,
     so later unrelated changes survive; a conflict is an ``invalid`` answer, nothing written.
 ``history(wiki, limit=50)``: :class:`HistoryEntry` list, newest first, from one ``git log``.
+``git_of(wiki)`` / ``journal_of(wiki)``: the wiki's :class:`~.git.Git` and :class:`~.journal.Journal`.
+``atomic_write(path, data)``: temp + fsync + rename, for state files outside an action.
 ``recover_pending(wiki)``: run step 2 on its own (``curator recover`` does, then rebuilds from
     the journal, see :mod:`.append`).
 
@@ -295,7 +297,7 @@ class ActionContext:
     def write_bytes(self, rel: str, data: bytes) -> str:
         path = self.check_write(rel)
         self._remember(path)
-        _atomic_write(self.wiki.root / path, data)
+        atomic_write(self.wiki.root / path, data)
         return path
 
     def write_text(self, rel: str, text: str, *, bom: bool = False) -> str:
@@ -362,7 +364,7 @@ class ActionContext:
                         full.unlink()
                     _prune_empty_dirs(root, full.parent)
                 elif not full.exists() or full.read_bytes() != original:
-                    _atomic_write(full, original)
+                    atomic_write(full, original)
             except OSError:
                 continue  # best effort; the marker stays so recovery can commit what remains
         self._clear_marker_if_clean()
@@ -373,7 +375,7 @@ class ActionContext:
                 "journal": self._journal_record(None, committed=False), "t": now_iso()}
 
     def _save_marker(self) -> None:
-        _atomic_write(self._state.pending, json.dumps(self._marker(), ensure_ascii=False).encode(),
+        atomic_write(self._state.pending, json.dumps(self._marker(), ensure_ascii=False).encode(),
                       fsync=False)
 
     def _clear_marker_if_clean(self) -> None:
@@ -392,8 +394,12 @@ class ActionContext:
 
 # --- low-level file helpers --------------------------------------------------------------
 
-def _atomic_write(full: Path, data: bytes, *, fsync: bool = True) -> None:
-    """Write ``data`` to ``full`` via a temp file in the same folder, fsync, rename."""
+def atomic_write(full: Path, data: bytes, *, fsync: bool = True) -> None:
+    """Write ``data`` to ``full`` via a temp file in the same folder, fsync, rename.
+
+    For files outside an action (state under ``.curator/``); inside one use the context's
+    ``write_bytes``/``write_text``, which also checks the policy and can roll back.
+    """
     full.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{full.name[:40]}{TMP_MARK}", dir=full.parent)
     try:
@@ -410,6 +416,9 @@ def _atomic_write(full: Path, data: bytes, *, fsync: bool = True) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+_atomic_write = atomic_write  # the name other modules imported first
 
 
 def _prune_empty_dirs(root: Path, folder: Path) -> None:
