@@ -57,9 +57,20 @@ def test_index_text_and_global_options_in_either_place(corpus: CorpusInfo,
     code, out, _ = run(capsys, "--wiki", str(corpus.root), "index")
     assert code == 0 and out.rstrip().endswith(f"{len(corpus.pages)} pages")
     assert "wiki/付款流程.md" in out
+    from curator.commands.read import _display_width
+
+    # the layer column lines up in a terminal, CJK paths (two columns a character) included
+    columns = {_display_width(line.split(".md", 1)[0]) + 3 + len(line.split(".md", 1)[1]) -
+               len(line.split(".md", 1)[1].lstrip()) for line in out.splitlines() if ".md" in line}
+    assert len(columns) == 1
     before = run_json(capsys, "--wiki", str(corpus.root), "index")
     code, out, _ = run(capsys, "--json", "index", "--wiki", str(corpus.root))
     assert code == 0 and json.loads(out) == before
+
+
+def test_index_as_an_agent_of_a_department(corpus: CorpusInfo, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = run_json(capsys, "--wiki", str(corpus.root), "--as", "agent:bot-1", "--department", "sales", "index")
+    assert isinstance(rows, list) and {r["path"] for r in rows} <= set(corpus.pages)
 
 
 def test_index_defaults_to_the_current_folder(corpus: CorpusInfo, capsys: pytest.CaptureFixture[str],

@@ -129,6 +129,17 @@ def test_refresh_of_named_paths(tmp_path: Path, parse_counter: list[str]) -> Non
     assert not wiki.refresh(["a.md"])  # unchanged now
 
 
+def test_refresh_of_named_paths_never_goes_through_symlinks(tmp_path: Path) -> None:
+    root = write_pages(tmp_path / "w", {"wiki/a.md": "# A\n"})
+    outside = write_pages(tmp_path / "outside", {"secret.md": "# Secret\n"})
+    os.symlink(outside, root / "wiki/out")
+    os.symlink(root / "wiki", root / "again")
+    wiki = Wiki(root)
+    assert list(wiki.pages) == ["wiki/a.md"]
+    changes = wiki.refresh(["wiki/out/secret.md", "again/a.md", "wiki/../wiki/a.md"])
+    assert not changes and list(wiki.pages) == ["wiki/a.md"]
+
+
 def test_a_corrupted_or_removed_cache_is_rebuilt(tmp_path: Path, parse_counter: list[str]) -> None:
     info = generate(tmp_path / "w", 12)
     Wiki(info.root).close()

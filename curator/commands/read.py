@@ -56,6 +56,15 @@ def run_init(ctx: Context, args: argparse.Namespace) -> int:
     return 0
 
 
+def _display_width(text: str) -> int:
+    """Terminal columns of ``text``: CJK characters take two, so columns line up after them."""
+    if text.isascii():
+        return len(text)
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
 def run_index(ctx: Context, args: argparse.Namespace) -> int:
     from curator.engine.reading import page_summary
 
@@ -64,8 +73,10 @@ def run_index(ctx: Context, args: argparse.Namespace) -> int:
     if ctx.json:
         ctx.emit(rows)
         return 0
-    width = max((len(p.path) for p in pages), default=4)
-    lines = [f"{p.path:<{width}}  {p.layer:<8}  {p.trust:4.2f}  {p.title}" for p in pages]
+    widths = [_display_width(p.path) for p in pages]
+    width = max(widths, default=4)
+    lines = [f"{p.path}{' ' * (width - w)}  {p.layer:<8}  {p.trust:4.2f}  {p.title}"
+             for p, w in zip(pages, widths, strict=True)]
     lines.append(f"{len(pages)} pages")
     ctx.emit(rows, "\n".join(lines))
     return 0

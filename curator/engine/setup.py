@@ -33,7 +33,8 @@ class InitResult:
 def _git(root: Path, *args: str) -> str:
     proc = subprocess.run(["git", *_IDENTITY, *args], cwd=root, capture_output=True, text=True)
     if proc.returncode != 0:
-        raise CuratorError(f"git {args[0]} failed: {proc.stderr.strip().splitlines()[-1:]}")
+        last = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+        raise CuratorError(f"git {args[0]} failed: {last}")
     return proc.stdout.strip()
 
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import sqlite3
+import stat
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -88,6 +90,7 @@ class PageStore:
 
     def __init__(self, root: Path, state_dir: Path) -> None:
         self.root = root
+        self._real_root = os.path.realpath(root)
         self.state_dir = state_dir
         self._lock = threading.RLock()
         self._pages: dict[str, Page] = {}
@@ -203,13 +206,8 @@ class PageStore:
         stale: list[PageFile] = []
         removed: list[str] = []
         for path in dict.fromkeys(paths):
-            full = self.root / path
-            try:
-                st = full.stat() if not full.is_symlink() else None
-            except OSError:
-                st = None
-
-            if st is None or not is_page_path(path) or not full.is_file():
+            st = self._page_stat(path)
+            if st is None:
                 if path in self._pages:
                     removed.append(path)
                     changes.removed.append(path)
@@ -225,6 +223,21 @@ class PageStore:
         if stale or removed:
             self._write(stale, removed, self._pages)
         return changes
+
+    def _page_stat(self, path: str) -> os.stat_result | None:
+        """The stat of a page file at ``path``, or None when the walker would not list it there:
+        missing, not a regular file, in an excluded folder, a symlink, or reached through a
+        symlinked folder (which may lead out of the root)."""
+        if not is_page_path(path):
+            return None
+        full = os.path.join(self._real_root, path)
+        try:
+            st = os.lstat(full)
+        except OSError:
+            return None
+        if not stat.S_ISREG(st.st_mode) or os.path.realpath(full) != os.path.normpath(full):
+            return None
+        return st
 
     def _write(self, stale: list[PageFile], removed: list[str], pages: dict[str, Page]) -> None:
         parsed: list[tuple[Page, str]] = []
