@@ -85,8 +85,9 @@ def test_read_and_neighbors_of_hostile_pages(corpus: CorpusInfo, capsys: pytest.
     bad = run_json(capsys, "--wiki", root, "read", corpus.hostile["invalid_utf8"])
     assert isinstance(bad, dict) and "\ufffd" in bad["content"]
     huge = run_json(capsys, "--wiki", root, "neighbors", corpus.hostile["huge"])
-    assert isinstance(huge, dict) and huge["truncated"] is True
-    assert "[truncated at 30000 bytes" in huge["text"]
+    assert isinstance(huge, dict) and huge["truncated"] is True and huge["page_cut"] is True
+    assert "[truncated at 30000 bytes: the page is cut short" in huge["text"]
+    assert len(huge["content"].encode("utf-8")) <= 30_000 + 300
 
 
 def test_read_all_over_the_hostile_corpus(corpus: CorpusInfo, capsys: pytest.CaptureFixture[str]) -> None:

@@ -71,15 +71,19 @@ class NeighborsResult:
     text: str = ""
     omitted: int = 0  # neighbours not shown because of max_bytes
     truncated: bool = False
+    page_cut: bool = False  # the page itself did not fit: ``text`` holds only its start
 
     def to_json(self) -> dict[str, Any]:
         def nb(n: Neighbor) -> dict[str, Any]:
             return {"target": n.target, "path": n.path, "title": n.title, "snippet": n.snippet,
                     "resolved": n.resolved}
 
-        return {"page": page_summary(self.page), "content": self.content,
+        # The JSON keeps to the byte budget too: a page that did not fit is not sent whole here.
+        content = self.text if self.page_cut else self.content
+        return {"page": page_summary(self.page), "content": content,
                 "outgoing": [nb(n) for n in self.outgoing], "inbound": [nb(n) for n in self.inbound],
-                "truncated": self.truncated, "omitted": self.omitted, "text": self.text}
+                "truncated": self.truncated, "page_cut": self.page_cut, "omitted": self.omitted,
+                "text": self.text}
 
 
 def neighbors(wiki: Wiki, ref: str, actor: Actor = OPERATOR, max_bytes: int = DEFAULT_MAX_BYTES,
@@ -132,7 +136,7 @@ def neighbors(wiki: Wiki, ref: str, actor: Actor = OPERATOR, max_bytes: int = DE
         room = max(0, budget - 200)
         clipped = body.encode("utf-8")[:room].decode("utf-8", "ignore")
         parts.append(clipped)
-        result.truncated = True
+        result.truncated = result.page_cut = True
     sections = [(f"\n## Links from this page ({len(result.outgoing)})", result.outgoing),
                 (f"\n## Pages linking here ({len(result.inbound)})", result.inbound)]
     shown = 0
@@ -148,9 +152,10 @@ def neighbors(wiki: Wiki, ref: str, actor: Actor = OPERATOR, max_bytes: int = DE
             shown += 1
     if result.truncated:
         result.omitted = total - shown
+        cut = "the page is cut short and " if result.page_cut else ""
         parts.append(
-            f"[truncated at {max_bytes} bytes: {result.omitted} of {total} neighbours not shown; "
-            f"read a neighbour with `read <path>` or raise max_bytes to see more]"
+            f"[truncated at {max_bytes} bytes: {cut}{result.omitted} of {total} neighbours not shown; "
+            f"read a page with `read <path>` or raise max_bytes to see more]"
         )
     result.text = "\n".join(parts) + "\n"
     return result
