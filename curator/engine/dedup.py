@@ -57,7 +57,8 @@ from . import frontmatter
 from .actions import ActionContext, ActionResult, Invalid, run_action
 from .actor import OPERATOR, Actor
 from .errors import CuratorError
-from .page import Page, decode
+from .graph import gc_paused
+from .page import Page, decode, link_key, path_key
 from .slugs import slug_sim, slugify
 from .wiki import Wiki
 
@@ -119,7 +120,7 @@ def shingles(text: str) -> np.ndarray:
     words = tokens(text)
     if not words:
         return np.zeros(0, dtype=np.uint64)
-    ids = np.fromiter((hash(w) for w in words), dtype=np.int64, count=len(words)).view(np.uint64)
+    ids = np.array(list(map(hash, words)), dtype=np.int64).view(np.uint64)
     k = min(SHINGLE_WORDS, len(ids))
     n = len(ids) - k + 1
     with np.errstate(over="ignore"):
@@ -175,6 +176,8 @@ class Features:
     slug_words: tuple[str, ...]
     slug_numbers: tuple[str, ...]
     tags: frozenset[str]
+    names: frozenset[str]  # link keys that name this page (slug, path and its suffixes, title, aliases)
+    link_keys: frozenset[str]  # link keys this page links to
     shingles: np.ndarray  # all body shingles
     body: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))  # minus boilerplate
     bands: list[int] = field(default_factory=list)
@@ -186,8 +189,17 @@ def page_features(page: Page, body_text: str) -> Features:
         path=page.path, stamp=(page.mtime_ns, page.size), folder=posixpath.dirname(page.path),
         title_key=fold(page.title), title_text=fold_spaced(page.title), title_numbers=numbers(page.title),
         slug=page.slug, slug_alnum="".join(words), slug_words=words, slug_numbers=numbers(page.stem),
-        tags=frozenset(t.casefold() for t in page.tags), shingles=shingles(body_text),
+        tags=frozenset(t.casefold() for t in page.tags), names=page_names(page),
+        link_keys=frozenset(link.key for link in page.links), shingles=shingles(body_text),
     )
+
+
+def page_names(page: Page) -> frozenset[str]:
+    """The link keys that reach ``page`` by name: what inbound links are counted by."""
+    key = path_key(page.path)
+    parts = key.split("/")
+    suffixes = {"/".join(parts[i:]) for i in range(len(parts))}
+    return frozenset({page.slug, *suffixes, link_key(page.title), *(link_key(a) for a in page.aliases)} - {""})
 
 
 def _runs(words: tuple[str, ...]) -> set[str]:
@@ -314,6 +326,7 @@ class DedupIndex:
         self._title_groups: dict[str, set[str]] = defaultdict(set)
         self._slug_index: dict[str, set[str]] = defaultdict(set)
         self._tag_index: dict[tuple[str, str], set[str]] = defaultdict(set)
+        self._key_sources: dict[str, set[str]] = defaultdict(set)  # link key -> linking pages
         self._bands: list[dict[int, set[str]]] = [defaultdict(set) for _ in range(BANDS)]
         self._shingle_keys = np.zeros(0, dtype=np.uint64)
         self._shingle_counts = np.zeros(0, dtype=np.int64)
@@ -338,15 +351,15 @@ class DedupIndex:
     # --- full scan ----------------------------------------------------------------------------
     def scan(self) -> None:
         """(Re)build everything from the current pages."""
-        with self._lock:
+        with self._lock, gc_paused():
             pages = self.wiki.pages
             self._reset()
             feats = [self._features(pages[p]) for p in sorted(pages)]
             self.features = {f.path: f for f in feats}
             self.boilerplate_pages = max(BOILERPLATE_MIN_PAGES, len(feats) // 2000)
-            self._count_shingles(feats)
-            for f in feats:
-                self._discount(f)
+            counts = self._count_shingles(feats)
+            for f, c in zip(feats, counts, strict=True):
+                self._discount(f, c)
                 self._index(f)
             self._scan_titles(feats)
             self._scan_slugs(feats)
@@ -354,10 +367,16 @@ class DedupIndex:
             self._scan_bodies(feats)
             self.scanned = True
 
-    def _count_shingles(self, feats: list[Features]) -> None:
-        arrays = [f.shingles for f in feats if len(f.shingles)]
-        if arrays:
-            self._shingle_keys, self._shingle_counts = np.unique(np.concatenate(arrays), return_counts=True)
+    def _count_shingles(self, feats: list[Features]) -> list[np.ndarray]:
+        """Count on how many pages each shingle occurs; return each page's per-shingle counts."""
+        sizes = [len(f.shingles) for f in feats]
+        if not sum(sizes):
+            return [np.zeros(0, dtype=np.int64) for _ in feats]
+        # one vectorised pass over all shingles instead of a lookup per page
+        keys, inverse, counts = np.unique(np.concatenate([f.shingles for f in feats]),
+                                          return_inverse=True, return_counts=True)
+        self._shingle_keys, self._shingle_counts = keys, counts
+        return np.split(counts[inverse], np.cumsum(sizes)[:-1])
 
     def _counts_of(self, sh: np.ndarray) -> np.ndarray:
         keys = self._shingle_keys
@@ -383,9 +402,11 @@ class DedupIndex:
         for x in missing.tolist():
             self._extra_counts[x] += delta
 
-    def _discount(self, f: Features) -> None:
+    def _discount(self, f: Features, counts: np.ndarray | None = None) -> None:
         sh = f.shingles
-        body = sh[self._counts_of(sh) <= self.boilerplate_pages] if len(sh) else sh
+        if counts is None:
+            counts = self._counts_of(sh)
+        body = sh[counts <= self.boilerplate_pages] if len(sh) else sh
         f.body = body if len(body) >= MIN_SHINGLES else np.zeros(0, dtype=np.uint64)
         f.bands = band_keys(minhash(f.body)) if len(f.body) else []
 
@@ -396,6 +417,8 @@ class DedupIndex:
             self._slug_index[key].add(f.path)
         for tag in f.tags:
             self._tag_index[(f.folder, tag)].add(f.path)
+        for key in f.link_keys:
+            self._key_sources[key].add(f.path)
         for b, key in enumerate(f.bands):
             self._bands[b][key].add(f.path)
         slot = len(self._titles)
@@ -416,6 +439,8 @@ class DedupIndex:
             drop(self._slug_index, key)
         for tag in f.tags:
             drop(self._tag_index, (f.folder, tag))
+        for key in f.link_keys:
+            drop(self._key_sources, key)
         for b, key in enumerate(f.bands):
             drop(self._bands[b], key)
         slot = self._title_slot.pop(f.path, None)
@@ -486,13 +511,21 @@ class DedupIndex:
                 ordered = sorted(members)
                 for i, a in enumerate(ordered):
                     self._verify("title", a, ordered[i + 1:])
-        # Similar (not equal) titles: rapidfuzz cdist within length windows. ratio >= 0.9 means
+        # Similar (not equal) titles: rapidfuzz cdist, only among titles carrying the same numbers
+        # (others are a series, never a match) and within length windows: ratio >= 0.9 means
         # 2*min/(la+lb) >= 0.9, i.e. the shorter is at least 9/11 of the longer.
-        order = sorted((len(f.title_text), f.path) for f in feats if f.title_text)
+        groups: dict[tuple[str, ...], list[tuple[int, str]]] = defaultdict(list)
+        for f in feats:
+            if f.title_text:
+                groups[f.title_numbers].append((len(f.title_text), f.path))
+        for members in groups.values():
+            if len(members) > 1:
+                self._similar_titles(sorted(members))
+
+    def _similar_titles(self, order: list[tuple[int, str]], chunk: int = 1000) -> None:
         paths = [p for _, p in order]
         texts = [self.features[p].title_text for p in paths]
         lengths = [n for n, _ in order]
-        chunk = 1000
         for start in range(0, len(paths), chunk):
             stop = min(len(paths), start + chunk)
             hi = bisect.bisect_right(lengths, int(lengths[stop - 1] * 11 / 9) + 1)
@@ -502,9 +535,8 @@ class DedupIndex:
                                    score_cutoff=TITLE_SIMILARITY * 100, dtype=np.uint8, workers=1)
             rows, cols = np.nonzero(scores)
             for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
-                i, j = start + r, start + c
-                if j > i:
-                    self._verify("title", paths[i], (paths[j],))
+                if c > r:
+                    self._verify("title", paths[start + r], (paths[start + c],))
 
     def _scan_slugs(self, feats: list[Features]) -> None:
         for f in feats:
@@ -621,15 +653,25 @@ class DedupIndex:
                         continue  # a crowd of look-alikes: a template or a category, not a twin
                     fired[pair].append(signal)
             dismissed = dismissed if dismissed is not None else set()
-            inbound = self._inbound()
-            out = [self._candidate(pair, signals, inbound) for pair, signals in fired.items()
-                   if pair not in dismissed]
+            out = [self._candidate(pair, signals) for pair, signals in fired.items() if pair not in dismissed]
         out.sort(key=lambda c: (-len(c.signals), -max(c.scores[s] for s in c.signals), c.keep, c.merge))
         return out
 
-    def _inbound(self) -> dict[str, int]:
-        links = self.wiki.links
-        return {p: len({e.source for e in edges}) for p, edges in links.incoming.items()}
+    def inbound(self, path: str) -> int:
+        """Pages linking to ``path`` by one of its names.
+
+        Counted from the pages' own link keys, kept in step page by page, so ranking a pair never
+        waits for the wiki's link index to be rebuilt after a change (names shared by two pages
+        count for both; the keep rule only needs an order).
+        """
+        f = self.features.get(path)
+        if f is None:
+            return 0
+        sources: set[str] = set()
+        for name in f.names:
+            sources |= self._key_sources.get(name, set())
+        sources.discard(path)
+        return len(sources)
 
     def scores(self, a: str, b: str) -> dict[str, float]:
         fa, fb = self.features[a], self.features[b]
@@ -639,13 +681,13 @@ class DedupIndex:
                 "body": round(array_jaccard(fa.body, fb.body) if len(fa.body) and len(fb.body)
                               else array_jaccard(fa.shingles, fb.shingles), 3)}
 
-    def _candidate(self, pair: tuple[str, str], signals: list[str], inbound: dict[str, int]) -> Candidate:
+    def _candidate(self, pair: tuple[str, str], signals: list[str]) -> Candidate:
         pages = self.wiki.pages
         a, b = (pages[p] for p in pair)
 
         def rank(p: Page) -> tuple[float, int, str, str]:
             # more trust, then more inbound links, then older (earlier created) first
-            return (-p.trust, -inbound.get(p.path, 0), _age_key(p), p.path)
+            return (-p.trust, -self.inbound(p.path), _age_key(p), p.path)
 
         keep, merge = sorted((a, b), key=rank)
         scores = self.scores(keep.path, merge.path)
@@ -655,7 +697,7 @@ class DedupIndex:
                  "body": f"near-identical text (Jaccard {scores['body']:.2f})"}
         reason = "; ".join(words[s] for s in signals)
         why = (f"keep {keep.path}: " + ("higher trust" if keep.trust != merge.trust else
-               "more inbound links" if inbound.get(keep.path, 0) != inbound.get(merge.path, 0) else "older"))
+               "more inbound links" if self.inbound(keep.path) != self.inbound(merge.path) else "older"))
         return Candidate(keep.path, merge.path, list(signals), scores, f"{reason} ({why})")
 
 

@@ -14,11 +14,13 @@ change, so a cached graph is never older than the index it was built from.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import threading
 import weakref
 from collections import deque
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -178,13 +180,31 @@ class LinkGraph:
         return sorted(pairs)
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause automatic garbage collection while building large indexes.
+
+    A build allocates ~10^5 small objects; with tens of thousands of cached pages alive, every
+    automatic collection it triggers walks all of them, which made a 30,000-page build 2-3x
+    slower. Nothing built here forms reference cycles that need collecting.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 _CACHE: weakref.WeakKeyDictionary[LinkIndex, dict[tuple[Actor, int], LinkGraph]] = weakref.WeakKeyDictionary()
 _CACHE_LOCK = threading.Lock()
 
 
 def graph_for(wiki: Wiki, actor: Actor = OPERATOR) -> LinkGraph:
     """The current link graph as ``actor`` sees it (cached until the wiki's pages change)."""
-    links = wiki.links
+    with gc_paused():
+        links = wiki.links
     # Keyed by the policy object too: a policy swapped in (tests, the station) is a new view.
     key = (actor, id(wiki.policy))
     with _CACHE_LOCK:
@@ -192,7 +212,8 @@ def graph_for(wiki: Wiki, actor: Actor = OPERATOR) -> LinkGraph:
         graph = per_actor.get(key)
     if graph is None:
         visible = [p for p in links.pages if wiki.visible(actor, p)]
-        graph = LinkGraph(links, visible)
+        with gc_paused():
+            graph = LinkGraph(links, visible)
         with _CACHE_LOCK:
             per_actor[key] = graph
     return graph
