@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 
 #: Command groups, in the order their commands appear in ``--help``.
-COMMAND_GROUPS: tuple[str, ...] = ("read", "write", "graph", "search", "scope", "gui")
+COMMAND_GROUPS: tuple[str, ...] = ("read", "write", "properties", "graph", "search", "scope", "gui")
 
 
 class _Parser(argparse.ArgumentParser):

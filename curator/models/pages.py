@@ -124,6 +124,30 @@ class PageTableModel(QAbstractTableModel):
         self._sort_rows()
         self.endResetModel()
 
+    def clear(self) -> None:
+        self.beginResetModel()
+        self._rows = []
+        self._row_of = {}
+        self.endResetModel()
+
+    def append_sorted(self, rows: Sequence[PageRow]) -> None:
+        """Append rows already in the model's sort order (see :meth:`presort`), e.g. in batches
+        while a large wiki loads, so no single step blocks the GUI thread for long."""
+        if not rows:
+            return
+        n = len(self._rows)
+        self.beginInsertRows(QModelIndex(), n, n + len(rows) - 1)
+        self._rows.extend(rows)
+        for i, row in enumerate(rows, n):
+            self._row_of[row.key] = i
+        self.endInsertRows()
+
+    def presort(self, rows: list[PageRow]) -> list[PageRow]:
+        """Sort ``rows`` in the model's current order without touching the model (thread-safe)."""
+        column, order = self._sort
+        return sorted(rows, key=lambda r: (_sort_key(column, r), r.key),
+                      reverse=order == Qt.SortOrder.DescendingOrder)
+
     def update_rows(self, changed: Iterable[PageRow], removed: Iterable[tuple[int, str]]) -> None:
         """Apply an incremental change: replace or add ``changed``, drop ``removed``."""
         for key in removed:
@@ -171,23 +195,30 @@ class PageTableModel(QAbstractTableModel):
         self.layoutChanged.emit()
 
     def _sort_rows(self) -> None:
-        column, order = self._sort
-        keyfunc = {
-            COL_TITLE: lambda r: r.page.title.casefold(),
-            COL_PATH: lambda r: r.page.path,
-            COL_LAYER: lambda r: (LAYER_RANK.get(r.page.layer, 3), r.page.title.casefold()),
-            COL_TRUST: lambda r: r.page.trust,
-            COL_TAGS: lambda r: ", ".join(r.page.tags).casefold(),
-            COL_INBOUND: lambda r: r.inbound,
-            COL_UPDATED: lambda r: r.page.updated or "",
-            COL_WIKI: lambda r: r.wiki_label,
-        }.get(column, lambda r: r.page.title.casefold())
-        self._rows.sort(key=lambda r: (keyfunc(r), r.key),
-                        reverse=order == Qt.SortOrder.DescendingOrder)
+        self._rows = self.presort(self._rows)
         self._reindex()
 
     def _reindex(self) -> None:
         self._row_of = {r.key: i for i, r in enumerate(self._rows)}
+
+
+def _sort_key(column: int, r: PageRow) -> Any:
+    page = r.page
+    if column == COL_PATH:
+        return page.path
+    if column == COL_LAYER:
+        return (LAYER_RANK.get(page.layer, 3), page.title.casefold())
+    if column == COL_TRUST:
+        return page.trust
+    if column == COL_TAGS:
+        return ", ".join(page.tags).casefold()
+    if column == COL_INBOUND:
+        return r.inbound
+    if column == COL_UPDATED:
+        return page.updated or ""
+    if column == COL_WIKI:
+        return r.wiki_label
+    return page.title.casefold()
 
 
 @dataclass(slots=True)

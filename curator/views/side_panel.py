@@ -110,7 +110,11 @@ class PropertiesForm(QWidget):
         self.trust.blockSignals(True)
         self.trust.setValue(page.trust)
         self.trust.blockSignals(False)
-        self.tags.setText(", ".join(page.tags))
+        own = frontmatter_tags(page)
+        self.tags.setText(", ".join(own))
+        body_tags = [t for t in page.tags if t.casefold() not in {o.casefold() for o in own}]
+        self.tags.setToolTip("Tags in the frontmatter." + (
+            f" Also tagged in the text: {' '.join('#' + t for t in body_tags)}" if body_tags else ""))
         self.do_not_inject.setChecked(page.do_not_inject)
         rows = [("source", page.source_type), ("author", page.author or "—"),
                 ("created", page.created or "—"), ("updated", page.updated or "—"),
@@ -138,12 +142,19 @@ class PropertiesForm(QWidget):
             self.error.setText(problem)
             return
         self.error.clear()
-        if [t.casefold() for t in tags] != [t.casefold() for t in self.page.tags]:
+        if [t.casefold() for t in tags] != [t.casefold() for t in frontmatter_tags(self.page)]:
             self.edit_requested.emit("tags", tags)
 
     def _dni_edited(self, checked: bool) -> None:
         if self.page and checked != self.page.do_not_inject:
             self.edit_requested.emit("do_not_inject", checked)
+
+
+def frontmatter_tags(page: Page) -> list[str]:
+    """The tags written in the page's frontmatter (body ``#tags`` are edited in the text)."""
+    raw = page.meta.get("tags")
+    items = raw.split(",") if isinstance(raw, str) else raw if isinstance(raw, list) else []
+    return [str(t).strip().lstrip("#") for t in items if str(t).strip().lstrip("#")]
 
 
 def _esc(text: Any) -> str:

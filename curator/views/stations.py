@@ -1,7 +1,8 @@
 """Which views the main window carries besides the page view.
 
 Each view is a widget that gets the :class:`MainWindow` (for the workspace, the writer queues and
-result reporting) and registers itself under the name ``--screenshot --view NAME`` uses.
+result reporting) and registers itself under the name ``--screenshot --view NAME`` uses. A view
+that fills itself asynchronously has a ``content_ready`` signal and ``is_content_ready()``.
 """
 
 from __future__ import annotations
@@ -13,5 +14,6 @@ if TYPE_CHECKING:
 
 
 def install_views(window: MainWindow) -> None:
-    return
+    from .history_view import HistoryView
 
+    window.add_view("history", HistoryView(window), "History")

@@ -1,0 +1,26 @@
+"""``curator set PAGE PROPERTY VALUE``: the properties panel's edits from the command line."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._context import Context
+
+
+def register(sub: Any, parent: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("set", parents=[parent],
+                       help="set a page's layer, trust, tags or do_not_inject (one commit)")
+    p.add_argument("page", metavar="PAGE")
+    p.add_argument("property", choices=("layer", "trust", "tags", "do_not_inject"))
+    p.add_argument("value", help="the new value (tags: comma-separated; do_not_inject: true|false)")
+    p.set_defaults(handler="curator.commands.properties:run_set")
+
+
+def run_set(ctx: Context, args: argparse.Namespace) -> int:
+    from curator.engine.properties import set_property
+
+    result = set_property(ctx.wiki, ctx.actor, args.page, args.property, args.value)
+    ctx.emit(result.to_json(), result.message + (f" [{result.commit[:8]}]" if result.commit else ""))
+    return 1 if result.is_error else 0

@@ -1,0 +1,197 @@
+"""History: the wiki's actions (who, what, when), the diff of the selected one, undo and revert."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QColor, QFont, QSyntaxHighlighter, QTextCharFormat, QTextDocument
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from curator.engine.actions import HistoryEntry
+from curator.engine.actor import OPERATOR
+
+if TYPE_CHECKING:
+    from .main_window import MainWindow
+
+COL_WHEN, COL_WHO, COL_ACTION, COL_TARGET, COL_COMMIT = range(5)
+HEADERS = ("When", "Who", "Action", "Target", "Commit")
+RecordRole = Qt.ItemDataRole.UserRole + 1
+HISTORY_LIMIT = 500
+_Index = QModelIndex | QPersistentModelIndex
+
+
+class HistoryModel(QAbstractTableModel):
+    def __init__(self) -> None:
+        super().__init__()
+        self.entries: list[HistoryEntry] = []
+        self.reverted: set[str] = set()
+
+    def set_entries(self, entries: list[HistoryEntry]) -> None:
+        self.beginResetModel()
+        self.entries = entries
+        self.reverted = {e.reverts for e in entries if e.reverts}
+        self.endResetModel()
+
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.entries)
+
+    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(HEADERS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation,
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return HEADERS[section]
+        return None
+
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self.entries):
+            return None
+        e = self.entries[index.row()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return (e.time.replace("T", " ").removesuffix("Z"), e.actor, e.action or "(commit)",
+                    e.target or e.subject, e.commit[:8])[index.column()]
+        if role == RecordRole:
+            return e
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return e.subject + ("\n" + "\n".join(e.paths[:20]) if e.paths else "")
+        if role == Qt.ItemDataRole.ForegroundRole and e.commit in self.reverted:
+            return QColor("#999999")
+        return None
+
+
+class DiffHighlighter(QSyntaxHighlighter):
+    def __init__(self, document: QTextDocument) -> None:
+        super().__init__(document)
+        self.added = QTextCharFormat()
+        self.added.setForeground(QColor("#1e8449"))
+        self.removed = QTextCharFormat()
+        self.removed.setForeground(QColor("#c0392b"))
+        self.header = QTextCharFormat()
+        self.header.setFontWeight(QFont.Weight.Bold)
+
+    def highlightBlock(self, text: str) -> None:
+        if text.startswith("+") and not text.startswith("+++"):
+            self.setFormat(0, len(text), self.added)
+        elif text.startswith("-") and not text.startswith("---"):
+            self.setFormat(0, len(text), self.removed)
+        elif text.startswith(("diff --git", "@@")):
+            self.setFormat(0, len(text), self.header)
+
+
+class HistoryView(QWidget):
+    content_ready = Signal()
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__()
+        self.window_ = window
+        self.model = HistoryModel()
+        self._ready = False
+        self.wiki_choice = QComboBox()
+        for handle in window.workspace.handles:
+            self.wiki_choice.addItem(handle.label)
+        self.wiki_choice.setVisible(len(window.workspace.handles) > 1)
+        self.undo_button = QPushButton("Undo last action")
+        self.revert_button = QPushButton("Revert selected")
+        self.revert_button.setEnabled(False)
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.verticalHeader().hide()
+        self.table.horizontalHeader().setSectionResizeMode(COL_TARGET, QHeaderView.ResizeMode.Stretch)
+        self.diff = QPlainTextEdit()
+        self.diff.setReadOnly(True)
+        mono = QFont("monospace")
+        mono.setStyleHint(QFont.StyleHint.Monospace)
+        self.diff.setFont(mono)
+        self._highlighter = DiffHighlighter(self.diff.document())
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.wiki_choice)
+        buttons.addWidget(self.undo_button)
+        buttons.addWidget(self.revert_button)
+        buttons.addStretch(1)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.table)
+        split.addWidget(self.diff)
+        split.setSizes([300, 400])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(buttons)
+        layout.addWidget(split)
+        self.undo_button.clicked.connect(window.undo_last)
+        self.revert_button.clicked.connect(self.revert_selected)
+        self.table.selectionModel().currentRowChanged.connect(self._selected)
+        self.wiki_choice.currentIndexChanged.connect(lambda _i: self.reload())
+        window.workspace.loaded.connect(lambda _s: self.reload())
+        window.workspace.pages_changed.connect(lambda _s: self.reload())
+
+    def is_content_ready(self) -> bool:
+        return self._ready
+
+    @property
+    def wiki_index(self) -> int:
+        return max(0, self.wiki_choice.currentIndex())
+
+    def reload(self) -> None:
+        from curator.engine.actions import history
+
+        self.window_.workspace.read(self.wiki_index, lambda wiki: history(wiki, HISTORY_LIMIT), self._show)
+
+    def _show(self, entries: list[HistoryEntry]) -> None:
+        current = self.current_entry()
+        self.model.set_entries(entries)
+        row = next((i for i, e in enumerate(entries) if current and e.commit == current.commit), 0)
+        if entries:
+            index = self.model.index(row, 0)
+            self.table.selectionModel().blockSignals(True)
+            self.table.setCurrentIndex(index)
+            self.table.selectRow(row)
+            self.table.selectionModel().blockSignals(False)
+            self._selected(index, QModelIndex())  # the entry under the row may be new: show its diff
+        self._ready = True
+        self.content_ready.emit()
+
+    def current_entry(self) -> HistoryEntry | None:
+        index = self.table.currentIndex()
+        value = index.data(RecordRole) if index.isValid() else None
+        return value if isinstance(value, HistoryEntry) else None
+
+    def _selected(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        entry = current.data(RecordRole) if current.isValid() else None
+        self.revert_button.setEnabled(isinstance(entry, HistoryEntry) and entry.action is not None)
+        if not isinstance(entry, HistoryEntry):
+            self.diff.clear()
+            return
+        from curator.engine.diffs import commit_diff
+
+        commit = entry.commit
+        self.window_.workspace.read(self.wiki_index, lambda wiki: commit_diff(wiki, commit),
+                                    lambda text: self._show_diff(commit, text))
+
+    def _show_diff(self, commit: str, text: str) -> None:
+        entry = self.current_entry()
+        if entry is not None and entry.commit == commit:
+            self.diff.setPlainText(text)
+
+    def revert_selected(self) -> None:
+        entry = self.current_entry()
+        if entry is None:
+            return
+        from curator.engine.actions import revert
+
+        commit = entry.commit
+        self.window_.run_action(self.wiki_index, lambda wiki: revert(wiki, OPERATOR, commit),
+                                f"Reverting {commit[:8]}")
