@@ -25,6 +25,7 @@ import subprocess
 import tempfile
 import time
 import zlib
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -116,6 +117,10 @@ class Git:
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
         self.git_dir = self.root / ".git"
+        # Parsed trees by sha (immutable, so never stale) and commit -> root tree: a long-lived
+        # process re-reads nothing it wrote or read before.
+        self._trees: OrderedDict[str, dict[bytes, tuple[bytes, bytes]]] = OrderedDict()
+        self._commit_trees: dict[str, str] = {}
 
     # --- plumbing ----------------------------------------------------------------------
     def run(self, *args: str, author: tuple[str, str] | None = None, check: bool = True,
@@ -264,6 +269,72 @@ class Git:
             entries.append(LogEntry(sha, name, email, int(when or 0), subject, body.strip(), files))
         return entries
 
+    # --- objects -------------------------------------------------------------------------
+    def _read_loose(self, sha: str) -> tuple[bytes, bytes] | None:
+        """(kind, data) of a loose object, or None when it is packed (or absent)."""
+        try:
+            raw = zlib.decompress((self.git_dir / "objects" / sha[:2] / sha[2:]).read_bytes())
+        except (OSError, zlib.error):
+            return None
+        header, _, data = raw.partition(b"\0")
+        kind, _, size = header.partition(b" ")
+        return (kind, data) if size.isdigit() and int(size) == len(data) else None
+
+    def cached_tree(self, sha: str) -> dict[bytes, tuple[bytes, bytes]] | None:
+        """A tree's entries from memory or a loose object; None when only git can read it."""
+        entries = self._trees.get(sha)
+        if entries is not None:
+            self._trees.move_to_end(sha)
+            return entries
+        obj = self._read_loose(sha)
+        if obj is None or obj[0] != b"tree":
+            return None
+        entries = _parse_tree(obj[1])
+        self.remember_tree(sha, entries)
+        return entries
+
+    def remember_tree(self, sha: str, entries: dict[bytes, tuple[bytes, bytes]]) -> None:
+        self._trees[sha] = entries
+        self._trees.move_to_end(sha)
+        while len(self._trees) > 256:
+            self._trees.popitem(last=False)
+
+    def commit_tree(self, commit: str) -> str | None:
+        """The root tree of ``commit`` from memory or a loose object, else None."""
+        tree = self._commit_trees.get(commit)
+        if tree is None:
+            obj = self._read_loose(commit)
+            if obj is None or obj[0] != b"commit" or not obj[1].startswith(b"tree "):
+                return None
+            tree = obj[1][5:45].decode()
+            self._commit_trees[commit] = tree
+        return tree
+
+    def _plain_blobs(self, paths: Sequence[str]) -> bool:
+        """Whether no gitattributes can apply to ``paths``: then a blob is the file's bytes and
+        hashing it here equals ``git hash-object`` (with the ``core.autocrlf=false`` we pass)."""
+        home = Path.home()
+        xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+        candidates = [self.git_dir / "info" / "attributes", xdg / "git" / "attributes",
+                      Path("/etc/gitattributes")]
+        for p in paths:
+            parts = p.split("/")[:-1]
+            candidates += [self.root.joinpath(*parts[:i], ".gitattributes") for i in range(len(parts) + 1)]
+            if os.path.islink(self.root / p):
+                return False
+        if any(c.exists() for c in dict.fromkeys(candidates)):
+            return False
+        configs = [self.git_dir / "config", Path("/etc/gitconfig"), xdg / "git" / "config"]
+        glob = os.environ.get("GIT_CONFIG_GLOBAL")
+        configs.append(Path(glob) if glob else home / ".gitconfig")
+        for c in configs:
+            try:
+                if "attributesfile" in c.read_text("utf-8", "replace").lower():
+                    return False
+            except OSError:
+                continue
+        return True
+
     # --- writes ------------------------------------------------------------------------
     def commit_paths(self, paths: Sequence[str], message: str, author: tuple[str, str]) -> str:
         """Stage and commit exactly ``paths`` (created, modified or deleted); return the sha.
@@ -318,7 +389,9 @@ class Git:
         # calls: run them side by side (one process latency instead of two).
         hasher = None
         blobs: dict[str, str] = {}
-        if len(existing) > 200:  # pipes could fill both ways: no side-by-side run for big batches
+        if existing and self._plain_blobs(existing):
+            blobs = {p: _write_object(self.git_dir, b"blob", (self.root / p).read_bytes()) for p in existing}
+        elif len(existing) > 200:  # pipes could fill both ways: no side-by-side run for big batches
             shas = self.run("hash-object", "-w", "--stdin-paths",
                             input="".join(p + "\n" for p in existing).encode("utf-8")).stdout.split()
             blobs = dict(zip(existing, (x.decode() for x in shas), strict=True))
@@ -351,6 +424,8 @@ class Git:
             else:
                 changes[p] = None
         root_sha = _rewrite_tree(self, trees, "", changes)
+        if root_sha is None:  # every file removed: git's empty tree
+            root_sha = _write_object(self.git_dir, b"tree", b"")
         old_root = trees.sha("")
         if root_sha == old_root and head is not None:
             raise GitError("nothing to commit: the paths are unchanged")
@@ -363,12 +438,26 @@ class Git:
         lines.append(f"committer {name} <{email}> {stamp}")
         body = message if message.endswith("\n") else message + "\n"
         commit = _write_object(self.git_dir, b"commit", ("\n".join(lines) + "\n\n" + body).encode("utf-8"))
-        # The index first: should update-ref then fail, the change is merely staged, as after
-        # `git add`, instead of the index contradicting HEAD.
-        self.run("update-index", "--add", "--remove", "--", *paths, author=author)
+        self._commit_trees[commit] = root_sha or ""
+        # The index and the branch are updated side by side (they take different git locks).
+        # Should update-ref fail, the change is merely staged, as after `git add`; should
+        # update-index fail while the branch moved, it is retried (with stale-lock handling).
         zero = "0" * 40
-        self.run("update-ref", "-m", f"commit: {message.splitlines()[0] if message else ''}",
-                 "HEAD", commit, head or zero, author=author)
+        index = self.start("update-index", "--add", "--remove", "--", *paths)
+        ref = self.start("update-ref", "-m", f"commit: {message.splitlines()[0] if message else ''}",
+                         "HEAD", commit, head or zero)
+        results = []
+        for proc in (index, ref):
+            _out, err = proc.communicate()
+            results.append((proc.returncode, err.decode("utf-8", "replace").strip()))
+        if results[1][0] != 0:
+            m = _LOCK_MSG.search(results[1][1])
+            if not (m and self._clear_stale_lock(Path(m.group(1)))):
+                raise GitError(f"git update-ref failed: {results[1][1].splitlines()[-1:] or ''}")
+            self.run("update-ref", "-m", f"commit: {message.splitlines()[0] if message else ''}",
+                     "HEAD", commit, head or zero, author=author)
+        if results[0][0] != 0:
+            self.run("update-index", "--add", "--remove", "--", *paths, author=author)
         return commit
 
 
@@ -427,6 +516,9 @@ class _TreeReader:
             for f in todo:
                 self._entries[f], self._shas[f] = {}, None
             return
+        todo = [f for f in todo if not self._load_cached(f)]
+        if not todo:
+            return
         query = "".join(f"{self.head}:{f}\n" for f in todo).encode("utf-8")
         out = self.git.run("cat-file", "--batch", input=query).stdout
         pos = 0
@@ -436,14 +528,37 @@ class _TreeReader:
             pos = nl + 1
             if len(header) == 3 and header[1] == b"tree":
                 size = int(header[2])
+                sha = header[0].decode()
                 self._entries[folder] = _parse_tree(out[pos : pos + size])
-                self._shas[folder] = header[0].decode()
+                self._shas[folder] = sha
+                self.git.remember_tree(sha, self._entries[folder])
                 pos += size + 1
             elif len(header) == 3:  # a blob where a folder is wanted: replaced below
                 pos += int(header[2]) + 1
                 self._entries[folder], self._shas[folder] = {}, None
             else:  # "missing"
                 self._entries[folder], self._shas[folder] = {}, None
+
+    def _load_cached(self, folder: str) -> bool:
+        """Resolve ``folder`` at HEAD from cached or loose trees; False when git must be asked."""
+        assert self.head is not None
+        sha = self.git.commit_tree(self.head)
+        if not sha:
+            return False
+        for part in folder.split("/") if folder else ():
+            entries = self.git.cached_tree(sha)
+            if entries is None:
+                return False
+            entry = entries.get(part.encode("utf-8", "surrogateescape"))
+            if entry is None or entry[0] != _TREE_MODE:
+                self._entries[folder], self._shas[folder] = {}, None  # no such folder at HEAD
+                return True
+            sha = entry[1].hex()
+        entries = self.git.cached_tree(sha)
+        if entries is None:
+            return False
+        self._entries[folder], self._shas[folder] = entries, sha
+        return True
 
     def entries(self, folder: str) -> dict[bytes, tuple[bytes, bytes]]:
         self.load([folder])
@@ -511,8 +626,9 @@ def _rewrite_tree(git: Git, trees: _TreeReader, folder: str,
             entries[key] = (_TREE_MODE, bytes.fromhex(sha))
     if not entries:
         return None
-    new = _tree_bytes(entries)
     old_sha = trees.sha(folder)
     if old_sha is not None and trees.entries(folder) == entries:
         return old_sha
-    return _write_object(git.git_dir, b"tree", new)
+    sha = _write_object(git.git_dir, b"tree", _tree_bytes(entries))
+    git.remember_tree(sha, entries)
+    return sha
