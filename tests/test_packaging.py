@@ -79,17 +79,16 @@ def test_desktop_file_and_metainfo_agree() -> None:
     assert releases and releases[0] == _project_version()
 
 
-def test_icon_is_a_square_svg_that_renders_at_small_sizes() -> None:
+def test_icon_is_a_square_svg_that_renders_at_small_sizes(qapp: object) -> None:
     svg = ET.parse(ICON).getroot()
     assert svg.tag.endswith("svg")
     _, _, width, height = (float(v) for v in svg.get("viewBox", "").split())
     assert width == height
 
     from PySide6.QtCore import QRectF
-    from PySide6.QtGui import QColor, QGuiApplication, QImage, QPainter
+    from PySide6.QtGui import QColor, QImage, QPainter
     from PySide6.QtSvg import QSvgRenderer
 
-    _app = QGuiApplication.instance() or QGuiApplication([])
     renderer = QSvgRenderer(str(ICON))
     assert renderer.isValid()
     for size in (16, 256):

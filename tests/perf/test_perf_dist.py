@@ -39,7 +39,7 @@ def _median_run(cmd: list[str], env: dict[str, str], runs: int = 5) -> float:
     return statistics.median(times)
 
 
-def test_built_binary_renders_the_main_view_offscreen(tmp_path: Path) -> None:
+def test_built_binary_renders_the_main_view_offscreen(tmp_path: Path, qapp: object) -> None:
     pytest.importorskip("PyInstaller", reason="needs the 'packaging' extra (make dist installs it)")
     dist, work = tmp_path / "dist", tmp_path / "build"
     start = time.perf_counter()
@@ -73,9 +73,8 @@ def test_built_binary_renders_the_main_view_offscreen(tmp_path: Path) -> None:
                    capture_output=True, text=True, timeout=SCREENSHOT_BUDGET_S * 2)
     shot_s = time.perf_counter() - start
 
-    from PySide6.QtGui import QGuiApplication, QImage
+    from PySide6.QtGui import QImage
 
-    _app = QGuiApplication.instance() or QGuiApplication([])
     image = QImage(str(shot))
     assert not image.isNull() and image.width() >= 800 and image.height() >= 500
     step = 7
