@@ -244,3 +244,19 @@ def test_cli_dedup_dismiss_merge(root: Path) -> None:
     assert code == 0 and json.loads(out)["status"] == "merged" and not (root / "merged.md").exists()
     code, _, err = cli(root, "merge", "kept", "no-such-page")
     assert code == 1 and err.startswith("curator: error:") and "Traceback" not in err
+
+
+def test_merge_keeps_bom_and_crlf_of_linking_pages_and_drops_self_references(root: Path) -> None:
+    crlf = "---\r\ntitle: Windows\r\n---\r\n# Windows\r\n\r\nSee [[merged#Section|there]].\r\n"
+    (root / "win.md").write_bytes(b"\xef\xbb\xbf" + crlf.encode("utf-8"))
+    (root / "kept.md").write_text(KEPT.replace("tags: [ops]", "tags: [ops]\nrelated: [merged, other]"),
+                                  encoding="utf-8")
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "windows")
+    result = merge_pages(Wiki(root), "kept", "merged")
+    assert result.status == "merged", result.message
+    data = (root / "win.md").read_bytes()
+    assert data.startswith(b"\xef\xbb\xbf")
+    assert data[3:].decode("utf-8") == crlf.replace("[[merged#Section|there]]", "[[kept#Section|there]]")
+    kept = (root / "kept.md").read_text(encoding="utf-8")
+    assert "related: [other]" in kept  # "merged" would now point at kept itself

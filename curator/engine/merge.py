@@ -251,7 +251,10 @@ def plan_merge(wiki: Wiki, keep: Page, merge: Page, read: Reader, today: _dt.dat
     keep_tags = [str(t) for t in meta.get("tags", [])] if isinstance(meta.get("tags"), list) else \
         [t.strip() for t in str(meta.get("tags") or "").split(",") if t.strip()]
     plan.tags_added = _unite(keep_tags, list(merge.tags), set())
-    keep_related = _related_entries(meta) or []
+    keep_related_all = _related_entries(meta) or []
+    # keep's own related entries naming merge (or itself) would become self-references: dropped
+    keep_related = [r for r in keep_related_all
+                    if links.resolve(_entry_target(r)).path not in (keep.path, merge.path)]
     self_names = {keep.path.casefold(), keep.slug, keep.stem.casefold(), merge.path.casefold(), merge.slug,
                   merge.stem.casefold()}
     plan.related_added = [r for r in _unite(keep_related, list(merge.related), set())
@@ -264,7 +267,7 @@ def plan_merge(wiki: Wiki, keep: Page, merge: Page, read: Reader, today: _dt.dat
     changes: dict[str, Any] = {}
     if plan.tags_added:
         changes["tags"] = keep_tags + plan.tags_added
-    if plan.related_added:
+    if plan.related_added or keep_related != keep_related_all:
         changes["related"] = keep_related + plan.related_added
     if plan.aliases_added:
         changes["aliases"] = keep_aliases + plan.aliases_added
