@@ -117,7 +117,7 @@ class MainWindow(QMainWindow):
         self.splitter.setStretchFactor(0, 2)
         self.splitter.setStretchFactor(1, 4)
         self.splitter.setStretchFactor(2, 2)
-        self.splitter.setSizes([520, 560, 320])
+        self.splitter.setSizes([440, 680, 280])
         self.setCentralWidget(self.splitter)
 
         self.progress = QProgressBar()
@@ -271,7 +271,13 @@ class MainWindow(QMainWindow):
         index, path = key
         self.workspace.read(index, lambda wiki: gather_page(wiki, path),
                             lambda result: self._show_page(key, result, anchor),
-                            lambda exc: self.show_error(f"Cannot open {path}: {exc}"))
+                            lambda exc: self._open_failed(key, path, exc))
+
+    def _open_failed(self, key: Key, path: str, exc: BaseException) -> None:
+        self.show_error(f"Cannot open {path}: {exc}")
+        if key == self.current:
+            self.page_view.show_page(render_message("Cannot open this page", str(exc)), "", None)
+            self.ready.emit()  # the window is usable (and --screenshot must not wait forever)
 
     def _show_page(self, key: Key, result: tuple[Page, str, str, LinkInfo], anchor: str) -> None:
         if key != self.current:

@@ -14,6 +14,10 @@ if TYPE_CHECKING:
 
 
 def install_views(window: MainWindow) -> None:
+    from .graph_view import GraphView
     from .history_view import HistoryView
+    from .policy_view import PolicyView
 
+    window.add_view("graph", GraphView(window), "Graph")
+    window.add_view("policy", PolicyView(window), "Policy")
     window.add_view("history", HistoryView(window), "History")

@@ -1,0 +1,297 @@
+"""The policy panel: the effective ``.scope.toml`` and "what does this agent see".
+
+The preview runs the very function the MCP server and ``curator context`` use
+(:func:`curator.engine.context.build_context`), so what the operator reads here is, byte for byte,
+what the agent's prompt receives.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from curator.engine.actor import Actor, parse_actor
+from curator.engine.errors import CuratorError
+
+if TYPE_CHECKING:
+    from curator.engine.context import ContextResult
+    from curator.engine.wiki import Wiki
+
+    from .main_window import MainWindow
+
+POLICY_COLUMNS = ("Namespace", "Mode", "Agents", "Synced from", "Visible to departments", "Pages",
+                  "Agent sees", "Agent writes")
+DEFAULT_BUDGET = 8000
+
+
+def preview(wiki: Wiki, actor: Actor, budget: int, query: str | None) -> tuple[ContextResult, dict[str, Any],
+                                                                             list[str]]:
+    """Context, policy summary and hidden pages for ``actor`` (off the GUI thread)."""
+    from curator.engine.context import build_context
+    from curator.engine.scope import policy_summary
+
+    result = build_context(wiki, actor, budget=budget, query=query or None)
+    hidden = [path for path in list(wiki.pages) if not wiki.visible(actor, path)]
+    return result, policy_summary(wiki, actor), hidden
+
+
+class PolicyView(QWidget):
+    content_ready = Signal()
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__()
+        self.window_ = window
+        self._ready = False
+        self.result: ContextResult | None = None
+
+        self.wiki_choice = QComboBox()
+        for handle in window.workspace.handles:
+            self.wiki_choice.addItem(handle.label)
+        self.wiki_choice.setVisible(len(window.workspace.handles) > 1)
+        self.banner = QLabel()
+        self.banner.setWordWrap(True)
+        self.banner.setStyleSheet("QLabel { background: #c0392b; color: white; padding: 8px; "
+                                  "font-weight: bold; border-radius: 4px; }")
+        self.banner.hide()
+        self.file_state = QLabel()
+        self.table = QTableWidget(0, len(POLICY_COLUMNS))
+        self.table.setHorizontalHeaderLabels(list(POLICY_COLUMNS))
+        self.table.verticalHeader().hide()
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+
+        self.agent = QComboBox()
+        self.agent.setEditable(True)
+        self.agent.setToolTip("The agent id (as in agent:<id>)")
+        self.department = QComboBox()
+        self.department.setEditable(True)
+        self.department.setToolTip("The agent's department (empty: none)")
+        self.query = QLineEdit()
+        self.query.setPlaceholderText("optional: rank pages by relevance to this query")
+        self.budget = QSpinBox()
+        self.budget.setRange(0, 1_000_000)
+        self.budget.setSingleStep(1000)
+        self.budget.setValue(DEFAULT_BUDGET)
+        self.budget.setSuffix(" bytes")
+        self.mark_hidden = QCheckBox("Mark pages hidden from this agent in the browser")
+        self.mark_hidden.setChecked(True)
+        self.run_button = QPushButton("Show what this agent sees")
+        self.run_button.setDefault(True)
+        form = QFormLayout()
+        form.addRow("Agent", self.agent)
+        form.addRow("Department", self.department)
+        form.addRow("Query", self.query)
+        form.addRow("Budget", self.budget)
+        form.addRow("", self.mark_hidden)
+        form.addRow("", self.run_button)
+        agent_box = QGroupBox("What does this agent see?")
+        agent_box.setLayout(form)
+
+        self.budget_bar = QProgressBar()
+        self.budget_bar.setFormat("%v of %m bytes")
+        self.pages = QTreeWidget()
+        self.pages.setHeaderLabels(["Page", "Layer", "Bytes", "Why"])
+        self.pages.setRootIsDecorated(True)
+        self.text = QPlainTextEdit()
+        self.text.setReadOnly(True)
+        mono = QFont("monospace")
+        mono.setStyleHint(QFont.StyleHint.Monospace)
+        self.text.setFont(mono)
+        self.text.setPlaceholderText("The injected context appears here.")
+
+        upper = QWidget()
+        up = QVBoxLayout(upper)
+        up.setContentsMargins(0, 0, 0, 0)
+        head = QHBoxLayout()
+        head.addWidget(self.wiki_choice)
+        head.addWidget(self.file_state, 1)
+        up.addLayout(head)
+        up.addWidget(self.banner)
+        up.addWidget(self.table)
+        lower = QSplitter(Qt.Orientation.Horizontal)
+        left = QWidget()
+        ll = QVBoxLayout(left)
+        ll.setContentsMargins(0, 0, 0, 0)
+        ll.addWidget(agent_box)
+        ll.addWidget(self.budget_bar)
+        ll.addWidget(self.pages, 1)
+        lower.addWidget(left)
+        lower.addWidget(self.text)
+        lower.setSizes([360, 420])
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(upper)
+        split.addWidget(lower)
+        split.setSizes([260, 520])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(split)
+
+        self.run_button.clicked.connect(self.run_preview)
+        self.query.returnPressed.connect(self.run_preview)
+        self.mark_hidden.toggled.connect(self._mark_toggled)
+        self.wiki_choice.currentIndexChanged.connect(lambda _i: self.reload())
+        window.workspace.loaded.connect(lambda _s: self.reload())
+        window.workspace.pages_changed.connect(lambda _s: self.reload())
+        self._hidden: set[tuple[int, str]] = set()
+
+    def is_content_ready(self) -> bool:
+        return self._ready
+
+    @property
+    def wiki_index(self) -> int:
+        return max(0, self.wiki_choice.currentIndex())
+
+    # --- policy -----------------------------------------------------------------------
+    def reload(self) -> None:
+        from curator.engine.scope import policy_summary
+
+        index = self.wiki_index
+        self.window_.workspace.read(index, lambda wiki: (policy_summary(wiki), _known_agents(wiki)),
+                                    self._show_policy)
+
+    def _show_policy(self, result: tuple[dict[str, Any], tuple[list[str], list[str]]]) -> None:
+        summary, (agents, departments) = result
+        self._fill_policy(summary)
+        for combo, items in ((self.agent, agents), (self.department, ["", *departments])):
+            current = combo.currentText()
+            combo.blockSignals(True)
+            combo.clear()
+            combo.addItems(items)
+            combo.setCurrentText(current or (items[0] if items else ""))
+            combo.blockSignals(False)
+        if self.result is None:
+            if agents:
+                self.run_preview()  # show the first known agent's view right away
+            else:
+                self._ready = True
+                self.content_ready.emit()
+
+    def _fill_policy(self, summary: dict[str, Any]) -> None:
+        error = summary.get("error")
+        if error:
+            self.banner.setText(f"{summary.get('file', '.scope.toml')} does not parse, so NO policy is in "
+                                f"force for this wiki: {error}")
+        self.banner.setVisible(bool(error))
+        warnings = summary.get("warnings") or []
+        state = ("no .scope.toml: every namespace is agent_writable" if not summary.get("exists")
+                 else ".scope.toml in force" if summary.get("in_force") else ".scope.toml NOT in force")
+        if warnings:
+            state += " — warnings: " + "; ".join(warnings)
+        self.file_state.setText(state)
+        rows = summary.get("namespaces", [])
+        self.table.setRowCount(len(rows))
+        for r, row in enumerate(rows):
+            visible = row.get("visible_to_departments")
+            values = [
+                row.get("namespace") or "(root)",
+                row.get("mode", ""),
+                ", ".join(row.get("agents") or []) if row.get("mode") == "agent_allowlist" else "",
+                row.get("synced_from") or "",
+                "everyone" if visible is None else (", ".join(visible) or "nobody"),
+                str(row.get("pages", "")),
+                str(row.get("visible_pages", "")) if "visible_pages" in row else "",
+                ("yes" if row.get("can_write") else "no") if "can_write" in row else "",
+            ]
+            if row.get("builtin"):
+                values[4] = "its own department only"
+            for c, value in enumerate(values):
+                item = QTableWidgetItem(value)
+                if not row.get("configured") and c == 1:
+                    item.setToolTip("not listed in .scope.toml: the default")
+                self.table.setItem(r, c, item)
+
+    # --- preview ----------------------------------------------------------------------
+    def actor(self) -> Actor:
+        agent = self.agent.currentText().strip()
+        if not agent:
+            raise CuratorError("enter an agent id to preview")
+        return parse_actor(f"agent:{agent}", self.department.currentText().strip() or None)
+
+    def run_preview(self) -> None:
+        try:
+            actor = self.actor()
+        except CuratorError as exc:
+            self.window_.show_error(str(exc))
+            return
+        budget, query = self.budget.value(), self.query.text().strip()
+        index = self.wiki_index
+        self._ready = False
+        self.window_.workspace.read(index, lambda wiki: preview(wiki, actor, budget, query),
+                                    lambda res: self._show_preview(index, res))
+
+    def _show_preview(self, index: int, res: tuple[ContextResult, dict[str, Any], list[str]]) -> None:
+        result, summary, hidden = res
+        self.result = result
+        self._fill_policy(summary)
+        self.text.setPlainText(result.text)
+        self.budget_bar.setRange(0, max(result.budget, 1))
+        self.budget_bar.setValue(min(result.bytes, result.budget))
+        self.pages.clear()
+        inc = QTreeWidgetItem([f"Included ({len(result.included)})"])
+        for p in result.included:
+            inc.addChild(QTreeWidgetItem([p.title, p.layer, str(p.bytes), p.path]))
+        skip = QTreeWidgetItem([f"Skipped ({len(result.skipped)})"])
+        for p in result.skipped:
+            skip.addChild(QTreeWidgetItem([p.title, p.layer, str(p.bytes), p.reason]))
+        hid = QTreeWidgetItem([f"Hidden from this agent ({len(hidden)})"])
+        for path in hidden[:500]:
+            hid.addChild(QTreeWidgetItem([path, "", "", "scope policy"]))
+        for top in (inc, skip, hid):
+            self.pages.addTopLevelItem(top)
+        inc.setExpanded(True)
+        skip.setExpanded(True)
+        self.pages.resizeColumnToContents(0)
+        self._hidden = {(index, p) for p in hidden}
+        self._mark_toggled(self.mark_hidden.isChecked())
+        self._ready = True
+        self.content_ready.emit()
+
+    def _mark_toggled(self, on: bool) -> None:
+        self.window_.model.set_hidden(self._hidden if on else set())
+
+    def hideEvent(self, event: Any) -> None:
+        # the marks belong to the preview: leaving the panel turns them off
+        self.window_.model.set_hidden(set())
+        super().hideEvent(event)
+
+    def showEvent(self, event: Any) -> None:
+        super().showEvent(event)
+        self._mark_toggled(self.mark_hidden.isChecked())
+
+
+def _known_agents(wiki: Wiki) -> tuple[list[str], list[str]]:
+    """Agent ids and departments to offer: the home's agents and the wiki's department folders."""
+    from curator.engine.home import home_of
+
+    home = home_of(wiki.root)
+    agents: list[str] = home.agents() if home is not None else []
+    departments = sorted({p.split("/")[1] for p in list(wiki.pages) if p.startswith("departments/")
+                          and p.count("/") >= 2})
+    policy_agents: set[str] = set()
+    for row in wiki.scope.summary().get("namespaces", []):
+        policy_agents.update(row.get("agents") or [])
+        departments = sorted(set(departments) | set(row.get("visible_to_departments") or []))
+    return sorted(set(agents) | policy_agents), departments
