@@ -321,3 +321,31 @@ def test_update_keeps_crlf_and_a_caller_restores_the_bom() -> None:
 def test_update_adds_a_block_to_a_page_without_frontmatter() -> None:
     out = frontmatter.update("# Title\n\nBody\n", {"title": "付款流程", "aliases": ["Pay"]})
     assert out == "---\ntitle: 付款流程\naliases: [Pay]\n---\n# Title\n\nBody\n"
+
+
+# --- fuzz ----------------------------------------------------------------------------------
+
+FRAGMENTS: tuple[bytes, ...] = (
+    b"---\n", b"---\r\n", b"title: x\n", b"layer: L2\n", b"trust: 2\n", b"tags: [a, b]\n", b"a: &a [1]\n",
+    b"b: *a\n", b"- item\n", b"\t", b"# Head\n", b"## Sub\n", b"```\n", b"~~~\n", b"`", b"``", b"[[", b"]]",
+    b"[[x#y|z]]", b"![[e]]", b"[t](../a.md)", b"#tag ", b"\n\n", b"\xef\xbb\xbf", b"\xff", b"\x00", b"\r\n",
+    "付款流程".encode(), b"related: [a, '[[b]]']\n", b"source_type: tool_output\n", b"{", b"}", b":", b"'",
+)
+
+
+def test_random_pages_never_break_the_parser() -> None:
+    import random
+
+    rng = random.Random(20261130)
+    for _ in range(3000):
+        data = b"".join(rng.choice(FRAGMENTS) for _ in range(rng.randint(0, 40)))
+        page, body = parse_page("wiki/fuzz.md", data)
+        assert page.title and len(page.snippet) <= 280
+        assert page.layer in ("identity", "core", "context", "deep") and 0.0 <= page.trust <= 1.0
+        assert page.source_type in SOURCE_TYPE_FACTORS
+        assert all(link.key for link in page.links)
+        text = decode(data).text
+        assert len(strip_code(body)) == len(body) and body in text
+        if "frontmatter" not in codes(page):  # broken YAML stays the operator's to fix
+            rewritten = parse(frontmatter.update(text, {"trust": 0.7}).encode("utf-8"))
+            assert rewritten.trust == 0.7 and "frontmatter" not in codes(rewritten), data
