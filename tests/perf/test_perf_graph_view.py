@@ -1,0 +1,81 @@
+"""Graph view benchmark (issue 8): layout and repaint at 10,000 nodes.
+
+Run: ``.venv/bin/pytest tests/perf/test_perf_graph_view.py -s``. Repaint is timed for pan and zoom
+steps (``grab()`` renders the plot widget synchronously), with the naive per-edge-pen drawing
+measured in the same run for comparison.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+import pyqtgraph as pg
+
+from curator.engine.layout import LayoutEngine
+from curator.engine.wiki import Wiki
+from curator.views.graph_view import GraphView, build_graph_data
+from curator.views.main_window import MainWindow
+from curator.views.workspace import Workspace
+from tests.corpus import generate
+from tests.gui_helpers import temp_settings
+
+
+def test_graph_view_10k(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root = tmp_path / "wiki"
+    generate(root, 10_000, seed=3)
+    wiki = Wiki(root)
+    wiki.refresh()
+    layouts = []
+    for _ in range(3):
+        start = time.perf_counter()
+        data = build_graph_data(wiki, LayoutEngine(), None, 2)
+        layouts.append(time.perf_counter() - start)
+    start = time.perf_counter()
+    build_graph_data(wiki, LayoutEngine(), None, 2)
+    n_nodes, n_edges = len(data.ids), len(data.edges)
+
+    win = MainWindow(Workspace(root, watch=False), temp_settings(tmp_path))
+    view = GraphView(win)
+    win.add_view("graph", view, "Graph")
+    qtbot.addWidget(win)
+    win.resize(1400, 900)
+    win.show()
+    win.show_view("graph")
+    view._show(data)
+    view.plot.autoRange()
+    vb = view.plot.getViewBox()
+    timings = []
+    for step in range(30):
+        if step % 2:
+            vb.scaleBy((0.9, 0.9))
+        else:
+            vb.translateBy((3.0, -2.0))
+        start = time.perf_counter()
+        view.plot.grab()
+        timings.append((time.perf_counter() - start) * 1000)
+
+    # Baseline: one pen per edge (pyqtgraph GraphItem with a per-edge pen array).
+    naive = pg.GraphItem()
+    pens = np.array([(128, 128, 128, 90, 1)] * len(data.edges),
+                    dtype=[("red", np.ubyte), ("green", np.ubyte), ("blue", np.ubyte), ("alpha", np.ubyte),
+                           ("width", float)])
+    naive.setData(pos=data.pos, adj=data.edges, pen=pens, symbolPen=None, size=6)
+    view.plot.clear()
+    view.plot.addItem(naive)
+    naive_t = []
+    for step in range(6):
+        vb.translateBy((3.0, -2.0)) if step % 2 else vb.scaleBy((0.95, 0.95))
+        start = time.perf_counter()
+        view.plot.grab()
+        naive_t.append((time.perf_counter() - start) * 1000)
+    med_layout, med_paint, med_naive = statistics.median(layouts), statistics.median(timings), \
+        statistics.median(naive_t)
+    print(f"\ngraph of {n_nodes:,} nodes / {n_edges:,} edges: layout median {med_layout:.2f} s; "
+          f"repaint median {med_paint:.1f} ms (p90 {sorted(timings)[26]:.1f} ms); "
+          f"GraphItem with per-edge pens {med_naive:.1f} ms (ours/that = {med_paint / med_naive:.2f})")
+    win.close()
+    assert med_paint <= 33
+    assert med_layout <= 3.0
