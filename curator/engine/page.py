@@ -262,7 +262,7 @@ def parse_page(path: str, data: bytes, mtime_ns: int = 0) -> tuple[Page, str]:
         problems.append(Problem("encoding", "invalid UTF-8 bytes (replaced for reading; never rewritten blindly)"))
     if dec.nul:
         problems.append(Problem("nul-bytes", "contains NUL bytes"))
-    if not dec.text.strip():
+    if not dec.text or dec.text.isspace():
         problems.append(Problem("empty", "the page is empty"))
     parts = frontmatter.split(dec.text)
     meta: dict[str, Any] = {}

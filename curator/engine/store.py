@@ -23,6 +23,7 @@ from typing import Protocol
 from .page import Page, parse_page
 from .walker import PageFile, is_page_path, walk
 
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 SCHEMA_VERSION = 5  # bump when Page or the parse rules change: the cache is rebuilt
 
 
@@ -239,17 +240,30 @@ class PageStore:
             return None
         return st
 
+    def _read(self, path: str) -> bytes | None:
+        """A page's bytes; None when it vanished. The last component is never followed if it
+        became a symlink since the walk (O_NOFOLLOW where the platform has it)."""
+        try:
+            fd = os.open(os.path.join(self._real_root, path), _READ_FLAGS)
+        except OSError:
+            return None
+        with os.fdopen(fd, "rb") as fh:
+            try:
+                return fh.read()
+            except OSError:
+                return None
+
     def _write(self, stale: list[PageFile], removed: list[str], pages: dict[str, Page]) -> None:
         parsed: list[tuple[Page, str]] = []
         for f in stale:
-            try:
-                data = (self.root / f.path).read_bytes()
-            except OSError:
+            data = self._read(f.path)
+            if data is None:
                 continue
             page, body = parse_page(f.path, data, f.mtime_ns)
             page.size = len(data)
             parsed.append((page, body))
         conn = self.conn
+        encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
         conn.execute("BEGIN IMMEDIATE")
         try:
             for path in removed:
@@ -257,12 +271,11 @@ class PageStore:
                 for ext in self._extensions:
                     ext.delete(conn, path)
                 pages.pop(path, None)
+            conn.executemany(
+                "INSERT OR REPLACE INTO pages VALUES (?,?,?,?)",
+                [(page.path, page.mtime_ns, page.size, encode(page.to_row())) for page, _ in parsed],
+            )
             for page, body in parsed:
-                conn.execute(
-                    "INSERT OR REPLACE INTO pages VALUES (?,?,?,?)",
-                    (page.path, page.mtime_ns, page.size,
-                     json.dumps(page.to_row(), ensure_ascii=False, separators=(",", ":"))),
-                )
                 for ext in self._extensions:
                     ext.upsert(conn, page, body)
                 pages[page.path] = page
