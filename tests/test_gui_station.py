@@ -193,3 +193,36 @@ def test_quick_switcher_finds_by_alias_and_opens(qtbot, window: MainWindow) -> N
     with qtbot.waitSignal(dialog.chosen, timeout=2000) as blocker:
         dialog._accept_current()
     assert blocker.args[0].page.path == "wiki/refunds.md"
+
+
+def test_a_home_opens_every_wiki_with_a_wiki_column(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    home = tmp_path / "home"
+    make_wiki(home / "shared" / "wiki", {"sources/a.md": "---\ntitle: Shared A\n---\nshared\n"})
+    make_wiki(home / "agents" / "dudu" / "wiki", {"wiki/b.md": "---\ntitle: Dudu B\nlayer: core\n---\nb\n"})
+    win = MainWindow(Workspace(home, watch=False), temp_settings(tmp_path))
+    qtbot.addWidget(win)
+    with qtbot.waitSignal(win.ready, timeout=15_000):
+        win.start()
+    assert win.workspace.is_home
+    assert [h.label for h in win.workspace.handles] == ["shared", "agent:dudu"]
+    assert win.model.columnCount() == 8
+    rows = {(r.wiki_label, r.page.title) for r in win.model.rows}
+    assert rows == {("shared", "Shared A"), ("agent:dudu", "Dudu B")}
+    win.close()
+
+
+def test_recent_wikis_and_window_state_are_remembered(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root = make_wiki(tmp_path / "wiki")
+    settings = temp_settings(tmp_path)
+    win = MainWindow(Workspace(root, watch=False), settings)
+    qtbot.addWidget(win)
+    with qtbot.waitSignal(win.ready, timeout=15_000):
+        win.start()
+    win.splitter.setSizes([300, 700, 400])
+    sizes = win.splitter.sizes()
+    win.close()
+    assert settings.recent_wikis[0] == str(root.resolve())
+    again = MainWindow(Workspace(root, watch=False), settings)
+    qtbot.addWidget(again)
+    assert again.splitter.sizes() == sizes
+    again.close()

@@ -29,18 +29,11 @@ log = logging.getLogger(__name__)
 
 
 def discover_wikis(path: Path) -> list[tuple[str, Path]]:
-    """(label, root) of each wiki under ``path``: a home (SPEC §2) or a single wiki."""
+    """(label, root) of each wiki under ``path``: every wiki of a home (SPEC §2), or the one wiki."""
+    from curator.engine.home import Home, is_home
+
     path = path.expanduser().resolve()
-    wikis: list[tuple[str, Path]] = []
-    shared = path / "shared" / "wiki"
-    if shared.is_dir():
-        wikis.append(("shared", shared))
-    agents = path / "agents"
-    if agents.is_dir():
-        for agent in sorted(agents.iterdir()):
-            if (agent / "wiki").is_dir():
-                wikis.append((agent.name, agent / "wiki"))
-    return wikis or [(path.name, path)]
+    return Home(path).wikis() if is_home(path) else [(path.name, path)]
 
 
 @dataclass(slots=True)
