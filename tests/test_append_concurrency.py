@@ -158,3 +158,30 @@ def test_append_result_for_locked_wiki(root: Path) -> None:
         holder.kill()
         holder.wait()
         w.close()
+
+
+def test_threads_of_one_process_share_the_wiki_safely(root: Path) -> None:
+    import threading
+
+    w = Wiki(root)
+    assert "wiki/shared-page.md" in w.pages  # a long-lived process with its cache loaded
+    results: list[str] = []
+
+    def worker(k: int) -> None:
+        for i in range(10):
+            res = append(w, "shared-page", f"fact-token w{k}n{i} recorded", actor=Actor("agent", f"t{k}"))
+            results.append(res.status)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+    finally:
+        w.close()
+    assert results.count("appended") == 40
+    facts = Counter(BULLET.match(line).group(1) for line in bullets(root))  # type: ignore[union-attr]
+    assert len(facts) == 40 and set(facts.values()) == {1}
+    assert git(root, "log", "--format=%s").splitlines().count("wiki_append: shared-page") == 40
+    assert git(root, "status", "--porcelain") == ""
