@@ -133,3 +133,12 @@ def test_a_malformed_policy_is_shown_prominently(qtbot, window: MainWindow) -> N
     view.reload()
     qtbot.waitUntil(lambda: view.banner.isVisible(), timeout=5000)
     assert "does not parse" in view.banner.text() and "NO policy" in view.banner.text()
+
+
+def test_no_marks_while_the_panel_is_not_shown(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    view = view_of(window)
+    window.show_view("page")
+    run_preview(qtbot, view, "dudu", "")
+    assert window.model.hidden == set()
+    window.show_view("policy")
+    assert {path for _i, path in window.model.hidden} == {"board/minutes.md", "departments/eng/deploy.md"}

@@ -233,7 +233,8 @@ class MainWindow(QMainWindow):
         self._busy(False)
         self.status(f"{len(snapshot.rows):,} pages loaded in {snapshot.elapsed:.2f} s")
         self._loaded = True
-        self.settings.add_recent(str(self.workspace.root))
+        if not self._screenshot_mode():  # a rendering for the docs is not "opening" a wiki
+            self.settings.add_recent(str(self.workspace.root))
         if self.current is None and snapshot.rows:
             self.open_page(self._start_page(snapshot.rows))
         else:

@@ -265,7 +265,8 @@ class PolicyView(QWidget):
         skip.setExpanded(True)
         self.pages.resizeColumnToContents(0)
         self._hidden = {(index, p) for p in hidden}
-        self._mark_toggled(self.mark_hidden.isChecked())
+        if self.isVisible():  # marks show only while the operator is looking at the preview
+            self._mark_toggled(self.mark_hidden.isChecked())
         self._ready = True
         self.content_ready.emit()
 
