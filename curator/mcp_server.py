@@ -1,0 +1,412 @@
+"""The agents' door: an MCP server over stdio on the same engine as the station and the CLI (SPEC §11).
+
+``curator mcp --wiki DIR --agent ID [--department D]`` runs one long-lived process per agent. It
+opens the wiki once and keeps it warm (page cache, search index, link index, routing index), and
+every tool call runs as the actor ``agent:<ID>`` with that department: reads go through the scope
+policy's visibility (``departments/<dept>/`` pages only for that department), writes through the
+action mechanism (lock, policy check, one commit authored as the agent, journal).
+
+Tools (argument names as the seed servers had them)::
+
+    wiki_append(slug, content, links?, create_new?)      the only way to write a page
+    wiki_search(query, min_trust?, layer?, expand?, limit?)
+    wiki_read(page_name)         wiki_index()            wiki_read_all(max_bytes?)
+    files_neighbors(slug, max_bytes?, snippet_chars?)    wiki_graph(center?, depth?)  (Mermaid)
+    wiki_dedup()                 wiki_context(budget?, query?)
+    files_wiki_ingest(filename, content? | url?)
+
+Answers are plain text for the model. ``duplicate`` and ``candidates`` answers of append are
+successes whose text says what to do next; only ``locked``, ``denied`` and invalid input (a bad
+argument, a page that does not exist or is not visible) are tool errors (``isError``), each one
+line, never a traceback.
+
+Freshness: the station, the CLI and other agents change the wiki between calls. Before each call
+:meth:`AgentDoor.fresh` runs, cheaply (about a millisecond on 10,000 pages when nothing changed):
+
+1. ``wiki.search.refresh()``: folders whose mtime moved are listed again (new, deleted, renamed and
+   atomically saved pages), and every ``SWEEP_INTERVAL`` seconds all pages are stat'ed (edits
+   written in place); see :mod:`curator.engine.search`. What it finds is re-parsed into this
+   process's page cache, which drops the link index, so reads, neighbours and the graph see it.
+2. Another process that loaded the cache (the station, a ``curator search``) may already have
+   recorded a change in the shared cache database, which step 1 compares against, so this
+   process would not notice it. SQLite's ``PRAGMA data_version`` changes exactly when another
+   connection committed; only then are the cached (mtime, size) rows compared with this process's
+   pages and the differing paths refreshed.
+3. ``wiki_read`` and ``files_neighbors`` also stat the page asked for, so an in-place edit of that
+   page is seen at once, not only after the next sweep.
+
+Appends additionally catch up through the journal inside :func:`~curator.engine.actions.run_action`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+from pydantic import Field
+
+from curator.engine.actor import Actor, parse_actor
+from curator.engine.errors import CuratorError
+from curator.engine.wiki import Wiki
+
+T = TypeVar("T")
+
+SERVER_NAME = "curator"
+INSTRUCTIONS = (
+    "A markdown knowledge wiki kept in git and curated by people. Look things up with wiki_search "
+    "(then wiki_read or files_neighbors); wiki_context gives the identity and core pages to keep "
+    "in mind. Record one durable fact at a time with wiki_append: it is the only way to write a "
+    "page, it routes the fact to the right page and declines facts the page already states. "
+    "Create new pages only when the user asked for one."
+)
+
+# Text shown to the model after the engine's own message (it says what happened; this says what next).
+_NEXT_DUPLICATE = ("Nothing was written: the page already records this fact. Do not append it "
+                   "again; append only facts that are new.")
+_NEXT_CANDIDATES = ("Nothing was written. If the fact belongs on one of these pages, call "
+                    "wiki_append again with that page's slug. Pass create_new=true to create '{slug}' "
+                    "only when the user asked for a new page.")
+
+
+class ToolInputError(CuratorError):
+    """A tool was called with an argument it cannot use (a tool error, one line)."""
+
+
+class AgentDoor:
+    """One wiki as one agent sees it: every MCP tool is a method returning the model's text.
+
+    Methods raise :class:`~curator.engine.errors.CuratorError` (one line) for error answers; the
+    MCP layer turns those into tool errors. Calls are serialised: the engine's caches are shared
+    and the SDK runs synchronous tools on worker threads.
+    """
+
+    def __init__(self, wiki: Wiki, actor: Actor) -> None:
+        self.wiki = wiki
+        self.actor = actor
+        self._lock = threading.Lock()
+        self._data_version: int | None = None
+
+    # --- keeping warm and fresh -------------------------------------------------------------
+    def warm(self) -> None:
+        """Load the page cache, bring the search index up to date and build the link index."""
+        with self._lock:
+            _ = self.wiki.pages
+            self.wiki.search.refresh()
+            self._data_version = self._db_version()
+            _ = self.wiki.links
+
+    def _db_version(self) -> int | None:
+        store = self.wiki.store
+        with store._lock:  # one connection for the whole store: never interleave with its transactions
+            try:
+                return int(store.conn.execute("PRAGMA data_version").fetchone()[0])
+            except Exception:  # a closed or in-memory database: nothing shared to watch
+                return None
+
+    def fresh(self, paths: Sequence[str] = ()) -> None:
+        """Pick up changes made outside this process since the last call (see the module doc)."""
+        wiki = self.wiki
+        wiki.search.refresh()
+        version = self._db_version()
+        if version is not None and version != self._data_version:
+            self._data_version = version
+            self._sync_from_cache_db()
+        if paths:
+            wiki.refresh(paths)
+
+    def _sync_from_cache_db(self) -> None:
+        """Re-check the pages whose (mtime, size) another process recorded differently."""
+        store = self.wiki.store
+        with store._lock:
+            rows = store.conn.execute("SELECT path, mtime_ns, size FROM pages").fetchall()
+        pages = self.wiki.pages
+        seen: set[str] = set()
+        stale: list[str] = []
+        for path, mtime, size in rows:
+            seen.add(path)
+            page = pages.get(path)
+            if page is None or page.mtime_ns != mtime or page.size != size:
+                stale.append(path)
+        stale += [p for p in pages if p not in seen]
+        if stale:
+            self.wiki.refresh(sorted(stale))
+
+    def call(self, fn: Callable[[], T], paths: Sequence[str] = ()) -> T:
+        """Run one tool body fresh and serialised."""
+        with self._lock:
+            self.fresh(paths)
+            return fn()
+
+    def _page_path(self, ref: str) -> str:
+        """The path of the page ``ref`` names (for the targeted freshness check), or ``ref``."""
+        try:
+            return self.wiki.find(ref, self.actor).path
+        except CuratorError:
+            return ref  # not found yet: the read below reports it with the usual hint
+
+    # --- writing ---------------------------------------------------------------------------
+    def append(self, slug: str, content: str, links: Sequence[str] | None = None,
+               create_new: bool = False) -> str:
+        from curator.engine.append import append
+
+        result = append(self.wiki, slug, content, list(links or ()), bool(create_new), self.actor)
+        if result.is_error:
+            raise CuratorError(f"{result.status}: {result.message}")
+        text = f"{result.status}: {result.message}"
+        if result.status == "duplicate":
+            return f"{text}\n{_NEXT_DUPLICATE}"
+        if result.status == "candidates":
+            return f"{text}\n{_NEXT_CANDIDATES.format(slug=result.target or slug)}"
+        if result.commit:
+            text += f" (commit {result.commit[:10]})"
+        elif result.data.get("commit_error"):
+            text += f" (written, not yet committed: {result.data['commit_error']})"
+        return text
+
+    def ingest(self, filename: str, content: str | None = None, url: str | None = None) -> str:
+        from curator.engine.append import ingest
+
+        if (content is None) == (url is None):
+            raise ToolInputError("invalid: give exactly one of content or url")
+        data = content.encode("utf-8") if content is not None else None
+        result = ingest(self.wiki, filename, data=data, url=url, actor=self.actor)
+        if result.is_error:
+            raise CuratorError(f"{result.status}: {result.message}")
+        return f"{result.status}: {result.message}. It is a raw source, not a page: record the facts " \
+               "worth keeping with wiki_append."
+
+    # --- reading ---------------------------------------------------------------------------
+    def search(self, query: str, min_trust: float | None = None, layer: str | None = None,
+               expand: bool = False, limit: int = 10) -> str:
+        from curator.engine.search import MAX_LIMIT
+
+        if not query or not query.strip():
+            raise ToolInputError("invalid: the query is empty")
+        if not 1 <= limit <= MAX_LIMIT:
+            raise ToolInputError(f"invalid: limit must be between 1 and {MAX_LIMIT}, not {limit}")
+        if min_trust is not None and not 0.0 <= min_trust <= 1.0:
+            raise ToolInputError(f"invalid: min_trust must be between 0 and 1, not {min_trust}")
+        hits = self.wiki.search.search(query, self.actor, min_trust=min_trust, layer=layer or None,
+                                       limit=limit, expand=expand)
+        if not hits:
+            return f"no pages match {query!r}"
+        lines: list[str] = []
+        for h in hits:
+            mark = "linked from a hit" if h.expanded else f"score {h.score:.3g}"
+            lines.append(f"- {h.path} — {h.title} [{h.layer}, trust {h.trust:.2f}, {mark}]")
+            if h.snippet:
+                lines.append(f"  {h.snippet}")
+        direct = sum(not h.expanded for h in hits)
+        lines.append(f"{direct} hit(s)" + (f", {len(hits) - direct} linked page(s)" if expand else "")
+                     + ". Read a page with wiki_read(page_name=<path>).")
+        return "\n".join(lines)
+
+    def read(self, page_name: str) -> str:
+        from curator.engine.reading import read
+
+        return read(self.wiki, page_name, self.actor).text
+
+    def index(self) -> str:
+        pages = self.wiki.visible_pages(self.actor)
+        lines = [f"- {p.path} — {p.title} [{p.layer}, trust {p.trust:.2f}, {p.size} bytes]" for p in pages]
+        lines.append(f"{len(pages)} pages")
+        return "\n".join(lines)
+
+    def neighbors(self, slug: str, max_bytes: int = 30_000, snippet_chars: int = 280) -> str:
+        from curator.engine.reading import neighbors
+
+        _positive(max_bytes, "max_bytes")
+        _positive(snippet_chars, "snippet_chars")
+        return neighbors(self.wiki, slug, self.actor, max_bytes, snippet_chars).text
+
+    def read_all(self, max_bytes: int = 200_000) -> str:
+        from curator.engine.reading import read_all
+
+        _positive(max_bytes, "max_bytes")
+        return read_all(self.wiki, self.actor, max_bytes).text or "the wiki has no pages you can see"
+
+    def graph(self, center: str | None = None, depth: int = 2) -> str:
+        from curator.engine.graph import export
+
+        if depth < 0:
+            raise ToolInputError(f"invalid: depth must be 0 or more, not {depth}")
+        result = export(self.wiki, "mermaid", center or None, depth, self.actor)
+        assert isinstance(result, str)
+        return result
+
+    def dedup(self) -> str:
+        from curator.engine.dedup import find_duplicates
+
+        found = find_duplicates(self.wiki, self.actor)
+        if not found:
+            return "no duplicate candidates"
+        lines = [f"- keep {c.keep}  <-  merge {c.merge}: {c.reason}" for c in found]
+        lines.append(f"{len(found)} candidate pair(s). Merging is the curators' decision, made in the "
+                     "station: do not copy pages yourself. Until then, append new facts to the page "
+                     "marked keep.")
+        return "\n".join(lines)
+
+    def context(self, budget: int = 8000, query: str | None = None) -> str:
+        from curator.engine.context import build_context
+
+        if budget < 0:
+            raise ToolInputError(f"invalid: budget must be 0 or more bytes, not {budget}")
+        result = build_context(self.wiki, self.actor, budget=budget, query=query or None)
+        return result.text or "no identity or core pages fit the budget (or none are visible to you)"
+
+
+def _positive(value: int, name: str) -> None:
+    if value <= 0:
+        raise ToolInputError(f"invalid: {name} must be a positive number, not {value}")
+
+
+# --- the MCP layer ------------------------------------------------------------------------------
+
+def _one_line(exc: BaseException) -> str:
+    first = str(exc).strip().splitlines()
+    return first[0] if first else type(exc).__name__
+
+
+def _server_class() -> type:
+    """MCPServer whose tool errors are the one line the tool raised (no SDK prefix, no pydantic
+    report spread over several lines with a documentation link)."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+    from pydantic import ValidationError
+
+    class OneLineErrors(MCPServer):  # type: ignore[misc]
+        async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+            try:
+                return await super().call_tool(name, arguments, context)
+            except UnexpectedToolError:
+                raise
+            except ToolError as exc:
+                cause = exc.__cause__
+                if isinstance(cause, ValidationError):
+                    problems = "; ".join(
+                        f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
+                        for err in cause.errors())
+                    raise ToolError(f"invalid arguments for {name}: {problems}") from None
+                if isinstance(cause, ToolError):
+                    raise ToolError(str(cause)) from None
+                raise
+
+    return OneLineErrors
+
+
+def build_server(door: AgentDoor) -> Any:
+    """The MCP server (:class:`mcp.server.mcpserver.MCPServer`) serving ``door``'s tools."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    server = _server_class()(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING")
+
+    def run(fn: Callable[[], str], paths: Callable[[], Sequence[str]] | None = None) -> str:
+        try:
+            return door.call(fn, paths() if paths else ())
+        except CuratorError as exc:
+            raise ToolError(_one_line(exc)) from None
+        except Exception as exc:  # an engine bug still reaches the model as one line
+            raise ToolError(f"internal error: {type(exc).__name__}: {_one_line(exc)}") from None
+
+    def tool(description: str) -> Callable[[Callable[..., str]], Callable[..., str]]:
+        return server.tool(description=description, structured_output=False)
+
+    @tool("Record ONE durable fact in the wiki. This is the only way to write a page. The fact goes "
+          "to the page named by slug (an exact page name, else similar pages are offered as "
+          "candidates and nothing is written). Answers: 'appended'; 'duplicate' (the page already "
+          "states it: do not retry); 'candidates' (re-call with one candidate's slug, or with "
+          "create_new=true ONLY when the user asked for a new page).")
+    def wiki_append(
+        slug: Annotated[str, Field(description="the page's name, e.g. 'ann-smith' or 'payment-flow'")],
+        content: Annotated[str, Field(description="the fact, one clear sentence")],
+        links: Annotated[list[str] | None, Field(description="pages this fact relates to (slugs)")] = None,
+        create_new: Annotated[bool, Field(description="create the page even though similar pages "
+                                          "exist; only when the user asked for a new page")] = False,
+    ) -> str:
+        return run(lambda: door.append(slug, content, links, create_new))
+
+    @tool("Full-text search of the pages you may see, ranked by relevance and trust. Use it before "
+          "answering from the wiki and before appending (to find the right page). Query: words (all "
+          "must match), \"a phrase\", OR, -word, prefix*, filters layer:core tag:x path:wiki/ "
+          "trust:>=0.5. expand=true adds the pages linked to and from each hit.")
+    def wiki_search(
+        query: Annotated[str, Field(description="what to look for")],
+        min_trust: Annotated[float | None, Field(description="only pages with at least this trust (0-1)")] = None,
+        layer: Annotated[str | None, Field(description="only this layer: identity, core, context or deep")] = None,
+        expand: Annotated[bool, Field(description="also list the pages linked to and from each hit")] = False,
+        limit: Annotated[int, Field(description="at most this many hits (1-100)")] = 10,
+    ) -> str:
+        return run(lambda: door.search(query, min_trust, layer, expand, limit))
+
+    @tool("Read one page in full (frontmatter and body). page_name is its path (e.g. wiki/ann.md) or "
+          "its slug or title, as wiki_search and wiki_index list them.")
+    def wiki_read(page_name: Annotated[str, Field(description="the page's path, slug or title")]) -> str:
+        return run(lambda: door.read(page_name), lambda: [door._page_path(page_name)])
+
+    @tool("List every page you may see with its title, layer, trust and size. Use it to get an "
+          "overview; use wiki_search to find something.")
+    def wiki_index() -> str:
+        return run(door.index)
+
+    @tool("A page in full, then the pages it links to (unwritten ones flagged) and the pages linking "
+          "to it, as snippets, within max_bytes. Use it to explore around a page.")
+    def files_neighbors(
+        slug: Annotated[str, Field(description="the page's path, slug or title")],
+        max_bytes: Annotated[int, Field(description="output budget in bytes")] = 30_000,
+        snippet_chars: Annotated[int, Field(description="length of each neighbour's snippet")] = 280,
+    ) -> str:
+        return run(lambda: door.neighbors(slug, max_bytes, snippet_chars), lambda: [door._page_path(slug)])
+
+    @tool("Every page you may see, identity layer first, then core, context and deep, until "
+          "max_bytes. For small wikis; prefer wiki_search or wiki_context on large ones.")
+    def wiki_read_all(
+        max_bytes: Annotated[int, Field(description="output budget in bytes")] = 200_000,
+    ) -> str:
+        return run(lambda: door.read_all(max_bytes))
+
+    @tool("The link graph as a Mermaid diagram (graph LR): around center up to depth links away, or "
+          "every page when no center is given (large on big wikis: pass a center).")
+    def wiki_graph(
+        center: Annotated[str | None, Field(description="start at this page (path, slug or title)")] = None,
+        depth: Annotated[int, Field(description="links away from center")] = 2,
+    ) -> str:
+        return run(lambda: door.graph(center, depth))
+
+    @tool("Pairs of pages that look like duplicates (which to keep, which to merge, and why). "
+          "Merging is done by the curators in the station; append to the page marked keep.")
+    def wiki_dedup() -> str:
+        return run(door.dedup)
+
+    @tool("The wiki text to keep in mind: your identity and core pages, filled into a byte budget. "
+          "With query, pages relevant to it come first within each layer.")
+    def wiki_context(
+        budget: Annotated[int, Field(description="byte budget")] = 8000,
+        query: Annotated[str | None, Field(description="rank pages by relevance to this first")] = None,
+    ) -> str:
+        return run(lambda: door.context(budget, query))
+
+    @tool("Store a raw source (a transcript, a document, a web page) under raw/ in the wiki, not as a "
+          "page. Give content or an http(s) url. Then record the facts worth keeping with wiki_append.")
+    def files_wiki_ingest(
+        filename: Annotated[str, Field(description="file name in raw/ (reduced to A-Z a-z 0-9 . _ -)")],
+        content: Annotated[str | None, Field(description="the source text")] = None,
+        url: Annotated[str | None, Field(description="fetch the source from this http(s) URL")] = None,
+    ) -> str:
+        return run(lambda: door.ingest(filename, content, url))
+
+    return server
+
+
+def serve(wiki: Wiki, agent: str, department: str | None = None) -> None:
+    """Serve ``wiki`` over stdio as ``agent:<agent>`` until the client closes the connection."""
+    actor = parse_actor(f"agent:{agent}", department)
+    door = AgentDoor(wiki, actor)
+    door.warm()
+    build_server(door).run("stdio")
+
+
+def open_door(root: Path | str, agent: str, department: str | None = None) -> AgentDoor:
+    """An :class:`AgentDoor` on the wiki at ``root`` (for in-process use and tests)."""
+    return AgentDoor(Wiki(root), parse_actor(f"agent:{agent}", department))
