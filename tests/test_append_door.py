@@ -403,3 +403,19 @@ def test_slug_sim_matches_the_spec_formula_on_random_slugs() -> None:
     slugs = ["-".join(rng.choice(parts) for _ in range(rng.randint(1, 4))) for _ in range(200)]
     for a, b in zip(slugs, reversed(slugs), strict=True):
         assert slug_sim(a, b) == pytest.approx(_reference_slug_sim(a, b)), (a, b)
+
+
+def test_candidate_prefilter_never_drops_a_page_that_scores() -> None:
+    from curator.engine.append import could_score
+
+    rng = random.Random(9)
+    parts = ["ann", "smith", "an", "nn", "pay", "ments", "payments", "x", "0", "00", "付款", "ledger", "a"]
+    slugs = list(dict.fromkeys(slugify("-".join(rng.choice(parts) for _ in range(rng.randint(1, 4))))
+                               for _ in range(400)))
+    for q in [*slugs[:80], "zzz", "ann-smith-payments-ledger-00"]:
+        fq = slug_features(q)
+        kept = set(could_score(fq, slugs, 0.4))
+        for i, b in enumerate(slugs):
+            if slug_sim(q, b) >= 0.4:
+                assert i in kept, (q, b)
+        assert len(kept) <= len(slugs)

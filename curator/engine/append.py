@@ -17,9 +17,11 @@ Also here: :func:`ingest` (a raw source into ``raw/``, SPEC §11) and :func:`reb
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import datetime as _dt
 import json
+import math
 import os
 import re
 import threading
@@ -315,6 +317,49 @@ class _DirCache:
         return [mtime, now, "\0".join(names), "\0".join(slugs), "\0".join(dirs)]
 
 
+def could_score(q: SlugFeatures, slugs: Sequence[str], floor: float) -> list[int]:
+    """Indexes of ``slugs`` that may reach ``floor`` against ``q``; every other one provably
+    scores below it, so only these need features and a :func:`~.slugs.similarity` call.
+
+    ``slugs`` are slugify() output (lowercase letters/digits and single inner hyphens). A pair
+    reaches the floor only by containment of the letters-and-digits forms (checked directly), by
+    sharing a word (word Jaccard > 0), or by sharing at least ``m = ceil(floor * |Tq|)`` of q's
+    trigrams (tri Jaccard >= floor needs ``|Tq ∩ Tb| >= floor * |Tq ∪ Tb| >= floor * |Tq|``).
+    By pigeonhole such a page contains one of any ``|Tq| - m + 1`` of q's trigrams: the rarest
+    ones are searched in one joined string, so a wiki of 10,000 pages costs a few substring
+    scans instead of 10,000 trigram sets.
+    """
+    # Both strings lay the slugs out alike: block i (pad, slug, pad) starts at blocks[i].
+    joined = "\n " + " \n ".join(slugs) + " \n"  # " slug " as the trigrams pad it
+    hyphened = "\n-" + "-\n-".join(slugs) + "-\n"  # "-slug-" so words match whole
+    blocks: list[int] = []
+    pos = 1
+    for sl in slugs:
+        blocks.append(pos)
+        pos += len(sl) + 3
+    hits: set[int] = set()
+
+    def collect(text: str, needle: str) -> None:
+        at = text.find(needle)
+        while at >= 0:
+            hits.add(bisect.bisect_right(blocks, at) - 1)
+            at = text.find(needle, at + 1)
+
+    qa = q.alnum
+    if qa:
+        for i, sl in enumerate(slugs):
+            fa = sl.replace("-", "")
+            if fa and (qa in fa or fa in qa):
+                hits.add(i)
+    for word in q.words:
+        collect(hyphened, f"-{word}-")
+    tri = sorted(q.tri, key=joined.count)
+    need = max(1, math.ceil(floor * len(tri) - 1e-9))
+    for t in tri[: len(tri) - need + 1]:
+        collect(joined, t)
+    return sorted(hits)
+
+
 def route(wiki: Wiki, slug: str, actor: Actor = OPERATOR) -> tuple[str | None, list[Candidate]]:
     """(exact match path, candidates): SPEC §4.2 routing for an already slugified ``slug``.
 
@@ -333,7 +378,9 @@ def route(wiki: Wiki, slug: str, actor: Actor = OPERATOR) -> tuple[str | None, l
         return exact[0], []
     q = slug_features(slug)
     scored: list[Candidate] = []
-    for path in list(slugs):
+    paths = list(slugs)
+    for i in could_score(q, [slugs[p] for p in paths], ROUTE_THRESHOLD):
+        path = paths[i]
         f = feature(path)
         score = similarity(q, f, ROUTE_THRESHOLD)
         if score >= ROUTE_THRESHOLD and visible(path):
