@@ -188,3 +188,14 @@ def test_pages_round_trip_through_the_cache(tmp_path: Path) -> None:
     assert fresh.keys() == cached.keys()
     for path, page in fresh.items():
         assert cached[path] == page, path
+
+
+def test_record_and_row_forms_round_trip(tmp_path: Path) -> None:
+    import json
+
+    from curator.engine.page import Page
+
+    info = generate(tmp_path / "w", 12, hostile=True)
+    for page in Wiki(info.root).pages.values():
+        assert Page.from_record(json.loads(json.dumps(page.to_record()))) == page
+        assert Page.from_row(json.loads(json.dumps(page.to_row()))) == page
