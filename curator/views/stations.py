@@ -14,10 +14,14 @@ if TYPE_CHECKING:
 
 
 def install_views(window: MainWindow) -> None:
+    from .auto_view import AutoView
+    from .dedup_view import DedupView
     from .graph_view import GraphView
     from .history_view import HistoryView
     from .policy_view import PolicyView
 
     window.add_view("graph", GraphView(window), "Graph")
+    window.add_view("dedup", DedupView(window), "Duplicates")
+    window.add_view("auto", AutoView(window), "Auto-filed")
     window.add_view("policy", PolicyView(window), "Policy")
     window.add_view("history", HistoryView(window), "History")

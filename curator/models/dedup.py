@@ -1,0 +1,225 @@
+"""The duplicate review queue's model and the side-by-side comparison of a candidate pair.
+
+Rows are the dedup engine's :class:`~curator.engine.dedup.Candidate` records, most confident
+first (more signals, then the best score, as the engine ranks them); pairs the operator skipped
+in this session go to the end of the queue. :func:`gather_pair` runs off the GUI thread and builds
+everything the comparison shows: both pages' metadata, inbound-link counts and an aligned diff of
+their bodies as HTML (difflib, line by line, with the changed words inside a changed line marked).
+"""
+
+from __future__ import annotations
+
+import difflib
+import html
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QBrush, QColor
+
+from curator.engine import frontmatter
+from curator.engine.dedup import Candidate, pair_key
+
+if TYPE_CHECKING:
+    from curator.engine.wiki import Wiki
+
+COL_KEEP, COL_MERGE, COL_SIGNALS, COL_SCORE = range(4)
+HEADERS = ("Keep (suggested)", "Merge into it", "Signals", "Score")
+RecordRole = Qt.ItemDataRole.UserRole + 1
+_Index = QModelIndex | QPersistentModelIndex
+
+#: A comparison longer than this many lines per side is cut (the page view shows the rest).
+MAX_DIFF_LINES = 3000
+
+REMOVED_BG, REMOVED_STRONG = "#fdecea", "#f5b7b1"
+ADDED_BG, ADDED_STRONG = "#e8f6ec", "#a9dfbf"
+EMPTY_BG = "#f2f3f4"
+CHANGED_META_BG = "#fff3cd"
+
+
+def confidence(c: Candidate) -> tuple[int, float]:
+    """How sure the engine is: the number of signals that fired, then the best of their scores."""
+    return len(c.signals), max((c.scores.get(s, 0.0) for s in c.signals), default=0.0)
+
+
+class DedupModel(QAbstractTableModel):
+    def __init__(self) -> None:
+        super().__init__()
+        self.candidates: list[Candidate] = []
+        self.skipped: set[tuple[str, str]] = set()
+
+    def set_candidates(self, candidates: list[Candidate], skipped: set[tuple[str, str]]) -> None:
+        self.beginResetModel()
+        self.skipped = {p for p in skipped if any(pair_key(c.keep, c.merge) == p for c in candidates)}
+        # stable: the engine's order (most confident first), skipped pairs moved to the end
+        self.candidates = sorted(candidates, key=lambda c: (pair_key(c.keep, c.merge) in self.skipped,
+                                                              tuple(-x for x in confidence(c))))
+        self.endResetModel()
+
+    def row_of(self, pair: tuple[str, str] | None) -> int | None:
+        if pair is None:
+            return None
+        return next((i for i, c in enumerate(self.candidates) if pair_key(c.keep, c.merge) == pair), None)
+
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.candidates)
+
+    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(HEADERS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation,
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return HEADERS[section]
+        return None
+
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self.candidates):
+            return None
+        c = self.candidates[index.row()]
+        col = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            if col == COL_KEEP:
+                return c.keep
+            if col == COL_MERGE:
+                return c.merge
+            if col == COL_SIGNALS:
+                return " + ".join(c.signals)
+            return f"{confidence(c)[1]:.2f}"
+        if role == RecordRole:
+            return c
+        if role == Qt.ItemDataRole.ToolTipRole:
+            scores = ", ".join(f"{k} {v:.2f}" for k, v in c.scores.items())
+            return f"{c.reason}\nscores: {scores}"
+        if role == Qt.ItemDataRole.ForegroundRole and pair_key(c.keep, c.merge) in self.skipped:
+            return QBrush(QColor("#999999"))
+        if role == Qt.ItemDataRole.TextAlignmentRole and col == COL_SCORE:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+
+# --- the comparison ---------------------------------------------------------------------------
+
+@dataclass(slots=True)
+class Side:
+    path: str
+    title: str
+    layer: str
+    trust: float
+    tags: list[str]
+    aliases: list[str]
+    created: str
+    updated: str
+    inbound: int
+    body: str
+
+    def fields(self) -> list[tuple[str, str]]:
+        return [("Title", self.title), ("Path", self.path), ("Layer", self.layer),
+                ("Trust", f"{self.trust:.2f}"), ("Tags", ", ".join(self.tags) or "—"),
+                ("Aliases", ", ".join(self.aliases) or "—"), ("Created", self.created or "—"),
+                ("Updated", self.updated or "—"), ("Inbound links", str(self.inbound))]
+
+
+@dataclass(slots=True)
+class Comparison:
+    left: Side
+    right: Side
+    html: str  # the aligned diff of the two bodies
+    identical: float  # share of lines the two bodies have in common (0..1)
+
+
+def page_side(wiki: Wiki, path: str) -> Side:
+    page = wiki.pages[path]
+    text = wiki.read_text(path)
+    inbound = len({e.source for e in wiki.links.backlinks(path)} - {path})
+    return Side(path=path, title=page.title, layer=page.layer, trust=page.trust, tags=list(page.tags),
+                aliases=list(page.aliases), created=page.created or "", updated=page.updated or "",
+                inbound=inbound, body=frontmatter.split(text).body)
+
+
+def gather_pair(wiki: Wiki, left: str, right: str) -> Comparison:
+    """Both pages and their aligned diff (runs off the GUI thread)."""
+    a, b = page_side(wiki, left), page_side(wiki, right)
+    table, ratio = diff_html(a.body, b.body)
+    return Comparison(a, b, table, ratio)
+
+
+def meta_html(side: Side, other: Side | None) -> str:
+    """A page's metadata as a small table; fields that differ from the other page are marked."""
+    theirs = dict(other.fields()) if other is not None else {}
+    rows = []
+    for name, value in side.fields():
+        differs = name in theirs and theirs[name] != value and name != "Path"
+        marked = (f'<span style="background-color:{CHANGED_META_BG};">{html.escape(value)}</span>'
+                  if differs else html.escape(value))
+        rows.append(f'<tr><td style="color:#555555; padding-right:8px;">{name}</td><td>{marked}</td></tr>')
+    return f'<table cellspacing="0" cellpadding="1">{"".join(rows)}</table>'
+
+
+_WORD = re.compile(r"\s+|\w+|[^\w\s]")
+
+
+#: Two paired lines sharing less than this (word ratio) are different lines: marking every word
+#: of them would only add noise, so they keep the plain removed/added colours.
+WORD_MARK_MIN_RATIO = 0.4
+
+
+def _words_marked(a: str, b: str) -> tuple[str, str]:
+    """Two versions of a line with the words that differ marked on each side."""
+    wa, wb = _WORD.findall(a), _WORD.findall(b)
+    matcher = difflib.SequenceMatcher(None, wa, wb, autojunk=False)
+    if matcher.ratio() < WORD_MARK_MIN_RATIO:
+        return html.escape(a), html.escape(b)
+    left: list[str] = []
+    right: list[str] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        sa, sb = html.escape("".join(wa[i1:i2])), html.escape("".join(wb[j1:j2]))
+        if tag == "equal":
+            left.append(sa)
+            right.append(sb)
+            continue
+        if sa:
+            left.append(f'<span style="background-color:{REMOVED_STRONG};">{sa}</span>')
+        if sb:
+            right.append(f'<span style="background-color:{ADDED_STRONG};">{sb}</span>')
+    return "".join(left), "".join(right)
+
+
+def _cell(content: str, bg: str | None, number: int | None) -> str:
+    colour = f' bgcolor="{bg}"' if bg else ""
+    num = f'<td width="4%" align="right" style="color:#999999;"{colour}>{number}</td>' if number else \
+        f'<td width="4%"{colour}></td>'
+    return f'{num}<td width="46%" style="white-space: pre-wrap;"{colour}>{content}</td>'
+
+
+def diff_html(a: str, b: str) -> tuple[str, float]:
+    """The two texts side by side, aligned line by line: removed on the left in red, added on the
+    right in green, changed lines paired with the changed words marked. Returns (html, ratio)."""
+    la, lb = a.splitlines()[:MAX_DIFF_LINES], b.splitlines()[:MAX_DIFF_LINES]
+    matcher = difflib.SequenceMatcher(None, la, lb, autojunk=False)
+    rows: list[str] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            for k in range(i2 - i1):
+                text = html.escape(la[i1 + k])
+                rows.append(_cell(text, None, i1 + k + 1) + _cell(text, None, j1 + k + 1))
+            continue
+        n = max(i2 - i1, j2 - j1)
+        for k in range(n):
+            i, j = i1 + k, j1 + k
+            has_a, has_b = i < i2, j < j2
+            if has_a and has_b:
+                left, right = _words_marked(la[i], lb[j])
+            else:
+                left = html.escape(la[i]) if has_a else ""
+                right = html.escape(lb[j]) if has_b else ""
+            rows.append(_cell(left, REMOVED_BG if has_a else EMPTY_BG, i + 1 if has_a else None)
+                        + _cell(right, ADDED_BG if has_b else EMPTY_BG, j + 1 if has_b else None))
+    same = sum(block.size for block in matcher.get_matching_blocks())
+    ratio = 2 * same / (len(la) + len(lb)) if la or lb else 1.0
+    cut = len(a.splitlines()) > MAX_DIFF_LINES or len(b.splitlines()) > MAX_DIFF_LINES
+    note = f"<p><i>Only the first {MAX_DIFF_LINES:,} lines are compared.</i></p>" if cut else ""
+    table = ('<table width="100%" cellspacing="0" cellpadding="2" style="border-collapse: collapse;">'
+             + "".join(f"<tr>{r}</tr>" for r in rows) + "</table>")
+    return f"<html><body>{table}{note}</body></html>", ratio

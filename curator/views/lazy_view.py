@@ -1,0 +1,186 @@
+"""Common ground of the station's review views (duplicate queue, auto-filed panel).
+
+A review view shows one wiki at a time (a selector when the station has a home open), computes its
+content off the GUI thread, recomputes when the wiki changes (only while it is on screen: a hidden
+view just remembers that it is stale, so a 30,000-page wiki is not rescanned behind the operator's
+back), and asks the operator through dialogs that tests can answer programmatically
+(:attr:`ReviewView.exec_dialog`).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QShowEvent
+from PySide6.QtWidgets import QComboBox, QDialog, QLabel, QWidget
+
+from curator.engine.actions import ActionResult
+
+if TYPE_CHECKING:
+    from .main_window import MainWindow
+
+#: Answers the engine gives when it refused or failed (shown in red).
+REFUSED = frozenset({"denied", "blocked", "invalid", "locked", "error", "over_quota"})
+RELOAD_DELAY_MS = 300  # changes arrive in bursts (an action, then the watcher): recompute once
+
+
+def run_dialog(dialog: QDialog) -> bool:
+    """Show ``dialog`` modally; True when the operator accepted it."""
+    return dialog.exec() == QDialog.DialogCode.Accepted
+
+
+class Banner(QLabel):
+    """One line saying what the last decision did: green when done, red when refused."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setWordWrap(True)
+        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.hide()
+
+    def show_result(self, text: str, ok: bool) -> None:
+        colour, background = ("#1e6b3a", "#e8f6ec") if ok else ("#922b21", "#fdecea")
+        self.setStyleSheet(f"QLabel {{ color: {colour}; background: {background}; padding: 6px; "
+                           f"border: 1px solid {colour}; border-radius: 3px; }}")
+        self.setText(html.escape(text))
+        self.setToolTip(text)
+        self.show()
+
+
+class ReviewView(QWidget):
+    content_ready = Signal()
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__()
+        self.window_ = window
+        #: How dialogs are shown; tests replace it to fill the fields and accept.
+        self.exec_dialog: Callable[[QDialog], bool] = run_dialog
+        self._ready = False
+        self._stale = True
+        self._loading = False
+        self.wiki_choice = QComboBox()
+        for handle in window.workspace.handles:
+            self.wiki_choice.addItem(handle.label)
+        self.wiki_choice.setVisible(len(window.workspace.handles) > 1)
+        self.wiki_choice.setToolTip("Which wiki of the home to review")
+        self.banner = Banner()
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(RELOAD_DELAY_MS)
+        self._timer.timeout.connect(self.reload)
+        self.wiki_choice.currentIndexChanged.connect(self._wiki_switched)
+        window.workspace.loaded.connect(lambda _s: self.schedule_reload(now=True))
+        window.workspace.pages_changed.connect(lambda _s: self.schedule_reload())
+
+    # --- readiness (``--screenshot --view NAME`` waits for it) --------------------------------
+    def is_content_ready(self) -> bool:
+        return self._ready
+
+    def mark_ready(self) -> None:
+        if not self._ready:
+            self._ready = True
+            self.content_ready.emit()
+
+    # --- which wiki ---------------------------------------------------------------------------
+    @property
+    def wiki_index(self) -> int:
+        return max(0, self.wiki_choice.currentIndex())
+
+    @property
+    def wiki_label(self) -> str:
+        return self.window_.workspace.handles[self.wiki_index].label
+
+    def _wiki_switched(self, _index: int) -> None:
+        self.banner.hide()
+        self.wiki_changed()
+        self.schedule_reload(now=True)
+
+    def wiki_changed(self) -> None:
+        """Hook: the selector moved to another wiki (clear what belongs to the old one)."""
+
+    # --- reloading ------------------------------------------------------------------------------
+    def schedule_reload(self, now: bool = False) -> None:
+        self._stale = True
+        if not self.window_.workspace.ready:
+            return
+        if self.isVisible():
+            self._timer.start(0 if now else RELOAD_DELAY_MS)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._stale and self.window_.workspace.ready:
+            self._timer.start(0)
+
+    def reload(self) -> None:
+        """Recompute the view's content for the selected wiki (off the GUI thread)."""
+        if not self.window_.workspace.ready:
+            return
+        if self._loading:
+            self._timer.start(RELOAD_DELAY_MS)  # one computation at a time; catch up afterwards
+            return
+        self._stale = False
+        self._loading = True
+        index = self.wiki_index
+
+        def done(result: Any) -> None:
+            self._loading = False
+            if index == self.wiki_index:
+                self.show_content(result)
+            else:
+                self.schedule_reload(now=True)
+
+        def failed(exc: BaseException) -> None:
+            self._loading = False
+            self.banner.show_result(f"Cannot read {self.wiki_label}: {exc}", ok=False)
+            self.mark_ready()
+
+        self.window_.workspace.read(index, self.compute, done, failed)
+
+    def compute(self, wiki: Any) -> Any:  # pragma: no cover - every view overrides it
+        raise NotImplementedError
+
+    def show_content(self, result: Any) -> None:  # pragma: no cover - every view overrides it
+        raise NotImplementedError
+
+    # --- decisions --------------------------------------------------------------------------------
+    def decide(self, actions: list[tuple[str, Callable[[Any], Any]]],
+               done: Callable[[list[Any]], None] | None = None, index: int | None = None) -> None:
+        """Run each ``(what, func)`` as its own engine action in the wiki's writer queue (one
+        commit each), then say in the banner what happened and reload."""
+        index = self.wiki_index if index is None else index
+        results: list[Any] = []
+        total = len(actions)
+
+        def one_done(result: Any) -> None:
+            results.append(result)
+            if len(results) == total:
+                self._summarise(results)
+                if done is not None:
+                    done(results)
+                self.schedule_reload(now=True)
+
+        for what, func in actions:
+            self.window_.run_action(index, _answering(func, what), what, one_done)
+
+    def _summarise(self, results: list[Any]) -> None:
+        bad = [r for r in results if r.is_error or r.status in REFUSED]
+        if len(results) == 1:
+            self.banner.show_result(results[0].message, ok=not bad)
+            return
+        lines = [f"{len(results) - len(bad)} of {len(results)} done"] + [r.message for r in bad]
+        self.banner.show_result("; ".join(lines), ok=not bad)
+
+
+def _answering(func: Callable[[Any], ActionResult], what: str) -> Callable[[Any], ActionResult]:
+    """``func`` with a failure turned into an error answer, so a bulk decision always completes
+    and the operator reads one line instead of a traceback."""
+    def run(wiki: Any) -> ActionResult:
+        try:
+            return func(wiki)
+        except Exception as exc:  # any failure becomes the answer shown to the operator
+            return ActionResult("error", f"{what} failed: {exc}")
+
+    return run
