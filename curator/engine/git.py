@@ -322,7 +322,7 @@ class Git:
             candidates += [self.root.joinpath(*parts[:i], ".gitattributes") for i in range(len(parts) + 1)]
             if os.path.islink(self.root / p):
                 return False
-        if any(c.exists() for c in dict.fromkeys(candidates)):
+        if not all(_content_neutral(c) for c in dict.fromkeys(candidates)):
             return False
         configs = [self.git_dir / "config", Path("/etc/gitconfig"), xdg / "git" / "config"]
         glob = os.environ.get("GIT_CONFIG_GLOBAL")
@@ -459,6 +459,31 @@ class Git:
         if results[0][0] != 0:
             self.run("update-index", "--add", "--remove", "--", *paths, author=author)
         return commit
+
+
+#: Attributes that never change a blob's bytes (the page merge driver's ``*.md merge=curator``).
+_NEUTRAL_ATTRS = frozenset({"merge", "diff", "export-ignore", "export-subst", "delta"})
+
+
+def _content_neutral(path: Path) -> bool:
+    """Whether the attributes file ``path`` is absent or only sets attributes that leave blobs as
+    the file's bytes (then in-process hashing still equals ``git hash-object``)."""
+    try:
+        text = path.read_text("utf-8")
+    except FileNotFoundError:
+        return True
+    except (OSError, UnicodeDecodeError):
+        return False
+    for line in text.splitlines():
+        parts = line.split()
+        if not parts or parts[0].startswith("#"):
+            continue
+        if parts[0].startswith("[attr]"):
+            return False  # a macro could stand for anything
+        for attr in parts[1:]:
+            if attr.lstrip("-!").split("=", 1)[0] not in _NEUTRAL_ATTRS:
+                return False
+    return True
 
 
 def _git_time() -> str:

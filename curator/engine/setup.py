@@ -60,12 +60,22 @@ def init_wiki(path: Path) -> InitResult:
         sep = "" if not existing or existing.endswith("\n") else "\n"
         gitignore.write_text(f"{existing}{sep}{GITIGNORE_LINE}\n", encoding="utf-8")
         wrote = True
+    # The page merge driver for syncing clones (issue 11): the attribute travels with the wiki,
+    # the driver's command line is this clone's (an absolute interpreter path).
+    from .merge_driver import attributes_with_driver, install_config
+
+    attributes = root / ".gitattributes"
+    new_attributes = attributes_with_driver(attributes.read_text(encoding="utf-8") if attributes.exists() else "")
+    if new_attributes is not None:
+        attributes.write_text(new_attributes, encoding="utf-8")
+    install_config(root)
+    paths = [p for p, did in ((".gitignore", wrote), (".gitattributes", new_attributes is not None)) if did]
     commit = None
-    if wrote:
-        _git(root, "add", "--", ".gitignore")
-        _git(root, "commit", "-q", "-m", "curator init", "--", ".gitignore")
+    if paths:
+        _git(root, "add", "--", *paths)
+        _git(root, "commit", "-q", "-m", "curator init", "--", *paths)
         commit = _git(root, "rev-parse", "HEAD")
-    return InitResult(root, created, wrote, commit)
+    return InitResult(root, created, bool(paths), commit)
 
 
 def copy_demo(source: Path, dest: Path) -> Path:
