@@ -40,6 +40,8 @@ Appends additionally catch up through the journal inside :func:`~curator.engine.
 
 from __future__ import annotations
 
+import logging
+import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -52,6 +54,7 @@ from curator.engine.errors import CuratorError
 from curator.engine.wiki import Wiki
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 SERVER_NAME = "curator"
 INSTRUCTIONS = (
@@ -105,16 +108,26 @@ class AgentDoor:
             except Exception:  # a closed or in-memory database: nothing shared to watch
                 return None
 
-    def fresh(self, paths: Sequence[str] = ()) -> None:
-        """Pick up changes made outside this process since the last call (see the module doc)."""
+    def fresh(self, page_ref: str | None = None) -> None:
+        """Pick up changes made outside this process since the last call (see the module doc);
+        ``page_ref`` names a page about to be read, whose file is checked too."""
         wiki = self.wiki
-        wiki.search.refresh()
-        version = self._db_version()
-        if version is not None and version != self._data_version:
-            self._data_version = version
-            self._sync_from_cache_db()
-        if paths:
-            wiki.refresh(paths)
+        try:
+            wiki.search.refresh()
+            version = self._db_version()
+            if version is not None and version != self._data_version:
+                self._sync_from_cache_db()
+                self._data_version = version
+        except sqlite3.OperationalError as exc:
+            # Another process holds the cache database in a long write: answer from what this
+            # process has rather than fail the call; the next call looks again.
+            log.warning("freshness check skipped: %s", exc)
+        if page_ref:
+            try:
+                path = wiki.find(page_ref, self.actor).path
+            except CuratorError:
+                return  # not found: the read itself reports it, with the usual hint
+            wiki.refresh([path])
 
     def _sync_from_cache_db(self) -> None:
         """Re-check the pages whose (mtime, size) another process recorded differently."""
@@ -133,18 +146,11 @@ class AgentDoor:
         if stale:
             self.wiki.refresh(sorted(stale))
 
-    def call(self, fn: Callable[[], T], paths: Sequence[str] = ()) -> T:
-        """Run one tool body fresh and serialised."""
+    def call(self, fn: Callable[[], T], page_ref: str | None = None) -> T:
+        """Run one tool body fresh and serialised (``page_ref``: see :meth:`fresh`)."""
         with self._lock:
-            self.fresh(paths)
+            self.fresh(page_ref)
             return fn()
-
-    def _page_path(self, ref: str) -> str:
-        """The path of the page ``ref`` names (for the targeted freshness check), or ``ref``."""
-        try:
-            return self.wiki.find(ref, self.actor).path
-        except CuratorError:
-            return ref  # not found yet: the read below reports it with the usual hint
 
     # --- writing ---------------------------------------------------------------------------
     def append(self, slug: str, content: str, links: Sequence[str] | None = None,
@@ -302,9 +308,9 @@ def build_server(door: AgentDoor) -> Any:
 
     server = _server_class()(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING")
 
-    def run(fn: Callable[[], str], paths: Callable[[], Sequence[str]] | None = None) -> str:
+    def run(fn: Callable[[], str], page_ref: str | None = None) -> str:
         try:
-            return door.call(fn, paths() if paths else ())
+            return door.call(fn, page_ref)
         except CuratorError as exc:
             raise ToolError(_one_line(exc)) from None
         except Exception as exc:  # an engine bug still reaches the model as one line
@@ -343,7 +349,7 @@ def build_server(door: AgentDoor) -> Any:
     @tool("Read one page in full (frontmatter and body). page_name is its path (e.g. wiki/ann.md) or "
           "its slug or title, as wiki_search and wiki_index list them.")
     def wiki_read(page_name: Annotated[str, Field(description="the page's path, slug or title")]) -> str:
-        return run(lambda: door.read(page_name), lambda: [door._page_path(page_name)])
+        return run(lambda: door.read(page_name), page_name)
 
     @tool("List every page you may see with its title, layer, trust and size. Use it to get an "
           "overview; use wiki_search to find something.")
@@ -357,7 +363,7 @@ def build_server(door: AgentDoor) -> Any:
         max_bytes: Annotated[int, Field(description="output budget in bytes")] = 30_000,
         snippet_chars: Annotated[int, Field(description="length of each neighbour's snippet")] = 280,
     ) -> str:
-        return run(lambda: door.neighbors(slug, max_bytes, snippet_chars), lambda: [door._page_path(slug)])
+        return run(lambda: door.neighbors(slug, max_bytes, snippet_chars), slug)
 
     @tool("Every page you may see, identity layer first, then core, context and deep, until "
           "max_bytes. For small wikis; prefer wiki_search or wiki_context on large ones.")
