@@ -143,7 +143,11 @@ def _count(g: Git, rev: str) -> int:
 
 
 def _last_line(data: bytes) -> str:
+    """git's own reason: its first ``fatal:``/``error:`` line (advice lines follow it), else the last."""
     lines = [x.strip() for x in data.decode("utf-8", "replace").splitlines() if x.strip()]
+    for line in lines:
+        if line.lower().startswith(("fatal:", "error:")):
+            return line.split(":", 1)[1].strip()
     hint = [x for x in lines if not x.lower().startswith(("hint:", "to ", "remote:"))]
     return (hint or lines or ["(no message)"])[-1]
 
@@ -768,7 +772,7 @@ class AutoSync:
         try:
             result = self.run()
         finally:
-            self.record(result)
+            self.record(result, now)  # a given clock stays the clock (tests); else the time now
         return result
 
     def start_thread(self, stop: threading.Event, tick: float = 1.0) -> threading.Thread:
