@@ -13,20 +13,21 @@ import posixpath
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor
 
 from curator.engine.autofile import AUTO_DIR, REVIEW_DIR, revisions_of
 from curator.engine.curation import AutoEntry, list_auto, share_target
 from curator.engine.grading import FILE_THRESHOLD, REVIEW_THRESHOLD
 
+from .records import RecordRole, RecordTableModel
+
 if TYPE_CHECKING:
     from curator.engine.wiki import Wiki
 
 COL_TITLE, COL_TYPE, COL_SCORE, COL_STATUS, COL_SOURCE, COL_REVISIONS, COL_UPDATED, COL_PATH = range(8)
 HEADERS = ("Title", "Type", "Score", "Status", "Source", "Revisions", "Updated", "Path")
-RecordRole = Qt.ItemDataRole.UserRole + 1
-_Index = QModelIndex | QPersistentModelIndex
+__all__ = ["AutoListing", "AutoModel", "AutoRow", "RecordRole", "details_html", "gather_auto"]
 
 #: Folders a page is never confirmed into (the engine refuses them too).
 NOT_TARGETS = (AUTO_DIR, REVIEW_DIR, "_archive")
@@ -113,42 +114,21 @@ def details_html(row: AutoRow) -> str:
             f"<p><b>Revision log</b> ({len(row.revisions)})</p><ul>{log}</ul></div><hr>")
 
 
-class AutoModel(QAbstractTableModel):
-    def __init__(self) -> None:
-        super().__init__()
-        self.rows: list[AutoRow] = []
+class AutoModel(RecordTableModel[AutoRow]):
+    headers = HEADERS
 
-    def set_rows(self, rows: list[AutoRow]) -> None:
-        self.beginResetModel()
-        self.rows = rows
-        self.endResetModel()
+    @property
+    def rows(self) -> list[AutoRow]:
+        return self.records
 
     def row_of(self, path: str) -> int | None:
-        return next((i for i, r in enumerate(self.rows) if r.path == path), None)
+        return next((i for i, r in enumerate(self.records) if r.path == path), None)
 
-    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.rows)
-
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(HEADERS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return HEADERS[section]
-        return None
-
-    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self.rows):
-            return None
-        row = self.rows[index.row()]
+    def cell(self, row: AutoRow, col: int, role: int) -> Any:
         e = row.entry
-        col = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
             return (e.title, e.type, "" if e.score is None else e.score, row.status, row.source,
                     len(row.revisions), e.updated or "", e.path)[col]
-        if role == RecordRole:
-            return row
         if role == Qt.ItemDataRole.ToolTipRole:
             return e.path if col != COL_SOURCE else row.source
         if role == Qt.ItemDataRole.ForegroundRole and col == COL_STATUS:

@@ -15,19 +15,20 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor
 
 from curator.engine import frontmatter
 from curator.engine.dedup import Candidate, pair_key
+
+from .records import RecordRole, RecordTableModel
 
 if TYPE_CHECKING:
     from curator.engine.wiki import Wiki
 
 COL_KEEP, COL_MERGE, COL_SIGNALS, COL_SCORE = range(4)
 HEADERS = ("Keep (suggested)", "Merge into it", "Signals", "Score")
-RecordRole = Qt.ItemDataRole.UserRole + 1
-_Index = QModelIndex | QPersistentModelIndex
+__all__ = ["Comparison", "DedupModel", "RecordRole", "diff_html", "gather_pair", "meta_html"]
 
 #: A comparison longer than this many lines per side is cut (the page view shows the rest).
 MAX_DIFF_LINES = 3000
@@ -43,52 +44,31 @@ def confidence(c: Candidate) -> tuple[int, float]:
     return len(c.signals), max((c.scores.get(s, 0.0) for s in c.signals), default=0.0)
 
 
-class DedupModel(QAbstractTableModel):
+class DedupModel(RecordTableModel[Candidate]):
+    headers = HEADERS
+
     def __init__(self) -> None:
         super().__init__()
-        self.candidates: list[Candidate] = []
         self.skipped: set[tuple[str, str]] = set()
 
+    @property
+    def candidates(self) -> list[Candidate]:
+        return self.records
+
     def set_candidates(self, candidates: list[Candidate], skipped: set[tuple[str, str]]) -> None:
-        self.beginResetModel()
         self.skipped = {p for p in skipped if any(pair_key(c.keep, c.merge) == p for c in candidates)}
         # stable: the engine's order (most confident first), skipped pairs moved to the end
-        self.candidates = sorted(candidates, key=lambda c: (pair_key(c.keep, c.merge) in self.skipped,
-                                                              tuple(-x for x in confidence(c))))
-        self.endResetModel()
+        self.set_records(sorted(candidates, key=lambda c: (pair_key(c.keep, c.merge) in self.skipped,
+                                                           tuple(-x for x in confidence(c)))))
 
     def row_of(self, pair: tuple[str, str] | None) -> int | None:
         if pair is None:
             return None
-        return next((i for i, c in enumerate(self.candidates) if pair_key(c.keep, c.merge) == pair), None)
+        return next((i for i, c in enumerate(self.records) if pair_key(c.keep, c.merge) == pair), None)
 
-    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.candidates)
-
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(HEADERS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return HEADERS[section]
-        return None
-
-    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self.candidates):
-            return None
-        c = self.candidates[index.row()]
-        col = index.column()
+    def cell(self, c: Candidate, col: int, role: int) -> Any:
         if role == Qt.ItemDataRole.DisplayRole:
-            if col == COL_KEEP:
-                return c.keep
-            if col == COL_MERGE:
-                return c.merge
-            if col == COL_SIGNALS:
-                return " + ".join(c.signals)
-            return f"{confidence(c)[1]:.2f}"
-        if role == RecordRole:
-            return c
+            return (c.keep, c.merge, " + ".join(c.signals), f"{confidence(c)[1]:.2f}")[col]
         if role == Qt.ItemDataRole.ToolTipRole:
             scores = ", ".join(f"{k} {v:.2f}" for k, v in c.scores.items())
             return f"{c.reason}\nscores: {scores}"

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QItemSelectionModel, Qt, QUrl
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -30,7 +29,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QSplitter,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -49,7 +47,7 @@ from curator.models.auto import (
     details_html,
 )
 
-from .lazy_view import ReviewView
+from .lazy_view import ReviewView, record_table
 from .page_view import SafeBrowser
 from .render import PAGE_SCHEME, render_message, render_page
 
@@ -203,12 +201,7 @@ class AutoView(ReviewView):
         actions.addWidget(self.share_note)
         actions.addStretch(1)
 
-        self.table = QTableView()
-        self.table.setModel(self.model)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        self.table.verticalHeader().hide()
-        self.table.setWordWrap(False)
+        self.table = record_table(self.model, multi=True)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(COL_TITLE, QHeaderView.ResizeMode.Stretch)
@@ -254,7 +247,7 @@ class AutoView(ReviewView):
         current = self.current_row()
         row_hint = self.table.currentIndex().row()
         self.listing = listing
-        self.model.set_rows(listing.rows)
+        self.model.set_records(listing.rows)
         held = sum(1 for r in listing.rows if r.entry.review)
         n = len(listing.rows) - held
         self.count.setText(f"{n} auto-filed page{'s' if n != 1 else ''}"

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtGui import QTextOption
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QDialog,
     QDialogButtonBox,
     QGridLayout,
@@ -25,7 +24,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QSplitter,
-    QTableView,
     QTextBrowser,
     QTreeWidget,
     QTreeWidgetItem,
@@ -48,7 +46,7 @@ from curator.models.dedup import (
     meta_html,
 )
 
-from .lazy_view import ReviewView
+from .lazy_view import ReviewView, record_table
 from .render import render_message
 
 if TYPE_CHECKING:
@@ -141,12 +139,7 @@ class DedupView(ReviewView):
         top.addWidget(self.dismiss_button)
         top.addWidget(self.skip_button)
 
-        self.table = QTableView()
-        self.table.setModel(self.model)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.verticalHeader().hide()
-        self.table.setWordWrap(False)
+        self.table = record_table(self.model, multi=False)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(COL_KEEP, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(COL_MERGE, QHeaderView.ResizeMode.Stretch)

@@ -13,9 +13,9 @@ import html
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QAbstractItemModel, Qt, QTimer, Signal
 from PySide6.QtGui import QShowEvent
-from PySide6.QtWidgets import QComboBox, QDialog, QLabel, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QComboBox, QDialog, QLabel, QTableView, QWidget
 
 from curator.engine.actions import ActionResult
 
@@ -30,6 +30,18 @@ RELOAD_DELAY_MS = 300  # changes arrive in bursts (an action, then the watcher):
 def run_dialog(dialog: QDialog) -> bool:
     """Show ``dialog`` modally; True when the operator accepted it."""
     return dialog.exec() == QDialog.DialogCode.Accepted
+
+
+def record_table(model: QAbstractItemModel, multi: bool = False) -> QTableView:
+    """A table of whole-row records (one or many selectable), no row numbers, no wrapping."""
+    table = QTableView()
+    table.setModel(model)
+    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection if multi
+                           else QAbstractItemView.SelectionMode.SingleSelection)
+    table.verticalHeader().hide()
+    table.setWordWrap(False)
+    return table
 
 
 class Banner(QLabel):
