@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -281,6 +282,17 @@ def test_changes_made_by_other_processes_are_seen(wiki_root: Path) -> None:
             f.write("- The marimba fee is waived [[marimba-rules]] (added 2026-02-01)\n")
         err, text = await call(s, "files_neighbors", slug="payments")  # its links, parsed again
         assert "The marimba fee is waived" in text and "[[marimba-rules]] — not yet written" in text
+        # An edit in place of a page nobody asks for by name: the server's file watcher reports it
+        # (events arrive asynchronously, so allow them a moment; the stat sweep would take minutes).
+        with open(wiki_root / "wiki/refunds.md", "a", encoding="utf-8") as f:
+            f.write("\nThe tuba refund window is thirty days.\n")
+        deadline = time.monotonic() + 1.5
+        while True:
+            err, text = await call(s, "wiki_search", query="tuba")
+            if "wiki/refunds.md" in text or time.monotonic() > deadline:
+                break
+            await anyio.sleep(0.05)
+        assert "wiki/refunds.md" in text, text
         # ... and a page written straight into a folder is found by search at once.
         (wiki_root / "wiki/kazoo.md").write_text("# Kazoo\n\nThe kazoo budget is tiny.\n", encoding="utf-8")
         err, text = await call(s, "wiki_search", query="kazoo budget")
