@@ -129,7 +129,7 @@ def test_mcp_latency_10k(tmp_path: Path) -> None:
         door.fresh()
         resync = time.perf_counter() - t
         t = time.perf_counter()
-        door.wiki.search.refresh(full=True)  # the stat sweep that runs at most every 2 s
+        door.wiki.search.refresh(full=True)  # the stat sweep (every 2 s without a watcher)
         sweep = time.perf_counter() - t
         # The same tool bodies in this process: what the stdio round trip adds on top.
         append_door: list[float] = []
