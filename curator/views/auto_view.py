@@ -27,7 +27,9 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QLayout,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -73,6 +75,15 @@ def _dialog_buttons(dialog: QDialog, ok_text: str) -> QDialogButtonBox:
     return buttons
 
 
+def _fit(dialog: QDialog, width: int) -> None:
+    """Size ``dialog`` to ``width`` and the height its wrapped text needs at that width (a dialog
+    sized before its labels wrap lets them overlap the fields below)."""
+    dialog.setMinimumWidth(width)
+    layout = dialog.layout()
+    layout.setSizeConstraint(QLayout.SizeConstraint.SetMinimumSize)
+    dialog.resize(width, layout.heightForWidth(width) if layout.hasHeightForWidth() else layout.sizeHint().height())
+
+
 class ConfirmDialog(QDialog):
     """Confirm as curated: where the page goes, its layer and its trust."""
 
@@ -109,7 +120,7 @@ class ConfirmDialog(QDialog):
         layout.addWidget(_dialog_buttons(self, "Confirm"))
         self.folder.currentTextChanged.connect(self._update_target)
         self._update_target()
-        self.resize(520, 0)
+        _fit(self, 520)
 
     def folder_value(self) -> str:
         text = self.folder.currentText().strip()
@@ -149,7 +160,7 @@ class ShareDialog(QDialog):
         layout.addWidget(_dialog_buttons(self, "Share"))
         self.namespace.currentTextChanged.connect(self._update_target)
         self._update_target()
-        self.resize(520, 0)
+        _fit(self, 520)
 
     def namespace_value(self) -> str:
         return self.namespace.currentText().strip().strip("/")
@@ -173,7 +184,7 @@ class RemoveDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(text)
         layout.addWidget(_dialog_buttons(self, "Remove"))
-        self.resize(480, 0)
+        _fit(self, 480)
 
 
 class AutoView(ReviewView):
@@ -184,7 +195,9 @@ class AutoView(ReviewView):
         self._preview_path: str | None = None
 
         self.count = QLabel("Reading auto-filed pages…")
-        self.open_button = QPushButton("Open in page view")
+        self.count.setWordWrap(True)  # never widens the window (a home adds the wiki selector)
+        self.open_button = QPushButton("Open")
+        self.open_button.setToolTip("Open the page in the page view (or double-click it)")
         self.confirm_button = QPushButton("Confirm as curated…")
         self.share_button = QPushButton("Share…")
         self.remove_button = QPushButton("Remove…")
@@ -198,6 +211,8 @@ class AutoView(ReviewView):
             actions.addWidget(button)
         self.share_note = QLabel()
         self.share_note.setStyleSheet("color: #777777;")
+        self.share_note.setMinimumWidth(0)
+        self.share_note.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         actions.addWidget(self.share_note)
         actions.addStretch(1)
 
@@ -331,7 +346,8 @@ class AutoView(ReviewView):
         self.confirm_button.setEnabled(any_rows)
         self.remove_button.setEnabled(any_rows)
         held = [r for r in rows if r.entry.review]
-        self.share_note.setText("no shared wiki" if self._destination is None else "")
+        note = "this is the shared wiki" if self._destination_text.startswith("This is") else "no shared wiki"
+        self.share_note.setText(note if self._destination is None else "")
         self.share_note.setToolTip(self._destination_text if self._destination is None else "")
         if self._destination is None:
             self.share_button.setEnabled(False)

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QListWidget,
     QPushButton,
     QSplitter,
     QTextBrowser,
@@ -85,18 +86,24 @@ class MergePreviewDialog(QDialog):
         self.merge_button = buttons.addButton("Merge", QDialogButtonBox.ButtonRole.AcceptRole)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
+        self.bullets = QListWidget()
+        self.bullets.addItems(plan.bullets_added)
         layout = QVBoxLayout(self)
         layout.addWidget(summary)
         if extras:
             extra = QLabel("; ".join(extras))
             extra.setWordWrap(True)
             layout.addWidget(extra)
-        layout.addWidget(QLabel("Links that will be rewritten:" if plan.rewrites else
-                                "No page links to the merged page; no link is rewritten."))
+        layout.addWidget(QLabel("<b>Links that will be rewritten</b>" if plan.rewrites else
+                                "No page links to the merged page: no link is rewritten."))
         if plan.rewrites:
-            layout.addWidget(self.rewrites)
+            layout.addWidget(self.rewrites, 2)
+        if plan.bullets_added:
+            layout.addWidget(QLabel(f"<b>Bullets added to {html.escape(plan.keep)}</b>"))
+            layout.addWidget(self.bullets, 1)
         layout.addWidget(buttons)
-        self.resize(720, 420)
+        self.setMinimumWidth(640)
+        self.resize(760, min(560, self.sizeHint().height()))
 
 
 class PageCard(QGroupBox):
@@ -128,6 +135,7 @@ class DedupView(ReviewView):
         self._row_hint = 0
 
         self.count = QLabel("Looking for duplicates…")
+        self.count.setWordWrap(True)  # never widens the window (a home adds the wiki selector)
         self.dismiss_button = QPushButton("Not duplicates")
         self.dismiss_button.setToolTip("Record that these two pages are different (one commit); "
                                        "the pair never comes back")
