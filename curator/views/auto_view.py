@@ -213,8 +213,7 @@ class AutoView(ReviewView):
         self.share_note.setStyleSheet("color: #777777;")
         self.share_note.setMinimumWidth(0)
         self.share_note.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        actions.addWidget(self.share_note)
-        actions.addStretch(1)
+        actions.addWidget(self.share_note, 1)  # takes the rest of the row; never widens it
 
         self.table = record_table(self.model, multi=True)
         header = self.table.horizontalHeader()
