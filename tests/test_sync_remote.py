@@ -361,3 +361,16 @@ def test_cli_sync_conflicts_and_resolve(net: Net, capsys: pytest.CaptureFixture[
     assert "B wrote that." in read(net.b)
     code, out, _ = run_cli(capsys, "--wiki", str(net.b.root), "sync")
     assert code == 0 and out.startswith("pushed:")
+
+
+def test_undo_after_a_merge_reverts_an_action_not_the_merge(net: Net) -> None:
+    from curator.engine.actions import undo
+
+    append(net.a, "ann-smith", "Ann reviews the quarterly budget", actor=AGENT)
+    sync(net.a)
+    append(net.b, "erik-berg", "Erik hosts the Friday demo", create_new=True, actor=AGENT)
+    assert sync(net.b).status == "merged"
+    res = undo(net.b, OPERATOR)
+    assert res.status == "reverted", res.message
+    assert res.data["reverted"] in git(net.b.root, "log", "--format=%H", "--no-merges").split()
+    assert git(net.b.root, "log", "-1", "--format=%s", res.data["reverted"]).startswith("wiki_append:")

@@ -664,7 +664,7 @@ def last_undoable(wiki: Wiki, scan: int = 200) -> HistoryEntry | None:
             continue
         if entry.action is None or entry.commit in reverted:
             continue
-        if entry.action in ("revert", "recover"):
+        if entry.action in ("revert", "recover", "sync", "resolve"):  # merges of remote work: not undone
             continue
         return entry
     return None
