@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
 SYMBOLS = {"identity": "star", "core": "o", "context": "s", "deep": "d", "unresolved": "o"}
 GHOST_COLOR = "#b0b0b0"
-LABEL_LIMIT = 120  # above this many nodes, titles appear on hover only
+LABEL_LIMIT = 20  # pages labelled permanently (the best connected); hover shows any title
 
 
 @dataclass(slots=True)
@@ -144,13 +144,14 @@ class GraphView(QWidget):
         self.orphans.setChecked(True)
         self.relayout = QPushButton("Re-layout")
         top = QHBoxLayout()
-        for w in (self.wiki_choice, self.mode, self.depth_label, self.depth, self.size_by, self.ghosts,
-                  self.orphans, self.relayout):
+        for w in (self.wiki_choice, self.mode, self.depth_label, self.depth, self.size_by, self.relayout):
             top.addWidget(w)
         top.addStretch(1)
 
         self.layer_buttons: dict[str, QToolButton] = {}
         filters = QHBoxLayout()
+        filters.addWidget(self.ghosts)
+        filters.addWidget(self.orphans)
         for layer in LAYERS:
             b = QToolButton()
             b.setText(layer)
@@ -161,24 +162,26 @@ class GraphView(QWidget):
             b.toggled.connect(self._redraw)
             self.layer_buttons[layer] = b
             filters.addWidget(b)
-        filters.addWidget(QLabel("Min trust"))
+        filters.addStretch(1)
+        more = QHBoxLayout()
+        more.addWidget(QLabel("Min trust"))
         self.min_trust = QDoubleSpinBox()
         self.min_trust.setRange(0, 1)
         self.min_trust.setSingleStep(0.1)
         self.min_trust.valueChanged.connect(self._redraw)
-        filters.addWidget(self.min_trust)
+        more.addWidget(self.min_trust)
         self.namespace = QComboBox()
         self.namespace.addItem("All namespaces")
         self.namespace.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.namespace.setMinimumContentsLength(8)
         self.namespace.currentTextChanged.connect(self._redraw)
-        filters.addWidget(self.namespace)
+        more.addWidget(self.namespace)
         self.find = QLineEdit()
         self.find.setPlaceholderText("Filter by title…")
         self.find.setClearButtonEnabled(True)
         self.find.textChanged.connect(self._redraw)
         self.find.setMinimumWidth(60)
-        filters.addWidget(self.find, 1)
+        more.addWidget(self.find, 1)
         self.info = QLabel()
 
         self.plot = pg.PlotWidget(background=self.palette().base().color())
@@ -202,6 +205,7 @@ class GraphView(QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
         layout.addLayout(filters)
+        layout.addLayout(more)
         layout.addWidget(self.plot, 1)
         layout.addWidget(self.info)
         self._labels: list[Any] = []
@@ -350,18 +354,22 @@ class GraphView(QWidget):
         self.info.setText(f"{pages:,} pages, {len(shown) - pages:,} not yet written{where}")
 
     def _draw_labels(self, shown: np.ndarray) -> None:
-        """Titles under the nodes when few enough are shown to read them (hover shows the rest)."""
+        """Titles of the best-connected shown pages (and the centre); hover shows the rest.
+
+        Labelling every node turns more than a few dozen into an unreadable blot, so only the
+        LABEL_LIMIT pages with the most links get one.
+        """
         d = self.data
         assert d is not None
         for item in self._labels:
             self.plot.removeItem(item)
         self._labels = []
-        if len(shown) > LABEL_LIMIT:
-            return
+        pages = shown[d.resolved[shown]]
+        ranked = pages[np.argsort(-d.degree[pages], kind="stable")][:LABEL_LIMIT]
+        if d.center is not None:
+            ranked = np.union1d(ranked, [d.ids.index(d.center)])
         color = self.palette().text().color()
-        for i in shown:
-            if not d.resolved[i]:
-                continue
+        for i in ranked:
             label = d.labels[i] if len(d.labels[i]) <= 28 else d.labels[i][:27] + "…"
             item = pg.TextItem(label, color=color, anchor=(0.5, -0.4))
             item.setPos(*d.pos[i])

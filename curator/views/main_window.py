@@ -109,6 +109,7 @@ class MainWindow(QMainWindow):
         self.forward_stack: list[Key] = []
         self._loaded = False
         self._error_box: QMessageBox | None = None
+        self._last_action_wiki: int | None = None
 
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(self.browser)
@@ -355,6 +356,7 @@ class MainWindow(QMainWindow):
                    done: Callable[[Any], None] | None = None) -> None:
         """Send an engine action to wiki ``index``'s writer queue and report its result."""
         self.status(f"{what}…")
+        self._last_action_wiki = index  # Ctrl+Z undoes in the wiki that changed last
 
         def finished(result: Any) -> None:
             self.report_result(result)
@@ -383,7 +385,9 @@ class MainWindow(QMainWindow):
     def undo_last(self) -> None:
         from curator.engine.actions import undo
 
-        index = self.current[0] if self.current else 0
+        index = self._last_action_wiki
+        if index is None:
+            index = self.current[0] if self.current else 0
         self.run_action(index, lambda wiki: undo(wiki, OPERATOR), "Undoing the last action")
 
     # --- misc -------------------------------------------------------------------------
