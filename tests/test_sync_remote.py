@@ -374,3 +374,16 @@ def test_undo_after_a_merge_reverts_an_action_not_the_merge(net: Net) -> None:
     assert res.status == "reverted", res.message
     assert res.data["reverted"] in git(net.b.root, "log", "--format=%H", "--no-merges").split()
     assert git(net.b.root, "log", "-1", "--format=%s", res.data["reverted"]).startswith("wiki_append:")
+
+
+def test_a_wiki_without_the_attributes_line_still_merges_pages(net: Net) -> None:
+    git(net.a.root, "rm", "-q", ".gitattributes")
+    git(net.a.root, "commit", "-q", "-m", "older wiki: no attributes")
+    assert sync(net.a).status == "pushed" and sync(net.b).status == "pulled"
+    assert not (net.b.root / ".gitattributes").exists()
+    append(net.a, "ann-smith", "Ann moved to the Bergen office", actor=AGENT)
+    append(net.b, "ann-smith", "Ann writes the payments newsletter", actor=AGENT)
+    sync(net.a)
+    assert sync(net.b).status == "merged"
+    text = read(net.b)
+    assert "Bergen office" in text and "newsletter" in text and "<<<<<<<" not in text

@@ -210,10 +210,22 @@ class _Plan:
     conflicts: list[str] = field(default_factory=list)
 
 
+def _fallback_attributes(g: Git) -> str:
+    """A global-level attributes file naming the page driver, so a wiki whose ``.gitattributes``
+    predates the driver (no ``curator sync --setup`` yet) still merges pages with it; a wiki's own
+    ``.gitattributes`` takes precedence (``*.md merge=text`` opts out)."""
+    from .wiki import STATE_DIR
+
+    path = g.root / STATE_DIR / "merge.attributes"
+    if not path.exists():
+        atomic_write(path, (merge_driver.ATTRIBUTES_LINE + "\n").encode(), fsync=False)
+    return str(path)
+
+
 def merge_tree(g: Git, ours: str, theirs: str) -> tuple[str, list[str]]:
     """``git merge-tree --write-tree`` with the page driver told which commits it merges."""
     proc = g.run("-c", f"merge.{merge_driver.DRIVER_NAME}.driver={merge_driver.driver_command(ours, theirs)}",
-                 "merge-tree", "--write-tree", "--name-only", "-z", "--no-messages",
+                 "-c", f"core.attributesFile={_fallback_attributes(g)}", "merge-tree", "--write-tree", "--name-only", "-z", "--no-messages",
                  "--allow-unrelated-histories", ours, theirs, check=False)
     if proc.returncode not in (0, 1):
         raise GitError(f"git merge-tree failed: {_last_line(proc.stderr)}")
