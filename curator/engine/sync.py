@@ -22,15 +22,22 @@ it is, every commit (and the shas the journal and ``curator history`` refer to) 
 sync that stops half-way leaves at worst an unreferenced commit object. The merge is computed
 with ``git merge-tree --write-tree`` (no working-tree or index change, so it runs *outside* the
 wiki's write lock while agents keep appending), using the page merge driver of
-:mod:`.merge_driver` (``.gitattributes``: ``*.md merge=curator``). Only the step that moves the
-branch runs as the action ``sync`` under the write lock: check that HEAD has not moved meanwhile
-(else merge again, in the lock), ``git merge --ff-only`` to the merge commit (it refuses, changing
-nothing, when uncommitted edits are in the way), journal the changed pages, refresh the page cache.
+:mod:`.merge_driver` (``.gitattributes``: ``*.md merge=curator``; a wiki without that line gets it
+from a fallback attributes file in ``.curator/``; the driver's command is passed on the command
+line, so a fresh clone needs no set-up, and ``sync`` records it in the clone's config for plain
+``git merge``). Only the step that moves the branch runs as the action ``sync`` under the write
+lock: check that HEAD has not moved meanwhile (else merge again, in the lock), ``git merge
+--ff-only`` to the merge commit (it refuses, changing nothing, when uncommitted edits are in the
+way), journal the changed pages, refresh the page cache.
 A conflict changes nothing locally: both sides stay whole in their commits, the list of conflicted
 pages is kept in ``.curator/conflicts.json`` until resolved. Fetching and pushing run outside the
 write lock too, under a per-clone sync lock (``.curator/sync.lock``) so two syncs of one clone
 take turns. A push rejected because another clone pushed first is retried after a fresh fetch and
 merge (up to :data:`PUSH_TRIES` times).
+
+The operator's side (``trust`` changed differently on both sides): the side on which a commit
+authored ``operator`` touched the page since the merge base; both or neither: the local side. See
+:mod:`.merge_driver`.
 
 Conflicts: ``conflicts(wiki)`` lists them (:class:`ConflictInfo`, with the command that resolves
 each), ``conflict_sides(wiki, path)`` gives base / ours / theirs / merged-with-markers texts for a
