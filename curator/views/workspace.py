@@ -217,29 +217,47 @@ class Workspace(QObject):
                 handle.writer.submit(wiki.refresh, done, failed)
 
     def _start_watching(self) -> None:
+        """Watch each wiki for edits by agents and editors (inotify through watchdog).
+
+        The root is watched on its own and each top-level folder recursively, except ``.git`` and
+        ``.curator``: a recursive watch on the root would also add a watch for every one of git's
+        object folders, and every commit would wake the station up.
+        """
         try:
-            from watchdog.events import FileSystemEvent, FileSystemEventHandler
+            from watchdog.events import DirCreatedEvent, FileSystemEvent, FileSystemEventHandler
             from watchdog.observers import Observer
-        except ImportError:  # pragma: no cover - watchdog is a dependency; polling still works
+        except ImportError:  # pragma: no cover - watchdog is a dependency; F5 still works
             return
-        workspace = self
+        observer = Observer()
+        skip = {".git", ".curator"}
+
+        def watch(handler: FileSystemEventHandler, folder: Path, recursive: bool) -> None:
+            try:
+                observer.schedule(handler, str(folder), recursive=recursive)
+            except OSError as exc:  # e.g. the inotify watch limit: F5 still refreshes
+                log.warning("cannot watch %s: %s", folder, exc)
 
         class Handler(FileSystemEventHandler):
             def __init__(self, handle: WikiHandle) -> None:
                 self.handle = handle
 
             def on_any_event(self, event: FileSystemEvent) -> None:
-                path = str(event.src_path)
-                if "/.git" in path or "/.curator" in path:
+                path = Path(str(event.src_path))
+                if path.name in skip or any(p in skip for p in path.parts):
                     return
+                if isinstance(event, DirCreatedEvent) and path.parent == self.handle.root:
+                    watch(self, path, True)  # a new top-level folder
                 self.handle.dirty = True  # picked up by the GUI-thread timer within 300 ms
 
-        observer = Observer()
-        for handle in workspace.handles:
+        for handle in self.handles:
+            handler = Handler(handle)
+            watch(handler, handle.root, False)
             try:
-                observer.schedule(Handler(handle), str(handle.root), recursive=True)
-            except OSError as exc:  # e.g. inotify watch limit: fall back to F5
-                log.warning("cannot watch %s: %s", handle.root, exc)
+                folders = [p for p in handle.root.iterdir() if p.is_dir() and p.name not in skip]
+            except OSError:
+                folders = []
+            for folder in folders:
+                watch(handler, folder, True)
         observer.daemon = True
         observer.start()
         self._observer = observer
