@@ -387,3 +387,31 @@ def test_a_wiki_without_the_attributes_line_still_merges_pages(net: Net) -> None
     assert sync(net.b).status == "merged"
     text = read(net.b)
     assert "Bergen office" in text and "newsletter" in text and "<<<<<<<" not in text
+
+
+def test_removed_on_one_side_changed_on_the_other(net: Net) -> None:
+    res = run_action(net.a, OPERATOR, "remove", PAGE, lambda ctx: ctx.delete(PAGE, archive=False))
+    assert res.commit
+    append(net.b, "ann-smith", "Ann approved the new card scheme", actor=AGENT)
+    sync(net.a)
+    res = sync(net.b)
+    assert res.status == "conflict" and res.data["conflicts"] == [PAGE]
+    sides = conflict_sides(net.b, PAGE)
+    assert sides["theirs"] is None and sides["ours"] is not None and "card scheme" in sides["ours"]
+    res = resolve(net.b, OPERATOR, [PAGE], "theirs")
+    assert res.status == "resolved", res.message
+    assert not (net.b.root / PAGE).exists()
+    assert "card scheme" in git(net.b.root, "show", f"HEAD^1:{PAGE}")  # kept in history
+    assert git(net.b.root, "status", "--porcelain") == ""
+    assert sync(net.b).status == "pushed"
+
+
+def test_a_fact_follows_a_page_moved_on_the_other_side(net: Net) -> None:
+    # git's rename detection: a move (or a removal into _archive/) carries the other side's append
+    res = run_action(net.a, OPERATOR, "move", PAGE, lambda ctx: ctx.move(PAGE, "people/ann-smith.md"))
+    assert res.commit
+    append(net.b, "ann-smith", "Ann approved the new card scheme", actor=AGENT)
+    sync(net.a)
+    assert sync(net.b).status == "merged"
+    assert not (net.b.root / PAGE).exists()
+    assert "card scheme" in (net.b.root / "people/ann-smith.md").read_text()
