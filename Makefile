@@ -9,7 +9,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint perf clean dist
+.PHONY: run test lint perf screenshots clean dist
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Curator needs Python >= 3.11")'
@@ -39,6 +39,9 @@ dist: $(PACKAGING_STAMP)
 	$(PY) -m PyInstaller --noconfirm --clean --log-level WARN \
 		--distpath dist --workpath build/pyinstaller packaging/curator.spec
 	@echo "built dist/curator/curator ($$(du -sh dist/curator | cut -f1))"
+
+screenshots: $(STAMP)
+	bash docs/screenshots.sh
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info

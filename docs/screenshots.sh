@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Regenerate docs/screenshots/*.png from a fresh copy of the demo wiki (`make screenshots`).
+# Uses throwaway settings and data folders, so your own recent wikis and demo copy stay untouched.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+curator=.venv/bin/curator
+state=$(mktemp -d)
+trap 'rm -rf "$state"' EXIT
+export XDG_DATA_HOME="$state/data" XDG_CONFIG_HOME="$state/config" QT_QPA_PLATFORM=offscreen
+demo=$(.venv/bin/python -c 'from curator.app import demo_wiki; print(demo_wiki())')
+# A little history, as an operator's first session would leave it.
+"$curator" --wiki "$demo" set kestrel-payouts trust 0.92 >/dev/null
+"$curator" --wiki "$demo" --as agent:dudu append kestrel-payouts \
+  "Payout files for Cathay United Bank now go out at 16:30 instead of 15:00" --link settlement >/dev/null
+"$curator" --wiki "$demo" set project-lantern-notes tags "lantern, research" >/dev/null
+mkdir -p docs/screenshots
+for view in main page:付款流程 graph dedup auto history policy; do
+  name=${view%%:*}
+  "$curator" gui "$demo" --screenshot "docs/screenshots/$name.png" --view "$view" 2>/dev/null
+  echo "docs/screenshots/$name.png"
+done
