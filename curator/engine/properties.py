@@ -66,7 +66,7 @@ def set_property(wiki: Wiki, actor: Actor, ref: str, name: str, value: Any) -> A
         clean = validate(name, value)
     except Invalid as exc:
         return ActionResult("invalid", str(exc.message or exc), None, [], {})
-    today = _dt.datetime.now(_dt.UTC).date().isoformat()
+    today = _dt.datetime.now(_dt.UTC).date()  # a date: YAML writes it unquoted, like the rest
 
     def apply(ctx: ActionContext) -> None:
         text, decoded = ctx.read_text(path)

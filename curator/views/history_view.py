@@ -111,7 +111,11 @@ class HistoryView(QWidget):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.verticalHeader().hide()
-        self.table.horizontalHeader().setSectionResizeMode(COL_TARGET, QHeaderView.ResizeMode.Stretch)
+        header = self.table.horizontalHeader()
+        for col in (COL_WHEN, COL_WHO, COL_ACTION, COL_COMMIT):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(COL_TARGET, QHeaderView.ResizeMode.Stretch)
+        self.table.setWordWrap(False)
         self.diff = QPlainTextEdit()
         self.diff.setReadOnly(True)
         mono = QFont("monospace")
