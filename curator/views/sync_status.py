@@ -21,6 +21,7 @@ import datetime as _dt
 import time
 from typing import TYPE_CHECKING, Any
 
+import shiboken6
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
@@ -112,6 +113,10 @@ class SyncStatusWidget(QWidget):
             self._start()
 
     # --- which wiki --------------------------------------------------------------------
+    def alive(self) -> bool:
+        """False once Qt deleted the widget (a background result may arrive after the window closed)."""
+        return shiboken6.isValid(self) and shiboken6.isValid(self.label)
+
     def index(self) -> int:
         current = self.main.current
         return current[0] if current is not None else 0
@@ -127,6 +132,8 @@ class SyncStatusWidget(QWidget):
 
     # --- status ------------------------------------------------------------------------
     def _start(self) -> None:
+        if not self.alive():
+            return
         self.refresh_all()
         self.timer.start()
 
@@ -136,13 +143,17 @@ class SyncStatusWidget(QWidget):
 
     def refresh(self, index: int | None = None) -> None:
         """Read the status of wiki ``index`` (default: the shown one) off the GUI thread."""
+        if not self.alive():
+            return
         index = self.index() if index is None else index
         if not self._loaded(index):
             return
         self.workspace.read(index, sync_status, lambda st, i=index: self._got_status(i, st),
-                            lambda exc: self.label.setText(f"Sync: {exc}"))
+                            lambda exc: self.alive() and self.label.setText(f"Sync: {exc}"))
 
     def _got_status(self, index: int, st: SyncStatus) -> None:
+        if not self.alive():
+            return
         self.statuses[index] = st
         if index == self.index():
             self._show(st)
@@ -174,6 +185,8 @@ class SyncStatusWidget(QWidget):
                                done=lambda result, i=index: self._synced(i, result))
 
     def _synced(self, index: int, result: Any) -> None:
+        if not self.alive():
+            return
         self.last_result = result if isinstance(result, ActionResult) else None
         self._auto(index).record(self.last_result)
         self.refresh(index)
@@ -187,6 +200,8 @@ class SyncStatusWidget(QWidget):
             auto.started()
 
             def failed(exc: BaseException, i: int = index) -> None:
+                if not self.alive():
+                    return
                 self._auto(i).record(None)
                 self.main.show_error(f"Sync failed: {exc}")
 
@@ -194,6 +209,8 @@ class SyncStatusWidget(QWidget):
                                lambda result, i=index: self._auto_synced(i, result), failed)
 
     def _auto_synced(self, index: int, result: ActionResult) -> None:
+        if not self.alive():
+            return
         self.last_result = result
         self._auto(index).record(result)
         if result.is_error:
@@ -203,6 +220,8 @@ class SyncStatusWidget(QWidget):
         self.refresh(index)
 
     def _on_pages_changed(self, snapshot: Any) -> None:
+        if not self.alive():
+            return
         indexes = {key[0] for key in getattr(snapshot, "removed", [])}
         indexes |= {row.key[0] for row in getattr(snapshot, "rows", [])}
         for index in indexes:
@@ -294,6 +313,8 @@ class ConflictDialog(QDialog):
         self.resize(1000, 700)
 
     def show_sides(self, sides: dict[str, str | None]) -> None:
+        if not shiboken6.isValid(self.merged):
+            return
         self.ours.setPlainText(sides.get("ours") or "(absent on this side)")
         self.theirs.setPlainText(sides.get("theirs") or "(absent on this side)")
         self.merged.setPlainText(sides.get("merged") or "")
