@@ -45,6 +45,9 @@ def open_workspace_window(folder: Path, settings: Settings, watch: bool = True) 
 
     window = MainWindow(Workspace(folder, watch=watch), settings)
     install_views(window)
+    from curator.views.sync_status import install as install_sync
+
+    install_sync(window, auto=watch)  # no background syncs while rendering a screenshot
     _windows.append(window)
     window.destroyed.connect(lambda *_: _windows.remove(window) if window in _windows else None)
     window.show()

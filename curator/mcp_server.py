@@ -210,6 +210,8 @@ class AgentDoor:
         self._lock = threading.Lock()
         self._data_version: int | None = None
         self.watcher: PageWatcher | None = None
+        #: Set by :func:`serve` when auto-sync is on: appends bring the next sync forward.
+        self.auto_sync: Any = None
 
     # --- keeping warm and fresh -------------------------------------------------------------
     def warm(self, watch: bool = False) -> None:
@@ -309,6 +311,8 @@ class AgentDoor:
             return f"{text}\n{_NEXT_DUPLICATE}"
         if result.status == "candidates":
             return f"{text}\n{_NEXT_CANDIDATES.format(slug=result.target or slug)}"
+        if self.auto_sync is not None and result.changed:
+            self.auto_sync.after_action()
         if result.commit:
             text += f" (commit {result.commit[:10]})"
         elif result.data.get("commit_error"):
@@ -549,14 +553,26 @@ def build_server(door: AgentDoor) -> Any:
     return server
 
 
-def serve(wiki: Wiki, agent: str, department: str | None = None) -> None:
-    """Serve ``wiki`` over stdio as ``agent:<agent>`` until the client closes the connection."""
+def serve(wiki: Wiki, agent: str, department: str | None = None, sync_every: float = 0.0) -> None:
+    """Serve ``wiki`` over stdio as ``agent:<agent>`` until the client closes the connection.
+
+    With ``sync_every`` > 0 the wiki is synced with its git remote on that period and a few seconds
+    after each append (``curator sync``; offline remotes are retried with back-off).
+    """
     actor = parse_actor(f"agent:{agent}", department)
     door = AgentDoor(wiki, actor)
     door.warm(watch=True)
+    stop = threading.Event()
+    if sync_every > 0:
+        from curator.engine.sync import AutoSync, sync
+
+        door.auto_sync = AutoSync(lambda: sync(wiki, actor), interval=sync_every,
+                                  after_action_delay=min(5.0, sync_every))
+        door.auto_sync.start_thread(stop, tick=min(1.0, sync_every))
     try:
         build_server(door).run("stdio")
     finally:
+        stop.set()
         door.close()
 
 

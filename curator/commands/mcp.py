@@ -17,6 +17,9 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
         "writes); every write is one commit authored as the agent.",
     )
     p.add_argument("--agent", required=True, metavar="ID", help="the agent's id (calls run as agent:ID)")
+    p.add_argument("--sync-every", type=float, default=0.0, metavar="SECONDS",
+                   help="sync with the git remote on this period and soon after each append "
+                        "(default 0: never; see curator sync)")
     p.set_defaults(handler="curator.commands.mcp:run_mcp")
 
 
@@ -26,5 +29,7 @@ def run_mcp(ctx: Context, args: argparse.Namespace) -> int:
 
     if getattr(args, "actor", None) not in (None, f"agent:{args.agent}"):
         raise UsageError("curator mcp acts as agent:<--agent>; do not also pass --as")
-    serve(ctx.wiki, args.agent, getattr(args, "department", None))
+    if args.sync_every < 0:
+        raise UsageError("--sync-every must be 0 (off) or a number of seconds")
+    serve(ctx.wiki, args.agent, getattr(args, "department", None), args.sync_every)
     return 0
