@@ -14,23 +14,21 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QTableView,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
-from curator.engine.page import LAYERS
 from curator.models.pages import (
     COL_INBOUND,
     COL_LAYER,
     COL_TITLE,
     COL_TRUST,
-    LAYER_COLORS,
     PageFilter,
     PageFilterProxy,
     PageRow,
     PageTableModel,
 )
+from curator.views.widgets import layer_toggles
 
 ALL = "All"
 SEARCH_HELP = ('Search: words, "phrases", OR, -word, prefix*, layer:core, tag:x, path:wiki/, '
@@ -58,19 +56,8 @@ class PageBrowser(QWidget):
         self.search.textChanged.connect(lambda _t: self._search_timer.start())
         self.search.returnPressed.connect(self._open_first)
 
-        self.layer_buttons: dict[str, QToolButton] = {}
         filters = QHBoxLayout()
-        for layer in LAYERS:
-            button = QToolButton()
-            button.setText(layer)
-            button.setCheckable(True)
-            button.setChecked(True)
-            button.setToolTip(f"Show {layer} pages")
-            button.setStyleSheet(f"QToolButton:checked {{ color: white; background: {LAYER_COLORS[layer]}; "
-                                 "border-radius: 3px; padding: 2px 6px; }")
-            button.toggled.connect(self._filters_changed)
-            self.layer_buttons[layer] = button
-            filters.addWidget(button)
+        self.layer_buttons = layer_toggles(filters, self._filters_changed)
         filters.addSpacing(8)
         filters.addWidget(QLabel("Trust"))
         self.min_trust = self._trust_box(0.0)

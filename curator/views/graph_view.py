@@ -27,14 +27,13 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPushButton,
     QSlider,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from curator.engine.actor import OPERATOR
-from curator.engine.page import LAYERS
 from curator.models.pages import LAYER_COLORS
+from curator.views.widgets import layer_toggles
 
 if TYPE_CHECKING:
     from curator.engine.layout import LayoutEngine
@@ -148,20 +147,10 @@ class GraphView(QWidget):
             top.addWidget(w)
         top.addStretch(1)
 
-        self.layer_buttons: dict[str, QToolButton] = {}
         filters = QHBoxLayout()
         filters.addWidget(self.ghosts)
         filters.addWidget(self.orphans)
-        for layer in LAYERS:
-            b = QToolButton()
-            b.setText(layer)
-            b.setCheckable(True)
-            b.setChecked(True)
-            b.setStyleSheet(f"QToolButton:checked {{ color: white; background: {LAYER_COLORS[layer]}; "
-                            "border-radius: 3px; padding: 2px 6px; }")
-            b.toggled.connect(self._redraw)
-            self.layer_buttons[layer] = b
-            filters.addWidget(b)
+        self.layer_buttons = layer_toggles(filters, self._redraw)
         filters.addStretch(1)
         more = QHBoxLayout()
         more.addWidget(QLabel("Min trust"))
