@@ -327,3 +327,24 @@ def test_the_cli_does_not_import_qt_or_the_engine_for_help() -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
+
+
+def test_each_group_declares_exactly_the_commands_it_registers() -> None:
+    """The CLI builds only the running command's group; COMMANDS must match what register adds."""
+    import argparse
+    import importlib
+
+    from curator.cli import COMMAND_GROUPS, _command_of, _groups_for, build_parser
+
+    seen: set[str] = set()
+    for group in COMMAND_GROUPS:
+        parser = build_parser((group,))
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        declared = importlib.import_module(f"curator.commands.{group}").COMMANDS
+        assert set(sub.choices) == set(declared), group
+        assert not seen & set(declared)
+        seen |= set(declared)
+    assert _command_of(["--wiki", "append", "--json", "append", "x"]) == "append"
+    assert _groups_for(["--as", "agent:a", "append", "s", "c"]) == ("write",)
+    assert _groups_for(["--help"]) == COMMAND_GROUPS
+    assert _groups_for(["nonsense"]) == COMMAND_GROUPS

@@ -9,6 +9,9 @@ if TYPE_CHECKING:
     from ._context import Context
 
 
+#: The commands :func:`register` adds (lets the CLI build only the parser it needs).
+COMMANDS: tuple[str, ...] = ("graph", "path", "explain", "dedup", "dismiss", "merge")
+
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p = sub.add_parser("graph", parents=[parent],
                        help="export the link graph as Mermaid or networkx node-link JSON")

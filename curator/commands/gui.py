@@ -9,6 +9,9 @@ if TYPE_CHECKING:
     from ._context import Context
 
 
+#: The commands :func:`register` adds (lets the CLI build only the parser it needs).
+COMMANDS: tuple[str, ...] = ("gui",)
+
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p = sub.add_parser("gui", parents=[parent], help="open the curation station (a wiki or a home)")
     p.add_argument("dir", nargs="?", help="wiki or home folder (default: the last one, else the demo wiki)")

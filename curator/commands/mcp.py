@@ -9,6 +9,9 @@ if TYPE_CHECKING:
     from ._context import Context
 
 
+#: The commands :func:`register` adds (lets the CLI build only the parser it needs).
+COMMANDS: tuple[str, ...] = ("mcp",)
+
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "mcp", parents=[parent], help="serve the wiki to one agent over MCP (stdio)",

@@ -9,6 +9,9 @@ if TYPE_CHECKING:
     from ._context import Context
 
 
+#: The commands :func:`register` adds (lets the CLI build only the parser it needs).
+COMMANDS: tuple[str, ...] = ("set",)
+
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p = sub.add_parser("set", parents=[parent],
                        help="set a page's layer, trust, tags or do_not_inject (one commit)")

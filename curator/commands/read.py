@@ -9,6 +9,9 @@ if TYPE_CHECKING:
     from ._context import Context
 
 
+#: The commands :func:`register` adds (lets the CLI build only the parser it needs).
+COMMANDS: tuple[str, ...] = ("init", "index", "read", "neighbors", "read-all", "lint")
+
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p = sub.add_parser("init", parents=[parent], help="make a folder a wiki (git repository, .gitignore)")
     p.add_argument("dir", nargs="?", help="the folder (default: --wiki, else the current folder)")

@@ -12,6 +12,9 @@ _DOC_TYPES = ("charter", "sop", "spec", "policy", "reference")
 _LAYERS = ("identity", "core", "context", "deep")
 
 
+#: The commands :func:`register` adds (lets the CLI build only the parser it needs).
+COMMANDS: tuple[str, ...] = ("scope", "file-doc", "auto")
+
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p = sub.add_parser("scope", parents=[parent],
                        help="show the effective scope policy per namespace (and any .scope.toml error)")

@@ -16,6 +16,9 @@ if TYPE_CHECKING:
     from ._context import Context
 
 
+#: The commands :func:`register` adds (lets the CLI build only the parser it needs).
+COMMANDS: tuple[str, ...] = ("sync", "conflicts", "resolve")
+
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "sync", parents=[parent], help="fetch, merge and push through the wiki's git remote (one action)",

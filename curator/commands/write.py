@@ -15,6 +15,9 @@ if TYPE_CHECKING:
     from ._context import Context
 
 
+#: The commands :func:`register` adds (lets the CLI build only the parser it needs).
+COMMANDS: tuple[str, ...] = ("append", "ingest", "history", "undo", "recover")
+
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "append", parents=[parent], help="append one fact to the page SLUG routes to",
