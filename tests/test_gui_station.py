@@ -226,3 +226,18 @@ def test_recent_wikis_and_window_state_are_remembered(qtbot, tmp_path: Path) -> 
     qtbot.addWidget(again)
     assert again.splitter.sizes() == sizes
     again.close()
+
+
+def test_page_view_never_loads_remote_resources(window: MainWindow) -> None:
+    from PySide6.QtCore import QUrl
+    from PySide6.QtGui import QTextDocument
+
+    browser = window.page_view.browser
+    root = window.workspace.handles[0].root
+    (root / "wiki" / "pic.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    browser.base_dir = root / "wiki"
+    image = int(QTextDocument.ResourceType.ImageResource)
+    assert browser.loadResource(image, QUrl("https://example.com/tracker.png")) is None
+    assert browser.loadResource(image, QUrl("../../outside.png")) is None
+    assert browser.loadResource(image, QUrl("pic.png")) is not None
+    assert not browser.openExternalLinks() and not browser.openLinks()
