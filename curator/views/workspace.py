@@ -231,7 +231,12 @@ class Workspace(QObject):
         observer = Observer()
         skip = {".git", ".curator"}
 
+        watched: set[Path] = set()
+
         def watch(handler: FileSystemEventHandler, folder: Path, recursive: bool) -> None:
+            if folder in watched:  # a folder created, removed and created again
+                return
+            watched.add(folder)
             try:
                 observer.schedule(handler, str(folder), recursive=recursive)
             except OSError as exc:  # e.g. the inotify watch limit: F5 still refreshes
