@@ -16,7 +16,7 @@ os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -28,12 +28,12 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSlider,
     QVBoxLayout,
-    QWidget,
 )
 
 from curator.engine.actor import OPERATOR
 from curator.models.pages import LAYER_COLORS
 from curator.views.widgets import layer_toggles
+from curator.views.wiki_view import WikiView
 
 if TYPE_CHECKING:
     from curator.engine.layout import LayoutEngine
@@ -109,23 +109,15 @@ def build_graph_data(wiki: Wiki, engine: LayoutEngine, center: str | None, depth
                      [label.casefold() for label in labels])
 
 
-class GraphView(QWidget):
-    content_ready = Signal()
-
+class GraphView(WikiView):
     def __init__(self, window: MainWindow) -> None:
-        super().__init__()
-        self.window_ = window
+        super().__init__(window)
         self.data: GraphData | None = None
         self._engines: dict[int, LayoutEngine] = {}
         self._stale = True
         self._busy = False
-        self._ready = False
         self._shown_index = np.zeros(0, dtype=np.int64)
 
-        self.wiki_choice = QComboBox()
-        for handle in window.workspace.handles:
-            self.wiki_choice.addItem(handle.label)
-        self.wiki_choice.setVisible(len(window.workspace.handles) > 1)
         self.mode = QComboBox()
         self.mode.addItems(["Global", "Local"])
         self.mode.setToolTip("Global graph, or the pages around the open page")
@@ -215,13 +207,6 @@ class GraphView(QWidget):
         self._debounce.timeout.connect(self.reload)
 
     # --- loading ----------------------------------------------------------------------
-    def is_content_ready(self) -> bool:
-        return self._ready
-
-    @property
-    def wiki_index(self) -> int:
-        return max(0, self.wiki_choice.currentIndex())
-
     @property
     def local(self) -> bool:
         return self.mode.currentIndex() == 1
@@ -281,8 +266,7 @@ class GraphView(QWidget):
         self.namespace.blockSignals(False)
         self._redraw()
         self.plot.autoRange()
-        self._ready = True
-        self.content_ready.emit()
+        self.mark_ready()
 
     # --- drawing ----------------------------------------------------------------------
     def visible_mask(self) -> np.ndarray:

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor, QFont, QSyntaxHighlighter, QTextCharFormat, QTextDocument
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QComboBox,
     QHBoxLayout,
     QHeaderView,
     QPlainTextEdit,
@@ -16,11 +15,12 @@ from PySide6.QtWidgets import (
     QSplitter,
     QTableView,
     QVBoxLayout,
-    QWidget,
 )
 
 from curator.engine.actions import HistoryEntry
 from curator.engine.actor import OPERATOR
+
+from .wiki_view import WikiView
 
 if TYPE_CHECKING:
     from .main_window import MainWindow
@@ -91,18 +91,10 @@ class DiffHighlighter(QSyntaxHighlighter):
             self.setFormat(0, len(text), self.header)
 
 
-class HistoryView(QWidget):
-    content_ready = Signal()
-
+class HistoryView(WikiView):
     def __init__(self, window: MainWindow) -> None:
-        super().__init__()
-        self.window_ = window
+        super().__init__(window)
         self.model = HistoryModel()
-        self._ready = False
-        self.wiki_choice = QComboBox()
-        for handle in window.workspace.handles:
-            self.wiki_choice.addItem(handle.label)
-        self.wiki_choice.setVisible(len(window.workspace.handles) > 1)
         self.undo_button = QPushButton("Undo last action")
         self.revert_button = QPushButton("Revert selected")
         self.revert_button.setEnabled(False)
@@ -142,13 +134,6 @@ class HistoryView(QWidget):
         window.workspace.loaded.connect(lambda _s: self.reload())
         window.workspace.pages_changed.connect(lambda _s: self.reload())
 
-    def is_content_ready(self) -> bool:
-        return self._ready
-
-    @property
-    def wiki_index(self) -> int:
-        return max(0, self.wiki_choice.currentIndex())
-
     def reload(self) -> None:
         from curator.engine.actions import history
 
@@ -165,8 +150,7 @@ class HistoryView(QWidget):
             self.table.selectRow(row)
             self.table.selectionModel().blockSignals(False)
             self._selected(index, QModelIndex())  # the entry under the row may be new: show its diff
-        self._ready = True
-        self.content_ready.emit()
+        self.mark_ready()
 
     def current_entry(self) -> HistoryEntry | None:
         index = self.table.currentIndex()

@@ -13,11 +13,13 @@ import html
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QAbstractItemModel, Qt, QTimer, Signal
+from PySide6.QtCore import QAbstractItemModel, Qt, QTimer
 from PySide6.QtGui import QShowEvent
-from PySide6.QtWidgets import QAbstractItemView, QComboBox, QDialog, QLabel, QTableView, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QDialog, QLabel, QTableView
 
 from curator.engine.actions import ActionResult
+
+from .wiki_view import WikiView
 
 if TYPE_CHECKING:
     from .main_window import MainWindow
@@ -62,22 +64,13 @@ class Banner(QLabel):
         self.show()
 
 
-class ReviewView(QWidget):
-    content_ready = Signal()
-
+class ReviewView(WikiView):
     def __init__(self, window: MainWindow) -> None:
-        super().__init__()
-        self.window_ = window
+        super().__init__(window, "Which wiki of the home to review")
         #: How dialogs are shown; tests replace it to fill the fields and accept.
         self.exec_dialog: Callable[[QDialog], bool] = run_dialog
-        self._ready = False
         self._stale = True
         self._loading = False
-        self.wiki_choice = QComboBox()
-        for handle in window.workspace.handles:
-            self.wiki_choice.addItem(handle.label)
-        self.wiki_choice.setVisible(len(window.workspace.handles) > 1)
-        self.wiki_choice.setToolTip("Which wiki of the home to review")
         self.banner = Banner()
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -87,20 +80,7 @@ class ReviewView(QWidget):
         window.workspace.loaded.connect(lambda _s: self.schedule_reload(now=True))
         window.workspace.pages_changed.connect(lambda _s: self.schedule_reload())
 
-    # --- readiness (``--screenshot --view NAME`` waits for it) --------------------------------
-    def is_content_ready(self) -> bool:
-        return self._ready
-
-    def mark_ready(self) -> None:
-        if not self._ready:
-            self._ready = True
-            self.content_ready.emit()
-
     # --- which wiki ---------------------------------------------------------------------------
-    @property
-    def wiki_index(self) -> int:
-        return max(0, self.wiki_choice.currentIndex())
-
     @property
     def wiki_label(self) -> str:
         return self.window_.workspace.handles[self.wiki_index].label

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -36,6 +36,8 @@ from PySide6.QtWidgets import (
 from curator.engine.actor import Actor, parse_actor
 from curator.engine.errors import CuratorError
 
+from .wiki_view import WikiView
+
 if TYPE_CHECKING:
     from curator.engine.context import ContextResult
     from curator.engine.wiki import Wiki
@@ -58,19 +60,11 @@ def preview(wiki: Wiki, actor: Actor, budget: int, query: str | None) -> tuple[C
     return result, policy_summary(wiki, actor), hidden
 
 
-class PolicyView(QWidget):
-    content_ready = Signal()
-
+class PolicyView(WikiView):
     def __init__(self, window: MainWindow) -> None:
-        super().__init__()
-        self.window_ = window
-        self._ready = False
+        super().__init__(window)
         self.result: ContextResult | None = None
 
-        self.wiki_choice = QComboBox()
-        for handle in window.workspace.handles:
-            self.wiki_choice.addItem(handle.label)
-        self.wiki_choice.setVisible(len(window.workspace.handles) > 1)
         self.banner = QLabel()
         self.banner.setWordWrap(True)
         self.banner.setStyleSheet("QLabel { background: #c0392b; color: white; padding: 8px; "
@@ -157,13 +151,6 @@ class PolicyView(QWidget):
         window.workspace.pages_changed.connect(lambda _s: self.reload())
         self._hidden: set[tuple[int, str]] = set()
 
-    def is_content_ready(self) -> bool:
-        return self._ready
-
-    @property
-    def wiki_index(self) -> int:
-        return max(0, self.wiki_choice.currentIndex())
-
     # --- policy -----------------------------------------------------------------------
     def reload(self) -> None:
         from curator.engine.scope import policy_summary
@@ -186,8 +173,7 @@ class PolicyView(QWidget):
             if agents:
                 self.run_preview()  # show the first known agent's view right away
             else:
-                self._ready = True
-                self.content_ready.emit()
+                self.mark_ready()
 
     def _fill_policy(self, summary: dict[str, Any]) -> None:
         error = summary.get("error")
@@ -267,8 +253,7 @@ class PolicyView(QWidget):
         self._hidden = {(index, p) for p in hidden}
         if self.isVisible():  # marks show only while the operator is looking at the preview
             self._mark_toggled(self.mark_hidden.isChecked())
-        self._ready = True
-        self.content_ready.emit()
+        self.mark_ready()
 
     def _mark_toggled(self, on: bool) -> None:
         self.window_.model.set_hidden(self._hidden if on else set())
