@@ -40,7 +40,7 @@ INCREMENTAL_MIN_KNOWN = 0.5
 #: and the main component spreads to MAIN_SPREAD * sqrt(nodes) (95th percentile radius).
 EDGE = 1.0
 GAP = 2.0
-MAIN_SPREAD = 1.6
+MAIN_SPREAD = 0.8
 
 
 class LayoutEngine:
