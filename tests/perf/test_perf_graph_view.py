@@ -23,6 +23,21 @@ from tests.corpus import generate
 from tests.gui_helpers import temp_settings
 
 
+def pan_and_zoom(plot: pg.PlotWidget, steps: int = 30) -> list[float]:
+    """Milliseconds to render the plot after each of ``steps`` alternating pans and zooms."""
+    vb = plot.getViewBox()
+    timings = []
+    for step in range(steps):
+        if step % 2:
+            vb.scaleBy((0.9, 0.9))
+        else:
+            vb.translateBy((3.0, -2.0))
+        start = time.perf_counter()
+        plot.grab()  # renders the widget synchronously
+        timings.append((time.perf_counter() - start) * 1000)
+    return timings
+
+
 def test_graph_view_10k(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     root = tmp_path / "wiki"
     generate(root, 10_000, seed=3)
@@ -46,16 +61,7 @@ def test_graph_view_10k(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyp
     win.show_view("graph")
     view._show(data)
     view.plot.autoRange()
-    vb = view.plot.getViewBox()
-    timings = []
-    for step in range(30):
-        if step % 2:
-            vb.scaleBy((0.9, 0.9))
-        else:
-            vb.translateBy((3.0, -2.0))
-        start = time.perf_counter()
-        view.plot.grab()
-        timings.append((time.perf_counter() - start) * 1000)
+    timings = pan_and_zoom(view.plot)
 
     # Baseline: one pen per edge (pyqtgraph GraphItem with a per-edge pen array).
     naive = pg.GraphItem()
@@ -66,15 +72,7 @@ def test_graph_view_10k(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyp
     view.plot.clear()
     view.plot.addItem(naive)
     view.plot.autoRange()  # the same pan/zoom steps from the same starting view
-    naive_t = []
-    for step in range(30):
-        if step % 2:
-            vb.scaleBy((0.9, 0.9))
-        else:
-            vb.translateBy((3.0, -2.0))
-        start = time.perf_counter()
-        view.plot.grab()
-        naive_t.append((time.perf_counter() - start) * 1000)
+    naive_t = pan_and_zoom(view.plot)
     med_layout, med_paint, med_naive = statistics.median(layouts), statistics.median(timings), \
         statistics.median(naive_t)
     print(f"\ngraph of {n_nodes:,} nodes / {n_edges:,} edges: layout median {med_layout:.2f} s; "
