@@ -15,7 +15,8 @@ Tools (argument names as the seed servers had them)::
     wiki_dedup()                 wiki_context(budget?, query?)
     files_wiki_ingest(filename, content? | url?)
 
-Answers are plain text for the model. ``duplicate`` and ``candidates`` answers of append are
+Answers are plain text for the model. ``duplicate``, ``candidates``, ``pending`` (held for an
+operator's review, SPEC §13) and ``rejected`` answers of append are
 successes whose text says what to do next; only ``locked``, ``denied`` and invalid input (a bad
 argument, a page that does not exist or is not visible) are tool errors (``isError``), each one
 line, never a traceback.
@@ -73,6 +74,11 @@ INSTRUCTIONS = (
 )
 
 # Text shown to the model after the engine's own message (it says what happened; this says what next).
+_NEXT_PENDING = ("Queued for review (inbox item {id}): an operator approves or rejects it in the "
+                 "station. This is not an error and nothing is lost: do NOT retry or rephrase it; "
+                 "continue with other work.")
+_NEXT_REJECTED = ("Nothing was written or queued: an operator rejected this fact. Do not submit it "
+                  "again, reworded or not, unless the user asks you to.")
 _NEXT_DUPLICATE = ("Nothing was written: the page already records this fact. Do not append it "
                    "again; append only facts that are new.")
 _NEXT_CANDIDATES = ("Nothing was written. If the fact belongs on one of these pages, call "
@@ -311,6 +317,10 @@ class AgentDoor:
             return f"{text}\n{_NEXT_DUPLICATE}"
         if result.status == "candidates":
             return f"{text}\n{_NEXT_CANDIDATES.format(slug=result.target or slug)}"
+        if result.status == "pending":
+            text += f"\n{_NEXT_PENDING.format(id=result.data.get('id'))}"
+        if result.status == "rejected":
+            return f"{text}\n{_NEXT_REJECTED}"
         if self.auto_sync is not None and result.changed:
             self.auto_sync.after_action()
         if result.commit:
@@ -471,7 +481,9 @@ def build_server(door: AgentDoor) -> Any:
           "to the page named by slug (an exact page name, else similar pages are offered as "
           "candidates and nothing is written). Answers: 'appended'; 'duplicate' (the page already "
           "states it: do not retry); 'candidates' (re-call with one candidate's slug, or with "
-          "create_new=true ONLY when the user asked for a new page).")
+          "create_new=true ONLY when the user asked for a new page); 'pending' (queued for an "
+          "operator's review: do not retry); 'rejected' (an operator rejected this fact: do not "
+          "submit it again).")
     def wiki_append(
         slug: Annotated[str, Field(description="the page's name, e.g. 'ann-smith' or 'payment-flow'")],
         content: Annotated[str, Field(description="the fact, one clear sentence")],

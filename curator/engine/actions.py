@@ -300,6 +300,24 @@ class ActionContext:
         atomic_write(self.wiki.root / path, data)
         return path
 
+    def write_record(self, rel: str, data: bytes | None) -> str:
+        """Write (``data``) or remove (``None``) one of the engine's own tracked records on the
+        actor's behalf, *without* the actor's write check: the review inbox's item files, which
+        no agent may write directly (:func:`~.scope.is_inbox_path`) but which its held append
+        creates (SPEC §13). Atomic and rolled back like every other write of the action."""
+        from .scope import is_inbox_path
+
+        path = self.safe_path(rel)
+        if not is_inbox_path(path):
+            raise ValueError(f"{path} is not an engine record; use write_bytes")
+        self._remember(path)
+        if data is None:
+            with contextlib.suppress(FileNotFoundError):
+                (self.wiki.root / path).unlink()
+        else:
+            atomic_write(self.wiki.root / path, data)
+        return path
+
     def write_text(self, rel: str, text: str, *, bom: bool = False) -> str:
         """Write ``text`` as UTF-8 exactly as given (line endings are the caller's)."""
         return self.write_bytes(rel, (b"\xef\xbb\xbf" if bom else b"") + text.encode("utf-8"))
@@ -372,7 +390,8 @@ class ActionContext:
     def _marker(self) -> dict[str, Any]:
         return {"id": self._id, "action": self.name, "target": self.target, "actor": str(self.actor),
                 "department": self.actor.department, "head": self._head, "paths": list(self._order),
-                "journal": self._journal_record(None, committed=False), "t": now_iso()}
+                "journal": self._journal_record(None, committed=False), "t": now_iso(),
+                "body": self.body}
 
     def _save_marker(self) -> None:
         atomic_write(self._state.pending, json.dumps(self._marker(), ensure_ascii=False).encode(),
@@ -487,9 +506,10 @@ def recover_pending(wiki: Wiki) -> ActionResult | None:
     result: ActionResult | None = None
     if dirty:
         try:
+            body = str(marker.get("body") or "").strip()  # trailers such as Reviewed-by survive
             sha = st.git.commit_paths(dirty, f"recover: {subject}\n\nCommitted by Curator's recovery: "
-                                      "an interrupted action left these changes uncommitted.",
-                                      actor.git_author)
+                                      "an interrupted action left these changes uncommitted."
+                                      + (f"\n\n{body}" if body else ""), actor.git_author)
         except GitError as exc:
             return ActionResult("error", f"recovery commit failed: {exc}", changed=dirty,
                                 action="recover", target=subject)

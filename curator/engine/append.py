@@ -41,6 +41,7 @@ from .slugs import SlugFeatures, similarity, slug_features, slugify
 from .walker import EXCLUDED_DIRS
 
 if TYPE_CHECKING:
+    from .inbox import Approval
     from .wiki import Wiki
 
 ROUTE_THRESHOLD = 0.4
@@ -521,8 +522,15 @@ def _empty_data() -> dict[str, Any]:
 
 
 def append(wiki: Wiki, slug: str, content: str, links: Sequence[str] = (), create_new: bool = False,
-           actor: Actor = OPERATOR, today: _dt.date | None = None) -> ActionResult:
-    """Append ``content`` as one bullet to the page ``slug`` routes to (SPEC §4)."""
+           actor: Actor = OPERATOR, today: _dt.date | None = None, *,
+           approval: Approval | None = None) -> ActionResult:
+    """Append ``content`` as one bullet to the page ``slug`` routes to (SPEC §4).
+
+    An agent's write the review policy holds is answered ``pending`` (queued in the review
+    inbox, :mod:`.inbox`) and a fact the operator rejected before ``rejected``. ``approval`` is
+    how :func:`.inbox.approve` applies a held item through this same door: never held again,
+    the item checked and closed in the same commit.
+    """
     s = slugify(slug or "")
     fact = " ".join((content or "").split())
     if not s:
@@ -536,6 +544,8 @@ def append(wiki: Wiki, slug: str, content: str, links: Sequence[str] = (), creat
 
     def apply(ctx: ActionContext) -> None:
         ctx.data.update(_empty_data())
+        if approval is not None:
+            approval.check(ctx)  # still pending here, under the lock (else: already decided)
         target, candidates = route(wiki, s, actor)
         bullet = compose_bullet(fact, links, day)
         if target is None:
@@ -558,15 +568,27 @@ def append(wiki: Wiki, slug: str, content: str, links: Sequence[str] = (), creat
                 quote = matched[:QUOTE_CHARS]
                 ctx.status, ctx.data["matched"] = "duplicate", quote
                 ctx.message = f"not appended: {target} already says \"{quote}\""
+                if approval is not None:
+                    approval.close(ctx)  # the page states it by now: the item is decided
                 return
             new_text = _refresh_updated(insert_bullet(text, bullet), day)
             bom = dec.bom
         else:
             new_text, bom = scaffold(s, bullet, day), False
+        # Review (SPEC §13): after the scope check and dedup, before anything is written.
+        if approval is None:
+            from .inbox import hold
+
+            if hold(ctx, slug=s, fact=fact, links=links, create_new=create_new, page=target, text=text):
+                return
+        else:
+            approval.close(ctx)
         ctx.journal.update(slug=s, content=fact, created=created, page=target, links=links)
         ctx.write_text(target, new_text, bom=bom)
         ctx.status = "appended"
         ctx.message = f"created {target} with the fact" if created else f"appended to {target}"
+        if approval is not None:
+            ctx.message += f" (inbox item {approval.item_id} approved by {approval.reviewer})"
 
     result = run_action(wiki, actor, "wiki_append", s, apply)
     for key, value in _empty_data().items():
@@ -580,7 +602,7 @@ def to_cli_json(result: ActionResult) -> dict[str, Any]:
     out = {"status": result.status, "created": bool(d.get("created")), "page": d.get("page"),
            "commit": result.commit, "candidates": d.get("candidates", []), "matched": d.get("matched"),
            "message": result.message}
-    for key in ("commit_error", "recovered"):
+    for key in ("id", "reason", "reviewed_by", "commit_error", "recovered"):
         if key in d:
             out[key] = d[key]
     return out

@@ -10,6 +10,11 @@ A wiki root may hold ``.scope.toml``::
     [namespaces."ops"]
     mode = "agent_allowlist"
     agents = ["dudu", "kiki"]      # exact agent ids; empty = no agent
+    review = true                   # every agent write here is held in the review inbox
+
+    [review]                        # agent writes held for an operator (SPEC §13)
+    create = true                   # an agent creating a page is held
+    layers = ["identity", "core"]   # an agent appending to a page of these layers is held
 
 Writes: ``agent_writable`` allows everyone, ``read_only`` the operator and the capability named
 by ``synced_from``, ``operator_only`` the operator, ``agent_allowlist`` the operator and the
@@ -17,6 +22,13 @@ listed agents. Reads: ``departments/<dept>/`` is visible only to actors whose de
 exactly ``<dept>`` (built in, whatever the file says) and a namespace with
 ``visible_to_departments`` only to actors in a listed department. The operator sees and writes
 everything. Unlisted namespaces are ``agent_writable``: the file can only tighten.
+
+Review (:meth:`ScopePolicy.review_reason`): an agent's write that the policy allows is still
+*held* for an operator (``pending`` in the review inbox, :mod:`.inbox`) when ``[review] create``
+is on and it creates a page, when it appends to a page whose layer ``[review] layers`` lists, or
+when a namespace rule has ``review = true``. The operator is never held. The inbox's own files
+(``_review/inbox/``, ``_review/rejected/``) are operator-only for every door: the engine writes
+them on an agent's behalf only when it holds that agent's write.
 
 A namespace is the first path segment (``""`` for pages at the root). A key with a slash
 (``"departments/sales"``) is a narrower rule for that folder; every rule whose key is a prefix of
@@ -58,6 +70,8 @@ MODES: tuple[str, ...] = (AGENT_WRITABLE, READ_ONLY, OPERATOR_ONLY, AGENT_ALLOWL
 DEPARTMENTS = "departments"
 #: Larger files are refused (treated as malformed): a policy is a few lines, never megabytes.
 MAX_SCOPE_BYTES = 256 * 1024
+#: Folders of the review inbox (SPEC §13): written by the engine, decided by the operator only.
+INBOX_FOLDERS: tuple[str, ...] = ("_review/inbox", "_review/rejected")
 
 
 def namespace_of(path: str) -> str:
@@ -80,6 +94,7 @@ class NamespaceRule:
     agents: tuple[str, ...] = ()
     synced_from: str | None = None  # capability name, without the ``capability:`` prefix
     visible_to_departments: tuple[str, ...] | None = None  # None = no department restriction
+    review: bool = False  # every agent write here is held for an operator (SPEC §13)
 
     def applies_to(self, path: str) -> bool:
         if self.key == "":
@@ -104,7 +119,19 @@ class NamespaceRule:
         return {"namespace": self.key, "mode": self.mode, "agents": list(self.agents),
                 "synced_from": f"capability:{self.synced_from}" if self.synced_from else None,
                 "visible_to_departments": (None if self.visible_to_departments is None
-                                           else list(self.visible_to_departments))}
+                                           else list(self.visible_to_departments)),
+                "review": self.review}
+
+
+@dataclass(slots=True, frozen=True)
+class ReviewRule:
+    """The ``[review]`` table: which agent writes are held for an operator (SPEC §13)."""
+
+    create: bool = False
+    layers: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"create": self.create, "layers": list(self.layers)}
 
 
 @dataclass(slots=True, frozen=True)
@@ -121,6 +148,7 @@ class Decision:
 @dataclass(slots=True)
 class ParsedPolicy:
     rules: dict[str, NamespaceRule] = field(default_factory=dict)
+    review: ReviewRule = field(default_factory=ReviewRule)
     error: str | None = None  # the file exists but does not parse: no policy
     warnings: list[str] = field(default_factory=list)
 
@@ -159,10 +187,40 @@ def _parse_rule(key: str, table: Any, warnings: list[str]) -> NamespaceRule:
     if "visible_to_departments" in table:
         # A malformed list hides the namespace from every agent rather than showing it to all.
         visible = _str_list(table["visible_to_departments"], f"{where}: visible_to_departments", warnings) or ()
-    unknown = sorted(set(table) - {"mode", "synced_from", "agents", "visible_to_departments"})
+    review = table.get("review", False)
+    if not isinstance(review, bool):
+        warnings.append(f"{where}: review must be true or false; treated as true")
+        review = True  # the policy only tightens: a broken flag holds rather than lets through
+    unknown = sorted(set(table) - {"mode", "synced_from", "agents", "visible_to_departments", "review"})
     if unknown:
         warnings.append(f"{where}: unknown keys ignored: {', '.join(unknown)}")
-    return NamespaceRule(key, mode, agents, synced, visible)
+    return NamespaceRule(key, mode, agents, synced, visible, review)
+
+
+def _parse_review(table: Any, warnings: list[str]) -> ReviewRule:
+    from .page import LAYERS, parse_layer
+
+    if not isinstance(table, dict):
+        warnings.append("[review] is not a table; every agent write that creates a page or "
+                        "touches any layer is held")
+        return ReviewRule(True, LAYERS)
+    create = table.get("create", False)
+    if not isinstance(create, bool):
+        warnings.append("[review]: create must be true or false; treated as true")
+        create = True
+    layers: list[str] = []
+    raw = table.get("layers", [])
+    listed = _str_list(raw, "[review]: layers", warnings)
+    for value in LAYERS if listed is None else listed:  # a broken list holds every layer
+        name, problem = parse_layer(value)
+        if problem:
+            warnings.append(f"[review]: {problem}")
+        if name not in layers:
+            layers.append(name)
+    unknown = sorted(set(table) - {"create", "layers"})
+    if unknown:
+        warnings.append(f"[review]: unknown keys ignored: {', '.join(unknown)}")
+    return ReviewRule(create, tuple(layers))
 
 
 def parse_scope(text: str) -> ParsedPolicy:
@@ -178,10 +236,18 @@ def parse_scope(text: str) -> ParsedPolicy:
     for key, table in namespaces.items():
         norm = key.strip().strip("/")
         result.rules[norm] = _parse_rule(norm, table, result.warnings)
-    unknown = sorted(set(data) - {"namespaces"})
+    if "review" in data:
+        result.review = _parse_review(data["review"], result.warnings)
+    unknown = sorted(set(data) - {"namespaces", "review"})
     if unknown:
         result.warnings.append(f"unknown top-level keys ignored: {', '.join(unknown)}")
     return result
+
+
+def is_inbox_path(path: str) -> bool:
+    """Is ``path`` one of the review inbox's own files (operator-only for every door)?"""
+    p = path.strip("/")
+    return any(p == f or p.startswith(f + "/") for f in INBOX_FOLDERS)
 
 
 def department_allows(actor: Actor, path: str) -> bool:
@@ -307,6 +373,9 @@ class ScopePolicy:
         """May ``actor`` create, change, move or delete ``path``? Re-reads a changed file first."""
         if actor.is_operator:
             return Decision(True)
+        if is_inbox_path(path):
+            return Decision(False, f"{path} belongs to the review inbox: only the operator decides "
+                            "held writes (agents write through wiki_append)")
         if not self.can_read(actor, path):  # re-reads a changed file first
             # Writing where one cannot read would leak through answers (duplicate, candidates).
             return Decision(False, f"{actor} may not see {path}, so it may not write there")
@@ -317,6 +386,30 @@ class ScopePolicy:
 
     def can_write(self, actor: Actor, path: str) -> bool:
         return self.check_write(actor, path).allowed
+
+    @property
+    def review(self) -> ReviewRule:
+        return self._parsed.review
+
+    def review_reason(self, actor: Actor, path: str, *, creates: bool, layer: str | None) -> str | None:
+        """Why an allowed write of ``actor`` to ``path`` is held for an operator, or None.
+
+        ``creates``: the write creates the page; ``layer``: the existing page's layer. The
+        operator is never held; neither is anyone when no ``[review]`` rule says so.
+        """
+        if actor.is_operator:
+            return None
+        self.reload()
+        review = self._parsed.review
+        if creates and review.create:
+            return "the policy holds every new page an agent creates ([review] create = true)"
+        if not creates and layer is not None and layer in review.layers:
+            return f"the policy holds agent writes to {layer} pages ([review] layers)"
+        for rule in self.rules_for(path):
+            if rule.review:
+                ns = f"namespace {rule.key!r}" if rule.key else "the wiki root"
+                return f"the policy holds every agent write to {ns} (review = true)"
+        return None
 
     def rule(self, namespace: str) -> NamespaceRule:
         """The effective rule of a namespace key (the default when unlisted)."""
@@ -336,6 +429,7 @@ class ScopePolicy:
                 row["builtin"] = "departments/<dept>/ is visible only to actors of that exact department"
             rows.append(row)
         return {"file": SCOPE_FILE, "exists": self._exists, "error": self._parsed.error,
+                "review": self._parsed.review.to_json(),
                 "warnings": list(self._parsed.warnings), "in_force": self._parsed.error is None,
                 "namespaces": rows}
 

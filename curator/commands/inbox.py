@@ -1,0 +1,94 @@
+"""The review inbox (SPEC §13): ``inbox list|show ID|approve ID [--content TEXT]|reject ID --reason R``.
+
+Agent writes the scope policy holds wait here for the operator. Approve and reject are engine
+actions (one commit each, undone with ``curator undo``) that only the operator may run; listing and
+showing honour the actor's visibility.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._context import Context
+
+
+#: The commands :func:`register` adds (lets the CLI build only the parser it needs).
+COMMANDS: tuple[str, ...] = ("inbox",)
+
+
+def register(sub: Any, parent: argparse.ArgumentParser) -> None:
+    inbox = sub.add_parser("inbox", parents=[parent],
+                           help="agent writes held for review: list, show, approve, reject",
+                           description="Agent writes that the [review] rules of .scope.toml hold "
+                           "wait here. Approve applies the fact through the append door as the "
+                           "agent (commit trailer Reviewed-by: operator); reject records the reason, "
+                           "and the same fact from any agent is then answered 'rejected'.")
+    isub = inbox.add_subparsers(dest="inbox_command", metavar="<action>", required=True,
+                                parser_class=type(inbox))
+    p = isub.add_parser("list", parents=[parent], help="pending items, oldest first")
+    p.set_defaults(handler="curator.commands.inbox:run_list")
+
+    p = isub.add_parser("show", parents=[parent],
+                        help="one item: the page with the fact in place (a diff) and similar facts")
+    p.add_argument("id", metavar="ID", help="the item's id (or a unique prefix)")
+    p.set_defaults(handler="curator.commands.inbox:run_show")
+
+    p = isub.add_parser("approve", parents=[parent],
+                        help="apply the item through the append door (one commit, authored by the agent)")
+    p.add_argument("id", metavar="ID", help="the item's id (or a unique prefix)")
+    p.add_argument("--content", metavar="TEXT", help="approve this edited text instead of the agent's")
+    p.set_defaults(handler="curator.commands.inbox:run_approve")
+
+    p = isub.add_parser("reject", parents=[parent], help="reject the item with a reason (one commit)")
+    p.add_argument("id", metavar="ID", help="the item's id (or a unique prefix)")
+    p.add_argument("--reason", metavar="R", required=True, help="why; the agent is told it")
+    p.set_defaults(handler="curator.commands.inbox:run_reject")
+
+
+def run_list(ctx: Context, args: argparse.Namespace) -> int:
+    from curator.engine.inbox import list_items
+
+    items = list_items(ctx.wiki, None if ctx.actor.is_operator else ctx.actor)
+    lines = [f"{i.id}  {i.time[:16].replace('T', ' ')}  {i.actor:<18} {i.target:<36} "
+             f"{'(new page) ' if i.create else ''}{i.content[:70]}" for i in items]
+    ctx.emit([i.to_json() for i in items],
+             "\n".join(lines) + f"\n{len(items)} pending" if lines else "the inbox is empty")
+    return 0
+
+
+def run_show(ctx: Context, args: argparse.Namespace) -> int:
+    from curator.engine.inbox import get_item, item_view
+
+    actor = None if ctx.actor.is_operator else ctx.actor
+    item = get_item(ctx.wiki, args.id, actor)
+    data = item_view(ctx.wiki, item, ctx.actor)
+    text = [f"inbox item {item.id}: {item.actor}" + (f" ({item.department})" if item.department else "")
+            + f" at {item.time}", f"target: {item.target}" + (" (new page)" if item.create else ""),
+            f"held: {item.reason}", f"fact: {item.content}", "", data["diff"].rstrip("\n"), "",
+            "similar facts:"]
+    text += [f"  {s['score']:.2f}  {s['page']}: {s['fact']}" for s in data["similar"]] or ["  (none)"]
+    ctx.emit(data, "\n".join(text))
+    return 0
+
+
+def _finish(ctx: Context, result: Any) -> int:
+    from curator.engine.append import to_cli_json
+
+    data = to_cli_json(result) if result.action == "wiki_append" else result.to_json()
+    data.setdefault("id", result.data.get("id"))
+    ctx.emit(data, f"{result.status}: {result.message}")
+    return 1 if result.is_error else 0
+
+
+def run_approve(ctx: Context, args: argparse.Namespace) -> int:
+    from curator.engine.inbox import approve
+
+    return _finish(ctx, approve(ctx.wiki, ctx.actor, args.id, args.content))
+
+
+def run_reject(ctx: Context, args: argparse.Namespace) -> int:
+    from curator.engine.inbox import reject
+
+    return _finish(ctx, reject(ctx.wiki, ctx.actor, args.id, args.reason))
