@@ -64,8 +64,15 @@ def run_scope(ctx: Context, args: argparse.Namespace) -> int:
     if summary["error"]:
         lines.append(f"ERROR: {summary['error']} -- no policy in force")
     lines += [f"warning: {w}" for w in summary["warnings"]]
+    review = summary["review"]
+    held = (["new pages"] if review["create"] else []) + [f"{x} pages" for x in review["layers"]]
+    held += [f"{r['namespace'] or '(root)'}/" for r in summary["namespaces"] if r.get("review")]
+    lines.append("review inbox: agent writes to " + ", ".join(held) + " are held for an operator"
+                 if held else "review inbox: no agent write is held ([review] absent)")
     for row in summary["namespaces"]:
         extra = []
+        if row.get("review"):
+            extra.append("review=held")
         if row["agents"]:
             extra.append("agents=" + ",".join(row["agents"]))
         if row["synced_from"]:
