@@ -14,7 +14,7 @@ demo=$(.venv/bin/python -c 'from curator.app import demo_wiki; print(demo_wiki()
   "Payout files for Cathay United Bank now go out at 16:30 instead of 15:00" --link settlement >/dev/null
 "$curator" --wiki "$demo" set project-lantern-notes tags "lantern, research" >/dev/null
 mkdir -p docs/screenshots
-for view in main page:付款流程 graph dedup auto history policy; do
+for view in main page:付款流程 graph dedup inbox auto history policy; do
   name=${view%%:*}
   "$curator" gui "$demo" --screenshot "docs/screenshots/$name.png" --view "$view" 2>/dev/null
   echo "docs/screenshots/$name.png"

@@ -240,6 +240,14 @@ def list_items(wiki: Wiki, actor: Actor | None = None) -> list[InboxItem]:
     return out
 
 
+def pending_count(wiki: Wiki) -> int:
+    """How many items are pending (a folder listing: cheap enough for a badge every few seconds)."""
+    try:
+        return sum(1 for e in os.scandir(wiki.root / INBOX_DIR) if e.name.endswith(".json"))
+    except OSError:
+        return 0
+
+
 def _item_ref(ref: str) -> str:
     iid = ref.strip().lower().removeprefix(INBOX_DIR + "/").removesuffix(".json")
     if not _ID.match(iid):

@@ -18,10 +18,12 @@ def install_views(window: MainWindow) -> None:
     from .dedup_view import DedupView
     from .graph_view import GraphView
     from .history_view import HistoryView
+    from .inbox_view import InboxView
     from .policy_view import PolicyView
 
     window.add_view("graph", GraphView(window), "Graph")
     window.add_view("dedup", DedupView(window), "Duplicates")
+    window.add_view("inbox", InboxView(window), "Inbox")
     window.add_view("auto", AutoView(window), "Auto-filed")
     window.add_view("policy", PolicyView(window), "Policy")
     window.add_view("history", HistoryView(window), "History")

@@ -1,0 +1,90 @@
+"""The Inbox view's model: agent writes held for an operator's review (SPEC §13).
+
+:func:`gather_inbox` (off the GUI thread) lists the pending items through the engine;
+:func:`item_html` shows one item as :func:`~curator.engine.inbox.item_view` describes it: who,
+when, where, why it was held, the target page with the fact in place as a diff, and the three
+most similar facts anywhere in the wiki (each linking to its page).
+"""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from PySide6.QtCore import Qt
+
+from curator.engine.inbox import InboxItem, list_items
+
+from .records import RecordRole, RecordTableModel
+
+if TYPE_CHECKING:
+    from curator.engine.wiki import Wiki
+
+COL_AGENT, COL_DEPARTMENT, COL_TIME, COL_TARGET, COL_FACT = range(5)
+HEADERS = ("Agent", "Department", "Time", "Target page", "Fact")
+__all__ = ["InboxModel", "RecordRole", "gather_inbox", "item_html"]
+
+
+def gather_inbox(wiki: Wiki) -> list[InboxItem]:
+    """Every pending item, oldest first (runs off the GUI thread)."""
+    return list_items(wiki)
+
+
+def _when(item: InboxItem) -> str:
+    return item.time[:16].replace("T", " ")
+
+
+class InboxModel(RecordTableModel[InboxItem]):
+    headers = HEADERS
+
+    @property
+    def rows(self) -> list[InboxItem]:
+        return self.records
+
+    def row_of(self, item_id: str) -> int | None:
+        return next((i for i, r in enumerate(self.records) if r.id == item_id), None)
+
+    def cell(self, item: InboxItem, col: int, role: int) -> Any:
+        if role == Qt.ItemDataRole.DisplayRole:
+            target = item.target + ("  (new page)" if item.create else "")
+            return (item.actor, item.department or "—", _when(item), target, item.content)[col]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return f"{item.content}\n\nHeld because {item.reason}"
+        return None
+
+
+_DIFF_COLOURS = {"+": ("#1e6b3a", "#e8f6ec"), "-": ("#922b21", "#fdecea"), "@": ("#555555", "#f4f6f7")}
+
+
+def diff_html(diff: str) -> str:
+    lines = []
+    for line in diff.splitlines():
+        if line.startswith(("+++", "---")):
+            colour, background = "#555555", "#ffffff"
+        else:
+            colour, background = _DIFF_COLOURS.get(line[:1], ("#222222", "#ffffff"))
+        lines.append(f'<span style="color:{colour}; background-color:{background};">'
+                     f"{html.escape(line) or '&nbsp;'}</span>")
+    return ('<pre style="font-family: monospace; white-space: pre-wrap; background-color:#ffffff;">'
+            + "<br>".join(lines) + "</pre>")
+
+
+def item_html(view: dict[str, Any]) -> str:
+    """The detail pane of one item (``view`` is :func:`~curator.engine.inbox.item_view`'s answer)."""
+    plain = "border-style: none; padding: 1px 10px 1px 0px;"
+    fields = [("Agent", view["actor"]), ("Department", view.get("department") or "—"),
+              ("Time", str(view["time"]).replace("T", " ").removesuffix("Z") + " UTC"),
+              ("Target page", view["target"] + ("  (a new page)" if view.get("create") else "")),
+              ("Held because", view.get("reason") or "—"), ("Item", view["id"])]
+    cells = "".join(f'<tr><td style="color:#555555; {plain}">{name}</td>'
+                    f'<td style="{plain}">{html.escape(str(value))}</td></tr>' for name, value in fields)
+    similar = view.get("similar") or []
+    rows = "".join(
+        f'<li><a href="curator:{quote(s["page"])}">{html.escape(s["page"])}</a> '
+        f'<span style="color:#555555;">({s["score"]:.2f})</span>: {html.escape(s["fact"])}</li>'
+        for s in similar) or "<li><i>no similar fact anywhere in the wiki</i></li>"
+    return (f"<html><body><h3>{html.escape(view['content'])}</h3>"
+            f'<div style="background-color:#f4f6f7; padding:6px;"><table cellspacing="0">{cells}</table></div>'
+            f"<p><b>The page with the fact in place</b></p>{diff_html(view.get('diff') or '')}"
+            f"<p><b>Most similar facts in the wiki</b></p><ul>{rows}</ul></body></html>")
