@@ -18,7 +18,7 @@ from curator.views.inbox_view import EditDialog, InboxView, RejectDialog
 from curator.views.main_window import MainWindow
 from curator.views.workspace import Workspace
 
-from .gui_helpers import GIT_ID, PAGES, make_wiki, temp_settings
+from .gui_helpers import PAGES, make_wiki, temp_settings
 
 POLICY = '[review]\ncreate = true\nlayers = ["identity", "core"]\n'
 EXTRA = {"notes/oslo.md": "# Oslo\n\n- The payments team moved to Oslo in 2024\n- Oslo is cold in winter\n",
