@@ -145,3 +145,19 @@ def test_edit_then_approve_and_reject_with_a_reason(qtbot, panel) -> None:  # ty
     assert not (root / INBOX_DIR / f"{ids[1]}.json").exists()
     qtbot.waitUntil(lambda: [r.id for r in view.model.rows] == [ids[0]], timeout=10_000)
     assert "rejected" in view.banner.text()
+
+
+def test_policy_view_shows_the_review_rules(qtbot, panel) -> None:  # type: ignore[no-untyped-def]
+    from curator.views.policy_view import POLICY_COLUMNS, PolicyView
+
+    root, _ids, win, _view = panel
+    (root / ".scope.toml").write_text(POLICY + '[namespaces."notes"]\nreview = true\n', encoding="utf-8")
+    policy = PolicyView(win)
+    win.add_view("policy", policy, "Policy")
+    win.show_view("policy")
+    policy.reload()  # added after the station loaded: it reads the policy when asked
+    qtbot.waitUntil(lambda: "Inbox holds" in policy.file_state.text(), timeout=10_000)
+    assert "new pages, identity pages, core pages, notes/" in policy.file_state.text()
+    col = POLICY_COLUMNS.index("Review")
+    rows = {policy.table.item(r, 0).text(): policy.table.item(r, col).text() for r in range(policy.table.rowCount())}
+    assert rows["notes"] == "every agent write held" and rows["wiki"] == ""

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from .main_window import MainWindow
 
 POLICY_COLUMNS = ("Namespace", "Mode", "Agents", "Synced from", "Visible to departments", "Pages",
-                  "Agent sees", "Agent writes")
+                  "Agent sees", "Agent writes", "Review")
 DEFAULT_BUDGET = 8000
 
 
@@ -184,6 +184,11 @@ class PolicyView(WikiView):
         warnings = summary.get("warnings") or []
         state = ("no .scope.toml: every namespace is agent_writable" if not summary.get("exists")
                  else ".scope.toml in force" if summary.get("in_force") else ".scope.toml NOT in force")
+        review = summary.get("review") or {}
+        held = (["new pages"] if review.get("create") else []) + [f"{x} pages" for x in review.get("layers") or []]
+        held += [f"{r.get('namespace') or '(root)'}/" for r in summary.get("namespaces", []) if r.get("review")]
+        state += (" — the Inbox holds agent writes to " + ", ".join(held) if held
+                  else " — no agent write is held for review")
         if warnings:
             state += " — warnings: " + "; ".join(warnings)
         self.file_state.setText(state)
@@ -200,6 +205,7 @@ class PolicyView(WikiView):
                 str(row.get("pages", "")),
                 str(row.get("visible_pages", "")) if "visible_pages" in row else "",
                 ("yes" if row.get("can_write") else "no") if "can_write" in row else "",
+                "every agent write held" if row.get("review") else "",
             ]
             if row.get("builtin"):
                 values[4] = "its own department only"
