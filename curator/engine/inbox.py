@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
-import difflib
 import hashlib
 import json
 import os
@@ -50,15 +49,16 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from . import frontmatter
-from .actions import ActionContext, ActionResult, Invalid, git_of, now_iso, run_action
 from .actor import Actor, parse_actor
 from .errors import CuratorError
-from .git import GitError
-from .page import parse_layer
 from .scope import INBOX_FOLDERS
 
+# The action machinery, git and YAML are imported where they are used: `curator inbox list`
+# needs none of them, and a fresh process pays ~100 ms to import them.
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from .actions import ActionContext, ActionResult
     from .wiki import Wiki
 
 INBOX_DIR, REJECTED_DIR = INBOX_FOLDERS
@@ -74,7 +74,21 @@ _STOP = frozenset({"a", "an", "and", "are", "as", "at", "be", "by", "for", "from
 
 
 def _now() -> str:
+    from .actions import now_iso
+
     return now_iso()
+
+
+def _invalid(message: str) -> CuratorError:
+    from .actions import Invalid
+
+    return Invalid(message=message)
+
+
+def _result(status: str, message: str, **kwargs: Any) -> ActionResult:
+    from .actions import ActionResult
+
+    return ActionResult(status, message, **kwargs)
 
 
 # --- keys -----------------------------------------------------------------------------------
@@ -163,6 +177,9 @@ def rejection_of(wiki: Wiki, content: str) -> dict[str, Any] | None:
 # --- the hold (called by the append door) ---------------------------------------------------
 
 def _layer_of(wiki: Wiki, page: str, text: str | None) -> str | None:
+    from . import frontmatter
+    from .page import parse_layer
+
     if text is None:
         return None
     cached = wiki.pages.get(page) if _loaded(wiki) else None
@@ -221,7 +238,16 @@ def hold(ctx: ActionContext, *, slug: str, fact: str, links: Sequence[str], crea
 
 def list_items(wiki: Wiki, actor: Actor | None = None) -> list[InboxItem]:
     """Pending items, oldest first; an agent sees only items whose target page it may see."""
-    folder = wiki.root / INBOX_DIR
+    items = read_items(wiki.root)
+    if actor is not None and not actor.is_operator:
+        items = [i for i in items if wiki.visible(actor, i.target)]
+    return items
+
+
+def read_items(root: Path) -> list[InboxItem]:
+    """Every pending item of the wiki at ``root``, oldest first (the operator's view; one folder
+    listing and one small file per item, nothing else: no page cache, no git)."""
+    folder = root / INBOX_DIR
     try:
         names = [e.name for e in os.scandir(folder) if e.name.endswith(".json") and e.is_file()]
     except OSError:
@@ -233,8 +259,6 @@ def list_items(wiki: Wiki, actor: Actor | None = None) -> list[InboxItem]:
                 item = InboxItem.from_json(json.loads(f.read()))
         except (OSError, ValueError, KeyError, TypeError):
             continue  # a damaged item is reported by show, never breaks the list
-        if actor is not None and not wiki.visible(actor, item.target):
-            continue
         out.append(item)
     out.sort(key=lambda i: (i.time, i.id))
     return out
@@ -251,7 +275,7 @@ def pending_count(wiki: Wiki) -> int:
 def _item_ref(ref: str) -> str:
     iid = ref.strip().lower().removeprefix(INBOX_DIR + "/").removesuffix(".json")
     if not _ID.match(iid):
-        raise Invalid(message=f"invalid inbox id {ref!r}: ids are hexadecimal (see 'curator inbox list')")
+        raise _invalid(f"invalid inbox id {ref!r}: ids are hexadecimal (see 'curator inbox list')")
     return iid
 
 
@@ -265,16 +289,16 @@ def get_item(wiki: Wiki, ref: str, actor: Actor | None = None) -> InboxItem:
         if len(matches) == 1:
             iid, rel = matches[0], item_path(matches[0])
         elif matches:
-            raise Invalid(message=f"inbox id {ref!r} is ambiguous: {', '.join(matches[:5])}")
+            raise _invalid(f"inbox id {ref!r} is ambiguous: {', '.join(matches[:5])}")
     data = _load(wiki, rel)
     if data is None:
-        raise Invalid(message=not_pending_message(wiki, iid))
+        raise _invalid(not_pending_message(wiki, iid))
     try:
         item = InboxItem.from_json(data)
     except (ValueError, KeyError, TypeError) as exc:
-        raise Invalid(message=f"{rel} is damaged ({exc}); fix it or restore it with git") from None
+        raise _invalid(f"{rel} is damaged ({exc}); fix it or restore it with git") from None
     if actor is not None and not wiki.visible(actor, item.target):
-        raise Invalid(message=f"no pending inbox item {iid}")
+        raise _invalid(f"no pending inbox item {iid}")
     return item
 
 
@@ -291,6 +315,9 @@ _TRAILER = re.compile(r"^Reviewed-by:\s*(.+)$", re.MULTILINE)
 
 def decided(wiki: Wiki, iid: str, rev: str = "HEAD") -> Decided | None:
     """The commit that decided item ``iid`` (removed its file) on ``rev``, or None."""
+    from .actions import git_of
+    from .git import GitError
+
     g = git_of(wiki)
     # A short id (a prefix) matches the item files it begins.
     spec = item_path(iid) if len(iid) >= ID_LENGTH else f":(glob){INBOX_DIR}/{iid}*.json"
@@ -319,6 +346,7 @@ def not_pending_message(wiki: Wiki, iid: str) -> str:
 
 
 def _upstream(wiki: Wiki) -> str | None:
+    from .actions import git_of
     from .sync import current_branch, remote_name, remote_url
 
     g = git_of(wiki)
@@ -335,6 +363,7 @@ def fetch_decisions(wiki: Wiki) -> str:
     """Fetch the remote (when the wiki has one) so decisions other clones pushed are known
     before deciding here; answers ``fetched``, ``offline`` or ``local`` (no remote). Never
     changes the working tree or the branch."""
+    from .actions import git_of
     from .sync import _fetch, current_branch, remote_name
 
     tracking = _upstream(wiki)
@@ -348,6 +377,8 @@ def fetch_decisions(wiki: Wiki) -> str:
 
 
 def _decided_upstream(wiki: Wiki, iid: str) -> Decided | None:
+    from .actions import git_of
+
     tracking = _upstream(wiki)
     if tracking is None or git_of(wiki).resolve(tracking) is None:
         return None
@@ -360,7 +391,7 @@ def _decided_upstream(wiki: Wiki, iid: str) -> Decided | None:
 def _refuse_if_decided_elsewhere(wiki: Wiki, iid: str) -> None:
     d = _decided_upstream(wiki, iid)
     if d is not None:
-        raise Invalid(message=f"inbox item {iid} was already decided by {d.by} ({d.decision}) in "
+        raise _invalid(f"inbox item {iid} was already decided by {d.by} ({d.decision}) in "
                       f"{d.commit[:12]} on {d.where}; run 'curator sync' to bring it here")
 
 
@@ -369,7 +400,7 @@ def _refuse_if_decided_elsewhere(wiki: Wiki, iid: str) -> None:
 def _operator_only(actor: Actor, what: str) -> ActionResult | None:
     if actor.is_operator:
         return None
-    return ActionResult("denied", f"only the operator may {what} inbox items; {actor} may not",
+    return _result("denied", f"only the operator may {what} inbox items; {actor} may not",
                         action=f"inbox_{what}")
 
 
@@ -382,7 +413,7 @@ class Approval:
 
     def check(self, ctx: ActionContext) -> None:
         if ctx.read_bytes(item_path(self.item_id)) is None:
-            raise Invalid(message=not_pending_message(ctx.wiki, self.item_id))
+            raise _invalid(not_pending_message(ctx.wiki, self.item_id))
         _refuse_if_decided_elsewhere(ctx.wiki, self.item_id)
         ctx.body = f"Inbox-item: {self.item_id}\nReviewed-by: {self.reviewer}"
         ctx.data.update(id=self.item_id, reviewed_by=self.reviewer)
@@ -407,15 +438,15 @@ def approve(wiki: Wiki, actor: Actor, ref: str, content: str | None = None, *,
     try:
         item = get_item(wiki, ref)
     except CuratorError as exc:
-        return ActionResult("invalid", str(exc), action="inbox_approve", target=ref)
+        return _result("invalid", str(exc), action="inbox_approve", target=ref)
     text = item.content if content is None else content
     if content is not None and not _WORDS.search(content):
-        return ActionResult("invalid", "invalid edit: the approved text is empty", action="inbox_approve",
+        return _result("invalid", "invalid edit: the approved text is empty", action="inbox_approve",
                             target=item.id)
     try:
         agent = item.agent
     except CuratorError as exc:
-        return ActionResult("invalid", f"inbox item {item.id} names a bad actor: {exc}",
+        return _result("invalid", f"inbox item {item.id} names a bad actor: {exc}",
                             action="inbox_approve", target=item.id)
     result = append(wiki, item.slug, text, item.links, True, agent, today,
                     approval=Approval(item.id, str(actor)))
@@ -428,23 +459,25 @@ def approve(wiki: Wiki, actor: Actor, ref: str, content: str | None = None, *,
 def reject(wiki: Wiki, actor: Actor, ref: str, reason: str, *, fetch: bool = True) -> ActionResult:
     """Reject the held item ``ref``: the reason is recorded (the same fact from any agent is then
     answered ``rejected``) and the item removed; action ``inbox_reject: <id>``. Operator only."""
+    from .actions import run_action
+
     refused = _operator_only(actor, "reject")
     if refused is not None:
         return refused
     why = " ".join((reason or "").split())
     if not why:
-        return ActionResult("invalid", "a rejection needs a reason (--reason): the agent is told it",
+        return _result("invalid", "a rejection needs a reason (--reason): the agent is told it",
                             action="inbox_reject", target=ref)
     if fetch:
         fetch_decisions(wiki)
     try:
         item = get_item(wiki, ref)
     except CuratorError as exc:
-        return ActionResult("invalid", str(exc), action="inbox_reject", target=ref)
+        return _result("invalid", str(exc), action="inbox_reject", target=ref)
 
     def apply(ctx: ActionContext) -> None:
         if ctx.read_bytes(item_path(item.id)) is None:
-            raise Invalid(message=not_pending_message(wiki, item.id))
+            raise _invalid(not_pending_message(wiki, item.id))
         _refuse_if_decided_elsewhere(wiki, item.id)
         record = {"reason": why, "by": str(actor), "time": _now(), "content": item.content,
                   "item": item.id, "actor": item.actor, "target": item.target}
@@ -463,6 +496,8 @@ def reject(wiki: Wiki, actor: Actor, ref: str, reason: str, *, fetch: bool = Tru
 def page_diff(wiki: Wiki, item: InboxItem, content: str | None = None,
               today: _dt.date | None = None) -> str:
     """The target page with the fact in place, as a unified diff against the page as it is now."""
+    import difflib
+
     from .append import compose_bullet, insert_bullet, scaffold
 
     day = today or _dt.date.today()
@@ -478,10 +513,8 @@ def page_diff(wiki: Wiki, item: InboxItem, content: str | None = None,
     return "".join(lines)
 
 
-def _query_words(content: str, limit: int = 8) -> list[str]:
-    words = [w for w in dict.fromkeys(fact_key(content).split()) if len(w) > 2 and w not in _STOP]
-    words.sort(key=len, reverse=True)
-    return words[:limit]
+def _query_words(content: str) -> list[str]:
+    return [w for w in dict.fromkeys(fact_key(content).split()) if len(w) > 1 and w not in _STOP]
 
 
 def _bullets(text: str) -> list[str]:
@@ -504,26 +537,27 @@ def _jaccard(a: set[str], b: set[str]) -> float:
 def similar_facts(wiki: Wiki, content: str, *, limit: int = SIMILAR_LIMIT, actor: Actor | None = None,
                   refresh: bool = True) -> list[dict[str, Any]]:
     """The ``limit`` bullets anywhere in the wiki most similar to ``content`` (word Jaccard),
-    each ``{page, fact, score}``: the full-text index proposes the pages that share the fact's
-    distinctive words, and only their bullets are compared."""
-    from .actor import OPERATOR
-
+    each ``{page, fact, score}``: the full-text index proposes the pages that hold the fact's
+    rarest words (:meth:`~.search.SearchIndex.pages_sharing`), and only their bullets are
+    compared. Pages ``actor`` may not see are left out."""
     words = _query_words(content)
     if not words:
         return []
     target = set(fact_key(content).split())
-    query = " OR ".join(f'"{w}"' for w in words)
-    hits = wiki.search.search(query, actor or OPERATOR, limit=SIMILAR_PAGES, refresh=refresh)
+    paths = wiki.search.pages_sharing(words, limit=SIMILAR_PAGES * (1 if actor is None or actor.is_operator else 4),
+                                      refresh=refresh)
+    if actor is not None:
+        paths = [p for p in paths if wiki.visible(actor, p)][:SIMILAR_PAGES]
     scored: list[tuple[float, str, str]] = []
-    for hit in hits:
+    for path in paths:
         try:
-            text = wiki.read_text(hit.path)
+            text = wiki.read_text(path)
         except OSError:
             continue
         for bullet in _bullets(text):
             score = _jaccard(target, set(fact_key(bullet).split()))
             if score > 0:
-                scored.append((score, hit.path, bullet))
+                scored.append((score, path, bullet))
     scored.sort(key=lambda t: (-t[0], t[1], t[2]))
     out: list[dict[str, Any]] = []
     seen: set[tuple[str, str]] = set()

@@ -389,6 +389,39 @@ class SearchIndex:
         with self.wiki.store._lock:
             return {row.path: row.score for row in self._rows(q)}
 
+    def pages_sharing(self, words: Sequence[str], *, limit: int = 12, terms: int = 4,
+                      refresh: bool = True) -> list[str]:
+        """Pages holding the rarest ``terms`` of ``words``, most relevant first (at most ``limit``).
+
+        The candidates for "which pages say something like this" (the review inbox's similar
+        facts): rare terms have short posting lists, so the answer takes milliseconds whatever
+        the wiki's size, where an OR of common words would rank half the wiki. Document
+        frequencies come from an ``fts5vocab`` view of the index. No visibility check: callers
+        filter.
+        """
+        tokens = list(dict.fromkeys(t for w in words for t in fold(index_text(w)).split() if t))
+        if not tokens:
+            return []
+        if refresh:
+            self.refresh()
+        with self.wiki.store._lock:
+            conn = self._conn
+            conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.search_vocab USING "
+                         "fts5vocab(main, 'search_fts', 'row')")
+            freq = []
+            for token in tokens:
+                row = conn.execute("SELECT doc FROM temp.search_vocab WHERE term = ?", (token,)).fetchone()
+                if row is not None and row[0] > 0:
+                    freq.append((row[0], token))
+            if not freq:
+                return []
+            chosen = [t for _n, t in sorted(freq)[:terms]]
+            match = " OR ".join('"' + t.replace('"', '""') + '"' for t in chosen)
+            rows = conn.execute("SELECT d.path FROM search_fts JOIN search_docs d ON d.id = search_fts.rowid"
+                                " WHERE search_fts MATCH ? ORDER BY bm25(search_fts), d.path LIMIT ?",
+                                (match, max(1, int(limit)))).fetchall()
+        return [r[0] for r in rows]
+
     @staticmethod
     def _prepare(query: str | Query, layer: str | None) -> Query:
         q = parse_query(query) if isinstance(query, str) else query
