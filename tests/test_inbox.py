@@ -397,3 +397,32 @@ def test_nothing_lost_if_killed_mid_approve(capsys: pytest.CaptureFixture[str], 
     with pytest.raises(Exception, match="already decided by operator"):
         get_item(wiki, held["id"])
     wiki.close()
+
+
+KILL_BETWEEN = """
+import os, sys
+from curator.engine import actions
+from curator.engine.actor import OPERATOR
+from curator.engine.inbox import approve
+from curator.engine.wiki import Wiki
+
+def die(self, rel, data):
+    os._exit(9)  # killed after the page is written, before the item is removed
+
+actions.ActionContext.write_record = die
+approve(Wiki(sys.argv[1]), OPERATOR, sys.argv[2])
+"""
+
+
+def test_killed_between_page_and_item_loses_nothing(capsys: pytest.CaptureFixture[str], root: Path) -> None:
+    _, held = agent_append(capsys, root, "ann", "Ann moved to Oslo")
+    proc = subprocess.run([sys.executable, "-c", KILL_BETWEEN, str(root), held["id"]], cwd=REPO,
+                          capture_output=True, text=True, timeout=60, env=dict(os.environ))
+    assert proc.returncode == 9, proc.stderr
+    code, out = cli(capsys, root, "recover")
+    assert code == 0 and git(root, "status", "--porcelain").strip() == ""
+    assert (root / "wiki/ann.md").read_text().count("Ann moved to Oslo") == 1
+    assert items(root) == [f"{held['id']}.json"]  # still pending: deciding it again closes it
+    code, out = cli(capsys, root, "inbox", "approve", held["id"])
+    assert code == 0 and out["status"] == "duplicate" and items(root) == []
+    assert (root / "wiki/ann.md").read_text().count("Ann moved to Oslo") == 1

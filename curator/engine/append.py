@@ -581,10 +581,10 @@ def append(wiki: Wiki, slug: str, content: str, links: Sequence[str] = (), creat
 
             if hold(ctx, slug=s, fact=fact, links=links, create_new=create_new, page=target, text=text):
                 return
-        else:
-            approval.close(ctx)
         ctx.journal.update(slug=s, content=fact, created=created, page=target, links=links)
         ctx.write_text(target, new_text, bom=bom)
+        if approval is not None:
+            approval.close(ctx)  # after the page: a crash in between leaves the item, not a loss
         ctx.status = "appended"
         ctx.message = f"created {target} with the fact" if created else f"appended to {target}"
         if approval is not None:

@@ -417,9 +417,9 @@ class Approval:
         _refuse_if_decided_elsewhere(ctx.wiki, self.item_id)
         ctx.body = f"Inbox-item: {self.item_id}\nReviewed-by: {self.reviewer}"
         ctx.data.update(id=self.item_id, reviewed_by=self.reviewer)
+        ctx.journal.update(inbox=self.item_id, reviewed_by=self.reviewer)
 
     def close(self, ctx: ActionContext) -> None:
-        ctx.journal.update(inbox=self.item_id, reviewed_by=self.reviewer)
         ctx.write_record(item_path(self.item_id), None)
 
 
