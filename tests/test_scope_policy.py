@@ -291,7 +291,7 @@ def test_summary_lists_configured_and_present_namespaces(policy: ScopePolicy) ->
     assert by_ns["synced"]["synced_from"] == "capability:sync"
     assert by_ns["team"]["agents"] == ["kiki"]
     assert by_ns["wiki"] == {"namespace": "wiki", "mode": "agent_writable", "agents": [], "synced_from": None,
-                             "visible_to_departments": None, "configured": False}
+                             "visible_to_departments": None, "review": False, "configured": False}
     assert by_ns["open"]["configured"] is True
     assert summary["exists"] and summary["error"] is None and summary["in_force"]
 
