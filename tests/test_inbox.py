@@ -138,6 +138,9 @@ def test_denied_beats_review_and_operator_is_never_held(capsys: pytest.CaptureFi
         code, out = cli(capsys, root, "append", slug, fact, *extra)
         assert code == 0 and out["status"] == "appended", out
     assert items(root) == []
+    # nor is a capability (a sync job mirroring its source)
+    code, out = cli(capsys, root, "--as", "capability:mirror", "append", "ann", "Ann mirrors a source")
+    assert code == 0 and out["status"] == "appended" and items(root) == []
 
 
 def test_pending_id_is_stable_for_a_resubmission(capsys: pytest.CaptureFixture[str], root: Path) -> None:

@@ -199,8 +199,9 @@ def hold(ctx: ActionContext, *, slug: str, fact: str, links: Sequence[str], crea
     """The append door's review step: True when it answered (``rejected`` or ``pending``) and
     the page must not be written. Runs inside the append action, after the scope check."""
     actor = ctx.actor
-    if actor.is_operator:
-        return False  # the operator is never held, and may restate a rejected fact
+    if not actor.is_agent:
+        return False  # only agents are held: the operator (who may restate a rejected fact) and
+        # capabilities (jobs mirroring a source) are not
     wiki = ctx.wiki
     rejected = rejection_of(wiki, fact)
     if rejected is not None:

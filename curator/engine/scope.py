@@ -26,7 +26,7 @@ everything. Unlisted namespaces are ``agent_writable``: the file can only tighte
 Review (:meth:`ScopePolicy.review_reason`): an agent's write that the policy allows is still
 *held* for an operator (``pending`` in the review inbox, :mod:`.inbox`) when ``[review] create``
 is on and it creates a page, when it appends to a page whose layer ``[review] layers`` lists, or
-when a namespace rule has ``review = true``. The operator is never held. The inbox's own files
+when a namespace rule has ``review = true``. The operator (and a capability) is never held. The inbox's own files
 (``_review/inbox/``, ``_review/rejected/``) are operator-only for every door: the engine writes
 them on an agent's behalf only when it holds that agent's write.
 
@@ -395,9 +395,10 @@ class ScopePolicy:
         """Why an allowed write of ``actor`` to ``path`` is held for an operator, or None.
 
         ``creates``: the write creates the page; ``layer``: the existing page's layer. The
-        operator is never held; neither is anyone when no ``[review]`` rule says so.
+        operator is never held, nor a capability (a sync job mirroring its source); nobody is
+        when no ``[review]`` rule says so.
         """
-        if actor.is_operator:
+        if not actor.is_agent:
             return None
         self.reload()
         review = self._parsed.review
