@@ -176,22 +176,14 @@ def rejection_of(wiki: Wiki, content: str) -> dict[str, Any] | None:
 
 # --- the hold (called by the append door) ---------------------------------------------------
 
-def _layer_of(wiki: Wiki, page: str, text: str | None) -> str | None:
+def _layer_of(text: str) -> str:
+    """The layer a page's text declares (as the page cache would parse it)."""
     from . import frontmatter
     from .page import parse_layer
 
-    if text is None:
-        return None
-    cached = wiki.pages.get(page) if _loaded(wiki) else None
-    if cached is not None:
-        return cached.layer
     split = frontmatter.split(text)
     meta, _problem = frontmatter.load(split.raw) if split.raw is not None and not split.problem else ({}, None)
     return parse_layer(meta.get("layer") if isinstance(meta, dict) else None)[0]
-
-
-def _loaded(wiki: Wiki) -> bool:
-    return bool(getattr(wiki.store, "loaded", getattr(wiki.store, "_loaded", False)))
 
 
 def hold(ctx: ActionContext, *, slug: str, fact: str, links: Sequence[str], create_new: bool,
@@ -212,9 +204,15 @@ def hold(ctx: ActionContext, *, slug: str, fact: str, links: Sequence[str], crea
         ctx.message = (f"not queued: {by} rejected this fact before (\"{reason}\"); do not submit it "
                        "again")
         return True
+    policy = wiki.policy
+    review_reason = getattr(policy, "review_reason", None)
+    if review_reason is None:
+        return False
+    policy.reload()  # type: ignore[attr-defined]  # a ScopePolicy: hot reload before deciding
+    # The page's layer matters only when a [review] layers rule exists (else: no YAML parse).
+    layer = _layer_of(text) if text is not None and policy.review.layers else None  # type: ignore[attr-defined]
     creates = text is None
-    review_reason = getattr(wiki.policy, "review_reason", None)
-    why = review_reason(actor, page, creates=creates, layer=_layer_of(wiki, page, text)) if review_reason else None
+    why = review_reason(actor, page, creates=creates, layer=layer)
     if why is None:
         return False
     iid = item_id(slug, fact)
