@@ -294,6 +294,20 @@ def test_review_policy_parses_and_is_shown(capsys: pytest.CaptureFixture[str], r
     assert "review inbox: agent writes to new pages, identity pages, core pages, ops/, policies/ are held" in text
 
 
+def test_a_damaged_item_is_reported_not_fatal(capsys: pytest.CaptureFixture[str], root: Path) -> None:
+    _, held = agent_append(capsys, root, "ann", "Ann moved to Oslo")
+    (root / INBOX_DIR / "0badc0ffee00.json").write_text("{not json", encoding="utf-8")
+    code, out = cli(capsys, root, "inbox", "list")
+    assert code == 0 and [i["id"] for i in out] == [held["id"]]
+    capsys.readouterr()
+    assert main(["--wiki", str(root), "inbox", "list"]) == 0
+    err = capsys.readouterr().err
+    assert "1 inbox item file(s) do not parse" in err and "0badc0ffee00.json" in err
+    assert main(["--wiki", str(root), "inbox", "show", "0badc0ffee00"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is damaged" in err and "Traceback" not in err
+
+
 def test_inbox_files_are_not_pages(capsys: pytest.CaptureFixture[str], root: Path) -> None:
     agent_append(capsys, root, "ann", "Ann moved to Oslo")
     code, out = cli(capsys, root, "index")

@@ -48,12 +48,18 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 
 
 def run_list(ctx: Context, args: argparse.Namespace) -> int:
+    import sys
+
     from curator.engine.inbox import list_items, read_items
 
+    damaged: list[str] = []
     if ctx.actor.is_operator and (ctx.wiki_dir / ".git").exists():
-        items = read_items(ctx.wiki_dir)  # the operator sees every item: no page cache needed
+        items = read_items(ctx.wiki_dir, damaged)  # the operator sees every item: no page cache needed
     else:
-        items = list_items(ctx.wiki, ctx.actor)
+        items = list_items(ctx.wiki, ctx.actor, damaged)
+    if damaged and ctx.actor.is_operator:
+        sys.stderr.write(f"curator: warning: {len(damaged)} inbox item file(s) do not parse and are not "
+                         f"listed: {', '.join(damaged[:5])}; fix them or restore them with git\n")
     lines = [f"{i.id}  {i.time[:16].replace('T', ' ')}  {i.actor:<18} {i.target:<36} "
              f"{'(new page) ' if i.create else ''}{i.content[:70]}" for i in items]
     ctx.emit([i.to_json() for i in items],

@@ -235,17 +235,18 @@ def hold(ctx: ActionContext, *, slug: str, fact: str, links: Sequence[str], crea
 
 # --- listing and reading ------------------------------------------------------------------------
 
-def list_items(wiki: Wiki, actor: Actor | None = None) -> list[InboxItem]:
+def list_items(wiki: Wiki, actor: Actor | None = None, damaged: list[str] | None = None) -> list[InboxItem]:
     """Pending items, oldest first; an agent sees only items whose target page it may see."""
-    items = read_items(wiki.root)
+    items = read_items(wiki.root, damaged)
     if actor is not None and not actor.is_operator:
         items = [i for i in items if wiki.visible(actor, i.target)]
     return items
 
 
-def read_items(root: Path) -> list[InboxItem]:
+def read_items(root: Path, damaged: list[str] | None = None) -> list[InboxItem]:
     """Every pending item of the wiki at ``root``, oldest first (the operator's view; one folder
-    listing and one small file per item, nothing else: no page cache, no git)."""
+    listing and one small file per item, nothing else: no page cache, no git). Item files that
+    do not parse are skipped and, with ``damaged``, their paths appended to it."""
     folder = root / INBOX_DIR
     try:
         names = [e.name for e in os.scandir(folder) if e.name.endswith(".json") and e.is_file()]
@@ -257,7 +258,9 @@ def read_items(root: Path) -> list[InboxItem]:
             with open(folder / name, "rb") as f:
                 item = InboxItem.from_json(json.loads(f.read()))
         except (OSError, ValueError, KeyError, TypeError):
-            continue  # a damaged item is reported by show, never breaks the list
+            if damaged is not None:  # reported by the caller, never breaks the list
+                damaged.append(f"{INBOX_DIR}/{name}")
+            continue
         out.append(item)
     out.sort(key=lambda i: (i.time, i.id))
     return out
