@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -443,3 +444,20 @@ def test_killed_between_page_and_item_loses_nothing(capsys: pytest.CaptureFixtur
     code, out = cli(capsys, root, "inbox", "approve", held["id"])
     assert code == 0 and out["status"] == "duplicate" and items(root) == []
     assert (root / "wiki/ann.md").read_text().count("Ann moved to Oslo") == 1
+
+
+def test_approve_on_both_clones_before_either_syncs_merges_to_one_fact(tmp_path: Path) -> None:
+    net, iid = _held_in_net(tmp_path)
+    try:
+        assert approve(net.a, OPERATOR, iid).status == "appended"
+        time.sleep(1.1)  # a later second: b's commit is not byte-for-byte a's
+        assert approve(net.b, OPERATOR, iid).status == "appended"  # nothing pushed yet: b cannot know
+        assert sync(net.a, OPERATOR).status == "pushed"
+        merged = sync(net.b, OPERATOR)
+        assert merged.status == "merged", merged.message
+        assert (net.b.root / "wiki/ann-smith.md").read_text().count("Ann moved to Oslo") == 1
+        assert list_items(net.b) == []
+        assert sync(net.a, OPERATOR).status == "pulled"
+        assert (net.a.root / "wiki/ann-smith.md").read_text().count("Ann moved to Oslo") == 1
+    finally:
+        net.close()
