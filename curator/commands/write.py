@@ -22,7 +22,9 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "append", parents=[parent], help="append one fact to the page SLUG routes to",
         description="Exact slug match, else similar pages are offered as candidates (nothing is "
-        "written) unless --create-new; a fact the page already states is declined as duplicate.",
+        "written) unless --create-new; a fact the page already states is declined as duplicate. "
+        "An agent's write that the [review] rules of .scope.toml hold is answered 'pending' (queued "
+        "in the review inbox, see 'curator inbox'); a fact the operator rejected, 'rejected'.",
     )
     p.add_argument("slug", metavar="SLUG", help="the page's name, e.g. ann-smith")
     p.add_argument("content", metavar="CONTENT", help="the fact, one sentence")
