@@ -403,7 +403,26 @@ def _operator_only(actor: Actor, what: str) -> ActionResult | None:
     if actor.is_operator:
         return None
     return _result("denied", f"only the operator may {what} inbox items; {actor} may not",
-                        action=f"inbox_{what}")
+                   action=f"inbox_{what}")
+
+
+def _to_decide(wiki: Wiki, ref: str, what: str, fetch: bool) -> InboxItem | ActionResult:
+    """The pending item ``ref`` an operator is about to decide, or the answer refusing it. With
+    ``fetch``, decisions other clones pushed are fetched first (:func:`fetch_decisions`)."""
+    if fetch:
+        fetch_decisions(wiki)
+    try:
+        return get_item(wiki, ref)
+    except CuratorError as exc:
+        return _result("invalid", str(exc), action=f"inbox_{what}", target=ref)
+
+
+def _still_pending(ctx: ActionContext, iid: str) -> None:
+    """Inside the deciding action (under the lock): the item is still pending, here and on the
+    last fetched state of the remote; else :class:`~.actions.Invalid` (already decided)."""
+    if ctx.read_bytes(item_path(iid)) is None:
+        raise _invalid(not_pending_message(ctx.wiki, iid))
+    _refuse_if_decided_elsewhere(ctx.wiki, iid)
 
 
 @dataclass(slots=True)
@@ -414,9 +433,7 @@ class Approval:
     reviewer: str
 
     def check(self, ctx: ActionContext) -> None:
-        if ctx.read_bytes(item_path(self.item_id)) is None:
-            raise _invalid(not_pending_message(ctx.wiki, self.item_id))
-        _refuse_if_decided_elsewhere(ctx.wiki, self.item_id)
+        _still_pending(ctx, self.item_id)
         ctx.body = f"Inbox-item: {self.item_id}\nReviewed-by: {self.reviewer}"
         ctx.data.update(id=self.item_id, reviewed_by=self.reviewer)
         ctx.journal.update(inbox=self.item_id, reviewed_by=self.reviewer)
@@ -435,23 +452,19 @@ def approve(wiki: Wiki, actor: Actor, ref: str, content: str | None = None, *,
     refused = _operator_only(actor, "approve")
     if refused is not None:
         return refused
-    if fetch:
-        fetch_decisions(wiki)
-    try:
-        item = get_item(wiki, ref)
-    except CuratorError as exc:
-        return _result("invalid", str(exc), action="inbox_approve", target=ref)
-    text = item.content if content is None else content
     if content is not None and not _WORDS.search(content):
         return _result("invalid", "invalid edit: the approved text is empty", action="inbox_approve",
-                            target=item.id)
+                       target=ref)
+    item = _to_decide(wiki, ref, "approve", fetch)
+    if not isinstance(item, InboxItem):
+        return item
     try:
         agent = item.agent
     except CuratorError as exc:
         return _result("invalid", f"inbox item {item.id} names a bad actor: {exc}",
-                            action="inbox_approve", target=item.id)
-    result = append(wiki, item.slug, text, item.links, True, agent, today,
-                    approval=Approval(item.id, str(actor)))
+                       action="inbox_approve", target=item.id)
+    result = append(wiki, item.slug, item.content if content is None else content, item.links, True,
+                    agent, today, approval=Approval(item.id, str(actor)))
     if result.status == "duplicate" and result.commit:
         result.message += f"; inbox item {item.id} is closed (the page states it already)"
     result.data.setdefault("id", item.id)
@@ -469,18 +482,13 @@ def reject(wiki: Wiki, actor: Actor, ref: str, reason: str, *, fetch: bool = Tru
     why = " ".join((reason or "").split())
     if not why:
         return _result("invalid", "a rejection needs a reason (--reason): the agent is told it",
-                            action="inbox_reject", target=ref)
-    if fetch:
-        fetch_decisions(wiki)
-    try:
-        item = get_item(wiki, ref)
-    except CuratorError as exc:
-        return _result("invalid", str(exc), action="inbox_reject", target=ref)
+                       action="inbox_reject", target=ref)
+    item = _to_decide(wiki, ref, "reject", fetch)
+    if not isinstance(item, InboxItem):
+        return item
 
     def apply(ctx: ActionContext) -> None:
-        if ctx.read_bytes(item_path(item.id)) is None:
-            raise _invalid(not_pending_message(wiki, item.id))
-        _refuse_if_decided_elsewhere(wiki, item.id)
+        _still_pending(ctx, item.id)
         record = {"reason": why, "by": str(actor), "time": _now(), "content": item.content,
                   "item": item.id, "actor": item.actor, "target": item.target}
         ctx.journal.update(inbox=item.id, reason=why)

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QItemSelectionModel, Qt, QUrl
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -51,7 +51,7 @@ from curator.models.auto import (
 
 from .lazy_view import ReviewView, record_table
 from .page_view import SafeBrowser
-from .render import PAGE_SCHEME, render_message, render_page
+from .render import render_message, render_page
 
 if TYPE_CHECKING:
     from curator.engine.actions import ActionResult
@@ -243,7 +243,7 @@ class AutoView(ReviewView):
         self.remove_button.clicked.connect(self.remove_selected)
         self.table.doubleClicked.connect(lambda _i: self.open_selected())
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._selection_changed())
-        self.preview.anchorClicked.connect(self._on_anchor)
+        self.preview.anchorClicked.connect(self.open_page_url)
         self._destination: int | Path | None = None
         self._destination_text = ""
         self.wiki_changed()
@@ -281,14 +281,7 @@ class AutoView(ReviewView):
         self._select_rows(rows, keep_current if keep_current is not None else rows[0])
 
     def _select_rows(self, rows: list[int], current: int) -> None:
-        selection = self.table.selectionModel()
-        selection.blockSignals(True)
-        self.table.clearSelection()
-        self.table.setCurrentIndex(self.model.index(current, 0))
-        flags = QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows
-        for r in rows:
-            selection.select(self.model.index(r, 0), flags)
-        selection.blockSignals(False)
+        self.select_table_rows(self.table, rows, current)
         self._selection_changed(force=True)
 
     def selected_rows(self) -> list[AutoRow]:
@@ -386,13 +379,6 @@ class AutoView(ReviewView):
 
         self.preview.base_dir = self.window_.workspace.handles[self.wiki_index].root / Path(path).parent
         self.window_.workspace.read(self.wiki_index, build, show, failed)
-
-    def _on_anchor(self, url: QUrl) -> None:
-        from urllib.parse import unquote
-
-        if url.scheme() == PAGE_SCHEME:
-            self.window_.open_page((self.wiki_index, unquote(url.path())))
-            self.window_.show_view("page")
 
     def open_selected(self) -> None:
         row = self.current_row()

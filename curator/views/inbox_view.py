@@ -15,7 +15,7 @@ import html
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QItemSelectionModel, Qt, QTimer, QUrl
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QDialog,
@@ -37,7 +37,7 @@ from curator.models.inbox import COL_FACT, COL_TARGET, InboxModel, RecordRole, i
 
 from .lazy_view import ReviewView, record_table
 from .page_view import SafeBrowser
-from .render import PAGE_SCHEME, render_message
+from .render import render_message
 
 if TYPE_CHECKING:
     from curator.engine.actions import ActionResult
@@ -159,7 +159,7 @@ class InboxView(ReviewView):
         self.table.doubleClicked.connect(lambda _i: self.edit_current())
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._selection_changed())
         self.table.selectionModel().currentRowChanged.connect(lambda *_: self._selection_changed())
-        self.detail.anchorClicked.connect(self._on_anchor)
+        self.detail.anchorClicked.connect(self.open_page_url)
         for key, slot in (("J", lambda: self.move(1)), ("K", lambda: self.move(-1)), ("A", self.approve_selected),
                           ("E", self.edit_current), ("R", self.reject_selected)):
             shortcut = QShortcut(QKeySequence(key), self)
@@ -229,14 +229,7 @@ class InboxView(ReviewView):
         self._select_rows(rows or [keep], keep)
 
     def _select_rows(self, rows: list[int], current: int) -> None:
-        selection = self.table.selectionModel()
-        selection.blockSignals(True)
-        self.table.clearSelection()
-        self.table.setCurrentIndex(self.model.index(current, 0))
-        flags = QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows
-        for r in rows:
-            selection.select(self.model.index(r, 0), flags)
-        selection.blockSignals(False)
+        self.select_table_rows(self.table, rows, current)
         self._selection_changed(force=True)
 
     def select_ids(self, ids: list[str]) -> None:
@@ -292,13 +285,6 @@ class InboxView(ReviewView):
                 self.mark_ready()
 
         self.window_.workspace.read(self.wiki_index, build, show, failed)
-
-    def _on_anchor(self, url: QUrl) -> None:
-        from urllib.parse import unquote
-
-        if url.scheme() == PAGE_SCHEME:
-            self.window_.open_page((self.wiki_index, unquote(url.path())))
-            self.window_.show_view("page")
 
     def open_current(self) -> None:
         item = self.current_item()

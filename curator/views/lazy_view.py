@@ -13,7 +13,7 @@ import html
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QAbstractItemModel, Qt, QTimer
+from PySide6.QtCore import QAbstractItemModel, QItemSelectionModel, Qt, QTimer, QUrl
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QAbstractItemView, QDialog, QLabel, QTableView
 
@@ -136,6 +136,31 @@ class ReviewView(WikiView):
 
     def show_content(self, result: Any) -> None:  # pragma: no cover - every view overrides it
         raise NotImplementedError
+
+    # --- selection and links ------------------------------------------------------------------------
+    @staticmethod
+    def select_table_rows(table: QTableView, rows: list[int], current: int) -> None:
+        """Make ``rows`` the selection of ``table`` and ``current`` its current row, with the
+        selection signals held back (the caller refreshes its panes once afterwards)."""
+        selection = table.selectionModel()
+        model = table.model()
+        selection.blockSignals(True)
+        table.clearSelection()
+        table.setCurrentIndex(model.index(current, 0))
+        flags = QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows
+        for r in rows:
+            selection.select(model.index(r, 0), flags)
+        selection.blockSignals(False)
+
+    def open_page_url(self, url: QUrl) -> None:
+        """A page link clicked in a preview: open that page of this view's wiki in the page view."""
+        from urllib.parse import unquote
+
+        from .render import PAGE_SCHEME
+
+        if url.scheme() == PAGE_SCHEME:
+            self.window_.open_page((self.wiki_index, unquote(url.path())))
+            self.window_.show_view("page")
 
     # --- decisions --------------------------------------------------------------------------------
     def decide(self, actions: list[tuple[str, Callable[[Any], Any]]],
