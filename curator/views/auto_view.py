@@ -45,7 +45,6 @@ from curator.models.auto import (
     AutoListing,
     AutoModel,
     AutoRow,
-    RecordRole,
     details_html,
 )
 
@@ -230,12 +229,7 @@ class AutoView(ReviewView):
         split.setStretchFactor(0, 2)
         split.setStretchFactor(1, 3)
         split.setSizes([260, 520])
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.addLayout(top)
-        layout.addLayout(actions)
-        layout.addWidget(self.banner)
-        layout.addWidget(split, 1)
+        self.lay_out(top, actions, split)
 
         self.open_button.clicked.connect(self.open_selected)
         self.confirm_button.clicked.connect(self.confirm_selected)
@@ -285,12 +279,10 @@ class AutoView(ReviewView):
         self._selection_changed(force=True)
 
     def selected_rows(self) -> list[AutoRow]:
-        rows = sorted({i.row() for i in self.table.selectionModel().selectedRows()})
-        return [self.model.rows[r] for r in rows if 0 <= r < len(self.model.rows)]
+        return self.selected_records(self.table)
 
     def current_row(self) -> AutoRow | None:
-        index = self.table.currentIndex()
-        value = index.data(RecordRole) if index.isValid() else None
+        value = self.current_record(self.table)
         return value if isinstance(value, AutoRow) else None
 
     def select_paths(self, paths: list[str]) -> None:

@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 
 from curator.engine.actor import OPERATOR
 from curator.engine.inbox import InboxItem
-from curator.models.inbox import COL_FACT, COL_TARGET, InboxModel, RecordRole, item_html
+from curator.models.inbox import COL_FACT, COL_TARGET, InboxModel, item_html
 
 from .lazy_view import ReviewView, record_table
 from .page_view import SafeBrowser
@@ -145,12 +145,7 @@ class InboxView(ReviewView):
         split.addWidget(self.table)
         split.addWidget(self.detail)
         split.setSizes([220, 560])
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.addLayout(top)
-        layout.addLayout(actions)
-        layout.addWidget(self.banner)
-        layout.addWidget(split, 1)
+        self.lay_out(top, actions, split)
 
         self.approve_button.clicked.connect(self.approve_selected)
         self.edit_button.clicked.connect(self.edit_current)
@@ -239,12 +234,10 @@ class InboxView(ReviewView):
             self._select_rows(rows, rows[0])
 
     def selected_items(self) -> list[InboxItem]:
-        rows = sorted({i.row() for i in self.table.selectionModel().selectedRows()})
-        return [self.model.rows[r] for r in rows if 0 <= r < len(self.model.rows)]
+        return self.selected_records(self.table)
 
     def current_item(self) -> InboxItem | None:
-        index = self.table.currentIndex()
-        value = index.data(RecordRole) if index.isValid() else None
+        value = self.current_record(self.table)
         return value if isinstance(value, InboxItem) else None
 
     def move(self, step: int) -> None:

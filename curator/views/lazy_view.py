@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QAbstractItemModel, QItemSelectionModel, Qt, QTimer, QUrl
 from PySide6.QtGui import QShowEvent
-from PySide6.QtWidgets import QAbstractItemView, QDialog, QLabel, QTableView
+from PySide6.QtWidgets import QAbstractItemView, QDialog, QLabel, QLayout, QTableView, QVBoxLayout, QWidget
 
 from curator.engine.actions import ActionResult
+from curator.models.records import RecordRole
 
 from .wiki_view import WikiView
 
@@ -151,6 +152,28 @@ class ReviewView(WikiView):
         for r in rows:
             selection.select(model.index(r, 0), flags)
         selection.blockSignals(False)
+
+    @staticmethod
+    def selected_records(table: QTableView) -> list[Any]:
+        """The records (:data:`RecordRole`) of ``table``'s selected rows, top to bottom."""
+        model = table.model()
+        rows = sorted({i.row() for i in table.selectionModel().selectedRows()})
+        return [model.index(r, 0).data(RecordRole) for r in rows if 0 <= r < model.rowCount()]
+
+    @staticmethod
+    def current_record(table: QTableView) -> Any:
+        index = table.currentIndex()
+        return index.data(RecordRole) if index.isValid() else None
+
+    def lay_out(self, top: QLayout, actions: QLayout, split: QWidget) -> None:
+        """The review views' layout: wiki selector and count, buttons, the banner, then the
+        table over the preview."""
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(top)
+        layout.addLayout(actions)
+        layout.addWidget(self.banner)
+        layout.addWidget(split, 1)
 
     def open_page_url(self, url: QUrl) -> None:
         """A page link clicked in a preview: open that page of this view's wiki in the page view."""
