@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from curator.engine.wiki import Wiki
 
 COL_AGENT, COL_DEPARTMENT, COL_TIME, COL_TARGET, COL_FACT = range(5)
-HEADERS = ("Agent", "Department", "Time", "Target page", "Fact")
+HEADERS = ("Agent", "Department", "Time (UTC)", "Target page", "Fact")
 __all__ = ["InboxModel", "RecordRole", "gather_inbox", "item_html"]
 
 
