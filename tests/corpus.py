@@ -17,6 +17,7 @@ root, and ``.md`` files inside excluded folders that must never become pages.
 
 from __future__ import annotations
 
+import itertools
 import os
 import random
 import subprocess
@@ -91,6 +92,8 @@ class CorpusInfo:
     sample_links: list[tuple[str, str, str]] = field(default_factory=list)
     ambiguous: tuple[str, ...] = ()
     ambiguous_linker: str = ""
+    #: the real-shaped profile's extras (families, title-prefix links, big pages); else None
+    real: RealShapedExtras | None = None
 
     @property
     def regular(self) -> list[str]:
@@ -295,14 +298,32 @@ def _git_commit(root: Path) -> None:
     git("commit", "-q", "-m", "corpus")
 
 
-def generate(root: Path, n_pages: int, seed: int = 0, *, hostile: bool = False, cjk: bool = True,
-             git: bool = False) -> CorpusInfo:
+def generate(root: Path, n_pages: int | None = None, seed: int = 0, *, hostile: bool = False,
+             cjk: bool = True, git: bool = False, profile: str = "default") -> CorpusInfo:
     """Write a wiki of ``n_pages`` regular pages (plus the hostile set) under ``root``.
 
     ``n_pages`` counts the regular pages, the CJK and ambiguity pages included when ``cjk`` (5 of
     them, so ``n_pages`` must be at least 5 then). With ``git`` the root is a repository with one
     commit whose identity is passed on the command line.
+
+    ``profile="real-shaped"`` writes the shape of a real LLM wiki instead (see
+    :func:`generate_real_shaped`; ``n_pages`` defaults to 32,000 there); ``hostile`` and ``cjk``
+    then add the hostile set and the CJK/ambiguity pages on top.
     """
+    if profile not in PROFILES:
+        raise ValueError(f"unknown corpus profile {profile!r} (use one of {', '.join(PROFILES)})")
+    if profile == REAL_SHAPED:
+        info = generate_real_shaped(root, REAL_N_PAGES if n_pages is None else n_pages, seed)
+        if cjk:
+            _special_pages(info.root, info)
+        if hostile:
+            _hostile(info.root, info)
+        info.pages = sorted([*info.expected, *info.hostile.values()])
+        if git:
+            _git_commit(info.root)
+        return info
+    if n_pages is None:
+        raise TypeError("generate() needs n_pages for the default profile")
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
     rng = random.Random(seed)
@@ -323,6 +344,344 @@ def generate(root: Path, n_pages: int, seed: int = 0, *, hostile: bool = False, 
     if hostile:
         _hostile(root, info)
     info.pages = sorted([*info.expected, *info.hostile.values()])
+    if git:
+        _git_commit(root)
+    return info
+
+
+# --- the real-shaped profile ------------------------------------------------------------------
+#
+# ``generate(root, profile="real-shaped")`` (or :func:`generate_real_shaped`) writes a wiki with
+# the shape of a real LLM-maintained wiki (issue 17: 32,480 pages, 115 MB): one folder holding
+# most pages, a long-tailed page-size distribution, frontmatter on almost every page in the
+# flat shapes LLMs write (plus a few the fast frontmatter path must hand to PyYAML), links
+# written by title as often as by slug, and families of copies. Generation is a few seconds
+# for 32,000 pages: bodies are slices of one seeded text pool, not word-by-word draws.
+
+REAL_SHAPED = "real-shaped"
+PROFILES: tuple[str, ...] = ("default", REAL_SHAPED)
+REAL_N_PAGES = 32_000
+#: the one big folder and its share of the pages (28,304 of 32,480 in the measured wiki)
+REAL_BIG_FOLDER = "wiki/entities"
+REAL_BIG_SHARE = 0.875
+REAL_OTHER_FOLDERS: tuple[str, ...] = (
+    "wiki/concepts", "wiki/sources", "wiki/projects", "wiki/people", "wiki/topics/games",
+    "wiki/topics/music", "departments/sales", "departments/finance", "journal",
+)
+#: page body sizes in bytes at these quantiles (inverse CDF, linear in between): median 2.9 KB,
+#: p99 16 KB. The tail beyond (pages over 100 KB, the two over 1 MB) is placed explicitly.
+REAL_SIZE_QUANTILES: tuple[tuple[float, int], ...] = (
+    (0.0, 200), (0.05, 500), (0.15, 1100), (0.30, 1900), (0.50, 2900), (0.70, 3200),
+    (0.85, 3700), (0.93, 4600), (0.97, 7000), (0.99, 11_000), (0.995, 16_000), (0.999, 26_000),
+    (1.0, 50_000),
+)
+REAL_OVER_100K = 165  # pages over 100 KB (at 32,000 pages; scaled with n_pages)
+REAL_OVER_1M = 2  # the index and the log: over 1 MB
+REAL_FRONTMATTER_SHARE = 0.995
+REAL_FAMILY_SHARE = 0.03  # share of pages that are a family's original (each has 1-5 copies)
+FAMILY_COPY_MARKERS: tuple[str, ...] = ("copy", "fixed-v2", "v3", "final", "old")
+_SYLLABLES: tuple[str, ...] = (
+    "ka", "lo", "ve", "ri", "mon", "ta", "sel", "dra", "quin", "bo", "ne", "tur", "ax", "li",
+    "por", "shi", "gen", "mar", "vo", "cel", "da", "fin", "ro", "zu", "ham", "pe", "tro", "wen",
+)
+_NAME_WORDS: tuple[str, ...] = (
+    "nocturne", "bg3", "v4", "campaign", "ledger", "atlas", "orbit", "harbor", "ember", "summit",
+    "cobalt", "meridian", "quartz", "lumen", "vector", "sable", "aurora", "delta", "zephyr", "onyx",
+    "pilot", "relay", "beacon", "canyon", "falcon", "glacier", "horizon", "juniper", "kestrel",
+    "lattice", "mosaic", "nimbus", "opal", "prism", "quill", "raven", "sierra", "tundra", "umbra",
+    "vertex", "willow", "xenon", "yarrow", "zenith", "alpha", "beta", "gamma", "omega", "sigma",
+    "notes", "plan", "review", "draft", "spec", "guide", "log", "report", "summary", "timeline",
+    "2024", "2025", "q1", "q2", "q3", "q4", "ii", "iii", "mk2", "x7", "api", "sdk", "ui", "db",
+)
+
+
+@dataclass(slots=True)
+class RealShapedExtras:
+    """What a real-shaped corpus holds beyond :class:`CorpusInfo`'s regular pages."""
+
+    big_folder: str = REAL_BIG_FOLDER
+    #: families of copies: the original first, then its copies (2-6 pages each)
+    families: list[list[str]] = field(default_factory=list)
+    #: (source page, target as written, page it names): links written by a title prefix
+    #: (``[[Nocturne Bg3 V4]]`` -> ``nocturne-bg3-v4-campaign.md``) resolve to nothing by name;
+    #: link repair suggests the page
+    title_prefix_links: list[tuple[str, str, str]] = field(default_factory=list)
+    #: pages over 100 KB, and those over 1 MB
+    over_100k: list[str] = field(default_factory=list)
+    over_1m: list[str] = field(default_factory=list)
+    #: pages without frontmatter, and those whose frontmatter is not the flat kind
+    no_frontmatter: list[str] = field(default_factory=list)
+    complex_frontmatter: list[str] = field(default_factory=list)
+    total_bytes: int = 0
+
+
+def _real_size(rng: random.Random) -> int:
+    u = rng.random()
+    for (q0, s0), (q1, s1) in itertools.pairwise(REAL_SIZE_QUANTILES):
+        if u <= q1:
+            return int(s0 + (s1 - s0) * (u - q0) / (q1 - q0))
+    return REAL_SIZE_QUANTILES[-1][1]
+
+
+def _text_pool(rng: random.Random, chars: int) -> tuple[str, list[int]]:
+    """About ``chars`` characters of prose (paragraphs of sentences of pseudo-words) and the
+    offset where each paragraph starts. Bodies are slices of it."""
+    vocab = sorted({"".join(rng.choices(_SYLLABLES, k=rng.randint(1, 3))) for _ in range(3000)})
+    vocab += list(WORDS) * 4  # common words recur, like real prose
+    words = rng.choices(vocab, k=chars // 7)
+    parts: list[str] = []
+    starts: list[int] = []
+    pos = 0
+    i = 0
+    while i < len(words):
+        n_sentences = rng.randint(2, 6)
+        sentences = []
+        for _ in range(n_sentences):
+            k = rng.randint(6, 18)
+            chunk = words[i:i + k]
+            i += k
+            if not chunk:
+                break
+            sentences.append(chunk[0].capitalize() + " " + " ".join(chunk[1:]) + ".")
+        para = " ".join(sentences) + "\n\n"
+        starts.append(pos)
+        parts.append(para)
+        pos += len(para)
+    return "".join(parts), starts
+
+
+def _real_names(rng: random.Random, count: int) -> list[str]:
+    """``count`` distinct slugs of 2-4 name words (a number is added only on a collision)."""
+    seen: set[str] = set()
+    out: list[str] = []
+    while len(out) < count:
+        stem = "-".join(rng.sample(_NAME_WORDS, rng.randint(2, 4)))
+        if stem in seen:
+            stem = f"{stem}-{len(out)}"
+        seen.add(stem)
+        out.append(stem)
+    return out
+
+
+def _real_frontmatter(rng: random.Random, i: int, title: str, tags: list[str], layer: str | None,
+                      trust: float | None) -> tuple[str, bool]:
+    """A frontmatter block (with fences) in one of the shapes LLM wikis write; and whether it is
+    a non-flat shape (nested mapping, folded text, timestamp, comment) for PyYAML."""
+    lines: list[str] = []
+    kind = i % 20
+    if ":" in title or kind == 7:
+        lines.append(f'title: "{title}"')
+    elif kind == 11:
+        lines.append("title: '" + title.replace("'", "''") + "'")
+    elif kind != 13:
+        lines.append(f"title: {title}")
+    lines.append(f"type: {('entity', 'concept', 'source', 'note', 'project')[i % 5]}")
+    if kind % 3 == 0:
+        lines.append("tags:")
+        lines += [f"  - {t}" for t in tags]
+    elif kind == 5:
+        lines.append(f"tags: {', '.join(tags)}")
+    else:
+        lines.append(f"tags: [{', '.join(tags)}]")
+    if layer is not None:
+        lines.append(f"layer: {layer}")
+    if trust is not None:
+        lines.append(f"trust: {trust}")
+    lines.append(f"created: 2025-{1 + i % 12:02d}-{1 + i % 28:02d}")
+    lines.append(f"updated: 2026-{1 + (i * 7) % 12:02d}-{1 + (i * 3) % 28:02d}")
+    if kind == 2:
+        lines.append(f"sources: [\"raw/chat-{i:05d}.md\", 'raw/notes.md']")
+    if kind == 4:
+        lines.append(f"confidence: {('high', 'medium', 'low')[i % 3]}")
+        lines.append("draft: false")
+        lines.append(f"version: {1 + i % 9}")
+    if kind == 9:
+        lines.append("aliases: []")
+        lines.append("status:")
+    complex_shape = False
+    roll = rng.random()
+    if roll < 0.004:
+        lines.append("metadata:\n  origin: agent\n  score: 3")
+        complex_shape = True
+    elif roll < 0.008:
+        lines.append("summary: >-\n  A folded summary\n  over two lines.")
+        complex_shape = True
+    elif roll < 0.010:
+        lines.append("reviewed: 2026-02-01T10:00:00Z")
+        complex_shape = True
+    elif roll < 0.012:
+        lines.append("# a comment the agent left")
+        complex_shape = True
+    return "---\n" + "\n".join(lines) + "\n---\n", complex_shape
+
+
+def generate_real_shaped(root: Path, n_pages: int = REAL_N_PAGES, seed: int = 0, *,
+                         git: bool = False) -> CorpusInfo:
+    """Write a wiki of ``n_pages`` pages shaped like a real LLM-maintained wiki under ``root``.
+
+    The returned :class:`CorpusInfo` lists every page and what parsing it must yield
+    (``expected``), the links whose target resolves (``sample_links``: full titles and slugs) and
+    unresolved targets; ``info.real`` (:class:`RealShapedExtras`) adds the families of copies,
+    the title-prefix links, the big pages and the frontmatter mix. Same seed, same bytes.
+    At the default 32,000 pages it writes about 115 MB in a few seconds.
+    """
+    if n_pages < 20:
+        raise ValueError("the real-shaped profile needs at least 20 pages")
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(seed)
+    info = CorpusInfo(root=root)
+    extras = RealShapedExtras()
+    info.real = extras
+    scale = n_pages / REAL_N_PAGES
+    n_1m = REAL_OVER_1M if n_pages >= 200 else 0
+    n_100k = max(1, round(REAL_OVER_100K * scale) - n_1m) if n_pages >= 200 else 0
+    hubs = ["index.md", "log.md"][:n_1m]
+    n_regular = n_pages - len(hubs)
+    n_big = round(n_regular * REAL_BIG_SHARE)
+    # Family originals get 1-5 copies each; copies count towards n_regular.
+    stems: list[str] = []
+    family_of: dict[int, int] = {}  # page index -> family id (originals and copies)
+    families: list[list[int]] = []
+    names = _real_names(rng, n_regular)
+    k = 0
+    while len(stems) < n_regular:
+        base = names[k]
+        k += 1
+        if rng.random() < REAL_FAMILY_SHARE and len(stems) + 2 <= n_regular:
+            n_copies = min(rng.randint(1, 5), n_regular - len(stems) - 1)
+            number = len(families) + 1
+            members = [len(stems)]
+            stems.append(f"{base}-entry-{number}")
+            for marker in FAMILY_COPY_MARKERS[:n_copies]:
+                members.append(len(stems))
+                stems.append(f"{base}-{marker}-entry-{number}")
+            for m in members:
+                family_of[m] = len(families)
+            families.append(members)
+        else:
+            stems.append(base)
+    folders = [REAL_BIG_FOLDER if j < n_big else REAL_OTHER_FOLDERS[j % len(REAL_OTHER_FOLDERS)]
+               for j in range(n_regular)]
+    rng.shuffle(folders)
+    for members in families:  # a family lives in one folder, like copies made next to the original
+        for m in members[1:]:
+            folders[m] = folders[members[0]]
+    paths = [f"{folder}/{stem}.md" for folder, stem in zip(folders, stems, strict=True)]
+    titles = [_title_of(s) for s in stems]
+    sizes = [_real_size(rng) for _ in range(n_regular)]
+    singles = [j for j in range(n_regular) if j not in family_of]
+    for j in rng.sample(singles, n_100k):
+        sizes[j] = int(100_500 * 1.6 ** rng.random())  # 100-160 KB
+        extras.over_100k.append(paths[j])
+    pool, starts = _text_pool(rng, 2_500_000)
+    pool_len = len(pool)
+    made_dirs: set[str] = set()
+    total = 0
+    root_s = str(root)
+
+    def write(rel: str, text: str) -> None:
+        nonlocal total
+        d = rel.rpartition("/")[0]
+        if d and d not in made_dirs:
+            (root / d).mkdir(parents=True, exist_ok=True)
+            made_dirs.add(d)
+        data = text.encode("utf-8")
+        total += len(data)
+        fd = os.open(f"{root_s}/{rel}", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+
+    layers = (("core", "core"), ("context", "context"), ("deep", "deep"), ("L1", "core"),
+              ("identity", "identity"))
+    for j, (path, title) in enumerate(zip(paths, titles, strict=True)):
+        tags = rng.sample(TAGS, rng.randint(1, 3))
+        written_layer, layer = layers[j % 5] if j % 4 == 0 else (None, "deep")
+        trust = (0.3, 0.6, 0.8, 0.9)[j % 4] if j % 3 == 0 else None
+        has_fm = rng.random() < REAL_FRONTMATTER_SHARE
+        head = ""
+        if has_fm:
+            head, complex_shape = _real_frontmatter(rng, j, title, tags, written_layer, trust)
+            if complex_shape:
+                extras.complex_frontmatter.append(path)
+        else:
+            extras.no_frontmatter.append(path)
+            tags, layer, trust = [], "deep", None
+        lines = [f"# {title}", ""]
+        # Links: by full title, by slug, by title prefix (to repair), to a family member.
+        for _ in range(rng.randint(2, 8)):
+            o = rng.randrange(n_regular)
+            if o == j:
+                continue
+            form = rng.random()
+            if form < 0.40:
+                lines.append(f"- See [[{titles[o]}]].")
+                if len(info.sample_links) < 2000:
+                    info.sample_links.append((path, titles[o], paths[o]))
+            elif form < 0.75:
+                lines.append(f"- Related: [[{stems[o]}|{titles[o]}]]")
+            elif form < 0.90 and len(titles[o].split()) > 2:
+                prefix = titles[o].rsplit(" ", 1)[0]
+                lines.append(f"- Mentioned in [[{prefix}]].")
+                if len(extras.title_prefix_links) < 2000:
+                    extras.title_prefix_links.append((path, prefix, paths[o]))
+            else:
+                missing = f"todo-{stems[o]}-notes"
+                lines.append(f"- To write: [[{missing}]].")
+                info.unresolved.add(missing)
+        body_tag = None
+        if j % 5 == 0:
+            body_tag = TAGS[(j + 3) % len(TAGS)]
+            lines.append(f"\nFiled under #{body_tag}.")
+        lines.append("\n## Notes\n")
+        text = head + "\n".join(lines) + "\n"
+        want = sizes[j]
+        fam = family_of.get(j)
+        if fam is not None:
+            # Every member of a family carries the same prose (near-duplicate bodies); each
+            # adds a line of its own below.
+            at = starts[(fam * 7919) % len(starts)]
+            want = sizes[families[fam][0]]
+        else:
+            at = starts[rng.randrange(len(starts))]
+        need = max(0, want - len(text))
+        chunks: list[str] = []
+        while need > 0:
+            piece = pool[at:at + need]
+            chunks.append(piece)
+            need -= len(piece)
+            at = 0 if at + len(piece) >= pool_len else at + len(piece)
+        body = "".join(chunks)
+        cut = body.rfind(" ")
+        if cut > 0 and len(body) > 200:
+            body = body[:cut] + ".\n"
+        text += body
+        if fam is not None:
+            text += f"\n- Copy note {j}: kept from an earlier session.\n"
+        write(path, text)
+        expected_tags = [*tags] + ([body_tag] if body_tag and body_tag not in tags else [])
+        info.expected[path] = Expected(title, layer, trust if trust is not None else 0.5, expected_tags)
+    # The hubs: the index lists every page, the log every session; both are over 1 MB.
+    if "index.md" in hubs:
+        listing = [f"- [[{t}]] — {p}" for t, p in zip(titles, paths, strict=True)]
+        reps = max(1, 1_100_000 // max(1, sum(len(x) + 1 for x in listing)) + 1)
+        text = "---\ntitle: Index\ntype: index\n---\n# Index\n\n" + "\n".join(listing * reps) + "\n"
+        write("index.md", text)
+        info.expected["index.md"] = Expected("Index", "deep", 0.5, [])
+    if "log.md" in hubs:
+        entries = [f"## [2026-{1 + e % 12:02d}-{1 + e % 28:02d}] ingest | {titles[e % n_regular]}\n"
+                   f"{pool[starts[e % len(starts)]:starts[e % len(starts)] + 300]}\n"
+                   for e in range(4200)]
+        text = "---\ntitle: Log\ntype: log\n---\n# Log\n\n" + "\n".join(entries)
+        write("log.md", text)
+        info.expected["log.md"] = Expected("Log", "deep", 0.5, [])
+    extras.over_1m = list(hubs)
+    extras.over_100k += hubs
+    extras.families = [[paths[m] for m in members] for members in families]
+    extras.total_bytes = total
+    info.pages = sorted(info.expected)
     if git:
         _git_commit(root)
     return info
