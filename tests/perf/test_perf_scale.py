@@ -1,0 +1,203 @@
+"""Scale benchmark (issue 17): every figure of the issue's table at 32,000 real-shaped pages.
+
+One corpus (``tests.corpus.generate(..., profile="real-shaped")``: 32,000 pages, ~115 MB, 28,000
+in one folder), one run, and every figure printed next to the plain read of every file measured
+in that same run (and the naive search scan for ``search``), with the ratio and the issue's target.
+The machine is shared, so absolute times float with the load (printed with the figures); the
+ratios are what compares across runs. Medians over 5 runs; the cold index and the cold station
+open re-create ``.curator/`` each time and run 3 times (each is many seconds).
+
+Run: ``.venv/bin/python -m pytest tests/perf/test_perf_scale.py -s -p no:cacheprovider``.
+``CURATOR_SCALE_PAGES`` picks another size (the targets are stated for 32,000).
+
+Tests pin behaviour, not timings: the assertions here check that every command answered
+correctly; the table says which targets are met.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.corpus import CorpusInfo, generate
+
+N_PAGES = int(os.environ.get("CURATOR_SCALE_PAGES", "32000"))
+RUNS = 5
+COLD_RUNS = 3
+CURATOR = str(Path(sys.executable).with_name("curator"))
+QUERIES = ("ledger", "invoice payment", '"refund policy"', "audit*", "nocturne campaign",
+           "budget -vendor", "tag:finance forecast")
+
+pytestmark = pytest.mark.timeout(3600)
+
+ROWS: list[tuple[str, float, str, float | None, str]] = []  # name, seconds, against, target, note
+
+
+def _median(action: Callable[[], object], runs: int, before: Callable[[], object] | None = None) -> float:
+    times = []
+    for _ in range(runs):
+        if before is not None:
+            before()
+        start = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def _run(argv: list[str], env: dict[str, str] | None = None) -> bytes:
+    proc = subprocess.run(argv, capture_output=True, timeout=600, env=env)
+    assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+    return proc.stdout
+
+
+def _plain_read(root: str) -> int:
+    total = 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in (".git", ".curator")]
+        for name in filenames:
+            if name.endswith(".md"):
+                with open(os.path.join(dirpath, name), "rb") as f:
+                    total += len(f.read())
+    return total
+
+
+def _naive_search(root: str, query: str) -> list[str]:
+    """The baseline: read every file and keep those containing every plain query word."""
+    words = [w.strip('"*').lower() for w in query.split() if not w.startswith(("-", "tag:"))]
+    hits = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in (".git", ".curator")]
+        for name in filenames:
+            if name.endswith(".md"):
+                with open(os.path.join(dirpath, name), "rb") as f:
+                    text = f.read().decode("utf-8", "replace").lower()
+                if all(w in text for w in words):
+                    hits.append(name)
+    return hits
+
+
+def _cache_bytes(state: Path) -> int:
+    return sum(p.stat().st_size for p in state.rglob("*") if p.is_file())
+
+
+def _record(name: str, seconds: float, against: str, target: float | None, note: str = "") -> None:
+    ROWS.append((name, seconds, against, target, note))
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> CorpusInfo:
+    start = time.perf_counter()
+    info = generate(tmp_path_factory.mktemp("scale") / "wiki", N_PAGES, seed=0, profile="real-shaped",
+                    cjk=False, git=True)
+    _record("generate the corpus (git included)", time.perf_counter() - start, "", None)
+    return info
+
+
+@pytest.fixture(scope="module")
+def baselines(corpus: CorpusInfo) -> dict[str, float]:
+    root = str(corpus.root)
+    _plain_read(root)  # warm the OS file cache so every variant reads from memory alike
+    plain = _median(lambda: _plain_read(root), RUNS)
+    cat_all = _median(lambda: subprocess.run(
+        f"find {root} -name .git -prune -o -name '*.md' -print0 | xargs -0 cat > /dev/null",
+        shell=True, check=True), RUNS)
+    naive = statistics.median(_median(lambda q=q: _naive_search(root, q), 1) for q in QUERIES[:3])
+    return {"plain": plain, "cat": cat_all, "naive": naive}
+
+
+def test_cli_figures(corpus: CorpusInfo, baselines: dict[str, float]) -> None:
+    root = str(corpus.root)
+    state = corpus.root / ".curator"
+    wiki = [CURATOR, "--wiki", root]
+
+    def clear() -> None:
+        shutil.rmtree(state, ignore_errors=True)
+
+    cold = _median(lambda: _run([*wiki, "index", "--json"]), COLD_RUNS, before=clear)
+    _record(f"index cold (no .curator/), {COLD_RUNS} runs", cold, "plain", 8.0)
+    warm = _median(lambda: _run([*wiki, "index", "--json"]), RUNS)
+    _record("index warm (nothing changed)", warm, "plain", None, "target <= 0.5x plain read")
+    rows = _run([*wiki, "index", "--json"]).decode().count('"path"')
+    assert rows == len(corpus.pages)
+    page_bytes = sum((corpus.root / p).stat().st_size for p in corpus.pages)
+    # The first search builds the full-text index (see curator/engine/search.py).
+    first = _median(lambda: _run([*wiki, "search", "ledger"]), 1)
+    _record("first search after index (builds FTS)", first, "plain", None)
+    cache = _cache_bytes(state)
+    search = statistics.median(_median(lambda q=q: _run([*wiki, "search", q, "--json"]), RUNS)
+                               for q in QUERIES)
+    _record("search (CLI, checks every page first)", search, "naive", None, "target <= 0.25x naive")
+    assert b'"path"' in _run([*wiki, "search", "ledger", "--json"])
+    graph = _median(lambda: _run([*wiki, "graph", "--format", "json"]), RUNS)
+    _record("graph --format json", graph, "plain", 3.0)
+    lint = _median(lambda: subprocess.run([*wiki, "lint"], capture_output=True, timeout=600), RUNS)
+    _record("lint", lint, "plain", 3.0)
+    target = corpus.sample_links[0][2]
+    neighbors = _median(lambda: _run([*wiki, "neighbors", target]), RUNS)
+    _record("neighbors PAGE", neighbors, "plain", 0.3)
+    explain = _median(lambda: _run([*wiki, "explain", target]), RUNS)
+    _record("explain PAGE", explain, "plain", 0.3)
+    ROWS.append((f".curator/ size: {cache / 1e6:.0f} MB vs pages {page_bytes / 1e6:.0f} MB",
+                 cache / page_bytes, "ratio", 1.0, "target <= 1.0x the pages' bytes"))
+
+
+def _gui_open(root: str, screenshot: Path) -> tuple[float, int]:
+    """Seconds and peak resident KB of ``curator gui --screenshot`` (a new process each time)."""
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    start = time.perf_counter()
+    proc = subprocess.Popen([CURATOR, "gui", root, "--screenshot", str(screenshot)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    assert proc.returncode == 0, proc.stderr.read().decode()[-2000:] if proc.stderr else ""
+    return elapsed, usage.ru_maxrss
+
+
+def test_station_figures(corpus: CorpusInfo, baselines: dict[str, float], tmp_path: Path) -> None:
+    root = str(corpus.root)
+    state = corpus.root / ".curator"
+    cold_runs = []
+    for _ in range(COLD_RUNS):
+        shutil.rmtree(state, ignore_errors=True)
+        cold_runs.append(_gui_open(root, tmp_path / "cold.png"))
+    warm_runs = [_gui_open(root, tmp_path / "warm.png") for _ in range(RUNS)]
+    _record(f"station cold open (new process), {COLD_RUNS} runs",
+            statistics.median(t for t, _ in cold_runs), "plain", 12.0)
+    _record("station warm open (new process)", statistics.median(t for t, _ in warm_runs), "plain", 2.0)
+    peak = max(kb for _, kb in [*cold_runs, *warm_runs]) / 1024
+    ROWS.append((f"station peak resident memory: {peak:.0f} MB", peak / 500, "ratio", 1.0,
+                 "target <= 500 MB"))
+    assert (tmp_path / "warm.png").stat().st_size > 0
+
+
+def test_zz_print_table(baselines: dict[str, float]) -> None:
+    plain, naive = baselines["plain"], baselines["naive"]
+    load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else ["?"]
+    print(f"\n{N_PAGES} real-shaped pages; load average {' '.join(load)} on {os.cpu_count()} CPUs")
+    print(f"baselines: plain read of every file (in process) {plain:.3f} s; `find | xargs cat` "
+          f"{baselines['cat']:.3f} s; naive search scan {naive:.3f} s (median of the queries)")
+    print(f"{'figure (median)':52} {'seconds':>8} {'x plain':>8} {'x naive':>8} {'target':>8}  met")
+    for name, seconds, against, target, note in ROWS:
+        if against == "ratio":
+            print(f"{name:52} {'':>8} {seconds:8.2f} {'':>8} {target:8.2f}  "
+                  f"{'yes' if target and seconds <= target else 'NO'}  {note}")
+            continue
+        met = ""
+        if target is not None:
+            met = "yes" if seconds <= target else "NO"
+        elif "0.5x plain" in note:
+            met = "yes" if seconds <= 0.5 * plain else "NO"
+        elif "0.25x naive" in note:
+            met = "yes" if seconds <= 0.25 * naive else "NO"
+        limit = f"{target:.1f}" if target is not None else "-"
+        print(f"{name:52} {seconds:8.3f} {seconds / plain:8.2f} {seconds / naive:8.2f} {limit:>8}  "
+              f"{met:3}  {note}")
