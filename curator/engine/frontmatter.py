@@ -99,8 +99,167 @@ def _plain(value: Any, budget: list[int]) -> Any:
     return str(value)
 
 
+# --- the fast path -------------------------------------------------------------------------
+#
+# Almost every page an LLM writes has flat frontmatter: ``key: scalar`` lines, flow lists of
+# scalars (``tags: [a, b]``) and block lists (``tags:`` then ``  - a`` lines). PyYAML spends most
+# of a cold index on those; :func:`fast_load` reads exactly that subset and answers ``None`` for
+# anything else (comments, nesting, folded text, escapes, anchors, timestamps, odd numbers...), so
+# the caller falls back to PyYAML. Where it answers, the result equals what :func:`load` makes of
+# PyYAML's (types included); tests/test_frontmatter_fast.py checks that on the corpus generators,
+# the hostile set and random mixes of tricky lines.
+
+_FAST_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?: +(.*))?")
+_FAST_ITEM = re.compile(r"( *)- +(.*)|( *)-")
+# Characters that make PyYAML reject the stream or read lines differently: non-printables (as
+# PyYAML's reader defines them), tabs, CR, the Unicode line breaks and the BOM.
+_FAST_REJECT = re.compile("[^\x0A\x20-\x7E\xA0-\u2027\u202A-\uD7FF\uE000-\uFEFE\uFF00-\uFFFD"
+                          "\U00010000-\U0010FFFF]")
+_YAML_BOOL = {"yes": True, "Yes": True, "YES": True, "true": True, "True": True, "TRUE": True,
+              "on": True, "On": True, "ON": True, "no": False, "No": False, "NO": False,
+              "false": False, "False": False, "FALSE": False, "off": False, "Off": False,
+              "OFF": False}
+_YAML_NULL = frozenset({"null", "Null", "NULL", "~"})
+_INT = re.compile(r"0|[1-9][0-9]*")
+_FLOAT = re.compile(r"[0-9]+\.[0-9]+")
+_DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
+_NO_VALUE = object()
+
+
+def _fast_scalar(text: str, flow: bool) -> Any:
+    """A plain or quoted scalar (already stripped), or ``_NO_VALUE`` when unsure."""
+    if not text:
+        return None
+    first = text[0]
+    if first == '"':
+        if len(text) < 2 or text[-1] != '"' or '"' in text[1:-1] or "\\" in text:
+            return _NO_VALUE
+        return text[1:-1]
+    if first == "'":
+        inner = text[1:-1]
+        if len(text) < 2 or text[-1] != "'" or "'" in inner.replace("''", ""):
+            return _NO_VALUE
+        return inner.replace("''", "'")
+    if " #" in text or ": " in text or text.endswith(":") or "  " in text:
+        return _NO_VALUE
+    if flow and any(c in text for c in ",[]{}:#\"'"):
+        return _NO_VALUE
+    if first.isdigit():
+        if _INT.fullmatch(text):
+            return int(text)
+        if _FLOAT.fullmatch(text):
+            return float(text)
+        m = _DATE.fullmatch(text)
+        if m:
+            try:
+                return _dt.date(int(m[1]), int(m[2]), int(m[3])).isoformat()
+            except ValueError:
+                return _NO_VALUE
+        return _NO_VALUE
+    if not first.isalpha():
+        return _NO_VALUE
+    if text in _YAML_BOOL:
+        return _YAML_BOOL[text]
+    if text in _YAML_NULL:
+        return None
+    return text
+
+
+def _fast_flow_list(text: str) -> Any:
+    inner = text[1:-1].strip()
+    if not inner:
+        return []
+    out = []
+    for item in inner.split(","):
+        value = _fast_scalar(item.strip(), True)
+        if value is _NO_VALUE or value is None:
+            return _NO_VALUE  # ``[a, , b]`` and ``[a,]``: leave to PyYAML
+        out.append(value)
+    return out
+
+
+def fast_load(raw: str) -> dict[str, Any] | None:
+    """The flat frontmatter subset, exactly as :func:`load` reads it; None: not that subset."""
+    if _FAST_REJECT.search(raw):
+        return None
+    out: dict[str, Any] = {}
+    lines = raw.split("\n")
+    i = 0
+    n = len(lines)
+    while i < n:
+        line = lines[i]
+        i += 1
+        if not line or line.isspace():
+            continue
+        m = _FAST_KEY.fullmatch(line)
+        if m is None:
+            return None
+        key, rest = m.group(1), m.group(2)
+        if key in _YAML_BOOL or key in _YAML_NULL:
+            return None
+        rest = rest.rstrip(" ") if rest else ""
+        if not rest:
+            # a block list below, or no value at all
+            items: list[Any] = []
+            indent: int | None = None
+            while i < n:
+                nxt = lines[i]
+                if not nxt or nxt.isspace():
+                    if i + 1 < n and lines[i + 1].lstrip().startswith("-"):
+                        return None  # blank lines inside a list: leave to PyYAML
+                    break
+                im = _FAST_ITEM.fullmatch(nxt.rstrip(" "))
+                if im is None:
+                    break
+                width = len(im.group(1) if im.group(1) is not None else im.group(3))
+                if indent is None:
+                    indent = width
+                elif width != indent:
+                    return None
+                body = im.group(2)
+                value = None if body is None else _fast_scalar(body.rstrip(" "), False)
+                if value is _NO_VALUE or (body is not None and body.lstrip().startswith(("-", "["))):
+                    return None
+                items.append(value)
+                i += 1
+            if indent is None:
+                if i < n and lines[i][:1] == " " and lines[i].strip():
+                    return None  # an indented continuation: nested mapping or folded text
+                out[key] = None
+            else:
+                out[key] = items
+            continue
+        if rest[0] == "[":
+            if rest[-1] != "]" or rest.count("[") != 1 or rest.count("]") != 1:
+                return None
+            value = _fast_flow_list(rest)
+        else:
+            value = _fast_scalar(rest, False)
+        if value is _NO_VALUE:
+            return None
+        if i < n and lines[i][:1] == " " and lines[i].strip():
+            return None  # a continuation line (multi-line plain scalar): leave to PyYAML
+        out[key] = value
+    return out
+
+
 def load(raw: str) -> tuple[dict[str, Any], str | None]:
-    """Load a frontmatter block into a JSON-safe dict; on any problem, ``({}, reason)``."""
+    """Load a frontmatter block into a JSON-safe dict; on any problem, ``({}, reason)``.
+
+    The flat frontmatter most pages have is read by :func:`fast_load`; the rest by PyYAML.
+    """
+    if len(raw) > MAX_FRONTMATTER_CHARS:
+        return {}, f"frontmatter larger than {MAX_FRONTMATTER_CHARS // 1024} KB ignored"
+    if not raw.strip():
+        return {}, None
+    fast = fast_load(raw)
+    if fast is not None:
+        return fast, None
+    return load_yaml(raw)
+
+
+def load_yaml(raw: str) -> tuple[dict[str, Any], str | None]:
+    """:func:`load` through PyYAML only (no fast path): the reference the fast path must equal."""
     if len(raw) > MAX_FRONTMATTER_CHARS:
         return {}, f"frontmatter larger than {MAX_FRONTMATTER_CHARS // 1024} KB ignored"
     if not raw.strip():
