@@ -159,7 +159,7 @@ def test_a_corrupted_or_removed_cache_is_rebuilt(tmp_path: Path, parse_counter: 
     assert parse_counter == []
     # a row that no longer decodes is re-parsed; the rest stay cached
     with sqlite3.connect(cache) as conn:
-        conn.execute("UPDATE pages SET record='{broken' WHERE path=?", ("wiki/start-here.md",))
+        conn.execute("UPDATE records SET record=x'7b62726f6b656e' WHERE path=?", ("wiki/start-here.md",))
     parse_counter.clear()
     assert Wiki(info.root).pages["wiki/start-here.md"].title == "Start Here"
     assert parse_counter == ["wiki/start-here.md"]

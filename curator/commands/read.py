@@ -69,17 +69,18 @@ def _display_width(text: str) -> int:
 
 
 def run_index(ctx: Context, args: argparse.Namespace) -> int:
-    from curator.engine.reading import page_summary
-
-    pages = ctx.wiki.visible_pages(ctx.actor)
-    rows = [page_summary(p) for p in pages]
+    # The summary columns of the page cache: a warm index decodes no page record.
+    wiki, actor = ctx.wiki, ctx.actor
+    pages = [s for s in wiki.store.summaries() if wiki.visible(actor, s[0])]
+    rows = [{"path": path, "bytes": size, "title": title, "layer": layer, "trust": trust}
+            for path, size, title, layer, trust in pages]
     if ctx.json:
         ctx.emit(rows)
         return 0
-    widths = [_display_width(p.path) for p in pages]
+    widths = [_display_width(p[0]) for p in pages]
     width = max(widths, default=4)
-    lines = [f"{p.path}{' ' * (width - w)}  {p.layer:<8}  {p.trust:4.2f}  {p.title}"
-             for p, w in zip(pages, widths, strict=True)]
+    lines = [f"{path}{' ' * (width - w)}  {layer:<8}  {trust:4.2f}  {title}"
+             for (path, _size, title, layer, trust), w in zip(pages, widths, strict=True)]
     lines.append(f"{len(pages)} pages")
     ctx.emit(rows, "\n".join(lines))
     return 0

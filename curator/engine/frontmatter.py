@@ -11,17 +11,23 @@ comments, key order and quoting of everything else survive untouched.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import math
 import re
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
+# PyYAML is imported on first use (most pages never need it: see the fast path below), which
+# keeps it out of the start-up of commands like ``curator index``.
 
-try:  # the C loader is ~10x faster; fall back to the pure-Python one where libyaml is missing
-    from yaml import CSafeLoader as _SafeLoader
-except ImportError:  # pragma: no cover - depends on the PyYAML build
-    from yaml import SafeLoader as _SafeLoader  # type: ignore[assignment]
+
+@functools.cache
+def _yaml() -> tuple[Any, Any]:
+    """The ``yaml`` module and its safe loader (the C one, ~10x faster, where libyaml exists)."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader
+    return yaml, loader
 
 MAX_FRONTMATTER_CHARS = 64 * 1024
 MAX_ALIASES = 64
@@ -66,8 +72,9 @@ def split(text: str) -> Split:
 
 
 def _count_aliases(raw: str) -> int:
+    yaml, loader = _yaml()
     count = 0
-    for event in yaml.parse(raw, Loader=_SafeLoader):
+    for event in yaml.parse(raw, Loader=loader):
         if isinstance(event, yaml.AliasEvent):
             count += 1
             if count > MAX_ALIASES:
@@ -112,9 +119,15 @@ def _plain(value: Any, budget: list[int]) -> Any:
 _FAST_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?: +(.*))?")
 _FAST_ITEM = re.compile(r"( *)- +(.*)|( *)-")
 # Characters that make PyYAML reject the stream or read lines differently: non-printables (as
-# PyYAML's reader defines them), tabs, CR, the Unicode line breaks and the BOM.
-_FAST_REJECT = re.compile("[^\x0A\x20-\x7E\xA0-\u2027\u202A-\uD7FF\uE000-\uFEFE\uFF00-\uFFFD"
-                          "\U00010000-\U0010FFFF]")
+# PyYAML's reader defines them), tabs, CR, the Unicode line breaks and the BOM. ASCII text only
+# needs the short check; the full one is compiled on first use (it costs ~15 ms).
+_FAST_REJECT_ASCII = re.compile("[^\x0A\x20-\x7E]")
+
+
+@functools.cache
+def _fast_reject() -> re.Pattern[str]:
+    return re.compile("[^\x0A\x20-\x7E\xA0-\u2027\u202A-\uD7FF\uE000-\uFEFE\uFF00-\uFFFD"
+                      "\U00010000-\U0010FFFF]")
 _YAML_BOOL = {"yes": True, "Yes": True, "YES": True, "true": True, "True": True, "TRUE": True,
               "on": True, "On": True, "ON": True, "no": False, "No": False, "NO": False,
               "false": False, "False": False, "FALSE": False, "off": False, "Off": False,
@@ -180,7 +193,7 @@ def _fast_flow_list(text: str) -> Any:
 
 def fast_load(raw: str) -> dict[str, Any] | None:
     """The flat frontmatter subset, exactly as :func:`load` reads it; None: not that subset."""
-    if _FAST_REJECT.search(raw):
+    if (_FAST_REJECT_ASCII if raw.isascii() else _fast_reject()).search(raw):
         return None
     out: dict[str, Any] = {}
     lines = raw.split("\n")
@@ -264,10 +277,11 @@ def load_yaml(raw: str) -> tuple[dict[str, Any], str | None]:
         return {}, f"frontmatter larger than {MAX_FRONTMATTER_CHARS // 1024} KB ignored"
     if not raw.strip():
         return {}, None
+    yaml, loader = _yaml()
     try:
         if "*" in raw and "&" in raw and _count_aliases(raw) > MAX_ALIASES:
             return {}, f"frontmatter uses more than {MAX_ALIASES} YAML aliases; ignored"
-        data = yaml.load(raw, Loader=_SafeLoader)
+        data = yaml.load(raw, Loader=loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 2})" if mark is not None else ""
@@ -291,6 +305,7 @@ _TOP_KEY = re.compile(r"""^(?:"([^"]*)"|'([^']*)'|([^\s#'"][^:]*?))\s*:(?:\s|$)"
 
 
 def _dump_item(key: str, value: Any) -> list[str]:
+    yaml = _yaml()[0]
     opts: dict[str, Any] = {"allow_unicode": True, "sort_keys": False, "width": 10_000}
     if isinstance(value, list) and all(not isinstance(v, (list, dict)) for v in value):
         # short lists (tags, aliases) read best in flow style: ``tags: [a, b]``

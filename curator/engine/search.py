@@ -20,22 +20,26 @@ API (the CLI, the station and the MCP server all call the same thing)::
 
 Context injection lives in :mod:`curator.engine.context` (``build_context``).
 
-Freshness: before answering, :meth:`SearchIndex.search` runs :meth:`SearchIndex.refresh`, which is
-cheap by design (a full walk of 30,000 pages costs ~150 ms here, over the 30 ms budget):
+Building (issue 17): the index is not built by ``curator index`` or by opening a wiki, so commands
+that do not search never wait for it. The first search builds it in bulk: the pages are read and
+their text prepared in worker processes (one per core) while this process inserts the rows in
+one transaction. After that every engine action and every refresh that re-parses a page feeds it
+(:class:`~curator.engine.store.StoreExtension`), so it stays in step. The FTS table is
+contentless (``content=''``): it holds the index, not a second copy of every page (snippets are
+cut from the files), which keeps ``.curator/`` smaller than the pages. A contentless table cannot
+delete a row without its old text, so a changed page gets a new document id and the old one
+becomes a tombstone that no query sees (results join the live ``search_docs``); when tombstones
+pass a quarter of the live pages the next search rebuilds the index in bulk.
 
-1. every search stats the folders that may hold pages (a few hundred stats, about 1 ms) and
-   compares their mtimes with the last look. Creating, deleting or renaming a page (which includes
-   editors that save by writing a temporary file and renaming it over the page) changes its
-   folder's mtime, and only that folder is listed again (a new subfolder is walked);
-2. an edit written in place changes no folder, so a sweep also stats every indexed page and
-   compares (mtime, size) -- no directory walk, so about half the cost of a full refresh -- at
-   most once every :attr:`SearchIndex.sweep_interval` seconds (default :data:`SWEEP_INTERVAL`).
-   The time of the last sweep is kept in the database, so a burst of short-lived
-   ``curator search`` processes shares it too.
-
-An in-place edit is therefore found by the first search at least ``sweep_interval`` seconds after
-the previous sweep, and at once when a file watcher (or an engine action) reports it through
-``wiki.refresh(paths)``. A full walk runs only when nothing is known yet (new or rebuilt index).
+Freshness (SPEC §7): before answering, :meth:`SearchIndex.search` runs
+:meth:`SearchIndex.refresh`. A one-shot process (the CLI) checks every page: it stats the folders
+that may hold pages and lists again those whose mtime moved (creations, deletions, renames,
+editors' atomic saves), and stats every indexed page and compares (mtime, size) with the index
+(edits written in place): 32,000 stats, no directory walk and no page-cache decoding, so it stays
+far below the naive scan. A long-lived process with a file watcher (the MCP server) sets
+:attr:`SearchIndex.sweep_interval` so the per-page sweep runs only every so often, the watcher
+reporting edits through ``wiki.refresh(paths)`` in between. A full walk runs only when nothing is
+known yet.
 """
 
 from __future__ import annotations
@@ -49,24 +53,27 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from . import frontmatter
+from . import frontmatter, parallel
 from .actor import OPERATOR, Actor
 from .errors import CuratorError, UsageError
-from .page import Page, decode, parse_layer
+from .page import Page, decode, parse_layer, parse_page
 from .query import Query, fold, fold_char, index_text, parse_query
-from .store import ChangeSet
-from .walker import EXCLUDED_DIRS, walk
+from .store import ChangeSet, read_page_bytes
+from .walker import EXCLUDED_DIRS, PageFile, walk
 
 if TYPE_CHECKING:
     from .wiki import Wiki
 
-SEARCH_SCHEMA = "2"  # bump when the indexed columns or text rules change: the index is rebuilt
+SEARCH_SCHEMA = "3"  # bump when the indexed columns or text rules change: the index is rebuilt
 DEFAULT_LIMIT = 10
 MAX_LIMIT = 100
 #: bm25 weights of the indexed columns: title, body, extra (tags, aliases, file name).
 WEIGHTS = (4.0, 1.0, 2.0)
-#: Seconds between two full (mtime, size) sweeps triggered by searches (see the module doc).
-SWEEP_INTERVAL = 2.0
+#: Seconds between two (mtime, size) sweeps of every page triggered by searches: 0, every search
+#: checks every page (SPEC §7); a process with a file watcher raises it (see the module doc).
+SWEEP_INTERVAL = 0.0
+#: Tombstones (ids of replaced rows) per live page above which the next search rebuilds.
+MAX_DEAD_SHARE = 0.25
 #: Markers around matched words in snippets (the GUI renders them; agents read them as is).
 HIGHLIGHT = ("«", "»")
 SNIPPET_CHARS = 240
@@ -106,7 +113,7 @@ class SearchIndex:
     def __init__(self, wiki: Wiki) -> None:
         self.wiki = wiki
         self._lock = threading.RLock()
-        self._needs_feed = False
+        self._built = False  # read from the database by setup()
         #: Seconds between full sweeps triggered by searches; None: never (a file watcher feeds
         #: ``wiki.refresh(paths)`` instead).
         self.sweep_interval: float | None = SWEEP_INTERVAL
@@ -116,80 +123,89 @@ class SearchIndex:
         return self.wiki.store.conn
 
     # --- StoreExtension ------------------------------------------------------------------
-    def setup(self, conn: sqlite3.Connection) -> bool:
+    def setup(self, conn: sqlite3.Connection) -> None:
         conn.execute("CREATE TABLE IF NOT EXISTS search_meta (key TEXT PRIMARY KEY, value TEXT)")
         row = conn.execute("SELECT value FROM search_meta WHERE key='schema'").fetchone()
         if row is None or row[0] != SEARCH_SCHEMA:
             for table in ("search_fts", "search_docs", "search_dirs"):
                 conn.execute(f"DROP TABLE IF EXISTS {table}")
+            conn.execute("DELETE FROM search_meta")
             conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('schema', ?)", (SEARCH_SCHEMA,))
         conn.execute(
-            "CREATE TABLE IF NOT EXISTS search_docs (id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL,"
-            " dir TEXT, title TEXT, layer TEXT, trust REAL, factor REAL, tags TEXT, mtime_ns INTEGER,"
-            " size INTEGER)"
+            "CREATE TABLE IF NOT EXISTS search_docs (id INTEGER PRIMARY KEY AUTOINCREMENT, path TEXT UNIQUE"
+            " NOT NULL, dir TEXT, title TEXT, layer TEXT, trust REAL, factor REAL, tags TEXT,"
+            " mtime_ns INTEGER, size INTEGER)"
         )
         conn.execute("CREATE INDEX IF NOT EXISTS search_docs_dir ON search_docs (dir)")
         conn.execute(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(title, body, extra,"
+            "CREATE VIRTUAL TABLE IF NOT EXISTS search_fts USING fts5(title, body, extra, content='',"
             " tokenize='unicode61 remove_diacritics 2')"
         )
         conn.execute("CREATE TABLE IF NOT EXISTS search_dirs (dir TEXT PRIMARY KEY, mtime_ns INTEGER)")
-        has_pages = conn.execute("SELECT EXISTS (SELECT 1 FROM pages)").fetchone()[0]
-        has_docs = conn.execute("SELECT EXISTS (SELECT 1 FROM search_docs)").fetchone()[0]
-        if has_docs and not has_pages:
-            # The page cache was dropped (a schema change): it feeds every page again as new.
-            self._clear(conn)
-        self._needs_feed = bool(has_pages and not has_docs)
-        return self._needs_feed
+        self._built = self._meta(conn, "built") == "1"
+
+    @staticmethod
+    def _meta(conn: sqlite3.Connection, key: str) -> str | None:
+        row = conn.execute("SELECT value FROM search_meta WHERE key=?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def active(self) -> bool:
+        """Fed page by page once built; before that the first search builds it in bulk."""
+        return self._built
 
     def upsert(self, conn: sqlite3.Connection, page: Page, body: str) -> None:
-        row = conn.execute("SELECT id FROM search_docs WHERE path=?", (page.path,)).fetchone()
-        values = (page.path.rpartition("/")[0], page.title, page.layer, page.trust, page.source_factor,
-                  "\n".join(t.lower() for t in page.tags), page.mtime_ns, page.size)
-        if row is None:
-            doc_id = conn.execute(
-                "INSERT INTO search_docs (path, dir, title, layer, trust, factor, tags, mtime_ns, size)"
-                " VALUES (?,?,?,?,?,?,?,?,?)", (page.path, *values)).lastrowid
-        else:
-            doc_id = row[0]
-            conn.execute("DELETE FROM search_fts WHERE rowid=?", (doc_id,))
-            conn.execute("UPDATE search_docs SET dir=?, title=?, layer=?, trust=?, factor=?, tags=?,"
-                         " mtime_ns=?, size=? WHERE id=?", (*values, doc_id))
-        extra = " ".join([*page.tags, *page.aliases, page.stem.replace("-", " ").replace("_", " ")])
+        self._insert(conn, _doc_row(page, body), None)
+
+    def _insert(self, conn: sqlite3.Connection, row: tuple[Any, ...], doc_id: int | None) -> None:
+        path, values, texts = row[0], row[1:9], row[9:]
+        if self._tombstone(conn, path):
+            doc_id = None
+        cur = conn.execute(
+            "INSERT INTO search_docs (id, path, dir, title, layer, trust, factor, tags, mtime_ns, size)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?)", (doc_id, path, *values))
         conn.execute("INSERT INTO search_fts (rowid, title, body, extra) VALUES (?,?,?,?)",
-                     (doc_id, index_text(page.title), index_text(body[:MAX_INDEXED_CHARS]),
-                      index_text(extra)))
+                     (cur.lastrowid, *texts))
+
+    def _tombstone(self, conn: sqlite3.Connection, path: str) -> bool:
+        """Retire ``path``'s document (its FTS row stays, unseen); True when there was one."""
+        cur = conn.execute("DELETE FROM search_docs WHERE path=?", (path,))
+        if cur.rowcount:
+            conn.execute("INSERT INTO search_meta VALUES ('dead', '1') ON CONFLICT(key) DO UPDATE"
+                         " SET value = CAST(value AS INTEGER) + 1")
+            return True
+        return False
 
     def delete(self, conn: sqlite3.Connection, path: str) -> None:
-        row = conn.execute("SELECT id FROM search_docs WHERE path=?", (path,)).fetchone()
-        if row is not None:
-            conn.execute("DELETE FROM search_fts WHERE rowid=?", row)
-            conn.execute("DELETE FROM search_docs WHERE id=?", row)
+        self._tombstone(conn, path)
 
     @staticmethod
     def _clear(conn: sqlite3.Connection) -> None:
-        for table in ("search_fts", "search_docs", "search_dirs"):
+        conn.execute("INSERT INTO search_fts (search_fts) VALUES ('delete-all')")
+        for table in ("search_docs", "search_dirs"):
             conn.execute(f"DELETE FROM {table}")
-        conn.execute("DELETE FROM search_meta WHERE key='last_sweep'")
+        conn.execute("DELETE FROM search_meta WHERE key IN ('last_sweep', 'dead', 'built')")
 
     # --- keeping fresh -------------------------------------------------------------------
     def refresh(self, *, full: bool = False) -> ChangeSet:
-        """Pick up pages changed outside the engine, cheaply (see the module doc).
+        """Pick up pages changed outside the engine (see the module doc); build when not built.
 
         ``full`` runs the (mtime, size) sweep of every page now instead of waiting for its turn.
         """
         with self._lock:
-            if self._needs_feed:
-                changes = self.wiki.refresh()  # the store feeds every page to the empty index
-                self._needs_feed = False
-                self._save_dirs(self._scan_tree(""), replace=True, swept=True)
-                return changes
+            if not self._built or self._too_many_tombstones():
+                self.rebuild()
+                return ChangeSet()
             tracked = dict(self._conn.execute("SELECT dir, mtime_ns FROM search_dirs"))
             if not tracked:
                 return self._full_scan()
-            last = self._conn.execute("SELECT value FROM search_meta WHERE key='last_sweep'").fetchone()
             interval = self.sweep_interval
-            sweep = full or (interval is not None and (last is None or time.time() - float(last[0]) >= interval))
+            if full or (interval is not None and interval <= 0):
+                sweep = True
+            elif interval is None:
+                sweep = False
+            else:
+                last = self._meta(self._conn, "last_sweep")
+                sweep = last is None or time.time() - float(last) >= interval
             candidates, stamps, gone = self._changed_dirs(tracked)
             if sweep:
                 candidates |= self._changed_pages()
@@ -197,6 +213,19 @@ class SearchIndex:
             if stamps or gone or sweep:
                 self._save_dirs(stamps, gone=gone, swept=sweep)
             return changes
+
+    def ensure_built(self) -> None:
+        """Build the index now if it was never built (every search does this, refresh or not)."""
+        with self._lock:
+            if not self._built:
+                self.rebuild()
+
+    def _too_many_tombstones(self) -> bool:
+        dead = int(self._meta(self._conn, "dead") or 0)
+        if dead < 64:
+            return False
+        live = self._conn.execute("SELECT count(*) FROM search_docs").fetchone()[0]
+        return dead > MAX_DEAD_SHARE * max(live, 1)
 
     def _full_scan(self) -> ChangeSet:
         """Walk the whole tree: every folder's mtime, every page's (mtime, size)."""
@@ -321,28 +350,37 @@ class SearchIndex:
         return [p for (p,) in self._conn.execute(sql, args)]
 
     def rebuild(self) -> int:
-        """Re-index every page from scratch (``curator search --rebuild``); returns the count."""
+        """Build the index from scratch, in bulk (the first search; ``curator search --rebuild``).
+
+        Pages are read and their text prepared in worker processes while this process inserts
+        the rows; returns the number of pages indexed.
+        """
         with self._lock:
             wiki = self.wiki
-            wiki.refresh()
-            pages = wiki.pages
+            real_root = os.path.realpath(wiki.root)
+            stamps = self._scan_tree("")  # folders first: what changes during the walk shows next time
+            files = list(walk(wiki.root))
             conn = self._conn
             with wiki.store._lock:
                 conn.execute("BEGIN IMMEDIATE")
                 try:
                     self._clear(conn)
-                    for path in sorted(pages):
-                        try:
-                            text = decode((wiki.root / path).read_bytes()).text
-                        except OSError:
-                            continue  # vanished since the refresh: the next refresh drops it
-                        self.upsert(conn, pages[path], frontmatter.split(text).body)
+                    results = parallel.map_chunks(index_rows, real_root, files)
+                    if results is None:
+                        results = iter([index_rows(real_root, files)])
+                    doc_id = 0
+                    for rows in results:
+                        for row in rows:
+                            doc_id += 1
+                            self._insert(conn, row, doc_id)
                     conn.execute("INSERT INTO search_fts (search_fts) VALUES ('optimize')")
+                    conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('built', '1')")
                     conn.execute("COMMIT")
                 except BaseException:
                     conn.execute("ROLLBACK")
                     raise
-            self._save_dirs(self._scan_tree(""), replace=True, swept=True)
+                self._built = True
+            self._save_dirs(stamps, replace=True, swept=True)
             return conn.execute("SELECT count(*) FROM search_docs").fetchone()[0]
 
     # --- searching -----------------------------------------------------------------------
@@ -362,6 +400,8 @@ class SearchIndex:
             return []
         if refresh:
             self.refresh()
+        else:
+            self.ensure_built()
         rows: list[_Row] = []
         with self.wiki.store._lock:  # one connection: do not read in the middle of a store write
             for row in self._rows(q):
@@ -386,6 +426,8 @@ class SearchIndex:
             return {}
         if refresh:
             self.refresh()
+        else:
+            self.ensure_built()
         with self.wiki.store._lock:
             return {row.path: row.score for row in self._rows(q)}
 
@@ -494,6 +536,29 @@ class SearchIndex:
         except OSError:
             return ""
         return make_snippet(frontmatter.split(text).body, highlight)
+
+
+# --- bulk rows -----------------------------------------------------------------------------
+
+def _doc_row(page: Page, body: str) -> tuple[Any, ...]:
+    """What the index stores of a page: search_docs columns, then the three indexed texts."""
+    extra = " ".join([*page.tags, *page.aliases, page.stem.replace("-", " ").replace("_", " ")])
+    return (page.path, page.path.rpartition("/")[0], page.title, page.layer, page.trust,
+            page.source_factor, "\n".join(t.lower() for t in page.tags), page.mtime_ns, page.size,
+            index_text(page.title), index_text(body[:MAX_INDEXED_CHARS]), index_text(extra))
+
+
+def index_rows(real_root: str, files: list[PageFile]) -> list[tuple[Any, ...]]:
+    """Index rows of ``files`` (runs in worker processes during a bulk build)."""
+    out = []
+    for f in files:
+        data = read_page_bytes(real_root, f.path)
+        if data is None:
+            continue
+        page, body = parse_page(f.path, data, f.mtime_ns)
+        page.size = len(data)
+        out.append(_doc_row(page, body))
+    return out
 
 
 # --- snippets ------------------------------------------------------------------------------

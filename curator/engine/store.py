@@ -1,15 +1,24 @@
 """The persistent page cache in ``.curator/`` (SQLite), refreshed incrementally by (mtime, size).
 
 Opening an unchanged wiki re-parses nothing: the walker's stat results are compared with the
-cached rows and only new or changed files are read. Extensions (the search index) register a
-:class:`StoreExtension` and are kept in step inside the same transaction, so the page cache and
-everything built on it never disagree.
+cached (mtime, size) of every row and only new or changed files are read. Rows are decoded into
+:class:`Page` objects only when something asks for them (:attr:`PageStore.pages`); a command that
+needs just the listing (``curator index``) reads the summary columns (:meth:`PageStore.summaries`)
+and never decodes a record. Records are ``marshal`` blobs of :meth:`Page.to_row` (decoding is
+several times faster than JSON, and the cache is local state that is never taken from a remote).
+
+Many stale pages (a cold index) are parsed in worker processes, one per core
+(:data:`PARALLEL_MIN` and up), while this process writes the rows as they come back.
+
+Extensions (the search index) register a :class:`StoreExtension` and are kept in step inside the
+same transaction, so the page cache and everything built on it never disagree. An extension that
+is not built yet (``active()`` false) is not fed: it builds itself in bulk when first used.
 """
 
 from __future__ import annotations
 
 import gc
-import json
+import marshal
 import os
 import sqlite3
 import stat
@@ -18,13 +27,16 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
+from . import parallel
 from .page import Page, parse_page
 from .walker import PageFile, is_page_path, walk
 
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-SCHEMA_VERSION = 5  # bump when Page or the parse rules change: the cache is rebuilt
+SCHEMA_VERSION = 6  # bump when Page or the parse rules change: the cache is rebuilt
+#: Stale pages from which parsing moves to worker processes (below, starting them costs more).
+PARALLEL_MIN = 1500
 
 
 @dataclass(slots=True)
@@ -74,11 +86,47 @@ def _is_corrupt(exc: sqlite3.DatabaseError) -> bool:
     return "not a database" in text or "malformed" in text
 
 
+def read_page_bytes(real_root: str, path: str) -> bytes | None:
+    """A page's bytes; None when it vanished. The last component is never followed if it
+    became a symlink since the walk (O_NOFOLLOW where the platform has it)."""
+    try:
+        fd = os.open(os.path.join(real_root, path), _READ_FLAGS)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            return fh.read()
+        except OSError:
+            return None
+
+
+def parse_files(real_root: str, files: list[PageFile], with_body: bool) -> list[tuple[list[Any], str | None]]:
+    """Read and parse ``files``: (:meth:`Page.to_row`, body or None) for each one still there.
+
+    Runs in worker processes for a bulk parse (rows travel back cheaply; Page objects are rebuilt
+    only if someone asks for them).
+    """
+    out: list[tuple[list[Any], str | None]] = []
+    with _gc_paused():
+        for f in files:
+            data = read_page_bytes(real_root, f.path)
+            if data is None:
+                continue
+            page, body = parse_page(f.path, data, f.mtime_ns)
+            page.size = len(data)
+            out.append((page.to_row(), body if with_body else None))
+    return out
+
+
 class StoreExtension(Protocol):
     """Something kept in step with the page cache (e.g. the full-text index)."""
 
-    def setup(self, conn: sqlite3.Connection) -> bool:
-        """Create its tables; return True when it is empty and needs every page fed to it."""
+    def setup(self, conn: sqlite3.Connection) -> None:
+        """Create its tables."""
+        ...
+
+    def active(self) -> bool:
+        """Whether it wants every page change fed to it now (False: not built yet)."""
         ...
 
     def upsert(self, conn: sqlite3.Connection, page: Page, body: str) -> None: ...
@@ -94,10 +142,14 @@ class PageStore:
         self._real_root = os.path.realpath(root)
         self.state_dir = state_dir
         self._lock = threading.RLock()
-        self._pages: dict[str, Page] = {}
-        self._loaded = False
+        #: (mtime_ns, size, title, layer, trust) of every cached page: a refresh compares the
+        #: first two, the listing (:meth:`summaries`) shows the rest
+        self._stamps: dict[str, tuple[int, int, str, str, float]] = {}
+        #: decoded pages, built on first use of :attr:`pages` and kept in step after that
+        self._pages: dict[str, Page] | None = None
+        self._stamps_loaded = False
+        self._loaded = False  # the tree was walked once: every page on disk is in _stamps
         self._extensions: list[StoreExtension] = []
-        self._needs_full_feed = False
         self.conn = self._connect()
 
     # --- connection -------------------------------------------------------------------
@@ -130,11 +182,14 @@ class PageStore:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             if version != SCHEMA_VERSION:
                 conn.execute("DROP TABLE IF EXISTS pages")
+                conn.execute("DROP TABLE IF EXISTS records")
                 conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            # The small table every refresh reads whole; the records only when pages are decoded.
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS pages (path TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER,"
-                " record TEXT)"
+                " title TEXT, layer TEXT, trust REAL) WITHOUT ROWID"
             )
+            conn.execute("CREATE TABLE IF NOT EXISTS records (path TEXT PRIMARY KEY, record BLOB)")
         except BaseException:
             conn.close()
             raise
@@ -143,20 +198,57 @@ class PageStore:
     def add_extension(self, ext: StoreExtension) -> None:
         with self._lock:
             self._extensions.append(ext)
-            if ext.setup(self.conn):
-                self._needs_full_feed = True
+            ext.setup(self.conn)
 
     # --- reading ----------------------------------------------------------------------
     @property
     def pages(self) -> dict[str, Page]:
-        """All pages by root-relative path (refreshing once on first use)."""
+        """All pages by root-relative path (refreshing once on first use, decoding on first use)."""
         if not self._loaded:
             self.refresh()
-        return self._pages
+        pages = self._pages
+        if pages is None:
+            with self._lock, _gc_paused():
+                pages = self._pages
+                if pages is None:
+                    pages = self._pages = self._decode_all()
+        return pages
 
-    def _load_cached(self) -> dict[str, tuple[int, int, str]]:
-        rows = self.conn.execute("SELECT path, mtime_ns, size, record FROM pages")
-        return {p: (m, s, r) for p, m, s, r in rows}
+    def _decode_all(self) -> dict[str, Page]:
+        out: dict[str, Page] = {}
+        stale: list[str] = []
+        loads, from_row = marshal.loads, Page.from_row
+        for path, rec in self.conn.execute("SELECT path, record FROM records ORDER BY path"):
+            if path not in self._stamps:
+                continue
+            try:
+                out[path] = from_row(loads(rec))
+            except (ValueError, TypeError, EOFError, KeyError):
+                stale.append(path)  # an unreadable row is parsed again
+        if stale:
+            for path in stale:
+                self._stamps.pop(path, None)
+            self._refresh_paths(stale, out)
+        return out
+
+    @property
+    def paths(self) -> list[str]:
+        """Every page path, sorted (refreshing once on first use; decodes nothing)."""
+        if not self._loaded:
+            self.refresh()
+        return sorted(self._stamps)
+
+    def summaries(self) -> list[tuple[str, int, str, str, float]]:
+        """(path, bytes, title, layer, trust) of every page, by path, without decoding a record."""
+        if not self._loaded:
+            self.refresh()
+        with self._lock:
+            stamps = self._stamps
+            return [(p, v[1], v[2], v[3], v[4]) for p, v in sorted(stamps.items())]
+
+    def _load_stamps(self) -> dict[str, tuple[int, int, str, str, float]]:
+        rows = self.conn.execute("SELECT path, mtime_ns, size, title, layer, trust FROM pages")
+        return {r[0]: r[1:] for r in rows}
 
     def refresh(self, paths: Iterable[str] | None = None) -> ChangeSet:
         """Bring the cache up to date with the disk; return what changed.
@@ -165,64 +257,54 @@ class PageStore:
         the whole tree is walked and compared by (mtime, size).
         """
         with self._lock, _gc_paused():
-            if paths is not None and self._loaded and not self._needs_full_feed:
-                return self._refresh_paths(list(paths))
+            if not self._stamps_loaded:
+                self._stamps = self._load_stamps()
+                self._stamps_loaded = True
+            if paths is not None:
+                return self._refresh_paths(list(paths), self._pages)
             return self._refresh_all()
 
     def _refresh_all(self) -> ChangeSet:
         changes = ChangeSet()
-        full_feed = self._needs_full_feed
-        if not self._loaded:
-            cached = self._load_cached()
-            current: dict[str, Page] = {}
-            for path, (_m, _s, rec) in cached.items():
-                try:
-                    current[path] = Page.from_row(json.loads(rec))
-                except (ValueError, TypeError, KeyError):
-                    continue  # an unreadable row is simply re-parsed below
-        else:
-            current = self._pages
+        stamps = self._stamps
         on_disk = {f.path: f for f in walk(self.root)}
         stale: list[PageFile] = []
         for path, f in on_disk.items():
-            page = current.get(path)
-            if page is None:
+            known = stamps.get(path)
+            if known is None:
                 stale.append(f)
                 changes.added.append(path)
-            elif page.mtime_ns != f.mtime_ns or page.size != f.size or full_feed:
+            elif known[0] != f.mtime_ns or known[1] != f.size:
                 stale.append(f)
-                if not full_feed:
-                    changes.modified.append(path)
-        removed = [p for p in current if p not in on_disk]
+                changes.modified.append(path)
+        removed = [p for p in stamps if p not in on_disk]
         changes.removed.extend(removed)
         if stale or removed:
-            self._write(stale, removed, current)
-        self._pages = current
+            self._write(stale, removed, self._pages)
         self._loaded = True
-        self._needs_full_feed = False
         return changes
 
-    def _refresh_paths(self, paths: list[str]) -> ChangeSet:
+    def _refresh_paths(self, paths: list[str], pages: dict[str, Page] | None) -> ChangeSet:
         changes = ChangeSet()
         stale: list[PageFile] = []
         removed: list[str] = []
         for path in dict.fromkeys(paths):
             st = self._page_stat(path)
             if st is None:
-                if path in self._pages:
+                if path in self._stamps:
                     removed.append(path)
                     changes.removed.append(path)
                 continue
-            old = self._pages.get(path)
+            old = self._stamps.get(path)
             if old is None:
                 changes.added.append(path)
-            elif old.mtime_ns == st.st_mtime_ns and old.size == st.st_size:
+            elif old[0] == st.st_mtime_ns and old[1] == st.st_size:
                 continue
             else:
                 changes.modified.append(path)
             stale.append(PageFile(path, st.st_mtime_ns, st.st_size))
         if stale or removed:
-            self._write(stale, removed, self._pages)
+            self._write(stale, removed, pages)
         return changes
 
     def _page_stat(self, path: str) -> os.stat_result | None:
@@ -240,49 +322,61 @@ class PageStore:
             return None
         return st
 
-    def _read(self, path: str) -> bytes | None:
-        """A page's bytes; None when it vanished. The last component is never followed if it
-        became a symlink since the walk (O_NOFOLLOW where the platform has it)."""
-        try:
-            fd = os.open(os.path.join(self._real_root, path), _READ_FLAGS)
-        except OSError:
-            return None
-        with os.fdopen(fd, "rb") as fh:
-            try:
-                return fh.read()
-            except OSError:
-                return None
+    def _parsed(self, stale: list[PageFile], with_body: bool) -> Iterator[tuple[list[Any], str | None]]:
+        """Parse ``stale``: in worker processes when there are many, else here."""
+        if len(stale) >= PARALLEL_MIN:
+            chunks = parallel.map_chunks(parse_files, self._real_root, stale, with_body)
+            if chunks is not None:
+                for chunk in chunks:
+                    yield from chunk
+                return
+        yield from parse_files(self._real_root, stale, with_body)
 
-    def _write(self, stale: list[PageFile], removed: list[str], pages: dict[str, Page]) -> None:
-        parsed: list[tuple[Page, str]] = []
-        for f in stale:
-            data = self._read(f.path)
-            if data is None:
-                continue
-            page, body = parse_page(f.path, data, f.mtime_ns)
-            page.size = len(data)
-            parsed.append((page, body))
+    def _write(self, stale: list[PageFile], removed: list[str], pages: dict[str, Page] | None) -> None:
         conn = self.conn
-        encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+        active = [ext for ext in self._extensions if ext.active()]
+        dumps, from_row = marshal.dumps, Page.from_row
+        stamps = self._stamps
         conn.execute("BEGIN IMMEDIATE")
         try:
             for path in removed:
                 conn.execute("DELETE FROM pages WHERE path=?", (path,))
+                conn.execute("DELETE FROM records WHERE path=?", (path,))
                 for ext in self._extensions:
                     ext.delete(conn, path)
-                pages.pop(path, None)
-            conn.executemany(
-                "INSERT OR REPLACE INTO pages VALUES (?,?,?,?)",
-                [(page.path, page.mtime_ns, page.size, encode(page.to_row())) for page, _ in parsed],
-            )
-            for page, body in parsed:
-                for ext in self._extensions:
-                    ext.upsert(conn, page, body)
-                pages[page.path] = page
+                stamps.pop(path, None)
+                if pages is not None:
+                    pages.pop(path, None)
+            batch: list[tuple[Any, ...]] = []
+            records: list[tuple[str, bytes]] = []
+            for row, body in self._parsed(stale, bool(active)):
+                path = row[0]
+                stamp = (row[2], row[1], row[3], row[4], row[5])  # mtime, size, title, layer, trust
+                batch.append((path, *stamp))
+                records.append((path, dumps(row)))
+                stamps[path] = stamp
+                if pages is not None or active:
+                    page = from_row(row)
+                    if pages is not None:
+                        pages[path] = page
+                    for ext in active:
+                        ext.upsert(conn, page, body or "")
+                if len(batch) >= 2000:
+                    self._flush(batch, records)
+            self._flush(batch, records)
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
+            # the in-memory stamps may be ahead of the database: reload them
+            self._loaded = self._stamps_loaded = False
+            self._pages = None
             raise
+
+    def _flush(self, batch: list[tuple[Any, ...]], records: list[tuple[str, bytes]]) -> None:
+        self.conn.executemany("INSERT OR REPLACE INTO pages VALUES (?,?,?,?,?,?)", batch)
+        self.conn.executemany("INSERT OR REPLACE INTO records VALUES (?,?)", records)
+        batch.clear()
+        records.clear()
 
     def close(self) -> None:
         with self._lock:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from operator import attrgetter
 from pathlib import Path
 from typing import NamedTuple
 
@@ -40,24 +41,26 @@ def walk(root: Path) -> Iterator[PageFile]:
     following it would count pages twice or loop. Every page therefore appears exactly once.
     """
     stack: list[tuple[str, str]] = [(os.path.realpath(root), "")]
+    by_name = attrgetter("name")
+    excluded = EXCLUDED_DIRS
     while stack:
         directory, rel_dir = stack.pop()
         try:
             with os.scandir(directory) as it:
-                entries = sorted(it, key=lambda e: e.name)
+                entries = list(it)
         except OSError:
             continue
+        entries.sort(key=by_name)
         subdirs: list[tuple[str, str]] = []
         for entry in entries:
             name = entry.name
             try:
-                if entry.is_symlink():
-                    continue
+                # d_type answers these without a system call; symlinks are neither
                 if entry.is_dir(follow_symlinks=False):
-                    if name not in EXCLUDED_DIRS:
+                    if name not in excluded:
                         subdirs.append((entry.path, f"{rel_dir}{name}/"))
                     continue
-                if not name.lower().endswith(".md"):
+                if name[-3:].lower() != ".md" or entry.is_symlink():
                     continue
                 st = entry.stat(follow_symlinks=False)
             except OSError:

@@ -1,0 +1,139 @@
+"""The pipeline at scale (issue 17): parallel parse, the lazy search index, fresh CLI searches.
+
+These pin behaviour, not timings (tests/perf/test_perf_scale.py measures): pages parsed in worker
+processes are exactly the pages parsed here; ``curator index`` and other commands that do not
+search never build the full-text index; the first search builds it; a one-shot search finds an
+edit written in place a moment before it ran.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from curator.engine import parallel, store
+from curator.engine.page import Page
+from curator.engine.walker import PageFile, walk
+from curator.engine.wiki import Wiki
+from tests.corpus import generate
+
+CURATOR = str(Path(sys.executable).with_name("curator"))
+
+
+def rows(pages: dict[str, Page]) -> dict[str, list[object]]:
+    return {p: page.to_row() for p, page in sorted(pages.items())}
+
+
+def test_worker_processes_parse_exactly_like_this_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    info = generate(tmp_path / "w", 400, seed=9, profile="real-shaped", hostile=True)
+    monkeypatch.setattr(store, "PARALLEL_MIN", 10**9)
+    serial = Wiki(info.root)
+    expected = rows(serial.pages)
+    serial.close()
+    (info.root / ".curator" / "cache.sqlite").unlink()
+    for extra in ("cache.sqlite-wal", "cache.sqlite-shm"):
+        (info.root / ".curator" / extra).unlink(missing_ok=True)
+    monkeypatch.setattr(store, "PARALLEL_MIN", 2)
+    monkeypatch.setattr(parallel, "CHUNK_FILES", 37)
+    calls: list[int] = []
+    real_map = parallel.map_chunks
+
+    def counting(*args: object) -> object:
+        result = real_map(*args)  # type: ignore[arg-type]
+        calls.append(result is not None)
+        return result
+
+    monkeypatch.setattr(parallel, "map_chunks", counting)
+    monkeypatch.setattr(parallel, "workers", lambda: 2)
+    wiki = Wiki(info.root)
+    assert rows(wiki.pages) == expected
+    assert calls == [True]  # the pages really came from worker processes
+    wiki.close()
+    reopened = Wiki(info.root)  # and what they parsed was cached
+    assert rows(reopened.pages) == expected
+    reopened.close()
+
+
+def test_chunks_spread_the_big_pages() -> None:
+    files = [PageFile(f"p{i}.md", 0, size) for i, size in enumerate([10**6, 10**6, *[100] * 998])]
+    parts = parallel.chunks(files, size=250)
+    assert len(parts) == 4 and sorted(len(p) for p in parts) == [250, 250, 250, 250]
+    assert sum(any(f.size == 10**6 for f in p) for p in parts) == 2
+    assert sorted(f.path for p in parts for f in p) == sorted(f.path for f in files)
+
+
+def test_index_and_reads_do_not_build_the_search_index(tmp_path: Path) -> None:
+    info = generate(tmp_path / "w", 60, seed=1)
+    root = str(info.root)
+    for argv in (["index", "--json"], ["lint"], ["graph", "--format", "json"],
+                 ["neighbors", info.sample_links[0][0]]):
+        subprocess.run([CURATOR, "--wiki", root, *argv], capture_output=True, timeout=120)
+    db = sqlite3.connect(info.root / ".curator" / "cache.sqlite")
+    assert db.execute("SELECT count(*) FROM pages").fetchone()[0] == len(info.pages)
+    assert db.execute("SELECT count(*) FROM search_docs").fetchone()[0] == 0
+    assert db.execute("SELECT value FROM search_meta WHERE key='built'").fetchone() is None
+    db.close()
+    out = subprocess.run([CURATOR, "--wiki", root, "search", "payment", "--json"], capture_output=True,
+                         timeout=120, check=True).stdout
+    assert json.loads(out)  # the first search built it
+    db = sqlite3.connect(info.root / ".curator" / "cache.sqlite")
+    assert db.execute("SELECT count(*) FROM search_docs").fetchone()[0] == len(info.pages)
+    # the page cache is not a second copy of the text: contentless full-text index
+    assert db.execute("SELECT sql FROM sqlite_master WHERE name='search_fts'").fetchone()[0].count("content=''")
+    db.close()
+
+
+def test_search_finds_an_in_place_edit_made_0_ms_ago(tmp_path: Path) -> None:
+    info = generate(tmp_path / "w", 80, seed=4)
+    root = info.root
+    target = "wiki/" + next(p.split("/", 1)[1] for p in info.pages if p.startswith("wiki/ledger"))
+    argv = [CURATOR, "--wiki", str(root), "search", "--json", "--limit", "100"]
+    assert json.loads(subprocess.run([*argv, "payment"], capture_output=True, check=True).stdout)
+    page = root / target
+    for word in ("xylophonic", "zanzibarite", "quokkaesque"):
+        # written in place (same inode, no folder change), then searched at once
+        with open(page, "r+", encoding="utf-8") as fh:
+            text = fh.read()
+            fh.seek(0)
+            fh.write(text + f"\n{word}\n")
+            fh.truncate()
+        out = subprocess.run([*argv, word], capture_output=True, check=True).stdout
+        assert [r["path"] for r in json.loads(out)] == [target], word
+    # in process too: a Wiki opened before the edit, searching right after it
+    wiki = Wiki(root)
+    assert wiki.search.search("quokkaesque")
+    with open(page, "r+", encoding="utf-8") as fh:
+        text = fh.read().replace("quokkaesque", "wombatish")
+        fh.seek(0)
+        fh.write(text)
+        fh.truncate()
+    st = page.stat()
+    os.utime(page, ns=(st.st_atime_ns, st.st_mtime_ns + 1))  # same size: the mtime tells
+    assert [h.path for h in wiki.search.search("wombatish")] == [target]
+    assert wiki.search.search("quokkaesque") == []
+    wiki.close()
+
+
+def test_search_check_decodes_no_page_record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    info = generate(tmp_path / "w", 40, seed=2)
+    Wiki(info.root).search.refresh()
+    decoded: list[int] = []
+    real = Page.from_row
+
+    def counting(row: list[object]) -> Page:
+        decoded.append(1)
+        return real(row)
+
+    monkeypatch.setattr(Page, "from_row", staticmethod(counting))
+    wiki = Wiki(info.root)
+    page = next(f.path for f in walk(info.root))
+    (info.root / page).write_text("# Edited\n\nnewword here\n", encoding="utf-8")
+    assert [h.path for h in wiki.search.search("newword")] == [page]
+    assert len(decoded) <= 1  # only the edited page (fed to the index), never the whole cache
+    wiki.close()
