@@ -46,12 +46,22 @@ def write_json(data: Any) -> None:
     """One JSON document on stdout. A long list is written one compact item per line: still easy
     to read and to grep, and it uses the C encoder (``indent`` forces the slow pure-Python one,
     which cost more than everything else in a warm ``index --json`` of 10,000 pages)."""
+    dumps = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": ")).encode
     if isinstance(data, list) and len(data) > 50:
-        dumps = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": ")).encode
-        sys.stdout.write("[\n" + ",\n".join(dumps(item) for item in data) + "\n]\n" if data else "[]\n")
+        sys.stdout.write(_long_list(data, dumps) + "\n")
+        return
+    if isinstance(data, dict) and any(isinstance(v, list) and len(v) > 50 for v in data.values()):
+        # e.g. the graph's node-link document: its long lists one item per line, the same way
+        items = [f"  {dumps(str(k))}: " + (_long_list(v, dumps) if isinstance(v, list) and len(v) > 50
+                                           else dumps(v)) for k, v in data.items()]
+        sys.stdout.write("{\n" + ",\n".join(items) + "\n}\n")
         return
     json.dump(data, sys.stdout, ensure_ascii=False, indent=2)
     sys.stdout.write("\n")
+
+
+def _long_list(data: list[Any], dumps: Any) -> str:
+    return "[\n" + ",\n".join(dumps(item) for item in data) + "\n]" if data else "[]"
 
 
 def open_wiki(path: Path) -> Wiki:

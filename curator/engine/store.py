@@ -61,7 +61,7 @@ class ChangeSet:
 
 
 @contextmanager
-def _gc_paused() -> Iterator[None]:
+def gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector while pages are built in bulk.
 
     Building 10,000 pages makes hundreds of thousands of small containers, none of them cyclic;
@@ -107,7 +107,7 @@ def parse_files(real_root: str, files: list[PageFile], with_body: bool) -> list[
     only if someone asks for them).
     """
     out: list[tuple[list[Any], str | None]] = []
-    with _gc_paused():
+    with gc_paused():
         for f in files:
             data = read_page_bytes(real_root, f.path)
             if data is None:
@@ -208,7 +208,7 @@ class PageStore:
             self.refresh()
         pages = self._pages
         if pages is None:
-            with self._lock, _gc_paused():
+            with self._lock, gc_paused():
                 pages = self._pages
                 if pages is None:
                     pages = self._pages = self._decode_all()
@@ -256,7 +256,7 @@ class PageStore:
         With ``paths`` only those files are checked (an action knows what it touched); without,
         the whole tree is walked and compared by (mtime, size).
         """
-        with self._lock, _gc_paused():
+        with self._lock, gc_paused():
             if not self._stamps_loaded:
                 self._stamps = self._load_stamps()
                 self._stamps_loaded = True

@@ -21,7 +21,7 @@ from .page import Page
 from .scope import Decision, ScopePolicy
 from .search import SearchIndex
 from .slugs import slug_sim
-from .store import ChangeSet, PageStore
+from .store import ChangeSet, PageStore, gc_paused
 
 STATE_DIR = ".curator"
 
@@ -99,7 +99,9 @@ class Wiki:
             reload()
         with self._lock:
             if self._links is None:
-                self._links = LinkIndex(self.pages)
+                pages = self.pages
+                with gc_paused():  # ~1M edges and resolutions, none cyclic: see gc_paused
+                    self._links = LinkIndex(pages)
             return self._links
 
     def visible(self, actor: Actor, path: str) -> bool:
