@@ -23,7 +23,7 @@ import os
 import sqlite3
 import stat
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -250,11 +250,14 @@ class PageStore:
         rows = self.conn.execute("SELECT path, mtime_ns, size, title, layer, trust FROM pages")
         return {r[0]: r[1:] for r in rows}
 
-    def refresh(self, paths: Iterable[str] | None = None) -> ChangeSet:
+    def refresh(self, paths: Iterable[str] | None = None,
+                progress: Callable[[int, int], None] | None = None) -> ChangeSet:
         """Bring the cache up to date with the disk; return what changed.
 
         With ``paths`` only those files are checked (an action knows what it touched); without,
-        the whole tree is walked and compared by (mtime, size).
+        the whole tree is walked and compared by (mtime, size). ``progress(done, total)`` is called
+        as stale pages are parsed (the station's progress bar); an exception it raises (a cancel)
+        rolls the refresh back.
         """
         with self._lock, gc_paused():
             if not self._stamps_loaded:
@@ -262,9 +265,9 @@ class PageStore:
                 self._stamps_loaded = True
             if paths is not None:
                 return self._refresh_paths(list(paths), self._pages)
-            return self._refresh_all()
+            return self._refresh_all(progress)
 
-    def _refresh_all(self) -> ChangeSet:
+    def _refresh_all(self, progress: Callable[[int, int], None] | None = None) -> ChangeSet:
         changes = ChangeSet()
         stamps = self._stamps
         on_disk = {f.path: f for f in walk(self.root)}
@@ -280,7 +283,7 @@ class PageStore:
         removed = [p for p in stamps if p not in on_disk]
         changes.removed.extend(removed)
         if stale or removed:
-            self._write(stale, removed, self._pages)
+            self._write(stale, removed, self._pages, progress)
         self._loaded = True
         return changes
 
@@ -332,7 +335,8 @@ class PageStore:
                 return
         yield from parse_files(self._real_root, stale, with_body)
 
-    def _write(self, stale: list[PageFile], removed: list[str], pages: dict[str, Page] | None) -> None:
+    def _write(self, stale: list[PageFile], removed: list[str], pages: dict[str, Page] | None,
+               progress: Callable[[int, int], None] | None = None) -> None:
         conn = self.conn
         active = [ext for ext in self._extensions if ext.active()]
         dumps, from_row = marshal.dumps, Page.from_row
@@ -349,7 +353,7 @@ class PageStore:
                     pages.pop(path, None)
             batch: list[tuple[Any, ...]] = []
             records: list[tuple[str, bytes]] = []
-            for row, body in self._parsed(stale, bool(active)):
+            for done, (row, body) in enumerate(self._parsed(stale, bool(active)), 1):
                 path = row[0]
                 stamp = (row[2], row[1], row[3], row[4], row[5])  # mtime, size, title, layer, trust
                 batch.append((path, *stamp))
@@ -361,9 +365,13 @@ class PageStore:
                         pages[path] = page
                     for ext in active:
                         ext.upsert(conn, page, body or "")
+                if progress is not None and done % 250 == 0:
+                    progress(done, len(stale))
                 if len(batch) >= 2000:
                     self._flush(batch, records)
             self._flush(batch, records)
+            if progress is not None:
+                progress(len(stale), len(stale))
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")

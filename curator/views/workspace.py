@@ -60,6 +60,10 @@ class Snapshot:
     tags: list[str] = field(default_factory=list)
 
 
+#: Progress units per wiki while the workspace loads.
+PROGRESS_STEPS = 1000
+
+
 class Cancelled(Exception):
     pass
 
@@ -116,18 +120,33 @@ class Workspace(QObject):
         rows: list[PageRow] = []
         inbound: dict[tuple[int, str], int] = {}
         total = len(self.handles)
+        # A determinate bar: each wiki is STEPS units, mostly parsing (page by page on a cold
+        # open), then decoding the cache and resolving links; Cancel is honoured between pages.
+        steps = PROGRESS_STEPS
         for n, handle in enumerate(self.handles):
             if self._cancel.is_set():
                 raise Cancelled
-            self.progress.emit(n, total, f"Opening {handle.label}…")
+            base = n * steps
+            self.progress.emit(base, total * steps, f"Opening {handle.label}…")
             wiki = handle.wiki or Wiki(handle.root)
             handle.wiki = wiki
-            wiki.store.refresh()
+
+            def parsed(done: int, count: int, base: int = base, label: str = handle.label) -> None:
+                if self._cancel.is_set():
+                    raise Cancelled
+                self.progress.emit(base + int(steps * 0.75 * done / max(count, 1)), total * steps,
+                                   f"Reading {label}: {done:,} of {count:,} pages…")
+
+            wiki.store.refresh(progress=parsed)
             if self._cancel.is_set():
                 raise Cancelled
+            self.progress.emit(base + int(steps * 0.75), total * steps, f"Loading {handle.label}…")
             rows.extend(PageRow(handle.index, handle.label, p) for p in wiki.pages.values())
+            if self._cancel.is_set():
+                raise Cancelled
+            self.progress.emit(base + int(steps * 0.85), total * steps, f"Linking {handle.label}…")
             inbound.update(self._inbound(handle))
-        self.progress.emit(total, total, "")
+        self.progress.emit(total * steps, total * steps, "")
         for row in rows:
             row.inbound = inbound.get(row.key, 0)
         if self._presort is not None:
