@@ -100,3 +100,97 @@ def test_graph_follows_changes_in_the_wiki(qtbot, window: MainWindow) -> None:  
     (root / "wiki" / "new.md").write_text("---\ntitle: New\n---\nsee [[lonely]]\n", encoding="utf-8")
     window.workspace.refresh_now()
     qtbot.waitUntil(lambda: view.data is not None and "wiki/new.md" in view.data.ids, timeout=10_000)
+
+
+# --- at scale (issue 17) ---------------------------------------------------------------------------
+
+def _hub_wiki(n_linked: int, n_orphans: int) -> dict[str, str]:
+    """A hub linked by ``n_linked`` pages with long titles, and ``n_orphans`` unlinked pages."""
+    pages = {"wiki/hub.md": "---\ntitle: The Hub\nlayer: core\n---\n# The Hub\n"}
+    for i in range(n_linked):
+        pages[f"wiki/spoke-{i:04d}.md"] = (f"---\ntitle: Spoke number {i} with a long title\n---\n"
+                                          f"See [[hub]] and [[spoke-{(i + 1) % n_linked:04d}]].\n")
+    for i in range(n_orphans):
+        pages[f"wiki/orphan-{i:05d}.md"] = f"---\ntitle: Orphan {i}\n---\nalone\n"
+    return pages
+
+
+def _open_graph(qtbot, tmp_path: Path, pages: dict[str, str]) -> MainWindow:  # type: ignore[no-untyped-def]
+    root = make_wiki(tmp_path / "wiki", pages)
+    win = MainWindow(Workspace(root, watch=False), temp_settings(tmp_path))
+    graph = GraphView(win)
+    win.add_view("graph", graph, "Graph")
+    qtbot.addWidget(win)
+    win.resize(1000, 700)
+    win.show()
+    with qtbot.waitSignal(win.ready, timeout=60_000):
+        win.start()
+    with qtbot.waitSignal(graph.content_ready, timeout=60_000):
+        win.show_view("graph")
+    return win
+
+
+def _assert_labels_sane(qtbot, view: GraphView) -> None:  # type: ignore[no-untyped-def]
+    qtbot.wait(150)  # the relabel timer after a range change
+    assert view.data is not None
+    labelled = view.label_nodes()
+    assert labelled, "some nodes are labelled"
+    assert len(labelled) == len(set(labelled)) == len(view._labels)
+    shown = shown_ids(view)
+    assert set(labelled) <= shown  # never a label without its node
+    rects = [item.sceneBoundingRect() for item in view._labels]
+    for a in range(len(rects)):
+        for b in range(a + 1, len(rects)):
+            assert not rects[a].intersects(rects[b])  # labels do not collide
+    for node, item in zip(labelled, view._labels, strict=True):
+        i = view.data.ids.index(node)
+        assert (item.pos().x(), item.pos().y()) == tuple(view.data.pos[i])  # on its node
+    # every text item in the plot is one of ours or the (empty or shown) hover label
+    texts = [it for it in view.plot.plotItem.vb.addedItems if it.__class__.__name__ == "TextItem"]
+    assert len(texts) == len(view._labels) + 1
+
+
+def test_big_graph_hides_orphans_with_the_count_and_labels_do_not_collide(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from curator.views import graph_view
+
+    win = _open_graph(qtbot, tmp_path, _hub_wiki(150, graph_view.ORPHAN_HIDE_ABOVE))
+    view = graph_of(win)
+    assert not view.orphans.isChecked()  # above the threshold: orphans start hidden
+    hidden = graph_view.ORPHAN_HIDE_ABOVE
+    assert view.hidden_orphans() == hidden
+    assert f"{hidden:,} orphans hidden" in view.info.text()
+    assert not any(i.startswith("wiki/orphan-") for i in shown_ids(view))
+    _assert_labels_sane(qtbot, view)
+    # zoom in and out, re-centre: labels are rebuilt, never duplicated, never left behind
+    vb = view.plot.plotItem.vb
+    vb.scaleBy((0.3, 0.3))
+    _assert_labels_sane(qtbot, view)
+    vb.scaleBy((5, 5))
+    _assert_labels_sane(qtbot, view)
+    with qtbot.waitSignal(view.content_ready, timeout=30_000):
+        view.center_on("wiki/spoke-0007.md")
+    _assert_labels_sane(qtbot, view)
+    assert "wiki/spoke-0007.md" in view.label_nodes()  # the centre always gets its label
+    with qtbot.waitSignal(view.content_ready, timeout=30_000):
+        view.mode.setCurrentIndex(0)  # back to the global graph
+    assert not view.orphans.isChecked()
+    view.orphans.click()  # the operator's choice wins over the default from now on
+    assert view.orphans.isChecked() and view.hidden_orphans() == 0
+    with qtbot.waitSignal(view.content_ready, timeout=30_000):
+        view.reload()
+    assert view.orphans.isChecked()
+    _assert_labels_sane(qtbot, view)
+    win.close()
+
+
+def test_small_graph_keeps_orphans_and_rings_the_selected_node(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    view = graph_of(window)
+    assert view.orphans.isChecked() and "orphans hidden" not in view.info.text()
+    with qtbot.waitSignal(window.ready, timeout=10_000):
+        window.open_page((0, "wiki/p3.md"))
+    assert view.highlighted() == "wiki/p3.md"
+    with qtbot.waitSignal(window.ready, timeout=10_000):
+        window.open_page((0, "wiki/lonely.md"))
+    assert view.highlighted() == "wiki/lonely.md"
+    view.orphans.setChecked(False)  # the selected node filtered out: no ring left behind
+    assert view.highlighted() is None

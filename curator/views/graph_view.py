@@ -43,7 +43,13 @@ if TYPE_CHECKING:
 
 SYMBOLS = {"identity": "star", "core": "o", "context": "s", "deep": "d", "unresolved": "o"}
 GHOST_COLOR = "#b0b0b0"
-LABEL_LIMIT = 20  # pages labelled permanently (the best connected); hover shows any title
+HIGHLIGHT_COLOR = "#e67e22"
+#: Pages considered for a permanent label (the best connected in view); hover shows any title.
+LABEL_LIMIT = 60
+#: Above this many pages the global graph starts with orphans hidden (the count is shown): tens
+#: of thousands of unlinked dots around the main component only bury it.
+ORPHAN_HIDE_ABOVE = 3000
+LABEL_CHARS = 28
 
 
 @dataclass(slots=True)
@@ -176,8 +182,13 @@ class GraphView(WikiView):
                                              tip=self._tip, hoverSize=14)
         self.plot.addItem(self.edges_item)
         self.plot.addItem(self.nodes_item)
+        # the selected (open) page: a ring drawn over its node
+        self.highlight_item = pg.ScatterPlotItem(pxMode=True, brush=None, size=22,
+                                                 pen=pg.mkPen(HIGHLIGHT_COLOR, width=3))
+        self.plot.addItem(self.highlight_item)
         self.label_item = pg.TextItem(anchor=(0.5, 1.4), color=self.palette().text().color())
         self.plot.addItem(self.label_item)
+        self._orphans_auto = True  # the orphan default follows the graph's size until toggled
         self.nodes_item.sigClicked.connect(self._clicked)
         self.nodes_item.sigHovered.connect(self._hovered)
         self.plot.scene().sigMouseClicked.connect(self._scene_clicked)
@@ -190,12 +201,22 @@ class GraphView(WikiView):
         layout.addWidget(self.plot, 1)
         layout.addWidget(self.info)
         self._labels: list[Any] = []
+        self._label_nodes: list[int] = []
+        self._hover_index: int | None = None
 
         self.mode.currentIndexChanged.connect(lambda _i: self.reload())
         self.depth.valueChanged.connect(self._depth_changed)
         self.size_by.currentIndexChanged.connect(self._redraw)
         self.ghosts.toggled.connect(self._redraw)
         self.orphans.toggled.connect(self._redraw)
+        self.orphans.clicked.connect(self._orphans_chosen)
+        # labels are placed in screen space: recompute them when the view moves or zooms
+        self._relabel = QTimer(self)
+        self._relabel.setSingleShot(True)
+        self._relabel.setInterval(60)
+        self._relabel.timeout.connect(self._draw_labels)
+        self.plot.plotItem.vb.sigRangeChanged.connect(lambda *_a: self._relabel.start())
+        window.ready.connect(self._update_highlight)
         self.relayout.clicked.connect(lambda: self.reload(full=True))
         self.wiki_choice.currentIndexChanged.connect(lambda _i: self.reload())
         window.workspace.loaded.connect(lambda _s: self._mark_stale())
@@ -254,8 +275,17 @@ class GraphView(WikiView):
         self.window_.workspace.read(index, lambda w: build_graph_data(w, engine, center, depth, full),
                                     self._show, lambda exc: self.info.setText(f"Graph failed: {exc}"))
 
+    def _orphans_chosen(self, _checked: bool) -> None:
+        self._orphans_auto = False  # the operator decided: keep their choice
+
     def _show(self, data: GraphData) -> None:
         self.data = data
+        self.label_item.setText("")  # a hover label belongs to the graph that was shown before
+        if self._orphans_auto:
+            many = data.center is None and int(data.resolved.sum()) > ORPHAN_HIDE_ABOVE
+            self.orphans.blockSignals(True)
+            self.orphans.setChecked(not many)
+            self.orphans.blockSignals(False)
         namespaces = sorted({n for n in data.namespaces if n})
         current = self.namespace.currentText()
         self.namespace.blockSignals(True)
@@ -321,33 +351,97 @@ class GraphView(WikiView):
                 sizes[c] = max(sizes[c], 20)
         self.nodes_item.setData(pos=d.pos[shown], size=sizes, brush=brushes, symbol=symbols,
                                 data=shown, pen=None)
-        self._draw_labels(shown)
+        if self.label_item.toPlainText() and not self._hover_shown():
+            self.label_item.setText("")  # never a label whose node is gone
+        self._draw_labels()
+        self._update_highlight()
         pages = int(d.resolved[shown].sum())
         where = f" around {d.labels[d.ids.index(d.center)]}" if d.center else ""
-        self.info.setText(f"{pages:,} pages, {len(shown) - pages:,} not yet written{where}")
+        text = f"{pages:,} pages, {len(shown) - pages:,} not yet written{where}"
+        hidden = self.hidden_orphans()
+        if hidden:
+            text += f"; {hidden:,} orphans hidden (tick Orphans to show them)"
+        self.info.setText(text)
 
-    def _draw_labels(self, shown: np.ndarray) -> None:
-        """Titles of the best-connected shown pages (and the centre); hover shows the rest.
+    def hidden_orphans(self) -> int:
+        """Pages without links that the Orphans filter hides right now."""
+        d = self.data
+        if d is None or self.orphans.isChecked():
+            return 0
+        return int((d.resolved & (d.degree == 0)).sum())
 
-        Labelling every node turns more than a few dozen into an unreadable blot, so only the
-        LABEL_LIMIT pages with the most links get one.
+    def _hover_shown(self) -> bool:
+        i = self._hover_index
+        return i is not None and bool(np.isin(i, self._shown_index))
+
+    def _draw_labels(self) -> None:
+        """Titles of the best-connected pages in view (and the centre); hover shows the rest.
+
+        Candidates are the LABEL_LIMIT shown pages with the most links inside the visible range;
+        each is placed only where it overlaps no label already placed (screen space, so it is
+        recomputed after every zoom and pan), and every label sits on its node: labels are
+        rebuilt from the shown nodes each time, never left from an earlier graph.
         """
         d = self.data
-        assert d is not None
         for item in self._labels:
             self.plot.removeItem(item)
         self._labels = []
-        pages = shown[d.resolved[shown]]
-        ranked = pages[np.argsort(-d.degree[pages], kind="stable")][:LABEL_LIMIT]
+        self._label_nodes = []
+        if d is None or not len(self._shown_index):
+            return
+        shown = self._shown_index
+        vb = self.plot.plotItem.vb
+        (x0, x1), (y0, y1) = vb.viewRange()
+        pos = d.pos[shown]
+        inside = shown[(pos[:, 0] >= x0) & (pos[:, 0] <= x1) & (pos[:, 1] >= y0) & (pos[:, 1] <= y1)]
+        pages = inside[d.resolved[inside]]
+        ranked = list(pages[np.argsort(-d.degree[pages], kind="stable")][:LABEL_LIMIT])
         if d.center is not None:
-            ranked = np.union1d(ranked, [d.ids.index(d.center)])
+            c = d.ids.index(d.center)
+            if c in shown:
+                ranked = [c, *[i for i in ranked if i != c]]
         color = self.palette().text().color()
+        placed: list[Any] = []
         for i in ranked:
-            label = d.labels[i] if len(d.labels[i]) <= 28 else d.labels[i][:27] + "…"
-            item = pg.TextItem(label, color=color, anchor=(0.5, -0.4))
+            text = d.labels[i] if len(d.labels[i]) <= LABEL_CHARS else d.labels[i][:LABEL_CHARS - 1] + "…"
+            item = pg.TextItem(text, color=color, anchor=(0.5, -0.4))
             item.setPos(*d.pos[i])
             self.plot.addItem(item)
+            rect = item.sceneBoundingRect()
+            if any(rect.intersects(other) for other in placed):
+                self.plot.removeItem(item)
+                continue
+            placed.append(rect)
             self._labels.append(item)
+            self._label_nodes.append(int(i))
+
+    def label_nodes(self) -> list[str]:
+        """Ids of the nodes that carry a permanent label now (for tests)."""
+        d = self.data
+        return [] if d is None else [d.ids[i] for i in self._label_nodes]
+
+    def _update_highlight(self) -> None:
+        """Ring the open page's node, when it is in the graph and shown."""
+        d = self.data
+        current = self.window_.current
+        spots: list[Any] = []
+        if d is not None and current is not None and current[0] == self.wiki_index:
+            try:
+                i = d.ids.index(current[1])
+            except ValueError:
+                i = -1
+            if i >= 0 and np.isin(i, self._shown_index):
+                spots = [d.pos[i]]
+        self.highlight_item.setData(pos=np.array(spots, dtype=float).reshape(-1, 2))
+
+    def highlighted(self) -> str | None:
+        """The id of the node ringed as selected (for tests)."""
+        d = self.data
+        if d is None or not len(self.highlight_item.data):
+            return None
+        x, y = self.highlight_item.data["x"][0], self.highlight_item.data["y"][0]
+        hits = np.flatnonzero((d.pos[:, 0] == x) & (d.pos[:, 1] == y))
+        return d.ids[int(hits[0])] if len(hits) else None
 
     def _tip(self, x: float, y: float, data: Any) -> str:
         d = self.data
@@ -362,8 +456,10 @@ class GraphView(WikiView):
         d = self.data
         if d is None or len(points) == 0:
             self.label_item.setText("")
+            self._hover_index = None
             return
         i = int(points[0].data())
+        self._hover_index = i
         self.label_item.setText(d.labels[i])
         self.label_item.setPos(*d.pos[i])
 
@@ -374,6 +470,7 @@ class GraphView(WikiView):
         i = int(points[0].data())
         if d.resolved[i]:
             self.window_.open_page((self.wiki_index, d.ids[i]))
+            self._update_highlight()
         else:
             self.window_.status(f"“{d.labels[i]}” is not yet written.")
 
