@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from .page import Link, Page, link_key, path_key
 
@@ -33,8 +34,10 @@ class Resolution:
         return len(self.candidates) > 1
 
 
-@dataclass(slots=True, frozen=True)
-class Edge:
+class Edge(NamedTuple):
+    """A link of a page with its resolution (a tuple: a 32,000-page wiki has ~200,000 of them,
+    and a tuple is built several times faster than a frozen dataclass)."""
+
     source: str
     link: Link
     resolution: Resolution
