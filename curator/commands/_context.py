@@ -51,9 +51,9 @@ def write_json(data: Any) -> None:
         sys.stdout.write(_long_list(data, dumps) + "\n")
         return
     if isinstance(data, dict) and any(isinstance(v, list) and len(v) > 50 for v in data.values()):
-        # e.g. the graph's node-link document: its long lists one item per line, the same way
-        items = [f"  {dumps(str(k))}: " + (_long_list(v, dumps) if isinstance(v, list) and len(v) > 50
-                                           else dumps(v)) for k, v in data.items()]
+        # e.g. the graph's node-link document (250,000 nodes and edges at 32,000 pages): one key
+        # per line, each value in one call of the C encoder (per-item calls cost 4x more)
+        items = [f"  {dumps(str(k))}: {dumps(v)}" for k, v in data.items()]
         sys.stdout.write("{\n" + ",\n".join(items) + "\n}\n")
         return
     json.dump(data, sys.stdout, ensure_ascii=False, indent=2)
