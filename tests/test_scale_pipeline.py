@@ -137,3 +137,18 @@ def test_search_check_decodes_no_page_record(tmp_path: Path, monkeypatch: pytest
     assert [h.path for h in wiki.search.search("newword")] == [page]
     assert len(decoded) <= 1  # only the edited page (fed to the index), never the whole cache
     wiki.close()
+
+
+def test_a_huge_commit_diff_is_cut_without_reading_it_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from curator.engine import diffs
+    from curator.engine.actions import git_of
+
+    info = generate(tmp_path / "w", 300, seed=3, profile="real-shaped", cjk=False, git=True)
+    wiki = Wiki(info.root)
+    head = git_of(wiki).head()
+    assert head
+    monkeypatch.setattr(diffs, "MAX_DIFF_CHARS", 50_000)
+    text = diffs.commit_diff(wiki, head)
+    assert text.startswith(head) and text.endswith("diff cut at 50,000 characters\n")
+    assert len(text) < 50_100
+    wiki.close()

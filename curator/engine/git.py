@@ -169,6 +169,28 @@ class Git:
     def out(self, *args: str) -> str:
         return self.run(*args).stdout.decode("utf-8", "replace").strip()
 
+    def out_head(self, *args: str, limit: int) -> tuple[str, bool]:
+        """The first ``limit`` bytes of ``git <args>``'s output, and whether there was more.
+
+        The rest is never read (git is stopped): the patch of a commit that imported a whole
+        115 MB wiki must not be held in memory to show its first screens.
+        """
+        ident = ("curator", "curator@curator.invalid")
+        cmd = [*_BASE, "-c", f"user.name={ident[0]}", "-c", f"user.email={ident[1]}", *args]
+        with subprocess.Popen(cmd, cwd=self.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              env=_env(None)) as proc:
+            assert proc.stdout is not None and proc.stderr is not None
+            data = proc.stdout.read(limit + 1)
+            more = len(data) > limit
+            if more:
+                proc.kill()
+            err = b"" if more else proc.stderr.read()
+            code = proc.wait()
+        if not more and code != 0:
+            last = [line for line in err.decode("utf-8", "replace").splitlines() if line.strip()][-1:]
+            raise GitError(f"git {args[0]} failed: {(last or ['(no message)'])[0]}")
+        return data[:limit].decode("utf-8", "replace").strip(), more
+
     # --- queries -----------------------------------------------------------------------
     def is_repo(self) -> bool:
         return self.git_dir.exists()

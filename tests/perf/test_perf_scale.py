@@ -179,30 +179,6 @@ def test_station_figures(corpus: CorpusInfo, baselines: dict[str, float], tmp_pa
     assert (tmp_path / "warm.png").stat().st_size > 0
 
 
-def test_zz_print_table(baselines: dict[str, float]) -> None:
-    plain, naive = baselines["plain"], baselines["naive"]
-    load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else ["?"]
-    print(f"\n{N_PAGES} real-shaped pages; load average {' '.join(load)} on {os.cpu_count()} CPUs")
-    print(f"baselines: plain read of every file (in process) {plain:.3f} s; `find | xargs cat` "
-          f"{baselines['cat']:.3f} s; naive search scan {naive:.3f} s (median of the queries)")
-    print(f"{'figure (median)':52} {'seconds':>8} {'x plain':>8} {'x naive':>8} {'target':>8}  met")
-    for name, seconds, against, target, note in ROWS:
-        if against == "ratio":
-            print(f"{name:52} {'':>8} {seconds:8.2f} {'':>8} {target:8.2f}  "
-                  f"{'yes' if target and seconds <= target else 'NO'}  {note}")
-            continue
-        met = ""
-        if target is not None:
-            met = "yes" if seconds <= target else "NO"
-        elif "0.5x plain" in note:
-            met = "yes" if seconds <= 0.5 * plain else "NO"
-        elif "0.25x naive" in note:
-            met = "yes" if seconds <= 0.25 * naive else "NO"
-        limit = f"{target:.1f}" if target is not None else "-"
-        print(f"{name:52} {seconds:8.3f} {seconds / plain:8.2f} {seconds / naive:8.2f} {limit:>8}  "
-              f"{met:3}  {note}")
-
-
 def test_station_gui_thread_probe(qtbot, corpus: CorpusInfo, baselines: dict[str, float],  # type: ignore[no-untyped-def]
                                   tmp_path: Path) -> None:
     """The GUI thread's longest stall (a 5 ms timer that must keep firing) during a cold open, a
@@ -273,3 +249,27 @@ def test_station_gui_thread_probe(qtbot, corpus: CorpusInfo, baselines: dict[str
             ROWS.append((name, elapsed, "plain", None, note))
         else:
             ROWS.append((name + f": {note}", worst / 100, "ratio", 1.0, ""))
+
+
+def test_zz_print_table(baselines: dict[str, float]) -> None:
+    plain, naive = baselines["plain"], baselines["naive"]
+    load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else ["?"]
+    print(f"\n{N_PAGES} real-shaped pages; load average {' '.join(load)} on {os.cpu_count()} CPUs")
+    print(f"baselines: plain read of every file (in process) {plain:.3f} s; `find | xargs cat` "
+          f"{baselines['cat']:.3f} s; naive search scan {naive:.3f} s (median of the queries)")
+    print(f"{'figure (median)':52} {'seconds':>8} {'x plain':>8} {'x naive':>8} {'target':>8}  met")
+    for name, seconds, against, target, note in ROWS:
+        if against == "ratio":
+            print(f"{name:52} {'':>8} {seconds:8.2f} {'':>8} {target:8.2f}  "
+                  f"{'yes' if target and seconds <= target else 'NO'}  {note}")
+            continue
+        met = ""
+        if target is not None:
+            met = "yes" if seconds <= target else "NO"
+        elif "0.5x plain" in note:
+            met = "yes" if seconds <= 0.5 * plain else "NO"
+        elif "0.25x naive" in note:
+            met = "yes" if seconds <= 0.25 * naive else "NO"
+        limit = f"{target:.1f}" if target is not None else "-"
+        print(f"{name:52} {seconds:8.3f} {seconds / plain:8.2f} {seconds / naive:8.2f} {limit:>8}  "
+              f"{met:3}  {note}")
