@@ -90,21 +90,29 @@ class LinkGraph:
             self.nodes[path] = Node(path, page, page.title)
         self.out: dict[str, dict[str, EdgeData]] = {}
         self.inc: dict[str, dict[str, EdgeData]] = {}
-        for source in list(self.nodes):
-            for edge in links.outgoing.get(source, ()):
-                target = edge.target
+        nodes, out, inc, outgoing = self.nodes, self.out, self.inc, links.outgoing
+        for source in list(nodes):
+            edges = outgoing.get(source)
+            if not edges:
+                continue
+            mine: dict[str, EdgeData] | None = None
+            for edge in edges:
+                target = edge.resolution.path
                 if target == source:
                     continue
-                if target is None or target not in self.nodes:
-                    target = unresolved_id(edge.link.key)
-                    if target not in self.nodes:
-                        self.nodes[target] = Node(target, None, edge.link.target)
-                data = self.out.setdefault(source, {}).get(target)
+                link = edge.link
+                if target is None or target not in nodes:
+                    target = UNRESOLVED_PREFIX + link.key
+                    if target not in nodes:
+                        nodes[target] = Node(target, None, link.target)
+                if mine is None:
+                    mine = out.setdefault(source, {})
+                data = mine.get(target)
                 if data is None:
-                    data = self.out[source][target] = EdgeData()
-                    self.inc.setdefault(target, {})[source] = data
+                    data = mine[target] = EdgeData()
+                    inc.setdefault(target, {})[source] = data
                 data.weight += 1
-                data.kinds.add(edge.link.kind)
+                data.kinds.add(link.kind)
 
     # --- basic queries ---------------------------------------------------------------
     def __contains__(self, node: str) -> bool:
@@ -310,7 +318,8 @@ def to_node_link(graph: LinkGraph, center: str | None = None, depth: int = DEFAU
         "multigraph": False,
         "graph": {"center": center, "depth": depth if center is not None else None},
         "nodes": [{"id": n, "mermaid_id": mermaid_id(n), **node_attributes(graph.nodes[n])} for n in nodes],
-        "edges": [{"source": s, "target": t, "weight": d.weight, "kinds": sorted(d.kinds)}
+        "edges": [{"source": s, "target": t, "weight": d.weight,
+                   "kinds": sorted(d.kinds) if len(d.kinds) > 1 else list(d.kinds)}
                   for s, t, d in sorted(graph.edges(), key=lambda e: (e[0], e[1]))
                   if s in keep and t in keep],
     }
