@@ -30,8 +30,8 @@ Freshness: the station, the CLI and other agents change the wiki between calls. 
 2. A :class:`PageWatcher` (watchdog) notes every page file changed on disk, edits written in
    place included; the call refreshes exactly those. With the watcher running, the search
    index's stat sweep of every page (about 35 ms on 10,000 pages) is only a rare safety net
-   (:data:`WATCHED_SWEEP_INTERVAL`) instead of running every 2 s; without a watcher (no inotify
-   watches left, say) the 2 s sweep finds in-place edits.
+   (:data:`WATCHED_SWEEP_INTERVAL`) instead of running before every search; without a watcher (no
+   inotify watches left, say) every search sweeps, like the CLI's, and finds in-place edits.
 3. Another process that loaded the cache (the station, a ``curator search``) may already have
    recorded a change in the shared cache database, which step 1 compares against, so this
    process would not notice it. SQLite's ``PRAGMA data_version`` changes exactly when another
@@ -91,7 +91,7 @@ class ToolInputError(CuratorError):
 
 
 #: With a file watcher running, the (mtime, size) stat sweep of every page is only a safety net
-#: (for events a watcher can lose, e.g. an overflowing inotify queue): this rarely, not every 2 s.
+#: (for events a watcher can lose, e.g. an overflowing inotify queue): this rarely, not every search.
 WATCHED_SWEEP_INTERVAL = 120.0
 
 
