@@ -63,3 +63,36 @@ def test_cancel_stops_a_cold_open(qtbot, big_wiki: Path, tmp_path: Path) -> None
     assert failures == ["Loading cancelled."]
     assert not ws.ready
     win.close()
+
+
+def test_the_search_index_builds_in_the_background_after_the_open(qtbot, big_wiki: Path, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from curator.views import main_window
+
+    monkeypatch.setattr(main_window, "MENTIONS_BUILD_LIMIT", 100)  # 1,200 pages count as big here
+    ws = Workspace(big_wiki, watch=False)
+    win = MainWindow(ws, temp_settings(tmp_path))
+    qtbot.addWidget(win)
+    win.show()
+    with qtbot.waitSignals([win.ready, ws.search_built], timeout=120_000):
+        win.start()
+    wiki = ws.wiki(0)
+    assert wiki.search.active()  # built without anyone searching
+    assert wiki.search.search("ledger", refresh=False)
+    win.close()
+
+
+def test_closing_stops_a_background_build(tmp_path: Path) -> None:
+    from curator.engine.search import BuildStopped
+    from curator.engine.wiki import Wiki
+
+    root = generate(tmp_path / "w", 300, seed=2, profile="real-shaped", cjk=False).root
+    wiki = Wiki(root)
+    wiki.search.stop_building()
+    with pytest.raises(BuildStopped):
+        wiki.search.ensure_built()
+    assert not wiki.search.active()  # rolled back: the next search builds it again
+    wiki.close()
+    again = Wiki(root)
+    assert again.search.search("ledger") is not None and again.search.active()
+    again.close()

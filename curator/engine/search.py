@@ -81,6 +81,10 @@ MAX_INDEXED_CHARS = 2_000_000  # a page's body beyond this is not indexed (keeps
 _SNIPPET_SCAN = 50_000  # snippets look for a match in this much of the body
 
 
+class BuildStopped(CuratorError):
+    """A bulk build was abandoned by :meth:`SearchIndex.stop_building`."""
+
+
 @dataclass(slots=True)
 class SearchHit:
     path: str
@@ -114,6 +118,7 @@ class SearchIndex:
         self.wiki = wiki
         self._lock = threading.RLock()
         self._built = False  # read from the database by setup()
+        self._stop = threading.Event()
         #: Seconds between full sweeps triggered by searches; None: never (a file watcher feeds
         #: ``wiki.refresh(paths)`` instead).
         self.sweep_interval: float | None = SWEEP_INTERVAL
@@ -213,6 +218,10 @@ class SearchIndex:
             if stamps or gone or sweep:
                 self._save_dirs(stamps, gone=gone, swept=sweep)
             return changes
+
+    def stop_building(self) -> None:
+        """Abandon a bulk build in progress (the station closing): it rolls back, nothing kept."""
+        self._stop.set()
 
     def ensure_built(self) -> None:
         """Build the index now if it was never built (every search does this, refresh or not)."""
@@ -370,6 +379,8 @@ class SearchIndex:
                         results = iter([index_rows(real_root, files)])
                     doc_id = 0
                     for rows in results:
+                        if self._stop.is_set():
+                            raise BuildStopped("the search index build was stopped")
                         for row in rows:
                             doc_id += 1
                             self._insert(conn, row, doc_id)

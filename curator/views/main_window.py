@@ -75,8 +75,15 @@ def gather_page(wiki: Wiki, path: str) -> tuple[Page, str, str, LinkInfo]:
     return page, text, body_html, info
 
 
+#: Up to this many pages the search index is built on the spot for unlinked mentions; above,
+#: mentions wait for the station's background build (the page is shown again when it is done).
+MENTIONS_BUILD_LIMIT = 3000
+
+
 def unlinked_mentions(wiki: Wiki, page: Page, limit: int = 50) -> list[tuple[str, str, str]]:
     """Pages that mention the page's title or an alias as a phrase without linking to it."""
+    if not wiki.search.active() and len(wiki.pages) > MENTIONS_BUILD_LIMIT:
+        return []  # the index is being built in the background (Workspace.search_built)
     linked = {e.source for e in wiki.links.backlinks(page.path)} | {page.path}
     names = [n for n in {page.title, *page.aliases} if len(n) >= 2 and '"' not in n]
     found: dict[str, tuple[str, str, str]] = {}
@@ -179,6 +186,7 @@ class MainWindow(QMainWindow):
         ws.pages_changed.connect(self._on_pages_changed)
         ws.failed.connect(self.show_error)
         ws.progress.connect(self._on_progress)
+        ws.search_built.connect(self._on_search_built)
         self.browser.open_requested.connect(lambda row: self.open_page(row.key))
         self.browser.search_requested.connect(self._search)
         self.page_view.page_link_activated.connect(self._follow_link)
@@ -210,6 +218,11 @@ class MainWindow(QMainWindow):
         self.progress.setValue(done)
         if what:
             self.status(what)
+
+    def _on_search_built(self, index: int) -> None:
+        # the open page's unlinked mentions could not be searched before: show it again
+        if self.current is not None and self.current[0] == index:
+            self.open_page(self.current, push=False)
 
     def _busy(self, busy: bool) -> None:
         self.progress.setVisible(busy)

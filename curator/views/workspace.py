@@ -73,6 +73,7 @@ class Workspace(QObject):
     pages_changed = Signal(object)  # Snapshot of the changed rows (full=False)
     failed = Signal(str)  # a readable message
     progress = Signal(int, int, str)  # done, total, what
+    search_built = Signal(int)  # the wiki whose full-text index was just built in the background
 
     def __init__(self, root: Path, watch: bool = True) -> None:
         super().__init__()
@@ -184,6 +185,26 @@ class Workspace(QObject):
             self._start_watching()
         self._timer.start()
         self.loaded.emit(snapshot)
+        self._build_search_indexes()
+
+    def _build_search_indexes(self) -> None:
+        """Build the full-text index of every wiki that has none, in the background.
+
+        The index is built by the first search (see curator.engine.search); at 32,000 pages that
+        takes seconds, so the station does it right after the pages are shown instead of making
+        the first page wait for its unlinked mentions.
+        """
+        for handle in self.handles:
+            wiki = handle.wiki
+            if wiki is not None and not wiki.search.active():
+                run_task(wiki.search.ensure_built, lambda _r, i=handle.index: self.search_built.emit(i),
+                         self._search_build_failed)
+
+    def _search_build_failed(self, exc: BaseException) -> None:
+        from curator.engine.search import BuildStopped
+
+        if not isinstance(exc, BuildStopped):  # stopped: the station is closing
+            self.failed.emit(f"Search index: {exc}")
 
     def _on_failed(self, exc: BaseException) -> None:
         if isinstance(exc, Cancelled):
@@ -311,6 +332,9 @@ class Workspace(QObject):
         if self._observer is not None:
             self._observer.stop()
             self._observer.join(timeout=2)
+        for handle in self.handles:
+            if handle.wiki is not None:
+                handle.wiki.search.stop_building()  # a background build must not hold the exit
         for handle in self.handles:
             handle.writer.wait(10_000)
             if handle.wiki is not None:
