@@ -58,7 +58,7 @@ from .actor import OPERATOR, Actor
 from .errors import CuratorError, UsageError
 from .page import Page, decode, parse_layer, parse_page
 from .query import Query, fold, fold_char, index_text, parse_query
-from .store import ChangeSet, read_page_bytes
+from .store import ChangeSet, checkpoint, read_page_bytes
 from .walker import EXCLUDED_DIRS, PageFile, walk
 
 if TYPE_CHECKING:
@@ -392,6 +392,8 @@ class SearchIndex:
                     raise
                 self._built = True
             self._save_dirs(stamps, replace=True, swept=True)
+            with wiki.store._lock:
+                checkpoint(conn)
             return conn.execute("SELECT count(*) FROM search_docs").fetchone()[0]
 
     # --- searching -----------------------------------------------------------------------

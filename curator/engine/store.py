@@ -5,7 +5,8 @@ cached (mtime, size) of every row and only new or changed files are read. Rows a
 :class:`Page` objects only when something asks for them (:attr:`PageStore.pages`); a command that
 needs just the listing (``curator index``) reads the summary columns (:meth:`PageStore.summaries`)
 and never decodes a record. Records are ``marshal`` blobs of :meth:`Page.to_row` (decoding is
-several times faster than JSON, and the cache is local state that is never taken from a remote).
+several times faster than JSON, and the cache is local state that is never taken from a remote),
+the longer ones zlib-compressed, so the whole cache stays smaller than the pages.
 
 Many stale pages (a cold index) are parsed in worker processes, one per core
 (:data:`PARALLEL_MIN` and up), while this process writes the rows as they come back.
@@ -23,8 +24,9 @@ import os
 import sqlite3
 import stat
 import threading
+import zlib
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -34,9 +36,26 @@ from .page import Page, parse_page
 from .walker import PageFile, is_page_path, walk
 
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-SCHEMA_VERSION = 6  # bump when Page or the parse rules change: the cache is rebuilt
+SCHEMA_VERSION = 7  # bump when Page or the parse rules change: the cache is rebuilt
 #: Stale pages from which parsing moves to worker processes (below, starting them costs more).
 PARALLEL_MIN = 1500
+#: Records longer than this are stored zlib-compressed (marked by a leading ``Z``, which no
+#: marshal dump of a list starts with): the big rows hold most of the bytes, and the cache must
+#: stay smaller than the pages.
+COMPRESS_ABOVE = 1024
+
+
+def encode_record(row: list[Any]) -> bytes:
+    blob = marshal.dumps(row)
+    if len(blob) > COMPRESS_ABOVE:
+        return b"Z" + zlib.compress(blob, 1)
+    return blob
+
+
+def decode_record(blob: bytes) -> list[Any]:
+    if blob[:1] == b"Z":
+        blob = zlib.decompress(blob[1:])
+    return marshal.loads(blob)
 
 
 @dataclass(slots=True)
@@ -86,6 +105,12 @@ def _is_corrupt(exc: sqlite3.DatabaseError) -> bool:
     return "not a database" in text or "malformed" in text
 
 
+def checkpoint(conn: sqlite3.Connection) -> None:
+    """Fold the WAL into the database and truncate it (after a bulk write; best effort)."""
+    with suppress(sqlite3.Error):  # another connection is reading: the next checkpoint does it
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
 def read_page_bytes(real_root: str, path: str) -> bytes | None:
     """A page's bytes; None when it vanished. The last component is never followed if it
     became a symlink since the walk (O_NOFOLLOW where the platform has it)."""
@@ -100,13 +125,15 @@ def read_page_bytes(real_root: str, path: str) -> bytes | None:
             return None
 
 
-def parse_files(real_root: str, files: list[PageFile], with_body: bool) -> list[tuple[list[Any], str | None]]:
-    """Read and parse ``files``: (:meth:`Page.to_row`, body or None) for each one still there.
+def parse_files(real_root: str, files: list[PageFile],
+                with_body: bool) -> list[tuple[list[Any], bytes, str | None]]:
+    """Read and parse ``files``: (:meth:`Page.to_row`, its encoded record, body or None) for each
+    one still there.
 
-    Runs in worker processes for a bulk parse (rows travel back cheaply; Page objects are rebuilt
-    only if someone asks for them).
+    Runs in worker processes for a bulk parse (rows travel back cheaply, already encoded; Page
+    objects are rebuilt only if someone asks for them).
     """
-    out: list[tuple[list[Any], str | None]] = []
+    out: list[tuple[list[Any], bytes, str | None]] = []
     with gc_paused():
         for f in files:
             data = read_page_bytes(real_root, f.path)
@@ -114,7 +141,8 @@ def parse_files(real_root: str, files: list[PageFile], with_body: bool) -> list[
                 continue
             page, body = parse_page(f.path, data, f.mtime_ns)
             page.size = len(data)
-            out.append((page.to_row(), body if with_body else None))
+            row = page.to_row()
+            out.append((row, encode_record(row), body if with_body else None))
     return out
 
 
@@ -178,6 +206,8 @@ class PageStore:
         try:
             if target != ":memory:":
                 conn.execute("PRAGMA journal_mode=WAL")
+                # a bulk build writes ~100 MB through the WAL: give the space back afterwards
+                conn.execute("PRAGMA journal_size_limit=4194304")
             conn.execute("PRAGMA synchronous=NORMAL")
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             if version != SCHEMA_VERSION:
@@ -217,13 +247,13 @@ class PageStore:
     def _decode_all(self) -> dict[str, Page]:
         out: dict[str, Page] = {}
         stale: list[str] = []
-        loads, from_row = marshal.loads, Page.from_row
+        loads, from_row = decode_record, Page.from_row
         for path, rec in self.conn.execute("SELECT path, record FROM records ORDER BY path"):
             if path not in self._stamps:
                 continue
             try:
                 out[path] = from_row(loads(rec))
-            except (ValueError, TypeError, EOFError, KeyError):
+            except (ValueError, TypeError, EOFError, KeyError, zlib.error):
                 stale.append(path)  # an unreadable row is parsed again
         if stale:
             for path in stale:
@@ -325,7 +355,7 @@ class PageStore:
             return None
         return st
 
-    def _parsed(self, stale: list[PageFile], with_body: bool) -> Iterator[tuple[list[Any], str | None]]:
+    def _parsed(self, stale: list[PageFile], with_body: bool) -> Iterator[tuple[list[Any], bytes, str | None]]:
         """Parse ``stale``: in worker processes when there are many, else here."""
         if len(stale) >= PARALLEL_MIN:
             chunks = parallel.map_chunks(parse_files, self._real_root, stale, with_body)
@@ -339,7 +369,7 @@ class PageStore:
                progress: Callable[[int, int], None] | None = None) -> None:
         conn = self.conn
         active = [ext for ext in self._extensions if ext.active()]
-        dumps, from_row = marshal.dumps, Page.from_row
+        from_row = Page.from_row
         stamps = self._stamps
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -353,11 +383,11 @@ class PageStore:
                     pages.pop(path, None)
             batch: list[tuple[Any, ...]] = []
             records: list[tuple[str, bytes]] = []
-            for done, (row, body) in enumerate(self._parsed(stale, bool(active)), 1):
+            for done, (row, record, body) in enumerate(self._parsed(stale, bool(active)), 1):
                 path = row[0]
                 stamp = (row[2], row[1], row[3], row[4], row[5])  # mtime, size, title, layer, trust
                 batch.append((path, *stamp))
-                records.append((path, dumps(row)))
+                records.append((path, record))
                 stamps[path] = stamp
                 if pages is not None or active:
                     page = from_row(row)
@@ -373,6 +403,8 @@ class PageStore:
             if progress is not None:
                 progress(len(stale), len(stale))
             conn.execute("COMMIT")
+            if len(stale) >= PARALLEL_MIN:
+                checkpoint(conn)
         except BaseException:
             conn.execute("ROLLBACK")
             # the in-memory stamps may be ahead of the database: reload them
