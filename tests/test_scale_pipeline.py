@@ -151,4 +151,9 @@ def test_a_huge_commit_diff_is_cut_without_reading_it_whole(tmp_path: Path, monk
     text = diffs.commit_diff(wiki, head)
     assert text.startswith(head) and text.endswith("diff cut at 50,000 characters\n")
     assert len(text) < 50_100
+    assert "| " in text.split("diff --git", 1)[0]  # a per-file stat for a commit of 301 files
+    monkeypatch.setattr(diffs, "MAX_STAT_FILES", 100)  # more files than that: a one-line summary
+    text = diffs.commit_diff(wiki, head)
+    summary = text.split("diff --git", 1)[0]
+    assert "301 files changed" in summary and "| " not in summary
     wiki.close()
