@@ -223,6 +223,11 @@ class SearchIndex:
         """Abandon a bulk build in progress (the station closing): it rolls back, nothing kept."""
         self._stop.set()
 
+    @property
+    def lock(self) -> threading.RLock:
+        """Held for every refresh and build: :meth:`Wiki.close` waits for it."""
+        return self._lock
+
     def ensure_built(self) -> None:
         """Build the index now if it was never built (every search does this, refresh or not)."""
         with self._lock:
@@ -394,7 +399,7 @@ class SearchIndex:
             self._save_dirs(stamps, replace=True, swept=True)
             with wiki.store._lock:
                 checkpoint(conn)
-            return conn.execute("SELECT count(*) FROM search_docs").fetchone()[0]
+                return conn.execute("SELECT count(*) FROM search_docs").fetchone()[0]
 
     # --- searching -----------------------------------------------------------------------
     def search(self, query: str | Query, actor: Actor = OPERATOR, *, min_trust: float | None = None,

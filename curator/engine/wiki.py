@@ -158,4 +158,8 @@ class Wiki:
         return decode((self.root / path).read_bytes()).text
 
     def close(self) -> None:
-        self.store.close()
+        # A search refresh or a background build may still run on another thread: stop the
+        # build and wait for it to let go of the database before closing the connection.
+        self.search.stop_building()
+        with self.search.lock:
+            self.store.close()
