@@ -20,18 +20,25 @@ CHAIN = {
 } | {"wiki/lonely.md": "---\ntitle: Lonely\nlayer: deep\n---\nno links here\n"}
 
 
-@pytest.fixture
-def window(qtbot, tmp_path: Path):  # type: ignore[no-untyped-def]
-    root = make_wiki(tmp_path / "wiki", CHAIN)
+def _open_graph(qtbot, tmp_path: Path, pages: dict[str, str]) -> MainWindow:  # type: ignore[no-untyped-def]
+    """A main window on a wiki of ``pages`` with the graph view shown and drawn."""
+    root = make_wiki(tmp_path / "wiki", pages)
     win = MainWindow(Workspace(root, watch=False), temp_settings(tmp_path))
     graph = GraphView(win)
     win.add_view("graph", graph, "Graph")
     qtbot.addWidget(win)
+    win.resize(1000, 700)
     win.show()
-    with qtbot.waitSignal(win.ready, timeout=15_000):
+    with qtbot.waitSignal(win.ready, timeout=60_000):
         win.start()
-    with qtbot.waitSignal(graph.content_ready, timeout=15_000):
+    with qtbot.waitSignal(graph.content_ready, timeout=60_000):
         win.show_view("graph")
+    return win
+
+
+@pytest.fixture
+def window(qtbot, tmp_path: Path):  # type: ignore[no-untyped-def]
+    win = _open_graph(qtbot, tmp_path, CHAIN)
     yield win
     win.close()
 
@@ -113,21 +120,6 @@ def _hub_wiki(n_linked: int, n_orphans: int) -> dict[str, str]:
     for i in range(n_orphans):
         pages[f"wiki/orphan-{i:05d}.md"] = f"---\ntitle: Orphan {i}\n---\nalone\n"
     return pages
-
-
-def _open_graph(qtbot, tmp_path: Path, pages: dict[str, str]) -> MainWindow:  # type: ignore[no-untyped-def]
-    root = make_wiki(tmp_path / "wiki", pages)
-    win = MainWindow(Workspace(root, watch=False), temp_settings(tmp_path))
-    graph = GraphView(win)
-    win.add_view("graph", graph, "Graph")
-    qtbot.addWidget(win)
-    win.resize(1000, 700)
-    win.show()
-    with qtbot.waitSignal(win.ready, timeout=60_000):
-        win.start()
-    with qtbot.waitSignal(graph.content_ready, timeout=60_000):
-        win.show_view("graph")
-    return win
 
 
 def _assert_labels_sane(qtbot, view: GraphView) -> None:  # type: ignore[no-untyped-def]

@@ -56,9 +56,9 @@ from typing import TYPE_CHECKING, Any
 from . import frontmatter, parallel
 from .actor import OPERATOR, Actor
 from .errors import CuratorError, UsageError
-from .page import Page, decode, parse_layer, parse_page
+from .page import Page, decode, parse_layer
 from .query import Query, fold, fold_char, index_text, parse_query
-from .store import ChangeSet, checkpoint, read_page_bytes
+from .store import ChangeSet, checkpoint, read_and_parse
 from .walker import EXCLUDED_DIRS, PageFile, walk
 
 if TYPE_CHECKING:
@@ -568,15 +568,7 @@ def _doc_row(page: Page, body: str) -> tuple[Any, ...]:
 
 def index_rows(real_root: str, files: list[PageFile]) -> list[tuple[Any, ...]]:
     """Index rows of ``files`` (runs in worker processes during a bulk build)."""
-    out = []
-    for f in files:
-        data = read_page_bytes(real_root, f.path)
-        if data is None:
-            continue
-        page, body = parse_page(f.path, data, f.mtime_ns)
-        page.size = len(data)
-        out.append(_doc_row(page, body))
-    return out
+    return [_doc_row(page, body) for page, body in read_and_parse(real_root, files)]
 
 
 # --- snippets ------------------------------------------------------------------------------

@@ -135,15 +135,21 @@ def parse_files(real_root: str, files: list[PageFile],
     """
     out: list[tuple[list[Any], bytes, str | None]] = []
     with gc_paused():
-        for f in files:
-            data = read_page_bytes(real_root, f.path)
-            if data is None:
-                continue
-            page, body = parse_page(f.path, data, f.mtime_ns)
-            page.size = len(data)
+        for page, body in read_and_parse(real_root, files):
             row = page.to_row()
             out.append((row, encode_record(row), body if with_body else None))
     return out
+
+
+def read_and_parse(real_root: str, files: Iterable[PageFile]) -> Iterator[tuple[Page, str]]:
+    """(page, body) of each of ``files`` still there: read (never through a symlink), parsed."""
+    for f in files:
+        data = read_page_bytes(real_root, f.path)
+        if data is None:
+            continue
+        page, body = parse_page(f.path, data, f.mtime_ns)
+        page.size = len(data)
+        yield page, body
 
 
 class StoreExtension(Protocol):
