@@ -94,7 +94,7 @@ def run_history(ctx: Context, args: argparse.Namespace) -> int:
 
     if args.limit <= 0:
         raise UsageError(f"--limit must be a positive number, not {args.limit}")
-    entries = history(ctx.wiki, args.limit)
+    entries = history(ctx.wiki, args.limit, ctx.actor)
     lines = [f"{e.commit[:10]}  {e.time[:19].replace('T', ' ')}  {e.actor:<18}  {e.subject}"
              for e in entries]
     ctx.emit([e.to_json() for e in entries], "\n".join(lines) if lines else "no commits yet")

@@ -97,7 +97,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .actor import Actor, parse_actor
+from .actor import OPERATOR, Actor, parse_actor
 from .errors import CuratorError
 from .git import Git, GitError
 from .journal import Journal
@@ -163,6 +163,18 @@ class Denied(ActionFailed):
 
 class Invalid(ActionFailed):
     status = "invalid"
+
+
+def require_write(wiki: Wiki, actor: Actor, path: str) -> None:
+    """:class:`Denied` unless ``actor`` may write ``path``; the message never names a path the
+    actor cannot see (the same words for every hidden page, so a refusal confirms none)."""
+    decision = wiki.check_write(actor, path)
+    if decision.allowed:
+        return
+    reason = decision.reason or "the scope policy does not allow it"
+    if not wiki.visible(actor, path):
+        raise Denied(message=f"{actor} may not do this: {reason}")
+    raise Denied(message=f"{actor} may not write {path}: {reason}")
 
 
 # --- per-wiki state -----------------------------------------------------------------------
@@ -250,10 +262,7 @@ class ActionContext:
     def check_write(self, rel: str) -> str:
         """``rel`` made safe and checked against the write policy; :class:`Denied` if refused."""
         path = self.safe_path(rel)
-        decision = self.wiki.check_write(self.actor, path)
-        if not decision.allowed:
-            reason = decision.reason or "the scope policy does not allow it"
-            raise Denied(message=f"{self.actor} may not write {path}: {reason}")
+        require_write(self.wiki, self.actor, path)
         return path
 
     # --- reading -------------------------------------------------------------------------------
@@ -662,10 +671,16 @@ class HistoryEntry:
                 "paths": list(self.paths), "reverts": self.reverts}
 
 
-def history(wiki: Wiki, limit: int = 50) -> list[HistoryEntry]:
-    """The wiki's commits, newest first, with their action, actor, time and paths."""
+def history(wiki: Wiki, limit: int = 50, actor: Actor = OPERATOR) -> list[HistoryEntry]:
+    """The wiki's commits, newest first, with their action, actor, time and paths.
+
+    A non-operator sees only the commits that touch nothing it may not see (a commit's subject
+    and paths would otherwise name hidden pages).
+    """
     out: list[HistoryEntry] = []
     for e in git_of(wiki).log(limit):
+        if not actor.is_operator and not all(wiki.visible(actor, p) for p in e.paths):
+            continue
         m = _SUBJECT.match(e.subject)
         r = _REVERTS.search(e.body)
         when = _dt.datetime.fromtimestamp(e.time, _dt.UTC).isoformat().replace("+00:00", "Z")
@@ -718,6 +733,13 @@ def revert(wiki: Wiki, actor: Actor, commit: str) -> ActionResult:
                             action="revert")
 
     def apply(ctx: ActionContext) -> None:
+        # A revert is a write of every path the commit touched: all are checked before any is
+        # changed (the policy file, a hidden page, ...), whether or not its content still differs.
+        for path in paths:
+            try:
+                ctx.check_write(path)
+            except Denied as exc:
+                raise Denied(message=f"may not revert {sha[:12]}: {exc.message}") from None
         for path in paths:
             before = g.show(parent, path) if parent else None
             after = g.show(sha, path)

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import frontmatter
-from .actions import ActionContext, ActionResult, Invalid, journal_of, run_action
+from .actions import ActionContext, ActionResult, Denied, Invalid, journal_of, run_action
 from .actor import OPERATOR, Actor
 from .page import DEFAULT_LAYER, DEFAULT_TRUST
 from .slugs import SlugFeatures, similarity, slug_features, slugify
@@ -51,6 +51,9 @@ QUOTE_CHARS = 80
 #: Namespaces append never routes to (SPEC §2): auto-filed pages and pages held for review.
 UNROUTABLE = frozenset({"auto", "_review"})
 MAX_INGEST_BYTES = 20 * 1024 * 1024
+#: Limits on a fact written by anyone but the operator (SPEC §4.9): characters, and per line.
+MAX_FACT_CHARS = 4000
+MAX_FACT_LINE = 1000
 
 _WORDS = re.compile(r"[^\W_]+")
 _LINK = re.compile(r"!?\[\[[^\]\n]*\]\]")
@@ -365,14 +368,29 @@ def route(wiki: Wiki, slug: str, actor: Actor = OPERATOR) -> tuple[str | None, l
     """(exact match path, candidates): SPEC §4.2 routing for an already slugified ``slug``.
 
     An exact match is a dictionary lookup; only without one is every routable page scored.
-    Pages the actor may not see are neither targets nor candidates.
+    Pages the actor may not see are neither targets nor candidates, and routing never guesses
+    across a visibility boundary (SPEC §4.9): a name taken by a page the actor cannot see raises
+    :class:`~.actions.Denied`, a name shared by pages with different readers :class:`~.actions.Invalid`
+    (pass the page's path then, see :func:`page_by_path`).
     """
     slugs, exact_of, feature = _routing_view(wiki)
 
     def visible(path: str) -> bool:
         return actor.is_operator or wiki.visible(actor, path)
 
-    exact = [p for p in exact_of(slug) if visible(p)]
+    named = exact_of(slug)
+    exact = [p for p in named if visible(p)]
+    if len(exact) < len(named):
+        # The name is taken by a page this writer cannot see: creating (or picking) another page
+        # of that name would route the next writer's facts across the visibility boundary.
+        raise Denied(message=f"'{slug}' is the name of a page {actor} may not see; nothing written. "
+                     "Append under another name")
+    audience = getattr(wiki.policy, "audience", None)
+    if len(exact) > 1 and audience is not None and len({audience(p) for p in exact}) > 1:
+        exact.sort()
+        raise Invalid(message=f"'{slug}' names {len(exact)} pages read by different people "
+                      f"({', '.join(exact[:5])}); nothing written. Give the page's path instead of "
+                      f"its slug (e.g. '{exact[0]}')")
     if exact:
         # Several pages share the name: prefer wiki/, then the shallowest, then by path.
         exact.sort(key=lambda p: (not p.startswith("wiki/"), p.count("/"), p))
@@ -521,6 +539,41 @@ def _empty_data() -> dict[str, Any]:
     return {"created": False, "page": None, "candidates": [], "matched": None}
 
 
+def page_by_path(wiki: Wiki, ref: str, actor: Actor = OPERATOR) -> str | None:
+    """The routable page ``ref`` names by its path (``departments/hr/salaries`` or with ``.md``),
+    when it exists and ``actor`` may see it; else None (a hidden page is like a missing one)."""
+    cleaned = ref.strip().replace("\\", "/").removeprefix("./")
+    if "/" not in cleaned:
+        return None
+    path = cleaned if cleaned.lower().endswith(".md") else cleaned + ".md"
+    parts = path.split("/")
+    if ".." in parts or "" in parts or any(p in EXCLUDED_DIRS for p in parts[:-1]) or not _routable(path):
+        return None
+    full = wiki.root / path
+    if full.is_symlink() or not full.is_file():
+        return None
+    return path if actor.is_operator or wiki.visible(actor, path) else None
+
+
+def check_agent_fact(content: str, links: Sequence[str], actor: Actor) -> str | None:
+    """Why a fact from a non-operator is too large to be one (SPEC §4.9), else None.
+
+    A fact is a sentence or a few: at most :data:`MAX_FACT_CHARS` characters (its links
+    included) and no line over :data:`MAX_FACT_LINE`. The operator may write longer.
+    """
+    if actor.is_operator:
+        return None
+    total = len(content) + sum(len(link) for link in links)
+    if total > MAX_FACT_CHARS:
+        return (f"invalid fact: {total:,} characters is too long for one fact (at most "
+                f"{MAX_FACT_CHARS:,}, links included); state one fact in a sentence or a few")
+    longest = max((len(line) for text in (content, *links) for line in text.splitlines()), default=0)
+    if longest > MAX_FACT_LINE:
+        return (f"invalid fact: a line of {longest:,} characters is too long (at most "
+                f"{MAX_FACT_LINE:,} per line)")
+    return None
+
+
 def append(wiki: Wiki, slug: str, content: str, links: Sequence[str] = (), create_new: bool = False,
            actor: Actor = OPERATOR, today: _dt.date | None = None, *,
            approval: Approval | None = None) -> ActionResult:
@@ -529,9 +582,19 @@ def append(wiki: Wiki, slug: str, content: str, links: Sequence[str] = (), creat
     An agent's write the review policy holds is answered ``pending`` (queued in the review
     inbox, :mod:`.inbox`) and a fact the operator rejected before ``rejected``. ``approval`` is
     how :func:`.inbox.approve` applies a held item through this same door: never held again,
-    the item checked and closed in the same commit.
+    the item checked and closed in the same commit. ``slug`` may also be a page's path
+    (``departments/hr/salaries``): the way to pick one of several pages of one name that
+    different people read (routing refuses to guess there).
     """
-    s = slugify(slug or "")
+    if not actor.is_operator and len(slug or "") > MAX_FACT_LINE:
+        return ActionResult("invalid", f"invalid slug: {len(slug):,} characters is too long for a page "
+                            "name", data=_empty_data(), action="wiki_append")
+    too_big = check_agent_fact(content or "", [str(x) for x in links or ()], actor)
+    if too_big is not None:
+        return ActionResult("invalid", too_big, data=_empty_data(), action="wiki_append",
+                            target=slugify(slug or ""))
+    by_path = page_by_path(wiki, slug or "", actor)
+    s = page_slug(by_path) if by_path else slugify(slug or "")
     fact = " ".join((content or "").split())
     if not s:
         return ActionResult("invalid", f"invalid slug {slug!r}: it has no letters or digits; give the "
@@ -546,7 +609,10 @@ def append(wiki: Wiki, slug: str, content: str, links: Sequence[str] = (), creat
         ctx.data.update(_empty_data())
         if approval is not None:
             approval.check(ctx)  # still pending here, under the lock (else: already decided)
-        target, candidates = route(wiki, s, actor)
+        if by_path is not None:
+            target, candidates = by_path, []
+        else:
+            target, candidates = route(wiki, s, actor)
         bullet = compose_bullet(fact, links, day)
         if target is None:
             if candidates and not create_new:

@@ -212,7 +212,7 @@ _CACHE_LOCK = threading.Lock()
 def graph_for(wiki: Wiki, actor: Actor = OPERATOR) -> LinkGraph:
     """The current link graph as ``actor`` sees it (cached until the wiki's pages change)."""
     with gc_paused():
-        links = wiki.links
+        links = wiki.links_for(actor)  # hidden pages are absent: links to them are unresolved
     # Keyed by the policy object too: a policy swapped in (tests, the station) is a new view.
     key = (actor, id(wiki.policy))
     with _CACHE_LOCK:

@@ -36,7 +36,7 @@ def lint(wiki: Wiki, actor: Actor = OPERATOR) -> list[LintIssue]:
     """All problems among the pages ``actor`` can see, sorted by path then line."""
     issues: list[LintIssue] = []
     visible = {p.path: p for p in wiki.visible_pages(actor)}
-    links = wiki.links
+    links = wiki.links_for(actor)  # links to hidden pages read as links to missing ones
     stems: dict[str, list[str]] = defaultdict(list)
     for path, page in visible.items():
         stems[page.slug].append(path)

@@ -28,7 +28,7 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from . import frontmatter, markdown_scan
-from .actions import ARCHIVE_DIR, ActionContext, ActionResult, Invalid, run_action
+from .actions import ARCHIVE_DIR, ActionContext, ActionResult, Invalid, require_write, run_action
 from .actor import OPERATOR, Actor
 from .append import find_duplicate, insert_bullet
 from .links import LinkIndex
@@ -305,7 +305,12 @@ def _plain_reader(wiki: Wiki) -> Reader:
 def preview_merge(wiki: Wiki, keep: str, merge: str, actor: Actor = OPERATOR) -> MergePlan:
     """What :func:`merge_pages` would do, without writing anything."""
     keep_page, merge_page = wiki.find(keep, actor), wiki.find(merge, actor)
-    return plan_merge(wiki, keep_page, merge_page, _plain_reader(wiki))
+    plan = plan_merge(wiki, keep_page, merge_page, _plain_reader(wiki))
+    # The preview answers as the merge would: a merge the actor may not make is refused here
+    # too, with the same words (never listing a rewrite in a page the actor cannot see).
+    for path in [*plan.writes, merge_page.path, plan.archive]:
+        require_write(wiki, actor, path)
+    return plan
 
 
 def merge_pages(wiki: Wiki, keep: str, merge: str, actor: Actor = OPERATOR) -> ActionResult:

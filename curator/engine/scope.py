@@ -73,6 +73,16 @@ MAX_SCOPE_BYTES = 256 * 1024
 #: Folders of the review inbox (SPEC §13): written by the engine, decided by the operator only.
 INBOX_FOLDERS: tuple[str, ...] = ("_review/inbox", "_review/rejected")
 
+#: Files that configure the wiki itself: only the operator may create, change or remove them, on
+#: every mutation path (append, merge, undo/revert, ...), whatever ``.scope.toml`` says.
+#: ``.gitignore`` and ``.gitattributes`` at any depth; at the root also every tracked decision
+#: file, named ``.curator-*`` (``.curator-decisions.json``: "not duplicates", ignored links, ...).
+PROTECTED_NAMES: frozenset[str] = frozenset({SCOPE_FILE, ".gitignore", ".gitattributes"})
+DECISION_PREFIX = ".curator-"
+#: What a non-operator is told when it may not write a path it cannot see: the same words for
+#: every such path, so a refusal never names (or confirms) a hidden page.
+HIDDEN_WRITE = "it would change a page {actor} may not see"
+
 
 def namespace_of(path: str) -> str:
     """First path segment of a root-relative posix path; ``""`` for a page at the root."""
@@ -250,6 +260,23 @@ def is_inbox_path(path: str) -> bool:
     return any(p == f or p.startswith(f + "/") for f in INBOX_FOLDERS)
 
 
+def is_protected(path: str) -> bool:
+    """Whether ``path`` is one of the files only the operator may write (:data:`PROTECTED_NAMES`)."""
+    norm = path.strip("/")
+    name = norm.rsplit("/", 1)[-1]
+    if name in (".gitignore", ".gitattributes"):
+        return True
+    return "/" not in norm and (name == SCOPE_FILE or name.startswith(DECISION_PREFIX))
+
+
+def protected_decision(actor: Actor, path: str) -> Decision | None:
+    """The refusal for a non-operator writing a protected file, else None."""
+    if actor.is_operator or not is_protected(path):
+        return None
+    return Decision(False, f"{path} configures the wiki and only the operator may change it; "
+                    f"{actor} may not")
+
+
 def department_allows(actor: Actor, path: str) -> bool:
     """Built-in isolation: ``departments/<dept>/...`` only for actors of exactly ``<dept>``."""
     if not path.lstrip("/").startswith(DEPARTMENTS + "/"):
@@ -376,9 +403,13 @@ class ScopePolicy:
         if is_inbox_path(path):
             return Decision(False, f"{path} belongs to the review inbox: only the operator decides "
                             "held writes (agents write through wiki_append)")
+        protected = protected_decision(actor, path)
+        if protected is not None:
+            return protected
         if not self.can_read(actor, path):  # re-reads a changed file first
-            # Writing where one cannot read would leak through answers (duplicate, candidates).
-            return Decision(False, f"{actor} may not see {path}, so it may not write there")
+            # Writing where one cannot read would leak through answers (duplicate, candidates);
+            # the reason never names the path (a refusal must not confirm a hidden page).
+            return Decision(False, HIDDEN_WRITE.format(actor=actor))
         for rule in self.rules_for(path):
             if not rule.allows_write(actor):
                 return Decision(False, _deny_reason(actor, path, rule))
@@ -411,6 +442,16 @@ class ScopePolicy:
                 ns = f"namespace {rule.key!r}" if rule.key else "the wiki root"
                 return f"the policy holds every agent write to {ns} (review = true)"
         return None
+
+    def audience(self, path: str) -> tuple[Any, ...]:
+        """Who may read ``path``, as a value two paths share exactly when the same actors may
+        read both: its ``departments/<dept>`` and the ``visible_to_departments`` lists in force."""
+        self.reload()
+        parts = path.strip("/").split("/")
+        dept = parts[1] if len(parts) >= 3 and parts[0] == DEPARTMENTS else None
+        lists = tuple(sorted({tuple(sorted(r.visible_to_departments)) for r in self.rules_for(path)
+                              if r.visible_to_departments is not None}))
+        return (dept, lists)
 
     def rule(self, namespace: str) -> NamespaceRule:
         """The effective rule of a namespace key (the default when unlisted)."""

@@ -523,7 +523,7 @@ class SearchIndex:
 
     def _expand(self, hits: list[SearchHit], q: Query, actor: Actor, min_trust: float | None,
                 limit: int, highlight: Any) -> list[SearchHit]:
-        links = self.wiki.links
+        links = self.wiki.links_for(actor)
         pages = self.wiki.pages
         seen = {h.path for h in hits}
         weight: dict[str, float] = defaultdict(float)

@@ -612,6 +612,8 @@ def resolve(wiki: Wiki, actor: Actor, refs: Sequence[str], choice: str, data: by
                 raise Invalid(message=f"{ref} is not in conflict; conflicted: {', '.join(paths)}")
             targets.append(hit)
         for path in targets:
+            ctx.check_write(path)  # choosing a page's content is a write of that page
+        for path in targets:
             entry: dict[str, Any] = {"choice": choice}
             if choice == "file":
                 assert data is not None

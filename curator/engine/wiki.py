@@ -18,7 +18,7 @@ from .errors import NotAWiki, PageNotFound
 from .events import Signal
 from .links import LinkIndex
 from .page import Page
-from .scope import Decision, ScopePolicy
+from .scope import Decision, ScopePolicy, protected_decision
 from .search import SearchIndex
 from .slugs import slug_sim
 from .store import ChangeSet, PageStore, gc_paused
@@ -33,6 +33,8 @@ class ReadPolicy(Protocol):
 
     def check_write(self, actor: Actor, path: str) -> Decision: ...
 
+    def audience(self, path: str) -> object: ...
+
 
 class OpenPolicy:
     """Everyone sees everything: the policy of a wiki without scope rules."""
@@ -42,6 +44,9 @@ class OpenPolicy:
 
     def check_write(self, actor: Actor, path: str) -> Decision:
         return Decision(True)
+
+    def audience(self, path: str) -> object:
+        return None  # everyone reads every page
 
 
 class Wiki:
@@ -64,6 +69,7 @@ class Wiki:
         #: Emitted with a :class:`ChangeSet` whenever pages change (refresh or action).
         self.changed: Signal[ChangeSet] = Signal()
         self._links: LinkIndex | None = None
+        self._links_seen: dict[tuple[object, ...], LinkIndex] = {}  # per-actor views of _links
         self._lock = threading.RLock()
 
     def __repr__(self) -> str:
@@ -102,7 +108,32 @@ class Wiki:
                 pages = self.pages
                 with gc_paused():  # ~1M edges and resolutions, none cyclic: see gc_paused
                     self._links = LinkIndex(pages)
+                self._links_seen = {}
             return self._links
+
+    def links_for(self, actor: Actor = OPERATOR) -> LinkIndex:
+        """The link index as ``actor`` sees the wiki: built over the pages it may see only, so a
+        link to a hidden page (by name, path, alias or title) resolves exactly as it would if
+        that page did not exist (unresolved, "not yet written", or to a visible page of that
+        name). The one visibility filter for links behind neighbours, lint, search expansion,
+        the graph and :meth:`find`. Cached per department until the pages or the policy change.
+        """
+        full = self.links
+        if actor.is_operator:
+            return full
+        key = (actor.kind, actor.department, id(self.policy))
+        with self._lock:
+            seen = self._links_seen if full is self._links else {}
+            index = seen.get(key)
+        if index is not None:
+            return index
+        pages = self.pages
+        visible = {p: page for p, page in pages.items() if self.policy.can_read(actor, p)}
+        index = full if len(visible) == len(pages) else LinkIndex(visible)
+        with self._lock:
+            if full is self._links:
+                self._links_seen[key] = index
+        return index
 
     def visible(self, actor: Actor, path: str) -> bool:
         return actor.is_operator or self.policy.can_read(actor, path)
@@ -111,6 +142,10 @@ class Wiki:
         """May ``actor`` create, change, move or delete ``path`` (re-reads an edited policy)?"""
         if actor.is_operator:
             return Decision(True)
+        # The wiki's own configuration is the operator's under any policy (even an open one).
+        protected = protected_decision(actor, path)
+        if protected is not None:
+            return protected
         return self.policy.check_write(actor, path)
 
     def can_write(self, actor: Actor, path: str) -> bool:
@@ -134,8 +169,10 @@ class Wiki:
                 cleaned = ""
         cleaned = cleaned.removeprefix("./")
         page = pages.get(cleaned) or pages.get(cleaned + ".md")
+        if page is not None and not self.visible(actor, page.path):
+            page = None  # resolved below among the pages the actor sees, as if it did not exist
         if page is None and cleaned:
-            hit = self.links.resolve(cleaned)
+            hit = self.links_for(actor).resolve(cleaned)
             if hit.path is not None:
                 page = pages[hit.path]
         if page is None or not self.visible(actor, page.path):
