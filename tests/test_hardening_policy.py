@@ -241,3 +241,46 @@ def test_the_two_wikis_differ_for_the_operator(tmp_path: Path) -> None:
     # Guard for the oracle test: its equality is not that of two identical wikis.
     a, b = make(tmp_path / "a"), make(tmp_path / "b", hidden=False)
     assert _strip(cli(a, "lint", "--json")[1], a) != _strip(cli(b, "lint", "--json")[1], b)
+
+
+# --- 4. namespaces match whatever the folder's case ---------------------------------------------
+
+def test_namespace_and_department_folders_match_without_case(tmp_path: Path) -> None:
+    root = tmp_path / "w"
+    init_wiki(root)
+    (root / ".scope.toml").write_text('[namespaces."hr"]\nvisible_to_departments = ["hr"]\n'
+                                      '[namespaces."VAULT"]\nmode = "operator_only"\n', encoding="utf-8")
+    pages = {"HR/payroll.md": "# Payroll\n\nThe quokka salary bands.\n",
+             "Departments/Sales/pipeline.md": "# Pipeline\n\nThe quokka deal.\n",
+             "vault/keys.md": "# Keys\n\nOpen to read.\n",
+             "wiki/welcome.md": "# Welcome\n\n[[payroll]] [[pipeline]]\n"}
+    for rel, text in pages.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    commit_all(root, "seed")
+    rc, out, _ = cli(root, *ENG, "search", "quokka", "--json")
+    assert rc == 0 and out == [], out
+    for page in ("HR/payroll.md", "Departments/Sales/pipeline.md"):
+        rc, _, err = cli(root, *ENG, "read", page)
+        assert rc == 1 and "no page" in err, err
+    rc, out, _ = cli(root, "--as", "agent:s", "--department", "Sales", "read", "Departments/Sales/pipeline.md")
+    assert rc == 0 and "quokka deal" in out
+    rc, out, _ = cli(root, *ENG, "append", "vault/keys", "Agents write keys here", "--json")
+    assert rc == 1 and out["status"] == "denied", out
+    rc, out, _ = cli(root, *HR, "search", "quokka", "--json")
+    assert [h["path"] for h in out] == ["HR/payroll.md"]
+
+    # Two folders that differ only in case: a clear lint error.
+    (root / "hr").mkdir()
+    (root / "hr/notes.md").write_text("# Notes\n\n[[welcome]]\n", encoding="utf-8")
+    rc, out, _ = cli(root, "lint", "--json")
+    case = [i for i in out if i["code"] == "folder-case"]
+    assert {i["path"] for i in case} == {"HR/", "hr/"} and case[0]["severity"] == "error", out
+
+    async def body(s: ClientSession) -> None:
+        err, text = await call(s, "wiki_search", query="quokka")
+        assert not err and "HR/" not in text and "Departments" not in text, text
+        err, text = await call(s, "wiki_read", page_name="HR/payroll.md")
+        assert err and "no page" in text, text
+
+    run(root, body, agent="eng", department="engineering")

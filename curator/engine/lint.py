@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -13,7 +14,7 @@ ERROR = "error"
 WARNING = "warning"
 _SEVERITY = {"frontmatter": ERROR, "layer": ERROR, "trust": ERROR, "encoding": ERROR,
              "nul-bytes": ERROR, "source-type": WARNING, "links": WARNING,
-             "empty": WARNING}
+             "empty": WARNING, "folder-case": ERROR}
 
 
 @dataclass(slots=True, frozen=True)
@@ -78,5 +79,26 @@ def lint(wiki: Wiki, actor: Actor = OPERATOR) -> list[LintIssue]:
             for path in paths:
                 issues.append(LintIssue(path, "duplicate-basename", WARNING,
                                         f"{len(paths)} pages are named {stem!r}: {', '.join(paths[:4])}"))
+    issues.extend(_folder_case(visible))
     issues.sort(key=lambda i: (i.path, i.line, i.code))
     return issues
+
+
+def _folder_case(paths: Iterable[str]) -> list[LintIssue]:
+    """Folders whose names differ only in case (``HR/`` and ``hr/``): the scope policy and the
+    department rule treat them as one, git on a case-insensitive disk cannot hold both."""
+    folders: dict[str, set[str]] = defaultdict(set)
+    for path in paths:
+        parts = path.split("/")[:-1]
+        for depth in range(1, len(parts) + 1):
+            folder = "/".join(parts[:depth])
+            folders[folder.casefold()].add(folder)
+    out = []
+    for names in folders.values():
+        if len(names) > 1:
+            listed = ", ".join(f"{n}/" for n in sorted(names))
+            for name in sorted(names):
+                out.append(LintIssue(f"{name}/", "folder-case", ERROR,
+                                     f"folders differ only in case ({listed}); the scope policy treats "
+                                     "them as one folder: rename one of them"))
+    return out

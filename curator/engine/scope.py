@@ -107,9 +107,12 @@ class NamespaceRule:
     review: bool = False  # every agent write here is held for an operator (SPEC §13)
 
     def applies_to(self, path: str) -> bool:
+        """Whether the rule covers ``path``; folder names match whatever their case (``HR/``
+        is ``[namespaces."hr"]``: a rule a folder's case could dodge would protect nothing)."""
         if self.key == "":
             return "/" not in path.strip("/")
-        return path == self.key or path.startswith(self.key + "/")
+        key, folded = self.key.casefold(), path.casefold()
+        return folded == key or folded.startswith(key + "/")
 
     def allows_write(self, actor: Actor) -> bool:
         if actor.is_operator or self.mode == AGENT_WRITABLE:
@@ -278,11 +281,12 @@ def protected_decision(actor: Actor, path: str) -> Decision | None:
 
 
 def department_allows(actor: Actor, path: str) -> bool:
-    """Built-in isolation: ``departments/<dept>/...`` only for actors of exactly ``<dept>``."""
-    if not path.lstrip("/").startswith(DEPARTMENTS + "/"):
-        return True
+    """Built-in isolation: ``departments/<dept>/...`` only for actors of exactly ``<dept>``.
+
+    The ``departments`` folder is recognised whatever its case (``Departments/HR/`` is isolated
+    too, never open to all); the department itself must match exactly (only ever tighter)."""
     parts = path.strip("/").split("/")
-    if len(parts) < 3 or parts[0] != DEPARTMENTS:
+    if len(parts) < 3 or parts[0].casefold() != DEPARTMENTS:
         return True
     return actor.is_operator or (actor.department is not None and actor.department == parts[1])
 
@@ -359,7 +363,7 @@ class ScopePolicy:
         self.generation += 1
         by_ns: dict[str, list[NamespaceRule]] = {}
         for rule in sorted(parsed.rules.values(), key=lambda r: len(r.key)):
-            by_ns.setdefault(rule.key.split("/", 1)[0] if rule.key else "", []).append(rule)
+            by_ns.setdefault(rule.key.split("/", 1)[0].casefold() if rule.key else "", []).append(rule)
         self._by_ns = by_ns
 
     @property
@@ -381,7 +385,7 @@ class ScopePolicy:
 
     def rules_for(self, path: str) -> list[NamespaceRule]:
         """The rules that apply to ``path``, widest first."""
-        rules = self._by_ns.get(namespace_of(path))
+        rules = self._by_ns.get(namespace_of(path).casefold())
         if not rules:
             return []
         return [r for r in rules if r.applies_to(path)]  # kept sorted widest first by _set
@@ -448,7 +452,7 @@ class ScopePolicy:
         read both: its ``departments/<dept>`` and the ``visible_to_departments`` lists in force."""
         self.reload()
         parts = path.strip("/").split("/")
-        dept = parts[1] if len(parts) >= 3 and parts[0] == DEPARTMENTS else None
+        dept = parts[1] if len(parts) >= 3 and parts[0].casefold() == DEPARTMENTS else None
         lists = tuple(sorted({tuple(sorted(r.visible_to_departments)) for r in self.rules_for(path)
                               if r.visible_to_departments is not None}))
         return (dept, lists)
