@@ -79,7 +79,7 @@ def no_hidden_name(text: str) -> None:
 def test_routing_never_crosses_a_visibility_boundary(root: Path) -> None:
     head = git(root, "rev-parse", "HEAD")
     # Before: the engineering agent's `salaries` created wiki/salaries.md beside the HR page.
-    rc, out, err = cli(root, *ENG, "append", "salaries", "Engineers are paid monthly", "--json")
+    rc, out, _ = cli(root, *ENG, "append", "salaries", "Engineers are paid monthly", "--json")
     assert rc == 1 and out["status"] == "denied" and "nothing written" in out["message"], out
     assert out["page"] is None and not (root / "wiki/salaries.md").exists()
     assert "departments" not in out["message"]
@@ -219,7 +219,7 @@ def test_a_hidden_page_looks_exactly_like_a_missing_one(tmp_path: Path) -> None:
     rc, out, _ = cli(with_hidden, *ENG, "neighbors", "welcome", "--json")
     unresolved = {n["target"] for n in out["outgoing"] if n["path"] is None}
     assert {"handbook", "Payroll Handbook", "Staff Rules", "salaries", "nowhere"} <= unresolved, out
-    rc, out, _ = cli(with_hidden, "neighbors", "welcome", "--json")  # the operator's view resolves them
+    _, out, _ = cli(with_hidden, "neighbors", "welcome", "--json")  # the operator's view resolves them
     assert "hr/handbook.md" in {n["path"] for n in out["outgoing"]}
 
     async def neighbours(s: ClientSession) -> None:
