@@ -95,7 +95,27 @@ def build_parser(groups: Sequence[str] = COMMAND_GROUPS) -> argparse.ArgumentPar
     return parser
 
 
+def _replace_undecodable(exc: UnicodeError) -> tuple[bytes, int]:
+    """Codec error handler: a file name's bytes that are not UTF-8 (lone surrogates) print as
+    U+FFFD, so one such name never stops a command's output. (An encoder's replacement must be
+    bytes unless it is ASCII.)"""
+    if isinstance(exc, UnicodeEncodeError):
+        return "\ufffd".encode() * (exc.end - exc.start), exc.end
+    raise exc
+
+
+def _tolerant_output() -> None:
+    import codecs
+
+    codecs.register_error("curator-replace", _replace_undecodable)
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:  # also over a C locale's surrogateescape: output stays UTF-8
+            reconfigure(errors="curator-replace")
+
+
 def _run(argv: Sequence[str] | None) -> int:
+    _tolerant_output()
     parser = build_parser(_groups_for(argv))
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):

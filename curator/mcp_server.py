@@ -58,7 +58,7 @@ from pydantic import Field
 from curator.engine.actor import Actor, parse_actor
 from curator.engine.errors import CuratorError
 from curator.engine.store import ChangeSet
-from curator.engine.walker import EXCLUDED_DIRS, is_page_path
+from curator.engine.walker import EXCLUDED_DIRS, display_path, is_page_path
 from curator.engine.wiki import Wiki
 
 T = TypeVar("T")
@@ -467,12 +467,14 @@ def build_server(door: AgentDoor) -> Any:
     server = _server_class()(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING")
 
     def run(fn: Callable[[], str], page_ref: str | None = None) -> str:
+        # Every answer and error leaves as valid UTF-8: a file name that is not (its bytes held as
+        # lone surrogates) is shown with U+FFFD instead of breaking the stdio stream.
         try:
-            return door.call(fn, page_ref)
+            return display_path(door.call(fn, page_ref))
         except CuratorError as exc:
-            raise ToolError(_one_line(exc)) from None
+            raise ToolError(display_path(_one_line(exc))) from None
         except Exception as exc:  # an engine bug still reaches the model as one line
-            raise ToolError(f"internal error: {type(exc).__name__}: {_one_line(exc)}") from None
+            raise ToolError(display_path(f"internal error: {type(exc).__name__}: {_one_line(exc)}")) from None
 
     def tool(description: str) -> Callable[[Callable[..., str]], Callable[..., str]]:
         return server.tool(description=description, structured_output=False)

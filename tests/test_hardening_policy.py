@@ -216,7 +216,7 @@ def test_a_hidden_page_looks_exactly_like_a_missing_one(tmp_path: Path) -> None:
         assert a[0] == b[0], (q, a, b)
         assert _strip(a[1], with_hidden) == _strip(b[1], without), q
         assert a[2].replace(str(with_hidden), "ROOT") == b[2].replace(str(without), "ROOT"), q
-    rc, out, _ = cli(with_hidden, *ENG, "neighbors", "welcome", "--json")
+    _, out, _ = cli(with_hidden, *ENG, "neighbors", "welcome", "--json")
     unresolved = {n["target"] for n in out["outgoing"] if n["path"] is None}
     assert {"handbook", "Payroll Handbook", "Staff Rules", "salaries", "nowhere"} <= unresolved, out
     _, out, _ = cli(with_hidden, "neighbors", "welcome", "--json")  # the operator's view resolves them

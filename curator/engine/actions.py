@@ -103,6 +103,7 @@ from .git import Git, GitError
 from .journal import Journal
 from .lock import Locked, WikiLock
 from .page import Decoded, decode
+from .walker import json_line
 
 if TYPE_CHECKING:
     from .wiki import Wiki
@@ -403,8 +404,7 @@ class ActionContext:
                 "body": self.body}
 
     def _save_marker(self) -> None:
-        atomic_write(self._state.pending, json.dumps(self._marker(), ensure_ascii=False).encode(),
-                      fsync=False)
+        atomic_write(self._state.pending, json_line(self._marker()).encode("utf-8"), fsync=False)
 
     def _clear_marker_if_clean(self) -> None:
         if not self._order or not self._changed():

@@ -38,7 +38,7 @@ from .actions import ActionContext, ActionResult, Denied, Invalid, journal_of, r
 from .actor import OPERATOR, Actor
 from .page import DEFAULT_LAYER, DEFAULT_TRUST
 from .slugs import SlugFeatures, similarity, slug_features, slugify
-from .walker import EXCLUDED_DIRS
+from .walker import EXCLUDED_DIRS, json_line
 
 if TYPE_CHECKING:
     from .inbox import Approval
@@ -269,8 +269,7 @@ class _DirCache:
             with contextlib.suppress(OSError):
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 tmp = self.path.with_name(f".{self.FILE}.{os.getpid()}.tmp")
-                tmp.write_text(json.dumps({"v": 2, "dirs": fresh}, ensure_ascii=False,
-                                          separators=(",", ":")), encoding="utf-8")
+                tmp.write_text(json_line({"v": 2, "dirs": fresh}), encoding="utf-8")
                 os.replace(tmp, self.path)
         return out
 

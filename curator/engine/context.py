@@ -58,7 +58,7 @@ class ContextResult:
 
     @property
     def bytes(self) -> int:
-        return len(self.text.encode("utf-8"))
+        return len(self.text.encode("utf-8", "surrogateescape"))
 
     def to_json(self) -> dict[str, Any]:
         return {"text": self.text, "bytes": self.bytes, "budget": self.budget,
@@ -82,7 +82,7 @@ def render_page(title: str, body: str) -> str:
 def _joined_size(used: int, placed: int, new: list[str]) -> int:
     """UTF-8 size of the text after appending ``new`` to ``placed`` chunks of ``used`` bytes
     (chunks are joined by one newline, which with their own final newline makes a blank line)."""
-    return used + sum(len(c.encode("utf-8")) for c in new) + len(new) - (0 if placed else 1)
+    return used + sum(len(c.encode("utf-8", "surrogateescape")) for c in new) + len(new) - (0 if placed else 1)
 
 
 def build_context(wiki: Wiki, actor: Actor, *, budget: int = DEFAULT_BUDGET,
@@ -112,7 +112,7 @@ def build_context(wiki: Wiki, actor: Actor, *, budget: int = DEFAULT_BUDGET,
             except OSError:
                 continue  # deleted since the cache saw it
             block = render_page(page.title, body)
-            entry = ContextPage(page.path, page.title, layer, len(block.encode("utf-8")))
+            entry = ContextPage(page.path, page.title, layer, len(block.encode("utf-8", "surrogateescape")))
             new = [block] if header_placed else [header, block]
             size = _joined_size(used, len(chunks), new)
             if size > budget:
@@ -124,5 +124,5 @@ def build_context(wiki: Wiki, actor: Actor, *, budget: int = DEFAULT_BUDGET,
             header_placed = True
             result.included.append(entry)
     result.text = "\n".join(chunks)
-    assert len(result.text.encode("utf-8")) == used  # the budget check measured the real text
+    assert len(result.text.encode("utf-8", "surrogateescape")) == used  # the budget check measured the real text
     return result

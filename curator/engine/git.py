@@ -415,12 +415,12 @@ class Git:
             blobs = {p: _write_object(self.git_dir, b"blob", (self.root / p).read_bytes()) for p in existing}
         elif len(existing) > 200:  # pipes could fill both ways: no side-by-side run for big batches
             shas = self.run("hash-object", "-w", "--stdin-paths",
-                            input="".join(p + "\n" for p in existing).encode("utf-8")).stdout.split()
+                            input="".join(p + "\n" for p in existing).encode("utf-8", "surrogateescape")).stdout.split()
             blobs = dict(zip(existing, (x.decode() for x in shas), strict=True))
         elif existing:
             hasher = self.start("hash-object", "-w", "--stdin-paths")
             assert hasher.stdin is not None
-            hasher.stdin.write("".join(p + "\n" for p in existing).encode("utf-8"))
+            hasher.stdin.write("".join(p + "\n" for p in existing).encode("utf-8", "surrogateescape"))
             hasher.stdin.close()
         trees.load(sorted(folders))  # one cat-file call for every tree the commit rewrites
         if hasher is not None:
@@ -566,7 +566,7 @@ class _TreeReader:
         todo = [f for f in todo if not self._load_cached(f)]
         if not todo:
             return
-        query = "".join(f"{self.head}:{f}\n" for f in todo).encode("utf-8")
+        query = "".join(f"{self.head}:{f}\n" for f in todo).encode("utf-8", "surrogateescape")
         out = self.git.run("cat-file", "--batch", input=query).stdout
         pos = 0
         for folder in todo:

@@ -243,7 +243,7 @@ def resolve_node(wiki: Wiki, graph: LinkGraph, ref: str, actor: Actor = OPERATOR
 def mermaid_id(node: str) -> str:
     """A stable Mermaid id: derived from the node's path, never from its position."""
     prefix = "u" if node.startswith(UNRESOLVED_PREFIX) else "n"
-    return prefix + hashlib.blake2b(node.encode("utf-8"), digest_size=6).hexdigest()
+    return prefix + hashlib.blake2b(node.encode("utf-8", "surrogateescape"), digest_size=6).hexdigest()
 
 
 _SAFE_PUNCT = frozenset(" -_.,:/'!?+")

@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from .walker import json_line
+
 JOURNAL_NAME = "journal.jsonl"
 
 
@@ -26,7 +28,7 @@ class Journal:
         self.path = Path(state_dir) / JOURNAL_NAME
 
     def append(self, record: dict[str, Any]) -> None:
-        line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+        line = json_line(record) + "\n"
         data = line.encode("utf-8")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)

@@ -8,13 +8,14 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from .actor import OPERATOR, Actor
+from .walker import utf8_name
 from .wiki import Wiki
 
 ERROR = "error"
 WARNING = "warning"
 _SEVERITY = {"frontmatter": ERROR, "layer": ERROR, "trust": ERROR, "encoding": ERROR,
              "nul-bytes": ERROR, "source-type": WARNING, "links": WARNING,
-             "empty": WARNING, "folder-case": ERROR}
+             "empty": WARNING, "folder-case": ERROR, "file-name": ERROR}
 
 
 @dataclass(slots=True, frozen=True)
@@ -41,6 +42,9 @@ def lint(wiki: Wiki, actor: Actor = OPERATOR) -> list[LintIssue]:
     stems: dict[str, list[str]] = defaultdict(list)
     for path, page in visible.items():
         stems[page.slug].append(path)
+        if not utf8_name(path):
+            issues.append(LintIssue(path, "file-name", ERROR, "the file name is not valid UTF-8 (shown with "
+                                    "replacement characters); rename the file"))
         for problem in page.problems:
             issues.append(LintIssue(path, problem.code, _SEVERITY.get(problem.code, ERROR), problem.message))
         # One issue per broken target and page, at its first line: a page repeating a broken

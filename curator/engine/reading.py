@@ -122,7 +122,7 @@ def neighbors(wiki: Wiki, ref: str, actor: Actor = OPERATOR, max_bytes: int = DE
 
     def take(chunk: str) -> bool:
         nonlocal budget
-        size = len(chunk.encode("utf-8")) + 1
+        size = len(chunk.encode("utf-8", "surrogateescape")) + 1
         if size > budget:
             return False
         parts.append(chunk)
@@ -184,7 +184,7 @@ def read_all(wiki: Wiki, actor: Actor = OPERATOR, max_bytes: int = 200_000) -> R
             not_reached.append(page.path)
             continue
         chunk = f"=== {page.path} ({page.layer}, trust {page.trust:g}) ===\n{wiki.read_text(page.path).rstrip()}\n"
-        size = len(chunk.encode("utf-8")) + 1
+        size = len(chunk.encode("utf-8", "surrogateescape")) + 1
         if used + size > max_bytes:
             not_reached.append(page.path)
             continue

@@ -49,7 +49,7 @@ import sqlite3
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -59,7 +59,7 @@ from .errors import CuratorError, UsageError
 from .page import Page, decode, parse_layer
 from .query import Query, fold, fold_char, index_text, parse_query
 from .store import ChangeSet, checkpoint, read_and_parse
-from .walker import EXCLUDED_DIRS, PageFile, walk
+from .walker import EXCLUDED_DIRS, PageFile, utf8_name, walk
 
 if TYPE_CHECKING:
     from .wiki import Wiki
@@ -245,7 +245,7 @@ class SearchIndex:
         """Walk the whole tree: every folder's mtime, every page's (mtime, size)."""
         stamps = self._scan_tree("")  # folders first: what changes during the walk shows next time
         known = set(self._conn.execute("SELECT path, mtime_ns, size FROM search_docs"))
-        files = set(walk(self.wiki.root))  # PageFile tuples compare equal to the row tuples
+        files = set(_indexable(walk(self.wiki.root)))  # PageFiles compare equal to the row tuples
         changed = {f.path for f in files - known} | ({p for p, _m, _s in known} - {f.path for f in files})
         changes = self.wiki.refresh(sorted(changed)) if changed else ChangeSet()
         self._save_dirs(stamps, replace=True, swept=True)
@@ -261,8 +261,8 @@ class SearchIndex:
             try:
                 out[rel] = os.stat(root / rel).st_mtime_ns
                 with os.scandir(root / rel) as entries:
-                    subdirs = [e.name for e in entries
-                               if e.name not in EXCLUDED_DIRS and not e.is_symlink() and e.is_dir()]
+                    subdirs = [e.name for e in entries if e.name not in EXCLUDED_DIRS and utf8_name(e.name)
+                               and not e.is_symlink() and e.is_dir()]
             except OSError:
                 continue
             stack += [f"{rel}/{name}" if rel else name for name in subdirs]
@@ -373,7 +373,7 @@ class SearchIndex:
             wiki = self.wiki
             real_root = os.path.realpath(wiki.root)
             stamps = self._scan_tree("")  # folders first: what changes during the walk shows next time
-            files = list(walk(wiki.root))
+            files = _indexable(walk(wiki.root))
             conn = self._conn
             with wiki.store._lock:
                 conn.execute("BEGIN IMMEDIATE")
@@ -638,3 +638,9 @@ def make_snippet(body: str, pattern: Any, width: int = SNIPPET_CHARS) -> str:
 
 __all__ = ["DEFAULT_LIMIT", "HIGHLIGHT", "MAX_LIMIT", "SearchHit", "SearchIndex", "fold",
            "highlight_text", "make_snippet"]
+
+
+def _indexable(files: Iterable[PageFile]) -> list[PageFile]:
+    """The pages the index can hold: a file name that is not UTF-8 fits in no UTF-8 database
+    (such a page is listed and linted, never searched; see :func:`~.walker.utf8_name`)."""
+    return [f for f in files if utf8_name(f.path)]

@@ -33,7 +33,7 @@ from typing import Any, Protocol
 
 from . import parallel
 from .page import Page, parse_page
-from .walker import PageFile, is_page_path, walk
+from .walker import PageFile, is_page_path, utf8_name, walk
 
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 SCHEMA_VERSION = 7  # bump when Page or the parse rules change: the cache is rebuilt
@@ -181,6 +181,7 @@ class PageStore:
         self._stamps: dict[str, tuple[int, int, str, str, float]] = {}
         #: decoded pages, built on first use of :attr:`pages` and kept in step after that
         self._pages: dict[str, Page] | None = None
+        self._unstored: dict[str, Page] = {}  # pages whose names no database can hold (not UTF-8)
         self._stamps_loaded = False
         self._loaded = False  # the tree was walked once: every page on disk is in _stamps
         self._extensions: list[StoreExtension] = []
@@ -261,6 +262,9 @@ class PageStore:
                 out[path] = from_row(loads(rec))
             except (ValueError, TypeError, EOFError, KeyError, zlib.error):
                 stale.append(path)  # an unreadable row is parsed again
+        for path, page in self._unstored.items():  # names no database holds (see _write)
+            if path in self._stamps:
+                out[path] = page
         if stale:
             for path in stale:
                 self._stamps.pop(path, None)
@@ -380,27 +384,38 @@ class PageStore:
         conn.execute("BEGIN IMMEDIATE")
         try:
             for path in removed:
+                stamps.pop(path, None)
+                self._unstored.pop(path, None)
+                if pages is not None:
+                    pages.pop(path, None)
+                if not utf8_name(path):
+                    continue  # never in the database (see below)
                 conn.execute("DELETE FROM pages WHERE path=?", (path,))
                 conn.execute("DELETE FROM records WHERE path=?", (path,))
                 for ext in self._extensions:
                     ext.delete(conn, path)
-                stamps.pop(path, None)
-                if pages is not None:
-                    pages.pop(path, None)
             batch: list[tuple[Any, ...]] = []
             records: list[tuple[str, bytes]] = []
             for done, (row, record, body) in enumerate(self._parsed(stale, bool(active)), 1):
                 path = row[0]
                 stamp = (row[2], row[1], row[3], row[4], row[5])  # mtime, size, title, layer, trust
-                batch.append((path, *stamp))
-                records.append((path, record))
                 stamps[path] = stamp
-                if pages is not None or active:
+                # A page whose file name is not valid UTF-8 lives in memory only (parsed again by
+                # each process): no UTF-8 database holds its name, and one such file must not stop
+                # the rest. It is listed and linted, not searched.
+                stored = utf8_name(path)
+                if stored:
+                    batch.append((path, *stamp))
+                    records.append((path, record))
+                if pages is not None or active or not stored:
                     page = from_row(row)
+                    if not stored:
+                        self._unstored[path] = page
                     if pages is not None:
                         pages[path] = page
-                    for ext in active:
-                        ext.upsert(conn, page, body or "")
+                    if stored:
+                        for ext in active:
+                            ext.upsert(conn, page, body or "")
                 if progress is not None and done % 250 == 0:
                     progress(done, len(stale))
                 if len(batch) >= 2000:

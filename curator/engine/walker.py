@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from operator import attrgetter
@@ -12,6 +13,35 @@ from typing import NamedTuple
 EXCLUDED_DIRS: frozenset[str] = frozenset(
     {".git", "graphify-out", "_proposed", "proposed", "imports", "raw", "_archive", ".curator"}
 )
+
+
+def utf8_name(path: str) -> bool:
+    """Whether ``path`` is valid UTF-8 on disk. A file name that is not comes from the file system
+    with its bad bytes as lone surrogates (Python's ``surrogateescape``): such a page is still a
+    page (listed, linted, readable), but it can be stored in no UTF-8 database, file or answer."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def display_path(path: str) -> str:
+    """``path`` as shown to people and agents: bytes that are not UTF-8 become U+FFFD."""
+    if utf8_name(path):
+        return path
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def json_line(data: object) -> str:
+    """Compact JSON of ``data`` that always encodes as UTF-8: readable text when it can be, with a
+    name that is not valid UTF-8 kept exactly as ``\\udcXX`` escapes (``json.loads`` restores it)."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(data, ensure_ascii=True, separators=(",", ":"))
+    return text
 
 
 class PageFile(NamedTuple):
