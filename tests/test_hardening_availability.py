@@ -135,3 +135,128 @@ def test_station_loads_a_wiki_with_such_a_file(qtbot, root: Path, tmp_path: Path
     titles = {proxy.index(r, c).data() for r in range(proxy.rowCount()) for c in range(proxy.columnCount())}
     assert "Menu" in titles and "Welcome" in titles, (paths, titles)
     win.close()
+
+
+# --- 6. page text never reaches a rich-text widget that loads resources -----------------------------
+
+class FifoWatch:
+    """A FIFO outside the wiki; a background thread notices any reader that opens it (a widget
+    loading it as an image) and lets it go (EOF), so the test reports instead of hanging."""
+
+    def __init__(self, path: Path) -> None:
+        import threading
+
+        self.path = path
+        os.mkfifo(path)
+        self.opened = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        import time
+
+        while not self._stop.is_set():
+            try:
+                fd = os.open(self.path, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:  # ENXIO: nobody has it open for reading
+                time.sleep(0.005)
+                continue
+            self.opened += 1
+            os.close(fd)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(2)
+
+
+def test_tooltips_and_labels_never_load_what_page_text_names(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtCore import QEvent, QPoint, Qt
+    from PySide6.QtGui import QHelpEvent
+    from PySide6.QtWidgets import QAbstractItemView, QApplication, QLabel, QToolTip
+
+    from curator.views.main_window import MainWindow
+    from curator.views.workspace import Workspace
+
+    from .gui_helpers import temp_settings
+
+    fifo = FifoWatch(tmp_path / "outside.fifo")
+    root = tmp_path / "w"
+    init_wiki(root)
+    (root / "wiki").mkdir()
+    hostile = f'<img src="file://{fifo.path}"><img src="{fifo.path}">'
+    (root / "wiki/menu.md").write_text(f'---\ntitle: \'Menu <img src="{fifo.path}">\'\n---\n\n'
+                                       f"{hostile} is the lunch menu.\n\n## Updates\n\n- {hostile}\n")
+    (root / "wiki/welcome.md").write_text("# Welcome\n\n[[menu]]\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "seed")
+    try:
+        win = MainWindow(Workspace(root, watch=False), temp_settings(tmp_path))
+        qtbot.addWidget(win)
+        win.resize(1200, 800)
+        win.show()
+        with qtbot.waitSignal(win.ready, timeout=20_000):
+            win.start()
+        with qtbot.waitSignal(win.ready, timeout=20_000):
+            win.open_page((0, "wiki/menu.md"))
+        views = [v for v in win.findChildren(QAbstractItemView) if v.model() is not None]
+        shown = 0
+        for view in views:
+            model = view.model()
+            for row in range(min(model.rowCount(), 20)):
+                for col in range(model.columnCount()):
+                    index = model.index(row, col)
+                    tip = index.data(Qt.ItemDataRole.ToolTipRole)
+                    if not tip:
+                        continue
+                    rect = view.visualRect(index)
+                    if rect.isEmpty():
+                        continue
+                    pos = rect.center()
+                    event = QHelpEvent(QEvent.Type.ToolTip, pos, view.viewport().mapToGlobal(pos))
+                    QApplication.sendEvent(view.viewport(), event)
+                    QApplication.processEvents()
+                    shown += 1
+                    if "<img" in str(tip):
+                        assert "&lt;img" in QToolTip.text(), QToolTip.text()
+        assert shown, "no tooltip was exercised"
+        for label in win.findChildren(QLabel):
+            if "<img" in label.text():
+                assert label.textFormat() == Qt.TextFormat.PlainText, label.text()
+        QToolTip.showText(QPoint(10, 10), "")
+        qtbot.wait(100)
+        assert fifo.opened == 0, "a widget opened the FIFO named in page text"
+        win.close()
+    finally:
+        fifo.stop()
+
+
+
+# --- 7a. a fact from an agent is a fact, not a payload --------------------------------------------
+
+def test_agent_facts_are_size_limited_in_every_door(root: Path) -> None:
+    head = git(root, "rev-parse", "HEAD")
+    word = "x" * 10_000_000
+    rc, out, _ = cli(root, "--as", "agent:dudu", "append", "welcome", "y" * 4001, "--json")
+    assert rc == 1 and out["status"] == "invalid" and "4,000" in out["message"], out
+    rc, out, _ = cli(root, "--as", "agent:dudu", "append", "welcome", ("z" * 1001 + "\n") * 2, "--json")
+    assert rc == 1 and out["status"] == "invalid" and "1,000" in out["message"], out
+    rc, out, _ = cli(root, "--as", "agent:dudu", "append", "welcome", "Doors close at five",
+                     "--link", "q" * 5000, "--json")
+    assert rc == 1 and out["status"] == "invalid", out
+    assert git(root, "rev-parse", "HEAD") == head
+    rc, out, _ = cli(root, "--as", "agent:dudu", "append", "welcome", ("w " * 495 + "\n") * 4, "--json")
+    assert rc == 0 and out["status"] == "appended", out  # 3,964 characters, lines of 991: one fact
+    rc, out, _ = cli(root, "append", "welcome", "The operator's long note. " + "v" * 6000, "--json")
+    assert rc == 0 and out["status"] == "appended", out  # the operator may write longer
+    head = git(root, "rev-parse", "HEAD")
+
+    async def body(s: ClientSession) -> None:
+        err, text = await call(s, "wiki_append", slug="welcome", content=word)
+        assert err and text.startswith("invalid:") and "4,000" in text and "\n" not in text, text[:300]
+        err, text = await call(s, "wiki_append", slug="welcome", content="k" * 1500)
+        assert err and text.startswith("invalid:") and "1,000" in text, text[:300]
+
+    run(root, body)
+    assert git(root, "rev-parse", "HEAD") == head
+    assert "x" * 100 not in (root / "wiki/welcome.md").read_text("utf-8")

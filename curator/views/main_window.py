@@ -27,6 +27,7 @@ from curator.engine.page import Page
 from curator.engine.wiki import Wiki
 from curator.models.pages import PageRow, PageTableModel
 
+from . import plain_tips
 from .browser import PageBrowser
 from .page_view import PageView
 from .quick_switcher import QuickSwitcher
@@ -100,6 +101,7 @@ class MainWindow(QMainWindow):
 
     def __init__(self, workspace: Workspace, settings: Settings | None = None) -> None:
         super().__init__()
+        plain_tips.install()  # page text in a tooltip is never parsed as markup
         self.workspace = workspace
         self.settings = settings or Settings()
         self.model = PageTableModel(show_wiki_column=workspace.is_home)
