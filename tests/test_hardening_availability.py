@@ -260,3 +260,83 @@ def test_agent_facts_are_size_limited_in_every_door(root: Path) -> None:
     run(root, body)
     assert git(root, "rev-parse", "HEAD") == head
     assert "x" * 100 not in (root / "wiki/welcome.md").read_text("utf-8")
+
+
+# --- 7b. the page view stays responsive on any page on disk ----------------------------------------
+
+def large_pages() -> dict[str, str]:
+    row = "| " + " | ".join(f"c{j}" for j in range(40)) + " |\n"
+    return {
+        "wiki/one-word.md": "x" * 10_000_000 + "\n",
+        "wiki/many-links.md": "# Many links\n\n" + "".join(f"- [[page-{i}]]\n" for i in range(100_000)),
+        "wiki/big-table.md": "# Table\n\n" + row + "|" + "---|" * 40 + "\n" + row * 3000,
+    }
+
+
+def open_with_probe(qtbot, win, path: str, settle_ms: int = 1500) -> float:  # type: ignore[no-untyped-def]
+    """The longest the GUI thread went without running a 5 ms timer while ``path`` opened and
+    its first chunks were rendered."""
+    import time
+
+    from PySide6.QtCore import QTimer
+
+    gaps: list[float] = []
+    last = [time.perf_counter()]
+
+    def tick() -> None:
+        now = time.perf_counter()
+        gaps.append(now - last[0])
+        last[0] = now
+
+    timer = QTimer()
+    timer.setInterval(5)
+    timer.timeout.connect(tick)
+    timer.start()
+    try:
+        with qtbot.waitSignal(win.ready, timeout=120_000):
+            win.open_page((0, path))
+        qtbot.wait(settle_ms)
+    finally:
+        timer.stop()
+    return max(gaps)
+
+
+def test_large_pages_never_block_the_gui_thread(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from curator.views.main_window import MainWindow
+    from curator.views.workspace import Workspace
+
+    from .gui_helpers import temp_settings
+
+    root = tmp_path / "w"
+    init_wiki(root)
+    (root / "wiki").mkdir()
+    (root / "wiki/welcome.md").write_text("# Welcome\n\nSmall.\n")
+    for rel, text in large_pages().items():
+        (root / rel).write_text(text, encoding="utf-8")
+    win = MainWindow(Workspace(root, watch=False), temp_settings(tmp_path))
+    qtbot.addWidget(win)
+    win.resize(1100, 800)
+    win.show()
+    with qtbot.waitSignal(win.ready, timeout=120_000):
+        win.start()
+    view = win.page_view
+    for rel in large_pages():
+        worst = open_with_probe(qtbot, win, rel)
+        # ~100 ms on a quiet machine (see tests/perf/test_perf_page_view.py); before, minutes.
+        print(f"{rel}: longest GUI-thread block {worst * 1000:.0f} ms")
+        assert worst < 1.0, (rel, worst)
+        assert view.large_bar.isVisible() or view.loading, rel
+        assert view.browser.document().characterCount() > 1000, rel
+    # The bar, and "Show all" going on chunk by chunk to the end of a page.
+    assert view.large_label.text().startswith("This page is large (680 KB): showing the first ")
+    text = "# Medium\n\n" + "".join(f"- fact number {i} about the quokka\n" for i in range(12_000))
+    (root / "wiki/medium.md").write_text(text, encoding="utf-8")
+    win.workspace.handles[0].wiki.refresh(["wiki/medium.md"])
+    open_with_probe(qtbot, win, "wiki/medium.md", settle_ms=100)
+    assert view.show_all_button.isVisible()
+    view.show_all()
+    qtbot.waitUntil(lambda: not view.loading, timeout=120_000)
+    assert not view.large_bar.isVisible()
+    assert "fact number 11999 about the quokka" in view.browser.toPlainText()
+    assert view.source.toPlainText().rstrip("\n") == text.rstrip("\n")
+    win.close()

@@ -31,7 +31,7 @@ from . import plain_tips
 from .browser import PageBrowser
 from .page_view import PageView
 from .quick_switcher import QuickSwitcher
-from .render import render_message, render_page
+from .render import ChunkedPage, chunk_page, render_message, render_page
 from .settings import Settings
 from .side_panel import LinkInfo, SidePanel
 from .workspace import Snapshot, Workspace
@@ -42,12 +42,17 @@ Key = tuple[int, str]
 LOAD_BATCH = 2500  # rows added to the browser per event-loop turn while a wiki loads
 
 
-def gather_page(wiki: Wiki, path: str) -> tuple[Page, str, str, LinkInfo]:
+def gather_page(wiki: Wiki, path: str) -> tuple[Page, str, str | ChunkedPage, LinkInfo]:
     """Everything the page view shows, computed off the GUI thread."""
     page = wiki.pages[path]
     text = wiki.read_text(path)
     links = wiki.links
-    body_html = render_page(text, lambda target: links.resolve(target).path)
+
+    def resolve(target: str) -> str | None:
+        return links.resolve(target).path
+
+    # A large page is cut into bounded chunks here; the page view renders them one at a time.
+    body_html: str | ChunkedPage = chunk_page(text, resolve) or render_page(text, resolve)
     info = LinkInfo()
     lines_cache: dict[str, list[str]] = {}
     seen: set[tuple[str, int]] = set()
@@ -296,7 +301,7 @@ class MainWindow(QMainWindow):
             self.page_view.show_page(render_message("Cannot open this page", str(exc)), "", None)
             self.ready.emit()  # the window is usable (and --screenshot must not wait forever)
 
-    def _show_page(self, key: Key, result: tuple[Page, str, str, LinkInfo], anchor: str) -> None:
+    def _show_page(self, key: Key, result: tuple[Page, str, str | ChunkedPage, LinkInfo], anchor: str) -> None:
         if key != self.current:
             return  # the operator has moved on
         page, text, body_html, info = result

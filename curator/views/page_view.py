@@ -2,6 +2,11 @@
 
 Only local resources inside the wiki are ever loaded; remote images and anything else are
 refused, and external links open in the system browser only when clicked.
+
+A large page (:class:`~.render.ChunkedPage`) is rendered one bounded chunk per event-loop turn,
+so the GUI thread stays responsive on any page on disk; past its first
+:data:`~.render.PREVIEW_BYTES` a bar says "This page is large: showing the first N KB" with a
+"Show all" button that goes on the same way.
 """
 
 from __future__ import annotations
@@ -9,11 +14,23 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import unquote
 
-from PySide6.QtCore import QUrl, Signal
-from PySide6.QtGui import QDesktopServices, QFont
-from PySide6.QtWidgets import QPlainTextEdit, QTabWidget, QTextBrowser, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import QDesktopServices, QFont, QTextCursor
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QTabWidget,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
 
-from .render import MISSING_SCHEME, PAGE_SCHEME
+from .render import MAX_DISPLAY_LINE, MISSING_SCHEME, PAGE_SCHEME, PREVIEW_BYTES, STYLE, ChunkedPage
+
+#: Source text appended per event-loop turn for a large page (QPlainTextEdit lays out lazily).
+SOURCE_CHUNK_CHARS = 64 * 1024
 
 EXTERNAL_SCHEMES = ("http", "https", "mailto")
 
@@ -54,15 +71,114 @@ class PageView(QWidget):
         self.source.setFont(mono)
         self.tabs.addTab(self.browser, "Rendered")
         self.tabs.addTab(self.source, "Source")
+        self.browser.document().setDefaultStyleSheet(STYLE)
+        self.large_bar = QWidget()
+        self.large_label = QLabel()
+        self.large_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.show_all_button = QPushButton("Show all")
+        self.show_all_button.clicked.connect(self.show_all)
+        bar = QHBoxLayout(self.large_bar)
+        bar.setContentsMargins(6, 3, 6, 3)
+        bar.addWidget(self.large_label, 1)
+        bar.addWidget(self.show_all_button)
+        self.large_bar.setStyleSheet("QWidget { background: #fff4d6; }")
+        self.large_bar.hide()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(self.large_bar)
         layout.addWidget(self.tabs)
         self.browser.anchorClicked.connect(self._on_anchor)
+        self._chunked: ChunkedPage | None = None
+        self._next = 0  # next chunk to insert
+        self._shown_bytes = 0
+        self._limit: float = PREVIEW_BYTES
+        self._source_left = ""
+        self._source_shown = 0
+        self._timer = QTimer(self)
+        self._timer.setInterval(0)
+        self._timer.timeout.connect(self._step)
 
-    def show_page(self, html: str, source: str, base_dir: Path | None) -> None:
+    def show_page(self, html: str | ChunkedPage, source: str, base_dir: Path | None) -> None:
+        """Show a page: ``html`` at once, or a :class:`ChunkedPage` chunk by chunk."""
+        self._timer.stop()
+        self._chunked = None
+        self.large_bar.hide()
         self.browser.base_dir = base_dir
-        self.browser.setHtml(html)
-        self.source.setPlainText(source)
+        if isinstance(html, str):
+            self.browser.setHtml(html)
+            self.source.setPlainText(source)
+            return
+        self._chunked, self._next, self._shown_bytes, self._limit = html, 0, 0, PREVIEW_BYTES
+        self.browser.setHtml("<html><body></body></html>")
+        self.source.setPlainText("")
+        self._source_left, self._source_shown = source, 0
+        self._step()  # the first chunk now, the rest one per event-loop turn
+        if self._pending() or self._source_pending():
+            self._timer.start()
+
+    @property
+    def loading(self) -> bool:
+        """Whether chunks of a large page are still being inserted."""
+        return self._timer.isActive()
+
+    def _pending(self) -> bool:
+        page = self._chunked
+        return page is not None and self._next < len(page.chunks) and self._shown_bytes < self._limit
+
+    def _step(self) -> None:
+        page = self._chunked
+        if page is None:
+            self._timer.stop()
+            return
+        if self._pending():
+            fragment = page.render(self._next)
+            cursor = QTextCursor(self.browser.document())
+            cursor.movePosition(QTextCursor.MoveOperation.End)
+            cursor.insertHtml(fragment)
+            self._shown_bytes += page.sizes[self._next]
+            self._next += 1
+        if self._source_pending():
+            piece, self._source_left = (self._source_left[:SOURCE_CHUNK_CHARS],
+                                        self._source_left[SOURCE_CHUNK_CHARS:])
+            self._source_shown += len(piece)
+            self._append_source(piece)
+        self._update_bar()
+        if not self._pending() and not self._source_pending():
+            self._timer.stop()
+
+    def _source_pending(self) -> bool:
+        return bool(self._source_left) and self._source_shown < self._limit
+
+    def _append_source(self, piece: str) -> None:
+        # Lines longer than MAX_DISPLAY_LINE are shown broken (laying out one 10 MB line blocks).
+        if max((len(line) for line in piece.split("\n")), default=0) > MAX_DISPLAY_LINE:
+            piece = "\n".join(line[i:i + MAX_DISPLAY_LINE] for line in piece.split("\n")
+                              for i in range(0, max(len(line), 1), MAX_DISPLAY_LINE))
+        cursor = QTextCursor(self.source.document())
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        cursor.insertText(piece)
+
+    def _update_bar(self) -> None:
+        page = self._chunked
+        if page is None:
+            return
+        if self._next >= len(page.chunks):
+            self.large_bar.hide()
+            return
+        loading = " (loading…)" if self._limit == float("inf") else ""
+        self.large_label.setText(f"This page is large ({_size(page.total_bytes)}): showing the first "
+                                 f"{_size(self._shown_bytes)}{loading}")
+        self.show_all_button.setVisible(self._limit != float("inf"))
+        self.large_bar.show()
+
+    def show_all(self) -> None:
+        """Go on rendering a large page to its end (still one chunk per event-loop turn)."""
+        if self._chunked is None:
+            return
+        self._limit = float("inf")
+        self._update_bar()
+        self._timer.start()
 
     def _on_anchor(self, url: QUrl) -> None:
         scheme = url.scheme()
@@ -74,3 +190,7 @@ class PageView(QWidget):
             QDesktopServices.openUrl(url)  # only ever on an explicit click
         elif url.hasFragment() and not scheme:
             self.browser.scrollToAnchor(url.fragment())
+
+
+def _size(n: int) -> str:
+    return f"{n / (1024 * 1024):.1f} MB" if n >= 1024 * 1024 else f"{max(1, round(n / 1024))} KB"

@@ -42,7 +42,7 @@ def _tip_text(obj: QObject, event: QHelpEvent) -> tuple[QWidget, str] | None:
 class PlainToolTips(QObject):
     """The application-wide filter; :func:`install` adds it once per application."""
 
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if event.type() != QEvent.Type.ToolTip or not isinstance(event, QHelpEvent):
             return False
         found = _tip_text(obj, event)

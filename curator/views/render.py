@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from urllib.parse import quote
 
 from markdown_it import MarkdownIt
@@ -107,3 +108,159 @@ def render_page(text: str, resolve: Resolver) -> str:
 def render_message(title: str, message: str) -> str:
     return (f"<html><body><h2>{html.escape(title)}</h2>"
             f"<p>{html.escape(message)}</p></body></html>")
+
+
+# --- large pages: rendered in bounded chunks --------------------------------------------------------
+#
+# Qt's rich text costs about 6 µs per character to lay out and far more per table cell (a 3,000 x
+# 40 table took a minute; one 10 MB word blocked for minutes). A page whose cost is above
+# LARGE_PAGE_COST is cut into chunks of at most CHUNK_COST (blocks kept whole where they fit, a
+# long table repeated with its header, lines over MAX_DISPLAY_LINE broken for display), and the
+# page view renders and inserts one chunk per event-loop turn: the GUI thread is never held for
+# more than one chunk.
+
+CELL_COST = 60  # one table cell costs about as much as 60 characters of text
+CHUNK_COST = 3000
+LARGE_PAGE_COST = 8000
+MAX_DISPLAY_LINE = 1000
+#: What a large page shows before "Show all": its first PREVIEW_BYTES of text.
+PREVIEW_BYTES = 256 * 1024
+
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{1,}:?\s*(\|\s*:?-{1,}:?\s*)*\|?\s*$")
+_FENCE_LINE = re.compile(r"^\s*(```|~~~)")
+_THEAD = re.compile(r"<thead>.*?</thead>", re.DOTALL)
+
+
+def cost(text: str) -> int:
+    """Estimated layout cost of markdown text (characters, plus table cells weighted)."""
+    return len(text) + CELL_COST * text.count("|")
+
+
+@dataclass(slots=True)
+class ChunkedPage:
+    """A large page, to be rendered chunk by chunk on the GUI thread (see :func:`chunk_page`)."""
+
+    chunks: list[str]  # markdown pieces, each of bounded cost
+    sizes: list[int]  # bytes of the page each chunk covers
+    total_bytes: int
+    links: dict[str, str | None] = field(default_factory=dict)  # resolved wikilink targets
+    continued: set[int] = field(default_factory=set)  # chunks that go on with the table before
+
+    def resolve(self, target: str) -> str | None:
+        from curator.engine.page import link_key
+
+        return self.links.get(link_key(target))
+
+    def render(self, index: int) -> str:
+        """The HTML fragment of chunk ``index`` (a table's continuation without its repeated header)."""
+        out = render_fragment(self.chunks[index], self.resolve)
+        if index in self.continued:
+            out = _THEAD.sub("", out, count=1)
+        return out
+
+
+def render_fragment(markdown: str, resolve: Resolver) -> str:
+    out = _parser().render(wikilinks_to_markdown(markdown, resolve))
+    return _CHECKED.sub("☑", _UNCHECKED.sub("☐", out))
+
+
+def _display_lines(body: str) -> Iterator[str]:
+    for line in body.split("\n"):
+        while len(line) > MAX_DISPLAY_LINE:
+            yield line[:MAX_DISPLAY_LINE]
+            line = line[MAX_DISPLAY_LINE:]
+        yield line
+
+
+def _blocks(body: str) -> Iterator[list[str]]:
+    """Markdown blocks (runs of lines between blank lines; a fenced block kept whole)."""
+    block: list[str] = []
+    fenced = False
+    for line in _display_lines(body):
+        if _FENCE_LINE.match(line):
+            fenced = not fenced
+        if not line.strip() and not fenced:
+            if block:
+                yield block
+                block = []
+            continue
+        block.append(line)
+    if block:
+        yield block
+
+
+def _pieces(block: list[str]) -> Iterator[tuple[str, bool]]:
+    """A block cut into pieces of at most CHUNK_COST (with whether a piece continues a table):
+    a table repeats its header in each piece (dropped again when rendered), a fenced block its
+    fence."""
+    text = "\n".join(block)
+    if cost(text) <= CHUNK_COST:
+        yield text, False
+        return
+    head: list[str] = []
+    rows = block
+    if len(block) >= 2 and "|" in block[0] and _TABLE_RULE.match(block[1]):
+        head, rows = block[:2], block[2:]
+    elif _FENCE_LINE.match(block[0]):
+        head, rows = block[:1], block[1:]
+        if rows and _FENCE_LINE.match(rows[-1]):
+            rows = rows[:-1]
+    fence = head if head and _FENCE_LINE.match(head[0]) else []
+    table = bool(head) and not fence
+    budget = max(CHUNK_COST - cost("\n".join(head)), CHUNK_COST // 4)
+    piece: list[str] = []
+    used = 0
+    first = True
+    for row in rows:
+        c = cost(row) + 1
+        if piece and used + c > budget:
+            yield "\n".join([*head, *piece, *fence]), table and not first
+            piece, used, first = [], 0, False
+        piece.append(row)
+        used += c
+    if piece:
+        yield "\n".join([*head, *piece, *fence]), table and not first
+
+
+def chunk_page(text: str, resolve: Resolver) -> ChunkedPage | None:
+    """The page cut into bounded chunks when it is large (None when it renders at once), with
+    every wikilink target resolved (so the GUI thread renders chunks without touching the wiki)."""
+    parts = frontmatter.split(text)
+    body = parts.body if parts.raw is not None else text
+    if cost(body) <= LARGE_PAGE_COST:
+        return None
+    chunks: list[str] = []
+    sizes: list[int] = []
+    continued: set[int] = set()
+    current: list[str] = []
+    used = 0
+
+    def close() -> None:
+        joined = "\n\n".join(current)
+        chunks.append(joined)
+        sizes.append(len(joined.encode("utf-8", "replace")))
+
+    for block in _blocks(body):
+        for piece, continues in _pieces(block):
+            c = cost(piece)
+            if current and (continues or used + c > CHUNK_COST):
+                close()
+                current, used = [], 0
+            if continues:
+                continued.add(len(chunks))
+            current.append(piece)
+            used += c
+    if current:
+        close()
+    links: dict[str, str | None] = {}
+    from curator.engine.page import link_key
+
+    code_free = markdown_scan.strip_code(body) if "[[" in body else ""
+    # (no scan at all without a "[[": one regex call over 10 MB holds the GIL, and so the GUI)
+    for m in markdown_scan.WIKILINK.finditer(code_free):
+        target = markdown_scan.split_wikilink(m.group(2))[0]
+        if target:
+            key = link_key(target)
+            if key not in links:
+                links[key] = resolve(target)
+    return ChunkedPage(chunks, sizes, len(text.encode("utf-8", "replace")), links, continued)

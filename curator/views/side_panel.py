@@ -163,6 +163,10 @@ def _esc(text: Any) -> str:
     return html.escape(str(text))
 
 
+#: Links listed per section: a page with 100,000 links must not build 100,000 tree items.
+MAX_LINK_ITEMS = 500
+
+
 class LinksPanel(QWidget):
     open_requested = Signal(str)  # path
 
@@ -181,7 +185,7 @@ class LinksPanel(QWidget):
         if info is None:
             return
         back = QTreeWidgetItem([f"Backlinks ({len(info.backlinks)})"])
-        for path, title, line, context in info.backlinks:
+        for path, title, line, context in info.backlinks[:MAX_LINK_ITEMS]:
             item = QTreeWidgetItem([f"{title}  —  {path}:{line}"])
             item.setData(0, PathRole, path)
             item.setToolTip(0, context)
@@ -191,7 +195,7 @@ class LinksPanel(QWidget):
             item.addChild(ctx)
             back.addChild(item)
         out = QTreeWidgetItem([f"Outgoing links ({len(info.outgoing)})"])
-        for target, path, title in info.outgoing:
+        for target, path, title in info.outgoing[:MAX_LINK_ITEMS]:
             if path is None:
                 item = QTreeWidgetItem([f"{target}  —  not yet written"])
                 item.setForeground(0, Qt.GlobalColor.darkRed)
@@ -205,6 +209,10 @@ class LinksPanel(QWidget):
             item.setData(0, PathRole, path)
             item.setToolTip(0, context)
             men.addChild(item)
+        for top, items in ((back, info.backlinks), (out, info.outgoing)):
+            if len(items) > MAX_LINK_ITEMS:
+                top.addChild(QTreeWidgetItem([f"… and {len(items) - MAX_LINK_ITEMS:,} more (see the page's "
+                                              "source, or `curator neighbors`)"]))
         for top in (back, out, men):
             self.tree.addTopLevelItem(top)
             top.setExpanded(True)
