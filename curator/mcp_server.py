@@ -485,10 +485,11 @@ def build_server(door: AgentDoor) -> Any:
           "states it: do not retry); 'candidates' (re-call with one candidate's slug, or with "
           "create_new=true ONLY when the user asked for a new page); 'pending' (queued for an "
           "operator's review: do not retry); 'rejected' (an operator rejected this fact: do not "
-          "submit it again).")
+          "submit it again). A fact is at most 4,000 characters and 1,000 per line; longer is "
+          "'invalid'.")
     def wiki_append(
         slug: Annotated[str, Field(description="the page's name, e.g. 'ann-smith' or 'payment-flow'")],
-        content: Annotated[str, Field(description="the fact, one clear sentence")],
+        content: Annotated[str, Field(description="the fact, one clear sentence (at most 4,000 characters)")],
         links: Annotated[list[str] | None, Field(description="pages this fact relates to (slugs)")] = None,
         create_new: Annotated[bool, Field(description="create the page even though similar pages "
                                           "exist; only when the user asked for a new page")] = False,

@@ -24,9 +24,13 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
         description="Exact slug match, else similar pages are offered as candidates (nothing is "
         "written) unless --create-new; a fact the page already states is declined as duplicate. "
         "An agent's write that the [review] rules of .scope.toml hold is answered 'pending' (queued "
-        "in the review inbox, see 'curator inbox'); a fact the operator rejected, 'rejected'.",
+        "in the review inbox, see 'curator inbox'); a fact the operator rejected, 'rejected'. "
+        "Routing sees only the pages the writer may see: a slug taken by a hidden page is denied, "
+        "one shared by pages read by different people is invalid until given as a path. A fact "
+        "from an agent is at most 4,000 characters, and 1,000 per line.",
     )
-    p.add_argument("slug", metavar="SLUG", help="the page's name, e.g. ann-smith")
+    p.add_argument("slug", metavar="SLUG",
+                   help="the page's name, e.g. ann-smith (or its path, e.g. departments/hr/salaries)")
     p.add_argument("content", metavar="CONTENT", help="the fact, one sentence")
     p.add_argument("--link", action="append", default=[], metavar="L",
                    help="a page to link from the bullet (repeatable)")
