@@ -115,7 +115,7 @@ def render_message(title: str, message: str) -> str:
 # Qt's rich text costs about 6 µs per character to lay out and far more per table cell (a 3,000 x
 # 40 table took a minute; one 10 MB word blocked for minutes). A page whose cost is above
 # LARGE_PAGE_COST is cut into chunks of at most CHUNK_COST (blocks kept whole where they fit, a
-# long table repeated with its header, lines over MAX_DISPLAY_LINE broken for display), and the
+# long table repeated with its header, lines over MAX_DISPLAY_LINE shown broken), and the
 # page view renders and inserts one chunk per event-loop turn: the GUI thread is never held for
 # more than one chunk.
 
@@ -164,12 +164,18 @@ def render_fragment(markdown: str, resolve: Resolver) -> str:
     return _CHECKED.sub("☑", _UNCHECKED.sub("☐", out))
 
 
+#: A line longer than MAX_DISPLAY_LINE is shown as lines of this many characters (laying out
+#: words wider than the view costs far more, and grows with the page).
+BROKEN_LINE = 100
+
+
 def _display_lines(body: str) -> Iterator[str]:
     for line in body.split("\n"):
-        while len(line) > MAX_DISPLAY_LINE:
-            yield line[:MAX_DISPLAY_LINE]
-            line = line[MAX_DISPLAY_LINE:]
-        yield line
+        if len(line) <= MAX_DISPLAY_LINE:
+            yield line
+            continue
+        for i in range(0, len(line), BROKEN_LINE):
+            yield line[i:i + BROKEN_LINE]
 
 
 def _blocks(body: str) -> Iterator[list[str]]:
