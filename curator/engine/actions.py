@@ -678,9 +678,13 @@ def history(wiki: Wiki, limit: int = 50, actor: Actor = OPERATOR) -> list[Histor
     and paths would otherwise name hidden pages).
     """
     out: list[HistoryEntry] = []
-    for e in git_of(wiki).log(limit):
+    # A non-operator's ``limit`` counts the commits it may see: look further back to fill it.
+    scan = limit if actor.is_operator else limit * 10
+    for e in git_of(wiki).log(scan):
         if not actor.is_operator and not all(wiki.visible(actor, p) for p in e.paths):
             continue
+        if len(out) >= limit:
+            break
         m = _SUBJECT.match(e.subject)
         r = _REVERTS.search(e.body)
         when = _dt.datetime.fromtimestamp(e.time, _dt.UTC).isoformat().replace("+00:00", "Z")

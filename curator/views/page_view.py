@@ -166,7 +166,7 @@ class PageView(QWidget):
         if self._next >= len(page.chunks):
             self.large_bar.hide()
             return
-        loading = " (loading…)" if self._limit == float("inf") else ""
+        loading = " (loading…)" if self._pending() else ""
         self.large_label.setText(f"This page is large ({_size(page.total_bytes)}): showing the first "
                                  f"{_size(self._shown_bytes)}{loading}")
         self.show_all_button.setVisible(self._limit != float("inf"))
