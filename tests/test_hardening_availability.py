@@ -58,6 +58,22 @@ def root(tmp_path: Path) -> Path:
     return root
 
 
+def open_station(qtbot, root: Path, tmp_path: Path):  # type: ignore[no-untyped-def]
+    """The station on ``root``, shown and loaded (offscreen)."""
+    from curator.views.main_window import MainWindow
+    from curator.views.workspace import Workspace
+
+    from .gui_helpers import temp_settings
+
+    win = MainWindow(Workspace(root, watch=False), temp_settings(tmp_path))
+    qtbot.addWidget(win)
+    win.resize(1100, 800)
+    win.show()
+    with qtbot.waitSignal(win.ready, timeout=120_000):
+        win.start()
+    return win
+
+
 # --- 5. a file name that is not UTF-8 never stops a command ---------------------------------------
 
 def assert_no_internal_error(rc: int, err: str) -> None:
@@ -121,15 +137,7 @@ def test_sync_pulling_such_a_file_breaks_nothing_afterwards(tmp_path: Path) -> N
 
 
 def test_station_loads_a_wiki_with_such_a_file(qtbot, root: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from curator.views.main_window import MainWindow
-    from curator.views.workspace import Workspace
-
-    from .gui_helpers import temp_settings
-
-    win = MainWindow(Workspace(root, watch=False), temp_settings(tmp_path))
-    qtbot.addWidget(win)
-    with qtbot.waitSignal(win.ready, timeout=20_000):
-        win.start()
+    win = open_station(qtbot, root, tmp_path)
     proxy = win.browser.proxy
     paths = {proxy.index(r, 0).data() for r in range(proxy.rowCount())}
     titles = {proxy.index(r, c).data() for r in range(proxy.rowCount()) for c in range(proxy.columnCount())}
@@ -175,11 +183,6 @@ def test_tooltips_and_labels_never_load_what_page_text_names(qtbot, tmp_path: Pa
     from PySide6.QtGui import QHelpEvent
     from PySide6.QtWidgets import QAbstractItemView, QApplication, QLabel, QToolTip
 
-    from curator.views.main_window import MainWindow
-    from curator.views.workspace import Workspace
-
-    from .gui_helpers import temp_settings
-
     fifo = FifoWatch(tmp_path / "outside.fifo")
     root = tmp_path / "w"
     init_wiki(root)
@@ -191,12 +194,7 @@ def test_tooltips_and_labels_never_load_what_page_text_names(qtbot, tmp_path: Pa
     git(root, "add", "-A")
     git(root, "commit", "-qm", "seed")
     try:
-        win = MainWindow(Workspace(root, watch=False), temp_settings(tmp_path))
-        qtbot.addWidget(win)
-        win.resize(1200, 800)
-        win.show()
-        with qtbot.waitSignal(win.ready, timeout=20_000):
-            win.start()
+        win = open_station(qtbot, root, tmp_path)
         with qtbot.waitSignal(win.ready, timeout=20_000):
             win.open_page((0, "wiki/menu.md"))
         views = [v for v in win.findChildren(QAbstractItemView) if v.model() is not None]
@@ -302,23 +300,13 @@ def open_with_probe(qtbot, win, path: str, settle_ms: int = 1500) -> float:  # t
 
 
 def test_large_pages_never_block_the_gui_thread(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from curator.views.main_window import MainWindow
-    from curator.views.workspace import Workspace
-
-    from .gui_helpers import temp_settings
-
     root = tmp_path / "w"
     init_wiki(root)
     (root / "wiki").mkdir()
     (root / "wiki/welcome.md").write_text("# Welcome\n\nSmall.\n")
     for rel, text in large_pages().items():
         (root / rel).write_text(text, encoding="utf-8")
-    win = MainWindow(Workspace(root, watch=False), temp_settings(tmp_path))
-    qtbot.addWidget(win)
-    win.resize(1100, 800)
-    win.show()
-    with qtbot.waitSignal(win.ready, timeout=120_000):
-        win.start()
+    win = open_station(qtbot, root, tmp_path)
     view = win.page_view
     for rel in large_pages():
         worst = open_with_probe(qtbot, win, rel)

@@ -15,13 +15,10 @@ import time
 from pathlib import Path
 
 from curator.engine.setup import init_wiki
-from curator.views.main_window import MainWindow
 from curator.views.page_view import PageView
 from curator.views.render import render_page
-from curator.views.workspace import Workspace
 from tests.corpus import generate
-from tests.gui_helpers import temp_settings
-from tests.test_hardening_availability import large_pages, open_with_probe
+from tests.test_hardening_availability import large_pages, open_station, open_with_probe
 
 RUNS = 3
 PREFIX = 100 * 1024
@@ -56,12 +53,7 @@ def test_page_view_blocks(qtbot, tmp_path: Path) -> None:  # type: ignore[no-unt
     pages = large_pages()
     for rel, text in pages.items():
         (root / rel).write_text(text, encoding="utf-8")
-    win = MainWindow(Workspace(root, watch=False), temp_settings(tmp_path))
-    qtbot.addWidget(win)
-    win.resize(1100, 800)
-    win.show()
-    with qtbot.waitSignal(win.ready, timeout=120_000):
-        win.start()
+    win = open_station(qtbot, root, tmp_path)
     corpus_page = max((p for p in win.workspace.handles[0].wiki.pages if p not in pages),
                       key=lambda p: (root / p).stat().st_size)
     print()
