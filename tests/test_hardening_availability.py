@@ -181,7 +181,7 @@ class FifoWatch:
 def test_tooltips_and_labels_never_load_what_page_text_names(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from PySide6.QtCore import QEvent, QPoint, Qt
     from PySide6.QtGui import QHelpEvent
-    from PySide6.QtWidgets import QAbstractItemView, QApplication, QLabel, QToolTip
+    from PySide6.QtWidgets import QAbstractItemView, QApplication, QGraphicsScene, QGraphicsView, QLabel, QToolTip
 
     fifo = FifoWatch(tmp_path / "outside.fifo")
     root = tmp_path / "w"
@@ -221,6 +221,19 @@ def test_tooltips_and_labels_never_load_what_page_text_names(qtbot, tmp_path: Pa
         for label in win.findChildren(QLabel):
             if "<img" in label.text():
                 assert label.textFormat() == Qt.TextFormat.PlainText, label.text()
+        # A graphics item's tooltip (the graph view's node tips carry page titles).
+        scene = QGraphicsScene()
+        item = scene.addRect(0, 0, 200, 200)
+        item.setToolTip(hostile)
+        gview = QGraphicsView(scene)
+        qtbot.addWidget(gview)
+        gview.resize(300, 300)
+        gview.show()
+        pos = gview.mapFromScene(item.rect().center())
+        QApplication.sendEvent(gview.viewport(), QHelpEvent(QEvent.Type.ToolTip, pos,
+                                                             gview.viewport().mapToGlobal(pos)))
+        QApplication.processEvents()
+        assert "&lt;img" in QToolTip.text(), QToolTip.text()
         QToolTip.showText(QPoint(10, 10), "")
         qtbot.wait(100)
         assert fifo.opened == 0, "a widget opened the FIFO named in page text"

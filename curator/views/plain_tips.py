@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import html
 
+from PySide6 import QtGui
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QHelpEvent
-from PySide6.QtWidgets import QAbstractItemView, QApplication, QToolTip, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QApplication, QGraphicsView, QToolTip, QWidget
 
 #: Longer tooltip text is cut (a snippet is 280 characters; a tooltip is never a page).
 MAX_TIP_CHARS = 2000
@@ -29,18 +30,31 @@ def plain_tip(text: str) -> str:
 
 
 def _tip_text(obj: QObject, event: QHelpEvent) -> tuple[QWidget, str] | None:
+    """(widget, the tooltip Qt would show) for the widgets whose tooltip we can know: item views
+    (the model's ``ToolTipRole``), graphics views (the item under the mouse or its nearest
+    ancestor with a tooltip: the graph's node tips), any other widget's own ``toolTip()``."""
     parent = obj.parent() if isinstance(obj, QWidget) else None
     if isinstance(parent, QAbstractItemView) and obj is parent.viewport():
         index = parent.indexAt(event.pos())
         value = index.data(Qt.ItemDataRole.ToolTipRole) if index.isValid() else None
         return parent, "" if value is None else str(value)
+    if isinstance(parent, QGraphicsView) and obj is parent.viewport():
+        item = parent.itemAt(event.pos())
+        while item is not None and not item.toolTip():
+            item = item.parentItem()
+        return parent, item.toolTip() if item is not None else ""
     if isinstance(obj, QWidget):
         return obj, obj.toolTip()
     return None
 
 
 class PlainToolTips(QObject):
-    """The application-wide filter; :func:`install` adds it once per application."""
+    """The application-wide filter; :func:`install` adds it once per application.
+
+    Text that could not be rich text is left to Qt (it shows it as plain text anyway), and so is
+    a widget whose tooltip it computes itself (tab bars, headers); text that might be rich is
+    shown escaped.
+    """
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if event.type() != QEvent.Type.ToolTip or not isinstance(event, QHelpEvent):
@@ -49,11 +63,9 @@ class PlainToolTips(QObject):
         if found is None:
             return False
         widget, text = found
-        if text:
-            QToolTip.showText(event.globalPos(), plain_tip(text), widget)
-        else:
-            QToolTip.hideText()
-            event.ignore()
+        if not text or not QtGui.Qt.mightBeRichText(text):
+            return False
+        QToolTip.showText(event.globalPos(), plain_tip(text), widget)
         return True
 
 
