@@ -181,7 +181,14 @@ class FifoWatch:
 def test_tooltips_and_labels_never_load_what_page_text_names(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from PySide6.QtCore import QEvent, QPoint, Qt
     from PySide6.QtGui import QHelpEvent
-    from PySide6.QtWidgets import QAbstractItemView, QApplication, QGraphicsScene, QGraphicsView, QLabel, QToolTip
+    from PySide6.QtWidgets import (
+        QAbstractItemView,
+        QApplication,
+        QGraphicsScene,
+        QGraphicsView,
+        QLabel,
+        QToolTip,
+    )
 
     fifo = FifoWatch(tmp_path / "outside.fifo")
     root = tmp_path / "w"
