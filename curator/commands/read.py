@@ -36,7 +36,8 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.set_defaults(handler="curator.commands.read:run_read_all")
 
     p = sub.add_parser("lint", parents=[parent],
-                       help="report malformed frontmatter, bad values, broken and ambiguous links, orphans")
+                       help="report malformed frontmatter, bad values, broken and ambiguous links, orphans, "
+                       "file names that are not UTF-8, folders differing only in case")
     p.set_defaults(handler="curator.commands.read:run_lint")
 
 
