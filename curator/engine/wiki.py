@@ -69,7 +69,8 @@ class Wiki:
         #: Emitted with a :class:`ChangeSet` whenever pages change (refresh or action).
         self.changed: Signal[ChangeSet] = Signal()
         self._links: LinkIndex | None = None
-        self._links_seen: dict[tuple[object, ...], LinkIndex] = {}  # per-actor views of _links
+        self._links_seen: dict[tuple[object, ...], LinkIndex] = {}  # per-actor link indexes
+        self._links_gen = 0  # bumped whenever the link indexes are dropped
         self._lock = threading.RLock()
 
     def __repr__(self) -> str:
@@ -90,13 +91,18 @@ class Wiki:
     def note_changes(self, changes: ChangeSet) -> None:
         """Invalidate what depends on the pages and tell listeners."""
         with self._lock:
-            self._links = None
+            self._drop_links()
         self.changed.emit(changes)
 
     def _policy_changed(self) -> None:
         # Caches keyed by the link index (per-actor graphs) were built under the old policy.
         with self._lock:
-            self._links = None
+            self._drop_links()
+
+    def _drop_links(self) -> None:
+        self._links = None
+        self._links_seen = {}
+        self._links_gen += 1
 
     @property
     def links(self) -> LinkIndex:
@@ -108,7 +114,6 @@ class Wiki:
                 pages = self.pages
                 with gc_paused():  # ~1M edges and resolutions, none cyclic: see gc_paused
                     self._links = LinkIndex(pages)
-                self._links_seen = {}
             return self._links
 
     def links_for(self, actor: Actor = OPERATOR) -> LinkIndex:
@@ -118,20 +123,27 @@ class Wiki:
         name). The one visibility filter for links behind neighbours, lint, search expansion,
         the graph and :meth:`find`. Cached per department until the pages or the policy change.
         """
-        full = self.links
         if actor.is_operator:
-            return full
+            return self.links
+        reload = getattr(self.policy, "reload", None)
+        if reload is not None:  # an edited .scope.toml drops the indexes built under the old one
+            reload()
         key = (actor.kind, actor.department, id(self.policy))
         with self._lock:
-            seen = self._links_seen if full is self._links else {}
-            index = seen.get(key)
+            gen, index = self._links_gen, self._links_seen.get(key)
         if index is not None:
             return index
         pages = self.pages
         visible = {p: page for p, page in pages.items() if self.policy.can_read(actor, p)}
-        index = full if len(visible) == len(pages) else LinkIndex(visible)
+        # Everything visible: the wiki's own index. Else one over the visible pages only (the
+        # full index is never built for it: a one-shot agent command pays for one index).
+        if len(visible) == len(pages):
+            index = self.links
+        else:
+            with gc_paused():  # as for the full index: many small objects, none cyclic
+                index = LinkIndex(visible)
         with self._lock:
-            if full is self._links:
+            if gen == self._links_gen:
                 self._links_seen[key] = index
         return index
 
