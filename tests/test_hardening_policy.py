@@ -195,6 +195,18 @@ def test_history_merge_preview_and_denials_name_no_hidden_path(root: Path) -> No
     assert rc == 0 and "hr/handbook.md" in out["pages_rewritten"]
 
 
+def test_scope_summary_names_and_counts_no_hidden_page(root: Path) -> None:
+    rc, out, _ = cli(root, *ENG, "scope", "--json")
+    assert rc == 0
+    rows = {r["namespace"]: r for r in out["namespaces"]}
+    assert "departments/hr" not in rows and "departments" not in rows, rows
+    assert rows["hr"]["pages"] == 0 and rows["hr"]["visible_pages"] == 0  # configured: listed, not counted
+    assert rows["wiki"]["pages"] == rows["wiki"]["visible_pages"] == 3
+    rc, out, _ = cli(root, "scope", "--json")
+    rows = {r["namespace"]: r for r in out["namespaces"]}
+    assert rows["departments/hr"]["pages"] == 1 and rows["hr"]["pages"] == 1  # the operator's view
+
+
 def _strip(value: Any, root: Path) -> str:
     if isinstance(value, list):  # bm25 scores weigh corpus-wide statistics; the hits must match
         value = [{k: v for k, v in row.items() if k != "score"} if isinstance(row, dict) else row

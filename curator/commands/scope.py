@@ -58,7 +58,8 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 def run_scope(ctx: Context, args: argparse.Namespace) -> int:
     from curator.engine.scope import policy_summary
 
-    summary = policy_summary(ctx.wiki, None if ctx.actor.is_operator else ctx.actor)
+    # An actor asking for itself gets the summary of what it may see (no hidden folder counted).
+    summary = policy_summary(ctx.wiki, None if ctx.actor.is_operator else ctx.actor, own_view=True)
     lines = [f"{summary['wiki']}: {summary['file']} "
              + ("present" if summary["exists"] else "absent (no policy: everything agent_writable)")]
     if summary["error"]:

@@ -490,16 +490,21 @@ def _deny_reason(actor: Actor, path: str, rule: NamespaceRule) -> str:
     return f"{ns} is {rule.mode}; {actor} may not write {path}"
 
 
-def policy_summary(wiki: Wiki, actor: Actor | None = None) -> dict[str, Any]:
+def policy_summary(wiki: Wiki, actor: Actor | None = None, *, own_view: bool = False) -> dict[str, Any]:
     """What the station's policy panel and ``curator scope --json`` show.
 
     Every configured namespace and every namespace holding pages (``departments/<dept>`` listed
     one by one), with its effective rule and page count; with a non-operator ``actor``, also how
     many of those pages it sees and whether it may write there. Plus the file's parse error.
+    With ``own_view`` the summary is the one ``actor`` itself gets (``curator --as agent:x
+    scope``): built from the pages it may see only, so no hidden folder is named or counted.
     """
     policy = wiki.scope
+    paths = list(wiki.pages)
+    if own_view and actor is not None and not actor.is_operator:
+        paths = [p for p in paths if policy.can_read(actor, p)]
     counts: dict[str, int] = {}
-    for path in wiki.pages:
+    for path in paths:
         ns = namespace_of(path)
         parts = path.split("/")
         if ns == DEPARTMENTS and len(parts) >= 3:
@@ -509,7 +514,7 @@ def policy_summary(wiki: Wiki, actor: Actor | None = None) -> dict[str, Any]:
     summary["wiki"] = wiki.root.name
     for row in summary["namespaces"]:
         key = row["namespace"]
-        members = [p for p in wiki.pages if (namespace_of(p) == "" if key == "" else p.startswith(key + "/"))]
+        members = [p for p in paths if (namespace_of(p) == "" if key == "" else p.startswith(key + "/"))]
         row["pages"] = len(members)
         if actor is not None and not actor.is_operator:
             row["visible_pages"] = sum(1 for p in members if policy.can_read(actor, p))
