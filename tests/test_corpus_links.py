@@ -107,11 +107,13 @@ def test_ambiguous_links_resolve_deterministically_and_lint_reports_them(tmp_pat
         "start.md": "[[overview]] and again [[Overview]]\n",
     })
     res = wiki.links.resolve("overview")
-    assert res.ambiguous and res.candidates == ("concepts/overview.md", "wiki/overview.md")
-    assert res.path == "concepts/overview.md"
+    # Obsidian's rule (SPEC §3): the shortest path string first, ties alphabetical
+    assert res.ambiguous and res.candidates == ("wiki/overview.md", "concepts/overview.md")
+    assert res.path == "wiki/overview.md"
     issues = [i for i in lint(wiki) if i.code == "ambiguous-link"]
     assert len(issues) == 1 and issues[0].path == "start.md" and issues[0].line == 1
-    assert "2 times" in issues[0].message and "wiki/overview.md" in issues[0].message
+    assert "2 times" in issues[0].message and "concepts/overview.md" in issues[0].message
+    assert "resolved to wiki/overview.md" in issues[0].message
     dupes = sorted(i.path for i in lint(wiki) if i.code == "duplicate-basename")
     assert dupes == ["concepts/overview.md", "wiki/overview.md"]
 

@@ -244,7 +244,7 @@ def test_nul_bytes_and_empty_pages_are_flagged() -> None:
 def test_every_link_kind_is_found_with_anchor_alias_and_line() -> None:
     text = ("---\ntitle: L\nrelated: [wiki/rel-one.md, '[[Rel Two]]']\n---\n"
             "[[Plain]] and [[With Anchor#Sec]] and [[Aliased|shown]] and [[Both#Sec|shown too]].\n"
-            "![[Embedded]] but not ![[picture.png]].\n"
+            "![[Embedded]] and ![[picture.png]].\n"
             "[md](../concepts/Other%20Page.md#part) and [up](sub/deeper.md) "
             "[web](https://x.example/a.md) [abs](/abs.md) [txt](notes.txt) [self](#here).\n"
             "| table | [[Piped\\|cell]] |\n")
@@ -256,6 +256,7 @@ def test_every_link_kind_is_found_with_anchor_alias_and_line() -> None:
         ("wikilink", "Aliased", None, "shown", 5),
         ("wikilink", "Both", "Sec", "shown too", 5),
         ("embed", "Embedded", None, None, 6),
+        ("embed", "picture.png", None, None, 6),  # an attachment embed is a link to that file
         ("wikilink", "Piped", None, "cell", 8),
         ("markdown", "concepts/Other Page.md", "part", "md", 7),
         ("markdown", "wiki/sub/deeper.md", None, "up", 7),

@@ -32,7 +32,7 @@ def parse_counter(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 def test_excluded_folders_are_the_spec_list() -> None:
     assert sorted(EXCLUDED_DIRS) == sorted([".git", "graphify-out", "_proposed", "proposed", "imports",
-                                            "raw", "_archive", ".curator"])
+                                            "raw", "_archive", ".curator", ".obsidian", ".trash"])
 
 
 @pytest.mark.timeout(60)

@@ -19,6 +19,8 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--depth", type=int, default=2, help="steps from --center (default 2)")
     p.add_argument("--format", choices=("mermaid", "json"), default="mermaid",
                    help="mermaid (default) or json (networkx node-link); --json implies json")
+    p.add_argument("--attachments", action="store_true",
+                   help="include the attachment files pages link to (images, PDFs, canvases) as nodes")
     p.set_defaults(handler="curator.commands.graph:run_graph")
 
     p = sub.add_parser("path", parents=[parent], help="the shortest chain of links between two pages")
@@ -64,7 +66,7 @@ def run_graph(ctx: Context, args: argparse.Namespace) -> int:
 
     depth = _check_positive(args.depth, "--depth")
     fmt = "json" if ctx.json else args.format
-    result = export(ctx.wiki, fmt, args.center, depth, ctx.actor)
+    result = export(ctx.wiki, fmt, args.center, depth, ctx.actor, attachments=args.attachments)
     if isinstance(result, str):
         ctx.emit(result, result)
     else:

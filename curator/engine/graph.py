@@ -19,7 +19,7 @@ import hashlib
 import threading
 import weakref
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +31,7 @@ from .page import LAYERS, Page, link_key
 from .wiki import Wiki
 
 UNRESOLVED_PREFIX = "unresolved:"
+ATTACHMENT_PREFIX = "attachment:"
 DEFAULT_DEPTH = 2
 STRONGEST_LIMIT = 10
 
@@ -42,6 +43,7 @@ MERMAID_SHAPES: dict[str, tuple[str, str]] = {
     "context": ("[", "]"),
     "deep": ("([", "])"),
     "unresolved": (">", "]"),
+    "attachment": ("[/", "/]"),
 }
 MERMAID_CLASSES: dict[str, str] = {
     "identity": "fill:#fde68a,stroke:#b45309,color:#1f2937",
@@ -49,6 +51,7 @@ MERMAID_CLASSES: dict[str, str] = {
     "context": "fill:#bbf7d0,stroke:#15803d,color:#1f2937",
     "deep": "fill:#e5e7eb,stroke:#4b5563,color:#1f2937",
     "unresolved": "fill:#ffffff,stroke:#9ca3af,stroke-dasharray:4 3,color:#6b7280",
+    "attachment": "fill:#fef3c7,stroke:#92400e,color:#1f2937",
 }
 
 
@@ -62,9 +65,10 @@ class EdgeData:
 
 @dataclass(slots=True, frozen=True)
 class Node:
-    id: str  # the page path, or ``unresolved:<key>``
-    page: Page | None  # None for an unresolved target
-    label: str  # the page title, or the target as first written
+    id: str  # the page path, ``unresolved:<key>`` or ``attachment:<file path>``
+    page: Page | None  # None for an unresolved target or an attachment
+    label: str  # the page title, the target as first written, or the file name
+    attachment: bool = False
 
     @property
     def resolved(self) -> bool:
@@ -72,7 +76,9 @@ class Node:
 
     @property
     def layer(self) -> str:
-        return self.page.layer if self.page is not None else "unresolved"
+        if self.page is not None:
+            return self.page.layer
+        return "attachment" if self.attachment else "unresolved"
 
 
 def unresolved_id(key: str) -> str:
@@ -80,9 +86,15 @@ def unresolved_id(key: str) -> str:
 
 
 class LinkGraph:
-    """The directed link graph one actor sees; undirected views for BFS, paths and layout."""
+    """The directed link graph one actor sees; undirected views for BFS, paths and layout.
 
-    def __init__(self, links: LinkIndex, visible: Iterable[str]) -> None:
+    Links to attachment files (``![[diagram.png]]``) are left out unless ``attachments`` is set;
+    then every file an actor may see and some page links to is an ``attachment:`` node. A link
+    naming a file that is not there is never a node (lint reports it as a missing attachment).
+    """
+
+    def __init__(self, links: LinkIndex, visible: Iterable[str], attachments: bool = False,
+                 can_see: Callable[[str], bool] | None = None) -> None:
         pages = links.pages
         self.nodes: dict[str, Node] = {}
         for path in sorted(visible):
@@ -101,7 +113,14 @@ class LinkGraph:
                 if target == source:
                     continue
                 link = edge.link
-                if target is None or target not in nodes:
+                if target is None and edge.resolution.names_file:
+                    file = edge.resolution.attachment
+                    if not attachments or file is None or (can_see is not None and not can_see(file)):
+                        continue
+                    target = ATTACHMENT_PREFIX + file
+                    if target not in nodes:
+                        nodes[target] = Node(target, None, file.rpartition("/")[2], True)
+                elif target is None or target not in nodes:
                     target = UNRESOLVED_PREFIX + link.key
                     if target not in nodes:
                         nodes[target] = Node(target, None, link.target)
@@ -205,23 +224,25 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-_CACHE: weakref.WeakKeyDictionary[LinkIndex, dict[tuple[Actor, int], LinkGraph]] = weakref.WeakKeyDictionary()
+_CACHE: weakref.WeakKeyDictionary[LinkIndex, dict[tuple[Actor, int, bool], LinkGraph]] = \
+    weakref.WeakKeyDictionary()
 _CACHE_LOCK = threading.Lock()
 
 
-def graph_for(wiki: Wiki, actor: Actor = OPERATOR) -> LinkGraph:
-    """The current link graph as ``actor`` sees it (cached until the wiki's pages change)."""
+def graph_for(wiki: Wiki, actor: Actor = OPERATOR, attachments: bool = False) -> LinkGraph:
+    """The current link graph as ``actor`` sees it (cached until the wiki's pages change), with
+    the attachment files pages link to as nodes when ``attachments`` is set."""
     with gc_paused():
         links = wiki.links_for(actor)  # hidden pages are absent: links to them are unresolved
     # Keyed by the policy object too: a policy swapped in (tests, the station) is a new view.
-    key = (actor, id(wiki.policy))
+    key = (actor, id(wiki.policy), attachments)
     with _CACHE_LOCK:
         per_actor = _CACHE.setdefault(links, {})
         graph = per_actor.get(key)
     if graph is None:
         visible = [p for p in links.pages if wiki.visible(actor, p)]
         with gc_paused():
-            graph = LinkGraph(links, visible)
+            graph = LinkGraph(links, visible, attachments, lambda p: wiki.visible(actor, p))
         with _CACHE_LOCK:
             per_actor[key] = graph
     return graph
@@ -287,9 +308,9 @@ def to_mermaid(graph: LinkGraph, center: str | None = None, depth: int = DEFAULT
         by_class.setdefault(node.layer, []).append(mid)
     for source, target in sorted((s, t) for s, t, _ in graph.edges() if s in keep and t in keep):
         lines.append(f"    {mermaid_id(source)} --> {mermaid_id(target)}")
-    for name in (*LAYERS, "unresolved"):
+    for name in (*LAYERS, "unresolved", *(["attachment"] if "attachment" in by_class else [])):
         lines.append(f"    classDef {name} {MERMAID_CLASSES[name]};")
-    for name in (*LAYERS, "unresolved"):
+    for name in (*LAYERS, "unresolved", "attachment"):
         ids = by_class.get(name)
         if ids:
             lines.append(f"    class {','.join(ids)} {name};")
@@ -301,6 +322,9 @@ def to_mermaid(graph: LinkGraph, center: str | None = None, depth: int = DEFAULT
 def node_attributes(node: Node) -> dict[str, Any]:
     page = node.page
     if page is None:
+        if node.attachment:
+            return {"kind": "attachment", "title": node.label, "layer": None, "resolved": True,
+                    "path": node.id.removeprefix(ATTACHMENT_PREFIX)}
         return {"kind": "unresolved", "title": node.label, "layer": None, "resolved": False}
     return {"kind": "page", "resolved": True, "path": page.path, "slug": page.slug, "title": page.title,
             "layer": page.layer, "trust": page.trust, "tags": list(page.tags),
@@ -326,9 +350,10 @@ def to_node_link(graph: LinkGraph, center: str | None = None, depth: int = DEFAU
 
 
 def export(wiki: Wiki, fmt: str = "mermaid", center: str | None = None, depth: int = DEFAULT_DEPTH,
-           actor: Actor = OPERATOR) -> str | dict[str, Any]:
-    """``curator graph``: Mermaid text or node-link JSON, whole or around ``center``."""
-    graph = graph_for(wiki, actor)
+           actor: Actor = OPERATOR, attachments: bool = False) -> str | dict[str, Any]:
+    """``curator graph``: Mermaid text or node-link JSON, whole or around ``center`` (with the
+    attachment files linked to as nodes when ``attachments`` is set)."""
+    graph = graph_for(wiki, actor, attachments)
     node = resolve_node(wiki, graph, center, actor) if center else None
     if fmt == "mermaid":
         return to_mermaid(graph, node, depth)

@@ -1,37 +1,57 @@
-"""Link resolution and the reverse (backlink) index (SPEC §3, §8).
+"""Link resolution and the reverse (backlink) index (SPEC §3, §8), the way Obsidian resolves.
 
-Resolution order for a normalised target: exact slug (file stem), exact relative path, page alias
-or title, then a path suffix match in either direction (on ``/`` boundaries). A target that
-matches nothing is kept as *unresolved* ("not yet written"); one that matches several pages at
-the same step is *ambiguous*: it resolves to the first by (depth, path) and lint reports it.
+A normalised target (NFC, case-insensitive, whitespace as ``-``, no ``.md``) is looked up, for the
+linking page, in this order:
 
-Everything here works from the cached :class:`~curator.engine.page.Page` records: no file is
-read and no regular expression is built from page names.
+1. the exact path from the wiki root (``[[a/b]]`` is ``a/b.md``; a bare ``[[b]]`` is a root page);
+2. the path relative to the linking page's folder (for a bare name: the page beside it);
+3. every page whose path ends with the target on a ``/`` boundary (for a bare name: every page
+   with that file stem), the shortest path first, ties alphabetical;
+4. a page alias or title;
+5. a path that ends with the target's tail or the other way round (``[[home/wiki/people/bob]]``).
+
+A target with a file extension (``diagram.png``, ``spec.pdf``, ``board.canvas``) is looked up
+among the attachment files the same way (steps 1-3) and, when it names a kind of file Obsidian
+attaches, it is a *missing attachment* when none is there, never a page "not yet written". A
+target that matches nothing is kept as *unresolved*; one that several pages share (step 3) is
+*ambiguous*: it still resolves as above and lint reports it with the page chosen.
+
+Everything here works from the cached :class:`~curator.engine.page.Page` records and the list of
+attachment paths the walker saw: no file is touched, no regular expression is built from page
+names, and each lookup is a few dictionary probes (precomputed by path, by name and by title).
 """
 
 from __future__ import annotations
 
+import posixpath
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from . import markdown_scan
 from .page import Link, Page, link_key, path_key
 
 
 @dataclass(slots=True, frozen=True)
 class Resolution:
     key: str
-    path: str | None  # the page the link points to, or None when unresolved
-    candidates: tuple[str, ...] = ()  # all pages that matched at the deciding step
+    path: str | None  # the page the link points to, or None
+    candidates: tuple[str, ...] = ()  # every page (or file) sharing the name at the deciding step
+    attachment: str | None = None  # the attachment file the link points to, when it names a file
 
     @property
     def resolved(self) -> bool:
-        return self.path is not None
+        return self.path is not None or self.attachment is not None
 
     @property
     def ambiguous(self) -> bool:
         return len(self.candidates) > 1
+
+    @property
+    def names_file(self) -> bool:
+        """Whether the target names an attachment (found or not) rather than a page."""
+        return self.attachment is not None or markdown_scan.is_attachment_target(self.key)
 
 
 class Edge(NamedTuple):
@@ -44,73 +64,175 @@ class Edge(NamedTuple):
 
     @property
     def target(self) -> str | None:
+        """The page linked to (None for an unresolved link and for an attachment)."""
         return self.resolution.path
 
 
+def anchor_found(page: Page, anchor: str) -> bool:
+    """Whether ``[[page#anchor]]`` points at something on ``page``, matched as Obsidian does.
+
+    ``^id`` is a block id; anything else a heading (case-insensitive, punctuation-tolerant, see
+    :func:`~.markdown_scan.anchor_key`), and a chain ``A#B`` needs each heading in that order.
+    """
+    anchor = anchor.strip()
+    if anchor.startswith("^"):
+        return anchor[1:].strip().lower() in page.blocks
+    chain = [markdown_scan.anchor_key(part) for part in anchor.split("#") if part.strip()]
+    i = 0
+    for heading in page.headings:
+        if i < len(chain) and markdown_scan.anchor_key(heading) == chain[i]:
+            i += 1
+    return i == len(chain)
+
+
 def _order(path: str) -> tuple[int, str]:
-    return (path.count("/"), path)
+    """Obsidian's preference among same-named files: the shortest path string, then alphabetical."""
+    return (len(path), path)
+
+
+def folder_of(path: str) -> str:
+    return path.rpartition("/")[0]
+
+
+class _Files:
+    """Paths of one kind of file by normalised path and by normalised last segment."""
+
+    __slots__ = ("by_name", "by_path", "key_of")
+
+    def __init__(self, items: Iterable[tuple[str, str, str]]) -> None:
+        """``items``: (path, path key, name key), already sorted by :func:`_order`."""
+        self.by_path: dict[str, str] = {}
+        self.by_name: dict[str, list[str]] = defaultdict(list)
+        self.key_of: dict[str, str] = {}
+        for path, pkey, name in items:
+            self.by_path.setdefault(pkey, path)
+            self.by_name[name].append(path)
+            self.key_of[path] = pkey
+
+    def named(self, key: str) -> tuple[str | None, tuple[str, ...]]:
+        """(the exact root path, every path ending with ``key``), context-free."""
+        last = key.rpartition("/")[2]
+        named = self.by_name.get(last, ())
+        if "/" in key:
+            tail = "/" + key
+            named = [p for p in named if self.key_of[p].endswith(tail)]
+        return self.by_path.get(key), tuple(named)
+
+    def relative(self, key: str, folder: str) -> str | None:
+        if not folder:
+            return None
+        if "/" in key or key.startswith("."):
+            rel = posixpath.normpath(f"{folder}/{key}")
+        else:
+            rel = f"{folder}/{key}"
+        return self.by_path.get(rel)
 
 
 class LinkIndex:
     """Resolves every link of a set of pages once and answers outgoing/backlink queries."""
 
-    def __init__(self, pages: Mapping[str, Page]) -> None:
+    def __init__(self, pages: Mapping[str, Page], attachments: Iterable[str] = ()) -> None:
         self.pages = pages
-        self._by_stem: dict[str, list[str]] = defaultdict(list)
-        self._by_path: dict[str, list[str]] = defaultdict(list)
+        ordered = sorted(pages, key=_order)
+        self._pages = _Files((p, path_key(p), pages[p].slug) for p in ordered)
+        files = sorted(attachments, key=_order)
+        self.attachments: tuple[str, ...] = tuple(files)
+        self._files = _Files((f, link_key(f), link_key(f.rpartition("/")[2])) for f in files)
         self._by_name: dict[str, list[str]] = defaultdict(list)
-        for path in sorted(pages, key=_order):
+        for path in ordered:
             page = pages[path]
-            self._by_stem[page.slug].append(path)
-            self._by_path[path_key(path)].append(path)
             names = {link_key(page.title), *(link_key(a) for a in page.aliases)}
             for name in names:
                 if name:
                     self._by_name[name].append(path)
-        self._cache: dict[str, Resolution] = {}
+        self._base: dict[str, Resolution] = {}
+        self._cache: dict[tuple[str, str], Resolution] = {}
         self.outgoing: dict[str, list[Edge]] = {}
         self.incoming: dict[str, list[Edge]] = defaultdict(list)
         self.unresolved: dict[str, list[Edge]] = defaultdict(list)
+        #: links to attachment files, by file path; and links naming files that are not there
+        self.attachment_links: dict[str, list[Edge]] = defaultdict(list)
+        self.missing_attachments: dict[str, list[Edge]] = defaultdict(list)
         # the hot loop of every graph and lint (200,000 links at 32,000 pages): locals only
-        cache, resolve = self._cache, self.resolve_key
+        resolve = self.resolve_key
         incoming, unresolved, outgoing = self.incoming, self.unresolved, self.outgoing
+        files, missing = self.attachment_links, self.missing_attachments
         for path in sorted(pages):
+            folder = folder_of(path)
             edges: list[Edge] = []
             for link in pages[path].links:
-                res = cache.get(link.key) or resolve(link.key)
+                res = resolve(link.key, folder)
                 edge = Edge(path, link, res)
                 edges.append(edge)
                 target = res.path
-                if target is None:
+                if target is not None:
+                    if target != path:
+                        incoming[target].append(edge)
+                elif res.attachment is not None:
+                    files[res.attachment].append(edge)
+                elif res.names_file:
+                    missing[link.key].append(edge)
+                else:
                     unresolved[link.key].append(edge)
-                elif target != path:
-                    incoming[target].append(edge)
             outgoing[path] = edges
 
-    def resolve(self, target: str) -> Resolution:
-        """Resolve a target as written (``Ann Smith``, ``wiki/ann-smith.md``, ``ann-smith``)."""
-        return self.resolve_key(link_key(target))
+    def resolve(self, target: str, source: str | None = None) -> Resolution:
+        """Resolve a target as written (``Ann Smith``, ``wiki/ann-smith.md``, ``a.png``), from the
+        page at ``source`` (its folder decides between same-named pages) or from the root."""
+        return self.resolve_key(link_key(target), folder_of(source) if source else "")
 
-    def resolve_key(self, key: str) -> Resolution:
-        hit = self._cache.get(key)
+    def resolve_key(self, key: str, folder: str = "") -> Resolution:
+        base = self._base.get(key)
+        if base is None:
+            base = self._base[key] = self._resolve(key)
+        if not folder or self._exact(key, base):
+            return base
+        if not base.candidates and not (key.startswith(".") or "/." in key):
+            return base  # nothing shares the name, and no ``./``/``../`` path to follow
+        hit = self._cache.get((key, folder))
         if hit is None:
-            hit = self._cache[key] = self._resolve(key)
+            hit = self._cache[(key, folder)] = self._relative(key, folder, base)
         return hit
 
+    def _exact(self, key: str, base: Resolution) -> bool:
+        """Whether ``base`` came from the exact root path (step 1 beats the linking page's folder)."""
+        if base.attachment is not None:
+            return self._files.by_path.get(key) == base.attachment
+        return base.path is not None and self._pages.by_path.get(key) == base.path
+
+    def _relative(self, key: str, folder: str, base: Resolution) -> Resolution:
+        if base.attachment is not None:
+            hit = self._files.relative(key, folder)
+            return base if hit is None or hit == base.attachment else \
+                Resolution(key, None, base.candidates, hit)
+        hit = self._pages.relative(key, folder)
+        return base if hit is None or hit == base.path else Resolution(key, hit, base.candidates)
+
     def _resolve(self, key: str) -> Resolution:
+        """The context-free resolution (from the root); :meth:`resolve_key` adds the folder step."""
         if not key:
             return Resolution(key, None)
-        for table in (self._by_stem, self._by_path, self._by_name):
-            found = table.get(key)
-            if found:
-                return Resolution(key, found[0], tuple(found))
-        last = key.rsplit("/", 1)[-1]
-        suffix = [
-            p for p in self._by_stem.get(last, ())
-            if path_key(p).endswith("/" + key) or key.endswith("/" + path_key(p))
-        ]
-        if suffix:
-            return Resolution(key, suffix[0], tuple(suffix))
+        if "." in key.rpartition("/")[2]:
+            exact, named = self._files.named(key)
+            if exact is not None or named:
+                return Resolution(key, None, named or (exact,), exact or named[0])  # type: ignore[arg-type]
+            if markdown_scan.is_attachment_target(key):
+                return Resolution(key, None)
+        exact, named = self._pages.named(key)
+        if exact is not None:
+            qualified = "/" in key
+            return Resolution(key, exact, (exact,) if qualified or not named else named)
+        if named:
+            return Resolution(key, named[0], named)
+        found = self._by_name.get(key)
+        if found:
+            return Resolution(key, found[0], tuple(found))
+        if "/" in key:
+            last = key.rpartition("/")[2]
+            ends = tuple(p for p in self._pages.by_name.get(last, ())
+                         if key.endswith("/" + self._pages.key_of[p]))
+            if ends:
+                return Resolution(key, ends[0], ends)
         return Resolution(key, None)
 
     def backlinks(self, path: str) -> list[Edge]:

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from .actor import OPERATOR, Actor
+from .links import Edge, anchor_found
 from .walker import utf8_name
 from .wiki import Wiki
 
@@ -16,6 +17,35 @@ WARNING = "warning"
 _SEVERITY = {"frontmatter": ERROR, "layer": ERROR, "trust": ERROR, "encoding": ERROR,
              "nul-bytes": ERROR, "source-type": WARNING, "links": WARNING,
              "empty": WARNING, "folder-case": ERROR, "file-name": ERROR}
+
+
+def _link_problem(edge: Edge, visible: dict[str, Any]) -> tuple[str, str] | None:
+    """(code, what it is about) for a link that lint reports, or None."""
+    res, link = edge.resolution, edge.link
+    if res.path is None:
+        if res.attachment is not None:
+            return None
+        return ("missing-attachment" if res.names_file else "unresolved-link"), res.key
+    if res.ambiguous and sum(1 for c in res.candidates if c in visible) > 1:
+        return "ambiguous-link", res.key
+    target = visible.get(res.path)
+    if link.anchor and target is not None and not anchor_found(target, link.anchor):
+        return "broken-anchor", f"{res.key}#{link.anchor}"
+    return None
+
+
+def _link_message(code: str, edge: Edge, visible: dict[str, Any]) -> str:
+    res, link = edge.resolution, edge.link
+    if code == "unresolved-link":
+        return f"[[{link.target}]] points to a page not yet written"
+    if code == "missing-attachment":
+        return f"[[{link.target}]] names an attachment that is not in the wiki"
+    if code == "broken-anchor":
+        what = "block" if link.anchor and link.anchor.startswith("^") else "heading"
+        return f"[[{link.target}#{link.anchor}]]: {res.path} has no {what} {link.anchor!r}"
+    others = [c for c in res.candidates if c in visible]
+    return (f"[[{link.target}]] matches {len(others)} pages ({', '.join(others[:4])}); "
+            f"resolved to {res.path}")
 
 
 @dataclass(slots=True, frozen=True)
@@ -51,25 +81,16 @@ def lint(wiki: Wiki, actor: Actor = OPERATOR) -> list[LintIssue]:
         # link thousands of times is one thing to fix, not thousands.
         reported: dict[tuple[str, str], list[int]] = {}
         for edge in links.outgoing.get(path, []):
-            res = edge.resolution
-            if res.path is None:
-                code = "unresolved-link"
-            elif res.ambiguous and sum(1 for c in res.candidates if c in visible) > 1:
-                code = "ambiguous-link"
-            else:
+            problem = _link_problem(edge, visible)
+            if problem is None:
                 continue
-            seen = reported.get((code, res.key))
+            seen = reported.get(problem)
             if seen is not None:
                 seen[1] += 1
                 continue
-            reported[(code, res.key)] = [len(issues), 1]
-            if code == "unresolved-link":
-                message = f"[[{edge.link.target}]] points to a page not yet written"
-            else:
-                others = [c for c in res.candidates if c in visible]
-                message = (f"[[{edge.link.target}]] matches {len(others)} pages ({', '.join(others[:4])}); "
-                           f"resolved to {res.path}")
-            issues.append(LintIssue(path, code, WARNING, message, edge.link.line))
+            code = problem[0]
+            reported[problem] = [len(issues), 1]
+            issues.append(LintIssue(path, code, WARNING, _link_message(code, edge, visible), edge.link.line))
         for index, count in reported.values():
             if count > 1:
                 first = issues[index]

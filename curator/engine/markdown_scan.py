@@ -1,16 +1,20 @@
-"""Code-aware scanning of markdown bodies: links, body ``#tags``, the first heading and snippet.
+"""Code-aware scanning of markdown bodies: links, body ``#tags``, headings, block ids, snippet.
 
-Links and tags inside fenced code blocks and inline code spans do not count (SPEC §3), so the
-scanner first blanks code out while keeping every newline, which keeps line numbers true.
+Links and tags inside fenced and indented code blocks, inline code spans and Obsidian
+``%%comments%%`` do not count (SPEC §3), so the scanner first blanks those out while keeping every
+newline, which keeps line numbers true. Wikilinks written as frontmatter property values
+(``up: "[[Parent]]"``) are scanned from the raw YAML so that each keeps its line.
 Everything here is linear in the size of the text (a 10 MB page must not hang).
 """
 
 from __future__ import annotations
 
+import bisect
 import posixpath
 import re
+import unicodedata
 from collections.abc import Iterator
-from typing import NamedTuple
+from typing import Any, NamedTuple
 from urllib.parse import unquote
 
 # "``*" rather than "`+": a leading literal lets the regex engine skip ahead (7x faster here).
@@ -28,8 +32,38 @@ _MDLINK_SCAN = re.compile(r"\[([^\]\n]*)\]\(\s*<?([^()<>\s]+)>?(?:\s+[\"'][^\"'\
 _TAG_SCAN = re.compile(r"#([^\W\d_][\w/-]*|\d+[^\W\d][\w/-]*)")
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 _HEADING = re.compile(r"^ {0,3}#[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
-_ATTACHMENT = re.compile(r"\.(?!md$)[A-Za-z0-9]{1,5}$")
 _ANY_HEADING = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
+_HEADINGS = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t\r]*$", re.MULTILINE)
+_BLOCK_ID = re.compile(r"(?:^|[ \t])\^([A-Za-z0-9-]+)[ \t\r]*$", re.MULTILINE)
+_ANCHOR_JUNK = re.compile(r"[\W_]+")
+# An indented line that could open an indented code block: right after a blank line or at the top.
+_INDENTED_START = re.compile(r"(?:\A|\n[ \t]*\r?\n)(?: {4}|\t)")
+_LIST_ITEM = re.compile(r"[ \t]*(?:[-+*]|\d{1,9}[.)])(?:[ \t]|\r?$)")
+# A top-level frontmatter key (``up: ...``), for telling which property a link is written in.
+_TOP_KEY = re.compile(r"^([^\s#:][^:\n]*?)[ \t]*:", re.MULTILINE)
+
+#: Extensions of the files Obsidian links and embeds as attachments (SPEC §3): a target ending in
+#: one of these names a file, never a page to write.
+ATTACHMENT_EXTENSIONS: frozenset[str] = frozenset({
+    "png", "jpg", "jpeg", "gif", "bmp", "svg", "webp", "avif", "ico", "tif", "tiff", "heic",
+    "mp3", "wav", "m4a", "ogg", "3gp", "flac", "aac", "opus", "webm", "mp4", "ogv", "mov", "mkv",
+    "avi", "pdf", "canvas", "base", "excalidraw", "csv", "json", "txt", "zip", "docx", "xlsx",
+    "pptx", "odt", "ods", "epub", "html",
+})
+IMAGE_EXTENSIONS: frozenset[str] = frozenset(
+    {"png", "jpg", "jpeg", "gif", "bmp", "svg", "webp", "avif", "ico", "tif", "tiff"})
+
+
+def extension(target: str) -> str:
+    """The lowercase extension of a link target's last segment (``""`` for none)."""
+    name = target.rsplit("/", 1)[-1]
+    dot = name.rfind(".")
+    return name[dot + 1:].lower() if dot > 0 else ""
+
+
+def is_attachment_target(target: str) -> bool:
+    """Whether a link target names an attachment file (``diagram.png``, ``notes.pdf``)."""
+    return extension(target) in ATTACHMENT_EXTENSIONS
 
 
 class RawLink(NamedTuple):
@@ -38,8 +72,8 @@ class RawLink(NamedTuple):
     target: str  # wikilink target, or the root-relative path of a markdown link
     anchor: str | None
     alias: str | None
-    kind: str  # "wikilink" | "embed" | "markdown" | "related"
-    line: int  # 1-based line in the body
+    kind: str  # "wikilink" | "embed" | "markdown" | "related" | "property"
+    line: int  # 1-based line in the file
 
 
 _NOT_NEWLINE = re.compile(r"[^\n]")
@@ -54,16 +88,25 @@ def _blank(text: str) -> str:
 
 
 def strip_code(body: str) -> str:
-    """Return ``body`` with fenced code blocks and inline code spans blanked out.
+    """Return ``body`` with code (fenced, indented, inline spans) and ``%%comments%%`` blanked.
 
     Blanked, not removed: the result has the same length and the same newlines as ``body``, so
     an offset in it is the same offset in ``body`` (the snippet takes its words from there).
     Only fence-like lines are visited (one regex pass), not every line of the page.
     """
-    if "`" not in body and "~~~" not in body:
-        return body
-    if "```" not in body and "~~~" not in body:
-        return _strip_spans(body)
+    text = body
+    if "```" in text or "~~~" in text:
+        text = _strip_fences(text)
+    if "\n    " in text or "\n\t" in text or text.startswith(("    ", "\t")):
+        text = _strip_indented(text)
+    if "`" in text:
+        text = _strip_spans(text)
+    if "%%" in text:
+        text = _strip_comments(text)
+    return text
+
+
+def _strip_fences(body: str) -> str:
     out: list[str] = []
     last = 0
     fence: str | None = None
@@ -83,10 +126,55 @@ def strip_code(body: str) -> str:
         out.append(_blank(body[start:]))
         last = len(body)
     out.append(body[last:])
-    text = "".join(out) if last else body
-    if "`" not in text:
+    return "".join(out) if last else body
+
+
+def _strip_indented(text: str) -> str:
+    """Blank indented code blocks (CommonMark): 4+ spaces or a tab, after a blank line, and not
+    the continuation of a list item (a nested bullet is list content, not code)."""
+    if not _INDENTED_START.search(text):
         return text
-    return _strip_spans(text)
+    lines = text.split("\n")
+    prev_blank = True
+    in_list = False  # the last block at the margin was a list: indented text continues it
+    in_code = False
+    changed = False
+    for i, line in enumerate(lines):
+        if not line.strip():
+            prev_blank = True
+            continue
+        indented = line.startswith(("    ", "\t"))
+        if indented and (in_code or (prev_blank and not in_list)):
+            lines[i] = " " * len(line)
+            in_code = changed = True
+        else:
+            in_code = False
+            if not indented:
+                if _LIST_ITEM.match(line):
+                    in_list = True
+                elif prev_blank or line.lstrip().startswith("#"):
+                    in_list = False
+        prev_blank = False
+    return "\n".join(lines) if changed else text
+
+
+def _strip_comments(text: str) -> str:
+    """Blank Obsidian ``%%comments%%`` (they may span lines; an unclosed one runs to the end)."""
+    out: list[str] = []
+    last = 0
+    while True:
+        start = text.find("%%", last)
+        if start < 0:
+            break
+        end = text.find("%%", start + 2)
+        stop = len(text) if end < 0 else end + 2
+        out.append(text[last:start])
+        out.append(_blank(text[start:stop]))
+        last = stop
+        if end < 0:
+            break
+    out.append(text[last:])
+    return "".join(out)
 
 
 def _strip_spans(text: str) -> str:
@@ -177,8 +265,6 @@ def scan_links(code_free: str, page_path: str, first_line: int = 1) -> list[RawL
                 continue
             start = m.start()
             embed = start > 0 and code_free[start - 1] == "!"
-            if embed and _ATTACHMENT.search(target):
-                continue  # ![[diagram.png]] embeds a file, not a page
             links.append(RawLink(target, anchor, alias, "embed" if embed else "wikilink",
                                  lines.at(start)))
     if "](" in code_free:
@@ -196,6 +282,123 @@ def scan_links(code_free: str, page_path: str, first_line: int = 1) -> list[RawL
             links.append(RawLink(target, unquote(anchor) or None, m.group(1) or None, "markdown",
                                  lines.at(m.start())))
     return links
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+
+
+def property_link_spans(raw: str, meta: dict[str, Any],
+                        skip: frozenset[str] = frozenset({"related"})) -> list[tuple[int, int]]:
+    """(start, end) in ``raw`` of the inside of each wikilink written as a frontmatter property
+    value (``up: "[[Parent]]"``, lists of them): what a rewriter replaces.
+
+    Found in the raw YAML, and counted only when the parsed value holds that exact link: a YAML
+    comment or an unquoted ``[[x]]`` (a nested list to YAML, not a link to Obsidian) is not a
+    link. Keys in ``skip`` are read elsewhere (``related:``).
+    """
+    if "[[" not in raw:
+        return []
+    values = "\n".join(v for k, val in meta.items() if str(k) not in skip for v in _strings(val))
+    if "[[" not in values:
+        return []
+    keys = [(m.start(), m.group(1).strip().strip("'\"")) for m in _TOP_KEY.finditer(raw)]
+    starts = [k[0] for k in keys]
+    spans: list[tuple[int, int]] = []
+    for m in _WIKILINK_SCAN.finditer(raw):
+        if m.group(0) not in values:
+            continue
+        at = bisect.bisect_right(starts, m.start()) - 1
+        if at >= 0 and keys[at][1] in skip:
+            continue
+        spans.append((m.start(1), m.end(1)))
+    return spans
+
+
+def scan_property_links(raw: str, meta: dict[str, Any], first_line: int = 2) -> list[RawLink]:
+    """Wikilinks written as frontmatter property values, each with its line in the file (the
+    raw YAML starts at ``first_line``) and kind ``property``."""
+    lines = _Lines(raw, first_line)
+    links: list[RawLink] = []
+    for start, end in property_link_spans(raw, meta):
+        target, anchor, alias = split_wikilink(raw[start:end])
+        if target:
+            links.append(RawLink(target, anchor, alias, "property", lines.at(start)))
+    return links
+
+
+def headings(code_free: str) -> list[str]:
+    """Every ATX heading's text, in order (what ``[[page#Heading]]`` may point at)."""
+    if "#" not in code_free:
+        return []
+    return [m.group(2).strip() for m in _HEADINGS.finditer(code_free) if m.group(2).strip()]
+
+
+def block_ids(code_free: str) -> list[str]:
+    """Every block id (``^id`` ending a line), lowercase (what ``[[page#^id]]`` points at)."""
+    if "^" not in code_free:
+        return []
+    return [m.group(1).lower() for m in _BLOCK_ID.finditer(code_free)]
+
+
+def anchor_key(text: str) -> str:
+    """A heading or anchor as Obsidian matches it: case-insensitive, punctuation-tolerant.
+
+    Case folded, NFC, every run of characters other than letters and digits (any script) one
+    space: ``Step 1: Install (macOS)`` and ``step 1 install macOS`` are the same anchor.
+    """
+    text = text if text.isascii() else unicodedata.normalize("NFC", text)
+    return " ".join(_ANCHOR_JUNK.sub(" ", text.casefold()).split())
+
+
+def find_section(body: str, anchor: str | None) -> str | None:
+    """The part of ``body`` that ``[[page#anchor]]`` points at, or None when there is none.
+
+    A heading anchor (``A`` or a chain ``A#B``) is the heading line through the line before the
+    next heading of the same or a higher level; a block anchor (``^id``) is the paragraph or list
+    item ending in that id, without the id. No anchor is the whole body.
+    """
+    if not anchor:
+        return body
+    code_free = strip_code(body)
+    anchor = anchor.strip()
+    if anchor.startswith("^"):
+        want = anchor[1:].lower()
+        for m in _BLOCK_ID.finditer(code_free):
+            if m.group(1).lower() != want:
+                continue
+            line_start = body.rfind("\n", 0, m.start()) + 1
+            if _LIST_ITEM.match(body, line_start) and body[line_start:m.start()].strip():
+                return body[line_start:m.start()].strip()  # a list item's id names that item
+            start = body.rfind("\n\n", 0, m.start())
+            start = 0 if start < 0 else start + 2
+            if not body[start:m.start()].strip():  # the id on its own line: the block before it
+                start = body.rfind("\n\n", 0, max(0, start - 2))
+                start = 0 if start < 0 else start + 2
+            return body[start:m.start()].strip()
+        return None
+    chain = [anchor_key(part) for part in anchor.split("#") if part.strip()]
+    if not chain:
+        return body
+    found = list(_HEADINGS.finditer(code_free))
+    i = 0
+    for n, m in enumerate(found):
+        if anchor_key(m.group(2)) != chain[i]:
+            continue
+        if i < len(chain) - 1:
+            i += 1
+            continue
+        level = len(m.group(1))
+        end = next((h.start() for h in found[n + 1:] if len(h.group(1)) <= level), len(body))
+        return body[m.start():end].rstrip()
+    return None
 
 
 def scan_tags(code_free: str) -> list[str]:

@@ -42,7 +42,7 @@ Reader = Callable[[str], tuple[str, bool]]  # path -> (text without BOM, had BOM
 class LinkRewrite:
     page: str  # the page the link is in
     line: int  # 1-based line in that file (the frontmatter line for related:)
-    kind: str  # wikilink | embed | markdown | related
+    kind: str  # wikilink | embed | markdown | related | property
     old: str  # the link as written
     new: str  # the link after the merge
 
@@ -89,12 +89,13 @@ class MergePlan:
 
 # --- link rewriting ----------------------------------------------------------------------------
 
-def _wikilink_target(keep: Page, links: LinkIndex, as_written: str) -> str:
-    """How a wikilink names ``keep``: its slug when that resolves to it, else its path."""
+def _wikilink_target(keep: Page, links: LinkIndex, as_written: str, page_path: str) -> str:
+    """How a wikilink on ``page_path`` names ``keep``: its slug when that resolves to it from
+    there, else its path."""
     bare = keep.path[:-3] if keep.path.lower().endswith(".md") else keep.path
     if "/" in as_written:
         return bare
-    res = links.resolve(keep.stem)
+    res = links.resolve(keep.stem, page_path)
     return keep.stem if res.path == keep.path and not res.ambiguous else bare
 
 
@@ -116,13 +117,13 @@ def rewrite_links(text: str, page_path: str, merge: str, keep: Page,
         for m in markdown_scan.WIKILINK.finditer(code_free):
             inner = body[m.start(2):m.end(2)]
             target, _anchor, _alias = markdown_scan.split_wikilink(inner)
-            if not target or links.resolve(target).path != merge:
+            if not target or links.resolve(target, page_path).path != merge:
                 continue
             cut = min((i for i in (inner.find("#"), inner.find("|")) if i >= 0), default=len(inner))
             head = inner[:cut]
             if head.endswith("\\"):  # ``[[merged\|text]]`` inside a table keeps its escape
                 cut -= 1
-            new_inner = _wikilink_target(keep, links, target) + inner[cut:]
+            new_inner = _wikilink_target(keep, links, target, page_path) + inner[cut:]
             kind = "embed" if m.group(1) else "wikilink"
             edits.append((m.start(2), m.end(2), new_inner, kind, m.start(), m.end()))
     if "](" in code_free:
@@ -136,7 +137,7 @@ def rewrite_links(text: str, page_path: str, merge: str, keep: Page,
             if not path.lower().endswith(".md"):
                 continue
             target = posixpath.normpath(posixpath.join(base, path))
-            if links.resolve(target).path != merge:
+            if links.resolve(target, page_path).path != merge:
                 continue
             edits.append((m.start(3), m.end(3), _markdown_href(keep, page_path, anchor), "markdown",
                           m.start(), m.end()))
@@ -151,9 +152,42 @@ def rewrite_links(text: str, page_path: str, merge: str, keep: Page,
         rewrites.append(LinkRewrite(page_path, line, kind, body[lstart:lend],
                                     body[lstart:start] + new + body[end:lend]))
     out.append(body[last:])
-    new_text = text[:offset] + "".join(out)
+    head, properties = _rewrite_properties(text[:offset], parts, page_path, merge, keep, links)
+    new_text = head + "".join(out)
     new_text, related = _rewrite_related(new_text, page_path, merge, keep, links)
-    return new_text, rewrites + related
+    return new_text, properties + rewrites + related
+
+
+def _rewrite_properties(head: str, parts: frontmatter.Split, page_path: str, merge: str, keep: Page,
+                        links: LinkIndex) -> tuple[str, list[LinkRewrite]]:
+    """``head`` (the frontmatter block) with every property wikilink to ``merge`` re-pointed
+    (``up: "[[merged]]"`` -> ``up: "[[kept]]"``), anchors, display text and formatting kept."""
+    raw = parts.raw
+    if raw is None or parts.problem or "[[" not in raw:
+        return head, []
+    meta, problem = frontmatter.load(raw)
+    if problem:
+        return head, []
+    raw_start = head.find("\n") + 1
+    out: list[str] = []
+    rewrites: list[LinkRewrite] = []
+    last = 0
+    for start, end in markdown_scan.property_link_spans(raw, meta):
+        inner = raw[start:end]
+        target, _anchor, _alias = markdown_scan.split_wikilink(inner)
+        if not target or links.resolve(target, page_path).path != merge:
+            continue
+        cut = min((i for i in (inner.find("#"), inner.find("|")) if i >= 0), default=len(inner))
+        new_inner = _wikilink_target(keep, links, target, page_path) + inner[cut:]
+        out.append(raw[last:start])
+        out.append(new_inner)
+        last = end
+        rewrites.append(LinkRewrite(page_path, 2 + raw.count("\n", 0, start), "property",
+                                    f"[[{inner}]]", f"[[{new_inner}]]"))
+    if not rewrites:
+        return head, []
+    out.append(raw[last:])
+    return head[:raw_start] + "".join(out) + head[raw_start + len(raw):], rewrites
 
 
 def _related_entries(meta: dict[str, Any]) -> list[str] | None:
@@ -185,8 +219,8 @@ def _rewrite_related(text: str, page_path: str, merge: str, keep: Page,
     new_entries: list[str] = []
     for entry in entries:
         target = _entry_target(entry)
-        if target and links.resolve(target).path == merge:
-            name = _wikilink_target(keep, links, target)
+        if target and links.resolve(target, page_path).path == merge:
+            name = _wikilink_target(keep, links, target, page_path)
             new = entry.replace(target, name, 1)
             changed.append(LinkRewrite(page_path, _frontmatter_line(parts.raw, entry), "related", entry, new))
             new_entries.append(new)
@@ -254,11 +288,11 @@ def plan_merge(wiki: Wiki, keep: Page, merge: Page, read: Reader, today: _dt.dat
     keep_related_all = _related_entries(meta) or []
     # keep's own related entries naming merge (or itself) would become self-references: dropped
     keep_related = [r for r in keep_related_all
-                    if links.resolve(_entry_target(r)).path not in (keep.path, merge.path)]
+                    if links.resolve(_entry_target(r), keep.path).path not in (keep.path, merge.path)]
     self_names = {keep.path.casefold(), keep.slug, keep.stem.casefold(), merge.path.casefold(), merge.slug,
                   merge.stem.casefold()}
     plan.related_added = [r for r in _unite(keep_related, list(merge.related), set())
-                          if links.resolve(_entry_target(r)).path not in (keep.path, merge.path)
+                          if links.resolve(_entry_target(r), keep.path).path not in (keep.path, merge.path)
                           and _entry_target(r).casefold() not in self_names]
     keep_aliases = [str(a) for a in meta.get("aliases", [])] if isinstance(meta.get("aliases"), list) else \
         [a.strip() for a in str(meta.get("aliases") or "").split(",") if a.strip()]

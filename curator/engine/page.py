@@ -45,8 +45,13 @@ class Link(NamedTuple):
     key: str
     anchor: str | None
     alias: str | None
-    kind: str  # wikilink | embed | markdown | related
+    kind: str  # wikilink | embed | markdown | related | property (a wikilink as a frontmatter value)
     line: int  # 1-based line in the file (0 for frontmatter ``related:``)
+
+    @property
+    def attachment(self) -> bool:
+        """Whether the target names an attachment file (``diagram.png``), not a page."""
+        return markdown_scan.is_attachment_target(self.target)
 
 
 @dataclass(slots=True, frozen=True)
@@ -80,6 +85,9 @@ class Page:
     bom: bool = False
     crlf: bool = False
     invalid_utf8: bool = False
+    #: heading texts in order, and block ids (lowercase): what ``[[page#anchor]]`` may point at
+    headings: list[str] = field(default_factory=list)
+    blocks: list[str] = field(default_factory=list)
 
     @property
     def stem(self) -> str:
@@ -121,7 +129,7 @@ class Page:
                 self.do_not_inject, self.snippet,
                 [[k.target, k.key, k.anchor, k.alias, k.kind, k.line] for k in self.links],
                 [[p.code, p.message] for p in self.problems],
-                self.meta, self.bom, self.crlf, self.invalid_utf8]
+                self.meta, self.bom, self.crlf, self.invalid_utf8, self.headings, self.blocks]
 
     @classmethod
     def from_row(cls, row: list[Any]) -> Page:
@@ -310,6 +318,9 @@ def parse_page(path: str, data: bytes, mtime_ns: int = 0) -> tuple[Page, str]:
         target, anchor, alias = markdown_scan.split_wikilink(entry.strip("[]"))
         if target:
             links.append(Link(target, link_key(target), anchor, alias, "related", 0))
+    if meta and parts.raw is not None:
+        links += [Link(raw.target, link_key(raw.target), raw.anchor, raw.alias, raw.kind, raw.line)
+                  for raw in markdown_scan.scan_property_links(parts.raw, meta)]
     if len(links) > MAX_LINKS_PER_PAGE:
         problems.append(Problem("links", f"{len(links)} links; only the first {MAX_LINKS_PER_PAGE} are kept"))
         del links[MAX_LINKS_PER_PAGE:]
@@ -336,6 +347,8 @@ def parse_page(path: str, data: bytes, mtime_ns: int = 0) -> tuple[Page, str]:
         bom=dec.bom,
         crlf=dec.crlf,
         invalid_utf8=dec.invalid_utf8,
+        headings=markdown_scan.headings(code_free),
+        blocks=markdown_scan.block_ids(code_free),
     )
     return page, body
 

@@ -98,6 +98,8 @@ def neighbors(wiki: Wiki, ref: str, actor: Actor = OPERATOR, max_bytes: int = DE
         target = edge.target
         if target is not None and (target == page.path or not wiki.visible(actor, target)):
             continue
+        if target is None and edge.resolution.names_file:
+            continue  # an attachment (diagram.png) is a file, not a neighbouring page
         key = target or f"?{edge.link.key}"
         if key in seen:
             continue

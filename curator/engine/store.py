@@ -36,7 +36,7 @@ from .page import Page, parse_page
 from .walker import PageFile, is_page_path, utf8_name, walk
 
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-SCHEMA_VERSION = 7  # bump when Page or the parse rules change: the cache is rebuilt
+SCHEMA_VERSION = 8  # bump when Page or the parse rules change: the cache is rebuilt
 #: Stale pages from which parsing moves to worker processes (below, starting them costs more).
 PARALLEL_MIN = 1500
 #: Records longer than this are stored zlib-compressed (marked by a leading ``Z``, which no
@@ -65,9 +65,11 @@ class ChangeSet:
     added: list[str] = field(default_factory=list)
     modified: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    #: whether the set of attachment files (non-page files links may point at) changed
+    attachments: bool = False
 
     def __bool__(self) -> bool:
-        return bool(self.added or self.modified or self.removed)
+        return bool(self.added or self.modified or self.removed or self.attachments)
 
     @property
     def paths(self) -> list[str]:
@@ -77,6 +79,7 @@ class ChangeSet:
         self.added += other.added
         self.modified += other.modified
         self.removed += other.removed
+        self.attachments = self.attachments or other.attachments
 
 
 @contextmanager
@@ -184,6 +187,8 @@ class PageStore:
         self._unstored: dict[str, Page] = {}  # pages whose names no database can hold (not UTF-8)
         self._stamps_loaded = False
         self._loaded = False  # the tree was walked once: every page on disk is in _stamps
+        #: Every non-page file the last full walk saw (``Attachments/a.png``), for link resolution.
+        self.attachments: tuple[str, ...] = ()
         self._extensions: list[StoreExtension] = []
         self.conn = self._connect()
 
@@ -310,7 +315,11 @@ class PageStore:
     def _refresh_all(self, progress: Callable[[int, int], None] | None = None) -> ChangeSet:
         changes = ChangeSet()
         stamps = self._stamps
-        on_disk = {f.path: f for f in walk(self.root)}
+        attachments: list[str] = []
+        on_disk = {f.path: f for f in walk(self.root, attachments)}
+        if tuple(attachments) != self.attachments:
+            changes.attachments = self._loaded  # the first walk is no change
+            self.attachments = tuple(attachments)
         stale: list[PageFile] = []
         for path, f in on_disk.items():
             known = stamps.get(path)

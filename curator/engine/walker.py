@@ -9,9 +9,11 @@ from operator import attrgetter
 from pathlib import Path
 from typing import NamedTuple
 
-#: Folders that never hold pages, at any depth.
+#: Folders that never hold pages, at any depth (``.obsidian`` and ``.trash`` are an Obsidian
+#: vault's settings and deleted files: a vault opens unchanged, SPEC §3).
 EXCLUDED_DIRS: frozenset[str] = frozenset(
-    {".git", "graphify-out", "_proposed", "proposed", "imports", "raw", "_archive", ".curator"}
+    {".git", "graphify-out", "_proposed", "proposed", "imports", "raw", "_archive", ".curator",
+     ".obsidian", ".trash"}
 )
 
 
@@ -63,8 +65,12 @@ def is_page_path(rel: str) -> bool:
     )
 
 
-def walk(root: Path) -> Iterator[PageFile]:
+def walk(root: Path, attachments: list[str] | None = None) -> Iterator[PageFile]:
     """Yield every page below ``root``, sorted by path within each folder.
+
+    With ``attachments``, the root-relative paths of every other file in the same folders (images,
+    PDFs, canvases: what ``[[diagram.png]]`` links to) are appended to it during the same scan;
+    they are named, never stat'ed or read.
 
     Symlinks inside the tree are never followed: one that leaves the root is outside the wiki,
     and one that stays inside points at a page (or folder) the walk reaches at its real path, so
@@ -91,6 +97,8 @@ def walk(root: Path) -> Iterator[PageFile]:
                         subdirs.append((entry.path, f"{rel_dir}{name}/"))
                     continue
                 if name[-3:].lower() != ".md" or entry.is_symlink():
+                    if attachments is not None and not name.startswith(".") and not entry.is_symlink():
+                        attachments.append(f"{rel_dir}{name}")
                     continue
                 st = entry.stat(follow_symlinks=False)
             except OSError:

@@ -113,7 +113,7 @@ class Wiki:
             if self._links is None:
                 pages = self.pages
                 with gc_paused():  # ~1M edges and resolutions, none cyclic: see gc_paused
-                    self._links = LinkIndex(pages)
+                    self._links = LinkIndex(pages, self.store.attachments)
             return self._links
 
     def links_for(self, actor: Actor = OPERATOR) -> LinkIndex:
