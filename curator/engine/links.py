@@ -3,10 +3,10 @@
 A normalised target (NFC, case-insensitive, whitespace as ``-``, no ``.md``) is looked up, for the
 linking page, in this order:
 
-1. the exact path from the wiki root (``[[a/b]]`` is ``a/b.md``; a bare ``[[b]]`` is a root page);
+1. for a path-qualified target, the exact path from the wiki root (``[[a/b]]`` is ``a/b.md``);
 2. the path relative to the linking page's folder (for a bare name: the page beside it);
 3. every page whose path ends with the target on a ``/`` boundary (for a bare name: every page
-   with that file stem), the shortest path first, ties alphabetical;
+   with that file stem), the shortest path string first, ties alphabetical;
 4. a page alias or title;
 5. a path that ends with the target's tail or the other way round (``[[home/wiki/people/bob]]``).
 
@@ -119,8 +119,10 @@ class _Files:
         return self.by_path.get(key), tuple(named)
 
     def relative(self, key: str, folder: str) -> str | None:
+        """The path at ``key`` relative to ``folder`` (a folder as written: it is normalised)."""
         if not folder:
             return None
+        folder = link_key(folder)
         if "/" in key or key.startswith("."):
             rel = posixpath.normpath(f"{folder}/{key}")
         else:
@@ -195,7 +197,10 @@ class LinkIndex:
         return hit
 
     def _exact(self, key: str, base: Resolution) -> bool:
-        """Whether ``base`` came from the exact root path (step 1 beats the linking page's folder)."""
+        """Whether ``base`` came from the exact root path of a path-qualified target (step 1 beats
+        the linking page's folder; for a bare name the page beside the linking page comes first)."""
+        if "/" not in key:
+            return False
         if base.attachment is not None:
             return self._files.by_path.get(key) == base.attachment
         return base.path is not None and self._pages.by_path.get(key) == base.path

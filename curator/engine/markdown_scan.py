@@ -318,8 +318,25 @@ def property_link_spans(raw: str, meta: dict[str, Any],
         at = bisect.bisect_right(starts, m.start()) - 1
         if at >= 0 and keys[at][1] in skip:
             continue
+        before = raw[raw.rfind("\n", 0, m.start()) + 1:m.start()]
+        if before.lstrip().startswith("#") or _in_yaml_comment(before):
+            continue
         spans.append((m.start(1), m.end(1)))
     return spans
+
+
+def _in_yaml_comment(before: str) -> bool:
+    """Whether a ``#`` after whitespace, outside quotes, starts a YAML comment in ``before``."""
+    quote = ""
+    for i, ch in enumerate(before):
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and i and before[i - 1] in " \t":
+            return True
+    return False
 
 
 def scan_property_links(raw: str, meta: dict[str, Any], first_line: int = 2) -> list[RawLink]:
