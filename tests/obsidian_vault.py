@@ -78,14 +78,21 @@ PAGES: dict[str, str] = {
     f"Notes/{NFD_NAME}.md": "# Café crème\n\nMade on macOS.\n",
     "Guides/Payments.md": (
         "# Payments\n\n## 付款流程：概要\n\n发票核对后三天内付款。\n\n## Étape 2 — Vérifier (FR)\n\n"
-        "Pay within three days. ^pay-rule\n\n- a listed step ^step-3\n"
+        "Check the invoice against the **purchase order** before paying:\n\n"
+        "- the amount and currency match\n- the supplier is on the approved list\n\n"
+        "Pay within three days. ^pay-rule\n\n## Étape 3\n\n- a listed step ^step-3\n"
+    ),
+    "Guides/Anchors.md": (
+        "# Anchors\n\n"
+        "Translated headings: [[Payments#付款流程 概要]], [[Payments#étape 2 vérifier fr]]; block ids "
+        "[[Payments#^pay-rule]], [[Payments#^step-3]]; a chain [[Payments#Payments#付款流程：概要]].\n"
+        "Broken: [[Payments#No such heading]] and [[Payments#^no-such-block]].\n"
     ),
     "Guides/Transclusion demo.md": (
         "# Transclusion demo\n\n"
-        "Anchors: [[Payments#付款流程 概要]], [[Payments#étape 2 vérifier fr]], [[Payments#^pay-rule]], "
-        "[[Payments#^step-3]], [[Payments#Payments#付款流程：概要]].\n"
-        "Broken: [[Payments#No such heading]] and [[Payments#^no-such-block]].\n\n"
-        "![[web-clipper-kde.png]]\n\n![[Payments#付款流程：概要]]\n"
+        "The web clipper, embedded from `Attachments/` (a folder away): ![[web-clipper-kde.png|320]]\n\n"
+        "The second step of [[Payments]], transcluded from its French heading:\n\n"
+        "![[Payments#Étape 2 — Vérifier (FR)]]\n\nAnd the rule by its block id: ![[Payments#^pay-rule]]\n"
     ),
     ".obsidian/plugins/some-plugin/README.md": "# README\n\n[[Home]]\n",
     ".obsidian/snippets.md": "[[Home]]\n",
@@ -221,6 +228,9 @@ def table(rows: list[tuple[str, str, str, str | None, str | None]]) -> str:
 if __name__ == "__main__":
     import tempfile
 
+    if len(sys.argv) == 3 and sys.argv[1] == "--write":  # build the vault somewhere to open it
+        print(build(Path(sys.argv[2])))
+        sys.exit(0)
     with tempfile.TemporaryDirectory() as tmp:
         vault = build(Path(tmp) / "vault")
         rows = comparison(vault)

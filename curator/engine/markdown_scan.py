@@ -87,8 +87,9 @@ def _blank(text: str) -> str:
     return _NOT_NEWLINE.sub(" ", text)
 
 
-def strip_code(body: str) -> str:
-    """Return ``body`` with code (fenced, indented, inline spans) and ``%%comments%%`` blanked.
+def strip_code(body: str, comments: bool = True) -> str:
+    """Return ``body`` with code (fenced, indented, inline spans) and ``%%comments%%`` blanked
+    (comments left as they are with ``comments=False``).
 
     Blanked, not removed: the result has the same length and the same newlines as ``body``, so
     an offset in it is the same offset in ``body`` (the snippet takes its words from there).
@@ -101,7 +102,7 @@ def strip_code(body: str) -> str:
         text = _strip_indented(text)
     if "`" in text:
         text = _strip_spans(text)
-    if "%%" in text:
+    if comments and "%%" in text:
         text = _strip_comments(text)
     return text
 
@@ -158,22 +159,50 @@ def _strip_indented(text: str) -> str:
     return "\n".join(lines) if changed else text
 
 
-def _strip_comments(text: str) -> str:
-    """Blank Obsidian ``%%comments%%`` (they may span lines; an unclosed one runs to the end)."""
-    out: list[str] = []
+def _comment_spans(text: str) -> Iterator[tuple[int, int]]:
+    """Obsidian ``%%comments%%`` (they may span lines; an unclosed one runs to the end)."""
     last = 0
     while True:
         start = text.find("%%", last)
         if start < 0:
-            break
+            return
         end = text.find("%%", start + 2)
-        stop = len(text) if end < 0 else end + 2
+        last = len(text) if end < 0 else end + 2
+        yield start, last
+        if end < 0:
+            return
+
+
+def _strip_comments(text: str) -> str:
+    out: list[str] = []
+    last = 0
+    for start, stop in _comment_spans(text):
         out.append(text[last:start])
         out.append(_blank(text[start:stop]))
         last = stop
-        if end < 0:
-            break
     out.append(text[last:])
+    return "".join(out)
+
+
+def reading_view(body: str) -> str:
+    """``body`` as Obsidian's reading view shows it: ``%%comments%%`` and the ``^block-id``
+    markers ending lines removed (outside code, which keeps them as written)."""
+    if "%%" not in body and "^" not in body:
+        return body
+    code_free = strip_code(body, comments=False)
+    cuts = list(_comment_spans(code_free)) if "%%" in code_free else []
+    if "^" in code_free:
+        cuts += [(m.start(), m.end()) for m in _BLOCK_ID.finditer(code_free)]
+    if not cuts:
+        return body
+    out: list[str] = []
+    last = 0
+    for start, stop in sorted(cuts):
+        if start < last:
+            continue  # a block id inside a comment
+        out.append(body[last:start])
+        last = stop
+    out.append(body[last:])
     return "".join(out)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import frontmatter, markdown_scan
 from .actor import OPERATOR, Actor
 from .page import LAYER_RANK, Page
 from .wiki import Wiki
@@ -25,6 +26,41 @@ def _clip(text: str, limit: int) -> str:
 def page_summary(page: Page) -> dict[str, Any]:
     return {"path": page.path, "bytes": page.size, "title": page.title, "layer": page.layer,
             "trust": page.trust}
+
+
+@dataclass(slots=True, frozen=True)
+class Embedded:
+    """What ``![[target#anchor]]`` on a page shows (SPEC §3 embeds)."""
+
+    path: str  # the page or attachment file embedded, relative to the root
+    title: str  # the page title (with the anchor), or the file name
+    text: str | None  # the embedded markdown: the page body or its section; None for a file or
+    #: a section that is not there
+    image: bool = False  # an image file, shown inline
+
+    @property
+    def file(self) -> bool:
+        return self.text is None and not self.path.lower().endswith(".md")
+
+
+def embedded(wiki: Wiki, target: str, anchor: str | None, source: str,
+             actor: Actor = OPERATOR) -> Embedded | None:
+    """What an embed of ``target`` (and ``anchor``) written on ``source`` shows, as ``actor`` may
+    see it; None when it resolves to nothing the actor can see. A page embed is the page body
+    without frontmatter, or the heading section / block the anchor names."""
+    res = wiki.links.resolve(target, source)
+    if res.attachment is not None:
+        if not wiki.visible(actor, res.attachment):
+            return None
+        name = res.attachment.rpartition("/")[2]
+        return Embedded(res.attachment, name, None,
+                        markdown_scan.extension(name) in markdown_scan.IMAGE_EXTENSIONS)
+    if res.path is None or not wiki.visible(actor, res.path):
+        return None
+    page = wiki.pages[res.path]
+    body = frontmatter.split(wiki.read_text(res.path)).body
+    title = page.title + (f" › {anchor}" if anchor else "")
+    return Embedded(res.path, title, markdown_scan.find_section(body, anchor))
 
 
 @dataclass(slots=True)

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from curator.engine.actor import OPERATOR
 from curator.engine.page import Page
+from curator.engine.reading import Embedded, embedded
 from curator.engine.wiki import Wiki
 from curator.models.pages import PageRow, PageTableModel
 
@@ -48,11 +49,14 @@ def gather_page(wiki: Wiki, path: str) -> tuple[Page, str, str | ChunkedPage, Li
     text = wiki.read_text(path)
     links = wiki.links
 
-    def resolve(target: str) -> str | None:
-        return links.resolve(target).path
+    def resolve(target: str, source: str) -> str | None:
+        return links.resolve(target, source).path
+
+    def embed(target: str, anchor: str | None, source: str) -> Embedded | None:
+        return embedded(wiki, target, anchor, source)
 
     # A large page is cut into bounded chunks here; the page view renders them one at a time.
-    body_html: str | ChunkedPage = chunk_page(text, resolve) or render_page(text, resolve)
+    body_html: str | ChunkedPage = chunk_page(text, resolve, path) or render_page(text, resolve, embed, path)
     info = LinkInfo()
     lines_cache: dict[str, list[str]] = {}
     seen: set[tuple[str, int]] = set()
@@ -72,7 +76,7 @@ def gather_page(wiki: Wiki, path: str) -> tuple[Page, str, str | ChunkedPage, Li
     seen_out: set[str] = set()
     for edge in links.outgoing.get(path, []):
         key = edge.target or f"?{edge.link.key}"
-        if key in seen_out or edge.target == path:
+        if key in seen_out or edge.target == path or edge.resolution.attachment is not None:
             continue
         seen_out.add(key)
         target_title = wiki.pages[edge.target].title if edge.target else None
@@ -306,7 +310,8 @@ class MainWindow(QMainWindow):
             return  # the operator has moved on
         page, text, body_html, info = result
         self.current_page = page
-        self.page_view.show_page(body_html, text, self.workspace.handles[key[0]].root / Path(page.path).parent)
+        root = self.workspace.handles[key[0]].root
+        self.page_view.show_page(body_html, text, root / Path(page.path).parent, root)
         if anchor:
             self.page_view.browser.scrollToAnchor(anchor)
         self.side.properties.show_page(page)

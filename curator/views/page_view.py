@@ -40,7 +40,8 @@ class SafeBrowser(QTextBrowser):
 
     def __init__(self) -> None:
         super().__init__()
-        self.base_dir: Path | None = None
+        self.base_dir: Path | None = None  # relative resources resolve from here (the page's folder)
+        self.root: Path | None = None  # and must lie inside this (the wiki); base_dir when unset
         self.setOpenLinks(False)
         self.setOpenExternalLinks(False)
 
@@ -48,7 +49,7 @@ class SafeBrowser(QTextBrowser):
         url = QUrl(url) if isinstance(url, str) else url
         if url.scheme() in ("", "file") and self.base_dir is not None:
             local = (self.base_dir / unquote(url.path())).resolve()
-            root = self.base_dir.resolve()
+            root = (self.root or self.base_dir).resolve()
             if local.is_file() and (local == root or root in local.parents):
                 return super().loadResource(type_, QUrl.fromLocalFile(str(local)))
         return None  # remote images, scripts, style sheets: never loaded
@@ -99,12 +100,16 @@ class PageView(QWidget):
         self._timer.setInterval(0)
         self._timer.timeout.connect(self._step)
 
-    def show_page(self, html: str | ChunkedPage, source: str, base_dir: Path | None) -> None:
-        """Show a page: ``html`` at once, or a :class:`ChunkedPage` chunk by chunk."""
+    def show_page(self, html: str | ChunkedPage, source: str, base_dir: Path | None,
+                  root: Path | None = None) -> None:
+        """Show a page: ``html`` at once, or a :class:`ChunkedPage` chunk by chunk. Images load
+        from ``base_dir`` (the page's folder) and only from inside ``root`` (the wiki: an
+        embedded ``Attachments/shot.png`` lies outside the page's folder)."""
         self._timer.stop()
         self._chunked = None
         self.large_bar.hide()
         self.browser.base_dir = base_dir
+        self.browser.root = root
         if isinstance(html, str):
             self.browser.setHtml(html)
             self.source.setPlainText(source)

@@ -1,16 +1,21 @@
 """Markdown to HTML for the page view (markdown-it-py: CommonMark + tables, task lists, strikethrough).
 
 Wikilinks become ``curator:`` links the view navigates itself; links to pages not yet written get
-``curator-missing:`` and a distinct style. Raw HTML in pages is not rendered (it is shown as
-text), and the view refuses to load remote resources, so a page can never fetch anything.
+``curator-missing:`` and a distinct style. Embeds are shown as Obsidian shows them: an image file
+inline (``![[shot.png|240]]`` at 240 px, loaded by the view from inside the wiki only), a page or
+its section (``![[Page#Heading]]``, ``![[Page#^block]]``) transcluded as a quoted block, nested at
+most :data:`MAX_EMBED_DEPTH` deep and never into itself. Raw HTML in pages is not rendered (it is
+shown as text), and the view refuses to load remote resources, so a page can never fetch anything.
 """
 
 from __future__ import annotations
 
 import html
+import posixpath
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from markdown_it import MarkdownIt
@@ -18,14 +23,24 @@ from mdit_py_plugins.tasklists import tasklists_plugin
 
 from curator.engine import frontmatter, markdown_scan
 
+if TYPE_CHECKING:
+    from curator.engine.reading import Embedded
+
 _CHECKED = re.compile(r'<input class="task-list-item-checkbox" checked="checked"[^>]*>')
 _UNCHECKED = re.compile(r'<input class="task-list-item-checkbox"[^>]*>')
 
 PAGE_SCHEME = "curator"
 MISSING_SCHEME = "curator-missing"
 
-#: Resolves a wikilink target to a page path, or None when it is not yet written.
-Resolver = Callable[[str], "str | None"]
+#: Resolves a wikilink target written on a page (target, that page's path) to a page path, or
+#: None when it is not yet written (or names a file).
+Resolver = Callable[[str, str], "str | None"]
+#: What ``![[target#anchor]]`` on a page shows (target, anchor, that page's path), or None.
+Embedder = Callable[[str, "str | None", str], "Embedded | None"]
+MAX_EMBED_DEPTH = 3  # page embeds inside embedded pages, at most this deep
+MAX_EMBEDS = 40  # page embeds expanded per rendered page; the rest stay links
+_SIZE = re.compile(r"^(\d{1,4})(?:x(\d{1,4}))?$")
+_SIZE_TITLE = "curator-size:"
 
 _md: MarkdownIt | None = None
 
@@ -51,6 +66,19 @@ def _parser() -> MarkdownIt:
             return renderer.renderToken(tokens, idx, options, env)
 
         md.add_render_rule("link_open", link_open)
+
+        def image(renderer, tokens, idx, options, env):  # type: ignore[no-untyped-def]
+            token = tokens[idx]
+            title = str(token.attrGet("title") or "")
+            if title.startswith(_SIZE_TITLE):  # ![[shot.png|240x120]]: the size, not a title
+                width, _, height = title[len(_SIZE_TITLE):].partition("x")
+                token.attrs.pop("title", None)
+                token.attrSet("width", width)
+                if height:
+                    token.attrSet("height", height)
+            return renderer.image(tokens, idx, options, env)
+
+        md.add_render_rule("image", image)
         _md = md
     return _md
 
@@ -59,29 +87,82 @@ def _escape_label(text: str) -> str:
     return text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
 
 
-def wikilinks_to_markdown(body: str, resolve: Resolver) -> str:
-    """Rewrite ``[[target#anchor|alias]]`` (outside code) into markdown links the view understands."""
+class _Embeds:
+    """The state of one rendering: how many page embeds were expanded so far."""
+
+    def __init__(self, embed: Embedder | None, host: str) -> None:
+        self.embed = embed
+        self.host = host  # the page shown: image paths are relative to its folder
+        self.expanded = 0
+
+
+def wikilinks_to_markdown(body: str, resolve: Resolver, embed: Embedder | None = None, path: str = "",
+                          *, _state: _Embeds | None = None, _stack: tuple[str, ...] = ()) -> str:
+    """Rewrite ``[[target#anchor|alias]]`` (outside code) on the page at ``path`` into markdown the
+    view understands; with ``embed``, ``![[...]]`` shows the image or transcludes the page."""
+    body = markdown_scan.reading_view(body)
     code_free = markdown_scan.strip_code(body)
     if "[[" not in code_free:
         return body
+    state = _state or _Embeds(embed, path)
     out: list[str] = []
     last = 0
     for m in markdown_scan.WIKILINK.finditer(code_free):
         target, anchor, alias = markdown_scan.split_wikilink(m.group(2))
         if not target:
             continue
-        label = alias or (f"{target} › {anchor}" if anchor else target)
-        path = resolve(target)
-        if path is None:
-            href = f"{MISSING_SCHEME}:{quote(target)}"
-        else:
-            href = f"{PAGE_SCHEME}:{quote(path)}" + (f"#{quote(anchor)}" if anchor else "")
-        prefix = "📎 " if m.group(1) else ""
         out.append(body[last : m.start()])
-        out.append(f"[{prefix}{_escape_label(label)}](<{href}>)")
         last = m.end()
+        shown = None
+        if state.embed is not None and (m.group(1) or markdown_scan.is_attachment_target(target)):
+            shown = _embed(state, target, anchor, alias, path, resolve, bool(m.group(1)), _stack)
+        out.append(shown if shown is not None else _link(target, anchor, alias, resolve(target, path),
+                                                         bool(m.group(1))))
     out.append(body[last:])
     return "".join(out)
+
+
+def _link(target: str, anchor: str | None, alias: str | None, page: str | None, embed: bool,
+          note: str = "") -> str:
+    label = alias or (f"{target} › {anchor}" if anchor else target)
+    if page is None:
+        href = f"{MISSING_SCHEME}:{quote(target)}"
+    else:
+        href = f"{PAGE_SCHEME}:{quote(page)}" + (f"#{quote(anchor)}" if anchor else "")
+    prefix = "📎 " if embed else ""
+    return f"[{prefix}{_escape_label(label)}{note}](<{href}>)"
+
+
+def _embed(state: _Embeds, target: str, anchor: str | None, alias: str | None, path: str,
+           resolve: Resolver, is_embed: bool, stack: tuple[str, ...]) -> str | None:
+    """The markdown an embed (or a link to a file) shows, or None for a plain link."""
+    assert state.embed is not None
+    hit = state.embed(target, anchor, path)
+    if hit is None:
+        return None
+    if hit.text is None and not hit.path.lower().endswith(".md"):  # an attachment file
+        name = _escape_label(alias if alias and not _SIZE.match(alias) else hit.title)
+        if not (is_embed and hit.image):
+            return f"📎 *{name}*"
+        rel = posixpath.relpath(hit.path, posixpath.dirname(state.host) or ".")
+        size = _SIZE.match(alias or "")
+        title = f' "{_SIZE_TITLE}{size.group(1)}' + (f"x{size.group(2)}" if size.group(2) else "") + '"' \
+            if size else ""
+        return f"![{name}](<{quote(rel)}>{title})"
+    if not is_embed:
+        return None
+    if hit.path in stack or hit.path == state.host:
+        return _link(target, anchor, alias, hit.path, True, " (embedded in itself: not repeated)")
+    if len(stack) >= MAX_EMBED_DEPTH or state.expanded >= MAX_EMBEDS:
+        return _link(target, anchor, alias, hit.path, True, " (not expanded: too many nested embeds)")
+    if hit.text is None:
+        return _link(target, anchor, alias, hit.path, True, " (no such section)")
+    state.expanded += 1
+    inner = wikilinks_to_markdown(hit.text, resolve, state.embed, hit.path, _state=state,
+                                  _stack=(*stack, hit.path))
+    href = f"{PAGE_SCHEME}:{quote(hit.path)}" + (f"#{quote(anchor)}" if anchor else "")
+    quoted = "\n".join(f"> {line}" if line.strip() else ">" for line in inner.split("\n"))
+    return f"\n\n> [**▸ {_escape_label(alias or hit.title)}**](<{href}>)\n>\n{quoted}\n\n"
 
 
 STYLE = """
@@ -91,15 +172,16 @@ code { font-family: monospace; }
 pre { font-family: monospace; padding: 6px; }
 table { border-collapse: collapse; }
 th, td { border: 1px solid #999999; padding: 3px 6px; }
-blockquote { margin-left: 12px; padding-left: 8px; }
+blockquote { margin-left: 12px; padding-left: 8px; background-color: #f4f6f8; }
 """
 
 
-def render_page(text: str, resolve: Resolver) -> str:
-    """Full HTML of a page's text: frontmatter left out (the side panel shows it), links mapped."""
+def render_page(text: str, resolve: Resolver, embed: Embedder | None = None, path: str = "") -> str:
+    """Full HTML of the text of the page at ``path``: frontmatter left out (the side panel shows
+    it), links mapped, embeds shown when ``embed`` is given."""
     parts = frontmatter.split(text)
     body = parts.body if parts.raw is not None else text
-    html_body = _parser().render(wikilinks_to_markdown(body, resolve))
+    html_body = _parser().render(wikilinks_to_markdown(body, resolve, embed, path))
     # Qt's rich text has no form controls: show task boxes as characters.
     html_body = _CHECKED.sub("☑", _UNCHECKED.sub("☐", html_body))
     return f"<html><head><style>{STYLE}</style></head><body>{html_body}</body></html>"
@@ -146,7 +228,7 @@ class ChunkedPage:
     links: dict[str, str | None] = field(default_factory=dict)  # resolved wikilink targets
     continued: set[int] = field(default_factory=set)  # chunks that go on with the table before
 
-    def resolve(self, target: str) -> str | None:
+    def resolve(self, target: str, _source: str = "") -> str | None:
         from curator.engine.page import link_key
 
         return self.links.get(link_key(target))
@@ -228,9 +310,10 @@ def _pieces(block: list[str]) -> Iterator[tuple[str, bool]]:
         yield "\n".join([*head, *piece, *fence]), table and not first
 
 
-def chunk_page(text: str, resolve: Resolver) -> ChunkedPage | None:
-    """The page cut into bounded chunks when it is large (None when it renders at once), with
-    every wikilink target resolved (so the GUI thread renders chunks without touching the wiki)."""
+def chunk_page(text: str, resolve: Resolver, path: str = "") -> ChunkedPage | None:
+    """The page at ``path`` cut into bounded chunks when it is large (None when it renders at
+    once), with every wikilink target resolved from it (so the GUI thread renders chunks without
+    touching the wiki). Embeds in a large page are shown as links."""
     parts = frontmatter.split(text)
     body = parts.body if parts.raw is not None else text
     if cost(body) <= LARGE_PAGE_COST:
@@ -268,5 +351,5 @@ def chunk_page(text: str, resolve: Resolver) -> ChunkedPage | None:
         if target:
             key = link_key(target)
             if key not in links:
-                links[key] = resolve(target)
+                links[key] = resolve(target, path)
     return ChunkedPage(chunks, sizes, len(text.encode("utf-8", "replace")), links, continued)

@@ -1,0 +1,99 @@
+"""Embeds in the page view (SPEC §3): local images inline (only from inside the wiki, never
+remote), pages and sections transcluded, depth-limited and cycle-safe."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from curator.engine.reading import embedded
+from curator.engine.wiki import Wiki
+from curator.views.main_window import MainWindow, gather_page
+from curator.views.render import MAX_EMBED_DEPTH, render_page
+from curator.views.workspace import Workspace
+from tests.obsidian_vault import build
+
+from .gui_helpers import GIT_ID, temp_settings
+
+
+def _git(root: Path) -> Path:
+    (root / ".gitignore").write_text(".curator/\n", encoding="utf-8")
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
+    subprocess.run(["git", *GIT_ID, "add", "--", "."], cwd=root, check=True)
+    subprocess.run(["git", *GIT_ID, "commit", "-q", "-m", "initial"], cwd=root, check=True)
+    return root
+
+
+def html_of(wiki: Wiki, path: str) -> str:
+    links = wiki.links
+    return render_page(wiki.read_text(path), lambda t, s: links.resolve(t, s).path,
+                       lambda t, a, s: embedded(wiki, t, a, s), path)
+
+
+def test_images_inline_and_sections_transcluded(tmp_path: Path) -> None:
+    wiki = Wiki(build(tmp_path / "vault"))
+    html = html_of(wiki, "Guides/Transclusion demo.md")
+    # the image from another folder, relative to the page's folder, at the size asked for
+    assert '<img src="../Attachments/web-clipper-kde.png" alt="web-clipper-kde.png" width="320"' in html
+    # the French section, and only it: its list, not the Chinese section or the next heading
+    assert "<blockquote>" in html and "Étape 2 — Vérifier (FR)</h2>" in html
+    assert "the supplier is on the approved list" in html
+    assert "发票核对" not in html and "Étape 3" not in html and "a listed step" not in html
+    # the block embed shows the paragraph without its ^id marker
+    assert "<p>Pay within three days.</p>" in html and "days. ^pay-rule" not in html
+    # a missing image is a link to something not there; a PDF link names the file
+    start = html_of(wiki, "Getting started/Start here.md")
+    assert "curator-missing:missing-shot.png" in start and "<em>Manual.pdf</em>" in start
+    assert 'width="240"' in start
+
+
+def test_transclusion_is_cycle_safe_and_depth_limited(tmp_path: Path) -> None:
+    root = tmp_path / "w"
+    pages = {"a.md": "# A\n\nA says ![[b]]\n", "b.md": "# B\n\nB says ![[a]] and ![[b]]\n",
+             **{f"d{i}.md": f"# D{i}\n\nlevel {i} ![[d{i + 1}]]\n" for i in range(MAX_EMBED_DEPTH + 3)},
+             "remote.md": "![[https://example.com/x.png]] ![](https://example.com/y.png)\n"}
+    for rel, text in pages.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    wiki = Wiki(root)
+    html = html_of(wiki, "a.md")
+    assert html.count("B says") == 1 and "embedded in itself: not repeated" in html
+    deep = html_of(wiki, "d0.md")
+    assert f"level {MAX_EMBED_DEPTH}" in deep and f"level {MAX_EMBED_DEPTH + 1}" not in deep
+    assert "too many nested embeds" in deep
+    remote = html_of(wiki, "remote.md")  # an embed never turns a remote address into an image
+    assert 'src="https://example.com/x.png"' not in remote and "curator-missing:" in remote
+
+
+@pytest.fixture
+def window(qtbot, tmp_path: Path):  # type: ignore[no-untyped-def]
+    root = _git(build(tmp_path / "vault"))
+    win = MainWindow(Workspace(root, watch=False), temp_settings(tmp_path))
+    qtbot.addWidget(win)
+    with qtbot.waitSignal(win.ready, timeout=15_000):
+        win.start()
+    yield win
+    win.close()
+
+
+def test_the_page_view_loads_wiki_images_from_other_folders_and_nothing_else(window: MainWindow,
+                                                                              qtbot) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtCore import QUrl
+    from PySide6.QtGui import QTextDocument
+
+    wiki = window.workspace.wiki(0)
+    root = wiki.root
+    _page, _text, html, info = gather_page(wiki, "Guides/Transclusion demo.md")
+    assert all(path != "Attachments/web-clipper-kde.png" for _, path, _ in info.outgoing)
+    window.open_page((0, "Guides/Transclusion demo.md"))
+    browser = window.page_view.browser
+    qtbot.waitUntil(lambda: "Transclusion demo" in browser.toPlainText(), timeout=10_000)
+    assert browser.base_dir == root / "Guides" and browser.root == root
+    image = int(QTextDocument.ResourceType.ImageResource)
+    assert browser.loadResource(image, QUrl("../Attachments/web-clipper-kde.png")) is not None
+    assert browser.loadResource(image, QUrl("https://example.com/tracker.png")) is None
+    (root.parent / "outside.png").write_bytes((root / "Attachments/diagram.png").read_bytes())
+    assert browser.loadResource(image, QUrl("../../outside.png")) is None
+    assert "Check the invoice against the purchase order" in browser.toPlainText()
