@@ -99,3 +99,35 @@ def test_the_page_view_loads_wiki_images_from_other_folders_and_nothing_else(win
     (root.parent / "outside.png").write_bytes((root / "Attachments/diagram.png").read_bytes())
     assert browser.loadResource(image, QUrl("../../outside.png")) is None
     assert "Check the invoice against the purchase order" in browser.toPlainText()
+
+
+def test_the_graph_view_shows_attachments_as_a_toggle(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from curator.views.graph_view import GraphView
+
+    root = _git(build(tmp_path / "vault"))
+    win = MainWindow(Workspace(root, watch=False), temp_settings(tmp_path))
+    graph = GraphView(win)
+    win.add_view("graph", graph, "Graph")
+    qtbot.addWidget(win)
+    win.show()
+    with qtbot.waitSignal(win.ready, timeout=15_000):
+        win.start()
+    with qtbot.waitSignal(graph.content_ready, timeout=15_000):
+        win.show_view("graph")
+
+    def shown() -> set[str]:
+        assert graph.data is not None
+        return {graph.data.ids[i] for i in graph._shown_index}
+
+    assert not graph.attachments.isChecked()
+    assert "Guides/Payments.md" in shown() and not any(i.startswith("attachment:") for i in shown())
+    with qtbot.waitSignal(graph.content_ready, timeout=15_000):
+        graph.attachments.setChecked(True)
+    qtbot.waitUntil(lambda: "attachment:Attachments/diagram.png" in shown(), timeout=15_000)
+    assert {"attachment:Attachments/web-clipper-kde.png", "attachment:Planning.canvas"} <= shown()
+    assert graph.data is not None
+    i = graph.data.ids.index("attachment:Attachments/diagram.png")
+    assert graph.data.layers[i] == "attachment" and graph.data.labels[i] == "diagram.png"
+    graph.attachments.setChecked(False)
+    qtbot.waitUntil(lambda: not any(i.startswith("attachment:") for i in shown()), timeout=15_000)
+    win.close()

@@ -41,9 +41,10 @@ if TYPE_CHECKING:
 
     from .main_window import MainWindow
 
-SYMBOLS = {"identity": "star", "core": "o", "context": "s", "deep": "d", "unresolved": "o"}
+SYMBOLS = {"identity": "star", "core": "o", "context": "s", "deep": "d", "unresolved": "o", "attachment": "t"}
 GHOST_COLOR = "#b0b0b0"
 HIGHLIGHT_COLOR = "#e67e22"
+ATTACHMENT_COLOR = "#d97706"
 #: Pages considered for a permanent label (the best connected in view); hover shows any title.
 LABEL_LIMIT = 60
 #: Above this many pages the global graph starts with orphans hidden (the count is shown): tens
@@ -58,7 +59,7 @@ class GraphData:
 
     ids: list[str]
     labels: list[str]
-    layers: list[str]  # page layer, or "unresolved"
+    layers: list[str]  # page layer, "unresolved" or "attachment"
     namespaces: list[str]
     trust: np.ndarray
     degree: np.ndarray
@@ -71,14 +72,15 @@ class GraphData:
 
 
 def build_graph_data(wiki: Wiki, engine: LayoutEngine, center: str | None, depth: int,
-                     full: bool = False) -> GraphData:
-    """The graph as the operator sees it, laid out: all of it, or ``depth`` hops around ``center``."""
+                     full: bool = False, attachments: bool = False) -> GraphData:
+    """The graph as the operator sees it, laid out: all of it, or ``depth`` hops around ``center``
+    (with the attachment files pages link to as nodes when ``attachments`` is set)."""
     import time
 
     from curator.engine.graph import graph_for
     from curator.engine.layout import LayoutEngine
 
-    graph = graph_for(wiki, OPERATOR)
+    graph = graph_for(wiki, OPERATOR, attachments)
     if center is not None and center in graph.nodes:
         nodes = set(graph.bfs(center, depth))
         local = LayoutEngine()  # a local view must not disturb the global positions
@@ -100,7 +102,7 @@ def build_graph_data(wiki: Wiki, engine: LayoutEngine, center: str | None, depth
         node = graph.nodes[node_id]
         labels.append(node.label)
         if node.page is None:
-            layers.append("unresolved")
+            layers.append(node.layer)  # unresolved, or attachment
             namespaces.append("")
         else:
             layers.append(node.page.layer)
@@ -139,6 +141,8 @@ class GraphView(WikiView):
         self.ghosts.setToolTip("Show links to pages not yet written as ghost nodes")
         self.orphans = QCheckBox("Orphans")
         self.orphans.setChecked(True)
+        self.attachments = QCheckBox("Attachments")
+        self.attachments.setToolTip("Show the files pages link to or embed (images, PDFs, canvases)")
         self.relayout = QPushButton("Re-layout")
         top = QHBoxLayout()
         for w in (self.wiki_choice, self.mode, self.depth_label, self.depth, self.size_by, self.relayout):
@@ -148,6 +152,7 @@ class GraphView(WikiView):
         filters = QHBoxLayout()
         filters.addWidget(self.ghosts)
         filters.addWidget(self.orphans)
+        filters.addWidget(self.attachments)
         self.layer_buttons = layer_toggles(filters, self._redraw)
         filters.addStretch(1)
         more = QHBoxLayout()
@@ -217,6 +222,7 @@ class GraphView(WikiView):
         self._relabel.timeout.connect(self._draw_labels)
         self.plot.plotItem.vb.sigRangeChanged.connect(lambda *_a: self._relabel.start())
         window.ready.connect(self._update_highlight)
+        self.attachments.toggled.connect(lambda _on: self.reload())
         self.relayout.clicked.connect(lambda: self.reload(full=True))
         self.wiki_choice.currentIndexChanged.connect(lambda _i: self.reload())
         window.workspace.loaded.connect(lambda _s: self._mark_stale())
@@ -270,9 +276,10 @@ class GraphView(WikiView):
         if engine is None:
             engine = self._engines[index] = engine_for(wiki.state_dir)
         depth = self.depth.value()
+        files = self.attachments.isChecked()
         self._stale = False
         self.info.setText("Laying out…")
-        self.window_.workspace.read(index, lambda w: build_graph_data(w, engine, center, depth, full),
+        self.window_.workspace.read(index, lambda w: build_graph_data(w, engine, center, depth, full, files),
                                     self._show, lambda exc: self.info.setText(f"Graph failed: {exc}"))
 
     def _orphans_chosen(self, _checked: bool) -> None:
@@ -307,6 +314,8 @@ class GraphView(WikiView):
         allowed = [name for name, b in self.layer_buttons.items() if b.isChecked()]
         if self.ghosts.isChecked():
             allowed.append("unresolved")
+        if self.attachments.isChecked():
+            allowed.append("attachment")
         mask = np.isin(layers, allowed)
         mask &= ~d.resolved | (d.trust >= self.min_trust.value() - 1e-9)
         ns = self.namespace.currentText()
@@ -497,7 +506,8 @@ _BRUSHES: dict[str, Any] = {}
 def _brush(layer: str) -> Any:
     brush = _BRUSHES.get(layer)
     if brush is None:
-        color = QColor(GHOST_COLOR if layer == "unresolved" else LAYER_COLORS.get(layer, "#7f8c8d"))
+        color = QColor(GHOST_COLOR if layer == "unresolved" else ATTACHMENT_COLOR if layer == "attachment"
+                       else LAYER_COLORS.get(layer, "#7f8c8d"))
         if layer == "unresolved":
             color.setAlpha(140)
         brush = _BRUSHES[layer] = pg.mkBrush(color)
