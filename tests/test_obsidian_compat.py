@@ -244,3 +244,35 @@ def test_reading_view_hides_comments_and_block_ids_but_not_in_code() -> None:
     body = "a %%note%% b ^blk\n%%\nmulti\n%%\n`%%kept%%` and\n\n```\nx ^in-code\n```\n"
     shown = markdown_scan.reading_view(body)
     assert shown == "a  b\n\n`%%kept%%` and\n\n```\nx ^in-code\n```\n"
+
+
+def test_embeds_attachments_and_anchors_honour_visibility(tmp_path: Path) -> None:
+    from curator.engine.actor import Actor
+    from curator.engine.reading import embedded
+
+    root = tmp_path / "w"
+    pages = {
+        "wiki/open.md": "# Open\n\n![[salaries#Bands]] ![[payslip.png]] [[salaries#No such]] [[open#Open]]\n",
+        "departments/hr/salaries.md": "# Salaries\n\n## Bands\n\nsecret band table\n",
+    }
+    for rel, text in pages.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    (root / "departments/hr/payslip.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    wiki = Wiki(root)
+    sales, hr = Actor("agent", "dudu", "sales"), Actor("agent", "kiki", "hr")
+    section = embedded(wiki, "salaries", "Bands", "wiki/open.md", hr)
+    assert section is not None and "secret band table" in (section.text or "")
+    assert embedded(wiki, "salaries", "Bands", "wiki/open.md", sales) is None
+    assert embedded(wiki, "payslip.png", None, "wiki/open.md", sales) is None
+    assert embedded(wiki, "payslip.png", None, "wiki/open.md", hr) is not None
+    files = {n for n in graph_for(wiki, sales, attachments=True).nodes if n.startswith(ATTACHMENT_PREFIX)}
+    assert files == set()
+    assert ATTACHMENT_PREFIX + "departments/hr/payslip.png" in graph_for(wiki, hr, attachments=True).nodes
+    # lint does not reveal the hidden page's headings: no broken-anchor for it to an outsider,
+    # and a hidden file is reported to an outsider exactly like a missing one
+    assert not any(i.code == "broken-anchor" for i in lint(wiki, sales))
+    assert [i.code for i in lint(wiki, sales) if "payslip" in i.message] == ["missing-attachment"]
+    assert not any("payslip" in i.message for i in lint(wiki, hr))
+    assert [i.message for i in lint(wiki, hr) if i.code == "broken-anchor"] == \
+        ["[[salaries#No such]]: departments/hr/salaries.md has no heading 'No such'"]

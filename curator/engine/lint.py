@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -19,11 +19,12 @@ _SEVERITY = {"frontmatter": ERROR, "layer": ERROR, "trust": ERROR, "encoding": E
              "empty": WARNING, "folder-case": ERROR, "file-name": ERROR}
 
 
-def _link_problem(edge: Edge, visible: dict[str, Any]) -> tuple[str, str] | None:
-    """(code, what it is about) for a link that lint reports, or None."""
+def _link_problem(edge: Edge, visible: dict[str, Any], can_see: Callable[[str], bool]) -> tuple[str, str] | None:
+    """(code, what it is about) for a link that lint reports, or None. A file the reader may not
+    see is reported exactly like a missing one (lint is no oracle for hidden files)."""
     res, link = edge.resolution, edge.link
     if res.path is None:
-        if res.attachment is not None:
+        if res.attachment is not None and can_see(res.attachment):
             return None
         return ("missing-attachment" if res.names_file else "unresolved-link"), res.key
     if res.ambiguous and sum(1 for c in res.candidates if c in visible) > 1:
@@ -70,6 +71,10 @@ def lint(wiki: Wiki, actor: Actor = OPERATOR) -> list[LintIssue]:
     visible = {p.path: p for p in wiki.visible_pages(actor)}
     links = wiki.links_for(actor)  # links to hidden pages read as links to missing ones
     stems: dict[str, list[str]] = defaultdict(list)
+
+    def can_see(path: str) -> bool:
+        return wiki.visible(actor, path)
+
     for path, page in visible.items():
         stems[page.slug].append(path)
         if not utf8_name(path):
@@ -81,7 +86,7 @@ def lint(wiki: Wiki, actor: Actor = OPERATOR) -> list[LintIssue]:
         # link thousands of times is one thing to fix, not thousands.
         reported: dict[tuple[str, str], list[int]] = {}
         for edge in links.outgoing.get(path, []):
-            problem = _link_problem(edge, visible)
+            problem = _link_problem(edge, visible, can_see)
             if problem is None:
                 continue
             seen = reported.get(problem)
