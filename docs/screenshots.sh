@@ -19,3 +19,10 @@ for view in main page:付款流程 graph dedup inbox auto history policy; do
   "$curator" gui "$demo" --screenshot "docs/screenshots/$name.png" --view "$view" 2>/dev/null
   echo "docs/screenshots/$name.png"
 done
+# Embeds (an inline image, a transcluded section) on the synthetic Obsidian vault the tests use.
+vault="$state/vault"
+.venv/bin/python -m tests.obsidian_vault --write "$vault" >/dev/null
+git -C "$vault" init -q && git -C "$vault" add -A && \
+  git -C "$vault" -c user.name=demo -c user.email=demo@curator.invalid commit -qm vault
+"$curator" gui "$vault" --screenshot docs/screenshots/embeds.png --view "page:Transclusion demo" 2>/dev/null
+echo docs/screenshots/embeds.png
