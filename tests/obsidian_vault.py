@@ -53,6 +53,9 @@ PAGES: dict[str, str] = {
         "Relative: [[../Obsidian Publish/Security and privacy]]. Markdown: "
         "[publish](../Obsidian%20Publish/Security%20and%20privacy.md).\n"
         "Screenshot: ![[web-clipper-kde.png]] and the board [[Planning.canvas]].\n"
+        "Qualified files: [[Attachments/Manual.pdf]], ![[../Attachments/diagram.png]], "
+        "[the manual](../Attachments/Manual.pdf), ![a shot](../Attachments/web-clipper-kde.png), "
+        "[gone](../Attachments/gone.pdf).\n"
     ),
     "Getting started/Start here.md": (
         "# Start here\n\n"
@@ -202,17 +205,24 @@ def comparison(root: Path) -> list[tuple[str, str, str, str | None, str | None]]
             link = edge.link
             ours = edge.resolution.path or edge.resolution.attachment
             rule = obsidian_target(root, files, source, link.target if link.kind != "markdown"
-                                   else _markdown_href(root, source, link.line), link.kind == "markdown")
+                                   else _markdown_href(root, source, link.line, link.target),
+                                   link.kind == "markdown")
             written = link.target + (f"#{link.anchor}" if link.anchor else "")
             rows.append((source, written, link.kind, ours, rule))
     wiki.close()
     return rows
 
 
-def _markdown_href(root: Path, source: str, line: int) -> str:
-    """The href of the markdown link on ``line`` of ``source``, as written in the file."""
+def _markdown_href(root: Path, source: str, line: int, target: str) -> str:
+    """The href (as written in the file) of the markdown link on ``line`` of ``source`` that
+    names ``target`` once joined to the page's folder."""
     text = (root / source).read_text(encoding="utf-8").splitlines()[line - 1]
-    return text.split("](", 1)[1].split(")", 1)[0].split("#", 1)[0]
+    for chunk in text.split("](")[1:]:
+        href = chunk.split(")", 1)[0].split("#", 1)[0]
+        joined = posixpath.normpath(posixpath.join(posixpath.dirname(source), unquote(href)))
+        if _fold(joined) == _fold(target):
+            return href
+    raise AssertionError(f"no markdown link to {target} on {source}:{line}")
 
 
 def table(rows: list[tuple[str, str, str, str | None, str | None]]) -> str:

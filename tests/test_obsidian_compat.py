@@ -86,12 +86,17 @@ def test_attachments_resolve_anywhere_and_missing_ones_are_reported_as_such(wiki
     assert targets(wiki, "Obsidian Sync/Headless Sync.md")["Planning.canvas"] == "Planning.canvas"
     links = wiki.links
     assert all("." not in key for key in links.unresolved)  # no file is a page "not yet written"
-    assert set(links.missing_attachments) == {"missing-shot.png"}
+    assert set(links.missing_attachments) == {"missing-shot.png", "attachments/gone.pdf"}
+    sync = targets(wiki, "Obsidian Sync/Headless Sync.md")
+    assert sync["Attachments/Manual.pdf"] == "Attachments/Manual.pdf"  # path-qualified, and markdown
+    assert sync["../Attachments/diagram.png"] == "Attachments/diagram.png"  # relative to the page
+    assert sync["Attachments/web-clipper-kde.png"] == "Attachments/web-clipper-kde.png"
     assert {e.source for e in links.attachment_links["Attachments/web-clipper-kde.png"]} == \
         {"Obsidian Sync/Headless Sync.md", "Guides/Transclusion demo.md"}
     issues = lint(wiki)
     missing = [i for i in issues if i.code == "missing-attachment"]
-    assert [(i.path, i.line) for i in missing] == [("Getting started/Start here.md", 5)]
+    assert [(i.path, i.line) for i in missing] == [("Getting started/Start here.md", 5),
+                                                   ("Obsidian Sync/Headless Sync.md", 9)]
     assert "missing-shot.png" in missing[0].message and "not in the wiki" in missing[0].message
     assert not any(i.code == "unresolved-link" and (".png" in i.message or ".pdf" in i.message) for i in issues)
 

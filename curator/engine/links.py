@@ -206,10 +206,12 @@ class LinkIndex:
         return base.path is not None and self._pages.by_path.get(key) == base.path
 
     def _relative(self, key: str, folder: str, base: Resolution) -> Resolution:
-        if base.attachment is not None:
+        if base.attachment is not None or (base.path is None and "." in key.rpartition("/")[2]):
             hit = self._files.relative(key, folder)
-            return base if hit is None or hit == base.attachment else \
-                Resolution(key, None, base.candidates, hit)
+            if hit is not None:
+                return base if hit == base.attachment else Resolution(key, None, base.candidates, hit)
+            if base.attachment is not None or markdown_scan.is_attachment_target(key):
+                return base
         hit = self._pages.relative(key, folder)
         return base if hit is None or hit == base.path else Resolution(key, hit, base.candidates)
 

@@ -45,16 +45,15 @@ _LIST_ITEM = re.compile(r"[ \t]*(?:[-+*]|\d{1,9}[.)])(?:[ \t]|\r?$)")
 # A top-level frontmatter key (``up: ...``), for telling which property a link is written in.
 _TOP_KEY = re.compile(r"^([^\s#:][^:\n]*?)[ \t]*:", re.MULTILINE)
 
-#: Extensions of the files Obsidian links and embeds as attachments (SPEC §3): a target ending in
-#: one of these names a file, never a page to write.
+#: Extensions of the files Obsidian opens and embeds (its supported formats, and Excalidraw's): a
+#: target ending in one of these names an attachment, never a page to write (SPEC §3). A link to
+#: a file of another kind that exists (``[[data.csv]]``) still resolves to it.
 ATTACHMENT_EXTENSIONS: frozenset[str] = frozenset({
-    "png", "jpg", "jpeg", "gif", "bmp", "svg", "webp", "avif", "ico", "tif", "tiff", "heic",
-    "mp3", "wav", "m4a", "ogg", "3gp", "flac", "aac", "opus", "webm", "mp4", "ogv", "mov", "mkv",
-    "avi", "pdf", "canvas", "base", "excalidraw", "csv", "json", "txt", "zip", "docx", "xlsx",
-    "pptx", "odt", "ods", "epub", "html",
+    "png", "jpg", "jpeg", "gif", "bmp", "svg", "webp", "avif",
+    "mp3", "wav", "m4a", "ogg", "3gp", "flac", "webm", "mp4", "ogv", "mov", "mkv",
+    "pdf", "canvas", "base", "excalidraw",
 })
-IMAGE_EXTENSIONS: frozenset[str] = frozenset(
-    {"png", "jpg", "jpeg", "gif", "bmp", "svg", "webp", "avif", "ico", "tif", "tiff"})
+IMAGE_EXTENSIONS: frozenset[str] = frozenset({"png", "jpg", "jpeg", "gif", "bmp", "svg", "webp", "avif"})
 
 
 def extension(target: str) -> str:
@@ -308,8 +307,8 @@ def scan_links(code_free: str, page_path: str, first_line: int = 1) -> list[RawL
                 continue
             path, _, anchor = href.partition("#")
             path = unquote(path.split("?", 1)[0])
-            if not path.lower().endswith(".md"):
-                continue
+            if not path.lower().endswith(".md") and not is_attachment_target(path):
+                continue  # a link to a page or an attachment (an image, a PDF), nothing else
             target = posixpath.normpath(posixpath.join(base, path))
             links.append(RawLink(target, unquote(anchor) or None, m.group(1) or None, "markdown",
                                  lines.at(m.start())))
