@@ -48,11 +48,6 @@ class Link(NamedTuple):
     kind: str  # wikilink | embed | markdown | related | property (a wikilink as a frontmatter value)
     line: int  # 1-based line in the file (0 for frontmatter ``related:``)
 
-    @property
-    def attachment(self) -> bool:
-        """Whether the target names an attachment file (``diagram.png``), not a page."""
-        return markdown_scan.is_attachment_target(self.target)
-
 
 @dataclass(slots=True, frozen=True)
 class Problem:

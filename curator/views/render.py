@@ -140,7 +140,7 @@ def _embed(state: _Embeds, target: str, anchor: str | None, alias: str | None, p
     hit = state.embed(target, anchor, path)
     if hit is None:
         return None
-    if hit.text is None and not hit.path.lower().endswith(".md"):  # an attachment file
+    if hit.file:  # an attachment
         name = _escape_label(alias if alias and not _SIZE.match(alias) else hit.title)
         if not (is_embed and hit.image):
             return f"📎 *{name}*"
