@@ -117,6 +117,11 @@ def build(root: Path) -> Path:
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
+    return write_files(root)
+
+
+def write_files(root: Path) -> Path:
+    """Write the vault's attachments (and its ``.obsidian/`` settings file) under ``root``."""
     for rel, data in FILES.items():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)

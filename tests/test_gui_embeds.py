@@ -3,7 +3,6 @@ remote), pages and sections transcluded, depth-limited and cycle-safe."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,17 +12,14 @@ from curator.engine.wiki import Wiki
 from curator.views.main_window import MainWindow, gather_page
 from curator.views.render import MAX_EMBED_DEPTH, render_page
 from curator.views.workspace import Workspace
-from tests.obsidian_vault import build
+from tests.obsidian_vault import PAGES, build, write_files
 
-from .gui_helpers import GIT_ID, temp_settings
+from .gui_helpers import make_wiki, temp_settings
 
 
-def _git(root: Path) -> Path:
-    (root / ".gitignore").write_text(".curator/\n", encoding="utf-8")
-    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
-    subprocess.run(["git", *GIT_ID, "add", "--", "."], cwd=root, check=True)
-    subprocess.run(["git", *GIT_ID, "commit", "-q", "-m", "initial"], cwd=root, check=True)
-    return root
+def station_vault(tmp_path: Path) -> Path:
+    """The Obsidian fixture vault as a git repository the station opens."""
+    return write_files(make_wiki(tmp_path / "vault", PAGES))
 
 
 def html_of(wiki: Wiki, path: str) -> str:
@@ -69,9 +65,12 @@ def test_transclusion_is_cycle_safe_and_depth_limited(tmp_path: Path) -> None:
 
 @pytest.fixture
 def window(qtbot, tmp_path: Path):  # type: ignore[no-untyped-def]
-    root = _git(build(tmp_path / "vault"))
-    win = MainWindow(Workspace(root, watch=False), temp_settings(tmp_path))
+    from curator.views.graph_view import GraphView
+
+    win = MainWindow(Workspace(station_vault(tmp_path), watch=False), temp_settings(tmp_path))
+    win.add_view("graph", GraphView(win), "Graph")
     qtbot.addWidget(win)
+    win.show()
     with qtbot.waitSignal(win.ready, timeout=15_000):
         win.start()
     yield win
@@ -101,19 +100,13 @@ def test_the_page_view_loads_wiki_images_from_other_folders_and_nothing_else(win
     assert "Check the invoice against the purchase order" in browser.toPlainText()
 
 
-def test_the_graph_view_shows_attachments_as_a_toggle(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_the_graph_view_shows_attachments_as_a_toggle(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
     from curator.views.graph_view import GraphView
 
-    root = _git(build(tmp_path / "vault"))
-    win = MainWindow(Workspace(root, watch=False), temp_settings(tmp_path))
-    graph = GraphView(win)
-    win.add_view("graph", graph, "Graph")
-    qtbot.addWidget(win)
-    win.show()
-    with qtbot.waitSignal(win.ready, timeout=15_000):
-        win.start()
+    graph = window.view_index["graph"]
+    assert isinstance(graph, GraphView)
     with qtbot.waitSignal(graph.content_ready, timeout=15_000):
-        win.show_view("graph")
+        window.show_view("graph")
 
     def shown() -> set[str]:
         assert graph.data is not None
@@ -130,4 +123,3 @@ def test_the_graph_view_shows_attachments_as_a_toggle(qtbot, tmp_path: Path) -> 
     assert graph.data.layers[i] == "attachment" and graph.data.labels[i] == "diagram.png"
     graph.attachments.setChecked(False)
     qtbot.waitUntil(lambda: not any(i.startswith("attachment:") for i in shown()), timeout=15_000)
-    win.close()

@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import posixpath
 import random
-import statistics
 import time
-from collections.abc import Callable
 
 import pytest
 
@@ -28,21 +26,12 @@ from curator.engine.links import LinkIndex
 from curator.engine.page import link_key, parse_page
 from curator.engine.wiki import Wiki
 from tests.corpus import generate
+from tests.perf.test_perf_graph import timed  # median of three runs
 
 PAGES = 32_000
 ATTACHMENTS = 4_000
-RUNS = 3
 SAMPLE = 300
 BUDGET = 5.0  # seconds for the whole index at 32,000 pages
-
-
-def timed(fn: Callable[[], object], runs: int = RUNS) -> float:
-    samples = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
 
 
 @pytest.fixture(scope="module")
