@@ -281,3 +281,16 @@ def test_embeds_attachments_and_anchors_honour_visibility(tmp_path: Path) -> Non
     assert not any("payslip" in i.message for i in lint(wiki, hr))
     assert [i.message for i in lint(wiki, hr) if i.code == "broken-anchor"] == \
         ["[[salaries#No such]]: departments/hr/salaries.md has no heading 'No such'"]
+
+
+def test_anchors_into_the_page_itself_are_checked(tmp_path: Path) -> None:
+    root = tmp_path / "w"
+    root.mkdir()
+    (root / "self.md").write_text("# Self\n\n## Étape 1 : début\n\nok ^here\n\n"
+                                  "[[#étape 1 début]] [[#^here]] [[#Nowhere]]\n`[[#in code]]`\n[[#^gone|x]]\n",
+                                  encoding="utf-8")
+    wiki = Wiki(root)
+    broken = [(i.line, i.message) for i in lint(wiki) if i.code == "broken-anchor"]
+    assert broken == [(7, "[[#Nowhere]]: this page has no heading 'Nowhere'"),
+                      (9, "[[#^gone]]: this page has no block '^gone'")]
+    assert wiki.links.outgoing["self.md"] == []  # a link into the page itself is no edge

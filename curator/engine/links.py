@@ -69,20 +69,9 @@ class Edge(NamedTuple):
 
 
 def anchor_found(page: Page, anchor: str) -> bool:
-    """Whether ``[[page#anchor]]`` points at something on ``page``, matched as Obsidian does.
-
-    ``^id`` is a block id; anything else a heading (case-insensitive, punctuation-tolerant, see
-    :func:`~.markdown_scan.anchor_key`), and a chain ``A#B`` needs each heading in that order.
-    """
-    anchor = anchor.strip()
-    if anchor.startswith("^"):
-        return anchor[1:].strip().lower() in page.blocks
-    chain = [markdown_scan.anchor_key(part) for part in anchor.split("#") if part.strip()]
-    i = 0
-    for heading in page.headings:
-        if i < len(chain) and markdown_scan.anchor_key(heading) == chain[i]:
-            i += 1
-    return i == len(chain)
+    """Whether ``[[page#anchor]]`` points at something on ``page``, matched as Obsidian does
+    (see :func:`~.markdown_scan.anchor_in`)."""
+    return markdown_scan.anchor_in(page.headings, page.blocks, anchor)
 
 
 def _order(path: str) -> tuple[int, str]:

@@ -415,6 +415,23 @@ def anchor_key(text: str) -> str:
     return " ".join(_ANCHOR_JUNK.sub(" ", text.casefold()).split())
 
 
+def anchor_in(heading_texts: list[str], blocks: list[str], anchor: str) -> bool:
+    """Whether ``anchor`` names one of a page's headings or block ids, as Obsidian matches them.
+
+    ``^id`` is a block id (``blocks`` lowercase); anything else a heading (case-insensitive,
+    punctuation-tolerant, see :func:`anchor_key`), and a chain ``A#B`` needs each in that order.
+    """
+    anchor = anchor.strip()
+    if anchor.startswith("^"):
+        return anchor[1:].strip().lower() in blocks
+    chain = [anchor_key(part) for part in anchor.split("#") if part.strip()]
+    i = 0
+    for heading in heading_texts:
+        if i < len(chain) and anchor_key(heading) == chain[i]:
+            i += 1
+    return i == len(chain)
+
+
 def find_section(body: str, anchor: str | None) -> str | None:
     """The part of ``body`` that ``[[page#anchor]]`` points at, or None when there is none.
 
@@ -456,6 +473,18 @@ def find_section(body: str, anchor: str | None) -> str | None:
         end = next((h.start() for h in found[n + 1:] if len(h.group(1)) <= level), len(body))
         return body[m.start():end].rstrip()
     return None
+
+
+def scan_self_anchors(code_free: str, first_line: int = 1) -> list[tuple[str, int]]:
+    """(anchor, line) of every ``[[#Heading]]`` / ``[[#^block]]`` pointing into the page itself."""
+    lines = _Lines(code_free, first_line)
+    found: list[tuple[str, int]] = []
+    for m in _WIKILINK_SCAN.finditer(code_free):
+        if m.group(1).lstrip().startswith("#"):
+            target, anchor, _alias = split_wikilink(m.group(1))
+            if not target and anchor:
+                found.append((anchor, lines.at(m.start())))
+    return found
 
 
 def scan_tags(code_free: str) -> list[str]:

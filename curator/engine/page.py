@@ -51,8 +51,10 @@ class Link(NamedTuple):
 
 @dataclass(slots=True, frozen=True)
 class Problem:
-    code: str  # frontmatter | layer | trust | source-type | encoding | nul-bytes | empty | links
+    code: str  # frontmatter | layer | trust | source-type | encoding | nul-bytes | empty | links |
+    #: broken-anchor (a ``[[#heading]]`` into the page itself)
     message: str
+    line: int = 0  # 1-based line in the file, when the problem has one
 
 
 @dataclass(slots=True)
@@ -123,7 +125,7 @@ class Page:
                 self.aliases, self.related, self.source_type, self.author, self.created, self.updated,
                 self.do_not_inject, self.snippet,
                 [[k.target, k.key, k.anchor, k.alias, k.kind, k.line] for k in self.links],
-                [[p.code, p.message] for p in self.problems],
+                [[p.code, p.message, p.line] for p in self.problems],
                 self.meta, self.bom, self.crlf, self.invalid_utf8, self.headings, self.blocks]
 
     @classmethod
@@ -316,6 +318,13 @@ def parse_page(path: str, data: bytes, mtime_ns: int = 0) -> tuple[Page, str]:
     if meta and parts.raw is not None:
         links += [Link(raw.target, link_key(raw.target), raw.anchor, raw.alias, raw.kind, raw.line)
                   for raw in markdown_scan.scan_property_links(parts.raw, meta)]
+    heads, blocks = markdown_scan.headings(code_free), markdown_scan.block_ids(code_free)
+    if "[[#" in code_free:  # [[#Heading]] and [[#^block]] point into the page itself
+        for anchor, line in markdown_scan.scan_self_anchors(code_free, parts.body_line):
+            if not markdown_scan.anchor_in(heads, blocks, anchor):
+                what = "block" if anchor.startswith("^") else "heading"
+                problems.append(Problem("broken-anchor", f"[[#{anchor}]]: this page has no {what} {anchor!r}",
+                                        line))
     if len(links) > MAX_LINKS_PER_PAGE:
         problems.append(Problem("links", f"{len(links)} links; only the first {MAX_LINKS_PER_PAGE} are kept"))
         del links[MAX_LINKS_PER_PAGE:]
@@ -342,8 +351,8 @@ def parse_page(path: str, data: bytes, mtime_ns: int = 0) -> tuple[Page, str]:
         bom=dec.bom,
         crlf=dec.crlf,
         invalid_utf8=dec.invalid_utf8,
-        headings=markdown_scan.headings(code_free),
-        blocks=markdown_scan.block_ids(code_free),
+        headings=heads,
+        blocks=blocks,
     )
     return page, body
 
