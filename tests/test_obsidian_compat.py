@@ -294,3 +294,13 @@ def test_anchors_into_the_page_itself_are_checked(tmp_path: Path) -> None:
     assert broken == [(7, "[[#Nowhere]]: this page has no heading 'Nowhere'"),
                       (9, "[[#^gone]]: this page has no block '^gone'")]
     assert wiki.links.outgoing["self.md"] == []  # a link into the page itself is no edge
+
+
+def test_a_new_attachment_is_picked_up_by_a_refresh(wiki: Wiki, vault: Path) -> None:
+    assert set(wiki.links.missing_attachments) == {"missing-shot.png", "attachments/gone.pdf"}
+    assert not wiki.refresh()  # nothing changed: no change reported
+    (vault / "Attachments" / "missing-shot.png").write_bytes((vault / "Attachments/diagram.png").read_bytes())
+    changes = wiki.refresh()
+    assert changes and changes.attachments and not changes.paths
+    assert targets(wiki, "Getting started/Start here.md")["missing-shot.png"] == "Attachments/missing-shot.png"
+    assert set(wiki.links.missing_attachments) == {"attachments/gone.pdf"}
