@@ -45,6 +45,17 @@ def test_images_inline_and_sections_transcluded(tmp_path: Path) -> None:
     assert 'width="240"' in start
 
 
+def test_a_transcluded_pages_own_images_load_relative_to_the_page_shown(tmp_path: Path) -> None:
+    root = tmp_path / "w"
+    for rel, text in {"a/host.md": "![[b/guest]]\n", "b/guest.md": "# Guest\n\n![pic](img/p.png) "
+                      "![remote](https://example.com/r.png) `![code](img/p.png)`\n"}.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    html = html_of(Wiki(root), "a/host.md")
+    assert 'src="../b/img/p.png"' in html and 'src="https://example.com/r.png"' in html
+    assert "<code>![code](img/p.png)</code>" in html
+
+
 def test_transclusion_is_cycle_safe_and_depth_limited(tmp_path: Path) -> None:
     root = tmp_path / "w"
     pages = {"a.md": "# A\n\nA says ![[b]]\n", "b.md": "# B\n\nB says ![[a]] and ![[b]]\n",

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from markdown_it import MarkdownIt
 from mdit_py_plugins.tasklists import tasklists_plugin
@@ -133,6 +133,26 @@ def _link(target: str, anchor: str | None, alias: str | None, page: str | None, 
     return f"[{prefix}{_escape_label(label)}{note}](<{href}>)"
 
 
+def _rebase_images(text: str, page: str, host: str) -> str:
+    """``text`` of ``page`` with its relative markdown images (``![](shot.png)``) made relative to
+    the folder of ``host``, the page shown (the view resolves images from there)."""
+    if "![" not in text or posixpath.dirname(page) == posixpath.dirname(host):
+        return text
+    code_free = markdown_scan.strip_code(text)
+    out: list[str] = []
+    last = 0
+    for m in markdown_scan.MDLINK.finditer(code_free):
+        href = m.group(3)
+        if not m.group(1) or markdown_scan._SCHEME.match(href) or href.startswith(("#", "/")):
+            continue
+        full = posixpath.normpath(posixpath.join(posixpath.dirname(page), unquote(href)))
+        out.append(text[last:m.start(3)])
+        out.append(quote(posixpath.relpath(full, posixpath.dirname(host) or ".")))
+        last = m.end(3)
+    out.append(text[last:])
+    return "".join(out)
+
+
 def _embed(state: _Embeds, target: str, anchor: str | None, alias: str | None, path: str,
            resolve: Resolver, is_embed: bool, stack: tuple[str, ...]) -> str | None:
     """The markdown an embed (or a link to a file) shows, or None for a plain link."""
@@ -158,8 +178,8 @@ def _embed(state: _Embeds, target: str, anchor: str | None, alias: str | None, p
     if hit.text is None:
         return _link(target, anchor, alias, hit.path, True, " (no such section)")
     state.expanded += 1
-    inner = wikilinks_to_markdown(hit.text, resolve, state.embed, hit.path, _state=state,
-                                  _stack=(*stack, hit.path))
+    inner = wikilinks_to_markdown(_rebase_images(hit.text, hit.path, state.host), resolve, state.embed,
+                                  hit.path, _state=state, _stack=(*stack, hit.path))
     href = f"{PAGE_SCHEME}:{quote(hit.path)}" + (f"#{quote(anchor)}" if anchor else "")
     quoted = "\n".join(f"> {line}" if line.strip() else ">" for line in inner.split("\n"))
     return f"\n\n> [**▸ {_escape_label(alias or hit.title)}**](<{href}>)\n>\n{quoted}\n\n"
