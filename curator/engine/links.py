@@ -138,6 +138,7 @@ class LinkIndex:
                     self._by_name[name].append(path)
         self._base: dict[str, Resolution] = {}
         self._cache: dict[tuple[str, str], Resolution] = {}
+        self._anywhere: dict[str, Resolution] = {}  # resolutions the linking page's folder cannot change
         self.outgoing: dict[str, list[Edge]] = {}
         self.incoming: dict[str, list[Edge]] = defaultdict(list)
         self.unresolved: dict[str, list[Edge]] = defaultdict(list)
@@ -145,14 +146,14 @@ class LinkIndex:
         self.attachment_links: dict[str, list[Edge]] = defaultdict(list)
         self.missing_attachments: dict[str, list[Edge]] = defaultdict(list)
         # the hot loop of every graph and lint (200,000 links at 32,000 pages): locals only
-        resolve = self.resolve_key
+        resolve, anywhere = self.resolve_key, self._anywhere
         incoming, unresolved, outgoing = self.incoming, self.unresolved, self.outgoing
         files, missing = self.attachment_links, self.missing_attachments
         for path in sorted(pages):
             folder = folder_of(path)
             edges: list[Edge] = []
             for link in pages[path].links:
-                res = resolve(link.key, folder)
+                res = anywhere.get(link.key) or resolve(link.key, folder)
                 edge = Edge(path, link, res)
                 edges.append(edge)
                 target = res.path
@@ -176,6 +177,9 @@ class LinkIndex:
         base = self._base.get(key)
         if base is None:
             base = self._base[key] = self._resolve(key)
+            if len(base.candidates) <= 1 and not (key.startswith(".") or "/." in key):
+                # one page (or none) has the name and no ./ or ../ to follow: no folder changes it
+                self._anywhere[key] = base
         if not folder or self._exact(key, base):
             return base
         if not base.candidates and not (key.startswith(".") or "/." in key):
