@@ -141,7 +141,8 @@ class Wiki:
             index = self.links
         else:
             with gc_paused():  # as for the full index: many small objects, none cyclic
-                index = LinkIndex(visible)
+                files = [f for f in self.store.attachments if self.policy.can_read(actor, f)]
+                index = LinkIndex(visible, files)
         with self._lock:
             if gen == self._links_gen:
                 self._links_seen[key] = index

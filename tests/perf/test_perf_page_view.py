@@ -31,7 +31,7 @@ def naive(text: str) -> float:
     view.resize(1100, 800)
     view.show()
     start = time.perf_counter()
-    view.browser.setHtml(render_page(text, lambda _t: None))
+    view.browser.setHtml(render_page(text, lambda _t, _s: None))
     view.source.setPlainText(text)
     QApplication.processEvents()
     took = time.perf_counter() - start
