@@ -103,7 +103,7 @@ def test_merge_rewrites_links_keeps_code_archives_one_commit_and_undo(root: Path
 
     linker = (root / "linker.md").read_text(encoding="utf-8")
     assert "[[kept#Section|text]]" in linker
-    assert "and [[kept]] and ![[kept]] and [[kept|by title]]" in linker
+    assert "and [[kept|merged]] and ![[kept|merged]] and [[kept|by title]]" in linker  # text kept
     assert "[[kept\\|cell]]" in linker
     assert "[a markdown link](kept.md#section)" in linker
     assert "[external](https://example.com/merged.md)" in linker  # not a page link

@@ -424,16 +424,21 @@ def _words(text: str) -> list[str]:
 
 def find_duplicate(page_text: str, content: str) -> str | None:
     """The cleaned bullet of ``page_text`` that ``content`` restates, or None (SPEC §4.5)."""
+    return matching_fact((m.group(1) for m in map(_BULLET.match, _body_lines(page_text)) if m), content)
+
+
+def matching_fact(bullets: Iterable[str], content: str) -> str | None:
+    """The first of ``bullets`` (texts after their dash) that ``content`` restates, cleaned, or None.
+
+    The fact dedup of SPEC §4.5: word-set Jaccard >= 0.8, or one contains the other (normalised).
+    """
     fact_words = _words(clean_bullet(content))
     if not fact_words:
         return None
     fact_set = set(fact_words)
     fact_norm = f" {' '.join(fact_words)} "
-    for line in _body_lines(page_text):
-        m = _BULLET.match(line)
-        if not m:
-            continue
-        bullet = clean_bullet(m.group(1))
+    for text in bullets:
+        bullet = clean_bullet(text)
         words = _words(bullet)
         if not words:
             continue

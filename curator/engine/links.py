@@ -238,5 +238,14 @@ class LinkIndex:
     def backlinks(self, path: str) -> list[Edge]:
         return self.incoming.get(path, [])
 
+    def inbound(self, path: str) -> int:
+        """Distinct pages linking to ``path`` (itself excluded): the count ``explain``, the duplicate
+        queue and merge's keep rule all show."""
+        return len({e.source for e in self.incoming.get(path, ())} - {path})
+
+    def stem_pages(self, slug: str) -> list[str]:
+        """Pages whose file stem normalises to ``slug`` (what a bare ``[[slug]]`` is matched to)."""
+        return list(self._by_stem.get(slug, ()))
+
     def ambiguous_edges(self) -> list[Edge]:
         return [e for edges in self.outgoing.values() for e in edges if e.resolution.ambiguous]

@@ -285,10 +285,25 @@ def split_wikilink(inner: str) -> tuple[str, str | None, str | None]:
     return inner.strip(), anchor, alias
 
 
-def scan_links(code_free: str, page_path: str, first_line: int = 1) -> list[RawLink]:
-    """Links in a code-free body of the page at root-relative ``page_path``."""
+class LinkSpan(NamedTuple):
+    """One link occurrence with where it is written: what the rewriters (merge, move) edit.
+
+    ``start``/``end`` span the whole link (``![[...]]`` or ``[text](href)``); ``inner_start``/
+    ``inner_end`` span what can be re-pointed: the inside of the brackets of a wikilink, the href
+    of a markdown link. Offsets are in the body the scan ran on.
+    """
+
+    link: RawLink
+    start: int
+    end: int
+    inner_start: int
+    inner_end: int
+
+
+def link_spans(code_free: str, page_path: str, first_line: int = 1) -> list[LinkSpan]:
+    """Every link in a code-free body of the page at root-relative ``page_path``, with its span."""
     lines = _Lines(code_free, first_line)
-    links: list[RawLink] = []
+    spans: list[LinkSpan] = []
     if "[[" in code_free:
         for m in _WIKILINK_SCAN.finditer(code_free):
             target, anchor, alias = split_wikilink(m.group(1))
@@ -296,8 +311,9 @@ def scan_links(code_free: str, page_path: str, first_line: int = 1) -> list[RawL
                 continue
             start = m.start()
             embed = start > 0 and code_free[start - 1] == "!"
-            links.append(RawLink(target, anchor, alias, "embed" if embed else "wikilink",
-                                 lines.at(start)))
+            spans.append(LinkSpan(RawLink(target, anchor, alias, "embed" if embed else "wikilink",
+                                          lines.at(start)),
+                                  start - 1 if embed else start, m.end(), m.start(1), m.end(1)))
     if "](" in code_free:
         base = posixpath.dirname(page_path)
         lines = _Lines(code_free, first_line)  # a second pass: offsets restart from the top
@@ -310,9 +326,20 @@ def scan_links(code_free: str, page_path: str, first_line: int = 1) -> list[RawL
             if not path.lower().endswith(".md") and not is_attachment_target(path):
                 continue  # a link to a page or an attachment (an image, a PDF), nothing else
             target = posixpath.normpath(posixpath.join(base, path))
-            links.append(RawLink(target, unquote(anchor) or None, m.group(1) or None, "markdown",
-                                 lines.at(m.start())))
-    return links
+            spans.append(LinkSpan(RawLink(target, unquote(anchor) or None, m.group(1) or None, "markdown",
+                                          lines.at(m.start())),
+                                  m.start(), m.end(), m.start(2), m.end(2)))
+    return spans
+
+
+def scan_links(code_free: str, page_path: str, first_line: int = 1) -> list[RawLink]:
+    """Links in a code-free body of the page at root-relative ``page_path``."""
+    return [span.link for span in link_spans(code_free, page_path, first_line)]
+
+
+def display_label(target: str, anchor: str | None, alias: str | None) -> str:
+    """The text a wikilink shows: its alias, else ``target › anchor``, else the target as written."""
+    return alias or (f"{target} › {anchor}" if anchor else target)
 
 
 def _strings(value: Any) -> Iterator[str]:

@@ -1,249 +1,268 @@
-"""Merging a duplicate into the page that stays (SPEC §9), and a preview of what it will do.
+"""Merging duplicates into the page that stays, losing nothing (SPEC §9), and its preview.
 
-``merge_pages(wiki, keep, merge, actor)`` runs as ONE action (``merge: <merge> into <keep>``):
+``merge_pages(wiki, keep, merge, *more, actor)`` runs as ONE action (``merge: <merge> into <keep>``):
 
-* every ``- `` bullet of ``merge`` is added to ``keep``'s ``## Updates`` section unless append's
-  fact dedup (:func:`~.append.find_duplicate`) finds it already there;
-* ``tags``, ``related`` and ``aliases`` are united; ``merge``'s slug and title become aliases of
-  ``keep`` (so a link written later by its old name still resolves);
-* every link to ``merge`` anywhere in the wiki (wikilinks, embeds, markdown links, ``related:``)
-  is rewritten to ``keep``, anchors and display text kept: ``[[merged#Sec|text]]`` ->
-  ``[[kept#Sec|text]]``. Links are found with the same code-aware scanner that indexes them
-  (:func:`~.markdown_scan.strip_code` keeps offsets), so code spans and blocks are never touched
-  and no regular expression is built from a page name;
-* ``merge`` moves to ``_archive/`` (nothing is deleted);
-* one commit, so ``curator undo`` restores every file.
+* a merged page's text is cut into units (:func:`units`): a ``- `` bullet with its continuation
+  lines and nested sub-bullets is one unit, every other block (paragraph, table, code, quote,
+  list) is one unit, headings are units of their own;
+* the bullets of its fact log (before any section, or in ``## Updates``) are added to ``keep``'s
+  ``## Updates`` through append's fact dedup (:func:`~.append.matching_fact`), one by one (a
+  bullet added counts for the next); a bullet declined as a duplicate is listed with the bullet
+  it matched;
+* everything else goes under ``## From <merged title>`` at the end of ``keep``, in its order,
+  headings demoted one level (at least to ``###``): prose, tables, code, and whole headed sections
+  with their bullets (a bullet there that ``keep`` already states is dropped and listed, an exact
+  block ``keep`` already has is not repeated);
+* a **conservation check** (:func:`check_conservation`) then proves that every content line of
+  every input is in the result (compared as a person reads it: links by the text they show) or
+  belongs to a deduplicated bullet; otherwise :class:`~.actions.Invalid` names the line and
+  nothing is written;
+* ``tags``, ``related`` and ``aliases`` are united; the merged pages' slugs and titles become
+  aliases of ``keep``;
+* every link to a merged page anywhere is re-pointed at ``keep`` showing the same text as before
+  (:mod:`.relink`: wikilinks, embeds, markdown links, ``related:``, frontmatter property links;
+  code untouched); a link that would make ``keep`` link to itself becomes its display text;
+* the merged pages move to ``_archive/`` (nothing is deleted); one commit, so ``curator undo``
+  restores every file byte for byte.
 
-``preview_merge`` computes the same plan without writing: which links in which pages change, which
-bullets are added or skipped as duplicates, which tags/related/aliases are added.
+:func:`plan_merge` computes all of it without writing; :func:`preview_merge` shows that plan and
+:func:`merge_pages` applies that same plan inside the action: what the preview shows (the exact
+resulting text of ``keep``) is what is committed.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import posixpath
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote, unquote
 
-from . import frontmatter, markdown_scan
+from . import frontmatter
 from .actions import ARCHIVE_DIR, ActionContext, ActionResult, Invalid, require_write, run_action
 from .actor import OPERATOR, Actor
-from .append import find_duplicate, insert_bullet
-from .links import LinkIndex
+from .append import insert_bullet, matching_fact
 from .page import Page
+from .relink import LinkRewrite, Retarget, display_form, entry_target, related_entries, rewrite_page
 from .wiki import Wiki
+
+__all__ = ["LinkRewrite", "MergePlan", "Unit", "check_conservation", "merge_pages", "plan_merge",
+           "preview_merge", "units"]
 
 Reader = Callable[[str], tuple[str, bool]]  # path -> (text without BOM, had BOM)
 
+_FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$")
+_UPDATES = re.compile(r"^updates$", re.IGNORECASE)
+_BULLET_START = re.compile(r"^- ")
+
+
+# --- units of a page body -------------------------------------------------------------------------
 
 @dataclass(slots=True)
-class LinkRewrite:
-    page: str  # the page the link is in
-    line: int  # 1-based line in that file (the frontmatter line for related:)
-    kind: str  # wikilink | embed | markdown | related | property
-    old: str  # the link as written
-    new: str  # the link after the merge
+class Unit:
+    kind: str  # heading | bullet | block
+    lines: list[str]  # as written (no line endings)
+    start: int  # 0-based line index in the body
+    level: int = 0  # heading level
+    text: str = ""  # heading text
 
-    def to_json(self) -> dict[str, Any]:
-        return {"page": self.page, "line": self.line, "kind": self.kind, "old": self.old, "new": self.new}
+    @property
+    def source(self) -> str:
+        return "\n".join(self.lines)
 
+
+def _fence_end(lines: list[str], i: int) -> int:
+    """Index just past the fenced code block opening at ``lines[i]`` (to the end if unclosed)."""
+    m = _FENCE_OPEN.match(lines[i])
+    assert m is not None
+    run = m.group(1)
+    for j in range(i + 1, len(lines)):
+        close = _FENCE_OPEN.match(lines[j])
+        if close and close.group(1)[0] == run[0] and len(close.group(1)) >= len(run) and not close.group(2).strip():
+            return j + 1
+    return len(lines)
+
+
+def _is_fence(line: str) -> bool:
+    m = _FENCE_OPEN.match(line)
+    return bool(m) and not (m.group(1)[0] == "`" and "`" in m.group(2))
+
+
+def units(body: str) -> list[Unit]:
+    """The body cut into headings, bullets (with continuation and nested lines) and blocks."""
+    lines = body.replace("\r\n", "\n").split("\n")
+    out: list[Unit] = []
+    i, n = 0, len(lines)
+    while i < n:
+        line = lines[i]
+        if not line.strip():
+            i += 1
+            continue
+        if _is_fence(line):
+            end = _fence_end(lines, i)
+            out.append(Unit("block", lines[i:end], i))
+            i = end
+            continue
+        h = _HEADING.match(line)
+        if h:
+            out.append(Unit("heading", [line], i, len(h.group(1)), (h.group(2) or "").strip()))
+            i += 1
+            continue
+        if _BULLET_START.match(line):
+            j = i + 1
+            while j < n:
+                nxt = lines[j]
+                if not nxt.strip():
+                    # a blank line continues the bullet only when an indented line follows
+                    k = j
+                    while k < n and not lines[k].strip():
+                        k += 1
+                    if k < n and lines[k][:1] in (" ", "\t"):
+                        j = k
+                        continue
+                    break
+                if nxt[:1] in (" ", "\t"):
+                    j += 1
+                    continue
+                if _BULLET_START.match(nxt) or _HEADING.match(nxt) or _is_fence(nxt):
+                    break
+                j += 1  # a lazy continuation line
+            out.append(Unit("bullet", lines[i:j], i))
+            i = j
+            continue
+        j = i + 1
+        while j < n and lines[j].strip() and not (_HEADING.match(lines[j]) or _is_fence(lines[j])
+                                                  or _BULLET_START.match(lines[j])):
+            j += 1
+        out.append(Unit("block", lines[i:j], i))
+        i = j
+    return out
+
+
+def _bullet_texts(body: str) -> list[str]:
+    """What fact dedup compares against on a page: each bullet unit as one text, and every
+    nested bullet line on its own."""
+    texts: list[str] = []
+    for unit in units(body):
+        if unit.kind != "bullet":
+            continue
+        texts.append(" ".join(x.strip() for x in unit.lines)[2:])
+        texts += [x.strip()[2:] for x in unit.lines[1:] if x.strip().startswith("- ")]
+    return texts
+
+
+def _demote(unit: Unit) -> str:
+    level = min(6, max(3, unit.level + 1))
+    return "#" * level + (f" {unit.text}" if unit.text else "")
+
+
+# --- the conservation check -------------------------------------------------------------------------
+
+def _norm(line: str) -> str:
+    h = _HEADING.match(line)
+    if h:
+        line = h.group(2) or ""
+    return " ".join(line.split())
+
+
+def content_lines(text: str, page_path: str) -> list[tuple[int, str]]:
+    """(1-based line in the file, normalised text) of every non-blank body line, links read as
+    the text they show, headings without their ``#`` marks."""
+    parts = frontmatter.split(text.replace("\r\n", "\n"))
+    shown = display_form(parts.body, page_path).split("\n")
+    out = []
+    for i, line in enumerate(shown):
+        norm = _norm(line)
+        if norm:
+            out.append((parts.body_line + i, norm))
+    return out
+
+
+def check_conservation(inputs: Sequence[tuple[str, str]], result: str, result_path: str,
+                       deduplicated: Sequence[str], exempt: dict[str, set[str]] | None = None) -> None:
+    """Raise :class:`Invalid` naming the first content line of an input (path, text) that is
+    neither in ``result`` nor in a deduplicated bullet (``exempt``: per input, normalised lines
+    that are accounted for otherwise, such as a merged page's title, which becomes an alias)."""
+    have = {line for _, line in content_lines(result, result_path)}
+    for bullet in deduplicated:
+        have |= {_norm(x) for x in display_form(bullet, result_path).split("\n")}
+    for path, text in inputs:
+        skip = (exempt or {}).get(path, set())
+        for number, line in content_lines(text, path):
+            if line not in have and line not in skip:
+                raise Invalid(message=f"merge refused, nothing written: line {number} of {path} would be "
+                              f"lost ({line[:80]!r}); merge it by hand or report this")
+
+
+# --- the plan -------------------------------------------------------------------------------------
 
 @dataclass(slots=True)
 class MergePlan:
     keep: str
-    merge: str
-    archive: str
+    merges: list[str]
+    archives: list[str]
     rewrites: list[LinkRewrite] = field(default_factory=list)
     bullets_added: list[str] = field(default_factory=list)
-    bullets_skipped: list[dict[str, str]] = field(default_factory=list)  # {bullet, matched}
+    bullets_skipped: list[dict[str, str]] = field(default_factory=list)  # {page, bullet, matched}
+    blocks_skipped: list[dict[str, str]] = field(default_factory=list)  # {page, block}: already on keep
+    sections_added: list[str] = field(default_factory=list)  # "## From <title>" headings
     tags_added: list[str] = field(default_factory=list)
     related_added: list[str] = field(default_factory=list)
     aliases_added: list[str] = field(default_factory=list)
+    keep_before: str = ""
+    keep_after: str = ""
     #: new text (and BOM flag) for every page that changes, keep included
     writes: dict[str, tuple[str, bool]] = field(default_factory=dict)
+
+    @property
+    def merge(self) -> str:
+        return self.merges[0]
+
+    @property
+    def archive(self) -> str:
+        return self.archives[0]
 
     @property
     def pages_rewritten(self) -> list[str]:
         return sorted({r.page for r in self.rewrites})
 
     def to_json(self) -> dict[str, Any]:
-        return {"keep": self.keep, "merge": self.merge, "archive": self.archive,
+        return {"keep": self.keep, "merge": self.merge, "merges": list(self.merges), "archive": self.archive,
+                "archives": list(self.archives),
                 "rewrites": [r.to_json() for r in self.rewrites], "pages_rewritten": self.pages_rewritten,
                 "bullets_added": self.bullets_added, "bullets_skipped": self.bullets_skipped,
+                "blocks_skipped": self.blocks_skipped, "sections_added": self.sections_added,
                 "tags_added": self.tags_added, "related_added": self.related_added,
-                "aliases_added": self.aliases_added}
+                "aliases_added": self.aliases_added, "keep_before": self.keep_before,
+                "keep_after": self.keep_after}
+
+    def diff(self) -> str:
+        """The change to ``keep`` as a unified diff."""
+        import difflib
+
+        return "".join(difflib.unified_diff(self.keep_before.splitlines(keepends=True),
+                                            self.keep_after.splitlines(keepends=True),
+                                            f"a/{self.keep}", f"b/{self.keep}"))
 
     def render(self) -> str:
-        lines = [f"merge {self.merge} into {self.keep} (then move it to {self.archive})",
+        merges = ", ".join(self.merges)
+        lines = [f"merge {merges} into {self.keep} (then move to {', '.join(self.archives)})",
                  f"  {len(self.bullets_added)} bullet(s) added, {len(self.bullets_skipped)} already there"]
+        for s in self.bullets_skipped:
+            lines.append(f"    already there: {s['bullet'][:100]}  (matches: {s['matched']})")
+        if self.sections_added:
+            lines.append(f"  sections added: {', '.join(self.sections_added)}")
         for label, items in (("tags", self.tags_added), ("related", self.related_added),
                              ("aliases", self.aliases_added)):
             if items:
                 lines.append(f"  {label} added: {', '.join(items)}")
         lines.append(f"  {len(self.rewrites)} link(s) rewritten in {len(self.pages_rewritten)} page(s)")
         lines += [f"    {r.page}:{r.line}  {r.old}  ->  {r.new}" for r in self.rewrites]
+        diff = self.diff()
+        if diff:
+            lines += [f"resulting {self.keep}:", diff.rstrip("\n")]
         return "\n".join(lines)
-
-
-# --- link rewriting ----------------------------------------------------------------------------
-
-def _wikilink_target(keep: Page, links: LinkIndex, as_written: str, page_path: str) -> str:
-    """How a wikilink on ``page_path`` names ``keep``: its slug when that resolves to it from
-    there, else its path."""
-    bare = keep.path[:-3] if keep.path.lower().endswith(".md") else keep.path
-    if "/" in as_written:
-        return bare
-    res = links.resolve(keep.stem, page_path)
-    return keep.stem if res.path == keep.path and not res.ambiguous else bare
-
-
-def _markdown_href(keep: Page, from_page: str, anchor: str) -> str:
-    rel = posixpath.relpath(keep.path, posixpath.dirname(from_page) or ".")
-    return quote(rel, safe="/._-~") + (f"#{anchor}" if anchor else "")
-
-
-def rewrite_links(text: str, page_path: str, merge: str, keep: Page,
-                  links: LinkIndex) -> tuple[str, list[LinkRewrite]]:
-    """``text`` with every link to ``merge`` pointing at ``keep`` (code untouched)."""
-    parts = frontmatter.split(text)
-    offset = len(text) - len(parts.body)
-    body = parts.body
-    code_free = markdown_scan.strip_code(body)
-    # (start, end, replacement, kind, link start, link end), offsets in body
-    edits: list[tuple[int, int, str, str, int, int]] = []
-    if "[[" in code_free:
-        for m in markdown_scan.WIKILINK.finditer(code_free):
-            inner = body[m.start(2):m.end(2)]
-            target, _anchor, _alias = markdown_scan.split_wikilink(inner)
-            if not target or links.resolve(target, page_path).path != merge:
-                continue
-            cut = min((i for i in (inner.find("#"), inner.find("|")) if i >= 0), default=len(inner))
-            head = inner[:cut]
-            if head.endswith("\\"):  # ``[[merged\|text]]`` inside a table keeps its escape
-                cut -= 1
-            new_inner = _wikilink_target(keep, links, target, page_path) + inner[cut:]
-            kind = "embed" if m.group(1) else "wikilink"
-            edits.append((m.start(2), m.end(2), new_inner, kind, m.start(), m.end()))
-    if "](" in code_free:
-        base = posixpath.dirname(page_path)
-        for m in markdown_scan.MDLINK.finditer(code_free):
-            href = body[m.start(3):m.end(3)]
-            if markdown_scan._SCHEME.match(href) or href.startswith(("#", "/")):
-                continue
-            path, _, anchor = href.partition("#")
-            path = unquote(path.split("?", 1)[0])
-            if not path.lower().endswith(".md"):
-                continue
-            target = posixpath.normpath(posixpath.join(base, path))
-            if links.resolve(target, page_path).path != merge:
-                continue
-            edits.append((m.start(3), m.end(3), _markdown_href(keep, page_path, anchor), "markdown",
-                          m.start(), m.end()))
-    rewrites: list[LinkRewrite] = []
-    out: list[str] = []
-    last = 0
-    for start, end, new, kind, lstart, lend in sorted(edits):
-        out.append(body[last:start])
-        out.append(new)
-        last = end
-        line = parts.body_line + body.count("\n", 0, start)
-        rewrites.append(LinkRewrite(page_path, line, kind, body[lstart:lend],
-                                    body[lstart:start] + new + body[end:lend]))
-    out.append(body[last:])
-    head, properties = _rewrite_properties(text[:offset], parts, page_path, merge, keep, links)
-    new_text = head + "".join(out)
-    new_text, related = _rewrite_related(new_text, page_path, merge, keep, links)
-    return new_text, properties + rewrites + related
-
-
-def _rewrite_properties(head: str, parts: frontmatter.Split, page_path: str, merge: str, keep: Page,
-                        links: LinkIndex) -> tuple[str, list[LinkRewrite]]:
-    """``head`` (the frontmatter block) with every property wikilink to ``merge`` re-pointed
-    (``up: "[[merged]]"`` -> ``up: "[[kept]]"``), anchors, display text and formatting kept."""
-    raw = parts.raw
-    if raw is None or parts.problem or "[[" not in raw:
-        return head, []
-    meta, problem = frontmatter.load(raw)
-    if problem:
-        return head, []
-    raw_start = head.find("\n") + 1
-    out: list[str] = []
-    rewrites: list[LinkRewrite] = []
-    last = 0
-    for start, end in markdown_scan.property_link_spans(raw, meta):
-        inner = raw[start:end]
-        target, _anchor, _alias = markdown_scan.split_wikilink(inner)
-        if not target or links.resolve(target, page_path).path != merge:
-            continue
-        cut = min((i for i in (inner.find("#"), inner.find("|")) if i >= 0), default=len(inner))
-        new_inner = _wikilink_target(keep, links, target, page_path) + inner[cut:]
-        out.append(raw[last:start])
-        out.append(new_inner)
-        last = end
-        rewrites.append(LinkRewrite(page_path, 2 + raw.count("\n", 0, start), "property",
-                                    f"[[{inner}]]", f"[[{new_inner}]]"))
-    if not rewrites:
-        return head, []
-    out.append(raw[last:])
-    return head[:raw_start] + "".join(out) + head[raw_start + len(raw):], rewrites
-
-
-def _related_entries(meta: dict[str, Any]) -> list[str] | None:
-    value = meta.get("related")
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return [s.strip() for s in value.split(",") if s.strip()]
-    if isinstance(value, list):
-        return [str(v) for v in value if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
-    return None
-
-
-def _entry_target(entry: str) -> str:
-    target, _a, _b = markdown_scan.split_wikilink(entry.strip().strip("[]"))
-    return target
-
-
-def _rewrite_related(text: str, page_path: str, merge: str, keep: Page,
-                     links: LinkIndex) -> tuple[str, list[LinkRewrite]]:
-    parts = frontmatter.split(text)
-    if parts.raw is None or parts.problem:
-        return text, []
-    meta, problem = frontmatter.load(parts.raw)
-    entries = _related_entries(meta) if not problem else None
-    if not entries:
-        return text, []
-    changed: list[LinkRewrite] = []
-    new_entries: list[str] = []
-    for entry in entries:
-        target = _entry_target(entry)
-        if target and links.resolve(target, page_path).path == merge:
-            name = _wikilink_target(keep, links, target, page_path)
-            new = entry.replace(target, name, 1)
-            changed.append(LinkRewrite(page_path, _frontmatter_line(parts.raw, entry), "related", entry, new))
-            new_entries.append(new)
-        else:
-            new_entries.append(entry)
-    if not changed:
-        return text, []
-    return frontmatter.update(text, {"related": list(dict.fromkeys(new_entries))}), changed
-
-
-def _frontmatter_line(raw: str, needle: str) -> int:
-    pos = raw.find(needle)
-    return 2 + raw.count("\n", 0, pos) if pos >= 0 else 1
-
-
-# --- the plan -----------------------------------------------------------------------------------
-
-def _bullets(body: str) -> list[str]:
-    """Top-level ``- `` bullets of a body, outside code."""
-    code_free = markdown_scan.strip_code(body).split("\n")
-    original = body.split("\n")
-    return [orig.rstrip("\r").rstrip() for free, orig in zip(code_free, original, strict=True)
-            if free.startswith("- ") and orig.strip() != "-"]
 
 
 def _unite(existing: list[str], extra: list[str], exclude: set[str]) -> list[str]:
@@ -258,45 +277,122 @@ def _unite(existing: list[str], extra: list[str], exclude: set[str]) -> list[str
     return out
 
 
-def plan_merge(wiki: Wiki, keep: Page, merge: Page, read: Reader, today: _dt.date | None = None) -> MergePlan:
+def _str_list(value: Any) -> list[str]:
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    return [t.strip() for t in str(value or "").split(",") if t.strip()]
+
+
+def _append_section(text: str, lines: list[str], nl: str) -> str:
+    body = text.rstrip("\r\n")
+    return body + nl + nl + nl.join(lines) + nl
+
+
+def _merge_body(plan: MergePlan, keep_text: str, keep: Page, merge: Page, moved_text: str,
+                nl: str) -> tuple[str, set[str]]:
+    """``keep_text`` with ``moved_text`` (``merge``'s text, links already re-pointed) merged in;
+    returns it and the normalised lines accounted for otherwise (the title heading)."""
+    exempt: set[str] = set()
+    body = frontmatter.split(moved_text.replace("\r\n", "\n")).body
+    section: list[str] = []  # lines for "## From <title>"
+    keep_blocks = {" ".join(u.source.split()) for u in units(frontmatter.split(keep_text).body)
+                   if u.kind == "block"}
+    facts = _bullet_texts(frontmatter.split(keep_text).body)
+    fact_zone = True
+    title_seen = False
+    last: tuple[str, int] = ("", -1)  # kind and end line of the last unit put in ``section``
+
+    def dedup(unit: Unit) -> bool:
+        """True when ``keep`` already states the bullet (then it is listed as skipped)."""
+        content = " ".join(x.strip() for x in unit.lines)[2:]
+        matched = matching_fact(facts, content)
+        if matched is None:
+            facts.append(content)
+            return False
+        plan.bullets_skipped.append({"page": merge.path, "bullet": unit.source, "matched": matched[:80]})
+        return True
+
+    for unit in units(body):
+        if unit.kind == "heading":
+            if unit.level == 1 and not title_seen and not section and " ".join(unit.text.split()) == merge.title:
+                title_seen = True
+                exempt.add(_norm(unit.lines[0]))
+                continue
+            fact_zone = bool(_UPDATES.match(unit.text)) and unit.level == 2
+            if fact_zone:
+                exempt.add(_norm(unit.lines[0]))
+                continue
+            section += ["", _demote(unit)]
+            continue
+        if unit.kind == "bullet":
+            if dedup(unit):
+                continue
+            if fact_zone:
+                keep_text = insert_bullet(keep_text, nl.join(unit.lines))
+                plan.bullets_added.append(unit.source)
+                continue
+            # a list stays one list: no blank line between bullets that had none
+            tight = section and last == ("bullet", unit.start)
+            section += [*([] if tight else [""]), *unit.lines]
+            last = ("bullet", unit.start + len(unit.lines))
+            continue
+        if " ".join(unit.source.split()) in keep_blocks:
+            plan.blocks_skipped.append({"page": merge.path, "block": unit.source})
+            continue
+        section += ["", *unit.lines]
+    if section:
+        heading = f"## From {merge.title}"
+        plan.sections_added.append(heading)
+        keep_text = _append_section(keep_text, [heading, *section], nl)
+    return keep_text, exempt
+
+
+def plan_merge(wiki: Wiki, keep: Page, merges: Sequence[Page], read: Reader,
+               today: _dt.date | None = None) -> MergePlan:
     """Everything the merge will change, computed from the files as ``read`` returns them."""
-    if keep.path == merge.path:
+    merges = list({m.path: m for m in merges}.values())
+    if not merges:
+        raise Invalid(message="nothing to merge: name at least one page to merge into the kept one")
+    if any(m.path == keep.path for m in merges):
         raise Invalid(message="cannot merge a page into itself")
     today = today or _dt.date.today()
     links = wiki.links
-    plan = MergePlan(keep.path, merge.path, f"{ARCHIVE_DIR}/{merge.path}")
+    gone = frozenset(m.path for m in merges)
+    plan = MergePlan(keep.path, [m.path for m in merges], [f"{ARCHIVE_DIR}/{m.path}" for m in merges])
     keep_text, keep_bom = read(keep.path)
-    merge_text, _ = read(merge.path)
+    plan.keep_before = keep_text
     keep_parts = frontmatter.split(keep_text)
     if keep_parts.problem or (keep_parts.raw is not None and frontmatter.load(keep_parts.raw)[1]):
         raise Invalid(message=f"{keep.path} has malformed frontmatter; fix it before merging into it")
+    nl = "\r\n" if "\r\n" in keep_text else "\n"
+    originals = {m.path: read(m.path)[0] for m in merges}
 
-    # bullets through append's fact dedup, one by one (a bullet added counts for the next)
-    for bullet in _bullets(frontmatter.split(merge_text).body):
-        matched = find_duplicate(keep_text, bullet)
-        if matched is not None:
-            plan.bullets_skipped.append({"bullet": bullet, "matched": matched[:80]})
-            continue
-        keep_text = insert_bullet(keep_text, bullet)
-        plan.bullets_added.append(bullet)
+    # keep's own links to a merged page would now point at itself: they become their text
+    to_keep = {m.path: keep.path for m in merges}
+    on_keep = Retarget(links, to_keep, frozenset({keep.path}), gone)
+    keep_text, rewrites = rewrite_page(keep_text, keep.path, on_keep)
+    plan.rewrites += rewrites
 
-    # tags, related, aliases united; merge's slug and title become aliases of keep
+    # each merged page's text, re-pointed as it will read on keep, merged in
+    moving = Retarget(links, {**to_keep, keep.path: keep.path}, frozenset({keep.path}), gone)
+    exempt: dict[str, set[str]] = {}
+    for m in merges:
+        moved_text, _ = rewrite_page(originals[m.path], m.path, moving, new_path=keep.path)
+        keep_text, exempt[m.path] = _merge_body(plan, keep_text, keep, m, moved_text, nl)
+
+    # tags, related, aliases united; merged slugs and titles become aliases of keep
     meta = frontmatter.load(keep_parts.raw)[0] if keep_parts.raw is not None else {}
-    keep_tags = [str(t) for t in meta.get("tags", [])] if isinstance(meta.get("tags"), list) else \
-        [t.strip() for t in str(meta.get("tags") or "").split(",") if t.strip()]
-    plan.tags_added = _unite(keep_tags, list(merge.tags), set())
-    keep_related_all = _related_entries(meta) or []
-    # keep's own related entries naming merge (or itself) would become self-references: dropped
-    keep_related = [r for r in keep_related_all
-                    if links.resolve(_entry_target(r), keep.path).path not in (keep.path, merge.path)]
-    self_names = {keep.path.casefold(), keep.slug, keep.stem.casefold(), merge.path.casefold(), merge.slug,
-                  merge.stem.casefold()}
-    plan.related_added = [r for r in _unite(keep_related, list(merge.related), set())
-                          if links.resolve(_entry_target(r), keep.path).path not in (keep.path, merge.path)
-                          and _entry_target(r).casefold() not in self_names]
-    keep_aliases = [str(a) for a in meta.get("aliases", [])] if isinstance(meta.get("aliases"), list) else \
-        [a.strip() for a in str(meta.get("aliases") or "").split(",") if a.strip()]
-    plan.aliases_added = _unite(keep_aliases, [merge.stem, merge.title, *merge.aliases],
+    keep_tags = _str_list(meta.get("tags"))
+    plan.tags_added = _unite(keep_tags, [t for m in merges for t in m.tags], set())
+    keep_related_all = related_entries(meta) or []
+    own = {keep.path, *gone}
+    keep_related = [r for r in keep_related_all if links.resolve(entry_target(r)).path not in own]
+    self_names = {n.casefold() for p in (keep, *merges) for n in (p.path, p.slug, p.stem)}
+    plan.related_added = [r for r in _unite(keep_related, [r for m in merges for r in m.related], set())
+                          if links.resolve(entry_target(r)).path not in own
+                          and entry_target(r).casefold() not in self_names]
+    keep_aliases = _str_list(meta.get("aliases"))
+    plan.aliases_added = _unite(keep_aliases, [n for m in merges for n in (m.stem, m.title, *m.aliases)],
                                 {keep.title.casefold(), keep.stem.casefold()})
     changes: dict[str, Any] = {}
     if plan.tags_added:
@@ -305,73 +401,93 @@ def plan_merge(wiki: Wiki, keep: Page, merge: Page, read: Reader, today: _dt.dat
         changes["related"] = keep_related + plan.related_added
     if plan.aliases_added:
         changes["aliases"] = keep_aliases + plan.aliases_added
-    if changes or plan.bullets_added:
+    if changes or keep_text != plan.keep_before:
         changes["updated"] = today
         keep_text = frontmatter.update(keep_text, changes)
 
-    # links to merge, everywhere (keep included: its own links to merge become self-links)
-    sources = {e.source for e in links.backlinks(merge.path)} | {keep.path}
-    sources.discard(merge.path)
+    skipped = [s["bullet"] for s in plan.bullets_skipped]
+    inputs = [(keep.path, plan.keep_before)] + [(m.path, originals[m.path]) for m in merges]
+    check_conservation(inputs, keep_text, keep.path, skipped, exempt)
+
+    # links to the merged pages everywhere else
+    sources = {e.source for m in merges for e in links.backlinks(m.path)} - own
+    elsewhere = Retarget(links, to_keep, frozenset(), gone)
     for path in sorted(sources):
-        text, bom = (keep_text, keep_bom) if path == keep.path else read(path)
-        new_text, rewrites = rewrite_links(text, path, merge.path, keep, links)
+        text, bom = read(path)
+        new_text, rewrites = rewrite_page(text, path, elsewhere)
         plan.rewrites.extend(rewrites)
-        if path == keep.path:
-            keep_text = new_text
-        elif new_text != text:
+        if new_text != text:
             plan.writes[path] = (new_text, bom)
+    plan.keep_after = keep_text
     plan.writes[keep.path] = (keep_text, keep_bom)
     return plan
 
 
-def _plain_reader(wiki: Wiki) -> Reader:
+def plain_reader(wiki: Wiki) -> Reader:
+    """Reads pages for a preview (outside an action)."""
     from .page import decode
 
     def read(path: str) -> tuple[str, bool]:
         dec = decode((wiki.root / path).read_bytes())
         if dec.invalid_utf8:
-            raise Invalid(message=f"{path} is not valid UTF-8; fix its encoding before merging")
+            raise Invalid(message=f"{path} is not valid UTF-8; fix its encoding first")
         return dec.text, dec.bom
 
     return read
 
 
-def preview_merge(wiki: Wiki, keep: str, merge: str, actor: Actor = OPERATOR) -> MergePlan:
+def action_reader(ctx: ActionContext) -> Reader:
+    """Reads pages inside an action (checked paths; a vanished page is an error)."""
+
+    def read(path: str) -> tuple[str, bool]:
+        text, dec = ctx.read_text(path)
+        if text is None or dec is None:
+            raise Invalid(message=f"{path} disappeared during the action")
+        return text, dec.bom
+
+    return read
+
+
+def _refs(merge: str | Sequence[str]) -> list[str]:
+    return [merge] if isinstance(merge, str) else list(merge)
+
+
+def preview_merge(wiki: Wiki, keep: str, merge: str | Sequence[str], actor: Actor = OPERATOR) -> MergePlan:
     """What :func:`merge_pages` would do, without writing anything."""
-    keep_page, merge_page = wiki.find(keep, actor), wiki.find(merge, actor)
-    plan = plan_merge(wiki, keep_page, merge_page, _plain_reader(wiki))
+    keep_page = wiki.find(keep, actor)
+    merged = [wiki.find(ref, actor) for ref in _refs(merge)]
+    plan = plan_merge(wiki, keep_page, merged, plain_reader(wiki))
     # The preview answers as the merge would: a merge the actor may not make is refused here
     # too, with the same words (never listing a rewrite in a page the actor cannot see).
-    for path in [*plan.writes, merge_page.path, plan.archive]:
+    for path in [*plan.writes, *(m.path for m in merged), *plan.archives]:
         require_write(wiki, actor, path)
     return plan
 
 
-def merge_pages(wiki: Wiki, keep: str, merge: str, actor: Actor = OPERATOR) -> ActionResult:
-    """Merge ``merge`` into ``keep`` as one action (one commit); ``curator undo`` reverts it."""
-    keep_page, merge_page = wiki.find(keep, actor), wiki.find(merge, actor)
+def merge_pages(wiki: Wiki, keep: str, merge: str | Sequence[str], actor: Actor = OPERATOR) -> ActionResult:
+    """Merge ``merge`` (one page or several) into ``keep`` as one action (one commit); undo
+    reverts it."""
+    keep_page = wiki.find(keep, actor)
+    refs = [wiki.find(ref, actor) for ref in _refs(merge)]
+    target = f"{', '.join(m.path for m in refs)} into {keep_page.path}"
 
     def apply(ctx: ActionContext) -> None:
-        def read(path: str) -> tuple[str, bool]:
-            text, dec = ctx.read_text(path)
-            if text is None or dec is None:
-                raise Invalid(message=f"{path} disappeared while merging")
-            return text, dec.bom
-
         pages = wiki.pages
-        k, m = pages.get(keep_page.path), pages.get(merge_page.path)
-        if k is None or m is None:
+        k = pages.get(keep_page.path)
+        ms = [pages.get(m.path) for m in refs]
+        if k is None or any(m is None for m in ms):
             raise Invalid(message="a page of the merge no longer exists")
-        plan = plan_merge(wiki, k, m, read)
+        found = [m for m in ms if m is not None]
+        plan = plan_merge(wiki, k, found, action_reader(ctx))
+        ctx.journal.update({"keep": k.path, "merge": found[0].path, "merges": [m.path for m in found]})
         for path, (text, bom) in plan.writes.items():
             ctx.write_text(path, text, bom=bom)
-        archived = ctx.delete(m.path, archive=True)
-        plan.archive = archived or plan.archive
+        plan.archives = [ctx.delete(m.path, archive=True) or a for m, a in zip(found, plan.archives, strict=True)]
         ctx.status = "merged"
-        ctx.message = (f"merged {m.path} into {k.path}: {len(plan.bullets_added)} bullet(s) added, "
+        ctx.message = (f"merged {', '.join(plan.merges)} into {k.path}: {len(plan.bullets_added)} bullet(s) added, "
+                       f"{len(plan.bullets_skipped)} already there, {len(plan.sections_added)} section(s) added, "
                        f"{len(plan.rewrites)} link(s) rewritten in {len(plan.pages_rewritten)} page(s), "
-                       f"{m.path} moved to {plan.archive}")
+                       f"moved to {', '.join(plan.archives)}")
         ctx.data.update(plan.to_json())
-        ctx.journal.update({"keep": k.path, "merge": m.path})
 
-    return run_action(wiki, actor, "merge", f"{merge_page.path} into {keep_page.path}", apply)
+    return run_action(wiki, actor, "merge", target, apply)

@@ -124,7 +124,7 @@ def wikilinks_to_markdown(body: str, resolve: Resolver, embed: Embedder | None =
 
 def _link(target: str, anchor: str | None, alias: str | None, page: str | None, embed: bool,
           note: str = "") -> str:
-    label = alias or (f"{target} › {anchor}" if anchor else target)
+    label = markdown_scan.display_label(target, anchor, alias)
     if page is None:
         href = f"{MISSING_SCHEME}:{quote(target)}"
     else:
