@@ -1,4 +1,4 @@
-"""The link graph and duplicates: graph, path, explain, dedup, dismiss, merge (SPEC §8, §9)."""
+"""The link graph and curation: graph, path, explain, dedup, dismiss, merge, move, archive (SPEC §8, §9)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ if TYPE_CHECKING:
 
 
 #: The commands :func:`register` adds (lets the CLI build only the parser it needs).
-COMMANDS: tuple[str, ...] = ("graph", "path", "explain", "dedup", "dismiss", "merge")
+COMMANDS: tuple[str, ...] = ("graph", "path", "explain", "dedup", "dismiss", "merge", "move", "archive")
 
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p = sub.add_parser("graph", parents=[parent],
@@ -46,11 +46,34 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.set_defaults(handler="curator.commands.graph:run_dismiss")
 
     p = sub.add_parser("merge", parents=[parent],
-                       help="merge a duplicate into the page that stays (one commit; undo reverts it)")
+                       help="merge duplicates into the page that stays, losing nothing (one commit; undo reverts it)",
+                       description="Bullets go to KEEP's '## Updates' through fact dedup, everything else under "
+                       "'## From <title>'; every link to a merged page is re-pointed at KEEP showing the same "
+                       "text; merged pages move to _archive/. Refused (nothing written) if any line would be lost.")
     p.add_argument("keep", metavar="KEEP")
-    p.add_argument("merge", metavar="MERGE")
-    p.add_argument("--preview", action="store_true", help="show what would change, write nothing")
+    p.add_argument("merge", metavar="MERGE", nargs="+", help="one or more pages to merge into KEEP")
+    p.add_argument("--preview", action="store_true",
+                   help="show what would change (the resulting KEEP as a diff), write nothing")
     p.set_defaults(handler="curator.commands.graph:run_merge")
+
+    p = sub.add_parser("move", parents=[parent],
+                       help="move or rename a page; every link to it keeps its text (one commit)",
+                       description="Every link to PAGE (by stem, title, alias or path; markdown links; embeds; "
+                       "related:) is re-pointed at NEW_PATH with its display text kept; the old slug and title "
+                       "become aliases. With --repair OLD NEW: re-point the links still naming OLD at the page "
+                       "NEW, after a rename done outside Curator (git mv, an agent).")
+    p.add_argument("page", metavar="PAGE", help="the page (or, with --repair, its old path)")
+    p.add_argument("new_path", metavar="NEW_PATH", help="the new path (a folder keeps the file name; "
+                   "'.md' is added) or, with --repair, the page as it is now")
+    p.add_argument("--preview", action="store_true", help="show what would change, write nothing")
+    p.add_argument("--repair", action="store_true",
+                   help="repair links broken by a rename done outside Curator (PAGE is the old path)")
+    p.set_defaults(handler="curator.commands.graph:run_move")
+
+    p = sub.add_parser("archive", parents=[parent],
+                       help="move a page to _archive/ (one commit; links to it then show as not yet written)")
+    p.add_argument("page", metavar="PAGE")
+    p.set_defaults(handler="curator.commands.graph:run_archive")
 
 
 def _check_positive(value: int, name: str, minimum: int = 0) -> int:
@@ -118,3 +141,28 @@ def run_merge(ctx: Context, args: argparse.Namespace) -> int:
         ctx.emit({"status": "preview", **plan.to_json()}, plan.render())
         return 0
     return _finish(ctx, merge_pages(ctx.wiki, args.keep, args.merge, ctx.actor))
+
+
+def run_move(ctx: Context, args: argparse.Namespace) -> int:
+    from curator.engine.errors import UsageError
+    from curator.engine.move import move_page, preview_move, repair_move
+
+    from .write import _finish
+
+    if args.repair:
+        if args.preview:
+            raise UsageError("--preview and --repair cannot be combined")
+        return _finish(ctx, repair_move(ctx.wiki, args.page, args.new_path, ctx.actor))
+    if args.preview:
+        plan = preview_move(ctx.wiki, args.page, args.new_path, ctx.actor)
+        ctx.emit({"status": "preview", **plan.to_json()}, plan.render())
+        return 0
+    return _finish(ctx, move_page(ctx.wiki, args.page, args.new_path, ctx.actor))
+
+
+def run_archive(ctx: Context, args: argparse.Namespace) -> int:
+    from curator.engine.move import archive_page
+
+    from .write import _finish
+
+    return _finish(ctx, archive_page(ctx.wiki, args.page, ctx.actor))

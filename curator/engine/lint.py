@@ -16,7 +16,8 @@ ERROR = "error"
 WARNING = "warning"
 _SEVERITY = {"frontmatter": ERROR, "layer": ERROR, "trust": ERROR, "encoding": ERROR,
              "nul-bytes": ERROR, "source-type": WARNING, "links": WARNING,
-             "empty": WARNING, "folder-case": ERROR, "file-name": ERROR, "broken-anchor": WARNING}
+             "empty": WARNING, "folder-case": ERROR, "file-name": ERROR, "broken-anchor": WARNING,
+             "moved-target": WARNING}
 
 
 def _link_problem(edge: Edge, visible: dict[str, Any], can_see: Callable[[str], bool]) -> tuple[str, str] | None:
@@ -105,6 +106,7 @@ def lint(wiki: Wiki, actor: Actor = OPERATOR) -> list[LintIssue]:
         inbound = [e for e in links.backlinks(path) if e.source in visible]
         if not inbound:
             issues.append(LintIssue(path, "orphan", WARNING, "no other page links here"))
+    issues += _moved_targets(wiki, visible)
     for stem, paths in stems.items():
         if len(paths) > 1:
             for path in paths:
@@ -132,4 +134,21 @@ def _folder_case(paths: Iterable[str]) -> list[LintIssue]:
                 out.append(LintIssue(f"{name}/", "folder-case", ERROR,
                                      f"folders differ only in case ({listed}); the scope policy treats "
                                      "them as one folder: rename one of them"))
+    return out
+
+
+def _moved_targets(wiki: Wiki, visible: dict[str, Any]) -> list[LintIssue]:
+    """Links broken by a rename done outside Curator (git saw the target move), with the fix."""
+    from .move import broken_by_renames
+
+    out: list[LintIssue] = []
+    for broken in broken_by_renames(wiki):
+        if broken.new not in visible:
+            continue
+        for source in broken.sources:
+            if source in visible:
+                out.append(LintIssue(source, "moved-target", WARNING,
+                                     f"links to {broken.old} broke when it was renamed to {broken.new} "
+                                     f"(commit {broken.commit[:10]}); fix every one: "
+                                     f"curator move --repair {broken.old} {broken.new}"))
     return out
