@@ -326,7 +326,6 @@ class DedupIndex:
         self._title_groups: dict[str, set[str]] = defaultdict(set)
         self._slug_index: dict[str, set[str]] = defaultdict(set)
         self._tag_index: dict[tuple[str, str], set[str]] = defaultdict(set)
-        self._key_sources: dict[str, set[str]] = defaultdict(set)  # link key -> linking pages
         self._bands: list[dict[int, set[str]]] = [defaultdict(set) for _ in range(BANDS)]
         self._shingle_keys = np.zeros(0, dtype=np.uint64)
         self._shingle_counts = np.zeros(0, dtype=np.int64)
@@ -417,8 +416,6 @@ class DedupIndex:
             self._slug_index[key].add(f.path)
         for tag in f.tags:
             self._tag_index[(f.folder, tag)].add(f.path)
-        for key in f.link_keys:
-            self._key_sources[key].add(f.path)
         for b, key in enumerate(f.bands):
             self._bands[b][key].add(f.path)
         slot = len(self._titles)
@@ -439,8 +436,6 @@ class DedupIndex:
             drop(self._slug_index, key)
         for tag in f.tags:
             drop(self._tag_index, (f.folder, tag))
-        for key in f.link_keys:
-            drop(self._key_sources, key)
         for b, key in enumerate(f.bands):
             drop(self._bands[b], key)
         slot = self._title_slot.pop(f.path, None)
@@ -658,20 +653,10 @@ class DedupIndex:
         return out
 
     def inbound(self, path: str) -> int:
-        """Pages linking to ``path`` by one of its names.
-
-        Counted from the pages' own link keys, kept in step page by page, so ranking a pair never
-        waits for the wiki's link index to be rebuilt after a change (names shared by two pages
-        count for both; the keep rule only needs an order).
-        """
-        f = self.features.get(path)
-        if f is None:
-            return 0
-        sources: set[str] = set()
-        for name in f.names:
-            sources |= self._key_sources.get(name, set())
-        sources.discard(path)
-        return len(sources)
+        """Distinct pages whose links resolve to ``path``: the same number ``explain`` and the
+        comparison panel show (:meth:`~.links.LinkIndex.inbound`). A name two copies share (the
+        same title) counts only for the copy the links resolve to, never for both."""
+        return self.wiki.links.inbound(path)
 
     def scores(self, a: str, b: str) -> dict[str, float]:
         fa, fb = self.features[a], self.features[b]

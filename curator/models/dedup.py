@@ -112,7 +112,7 @@ class Comparison:
 def page_side(wiki: Wiki, path: str) -> Side:
     page = wiki.pages[path]
     text = wiki.read_text(path)
-    inbound = len({e.source for e in wiki.links.backlinks(path)} - {path})
+    inbound = wiki.links.inbound(path)
     return Side(path=path, title=page.title, layer=page.layer, trust=page.trust, tags=list(page.tags),
                 aliases=list(page.aliases), created=page.created or "", updated=page.updated or "",
                 inbound=inbound, body=frontmatter.split(text).body)
