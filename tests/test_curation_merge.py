@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from curator.engine import dedup, graph, merge
+from curator.engine import dedup, frontmatter, graph, merge
 from curator.engine.actions import Invalid, undo
 from curator.engine.actor import OPERATOR
 from curator.engine.links import LinkIndex
@@ -356,7 +356,7 @@ def _resolved(files: dict[str, str]) -> tuple[LinkIndex, dict[str, list[tuple[st
     index = LinkIndex(pages)
     out: dict[str, list[tuple[str | None, str]]] = {}
     for path, text in files.items():
-        body = text.split("\n---\n", 1)[1]
+        body = frontmatter.split(text).body
         spans = link_spans(strip_code(body), path)
         out[path] = [(index.resolve(s.link.target).path,
                       s.link.alias if s.link.kind == "markdown" else

@@ -129,7 +129,10 @@ def preview_move(wiki: Wiki, ref: str, new_path: str, actor: Actor = OPERATOR) -
 def move_page(wiki: Wiki, ref: str, new_path: str, actor: Actor = OPERATOR) -> ActionResult:
     """Move or rename a page (one action, one commit); every link to it keeps working."""
     page = wiki.find(ref, actor)
-    new = normalize_destination(wiki, page, new_path)
+    try:
+        new = normalize_destination(wiki, page, new_path)
+    except Invalid as exc:
+        return ActionResult("invalid", exc.message, action="move", target=page.path)
 
     def apply(ctx: ActionContext) -> None:
         current = wiki.pages.get(page.path)
@@ -221,7 +224,7 @@ def repair_move(wiki: Wiki, old: str, new: str, actor: Actor = OPERATOR) -> Acti
             text, bom = read(path)
             new_text, rewrites = rewrite_page(text, path, retarget)
             plan.rewrites += rewrites
-            if path == page.path:  # the old slug stays a name of the page
+            if path == page.path and rewrites:  # the old slug stays a name of the page
                 new_text, plan.aliases_added = _aliases(new_text, Page(old_path, 0, 0, title=page.title),
                                                         page.path)
             if new_text != text:
