@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, QTimer, Signal
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, Qt, QTimer, Signal
+from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -13,6 +14,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
+    QMenu,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -38,6 +40,8 @@ SEARCH_HELP = ('Search: words, "phrases", OR, -word, prefix*, layer:core, tag:x,
 class PageBrowser(QWidget):
     open_requested = Signal(object)  # PageRow
     search_requested = Signal(str)  # query text ("" clears)
+    move_requested = Signal(object)  # the page's key: "Move or rename…" from the context menu
+    archive_requested = Signal(object)  # the page's key: "Archive…"
 
     def __init__(self, model: PageTableModel) -> None:
         super().__init__()
@@ -101,6 +105,9 @@ class PageBrowser(QWidget):
         for col in (COL_LAYER, COL_TRUST, COL_INBOUND):
             header.resizeSection(col, 64)
         self.table.activated.connect(self._activated)
+        self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.table.customContextMenuRequested.connect(self._context_menu)
+        self.context_menu: QMenu | None = None
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
 
         self.count = QLabel()
@@ -196,6 +203,19 @@ class PageBrowser(QWidget):
             sm.blockSignals(False)
             self.table.scrollTo(index)
             self.table.viewport().update()
+
+    def _context_menu(self, pos: QPoint) -> None:
+        row = self.proxy.record(self.table.indexAt(pos))
+        if row is None:
+            return
+        menu = QMenu(self)
+        menu.addAction("Open", lambda: self.open_requested.emit(row))
+        menu.addSeparator()
+        move = menu.addAction("Move or rename…", lambda: self.move_requested.emit(row.key))
+        move.setShortcut(QKeySequence("F2"))
+        menu.addAction("Archive…", lambda: self.archive_requested.emit(row.key))
+        menu.popup(self.table.viewport().mapToGlobal(pos))
+        self.context_menu = menu  # kept for tests
 
     def selected_rows(self) -> list[PageRow]:
         rows = []

@@ -22,9 +22,9 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QListWidget,
-    QPushButton,
+        QPushButton,
     QSplitter,
+    QTabWidget,
     QTextBrowser,
     QTreeWidget,
     QTreeWidgetItem,
@@ -43,6 +43,7 @@ from curator.models.dedup import (
     Comparison,
     DedupModel,
     RecordRole,
+    diff_html,
     gather_pair,
     meta_html,
 )
@@ -59,51 +60,63 @@ Pair = tuple[str, str]
 
 
 class MergePreviewDialog(QDialog):
-    """What a merge will do, asked before it is done: the links rewritten, the bullets moved."""
+    """What a merge will do, asked before it is done: the resulting page as a diff (exactly what
+    will be committed), the links rewritten elsewhere, and the bullets already there."""
 
     def __init__(self, plan: MergePlan, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.plan = plan
         self.setWindowTitle("Merge duplicate pages")
+        merged = ", ".join(plan.merges)
         summary = QLabel(
-            f"Merge <b>{html.escape(plan.merge)}</b> into <b>{html.escape(plan.keep)}</b>?<br>"
-            f"{len(plan.bullets_added)} bullet(s) added, {len(plan.bullets_skipped)} already there; "
-            f"{len(plan.rewrites)} link(s) rewritten in {len(plan.pages_rewritten)} page(s); "
-            f"{html.escape(plan.merge)} moves to {html.escape(plan.archive)}. One commit; "
-            "Edit ▸ Undo restores everything.")
+            f"Merge <b>{html.escape(merged)}</b> into <b>{html.escape(plan.keep)}</b>?<br>"
+            f"{len(plan.bullets_added)} bullet(s) added to Updates, {len(plan.bullets_skipped)} already there; "
+            f"{len(plan.sections_added)} section(s) added; "
+            f"{len(plan.rewrites)} link(s) rewritten in {len(plan.pages_rewritten)} page(s), each showing "
+            f"the same text; {html.escape(merged)} moves to {html.escape(', '.join(plan.archives))}. "
+            "Nothing is lost (every line is checked); one commit; Edit ▸ Undo restores everything.")
         summary.setWordWrap(True)
         extras = [f"{label} added: {', '.join(items)}" for label, items in
                   (("tags", plan.tags_added), ("related", plan.related_added), ("aliases", plan.aliases_added))
                   if items]
+        self.diff = QTextBrowser()
+        self.diff.setOpenLinks(False)
+        self.diff.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+        self.diff.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        table, _ratio = diff_html(plan.keep_before, plan.keep_after)
+        self.diff.setHtml(table)
+        self.diff.setToolTip(f"Left: {plan.keep} now; right: {plan.keep} after the merge "
+                             "(green: added, red: changed)")
         self.rewrites = QTreeWidget()
         self.rewrites.setHeaderLabels(["Page", "Line", "Link now", "Becomes"])
         self.rewrites.setRootIsDecorated(False)
         for r in plan.rewrites:
-            QTreeWidgetItem(self.rewrites, [r.page, str(r.line), r.old, r.new])
+            QTreeWidgetItem(self.rewrites, [r.page, str(r.line), r.old, r.new or "(removed: it names the kept page)"])
         for col in range(4):
             self.rewrites.resizeColumnToContents(col)
+        self.skipped = QTreeWidget()
+        self.skipped.setHeaderLabels(["Bullet", "Already there as"])
+        self.skipped.setRootIsDecorated(False)
+        for s in plan.bullets_skipped:
+            QTreeWidgetItem(self.skipped, [s["bullet"], s["matched"]])
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.diff, f"Resulting {plan.keep}")
+        self.tabs.addTab(self.rewrites, f"Links rewritten ({len(plan.rewrites)})")
+        self.tabs.addTab(self.skipped, f"Already there ({len(plan.bullets_skipped)})")
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
         self.merge_button = buttons.addButton("Merge", QDialogButtonBox.ButtonRole.AcceptRole)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
-        self.bullets = QListWidget()
-        self.bullets.addItems(plan.bullets_added)
         layout = QVBoxLayout(self)
         layout.addWidget(summary)
         if extras:
             extra = QLabel("; ".join(extras))
             extra.setWordWrap(True)
             layout.addWidget(extra)
-        layout.addWidget(QLabel("<b>Links that will be rewritten</b>" if plan.rewrites else
-                                "No page links to the merged page: no link is rewritten."))
-        if plan.rewrites:
-            layout.addWidget(self.rewrites, 2)
-        if plan.bullets_added:
-            layout.addWidget(QLabel(f"<b>Bullets added to {html.escape(plan.keep)}</b>"))
-            layout.addWidget(self.bullets, 1)
+        layout.addWidget(self.tabs, 1)
         layout.addWidget(buttons)
-        self.setMinimumWidth(640)
-        self.resize(760, min(560, self.sizeHint().height()))
+        self.setMinimumWidth(720)
+        self.resize(1000, 680)
 
 
 class PageCard(QGroupBox):

@@ -11,6 +11,7 @@ from typing import Any
 from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
+    QDialog,
     QFileDialog,
     QLabel,
     QMainWindow,
@@ -30,6 +31,7 @@ from curator.models.pages import PageRow, PageTableModel
 
 from . import plain_tips
 from .browser import PageBrowser
+from .lazy_view import run_dialog
 from .page_view import PageView
 from .quick_switcher import QuickSwitcher
 from .render import ChunkedPage, chunk_page, render_message, render_page
@@ -128,6 +130,8 @@ class MainWindow(QMainWindow):
         self._loaded = False
         self._error_box: QMessageBox | None = None
         self._last_action_wiki: int | None = None
+        #: How dialogs are shown; tests replace it to fill the fields and accept.
+        self.exec_dialog: Callable[[QDialog], bool] = run_dialog
 
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(self.browser)
@@ -186,6 +190,9 @@ class MainWindow(QMainWindow):
         self._action("&Quick switcher…", "Ctrl+P", self.quick_switcher, go_menu)
         self.back_action = self._action("&Back", QKeySequence("Alt+Left"), self.go_back, go_menu)
         self.forward_action = self._action("&Forward", QKeySequence("Alt+Right"), self.go_forward, go_menu)
+        page_menu = bar.addMenu("&Page")
+        self.move_action = self._action("&Move or rename…", QKeySequence("F2"), self.ask_move, page_menu)
+        self.archive_action = self._action("&Archive…", None, self.ask_archive, page_menu)
         view_menu = bar.addMenu("&View")
         self._action("&Refresh", QKeySequence("F5"), self.workspace.refresh_now, view_menu)
         self.view_menu = view_menu
@@ -205,6 +212,10 @@ class MainWindow(QMainWindow):
             lambda target: self.status(f"“{target}” is not yet written."))
         self.side.links.open_requested.connect(self._open_path_in_current_wiki)
         self.side.properties.edit_requested.connect(self._edit_property)
+        self.browser.move_requested.connect(self.ask_move)
+        self.browser.archive_requested.connect(self.ask_archive)
+        self.page_view.move_requested.connect(self.ask_move)
+        self.page_view.archive_requested.connect(self.ask_archive)
 
     def add_view(self, name: str, widget: QWidget, title: str) -> None:
         """Add a tab to the centre (graph, duplicates, auto-filed, policy, history...)."""
@@ -406,6 +417,48 @@ class MainWindow(QMainWindow):
         index, path = self.current
         self.run_action(index, lambda wiki: set_property(wiki, OPERATOR, path, name, value),
                         f"Setting {name} of {path}")
+
+    def ask_move(self, key: Key | None = None) -> None:
+        """Move or rename a page (the current one by default), after asking for its new path."""
+        key = key or self.current
+        if key is None:
+            return
+        from .curation_dialogs import MoveDialog
+
+        dialog = MoveDialog(key[1], self)
+        if self.exec_dialog(dialog):
+            self.move_to(key, dialog.new_path())
+
+    def move_to(self, key: Key, new_path: str) -> None:
+        from curator.engine.move import move_page
+
+        index, path = key
+        shown = self.current == key
+
+        def done(result: Any) -> None:
+            if result.ok and shown:  # the page moved from under the view: follow it
+                self.open_page((index, result.data["new"]), push=False)
+
+        self.run_action(index, lambda wiki: move_page(wiki, path, new_path, OPERATOR), f"Moving {path}", done)
+
+    def ask_archive(self, key: Key | None = None) -> None:
+        """Archive a page (the current one by default), after confirming."""
+        key = key or self.current
+        if key is None:
+            return
+        from .curation_dialogs import ArchiveDialog
+
+        path = key[1]
+        row = self.model.row_for(key)
+        inbound = self.model.rows[row].inbound if row is not None else 0
+        if self.exec_dialog(ArchiveDialog(path, inbound, self)):
+            self.archive(key)
+
+    def archive(self, key: Key) -> None:
+        from curator.engine.move import archive_page
+
+        index, path = key
+        self.run_action(index, lambda wiki: archive_page(wiki, path, OPERATOR), f"Archiving {path}")
 
     def undo_last(self) -> None:
         from curator.engine.actions import undo

@@ -14,11 +14,12 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import unquote
 
-from PySide6.QtCore import Qt, QTimer, QUrl, Signal
-from PySide6.QtGui import QDesktopServices, QFont, QTextCursor
+from PySide6.QtCore import QPoint, Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import QDesktopServices, QFont, QKeySequence, QTextCursor
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
+    QMenu,
     QPlainTextEdit,
     QPushButton,
     QTabWidget,
@@ -60,6 +61,8 @@ class PageView(QWidget):
 
     page_link_activated = Signal(str, str)  # path, anchor
     missing_link_activated = Signal(str)  # target
+    move_requested = Signal()  # "Move or rename…" on the shown page
+    archive_requested = Signal()  # "Archive…" on the shown page
 
     def __init__(self) -> None:
         super().__init__()
@@ -99,6 +102,19 @@ class PageView(QWidget):
         self._timer = QTimer(self)
         self._timer.setInterval(0)
         self._timer.timeout.connect(self._step)
+        self.browser.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.browser.customContextMenuRequested.connect(self._context_menu)
+        self.context_menu: QMenu | None = None
+
+    def _context_menu(self, pos: QPoint) -> None:
+        """The text browser's own menu (copy, select all) plus the page's curation actions."""
+        menu = self.browser.createStandardContextMenu(pos)
+        menu.addSeparator()
+        move = menu.addAction("Move or rename…", self.move_requested.emit)
+        move.setShortcut(QKeySequence("F2"))
+        menu.addAction("Archive…", self.archive_requested.emit)
+        menu.popup(self.browser.viewport().mapToGlobal(pos))
+        self.context_menu = menu  # kept for tests
 
     def show_page(self, html: str | ChunkedPage, source: str, base_dir: Path | None,
                   root: Path | None = None) -> None:

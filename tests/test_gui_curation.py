@@ -1,0 +1,119 @@
+"""Station: Move or rename (F2, context menus), Archive, and the merge dialog's resulting-page
+diff; every one an engine action with undo (pytest-qt, offscreen)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QPoint
+from PySide6.QtWidgets import QDialog
+
+from curator.engine.merge import preview_merge
+from curator.engine.wiki import Wiki
+from curator.models.dedup import ADDED_BG
+from curator.views.curation_dialogs import ArchiveDialog, MoveDialog
+from curator.views.dedup_view import MergePreviewDialog
+from curator.views.main_window import MainWindow
+from curator.views.workspace import Workspace
+
+from .gui_helpers import make_wiki, temp_settings
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def commits(root: Path) -> int:
+    return int(git(root, "rev-list", "--count", "HEAD"))
+
+
+@pytest.fixture
+def window(qtbot, tmp_path: Path):  # type: ignore[no-untyped-def]
+    root = make_wiki(tmp_path / "wiki")
+    win = MainWindow(Workspace(root, watch=True), temp_settings(tmp_path))
+    qtbot.addWidget(win)
+    with qtbot.waitSignal(win.ready, timeout=15_000):
+        win.start()
+    yield root, win
+    win.close()
+
+
+def test_f2_moves_the_current_page_keeps_links_and_undo_restores(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    root, win = window
+    before = {p: (root / p).read_bytes() for p in ("wiki/payments.md", "wiki/refunds.md")}
+    with qtbot.waitSignal(win.ready, timeout=5000):
+        win.open_page((0, "wiki/refunds.md"))
+    n = commits(root)
+    asked: list[QDialog] = []
+
+    def answer(dialog: QDialog) -> bool:
+        assert isinstance(dialog, MoveDialog)
+        assert dialog.edit.selectedText() == "refunds"  # typing renames the stem
+        dialog.edit.setText("policies/refund-rules.md")
+        asked.append(dialog)
+        return True
+
+    win.exec_dialog = answer
+    assert win.move_action.shortcut().toString() == "F2"
+    win.move_action.trigger()
+    qtbot.waitUntil(lambda: commits(root) == n + 1, timeout=10_000)
+    assert asked and not (root / "wiki/refunds.md").exists()
+    payments = (root / "wiki/payments.md").read_text("utf-8")
+    assert "[[refund-rules#Rules|the rules]]" in payments
+    assert git(root, "log", "-1", "--format=%s") == "move: wiki/refunds.md -> policies/refund-rules.md"
+    qtbot.waitUntil(lambda: win.current == (0, "policies/refund-rules.md"), timeout=10_000)
+    win.undo_last()
+    qtbot.waitUntil(lambda: commits(root) == n + 2, timeout=10_000)
+    assert {p: (root / p).read_bytes() for p in before} == before
+
+
+def test_context_menus_offer_move_and_archive_and_archive_is_undoable(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    root, win = window
+    n = commits(root)
+    table = win.browser.table
+    row = next(r for r in range(win.browser.proxy.rowCount())
+               if win.browser.proxy.record(win.browser.proxy.index(r, 0)).key == (0, "notes/scratch.md"))
+    rect = table.visualRect(win.browser.proxy.index(row, 0))
+    win.browser._context_menu(rect.center())
+    menu = win.browser.context_menu
+    assert menu is not None
+    labels = [a.text() for a in menu.actions()]
+    assert "Move or rename…" in labels and "Archive…" in labels
+    asked: list[QDialog] = []
+    win.exec_dialog = lambda d: asked.append(d) or True  # type: ignore[func-returns-value]
+    next(a for a in menu.actions() if a.text() == "Archive…").trigger()
+    qtbot.waitUntil(lambda: commits(root) == n + 1, timeout=10_000)
+    assert isinstance(asked[0], ArchiveDialog) and asked[0].path == "notes/scratch.md"
+    assert (root / "_archive/notes/scratch.md").exists() and not (root / "notes/scratch.md").exists()
+    win.page_view._context_menu(QPoint(5, 5))
+    page_labels = [a.text() for a in win.page_view.context_menu.actions()]
+    assert "Move or rename…" in page_labels and "Archive…" in page_labels
+    win.undo_last()
+    qtbot.waitUntil(lambda: commits(root) == n + 2, timeout=10_000)
+    assert (root / "notes/scratch.md").exists() and not (root / "_archive/notes/scratch.md").exists()
+
+
+def test_cancelled_move_writes_nothing(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    root, win = window
+    n = commits(root)
+    win.exec_dialog = lambda d: False
+    win.ask_move()
+    win.ask_archive()
+    qtbot.wait(300)
+    assert commits(root) == n and git(root, "status", "--porcelain") == ""
+
+
+def test_merge_dialog_shows_the_resulting_page_as_a_diff(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root = make_wiki(tmp_path / "w", {
+        "wiki/keep.md": "# Keep\n\n## Updates\n\n- First fact (added 2024-01-01)\n",
+        "wiki/twin.md": "# Twin\n\nProse that moves.\n\n- A bullet that spans\n  two lines\n",
+    })
+    plan = preview_merge(Wiki(root), "keep", "twin")
+    dialog = MergePreviewDialog(plan)
+    qtbot.addWidget(dialog)
+    text = dialog.diff.toPlainText()
+    assert "Prose that moves." in text and "## From Twin" in text and "  two lines" in text
+    assert dialog.tabs.tabText(0) == "Resulting wiki/keep.md"
+    assert ADDED_BG.lower() in dialog.diff.toHtml().lower()  # the added lines are marked
