@@ -117,3 +117,68 @@ def test_merge_dialog_shows_the_resulting_page_as_a_diff(qtbot, tmp_path: Path) 
     assert "Prose that moves." in text and "## From Twin" in text and "  two lines" in text
     assert dialog.tabs.tabText(0) == "Resulting wiki/keep.md"
     assert ADDED_BG.lower() in dialog.diff.toHtml().lower()  # the added lines are marked
+
+
+DEMO = Path(__file__).resolve().parents[1] / "resources" / "demo-wiki"
+LANTERN, NOTES = "wiki/projects/project-lantern.md", "wiki/projects/project-lantern-notes.md"
+
+
+def test_demo_lantern_pair_merges_from_the_queue_losing_nothing(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The issue's case: Duplicates ▸ project-lantern pair ▸ keep left ▸ Merge on the demo wiki."""
+    import os
+    import shutil
+
+    from curator.views.dedup_view import DedupView
+
+    root = tmp_path / "demo"
+    shutil.copytree(DEMO, root)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "demo")
+    notes_before = (root / NOTES).read_text("utf-8")
+    three_ds = (root / "concepts/three-d-secure.md").read_text("utf-8")
+    win = MainWindow(Workspace(root, watch=True), temp_settings(tmp_path))
+    view = DedupView(win)
+    win.add_view("dedup", view, "Duplicates")
+    qtbot.addWidget(win)
+    win.show()
+    with qtbot.waitSignal(win.ready, timeout=30_000):
+        win.start()
+    win.show_view("dedup")
+    qtbot.waitUntil(view.is_content_ready, timeout=30_000)
+    row = next(i for i, c in enumerate(view.model.candidates) if {c.keep, c.merge} == {LANTERN, NOTES})
+    assert view.model.candidates[row].keep == LANTERN
+    view.table.selectRow(row)
+    qtbot.waitUntil(lambda: view.comparison is not None and view.comparison.left.path == LANTERN, timeout=10_000)
+    n = commits(root)
+    shown: list[MergePreviewDialog] = []
+
+    def accept(dialog: QDialog) -> bool:
+        assert isinstance(dialog, MergePreviewDialog)
+        shown.append(dialog)
+        out = os.environ.get("CURATOR_SCREENSHOT_DIR")
+        if out:
+            dialog.show()
+            qtbot.wait(200)
+            dialog.grab().save(str(Path(out) / "merge-dialog.png"))
+        return True
+
+    view.exec_dialog = accept
+    view.left_card.keep.click()
+    qtbot.waitUntil(lambda: commits(root) == n + 1, timeout=15_000)
+    diff = shown[0].diff.toPlainText()
+    assert "## From Project Lantern Notes" in diff
+    kept = (root / LANTERN).read_text("utf-8")
+    assert kept == shown[0].plan.keep_after
+    # the two-line bullets kept whole, with both of their links
+    assert ("- Do we apply the low-value exemption (under EUR 30 equivalent) for domestic cards? The bank\n"
+            "  said \"probably\" on the call ([[Call with Formosa Harbour Bank, 21 Oct 2026]]).") in kept
+    assert "  frictionless rate. Needs a privacy review ([[Data Retention Policy]])." in kept
+    assert "Working notes for Project Lantern. Not reviewed; numbers are from dashboards on the dates" in kept
+    assert "### Measurements" in kept and "#open-question #mobile-web" in kept
+    # no self-link on the kept page, and elsewhere the text shown is unchanged
+    assert "[[project-lantern]]" not in kept and "open questions: Project Lantern Notes." in kept
+    assert (root / "concepts/three-d-secure.md").read_text("utf-8") == three_ds.replace(
+        "[[Project Lantern Notes]]", "[[project-lantern|Project Lantern Notes]]")
+    assert (root / "_archive" / NOTES).read_text("utf-8") == notes_before
+    win.close()

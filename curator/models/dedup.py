@@ -173,15 +173,27 @@ def _cell(content: str, bg: str | None, number: int | None) -> str:
     return f'{num}<td width="46%" style="white-space: pre-wrap;"{colour}>{content}</td>'
 
 
-def diff_html(a: str, b: str) -> tuple[str, float]:
+def diff_html(a: str, b: str, context: int | None = None) -> tuple[str, float]:
     """The two texts side by side, aligned line by line: removed on the left in red, added on the
-    right in green, changed lines paired with the changed words marked. Returns (html, ratio)."""
+    right in green, changed lines paired with the changed words marked. With ``context``, a run of
+    unchanged lines longer than that around the changes is folded into one "… unchanged" row.
+    Returns (html, ratio)."""
     la, lb = a.splitlines()[:MAX_DIFF_LINES], b.splitlines()[:MAX_DIFF_LINES]
     matcher = difflib.SequenceMatcher(None, la, lb, autojunk=False)
     rows: list[str] = []
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
-            for k in range(i2 - i1):
+            keep = range(i2 - i1)
+            if context is not None and i2 - i1 > 2 * context + 1:
+                head = context if i1 > 0 else 0
+                tail = context if i2 < len(la) else 0
+                for k in range(head):
+                    text = html.escape(la[i1 + k])
+                    rows.append(_cell(text, None, i1 + k + 1) + _cell(text, None, j1 + k + 1))
+                folded = f'<i style="color:#777777;">… {i2 - i1 - head - tail} unchanged line(s) …</i>'
+                rows.append(_cell(folded, EMPTY_BG, None) + _cell(folded, EMPTY_BG, None))
+                keep = range(i2 - i1 - tail, i2 - i1)
+            for k in keep:
                 text = html.escape(la[i1 + k])
                 rows.append(_cell(text, None, i1 + k + 1) + _cell(text, None, j1 + k + 1))
             continue

@@ -71,7 +71,7 @@ class MergePreviewDialog(QDialog):
         summary = QLabel(
             f"Merge <b>{html.escape(merged)}</b> into <b>{html.escape(plan.keep)}</b>?<br>"
             f"{len(plan.bullets_added)} bullet(s) added to Updates, {len(plan.bullets_skipped)} already there; "
-            f"{len(plan.sections_added)} section(s) added; "
+            f"{len(plan.sections_added)} section(s) added under '## From …'; "
             f"{len(plan.rewrites)} link(s) rewritten in {len(plan.pages_rewritten)} page(s), each showing "
             f"the same text; {html.escape(merged)} moves to {html.escape(', '.join(plan.archives))}. "
             "Nothing is lost (every line is checked); one commit; Edit ▸ Undo restores everything.")
@@ -83,7 +83,7 @@ class MergePreviewDialog(QDialog):
         self.diff.setOpenLinks(False)
         self.diff.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
         self.diff.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        table, _ratio = diff_html(plan.keep_before, plan.keep_after)
+        table, _ratio = diff_html(plan.keep_before, plan.keep_after, context=3)
         self.diff.setHtml(table)
         self.diff.setToolTip(f"Left: {plan.keep} now; right: {plan.keep} after the merge "
                              "(green: added, red: changed)")
