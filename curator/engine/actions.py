@@ -31,7 +31,8 @@ API
     root-relative posix path or :class:`Invalid`), ``check_write(rel)`` (policy, raises
     :class:`Denied`), ``read_bytes(rel)``, ``read_text(rel)`` (:class:`Invalid` on invalid UTF-8;
     returns the decoded text and its :class:`~.page.Decoded` flags), ``write_bytes(rel, data)``,
-    ``write_text(rel, text, bom=False)``, ``move(src, dst)``, ``delete(rel, archive=True)``
+    ``write_text(rel, text, bom=False)``, ``write_many({rel: data})`` (thousands of files at once:
+    one marker save and one sync), ``move(src, dst)``, ``delete(rel, archive=True)``
     (moves to ``_archive/<rel>``; returns the archive path), ``touched`` (paths in order).
 
 ``ActionResult``: ``status``, ``message``, ``commit`` (sha or None), ``changed`` (paths),
@@ -291,7 +292,7 @@ class ActionContext:
         return dec.text, dec
 
     # --- writing -------------------------------------------------------------------------------
-    def _remember(self, path: str) -> None:
+    def _remember(self, path: str, *, save: bool = True) -> None:
         if path in self._originals:
             return
         full = self.wiki.root / path
@@ -302,7 +303,8 @@ class ActionContext:
         except IsADirectoryError:
             raise Invalid(message=f"{path} is a folder, not a file") from None
         self._order.append(path)
-        self._save_marker()
+        if save:
+            self._save_marker()
 
     def write_bytes(self, rel: str, data: bytes) -> str:
         path = self.check_write(rel)
@@ -327,6 +329,44 @@ class ActionContext:
         else:
             atomic_write(self.wiki.root / path, data)
         return path
+
+    def write_many(self, files: dict[str, bytes]) -> list[str]:
+        """Write several files as one step (a merge or a move rewriting thousands of pages).
+
+        Every path is checked first (nothing is written when one is refused), all are recorded in
+        the pending marker at once (one save, not one per file), the data of all is made durable
+        with one ``os.sync`` instead of one fsync per file, then each file is renamed into place.
+        """
+        paths = [self.check_write(rel) for rel in files]
+        for path in paths:
+            self._remember(path, save=False)
+        self._save_marker()
+        root = self.wiki.root
+        temps: list[tuple[str, Path]] = []
+        try:
+            for path, data in zip(paths, files.values(), strict=True):
+                full = root / path
+                full.parent.mkdir(parents=True, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(prefix=f".{full.name[:40]}{TMP_MARK}", dir=full.parent)
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+                with contextlib.suppress(OSError):
+                    os.chmod(tmp, full.stat().st_mode & 0o7777 if full.exists() else 0o644)
+                temps.append((tmp, full))
+            if hasattr(os, "sync"):
+                os.sync()
+            else:  # pragma: no cover - Windows: one fsync per file
+                for tmp, _full in temps:
+                    with open(tmp, "rb+") as f:
+                        os.fsync(f.fileno())
+            for tmp, full in temps:
+                os.replace(tmp, full)
+        except BaseException:
+            for tmp, _full in temps:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+            raise
+        return paths
 
     def write_text(self, rel: str, text: str, *, bom: bool = False) -> str:
         """Write ``text`` as UTF-8 exactly as given (line endings are the caller's)."""

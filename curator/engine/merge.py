@@ -43,7 +43,15 @@ from .actions import ARCHIVE_DIR, ActionContext, ActionResult, Invalid, require_
 from .actor import OPERATOR, Actor
 from .append import insert_bullet, matching_fact
 from .page import Page
-from .relink import LinkRewrite, Retarget, display_form, entry_target, related_entries, rewrite_page
+from .relink import (
+    LinkRewrite,
+    Retarget,
+    display_form,
+    entry_target,
+    frontmatter_links,
+    related_entries,
+    rewrite_page,
+)
 from .wiki import Wiki
 
 __all__ = ["LinkRewrite", "MergePlan", "Unit", "check_conservation", "merge_pages", "plan_merge",
@@ -414,13 +422,19 @@ def plan_merge(wiki: Wiki, keep: Page, merges: Sequence[Page], read: Reader,
     elsewhere = Retarget(links, to_keep, frozenset(), gone)
     for path in sorted(sources):
         text, bom = read(path)
-        new_text, rewrites = rewrite_page(text, path, elsewhere)
+        new_text, rewrites = rewrite_page(text, path, elsewhere, check_frontmatter=frontmatter_links(
+            links.pages.get(path), elsewhere))
         plan.rewrites.extend(rewrites)
         if new_text != text:
             plan.writes[path] = (new_text, bom)
     plan.keep_after = keep_text
     plan.writes[keep.path] = (keep_text, keep_bom)
     return plan
+
+
+def encode_writes(writes: dict[str, tuple[str, bool]]) -> dict[str, bytes]:
+    """A plan's new texts as the bytes to write (BOM kept where the file had one)."""
+    return {path: (b"\xef\xbb\xbf" if bom else b"") + text.encode("utf-8") for path, (text, bom) in writes.items()}
 
 
 def plain_reader(wiki: Wiki) -> Reader:
@@ -480,8 +494,7 @@ def merge_pages(wiki: Wiki, keep: str, merge: str | Sequence[str], actor: Actor 
         found = [m for m in ms if m is not None]
         plan = plan_merge(wiki, k, found, action_reader(ctx))
         ctx.journal.update({"keep": k.path, "merge": found[0].path, "merges": [m.path for m in found]})
-        for path, (text, bom) in plan.writes.items():
-            ctx.write_text(path, text, bom=bom)
+        ctx.write_many(encode_writes(plan.writes))
         plan.archives = [ctx.delete(m.path, archive=True) or a for m, a in zip(found, plan.archives, strict=True)]
         ctx.status = "merged"
         ctx.message = (f"merged {', '.join(plan.merges)} into {k.path}: {len(plan.bullets_added)} bullet(s) added, "

@@ -28,9 +28,9 @@ from .actor import OPERATOR, Actor
 from .git import GitError
 from .links import LinkIndex
 from .markdown_scan import RawLink
-from .merge import Reader, action_reader, plain_reader
+from .merge import Reader, action_reader, encode_writes, plain_reader
 from .page import Page, link_key, parse_page, path_key
-from .relink import LinkRewrite, Retarget, rewrite_page
+from .relink import LinkRewrite, Retarget, frontmatter_links, rewrite_page
 from .walker import is_page_path
 from .wiki import Wiki
 
@@ -110,7 +110,8 @@ def plan_move(wiki: Wiki, page: Page, new: str, read: Reader) -> MovePlan:
     sources = {e.source for e in links.backlinks(old)} - {old}
     for path in sorted(sources):
         text, bom = read(path)
-        new_text, rewrites = rewrite_page(text, path, retarget)
+        new_text, rewrites = rewrite_page(text, path, retarget, check_frontmatter=frontmatter_links(
+            links.pages.get(path), retarget))
         plan.rewrites += rewrites
         if new_text != text:
             plan.writes[path] = (new_text, bom)
@@ -140,8 +141,7 @@ def move_page(wiki: Wiki, ref: str, new_path: str, actor: Actor = OPERATOR) -> A
             raise Invalid(message=f"{page.path} no longer exists")
         ctx.journal.update({"old": page.path, "new": new})
         plan = plan_move(wiki, current, new, action_reader(ctx))
-        for path, (text, bom) in plan.writes.items():
-            ctx.write_text(path, text, bom=bom)
+        ctx.write_many(encode_writes(plan.writes))
         ctx.move(page.path, new)
         ctx.write_text(new, plan.moved_text, bom=plan.moved_bom)
         ctx.status = "moved"

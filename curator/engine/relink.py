@@ -28,7 +28,7 @@ from urllib.parse import quote
 from . import frontmatter, markdown_scan
 from .links import LinkIndex
 from .markdown_scan import LinkSpan, RawLink
-from .page import link_key
+from .page import Page, link_key
 
 #: (link as written, the page it is on) -> the page it points at now, or None
 Resolver = Callable[[RawLink, str], "str | None"]
@@ -133,12 +133,26 @@ def _wikilink_inner(inner: str, link: RawLink, name: str, in_table: bool) -> str
     return name + rest + sep + markdown_scan.display_label(link.target, link.anchor, None)
 
 
+def frontmatter_links(page: Page | None, retarget: Retarget) -> bool:
+    """Whether the frontmatter of ``page`` (as cached) may hold a link to re-point: a ``related:``
+    entry that moves. A page not in the cache, or with a ``[[`` in its frontmatter, is read anyway."""
+    if page is None:
+        return True
+    return any(link.kind not in _BODY_KINDS and retarget.dest(RawLink(link.target, None, None, link.kind, 0),
+                                                              page.path) is not None
+               for link in page.links)
+
+
+_BODY_KINDS = frozenset({"wikilink", "embed", "markdown"})
+
+
 def rewrite_page(text: str, page_path: str, retarget: Retarget,
-                 new_path: str | None = None) -> tuple[str, list[LinkRewrite]]:
+                 new_path: str | None = None, *, check_frontmatter: bool = True) -> tuple[str, list[LinkRewrite]]:
     """``text`` (a whole file, frontmatter included) with its links re-pointed.
 
     ``new_path``: where this text will live when it moves too (its relative markdown links are
-    re-based from there).
+    re-based from there). ``check_frontmatter=False`` skips parsing the YAML unless it holds a
+    ``[[`` (see :func:`frontmatter_links`).
     """
     parts = frontmatter.split(text)
     offset = len(text) - len(parts.body)
@@ -186,6 +200,8 @@ def rewrite_page(text: str, page_path: str, retarget: Retarget,
         rewrites.append(LinkRewrite(page_path, line, span.link.kind, body[span.start:span.end], after))
     out.append(body[last:])
     new_text = text[:offset] + "".join(out) if edits else text
+    if not check_frontmatter and (parts.raw is None or "[[" not in parts.raw):
+        return new_text, rewrites
     new_text, more = _rewrite_frontmatter(new_text, page_path, retarget)
     return new_text, rewrites + more
 
