@@ -297,11 +297,16 @@ def _append_section(text: str, lines: list[str], nl: str) -> str:
 
 
 def _merge_body(plan: MergePlan, keep_text: str, keep: Page, merge: Page, moved_text: str,
-                nl: str) -> tuple[str, set[str]]:
+                nl: str, original: str) -> tuple[str, set[str]]:
     """``keep_text`` with ``moved_text`` (``merge``'s text, links already re-pointed) merged in;
-    returns it and the normalised lines accounted for otherwise (the title heading)."""
+    returns it and the normalised lines accounted for otherwise (the title heading).
+
+    Fact dedup compares each bullet as written on ``merge`` (``original``): re-pointing its links
+    changes no line boundary, so its units line up with the moved text's by their first line.
+    """
     exempt: set[str] = set()
     body = frontmatter.split(moved_text.replace("\r\n", "\n")).body
+    as_written = {u.start: u for u in units(frontmatter.split(original).body) if u.kind == "bullet"}
     section: list[str] = []  # lines for "## From <title>"
     keep_blocks = {" ".join(u.source.split()) for u in units(frontmatter.split(keep_text).body)
                    if u.kind == "block"}
@@ -312,12 +317,15 @@ def _merge_body(plan: MergePlan, keep_text: str, keep: Page, merge: Page, moved_
 
     def dedup(unit: Unit) -> bool:
         """True when ``keep`` already states the bullet (then it is listed as skipped)."""
-        content = " ".join(x.strip() for x in unit.lines)[2:]
+        written = as_written.get(unit.start)
+        if written is None or len(written.lines) != len(unit.lines):
+            written = unit
+        content = " ".join(x.strip() for x in written.lines)[2:]
         matched = matching_fact(facts, content)
         if matched is None:
             facts.append(content)
             return False
-        plan.bullets_skipped.append({"page": merge.path, "bullet": unit.source, "matched": matched[:80]})
+        plan.bullets_skipped.append({"page": merge.path, "bullet": written.source, "matched": matched[:80]})
         return True
 
     for unit in units(body):
@@ -386,7 +394,7 @@ def plan_merge(wiki: Wiki, keep: Page, merges: Sequence[Page], read: Reader,
     exempt: dict[str, set[str]] = {}
     for m in merges:
         moved_text, _ = rewrite_page(originals[m.path], m.path, moving, new_path=keep.path)
-        keep_text, exempt[m.path] = _merge_body(plan, keep_text, keep, m, moved_text, nl)
+        keep_text, exempt[m.path] = _merge_body(plan, keep_text, keep, m, moved_text, nl, originals[m.path])
 
     # tags, related, aliases united; merged slugs and titles become aliases of keep
     meta = frontmatter.load(keep_parts.raw)[0] if keep_parts.raw is not None else {}
