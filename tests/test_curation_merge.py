@@ -405,3 +405,27 @@ def test_property_merge_never_loses_a_line_or_leaves_a_dangling_link() -> None:
                 assert [t for _, t in links] == [t for _, t in links_before[path]], (case, path)
         checked += 1
     assert checked == 500
+
+
+def test_cli_merges_several_pages_and_previews_the_diff(root: Path) -> None:
+    import json
+    import sys
+
+    (root / "wiki/crane-manual.md").write_text("# Crane Manual\n\n- Grease the hook weekly\n", encoding="utf-8")
+    commit_all(root, "manual")
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "curator.cli", "--wiki", str(root), *args],
+                              capture_output=True, text=True, timeout=120)
+
+    preview = cli("merge", "harbour-crane", "crane-notes", "crane-manual", "--preview")
+    assert preview.returncode == 0 and "+## From Crane Notes" in preview.stdout
+    assert "+- Grease the hook weekly" in preview.stdout and "already there:" in preview.stdout
+    done = cli("merge", "harbour-crane", "crane-notes", "crane-manual", "--json")
+    data = json.loads(done.stdout)
+    assert done.returncode == 0 and data["status"] == "merged"
+    assert data["archives"] == ["_archive/wiki/crane-notes.md", "_archive/wiki/crane-manual.md"]
+    assert git(root, "log", "-1", "--format=%s").strip() == \
+        "merge: wiki/crane-notes.md, wiki/crane-manual.md into wiki/harbour-crane.md"
+    bad = cli("merge", "harbour-crane", "harbour-crane")
+    assert bad.returncode == 1 and "itself" in bad.stdout + bad.stderr and "Traceback" not in bad.stderr
