@@ -123,33 +123,26 @@ def root(tmp_path: Path) -> Path:
 _TEST_LINK = re.compile(r"!?\[\[([^\[\]\n]+?)\]\]|\[([^\]\n]*)\]\(([^()\s]+)\)")
 
 
+def _label(m: re.Match[str]) -> str:
+    """The text one link match shows (the test's own reading, not the engine's)."""
+    if m.group(1) is not None:
+        inner = m.group(1).replace("\\|", "|")
+        target, _, alias = inner.partition("|")
+        name, _, anchor = target.partition("#")
+        return alias.strip() or (f"{name.strip()} › {anchor.strip()}" if anchor else name.strip())
+    return m.group(2)
+
+
 def shown(text: str) -> list[str]:
-    """The texts a page's links show, in order, by the test's own reading (not the engine's)."""
-    out = []
+    """The texts a page's links show, in order (code excluded)."""
     body = text.split("\n---\n", 1)[1] if text.startswith("---\n") else text
-    for m in _TEST_LINK.finditer(strip_code(body)):
-        if m.group(1) is not None:
-            inner = m.group(1).replace("\\|", "|")
-            target, _, alias = inner.partition("|")
-            name, _, anchor = target.partition("#")
-            out.append(alias.strip() or (f"{name.strip()} › {anchor.strip()}" if anchor else name.strip()))
-        else:
-            out.append(m.group(2))
-    return out
+    return [_label(m) for m in _TEST_LINK.finditer(strip_code(body))]
 
 
 def reading(line: str) -> str:
     """A line as a person reads it: links by the text they show, headings without their marks."""
-    def label(m: re.Match[str]) -> str:
-        if m.group(1) is not None:
-            inner = m.group(1).replace("\\|", "|")
-            target, _, alias = inner.partition("|")
-            name, _, anchor = target.partition("#")
-            return alias.strip() or (f"{name.strip()} › {anchor.strip()}" if anchor else name.strip())
-        return m.group(2)
-
     line = re.sub(r"^ {0,3}#{1,6}\s*", "", line)
-    return " ".join(_TEST_LINK.sub(label, line).split())
+    return " ".join(_TEST_LINK.sub(_label, line).split())
 
 
 def body_lines(text: str) -> list[str]:
