@@ -235,6 +235,7 @@ class ActionContext:
         self._state = state
         self._id = action_id
         self._head = head
+        self._safe_folders: set[str] = set()  # folders whose real path was checked to lie in the root
         self._originals: dict[str, bytes | None] = {}  # path -> bytes before the action (None: absent)
         self._order: list[str] = []
 
@@ -252,11 +253,15 @@ class ActionContext:
             raise Invalid(message=f"invalid path {rel!r}")
         root = self.wiki.root
         full = root / norm
-        # A symlinked folder could still lead outside: the real parent must lie in the root.
-        try:
-            full.parent.resolve().relative_to(root)
-        except ValueError:
-            raise Invalid(message=f"invalid path {rel!r}: leads outside the wiki") from None
+        # A symlinked folder could still lead outside: the real parent must lie in the root
+        # (checked once per folder and action: a merge touches thousands of pages in few folders).
+        folder = posixpath.dirname(norm)
+        if folder not in self._safe_folders:
+            try:
+                full.parent.resolve().relative_to(root)
+            except ValueError:
+                raise Invalid(message=f"invalid path {rel!r}: leads outside the wiki") from None
+            self._safe_folders.add(folder)
         if full.is_symlink():
             raise Invalid(message=f"invalid path {rel!r}: is a symbolic link")
         return norm

@@ -16,6 +16,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from curator.engine.actions import undo
 from curator.engine.actor import OPERATOR
 from curator.engine.merge import merge_pages
@@ -23,6 +25,8 @@ from curator.engine.move import move_page
 from curator.engine.walker import EXCLUDED_DIRS
 from curator.engine.wiki import Wiki
 from tests.corpus import IDENTITY, generate
+
+pytestmark = pytest.mark.timeout(2400)
 
 N_PAGES = 30_000
 INBOUND = 2_000
@@ -142,6 +146,8 @@ def test_merge_and_move_with_2000_inbound_links_in_30k_pages(tmp_path: Path) -> 
         assert result.status == "moved", result.message
         assert len(result.data["pages_rewritten"]) >= INBOUND
         reset()
+        print(f"run {run + 1}: merge {merge_s[-1]:.2f} s, merge with link index rebuild {merge_cold_s[-1]:.2f} s, "
+              f"move {move_s[-1]:.2f} s", flush=True)
     wiki.close()
 
     assert git(root, "status", "--porcelain", "--untracked-files=no").strip() == ""
