@@ -253,3 +253,16 @@ def test_property_move_leaves_every_link_resolved_to_the_new_path() -> None:
             assert [t for _, t in links] == [t for _, t in was], (case, path)  # same texts shown
             expected = [new if target == old else target for target, _ in was]
             assert [target for target, _ in links] == expected, (case, path)  # same pages, new path
+
+
+def test_show_many_reads_what_show_reads(root: Path) -> None:
+    """Undo reads every version of a big merge or move with one git call (``show_many``)."""
+    from curator.engine.actions import git_of
+
+    (root / "wiki/naïve name.md").write_text("# Naïve\n", encoding="utf-8")
+    commit_all(root, "odd name")
+    g = git_of(Wiki(root))
+    head, parent = g.resolve("HEAD"), g.resolve("HEAD~1")
+    assert head and parent
+    wanted = [(c, p) for c in (head, parent) for p in ("wiki/naïve name.md", "wiki/harbour.md", "nope.md", "wiki")]
+    assert g.show_many(wanted) == {key: g.show(*key) for key in wanted}

@@ -789,9 +789,11 @@ def revert(wiki: Wiki, actor: Actor, commit: str) -> ActionResult:
                 ctx.check_write(path)
             except Denied as exc:
                 raise Denied(message=f"may not revert {sha[:12]}: {exc.message}") from None
+        # every version in one git call (a merge or move may have touched thousands of files)
+        blobs = g.show_many([(sha, p) for p in paths] + ([(parent, p) for p in paths] if parent else []))
         for path in paths:
-            before = g.show(parent, path) if parent else None
-            after = g.show(sha, path)
+            before = blobs[(parent, path)] if parent else None
+            after = blobs[(sha, path)]
             current = ctx.read_bytes(path)
             if current == before:
                 continue  # already as it was

@@ -255,6 +255,31 @@ class Git:
         proc = self.run("cat-file", "blob", f"{commit}:{path}", check=False)
         return proc.stdout if proc.returncode == 0 else None
 
+    def show_many(self, wanted: Sequence[tuple[str, str]]) -> dict[tuple[str, str], bytes | None]:
+        """:meth:`show` for many (commit, path) pairs with one ``cat-file --batch`` call."""
+        out: dict[tuple[str, str], bytes | None] = {}
+        plain = [(c, p) for c, p in dict.fromkeys(wanted) if "\n" not in p and "\r" not in p]
+        for c, p in dict.fromkeys(wanted):
+            if (c, p) not in plain:
+                out[(c, p)] = self.show(c, p)
+        if not plain:
+            return out
+        query = "".join(f"{c}:{p}\n" for c, p in plain).encode("utf-8", "surrogateescape")
+        data = self.run("cat-file", "--batch", input=query).stdout
+        pos = 0
+        for key in plain:
+            nl = data.index(b"\n", pos)
+            header = data[pos:nl].rsplit(b" ", 2)
+            pos = nl + 1
+            if header[-1] in (b"missing", b"ambiguous") or len(header) != 3:  # "<name> missing"
+                out[key] = None
+                continue
+            size = int(header[2])
+            # a tree (a folder named like the path) is not a file
+            out[key] = data[pos:pos + size] if header[1] == b"blob" else None
+            pos += size + 1
+        return out
+
     def changed_paths(self, commit: str) -> list[str]:
         """Paths a commit changed relative to its first parent (all of them for a root commit)."""
         out = self.run("diff-tree", "--no-commit-id", "-r", "--root", "--name-only", "-z",
