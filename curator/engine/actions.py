@@ -342,6 +342,8 @@ class ActionContext:
         the pending marker at once (one save, not one per file), the data of all is made durable
         with one ``os.sync`` instead of one fsync per file, then each file is renamed into place.
         """
+        if not files:
+            return []
         paths = [self.check_write(rel) for rel in files]
         for path in paths:
             self._remember(path, save=False)
@@ -791,6 +793,7 @@ def revert(wiki: Wiki, actor: Actor, commit: str) -> ActionResult:
                 raise Denied(message=f"may not revert {sha[:12]}: {exc.message}") from None
         # every version in one git call (a merge or move may have touched thousands of files)
         blobs = g.show_many([(sha, p) for p in paths] + ([(parent, p) for p in paths] if parent else []))
+        writes: dict[str, bytes] = {}
         for path in paths:
             before = blobs[(parent, path)] if parent else None
             after = blobs[(sha, path)]
@@ -802,7 +805,8 @@ def revert(wiki: Wiki, actor: Actor, commit: str) -> ActionResult:
                 if current is not None:
                     ctx.delete(path, archive=False)
             else:
-                ctx.write_bytes(path, new)
+                writes[path] = new
+        ctx.write_many(writes)
         ctx.status = "reverted"
         ctx.message = f"reverted {sha[:12]} ({subject})"
         ctx.data["reverted"] = sha
