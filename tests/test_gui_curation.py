@@ -19,6 +19,7 @@ from curator.views.main_window import MainWindow
 from curator.views.workspace import Workspace
 
 from .gui_helpers import make_wiki, temp_settings
+from .test_gui_dedup import open_queue
 
 
 def git(root: Path, *args: str) -> str:
@@ -128,8 +129,6 @@ def test_demo_lantern_pair_merges_from_the_queue_losing_nothing(qtbot, tmp_path:
     import os
     import shutil
 
-    from curator.views.dedup_view import DedupView
-
     root = tmp_path / "demo"
     shutil.copytree(DEMO, root)
     git(root, "init", "-q", "-b", "main")
@@ -137,15 +136,7 @@ def test_demo_lantern_pair_merges_from_the_queue_losing_nothing(qtbot, tmp_path:
     git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "demo")
     notes_before = (root / NOTES).read_text("utf-8")
     three_ds = (root / "concepts/three-d-secure.md").read_text("utf-8")
-    win = MainWindow(Workspace(root, watch=True), temp_settings(tmp_path))
-    view = DedupView(win)
-    win.add_view("dedup", view, "Duplicates")
-    qtbot.addWidget(win)
-    win.show()
-    with qtbot.waitSignal(win.ready, timeout=30_000):
-        win.start()
-    win.show_view("dedup")
-    qtbot.waitUntil(view.is_content_ready, timeout=30_000)
+    win, view = open_queue(qtbot, root, tmp_path)
     row = next(i for i, c in enumerate(view.model.candidates) if {c.keep, c.merge} == {LANTERN, NOTES})
     assert view.model.candidates[row].keep == LANTERN
     view.table.selectRow(row)
