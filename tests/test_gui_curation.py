@@ -38,6 +38,7 @@ def window(qtbot, tmp_path: Path):  # type: ignore[no-untyped-def]
     with qtbot.waitSignal(win.ready, timeout=15_000):
         win.start()
     yield root, win
+    qtbot.wait(300)  # reads started by the last action's refresh land before the window goes
     win.close()
 
 
@@ -172,4 +173,9 @@ def test_demo_lantern_pair_merges_from_the_queue_losing_nothing(qtbot, tmp_path:
     assert (root / "concepts/three-d-secure.md").read_text("utf-8") == three_ds.replace(
         "[[Project Lantern Notes]]", "[[project-lantern|Project Lantern Notes]]")
     assert (root / "_archive" / NOTES).read_text("utf-8") == notes_before
+    # let the queue reload and its next comparison arrive before the window goes away
+    qtbot.waitUntil(lambda: all({c.keep, c.merge} != {LANTERN, NOTES} for c in view.model.candidates),
+                    timeout=15_000)
+    qtbot.waitUntil(lambda: view.comparison is not None or not view.model.candidates, timeout=15_000)
+    qtbot.wait(200)
     win.close()
