@@ -38,7 +38,6 @@ def window(qtbot, tmp_path: Path):  # type: ignore[no-untyped-def]
     with qtbot.waitSignal(win.ready, timeout=15_000):
         win.start()
     yield root, win
-    qtbot.wait(300)  # reads started by the last action's refresh land before the window goes
     win.close()
 
 
