@@ -245,7 +245,7 @@ class LinkIndex:
 
     def stem_pages(self, slug: str) -> list[str]:
         """Pages whose file stem normalises to ``slug`` (what a bare ``[[slug]]`` is matched to)."""
-        return list(self._by_stem.get(slug, ()))
+        return list(self._pages.by_name.get(slug, ()))
 
     def ambiguous_edges(self) -> list[Edge]:
         return [e for edges in self.outgoing.values() for e in edges if e.resolution.ambiguous]

@@ -402,10 +402,10 @@ def plan_merge(wiki: Wiki, keep: Page, merges: Sequence[Page], read: Reader,
     plan.tags_added = _unite(keep_tags, [t for m in merges for t in m.tags], set())
     keep_related_all = related_entries(meta) or []
     own = {keep.path, *gone}
-    keep_related = [r for r in keep_related_all if links.resolve(entry_target(r)).path not in own]
+    keep_related = [r for r in keep_related_all if links.resolve(entry_target(r), keep.path).path not in own]
     self_names = {n.casefold() for p in (keep, *merges) for n in (p.path, p.slug, p.stem)}
     plan.related_added = [r for r in _unite(keep_related, [r for m in merges for r in m.related], set())
-                          if links.resolve(entry_target(r)).path not in own
+                          if links.resolve(entry_target(r), keep.path).path not in own
                           and entry_target(r).casefold() not in self_names]
     keep_aliases = _str_list(meta.get("aliases"))
     plan.aliases_added = _unite(keep_aliases, [n for m in merges for n in (m.stem, m.title, *m.aliases)],

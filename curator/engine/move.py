@@ -197,7 +197,7 @@ def _old_resolver(links: LinkIndex, old: str) -> Callable[[RawLink, str], str | 
     names = _names_old(old)
 
     def resolve(link: RawLink, source: str) -> str | None:
-        now = links.resolve(link.target)
+        now = links.resolve(link.target, source)
         if now.path is not None:
             return now.path
         return old if names(link_key(link.target)) else None

@@ -67,7 +67,7 @@ class Retarget:
     def target(self, link: RawLink, source: str) -> str | None:
         if self.resolve is not None:
             return self.resolve(link, source)
-        return self.links.resolve(link.target).path
+        return self.links.resolve(link.target, source).path
 
     def dest(self, link: RawLink, source: str) -> str | None:
         now = self.target(link, source)
