@@ -200,7 +200,7 @@ def test_merge_keeps_every_line_and_every_link_text(root: Path) -> None:
     assert "[see notes](../wiki/harbour-crane.md#loads)" in linker
     assert "| a | [[harbour-crane\\|crane-notes]] |" in linker
     assert "related: [harbour-crane, '[[harbour-crane#Loads]]']" in linker
-    assert "up: '[[harbour-crane|Crane Log]]'" in linker
+    assert 'up: "[[harbour-crane|Crane Log]]"' in linker  # edited in place, quoting kept
     wiki.refresh()
     assert all(e.target != "wiki/crane-notes.md" for edges in wiki.links.outgoing.values() for e in edges)
     assert {e.source for e in wiki.links.backlinks("wiki/harbour-crane.md")} == {"pages/linker.md"}

@@ -93,7 +93,7 @@ def test_move_rewrites_every_link_form_keeps_text_one_commit_undo_exact(root: Pa
     assert "| t | [[tides-2026\\|tide-tables]] |" in linker
     assert "```\n[[tide-tables]] in code stays\n```" in linker
     assert "related: [tides-2026, '[[reference/tides-2026]]']" in linker
-    assert "up: '[[tides-2026|Tides]]'" in linker
+    assert 'up: "[[tides-2026|Tides]]"' in linker  # edited in place, quoting kept
     # every page shows the same link texts; every link resolves to the new path
     after = snapshot(root)
     for path, data in after.items():

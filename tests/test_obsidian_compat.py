@@ -217,14 +217,14 @@ def test_merge_rewrites_property_links_and_keeps_their_display_text(tmp_path: Pa
     wiki = Wiki(root)
     plan = preview_merge(wiki, "kept", "merged")
     kinds = [(r.kind, r.line, r.old, r.new) for r in plan.rewrites if r.page == "child.md"]
-    assert ("property", 2, "[[merged]]", "[[kept]]") in kinds
+    assert ("property", 2, "[[merged]]", "[[kept|merged]]") in kinds  # display text kept (SPEC §9)
     assert ("property", 4, "[[merged#Merged|the parent]]", "[[kept#Merged|the parent]]") in kinds
     result = merge_pages(wiki, "kept", "merged")
     assert result.status == "merged", result.message
     text = (root / "child.md").read_text(encoding="utf-8")
-    assert text.startswith("---\nup: \"[[kept]]\"\nparents:\n  - \"[[kept#Merged|the parent]]\"\n"
+    assert text.startswith("---\nup: \"[[kept|merged]]\"\nparents:\n  - \"[[kept#Merged|the parent]]\"\n"
                            "  - \"[[other]]\"\n# keep this comment [[merged]]\ncustom: 3  # nor [[merged]] here\n---\n")
-    assert "Body [[kept]]." in text
+    assert "Body [[kept|merged]]." in text
     wiki.refresh()
     assert any(e.link.kind == "property" and e.source == "child.md" for e in wiki.links.backlinks("kept.md"))
 
@@ -241,7 +241,7 @@ def test_merge_resolves_links_from_each_linking_page(tmp_path: Path) -> None:
     wiki = Wiki(root)
     result = merge_pages(wiki, "a/kept.md", "a/note.md")
     assert result.status == "merged", result.message
-    assert (root / "a/linker.md").read_text(encoding="utf-8") == "[[kept]]\n"
+    assert (root / "a/linker.md").read_text(encoding="utf-8") == "[[kept|note]]\n"
     assert (root / "b/linker.md").read_text(encoding="utf-8") == "[[note]]\n"  # its own folder's note
 
 

@@ -281,19 +281,33 @@ def _rewrite_frontmatter(text: str, page_path: str, retarget: Retarget) -> tuple
                 new_entries.append(new)
         if changed:
             changes["related"] = list(dict.fromkeys(new_entries))
-    for key, value in meta.items():
-        if key == "related":
-            continue
-        values = value if isinstance(value, list) else [value]
-        if not any(isinstance(v, str) and "[[" in v for v in values):
-            continue
-        new_values = [_rewrite_value(v, page_path, retarget) if isinstance(v, str) else v for v in values]
-        if new_values != values:
-            for old, new in zip(values, new_values, strict=True):
-                if old != new:
-                    changed.append(LinkRewrite(page_path, _frontmatter_line(parts.raw, str(old)), "property",
-                                               str(old), str(new)))
-            changes[key] = new_values if isinstance(value, list) else new_values[0]
-    if not changes:
-        return text, []
-    return frontmatter.update(text, changes), changed
+    if changes:
+        text = frontmatter.update(text, changes)
+        parts = frontmatter.split(text)
+    # property links (``up: "[[Parent]]"``) are edited in place: quoting, comments, layout kept
+    raw = parts.raw
+    if raw is not None and "[[" in raw:
+        out: list[str] = []
+        last = 0
+        for start, end in markdown_scan.property_link_spans(raw, meta):
+            inner = raw[start:end]
+            target, anchor, alias = markdown_scan.split_wikilink(inner)
+            link = RawLink(target, anchor, alias, "property", 0)
+            dest = retarget.dest(link, page_path) if target else None
+            if dest is None or dest in retarget.plain:
+                continue
+            new = _wikilink_inner(inner, link, retarget.name(dest, target), False)
+            if new == inner:
+                continue
+            out.append(raw[last:start])
+            out.append(new)
+            last = end
+            changed.append(LinkRewrite(page_path, 2 + raw.count("\n", 0, start), "property",
+                                       f"[[{inner}]]", f"[[{new}]]"))
+        if out:
+            out.append(raw[last:])
+            head = text.find("\n") + 1
+            text = text[:head] + "".join(out) + text[head + len(raw):]
+            return text, changed
+    return (text, changed) if changed else (text, [])
+
