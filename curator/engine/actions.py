@@ -99,7 +99,7 @@ from typing import TYPE_CHECKING, Any
 
 from .actor import OPERATOR, Actor, parse_actor
 from .errors import CuratorError
-from .git import Git, GitError
+from .git import Git, GitError, IndexNotUpdated
 from .journal import Journal
 from .lock import Locked, WikiLock
 from .page import Decoded, decode
@@ -109,7 +109,7 @@ if TYPE_CHECKING:
     from .wiki import Wiki
 
 ERROR_STATUSES: frozenset[str] = frozenset({"locked", "denied", "invalid", "error"})
-PENDING_NAME = "pending.json"
+PENDING_NAME = "pending.jsonl"
 ARCHIVE_DIR = "_archive"
 TMP_MARK = ".curator-tmp-"
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -296,13 +296,21 @@ class ActionContext:
             return
         full = self.wiki.root / path
         try:
-            self._originals[path] = full.read_bytes()
+            original: bytes | None = full.read_bytes()
         except FileNotFoundError:
-            self._originals[path] = None
+            original = None
         except IsADirectoryError:
             raise Invalid(message=f"{path} is a folder, not a file") from None
+        except PermissionError:
+            raise Invalid(message=f"{path} cannot be read (permission denied); fix its permissions "
+                          "(e.g. chmod u+rw) and try again") from None
+        # The pending record names the path and keeps its original bytes (as a git blob) BEFORE
+        # the file changes: recovery can put it back whatever happens next.
+        blob = None if original is None else self._state.git.store_blob(original)
+        self._originals[path] = original
         self._order.append(path)
-        self._save_marker()
+        _pending_append(self._state, [self._header()] if len(self._order) == 1 else [],
+                        {"path": path, "orig": blob})
 
     def write_bytes(self, rel: str, data: bytes) -> str:
         path = self.check_write(rel)
@@ -397,14 +405,10 @@ class ActionContext:
                 continue  # best effort; the marker stays so recovery can commit what remains
         self._clear_marker_if_clean()
 
-    def _marker(self) -> dict[str, Any]:
-        return {"id": self._id, "action": self.name, "target": self.target, "actor": str(self.actor),
-                "department": self.actor.department, "head": self._head, "paths": list(self._order),
-                "journal": self._journal_record(None, committed=False), "t": now_iso(),
-                "body": self.body}
-
-    def _save_marker(self) -> None:
-        atomic_write(self._state.pending, json_line(self._marker()).encode("utf-8"), fsync=False)
+    def _header(self) -> dict[str, Any]:
+        return {"v": 2, "phase": "apply", "id": self._id, "action": self.name, "target": self.target,
+                "actor": str(self.actor), "department": self.actor.department, "head": self._head,
+                "t": now_iso()}
 
     def _clear_marker_if_clean(self) -> None:
         if not self._order or not self._changed():
@@ -463,6 +467,73 @@ def _clear_marker(state: _State) -> None:
         state.pending.unlink()
 
 
+def _pending_append(state: _State, start: list[dict[str, Any]], line: dict[str, Any], *,
+                    fsync: bool = False) -> None:
+    """Append ``line`` to the pending record (``start``: the header, which begins a new record)."""
+    data = "".join(json.dumps(x, ensure_ascii=False, separators=(",", ":")) + "\n"
+                   for x in [*start, line]).encode("utf-8")
+    state.pending.parent.mkdir(parents=True, exist_ok=True)
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if start else os.O_APPEND)
+    fd = os.open(state.pending, flags, 0o644)
+    try:
+        os.write(fd, data)
+        if fsync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@dataclass(slots=True)
+class _Pending:
+    """A pending record as read back: its header, the touched paths (with the blob of each
+    original, None for a file that did not exist) and, once ``apply`` finished, the commit step."""
+
+    header: dict[str, Any]
+    entries: list[tuple[str, str | None]]
+    commit: dict[str, Any] | None = None  # {"phase": "commit", "changed", "journal"}
+    committed: str | None = None  # the sha, when the commit was made but the index not updated
+
+
+def _read_pending(state: _State) -> _Pending | None:
+    legacy = state.pending.with_name("pending.json")  # the one-object marker of older versions
+    if legacy.exists():
+        try:
+            old = json.loads(legacy.read_text("utf-8"))
+        except (OSError, ValueError):
+            old = None
+        with contextlib.suppress(OSError):
+            legacy.unlink()
+        if isinstance(old, dict):  # it kept no originals: it can only be completed, as it was then
+            paths = [p for p in old.get("paths", []) if isinstance(p, str)]
+            journal = old.get("journal") if isinstance(old.get("journal"), dict) else None
+            return _Pending(old, [(p, None) for p in paths],
+                            {"phase": "commit", "changed": paths, "journal": journal})
+    try:
+        raw = state.pending.read_bytes()
+    except FileNotFoundError:
+        return None
+    lines = []
+    for chunk in raw.split(b"\n"):
+        try:
+            obj = json.loads(chunk)
+        except ValueError:
+            continue  # the torn last line of a killed writer (its file was not touched yet)
+        if isinstance(obj, dict):
+            lines.append(obj)
+    if not lines or lines[0].get("phase") != "apply":
+        return None  # a torn header: the action never got to change a file
+    rec = _Pending(lines[0], [])
+    for obj in lines[1:]:
+        if isinstance(obj.get("path"), str):
+            orig = obj.get("orig")
+            rec.entries.append((obj["path"], orig if isinstance(orig, str) else None))
+        elif obj.get("phase") == "commit":
+            rec.commit = obj
+        elif obj.get("phase") == "committed" and isinstance(obj.get("commit"), str):
+            rec.committed = obj["commit"]
+    return rec
+
+
 def _clean_temp_files(root: Path, paths: Iterable[str]) -> None:
     for folder in {(root / p).parent for p in paths}:
         try:
@@ -478,10 +549,21 @@ def _clean_temp_files(root: Path, paths: Iterable[str]) -> None:
 # --- recovery -------------------------------------------------------------------------------
 
 def recover_pending(wiki: Wiki) -> ActionResult | None:
-    """Commit what an interrupted action left uncommitted (call with the lock held, or alone).
+    """Finish or undo what an interrupted action left (call with the lock held, or alone).
 
-    Only the paths named in the pending marker are considered, so an operator's unrelated edits
-    never enter the recovery commit. Returns the recovery's result, or None when there was none.
+    The pending record (``.curator/pending.jsonl``) decides, and only the paths it names are
+    touched, so an operator's unrelated edits never enter a recovery commit:
+
+    * the action was stopped while applying (no ``commit`` line): **roll back**. Every touched
+      path gets its original bytes back (kept as git blobs) or is removed if it did not exist;
+      nothing is committed (answer ``rolled_back``).
+    * it had finished applying (the ``commit`` line, written before ``git commit`` starts): **roll
+      forward**. If the commit exists (HEAD moved past the record's head with the action's
+      subject, or the journal has the action) only the journal and the git index are brought in
+      line; otherwise the recorded paths are committed as ``recover: <action>: <target>``, which
+      ``undo`` treats as the action itself (answer ``recovered``).
+
+    Returns the recovery's result, or None when there was nothing to recover.
     """
     st = _state(wiki)
     if not st.lock.held:
@@ -490,62 +572,121 @@ def recover_pending(wiki: Wiki) -> ActionResult | None:
                 return recover_pending(wiki)
         except Locked as exc:
             return ActionResult("locked", str(exc), action="recover")
-    try:
-        marker = json.loads(st.pending.read_text("utf-8"))
-        if not isinstance(marker, dict):
-            raise ValueError("not an object")
-    except FileNotFoundError:
+    rec = _read_pending(st)
+    if rec is None:
+        _clear_marker(st)
         return None
-    except (OSError, ValueError):
-        _clear_marker(st)  # a torn marker means the action never got to write anything
-        return None
-    paths = [p for p in marker.get("paths", []) if isinstance(p, str)]
+    paths = [p for p, _ in rec.entries]
     _clean_temp_files(wiki.root, paths)
+    marker = rec.header
     try:
         actor = parse_actor(str(marker.get("actor") or "operator"), marker.get("department"))
     except CuratorError:
         actor = parse_actor("operator")
     action_id = str(marker.get("id") or "")
     subject = f"{marker.get('action', 'action')}: {marker.get('target', '')}"
-    record = marker.get("journal") if isinstance(marker.get("journal"), dict) else None
-    try:
-        dirty = st.git.dirty(paths)
-    except GitError as exc:
-        return ActionResult("error", f"recovery could not read git status: {exc}", action="recover")
-    result: ActionResult | None = None
-    if dirty:
+    if rec.commit is None:
+        result = _roll_back(wiki, st, rec, actor, action_id, subject)
+    else:
+        result = _roll_forward(wiki, st, rec, actor, action_id, subject)
+    st.journal_seen = st.journal.size()
+    return result
+
+
+def _roll_back(wiki: Wiki, st: _State, rec: _Pending, actor: Actor, action_id: str,
+               subject: str) -> ActionResult | None:
+    root = wiki.root
+    restored: list[str] = []
+    for path, orig in reversed(rec.entries):
+        full = root / path
+        if orig is None:
+            if os.path.lexists(full):
+                full.unlink()
+                restored.append(path)
+            _prune_empty_dirs(root, full.parent)
+            continue
+        data = st.git.blob(orig)
+        if data is None:
+            return ActionResult("error", f"cannot roll back the interrupted '{subject}': the original "
+                                f"of {path} is missing from git's objects", action="recover", target=subject)
         try:
-            body = str(marker.get("body") or "").strip()  # trailers such as Reviewed-by survive
-            sha = st.git.commit_paths(dirty, f"recover: {subject}\n\nCommitted by Curator's recovery: "
-                                      "an interrupted action left these changes uncommitted."
-                                      + (f"\n\n{body}" if body else ""), actor.git_author)
-        except GitError as exc:
-            return ActionResult("error", f"recovery commit failed: {exc}", changed=dirty,
-                                action="recover", target=subject)
-        if record is not None and not st.journal.contains_id(action_id):
-            record = {**record, "t": now_iso(), "committed": True, "commit": sha, "changed": dirty}
-            st.journal.append(record)
-        st.journal.append({"t": now_iso(), "id": uuid.uuid4().hex, "action": "recover", "target": subject,
-                           "actor": str(actor), "of": action_id, "committed": True, "commit": sha,
-                           "changed": dirty})
-        result = ActionResult("recovered", f"committed {len(dirty)} path(s) left by an interrupted "
-                              f"'{subject}'", sha, dirty, action="recover", target=subject)
-        _refresh(wiki, dirty)
-    elif record is not None and action_id and not st.journal.contains_id(action_id):
-        # Nothing uncommitted: either the action never wrote, or it committed and was stopped
-        # before journaling. Only the latter leaves its commit after the marker's HEAD.
-        head = marker.get("head")
+            current = full.read_bytes()
+        except FileNotFoundError:
+            current = None
+        if current != data:
+            atomic_write(full, data)
+            restored.append(path)
+    _clear_marker(st)
+    if not restored:
+        return None  # stopped before its first write took effect: nothing to say
+    restored.reverse()
+    st.journal.append({"t": now_iso(), "id": uuid.uuid4().hex, "action": "recover", "target": subject,
+                       "actor": str(actor), "of": action_id, "rolled_back": True, "committed": False,
+                       "commit": None, "changed": restored})
+    _refresh(wiki, restored)
+    return ActionResult("rolled_back", f"rolled back the interrupted '{subject}': it was stopped before "
+                        f"it had written everything, so its {len(restored)} changed path(s) have their "
+                        "previous content again and nothing of it was committed", None, restored,
+                        action="recover", target=subject)
+
+
+def _roll_forward(wiki: Wiki, st: _State, rec: _Pending, actor: Actor, action_id: str,
+                  subject: str) -> ActionResult | None:
+    assert rec.commit is not None
+    changed = [p for p in rec.commit.get("changed", []) if isinstance(p, str)]
+    record = rec.commit.get("journal") if isinstance(rec.commit.get("journal"), dict) else None
+    found = st.journal.find_id(action_id) if action_id else None
+    journaled = found is not None  # the action got to journal itself (its commit may have failed)
+    if found is not None and not found.get("committed"):
+        journaled = False
+        record = None  # journaled already, as not committed: the recover line below says the rest
+    sha = rec.committed
+    if sha is None and not journaled:
+        head = rec.header.get("head")
         try:
             entries = st.git.log(20, rev=f"{head}..HEAD" if head else None)
         except GitError:
             entries = []
-        hit = next((e for e in entries if e.subject == subject and set(e.paths) & set(paths)), None)
-        if hit is not None:
-            st.journal.append({**record, "committed": True, "commit": hit.commit,
-                               "changed": [p for p in paths if p in hit.paths]})
+        hit = next((e for e in entries if e.subject == subject and set(e.paths) & set(changed)), None)
+        sha = hit.commit if hit is not None else None
+    if sha is not None or journaled:
+        # Committed already: bring the journal and the git index in line, commit nothing.
+        if sha is not None and record is not None and found is None:
+            st.journal.append({**record, "committed": True, "commit": sha, "changed": changed})
+        try:
+            st.git.repair_index(changed)
+        except GitError as exc:
+            return ActionResult("error", f"the git index still lags behind HEAD for {len(changed)} path(s) "
+                                f"of '{subject}': {exc}", changed=changed, action="recover", target=subject)
+        _clear_marker(st)
+        return None
+    try:
+        dirty = st.git.dirty(changed)
+    except GitError as exc:
+        return ActionResult("error", f"recovery could not read git status: {exc}", action="recover")
+    if not dirty:
+        _clear_marker(st)
+        return None
+    try:
+        sha = st.git.commit_paths(dirty, f"recover: {subject}\n\nCommitted by Curator's recovery: an "
+                                  "interrupted action had written all of these changes but not committed "
+                                  "them.", actor.git_author)
+    except IndexNotUpdated as exc:
+        sha = exc.commit
+        with contextlib.suppress(GitError):
+            st.git.repair_index(dirty)
+    except GitError as exc:
+        return ActionResult("error", f"recovery commit failed: {exc}", changed=dirty,
+                            action="recover", target=subject)
+    if record is not None:
+        st.journal.append({**record, "t": now_iso(), "committed": True, "commit": sha, "changed": dirty})
+    st.journal.append({"t": now_iso(), "id": uuid.uuid4().hex, "action": "recover", "target": subject,
+                       "actor": str(actor), "of": action_id, "committed": True, "commit": sha,
+                       "changed": dirty})
     _clear_marker(st)
-    st.journal_seen = st.journal.size()
-    return result
+    _refresh(wiki, dirty)
+    return ActionResult("recovered", f"committed {len(dirty)} path(s) left by an interrupted "
+                        f"'{subject}'", sha, dirty, action="recover", target=subject)
 
 
 def _catch_up(wiki: Wiki, st: _State) -> None:
@@ -633,16 +774,27 @@ def _finish(wiki: Wiki, st: _State, ctx: ActionContext) -> ActionResult:
     sha: str | None
     data = dict(ctx.data)
     text = ctx.message
+    # Every file is written: from here on recovery rolls the action forward, never back.
+    _pending_append(st, [], {"phase": "commit", "changed": changed,
+                             "journal": ctx._journal_record(None, committed=False, changed=changed)},
+                    fsync=True)
+    index_ok = True
     try:
         sha = st.git.commit_paths(changed, message, ctx.actor.git_author)
+    except IndexNotUpdated as exc:
+        sha, index_ok = exc.commit, False
+        _pending_append(st, [], {"phase": "committed", "commit": sha})
+        data["index_error"] = str(exc)
+        text = f"{text} (committed {sha[:12]}; the git index could not be updated, the next action " \
+               "repairs it)".strip()
     except GitError as exc:
         sha = None
         data["commit_error"] = str(exc)
         text = f"{text} (not committed: {exc}; the next action will commit it)".strip()
     st.journal.append(ctx._journal_record(sha, committed=sha is not None, changed=changed))
     st.journal_seen = st.journal.size()
-    if sha is not None:
-        _clear_marker(st)  # else keep it: the next action's recovery commits these paths
+    if sha is not None and index_ok:
+        _clear_marker(st)  # else keep it: the next action's recovery commits (or repairs) these paths
     _refresh(wiki, changed)
     return ActionResult(ctx.status, text, sha, changed, data, **base)
 
@@ -695,14 +847,23 @@ def history(wiki: Wiki, limit: int = 50, actor: Actor = OPERATOR) -> list[Histor
 
 
 def last_undoable(wiki: Wiki, scan: int = 200) -> HistoryEntry | None:
-    """The newest action commit that is not a revert and has not been reverted."""
+    """The newest action commit whose change is in effect: not a revert, not reverted.
+
+    Walking newest first, a revert that was itself reverted (a redo) no longer counts, so after
+    ``undo`` + redo the re-applied action is the one ``undo`` reverts again. A ``recover:``
+    commit that completed an interrupted action (``recover: <action>: <target>``) is that action.
+    """
     reverted: set[str] = set()
     for entry in history(wiki, scan):
+        if entry.commit in reverted:
+            continue  # its effect was cancelled (for a revert: the change it undid is back)
         if entry.reverts:
             reverted.add(entry.reverts)
             continue
-        if entry.action is None or entry.commit in reverted:
+        if entry.action is None:
             continue
+        if entry.action == "recover" and _SUBJECT.match(entry.target):
+            return entry  # an interrupted action, completed by recovery
         if entry.action in ("revert", "recover", "sync", "resolve"):  # merges of remote work: not undone
             continue
         return entry
@@ -710,7 +871,14 @@ def last_undoable(wiki: Wiki, scan: int = 200) -> HistoryEntry | None:
 
 
 def undo(wiki: Wiki, actor: Actor) -> ActionResult:
-    """Revert the newest action that has not been reverted yet (an action itself)."""
+    """Revert the newest action that has not been reverted yet (an action itself).
+
+    An interrupted action is recovered first (rolled forward or back), so ``undo`` reverts what
+    the wiki really holds, never the action before a half-finished one.
+    """
+    recovered = recover_pending(wiki)
+    if recovered is not None and recovered.status == "locked":
+        return ActionResult("locked", recovered.message, action="revert")
     entry = last_undoable(wiki)
     if entry is None:
         return ActionResult("invalid", "nothing to undo: no action in the recent history",

@@ -47,6 +47,21 @@ class GitError(CuratorError):
     """A git command failed; the message is git's last error line."""
 
 
+class IndexNotUpdated(GitError):
+    """The commit was made (the branch points at it) but git's index could not be updated.
+
+    Raised by :meth:`Git.commit_paths` when ``update-index`` fails after ``update-ref`` moved the
+    branch (e.g. ``.git/index.lock`` held by a live process): the change *is* committed
+    (``commit``), and the index entries of ``paths`` still show the old content until
+    :meth:`Git.repair_index` puts them back in line with HEAD.
+    """
+
+    def __init__(self, message: str, commit: str, paths: Sequence[str]) -> None:
+        super().__init__(message)
+        self.commit = commit
+        self.paths = list(paths)
+
+
 @dataclass(slots=True)
 class LogEntry:
     """One commit as :meth:`Git.log` reports it."""
@@ -357,6 +372,42 @@ class Git:
                 continue
         return True
 
+    # --- blobs kept for roll-back -----------------------------------------------------------
+    def store_blob(self, data: bytes) -> str:
+        """Write ``data`` as a blob into the object database (no filters); return its sha."""
+        if self._fast_ok():
+            return _write_object(self.git_dir, b"blob", data)
+        return self.run("hash-object", "-w", "--no-filters", "--stdin", input=data).stdout.decode().strip()
+
+    def blob(self, sha: str) -> bytes | None:
+        """The bytes of the blob ``sha``, or None when the object database lacks it."""
+        obj = self._read_loose(sha)
+        if obj is not None and obj[0] == b"blob":
+            return obj[1]
+        proc = self.run("cat-file", "blob", sha, check=False)
+        return proc.stdout if proc.returncode == 0 else None
+
+    def repair_index(self, paths: Sequence[str]) -> None:
+        """Set the index entries of ``paths`` to HEAD's (absent at HEAD: removed from the index).
+
+        After a commit whose ``update-index`` failed, the index still holds the old entries: ``git
+        status`` shows ``MM`` and an ordinary ``git commit`` would undo the change in HEAD. Only
+        the given paths are touched; whatever else the operator staged stays staged.
+        """
+        paths = list(dict.fromkeys(paths))
+        head = self.head()
+        if not paths or head is None:
+            return
+        listing = self.run("ls-tree", "-r", "-z", "--full-tree", head, "--", *paths).stdout
+        entries: dict[str, str] = {}
+        for item in listing.decode("utf-8", "surrogateescape").split("\0"):
+            if "\t" in item:
+                meta, path = item.split("\t", 1)
+                mode, _kind, sha = meta.split()
+                entries[path] = f"{mode} {sha}\t{path}\0"
+        info = "".join(entries.get(p, f"0 {'0' * 40}\t{p}\0") for p in paths)
+        self.run("update-index", "-z", "--index-info", input=info.encode("utf-8", "surrogateescape"))
+
     # --- writes ------------------------------------------------------------------------
     def commit_paths(self, paths: Sequence[str], message: str, author: tuple[str, str]) -> str:
         """Stage and commit exactly ``paths`` (created, modified or deleted); return the sha.
@@ -479,7 +530,11 @@ class Git:
             self.run("update-ref", "-m", f"commit: {message.splitlines()[0] if message else ''}",
                      "HEAD", commit, head or zero, author=author)
         if results[0][0] != 0:
-            self.run("update-index", "--add", "--remove", "--", *paths, author=author)
+            try:
+                self.run("update-index", "--add", "--remove", "--", *paths, author=author)
+            except GitError as exc:  # the branch moved: the change IS committed, say so
+                raise IndexNotUpdated(f"committed {commit[:12]}, but the git index was not updated "
+                                      f"({exc})", commit, paths) from None
         return commit
 
 
