@@ -419,8 +419,14 @@ class ActionContext:
         rec: dict[str, Any] = {"t": now_iso(), "id": self._id, "action": self.name, "target": self.target,
                                "actor": str(self.actor)}
         rec.update(self.journal)
-        rec.update(committed=committed, commit=commit,
-                   changed=list(self._order if changed is None else changed))
+        paths = list(self._order if changed is None else changed)
+        rec.update(committed=committed, commit=commit, changed=paths)
+        # Pages the action removed (merged, moved, archived away): ``recover`` never brings back a
+        # fact that such a later action accounted for.
+        removed = [p for p in paths if self._originals.get(p) is not None
+                   and not os.path.lexists(self.wiki.root / p)]
+        if removed:
+            rec["removed"] = removed
         return rec
 
 

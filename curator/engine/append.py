@@ -677,15 +677,37 @@ def to_cli_json(result: ActionResult) -> dict[str, Any]:
 
 def rebuild_from_journal(wiki: Wiki, actor: Actor = OPERATOR) -> ActionResult:
     """Write back every journaled fact that its page no longer has (a lost or reverted-by-accident
-    page is recreated); one action ``recover: journal``. Facts an undo removed on purpose are
-    skipped (their commits were reverted)."""
-    from .actions import history
+    page is recreated); one action ``recover: journal``.
 
-    records = [r for r in journal_of(wiki).read()
-               if r.get("action", "wiki_append") == "wiki_append" and r.get("committed", True)
-               and isinstance(r.get("content"), str) and isinstance(r.get("slug"), str)]
+    Only facts no later action accounted for are replayed: a fact whose commit was reverted (an
+    undo removed it on purpose) is skipped, and so is a fact whose page a *later* committed action
+    removed (a merge archived it into the page it kept, a move or an archive took it away: the
+    journal line of such an action lists it under ``removed``), unless that action was reverted
+    itself."""
+    from .actions import git_of, history
+
+    journal = list(journal_of(wiki).read())
     reverted = {e.reverts for e in history(wiki, 100_000) if e.reverts}
-    records = [r for r in records if r.get("commit") not in reverted]
+    records = [(i, r) for i, r in enumerate(journal)
+               if r.get("action", "wiki_append") == "wiki_append" and r.get("committed", True)
+               and isinstance(r.get("content"), str) and isinstance(r.get("slug"), str)
+               and r.get("commit") not in reverted]
+    removals: dict[str, list[int]] = {}  # page -> journal positions of committed actions removing it
+    g = git_of(wiki)
+    wanted = {r.get("page") for _, r in records}
+    for i, r in enumerate(journal):
+        if not r.get("committed") or not isinstance(r.get("commit"), str) or r["commit"] in reverted:
+            continue
+        gone = r.get("removed")
+        if not isinstance(gone, list):  # a line from before "removed" was journaled: ask git
+            if r.get("action") == "wiki_append":
+                continue
+            gone = [p for p in r.get("changed") or [] if p in wanted and g.show(r["commit"], p) is None]
+        for p in gone:
+            if isinstance(p, str):
+                removals.setdefault(p, []).append(i)
+    records = [r for i, r in records
+               if not any(j > i for j in removals.get(str(r.get("page")), []))]
 
     def apply(ctx: ActionContext) -> None:
         restored: list[dict[str, Any]] = []

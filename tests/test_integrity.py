@@ -1,0 +1,119 @@
+"""Integrity (issue 14): nothing lost, nothing resurrected; each class through the CLI (and the MCP
+door where an agent can reach it)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from curator.engine.setup import init_wiki
+
+
+def git(root: Path, *args: str, check: bool = True) -> str:
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=check).stdout
+
+
+def cli(root: Path, *args: str, stdin: str | None = None) -> tuple[int, dict | list | str, str]:
+    proc = subprocess.run([sys.executable, "-m", "curator.cli", "--wiki", str(root), *args],
+                          capture_output=True, text=True, input=stdin, timeout=60)
+    out: dict | list | str = proc.stdout
+    if "--json" in args and proc.stdout.strip():
+        out = json.loads(proc.stdout)
+    return proc.returncode, out, proc.stderr
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    root = tmp_path / "w"
+    init_wiki(root)
+    (root / "wiki").mkdir()
+    (root / "wiki" / "ann-smith.md").write_text("# Ann Smith\n\n## Updates\n\n- Ann joined ACME in 2019\n")
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "seed")
+    return root
+
+
+# --- recover replays only facts no later action accounted for ---------------------------------------
+
+def test_recover_does_not_undo_a_merge(root: Path) -> None:
+    assert cli(root, "append", "project-x", "Project X ships in May", "--create-new")[0] == 0
+    assert cli(root, "append", "project-x-notes", "The notes say the budget is 3 million",
+               "--create-new")[0] == 0
+    rc, out, err = cli(root, "merge", "project-x", "project-x-notes", "--json")
+    assert rc == 0 and out["status"] == "merged", err
+    assert not (root / "wiki" / "project-x-notes.md").exists()
+    rc, out, _ = cli(root, "recover", "--json")
+    assert rc == 0 and out["restored"] == [] and out["commit"] is None
+    assert not (root / "wiki" / "project-x-notes.md").exists()
+    assert "budget is 3 million" in (root / "wiki" / "project-x.md").read_text()
+    # the merge undone: its page is back with its fact, and recover still has nothing to do ...
+    assert cli(root, "undo")[0] == 0
+    assert "budget is 3 million" in (root / "wiki" / "project-x-notes.md").read_text()
+    rc, out, _ = cli(root, "recover", "--json")
+    assert rc == 0 and out["restored"] == []
+    # ... but a page lost outside Curator (deleted and committed by hand) is still rebuilt
+    git(root, "rm", "-q", "wiki/project-x-notes.md")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "oops")
+    rc, out, _ = cli(root, "recover", "--json")
+    assert rc == 0 and [r["page"] for r in out["restored"]] == ["wiki/project-x-notes.md"]
+    assert "budget is 3 million" in (root / "wiki" / "project-x-notes.md").read_text()
+
+
+# --- a stale git index is repaired; the answer tells the truth -------------------------------------
+
+_HOLD_INDEX_LOCK = ("import sys, time, os\nf = open(sys.argv[1], 'w')\nprint('held', flush=True)\n"
+                    "time.sleep(float(sys.argv[2]))\nf.close()\nos.unlink(sys.argv[1])\n")
+
+
+def test_append_with_index_lock_held_says_committed_and_the_next_action_repairs_the_index(root: Path) -> None:
+    lock = root / ".git" / "index.lock"
+    holder = subprocess.Popen([sys.executable, "-c", _HOLD_INDEX_LOCK, str(lock), "6"], stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        rc, out, err = cli(root, "--as", "agent:a", "append", "ann-smith", "Ann moved to Lisbon", "--json")
+        assert rc == 0 and out["status"] == "appended", err
+        # the branch has the fact: the answer and the journal say so
+        assert out["commit"] and git(root, "rev-parse", "HEAD").strip() == out["commit"]
+        assert "Lisbon" in git(root, "show", "HEAD:wiki/ann-smith.md")
+        journal = [json.loads(x) for x in (root / ".curator" / "journal.jsonl").read_text().splitlines()]
+        assert journal[-1]["content"] == "Ann moved to Lisbon" and journal[-1]["committed"] is True
+    finally:
+        holder.wait(timeout=20)
+    # the lock is gone: the next action (here an unrelated append) repairs the index
+    assert cli(root, "append", "bob", "Bob likes tea", "--create-new")[0] == 0
+    assert git(root, "status", "--porcelain") == ""
+    # so an operator's ordinary commit of another file keeps the fact in HEAD
+    (root / "other.txt").write_text("x\n")
+    git(root, "add", "other.txt")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "operator commit")
+    assert "Lisbon" in git(root, "show", "HEAD:wiki/ann-smith.md")
+
+
+def test_recover_repairs_an_index_left_stale_by_a_killed_update_index(root: Path) -> None:
+    # update-index killed after update-ref (simulated: git's index update fails for good)
+    crash = ("import sys\nfrom curator.engine import git\nfrom curator.engine.wiki import Wiki\n"
+             "from curator.engine.append import append\n_run = git.Git.run\n"
+             "def run(self, *args, **kw):\n"
+             "    if args and args[0] == 'update-index': raise git.GitError('git update-index failed: killed')\n"
+             "    return _run(self, *args, **kw)\n"
+             "git.Git.run = run\n_start = git.Git.start\n"
+             "def start(self, *args):\n"
+             "    return _start(self, 'update-index-killed') if args[0] == 'update-index' else _start(self, *args)\n"
+             "git.Git.start = start\n"
+             "r = append(Wiki(sys.argv[1]), 'ann-smith', 'Ann moved to Porto')\n"
+             "print(r.status, r.commit, r.message)\n")
+    proc = subprocess.run([sys.executable, "-c", crash, str(root)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    status, commit, *_ = proc.stdout.split()
+    assert status == "appended" and commit != "None"
+    assert "Porto" in git(root, "show", "HEAD:wiki/ann-smith.md")
+    assert git(root, "status", "--porcelain").startswith("MM")  # the stale index
+    rc, out, _ = cli(root, "recover", "--json")
+    assert rc == 0 and out["restored"] == []
+    assert git(root, "status", "--porcelain") == ""
+    assert git(root, "diff", "--cached", "--name-only") == ""
