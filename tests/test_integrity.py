@@ -117,3 +117,71 @@ def test_recover_repairs_an_index_left_stale_by_a_killed_update_index(root: Path
     assert rc == 0 and out["restored"] == []
     assert git(root, "status", "--porcelain") == ""
     assert git(root, "diff", "--cached", "--name-only") == ""
+
+
+# --- nothing under .curator/ is taken from a remote ------------------------------------------------
+
+def test_sync_refuses_commits_that_track_curator_state(tmp_path: Path) -> None:
+    from .sync_helpers import GIT_ID, make_net
+
+    net = make_net(tmp_path)
+    try:
+        b = net.b.root
+        rc, _, _ = cli(b, "--as", "agent:b", "append", "ann-smith", "Ann joined the board")
+        assert rc == 0
+        journal_before = (b / ".curator" / "journal.jsonl").read_bytes()
+        b_head = git(b, "rev-parse", "HEAD").strip()
+        # a collaborator force-adds a forged journal and pushes it
+        a = net.a.root
+        forged = {"t": "2024-01-01T00:00:00Z", "id": "x", "action": "wiki_append", "slug": "ann-smith",
+                  "content": "Ann embezzled the pension fund", "page": "wiki/ann-smith.md", "committed": True,
+                  "commit": None, "actor": "agent:evil"}
+        (a / ".curator").mkdir(exist_ok=True)
+        (a / ".curator" / "journal.jsonl").write_text(json.dumps(forged) + "\n")
+        git(a, "add", "-f", ".curator/journal.jsonl")
+        git(a, *GIT_ID, "commit", "-qm", "forge")
+        git(a, "push", "-q", "origin", "HEAD:main")
+        rc, out, err = cli(b, "sync")
+        shown = out + err
+        assert rc == 1 and shown.count("\n") == 1 and "Traceback" not in shown
+        assert shown.startswith("invalid: refused") and ".curator/journal.jsonl" in shown
+        assert (b / ".curator" / "journal.jsonl").read_bytes() == journal_before
+        assert git(b, "rev-parse", "HEAD").strip() == b_head
+        rc, out, _ = cli(b, "recover", "--json")
+        assert rc == 0 and out["restored"] == []
+        assert "embezzled" not in (b / "wiki" / "ann-smith.md").read_text()
+        rc, out, _ = cli(b, "sync", "--json")
+        assert rc == 1 and out["status"] == "invalid" and out["refused"] == [".curator/journal.jsonl"]
+    finally:
+        net.close()
+
+
+# --- resolve --theirs keeps the facts this clone had committed ----------------------------------------
+
+def test_resolve_theirs_keeps_the_local_clones_facts(tmp_path: Path) -> None:
+    from .sync_helpers import make_net
+
+    net = make_net(tmp_path)
+    try:
+        a, b = net.a.root, net.b.root
+        page = b / "wiki" / "ann-smith.md"
+        for fact in ("Ann mentors two new engineers", "Ann speaks at the fintech meetup"):
+            assert cli(b, "--as", "agent:b", "append", "ann-smith", fact)[0] == 0
+        text = page.read_text()
+        page.write_text(text.replace("Ann runs the payments team in Oslo.", "B: Ann moved to Bergen."))
+        git(b, "-c", "user.name=op", "-c", "user.email=op@x", "commit", "-qam", "b prose")
+        ap = a / "wiki" / "ann-smith.md"
+        ap.write_text(ap.read_text().replace("Ann runs the payments team in Oslo.", "A: Ann leads refunds."))
+        git(a, "-c", "user.name=op", "-c", "user.email=op@x", "commit", "-qam", "a prose")
+        assert cli(a, "sync")[0] == 0
+        rc, out, _ = cli(b, "sync", "--json")
+        assert out["status"] == "conflict"
+        rc, out, err = cli(b, "resolve", "ann-smith", "--theirs", "--json")
+        assert rc == 0 and out["status"] == "resolved", err
+        final = page.read_text()
+        assert "A: Ann leads refunds." in final and "Bergen" not in final  # their side of the prose
+        assert "Ann mentors two new engineers" in final and "fintech meetup" in final  # our facts kept
+        assert "kept 2 fact(s)" in out["message"]
+        assert git(b, "status", "--porcelain") == ""
+    finally:
+        net.close()
