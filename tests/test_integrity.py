@@ -185,3 +185,77 @@ def test_resolve_theirs_keeps_the_local_clones_facts(tmp_path: Path) -> None:
         assert git(b, "status", "--porcelain") == ""
     finally:
         net.close()
+
+
+# --- an operator's uncommitted edits are never swept into an action's commit ---------------------
+
+OPERATOR_DRAFT = "# Ann Smith\n\nDRAFT: operator's unsaved paragraph.\n\n## Updates\n\n- Ann joined ACME in 2019\n"
+
+
+def test_append_and_undo_leave_the_operators_uncommitted_edits_uncommitted(root: Path) -> None:
+    page = root / "wiki" / "ann-smith.md"
+    page.write_text(OPERATOR_DRAFT)
+    rc, out, err = cli(root, "--as", "agent:a", "append", "ann-smith", "Ann moved to Lisbon", "--json")
+    assert rc == 0 and out["status"] == "appended", err
+    committed = git(root, "show", "HEAD:wiki/ann-smith.md")
+    assert "Lisbon" in committed and "DRAFT" not in committed  # only the fact was committed
+    text = page.read_text()
+    assert "Lisbon" in text and "DRAFT: operator's unsaved paragraph." in text  # the draft is still there
+    assert git(root, "status", "--porcelain") == " M wiki/ann-smith.md\n"  # ... and still uncommitted
+    # undo (a revert) removes the fact, and again commits nothing of the draft
+    rc, out, err = cli(root, "undo", "--json")
+    assert rc == 0 and out["status"] == "reverted", err
+    committed = git(root, "show", "HEAD:wiki/ann-smith.md")
+    assert "Lisbon" not in committed and "DRAFT" not in committed
+    assert page.read_text() == OPERATOR_DRAFT
+    assert git(root, "status", "--porcelain") == " M wiki/ann-smith.md\n"
+
+
+def test_an_edit_next_to_the_actions_lines_is_refused_with_a_clear_message(root: Path) -> None:
+    page = root / "wiki" / "ann-smith.md"
+    draft = page.read_text() + "- operator's half-typed bullet\n"
+    page.write_text(draft)
+    rc, out, _ = cli(root, "append", "ann-smith", "Ann moved to Lisbon")
+    assert rc == 1 and out.startswith("invalid: wiki/ann-smith.md has uncommitted changes") and out.count("\n") == 1
+    assert page.read_text() == draft and git(root, "log", "-1", "--format=%s").strip() == "seed"
+
+
+def test_mcp_append_on_a_page_with_uncommitted_edits_commits_only_the_fact(tmp_path: Path) -> None:
+    from .test_mcp_server import call, make_wiki, run
+
+    root = make_wiki(tmp_path / "w")
+    page = root / "wiki" / "payments.md"
+    page.write_text(page.read_text().replace("How we take money.", "How we take money. OPERATOR DRAFT, not saved."))
+
+    async def body(s) -> None:  # type: ignore[no-untyped-def]
+        is_error, text = await call(s, "wiki_append", slug="payments", content="Refunds take five days")
+        assert not is_error and "appended" in text.lower(), text
+
+    run(root, body)
+    committed = git(root, "show", "HEAD:wiki/payments.md")
+    assert "five days" in committed and "OPERATOR DRAFT" not in committed
+    assert "OPERATOR DRAFT" in page.read_text() and "five days" in page.read_text()
+    assert git(root, "status", "--porcelain") == " M wiki/payments.md\n"
+
+
+# --- undo, redo, undo ------------------------------------------------------------------------------
+
+def test_undo_after_a_redo_undoes_again(root: Path) -> None:
+    assert cli(root, "append", "ann-smith", "Ann moved to Lisbon")[0] == 0
+    rc, out, _ = cli(root, "undo", "--json")
+    assert rc == 0 and out["status"] == "reverted"
+    rc, out, _ = cli(root, "undo", "--commit", out["commit"], "--json")  # redo: revert the revert
+    assert rc == 0 and "Lisbon" in (root / "wiki" / "ann-smith.md").read_text()
+    rc, out, _ = cli(root, "undo", "--json")
+    assert rc == 0 and out["status"] == "reverted", out
+    assert "Lisbon" not in (root / "wiki" / "ann-smith.md").read_text()
+
+
+def test_undo_of_an_older_append_applies_cleanly_next_to_a_newer_one(root: Path) -> None:
+    rc, first, _ = cli(root, "append", "ann-smith", "Ann moved to Lisbon", "--json")
+    assert cli(root, "append", "ann-smith", "Ann speaks Portuguese")[0] == 0
+    rc, out, _ = cli(root, "undo", "--commit", first["commit"], "--json")
+    assert rc == 0 and out["status"] == "reverted", out
+    text = (root / "wiki" / "ann-smith.md").read_text()
+    assert "Lisbon" not in text and "Ann speaks Portuguese" in text and "Ann joined ACME" in text
+    assert git(root, "status", "--porcelain") == ""

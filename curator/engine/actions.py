@@ -84,6 +84,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import difflib
 import json
 import os
 import posixpath
@@ -235,6 +236,7 @@ class ActionContext:
         self._id = action_id
         self._head = head
         self._originals: dict[str, bytes | None] = {}  # path -> bytes before the action (None: absent)
+        self._keep_apart: dict[str, str] = {}  # path with uncommitted edits -> its HEAD blob
         self._order: list[str] = []
 
     # --- paths and policy ----------------------------------------------------------------
@@ -304,6 +306,21 @@ class ActionContext:
         except PermissionError:
             raise Invalid(message=f"{path} cannot be read (permission denied); fix its permissions "
                           "(e.g. chmod u+rw) and try again") from None
+        # Never sweep someone's unsaved work into an action's commit (SPEC §5). A tracked file
+        # with uncommitted edits keeps them uncommitted: the commit gets HEAD's version with only
+        # this action's change applied (see _finish); the working file has both.
+        git = self._state.git
+        if git.differs_from_head(path, original):
+            head_sha = git.head_blob(path)
+            if original is None:
+                raise Invalid(message=f"{path} was removed but the removal is not committed; commit or "
+                              f"restore it first (git rm / git checkout -- {path}), then try again")
+            if head_sha is not None:  # (an untracked file has no committed version to keep apart)
+                if not git.can_commit_bytes(path):
+                    raise Invalid(message=f"{path} has uncommitted changes that were not made through "
+                                  f"Curator; commit or discard them first (git commit / git checkout -- "
+                                  f"{path}), then try again")
+                self._keep_apart[path] = head_sha
         # The pending record names the path and keeps its original bytes (as a git blob) BEFORE
         # the file changes: recovery can put it back whatever happens next.
         blob = None if original is None else self._state.git.store_blob(original)
@@ -673,10 +690,15 @@ def _roll_forward(wiki: Wiki, st: _State, rec: _Pending, actor: Actor, action_id
     if not dirty:
         _clear_marker(st)
         return None
+    contents: dict[str, bytes] = {}
+    for p, blob in (rec.commit.get("contents") or {}).items():
+        data = st.git.blob(str(blob)) if p in dirty else None
+        if data is not None:
+            contents[p] = data
     try:
         sha = st.git.commit_paths(dirty, f"recover: {subject}\n\nCommitted by Curator's recovery: an "
                                   "interrupted action had written all of these changes but not committed "
-                                  "them.", actor.git_author)
+                                  "them.", actor.git_author, contents=contents)
     except IndexNotUpdated as exc:
         sha = exc.commit
         with contextlib.suppress(GitError):
@@ -780,13 +802,19 @@ def _finish(wiki: Wiki, st: _State, ctx: ActionContext) -> ActionResult:
     sha: str | None
     data = dict(ctx.data)
     text = ctx.message
+    try:
+        contents = _apart_contents(st.git, ctx, changed)
+    except Invalid as exc:
+        ctx._rollback()
+        return ActionResult(exc.status, exc.message, data={**ctx.data, **exc.data}, **base)
     # Every file is written: from here on recovery rolls the action forward, never back.
     _pending_append(st, [], {"phase": "commit", "changed": changed,
+                             "contents": {p: st.git.store_blob(b) for p, b in contents.items()},
                              "journal": ctx._journal_record(None, committed=False, changed=changed)},
                     fsync=True)
     index_ok = True
     try:
-        sha = st.git.commit_paths(changed, message, ctx.actor.git_author)
+        sha = st.git.commit_paths(changed, message, ctx.actor.git_author, contents=contents)
     except IndexNotUpdated as exc:
         sha, index_ok = exc.commit, False
         _pending_append(st, [], {"phase": "committed", "commit": sha})
@@ -803,6 +831,29 @@ def _finish(wiki: Wiki, st: _State, ctx: ActionContext) -> ActionResult:
         _clear_marker(st)  # else keep it: the next action's recovery commits (or repairs) these paths
     _refresh(wiki, changed)
     return ActionResult(ctx.status, text, sha, changed, data, **base)
+
+
+def _apart_contents(g: Git, ctx: ActionContext, changed: list[str]) -> dict[str, bytes]:
+    """What to commit for the changed paths that had uncommitted edits before the action: HEAD's
+    version with the action's own change (original -> now) merged in; :class:`Invalid` when the
+    two overlap or the action removed such a file."""
+    out: dict[str, bytes] = {}
+    for path in changed:
+        head_sha = ctx._keep_apart.get(path)
+        if head_sha is None:
+            continue
+        now = ctx.read_bytes(path)
+        committed = g.blob(head_sha)
+        if now is None or committed is None:
+            raise Invalid(message=f"{path} has uncommitted changes that were not made through Curator; "
+                          f"commit or discard them first (git commit / git checkout -- {path}), then try again")
+        try:
+            out[path] = _merge3(g, committed, ctx._originals[path], now, path)  # type: ignore[assignment]
+        except Invalid:
+            raise Invalid(message=f"{path} has uncommitted changes next to the lines this action "
+                          f"changes; commit or discard them first (git commit / git checkout -- {path}), "
+                          "then try again: Curator never commits someone else's unsaved edits") from None
+    return out
 
 
 # --- history, undo, revert ------------------------------------------------------------------------
@@ -924,7 +975,16 @@ def revert(wiki: Wiki, actor: Actor, commit: str) -> ActionResult:
             current = ctx.read_bytes(path)
             if current == before:
                 continue  # already as it was
-            new = before if current == after else _merge3(g, current, after, before, path)
+            if current == after:
+                new = before
+            else:
+                try:
+                    new = _merge3(g, current, after, before, path)
+                except Invalid:
+                    # a pure addition (a fact) next to later lines: remove exactly what it added
+                    new = _remove_additions(current, after, before)
+                    if new is None:
+                        raise
             if new is None:
                 if current is not None:
                     ctx.delete(path, archive=False)
@@ -936,6 +996,38 @@ def revert(wiki: Wiki, actor: Actor, commit: str) -> ActionResult:
         ctx.journal["reverted"] = sha
 
     return run_action(wiki, actor, "revert", subject, apply, body=f"This reverts commit {sha}.")
+
+
+_STAMP_LINE = re.compile(r"^updated:[ \t]")
+
+
+def _remove_additions(current: bytes | None, after: bytes | None, before: bytes | None) -> bytes | None:
+    """Revert a change that only added lines (and refreshed the ``updated:`` stamp, which stays as it
+    is now) by removing exactly those lines from ``current``; None when the change was anything
+    else or a line is not found exactly once."""
+    if current is None or after is None or before is None:
+        return None
+    try:
+        b, a, c = (x.decode("utf-8").splitlines(keepends=True) for x in (before, after, current))
+    except UnicodeDecodeError:
+        return None
+    added: list[str] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, b, a, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        if tag == "insert":
+            added.extend(a[j1:j2])
+        elif not (tag == "replace" and all(_STAMP_LINE.match(x) for x in b[i1:i2] + a[j1:j2])):
+            return None
+    if not added or any(not line.strip() for line in added):
+        return None
+    out = list(c)
+    for line in added:
+        hits = [k for k, x in enumerate(out) if x == line]
+        if len(hits) != 1:
+            return None
+        del out[hits[0]]
+    return "".join(out).encode("utf-8")
 
 
 def _merge3(g: Git, current: bytes | None, base: bytes | None, other: bytes | None,
