@@ -259,3 +259,58 @@ def test_undo_of_an_older_append_applies_cleanly_next_to_a_newer_one(root: Path)
     text = (root / "wiki" / "ann-smith.md").read_text()
     assert "Lisbon" not in text and "Ann speaks Portuguese" in text and "Ann joined ACME" in text
     assert git(root, "status", "--porcelain") == ""
+
+
+# --- file names and permissions ----------------------------------------------------------------------
+
+def test_a_backslash_in_a_page_name_is_that_page_not_a_folder(root: Path) -> None:
+    page = root / "wiki" / "back\\slash.md"
+    page.write_text("# Back Slash\n\n## Updates\n\n- first fact\n")
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "backslash page")
+    rc, out, err = cli(root, "append", "back\\slash", "second fact here", "--json")
+    assert rc == 0 and out["status"] == "appended" and out["created"] is False, err
+    assert out["page"] == "wiki/back\\slash.md"
+    assert "second fact here" in page.read_text()
+    assert not (root / "wiki" / "back").exists()
+    assert git(root, "show", "--name-only", "--format=", "HEAD").strip() == '"wiki/back\\\\slash.md"'
+
+
+def _unprivileged(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The CLI bound by file permissions: as root, without the capabilities that let root read a
+    chmod-000 file anyway."""
+    import os
+    import shutil
+
+    cmd = [sys.executable, "-m", "curator.cli", "--wiki", str(root), *args]
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        assert setpriv, "running as root needs setpriv (util-linux) to drop CAP_DAC_OVERRIDE"
+        caps = "-dac_override,-dac_read_search"
+        cmd = [setpriv, f"--bounding-set={caps}", f"--inh-caps={caps}", *cmd]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+
+
+def test_an_unreadable_page_is_reported_by_index_and_lint_and_append_says_why(root: Path) -> None:
+    (root / "wiki" / "locked.md").write_text("# Locked\n\n## Updates\n\n- a secret fact\n")
+    (root / "wiki" / "open.md").write_text("# Open\n\nSee [[locked]].\n")
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "more")
+    (root / "wiki" / "locked.md").chmod(0)
+    try:
+        proc = _unprivileged(root, "index")
+        assert proc.returncode == 0, proc.stderr
+        assert "wiki/locked.md" in proc.stdout and "unreadable" in proc.stdout
+        proc = _unprivileged(root, "lint", "--json")
+        issues = json.loads(proc.stdout)
+        assert any(i["path"] == "wiki/locked.md" and i["code"] == "unreadable" and i["severity"] == "error"
+                   for i in issues), issues
+        proc = _unprivileged(root, "append", "locked", "another fact")
+        assert proc.returncode == 1 and "Traceback" not in proc.stderr + proc.stdout
+        assert proc.stdout.startswith("invalid: wiki/locked.md cannot be read (permission denied)"), proc.stdout
+    finally:
+        (root / "wiki" / "locked.md").chmod(0o644)
+    proc = _unprivileged(root, "append", "locked", "another fact")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    proc = _unprivileged(root, "index")
+    assert "unreadable" not in proc.stdout

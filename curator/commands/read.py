@@ -80,9 +80,12 @@ def run_index(ctx: Context, args: argparse.Namespace) -> int:
         return 0
     widths = [_display_width(p[0]) for p in pages]
     width = max(widths, default=4)
+    # (an unreadable page is listed with size -1; lint says why)
     lines = [f"{path}{' ' * (width - w)}  {layer:<8}  {trust:4.2f}  {title}"
-             for (path, _size, title, layer, trust), w in zip(pages, widths, strict=True)]
-    lines.append(f"{len(pages)} pages")
+             + ("  [unreadable: permission denied]" if size < 0 else "")
+             for (path, size, title, layer, trust), w in zip(pages, widths, strict=True)]
+    unreadable = sum(1 for p in pages if p[1] < 0)
+    lines.append(f"{len(pages)} pages" + (f", {unreadable} unreadable (see 'curator lint')" if unreadable else ""))
     ctx.emit(rows, "\n".join(lines))
     return 0
 

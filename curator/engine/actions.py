@@ -242,7 +242,9 @@ class ActionContext:
     # --- paths and policy ----------------------------------------------------------------
     def safe_path(self, rel: str) -> str:
         """``rel`` as a normalised root-relative posix path; :class:`Invalid` if it could escape."""
-        raw = str(rel).replace("\\", "/")
+        # A backslash separates folders only on Windows; elsewhere it is a character of the name
+        # (a page "back\\slash.md" is that file, never "back/slash.md").
+        raw = str(rel).replace("\\", "/") if os.sep == "\\" else str(rel)
         if not raw or "\0" in raw or raw.startswith("/") or re.match(r"^[A-Za-z]:", raw):
             raise Invalid(message=f"invalid path {rel!r}: must be relative to the wiki root")
         parts = raw.split("/")
@@ -277,6 +279,9 @@ class ActionContext:
             return None
         except IsADirectoryError:
             raise Invalid(message=f"{path} is a folder, not a file") from None
+        except PermissionError:
+            raise Invalid(message=f"{path} cannot be read (permission denied); fix its permissions "
+                          "(e.g. chmod u+rw) and try again") from None
 
     def read_text(self, rel: str) -> tuple[str, Decoded] | tuple[None, None]:
         """(text without BOM, decode flags), or (None, None) when absent.
