@@ -314,3 +314,140 @@ def test_an_unreadable_page_is_reported_by_index_and_lint_and_append_says_why(ro
     assert proc.returncode == 0, proc.stdout + proc.stderr
     proc = _unprivileged(root, "index")
     assert "unreadable" not in proc.stdout
+
+
+# --- ingest never reaches into this machine's network --------------------------------------------------
+
+class _Server:
+    """A local http server on 127.0.0.1 that records what it was asked (``routes``: path ->
+    (status, headers, body))."""
+
+    def __init__(self, routes: dict[str, tuple[int, dict[str, str], bytes]]) -> None:
+        import http.server
+        import threading
+
+        hits = self.hits = []
+        outer_routes = routes
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                hits.append(self.path)
+                status, headers, body = outer_routes.get(self.path, (404, {}, b"no"))
+                self.send_response(status)
+                for k, v in {**headers, "Content-Length": str(len(body))}.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> _Server:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_ingest_refuses_loopback_and_private_addresses_cli_and_mcp(root: Path) -> None:
+    from .test_mcp_server import call, run
+
+    with _Server({"/page": (200, {}, b"<html>local secret</html>")}) as srv:
+        for url in (f"{srv.url}/page", f"http://localhost:{srv.server.server_address[1]}/page",
+                    f"http://[::ffff:127.0.0.1]:{srv.server.server_address[1]}/page"):
+            rc, out, _ = cli(root, "ingest", "page.html", "--url", url, "--json")
+            assert rc == 1 and out["status"] == "invalid", (url, out)
+            assert "refused" in out["message"] or "could not fetch" in out["message"], out
+
+        async def body(s) -> None:  # type: ignore[no-untyped-def]
+            is_error, text = await call(s, "files_wiki_ingest", filename="page.html", url=f"{srv.url}/page")
+            assert is_error and "loopback, private or reserved" in text and "\n" not in text, text
+
+        run(root, body)
+        assert srv.hits == []  # nothing was ever fetched
+    assert not (root / "raw").exists()
+    for host in ("10.0.0.1", "192.168.1.20", "169.254.169.254", "100.64.0.1", "::1", "fc00::1", "0.0.0.0"):
+        from curator.engine.append import public_address
+
+        assert not public_address(host), host
+    assert public_address("93.184.216.34")
+
+
+def test_ingest_refuses_a_redirect_that_changes_the_scheme(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Only here is loopback let through (in process), to serve the redirects from 127.0.0.1.
+    from curator.engine import append as append_mod
+    from curator.engine.actions import Invalid
+    from curator.engine.wiki import Wiki
+
+    monkeypatch.setattr(append_mod, "public_address", lambda host: host == "127.0.0.1")
+    with _Server({"/ok": (200, {}, b"fine"), "/to-ftp": (302, {"Location": "ftp://127.0.0.1/etc/passwd"}, b""),
+                  "/to-file": (301, {"Location": "file:///etc/passwd"}, b""),
+                  "/to-self": (302, {"Location": "/ok"}, b"")}) as srv:
+        assert append_mod.fetch_url(f"{srv.url}/ok") == b"fine"
+        assert append_mod.fetch_url(f"{srv.url}/to-self") == b"fine"  # same scheme: followed
+        for path in ("/to-ftp", "/to-file"):
+            with pytest.raises(Invalid, match=r"redirects from http to|is not allowed"):
+                append_mod.fetch_url(f"{srv.url}{path}")
+        w = Wiki(root)
+        try:
+            res = append_mod.ingest(w, "x.txt", url=f"{srv.url}/to-ftp")
+        finally:
+            w.close()
+        assert res.status == "invalid" and "redirects from http to ftp" in res.message
+    assert not (root / "raw" / "x.txt").exists()
+
+
+# --- one hostile input, one line -----------------------------------------------------------------------
+
+def test_a_5000_rule_scope_file_warns_in_one_summary_line(root: Path) -> None:
+    rules = "".join(f'[namespaces."n{i}"]\nmode = "bogus"\n' for i in range(5000))
+    (root / ".scope.toml").write_text(rules)
+    rc, _, err = cli(root, "index")
+    assert rc == 0
+    lines = [x for x in err.splitlines() if x.strip()]
+    assert len(lines) == 1 and "5000 warnings" in lines[0] and "curator scope" in lines[0], err[:500]
+
+
+def test_the_merge_driver_on_binary_input_reports_a_conflict_without_a_traceback(tmp_path: Path) -> None:
+    files = {}
+    for name, data in (("base", b"a\0b\xff\n"), ("ours", b"a\0c\xfe\n"), ("theirs", b"a\0d\xfd\n")):
+        files[name] = tmp_path / name
+        files[name].write_bytes(data)
+    proc = subprocess.run([sys.executable, "-m", "curator.engine.merge_driver", str(files["base"]),
+                           str(files["ours"]), str(files["theirs"]), "wiki/bin.md"], capture_output=True, text=True)
+    assert proc.returncode == 1  # a conflict for git to report
+    assert "Traceback" not in proc.stderr and proc.stderr.count("\n") <= 2, proc.stderr
+    assert files["ours"].read_bytes() == b"a\0c\xfe\n"  # our side kept as it was
+    proc = subprocess.run([sys.executable, "-m", "curator.engine.merge_driver", str(files["base"]),
+                           str(tmp_path / "missing"), str(files["theirs"])], capture_output=True, text=True)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1
+
+
+def test_ansi_escapes_in_file_names_are_escaped_in_human_output(root: Path) -> None:
+    evil = "wiki/evil\x1b[2J\x1b]0;pwned\x07.md"
+    (root / evil).write_text("# Evil\n\nSee [[ann-smith]].\n")
+    for args in (("index",), ("lint",), ("neighbors", "ann-smith")):
+        rc, out, err = cli(root, *args)
+        assert rc == 0, err
+        assert "\x1b" not in out and "\x07" not in out, args
+        assert "evil\\x1b[2J" in out, (args, out)
+    rc, out, _ = cli(root, "index", "--json")
+    assert evil in [p["path"] for p in out]  # JSON keeps the real name (escaped by JSON itself)
+
+
+def test_neighbors_json_keeps_to_max_bytes(root: Path) -> None:
+    for i in range(300):
+        (root / "wiki" / f"p{i:03d}.md").write_text(f"# P{i}\n\n{'text ' * 40}[[ann-smith]]\n")
+    rc, out, _ = cli(root, "neighbors", "ann-smith", "--max-bytes", "2000", "--json")
+    assert rc == 0 and out["truncated"] is True
+    assert len(out["inbound"]) + len(out["outgoing"]) + out["omitted"] == 300
+    assert len(out["inbound"]) < 30  # only what the text shows
+    listed = json.dumps(out["inbound"]).encode("utf-8")
+    assert len(listed) <= 2000 + 100 * len(out["inbound"])  # (JSON's keys on top of the budget)
+    assert len(out["content"].encode("utf-8")) <= 2000

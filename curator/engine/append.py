@@ -762,18 +762,83 @@ def sanitize_name(name: str) -> str:
     return cleaned.lstrip("._-")[:120].rstrip("_")
 
 
+def public_address(host: str) -> bool:
+    """Whether ``host`` (an IP address) is a public internet address: not loopback, private,
+    link-local, multicast, reserved, unspecified or shared (CGNAT), also inside IPv4-mapped IPv6."""
+    import ipaddress
+
+    try:
+        ip = ipaddress.ip_address(host.split("%", 1)[0])
+    except ValueError:
+        return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_global and not ip.is_multicast
+
+
 def fetch_url(url: str, timeout: float = 20.0) -> bytes:
-    """Download ``url`` (http or https only) up to :data:`MAX_INGEST_BYTES`."""
+    """Download ``url`` (http or https only) up to :data:`MAX_INGEST_BYTES`.
+
+    Never reaches into this machine or its network: the address a connection actually reaches is
+    checked (so a name that resolves to a private address, or re-resolves to one later, is refused
+    too), a redirect may not change the scheme (http -> ftp, https -> http, ...) and every hop is
+    checked again. No proxy is used: the check must see the real peer.
+    """
+    import http.client
+    import urllib.error
     import urllib.parse
     import urllib.request  # 20 ms of imports that only ingest --url needs
 
     scheme = urllib.parse.urlsplit(url).scheme.lower()
     if scheme not in ("http", "https"):
         raise Invalid(message=f"invalid url {url!r}: only http and https are fetched")
+
+    def checked(conn: http.client.HTTPConnection) -> None:
+        assert conn.sock is not None
+        peer = conn.sock.getpeername()[0]
+        if not public_address(peer):
+            conn.close()
+            raise Invalid(message=f"refused to fetch {url}: {conn.host} is a loopback, private or "
+                          f"reserved address ({peer}); only public internet addresses are fetched")
+
+    class _HTTP(http.client.HTTPConnection):
+        def connect(self) -> None:
+            super().connect()
+            checked(self)
+
+    class _HTTPS(http.client.HTTPSConnection):
+        def connect(self) -> None:
+            http.client.HTTPConnection.connect(self)  # plain TCP first: check the peer ...
+            checked(self)
+            server = self._tunnel_host or self.host
+            self.sock = self._context.wrap_socket(self.sock, server_hostname=server)  # ... then TLS
+
+    class _HTTPHandler(urllib.request.HTTPHandler):
+        def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+            return self.do_open(_HTTP, req)
+
+    class _HTTPSHandler(urllib.request.HTTPSHandler):
+        def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+            return self.do_open(_HTTPS, req, context=self._context)
+
+    class _Redirects(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[no-untyped-def]
+            new = urllib.parse.urlsplit(urllib.parse.urljoin(req.full_url, newurl)).scheme.lower()
+            if new != urllib.parse.urlsplit(req.full_url).scheme.lower():
+                raise Invalid(message=f"refused to fetch {url}: it redirects from "
+                              f"{urllib.parse.urlsplit(req.full_url).scheme} to {new or 'another scheme'}")
+            return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _HTTPHandler(), _HTTPSHandler(),
+                                         _Redirects())
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as resp:
+        with opener.open(url, timeout=timeout) as resp:
             data = resp.read(MAX_INGEST_BYTES + 1)
-    except (OSError, ValueError) as exc:
+    except urllib.error.URLError as exc:
+        if isinstance(exc.reason, Invalid):
+            raise exc.reason from None
+        raise Invalid(message=f"could not fetch {url}: {exc}") from None
+    except (OSError, ValueError, http.client.HTTPException) as exc:
         raise Invalid(message=f"could not fetch {url}: {exc}") from None
     if len(data) > MAX_INGEST_BYTES:
         raise Invalid(message=f"{url} is larger than {MAX_INGEST_BYTES // (1024 * 1024)} MB")
