@@ -4,16 +4,51 @@ Append, property edits, merge, "not duplicates" decisions, confirm/share/remove 
 pages, revert, sync: each is an *action*, whatever door it came through (GUI, CLI, MCP). An action
 
 1. takes the wiki's exclusive write lock (:mod:`.lock`, 3.75 s patience, else ``locked``);
-2. first commits, as a ``recover: ...`` commit, what an *interrupted earlier action* left
-   uncommitted (only the paths that action recorded in its pending marker, never an operator's
-   unrelated edits), and picks up pages other processes changed (via the journal);
+2. first finishes an *interrupted earlier action* from its pending record (see "Atomicity"
+   below: rolled wholly forward or wholly back, never committed half-done), and picks up pages
+   other processes changed (via the journal);
 3. runs your ``apply(ctx)``, which reads and writes files only through the
    :class:`ActionContext` (paths checked against the wiki root and the write policy, writes atomic:
    temp file + fsync + rename; any exception rolls every write of the action back);
-4. commits exactly the touched paths with subject ``<action>: <target>``, authored by the actor;
+4. commits exactly the touched paths with subject ``<action>: <target>``, authored by the actor
+   (a file that had uncommitted edits before the action gets HEAD's version plus the action's
+   own change committed; the edits stay in the file, unstaged: see "Someone else's edits");
 5. appends one journal line, refreshes the page cache for the changed paths (which updates store
    extensions such as the search index and emits ``wiki.changed``) and returns an
    :class:`ActionResult`.
+
+Atomicity (SPEC §5)
+-------------------
+A multi-file action (a merge rewriting links on hundreds of pages, a move, an archive) must never
+be committed half-done. The pending record ``.curator/pending.jsonl`` makes every action all or
+nothing, whatever ``apply`` does, by appending (O(1) each, never rewriting) in this order:
+
+1. a header (action, target, actor, the HEAD it started from) and, for each path, *before that
+   file changes*, ``{"path", "orig"}``: the blob sha of its previous bytes, written into git's
+   object database first (``null`` when the file did not exist);
+2. once ``apply`` has returned and every file is written, ``{"phase": "commit", "changed",
+   "journal", "contents"}`` (fsynced), then the commit is made;
+3. after a commit whose index update failed, ``{"phase": "committed", "commit"}``;
+4. after the journal line, the record is deleted.
+
+Recovery (:func:`recover_pending`, run by the next action, ``undo`` and ``curator recover``)
+reads the record: without the commit line the action was stopped while applying and is **rolled
+back** (each path gets its ``orig`` bytes again, or is removed; nothing is committed, answer
+``rolled_back``); with it, the action is **rolled forward**: if HEAD already has its commit (or
+the journal has the action) only the journal and git's index are brought in line, else the
+recorded paths are committed as ``recover: <action>: <target>``, which ``undo`` treats as that
+action. A kill at any point therefore leaves, after recovery, the whole action or none of it
+(``tests/test_action_atomicity.py`` SIGKILLs a 200-page merge 50 times and checks the tree).
+
+Someone else's edits
+--------------------
+A file that differs from HEAD before the action first touches it holds edits nobody committed
+(an operator's editor, say). They are never swept into the action's commit: the commit gets
+HEAD's version with the action's own change (``original -> new``) merged in by ``git
+merge-file``, and the file keeps both (so ``git status`` still shows the edits as unstaged). If
+the two overlap, or the action removes such a file, the action is refused (``invalid``, a message
+naming the page); an untracked file has no committed version to keep apart and is committed as
+written.
 
 API
 ---
@@ -39,6 +74,8 @@ API
     ``error``); ``to_json()`` -> ``{"status", "message", "commit", "changed", **data}``.
     A failed git commit is reported, not fatal: the status stays (the files are written), commit
     is None, ``data["commit_error"]`` says why, and the next action's recovery commits the paths.
+    A commit made whose git index could not be updated is a commit (``commit`` set,
+    ``data["index_error"]``); the next action repairs the index.
 
 Policy: every path an action writes, moves or deletes (both ends of a move, and the archive
     copy) goes through ``wiki.check_write(actor, path)`` (a :class:`~.scope.Decision`; the
@@ -53,7 +90,7 @@ Policy: every path an action writes, moves or deletes (both ends of a move, and 
 ``git_of(wiki)`` / ``journal_of(wiki)``: the wiki's :class:`~.git.Git` and :class:`~.journal.Journal`.
 ``atomic_write(path, data)``: temp + fsync + rename, for state files outside an action.
 ``recover_pending(wiki)``: run step 2 on its own (``curator recover`` does, then rebuilds from
-    the journal, see :mod:`.append`).
+    the journal, see :mod:`.append`); ``undo`` runs it first too, so it reverts what the wiki holds.
 
 Two repositories (share to the shared wiki): nest the actions. Inside ``apply`` of the action on
 the source wiki, run the action on the shared wiki first; mark the source only when it succeeded::
