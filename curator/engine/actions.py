@@ -352,7 +352,8 @@ class ActionContext:
         # with uncommitted edits keeps them uncommitted: the commit gets HEAD's version with only
         # this action's change applied (see _finish); the working file has both.
         git = self._state.git
-        if git.differs_from_head(path, original):
+        differs, kept = git.differs_from_head(path, original)
+        if differs:
             head_sha = git.head_blob(path)
             if original is None:
                 raise Invalid(message=f"{path} was removed but the removal is not committed; commit or "
@@ -365,7 +366,7 @@ class ActionContext:
                 self._keep_apart[path] = head_sha
         # The pending record names the path and keeps its original bytes (as a git blob) BEFORE
         # the file changes: recovery can put it back whatever happens next.
-        blob = None if original is None else self._state.git.store_blob(original)
+        blob = None if original is None else kept or git.store_blob(original)
         self._originals[path] = original
         self._order.append(path)
         _pending_append(self._state, [self._header()] if len(self._order) == 1 else [],

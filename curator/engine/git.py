@@ -396,19 +396,21 @@ class Git:
         entry = _TreeReader(self, head).entries(folder).get(name.encode("utf-8", "surrogateescape"))
         return entry[1].hex() if entry is not None and entry[0] != _TREE_MODE else None
 
-    def differs_from_head(self, path: str, data: bytes | None) -> bool:
-        """Whether the file ``path`` holding ``data`` (None: absent) differs from HEAD's version.
+    def differs_from_head(self, path: str, data: bytes | None) -> tuple[bool, str | None]:
+        """(whether the file ``path`` holding ``data`` (None: absent) differs from HEAD's version,
+        HEAD's blob sha when it is exactly ``data``, so no copy of it needs writing).
 
         In process when no attributes can filter the blob (then hashing the bytes is what git
         does), else with ``git status``.
         """
         if data is not None and not self._plain_blobs([path]):
-            return bool(self.dirty([path]))
+            return bool(self.dirty([path])), None
         head = self.head_blob(path)
         if data is None:
-            return head is not None
+            return head is not None, None
         raw = b"blob " + str(len(data)).encode() + b"\0" + data
-        return head != hashlib.sha1(raw).hexdigest()
+        same = head == hashlib.sha1(raw).hexdigest()
+        return not same, head if same else None
 
     def repair_index(self, paths: Sequence[str]) -> None:
         """Set the index entries of ``paths`` to HEAD's (absent at HEAD: removed from the index).
