@@ -27,7 +27,7 @@ nothing, whatever ``apply`` does, by appending (O(1) each, never rewriting) in t
    file changes*, ``{"path", "orig"}``: the blob sha of its previous bytes, written into git's
    object database first (``null`` when the file did not exist);
 2. once ``apply`` has returned and every file is written, ``{"phase": "commit", "changed",
-   "journal", "contents"}`` (fsynced), then the commit is made;
+   "journal", "contents"}``, then the commit is made;
 3. after a commit whose index update failed, ``{"phase": "committed", "commit"}``;
 4. after the journal line, the record is deleted.
 
@@ -853,8 +853,7 @@ def _finish(wiki: Wiki, st: _State, ctx: ActionContext) -> ActionResult:
     # Every file is written: from here on recovery rolls the action forward, never back.
     _pending_append(st, [], {"phase": "commit", "changed": changed,
                              "contents": {p: st.git.store_blob(b) for p, b in contents.items()},
-                             "journal": ctx._journal_record(None, committed=False, changed=changed)},
-                    fsync=True)
+                             "journal": ctx._journal_record(None, committed=False, changed=changed)})
     index_ok = True
     try:
         sha = st.git.commit_paths(changed, message, ctx.actor.git_author, contents=contents)

@@ -1,7 +1,7 @@
 """The bigger versions of the integrity tests (issue 14), run with ``make perf`` or
 ``.venv/bin/python -m pytest tests/perf/test_perf_integrity.py -s -p no:cacheprovider``.
 
-* 150 SIGKILLs of a merge that rewrites links on 1,000 pages: every time the whole merge or
+* 100 SIGKILLs of a merge that rewrites links on 600 pages: every time the whole merge or
   none of it, git consistent; prints how the kills ended and the medians of the merge, of a
   roll-back and of a roll-forward.
 * The screenshot mode for all seven views, three rounds, with a CPU hog running: every run
@@ -20,17 +20,21 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.test_action_atomicity import kill_merges, make_wiki
 from tests.test_gui_teardown import make_wiki as make_gui_wiki
 
+pytestmark = pytest.mark.timeout(1200)
 
-def test_merge_of_1000_pages_killed_150_times(tmp_path: Path) -> None:
+
+def test_merge_of_600_pages_killed_100_times(tmp_path: Path) -> None:
     root = tmp_path / "w"
-    base = make_wiki(root, 1000)
+    base = make_wiki(root, 600)
     t = time.perf_counter()
-    outcomes = kill_merges(root, base, 150, seed=1400)
-    print(f"\n150 kills of a 1,000-page merge in {time.perf_counter() - t:.0f} s: {dict(outcomes)}")
-    assert sum(outcomes.values()) == 150 and outcomes["none"] and outcomes["whole"]
+    outcomes = kill_merges(root, base, 100, seed=1400)
+    print(f"\n100 kills of a 600-page merge in {time.perf_counter() - t:.0f} s: {dict(outcomes)}")
+    assert sum(outcomes.values()) == 100 and outcomes["none"] and outcomes["whole"]
 
 
 VIEWS = ("main", "graph", "dedup", "auto", "policy", "history", "page:payments")
