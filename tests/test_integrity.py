@@ -274,6 +274,15 @@ def test_a_backslash_in_a_page_name_is_that_page_not_a_folder(root: Path) -> Non
     assert "second fact here" in page.read_text()
     assert not (root / "wiki" / "back").exists()
     assert git(root, "show", "--name-only", "--format=", "HEAD").strip() == '"wiki/back\\\\slash.md"'
+    # the same through the agents' door
+    from .test_mcp_server import call, run
+
+    async def body(s) -> None:  # type: ignore[no-untyped-def]
+        is_error, text = await call(s, "wiki_append", slug="back\\slash", content="third fact from an agent")
+        assert not is_error and "wiki/back\\slash.md" in text, text
+
+    run(root, body)
+    assert "third fact from an agent" in page.read_text() and not (root / "wiki" / "back").exists()
 
 
 def _unprivileged(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
