@@ -136,6 +136,7 @@ class Git:
         # process re-reads nothing it wrote or read before.
         self._trees: OrderedDict[str, dict[bytes, tuple[bytes, bytes]]] = OrderedDict()
         self._commit_trees: dict[str, str] = {}
+        self._head_reader: _TreeReader | None = None
 
     # --- plumbing ----------------------------------------------------------------------
     def run(self, *args: str, author: tuple[str, str] | None = None, check: bool = True,
@@ -392,8 +393,10 @@ class Git:
         head = self.head()
         if head is None:
             return None
+        if self._head_reader is None or self._head_reader.head != head:
+            self._head_reader = _TreeReader(self, head)  # one per HEAD: a merge asks for thousands
         folder, _, name = path.rpartition("/")
-        entry = _TreeReader(self, head).entries(folder).get(name.encode("utf-8", "surrogateescape"))
+        entry = self._head_reader.entries(folder).get(name.encode("utf-8", "surrogateescape"))
         return entry[1].hex() if entry is not None and entry[0] != _TREE_MODE else None
 
     def differs_from_head(self, path: str, data: bytes | None) -> tuple[bool, str | None]:
