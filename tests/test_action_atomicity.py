@@ -71,7 +71,8 @@ def assert_consistent(root: Path) -> None:
 
 def kill_merges(root: Path, base: str, kills: int, seed: int) -> Counter[str]:
     """Run the merge to the end once (the 'whole' tree), then ``kills`` killed runs; returns how
-    each killed run ended up after recovery (``none`` or ``whole``)."""
+    each killed run ended up after recovery (``none`` or ``whole``) and what the recovery did
+    (``recovery:rolled_back``, ``recovery:recovered``, ``recovery:none needed``)."""
     env = dict(os.environ)
     t = time.monotonic()
     done = subprocess.run([sys.executable, "-c", _WORKER, str(root)], capture_output=True, text=True, env=env)
@@ -98,6 +99,7 @@ def kill_merges(root: Path, base: str, kills: int, seed: int) -> Counter[str]:
         finally:
             w.close()
         assert rec is None or not rec.is_error, rec.message
+        outcomes[f"recovery:{rec.status if rec is not None else 'none needed'}"] += 1
         now = tree(root)
         commits = git(root, "rev-list", f"{base}..HEAD").split()
         if now == before:
@@ -116,8 +118,8 @@ def test_merge_killed_at_random_moments_is_all_or_nothing(tmp_path: Path) -> Non
     base = make_wiki(root, 200)
     outcomes = kill_merges(root, base, 50, seed=14)
     print("outcomes of 50 killed merges:", dict(outcomes))
-    assert sum(outcomes.values()) == 50
-    assert outcomes["none"] > 0  # the kills did land inside the merge, not only after it
+    assert outcomes["none"] + outcomes["whole"] == 50
+    assert outcomes["recovery:rolled_back"] > 0  # the kills did land inside the merge, not only after it
 
 
 def test_undo_after_a_killed_merge_reverts_the_merge_not_the_action_before(tmp_path: Path) -> None:
@@ -170,3 +172,44 @@ def test_recover_cli_reports_the_roll_back_or_forward(tmp_path: Path, where: str
     # recover must not bring back anything of the merged page either way
     assert data["restored"] == []
     assert_consistent(root)
+
+
+_FAULTS = {
+    # stopped after every file is written, before git is asked to commit
+    "before_commit": "from curator.engine import git\ngit.Git.commit_paths = lambda *a, **k: os._exit(9)\n",
+    # the commit made, the process gone before the journal line
+    "after_commit": ("from curator.engine import git\n_c = git.Git.commit_paths\n"
+                     "def c(*a, **k):\n    _c(*a, **k)\n    os._exit(9)\ngit.Git.commit_paths = c\n"),
+    # journaled, gone before the pending record is cleared
+    "after_journal": ("from curator.engine import journal\n_a = journal.Journal.append\n"
+                      "def a(self, rec):\n    _a(self, rec)\n    if rec.get('action') == 'merge': os._exit(9)\n"
+                      "journal.Journal.append = a\n"),
+}
+
+
+@pytest.mark.parametrize("fault", sorted(_FAULTS))
+def test_a_merge_stopped_at_its_commit_is_rolled_forward_exactly_once(tmp_path: Path, fault: str) -> None:
+    root = tmp_path / "w"
+    base = make_wiki(root, 40)
+    done = subprocess.run([sys.executable, "-c", _WORKER, str(root)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    whole = tree(root)
+    git(root, "reset", "-q", "--hard", base)
+    crash = _WORKER.replace("print(\"ready\", flush=True)\n", "import os\n" + _FAULTS[fault])
+    proc = subprocess.run([sys.executable, "-c", crash, str(root)], capture_output=True, text=True)
+    assert proc.returncode == 9, proc.stderr
+    w = Wiki(root)
+    try:
+        rec = recover_pending(w)
+    finally:
+        w.close()
+    assert (rec is not None and rec.status == "recovered") == (fault == "before_commit")
+    assert tree(root) == whole and len(git(root, "rev-list", f"{base}..HEAD").split()) == 1
+    assert_consistent(root)
+    import json
+
+    journal = [json.loads(x) for x in (root / ".curator" / "journal.jsonl").read_text().splitlines()]
+    merges = [r for r in journal if r.get("action") == "merge" and r.get("committed")]
+    assert len(merges) == 2  # the complete run, and this one: journaled once, committed
+    assert merges[-1]["commit"] == git(root, "rev-parse", "HEAD").strip()
+    assert merges[-1]["removed"] == ["wiki/merged.md"]

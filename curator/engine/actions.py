@@ -485,7 +485,7 @@ class ActionContext:
         # fact that such a later action accounted for.
         removed = [p for p in paths if self._originals.get(p) is not None
                    and not os.path.lexists(self.wiki.root / p)]
-        if removed:
+        if removed or self.name != "wiki_append":  # (appends never remove: keep their lines short)
             rec["removed"] = removed
         return rec
 

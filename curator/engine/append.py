@@ -699,8 +699,8 @@ def rebuild_from_journal(wiki: Wiki, actor: Actor = OPERATOR) -> ActionResult:
         if not r.get("committed") or not isinstance(r.get("commit"), str) or r["commit"] in reverted:
             continue
         gone = r.get("removed")
-        if not isinstance(gone, list):  # a line from before "removed" was journaled: ask git
-            if r.get("action") == "wiki_append":
+        if not isinstance(gone, list):  # an append, or a line from before "removed" was journaled
+            if r.get("action", "wiki_append") == "wiki_append":
                 continue
             gone = [p for p in r.get("changed") or [] if p in wanted and g.show(r["commit"], p) is None]
         for p in gone:
