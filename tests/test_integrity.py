@@ -65,14 +65,14 @@ def test_recover_does_not_undo_a_merge(root: Path) -> None:
 
 # --- a stale git index is repaired; the answer tells the truth -------------------------------------
 
-_HOLD_INDEX_LOCK = ("import sys, time, os\nf = open(sys.argv[1], 'w')\nprint('held', flush=True)\n"
-                    "time.sleep(float(sys.argv[2]))\nf.close()\nos.unlink(sys.argv[1])\n")
+_HOLD_INDEX_LOCK = ("import sys, os\nf = open(sys.argv[1], 'w')\nprint('held', flush=True)\n"
+                    "sys.stdin.readline()\nf.close()\nos.unlink(sys.argv[1])\n")  # held until told
 
 
 def test_append_with_index_lock_held_says_committed_and_the_next_action_repairs_the_index(root: Path) -> None:
     lock = root / ".git" / "index.lock"
-    holder = subprocess.Popen([sys.executable, "-c", _HOLD_INDEX_LOCK, str(lock), "6"], stdout=subprocess.PIPE,
-                              text=True)
+    holder = subprocess.Popen([sys.executable, "-c", _HOLD_INDEX_LOCK, str(lock)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         rc, out, err = cli(root, "--as", "agent:a", "append", "ann-smith", "Ann moved to Lisbon", "--json")
@@ -82,7 +82,14 @@ def test_append_with_index_lock_held_says_committed_and_the_next_action_repairs_
         assert "Lisbon" in git(root, "show", "HEAD:wiki/ann-smith.md")
         journal = [json.loads(x) for x in (root / ".curator" / "journal.jsonl").read_text().splitlines()]
         assert journal[-1]["content"] == "Ann moved to Lisbon" and journal[-1]["committed"] is True
+        # while git's index is still locked, no other action starts over the unfinished one
+        rc, out, _ = cli(root, "append", "ann-smith", "Ann speaks Portuguese", "--json")
+        assert rc == 1 and "not started" in out["message"] and out["commit"] is None
+        assert "Portuguese" not in (root / "wiki" / "ann-smith.md").read_text()
     finally:
+        assert holder.stdin is not None
+        holder.stdin.write("release\n")
+        holder.stdin.close()
         holder.wait(timeout=20)
     # the lock is gone: the next action (here an unrelated append) repairs the index
     assert cli(root, "append", "bob", "Bob likes tea", "--create-new")[0] == 0

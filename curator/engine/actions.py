@@ -813,6 +813,10 @@ def run_action(wiki: Wiki, actor: Actor, name: str, target: str,
     st.active.on = True
     try:
         recovered = recover_pending(wiki)
+        if recovered is not None and recovered.is_error:
+            # Starting anyway would replace the pending record of the action not yet finished.
+            return ActionResult(recovered.status, f"not started: an interrupted action could not be "
+                                f"finished first ({recovered.message})", action=name, target=target)
         _catch_up(wiki, st)
         ctx = ActionContext(wiki, actor, name, target, st, uuid.uuid4().hex, st.git.head())
         ctx.body = body
