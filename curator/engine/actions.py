@@ -148,6 +148,7 @@ if TYPE_CHECKING:
 
 ERROR_STATUSES: frozenset[str] = frozenset({"locked", "denied", "invalid", "error"})
 PENDING_NAME = "pending.jsonl"
+STATE_HINT = ".curator"  # where PENDING_NAME lives, for messages
 ARCHIVE_DIR = "_archive"
 TMP_MARK = ".curator-tmp-"
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -674,7 +675,8 @@ def _roll_back(wiki: Wiki, st: _State, rec: _Pending, actor: Actor, action_id: s
         data = st.git.blob(orig)
         if data is None:
             return ActionResult("error", f"cannot roll back the interrupted '{subject}': the original "
-                                f"of {path} is missing from git's objects", action="recover", target=subject)
+                                f"of {path} is missing from git's objects (restore the files by hand, then "
+                                f"remove {STATE_HINT}/{PENDING_NAME})", action="recover", target=subject)
         try:
             current = full.read_bytes()
         except FileNotFoundError:
