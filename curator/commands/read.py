@@ -37,7 +37,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 
     p = sub.add_parser("lint", parents=[parent],
                        help="report malformed frontmatter, bad values, broken and ambiguous links, orphans, "
-                       "file names that are not UTF-8, folders differing only in case")
+                       "file names that are not UTF-8, folders differing only in case, unreadable pages")
     p.set_defaults(handler="curator.commands.read:run_lint")
 
 
