@@ -29,6 +29,11 @@ def cli(root: Path, *args: str, stdin: str | None = None) -> tuple[int, dict | l
 
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
+    return seed_wiki(tmp_path)
+
+
+def seed_wiki(tmp_path: Path) -> Path:
+    """``w``: a wiki with ``wiki/ann-smith.md`` (one fact), committed."""
     root = tmp_path / "w"
     init_wiki(root)
     (root / "wiki").mkdir()

@@ -10,31 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from curator.engine.setup import init_wiki
-
-
-def git(root: Path, *args: str, check: bool = True) -> str:
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=check).stdout
-
-
-def cli(root: Path, *args: str, stdin: str | None = None) -> tuple[int, dict | list | str, str]:
-    proc = subprocess.run([sys.executable, "-m", "curator.cli", "--wiki", str(root), *args],
-                          capture_output=True, text=True, input=stdin, timeout=60)
-    out: dict | list | str = proc.stdout
-    if "--json" in args and proc.stdout.strip():
-        out = json.loads(proc.stdout)
-    return proc.returncode, out, proc.stderr
+# the same git and CLI helpers and small wiki as the write commands' tests
+from .test_append_cli import cli, git, seed_wiki
 
 
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
-    root = tmp_path / "w"
-    init_wiki(root)
-    (root / "wiki").mkdir()
-    (root / "wiki" / "ann-smith.md").write_text("# Ann Smith\n\n## Updates\n\n- Ann joined ACME in 2019\n")
-    git(root, "add", "-A")
-    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "seed")
-    return root
+    return seed_wiki(tmp_path)
 
 
 # --- recover replays only facts no later action accounted for ---------------------------------------
