@@ -200,6 +200,22 @@ def test_append_and_undo_leave_the_operators_uncommitted_edits_uncommitted(root:
     assert git(root, "status", "--porcelain") == " M wiki/ann-smith.md\n"
 
 
+def test_an_append_killed_at_its_commit_is_recovered_without_the_operators_edits(root: Path) -> None:
+    page = root / "wiki" / "ann-smith.md"
+    page.write_text(OPERATOR_DRAFT)
+    crash = ("import os, sys\nfrom curator.engine import git\nfrom curator.engine.wiki import Wiki\n"
+             "from curator.engine.append import append\ngit.Git.commit_paths = lambda *a, **k: os._exit(9)\n"
+             "append(Wiki(sys.argv[1]), 'ann-smith', 'Ann moved to Lisbon')\n")
+    proc = subprocess.run([sys.executable, "-c", crash, str(root)], capture_output=True, text=True)
+    assert proc.returncode == 9, proc.stderr
+    rc, out, _ = cli(root, "recover", "--json")
+    assert rc == 0 and out["interrupted"]["status"] == "recovered"
+    committed = git(root, "show", "HEAD:wiki/ann-smith.md")
+    assert "Lisbon" in committed and "DRAFT" not in committed
+    assert "DRAFT" in page.read_text() and "Lisbon" in page.read_text()
+    assert git(root, "status", "--porcelain") == " M wiki/ann-smith.md\n"
+
+
 def test_an_edit_next_to_the_actions_lines_is_refused_with_a_clear_message(root: Path) -> None:
     page = root / "wiki" / "ann-smith.md"
     draft = page.read_text() + "- operator's half-typed bullet\n"
