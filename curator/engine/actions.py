@@ -275,6 +275,7 @@ class ActionContext:
         self._head = head
         self._originals: dict[str, bytes | None] = {}  # path -> bytes before the action (None: absent)
         self._keep_apart: dict[str, str] = {}  # path with uncommitted edits -> its HEAD blob
+        self._unsaved: list[dict[str, Any]] = []  # pending-record lines not written yet
         self._order: list[str] = []
 
     # --- paths and policy ----------------------------------------------------------------
@@ -336,7 +337,12 @@ class ActionContext:
         return dec.text, dec
 
     # --- writing -------------------------------------------------------------------------------
-    def _remember(self, path: str) -> None:
+    def _remember(self, path: str, *, save: bool = True) -> None:
+        """Record ``path`` and its original bytes in the pending record, before it changes.
+
+        ``save=False`` (for a batch of files) only buffers the record's lines; :meth:`_save_marker`
+        writes them, and must run before the first of those files changes.
+        """
         if path in self._originals:
             return
         full = self.wiki.root / path
@@ -370,8 +376,19 @@ class ActionContext:
         blob = None if original is None else kept or git.store_blob(original)
         self._originals[path] = original
         self._order.append(path)
-        _pending_append(self._state, [self._header()] if len(self._order) == 1 else [],
-                        {"path": path, "orig": blob})
+        if len(self._order) == 1:
+            self._unsaved.append(self._header())
+        self._unsaved.append({"path": path, "orig": blob})
+        if save:
+            self._save_marker()
+
+    def _save_marker(self) -> None:
+        """Append the buffered lines to the pending record (the header starts a new record)."""
+        lines, self._unsaved = self._unsaved, []
+        if lines:
+            first = lines[0].get("phase") == "apply"
+            start, rest = (lines[:1], lines[1:]) if first else ([], lines)
+            _pending_append(self._state, start, *rest)
 
     def write_bytes(self, rel: str, data: bytes) -> str:
         path = self.check_write(rel)
@@ -534,11 +551,11 @@ def _clear_marker(state: _State) -> None:
         state.pending.unlink()
 
 
-def _pending_append(state: _State, start: list[dict[str, Any]], line: dict[str, Any], *,
+def _pending_append(state: _State, start: list[dict[str, Any]], *lines: dict[str, Any],
                     fsync: bool = False) -> None:
-    """Append ``line`` to the pending record (``start``: the header, which begins a new record)."""
+    """Append ``lines`` to the pending record (``start``: the header, which begins a new record)."""
     data = "".join(json.dumps(x, ensure_ascii=False, separators=(",", ":")) + "\n"
-                   for x in [*start, line]).encode("utf-8")
+                   for x in [*start, *lines]).encode("utf-8")
     state.pending.parent.mkdir(parents=True, exist_ok=True)
     flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if start else os.O_APPEND)
     fd = os.open(state.pending, flags, 0o644)
@@ -841,6 +858,7 @@ def run_action(wiki: Wiki, actor: Actor, name: str, target: str,
 
 
 def _finish(wiki: Wiki, st: _State, ctx: ActionContext) -> ActionResult:
+    ctx._save_marker()  # (a batch remembered but never written leaves nothing to say)
     changed = ctx._changed()
     base = dict(action=ctx.name, target=ctx.target)
     if not changed:
