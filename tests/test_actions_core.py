@@ -224,7 +224,8 @@ def test_action_killed_while_applying_is_rolled_back_whole(wiki: Wiki) -> None:
 _COMMIT_CRASHER = _CRASHER.replace("    os._exit(9)  # dies between write and commit, like a SIGKILL\n", "") \
     .replace("from curator.engine.actions import run_action",
              "from curator.engine.actions import run_action\nfrom curator.engine import git\n"
-             "git.Git.commit_paths = lambda *a, **k: os._exit(9)")
+             "git.Git.commit_paths = lambda *a, **k: os._exit(9)") \
+    .replace('"edit", "crash", apply)', '"edit", "crash", apply, body="Reviewed-by: operator")')
 
 
 def test_action_killed_at_its_commit_is_rolled_forward_without_sweeping_unrelated_edits(wiki: Wiki) -> None:
@@ -240,6 +241,7 @@ def test_action_killed_at_its_commit_is_rolled_forward_without_sweeping_unrelate
     assert log[1] == "agent:dudu|recover: edit: crash"
     assert sorted(git(root, "show", "--name-only", "--format=", "HEAD~1").split()) == \
         ["wiki/ann.md", "wiki/new.md"]
+    assert "Reviewed-by: operator" in git(root, "log", "-1", "--format=%b", "HEAD~1")  # its body kept
     assert status(root) == "?? operator.md\n"  # the operator's file was not swept in
     recs = [json.loads(x) for x in (root / ".curator" / "journal.jsonl").read_text().splitlines()]
     crash = [r for r in recs if r.get("note") == "crash test"]

@@ -27,7 +27,7 @@ nothing, whatever ``apply`` does, by appending (O(1) each, never rewriting) in t
    file changes*, ``{"path", "orig"}``: the blob sha of its previous bytes, written into git's
    object database first (``null`` when the file did not exist);
 2. once ``apply`` has returned and every file is written, ``{"phase": "commit", "changed",
-   "journal", "contents"}``, then the commit is made;
+   "body", "journal", "contents"}``, then the commit is made;
 3. after a commit whose index update failed, ``{"phase": "committed", "commit"}``;
 4. after the journal line, the record is deleted.
 
@@ -758,9 +758,11 @@ def _roll_forward(wiki: Wiki, st: _State, rec: _Pending, actor: Actor, action_id
         if data is not None:
             contents[p] = data
     try:
+        body = str(rec.commit.get("body") or "").strip()  # the action's own (trailers such as Reviewed-by)
         sha = st.git.commit_paths(dirty, f"recover: {subject}\n\nCommitted by Curator's recovery: an "
                                   "interrupted action had written all of these changes but not committed "
-                                  "them.", actor.git_author, contents=contents)
+                                  "them." + (f"\n\n{body}" if body else ""), actor.git_author,
+                                  contents=contents)
     except IndexNotUpdated as exc:
         sha = exc.commit
         with contextlib.suppress(GitError):
@@ -875,7 +877,7 @@ def _finish(wiki: Wiki, st: _State, ctx: ActionContext) -> ActionResult:
         ctx._rollback()
         return ActionResult(exc.status, exc.message, data={**ctx.data, **exc.data}, **base)
     # Every file is written: from here on recovery rolls the action forward, never back.
-    _pending_append(st, [], {"phase": "commit", "changed": changed,
+    _pending_append(st, [], {"phase": "commit", "changed": changed, "body": ctx.body.strip(),
                              "contents": {p: st.git.store_blob(b) for p, b in contents.items()},
                              "journal": ctx._journal_record(None, committed=False, changed=changed)})
     index_ok = True
