@@ -762,7 +762,7 @@ def _roll_forward(wiki: Wiki, st: _State, rec: _Pending, actor: Actor, action_id
         sha = st.git.commit_paths(dirty, f"recover: {subject}\n\nCommitted by Curator's recovery: an "
                                   "interrupted action had written all of these changes but not committed "
                                   "them." + (f"\n\n{body}" if body else ""), actor.git_author,
-                                  contents=contents)
+                                  **({"contents": contents} if contents else {}))
     except IndexNotUpdated as exc:
         sha = exc.commit
         with contextlib.suppress(GitError):
@@ -882,7 +882,8 @@ def _finish(wiki: Wiki, st: _State, ctx: ActionContext) -> ActionResult:
                              "journal": ctx._journal_record(None, committed=False, changed=changed)})
     index_ok = True
     try:
-        sha = st.git.commit_paths(changed, message, ctx.actor.git_author, contents=contents)
+        sha = st.git.commit_paths(changed, message, ctx.actor.git_author,
+                                  **({"contents": contents} if contents else {}))
     except IndexNotUpdated as exc:
         sha, index_ok = exc.commit, False
         _pending_append(st, [], {"phase": "committed", "commit": sha})
