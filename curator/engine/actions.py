@@ -554,7 +554,7 @@ def _clear_marker(state: _State) -> None:
 def _pending_append(state: _State, start: list[dict[str, Any]], *lines: dict[str, Any],
                     fsync: bool = False) -> None:
     """Append ``lines`` to the pending record (``start``: the header, which begins a new record)."""
-    data = "".join(json.dumps(x, ensure_ascii=False, separators=(",", ":")) + "\n"
+    data = "".join(json_line(x) + "\n"
                    for x in [*start, *lines]).encode("utf-8")
     state.pending.parent.mkdir(parents=True, exist_ok=True)
     flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if start else os.O_APPEND)
