@@ -76,9 +76,34 @@ def run(target: str | None, screenshot: str | None = None, view: str = "main") -
     settings = Settings()
     folder = choose_target(target, settings)
     window = open_workspace_window(folder, settings, watch=not screenshot)
-    if screenshot:
-        return _screenshot(app, window, Path(screenshot), view)
-    return app.exec()
+    try:
+        if screenshot:
+            return _screenshot(app, window, Path(screenshot), view)
+        return app.exec()
+    finally:
+        shutdown(app)
+
+
+def shutdown(app: object) -> None:
+    """Tear the station down while Python is still fully alive, in a fixed order.
+
+    Left to interpreter exit, QThreadPool workers could still run Python (a view's read, the
+    initial load) and deliver results to widgets being destroyed, and Qt would delete objects
+    whose Python side is already gone: ``--screenshot`` crashed with SIGSEGV now and then under
+    load. So: close every workspace (timers stopped, watcher joined, writer queues and the global
+    pool drained, wikis closed), then delete the windows and flush the deferred deletions.
+    """
+    from PySide6.QtCore import QCoreApplication, QEvent, QThreadPool
+
+    for window in list(_windows):
+        window.workspace.close()
+    QThreadPool.globalInstance().waitForDone(10_000)
+    QCoreApplication.processEvents()  # deliver finished tasks' results while the widgets exist
+    for window in list(_windows):
+        window.hide()
+        window.deleteLater()
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    _windows.clear()
 
 
 def _screenshot(app: object, window: MainWindow, out: Path, view: str) -> int:

@@ -180,14 +180,15 @@ def _main(argv: Sequence[str] | None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 0
     except Exception as exc:  # every error reaches the user as one line, never a traceback
+        from curator.commands._context import terminal_safe
         from curator.engine.errors import CuratorError
 
         if isinstance(exc, CuratorError):
-            sys.stderr.write(f"curator: error: {exc}\n")
+            sys.stderr.write(f"curator: error: {terminal_safe(str(exc))}\n")
             return exc.exit_code
         if os.environ.get("CURATOR_DEBUG"):
             raise
-        first = str(exc).splitlines()[0] if str(exc) else ""
+        first = terminal_safe(str(exc).splitlines()[0]) if str(exc) else ""
         sys.stderr.write(
             f"curator: internal error: {type(exc).__name__}: {first} "
             "(run with CURATOR_DEBUG=1 for a traceback)\n"

@@ -66,7 +66,7 @@ def test_commits_exactly_the_touched_paths_as_the_actor(wiki: Wiki) -> None:
     rec = json.loads((root / ".curator" / "journal.jsonl").read_text().splitlines()[-1])
     assert rec["action"] == "edit" and rec["commit"] == res.commit and rec["committed"] is True
     assert rec["actor"] == "agent:dudu" and rec["changed"] == ["wiki/bob.md"]
-    assert not (root / ".curator" / "pending.json").exists()
+    assert not (root / ".curator" / "pending.jsonl").exists()
     assert res.to_json()["status"] == "ok"
 
 
@@ -114,7 +114,7 @@ def test_error_answers_roll_back_every_write(wiki: Wiki) -> None:
     assert res.data == {"why": "test"} and res.commit is None
     assert (root / "wiki" / "ann.md").read_bytes() == before
     assert not (root / "wiki" / "new").exists()
-    assert status(root) == "" and not (root / ".curator" / "pending.json").exists()
+    assert status(root) == "" and not (root / ".curator" / "pending.jsonl").exists()
 
     def boom(ctx: ActionContext) -> None:
         ctx.write_text("wiki/ann.md", "half\n")
@@ -202,12 +202,38 @@ run_action(w, Actor("agent", "dudu"), "edit", "crash", apply)
 """
 
 
-def test_interrupted_action_is_recovered_without_sweeping_unrelated_edits(wiki: Wiki) -> None:
+def test_action_killed_while_applying_is_rolled_back_whole(wiki: Wiki) -> None:
     root = wiki.root
     (root / "operator.md").write_text("operator's draft\n")
+    before = (root / "wiki" / "ann.md").read_bytes()
     proc = subprocess.run([sys.executable, "-c", _CRASHER, str(root)], capture_output=True, text=True)
     assert proc.returncode == 9, proc.stderr
-    assert (root / ".curator" / "pending.json").exists()
+    assert (root / ".curator" / "pending.jsonl").exists()
+    res = run_action(wiki, OPERATOR, "edit", "next", edit("wiki/next.md", "next\n"))
+    assert res.status == "ok" and not res.data.get("recovered")
+    log = git(root, "log", "-2", "--format=%an|%s").splitlines()
+    assert log == ["operator|edit: next", "t|seed"]  # nothing of the half-done action was committed
+    assert (root / "wiki" / "ann.md").read_bytes() == before and not (root / "wiki" / "new.md").exists()
+    assert status(root) == "?? operator.md\n"  # the operator's file was not touched either
+    recs = [json.loads(x) for x in (root / ".curator" / "journal.jsonl").read_text().splitlines()]
+    assert not [r for r in recs if r.get("note") == "crash test"]
+    assert next(r for r in recs if r.get("rolled_back"))["changed"] == ["wiki/ann.md", "wiki/new.md"]
+    assert not (root / ".curator" / "pending.jsonl").exists()
+
+
+_COMMIT_CRASHER = _CRASHER.replace("    os._exit(9)  # dies between write and commit, like a SIGKILL\n", "") \
+    .replace("from curator.engine.actions import run_action",
+             "from curator.engine.actions import run_action\nfrom curator.engine import git\n"
+             "git.Git.commit_paths = lambda *a, **k: os._exit(9)") \
+    .replace('"edit", "crash", apply)', '"edit", "crash", apply, body="Reviewed-by: operator")')
+
+
+def test_action_killed_at_its_commit_is_rolled_forward_without_sweeping_unrelated_edits(wiki: Wiki) -> None:
+    root = wiki.root
+    (root / "operator.md").write_text("operator's draft\n")
+    proc = subprocess.run([sys.executable, "-c", _COMMIT_CRASHER, str(root)], capture_output=True, text=True)
+    assert proc.returncode == 9, proc.stderr
+    assert (root / ".curator" / "pending.jsonl").exists()
     res = run_action(wiki, OPERATOR, "edit", "next", edit("wiki/next.md", "next\n"))
     assert res.status == "ok" and res.data.get("recovered")
     log = git(root, "log", "-3", "--format=%an|%s").splitlines()
@@ -215,12 +241,18 @@ def test_interrupted_action_is_recovered_without_sweeping_unrelated_edits(wiki: 
     assert log[1] == "agent:dudu|recover: edit: crash"
     assert sorted(git(root, "show", "--name-only", "--format=", "HEAD~1").split()) == \
         ["wiki/ann.md", "wiki/new.md"]
+    assert "Reviewed-by: operator" in git(root, "log", "-1", "--format=%b", "HEAD~1")  # its body kept
     assert status(root) == "?? operator.md\n"  # the operator's file was not swept in
     recs = [json.loads(x) for x in (root / ".curator" / "journal.jsonl").read_text().splitlines()]
     crash = [r for r in recs if r.get("note") == "crash test"]
     assert len(crash) == 1 and crash[0]["committed"] is True
     assert any(r["action"] == "recover" for r in recs)
-    assert not (root / ".curator" / "pending.json").exists()
+    assert not (root / ".curator" / "pending.jsonl").exists()
+    # the completed action is an action like any other: undo (after the later edit) reverts it
+    assert undo(wiki, OPERATOR).status == "reverted"  # edit: next
+    res = undo(wiki, OPERATOR)
+    assert res.status == "reverted" and "recover: edit: crash" in res.message
+    assert not (root / "wiki" / "new.md").exists()
 
 
 def test_stale_index_lock_is_cleared_but_a_held_one_is_not(wiki: Wiki) -> None:

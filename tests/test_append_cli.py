@@ -29,6 +29,11 @@ def cli(root: Path, *args: str, stdin: str | None = None) -> tuple[int, dict | l
 
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
+    return seed_wiki(tmp_path)
+
+
+def seed_wiki(tmp_path: Path) -> Path:
+    """``w``: a wiki with ``wiki/ann-smith.md`` (one fact), committed."""
     root = tmp_path / "w"
     init_wiki(root)
     (root / "wiki").mkdir()
@@ -99,9 +104,12 @@ def test_ingest_file_stdin_and_url_rules(root: Path, tmp_path: Path) -> None:
     assert all(not p["path"].startswith("raw/") for p in out)  # raw sources are not pages
 
 
-def test_ingest_url_from_loopback(root: Path) -> None:
+def test_ingest_url_from_loopback_is_refused(root: Path) -> None:
+    hits: list[str] = []
+
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:
+            hits.append(self.path)
             body = b"<html>served</html>"
             self.send_response(200)
             self.send_header("Content-Length", str(len(body)))
@@ -119,8 +127,8 @@ def test_ingest_url_from_loopback(root: Path) -> None:
         rc, out, _ = cli(root, "ingest", "page.html", "--url", url, "--json")
     finally:
         server.shutdown()
-    assert rc == 0 and out["status"] == "ingested"
-    assert (root / "raw" / "page.html").read_bytes() == b"<html>served</html>"
+    assert rc == 1 and out["status"] == "invalid" and "loopback, private or reserved" in out["message"]
+    assert hits == [] and not (root / "raw" / "page.html").exists()  # never even asked
 
 
 def test_history_undo_and_recover(root: Path) -> None:

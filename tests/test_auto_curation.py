@@ -254,12 +254,12 @@ def test_confirm_and_remove_killed_before_the_commit_lose_nothing(home: Path, co
     assert proc.returncode == FAULT_EXIT, proc.stderr
     assert commits(src) == n
     assert split((src / new_path).read_text("utf-8")).body == body  # the content is on disk
-    # the next action (here: recovery on its own) commits exactly what was left, in one commit
+    # the next action (here: recovery on its own) rolls the half-applied action back whole
     w = Wiki(src)
     try:
         result = recover_pending(w)
     finally:
         w.close()
-    assert result is not None and result.status == "recovered"
-    assert commits(src) == n + 1 and clean(src)
-    assert set(git(src, "show", "--name-only", "--no-renames", "--format=", "HEAD").splitlines()) == {PAGE, new_path}
+    assert result is not None and result.status == "rolled_back"
+    assert commits(src) == n and clean(src)
+    assert split((src / PAGE).read_text("utf-8")).body == body and not (src / new_path).exists()

@@ -438,11 +438,13 @@ def test_killed_between_page_and_item_loses_nothing(capsys: pytest.CaptureFixtur
                           capture_output=True, text=True, timeout=60, env=dict(os.environ))
     assert proc.returncode == 9, proc.stderr
     code, out = cli(capsys, root, "recover")
-    assert code == 0 and git(root, "status", "--porcelain").strip() == ""
-    assert (root / "wiki/ann.md").read_text().count("Ann moved to Oslo") == 1
-    assert items(root) == [f"{held['id']}.json"]  # still pending: deciding it again closes it
+    # the approve was stopped half-way: rolled back whole (an action is all or nothing, issue 14)
+    assert code == 0 and out["interrupted"]["status"] == "rolled_back", out
+    assert git(root, "status", "--porcelain").strip() == ""
+    assert "Ann moved to Oslo" not in (root / "wiki/ann.md").read_text()
+    assert items(root) == [f"{held['id']}.json"]  # still pending: deciding it again applies it
     code, out = cli(capsys, root, "inbox", "approve", held["id"])
-    assert code == 0 and out["status"] == "duplicate" and items(root) == []
+    assert code == 0 and out["status"] == "appended" and items(root) == []
     assert (root / "wiki/ann.md").read_text().count("Ann moved to Oslo") == 1
 
 

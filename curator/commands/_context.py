@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -35,11 +36,23 @@ class Context:
         if self.json or text is None:
             write_json(data)
         else:
+            text = terminal_safe(text)
             sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
 
     def close(self) -> None:
         if self._wiki is not None:
             self._wiki.close()
+
+
+#: Control characters a terminal would act on (ESC sequences, bells, backspaces, a lone CR, C1
+#: controls): everything below U+0020 except tab and newline, DEL, U+0080-U+009F.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\x80-\x9f]|\r(?!\n)")
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` for a terminal: control characters (a file name with an ANSI escape, say) shown
+    as ``\\x1b``-style escapes instead of being acted on. JSON output escapes them by itself."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
 def write_json(data: Any) -> None:

@@ -37,7 +37,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 
     p = sub.add_parser("lint", parents=[parent],
                        help="report malformed frontmatter, bad values, broken and ambiguous links, orphans, "
-                       "file names that are not UTF-8, folders differing only in case")
+                       "file names that are not UTF-8, folders differing only in case, unreadable pages")
     p.set_defaults(handler="curator.commands.read:run_lint")
 
 
@@ -80,9 +80,12 @@ def run_index(ctx: Context, args: argparse.Namespace) -> int:
         return 0
     widths = [_display_width(p[0]) for p in pages]
     width = max(widths, default=4)
+    # (an unreadable page is listed with size -1; lint says why)
     lines = [f"{path}{' ' * (width - w)}  {layer:<8}  {trust:4.2f}  {title}"
-             for (path, _size, title, layer, trust), w in zip(pages, widths, strict=True)]
-    lines.append(f"{len(pages)} pages")
+             + ("  [unreadable: permission denied]" if size < 0 else "")
+             for (path, size, title, layer, trust), w in zip(pages, widths, strict=True)]
+    unreadable = sum(1 for p in pages if p[1] < 0)
+    lines.append(f"{len(pages)} pages" + (f", {unreadable} unreadable (see 'curator lint')" if unreadable else ""))
     ctx.emit(rows, "\n".join(lines))
     return 0
 

@@ -42,7 +42,8 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("name", metavar="NAME", help="file name in raw/ (reduced to A-Z a-z 0-9 . _ -)")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--file", metavar="F", help="read the source from this file ('-' for stdin)")
-    src.add_argument("--url", metavar="U", help="fetch the source from an http(s) URL")
+    src.add_argument("--url", metavar="U", help="fetch the source from an http(s) URL at a public address (no loopback or "
+                            "private addresses, no redirect to another scheme)")
     p.set_defaults(handler="curator.commands.write:run_ingest")
 
     p = sub.add_parser("history", parents=[parent], help="the wiki's actions, newest first")
@@ -55,7 +56,8 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.set_defaults(handler="curator.commands.write:run_undo")
 
     p = sub.add_parser("recover", parents=[parent],
-                       help="commit what an interrupted action left, and rebuild lost facts from the journal")
+                       help="finish an interrupted action (rolled wholly forward or back), repair a stale git "
+                            "index, and rebuild lost facts from the journal")
     p.set_defaults(handler="curator.commands.write:run_recover")
 
 

@@ -4,16 +4,51 @@ Append, property edits, merge, "not duplicates" decisions, confirm/share/remove 
 pages, revert, sync: each is an *action*, whatever door it came through (GUI, CLI, MCP). An action
 
 1. takes the wiki's exclusive write lock (:mod:`.lock`, 3.75 s patience, else ``locked``);
-2. first commits, as a ``recover: ...`` commit, what an *interrupted earlier action* left
-   uncommitted (only the paths that action recorded in its pending marker, never an operator's
-   unrelated edits), and picks up pages other processes changed (via the journal);
+2. first finishes an *interrupted earlier action* from its pending record (see "Atomicity"
+   below: rolled wholly forward or wholly back, never committed half-done), and picks up pages
+   other processes changed (via the journal);
 3. runs your ``apply(ctx)``, which reads and writes files only through the
    :class:`ActionContext` (paths checked against the wiki root and the write policy, writes atomic:
    temp file + fsync + rename; any exception rolls every write of the action back);
-4. commits exactly the touched paths with subject ``<action>: <target>``, authored by the actor;
+4. commits exactly the touched paths with subject ``<action>: <target>``, authored by the actor
+   (a file that had uncommitted edits before the action gets HEAD's version plus the action's
+   own change committed; the edits stay in the file, unstaged: see "Someone else's edits");
 5. appends one journal line, refreshes the page cache for the changed paths (which updates store
    extensions such as the search index and emits ``wiki.changed``) and returns an
    :class:`ActionResult`.
+
+Atomicity (SPEC §5)
+-------------------
+A multi-file action (a merge rewriting links on hundreds of pages, a move, an archive) must never
+be committed half-done. The pending record ``.curator/pending.jsonl`` makes every action all or
+nothing, whatever ``apply`` does, by appending (O(1) each, never rewriting) in this order:
+
+1. a header (action, target, actor, the HEAD it started from) and, for each path, *before that
+   file changes*, ``{"path", "orig"}``: the blob sha of its previous bytes, written into git's
+   object database first (``null`` when the file did not exist);
+2. once ``apply`` has returned and every file is written, ``{"phase": "commit", "changed",
+   "body", "journal", "contents"}``, then the commit is made;
+3. after a commit whose index update failed, ``{"phase": "committed", "commit"}``;
+4. after the journal line, the record is deleted.
+
+Recovery (:func:`recover_pending`, run by the next action, ``undo`` and ``curator recover``)
+reads the record: without the commit line the action was stopped while applying and is **rolled
+back** (each path gets its ``orig`` bytes again, or is removed; nothing is committed, answer
+``rolled_back``); with it, the action is **rolled forward**: if HEAD already has its commit (or
+the journal has the action) only the journal and git's index are brought in line, else the
+recorded paths are committed as ``recover: <action>: <target>``, which ``undo`` treats as that
+action. A kill at any point therefore leaves, after recovery, the whole action or none of it
+(``tests/test_action_atomicity.py`` SIGKILLs a 200-page merge 50 times and checks the tree).
+
+Someone else's edits
+--------------------
+A file that differs from HEAD before the action first touches it holds edits nobody committed
+(an operator's editor, say). They are never swept into the action's commit: the commit gets
+HEAD's version with the action's own change (``original -> new``) merged in by ``git
+merge-file``, and the file keeps both (so ``git status`` still shows the edits as unstaged). If
+the two overlap, or the action removes such a file, the action is refused (``invalid``, a message
+naming the page); an untracked file has no committed version to keep apart and is committed as
+written.
 
 API
 ---
@@ -40,6 +75,8 @@ API
     ``error``); ``to_json()`` -> ``{"status", "message", "commit", "changed", **data}``.
     A failed git commit is reported, not fatal: the status stays (the files are written), commit
     is None, ``data["commit_error"]`` says why, and the next action's recovery commits the paths.
+    A commit made whose git index could not be updated is a commit (``commit`` set,
+    ``data["index_error"]``); the next action repairs the index.
 
 Policy: every path an action writes, moves or deletes (both ends of a move, and the archive
     copy) goes through ``wiki.check_write(actor, path)`` (a :class:`~.scope.Decision`; the
@@ -54,7 +91,7 @@ Policy: every path an action writes, moves or deletes (both ends of a move, and 
 ``git_of(wiki)`` / ``journal_of(wiki)``: the wiki's :class:`~.git.Git` and :class:`~.journal.Journal`.
 ``atomic_write(path, data)``: temp + fsync + rename, for state files outside an action.
 ``recover_pending(wiki)``: run step 2 on its own (``curator recover`` does, then rebuilds from
-    the journal, see :mod:`.append`).
+    the journal, see :mod:`.append`); ``undo`` runs it first too, so it reverts what the wiki holds.
 
 Two repositories (share to the shared wiki): nest the actions. Inside ``apply`` of the action on
 the source wiki, run the action on the shared wiki first; mark the source only when it succeeded::
@@ -85,6 +122,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import difflib
 import json
 import os
 import posixpath
@@ -100,7 +138,7 @@ from typing import TYPE_CHECKING, Any
 
 from .actor import OPERATOR, Actor, parse_actor
 from .errors import CuratorError
-from .git import Git, GitError
+from .git import Git, GitError, IndexNotUpdated
 from .journal import Journal
 from .lock import Locked, WikiLock
 from .page import Decoded, decode
@@ -110,7 +148,8 @@ if TYPE_CHECKING:
     from .wiki import Wiki
 
 ERROR_STATUSES: frozenset[str] = frozenset({"locked", "denied", "invalid", "error"})
-PENDING_NAME = "pending.json"
+PENDING_NAME = "pending.jsonl"
+STATE_HINT = ".curator"  # where PENDING_NAME lives, for messages
 ARCHIVE_DIR = "_archive"
 TMP_MARK = ".curator-tmp-"
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -237,12 +276,16 @@ class ActionContext:
         self._head = head
         self._safe_folders: set[str] = set()  # folders whose real path was checked to lie in the root
         self._originals: dict[str, bytes | None] = {}  # path -> bytes before the action (None: absent)
+        self._keep_apart: dict[str, str] = {}  # path with uncommitted edits -> its HEAD blob
+        self._unsaved: list[dict[str, Any]] = []  # pending-record lines not written yet
         self._order: list[str] = []
 
     # --- paths and policy ----------------------------------------------------------------
     def safe_path(self, rel: str) -> str:
         """``rel`` as a normalised root-relative posix path; :class:`Invalid` if it could escape."""
-        raw = str(rel).replace("\\", "/")
+        # A backslash separates folders only on Windows; elsewhere it is a character of the name
+        # (a page "back\\slash.md" is that file, never "back/slash.md").
+        raw = str(rel).replace("\\", "/") if os.sep == "\\" else str(rel)
         if not raw or "\0" in raw or raw.startswith("/") or re.match(r"^[A-Za-z]:", raw):
             raise Invalid(message=f"invalid path {rel!r}: must be relative to the wiki root")
         parts = raw.split("/")
@@ -281,6 +324,9 @@ class ActionContext:
             return None
         except IsADirectoryError:
             raise Invalid(message=f"{path} is a folder, not a file") from None
+        except PermissionError:
+            raise Invalid(message=f"{path} cannot be read (permission denied); fix its permissions "
+                          "(e.g. chmod u+rw) and try again") from None
 
     def read_text(self, rel: str) -> tuple[str, Decoded] | tuple[None, None]:
         """(text without BOM, decode flags), or (None, None) when absent.
@@ -298,18 +344,57 @@ class ActionContext:
 
     # --- writing -------------------------------------------------------------------------------
     def _remember(self, path: str, *, save: bool = True) -> None:
+        """Record ``path`` and its original bytes in the pending record, before it changes.
+
+        ``save=False`` (for a batch of files) only buffers the record's lines; :meth:`_save_marker`
+        writes them, and must run before the first of those files changes.
+        """
         if path in self._originals:
             return
         full = self.wiki.root / path
         try:
-            self._originals[path] = full.read_bytes()
+            original: bytes | None = full.read_bytes()
         except FileNotFoundError:
-            self._originals[path] = None
+            original = None
         except IsADirectoryError:
             raise Invalid(message=f"{path} is a folder, not a file") from None
+        except PermissionError:
+            raise Invalid(message=f"{path} cannot be read (permission denied); fix its permissions "
+                          "(e.g. chmod u+rw) and try again") from None
+        # Never sweep someone's unsaved work into an action's commit (SPEC §5). A tracked file
+        # with uncommitted edits keeps them uncommitted: the commit gets HEAD's version with only
+        # this action's change applied (see _finish); the working file has both.
+        git = self._state.git
+        differs, kept = git.differs_from_head(path, original)
+        if differs:
+            head_sha = git.head_blob(path)
+            if original is None:
+                raise Invalid(message=f"{path} was removed but the removal is not committed; commit or "
+                              f"restore it first (git rm / git checkout -- {path}), then try again")
+            if head_sha is not None:  # (an untracked file has no committed version to keep apart)
+                if not git.can_commit_bytes(path):
+                    raise Invalid(message=f"{path} has uncommitted changes that were not made through "
+                                  f"Curator; commit or discard them first (git commit / git checkout -- "
+                                  f"{path}), then try again")
+                self._keep_apart[path] = head_sha
+        # The pending record names the path and keeps its original bytes (as a git blob) BEFORE
+        # the file changes: recovery can put it back whatever happens next.
+        blob = None if original is None else kept or git.store_blob(original)
+        self._originals[path] = original
         self._order.append(path)
+        if len(self._order) == 1:
+            self._unsaved.append(self._header())
+        self._unsaved.append({"path": path, "orig": blob})
         if save:
             self._save_marker()
+
+    def _save_marker(self) -> None:
+        """Append the buffered lines to the pending record (the header starts a new record)."""
+        lines, self._unsaved = self._unsaved, []
+        if lines:
+            first = lines[0].get("phase") == "apply"
+            start, rest = (lines[:1], lines[1:]) if first else ([], lines)
+            _pending_append(self._state, start, *rest)
 
     def write_bytes(self, rel: str, data: bytes) -> str:
         path = self.check_write(rel)
@@ -444,14 +529,10 @@ class ActionContext:
                 continue  # best effort; the marker stays so recovery can commit what remains
         self._clear_marker_if_clean()
 
-    def _marker(self) -> dict[str, Any]:
-        return {"id": self._id, "action": self.name, "target": self.target, "actor": str(self.actor),
-                "department": self.actor.department, "head": self._head, "paths": list(self._order),
-                "journal": self._journal_record(None, committed=False), "t": now_iso(),
-                "body": self.body}
-
-    def _save_marker(self) -> None:
-        atomic_write(self._state.pending, json_line(self._marker()).encode("utf-8"), fsync=False)
+    def _header(self) -> dict[str, Any]:
+        return {"v": 2, "phase": "apply", "id": self._id, "action": self.name, "target": self.target,
+                "actor": str(self.actor), "department": self.actor.department, "head": self._head,
+                "t": now_iso()}
 
     def _clear_marker_if_clean(self) -> None:
         if not self._order or not self._changed():
@@ -462,8 +543,14 @@ class ActionContext:
         rec: dict[str, Any] = {"t": now_iso(), "id": self._id, "action": self.name, "target": self.target,
                                "actor": str(self.actor)}
         rec.update(self.journal)
-        rec.update(committed=committed, commit=commit,
-                   changed=list(self._order if changed is None else changed))
+        paths = list(self._order if changed is None else changed)
+        rec.update(committed=committed, commit=commit, changed=paths)
+        # Pages the action removed (merged, moved, archived away): ``recover`` never brings back a
+        # fact that such a later action accounted for.
+        removed = [p for p in paths if self._originals.get(p) is not None
+                   and not os.path.lexists(self.wiki.root / p)]
+        if removed or self.name != "wiki_append":  # (appends never remove: keep their lines short)
+            rec["removed"] = removed
         return rec
 
 
@@ -510,6 +597,73 @@ def _clear_marker(state: _State) -> None:
         state.pending.unlink()
 
 
+def _pending_append(state: _State, start: list[dict[str, Any]], *lines: dict[str, Any],
+                    fsync: bool = False) -> None:
+    """Append ``lines`` to the pending record (``start``: the header, which begins a new record)."""
+    data = "".join(json_line(x) + "\n"
+                   for x in [*start, *lines]).encode("utf-8")
+    state.pending.parent.mkdir(parents=True, exist_ok=True)
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if start else os.O_APPEND)
+    fd = os.open(state.pending, flags, 0o644)
+    try:
+        os.write(fd, data)
+        if fsync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@dataclass(slots=True)
+class _Pending:
+    """A pending record as read back: its header, the touched paths (with the blob of each
+    original, None for a file that did not exist) and, once ``apply`` finished, the commit step."""
+
+    header: dict[str, Any]
+    entries: list[tuple[str, str | None]]
+    commit: dict[str, Any] | None = None  # {"phase": "commit", "changed", "journal"}
+    committed: str | None = None  # the sha, when the commit was made but the index not updated
+
+
+def _read_pending(state: _State) -> _Pending | None:
+    legacy = state.pending.with_name("pending.json")  # the one-object marker of older versions
+    if legacy.exists():
+        try:
+            old = json.loads(legacy.read_text("utf-8"))
+        except (OSError, ValueError):
+            old = None
+        with contextlib.suppress(OSError):
+            legacy.unlink()
+        if isinstance(old, dict):  # it kept no originals: it can only be completed, as it was then
+            paths = [p for p in old.get("paths", []) if isinstance(p, str)]
+            journal = old.get("journal") if isinstance(old.get("journal"), dict) else None
+            return _Pending(old, [(p, None) for p in paths],
+                            {"phase": "commit", "changed": paths, "journal": journal})
+    try:
+        raw = state.pending.read_bytes()
+    except FileNotFoundError:
+        return None
+    lines = []
+    for chunk in raw.split(b"\n"):
+        try:
+            obj = json.loads(chunk)
+        except ValueError:
+            continue  # the torn last line of a killed writer (its file was not touched yet)
+        if isinstance(obj, dict):
+            lines.append(obj)
+    if not lines or lines[0].get("phase") != "apply":
+        return None  # a torn header: the action never got to change a file
+    rec = _Pending(lines[0], [])
+    for obj in lines[1:]:
+        if isinstance(obj.get("path"), str):
+            orig = obj.get("orig")
+            rec.entries.append((obj["path"], orig if isinstance(orig, str) else None))
+        elif obj.get("phase") == "commit":
+            rec.commit = obj
+        elif obj.get("phase") == "committed" and isinstance(obj.get("commit"), str):
+            rec.committed = obj["commit"]
+    return rec
+
+
 def _clean_temp_files(root: Path, paths: Iterable[str]) -> None:
     for folder in {(root / p).parent for p in paths}:
         try:
@@ -525,10 +679,21 @@ def _clean_temp_files(root: Path, paths: Iterable[str]) -> None:
 # --- recovery -------------------------------------------------------------------------------
 
 def recover_pending(wiki: Wiki) -> ActionResult | None:
-    """Commit what an interrupted action left uncommitted (call with the lock held, or alone).
+    """Finish or undo what an interrupted action left (call with the lock held, or alone).
 
-    Only the paths named in the pending marker are considered, so an operator's unrelated edits
-    never enter the recovery commit. Returns the recovery's result, or None when there was none.
+    The pending record (``.curator/pending.jsonl``) decides, and only the paths it names are
+    touched, so an operator's unrelated edits never enter a recovery commit:
+
+    * the action was stopped while applying (no ``commit`` line): **roll back**. Every touched
+      path gets its original bytes back (kept as git blobs) or is removed if it did not exist;
+      nothing is committed (answer ``rolled_back``).
+    * it had finished applying (the ``commit`` line, written before ``git commit`` starts): **roll
+      forward**. If the commit exists (HEAD moved past the record's head with the action's
+      subject, or the journal has the action) only the journal and the git index are brought in
+      line; otherwise the recorded paths are committed as ``recover: <action>: <target>``, which
+      ``undo`` treats as the action itself (answer ``recovered``).
+
+    Returns the recovery's result, or None when there was nothing to recover.
     """
     st = _state(wiki)
     if not st.lock.held:
@@ -537,62 +702,129 @@ def recover_pending(wiki: Wiki) -> ActionResult | None:
                 return recover_pending(wiki)
         except Locked as exc:
             return ActionResult("locked", str(exc), action="recover")
-    try:
-        marker = json.loads(st.pending.read_text("utf-8"))
-        if not isinstance(marker, dict):
-            raise ValueError("not an object")
-    except FileNotFoundError:
+    rec = _read_pending(st)
+    if rec is None:
+        _clear_marker(st)
         return None
-    except (OSError, ValueError):
-        _clear_marker(st)  # a torn marker means the action never got to write anything
-        return None
-    paths = [p for p in marker.get("paths", []) if isinstance(p, str)]
+    paths = [p for p, _ in rec.entries]
     _clean_temp_files(wiki.root, paths)
+    marker = rec.header
     try:
         actor = parse_actor(str(marker.get("actor") or "operator"), marker.get("department"))
     except CuratorError:
         actor = parse_actor("operator")
     action_id = str(marker.get("id") or "")
     subject = f"{marker.get('action', 'action')}: {marker.get('target', '')}"
-    record = marker.get("journal") if isinstance(marker.get("journal"), dict) else None
-    try:
-        dirty = st.git.dirty(paths)
-    except GitError as exc:
-        return ActionResult("error", f"recovery could not read git status: {exc}", action="recover")
-    result: ActionResult | None = None
-    if dirty:
+    if rec.commit is None:
+        result = _roll_back(wiki, st, rec, actor, action_id, subject)
+    else:
+        result = _roll_forward(wiki, st, rec, actor, action_id, subject)
+    st.journal_seen = st.journal.size()
+    return result
+
+
+def _roll_back(wiki: Wiki, st: _State, rec: _Pending, actor: Actor, action_id: str,
+               subject: str) -> ActionResult | None:
+    root = wiki.root
+    restored: list[str] = []
+    for path, orig in reversed(rec.entries):
+        full = root / path
+        if orig is None:
+            if os.path.lexists(full):
+                full.unlink()
+                restored.append(path)
+            _prune_empty_dirs(root, full.parent)
+            continue
+        data = st.git.blob(orig)
+        if data is None:
+            return ActionResult("error", f"cannot roll back the interrupted '{subject}': the original "
+                                f"of {path} is missing from git's objects (restore the files by hand, then "
+                                f"remove {STATE_HINT}/{PENDING_NAME})", action="recover", target=subject)
         try:
-            body = str(marker.get("body") or "").strip()  # trailers such as Reviewed-by survive
-            sha = st.git.commit_paths(dirty, f"recover: {subject}\n\nCommitted by Curator's recovery: "
-                                      "an interrupted action left these changes uncommitted."
-                                      + (f"\n\n{body}" if body else ""), actor.git_author)
-        except GitError as exc:
-            return ActionResult("error", f"recovery commit failed: {exc}", changed=dirty,
-                                action="recover", target=subject)
-        if record is not None and not st.journal.contains_id(action_id):
-            record = {**record, "t": now_iso(), "committed": True, "commit": sha, "changed": dirty}
-            st.journal.append(record)
-        st.journal.append({"t": now_iso(), "id": uuid.uuid4().hex, "action": "recover", "target": subject,
-                           "actor": str(actor), "of": action_id, "committed": True, "commit": sha,
-                           "changed": dirty})
-        result = ActionResult("recovered", f"committed {len(dirty)} path(s) left by an interrupted "
-                              f"'{subject}'", sha, dirty, action="recover", target=subject)
-        _refresh(wiki, dirty)
-    elif record is not None and action_id and not st.journal.contains_id(action_id):
-        # Nothing uncommitted: either the action never wrote, or it committed and was stopped
-        # before journaling. Only the latter leaves its commit after the marker's HEAD.
-        head = marker.get("head")
+            current = full.read_bytes()
+        except FileNotFoundError:
+            current = None
+        if current != data:
+            atomic_write(full, data)
+            restored.append(path)
+    _clear_marker(st)
+    if not restored:
+        return None  # stopped before its first write took effect: nothing to say
+    restored.reverse()
+    st.journal.append({"t": now_iso(), "id": uuid.uuid4().hex, "action": "recover", "target": subject,
+                       "actor": str(actor), "of": action_id, "rolled_back": True, "committed": False,
+                       "commit": None, "changed": restored})
+    _refresh(wiki, restored)
+    return ActionResult("rolled_back", f"rolled back the interrupted '{subject}': it was stopped before "
+                        f"it had written everything, so its {len(restored)} changed path(s) have their "
+                        "previous content again and nothing of it was committed", None, restored,
+                        action="recover", target=subject)
+
+
+def _roll_forward(wiki: Wiki, st: _State, rec: _Pending, actor: Actor, action_id: str,
+                  subject: str) -> ActionResult | None:
+    assert rec.commit is not None
+    changed = [p for p in rec.commit.get("changed", []) if isinstance(p, str)]
+    record = rec.commit.get("journal") if isinstance(rec.commit.get("journal"), dict) else None
+    found = st.journal.find_id(action_id) if action_id else None
+    journaled = found is not None  # the action got to journal itself (its commit may have failed)
+    if found is not None and not found.get("committed"):
+        journaled = False
+        record = None  # journaled already, as not committed: the recover line below says the rest
+    sha = rec.committed
+    if sha is None and not journaled:
+        head = rec.header.get("head")
         try:
             entries = st.git.log(20, rev=f"{head}..HEAD" if head else None)
         except GitError:
             entries = []
-        hit = next((e for e in entries if e.subject == subject and set(e.paths) & set(paths)), None)
-        if hit is not None:
-            st.journal.append({**record, "committed": True, "commit": hit.commit,
-                               "changed": [p for p in paths if p in hit.paths]})
+        hit = next((e for e in entries if e.subject == subject and set(e.paths) & set(changed)), None)
+        sha = hit.commit if hit is not None else None
+    if sha is not None or journaled:
+        # Committed already: bring the journal and the git index in line, commit nothing.
+        if sha is not None and record is not None and found is None:
+            st.journal.append({**record, "committed": True, "commit": sha, "changed": changed})
+        try:
+            st.git.repair_index(changed)
+        except GitError as exc:
+            return ActionResult("error", f"the git index still lags behind HEAD for {len(changed)} path(s) "
+                                f"of '{subject}': {exc}", changed=changed, action="recover", target=subject)
+        _clear_marker(st)
+        return None
+    try:
+        dirty = st.git.dirty(changed)
+    except GitError as exc:
+        return ActionResult("error", f"recovery could not read git status: {exc}", action="recover")
+    if not dirty:
+        _clear_marker(st)
+        return None
+    contents: dict[str, bytes] = {}
+    for p, blob in (rec.commit.get("contents") or {}).items():
+        data = st.git.blob(str(blob)) if p in dirty else None
+        if data is not None:
+            contents[p] = data
+    try:
+        body = str(rec.commit.get("body") or "").strip()  # the action's own (trailers such as Reviewed-by)
+        sha = st.git.commit_paths(dirty, f"recover: {subject}\n\nCommitted by Curator's recovery: an "
+                                  "interrupted action had written all of these changes but not committed "
+                                  "them." + (f"\n\n{body}" if body else ""), actor.git_author,
+                                  **({"contents": contents} if contents else {}))
+    except IndexNotUpdated as exc:
+        sha = exc.commit
+        with contextlib.suppress(GitError):
+            st.git.repair_index(dirty)
+    except GitError as exc:
+        return ActionResult("error", f"recovery commit failed: {exc}", changed=dirty,
+                            action="recover", target=subject)
+    if record is not None:
+        st.journal.append({**record, "t": now_iso(), "committed": True, "commit": sha, "changed": dirty})
+    st.journal.append({"t": now_iso(), "id": uuid.uuid4().hex, "action": "recover", "target": subject,
+                       "actor": str(actor), "of": action_id, "committed": True, "commit": sha,
+                       "changed": dirty})
     _clear_marker(st)
-    st.journal_seen = st.journal.size()
-    return result
+    _refresh(wiki, dirty)
+    return ActionResult("recovered", f"committed {len(dirty)} path(s) left by an interrupted "
+                        f"'{subject}'", sha, dirty, action="recover", target=subject)
 
 
 def _catch_up(wiki: Wiki, st: _State) -> None:
@@ -648,6 +880,10 @@ def run_action(wiki: Wiki, actor: Actor, name: str, target: str,
     st.active.on = True
     try:
         recovered = recover_pending(wiki)
+        if recovered is not None and recovered.is_error:
+            # Starting anyway would replace the pending record of the action not yet finished.
+            return ActionResult(recovered.status, f"not started: an interrupted action could not be "
+                                f"finished first ({recovered.message})", action=name, target=target)
         _catch_up(wiki, st)
         ctx = ActionContext(wiki, actor, name, target, st, uuid.uuid4().hex, st.git.head())
         ctx.body = body
@@ -670,6 +906,7 @@ def run_action(wiki: Wiki, actor: Actor, name: str, target: str,
 
 
 def _finish(wiki: Wiki, st: _State, ctx: ActionContext) -> ActionResult:
+    ctx._save_marker()  # (a batch remembered but never written leaves nothing to say)
     changed = ctx._changed()
     base = dict(action=ctx.name, target=ctx.target)
     if not changed:
@@ -681,17 +918,57 @@ def _finish(wiki: Wiki, st: _State, ctx: ActionContext) -> ActionResult:
     data = dict(ctx.data)
     text = ctx.message
     try:
-        sha = st.git.commit_paths(changed, message, ctx.actor.git_author)
+        contents = _apart_contents(st.git, ctx, changed)
+    except Invalid as exc:
+        ctx._rollback()
+        return ActionResult(exc.status, exc.message, data={**ctx.data, **exc.data}, **base)
+    # Every file is written: from here on recovery rolls the action forward, never back.
+    _pending_append(st, [], {"phase": "commit", "changed": changed, "body": ctx.body.strip(),
+                             "contents": {p: st.git.store_blob(b) for p, b in contents.items()},
+                             "journal": ctx._journal_record(None, committed=False, changed=changed)})
+    index_ok = True
+    try:
+        sha = st.git.commit_paths(changed, message, ctx.actor.git_author,
+                                  **({"contents": contents} if contents else {}))
+    except IndexNotUpdated as exc:
+        sha, index_ok = exc.commit, False
+        _pending_append(st, [], {"phase": "committed", "commit": sha})
+        data["index_error"] = str(exc)
+        text = f"{text} (committed {sha[:12]}; the git index could not be updated, the next action " \
+               "repairs it)".strip()
     except GitError as exc:
         sha = None
         data["commit_error"] = str(exc)
         text = f"{text} (not committed: {exc}; the next action will commit it)".strip()
     st.journal.append(ctx._journal_record(sha, committed=sha is not None, changed=changed))
     st.journal_seen = st.journal.size()
-    if sha is not None:
-        _clear_marker(st)  # else keep it: the next action's recovery commits these paths
+    if sha is not None and index_ok:
+        _clear_marker(st)  # else keep it: the next action's recovery commits (or repairs) these paths
     _refresh(wiki, changed)
     return ActionResult(ctx.status, text, sha, changed, data, **base)
+
+
+def _apart_contents(g: Git, ctx: ActionContext, changed: list[str]) -> dict[str, bytes]:
+    """What to commit for the changed paths that had uncommitted edits before the action: HEAD's
+    version with the action's own change (original -> now) merged in; :class:`Invalid` when the
+    two overlap or the action removed such a file."""
+    out: dict[str, bytes] = {}
+    for path in changed:
+        head_sha = ctx._keep_apart.get(path)
+        if head_sha is None:
+            continue
+        now = ctx.read_bytes(path)
+        committed = g.blob(head_sha)
+        if now is None or committed is None:
+            raise Invalid(message=f"{path} has uncommitted changes that were not made through Curator; "
+                          f"commit or discard them first (git commit / git checkout -- {path}), then try again")
+        try:
+            out[path] = _merge3(g, committed, ctx._originals[path], now, path)  # type: ignore[assignment]
+        except Invalid:
+            raise Invalid(message=f"{path} has uncommitted changes next to the lines this action "
+                          f"changes; commit or discard them first (git commit / git checkout -- {path}), "
+                          "then try again: Curator never commits someone else's unsaved edits") from None
+    return out
 
 
 # --- history, undo, revert ------------------------------------------------------------------------
@@ -742,14 +1019,23 @@ def history(wiki: Wiki, limit: int = 50, actor: Actor = OPERATOR) -> list[Histor
 
 
 def last_undoable(wiki: Wiki, scan: int = 200) -> HistoryEntry | None:
-    """The newest action commit that is not a revert and has not been reverted."""
+    """The newest action commit whose change is in effect: not a revert, not reverted.
+
+    Walking newest first, a revert that was itself reverted (a redo) no longer counts, so after
+    ``undo`` + redo the re-applied action is the one ``undo`` reverts again. A ``recover:``
+    commit that completed an interrupted action (``recover: <action>: <target>``) is that action.
+    """
     reverted: set[str] = set()
     for entry in history(wiki, scan):
+        if entry.commit in reverted:
+            continue  # its effect was cancelled (for a revert: the change it undid is back)
         if entry.reverts:
             reverted.add(entry.reverts)
             continue
-        if entry.action is None or entry.commit in reverted:
+        if entry.action is None:
             continue
+        if entry.action == "recover" and _SUBJECT.match(entry.target):
+            return entry  # an interrupted action, completed by recovery
         if entry.action in ("revert", "recover", "sync", "resolve"):  # merges of remote work: not undone
             continue
         return entry
@@ -757,7 +1043,14 @@ def last_undoable(wiki: Wiki, scan: int = 200) -> HistoryEntry | None:
 
 
 def undo(wiki: Wiki, actor: Actor) -> ActionResult:
-    """Revert the newest action that has not been reverted yet (an action itself)."""
+    """Revert the newest action that has not been reverted yet (an action itself).
+
+    An interrupted action is recovered first (rolled forward or back), so ``undo`` reverts what
+    the wiki really holds, never the action before a half-finished one.
+    """
+    recovered = recover_pending(wiki)
+    if recovered is not None and recovered.status == "locked":
+        return ActionResult("locked", recovered.message, action="revert")
     entry = last_undoable(wiki)
     if entry is None:
         return ActionResult("invalid", "nothing to undo: no action in the recent history",
@@ -800,7 +1093,16 @@ def revert(wiki: Wiki, actor: Actor, commit: str) -> ActionResult:
             current = ctx.read_bytes(path)
             if current == before:
                 continue  # already as it was
-            new = before if current == after else _merge3(g, current, after, before, path)
+            if current == after:
+                new = before
+            else:
+                try:
+                    new = _merge3(g, current, after, before, path)
+                except Invalid:
+                    # a pure addition (a fact) next to later lines: remove exactly what it added
+                    new = _remove_additions(current, after, before)
+                    if new is None:
+                        raise
             if new is None:
                 if current is not None:
                     ctx.delete(path, archive=False)
@@ -813,6 +1115,38 @@ def revert(wiki: Wiki, actor: Actor, commit: str) -> ActionResult:
         ctx.journal["reverted"] = sha
 
     return run_action(wiki, actor, "revert", subject, apply, body=f"This reverts commit {sha}.")
+
+
+_STAMP_LINE = re.compile(r"^updated:[ \t]")
+
+
+def _remove_additions(current: bytes | None, after: bytes | None, before: bytes | None) -> bytes | None:
+    """Revert a change that only added lines (and refreshed the ``updated:`` stamp, which stays as it
+    is now) by removing exactly those lines from ``current``; None when the change was anything
+    else or a line is not found exactly once."""
+    if current is None or after is None or before is None:
+        return None
+    try:
+        b, a, c = (x.decode("utf-8").splitlines(keepends=True) for x in (before, after, current))
+    except UnicodeDecodeError:
+        return None
+    added: list[str] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, b, a, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        if tag == "insert":
+            added.extend(a[j1:j2])
+        elif not (tag == "replace" and all(_STAMP_LINE.match(x) for x in b[i1:i2] + a[j1:j2])):
+            return None
+    if not added or any(not line.strip() for line in added):
+        return None
+    out = list(c)
+    for line in added:
+        hits = [k for k, x in enumerate(out) if x == line]
+        if len(hits) != 1:
+            return None
+        del out[hits[0]]
+    return "".join(out).encode("utf-8")
 
 
 def _merge3(g: Git, current: bytes | None, base: bytes | None, other: bytes | None,

@@ -682,15 +682,37 @@ def to_cli_json(result: ActionResult) -> dict[str, Any]:
 
 def rebuild_from_journal(wiki: Wiki, actor: Actor = OPERATOR) -> ActionResult:
     """Write back every journaled fact that its page no longer has (a lost or reverted-by-accident
-    page is recreated); one action ``recover: journal``. Facts an undo removed on purpose are
-    skipped (their commits were reverted)."""
-    from .actions import history
+    page is recreated); one action ``recover: journal``.
 
-    records = [r for r in journal_of(wiki).read()
-               if r.get("action", "wiki_append") == "wiki_append" and r.get("committed", True)
-               and isinstance(r.get("content"), str) and isinstance(r.get("slug"), str)]
+    Only facts no later action accounted for are replayed: a fact whose commit was reverted (an
+    undo removed it on purpose) is skipped, and so is a fact whose page a *later* committed action
+    removed (a merge archived it into the page it kept, a move or an archive took it away: the
+    journal line of such an action lists it under ``removed``), unless that action was reverted
+    itself."""
+    from .actions import git_of, history
+
+    journal = list(journal_of(wiki).read())
     reverted = {e.reverts for e in history(wiki, 100_000) if e.reverts}
-    records = [r for r in records if r.get("commit") not in reverted]
+    records = [(i, r) for i, r in enumerate(journal)
+               if r.get("action", "wiki_append") == "wiki_append" and r.get("committed", True)
+               and isinstance(r.get("content"), str) and isinstance(r.get("slug"), str)
+               and r.get("commit") not in reverted]
+    removals: dict[str, list[int]] = {}  # page -> journal positions of committed actions removing it
+    g = git_of(wiki)
+    wanted = {r.get("page") for _, r in records}
+    for i, r in enumerate(journal):
+        if not r.get("committed") or not isinstance(r.get("commit"), str) or r["commit"] in reverted:
+            continue
+        gone = r.get("removed")
+        if not isinstance(gone, list):  # an append, or a line from before "removed" was journaled
+            if r.get("action", "wiki_append") == "wiki_append":
+                continue
+            gone = [p for p in r.get("changed") or [] if p in wanted and g.show(r["commit"], p) is None]
+        for p in gone:
+            if isinstance(p, str):
+                removals.setdefault(p, []).append(i)
+    records = [r for i, r in records
+               if not any(j > i for j in removals.get(str(r.get("page")), []))]
 
     def apply(ctx: ActionContext) -> None:
         restored: list[dict[str, Any]] = []
@@ -745,18 +767,83 @@ def sanitize_name(name: str) -> str:
     return cleaned.lstrip("._-")[:120].rstrip("_")
 
 
+def public_address(host: str) -> bool:
+    """Whether ``host`` (an IP address) is a public internet address: not loopback, private,
+    link-local, multicast, reserved, unspecified or shared (CGNAT), also inside IPv4-mapped IPv6."""
+    import ipaddress
+
+    try:
+        ip = ipaddress.ip_address(host.split("%", 1)[0])
+    except ValueError:
+        return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_global and not ip.is_multicast
+
+
 def fetch_url(url: str, timeout: float = 20.0) -> bytes:
-    """Download ``url`` (http or https only) up to :data:`MAX_INGEST_BYTES`."""
+    """Download ``url`` (http or https only) up to :data:`MAX_INGEST_BYTES`.
+
+    Never reaches into this machine or its network: the address a connection actually reaches is
+    checked (so a name that resolves to a private address, or re-resolves to one later, is refused
+    too), a redirect may not change the scheme (http -> ftp, https -> http, ...) and every hop is
+    checked again. No proxy is used: the check must see the real peer.
+    """
+    import http.client
+    import urllib.error
     import urllib.parse
     import urllib.request  # 20 ms of imports that only ingest --url needs
 
     scheme = urllib.parse.urlsplit(url).scheme.lower()
     if scheme not in ("http", "https"):
         raise Invalid(message=f"invalid url {url!r}: only http and https are fetched")
+
+    def checked(conn: http.client.HTTPConnection) -> None:
+        assert conn.sock is not None
+        peer = conn.sock.getpeername()[0]
+        if not public_address(peer):
+            conn.close()
+            raise Invalid(message=f"refused to fetch {url}: {conn.host} is a loopback, private or "
+                          f"reserved address ({peer}); only public internet addresses are fetched")
+
+    class _HTTP(http.client.HTTPConnection):
+        def connect(self) -> None:
+            super().connect()
+            checked(self)
+
+    class _HTTPS(http.client.HTTPSConnection):
+        def connect(self) -> None:
+            http.client.HTTPConnection.connect(self)  # plain TCP first: check the peer ...
+            checked(self)
+            server = self._tunnel_host or self.host
+            self.sock = self._context.wrap_socket(self.sock, server_hostname=server)  # ... then TLS
+
+    class _HTTPHandler(urllib.request.HTTPHandler):
+        def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+            return self.do_open(_HTTP, req)
+
+    class _HTTPSHandler(urllib.request.HTTPSHandler):
+        def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+            return self.do_open(_HTTPS, req, context=self._context)
+
+    class _Redirects(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[no-untyped-def]
+            new = urllib.parse.urlsplit(urllib.parse.urljoin(req.full_url, newurl)).scheme.lower()
+            if new != urllib.parse.urlsplit(req.full_url).scheme.lower():
+                raise Invalid(message=f"refused to fetch {url}: it redirects from "
+                              f"{urllib.parse.urlsplit(req.full_url).scheme} to {new or 'another scheme'}")
+            return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _HTTPHandler(), _HTTPSHandler(),
+                                         _Redirects())
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as resp:
+        with opener.open(url, timeout=timeout) as resp:
             data = resp.read(MAX_INGEST_BYTES + 1)
-    except (OSError, ValueError) as exc:
+    except urllib.error.URLError as exc:
+        if isinstance(exc.reason, Invalid):
+            raise exc.reason from None
+        raise Invalid(message=f"could not fetch {url}: {exc}") from None
+    except (OSError, ValueError, http.client.HTTPException) as exc:
         raise Invalid(message=f"could not fetch {url}: {exc}") from None
     if len(data) > MAX_INGEST_BYTES:
         raise Invalid(message=f"{url} is larger than {MAX_INGEST_BYTES // (1024 * 1024)} MB")

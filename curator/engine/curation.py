@@ -10,7 +10,8 @@ finds the identical copy, makes no second commit there and just marks the origin
 
 ``CURATOR_FAULT=<point>`` stops the process hard at a named point (``auto_share``: between the two
 repositories' commits; ``auto_confirm`` / ``auto_remove``: after the files are written, before the
-commit). Tests use it to prove that nothing is lost; it is never set in normal use.
+commit, so recovery rolls the action back). Tests use it to prove that nothing is lost; it is
+never set in normal use.
 """
 
 from __future__ import annotations

@@ -47,6 +47,21 @@ class GitError(CuratorError):
     """A git command failed; the message is git's last error line."""
 
 
+class IndexNotUpdated(GitError):
+    """The commit was made (the branch points at it) but git's index could not be updated.
+
+    Raised by :meth:`Git.commit_paths` when ``update-index`` fails after ``update-ref`` moved the
+    branch (e.g. ``.git/index.lock`` held by a live process): the change *is* committed
+    (``commit``), and the index entries of ``paths`` still show the old content until
+    :meth:`Git.repair_index` puts them back in line with HEAD.
+    """
+
+    def __init__(self, message: str, commit: str, paths: Sequence[str]) -> None:
+        super().__init__(message)
+        self.commit = commit
+        self.paths = list(paths)
+
+
 @dataclass(slots=True)
 class LogEntry:
     """One commit as :meth:`Git.log` reports it."""
@@ -121,6 +136,7 @@ class Git:
         # process re-reads nothing it wrote or read before.
         self._trees: OrderedDict[str, dict[bytes, tuple[bytes, bytes]]] = OrderedDict()
         self._commit_trees: dict[str, str] = {}
+        self._head_reader: _TreeReader | None = None
 
     # --- plumbing ----------------------------------------------------------------------
     def run(self, *args: str, author: tuple[str, str] | None = None, check: bool = True,
@@ -382,8 +398,76 @@ class Git:
                 continue
         return True
 
+    # --- blobs kept for roll-back -----------------------------------------------------------
+    def store_blob(self, data: bytes) -> str:
+        """Write ``data`` as a blob into the object database (no filters); return its sha."""
+        if self._fast_ok():
+            return _write_object(self.git_dir, b"blob", data)
+        return self.run("hash-object", "-w", "--no-filters", "--stdin", input=data).stdout.decode().strip()
+
+    def blob(self, sha: str) -> bytes | None:
+        """The bytes of the blob ``sha``, or None when the object database lacks it."""
+        obj = self._read_loose(sha)
+        if obj is not None and obj[0] == b"blob":
+            return obj[1]
+        proc = self.run("cat-file", "blob", sha, check=False)
+        return proc.stdout if proc.returncode == 0 else None
+
+    def head_blob(self, path: str) -> str | None:
+        """The blob sha of ``path`` at HEAD (None: absent there), from cached trees when it can."""
+        head = self.head()
+        if head is None:
+            return None
+        if self._head_reader is None or self._head_reader.head != head:
+            self._head_reader = _TreeReader(self, head)  # one per HEAD: a merge asks for thousands
+        folder, _, name = path.rpartition("/")
+        entry = self._head_reader.entries(folder).get(name.encode("utf-8", "surrogateescape"))
+        return entry[1].hex() if entry is not None and entry[0] != _TREE_MODE else None
+
+    def differs_from_head(self, path: str, data: bytes | None) -> tuple[bool, str | None]:
+        """(whether the file ``path`` holding ``data`` (None: absent) differs from HEAD's version,
+        HEAD's blob sha when it is exactly ``data``, so no copy of it needs writing).
+
+        In process when no attributes can filter the blob (then hashing the bytes is what git
+        does), else with ``git status``.
+        """
+        if data is not None and not self._plain_blobs([path]):
+            return bool(self.dirty([path])), None
+        head = self.head_blob(path)
+        if data is None:
+            return head is not None, None
+        raw = b"blob " + str(len(data)).encode() + b"\0" + data
+        same = head == hashlib.sha1(raw).hexdigest()
+        return not same, head if same else None
+
+    def repair_index(self, paths: Sequence[str]) -> None:
+        """Set the index entries of ``paths`` to HEAD's (absent at HEAD: removed from the index).
+
+        After a commit whose ``update-index`` failed, the index still holds the old entries: ``git
+        status`` shows ``MM`` and an ordinary ``git commit`` would undo the change in HEAD. Only
+        the given paths are touched; whatever else the operator staged stays staged.
+        """
+        paths = list(dict.fromkeys(paths))
+        head = self.head()
+        if not paths or head is None:
+            return
+        listing = self.run("ls-tree", "-r", "-z", "--full-tree", head, "--", *paths).stdout
+        entries: dict[str, str] = {}
+        for item in listing.decode("utf-8", "surrogateescape").split("\0"):
+            if "\t" in item:
+                meta, path = item.split("\t", 1)
+                mode, _kind, sha = meta.split()
+                entries[path] = f"{mode} {sha}\t{path}\0"
+        info = "".join(entries.get(p, f"0 {'0' * 40}\t{p}\0") for p in paths)
+        self.run("update-index", "-z", "--index-info", input=info.encode("utf-8", "surrogateescape"))
+
     # --- writes ------------------------------------------------------------------------
-    def commit_paths(self, paths: Sequence[str], message: str, author: tuple[str, str]) -> str:
+    def can_commit_bytes(self, path: str) -> bool:
+        """Whether :meth:`commit_paths` can commit given bytes for ``path`` (``contents``)."""
+        return self._fast_ok() and self._plain_blobs([path])
+
+    def commit_paths(self, paths: Sequence[str], message: str, author: tuple[str, str],
+                     contents: dict[str, bytes] | None = None) -> str:
         """Stage and commit exactly ``paths`` (created, modified or deleted); return the sha.
 
         Whatever else is modified or staged in the tree stays out of the commit and stays as it
@@ -392,12 +476,19 @@ class Git:
         entries, ``update-ref`` with the old value as a guard): it never stats the whole tree,
         which ``git commit`` does on every call (~50 ms on a 10,000-page wiki). Repositories it
         does not handle (a ``.git`` file, sha256 objects) use ``git add`` + ``git commit -- paths``.
+
+        ``contents``: for some of ``paths``, the bytes to commit instead of the file's (the file
+        keeps uncommitted edits of someone else; see :meth:`can_commit_bytes`). Their index entry
+        gets the committed blob, so ``git status`` shows those edits as unstaged, as before.
         """
         paths = list(dict.fromkeys(paths))
+        contents = {p: b for p, b in (contents or {}).items() if p in paths}
         if not paths:
             raise GitError("nothing to commit: no paths")
         if self._fast_ok():
-            return self._commit_plumbing(paths, message, author)
+            return self._commit_plumbing(paths, message, author, contents)
+        if contents:
+            raise GitError("cannot commit given contents in this repository")
         return self._commit_porcelain(paths, message, author)
 
     def _fast_ok(self) -> bool:
@@ -424,9 +515,11 @@ class Git:
             raise GitError("git commit left no HEAD")
         return sha
 
-    def _commit_plumbing(self, paths: list[str], message: str, author: tuple[str, str]) -> str:
+    def _commit_plumbing(self, paths: list[str], message: str, author: tuple[str, str],
+                         contents: dict[str, bytes]) -> str:
         head = self.head()
-        existing = [p for p in paths if os.path.lexists(self.root / p)]
+        given = {p: _write_object(self.git_dir, b"blob", b) for p, b in contents.items()}
+        existing = [p for p in paths if os.path.lexists(self.root / p) and p not in given]
         trees = _TreeReader(self, head)
         folders = {""}
         for p in paths:
@@ -457,7 +550,9 @@ class Git:
             if len(shas) != len(existing):
                 raise GitError("git hash-object returned an unexpected answer")
             blobs = dict(zip(existing, shas, strict=True))
+        blobs.update(given)
         changes: dict[str, tuple[bytes, bytes] | None] = {}
+        modes: dict[str, str] = {}
         for p in paths:
             if p in blobs:
                 full = self.root / p
@@ -468,6 +563,7 @@ class Git:
                 else:
                     mode = b"100644"
                 changes[p] = (mode, bytes.fromhex(blobs[p]))
+                modes[p] = mode.decode()
             else:
                 changes[p] = None
         root_sha = _rewrite_tree(self, trees, "", changes)
@@ -490,12 +586,15 @@ class Git:
         # Should update-ref fail, the change is merely staged, as after `git add`; should
         # update-index fail while the branch moved, it is retried (with stale-lock handling).
         zero = "0" * 40
-        index = self.start("update-index", "--add", "--remove", "--", *paths)
+        plain = [p for p in paths if p not in given]
+        index = self.start("update-index", "--add", "--remove", "--", *plain) if plain else \
+            self.start("update-index", "-z", "--index-info")
+        info = "".join(f"{modes[p]} {given[p]}\t{p}\0" for p in given).encode("utf-8", "surrogateescape")
         ref = self.start("update-ref", "-m", f"commit: {message.splitlines()[0] if message else ''}",
                          "HEAD", commit, head or zero)
         results = []
         for proc in (index, ref):
-            _out, err = proc.communicate()
+            _out, err = proc.communicate(info if proc is index and not plain else None)
             results.append((proc.returncode, err.decode("utf-8", "replace").strip()))
         if results[1][0] != 0:
             m = _LOCK_MSG.search(results[1][1])
@@ -503,8 +602,14 @@ class Git:
                 raise GitError(f"git update-ref failed: {results[1][1].splitlines()[-1:] or ''}")
             self.run("update-ref", "-m", f"commit: {message.splitlines()[0] if message else ''}",
                      "HEAD", commit, head or zero, author=author)
-        if results[0][0] != 0:
-            self.run("update-index", "--add", "--remove", "--", *paths, author=author)
+        try:
+            if results[0][0] != 0 and plain:
+                self.run("update-index", "--add", "--remove", "--", *plain, author=author)
+            if given and (plain or results[0][0] != 0):
+                self.run("update-index", "-z", "--index-info", input=info, author=author)
+        except GitError as exc:  # the branch moved: the change IS committed, say so
+            raise IndexNotUpdated(f"committed {commit[:12]}, but the git index was not updated "
+                                  f"({exc})", commit, paths) from None
         return commit
 
 

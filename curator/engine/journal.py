@@ -83,4 +83,9 @@ class Journal:
         return list(self.read(start, mid_line=True))
 
     def contains_id(self, action_id: str, max_bytes: int = 65536) -> bool:
-        return any(r.get("id") == action_id for r in self.tail(max_bytes))
+        return self.find_id(action_id, max_bytes) is not None
+
+    def find_id(self, action_id: str, max_bytes: int = 65536) -> dict[str, Any] | None:
+        """The newest record with this ``id`` among the last records, or None."""
+        hits = [r for r in self.tail(max_bytes) if r.get("id") == action_id]
+        return hits[-1] if hits else None

@@ -17,7 +17,7 @@ WARNING = "warning"
 _SEVERITY = {"frontmatter": ERROR, "layer": ERROR, "trust": ERROR, "encoding": ERROR,
              "nul-bytes": ERROR, "source-type": WARNING, "links": WARNING,
              "empty": WARNING, "folder-case": ERROR, "file-name": ERROR, "broken-anchor": WARNING,
-             "moved-target": WARNING}
+             "moved-target": WARNING, "unreadable": ERROR}
 
 
 def _link_problem(edge: Edge, visible: dict[str, Any], can_see: Callable[[str], bool]) -> tuple[str, str] | None:

@@ -165,6 +165,8 @@ def merge_bytes(ours: bytes, base: bytes, theirs: bytes) -> tuple[bytes, bool]:
         proc = subprocess.run([*_GIT, "merge-file", "-p", "-L", "ours", "-L", "base", "-L", "theirs",
                                *files], capture_output=True)
     if proc.returncode < 0 or proc.returncode > 127:
+        if b"binary" in proc.stderr.lower():
+            return ours, False  # as git does for binary files: ours kept, reported as a conflict
         raise RuntimeError(f"git merge-file failed: {proc.stderr.decode('utf-8', 'replace').strip()}")
     return proc.stdout, proc.returncode == 0
 
@@ -441,7 +443,11 @@ def run_driver(base: Path, ours: Path, theirs: Path, path: str | None,
         data, clean = merge_page(b, o, t, side)
     except Exception as exc:  # never lose a side: fall back to git's own text merge
         sys.stderr.write(f"curator merge driver: {type(exc).__name__}: {exc}; plain text merge\n")
-        data, clean = merge_bytes(o, b, t)
+        try:
+            data, clean = merge_bytes(o, b, t)
+        except Exception as exc2:  # not even that: keep ours untouched and report a conflict
+            sys.stderr.write(f"curator merge driver: {exc2}; kept our side, resolve by hand\n")
+            return 1
     ours.write_bytes(data)
     return 0 if clean else 1
 
@@ -468,8 +474,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("other")
     parser.add_argument("path", nargs="?")
     args = parser.parse_args(argv)
-    return run_driver(Path(args.base), Path(args.current), Path(args.other), args.path,
-                      args.ours, args.theirs)
+    try:
+        return run_driver(Path(args.base), Path(args.current), Path(args.other), args.path,
+                          args.ours, args.theirs)
+    except OSError as exc:  # one line for git's output, never a traceback
+        sys.stderr.write(f"curator merge driver: {exc.strerror or exc}: {exc.filename}\n")
+        return 2
 
 
 if __name__ == "__main__":

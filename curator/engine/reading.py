@@ -108,16 +108,20 @@ class NeighborsResult:
     omitted: int = 0  # neighbours not shown because of max_bytes
     truncated: bool = False
     page_cut: bool = False  # the page itself did not fit: ``text`` holds only its start
+    shown: tuple[int, int] | None = None  # (outgoing, inbound) neighbours that fit in max_bytes
 
     def to_json(self) -> dict[str, Any]:
         def nb(n: Neighbor) -> dict[str, Any]:
             return {"target": n.target, "path": n.path, "title": n.title, "snippet": n.snippet,
                     "resolved": n.resolved}
 
-        # The JSON keeps to the byte budget too: a page that did not fit is not sent whole here.
+        # The JSON keeps to the byte budget too: the page as far as it fit and only the neighbours
+        # the text shows (``omitted`` counts the others), never everything.
         content = self.text if self.page_cut else self.content
+        n_out, n_in = self.shown if self.shown is not None else (len(self.outgoing), len(self.inbound))
         return {"page": page_summary(self.page), "content": content,
-                "outgoing": [nb(n) for n in self.outgoing], "inbound": [nb(n) for n in self.inbound],
+                "outgoing": [nb(n) for n in self.outgoing[:n_out]],
+                "inbound": [nb(n) for n in self.inbound[:n_in]],
                 "truncated": self.truncated, "page_cut": self.page_cut, "omitted": self.omitted,
                 "text": self.text}
 
@@ -178,8 +182,9 @@ def neighbors(wiki: Wiki, ref: str, actor: Actor = OPERATOR, max_bytes: int = DE
     sections = [(f"\n## Links from this page ({len(result.outgoing)})", result.outgoing),
                 (f"\n## Pages linking here ({len(result.inbound)})", result.inbound)]
     shown = 0
+    counts = [0, 0]
     total = len(result.outgoing) + len(result.inbound)
-    for title, items in sections:
+    for k, (title, items) in enumerate(sections):
         if result.truncated or not take(title):
             result.truncated = True
             break
@@ -188,6 +193,8 @@ def neighbors(wiki: Wiki, ref: str, actor: Actor = OPERATOR, max_bytes: int = DE
                 result.truncated = True
                 break
             shown += 1
+            counts[k] += 1
+    result.shown = (counts[0], counts[1])
     if result.truncated:
         result.omitted = total - shown
         cut = "the page is cut short and " if result.page_cut else ""

@@ -354,9 +354,13 @@ class ScopePolicy:
     def _set(self, parsed: ParsedPolicy, exists: bool, stamp: tuple[int, int, int, int] | None) -> None:
         if parsed.error and parsed.error != self._parsed.error:
             log.warning("%s: %s; no scope policy in force", self.root, parsed.error)
-        for w in parsed.warnings:
-            if w not in self._parsed.warnings:
-                log.warning("%s: %s: %s", self.root, SCOPE_FILE, w)
+        seen = set(self._parsed.warnings)
+        new = [w for w in parsed.warnings if w not in seen]
+        if len(new) == 1:
+            log.warning("%s: %s: %s", self.root, SCOPE_FILE, new[0])
+        elif new:  # one summary line, however many rules are wrong
+            log.warning("%s: %s: %d warnings (the first: %s); 'curator scope' lists them all",
+                        self.root, SCOPE_FILE, len(new), new[0])
         self._parsed = parsed
         self._exists = exists
         self._stamp = stamp

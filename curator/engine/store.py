@@ -32,9 +32,11 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from . import parallel
-from .page import Page, parse_page
+from .page import Page, Problem, parse_page
 from .walker import PageFile, is_page_path, utf8_name, walk
 
+#: What :meth:`PageStore._read` answers for a page it may not read (a chmod-000 file).
+_UNREADABLE = b"\0unreadable\0"
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 SCHEMA_VERSION = 8  # bump when Page or the parse rules change: the cache is rebuilt
 #: Stale pages from which parsing moves to worker processes (below, starting them costs more).
@@ -115,10 +117,13 @@ def checkpoint(conn: sqlite3.Connection) -> None:
 
 
 def read_page_bytes(real_root: str, path: str) -> bytes | None:
-    """A page's bytes; None when it vanished. The last component is never followed if it
-    became a symlink since the walk (O_NOFOLLOW where the platform has it)."""
+    """A page's bytes; None when it vanished; :data:`_UNREADABLE` when it may not be read. The
+    last component is never followed if it became a symlink since the walk (O_NOFOLLOW where the
+    platform has it)."""
     try:
         fd = os.open(os.path.join(real_root, path), _READ_FLAGS)
+    except PermissionError:
+        return _UNREADABLE
     except OSError:
         return None
     with os.fdopen(fd, "rb") as fh:
@@ -149,6 +154,15 @@ def read_and_parse(real_root: str, files: Iterable[PageFile]) -> Iterator[tuple[
     for f in files:
         data = read_page_bytes(real_root, f.path)
         if data is None:
+            continue
+        if data is _UNREADABLE:
+            # Listed and reported, never silently skipped; size -1 re-reads it on every refresh,
+            # so fixing the permissions (which keeps the mtime) is seen at once.
+            page, body = parse_page(f.path, b"", f.mtime_ns)
+            page.problems.append(Problem("unreadable", "cannot be read (permission denied); fix its "
+                                         "permissions, e.g. chmod u+rw"))
+            page.size = -1
+            yield page, body
             continue
         page, body = parse_page(f.path, data, f.mtime_ns)
         page.size = len(data)

@@ -87,6 +87,7 @@ from .actions import (
 )
 from .actor import OPERATOR, Actor
 from .git import Git, GitError
+from .wiki import STATE_DIR
 
 if TYPE_CHECKING:
     from .wiki import Wiki
@@ -221,8 +222,6 @@ def _fallback_attributes(g: Git) -> str:
     """A global-level attributes file naming the page driver, so a wiki whose ``.gitattributes``
     predates the driver (no ``curator sync --setup`` yet) still merges pages with it; a wiki's own
     ``.gitattributes`` takes precedence (``*.md merge=text`` opts out)."""
-    from .wiki import STATE_DIR
-
     path = g.root / STATE_DIR / "merge.attributes"
     if not path.exists():
         atomic_write(path, (merge_driver.ATTRIBUTES_LINE + "\n").encode(), fsync=False)
@@ -323,6 +322,17 @@ def _integrate(wiki: Wiki, actor: Actor, g: Git, theirs: str, label: str, remote
 
 # --- sync ---------------------------------------------------------------------------------------
 
+def _tracked_local_state(g: Git, ours: str | None, theirs: str) -> list[str]:
+    """Paths under ``.curator/`` that the commits to be merged (``ours..theirs``) track or touch."""
+    rng = f"{ours}..{theirs}" if ours else theirs
+    out = g.run("log", "--format=", "--name-only", "-z", "--no-renames", rng, "--", STATE_DIR).stdout
+    touched = list(dict.fromkeys(p for p in out.decode("utf-8", "surrogateescape").replace("\n", "\0")
+                                 .split("\0") if p))
+    tip = g.run("ls-tree", "-r", "-z", "--name-only", theirs, "--", STATE_DIR).stdout
+    tracked = [p for p in tip.decode("utf-8", "surrogateescape").split("\0") if p]
+    return list(dict.fromkeys([*tracked, *touched]))
+
+
 def _fetch(g: Git, remote: str, branch: str, tracking: str) -> tuple[str, str]:
     """("ok"|"empty"|"offline", message)."""
     proc = _network(g, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote,
@@ -397,6 +407,14 @@ def _sync_locked(wiki: Wiki, actor: Actor, g: Git, remote: str, branch: str) -> 
                             "keep working and the next sync catches up")
         theirs = g.resolve(tracking) if state == "ok" else None
         if theirs is not None:
+            local_state = _tracked_local_state(g, g.head(), theirs)
+            if local_state:
+                return ActionResult(
+                    "invalid", f"refused to merge {label}: its commits track {local_state[0]}"
+                    f"{f' (and {len(local_state) - 1} more)' if len(local_state) > 1 else ''} under "
+                    f"{STATE_DIR}/, a clone's local state that is never taken from a remote; remove it "
+                    f"there ('git rm -r --cached {STATE_DIR}' and commit) and sync again",
+                    data={**base, "refused": local_state}, action="sync", target=label)
             res = _integrate(wiki, actor, g, theirs, label, remote, branch)
             if res.is_error or res.status == "conflict":
                 res.data.update({k: v for k, v in base.items() if k not in res.data})
@@ -637,12 +655,20 @@ def resolve(wiki: Wiki, actor: Actor, refs: Sequence[str], choice: str, data: by
             ctx.data.update(resolved=targets, left=unresolved)
             return
         entries = {}
+        kept: dict[str, list[str]] = {}
+        base = g.out("merge-base", head, theirs) or None
         for path in paths:
             entry = chosen[path]
             if entry.get("choice") == "file":
                 entries[path] = (_mode_of(g, tree, path) or "100644", str(entry["blob"]))
-            else:
-                entries[path] = _entry_at(g, head if entry.get("choice") == "ours" else theirs, path)
+                continue
+            side, other = (head, theirs) if entry.get("choice") == "ours" else (theirs, head)
+            entries[path] = _entry_at(g, side, path)
+            facts, text = _with_other_sides_facts(g, base, side, other, path)
+            if facts and entries[path] is not None:
+                blob = g.run("hash-object", "-w", "--stdin", input=text).stdout.decode().strip()
+                entries[path] = (entries[path][0], blob)
+                kept[path] = facts
         new_tree = _tree_with(g, tree, entries)
         names = ", ".join(paths)
         commit = _commit_tree(g, new_tree, [head, theirs],
@@ -653,13 +679,40 @@ def resolve(wiki: Wiki, actor: Actor, refs: Sequence[str], choice: str, data: by
         _clear(wiki.state_dir / CONFLICTS_NAME)
         ctx.status = "resolved"
         ctx.message = f"resolved {names} in one merge commit; 'curator sync' publishes it"
-        ctx.data.update(resolved=paths, left=[], commit=commit, changed=changed)
+        if kept:
+            n = sum(len(v) for v in kept.values())
+            ctx.message += (f"; kept {n} fact(s) only the other side had, so none is lost: "
+                            + "; ".join(f[:60] for v in kept.values() for f in v[:3]))
+        ctx.data.update(resolved=paths, left=[], commit=commit, changed=changed, kept_facts=kept)
 
     result = run_action(wiki, actor, "resolve", " ".join(refs), apply)
     if not result.is_error and result.data.get("commit"):
         result.commit = result.data.pop("commit")
         result.changed = list(result.data.get("changed", []))
     return result
+
+
+def _with_other_sides_facts(g: Git, base: str | None, side: str, other: str, path: str) -> tuple[list[str], bytes]:
+    """The page at ``side`` plus every fact (``- `` bullet) that ``other`` added since ``base`` and
+    ``side`` does not state (fact dedup as in append): choosing a side of a conflict keeps the
+    other side's facts. Returns (the facts added, the new bytes); no facts when nothing was missing."""
+    from .append import find_duplicate, insert_bullet
+    from .page import decode
+
+    chosen, theirs = g.show(side, path), g.show(other, path)
+    if chosen is None or theirs is None:
+        return [], b""
+    dec_c, dec_o = decode(chosen), decode(theirs)
+    if dec_c.invalid_utf8 or dec_o.invalid_utf8:
+        return [], b""
+    old = g.show(base, path) if base else None
+    before = set(decode(old).text.splitlines()) if old is not None else set()
+    text, added = dec_c.text, []
+    for line in dec_o.text.splitlines():
+        if line.startswith("- ") and line not in before and find_duplicate(text, line) is None:
+            text = insert_bullet(text, line)
+            added.append(line[2:])
+    return added, (b"\xef\xbb\xbf" if dec_c.bom else b"") + text.encode("utf-8")
 
 
 def _mode_of(g: Git, rev: str, path: str) -> str | None:

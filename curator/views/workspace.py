@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
 
 from curator.engine.store import ChangeSet
 from curator.engine.wiki import Wiki
@@ -85,6 +85,7 @@ class Workspace(QObject):
         self._observer: Any = None
         self._cancel = threading.Event()
         self._presort: Callable[[list[PageRow]], list[PageRow]] | None = None
+        self._closed = False
         self._timer = QTimer(self)
         self._timer.setInterval(300)
         self._timer.timeout.connect(self._refresh_dirty)
@@ -177,6 +178,8 @@ class Workspace(QObject):
         return {(handle.index, path): len({e.source for e in edges}) for path, edges in links.incoming.items()}
 
     def _on_loaded(self, snapshot: Snapshot) -> None:
+        if self._closed:  # closed while loading: start nothing
+            return
         self.ready = True
         for handle in self.handles:
             assert handle.wiki is not None
@@ -240,6 +243,8 @@ class Workspace(QObject):
         self._refresh_dirty()
 
     def _refresh_dirty(self) -> None:
+        if self._closed:
+            return
         for handle in self.handles:
             if handle.dirty and not handle.refreshing and handle.wiki is not None:
                 handle.dirty = False
@@ -317,17 +322,33 @@ class Workspace(QObject):
     def run(self, index: int, func: Callable[[Wiki], Any], callback: Callable[[Any], None] | None = None,
             on_error: Callable[[BaseException], None] | None = None) -> None:
         """Run an engine action on wiki ``index`` in its writer queue; result on the GUI thread."""
+        if self._closed:
+            raise RuntimeError("the station is closing")
         wiki = self.wiki(index)
         self.handles[index].writer.submit(lambda: func(wiki), callback,
                                           on_error or (lambda exc: self.failed.emit(str(exc))))
 
     def read(self, index: int, func: Callable[[Wiki], Any], callback: Callable[[Any], None],
              on_error: Callable[[BaseException], None] | None = None) -> None:
-        """Run a read-only engine call off the GUI thread."""
+        """Run a read-only engine call off the GUI thread (none once the workspace is closed)."""
+        if self._closed:
+            return
         wiki = self.wiki(index)
         run_task(lambda: func(wiki), callback, on_error or (lambda exc: self.failed.emit(str(exc))))
 
     def close(self) -> None:
+        """Stop everything that runs in the background, then close the wikis (idempotent).
+
+        Order matters: no timer or watcher may start new work, every queued or running task (the
+        writer queues *and* the reads on the global pool) must have finished before a wiki's
+        database is closed under it; closing it while a read still ran, or leaving pool threads
+        running Python while the interpreter exits, is what crashed ``--screenshot`` (SIGSEGV).
+        """
+        if self._closed:
+            return
+        self._closed = True
+        self.ready = False
+        self._cancel.set()
         self._timer.stop()
         if self._observer is not None:
             self._observer.stop()
@@ -337,5 +358,7 @@ class Workspace(QObject):
                 handle.wiki.search.stop_building()  # a background build must not hold the exit
         for handle in self.handles:
             handle.writer.wait(10_000)
+        QThreadPool.globalInstance().waitForDone(10_000)
+        for handle in self.handles:
             if handle.wiki is not None:
                 handle.wiki.close()

@@ -1,0 +1,49 @@
+"""The station's teardown (issue 14): closing never pulls a wiki out from under background work.
+
+``curator gui --screenshot`` crashed with SIGSEGV now and then under load: the window closed and
+the process exited while reads on the global QThreadPool still ran against the wiki (its SQLite
+index closed under them) and Python was being finalised. The workspace now drains every pool
+before it closes a wiki, starts nothing once closed, and ``app.shutdown`` tears the windows down
+in a fixed order before interpreter exit.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+from curator.views.main_window import MainWindow
+from curator.views.workspace import Workspace
+
+from .gui_helpers import make_wiki, temp_settings
+
+
+def test_closing_waits_for_reads_in_flight_and_starts_no_new_ones(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root = make_wiki(tmp_path / "wiki")
+    win = MainWindow(Workspace(root, watch=False), temp_settings(tmp_path))
+    qtbot.addWidget(win)
+    with qtbot.waitSignal(win.ready, timeout=15_000):
+        win.start()
+    outcome: list[str] = []
+    started = threading.Event()
+
+    def slow_read(wiki) -> int:  # type: ignore[no-untyped-def]
+        started.set()
+        time.sleep(0.4)  # the window closes meanwhile
+        try:
+            rows = wiki.store.conn.execute("SELECT count(*) FROM pages").fetchone()[0]
+        except Exception as exc:  # the database was closed under the read: the crash's cause
+            outcome.append(f"{type(exc).__name__}: {exc}")
+            raise
+        outcome.append("read finished")
+        return rows
+
+    win.workspace.read(0, slow_read, lambda _rows: None, lambda _exc: None)
+    assert started.wait(5)
+    win.close()  # closeEvent -> workspace.close()
+    assert outcome == ["read finished"]
+    calls: list[str] = []
+    win.workspace.read(0, lambda wiki: calls.append("ran"), lambda _r: None)
+    time.sleep(0.2)
+    assert calls == []  # nothing new starts once closed
