@@ -250,9 +250,9 @@ def _matters(path: str, page: Page, lasts: set[str], keys: set[str]) -> bool:
     """Whether ``page`` can take part in resolving any of ``keys`` (their last segments: ``lasts``)."""
     if page.slug in lasts or link_key(page.title) in keys:
         return True
-    stem = page.stem
     # the path's last segment differs from the slug only by the whitespace the slug trims
-    if stem != stem.strip() and _last(path_key(path)) in lasts:
+    base = path.rpartition("/")[2]
+    if base.split() != [base] and _last(path_key(path)) in lasts:
         return True
     return any(link_key(a) in keys for a in page.aliases)
 

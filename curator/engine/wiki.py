@@ -148,6 +148,16 @@ class Wiki:
                 self._links_seen[key] = index
         return index
 
+    def built_links(self, actor: Actor = OPERATOR) -> LinkIndex | None:
+        """The link index :meth:`links_for` ``(actor)`` would return, if it is built already."""
+        reload = getattr(self.policy, "reload", None)
+        if reload is not None:  # an edited .scope.toml drops the indexes built under the old one
+            reload()
+        with self._lock:
+            if actor.is_operator:
+                return self._links
+            return self._links_seen.get((actor.kind, actor.department, id(self.policy)))
+
     def links_around(self, path: str, actor: Actor = OPERATOR) -> LinkIndex:
         """A link index whose outgoing links and backlinks of ``path`` are exactly those of
         :meth:`links_for` ``(actor)`` (other pages' entries may be missing): the one already
@@ -155,16 +165,11 @@ class Wiki:
         a one-shot ``neighbors`` does not resolve every link of the wiki. Visibility as for
         :meth:`links_for`: built over the pages ``actor`` may see.
         """
-        reload = getattr(self.policy, "reload", None)
-        if reload is not None:
-            reload()
-        key = None if actor.is_operator else (actor.kind, actor.department, id(self.policy))
-        with self._lock:
-            built = self._links if key is None else self._links_seen.get(key)
+        built = self.built_links(actor)
         if built is not None:
             return built
         pages = self.pages
-        if key is None:
+        if actor.is_operator:
             return local_index(pages, path, self.store.attachments)
         visible = {p: page for p, page in pages.items() if self.policy.can_read(actor, p)}
         files = [f for f in self.store.attachments if self.policy.can_read(actor, f)]
