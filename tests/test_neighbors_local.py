@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 
 from curator.cli import main
+from curator.engine.actor import OPERATOR, parse_actor
+from curator.engine.graph import explain
 from curator.engine.links import LinkIndex, local_index
 from curator.engine.page import Page
 from curator.engine.wiki import Wiki
@@ -86,3 +88,23 @@ def test_neighbors_follow_an_edit_on_disk_and_hide_what_an_agent_cannot_see(
     assert [(n["target"], n["path"]) for n in out["outgoing"]] == [("Hub", "wiki/hub.md"), ("secret", None)]
     out = run(capsys, *agent, "neighbors", "hub", "--json")
     assert [n["path"] for n in out["inbound"]] == ["wiki/beta.md"]  # the hidden page's link is gone
+    assert run(capsys, *wiki, "explain", "hub", "--json")["in_degree"] == 2
+    out = run(capsys, *agent, "explain", "hub", "--json")
+    assert (out["in_degree"], sorted(c["path"] for c in out["strongest"])) == (1, ["wiki/alpha.md", "wiki/beta.md"])
+
+
+
+def test_explain_around_a_page_equals_explain_over_the_whole_graph(tmp_path: Path) -> None:
+    info = generate(tmp_path / "w", 80, seed=5, hostile=True, cjk=True)
+    (info.root / ".scope.toml").write_text('[namespaces.wiki]\nvisible_to_departments = ["hr"]\n')
+    for actor in (OPERATOR, parse_actor("agent:eng", "engineering")):
+        around = Wiki(info.root)
+        visible = [p.path for p in around.visible_pages(actor)]
+        answers = {p: explain(around, p, actor).to_json() for p in visible}
+        assert around.built_links(actor) is None  # every answer came from the graph around the page
+        whole = Wiki(info.root)
+        whole.links_for(actor)  # built: explain uses the cached whole graph
+        assert answers == {p: explain(whole, p, actor).to_json() for p in visible}
+        assert any(a["in_degree"] for a in answers.values())
+    hidden = Wiki(info.root)
+    assert len(hidden.visible_pages(parse_actor("agent:eng", "engineering"))) < len(hidden.pages)
