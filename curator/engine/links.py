@@ -272,7 +272,7 @@ def local_index(pages: Mapping[str, Page], path: str, attachments: Iterable[str]
     lasts = {page.slug, _last(path_key(path))}
     # links of other pages that could resolve to ``path`` (a name, a title, an alias of it)
     candidates = [(source, link) for source, other in pages.items() for link in other.links
-                  if source != path and (_last(link.key) in lasts or link.key in names)]
+                  if (link.key.rpartition("/")[2] in lasts or link.key in names) and source != path]
     keys = {link.key for _, link in candidates} | {link.key for link in page.links}
     if any(_last(k) in ("", ".", "..") for k in keys):
         return LinkIndex(pages, attachments)  # ``[[a/..]]``: its page is not named by its last segment
