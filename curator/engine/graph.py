@@ -248,6 +248,25 @@ def graph_for(wiki: Wiki, actor: Actor = OPERATOR, attachments: bool = False) ->
     return graph
 
 
+def graph_around(wiki: Wiki, path: str, actor: Actor = OPERATOR) -> LinkGraph:
+    """A graph whose edges to and from the page at ``path`` (and their weights) are exactly those
+    of :func:`graph_for` ``(wiki, actor)``, without the links between other pages: the cached graph
+    when the actor's link index is built, else one from :meth:`Wiki.links_around` (a one-shot
+    ``explain`` then resolves only the links that can reach the page)."""
+    if wiki.built_links(actor) is not None:
+        return graph_for(wiki, actor)
+    links = wiki.links_around(path, actor)  # a throwaway index: trimmed to the page's edges here
+    mine = links.outgoing.get(path, [])
+    outgoing = {path: mine}
+    for edge in links.backlinks(path):
+        outgoing.setdefault(edge.source, []).append(edge)
+    links.outgoing = outgoing
+    links.pages = wiki.pages  # the index's own pages are only those that decide resolutions
+    around = {path, *outgoing, *(e.target for e in mine if e.target is not None)}
+    with gc_paused():
+        return LinkGraph(links, around, False, lambda p: wiki.visible(actor, p))
+
+
 def resolve_node(wiki: Wiki, graph: LinkGraph, ref: str, actor: Actor = OPERATOR) -> str:
     """A node id for ``ref``: a page (path, slug, title, alias) or an unresolved link target."""
     try:
@@ -476,8 +495,13 @@ def explain(wiki: Wiki, ref: str, actor: Actor = OPERATOR, limit: int = STRONGES
     Strength of a connection = links to it + links from it + 0.5 per shared tag: a neighbour
     linked both ways and sharing topics outranks one mentioned in passing.
     """
-    graph = graph_for(wiki, actor)
-    node_id = resolve_node(wiki, graph, ref, actor)
+    try:
+        node_id = wiki.find(ref, actor).path
+    except PageNotFound:  # an unresolved target: any page may link to it, so the whole graph
+        graph = graph_for(wiki, actor)
+        node_id = resolve_node(wiki, graph, ref, actor)
+    else:
+        graph = graph_around(wiki, node_id, actor)
     node = graph.nodes[node_id]
     succ, pred = graph.successors(node_id), graph.predecessors(node_id)
     tags = {t.lower() for t in node.page.tags} if node.page is not None else set()

@@ -249,3 +249,49 @@ class LinkIndex:
 
     def ambiguous_edges(self) -> list[Edge]:
         return [e for edges in self.outgoing.values() for e in edges if e.resolution.ambiguous]
+
+
+def _last(key: str) -> str:
+    return key.rpartition("/")[2]
+
+
+def _matters(path: str, page: Page, lasts: set[str], keys: set[str]) -> bool:
+    """Whether ``page`` can take part in resolving any of ``keys`` (their last segments: ``lasts``)."""
+    if page.slug in lasts or link_key(page.title) in keys:
+        return True
+    # the path's last segment differs from the slug only by the whitespace the slug trims
+    base = path.rpartition("/")[2]
+    if base.split() != [base] and _last(path_key(path)) in lasts:
+        return True
+    return any(link_key(a) in keys for a in page.aliases)
+
+
+def local_index(pages: Mapping[str, Page], path: str, attachments: Iterable[str] = ()) -> LinkIndex:
+    """A link index exact for one page only: its outgoing links and its backlinks (``outgoing``
+    and ``incoming`` of ``path``) are what :class:`LinkIndex` over all of ``pages`` would hold.
+
+    A one-shot ``neighbors`` needs just those; building the whole index resolves every link of
+    the wiki (~200,000 at 32,000 pages). A key's resolution depends only on the pages whose path
+    or name ends with the key's last segment and the pages titled or aliased as the key (see
+    :meth:`LinkIndex._resolve` and the folder step), so the index is built over those pages and
+    the links that could reach ``path`` are resolved in it, each from its own page's folder.
+    """
+    page = pages[path]
+    names = {n for n in (link_key(page.title), *(link_key(a) for a in page.aliases)) if n}
+    lasts = {page.slug, _last(path_key(path))}
+    # links of other pages that could resolve to ``path`` (a name, a title, an alias of it)
+    candidates = [(source, link) for source, other in pages.items() for link in other.links
+                  if (link.key.rpartition("/")[2] in lasts or link.key in names) and source != path]
+    keys = {link.key for _, link in candidates} | {link.key for link in page.links}
+    if any(_last(k) in ("", ".", "..") for k in keys):
+        return LinkIndex(pages, attachments)  # ``[[a/..]]``: its page is not named by its last segment
+    wanted = {_last(k) for k in keys}
+    subset = {p: other for p, other in pages.items() if p == path or _matters(p, other, wanted, keys)}
+    index = LinkIndex(subset, attachments)
+    inbound = []
+    for source, link in sorted(candidates, key=lambda c: c[0]):  # stable: each page's links in order
+        res = index.resolve_key(link.key, folder_of(source))
+        if res.path == path:
+            inbound.append(Edge(source, link, res))
+    index.incoming = defaultdict(list, {path: inbound} if inbound else {})
+    return index

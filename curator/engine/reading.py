@@ -131,7 +131,7 @@ def neighbors(wiki: Wiki, ref: str, actor: Actor = OPERATOR, max_bytes: int = DE
     """The page in full, then its outgoing links, then the pages linking to it (SPEC §8)."""
     page = wiki.find(ref, actor)
     content = wiki.read_text(page.path)
-    links = wiki.links_for(actor)  # a hidden page looks exactly like a missing one
+    links = wiki.links_around(page.path, actor)  # a hidden page looks exactly like a missing one
     result = NeighborsResult(page, content)
     seen: set[str] = set()
     for edge in links.outgoing.get(page.path, []):

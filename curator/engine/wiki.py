@@ -16,7 +16,7 @@ from typing import Protocol
 from .actor import OPERATOR, Actor
 from .errors import NotAWiki, PageNotFound
 from .events import Signal
-from .links import LinkIndex
+from .links import LinkIndex, local_index
 from .page import Page
 from .scope import Decision, ScopePolicy, protected_decision
 from .search import SearchIndex
@@ -147,6 +147,33 @@ class Wiki:
             if gen == self._links_gen:
                 self._links_seen[key] = index
         return index
+
+    def built_links(self, actor: Actor = OPERATOR) -> LinkIndex | None:
+        """The link index :meth:`links_for` ``(actor)`` would return, if it is built already."""
+        reload = getattr(self.policy, "reload", None)
+        if reload is not None:  # an edited .scope.toml drops the indexes built under the old one
+            reload()
+        with self._lock:
+            if actor.is_operator:
+                return self._links
+            return self._links_seen.get((actor.kind, actor.department, id(self.policy)))
+
+    def links_around(self, path: str, actor: Actor = OPERATOR) -> LinkIndex:
+        """A link index whose outgoing links and backlinks of ``path`` are exactly those of
+        :meth:`links_for` ``(actor)`` (other pages' entries may be missing): the one already
+        built when there is one, else one over the pages that can matter to that page only, so
+        a one-shot ``neighbors`` does not resolve every link of the wiki. Visibility as for
+        :meth:`links_for`: built over the pages ``actor`` may see.
+        """
+        built = self.built_links(actor)
+        if built is not None:
+            return built
+        pages = self.pages
+        if actor.is_operator:
+            return local_index(pages, path, self.store.attachments)
+        visible = {p: page for p, page in pages.items() if self.policy.can_read(actor, p)}
+        files = [f for f in self.store.attachments if self.policy.can_read(actor, f)]
+        return local_index(visible, path, files)
 
     def visible(self, actor: Actor, path: str) -> bool:
         return actor.is_operator or self.policy.can_read(actor, path)

@@ -1,0 +1,110 @@
+"""``neighbors`` answers from a link index built around the one page (``links.local_index``):
+its outgoing links and backlinks must be exactly those of the whole wiki's index, for every page
+of varied wikis (same-named pages, titles, aliases, relative and ``../`` links, attachments), for
+the operator and for an agent that cannot see every page; and a page edited on disk changes the
+answer of the next one-shot command."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from curator.cli import main
+from curator.engine.actor import OPERATOR, parse_actor
+from curator.engine.graph import explain
+from curator.engine.links import LinkIndex, local_index
+from curator.engine.page import Page
+from curator.engine.wiki import Wiki
+from tests.corpus import generate, write_pages
+from tests.obsidian_vault import build
+
+
+def assert_same_as_full(pages: Mapping[str, Page], attachments: Iterable[str]) -> None:
+    attachments = list(attachments)
+    full = LinkIndex(pages, attachments)
+    for path in pages:
+        local = local_index(pages, path, attachments)
+        assert local.outgoing[path] == full.outgoing[path], path
+        assert local.backlinks(path) == full.backlinks(path), path
+
+
+def test_local_index_matches_the_full_index_on_a_hostile_corpus(tmp_path: Path) -> None:
+    info = generate(tmp_path / "w", 120, seed=3, hostile=True, cjk=True)
+    wiki = Wiki(info.root)
+    assert_same_as_full(wiki.pages, wiki.store.attachments)
+    assert any(wiki.links.backlinks(p) for p in wiki.pages)  # the corpus has backlinks to compare
+
+
+def test_local_index_matches_the_full_index_on_an_obsidian_vault(tmp_path: Path) -> None:
+    wiki = Wiki(build(tmp_path / "vault"))
+    assert_same_as_full(wiki.pages, wiki.store.attachments)
+
+
+def test_local_index_matches_on_same_names_titles_aliases_and_odd_paths(tmp_path: Path) -> None:
+    root = write_pages(tmp_path / "w", {
+        "a/note.md": "[[note]] [[b/note]] [[../b/note]] [[./note]] [[Boss]] [[x/..]]\n",
+        "b/note.md": "---\ntitle: Boss\n---\n[[note]] [[a/note]]\n",
+        "note.md": "---\naliases: [the boss]\n---\n[[the boss]] [[Note]]\n",
+        "c/ spaced .md": "[[spaced]] [[ spaced ]]\n",
+        "c/d/deep.md": "[[../ spaced ]] [[c/d/deep]] [[home/c/d/deep]] [[note]] [[Boss]]\n",
+    })
+    wiki = Wiki(root)
+    assert_same_as_full(wiki.pages, wiki.store.attachments)
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
+    assert main(list(argv)) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_neighbors_follow_an_edit_on_disk_and_hide_what_an_agent_cannot_see(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = write_pages(tmp_path / "w", {
+        ".scope.toml": '[namespaces.hr]\nvisible_to_departments = ["hr"]\n',
+        "wiki/hub.md": "# Hub\n[[alpha]]\n",
+        "wiki/alpha.md": "# Alpha\n",
+        "wiki/beta.md": "# Beta\nnothing yet\n",
+        "hr/secret.md": "# Secret\n[[hub]]\n",
+    })
+    wiki = ["--wiki", str(root)]
+    agent = [*wiki, "--as", "agent:eng", "--department", "engineering"]
+    out = run(capsys, *wiki, "neighbors", "hub", "--json")
+    assert [n["path"] for n in out["outgoing"]] == ["wiki/alpha.md"]
+    assert [n["path"] for n in out["inbound"]] == ["hr/secret.md"]
+    assert run(capsys, *agent, "neighbors", "hub", "--json")["inbound"] == []
+
+    beta = root / "wiki/beta.md"
+    beta.write_text("# Beta\nsee [[Hub]] and [[secret]]\n")
+    os.utime(beta, ns=(beta.stat().st_mtime_ns + 10**9,) * 2)
+    out = run(capsys, *wiki, "neighbors", "hub", "--json")
+    assert [n["path"] for n in out["inbound"]] == ["hr/secret.md", "wiki/beta.md"]
+    out = run(capsys, *agent, "neighbors", "beta", "--json")
+    assert [n["path"] for n in out["inbound"]] == []
+    assert [(n["target"], n["path"]) for n in out["outgoing"]] == [("Hub", "wiki/hub.md"), ("secret", None)]
+    out = run(capsys, *agent, "neighbors", "hub", "--json")
+    assert [n["path"] for n in out["inbound"]] == ["wiki/beta.md"]  # the hidden page's link is gone
+    assert run(capsys, *wiki, "explain", "hub", "--json")["in_degree"] == 2
+    out = run(capsys, *agent, "explain", "hub", "--json")
+    assert (out["in_degree"], sorted(c["path"] for c in out["strongest"])) == (1, ["wiki/alpha.md", "wiki/beta.md"])
+
+
+
+def test_explain_around_a_page_equals_explain_over_the_whole_graph(tmp_path: Path) -> None:
+    info = generate(tmp_path / "w", 80, seed=5, hostile=True, cjk=True)
+    (info.root / ".scope.toml").write_text('[namespaces.wiki]\nvisible_to_departments = ["hr"]\n')
+    for actor in (OPERATOR, parse_actor("agent:eng", "engineering")):
+        around = Wiki(info.root)
+        visible = [p.path for p in around.visible_pages(actor)]
+        answers = {p: explain(around, p, actor).to_json() for p in visible}
+        assert around.built_links(actor) is None  # every answer came from the graph around the page
+        whole = Wiki(info.root)
+        whole.links_for(actor)  # built: explain uses the cached whole graph
+        assert answers == {p: explain(whole, p, actor).to_json() for p in visible}
+        assert any(a["in_degree"] for a in answers.values())
+    hidden = Wiki(info.root)
+    assert len(hidden.visible_pages(parse_actor("agent:eng", "engineering"))) < len(hidden.pages)
