@@ -119,6 +119,12 @@ def record(wiki: Wiki, actor: Actor, result: ContextResult, *, query: str | None
     return rec
 
 
+def agent_actor(text: str) -> Actor:
+    """``dudu`` or ``agent:dudu`` (or ``operator``, ``capability:x``) as an actor."""
+    text = text.strip()
+    return parse_actor(text if ":" in text or text == "operator" else f"agent:{text}")
+
+
 def parse_since(text: str | None) -> str | None:
     """``--since`` as a UTC ISO string prefix-comparable with the records' ``t``."""
     if text is None or not text.strip():
@@ -149,7 +155,7 @@ def read_records(wiki: Wiki, viewer: Actor, *, agent: str | None = None,
             return []
         agent = str(viewer)
     if agent is not None:
-        agent = str(parse_actor(agent))
+        agent = str(agent_actor(agent))
     cutoff = parse_since(since)
     try:
         with open(log_path(wiki), "rb") as f:

@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .actions import ActionContext, ActionResult, HistoryEntry, Invalid, git_of, history, run_action
-from .actor import OPERATOR, Actor, parse_actor
+from .actor import OPERATOR, Actor
 from .errors import UsageError
-from .injections import parse_since
+from .injections import agent_actor, parse_since
 
 if TYPE_CHECKING:
     from .wiki import Wiki
@@ -275,12 +275,6 @@ def _union(mine: list[tuple[int, int, list[bytes]]],
 
 # --- agent activity ----------------------------------------------------------------------------
 
-def _agent_of(agent: str) -> Actor:
-    text = agent.strip()
-    actor = parse_actor(text if ":" in text or text == "operator" else f"agent:{text}")
-    return actor
-
-
 def _since_option(since: str | None) -> list[str]:
     cutoff = parse_since(since)
     return [f"--since={cutoff}"] if cutoff else []
@@ -290,7 +284,7 @@ def activity(wiki: Wiki, agent: str, viewer: Actor = OPERATOR, since: str | None
              limit: int = 5000) -> list[HistoryEntry]:
     """``agent``'s commits since ``since`` (newest first); a non-operator viewer sees only the
     commits that touch nothing hidden from it (as in :func:`~.actions.history`)."""
-    who = _agent_of(agent)
+    who = agent_actor(agent)
     name = who.git_author[0]
     options = ["--fixed-strings", f"--author={name} <", *_since_option(since)]
     return [e for e in history(wiki, limit, viewer, options) if e.actor == name]
@@ -298,7 +292,7 @@ def activity(wiki: Wiki, agent: str, viewer: Actor = OPERATOR, since: str | None
 
 def undo_agent(wiki: Wiki, actor: Actor, agent: str, since: str) -> ActionResult:
     """Revert all of ``agent``'s action commits since ``since`` in one commit (module docstring)."""
-    who = _agent_of(agent)
+    who = agent_actor(agent)
     if not since or not since.strip():
         raise UsageError("--since is required with --agent (a date such as 2026-01-31)")
     if not actor.is_operator and str(actor) != str(who):
