@@ -137,5 +137,6 @@ def test_policy_injection_timeline_shows_as_sent_and_diff(qtbot, window: MainWin
     policy.show_injection(diff=True)
     qtbot.waitUntil(lambda: "lists every team" in policy.sent_text.toPlainText(), timeout=15_000)
     assert "+- The home page lists every team" in policy.sent_text.toPlainText()
-    qtbot.wait(50)
-    policy.grab().save(str(SHOTS / "injection_timeline.png"))
+    window.resize(1500, 950)
+    qtbot.wait(100)
+    window.grab().save(str(SHOTS / "injection_timeline.png"))
