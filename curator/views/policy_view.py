@@ -178,6 +178,8 @@ class PolicyView(WikiView):
         lower.addWidget(left)
         lower.addWidget(self.right_tabs)
         lower.setSizes([330, 520])
+        lower.setStretchFactor(0, 1)
+        lower.setStretchFactor(1, 3)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(upper)
         split.addWidget(lower)
