@@ -79,9 +79,14 @@ def test_page_gutter_colours_each_agent_and_opens_the_commit(qtbot, window: Main
     assert colour(settle) == colour(tuesday) == actor_colour("agent:dudu")
     assert colour(refunds) == actor_colour("agent:mimi") != actor_colour("agent:dudu")
     assert table.item(refunds, COL_WHO).text() == "agent:mimi"
-    # the hover is escaped text: the page's <img> tag is shown, never interpreted
+    # the hover is plain text, shown escaped by the station's tooltip filter: the page's <img>
+    # tag is displayed, never interpreted
+    from curator.views.plain_tips import plain_tip
+
     tip = table.item(settle, COL_GUTTER).toolTip()
-    assert "agent:dudu" in tip and "wiki_append" in tip and "<img" not in tip and "&lt;img" in tip
+    assert "agent:dudu" in tip and "wiki_append" in tip and "<img src=" in tip
+    assert "<img" not in plain_tip(tip) and "&lt;img" in plain_tip(tip)
+
     window.views.setCurrentWidget(window.page_view)
     window.page_view.show_provenance()
     qtbot.wait(50)

@@ -12,7 +12,6 @@ so the GUI thread stays responsive on any page on disk; past its first
 from __future__ import annotations
 
 import hashlib
-import html
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
@@ -82,12 +81,6 @@ def actor_colour(actor: str | None) -> str:
     return AGENT_COLOURS[hashlib.sha1(actor.encode()).digest()[0] % len(AGENT_COLOURS)]
 
 
-def plain_tooltip(text: str) -> str:
-    """A tooltip that shows ``text`` as it is: every character escaped, so no tag in a page's text
-    is ever interpreted (no image or other resource can be loaded through it)."""
-    return "<p style='white-space:pre'>" + html.escape(text) + "</p>"
-
-
 def blame_tooltip(b: BlameLine) -> str:
     lines = [f"{b.actor or 'not committed yet'}"]
     if b.commit:
@@ -104,7 +97,8 @@ def blame_tooltip(b: BlameLine) -> str:
     lines.append(f"line {b.line}: {text}")
     if b.commit:
         lines.append("Double-click to open the commit in History")
-    return plain_tooltip("\n".join(lines))
+    # plain text: the station's tooltip filter (:mod:`.plain_tips`) shows it escaped, never as markup
+    return "\n".join(lines)
 
 
 class ProvenanceTable(QTableWidget):
