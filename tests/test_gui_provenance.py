@@ -53,10 +53,13 @@ def window(qtbot, tmp_path: Path):  # type: ignore[no-untyped-def]
     import shiboken6
     from PySide6.QtCore import QThreadPool
 
-    QThreadPool.globalInstance().waitForDone(15_000)  # no reader may answer a closed window
+    pool = QThreadPool.globalInstance()
+    pool.waitForDone(15_000)  # no reader may answer a closed window
     qtbot.wait(100)
     if shiboken6.isValid(win):
         win.close()
+    pool.waitForDone(15_000)  # what the close itself started answers while the widgets live
+    qtbot.wait(200)
 
 
 def open_provenance(qtbot, win: MainWindow, path: str) -> None:  # type: ignore[no-untyped-def]

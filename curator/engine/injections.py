@@ -34,6 +34,7 @@ import datetime as _dt
 import difflib
 import hashlib
 import json
+import logging
 import os
 import uuid
 from dataclasses import dataclass
@@ -43,7 +44,9 @@ from .actions import git_of, now_iso
 from .actor import Actor, parse_actor
 from .context import ContextResult, assemble, build_context, render_source
 from .errors import CuratorError, UsageError
-from .git import _write_object
+from .git import Git, _write_object
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from .wiki import Wiki
@@ -91,17 +94,18 @@ def log_path(wiki: Wiki) -> os.PathLike[str]:
 
 
 def _agent_field(agent: str) -> bytes:
-    return json.dumps({"agent": agent}, ensure_ascii=False)[1:-1].encode("utf-8")
+    return json.dumps({"agent": agent}, separators=(", ", ": "))[1:-1].encode("ascii")
 
 
 def record(wiki: Wiki, actor: Actor, result: ContextResult, *, query: str | None,
            source: str) -> dict[str, Any]:
     """Append the record of ``result`` (built for ``actor``) to the log; return it."""
     git = git_of(wiki)
+    keep = git.is_repo()
     pages = []
     for p in result.included:
         data = result.sources.get(p.path)
-        blob = _write_object(git.git_dir, b"blob", data) if data is not None else None
+        blob = _blob(git, data, keep) if data is not None else None
         pages.append({"path": p.path, "title": p.title, "layer": p.layer, "blob": blob, "bytes": p.bytes})
     rec: dict[str, Any] = {
         "t": now_iso(), "agent": str(actor), "department": actor.department, "id": uuid.uuid4().hex[:12],
@@ -109,13 +113,17 @@ def record(wiki: Wiki, actor: Actor, result: ContextResult, *, query: str | None
         "bytes": result.bytes, "sha256": _digest(result.text),
         "pages": pages,
     }
-    line = (json.dumps(rec, ensure_ascii=False, separators=(", ", ": ")) + "\n").encode("utf-8")
-    wiki.state_dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(log_path(wiki), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    # ASCII JSON: a title decoded from a non-UTF-8 file name (lone surrogates) round-trips exactly
+    line = (json.dumps(rec, separators=(", ", ": ")) + "\n").encode("ascii")
     try:
-        os.write(fd, line)  # one write of one line: concurrent writers never interleave inside it
-    finally:
-        os.close(fd)
+        wiki.state_dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(log_path(wiki), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line)  # one write of one line: concurrent writers never interleave inside it
+        finally:
+            os.close(fd)
+    except OSError as exc:  # recording never costs the agent its context
+        log.warning("cannot record the injection in %s: %s", log_path(wiki), exc)
     return rec
 
 
@@ -123,6 +131,17 @@ def agent_actor(text: str) -> Actor:
     """``dudu`` or ``agent:dudu`` (or ``operator``, ``capability:x``) as an actor."""
     text = text.strip()
     return parse_actor(text if ":" in text or text == "operator" else f"agent:{text}")
+
+
+def _blob(git: Git, data: bytes, keep: bool) -> str:
+    """The git blob id of ``data``, written into the object store when there is one (a folder
+    that is not a repository keeps only the id: such a record cannot be rebuilt)."""
+    if keep:
+        try:
+            return _write_object(git.git_dir, b"blob", data)
+        except OSError as exc:  # a read-only repository: the context is still answered
+            log.warning("injection record: cannot keep a page's blob: %s", exc)
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 def parse_since(text: str | None) -> str | None:

@@ -95,7 +95,7 @@ def write_log(path: Path) -> None:
                    "department": None, "id": f"{i:012x}", "source": "mcp", "budget": 8000,
                    "query": "payments" if i % 2 else None, "commit": f"{i:040x}", "bytes": 2100,
                    "sha256": f"{i:064x}", "pages": pages}
-            f.write(json.dumps(rec, ensure_ascii=False, separators=(", ", ": ")) + "\n")
+            f.write(json.dumps(rec, separators=(", ", ": ")) + "\n")
 
 
 def naive_filter(path: Path, agent: str) -> list[dict[str, object]]:
