@@ -53,13 +53,14 @@ def window(qtbot, tmp_path: Path):  # type: ignore[no-untyped-def]
     import shiboken6
     from PySide6.QtCore import QThreadPool
 
+    # Let every background read (and what its answer starts: the search index build re-opens
+    # the page) land while the window is alive: a late answer would meet deleted widgets.
     pool = QThreadPool.globalInstance()
-    pool.waitForDone(15_000)  # no reader may answer a closed window
-    qtbot.wait(100)
+    for _ in range(5):
+        pool.waitForDone(15_000)
+        qtbot.wait(100)
     if shiboken6.isValid(win):
         win.close()
-    pool.waitForDone(15_000)  # what the close itself started answers while the widgets live
-    qtbot.wait(200)
 
 
 def open_provenance(qtbot, win: MainWindow, path: str) -> None:  # type: ignore[no-untyped-def]
