@@ -57,6 +57,8 @@ def window(qtbot, tmp_path: Path):  # type: ignore[no-untyped-def]
     # the page) land while the window is alive: a late answer would meet deleted widgets.
     pool = QThreadPool.globalInstance()
     for _ in range(5):
+        for handle in win.workspace.handles:
+            handle.writer.wait(15_000)  # actions, and the refresh after each
         pool.waitForDone(15_000)
         qtbot.wait(100)
     if shiboken6.isValid(win):
@@ -116,7 +118,8 @@ def test_history_filter_per_actor_and_undo_agent_since(qtbot, window: MainWindow
     history.actor_filter.setCurrentText("agent:mimi")
     assert {e.actor for e in history.model.entries} == {"agent:mimi"}
     assert len(history.model.entries) == 2 and history.undo_agent_button.isEnabled()
-    history.run_undo_agent("agent:mimi", "2000-01-01")
+    with qtbot.waitSignal(window.workspace.pages_changed, timeout=15_000):
+        history.run_undo_agent("agent:mimi", "2000-01-01")
     root = window.workspace.root
     qtbot.waitUntil(lambda: "five days" not in (root / "wiki/payments.md").read_text("utf-8"), timeout=15_000)
     text = (root / "wiki/payments.md").read_text("utf-8")
