@@ -18,8 +18,8 @@ import sys
 from collections.abc import Sequence
 
 #: Command groups, in the order their commands appear in ``--help``.
-COMMAND_GROUPS: tuple[str, ...] = ("read", "write", "inbox", "properties", "graph", "search", "scope", "sync",
-                                  "gui", "mcp")
+COMMAND_GROUPS: tuple[str, ...] = ("read", "write", "inbox", "provenance", "properties", "graph", "search",
+                                  "scope", "sync", "gui", "mcp")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -414,11 +414,13 @@ class AgentDoor:
 
     def context(self, budget: int = 8000, query: str | None = None) -> str:
         from curator.engine.context import build_context
+        from curator.engine.injections import EMPTY_ANSWER, record
 
         if budget < 0:
             raise ToolInputError(f"invalid: budget must be 0 or more bytes, not {budget}")
         result = build_context(self.wiki, self.actor, budget=budget, query=query or None)
-        return result.text or "no identity or core pages fit the budget (or none are visible to you)"
+        record(self.wiki, self.actor, result, query=query or None, source="mcp")  # SPEC §14
+        return result.text or EMPTY_ANSWER
 
 
 def _positive(value: int, name: str) -> None:

@@ -31,11 +31,14 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "context", parents=[parent], help="the wiki text injected into an agent's prompt",
         description="Identity then core pages the agent may see (no do_not_inject, no auto/), "
-        "filled greedily into a byte budget.",
+        "filled greedily into a byte budget. Each context built is recorded in "
+        ".curator/injections.jsonl (see 'curator injections') unless --no-record.",
     )
     p.add_argument("--agent", metavar="ID", help="the agent (default: the --as actor)")
     p.add_argument("--budget", type=int, default=8000, metavar="BYTES", help="byte budget (default 8000)")
     p.add_argument("--query", metavar="Q", help="rank pages within each layer by relevance to Q first")
+    p.add_argument("--no-record", action="store_true",
+                   help="do not record this context in the injections log (a preview)")
     p.set_defaults(handler="curator.commands.search:run_context")
 
 
@@ -83,6 +86,10 @@ def run_context(ctx: Context, args: argparse.Namespace) -> int:
         raise UsageError(f"--budget must be 0 or more bytes, not {args.budget}")
     actor = parse_actor(f"agent:{args.agent}", getattr(args, "department", None)) if args.agent else ctx.actor
     result = build_context(ctx.wiki, actor, budget=args.budget, query=args.query)
+    if not args.no_record:
+        from curator.engine.injections import record
+
+        record(ctx.wiki, actor, result, query=args.query or None, source="cli")
     if ctx.json:
         ctx.emit(result.to_json())
     else:

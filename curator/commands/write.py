@@ -51,8 +51,13 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.set_defaults(handler="curator.commands.write:run_history")
 
     p = sub.add_parser("undo", parents=[parent],
-                       help="revert the newest action not yet reverted (itself an action)")
+                       help="revert the newest action not yet reverted (itself an action)",
+                       description="With --agent and --since: revert every write of that agent since "
+                       "DATE in one commit, or refuse, naming the page, when a later change touches "
+                       "the same lines (see 'curator activity').")
     p.add_argument("--commit", metavar="SHA", help="revert this action's commit instead")
+    p.add_argument("--agent", metavar="ID", help="revert all of this agent's writes since --since")
+    p.add_argument("--since", metavar="DATE", help="with --agent: since DATE (YYYY-MM-DD or ISO 8601)")
     p.set_defaults(handler="curator.commands.write:run_undo")
 
     p = sub.add_parser("recover", parents=[parent],
@@ -109,7 +114,14 @@ def run_history(ctx: Context, args: argparse.Namespace) -> int:
 
 def run_undo(ctx: Context, args: argparse.Namespace) -> int:
     from curator.engine.actions import revert, undo
+    from curator.engine.errors import UsageError
 
+    if args.agent is not None or args.since is not None:
+        if args.agent is None or args.since is None or args.commit:
+            raise UsageError("use --agent ID and --since DATE together (and not with --commit)")
+        from curator.engine.provenance import undo_agent
+
+        return _finish(ctx, undo_agent(ctx.wiki, ctx.actor, args.agent, args.since))
     result = revert(ctx.wiki, ctx.actor, args.commit) if args.commit else undo(ctx.wiki, ctx.actor)
     return _finish(ctx, result)
 

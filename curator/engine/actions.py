@@ -138,7 +138,7 @@ from typing import TYPE_CHECKING, Any
 
 from .actor import OPERATOR, Actor, parse_actor
 from .errors import CuratorError
-from .git import Git, GitError, IndexNotUpdated
+from .git import Git, GitError, IndexNotUpdated, LogEntry
 from .journal import Journal
 from .lock import Locked, WikiLock
 from .page import Decoded, decode
@@ -987,7 +987,9 @@ class HistoryEntry:
     email: str
     time: str  # ISO 8601, UTC
     paths: list[str]
-    reverts: str | None = None  # for revert actions: the commit they revert
+    reverts: str | None = None  # for revert actions: the commit they revert (the first one)
+    #: every commit a revert reverts (an agent-range undo reverts many in one commit)
+    reverts_all: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {"commit": self.commit, "action": self.action, "target": self.target,
@@ -995,8 +997,10 @@ class HistoryEntry:
                 "paths": list(self.paths), "reverts": self.reverts}
 
 
-def history(wiki: Wiki, limit: int = 50, actor: Actor = OPERATOR) -> list[HistoryEntry]:
-    """The wiki's commits, newest first, with their action, actor, time and paths.
+def history(wiki: Wiki, limit: int = 50, actor: Actor = OPERATOR,
+            options: Iterable[str] = ()) -> list[HistoryEntry]:
+    """The wiki's commits, newest first, with their action, actor, time and paths (``options``:
+    further ``git log`` options such as ``--since=...``).
 
     A non-operator sees only the commits that touch nothing it may not see (a commit's subject
     and paths would otherwise name hidden pages).
@@ -1004,18 +1008,22 @@ def history(wiki: Wiki, limit: int = 50, actor: Actor = OPERATOR) -> list[Histor
     out: list[HistoryEntry] = []
     # A non-operator's ``limit`` counts the commits it may see: look further back to fill it.
     scan = limit if actor.is_operator else limit * 10
-    for e in git_of(wiki).log(scan):
+    for e in git_of(wiki).log(scan, options=tuple(options)):
         if not actor.is_operator and not all(wiki.visible(actor, p) for p in e.paths):
             continue
         if len(out) >= limit:
             break
-        m = _SUBJECT.match(e.subject)
-        r = _REVERTS.search(e.body)
-        when = _dt.datetime.fromtimestamp(e.time, _dt.UTC).isoformat().replace("+00:00", "Z")
-        out.append(HistoryEntry(e.commit, m.group(1) if m else None, m.group(2) if m else "",
-                                e.subject, e.author_name, e.author_email, when, e.paths,
-                                r.group(1) if r else None))
+        out.append(history_entry(e))
     return out
+
+
+def history_entry(e: LogEntry) -> HistoryEntry:
+    m = _SUBJECT.match(e.subject)
+    reverts = _REVERTS.findall(e.body)
+    when = _dt.datetime.fromtimestamp(e.time, _dt.UTC).isoformat().replace("+00:00", "Z")
+    return HistoryEntry(e.commit, m.group(1) if m else None, m.group(2) if m else "", e.subject,
+                        e.author_name, e.author_email, when, e.paths, reverts[0] if reverts else None,
+                        reverts)
 
 
 def last_undoable(wiki: Wiki, scan: int = 200) -> HistoryEntry | None:
@@ -1030,7 +1038,7 @@ def last_undoable(wiki: Wiki, scan: int = 200) -> HistoryEntry | None:
         if entry.commit in reverted:
             continue  # its effect was cancelled (for a revert: the change it undid is back)
         if entry.reverts:
-            reverted.add(entry.reverts)
+            reverted.update(entry.reverts_all)
             continue
         if entry.action is None:
             continue

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import frontmatter
 from .actor import Actor
-from .page import Page
+from .page import Page, decode
 
 if TYPE_CHECKING:
     from .wiki import Wiki
@@ -55,6 +55,8 @@ class ContextResult:
     budget: int
     included: list[ContextPage] = field(default_factory=list)
     skipped: list[ContextPage] = field(default_factory=list)
+    #: The exact bytes each included page was built from (for the injection record, SPEC §14).
+    sources: dict[str, bytes] = field(default_factory=dict)
 
     @property
     def bytes(self) -> int:
@@ -77,6 +79,24 @@ def render_page(title: str, body: str) -> str:
     if first.strip() == f"# {title}":
         body = rest.strip()
     return f"## {title}\n\n{body}\n" if body else f"## {title}\n"
+
+
+def render_source(title: str, data: bytes) -> str:
+    """One page's block from the page file's bytes (BOM removed, invalid bytes replaced)."""
+    return render_page(title, frontmatter.split(decode(data).text).body)
+
+
+def assemble(blocks: list[tuple[str, str]]) -> str:
+    """The context text of (layer, block) pairs in order: each layer's header before its first
+    block, everything joined by one newline (what :func:`build_context` produces)."""
+    chunks: list[str] = []
+    layer_now: str | None = None
+    for layer, block in blocks:
+        if layer != layer_now:
+            chunks.append(layer_header(layer))
+            layer_now = layer
+        chunks.append(block)
+    return "\n".join(chunks)
 
 
 def _joined_size(used: int, placed: int, new: list[str]) -> int:
@@ -108,10 +128,10 @@ def build_context(wiki: Wiki, actor: Actor, *, budget: int = DEFAULT_BUDGET,
                 result.skipped.append(ContextPage(page.path, page.title, layer, 0, reason))
                 continue
             try:
-                body = frontmatter.split(wiki.read_text(page.path)).body
+                data = (wiki.root / page.path).read_bytes()
             except OSError:
                 continue  # deleted since the cache saw it
-            block = render_page(page.title, body)
+            block = render_source(page.title, data)
             entry = ContextPage(page.path, page.title, layer, len(block.encode("utf-8", "surrogateescape")))
             new = [block] if header_placed else [header, block]
             size = _joined_size(used, len(chunks), new)
@@ -123,6 +143,7 @@ def build_context(wiki: Wiki, actor: Actor, *, budget: int = DEFAULT_BUDGET,
             used = size
             header_placed = True
             result.included.append(entry)
+            result.sources[page.path] = data
     result.text = "\n".join(chunks)
     assert len(result.text.encode("utf-8", "surrogateescape")) == used  # the budget check measured the real text
     return result

@@ -310,12 +310,14 @@ class Git:
         proc = self.run("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False)
         return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
 
-    def log(self, limit: int = 50, rev: str | None = None, paths: Sequence[str] = ()) -> list[LogEntry]:
-        """Commits newest first with the paths each changed, in one ``git log`` call."""
+    def log(self, limit: int = 50, rev: str | None = None, paths: Sequence[str] = (),
+            options: Sequence[str] = ()) -> list[LogEntry]:
+        """Commits newest first with the paths each changed, in one ``git log`` call
+        (``options`` are further ``git log`` options, e.g. ``--since=...``)."""
         if self.head() is None:
             return []
         args = ["log", f"-n{max(1, limit)}", "-z", "--name-only", "--no-renames",
-                "--format=%x1e%H%x1f%an%x1f%ae%x1f%at%x1f%s%x1f%b"]
+                "--format=%x1e%H%x1f%an%x1f%ae%x1f%at%x1f%s%x1f%b", *options]
         if rev:
             args.append(rev)
         if paths:

@@ -8,8 +8,10 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QColor, QFont, QSyntaxHighlighter, QTextCharFormat, QTextDocument
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QComboBox,
     QHBoxLayout,
     QHeaderView,
+    QInputDialog,
     QPlainTextEdit,
     QPushButton,
     QSplitter,
@@ -29,6 +31,7 @@ COL_WHEN, COL_WHO, COL_ACTION, COL_TARGET, COL_COMMIT = range(5)
 HEADERS = ("When", "Who", "Action", "Target", "Commit")
 RecordRole = Qt.ItemDataRole.UserRole + 1
 HISTORY_LIMIT = 500
+ALL_ACTORS = "All actors"
 _Index = QModelIndex | QPersistentModelIndex
 
 
@@ -41,7 +44,7 @@ class HistoryModel(QAbstractTableModel):
     def set_entries(self, entries: list[HistoryEntry]) -> None:
         self.beginResetModel()
         self.entries = entries
-        self.reverted = {e.reverts for e in entries if e.reverts}
+        self.reverted = {sha for e in entries for sha in e.reverts_all}
         self.endResetModel()
 
     def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
@@ -98,6 +101,14 @@ class HistoryView(WikiView):
         self.undo_button = QPushButton("Undo last action")
         self.revert_button = QPushButton("Revert selected")
         self.revert_button.setEnabled(False)
+        self.actor_filter = QComboBox()
+        self.actor_filter.addItem(ALL_ACTORS)
+        self.actor_filter.setToolTip("Show only the actions of one actor")
+        self.undo_agent_button = QPushButton("Undo this agent since…")
+        self.undo_agent_button.setToolTip("Revert every write of the chosen agent since a date, in one "
+                                          "commit (refused, naming the page, if later edits touch the same lines)")
+        self.undo_agent_button.setEnabled(False)
+        self.all_entries: list[HistoryEntry] = []
         self.table = QTableView()
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -119,6 +130,8 @@ class HistoryView(WikiView):
         buttons.addWidget(self.undo_button)
         buttons.addWidget(self.revert_button)
         buttons.addStretch(1)
+        buttons.addWidget(self.actor_filter)
+        buttons.addWidget(self.undo_agent_button)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.table)
         split.addWidget(self.diff)
@@ -129,6 +142,8 @@ class HistoryView(WikiView):
         layout.addWidget(split)
         self.undo_button.clicked.connect(window.undo_last)
         self.revert_button.clicked.connect(self.revert_selected)
+        self.undo_agent_button.clicked.connect(self.undo_agent_since)
+        self.actor_filter.currentIndexChanged.connect(lambda _i: self._apply_filter())
         self.table.selectionModel().currentRowChanged.connect(self._selected)
         self.wiki_choice.currentIndexChanged.connect(lambda _i: self.reload())
         window.workspace.loaded.connect(lambda _s: self.reload())
@@ -140,6 +155,64 @@ class HistoryView(WikiView):
         self.window_.workspace.read(self.wiki_index, lambda wiki: history(wiki, HISTORY_LIMIT), self._show)
 
     def _show(self, entries: list[HistoryEntry]) -> None:
+        import shiboken6
+
+        if not shiboken6.isValid(self.table):
+            return  # the window closed while the history was read
+        self.all_entries = entries
+        actors = sorted({e.actor for e in entries})
+        chosen = self.actor_filter.currentText()
+        self.actor_filter.blockSignals(True)
+        self.actor_filter.clear()
+        self.actor_filter.addItems([ALL_ACTORS, *actors])
+        self.actor_filter.setCurrentText(chosen if chosen in actors else ALL_ACTORS)
+        self.actor_filter.blockSignals(False)
+        self._apply_filter()
+        self.mark_ready()
+
+    def selected_actor(self) -> str | None:
+        text = self.actor_filter.currentText()
+        return None if text in ("", ALL_ACTORS) else text
+
+    def _apply_filter(self) -> None:
+        actor = self.selected_actor()
+        self.undo_agent_button.setEnabled(bool(actor and actor.startswith("agent:")))
+        shown = [e for e in self.all_entries if actor is None or e.actor == actor]
+        self._fill(shown)
+
+    def select_commit(self, commit: str) -> None:
+        """Select ``commit`` (clicked in the page view's provenance); shows every actor if the
+        filter hides it, and reloads when the commit is newer than the list."""
+        rows = [i for i, e in enumerate(self.model.entries) if e.commit == commit]
+        if not rows and any(e.commit == commit for e in self.all_entries):
+            self.actor_filter.setCurrentText(ALL_ACTORS)
+            rows = [i for i, e in enumerate(self.model.entries) if e.commit == commit]
+        if not rows:
+            return
+        index = self.model.index(rows[0], 0)
+        self.table.setCurrentIndex(index)
+        self.table.selectRow(rows[0])
+        self.table.scrollTo(index)
+
+    def undo_agent_since(self) -> None:
+        actor = self.selected_actor()
+        if not actor:
+            return
+        entry = self.current_entry()
+        default = (entry.time if entry is not None else "")[:10]
+        since, ok = QInputDialog.getText(self, "Undo this agent since…",
+                                         f"Revert every write of {actor} since (YYYY-MM-DD or ISO time):",
+                                         text=default)
+        if ok and since.strip():
+            self.run_undo_agent(actor, since.strip())
+
+    def run_undo_agent(self, actor: str, since: str) -> None:
+        from curator.engine.provenance import undo_agent
+
+        self.window_.run_action(self.wiki_index, lambda wiki: undo_agent(wiki, OPERATOR, actor, since),
+                                f"Undoing {actor} since {since}")
+
+    def _fill(self, entries: list[HistoryEntry]) -> None:
         current = self.current_entry()
         self.model.set_entries(entries)
         row = next((i for i, e in enumerate(entries) if current and e.commit == current.commit), 0)
@@ -150,7 +223,6 @@ class HistoryView(WikiView):
             self.table.selectRow(row)
             self.table.selectionModel().blockSignals(False)
             self._selected(index, QModelIndex())  # the entry under the row may be new: show its diff
-        self.mark_ready()
 
     def current_entry(self) -> HistoryEntry | None:
         index = self.table.currentIndex()
@@ -170,6 +242,10 @@ class HistoryView(WikiView):
                                     lambda text: self._show_diff(commit, text))
 
     def _show_diff(self, commit: str, text: str) -> None:
+        import shiboken6
+
+        if not shiboken6.isValid(self.table):
+            return  # the window closed while git produced the diff
         entry = self.current_entry()
         if entry is not None and entry.commit == commit:
             self.diff.setPlainText(text)

@@ -208,6 +208,8 @@ class MainWindow(QMainWindow):
         self.browser.open_requested.connect(lambda row: self.open_page(row.key))
         self.browser.search_requested.connect(self._search)
         self.page_view.page_link_activated.connect(self._follow_link)
+        self.page_view.provenance_requested.connect(self._load_provenance)
+        self.page_view.commit_activated.connect(self.open_commit)
         self.page_view.missing_link_activated.connect(
             lambda target: self.status(f"“{target}” is not yet written."))
         self.side.links.open_requested.connect(self._open_path_in_current_wiki)
@@ -309,6 +311,36 @@ class MainWindow(QMainWindow):
         self.workspace.read(index, lambda wiki: gather_page(wiki, path),
                             lambda result: self._show_page(key, result, anchor),
                             lambda exc: self._open_failed(key, path, exc))
+
+    def _load_provenance(self) -> None:
+        """Fill the page view's Provenance tab with the open page's blame (off the GUI thread)."""
+        from curator.engine.actor import OPERATOR
+        from curator.engine.provenance import blame
+
+        key = self.current
+        if key is None:
+            return
+        index, path = key
+
+        def shown(lines: list[Any]) -> None:
+            if key == self.current:
+                self.page_view.show_blame(lines)
+
+        self.workspace.read(index, lambda wiki: blame(wiki, path, OPERATOR), shown,
+                            lambda exc: self.show_error(f"Cannot show who wrote {path}: {exc}"))
+
+    def open_commit(self, commit: str) -> None:
+        """Show ``commit`` in the History view (a line's commit, clicked in the page view)."""
+        view = self.view_index.get("history")
+        select = getattr(view, "select_commit", None)
+        if select is None:
+            return
+        if self.current is not None:
+            choice = getattr(view, "wiki_choice", None)
+            if choice is not None and choice.currentIndex() != self.current[0]:
+                choice.setCurrentIndex(self.current[0])
+        self.show_view("history")
+        select(commit)
 
     def _open_failed(self, key: Key, path: str, exc: BaseException) -> None:
         self.show_error(f"Cannot open {path}: {exc}")

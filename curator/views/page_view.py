@@ -11,17 +11,23 @@ so the GUI thread stays responsive on any page on disk; past its first
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 from PySide6.QtCore import QPoint, Qt, QTimer, QUrl, Signal
-from PySide6.QtGui import QDesktopServices, QFont, QKeySequence, QTextCursor
+from PySide6.QtGui import QBrush, QColor, QDesktopServices, QFont, QKeySequence, QTextCursor
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QMenu,
     QPlainTextEdit,
     QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
     QTabWidget,
     QTextBrowser,
     QVBoxLayout,
@@ -32,6 +38,9 @@ from .render import MAX_DISPLAY_LINE, MISSING_SCHEME, PAGE_SCHEME, PREVIEW_BYTES
 
 #: Source text appended per event-loop turn for a large page (QPlainTextEdit lays out lazily).
 SOURCE_CHUNK_CHARS = 64 * 1024
+
+if TYPE_CHECKING:
+    from curator.engine.provenance import BlameLine
 
 EXTERNAL_SCHEMES = ("http", "https", "mailto")
 
@@ -56,6 +65,103 @@ class SafeBrowser(QTextBrowser):
         return None  # remote images, scripts, style sheets: never loaded
 
 
+#: One colour per agent (picked by a hash of its name, so an agent keeps its colour everywhere).
+AGENT_COLOURS = ("#2e86c1", "#d35400", "#27ae60", "#8e44ad", "#c0392b", "#16a085", "#b7950b", "#e84393")
+OPERATOR_COLOUR = "#7f8c8d"
+UNCOMMITTED_COLOUR = "#ecf0f1"
+BLAME_HEADERS = ("", "Who", "When", "Action", "Commit", "Line")
+COL_GUTTER, COL_WHO, COL_WHEN, COL_ACTION, COL_COMMIT, COL_TEXT = range(6)
+CommitRole = Qt.ItemDataRole.UserRole + 7
+
+
+def actor_colour(actor: str | None) -> str:
+    if not actor:
+        return UNCOMMITTED_COLOUR
+    if not actor.startswith(("agent:", "capability:")):
+        return OPERATOR_COLOUR
+    return AGENT_COLOURS[hashlib.sha1(actor.encode()).digest()[0] % len(AGENT_COLOURS)]
+
+
+def blame_tooltip(b: BlameLine) -> str:
+    lines = [f"{b.actor or 'not committed yet'}"]
+    if b.commit:
+        lines.append(f"{(b.date or '').replace('T', ' ').removesuffix('Z')} UTC")
+        lines.append(f"{b.action or 'commit'} {b.commit[:12]}")
+    if b.reviewer:
+        lines.append(f"reviewed by {b.reviewer} (review inbox)")
+    if b.origin:
+        lines.append(f"first written in {b.origin}")
+    if b.moved_by is not None:
+        lines.append(f"brought here by {b.moved_by.action or 'commit'} {b.moved_by.commit[:12]} "
+                     f"({b.moved_by.actor}, {b.moved_by.date[:10]})")
+    text = b.text if len(b.text) <= 200 else b.text[:199] + "…"
+    lines.append(f"line {b.line}: {text}")
+    if b.commit:
+        lines.append("Double-click to open the commit in History")
+    # plain text: the station's tooltip filter (:mod:`.plain_tips`) shows it escaped, never as markup
+    return "\n".join(lines)
+
+
+class ProvenanceTable(QTableWidget):
+    """The page's lines with who wrote each: a colour gutter per actor, date, action, commit."""
+
+    commit_activated = Signal(str)
+
+    def __init__(self) -> None:
+        super().__init__(0, len(BLAME_HEADERS))
+        self.setHorizontalHeaderLabels(list(BLAME_HEADERS))
+        self.verticalHeader().hide()
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setWordWrap(False)
+        self.setShowGrid(False)
+        header = self.horizontalHeader()
+        for col in (COL_WHO, COL_WHEN, COL_ACTION, COL_COMMIT):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(COL_GUTTER, QHeaderView.ResizeMode.Fixed)
+        header.setSectionResizeMode(COL_TEXT, QHeaderView.ResizeMode.Stretch)
+        self.setColumnWidth(COL_GUTTER, 8)
+        self.verticalHeader().setDefaultSectionSize(20)
+        mono = QFont("monospace")
+        mono.setStyleHint(QFont.StyleHint.Monospace)
+        self.mono = mono
+        self.cellDoubleClicked.connect(self._activated)
+        self.lines: list[BlameLine] = []
+
+    def show_lines(self, lines: list[BlameLine]) -> None:
+        self.lines = lines
+        self.setRowCount(len(lines))
+        previous: str | None = "\0"
+        for r, b in enumerate(lines):
+            colour = QColor(actor_colour(b.actor))
+            same = b.commit == previous  # like git blame: the details once per run of lines
+            previous = b.commit
+            who = b.actor or "not committed"
+            if b.reviewer:
+                who += f" ✓{b.reviewer}"
+            values = ("", "" if same else who, "" if same or not b.date else b.date[:10],
+                      "" if same else (b.action or ("commit" if b.commit else "")),
+                      "" if same or not b.commit else b.commit[:8], b.text)
+            tip = blame_tooltip(b)
+            for c, value in enumerate(values):
+                item = QTableWidgetItem(value)
+                item.setToolTip(tip)
+                item.setData(CommitRole, b.commit or "")
+                if c == COL_GUTTER:
+                    item.setBackground(QBrush(colour))
+                elif c == COL_WHO:
+                    item.setForeground(QBrush(colour.darker(130)))
+                elif c == COL_TEXT:
+                    item.setFont(self.mono)
+                self.setItem(r, c, item)
+
+    def _activated(self, row: int, _col: int) -> None:
+        item = self.item(row, 0)
+        sha = item.data(CommitRole) if item is not None else ""
+        if sha:
+            self.commit_activated.emit(str(sha))
+
+
 class PageView(QWidget):
     """Shows one page; emits ``link_activated`` for wikilinks (path, anchor) and missing pages."""
 
@@ -63,6 +169,8 @@ class PageView(QWidget):
     missing_link_activated = Signal(str)  # target
     move_requested = Signal()  # "Move or rename…" on the shown page
     archive_requested = Signal()  # "Archive…" on the shown page
+    provenance_requested = Signal()  # the Provenance tab wants the open page's blame
+    commit_activated = Signal(str)  # a line's commit, to open in History
 
     def __init__(self) -> None:
         super().__init__()
@@ -73,6 +181,15 @@ class PageView(QWidget):
         mono = QFont("monospace")
         mono.setStyleHint(QFont.StyleHint.Monospace)
         self.source.setFont(mono)
+        self.provenance = ProvenanceTable()
+        self.provenance_note = QLabel("Who wrote each line: a colour per agent (grey: the operator). "
+                                      "Hover for date, action and reviewer; double-click opens the commit.")
+        self.provenance_note.setWordWrap(True)
+        holder = QWidget()
+        box = QVBoxLayout(holder)
+        box.setContentsMargins(2, 2, 2, 2)
+        box.addWidget(self.provenance_note)
+        box.addWidget(self.provenance, 1)
         self.tabs.addTab(self.browser, "Rendered")
         self.tabs.addTab(self.source, "Source")
         self.browser.document().setDefaultStyleSheet(STYLE)
@@ -87,6 +204,9 @@ class PageView(QWidget):
         bar.addWidget(self.show_all_button)
         self.large_bar.setStyleSheet("QWidget { background: #fff4d6; }")
         self.large_bar.hide()
+        self.tabs.addTab(holder, "Provenance")
+        self._provenance_tab = holder
+        self._blame_stale = True
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
@@ -105,6 +225,8 @@ class PageView(QWidget):
         self.browser.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.browser.customContextMenuRequested.connect(self._context_menu)
         self.context_menu: QMenu | None = None
+        self.tabs.currentChanged.connect(lambda _i: self._maybe_request())
+        self.provenance.commit_activated.connect(self.commit_activated)
 
     def _context_menu(self, pos: QPoint) -> None:
         """The text browser's own menu (copy, select all) plus the page's curation actions."""
@@ -126,6 +248,8 @@ class PageView(QWidget):
         self.large_bar.hide()
         self.browser.base_dir = base_dir
         self.browser.root = root
+        self._blame_stale = True
+        self._maybe_request()
         if isinstance(html, str):
             self.browser.setHtml(html)
             self.source.setPlainText(source)
@@ -200,6 +324,18 @@ class PageView(QWidget):
         self._limit = float("inf")
         self._update_bar()
         self._timer.start()
+
+    def show_provenance(self) -> None:
+        self.tabs.setCurrentWidget(self._provenance_tab)
+
+    def show_blame(self, lines: list[BlameLine]) -> None:
+        self.provenance.show_lines(lines)
+
+    def _maybe_request(self) -> None:
+        # blame runs git: only for the tab in front, once per page shown
+        if self._blame_stale and self.tabs.currentWidget() is self._provenance_tab:
+            self._blame_stale = False
+            self.provenance_requested.emit()
 
     def _on_anchor(self, url: QUrl) -> None:
         scheme = url.scheme()

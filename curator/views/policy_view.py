@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
+    QTabWidget,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
@@ -40,6 +41,7 @@ from .wiki_view import WikiView
 
 if TYPE_CHECKING:
     from curator.engine.context import ContextResult
+    from curator.engine.injections import InjectionRecord
     from curator.engine.wiki import Wiki
 
     from .main_window import MainWindow
@@ -47,6 +49,8 @@ if TYPE_CHECKING:
 POLICY_COLUMNS = ("Namespace", "Mode", "Agents", "Synced from", "Visible to departments", "Pages",
                   "Agent sees", "Agent writes", "Review")
 DEFAULT_BUDGET = 8000
+INJECTION_COLUMNS = ("When (UTC)", "Via", "Bytes", "Budget", "Pages", "Query")
+InjectionRole = Qt.ItemDataRole.UserRole + 3
 
 
 def preview(wiki: Wiki, actor: Actor, budget: int, query: str | None) -> tuple[ContextResult, dict[str, Any],
@@ -132,9 +136,50 @@ class PolicyView(WikiView):
         ll.addWidget(agent_box)
         ll.addWidget(self.budget_bar)
         ll.addWidget(self.pages, 1)
+        self.injections = QTableWidget(0, len(INJECTION_COLUMNS))
+        self.injections.setHorizontalHeaderLabels(list(INJECTION_COLUMNS))
+        self.injections.verticalHeader().hide()
+        self.injections.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.injections.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
+        self.injections.setSelectionMode(QTableWidget.SelectionMode.SingleSelection)
+        self.injections.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.injections.horizontalHeader().setStretchLastSection(True)
+        self.injection_state = QLabel("Every context built for this agent (MCP wiki_context, curator "
+                                      "context), newest first.")
+        self.injection_state.setWordWrap(True)
+        self.sent_button = QPushButton("Show as sent")
+        self.sent_button.setToolTip("The context exactly as it was sent, rebuilt from the recorded blobs")
+        self.diff_button = QPushButton("Diff against today")
+        self.diff_button.setToolTip("What changed between the context as sent and what this agent gets today")
+        for b in (self.sent_button, self.diff_button):
+            b.setEnabled(False)
+        self.sent_text = QPlainTextEdit()
+        self.sent_text.setReadOnly(True)
+        self.sent_text.setFont(mono)
+        self.sent_text.setPlaceholderText("Pick an injection, then Show as sent or Diff against today.")
+        from .history_view import DiffHighlighter
+
+        self._sent_highlighter = DiffHighlighter(self.sent_text.document())
+        inj = QWidget()
+        il = QVBoxLayout(inj)
+        il.setContentsMargins(0, 0, 0, 0)
+        il.addWidget(self.injection_state)
+        il.addWidget(self.injections, 2)
+        row = QHBoxLayout()
+        row.addWidget(self.sent_button)
+        row.addWidget(self.diff_button)
+        row.addStretch(1)
+        il.addLayout(row)
+        il.addWidget(self.sent_text, 3)
+        self.sent_text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.right_tabs = QTabWidget()
+        self.right_tabs.addTab(self.text, "Context now")
+        self.right_tabs.addTab(inj, "Injections")
         lower.addWidget(left)
-        lower.addWidget(self.text)
-        lower.setSizes([360, 420])
+        lower.addWidget(self.right_tabs)
+        lower.setSizes([330, 520])
+        lower.setStretchFactor(0, 1)
+        lower.setStretchFactor(1, 3)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(upper)
         split.addWidget(lower)
@@ -144,6 +189,9 @@ class PolicyView(WikiView):
         layout.addWidget(split)
 
         self.run_button.clicked.connect(self.run_preview)
+        self.sent_button.clicked.connect(lambda: self.show_injection(diff=False))
+        self.diff_button.clicked.connect(lambda: self.show_injection(diff=True))
+        self.injections.itemSelectionChanged.connect(self._injection_selected)
         self.query.returnPressed.connect(self.run_preview)
         self.mark_hidden.toggled.connect(self._mark_toggled)
         self.wiki_choice.currentIndexChanged.connect(lambda _i: self.reload())
@@ -233,6 +281,64 @@ class PolicyView(WikiView):
         self._ready = False
         self.window_.workspace.read(index, lambda wiki: preview(wiki, actor, budget, query),
                                     lambda res: self._show_preview(index, res))
+        self.load_injections(str(actor))
+
+    # --- injections (SPEC §14) ------------------------------------------------------------
+    def load_injections(self, agent: str) -> None:
+        from curator.engine.actor import OPERATOR
+        from curator.engine.injections import read_records
+
+        self.window_.workspace.read(self.wiki_index,
+                                    lambda wiki: read_records(wiki, OPERATOR, agent=agent),
+                                    lambda recs: self._show_injections(agent, recs))
+
+    def _show_injections(self, agent: str, records: list[InjectionRecord]) -> None:
+        records = list(reversed(records))  # newest first
+        self.injections.setRowCount(len(records))
+        for r, rec in enumerate(records):
+            d = rec.data
+            pages = ", ".join(str(p.get("title") or p.get("path")) for p in rec.pages)
+            values = (str(d.get("t", "")).replace("T", " ").removesuffix("Z")[:19], str(d.get("source", "")),
+                      str(d.get("bytes", "")), str(d.get("budget", "")), f"{len(rec.pages)}: {pages}",
+                      str(d.get("query") or ""))
+            for c, value in enumerate(values):
+                item = QTableWidgetItem(value)
+                item.setData(InjectionRole, rec)
+                self.injections.setItem(r, c, item)
+        self.injection_state.setText(
+            f"{len(records)} context(s) built for {agent} (MCP wiki_context, curator context), newest first."
+            if records else f"No context has been recorded for {agent} yet.")
+        if records:
+            self.injections.selectRow(0)
+        self._injection_selected()
+
+    def selected_injection(self) -> InjectionRecord | None:
+        items = self.injections.selectedItems()
+        return items[0].data(InjectionRole) if items else None
+
+    def _injection_selected(self) -> None:
+        on = self.selected_injection() is not None
+        self.sent_button.setEnabled(on)
+        self.diff_button.setEnabled(on)
+
+    def show_injection(self, *, diff: bool) -> None:
+        from curator.engine.injections import diff_today, rebuild
+
+        rec = self.selected_injection()
+        if rec is None:
+            return
+
+        def work(wiki: Wiki) -> str:
+            if diff:
+                return diff_today(wiki, rec) or "No difference: today's context is the same text."
+            built = rebuild(wiki, rec)
+            if built.missing:
+                return ("Cannot rebuild exactly: the blobs of " + ", ".join(built.missing)
+                        + " are no longer in the repository.\n\n" + built.text)
+            return built.text
+
+        self.right_tabs.setCurrentIndex(1)
+        self.window_.workspace.read(self.wiki_index, work, self.sent_text.setPlainText)
 
     def _show_preview(self, index: int, res: tuple[ContextResult, dict[str, Any], list[str]]) -> None:
         result, summary, hidden = res
