@@ -141,10 +141,10 @@ def test_blame_follows_a_moved_page(root: Path) -> None:
     shas = write_story(root)
     wiki = Wiki(root)
     try:
-        from curator.engine.actions import run_action
+        from curator.engine.move import move_page
 
-        moved = ok(run_action(wiki, OPERATOR, "move", "wiki/ann -> people/ann",
-                              lambda ctx: ctx.move("wiki/ann.md", "people/ann.md")))
+        # the real `curator move`: the page moves and gains its old slug as an alias
+        moved = ok(move_page(wiki, "wiki/ann.md", "people/ann.md", OPERATOR))
         wiki.refresh()
         lines = blame(wiki, "people/ann.md")
     finally:
