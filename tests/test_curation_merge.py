@@ -414,6 +414,9 @@ def test_cli_merges_several_pages_and_previews_the_diff(root: Path) -> None:
     preview = cli("merge", "harbour-crane", "crane-notes", "crane-manual", "--preview")
     assert preview.returncode == 0 and "+## From Crane Notes" in preview.stdout
     assert "+- Grease the hook weekly" in preview.stdout and "already there:" in preview.stdout
+    # keep's `related: [wiki/crane-notes.md]` would point keep at itself: the preview says it goes
+    assert "wiki/crane-notes.md  ->  (dropped from related:" in preview.stdout
+    assert not any(line.rstrip().endswith("->") for line in preview.stdout.splitlines())
     done = cli("merge", "harbour-crane", "crane-notes", "crane-manual", "--json")
     data = json.loads(done.stdout)
     assert done.returncode == 0 and data["status"] == "merged"

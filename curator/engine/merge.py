@@ -266,7 +266,7 @@ class MergePlan:
             if items:
                 lines.append(f"  {label} added: {', '.join(items)}")
         lines.append(f"  {len(self.rewrites)} link(s) rewritten in {len(self.pages_rewritten)} page(s)")
-        lines += [f"    {r.page}:{r.line}  {r.old}  ->  {r.new}" for r in self.rewrites]
+        lines += [f"    {r.render()}" for r in self.rewrites]
         diff = self.diff()
         if diff:
             lines += [f"resulting {self.keep}:", diff.rstrip("\n")]

@@ -58,7 +58,7 @@ class MovePlan:
         if self.aliases_added:
             lines.append(f"  aliases added: {', '.join(self.aliases_added)}")
         lines.append(f"  {len(self.rewrites)} link(s) rewritten in {len(self.pages_rewritten)} page(s)")
-        lines += [f"    {r.page}:{r.line}  {r.old}  ->  {r.new}" for r in self.rewrites]
+        lines += [f"    {r.render()}" for r in self.rewrites]
         return "\n".join(lines)
 
 

@@ -45,6 +45,11 @@ class LinkRewrite:
     def to_json(self) -> dict[str, Any]:
         return {"page": self.page, "line": self.line, "kind": self.kind, "old": self.old, "new": self.new}
 
+    def render(self) -> str:
+        """One preview line; a ``related:`` entry that would point a page at itself is dropped."""
+        new = self.new or "(dropped from related:, it would point the page at itself)"
+        return f"{self.page}:{self.line}  {self.old}  ->  {new}"
+
 
 def wikilink_name(links: LinkIndex, dest: str, gone: Iterable[str] = ()) -> str:
     """How a wikilink names ``dest``: its file stem when no other page has that stem (ignoring
