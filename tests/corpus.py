@@ -100,6 +100,19 @@ class CorpusInfo:
         return list(self.expected)
 
 
+def plain_read(root: Path | str) -> int:
+    """The benchmarks' floor: read every ``.md`` file once (outside ``.git``/``.curator``), no
+    parsing; returns the bytes read."""
+    total = 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in (".git", ".curator")]
+        for name in filenames:
+            if name.endswith(".md"):
+                with open(os.path.join(dirpath, name), "rb") as f:
+                    total += len(f.read())
+    return total
+
+
 def _write(root: Path, rel: str, data: str | bytes) -> None:
     path = root / rel
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -37,3 +37,15 @@ def temp_settings(tmp_path: Path):  # type: ignore[no-untyped-def]
     from curator.views.settings import Settings
 
     return Settings(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
+
+
+def loaded_window(qtbot, root: Path, tmp_path: Path, *, watch: bool = True):  # type: ignore[no-untyped-def]
+    """A station window on ``root`` with its settings under ``tmp_path``, loaded (``ready``)."""
+    from curator.views.main_window import MainWindow
+    from curator.views.workspace import Workspace
+
+    win = MainWindow(Workspace(root, watch=watch), temp_settings(tmp_path))
+    qtbot.addWidget(win)
+    with qtbot.waitSignal(win.ready, timeout=15_000):
+        win.start()
+    return win

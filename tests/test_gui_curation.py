@@ -15,10 +15,8 @@ from curator.engine.wiki import Wiki
 from curator.models.dedup import ADDED_BG
 from curator.views.curation_dialogs import ArchiveDialog, MoveDialog
 from curator.views.dedup_view import MergePreviewDialog
-from curator.views.main_window import MainWindow
-from curator.views.workspace import Workspace
 
-from .gui_helpers import make_wiki, temp_settings
+from .gui_helpers import loaded_window, make_wiki
 from .test_gui_dedup import open_queue
 
 
@@ -33,10 +31,7 @@ def commits(root: Path) -> int:
 @pytest.fixture
 def window(qtbot, tmp_path: Path):  # type: ignore[no-untyped-def]
     root = make_wiki(tmp_path / "wiki")
-    win = MainWindow(Workspace(root, watch=True), temp_settings(tmp_path))
-    qtbot.addWidget(win)
-    with qtbot.waitSignal(win.ready, timeout=15_000):
-        win.start()
+    win = loaded_window(qtbot, root, tmp_path)
     yield root, win
     win.close()
 

@@ -12,16 +12,13 @@ from curator.models.pages import COL_TITLE, PageFilterProxy, PageRow, PageTableM
 from curator.views.main_window import MainWindow
 from curator.views.workspace import Workspace
 
-from .gui_helpers import make_wiki, temp_settings
+from .gui_helpers import loaded_window, make_wiki, temp_settings
 
 
 @pytest.fixture
 def window(qtbot, tmp_path: Path):  # type: ignore[no-untyped-def]
     root = make_wiki(tmp_path / "wiki")
-    win = MainWindow(Workspace(root, watch=True), temp_settings(tmp_path))
-    qtbot.addWidget(win)
-    with qtbot.waitSignal(win.ready, timeout=15_000):
-        win.start()
+    win = loaded_window(qtbot, root, tmp_path)
     yield win
     win.close()
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.corpus import CorpusInfo, generate
+from tests.corpus import CorpusInfo, generate, plain_read
 
 N_PAGES = 10_000
 HELP_BUDGET = 0.3
@@ -97,14 +97,7 @@ def test_foundation_budgets(corpus: CorpusInfo) -> None:
     state = corpus.root / ".curator"
 
     def plain_in_process() -> int:
-        total = 0
-        for dirpath, dirnames, filenames in os.walk(root):
-            dirnames[:] = [d for d in dirnames if d not in (".git", ".curator")]
-            for name in filenames:
-                if name.endswith(".md"):
-                    with open(os.path.join(dirpath, name), "rb") as f:
-                        total += len(f.read())
-        return total
+        return plain_read(root)
 
     def clear_state() -> None:
         shutil.rmtree(state, ignore_errors=True)

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.corpus import CorpusInfo, generate
+from tests.corpus import CorpusInfo, generate, plain_read
 
 N_PAGES = int(os.environ.get("CURATOR_SCALE_PAGES", "32000"))
 RUNS = 5
@@ -56,17 +56,6 @@ def _run(argv: list[str], env: dict[str, str] | None = None) -> bytes:
     proc = subprocess.run(argv, capture_output=True, timeout=600, env=env)
     assert proc.returncode == 0, proc.stderr.decode()[-2000:]
     return proc.stdout
-
-
-def _plain_read(root: str) -> int:
-    total = 0
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if d not in (".git", ".curator")]
-        for name in filenames:
-            if name.endswith(".md"):
-                with open(os.path.join(dirpath, name), "rb") as f:
-                    total += len(f.read())
-    return total
 
 
 def _naive_search(root: str, query: str) -> list[str]:
@@ -104,8 +93,8 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> CorpusInfo:
 @pytest.fixture(scope="module")
 def baselines(corpus: CorpusInfo) -> dict[str, float]:
     root = str(corpus.root)
-    _plain_read(root)  # warm the OS file cache so every variant reads from memory alike
-    plain = _median(lambda: _plain_read(root), RUNS)
+    plain_read(root)  # warm the OS file cache so every variant reads from memory alike
+    plain = _median(lambda: plain_read(root), RUNS)
     cat_all = _median(lambda: subprocess.run(
         f"find {root} -name .git -prune -o -name '*.md' -print0 | xargs -0 cat > /dev/null",
         shell=True, check=True), RUNS)
