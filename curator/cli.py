@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 
 #: Command groups, in the order their commands appear in ``--help``.
-COMMAND_GROUPS: tuple[str, ...] = ("read", "write", "inbox", "provenance", "properties", "graph", "search",
+COMMAND_GROUPS: tuple[str, ...] = ("read", "write", "inbox", "provenance", "properties", "graph", "links", "search",
                                   "scope", "sync", "gui", "mcp")
 
 

@@ -470,12 +470,14 @@ def title_of(slug: str) -> str:
     return " ".join(w[:1].upper() + w[1:] for w in slug.split("-") if w)
 
 
-def scaffold(slug: str, bullet: str, day: _dt.date) -> str:
-    """A new page: frontmatter, ``# Title``, ``## Updates`` and the first bullet."""
-    title = title_of(slug)
+def scaffold(slug: str, bullet: str, day: _dt.date, title: str | None = None) -> str:
+    """A new page: frontmatter, ``# Title``, ``## Updates`` and the first bullet (none when
+    ``bullet`` is empty: ``curator links create`` makes the page a link names, facts come later).
+    ``title`` defaults to the slug in title case."""
+    title = title or title_of(slug)
     head = frontmatter.update("", {"title": title, "layer": DEFAULT_LAYER, "trust": DEFAULT_TRUST,
                                    "created": day, "updated": day})
-    return f"{head}\n# {title}\n\n## Updates\n\n{bullet}\n"
+    return f"{head}\n# {title}\n\n## Updates\n" + (f"\n{bullet}\n" if bullet else "")
 
 
 def insert_bullet(text: str, bullet: str) -> str:

@@ -1,0 +1,120 @@
+"""Link repair and the wiki's health (SPEC §12): ``links unresolved|fix|create|ignore``, ``health``.
+
+Each fix is one engine action (one commit, undone with ``curator undo``). An agent may fix only
+where the scope policy lets it write every file the fix touches (and no ``[review]`` rule would
+hold the write); ``links ignore`` writes a decision file and is the operator's alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._context import Context
+
+
+#: The commands :func:`register` adds (lets the CLI build only the parser it needs).
+COMMANDS: tuple[str, ...] = ("links", "health")
+
+
+def register(sub: Any, parent: argparse.ArgumentParser) -> None:
+    links = sub.add_parser(
+        "links", parents=[parent], help="repair unresolved links: unresolved, fix, create, ignore",
+        description="Every link target that resolves to nothing, with its occurrences, the pages "
+        "linking to it and up to five suggested pages (same name, a name the target begins, similar "
+        "titles, aliases and file names). Fix one by adding it as an alias of a page (one file "
+        "changes) or by rewriting every occurrence to the page with its text kept; create the page; "
+        "or ignore the target (a committed decision in .curator-ignored-links.json). One commit each.")
+    lsub = links.add_subparsers(dest="links_command", metavar="<action>", required=True,
+                                parser_class=type(links))
+    p = lsub.add_parser("unresolved", parents=[parent],
+                        help="unresolved targets, most links first: [{target, count, pages, suggestions}]")
+    p.add_argument("--limit", type=int, default=0, metavar="N", help="at most N targets (default: all)")
+    p.add_argument("--no-suggestions", action="store_true", help="leave the suggestions out (faster)")
+    p.set_defaults(handler="curator.commands.links:run_unresolved")
+
+    p = lsub.add_parser("fix", parents=[parent],
+                        help="point every link to TARGET at PAGE (one commit)",
+                        description="--by alias adds TARGET to PAGE's aliases (only PAGE changes); "
+                        "--by rewrite rewrites each linking page, keeping what the link shows: "
+                        "[[Nocturne Bg3 V4]] -> [[nocturne-bg3-v4-campaign|Nocturne Bg3 V4]].")
+    p.add_argument("target", metavar="TARGET", help="the unresolved target as written, e.g. 'Nocturne Bg3 V4'")
+    p.add_argument("--to", required=True, metavar="PAGE", help="the page the links mean (path or slug)")
+    p.add_argument("--by", required=True, choices=("alias", "rewrite"), help="how to repair (see above)")
+    p.add_argument("--preview", action="store_true", help="show what would change, write nothing")
+    p.set_defaults(handler="curator.commands.links:run_fix")
+
+    p = lsub.add_parser("create", parents=[parent],
+                        help="create the page TARGET names (append's scaffold, one commit)")
+    p.add_argument("target", metavar="TARGET")
+    p.set_defaults(handler="curator.commands.links:run_create")
+
+    p = lsub.add_parser("ignore", parents=[parent],
+                        help="leave TARGET out of the queue for good (a committed decision, operator only)")
+    p.add_argument("target", metavar="TARGET")
+    p.set_defaults(handler="curator.commands.links:run_ignore")
+
+    p = sub.add_parser("health", parents=[parent],
+                       help="the wiki's state in figures: unresolved links, duplicates, lint, inbox, ...",
+                       description="Pages, unresolved targets and links, duplicate candidates, orphans, lint "
+                       "problems (in all and by kind), auto-filed pages awaiting a decision, inbox items "
+                       "pending, agent writes in the last 24 h; each names the command that lists them.")
+    p.add_argument("--no-duplicates", action="store_true",
+                   help="leave the duplicate count out (it reads every page body the first time)")
+    p.set_defaults(handler="curator.commands.links:run_health")
+
+
+def _finish(ctx: Context, result: Any) -> int:
+    ctx.emit(result.to_json(), f"{result.status}: {result.message}")
+    return 1 if result.is_error else 0
+
+
+def run_unresolved(ctx: Context, args: argparse.Namespace) -> int:
+    from curator.engine.errors import UsageError
+    from curator.engine.linkrepair import unresolved
+
+    if args.limit < 0:
+        raise UsageError(f"--limit must be 0 (all) or more, not {args.limit}")
+    items = unresolved(ctx.wiki, ctx.actor, suggest=not args.no_suggestions)
+    total = len(items)
+    if args.limit:
+        items = items[:args.limit]
+    lines = []
+    for u in items:
+        best = u.suggestions[0] if u.suggestions else None
+        hint = f"  -> {best.path} ({best.score:.2f})" if best else ""
+        lines.append(f"{u.count:>6}  [[{u.target}]] in {len(u.pages)} page(s){hint}")
+    lines.append(f"{total} unresolved target(s), {sum(u.count for u in items)} link(s) shown")
+    ctx.emit([u.to_json() for u in items], "\n".join(lines))
+    return 0
+
+
+def run_fix(ctx: Context, args: argparse.Namespace) -> int:
+    from curator.engine.linkrepair import fix, preview_fix
+
+    if args.preview:
+        plan = preview_fix(ctx.wiki, [(args.target, args.to)], args.by, ctx.actor)
+        ctx.emit({"status": "preview", **plan.to_json()}, plan.render())
+        return 0
+    return _finish(ctx, fix(ctx.wiki, args.target, args.to, args.by, ctx.actor))
+
+
+def run_create(ctx: Context, args: argparse.Namespace) -> int:
+    from curator.engine.linkrepair import create
+
+    return _finish(ctx, create(ctx.wiki, args.target, ctx.actor))
+
+
+def run_ignore(ctx: Context, args: argparse.Namespace) -> int:
+    from curator.engine.linkrepair import ignore
+
+    return _finish(ctx, ignore(ctx.wiki, args.target, ctx.actor))
+
+
+def run_health(ctx: Context, args: argparse.Namespace) -> int:
+    from curator.engine.health import health
+
+    report = health(ctx.wiki, ctx.actor, duplicates=not args.no_duplicates)
+    ctx.emit(report.to_json(), report.render())
+    return 0

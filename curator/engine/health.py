@@ -1,0 +1,140 @@
+"""Health (SPEC §12): one summary of a wiki's state, each figure naming the queue that fixes it.
+
+:func:`health` counts, for what ``actor`` may see: pages, unresolved targets and links (ignored
+targets left out, :mod:`.linkrepair`), duplicate candidates (:func:`duplicate_figure`), orphans,
+lint problems by kind, auto-filed pages awaiting a decision, inbox items pending and agent writes
+in the last 24 hours. Every :class:`Figure` carries ``queue``: the station view that lists those
+items (``links``, ``dedup``, ``lint:<kind>``, ``auto``, ``inbox``, ``history``), and the CLI names
+the command that lists them.
+
+The duplicate figure needs the dedup index, whose first scan reads every page body (many seconds
+at 30,000 pages): :func:`health` takes ``duplicates=False`` to leave it out (the station fills it
+in when that scan is done, so the other figures are not kept waiting).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from .actor import OPERATOR, Actor
+from .wiki import Wiki
+
+DAY_SECONDS = 24 * 3600
+
+
+@dataclass(slots=True)
+class Figure:
+    key: str  # stable name (``unresolved_links``, ``lint:orphan``, ...)
+    label: str
+    value: int | None  # None: not counted (yet)
+    queue: str  # the station view that lists these items ("" for none)
+    command: str = ""  # the CLI command that lists them
+    severity: str = "info"  # info | warning | error: how the station colours a non-zero figure
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, "label": self.label, "value": self.value, "queue": self.queue,
+                "command": self.command, "severity": self.severity}
+
+
+@dataclass(slots=True)
+class Health:
+    figures: list[Figure] = field(default_factory=list)
+    lint: dict[str, int] = field(default_factory=dict)
+    elapsed: float = 0.0
+
+    def figure(self, key: str) -> Figure | None:
+        return next((f for f in self.figures if f.key == key), None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"figures": [f.to_json() for f in self.figures], "lint": dict(self.lint),
+                **{f.key: f.value for f in self.figures if ":" not in f.key}}
+
+    def render(self) -> str:
+        width = max((len(f.label) for f in self.figures), default=0)
+        lines = []
+        for f in self.figures:
+            value = "…" if f.value is None else f"{f.value:,}"
+            hint = f"   ({f.command})" if f.command and f.value else ""
+            lines.append(f"{f.label:<{width}}  {value:>8}{hint}")
+        return "\n".join(lines)
+
+
+def duplicate_figure(wiki: Wiki, actor: Actor = OPERATOR) -> Figure:
+    """How many duplicates wait for review. Today: the candidate pairs (dismissed ones left
+    out); once duplicate families exist (issue 19, first half) this is the one place to count
+    families instead."""
+    from .dedup import find_duplicates
+
+    return Figure("duplicates", "Duplicate candidate pairs", len(find_duplicates(wiki, actor)), "dedup",
+                  "curator dedup", "warning")
+
+
+def agent_writes_since(wiki: Wiki, seconds: float, actor: Actor = OPERATOR) -> int:
+    """Commits authored by agents in the last ``seconds`` that ``actor`` may see."""
+    from .actions import history
+
+    since = int(time.time() - seconds)
+    entries = history(wiki, 100_000, actor, options=(f"--since={since}", "--author=agent:"))
+    return sum(1 for e in entries if e.actor.startswith("agent:"))
+
+
+def _auto_pending(wiki: Wiki, actor: Actor) -> int:
+    from .autofile import AUTO_DIR, REVIEW_DIR
+
+    n = 0
+    for path, page in wiki.pages.items():
+        if not path.startswith((AUTO_DIR + "/", REVIEW_DIR + "/")) or not wiki.visible(actor, path):
+            continue
+        if path.startswith(REVIEW_DIR + "/") or not page.meta.get("shared_to"):
+            n += 1
+    return n
+
+
+def _inbox_pending(wiki: Wiki, actor: Actor) -> int:
+    from .inbox import list_items, pending_count
+
+    return pending_count(wiki) if actor.is_operator else len(list_items(wiki, actor))
+
+
+#: Lint kinds shown as their own figures, in this order; other kinds follow alphabetically.
+LINT_ORDER: tuple[str, ...] = ("unresolved-link", "orphan", "ambiguous-link", "broken-anchor",
+                               "missing-attachment", "frontmatter", "layer", "trust", "duplicate-basename")
+
+
+def health(wiki: Wiki, actor: Actor = OPERATOR, *, duplicates: bool = True) -> Health:
+    """The wiki's figures as ``actor`` sees them (see the module docstring)."""
+    from .linkrepair import unresolved_totals
+    from .lint import _SEVERITY, lint
+
+    start = time.perf_counter()
+    out = Health()
+    pages = sum(1 for p in wiki.pages if wiki.visible(actor, p))
+    targets, links = unresolved_totals(wiki, actor)
+    issues = lint(wiki, actor)
+    by_kind = Counter(i.code for i in issues)
+    out.lint = dict(sorted(by_kind.items(), key=lambda kv: (-kv[1], kv[0])))
+    figs = out.figures
+    figs.append(Figure("pages", "Pages", pages, "page"))
+    figs.append(Figure("unresolved_targets", "Unresolved link targets", targets, "links",
+                       "curator links unresolved", "warning"))
+    figs.append(Figure("unresolved_links", "Unresolved links", links, "links", "curator links unresolved",
+                       "warning"))
+    figs.append(duplicate_figure(wiki, actor) if duplicates else
+                Figure("duplicates", "Duplicate candidate pairs", None, "dedup", "curator dedup", "warning"))
+    figs.append(Figure("orphans", "Orphan pages", by_kind.get("orphan", 0), "lint:orphan", "curator lint"))
+    figs.append(Figure("lint_problems", "Lint problems", len(issues), "lint:", "curator lint", "warning"))
+    figs.append(Figure("auto_pending", "Auto-filed pages awaiting a decision", _auto_pending(wiki, actor),
+                       "auto", "curator auto list", "warning"))
+    figs.append(Figure("inbox_pending", "Inbox items pending", _inbox_pending(wiki, actor), "inbox",
+                       "curator inbox list", "warning"))
+    figs.append(Figure("agent_writes_24h", "Agent writes in the last 24 h",
+                       agent_writes_since(wiki, DAY_SECONDS, actor), "history", "curator history"))
+    kinds = [k for k in LINT_ORDER if k in by_kind] + sorted(k for k in by_kind if k not in LINT_ORDER)
+    for kind in kinds:
+        figs.append(Figure(f"lint:{kind}", f"Lint: {kind}", by_kind[kind], f"lint:{kind}", "curator lint",
+                           _SEVERITY.get(kind, "warning")))
+    out.elapsed = time.perf_counter() - start
+    return out
