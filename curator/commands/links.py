@@ -76,7 +76,7 @@ def run_unresolved(ctx: Context, args: argparse.Namespace) -> int:
 
     if args.limit < 0:
         raise UsageError(f"--limit must be 0 (all) or more, not {args.limit}")
-    items = unresolved(ctx.wiki, ctx.actor, suggest=not args.no_suggestions)
+    items = unresolved(ctx.wiki, ctx.actor, suggest=False if args.no_suggestions else (args.limit or True))
     total = len(items)
     if args.limit:
         items = items[:args.limit]

@@ -60,6 +60,7 @@ PREFIX_SCORE = 0.8  # a target that is a word-wise prefix of a name scores 0.8 .
 RARE_WORD = 40
 RUN_POSTINGS = 200
 PREFIX_HITS = 20
+SCORED = 8  # names scored with slugSim per target, besides prefixes (the most shared word pairs)
 METHODS: tuple[str, ...] = ("alias", "rewrite")
 
 
@@ -93,6 +94,7 @@ class Suggester:
         self.slugs: list[str] = []
         self.paths: list[str] = []
         self._feats: dict[int, SlugFeatures] = {}
+        self._memo: dict[tuple[str, int], list[Suggestion]] = {}
         exact: dict[str, list[int]] = {}
         pairs: dict[str, list[int]] = {}
         words: dict[str, list[int]] = {}
@@ -121,48 +123,64 @@ class Suggester:
         return f
 
     def suggest(self, target: str, limit: int = MAX_SUGGESTIONS) -> list[Suggestion]:
+        """Up to ``limit`` pages ``target`` may mean, best first (remembered per target)."""
+        memo = self._memo.get((target, limit))
+        if memo is None:
+            memo = self._memo[(target, limit)] = self._suggest(target, limit)
+        return memo
+
+    def _suggest(self, target: str, limit: int) -> list[Suggestion]:
         q = slugify(target)
         if not q:
             return []
-        best: dict[str, Suggestion] = {}
-
-        def offer(i: int, score: float, reason: str) -> None:
-            path = self.paths[i]
-            have = best.get(path)
-            if have is None or score > have.score:
-                best[path] = Suggestion(path, round(score, 3), reason)
-
+        paths = self.paths
+        best: dict[str, tuple[float, str]] = {}
         qa = q.replace("-", "")
         for i in self._exact.get(qa, ()):
-            offer(i, 1.0, "same name")
+            best[paths[i]] = (1.0, "same name")
         # names the target begins (word-wise): [[Nocturne Bg3 V4]] -> nocturne-bg3-v4-campaign
-        start = bisect.bisect_left(self._sorted, q + "-")
-        for k in range(start, min(start + PREFIX_HITS, len(self._sorted))):
-            name = self._sorted[k]
-            if not name.startswith(q + "-"):
+        head = q + "-"
+        names = self._sorted
+        first = bisect.bisect_left(names, head)
+        for k in range(first, min(first + PREFIX_HITS, len(names))):
+            name = names[k]
+            if not name.startswith(head):
                 break
-            offer(self._sorted_ids[k], PREFIX_SCORE + (1 - PREFIX_SCORE) * len(qa) / len(name.replace("-", "")),
-                  "the target begins its name")
+            path = paths[self._sorted_ids[k]]
+            score = PREFIX_SCORE + (1 - PREFIX_SCORE) * len(qa) / (len(name) - name.count("-"))
+            if score > best.get(path, (0.0, ""))[0]:
+                best[path] = (score, "the target begins its name")
         qw = q.split("-")
-        pool: set[int] = set()
+        pool: list[int] = []
+        exact = self._exact
         for n in range(len(qw) - 1, 0, -1):  # names that begin the target
-            pool.update(self._exact.get("".join(qw[:n]), ()))
+            pool += exact.get("".join(qw[:n]), ())
+        # names sharing adjacent word pairs with the target, most pairs first: only the best few
+        # are scored (slugSim costs microseconds, and 20,000 targets each meet dozens of names)
+        shared: list[int] = []
+        pairs = self._pairs
         for a, b in itertools.pairwise(qw):
-            hits = self._pairs.get(f"{a}-{b}", ())
-            if len(hits) <= RUN_POSTINGS:
-                pool.update(hits)
-        for w in qw:
-            hits = self._words.get(w, ())
-            if len(hits) <= RARE_WORD:
-                pool.update(hits)
+            hits = pairs.get(f"{a}-{b}")
+            if hits is not None and len(hits) <= RUN_POSTINGS:
+                shared += hits
+        if not shared:
+            for w in qw:
+                hits = self._words.get(w)
+                if hits is not None and len(hits) <= RARE_WORD:
+                    shared += hits
+        if len(shared) > SCORED:
+            pool += [i for i, _n in Counter(shared).most_common(SCORED)]
+        else:
+            pool += shared
         if pool:
             qf = slug_features(q)
-            for i in pool:
-                score = similarity(qf, self._feature(i), SUGGEST_THRESHOLD)
-                if score >= SUGGEST_THRESHOLD:
-                    offer(i, score, "similar name")
-        ranked = sorted(best.values(), key=lambda s: (-s.score, s.path))
-        return ranked[:limit]
+            feature = self._feature
+            for i in set(pool):
+                score = similarity(qf, feature(i), SUGGEST_THRESHOLD)
+                if score >= SUGGEST_THRESHOLD and score > best.get(paths[i], (0.0, ""))[0]:
+                    best[paths[i]] = (score, "similar name")
+        ranked = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[0]))[:limit]
+        return [Suggestion(path, round(score, 3), reason) for path, (score, reason) in ranked]
 
 
 _SUGGESTERS: weakref.WeakKeyDictionary[LinkIndex, Suggester] = weakref.WeakKeyDictionary()
@@ -234,27 +252,33 @@ def _targets(links: LinkIndex, ignored: set[str]) -> dict[str, list[Edge]]:
     return {k: edges for k, edges in links.unresolved.items() if edges and k not in ignored}
 
 
-def unresolved(wiki: Wiki, actor: Actor = OPERATOR, *, suggest: bool = True,
+def unresolved(wiki: Wiki, actor: Actor = OPERATOR, *, suggest: bool | int = True,
                keys: Iterable[str] | None = None) -> list[Unresolved]:
     """Every unresolved target ``actor`` sees (ignored ones left out), most occurrences first.
 
-    ``keys``: only these targets (normalised); ``suggest=False`` skips the suggestions."""
+    ``keys``: only these targets (normalised). ``suggest``: True for every target's suggestions,
+    False for none, a number N for the first N targets' (the rest: :func:`add_suggestions`)."""
     links = wiki.links_for(actor)
     found = _targets(links, ignored_keys(wiki))
     if keys is not None:
         wanted = {link_key(k) for k in keys}
         found = {k: v for k, v in found.items() if k in wanted}
-    suggester = suggester_for(links) if suggest else None
     out: list[Unresolved] = []
     for key, edges in found.items():
         written = Counter(e.link.target for e in edges).most_common(1)[0][0]
-        item = Unresolved(written, key, len(edges), sorted({e.source for e in edges}),
-                          [(e.source, e.link.line) for e in edges])
-        if suggester is not None:
-            item.suggestions = suggester.suggest(written)
-        out.append(item)
+        out.append(Unresolved(written, key, len(edges), sorted({e.source for e in edges}),
+                              [(e.source, e.link.line) for e in edges]))
     out.sort(key=lambda u: (-u.count, u.key))
+    if suggest is not False:
+        add_suggestions(wiki, out if suggest is True else out[:int(suggest)], actor)
     return out
+
+
+def add_suggestions(wiki: Wiki, items: Iterable[Unresolved], actor: Actor = OPERATOR) -> None:
+    """Fill in the suggestions of ``items`` (pages ``actor`` may see only)."""
+    suggester = suggester_for(wiki.links_for(actor))
+    for item in items:
+        item.suggestions = suggester.suggest(item.target)
 
 
 def unresolved_totals(wiki: Wiki, actor: Actor = OPERATOR) -> tuple[int, int]:
