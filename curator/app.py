@@ -142,6 +142,8 @@ def _screenshot(app: object, window: MainWindow, out: Path, view: str) -> int:
                 window.open_page((0, page.path))
             open_it()
             return
+        if name == "page":
+            window.show_view("page")  # the page the wiki opened on (behind the landing view)
         if name not in ("main", "page") and not window.show_view(name):
             sys.stderr.write(f"curator: error: unknown view {view!r}\n")
             status["code"] = 2

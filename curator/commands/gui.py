@@ -17,7 +17,8 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("dir", nargs="?", help="wiki or home folder (default: the last one, else the demo wiki)")
     p.add_argument("--screenshot", metavar="FILE", help="render the window to a PNG once loaded, then exit")
     p.add_argument("--view", default="main",
-                   help="with --screenshot: main|graph|dedup|inbox|auto|history|policy|page:SLUG")
+                   help="with --screenshot: main (as it opens: Health)|health|page|page:SLUG|graph|dedup|links|"
+                        "lint|inbox|auto|history|policy")
     p.set_defaults(handler="curator.commands.gui:run_gui")
 
 

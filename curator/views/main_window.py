@@ -123,6 +123,7 @@ class MainWindow(QMainWindow):
         self.views.setDocumentMode(True)
         self.views.addTab(self.page_view, "Page")
         self.view_index: dict[str, QWidget] = {"page": self.page_view}
+        self.landing: str | None = None  # the view shown first when a wiki opens
         self.current: Key | None = None
         self.current_page: Page | None = None
         self.back_stack: list[Key] = []
@@ -219,9 +220,14 @@ class MainWindow(QMainWindow):
         self.page_view.move_requested.connect(self.ask_move)
         self.page_view.archive_requested.connect(self.ask_archive)
 
-    def add_view(self, name: str, widget: QWidget, title: str) -> None:
-        """Add a tab to the centre (graph, duplicates, auto-filed, policy, history...)."""
-        self.views.addTab(widget, title)
+    def add_view(self, name: str, widget: QWidget, title: str, first: bool = False) -> None:
+        """Add a tab to the centre (graph, duplicates, auto-filed, policy, history...); ``first``:
+        before every other tab, shown when a wiki opens (Health)."""
+        if first:
+            self.views.insertTab(0, widget, title)
+            self.landing = name
+        else:
+            self.views.addTab(widget, title)
         self.view_index[name] = widget
 
     def show_view(self, name: str) -> bool:
@@ -273,8 +279,10 @@ class MainWindow(QMainWindow):
         self._loaded = True
         if not self._screenshot_mode():  # a rendering for the docs is not "opening" a wiki
             self.settings.add_recent(str(self.workspace.root))
+        if self.landing is not None:
+            self.show_view(self.landing)  # the wiki's Health, not an arbitrary page, comes first
         if self.current is None and snapshot.rows:
-            self.open_page(self._start_page(snapshot.rows))
+            self.open_page(self._start_page(snapshot.rows))  # ready in the Page tab behind it
         else:
             self.ready.emit()
 

@@ -17,12 +17,18 @@ def install_views(window: MainWindow) -> None:
     from .auto_view import AutoView
     from .dedup_view import DedupView
     from .graph_view import GraphView
+    from .health_view import HealthView
     from .history_view import HistoryView
     from .inbox_view import InboxView
+    from .links_view import LinksView
+    from .lint_view import LintView
     from .policy_view import PolicyView
 
+    window.add_view("health", HealthView(window), "Health", first=True)  # the landing view
     window.add_view("graph", GraphView(window), "Graph")
     window.add_view("dedup", DedupView(window), "Duplicates")
+    window.add_view("links", LinksView(window), "Links")
+    window.add_view("lint", LintView(window), "Lint")
     window.add_view("inbox", InboxView(window), "Inbox")
     window.add_view("auto", AutoView(window), "Auto-filed")
     window.add_view("policy", PolicyView(window), "Policy")

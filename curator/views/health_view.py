@@ -1,0 +1,168 @@
+"""Health: the station's landing view (SPEC §12). One figure per kind of problem, each a button
+that opens the queue of those items (Links, Duplicates, Lint ▸ kind, Auto-filed, Inbox, History).
+
+The figures come from :func:`curator.engine.health.health`, computed off the GUI thread. The
+duplicate count needs the dedup index, whose first scan reads every page body, so it is counted
+in a second background step: the other figures show at once (``figures_ready``), the duplicate
+figure reads "…" until its count arrives (then ``content_ready``).
+"""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QPushButton, QScrollArea, QVBoxLayout, QWidget
+
+from curator.engine.actor import OPERATOR
+from curator.engine.health import Figure, Health, duplicate_figure, health
+
+from .lazy_view import ReviewView
+
+if TYPE_CHECKING:
+    from curator.engine.wiki import Wiki
+
+    from .main_window import MainWindow
+
+COLUMNS = 3
+_COLOURS = {"error": "#922b21", "warning": "#9a6700", "info": "#1f3a5f"}
+
+
+class FigureButton(QPushButton):
+    """A figure: its number large, its label below; clicking opens its queue."""
+
+    def __init__(self, figure: Figure) -> None:
+        super().__init__()
+        self.figure = figure
+        self.setMinimumHeight(74)
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.number = QLabel()
+        self.label = QLabel()
+        self.label.setWordWrap(True)
+        inner = QVBoxLayout(self)
+        inner.setContentsMargins(12, 6, 12, 6)
+        inner.setSpacing(0)
+        for part in (self.number, self.label):
+            part.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+            inner.addWidget(part)
+        self.setStyleSheet("QPushButton { border: 1px solid #c8ccd0; border-radius: 4px; background: #fbfbfc; }"
+                           "QPushButton:hover { background: #eef3f8; }")
+        self.show_figure(figure)
+
+    def text(self) -> str:  # type: ignore[override]
+        return f"{self.number.text()}\n{self.label.text()}"
+
+    def show_figure(self, figure: Figure) -> None:
+        self.figure = figure
+        value = "…" if figure.value is None else f"{figure.value:,}"
+        colour = _COLOURS["info"] if not figure.value else _COLOURS.get(figure.severity, _COLOURS["info"])
+        self.number.setText(value)
+        self.number.setStyleSheet(f"color: {colour}; font-size: 22px; font-weight: 600; background: transparent;")
+        self.label.setText(figure.label)
+        self.label.setStyleSheet("color: #333; font-size: 12px; background: transparent;")
+        where = {"links": "the Links view", "dedup": "the Duplicates view", "auto": "the Auto-filed view",
+                 "inbox": "the Inbox", "history": "History", "page": "the page browser"}.get(figure.queue)
+        if figure.queue.startswith("lint:"):
+            kind = figure.queue[5:]
+            where = f"the Lint queue ({kind or 'every kind'})"
+        tip = f"Open {where}" if where else figure.label
+        if figure.command:
+            tip += f" (on the command line: {figure.command})"
+        self.setToolTip(tip)
+
+
+class HealthView(ReviewView):
+    #: The figures other than duplicates are on screen (the benchmark's "Health within 3 s").
+    figures_ready = Signal()
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.report: Health | None = None
+        self.buttons: dict[str, FigureButton] = {}
+        self.title = QLabel("<h2>Health</h2>")
+        self.summary = QLabel("Counting…")
+        self.summary.setWordWrap(True)
+        top = QHBoxLayout()
+        top.addWidget(self.title)
+        top.addWidget(self.wiki_choice)
+        top.addStretch(1)
+        self.grid_holder = QWidget()
+        self.grid = QGridLayout(self.grid_holder)
+        self.grid.setSpacing(8)
+        self.grid.setAlignment(Qt.AlignmentFlag.AlignTop)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(self.grid_holder)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 4, 8, 4)
+        layout.addLayout(top)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.banner)
+        layout.addWidget(scroll, 1)
+
+    def compute(self, wiki: Wiki) -> Health:
+        return health(wiki, OPERATOR, duplicates=False)
+
+    def show_content(self, result: Any) -> None:
+        report: Health = result
+        self.report = report
+        while self.grid.count():
+            item = self.grid.takeAt(0)
+            widget = item.widget() if item is not None else None
+            if widget is not None:
+                widget.deleteLater()
+        self.buttons = {}
+        for n, figure in enumerate(report.figures):
+            button = FigureButton(figure)
+            button.clicked.connect(lambda _c=False, b=button: self.open_queue(b.figure.queue))
+            self.buttons[figure.key] = button
+            self.grid.addWidget(button, n // COLUMNS, n % COLUMNS)
+        self.summary.setText(self._summary(report))
+        self.figures_ready.emit()
+        index = self.wiki_index
+        self.window_.workspace.read(index, lambda wiki: duplicate_figure(wiki, OPERATOR),
+                                    lambda fig: self._duplicates_counted(index, fig),
+                                    lambda exc: self._duplicates_failed(exc))
+
+    def _summary(self, report: Health) -> str:
+        fig = report.figure
+        parts = []
+        for key, what in (("unresolved_targets", "unresolved link targets"), ("lint_problems", "lint problems"),
+                          ("inbox_pending", "inbox items"), ("auto_pending", "auto-filed pages")):
+            f = fig(key)
+            if f is not None and f.value:
+                parts.append(f"{f.value:,} {what}")
+        pages = fig("pages")
+        head = f"{pages.value:,} pages in {html.escape(self.wiki_label)}" if pages and pages.value is not None else ""
+        if not parts:
+            return f"{head}: nothing waits for you." if head else "Nothing waits for you."
+        return f"{head}. To review: " + ", ".join(parts) + ". Click a figure to open its queue."
+
+    def _duplicates_counted(self, index: int, figure: Figure) -> None:
+        if index != self.wiki_index or self.report is None:
+            return
+        self.report.figures = [figure if f.key == figure.key else f for f in self.report.figures]
+        button = self.buttons.get(figure.key)
+        if button is not None:
+            button.show_figure(figure)
+        self.mark_ready()
+
+    def _duplicates_failed(self, exc: BaseException) -> None:
+        self.banner.show_result(f"Cannot count duplicates: {exc}", ok=False)
+        self.mark_ready()
+
+    def open_queue(self, queue: str) -> None:
+        """Show the view that lists a figure's items (its wiki selected)."""
+        window = self.window_
+        name, _, arg = queue.partition(":")
+        view = window.view_index.get(name)
+        if view is None:
+            return
+        choice = getattr(view, "wiki_choice", None)
+        if choice is not None and choice.count() > self.wiki_index:
+            choice.setCurrentIndex(self.wiki_index)
+        if name == "lint":
+            view.set_kind(arg)  # type: ignore[attr-defined]
+        window.show_view(name)
