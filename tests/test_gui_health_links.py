@@ -1,0 +1,154 @@
+"""pytest-qt tests of Health (the landing view), the Links repair view and the Lint queue, in the
+station as ``curator gui`` builds it (every view installed), on the real engine."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+
+from curator.views.health_view import HealthView
+from curator.views.links_view import LinksView
+from curator.views.lint_view import LintView
+from curator.views.main_window import MainWindow
+from curator.views.stations import install_views
+from curator.views.workspace import Workspace
+
+from .gui_helpers import make_wiki, temp_settings
+
+PAGES = {
+    "wiki/home.md": "---\ntitle: Home\nlayer: identity\ntrust: 0.9\n---\n# Home\n\n"
+                    "Start with [[Nocturne Bg3 V4]] and [[Harbour Plan]].\nThen [[Payments]].\n",
+    "wiki/nocturne-bg3-v4-campaign.md": "---\ntitle: Nocturne Bg3 V4 Campaign\n---\n# Campaign\n\n"
+                                        "Back [[home]].\n",
+    "wiki/harbour-plan-2026.md": "---\ntitle: Harbour Plan 2026\n---\n# Harbour Plan 2026\n\nBack [[home]].\n",
+    "wiki/payments.md": "---\ntitle: Payments\n---\n# Payments\n\nSee [[Nocturne Bg3 V4]] and [[home]].\n",
+    "notes/lonely.md": "# Lonely\n\nline two\nnobody links here, and [[Nowhere Yet]] is not written.\n",
+}
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def commits(root: Path) -> int:
+    return int(git(root, "rev-list", "--count", "HEAD"))
+
+
+def station(qtbot, root: Path, tmp_path: Path) -> MainWindow:  # type: ignore[no-untyped-def]
+    win = MainWindow(Workspace(root, watch=False), temp_settings(tmp_path))
+    install_views(win)
+    qtbot.addWidget(win)
+    win.show()
+    with qtbot.waitSignal(win.ready, timeout=15_000):
+        win.start()
+    return win
+
+
+def _wait_writes(qtbot, win: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    qtbot.waitUntil(lambda: all(h.writer.pool.activeThreadCount() == 0 for h in win.workspace.handles),
+                    timeout=15_000)
+
+
+def test_health_is_the_first_view_and_its_figures_count(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root = make_wiki(tmp_path / "w", PAGES)
+    win = station(qtbot, root, tmp_path)
+    health = win.view_index["health"]
+    assert isinstance(health, HealthView)
+    assert win.views.indexOf(health) == 0 and win.views.currentWidget() is health
+    qtbot.waitUntil(health.is_content_ready, timeout=15_000)  # duplicates counted too
+    fig = {k: b.figure.value for k, b in health.buttons.items()}
+    assert fig["pages"] == len(PAGES)
+    assert fig["unresolved_targets"] == 3  # Nocturne Bg3 V4, Harbour Plan, Nowhere Yet
+    assert fig["unresolved_links"] == 4
+    assert fig["orphans"] == 3 and fig["duplicates"] is not None  # nothing links the two targets yet
+    assert "3" in health.buttons["unresolved_targets"].text()
+    assert win.current == (0, "wiki/home.md")  # the start page waits in the Page tab behind it
+    win.close()
+
+
+def test_a_figure_button_opens_its_queue(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root = make_wiki(tmp_path / "w", PAGES)
+    win = station(qtbot, root, tmp_path)
+    health = win.view_index["health"]
+    qtbot.waitUntil(lambda: "unresolved_targets" in health.buttons, timeout=15_000)
+    qtbot.mouseClick(health.buttons["unresolved_targets"], Qt.MouseButton.LeftButton)
+    links = win.view_index["links"]
+    assert win.views.currentWidget() is links
+    qtbot.waitUntil(links.is_content_ready, timeout=15_000)
+    assert {u.key for u in links.model.records} == {"nocturne-bg3-v4", "harbour-plan", "nowhere-yet"}
+    win.show_view("health")
+    qtbot.mouseClick(health.buttons["lint:orphan"], Qt.MouseButton.LeftButton)
+    lint = win.view_index["lint"]
+    assert isinstance(lint, LintView) and win.views.currentWidget() is lint
+    qtbot.waitUntil(lint.is_content_ready, timeout=15_000)
+    assert lint.kind == "orphan"
+    assert [i.path for i in lint.model.records] == [
+        "notes/lonely.md", "wiki/harbour-plan-2026.md", "wiki/nocturne-bg3-v4-campaign.md"]
+    win.close()
+
+
+def test_lint_queue_opens_the_page_at_the_line(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root = make_wiki(tmp_path / "w", PAGES)
+    win = station(qtbot, root, tmp_path)
+    lint = win.view_index["lint"]
+    win.show_view("lint")
+    qtbot.waitUntil(lint.is_content_ready, timeout=15_000)
+    lint.set_kind("unresolved-link")
+    issue = next(i for i in lint.model.records if i.path == "notes/lonely.md")
+    assert issue.line == 4
+    row = lint.model.records.index(issue)
+    with qtbot.waitSignal(win.ready, timeout=15_000):
+        lint.table.doubleClicked.emit(lint.model.index(row, 0))
+    page_view = win.page_view
+    qtbot.waitUntil(lambda: page_view.tabs.currentWidget() is page_view.source, timeout=5_000)
+    assert win.views.currentWidget() is page_view and win.current == (0, "notes/lonely.md")
+    cursor = page_view.source.textCursor()
+    assert cursor.blockNumber() == 3 and "[[Nowhere Yet]]" in cursor.selectedText()
+    win.close()
+
+
+def test_links_view_previews_and_fixes_one_target(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root = make_wiki(tmp_path / "w", PAGES)
+    win = station(qtbot, root, tmp_path)
+    links: LinksView = win.view_index["links"]  # type: ignore[assignment]
+    win.show_view("links")
+    qtbot.waitUntil(links.is_content_ready, timeout=15_000)
+    first = links.model.records[0]
+    assert first.key == "nocturne-bg3-v4" and first.count == 2
+    assert links.chosen_page() == "wiki/nocturne-bg3-v4-campaign.md"
+    links.method.setCurrentIndex(links.method.findData("rewrite"))
+    qtbot.waitUntil(lambda: "nocturne-bg3-v4-campaign|Nocturne Bg3 V4" in links.preview.toPlainText(),
+                    timeout=10_000)
+    before = commits(root)
+    links.fix_button.click()
+    _wait_writes(qtbot, win)
+    qtbot.waitUntil(lambda: "nocturne-bg3-v4" not in {u.key for u in links.model.records}, timeout=15_000)
+    assert commits(root) == before + 1
+    assert sorted(git(root, "show", "--name-only", "--format=", "HEAD").split()) == [
+        "wiki/home.md", "wiki/payments.md"]
+    assert "[[nocturne-bg3-v4-campaign|Nocturne Bg3 V4]]" in (root / "wiki/home.md").read_text(encoding="utf-8")
+    win.close()
+
+
+def test_links_bulk_accept_is_one_commit(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root = make_wiki(tmp_path / "w", PAGES)
+    win = station(qtbot, root, tmp_path)
+    links: LinksView = win.view_index["links"]  # type: ignore[assignment]
+    win.show_view("links")
+    qtbot.waitUntil(links.is_content_ready, timeout=15_000)
+    rows = [i for i, u in enumerate(links.model.records) if u.key in ("nocturne-bg3-v4", "harbour-plan")]
+    links.select_table_rows(links.table, rows, rows[0])
+    links._selection_changed()
+    assert links.bulk_button.isEnabled() and "(2)" in links.bulk_button.text()
+    qtbot.waitUntil(lambda: "2 target(s)" in links.preview.toPlainText(), timeout=10_000)
+    before = commits(root)
+    links.bulk_button.click()
+    _wait_writes(qtbot, win)
+    qtbot.waitUntil(lambda: {u.key for u in links.model.records} == {"nowhere-yet"}, timeout=15_000)
+    assert commits(root) == before + 1
+    assert sorted(git(root, "show", "--name-only", "--format=", "HEAD").split()) == [
+        "wiki/harbour-plan-2026.md", "wiki/nocturne-bg3-v4-campaign.md"]  # aliases: one file per target
+    assert git(root, "log", "-1", "--format=%s").startswith("link_fix: 2 targets")
+    win.close()
