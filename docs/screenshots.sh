@@ -13,9 +13,15 @@ demo=$(.venv/bin/python -c 'from curator.app import demo_wiki; print(demo_wiki()
 "$curator" --wiki "$demo" --as agent:dudu append kestrel-payouts \
   "Payout files for Cathay United Bank now go out at 16:30 instead of 15:00" --link settlement >/dev/null
 "$curator" --wiki "$demo" set project-lantern-notes tags "lantern, research" >/dev/null
+# Two links written by a shortened name: the Links view suggests the page they mean.
+"$curator" --wiki "$demo" append kestrel-payouts \
+  "Payout files are matched against the bank statement every morning" --link "Daily Bank Reconciliation" >/dev/null
+"$curator" --wiki "$demo" append settlement \
+  "Unmatched settlement lines are escalated after two business days" --link "Daily Bank Reconciliation" >/dev/null
 mkdir -p docs/screenshots
-for view in main page:付款流程 graph dedup inbox auto history policy; do
+for view in page page:付款流程 health graph dedup links inbox auto history policy; do
   name=${view%%:*}
+  [ "$view" = page ] && name=main  # main.png: the browser, a page and its properties
   "$curator" gui "$demo" --screenshot "docs/screenshots/$name.png" --view "$view" 2>/dev/null
   echo "docs/screenshots/$name.png"
 done

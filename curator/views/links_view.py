@@ -188,7 +188,7 @@ class LinksView(ReviewView):
         self.fix_button.setEnabled(current is not None and self.suggestions.currentRow() >= 0)
         self.create_button.setEnabled(current is not None)
         self.ignore_button.setEnabled(current is not None)
-        self.bulk_button.setEnabled(bool(selected))
+        self.bulk_button.setEnabled(any(u.suggestions or u.key not in self.suggested for u in selected))
         self.bulk_button.setText(f"Accept top suggestions ({len(selected)})" if len(selected) > 1
                                  else "Accept top suggestion")
 
@@ -217,7 +217,8 @@ class LinksView(ReviewView):
         self.suggestions.blockSignals(True)
         self.suggestions.clear()
         for s in record.suggestions:
-            item = QListWidgetItem(f"{s.path}   {s.score:.2f}  ({s.reason})")
+            item = QListWidgetItem(f"{s.score:.2f}  {s.path}  ({s.reason})")
+            item.setToolTip(f"{s.path}: {s.reason} (score {s.score:.2f})")
             item.setData(Qt.ItemDataRole.UserRole, s.path)
             self.suggestions.addItem(item)
         if record.suggestions:
