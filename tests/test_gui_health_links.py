@@ -72,7 +72,7 @@ def test_a_figure_button_opens_its_queue(qtbot, tmp_path: Path) -> None:  # type
     root = make_wiki(tmp_path / "w", PAGES)
     win = station(qtbot, root, tmp_path)
     health = win.view_index["health"]
-    qtbot.waitUntil(lambda: "unresolved_targets" in health.buttons, timeout=15_000)
+    qtbot.waitUntil(lambda: "lint:orphan" in health.buttons, timeout=15_000)
     qtbot.mouseClick(health.buttons["unresolved_targets"], Qt.MouseButton.LeftButton)
     links = win.view_index["links"]
     assert win.views.currentWidget() is links

@@ -8,12 +8,14 @@ items (``links``, ``dedup``, ``lint:<kind>``, ``auto``, ``inbox``, ``history``),
 the command that lists them.
 
 The duplicate figure needs the dedup index, whose first scan reads every page body (many seconds
-at 30,000 pages): :func:`health` takes ``duplicates=False`` to leave it out (the station fills it
-in when that scan is done, so the other figures are not kept waiting).
+at 30,000 pages), and lint resolves every link and checks every page (about a second): :func:`health`
+takes ``duplicates=False`` and ``lint=False`` to leave them out, and the station fills them in
+afterwards (:func:`add_lint`, :func:`duplicate_figure`), so the other figures are not kept waiting.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -104,18 +106,16 @@ LINT_ORDER: tuple[str, ...] = ("unresolved-link", "orphan", "ambiguous-link", "b
                                "missing-attachment", "frontmatter", "layer", "trust", "duplicate-basename")
 
 
-def health(wiki: Wiki, actor: Actor = OPERATOR, *, duplicates: bool = True) -> Health:
-    """The wiki's figures as ``actor`` sees them (see the module docstring)."""
+def health(wiki: Wiki, actor: Actor = OPERATOR, *, duplicates: bool = True, lint: bool = True) -> Health:
+    """The wiki's figures as ``actor`` sees them (see the module docstring). ``lint=False`` or
+    ``duplicates=False`` leave those figures uncounted (``None``) for :func:`add_lint` and
+    :func:`duplicate_figure` to fill in later."""
     from .linkrepair import unresolved_totals
-    from .lint import _SEVERITY, lint
 
     start = time.perf_counter()
     out = Health()
     pages = sum(1 for p in wiki.pages if wiki.visible(actor, p))
     targets, links = unresolved_totals(wiki, actor)
-    issues = lint(wiki, actor)
-    by_kind = Counter(i.code for i in issues)
-    out.lint = dict(sorted(by_kind.items(), key=lambda kv: (-kv[1], kv[0])))
     figs = out.figures
     figs.append(Figure("pages", "Pages", pages, "page"))
     figs.append(Figure("unresolved_targets", "Unresolved link targets", targets, "links",
@@ -124,17 +124,32 @@ def health(wiki: Wiki, actor: Actor = OPERATOR, *, duplicates: bool = True) -> H
                        "warning"))
     figs.append(duplicate_figure(wiki, actor) if duplicates else
                 Figure("duplicates", "Duplicate candidate pairs", None, "dedup", "curator dedup", "warning"))
-    figs.append(Figure("orphans", "Orphan pages", by_kind.get("orphan", 0), "lint:orphan", "curator lint"))
-    figs.append(Figure("lint_problems", "Lint problems", len(issues), "lint:", "curator lint", "warning"))
+    figs.append(Figure("orphans", "Orphan pages", None, "lint:orphan", "curator lint"))
+    figs.append(Figure("lint_problems", "Lint problems", None, "lint:", "curator lint", "warning"))
     figs.append(Figure("auto_pending", "Auto-filed pages awaiting a decision", _auto_pending(wiki, actor),
                        "auto", "curator auto list", "warning"))
     figs.append(Figure("inbox_pending", "Inbox items pending", _inbox_pending(wiki, actor), "inbox",
                        "curator inbox list", "warning"))
     figs.append(Figure("agent_writes_24h", "Agent writes in the last 24 h",
                        agent_writes_since(wiki, DAY_SECONDS, actor), "history", "curator history"))
-    kinds = [k for k in LINT_ORDER if k in by_kind] + sorted(k for k in by_kind if k not in LINT_ORDER)
-    for kind in kinds:
-        figs.append(Figure(f"lint:{kind}", f"Lint: {kind}", by_kind[kind], f"lint:{kind}", "curator lint",
-                           _SEVERITY.get(kind, "warning")))
+    if lint:
+        add_lint(out, wiki, actor)
     out.elapsed = time.perf_counter() - start
     return out
+
+
+def add_lint(report: Health, wiki: Wiki, actor: Actor = OPERATOR) -> Health:
+    """Count lint problems (in all, orphans, and one figure per kind) into ``report``."""
+    from .lint import _SEVERITY, lint
+
+    issues = lint(wiki, actor)
+    by_kind = Counter(i.code for i in issues)
+    report.lint = dict(sorted(by_kind.items(), key=lambda kv: (-kv[1], kv[0])))
+    values = {"orphans": by_kind.get("orphan", 0), "lint_problems": len(issues)}
+    report.figures = [dataclasses.replace(f, value=values[f.key]) if f.key in values else f
+                      for f in report.figures if not f.key.startswith("lint:")]
+    kinds = [k for k in LINT_ORDER if k in by_kind] + sorted(k for k in by_kind if k not in LINT_ORDER)
+    for kind in kinds:
+        report.figures.append(Figure(f"lint:{kind}", f"Lint: {kind}", by_kind[kind], f"lint:{kind}",
+                                     "curator lint", _SEVERITY.get(kind, "warning")))
+    return report
