@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import bisect
 import datetime as _dt
+import heapq
 import itertools
 import json
 import posixpath
@@ -169,7 +170,13 @@ class Suggester:
                 if hits is not None and len(hits) <= RARE_WORD:
                     shared += hits
         if len(shared) > SCORED:
-            pool += [i for i, _n in Counter(shared).most_common(SCORED)]
+            counts: dict[int, int] = {}
+            for i in shared:
+                counts[i] = counts.get(i, 0) + 1
+            if len(counts) > SCORED:
+                pool += heapq.nlargest(SCORED, counts, key=counts.__getitem__)
+            else:
+                pool += counts
         else:
             pool += shared
         if pool:
