@@ -235,6 +235,7 @@ class LinksView(ReviewView):
         def done(result: Unresolved) -> None:
             self.suggested.add(key)
             record.suggestions = result.suggestions
+            self.table.viewport().update()  # its top suggestion column
             if self.current_record(self.table) is record:
                 self._fill_suggestions(record)
                 self._update_preview()
