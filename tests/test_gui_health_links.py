@@ -152,3 +152,22 @@ def test_links_bulk_accept_is_one_commit(qtbot, tmp_path: Path) -> None:  # type
         "wiki/harbour-plan-2026.md", "wiki/nocturne-bg3-v4-campaign.md"]  # aliases: one file per target
     assert git(root, "log", "-1", "--format=%s").startswith("link_fix: 2 targets")
     win.close()
+
+
+def test_links_view_suggests_for_rows_beyond_the_first_on_selection(qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                                    monkeypatch) -> None:
+    import curator.views.links_view as links_view
+
+    monkeypatch.setattr(links_view, "SUGGEST_ROWS", 1)
+    root = make_wiki(tmp_path / "w", PAGES)
+    win = station(qtbot, root, tmp_path)
+    links: LinksView = win.view_index["links"]  # type: ignore[assignment]
+    win.show_view("links")
+    qtbot.waitUntil(links.is_content_ready, timeout=15_000)
+    row = next(i for i, u in enumerate(links.model.records) if u.key == "harbour-plan")
+    assert row > 0 and links.model.records[row].suggestions == []  # not computed with the queue
+    links.select_table_rows(links.table, [row], row)
+    links._selection_changed()
+    qtbot.waitUntil(lambda: links.chosen_page() == "wiki/harbour-plan-2026.md", timeout=10_000)
+    assert links.model.records[row].suggestions[0].path == "wiki/harbour-plan-2026.md"
+    win.close()
