@@ -35,6 +35,7 @@ from curator.engine.linkrepair import unresolved
 from curator.engine.slugs import slug_sim, slugify
 from curator.engine.wiki import Wiki
 from tests.corpus import CorpusInfo, generate, plain_read
+from tests.perf.test_perf_scale import _median as scale_median
 
 PAGES = int(os.environ.get("CURATOR_SCALE_PAGES", "32000"))
 RUNS = 5
@@ -45,14 +46,7 @@ ROWS: list[str] = []
 
 
 def _median(fn: Callable[[], object], runs: int = RUNS, before: Callable[[], object] | None = None) -> float:
-    samples = []
-    for _ in range(runs):
-        if before is not None:
-            before()
-        start = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
+    return scale_median(fn, runs, before)
 
 
 def _row(name: str, seconds: float, plain: float, target: float | None = None, extra: str = "") -> None:
