@@ -50,6 +50,7 @@ from .merge import action_reader, encode_writes
 from .page import Page, link_key, parse_page
 from .relink import LinkRewrite, Retarget, rewrite_page
 from .slugs import SlugFeatures, similarity, slug_features, slugify
+from .store import gc_paused
 from .wiki import Wiki
 
 #: The tracked decision file of ignored targets (root-level ``.curator-*``: operator-only).
@@ -92,30 +93,39 @@ class Suggester:
     adjacent word pairs and rare words. Each target then scores a few dozen names, never all."""
 
     def __init__(self, pages: Mapping[str, Page]) -> None:
-        self.slugs: list[str] = []
-        self.paths: list[str] = []
+        slugs: list[str] = []
+        paths: list[str] = []
+        for path, page in pages.items():
+            for name in _names(page):
+                slugs.append(name)
+                paths.append(path)
+        self.slugs, self.paths = slugs, paths
         self._feats: dict[int, SlugFeatures] = {}
         self._memo: dict[tuple[str, int], list[Suggestion]] = {}
+        self._words_index: dict[str, list[int]] | None = None  # built on first need (rarely)
         exact: dict[str, list[int]] = {}
         pairs: dict[str, list[int]] = {}
-        words: dict[str, list[int]] = {}
-        for path in sorted(pages):
-            for name in _names(pages[path]):
-                i = len(self.slugs)
-                self.slugs.append(name)
-                self.paths.append(path)
-                exact.setdefault(name.replace("-", ""), []).append(i)
+        for i, name in enumerate(slugs):
+            exact.setdefault(name.replace("-", ""), []).append(i)
+            if "-" in name:
                 parts = name.split("-")
-                for w in set(parts):
-                    words.setdefault(w, []).append(i)
-                for a, b in itertools.pairwise(parts):
-                    pairs.setdefault(f"{a}-{b}", []).append(i)
+                for k in range(len(parts) - 1):
+                    pairs.setdefault(parts[k] + "-" + parts[k + 1], []).append(i)
         self._exact = exact
         self._pairs = pairs
-        self._words = words
-        order = sorted(range(len(self.slugs)), key=self.slugs.__getitem__)
-        self._sorted = [self.slugs[i] for i in order]
-        self._sorted_ids = order
+        ordered = sorted(zip(slugs, range(len(slugs)), strict=True))
+        self._sorted = [name for name, _i in ordered]
+        self._sorted_ids = [i for _name, i in ordered]
+
+    @property
+    def _words(self) -> dict[str, list[int]]:
+        if self._words_index is None:
+            words: dict[str, list[int]] = {}
+            for i, name in enumerate(self.slugs):
+                for w in set(name.split("-")):
+                    words.setdefault(w, []).append(i)
+            self._words_index = words
+        return self._words_index
 
     def _feature(self, i: int) -> SlugFeatures:
         f = self._feats.get(i)
@@ -199,7 +209,8 @@ def suggester_for(links: LinkIndex) -> Suggester:
     with _SUGGESTERS_LOCK:
         found = _SUGGESTERS.get(links)
     if found is None:
-        found = Suggester(links.pages)
+        with gc_paused():  # ~100,000 small lists, none cyclic (see gc_paused)
+            found = Suggester(links.pages)
         with _SUGGESTERS_LOCK:
             _SUGGESTERS[links] = found
     return found
@@ -272,8 +283,11 @@ def unresolved(wiki: Wiki, actor: Actor = OPERATOR, *, suggest: bool | int = Tru
         found = {k: v for k, v in found.items() if k in wanted}
     out: list[Unresolved] = []
     for key, edges in found.items():
-        written = Counter(e.link.target for e in edges).most_common(1)[0][0]
-        out.append(Unresolved(written, key, len(edges), sorted({e.source for e in edges}),
+        if len(edges) == 1:  # most targets (a Counter and a set each cost more than the rest)
+            edge = edges[0]
+            out.append(Unresolved(edge.link.target, key, 1, [edge.source], [(edge.source, edge.link.line)]))
+            continue
+        out.append(Unresolved(_written(edges), key, len(edges), sorted({e.source for e in edges}),
                               [(e.source, e.link.line) for e in edges]))
     out.sort(key=lambda u: (-u.count, u.key))
     if suggest is not False:
@@ -284,8 +298,14 @@ def unresolved(wiki: Wiki, actor: Actor = OPERATOR, *, suggest: bool | int = Tru
 def add_suggestions(wiki: Wiki, items: Iterable[Unresolved], actor: Actor = OPERATOR) -> None:
     """Fill in the suggestions of ``items`` (pages ``actor`` may see only)."""
     suggester = suggester_for(wiki.links_for(actor))
-    for item in items:
-        item.suggestions = suggester.suggest(item.target)
+    with gc_paused():
+        for item in items:
+            item.suggestions = suggester.suggest(item.target)
+
+
+def _written(edges: Sequence[Edge]) -> str:
+    """The target as its links most often write it."""
+    return Counter(e.link.target for e in edges).most_common(1)[0][0]
 
 
 def unresolved_totals(wiki: Wiki, actor: Actor = OPERATOR) -> tuple[int, int]:
@@ -394,7 +414,7 @@ def _plan(wiki: Wiki, pairs: Sequence[tuple[str, str]], by: str, actor: Actor,
     for target, to in pairs:
         key, edges = _one(wiki, target, actor)
         page = wiki.find(to, actor).path
-        written = Counter(e.link.target for e in edges).most_common(1)[0][0]
+        written = _written(edges)
         plan.fixes.append((written, key, page))
         occurrences[key] = edges
         plan.links += len(edges)
@@ -495,7 +515,7 @@ def create(wiki: Wiki, target: str, actor: Actor = OPERATOR, today: _dt.date | N
         from .append import route, scaffold
 
         key, edges = _one(wiki, target, actor)
-        written = Counter(e.link.target for e in edges).most_common(1)[0][0]
+        written = _written(edges)
         path, title = _create_path(wiki, written)
         slug = posixpath.splitext(posixpath.basename(path))[0]
         if "/" not in written:
@@ -521,7 +541,7 @@ def ignore(wiki: Wiki, target: str, actor: Actor = OPERATOR) -> ActionResult:
     def apply(ctx: ActionContext) -> None:
         ctx.check_write(IGNORED_FILE)  # operator-only (a decision file), before anything is read
         key, edges = _one(wiki, target, actor)
-        written = Counter(e.link.target for e in edges).most_common(1)[0][0]
+        written = _written(edges)
         data = load_ignored(wiki)
         ctx.data.update(target=written, key=key)
         if key in ignored_keys(wiki):
