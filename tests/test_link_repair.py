@@ -259,6 +259,11 @@ def test_bad_input_is_a_clear_answer(root: Path) -> None:
                           "Nope", "--to", "x", "--by", "alias"], capture_output=True, text=True)
     assert out.returncode == 1 and len(out.stderr.strip().splitlines()) <= 1
     assert "Traceback" not in out.stderr + out.stdout
+    (root / IGNORED_FILE).write_text("{not json", encoding="utf-8")  # a damaged decision file
+    out = subprocess.run([sys.executable, "-m", "curator.cli", "--wiki", str(root), "links", "unresolved"],
+                         capture_output=True, text=True)
+    assert out.returncode == 1 and out.stderr.count("\n") == 1 and IGNORED_FILE in out.stderr
+    assert "Traceback" not in out.stderr
 
 
 def test_health_figures_and_queues(root: Path) -> None:
