@@ -171,3 +171,17 @@ def test_links_view_suggests_for_rows_beyond_the_first_on_selection(qtbot, tmp_p
     qtbot.waitUntil(lambda: links.chosen_page() == "wiki/harbour-plan-2026.md", timeout=10_000)
     assert links.model.records[row].suggestions[0].path == "wiki/harbour-plan-2026.md"
     win.close()
+
+
+def test_a_page_chosen_in_the_browser_shows_over_health(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root = make_wiki(tmp_path / "w", PAGES)
+    win = station(qtbot, root, tmp_path)
+    assert win.views.currentWidget() is win.view_index["health"]
+    row = next(r for r in win.model.rows if r.page.path == "wiki/payments.md")
+    with qtbot.waitSignal(win.ready, timeout=15_000):
+        win.browser.open_requested.emit(row)
+    assert win.views.currentWidget() is win.page_view and win.current == (0, "wiki/payments.md")
+    win.show_view("graph")
+    win.browser.open_requested.emit(next(r for r in win.model.rows if r.page.path == "wiki/home.md"))
+    assert win.views.currentWidget() is win.view_index["graph"]  # other views stay in front
+    win.close()

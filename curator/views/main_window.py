@@ -206,7 +206,7 @@ class MainWindow(QMainWindow):
         ws.failed.connect(self.show_error)
         ws.progress.connect(self._on_progress)
         ws.search_built.connect(self._on_search_built)
-        self.browser.open_requested.connect(lambda row: self.open_page(row.key))
+        self.browser.open_requested.connect(lambda row: self.open_chosen(row.key))
         self.browser.search_requested.connect(self._search)
         self.page_view.page_link_activated.connect(self._follow_link)
         self.page_view.provenance_requested.connect(self._load_provenance)
@@ -320,6 +320,13 @@ class MainWindow(QMainWindow):
                             lambda result: self._show_page(key, result, anchor),
                             lambda exc: self._open_failed(key, path, exc))
 
+    def open_chosen(self, key: Key) -> None:
+        """A page chosen in the browser or the quick switcher: open it, and show it when the
+        landing view (Health) is in front (other views, such as the graph, stay)."""
+        self.open_page(key)
+        if self.landing is not None and self.views.currentWidget() is self.view_index.get(self.landing):
+            self.show_view("page")
+
     def _load_provenance(self) -> None:
         """Fill the page view's Provenance tab with the open page's blame (off the GUI thread)."""
         from curator.engine.actor import OPERATOR
@@ -424,7 +431,7 @@ class MainWindow(QMainWindow):
 
     def quick_switcher(self) -> None:
         dialog = QuickSwitcher(self.model.rows, self)
-        dialog.chosen.connect(lambda row: self.open_page(row.key))
+        dialog.chosen.connect(lambda row: self.open_chosen(row.key))
         dialog.open()
 
     # --- actions ----------------------------------------------------------------------
