@@ -252,6 +252,8 @@ def test_agent_fix_may_not_get_around_the_review_policy(root: Path) -> None:
 def test_bad_input_is_a_clear_answer(root: Path) -> None:
     wiki = Wiki(root)
     assert fix(wiki, "No Such Target", "nocturne-bg3-v4-campaign", "alias").status == "invalid"
+    plan = preview_fix(wiki, [("[[Nocturne Bg3 V4#Boss|the boss fight]]", "nocturne-bg3-v4-campaign")], "alias")
+    assert plan.fixes[0][1] == "nocturne-bg3-v4" and plan.links == 2 * N_LINKERS + 1  # pasted as written
     assert fix(wiki, "Nocturne Bg3 V4", "nocturne-bg3-v4-campaign", "magic").status == "invalid"
     with pytest.raises(PageNotFound):
         fix(wiki, "Nocturne Bg3 V4", "no-such-page-at-all", "alias")

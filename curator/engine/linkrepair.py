@@ -45,7 +45,7 @@ from .actions import ActionContext, ActionResult, Denied, Invalid, run_action
 from .actor import OPERATOR, Actor
 from .errors import CuratorError
 from .links import Edge, LinkIndex
-from .markdown_scan import RawLink
+from .markdown_scan import RawLink, split_wikilink
 from .merge import action_reader, encode_writes
 from .page import Page, link_key, parse_page
 from .relink import LinkRewrite, Retarget, rewrite_page
@@ -316,7 +316,8 @@ def unresolved_totals(wiki: Wiki, actor: Actor = OPERATOR) -> tuple[int, int]:
 
 def _one(wiki: Wiki, target: str, actor: Actor) -> tuple[str, list[Edge]]:
     """The key and occurrences of an unresolved ``target``; :class:`Invalid` when it is none."""
-    key = link_key(str(target).strip().removeprefix("[[").removesuffix("]]"))
+    inner = str(target).strip().removeprefix("![[").removeprefix("[[").removesuffix("]]")
+    key = link_key(split_wikilink(inner)[0])  # as written in a page too: [[Target#Sec|text]]
     edges = wiki.links_for(actor).unresolved.get(key) if key else None
     if not edges:
         raise Invalid(message=f"no link to {target!r} is unresolved (see 'curator links unresolved')")
