@@ -185,3 +185,21 @@ def test_a_page_chosen_in_the_browser_shows_over_health(qtbot, tmp_path: Path) -
     win.browser.open_requested.emit(next(r for r in win.model.rows if r.page.path == "wiki/home.md"))
     assert win.views.currentWidget() is win.view_index["graph"]  # other views stay in front
     win.close()
+
+
+def test_a_large_wiki_counts_duplicates_only_once_asked(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root = make_wiki(tmp_path / "w", PAGES)
+    HealthView.AUTO_DUPLICATES_PAGES = 2  # as if the wiki were large (the scan would take long)
+    try:
+        win = station(qtbot, root, tmp_path)
+        health: HealthView = win.view_index["health"]  # type: ignore[assignment]
+        qtbot.waitUntil(health.is_content_ready, timeout=15_000)
+        button = health.buttons["duplicates"]
+        assert button.figure.value is None and "click to count" in button.text()
+        qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+        assert win.views.currentWidget() is win.view_index["dedup"]
+        win.show_view("health")
+        qtbot.waitUntil(lambda: health.buttons["duplicates"].figure.value is not None, timeout=15_000)
+        win.close()
+    finally:
+        HealthView.AUTO_DUPLICATES_PAGES = 5000
