@@ -16,6 +16,7 @@ import pytest
 
 from curator.cli import main
 from curator.engine.actor import OPERATOR, parse_actor
+from curator.engine.errors import PageNotFound
 from curator.engine.graph import explain
 from curator.engine.links import LinkIndex, local_index
 from curator.engine.page import Page
@@ -108,3 +109,42 @@ def test_explain_around_a_page_equals_explain_over_the_whole_graph(tmp_path: Pat
         assert any(a["in_degree"] for a in answers.values())
     hidden = Wiki(info.root)
     assert len(hidden.visible_pages(parse_actor("agent:eng", "engineering"))) < len(hidden.pages)
+
+
+@pytest.mark.parametrize("corpus", ["hostile", "obsidian"])
+def test_neighbors_from_the_cache_tables_match_the_full_index(tmp_path: Path, corpus: str) -> None:
+    """A one-shot ``neighbors``/``explain``/``find`` reads only the cached records around the page
+    (``link_names``/``page_names``), never decodes every page, and answers exactly as the whole
+    index does, for the operator and for an agent that cannot see every page."""
+    if corpus == "hostile":
+        root = generate(tmp_path / "w", 120, seed=3, hostile=True, cjk=True).root
+        (root / ".scope.toml").write_text('[namespaces.wiki]\nvisible_to_departments = ["hr"]\n')
+    else:
+        root = build(tmp_path / "vault")
+    Wiki(root).close()  # the cache is written
+    full = Wiki(root)
+    for actor in (OPERATOR, parse_actor("agent:eng", "engineering")):
+        index = full.links_for(actor)
+        visible = [p.path for p in full.visible_pages(actor)]
+        assert visible
+        for path in visible:
+            wiki = Wiki(root)
+            around = wiki.links_around(path, actor)
+            assert around.outgoing[path] == index.outgoing[path], path
+            assert around.backlinks(path) == index.backlinks(path), path
+            assert set(around.pages) <= set(visible)  # an agent's index holds only pages it sees
+            slug = full.pages[path].slug
+            try:
+                expected = full.find(slug, actor).path
+            except PageNotFound:
+                expected = None
+            try:
+                found = wiki.find(slug, actor).path
+            except PageNotFound:
+                found = None
+            assert found == expected, slug
+            assert explain(wiki, path, actor).to_json() == explain(full, path, actor).to_json(), path
+            assert not wiki.store.decoded, path  # nothing decoded every page
+            wiki.close()
+    hidden = {p for p in full.pages if not full.visible(parse_actor("agent:eng", "engineering"), p)}
+    assert hidden or corpus == "obsidian"

@@ -260,8 +260,7 @@ def graph_around(wiki: Wiki, path: str, actor: Actor = OPERATOR) -> LinkGraph:
     outgoing = {path: mine}
     for edge in links.backlinks(path):
         outgoing.setdefault(edge.source, []).append(edge)
-    links.outgoing = outgoing
-    links.pages = wiki.pages  # the index's own pages are only those that decide resolutions
+    links.outgoing = outgoing  # ``links.pages`` holds every page these edges name
     around = {path, *outgoing, *(e.target for e in mine if e.target is not None)}
     with gc_paused():
         return LinkGraph(links, around, False, lambda p: wiki.visible(actor, p))

@@ -255,6 +255,12 @@ def _last(key: str) -> str:
     return key.rpartition("/")[2]
 
 
+def odd_key(key: str) -> bool:
+    """Whether the page a key resolves to may not be named by the key's last segment
+    (``[[a/..]]``, ``[[./]]``): no local index decides it."""
+    return _last(key) in ("", ".", "..")
+
+
 def _matters(path: str, page: Page, lasts: set[str], keys: set[str]) -> bool:
     """Whether ``page`` can take part in resolving any of ``keys`` (their last segments: ``lasts``)."""
     if page.slug in lasts or link_key(page.title) in keys:
@@ -283,7 +289,7 @@ def local_index(pages: Mapping[str, Page], path: str, attachments: Iterable[str]
     candidates = [(source, link) for source, other in pages.items() for link in other.links
                   if (link.key.rpartition("/")[2] in lasts or link.key in names) and source != path]
     keys = {link.key for _, link in candidates} | {link.key for link in page.links}
-    if any(_last(k) in ("", ".", "..") for k in keys):
+    if any(odd_key(k) for k in keys):
         return LinkIndex(pages, attachments)  # ``[[a/..]]``: its page is not named by its last segment
     wanted = {_last(k) for k in keys}
     subset = {p: other for p, other in pages.items() if p == path or _matters(p, other, wanted, keys)}

@@ -132,6 +132,7 @@ def neighbors(wiki: Wiki, ref: str, actor: Actor = OPERATOR, max_bytes: int = DE
     page = wiki.find(ref, actor)
     content = wiki.read_text(page.path)
     links = wiki.links_around(page.path, actor)  # a hidden page looks exactly like a missing one
+    pages = links.pages  # every page its links name (only those, when built around the page)
     result = NeighborsResult(page, content)
     seen: set[str] = set()
     for edge in links.outgoing.get(page.path, []):
@@ -147,7 +148,7 @@ def neighbors(wiki: Wiki, ref: str, actor: Actor = OPERATOR, max_bytes: int = DE
         if target is None:
             result.outgoing.append(Neighbor("out", edge.link.target, None, None, ""))
         else:
-            other = wiki.pages[target]
+            other = pages[target]
             result.outgoing.append(Neighbor("out", edge.link.target, target, other.title,
                                             _clip(other.snippet, snippet_chars)))
     seen_in: set[str] = set()
@@ -155,7 +156,7 @@ def neighbors(wiki: Wiki, ref: str, actor: Actor = OPERATOR, max_bytes: int = DE
         if edge.source in seen_in or not wiki.visible(actor, edge.source):
             continue
         seen_in.add(edge.source)
-        other = wiki.pages[edge.source]
+        other = pages[edge.source]
         result.inbound.append(Neighbor("in", edge.source, edge.source, other.title,
                                        _clip(other.snippet, snippet_chars)))
 

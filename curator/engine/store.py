@@ -11,6 +11,14 @@ the longer ones zlib-compressed, so the whole cache stays smaller than the pages
 Many stale pages (a cold index) are parsed in worker processes, one per core
 (:data:`PARALLEL_MIN` and up), while this process writes the rows as they come back.
 
+Beside the records, two small tables answer a one-page question (``neighbors``, ``explain``,
+``find`` by name) without decoding every record: ``link_names`` holds, for each page, a hash of
+the last segment and of the whole key of every link target it writes, and ``page_names`` a hash
+of every name a link could reach it by (slug, file name, title, aliases). Both are keyed by the
+hash (indexed by the page as well, for updates), so :meth:`PageStore.pages_linking` and
+:meth:`PageStore.pages_named` read only the records around one page. A hash (CRC-32) keeps them
+small; a collision only adds a page, which the caller's exact resolution then ignores.
+
 Extensions (the search index) register a :class:`StoreExtension` and are kept in step inside the
 same transaction, so the page cache and everything built on it never disagree. An extension that
 is not built yet (``active()`` false) is not fed: it builds itself in bulk when first used.
@@ -21,9 +29,11 @@ from __future__ import annotations
 import gc
 import marshal
 import os
+import posixpath
 import sqlite3
 import stat
 import threading
+import unicodedata
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
@@ -32,13 +42,14 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from . import parallel
-from .page import Page, Problem, parse_page
+from .page import Page, Problem, link_key, parse_page, path_key
+from .slugs import normalize_target
 from .walker import PageFile, is_page_path, utf8_name, walk
 
 #: What :meth:`PageStore._read` answers for a page it may not read (a chmod-000 file).
 _UNREADABLE = b"\0unreadable\0"
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-SCHEMA_VERSION = 8  # bump when Page or the parse rules change: the cache is rebuilt
+SCHEMA_VERSION = 9  # bump when Page or the parse rules change: the cache is rebuilt
 #: Stale pages from which parsing moves to worker processes (below, starting them costs more).
 PARALLEL_MIN = 1500
 #: Records longer than this are stored zlib-compressed (marked by a leading ``Z``, which no
@@ -60,6 +71,38 @@ def decode_record(blob: bytes) -> list[Any]:
     return marshal.loads(blob)
 
 
+def name_hash(name: str) -> int:
+    """The key of a name in the ``link_names`` / ``page_names`` tables (CRC-32 of its UTF-8)."""
+    return zlib.crc32(name.encode("utf-8", "surrogatepass"))
+
+
+def _last(key: str) -> str:
+    return key.rpartition("/")[2]
+
+
+def link_name_hashes(row: list[Any]) -> set[int]:
+    """Hashes of the names each link of a page (a :meth:`Page.to_row`) is looked up by: its
+    key's last segment and the whole key (what :func:`~.links.local_index` matches)."""
+    out: set[int] = set()
+    for link in row[15]:
+        key = link[1]
+        out.add(name_hash(key))
+        last = _last(key)
+        if last != key:
+            out.add(name_hash(last))
+    return out
+
+
+def page_name_hashes(row: list[Any]) -> set[int]:
+    """Hashes of every name a link can reach the page (a :meth:`Page.to_row`) by: slug, the
+    last segment of its path key, title and aliases (what :func:`~.links._matters` asks)."""
+    path = row[0]
+    stem = posixpath.splitext(posixpath.basename(path))[0]
+    names = {normalize_target(unicodedata.normalize("NFC", stem)), _last(path_key(path)),
+             link_key(row[3]), *(link_key(a) for a in row[7] if isinstance(a, str))}
+    return {name_hash(n) for n in names}
+
+
 @dataclass(slots=True)
 class ChangeSet:
     """Which pages a refresh (or an action) added, modified or removed."""
@@ -72,6 +115,78 @@ class ChangeSet:
 
     def __bool__(self) -> bool:
         return bool(self.added or self.modified or self.removed or self.attachments)
+
+    @property
+    def decoded(self) -> bool:
+        """Whether every page is decoded in memory (:attr:`pages` was asked for)."""
+        return self._pages is not None
+
+    @property
+    def partial_reads(self) -> bool:
+        """Whether :meth:`pages_named` and :meth:`pages_linking` answer exactly from the tables:
+        every page is in the database (no page whose name it cannot hold)."""
+        if not self._loaded:
+            self.refresh()
+        return not self._unstored
+
+    def page(self, path: str) -> Page | None:
+        """The page at ``path`` (None when there is none), decoding only its record."""
+        if not self._loaded:
+            self.refresh()
+        pages = self._pages
+        if pages is not None:
+            return pages.get(path)
+        if path not in self._stamps:
+            return None
+        if path in self._unstored:
+            return self._unstored[path]
+        return self._decode_where("path=?", (path,)).get(path)
+
+    def pages_named(self, names: Iterable[str]) -> dict[str, Page]:
+        """Every page a link could reach by one of ``names`` (its slug, file name, title or an
+        alias is one of them), and maybe a few more (a hash collision): decoded from their
+        records only."""
+        return self._pages_by("page_names", names)
+
+    def pages_linking(self, names: Iterable[str]) -> dict[str, Page]:
+        """Every page with a link whose target's key, or its last segment, is one of ``names``
+        (and maybe a few more)."""
+        return self._pages_by("link_names", names)
+
+    def _pages_by(self, table: str, names: Iterable[str]) -> dict[str, Page]:
+        if not self._loaded:
+            self.refresh()
+        hashes = sorted({name_hash(n) for n in names})
+        if not hashes:
+            return {}
+        pages = self._pages
+        with self._lock:
+            rows = self.conn.execute(
+                f"SELECT DISTINCT r.path FROM {table} n JOIN records r ON r.rowid = n.src"
+                f" WHERE n.h IN ({','.join('?' * len(hashes))})", hashes).fetchall()
+        paths = [r[0] for r in rows if r[0] in self._stamps]
+        if pages is not None:
+            return {p: pages[p] for p in paths if p in pages}
+        out: dict[str, Page] = {}
+        for start in range(0, len(paths), 500):
+            chunk = paths[start:start + 500]
+            out.update(self._decode_where(f"path IN ({','.join('?' * len(chunk))})", chunk))
+        return out
+
+    def _decode_where(self, where: str, args: Iterable[Any], retry: bool = True) -> dict[str, Page]:
+        out: dict[str, Page] = {}
+        with self._lock, gc_paused():
+            rows = self.conn.execute(f"SELECT path, record FROM records WHERE {where}", tuple(args)).fetchall()
+            for path, rec in rows:
+                try:
+                    out[path] = Page.from_row(decode_record(rec))
+                except (ValueError, TypeError, EOFError, KeyError, zlib.error):
+                    if not retry:
+                        continue
+                    self._stamps.pop(path, None)  # an unreadable row is parsed again
+                    self._refresh_paths([path], None)
+                    out.update(self._decode_where("path=?", (path,), retry=False))
+        return out
 
     @property
     def paths(self) -> list[str]:
@@ -239,6 +354,8 @@ class PageStore:
             if version != SCHEMA_VERSION:
                 conn.execute("DROP TABLE IF EXISTS pages")
                 conn.execute("DROP TABLE IF EXISTS records")
+                conn.execute("DROP TABLE IF EXISTS link_names")
+                conn.execute("DROP TABLE IF EXISTS page_names")
                 conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             # The small table every refresh reads whole; the records only when pages are decoded.
             conn.execute(
@@ -246,6 +363,11 @@ class PageStore:
                 " title TEXT, layer TEXT, trust REAL) WITHOUT ROWID"
             )
             conn.execute("CREATE TABLE IF NOT EXISTS records (path TEXT PRIMARY KEY, record BLOB)")
+            # name hash -> the record's rowid: see the module docstring
+            for table in ("link_names", "page_names"):
+                conn.execute(f"CREATE TABLE IF NOT EXISTS {table} (h INTEGER, src INTEGER,"
+                             " PRIMARY KEY (h, src)) WITHOUT ROWID")
+                conn.execute(f"CREATE INDEX IF NOT EXISTS {table}_src ON {table} (src)")
         except BaseException:
             conn.close()
             raise
@@ -288,6 +410,78 @@ class PageStore:
             for path in stale:
                 self._stamps.pop(path, None)
             self._refresh_paths(stale, out)
+        return out
+
+    @property
+    def decoded(self) -> bool:
+        """Whether every page is decoded in memory (:attr:`pages` was asked for)."""
+        return self._pages is not None
+
+    @property
+    def partial_reads(self) -> bool:
+        """Whether :meth:`pages_named` and :meth:`pages_linking` answer exactly from the tables:
+        every page is in the database (no page whose name it cannot hold)."""
+        if not self._loaded:
+            self.refresh()
+        return not self._unstored
+
+    def page(self, path: str) -> Page | None:
+        """The page at ``path`` (None when there is none), decoding only its record."""
+        if not self._loaded:
+            self.refresh()
+        pages = self._pages
+        if pages is not None:
+            return pages.get(path)
+        if path not in self._stamps:
+            return None
+        if path in self._unstored:
+            return self._unstored[path]
+        return self._decode_where("path=?", (path,)).get(path)
+
+    def pages_named(self, names: Iterable[str]) -> dict[str, Page]:
+        """Every page a link could reach by one of ``names`` (its slug, file name, title or an
+        alias is one of them), and maybe a few more (a hash collision): decoded from their
+        records only."""
+        return self._pages_by("page_names", names)
+
+    def pages_linking(self, names: Iterable[str]) -> dict[str, Page]:
+        """Every page with a link whose target's key, or its last segment, is one of ``names``
+        (and maybe a few more)."""
+        return self._pages_by("link_names", names)
+
+    def _pages_by(self, table: str, names: Iterable[str]) -> dict[str, Page]:
+        if not self._loaded:
+            self.refresh()
+        hashes = sorted({name_hash(n) for n in names})
+        if not hashes:
+            return {}
+        pages = self._pages
+        with self._lock:
+            rows = self.conn.execute(
+                f"SELECT DISTINCT r.path FROM {table} n JOIN records r ON r.rowid = n.src"
+                f" WHERE n.h IN ({','.join('?' * len(hashes))})", hashes).fetchall()
+        paths = [r[0] for r in rows if r[0] in self._stamps]
+        if pages is not None:
+            return {p: pages[p] for p in paths if p in pages}
+        out: dict[str, Page] = {}
+        for start in range(0, len(paths), 500):
+            chunk = paths[start:start + 500]
+            out.update(self._decode_where(f"path IN ({','.join('?' * len(chunk))})", chunk))
+        return out
+
+    def _decode_where(self, where: str, args: Iterable[Any], retry: bool = True) -> dict[str, Page]:
+        out: dict[str, Page] = {}
+        with self._lock, gc_paused():
+            rows = self.conn.execute(f"SELECT path, record FROM records WHERE {where}", tuple(args)).fetchall()
+            for path, rec in rows:
+                try:
+                    out[path] = Page.from_row(decode_record(rec))
+                except (ValueError, TypeError, EOFError, KeyError, zlib.error):
+                    if not retry:
+                        continue
+                    self._stamps.pop(path, None)  # an unreadable row is parsed again
+                    self._refresh_paths([path], None)
+                    out.update(self._decode_where("path=?", (path,), retry=False))
         return out
 
     @property
@@ -414,11 +608,13 @@ class PageStore:
                 if not utf8_name(path):
                     continue  # never in the database (see below)
                 conn.execute("DELETE FROM pages WHERE path=?", (path,))
+                self._drop_names([(path,)])
                 conn.execute("DELETE FROM records WHERE path=?", (path,))
                 for ext in self._extensions:
                     ext.delete(conn, path)
             batch: list[tuple[Any, ...]] = []
             records: list[tuple[str, bytes]] = []
+            names: list[list[Any]] = []
             for done, (row, record, body) in enumerate(self._parsed(stale, bool(active)), 1):
                 path = row[0]
                 stamp = (row[2], row[1], row[3], row[4], row[5])  # mtime, size, title, layer, trust
@@ -430,6 +626,7 @@ class PageStore:
                 if stored:
                     batch.append((path, *stamp))
                     records.append((path, record))
+                    names.append(row)
                 if pages is not None or active or not stored:
                     page = from_row(row)
                     if not stored:
@@ -442,8 +639,8 @@ class PageStore:
                 if progress is not None and done % 250 == 0:
                     progress(done, len(stale))
                 if len(batch) >= 2000:
-                    self._flush(batch, records)
-            self._flush(batch, records)
+                    self._flush(batch, records, names)
+            self._flush(batch, records, names)
             if progress is not None:
                 progress(len(stale), len(stale))
             conn.execute("COMMIT")
@@ -456,11 +653,25 @@ class PageStore:
             self._pages = None
             raise
 
-    def _flush(self, batch: list[tuple[Any, ...]], records: list[tuple[str, bytes]]) -> None:
-        self.conn.executemany("INSERT OR REPLACE INTO pages VALUES (?,?,?,?,?,?)", batch)
-        self.conn.executemany("INSERT OR REPLACE INTO records VALUES (?,?)", records)
+    def _flush(self, batch: list[tuple[Any, ...]], records: list[tuple[str, bytes]],
+               names: list[list[Any]]) -> None:
+        """Write a batch: stamps, records and the name tables of each page (its :meth:`Page.to_row`
+        in ``names``)."""
+        conn = self.conn
+        self._drop_names([(row[0],) for row in names])  # keyed by the rowid being replaced
+        conn.executemany("INSERT OR REPLACE INTO pages VALUES (?,?,?,?,?,?)", batch)
+        conn.executemany("INSERT OR REPLACE INTO records VALUES (?,?)", records)
+        for table, hashes in (("link_names", link_name_hashes), ("page_names", page_name_hashes)):
+            conn.executemany(f"INSERT OR IGNORE INTO {table} SELECT ?, rowid FROM records WHERE path=?",
+                             [(h, row[0]) for row in names for h in hashes(row)])
         batch.clear()
         records.clear()
+        names.clear()
+
+    def _drop_names(self, paths: list[tuple[str]]) -> None:
+        for table in ("link_names", "page_names"):
+            self.conn.executemany(f"DELETE FROM {table} WHERE src=(SELECT rowid FROM records WHERE path=?)",
+                                  paths)
 
     def close(self) -> None:
         with self._lock:

@@ -16,8 +16,8 @@ from typing import Protocol
 from .actor import OPERATOR, Actor
 from .errors import NotAWiki, PageNotFound
 from .events import Signal
-from .links import LinkIndex, local_index
-from .page import Page
+from .links import LinkIndex, local_index, odd_key
+from .page import Page, link_key, path_key
 from .scope import Decision, ScopePolicy, protected_decision
 from .search import SearchIndex
 from .slugs import slug_sim
@@ -160,20 +160,57 @@ class Wiki:
 
     def links_around(self, path: str, actor: Actor = OPERATOR) -> LinkIndex:
         """A link index whose outgoing links and backlinks of ``path`` are exactly those of
-        :meth:`links_for` ``(actor)`` (other pages' entries may be missing): the one already
-        built when there is one, else one over the pages that can matter to that page only, so
-        a one-shot ``neighbors`` does not resolve every link of the wiki. Visibility as for
-        :meth:`links_for`: built over the pages ``actor`` may see.
+        :meth:`links_for` ``(actor)`` (other pages' entries may be missing), and whose ``pages``
+        hold every page those links name: the one already built when there is one, else one over
+        the pages that can matter to that page only, so a one-shot ``neighbors`` does not resolve
+        every link of the wiki, nor (while the pages are not decoded) decode every cached page.
+        Visibility as for :meth:`links_for`: built over the pages ``actor`` may see.
         """
         built = self.built_links(actor)
         if built is not None:
             return built
+        store = self.store
+        if not store.decoded and store.partial_reads:
+            around = self._around_from_store(path, actor)
+            if around is not None:
+                return around
         pages = self.pages
         if actor.is_operator:
-            return local_index(pages, path, self.store.attachments)
-        visible = {p: page for p, page in pages.items() if self.policy.can_read(actor, p)}
-        files = [f for f in self.store.attachments if self.policy.can_read(actor, f)]
-        return local_index(visible, path, files)
+            index = local_index(pages, path, store.attachments)
+        else:
+            pages = {p: page for p, page in pages.items() if self.policy.can_read(actor, p)}
+            index = local_index(pages, path, self._visible_files(actor))
+        index.pages = pages
+        return index
+
+    def _visible_files(self, actor: Actor) -> list[str]:
+        return [f for f in self.store.attachments if self.visible(actor, f)]
+
+    def _around_from_store(self, path: str, actor: Actor) -> LinkIndex | None:
+        """:meth:`links_around` from the cache's name tables: the page, the pages with a link that
+        could reach it, and the pages that can take part in resolving any of those links (see
+        :func:`~.links.local_index`), as ``actor`` sees them; None for a page with a link
+        :func:`~.links.local_index` cannot decide locally (``[[a/..]]``)."""
+        store = self.store
+        page = store.page(path)
+        if page is None:
+            return None
+        names = {n for n in (link_key(page.title), *(link_key(a) for a in page.aliases)) if n}
+        lasts = {page.slug, path_key(path).rpartition("/")[2]}
+        sub = {p: other for p, other in store.pages_linking(lasts | names).items()
+               if self.visible(actor, p)}
+        keys = {link.key for link in page.links}
+        for source, other in sub.items():
+            if source != path:
+                keys.update(k.key for k in other.links if k.key.rpartition("/")[2] in lasts or k.key in names)
+        if any(odd_key(k) for k in keys):
+            return None
+        wanted = keys | {k.rpartition("/")[2] for k in keys}
+        sub.update((p, other) for p, other in store.pages_named(wanted).items() if self.visible(actor, p))
+        sub[path] = page
+        index = local_index(sub, path, self._visible_files(actor))
+        index.pages = sub
+        return index
 
     def visible(self, actor: Actor, path: str) -> bool:
         return actor.is_operator or self.policy.can_read(actor, path)
@@ -200,7 +237,7 @@ class Wiki:
 
         Pages the actor may not see are reported exactly like pages that do not exist.
         """
-        pages = self.pages
+        store = self.store
         cleaned = ref.strip().replace(os.sep, "/")
         if os.path.isabs(cleaned):
             try:
@@ -208,16 +245,32 @@ class Wiki:
             except ValueError:
                 cleaned = ""
         cleaned = cleaned.removeprefix("./")
-        page = pages.get(cleaned) or pages.get(cleaned + ".md")
+        page = store.page(cleaned) or store.page(cleaned + ".md")
         if page is not None and not self.visible(actor, page.path):
             page = None  # resolved below among the pages the actor sees, as if it did not exist
         if page is None and cleaned:
-            hit = self.links_for(actor).resolve(cleaned)
+            index = self._resolver(cleaned, actor)
+            hit = index.resolve(cleaned)
             if hit.path is not None:
-                page = pages[hit.path]
+                page = index.pages[hit.path]
         if page is None or not self.visible(actor, page.path):
             raise PageNotFound(self._not_found_message(ref, actor))
         return page
+
+    def _resolver(self, ref: str, actor: Actor) -> LinkIndex:
+        """A link index that resolves ``ref`` from the root as :meth:`links_for` ``(actor)`` does:
+        that one when it is built or the pages are decoded, else one over the pages the cache's
+        name tables say can take part (a one-shot ``neighbors SLUG`` decodes a few records)."""
+        built = self.built_links(actor)
+        if built is not None:
+            return built
+        key = link_key(ref)
+        store = self.store
+        if store.decoded or not store.partial_reads or odd_key(key):
+            return self.links_for(actor)
+        pages = {p: page for p, page in store.pages_named({key, key.rpartition("/")[2]}).items()
+                 if self.visible(actor, p)}
+        return LinkIndex(pages, self._visible_files(actor))
 
     def _not_found_message(self, ref: str, actor: Actor) -> str:
         scored = sorted(
