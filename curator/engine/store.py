@@ -29,11 +29,9 @@ from __future__ import annotations
 import gc
 import marshal
 import os
-import posixpath
 import sqlite3
 import stat
 import threading
-import unicodedata
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
@@ -42,8 +40,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from . import parallel
-from .page import Page, Problem, link_key, parse_page, path_key
-from .slugs import normalize_target
+from .page import Page, Problem, link_key, parse_page, path_key, slug_of
 from .walker import PageFile, is_page_path, utf8_name, walk
 
 #: What :meth:`PageStore._read` answers for a page it may not read (a chmod-000 file).
@@ -97,8 +94,7 @@ def page_name_hashes(row: list[Any]) -> set[int]:
     """Hashes of every name a link can reach the page (a :meth:`Page.to_row`) by: slug, the
     last segment of its path key, title and aliases (what :func:`~.links._matters` asks)."""
     path = row[0]
-    stem = posixpath.splitext(posixpath.basename(path))[0]
-    names = {normalize_target(unicodedata.normalize("NFC", stem)), _last(path_key(path)),
+    names = {slug_of(path), _last(path_key(path)),
              link_key(row[3]), *(link_key(a) for a in row[7] if isinstance(a, str))}
     return {name_hash(n) for n in names}
 
