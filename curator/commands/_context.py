@@ -10,8 +10,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from curator.engine.actor import Actor, parse_actor
 from curator.engine.wiki import Wiki
 
@@ -67,6 +65,8 @@ def write_json(data: Any) -> None:
     long_list = isinstance(data, list) and len(data) > 50
     if long_list or (isinstance(data, dict) and any(isinstance(v, list) and len(v) > 50
                                                     for v in data.values())):
+        import orjson  # (only for the long documents)
+
         try:
             out = _long_document(data, orjson.dumps, b"\n", b", ", b": ")
         except TypeError:  # orjson refuses a lone surrogate (a file name that is not UTF-8)

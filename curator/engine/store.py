@@ -39,7 +39,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from . import parallel
 from .page import Page, Problem, link_key, parse_page, path_key, slug_of
 from .walker import PageFile, is_page_path, utf8_name, walk
 
@@ -581,6 +580,8 @@ class PageStore:
     def _parsed(self, stale: list[PageFile], with_body: bool) -> Iterator[tuple[list[Any], bytes, str | None]]:
         """Parse ``stale``: in worker processes when there are many, else here."""
         if len(stale) >= PARALLEL_MIN:
+            from . import parallel  # (multiprocessing: imported only when there is bulk work)
+
             chunks = parallel.map_chunks(parse_files, self._real_root, stale, with_body)
             if chunks is not None:
                 for chunk in chunks:

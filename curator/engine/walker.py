@@ -110,7 +110,7 @@ def _scan(directory: str, rel_dir: str,
 
 def _entries(entries: list[os.DirEntry[Any]], directory: str, rel_dir: str,
              attachments: list[str] | None) -> tuple[list[PageFile], list[tuple[str, str]]]:
-    excluded = EXCLUDED_DIRS
+    excluded, new = EXCLUDED_DIRS, tuple.__new__  # (a PageFile without its Python-level __new__)
     pages: list[PageFile] = []
     subdirs: list[tuple[str, str]] = []
     for entry in entries:
@@ -128,5 +128,5 @@ def _entries(entries: list[os.DirEntry[Any]], directory: str, rel_dir: str,
             st = entry.stat(follow_symlinks=False)
         except OSError:
             continue
-        pages.append(PageFile(f"{rel_dir}{name}", st.st_mtime_ns, st.st_size))
+        pages.append(new(PageFile, (rel_dir + name, st.st_mtime_ns, st.st_size)))
     return pages, subdirs
