@@ -486,6 +486,12 @@ class PageStore:
             self.refresh()
         return sorted(self._stamps)
 
+    def count(self) -> int:
+        """How many pages there are (refreshing once on first use; decodes nothing)."""
+        if not self._loaded:
+            self.refresh()
+        return len(self._stamps)
+
     def summaries(self) -> list[tuple[str, int, str, str, float]]:
         """(path, bytes, title, layer, trust) of every page, by path, without decoding a record."""
         if not self._loaded:

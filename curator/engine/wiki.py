@@ -153,10 +153,16 @@ class Wiki:
         reload = getattr(self.policy, "reload", None)
         if reload is not None:  # an edited .scope.toml drops the indexes built under the old one
             reload()
-        with self._lock:
+        # Never waits for a build in progress on another thread (the station resolves a big
+        # wiki's links in the background while the first page is shown from an index around it).
+        if not self._lock.acquire(blocking=False):
+            return None
+        try:
             if actor.is_operator:
                 return self._links
             return self._links_seen.get((actor.kind, actor.department, id(self.policy)))
+        finally:
+            self._lock.release()
 
     def links_around(self, path: str, actor: Actor = OPERATOR) -> LinkIndex:
         """A link index whose outgoing links and backlinks of ``path`` are exactly those of

@@ -175,6 +175,8 @@ class PageTableModel(QAbstractTableModel):
             row.inbound = counts.get(row.key, 0)
         if self._rows:
             self.dataChanged.emit(self.index(0, COL_INBOUND), self.index(len(self._rows) - 1, COL_INBOUND))
+        if self._sort[0] == COL_INBOUND:  # the counts arrived after the rows (a big workspace)
+            self.sort(*self._sort)
 
     def set_hidden(self, hidden: set[tuple[int, str]]) -> None:
         self.hidden = hidden

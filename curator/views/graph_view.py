@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
 
 import numpy as np
-import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
@@ -28,6 +27,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSlider,
     QVBoxLayout,
+    QWidget,
 )
 
 from curator.engine.actor import OPERATOR
@@ -51,6 +51,13 @@ LABEL_LIMIT = 60
 #: of thousands of unlinked dots around the main component only bury it.
 ORPHAN_HIDE_ABOVE = 3000
 LABEL_CHARS = 28
+
+
+def _pg() -> Any:
+    """pyqtgraph, imported on first use (half a second: the station opens without it)."""
+    import pyqtgraph
+
+    return pyqtgraph
 
 
 @dataclass(slots=True)
@@ -176,34 +183,18 @@ class GraphView(WikiView):
         more.addWidget(self.find, 1)
         self.info = QLabel()
 
-        self.plot = pg.PlotWidget(background=self.palette().base().color())
-        self.plot.hideAxis("left")
-        self.plot.hideAxis("bottom")
-        self.plot.setAspectLocked(True)
-        self.plot.setMenuEnabled(False)
-        self.edges_item = pg.PlotCurveItem(pen=pg.mkPen(QColor(128, 128, 128, 90), width=1), connect="pairs",
-                                           antialias=False)
-        self.nodes_item = pg.ScatterPlotItem(pxMode=True, hoverable=True, pen=None,
-                                             tip=self._tip, hoverSize=14)
-        self.plot.addItem(self.edges_item)
-        self.plot.addItem(self.nodes_item)
-        # the selected (open) page: a ring drawn over its node
-        self.highlight_item = pg.ScatterPlotItem(pxMode=True, brush=None, size=22,
-                                                 pen=pg.mkPen(HIGHLIGHT_COLOR, width=3))
-        self.plot.addItem(self.highlight_item)
-        self.label_item = pg.TextItem(anchor=(0.5, 1.4), color=self.palette().text().color())
-        self.plot.addItem(self.label_item)
+        # The plot (pyqtgraph: half a second to import) is built when first needed, not while
+        # the station opens: see :meth:`_ensure_plot`.
+        self._plot: Any = None
+        self._plot_slot = QWidget()
         self._orphans_auto = True  # the orphan default follows the graph's size until toggled
-        self.nodes_item.sigClicked.connect(self._clicked)
-        self.nodes_item.sigHovered.connect(self._hovered)
-        self.plot.scene().sigMouseClicked.connect(self._scene_clicked)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
         layout.addLayout(filters)
         layout.addLayout(more)
-        layout.addWidget(self.plot, 1)
+        layout.addWidget(self._plot_slot, 1)
         layout.addWidget(self.info)
         self._labels: list[Any] = []
         self._label_nodes: list[int] = []
@@ -220,7 +211,6 @@ class GraphView(WikiView):
         self._relabel.setSingleShot(True)
         self._relabel.setInterval(60)
         self._relabel.timeout.connect(self._draw_labels)
-        self.plot.plotItem.vb.sigRangeChanged.connect(lambda *_a: self._relabel.start())
         window.ready.connect(self._update_highlight)
         self.attachments.toggled.connect(lambda _on: self.reload())
         self.relayout.clicked.connect(lambda: self.reload(full=True))
@@ -232,6 +222,42 @@ class GraphView(WikiView):
         self._debounce.setSingleShot(True)
         self._debounce.setInterval(250)
         self._debounce.timeout.connect(self.reload)
+
+    def _ensure_plot(self) -> Any:
+        if self._plot is not None:
+            return self._plot
+        pg = _pg()
+        plot = self._plot = pg.PlotWidget(background=self.palette().base().color())
+        plot.hideAxis("left")
+        plot.hideAxis("bottom")
+        plot.setAspectLocked(True)
+        plot.setMenuEnabled(False)
+        self.edges_item = pg.PlotCurveItem(pen=pg.mkPen(QColor(128, 128, 128, 90), width=1), connect="pairs",
+                                           antialias=False)
+        self.nodes_item = pg.ScatterPlotItem(pxMode=True, hoverable=True, pen=None,
+                                             tip=self._tip, hoverSize=14)
+        plot.addItem(self.edges_item)
+        plot.addItem(self.nodes_item)
+        # the selected (open) page: a ring drawn over its node
+        self.highlight_item = pg.ScatterPlotItem(pxMode=True, brush=None, size=22,
+                                                 pen=pg.mkPen(HIGHLIGHT_COLOR, width=3))
+        plot.addItem(self.highlight_item)
+        self.label_item = pg.TextItem(anchor=(0.5, 1.4), color=self.palette().text().color())
+        plot.addItem(self.label_item)
+        self.nodes_item.sigClicked.connect(self._clicked)
+        self.nodes_item.sigHovered.connect(self._hovered)
+        plot.scene().sigMouseClicked.connect(self._scene_clicked)
+        # labels are placed in screen space: recompute them when the view moves or zooms
+        plot.plotItem.vb.sigRangeChanged.connect(lambda *_a: self._relabel.start())
+        layout = self.layout()
+        layout.replaceWidget(self._plot_slot, plot)
+        self._plot_slot.deleteLater()
+        return plot
+
+    @property
+    def plot(self) -> Any:
+        """The pyqtgraph ``PlotWidget`` (built on first use)."""
+        return self._ensure_plot()
 
     # --- loading ----------------------------------------------------------------------
     @property
@@ -286,6 +312,7 @@ class GraphView(WikiView):
         self._orphans_auto = False  # the operator decided: keep their choice
 
     def _show(self, data: GraphData) -> None:
+        self._ensure_plot()
         self.data = data
         self.label_item.setText("")  # a hover label belongs to the graph that was shown before
         if self._orphans_auto:
@@ -413,7 +440,7 @@ class GraphView(WikiView):
         placed: list[Any] = []
         for i in ranked:
             text = d.labels[i] if len(d.labels[i]) <= LABEL_CHARS else d.labels[i][:LABEL_CHARS - 1] + "…"
-            item = pg.TextItem(text, color=color, anchor=(0.5, -0.4))
+            item = _pg().TextItem(text, color=color, anchor=(0.5, -0.4))
             item.setPos(*d.pos[i])
             self.plot.addItem(item)
             rect = item.sceneBoundingRect()
@@ -432,6 +459,8 @@ class GraphView(WikiView):
     def _update_highlight(self) -> None:
         """Ring the open page's node, when it is in the graph and shown."""
         d = self.data
+        if self._plot is None:
+            return  # nothing drawn yet
         current = self.window_.current
         spots: list[Any] = []
         if d is not None and current is not None and current[0] == self.wiki_index:
@@ -446,7 +475,7 @@ class GraphView(WikiView):
     def highlighted(self) -> str | None:
         """The id of the node ringed as selected (for tests)."""
         d = self.data
-        if d is None or not len(self.highlight_item.data):
+        if d is None or self._plot is None or not len(self.highlight_item.data):
             return None
         x, y = self.highlight_item.data["x"][0], self.highlight_item.data["y"][0]
         hits = np.flatnonzero((d.pos[:, 0] == x) & (d.pos[:, 1] == y))
@@ -496,7 +525,7 @@ class GraphView(WikiView):
         """Where a node is drawn, in view coordinates (for tests)."""
         assert self.data is not None
         i = self.data.ids.index(node_id)
-        scene = self.plot.plotItem.vb.mapViewToScene(pg.Point(*self.data.pos[i]))
+        scene = self.plot.plotItem.vb.mapViewToScene(_pg().Point(*self.data.pos[i]))
         return self.plot.mapFromScene(scene)
 
 
@@ -510,5 +539,5 @@ def _brush(layer: str) -> Any:
                        else LAYER_COLORS.get(layer, "#7f8c8d"))
         if layer == "unresolved":
             color.setAlpha(140)
-        brush = _BRUSHES[layer] = pg.mkBrush(color)
+        brush = _BRUSHES[layer] = _pg().mkBrush(color)
     return brush

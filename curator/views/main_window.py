@@ -24,7 +24,8 @@ from PySide6.QtWidgets import (
 )
 
 from curator.engine.actor import OPERATOR
-from curator.engine.page import Page
+from curator.engine.links import LinkIndex
+from curator.engine.page import Page, link_key
 from curator.engine.reading import Embedded, embedded
 from curator.engine.wiki import Wiki
 from curator.models.pages import PageRow, PageTableModel
@@ -49,10 +50,15 @@ def gather_page(wiki: Wiki, path: str) -> tuple[Page, str, str | ChunkedPage, Li
     """Everything the page view shows, computed off the GUI thread."""
     page = wiki.pages[path]
     text = wiki.read_text(path)
-    links = wiki.links
+    # While a big wiki's links are still being resolved in the background (the first page of a
+    # warm open), the page's own links and backlinks come from an index around the page.
+    links = wiki.built_links() or wiki.links_around(path)
+    own = {link.key for link in page.links}
 
     def resolve(target: str, source: str) -> str | None:
-        return links.resolve(target, source).path
+        if source == path and link_key(target) in own:
+            return links.resolve(target, source).path
+        return wiki.links.resolve(target, source).path  # (an embedded page's links)
 
     def embed(target: str, anchor: str | None, source: str) -> Embedded | None:
         return embedded(wiki, target, anchor, source)
@@ -83,7 +89,7 @@ def gather_page(wiki: Wiki, path: str) -> tuple[Page, str, str | ChunkedPage, Li
         seen_out.add(key)
         target_title = wiki.pages[edge.target].title if edge.target else None
         info.outgoing.append((edge.link.target, edge.target, target_title or ""))
-    info.mentions = unlinked_mentions(wiki, page)
+    info.mentions = unlinked_mentions(wiki, page, links=links)
     return page, text, body_html, info
 
 
@@ -92,11 +98,13 @@ def gather_page(wiki: Wiki, path: str) -> tuple[Page, str, str | ChunkedPage, Li
 MENTIONS_BUILD_LIMIT = 3000
 
 
-def unlinked_mentions(wiki: Wiki, page: Page, limit: int = 50) -> list[tuple[str, str, str]]:
-    """Pages that mention the page's title or an alias as a phrase without linking to it."""
+def unlinked_mentions(wiki: Wiki, page: Page, limit: int = 50,
+                      links: LinkIndex | None = None) -> list[tuple[str, str, str]]:
+    """Pages that mention the page's title or an alias as a phrase without linking to it
+    (``links``: an index with the page's backlinks, the wiki's by default)."""
     if not wiki.search.active() and len(wiki.pages) > MENTIONS_BUILD_LIMIT:
         return []  # the index is being built in the background (Workspace.search_built)
-    linked = {e.source for e in wiki.links.backlinks(page.path)} | {page.path}
+    linked = {e.source for e in (links or wiki.links).backlinks(page.path)} | {page.path}
     names = [n for n in {page.title, *page.aliases} if len(n) >= 2 and '"' not in n]
     found: dict[str, tuple[str, str, str]] = {}
     for name in sorted(names):
@@ -206,6 +214,7 @@ class MainWindow(QMainWindow):
         ws.failed.connect(self.show_error)
         ws.progress.connect(self._on_progress)
         ws.search_built.connect(self._on_search_built)
+        ws.inbound_ready.connect(self.model.set_inbound)
         self.browser.open_requested.connect(lambda row: self.open_chosen(row.key))
         self.browser.search_requested.connect(self._search)
         self.page_view.page_link_activated.connect(self._follow_link)

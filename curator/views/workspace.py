@@ -19,7 +19,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
 
-from curator.engine.store import ChangeSet
+from curator.engine.store import ChangeSet, gc_paused
 from curator.engine.wiki import Wiki
 from curator.models.pages import PageRow
 
@@ -60,6 +60,11 @@ class Snapshot:
     tags: list[str] = field(default_factory=list)
 
 
+#: Above this many pages the first load shows the pages before their links are resolved (every
+#: link of the wiki, ~1.5 s at 32,000 pages): the browser's inbound counts follow from a
+#: background task (``inbound_ready``), then the full-text index is built.
+LINK_LATER_ABOVE = 3000
+
 #: Progress units per wiki while the workspace loads.
 PROGRESS_STEPS = 1000
 
@@ -74,6 +79,8 @@ class Workspace(QObject):
     failed = Signal(str)  # a readable message
     progress = Signal(int, int, str)  # done, total, what
     search_built = Signal(int)  # the wiki whose full-text index was just built in the background
+    #: Inbound link counts of every page, when a big workspace resolved its links after showing
+    inbound_ready = Signal(object)
 
     def __init__(self, root: Path, watch: bool = True) -> None:
         super().__init__()
@@ -117,6 +124,11 @@ class Workspace(QObject):
                 gc.enable()
             gc.freeze()
 
+    @property
+    def _link_later(self) -> bool:
+        """Whether the links are resolved after the pages are shown (see :data:`LINK_LATER_ABOVE`)."""
+        return sum(h.wiki.store.count() if h.wiki is not None else 0 for h in self.handles) > LINK_LATER_ABOVE
+
     def _load_all_pages(self) -> Snapshot:
         start = time.perf_counter()
         rows: list[PageRow] = []
@@ -146,8 +158,12 @@ class Workspace(QObject):
             rows.extend(PageRow(handle.index, handle.label, p) for p in wiki.pages.values())
             if self._cancel.is_set():
                 raise Cancelled
-            self.progress.emit(base + int(steps * 0.85), total * steps, f"Linking {handle.label}…")
-            inbound.update(self._inbound(handle))
+        if not self._link_later:
+            for n, handle in enumerate(self.handles):
+                self.progress.emit(n * steps + int(steps * 0.85), total * steps, f"Linking {handle.label}…")
+                inbound.update(self._inbound(handle))
+                if self._cancel.is_set():
+                    raise Cancelled
         self.progress.emit(total * steps, total * steps, "")
         for row in rows:
             row.inbound = inbound.get(row.key, 0)
@@ -188,6 +204,25 @@ class Workspace(QObject):
             self._start_watching()
         self._timer.start()
         self.loaded.emit(snapshot)
+        if snapshot.inbound or not self._link_later:
+            self._build_search_indexes()
+            return
+        # one background task after the other: the GUI thread shares the interpreter with them
+        run_task(self._link_all, self._on_linked, self._search_build_failed)
+
+    def _link_all(self) -> dict[tuple[int, str], int]:
+        with gc_paused():
+            inbound: dict[tuple[int, str], int] = {}
+            for handle in self.handles:
+                if self._closed:
+                    break
+                inbound.update(self._inbound(handle))
+            return inbound
+
+    def _on_linked(self, inbound: dict[tuple[int, str], int]) -> None:
+        if self._closed:
+            return
+        self.inbound_ready.emit(inbound)
         self._build_search_indexes()
 
     def _build_search_indexes(self) -> None:

@@ -1,0 +1,58 @@
+"""A big workspace shows its pages before every link is resolved (issue 17, station warm open):
+the window is usable with the first page's links and backlinks exact (from an index around the
+page), then the browser's inbound counts arrive from a background task, the same counts a small
+workspace computes before showing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from curator.views import workspace as workspace_module
+from tests.gui_helpers import loaded_window, make_wiki
+
+PAGES = {
+    "wiki/home.md": "---\ntitle: Home\nlayer: identity\ntrust: 0.9\n---\n# Home\n\nSee [[Payments]], [[Refunds]]"
+                    " and [[Nowhere Yet]].\n",
+    "wiki/payments.md": "---\ntitle: Payments\nlayer: core\n---\n# Payments\n\nBack to [[Home]]; [[refunds]].\n",
+    "wiki/refunds.md": "---\ntitle: Refunds\n---\n# Refunds\n\nAsk [[payments]] or go [[home]].\n",
+    "notes/scratch.md": "# Scratch\n\nsee [[Home]]\n",
+}
+
+
+def _inbound(win) -> dict[str, int]:  # type: ignore[no-untyped-def]
+    return {row.page.path: row.inbound for row in win.model.rows}
+
+
+@pytest.mark.parametrize("later", [False, True])
+def test_links_resolved_after_the_window_shows_give_the_same_counts(qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                                     monkeypatch: pytest.MonkeyPatch,
+                                                                     later: bool) -> None:
+    root = make_wiki(tmp_path / "w", PAGES)
+    monkeypatch.setattr(workspace_module, "LINK_LATER_ABOVE", 0 if later else 10_000)
+    win = loaded_window(qtbot, root, tmp_path, watch=False)
+    wiki = win.workspace.wiki(0)
+    assert win.current == (0, "wiki/home.md")
+    if later:
+        qtbot.waitUntil(lambda: _inbound(win)["wiki/home.md"] == 3, timeout=15_000)
+    assert _inbound(win) == {"notes/scratch.md": 0, "wiki/home.md": 3, "wiki/payments.md": 2,
+                             "wiki/refunds.md": 2}
+    assert wiki.built_links() is not None  # resolved by now, in the background or before showing
+
+
+def test_first_page_from_an_index_around_it_matches_the_whole_index(tmp_path: Path) -> None:
+    from curator.engine.wiki import Wiki
+    from curator.views.main_window import gather_page
+
+    root = make_wiki(tmp_path / "w", PAGES)
+    around = Wiki(root)
+    _page, _text, html_around, info_around = gather_page(around, "wiki/home.md")
+    assert around.built_links() is None  # nothing resolved every link of the wiki
+    whole = Wiki(root)
+    whole.links  # noqa: B018 - built: gather_page uses the whole index
+    _page, _text, html_whole, info_whole = gather_page(whole, "wiki/home.md")
+    assert html_around == html_whole
+    assert (info_around.backlinks, info_around.outgoing) == (info_whole.backlinks, info_whole.outgoing)
+    assert sorted(p for p, *_ in info_around.backlinks) == ["notes/scratch.md", "wiki/payments.md",
+                                                            "wiki/refunds.md"]
