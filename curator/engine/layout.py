@@ -83,12 +83,18 @@ class LayoutEngine:
 
         ``full`` ignores the cache (a "re-layout" button).
         """
+        nodes = list(dict.fromkeys(nodes))
+        index = {n: i for i, n in enumerate(nodes)}
+        pairs = [(index[a], index[b]) for a, b in edges if a in index and b in index]
+        return self.layout_pairs(nodes, np.asarray(pairs, dtype=np.int64).reshape(-1, 2), full=full)
+
+    def layout_pairs(self, nodes: Sequence[str], pairs: np.ndarray, *, full: bool = False) -> dict[str, Position]:
+        """:meth:`layout` for distinct ``nodes`` and edges as an (m, 2) array of node indices (any
+        order, repeats and loops allowed): the graph view's way, which never sorts 200,000 string
+        pairs (one C call that holds the interpreter lock, and so the GUI thread, for a second)."""
+        edges = unique_pairs(pairs, len(nodes))
         with self._lock:
-            nodes = list(dict.fromkeys(nodes))
-            index = {n: i for i, n in enumerate(nodes)}
-            pairs = {(min(index[a], index[b]), max(index[a], index[b]))
-                     for a, b in edges if a in index and b in index and a != b}
-            graph = ig.Graph(n=len(nodes), edges=sorted(pairs))
+            graph = ig.Graph(n=len(nodes), edges=edges.tolist())
             cached = {} if full else self.positions
             known = sum(1 for n in nodes if n in cached)
             incremental = bool(nodes) and known / len(nodes) >= INCREMENTAL_MIN_KNOWN
@@ -241,6 +247,15 @@ class _Placement:
     def _put(self, coords: np.ndarray, comp: list[int], at: np.ndarray) -> None:
         for i, (x, y) in zip(comp, coords + at, strict=True):
             self.out[self.nodes[i]] = (float(x), float(y))
+
+
+def unique_pairs(pairs: np.ndarray, n: int) -> np.ndarray:
+    """Each undirected edge of ``pairs`` (an (m, 2) index array) once, as (low, high), sorted;
+    loops dropped."""
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    low, high = pairs.min(axis=1), pairs.max(axis=1)
+    keys = np.unique(low[low != high] * max(n, 1) + high[low != high])
+    return np.stack([keys // max(n, 1), keys % max(n, 1)], axis=1)
 
 
 def _median_edge(coords: np.ndarray, edges: list[tuple[int, int]], among: np.ndarray | None = None) -> float:

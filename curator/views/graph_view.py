@@ -51,6 +51,10 @@ LABEL_LIMIT = 60
 #: of thousands of unlinked dots around the main component only bury it.
 ORPHAN_HIDE_ABOVE = 3000
 LABEL_CHARS = 28
+#: Nodes handed to pyqtgraph per event-loop turn (see GraphView._draw_chunks).
+DRAW_CHUNK = 4000
+#: Drawing order of the kinds of node, bottom up: ghosts under pages, identity pages on top.
+NODE_Z = {"unresolved": 1, "attachment": 2, "deep": 3, "context": 4, "core": 5, "identity": 6}
 
 
 def _pg() -> Any:
@@ -76,32 +80,62 @@ class GraphData:
     center: str | None = None
     layout_seconds: float = 0.0
     folded_labels: list[str] = field(default_factory=list)
+    kinds: np.ndarray | None = None  # each node's scatter item (set by the view)
 
 
 def build_graph_data(wiki: Wiki, engine: LayoutEngine, center: str | None, depth: int,
                      full: bool = False, attachments: bool = False) -> GraphData:
     """The graph as the operator sees it, laid out: all of it, or ``depth`` hops around ``center``
     (with the attachment files pages link to as nodes when ``attachments`` is set)."""
+    import gc
+
+    from curator.engine.store import gc_paused
+
+    # A full collection over the ~10^6 objects built here holds the interpreter lock, and so
+    # the GUI thread, for half a second at 50,000 nodes; none of them are cyclic: build them with
+    # the collector paused, then move them out of its sight (reference counting frees them).
+    with gc_paused():
+        data = _build_graph_data(wiki, engine, center, depth, full, attachments)
+        gc.freeze()
+    return data
+
+
+def _build_graph_data(wiki: Wiki, engine: LayoutEngine, center: str | None, depth: int,
+                      full: bool, attachments: bool) -> GraphData:
     import time
 
     from curator.engine.graph import graph_for
-    from curator.engine.layout import LayoutEngine
+    from curator.engine.layout import LayoutEngine, unique_pairs
 
+    _pg()  # imported here, off the GUI thread (half a second), before the view first draws
     graph = graph_for(wiki, OPERATOR, attachments)
     if center is not None and center in graph.nodes:
         nodes = set(graph.bfs(center, depth))
-        local = LayoutEngine()  # a local view must not disturb the global positions
-        start = time.perf_counter()
-        pos_map = local.layout(sorted(nodes), graph.undirected_edges(nodes))
+        engine = LayoutEngine()  # a local view must not disturb the global positions
     else:
         center = None
         nodes = set(graph.nodes)
-        start = time.perf_counter()
-        pos_map = engine.layout(list(graph.nodes), graph.undirected_edges(), full=full)
-        engine.save()
-    elapsed = time.perf_counter() - start
     ids = sorted(nodes)
     index = {n: i for i, n in enumerate(ids)}
+    # Edges as index pairs, made unique in numpy: no sort of 200,000 string pairs (see layout_pairs)
+    src: list[int] = []
+    dst: list[int] = []
+    for source, targets in graph.out.items():
+        a = index.get(source)
+        if a is None:
+            continue
+        for target in targets:
+            b = index.get(target)
+            if b is not None:
+                src.append(a)
+                dst.append(b)
+    edges = unique_pairs(np.column_stack([np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)]),
+                         len(ids))
+    start = time.perf_counter()
+    pos_map = engine.layout_pairs(ids, edges, full=full and center is None)
+    if center is None:
+        engine.save()
+    elapsed = time.perf_counter() - start
     labels, layers, namespaces = [], [], []
     trust = np.zeros(len(ids))
     resolved = np.zeros(len(ids), dtype=bool)
@@ -116,8 +150,6 @@ def build_graph_data(wiki: Wiki, engine: LayoutEngine, center: str | None, depth
             namespaces.append(node.page.namespace)
             trust[i] = node.page.trust
             resolved[i] = True
-    pairs = [(index[a], index[b]) for a, b in graph.undirected_edges(nodes) if a in index and b in index]
-    edges = np.array(pairs, dtype=np.int64).reshape(-1, 2)
     degree = np.bincount(edges.ravel(), minlength=len(ids)) if len(ids) else np.zeros(0)
     pos = np.array([pos_map.get(n, (0.0, 0.0)) for n in ids], dtype=float).reshape(-1, 2)
     return GraphData(ids, labels, layers, namespaces, trust, degree, resolved, pos, edges, center, elapsed,
@@ -188,6 +220,10 @@ class GraphView(WikiView):
         self._plot: Any = None
         self._plot_slot = QWidget()
         self._orphans_auto = True  # the orphan default follows the graph's size until toggled
+        self._ghosts_auto = True  # so does the unresolved one
+        self._draw_generation = 0  # bumped by each redraw: a chunk of an older one is dropped
+        self._fit_pending = False
+        self._used: dict[str, int] = {}
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -204,6 +240,7 @@ class GraphView(WikiView):
         self.depth.valueChanged.connect(self._depth_changed)
         self.size_by.currentIndexChanged.connect(self._redraw)
         self.ghosts.toggled.connect(self._redraw)
+        self.ghosts.clicked.connect(self._ghosts_chosen)
         self.orphans.toggled.connect(self._redraw)
         self.orphans.clicked.connect(self._orphans_chosen)
         # labels are placed in screen space: recompute them when the view moves or zooms
@@ -234,18 +271,19 @@ class GraphView(WikiView):
         plot.setMenuEnabled(False)
         self.edges_item = pg.PlotCurveItem(pen=pg.mkPen(QColor(128, 128, 128, 90), width=1), connect="pairs",
                                            antialias=False)
-        self.nodes_item = pg.ScatterPlotItem(pxMode=True, hoverable=True, pen=None,
-                                             tip=self._tip, hoverSize=14)
         plot.addItem(self.edges_item)
-        plot.addItem(self.nodes_item)
+        # One scatter item per kind of node, each with one brush and one symbol and no outline
+        # pen: a redraw is one setData of numpy arrays per kind, with no per-point styling (per-
+        # point brushes and symbols made pyqtgraph stall the GUI thread for seconds at 50,000
+        # nodes). Sizes are whole pixels, so the symbol atlas holds a few dozen images.
+        # (the items, in chunks of DRAW_CHUNK points, are made as the nodes are drawn)
+        self.node_items: dict[str, list[Any]] = {kind: [] for kind in NODE_Z}
         # the selected (open) page: a ring drawn over its node
         self.highlight_item = pg.ScatterPlotItem(pxMode=True, brush=None, size=22,
                                                  pen=pg.mkPen(HIGHLIGHT_COLOR, width=3))
         plot.addItem(self.highlight_item)
         self.label_item = pg.TextItem(anchor=(0.5, 1.4), color=self.palette().text().color())
         plot.addItem(self.label_item)
-        self.nodes_item.sigClicked.connect(self._clicked)
-        self.nodes_item.sigHovered.connect(self._hovered)
         plot.scene().sigMouseClicked.connect(self._scene_clicked)
         # labels are placed in screen space: recompute them when the view moves or zooms
         plot.plotItem.vb.sigRangeChanged.connect(lambda *_a: self._relabel.start())
@@ -311,15 +349,19 @@ class GraphView(WikiView):
     def _orphans_chosen(self, _checked: bool) -> None:
         self._orphans_auto = False  # the operator decided: keep their choice
 
+    def _ghosts_chosen(self, _checked: bool) -> None:
+        self._ghosts_auto = False
+
     def _show(self, data: GraphData) -> None:
         self._ensure_plot()
         self.data = data
         self.label_item.setText("")  # a hover label belongs to the graph that was shown before
-        if self._orphans_auto:
-            many = data.center is None and int(data.resolved.sum()) > ORPHAN_HIDE_ABOVE
-            self.orphans.blockSignals(True)
-            self.orphans.setChecked(not many)
-            self.orphans.blockSignals(False)
+        many = data.center is None and int(data.resolved.sum()) > ORPHAN_HIDE_ABOVE
+        for auto, box in ((self._orphans_auto, self.orphans), (self._ghosts_auto, self.ghosts)):
+            if auto:  # a big global graph starts with orphans and not-yet-written targets hidden
+                box.blockSignals(True)
+                box.setChecked(not many)
+                box.blockSignals(False)
         namespaces = sorted({n for n in data.namespaces if n})
         current = self.namespace.currentText()
         self.namespace.blockSignals(True)
@@ -328,9 +370,8 @@ class GraphView(WikiView):
         self.namespace.addItems(namespaces)
         self.namespace.setCurrentText(current if current in namespaces else "All namespaces")
         self.namespace.blockSignals(False)
+        self._fit_pending = True
         self._redraw()
-        self.plot.autoRange()
-        self.mark_ready()
 
     # --- drawing ----------------------------------------------------------------------
     def visible_mask(self) -> np.ndarray:
@@ -377,16 +418,20 @@ class GraphView(WikiView):
             sizes = 6 + 12 * d.trust[shown]
         else:
             sizes = 6 + 3 * np.sqrt(np.minimum(d.degree[shown], 100))
-        sizes = np.where(d.resolved[shown], sizes, 6)
-        brushes = [_brush(d.layers[i]) for i in shown]
-        symbols = [SYMBOLS.get(d.layers[i], "o") for i in shown]
+        sizes = np.rint(np.where(d.resolved[shown], sizes, 6))
         if d.center is not None:
             c = int(remap[d.ids.index(d.center)])
             if c >= 0:
-                sizes = sizes.copy()
                 sizes[c] = max(sizes[c], 20)
-        self.nodes_item.setData(pos=d.pos[shown], size=sizes, brush=brushes, symbol=symbols,
-                                data=shown, pen=None)
+        kinds = self._kinds(d)[shown]
+        self._draw_generation += 1
+        chunks = []
+        for code, kind in enumerate(self.node_items):
+            mine = kinds == code
+            pos, size, index = d.pos[shown[mine]], sizes[mine], shown[mine]
+            for n, start in enumerate(range(0, max(len(index), 1), DRAW_CHUNK)):
+                part = slice(start, start + DRAW_CHUNK)
+                chunks.append((kind, n, pos[part], size[part], index[part]))
         if self.label_item.toPlainText() and not self._hover_shown():
             self.label_item.setText("")  # never a label whose node is gone
         self._draw_labels()
@@ -397,7 +442,59 @@ class GraphView(WikiView):
         hidden = self.hidden_orphans()
         if hidden:
             text += f"; {hidden:,} orphans hidden (tick Orphans to show them)"
+        ghosts = self.hidden_ghosts()
+        if ghosts:
+            text += f"; {ghosts:,} not yet written hidden (tick Unresolved to show them)"
         self.info.setText(text)
+        self._draw_chunks(self._draw_generation, chunks, first=True)
+
+    def _node_item(self, kind: str, n: int) -> Any:
+        """The ``n``-th scatter item of a kind of node (made on first use)."""
+        items = self.node_items[kind]
+        while len(items) <= n:
+            pg = _pg()
+            item = pg.ScatterPlotItem(pxMode=True, hoverable=True, pen=None, brush=_brush(kind),
+                                      symbol=SYMBOLS[kind], tip=self._tip, hoverSize=14)
+            item.setZValue(NODE_Z[kind])
+            item.sigClicked.connect(self._clicked)
+            item.sigHovered.connect(self._hovered)
+            self.plot.addItem(item)
+            items.append(item)
+        return items[n]
+
+    def _draw_chunks(self, generation: int, chunks: list[tuple[str, int, Any, Any, Any]],
+                     first: bool = False) -> None:
+        """Hand the nodes to pyqtgraph one chunk per event-loop turn (its per-point work is
+        ~10 us a point: 50,000 nodes at once froze the GUI thread for a second), then clear the
+        items the graph no longer needs."""
+        if generation != self._draw_generation:
+            return  # a newer redraw took over
+        if first:
+            self._used = {kind: 0 for kind in self.node_items}
+        budget = DRAW_CHUNK
+        while chunks and budget > 0:
+            kind, n, pos, size, index = chunks.pop(0)
+            self._node_item(kind, n).setData(pos=pos, size=size, data=index)
+            self._used[kind] = max(self._used[kind], n + 1 if len(index) else 0)
+            budget -= max(len(index), 1)
+        if chunks:
+            QTimer.singleShot(0, lambda: self._draw_chunks(generation, chunks))
+            return
+        for kind, items in self.node_items.items():
+            for item in items[self._used[kind]:]:
+                if len(item.data):
+                    item.setData([])
+        if self._fit_pending:  # a new graph: frame it once every node is in place
+            self._fit_pending = False
+            self.plot.autoRange()
+            self.mark_ready()
+
+    def _kinds(self, d: GraphData) -> np.ndarray:
+        """Each node's kind as the position of its scatter item in :attr:`node_items`."""
+        if d.kinds is None:
+            codes = {kind: i for i, kind in enumerate(self.node_items)}
+            d.kinds = np.array([codes.get(layer, codes["deep"]) for layer in d.layers], dtype=np.int64)
+        return d.kinds
 
     def hidden_orphans(self) -> int:
         """Pages without links that the Orphans filter hides right now."""
@@ -405,6 +502,13 @@ class GraphView(WikiView):
         if d is None or self.orphans.isChecked():
             return 0
         return int((d.resolved & (d.degree == 0)).sum())
+
+    def hidden_ghosts(self) -> int:
+        """Targets not yet written that the Unresolved filter hides right now."""
+        d = self.data
+        if d is None or self.ghosts.isChecked():
+            return 0
+        return int((~d.resolved & (np.array(d.layers) == "unresolved")).sum())
 
     def _hover_shown(self) -> bool:
         i = self._hover_index
@@ -515,7 +619,8 @@ class GraphView(WikiView):
     def _scene_clicked(self, ev: Any) -> None:
         if not ev.double() or self.data is None:
             return
-        points = self.nodes_item.pointsAt(self.nodes_item.mapFromScene(ev.scenePos()))
+        points = [p for items in self.node_items.values() for item in items
+                  for p in item.pointsAt(item.mapFromScene(ev.scenePos()))]
         if len(points):
             i = int(points[0].data())
             if self.data.resolved[i]:
