@@ -99,7 +99,7 @@ class LayoutEngine:
             known = sum(1 for n in nodes if n in cached)
             incremental = bool(nodes) and known / len(nodes) >= INCREMENTAL_MIN_KNOWN
             rng = np.random.default_rng(self._seed)
-            result = _Placement(graph, nodes, cached if incremental else {}, rng).run()
+            result = _Placement(graph, list(nodes), cached if incremental else {}, rng).run()
             self.positions = result
             return dict(result)
 

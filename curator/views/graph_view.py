@@ -288,6 +288,7 @@ class GraphView(WikiView):
         # labels are placed in screen space: recompute them when the view moves or zooms
         plot.plotItem.vb.sigRangeChanged.connect(lambda *_a: self._relabel.start())
         layout = self.layout()
+        assert layout is not None  # made in __init__
         layout.replaceWidget(self._plot_slot, plot)
         self._plot_slot.deleteLater()
         return plot
