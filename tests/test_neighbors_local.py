@@ -148,3 +148,39 @@ def test_neighbors_from_the_cache_tables_match_the_full_index(tmp_path: Path, co
             wiki.close()
     hidden = {p for p in full.pages if not full.visible(parse_actor("agent:eng", "engineering"), p)}
     assert hidden or corpus == "obsidian"
+
+
+def test_the_cache_name_tables_follow_edits_renames_and_removals(tmp_path: Path) -> None:
+    """The rows a page's links and names left in the cache go with the page: a link removed, a
+    title changed, a page deleted or renamed no longer count for a one-shot ``neighbors``."""
+    root = write_pages(tmp_path / "w", {
+        "hub.md": "# Hub\n",
+        "a.md": "# A\n[[hub]]\n",
+        "b.md": "---\ntitle: Bee\n---\n[[hub]] [[Old Name]]\n",
+        "c.md": "---\ntitle: Old Name\n---\n# C\n",
+    })
+
+    def inbound(path: str) -> list[str]:
+        wiki = Wiki(root)
+        try:
+            return sorted(e.source for e in wiki.links_around(path).backlinks(path))
+        finally:
+            assert not wiki.store.decoded
+            wiki.close()
+
+    def bump(rel: str, text: str) -> None:
+        file = root / rel
+        file.write_text(text)
+        os.utime(file, ns=(file.stat().st_mtime_ns + 10**9,) * 2)
+
+    assert inbound("hub.md") == ["a.md", "b.md"]
+    assert inbound("c.md") == ["b.md"]
+    bump("a.md", "# A\nno link now\n")
+    assert inbound("hub.md") == ["b.md"]
+    bump("c.md", "---\ntitle: New Name\n---\n# C\n")  # [[Old Name]] no longer reaches it
+    assert inbound("c.md") == []
+    (root / "b.md").unlink()
+    assert inbound("hub.md") == []
+    (root / "a.md").rename(root / "d.md")
+    bump("d.md", "# D\n[[hub]]\n")
+    assert inbound("hub.md") == ["d.md"]

@@ -15,7 +15,7 @@ Beside the records, two small tables answer a one-page question (``neighbors``, 
 ``find`` by name) without decoding every record: ``link_names`` holds, for each page, a hash of
 the last segment and of the whole key of every link target it writes, and ``page_names`` a hash
 of every name a link could reach it by (slug, file name, title, aliases). Both are keyed by the
-hash (indexed by the page as well, for updates), so :meth:`PageStore.pages_linking` and
+hash (a page's rows are found again from its old record when it changes), so :meth:`PageStore.pages_linking` and
 :meth:`PageStore.pages_named` read only the records around one page. A hash (CRC-32) keeps them
 small; a collision only adds a page, which the caller's exact resolution then ignores.
 
@@ -45,7 +45,7 @@ from .walker import PageFile, is_page_path, utf8_name, walk
 #: What :meth:`PageStore._read` answers for a page it may not read (a chmod-000 file).
 _UNREADABLE = b"\0unreadable\0"
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-SCHEMA_VERSION = 9  # bump when Page or the parse rules change: the cache is rebuilt
+SCHEMA_VERSION = 10  # bump when Page or the parse rules change: the cache is rebuilt
 #: Stale pages from which parsing moves to worker processes (below, starting them costs more).
 PARALLEL_MIN = 1500
 #: Records longer than this are stored zlib-compressed (marked by a leading ``Z``, which no
@@ -290,7 +290,6 @@ class PageStore:
             for table in ("link_names", "page_names"):
                 conn.execute(f"CREATE TABLE IF NOT EXISTS {table} (h INTEGER, src INTEGER,"
                              " PRIMARY KEY (h, src)) WITHOUT ROWID")
-                conn.execute(f"CREATE INDEX IF NOT EXISTS {table}_src ON {table} (src)")
         except BaseException:
             conn.close()
             raise
@@ -600,9 +599,23 @@ class PageStore:
         names.clear()
 
     def _drop_names(self, paths: list[tuple[str]]) -> None:
-        for table in ("link_names", "page_names"):
-            self.conn.executemany(f"DELETE FROM {table} WHERE src=(SELECT rowid FROM records WHERE path=?)",
-                                  paths)
+        """Delete the name rows of the cached records at ``paths`` (found from the old records
+        themselves: no second index by page keeps the tables small). A row left behind by a
+        record that no longer decodes only ever adds a page to a lookup, which its caller's exact
+        resolution ignores."""
+        conn = self.conn
+        old: list[tuple[int, list[Any]]] = []
+        for (path,) in paths:
+            hit = conn.execute("SELECT rowid, record FROM records WHERE path=?", (path,)).fetchone()
+            if hit is None:
+                continue
+            try:
+                old.append((hit[0], decode_record(hit[1])))
+            except (ValueError, TypeError, EOFError, KeyError, zlib.error):
+                continue
+        for table, hashes in (("link_names", link_name_hashes), ("page_names", page_name_hashes)):
+            conn.executemany(f"DELETE FROM {table} WHERE h=? AND src=?",
+                             [(h, rowid) for rowid, row in old for h in hashes(row)])
 
     def close(self) -> None:
         with self._lock:
