@@ -217,6 +217,9 @@ class Workspace(QObject):
                 if self._closed:
                     break
                 inbound.update(self._inbound(handle))
+            # as after the load: later collections skip the ~10^6 link objects (a full one over
+            # them holds the interpreter lock, and so the GUI thread, for a second)
+            gc.freeze()
             return inbound
 
     def _on_linked(self, inbound: dict[tuple[int, str], int]) -> None:
