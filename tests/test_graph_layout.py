@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from curator.engine.graph import graph_for
 from curator.engine.layout import LayoutEngine, engine_for, layout_graph
 from curator.engine.wiki import Wiki
@@ -92,3 +94,29 @@ def test_engine_modules_do_not_import_qt() -> None:
     code = ("import sys, curator.engine.layout, curator.engine.graph; "
             "sys.exit(1 if any(m.startswith(('PySide6', 'pyqtgraph')) for m in sys.modules) else 0)")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_a_big_main_component_is_laid_out_in_a_worker_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """igraph holds the interpreter lock through a whole layout (seconds at 30,000 nodes, the
+    station's GUI thread frozen meanwhile), so a big one runs in a worker process, and comes back
+    as the same kind of picture (igraph's own random steps differ from run to run anyway)."""
+    from curator.engine import layout
+
+    nodes = [f"n{i:03d}" for i in range(120)]
+    edges = [(nodes[i], nodes[(i * 7 + 3) % 120]) for i in range(120)] + [(nodes[i], nodes[i + 1]) for i in range(119)]
+    answers: list[object] = []
+    real = layout._fr_in_a_process
+
+    def recording(*args: object) -> object:
+        answers.append(real(*args))  # type: ignore[arg-type]
+        return answers[-1]
+
+    monkeypatch.setattr(layout, "FR_ELSEWHERE_ABOVE", 50)
+    monkeypatch.setattr(layout, "_fr_in_a_process", recording)
+    pos = LayoutEngine().layout(nodes, edges)
+    assert len(answers) == 1 and answers[0] is not None  # laid out in the worker
+    assert set(pos) == set(nodes)
+    radii = sorted(math.hypot(x, y) for x, y in pos.values())
+    r95 = radii[int(0.95 * (len(radii) - 1))]
+    assert all(math.isfinite(r) for r in radii)
+    assert r95 == pytest.approx(layout.MAIN_SPREAD * math.sqrt(len(nodes)), rel=0.05)  # spread as in place

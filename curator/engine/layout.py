@@ -34,6 +34,9 @@ Position = tuple[float, float]
 
 LAYOUT_CACHE_FILE = "layout.json"
 FULL_ITERATIONS = 500
+#: A main component bigger than this is laid out from scratch in a worker process (see
+#: :func:`_fr_in_a_process`).
+FR_ELSEWHERE_ABOVE = 5000
 #: Below this share of nodes with a cached position the layout starts over.
 INCREMENTAL_MIN_KNOWN = 0.5
 #: Layout units: an edge of a small component is EDGE long, packed components are GAP apart,
@@ -146,8 +149,12 @@ class _Placement:
         names = [self.nodes[i] for i in comp]
         known = np.array([n in self.cached for n in names])
         if not known.any():
-            coords = np.asarray(sub.layout_fruchterman_reingold(
-                niter=FULL_ITERATIONS, seed=self._random_start(len(comp)).tolist(), grid="auto").coords)
+            seed = self._random_start(len(comp))
+            coords = None
+            if len(comp) > FR_ELSEWHERE_ABOVE:
+                coords = _fr_in_a_process(len(comp), np.asarray(sub.get_edgelist(), dtype=np.int64), seed)
+            if coords is None:
+                coords = _fr(len(comp), np.asarray(sub.get_edgelist(), dtype=np.int64), seed)
             # FR packs hub-heavy graphs very tightly; spread the component to a fixed area per
             # node so it and the packed satellites (one unit per edge) read at the same scale.
             coords -= coords.mean(axis=0)
@@ -247,6 +254,28 @@ class _Placement:
     def _put(self, coords: np.ndarray, comp: list[int], at: np.ndarray) -> None:
         for i, (x, y) in zip(comp, coords + at, strict=True):
             self.out[self.nodes[i]] = (float(x), float(y))
+
+
+def _fr(n: int, edges: np.ndarray, seed: np.ndarray) -> np.ndarray:
+    """igraph's Fruchterman-Reingold of a connected graph (grid variant) from ``seed``."""
+    graph = ig.Graph(n=n, edges=edges.reshape(-1, 2).tolist())
+    return np.asarray(graph.layout_fruchterman_reingold(niter=FULL_ITERATIONS, seed=seed.tolist(),
+                                                        grid="auto").coords, dtype=float)
+
+
+def _fr_in_a_process(n: int, edges: np.ndarray, seed: np.ndarray) -> np.ndarray | None:
+    """:func:`_fr` in a worker process, or None when none can be started: igraph holds the
+    interpreter lock through the whole layout (eight seconds at 30,000 nodes), which would freeze
+    the station's GUI thread; in another process it freezes nothing. Spawned, never forked (the
+    station runs threads)."""
+    try:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+            return pool.submit(_fr, n, edges, seed).result()
+    except Exception:  # no processes here (a sandbox, a frozen build): lay out in place
+        return None
 
 
 def unique_pairs(pairs: np.ndarray, n: int) -> np.ndarray:
