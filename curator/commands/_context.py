@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 from pathlib import Path
 from typing import Any
 
 from curator.engine.actor import Actor, parse_actor
+from curator.engine.walker import json_document
 from curator.engine.wiki import Wiki
 
 
@@ -56,25 +56,8 @@ def terminal_safe(text: str) -> str:
 
 
 def write_json(data: Any) -> None:
-    """One JSON document on stdout. A long list is written one compact item per line: still easy
-    to read and to grep, and it uses the C encoder (``indent`` forces the slow pure-Python one,
-    which cost more than everything else in a warm ``index --json`` of 10,000 pages)."""
-    dumps = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": ")).encode
-    if isinstance(data, list) and len(data) > 50:
-        sys.stdout.write(_long_list(data, dumps) + "\n")
-        return
-    if isinstance(data, dict) and any(isinstance(v, list) and len(v) > 50 for v in data.values()):
-        # e.g. the graph's node-link document (250,000 nodes and edges at 32,000 pages): one key
-        # per line, each value in one call of the C encoder (per-item calls cost 4x more)
-        items = [f"  {dumps(str(k))}: {dumps(v)}" for k, v in data.items()]
-        sys.stdout.write("{\n" + ",\n".join(items) + "\n}\n")
-        return
-    json.dump(data, sys.stdout, ensure_ascii=False, indent=2)
-    sys.stdout.write("\n")
-
-
-def _long_list(data: list[Any], dumps: Any) -> str:
-    return "[\n" + ",\n".join(dumps(item) for item in data) + "\n]" if data else "[]"
+    """One JSON document on stdout (see :func:`~curator.engine.walker.json_document`)."""
+    sys.stdout.write(json_document(data))
 
 
 def open_wiki(path: Path) -> Wiki:

@@ -6,13 +6,13 @@ an agent receives. Every function takes the reading actor and shows only what it
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from . import frontmatter, markdown_scan
 from .actor import OPERATOR, Actor
 from .page import LAYER_RANK, Page
+from .walker import json_document
 from .wiki import Wiki
 
 DEFAULT_MAX_BYTES = 30_000
@@ -100,9 +100,8 @@ class Neighbor:
 
 
 def json_size(data: Any) -> int:
-    """Bytes of ``data`` as the CLI prints one JSON document at most (``indent=2``, UTF-8, the
-    final newline): its compact forms are never longer, so a result within this is within it."""
-    return len(json.dumps(data, ensure_ascii=False, indent=2).encode("utf-8", "surrogateescape")) + 1
+    """Bytes of ``data`` as the CLI prints it (:func:`~.walker.json_document`)."""
+    return len(json_document(data).encode("utf-8", "surrogateescape"))
 
 
 def _utf8_prefix(text: str, size: int) -> str:
