@@ -44,6 +44,7 @@ known yet.
 
 from __future__ import annotations
 
+import math
 import os
 import sqlite3
 import threading
@@ -119,6 +120,10 @@ class SearchIndex:
         self._lock = threading.RLock()
         self._built = False  # read from the database by setup()
         self._stop = threading.Event()
+        self._generation = 0  # bumped whenever a document is added, retired or the index cleared
+        self._hidden_cache: dict[tuple[Any, ...], dict[int, str]] = {}
+        self._size_cache: dict[int, int] = {}  # doc id -> tokens (ids are never reused but by a clear)
+        self._size_version = -1
         #: Seconds between full sweeps triggered by searches; None: never (a file watcher feeds
         #: ``wiki.refresh(paths)`` instead).
         self.sweep_interval: float | None = SWEEP_INTERVAL
@@ -163,6 +168,7 @@ class SearchIndex:
 
     def _insert(self, conn: sqlite3.Connection, row: tuple[Any, ...], doc_id: int | None) -> None:
         path, values, texts = row[0], row[1:9], row[9:]
+        self._generation += 1
         if self._tombstone(conn, path):
             doc_id = None
         cur = conn.execute(
@@ -174,6 +180,7 @@ class SearchIndex:
     def _tombstone(self, conn: sqlite3.Connection, path: str) -> bool:
         """Retire ``path``'s document (its FTS row stays, unseen); True when there was one."""
         cur = conn.execute("DELETE FROM search_docs WHERE path=?", (path,))
+        self._generation += 1
         if cur.rowcount:
             conn.execute("INSERT INTO search_meta VALUES ('dead', '1') ON CONFLICT(key) DO UPDATE"
                          " SET value = CAST(value AS INTEGER) + 1")
@@ -183,8 +190,9 @@ class SearchIndex:
     def delete(self, conn: sqlite3.Connection, path: str) -> None:
         self._tombstone(conn, path)
 
-    @staticmethod
-    def _clear(conn: sqlite3.Connection) -> None:
+    def _clear(self, conn: sqlite3.Connection) -> None:
+        self._generation += 1
+        self._size_cache.clear()
         conn.execute("INSERT INTO search_fts (search_fts) VALUES ('delete-all')")
         for table in ("search_docs", "search_dirs"):
             conn.execute(f"DELETE FROM {table}")
@@ -422,7 +430,9 @@ class SearchIndex:
             self.ensure_built()
         rows: list[_Row] = []
         with self.wiki.store._lock:  # one connection: do not read in the middle of a store write
-            for row in self._rows(q):
+            hidden = {} if actor.is_operator else self._hidden(actor)
+            found = self._rows(q) if not hidden or not q.positive_match() else self._visible_rows(q, hidden)
+            for row in found:
                 if min_trust is not None and row.trust < min_trust:
                     continue
                 if not self.wiki.visible(actor, row.path):
@@ -521,6 +531,110 @@ class SearchIndex:
             # The MATCH string is built from quoted terms only; this is a safety net, not a path.
             raise CuratorError(f"search failed for {q.text!r}: {exc}") from None
 
+    # --- scores over the visible pages only ------------------------------------------------
+    #
+    # FTS5's bm25 takes its statistics (rows, average row length, rows holding each phrase) from
+    # the whole table, hidden pages included: an agent's scores would then differ from those on a
+    # copy of the wiki without the pages it cannot see, a faint sign that they exist. For an actor
+    # with hidden pages the scores are computed again here as FTS5 computes them (same formula,
+    # constants and order of operations, so the doubles are the same) on the table as it would be
+    # without those rows: each hidden row's length and phrase hits are taken out of the totals.
+    # A row's weighted hits of one phrase come from a query for that phrase alone (its bm25 solved
+    # for the frequency, which is an integer with integer weights), its length from the table's
+    # ``docsize`` record, the totals from its averages record.
+
+    def _hidden(self, actor: Actor) -> dict[int, str]:
+        """{doc id: path} of the live documents ``actor`` may not see (cached per index state,
+        policy and actor)."""
+        policy = self.wiki.policy
+        key = (actor, self._generation, self._data_version(), id(policy), getattr(policy, "generation", 0))
+        cached = self._hidden_cache.get(key)
+        if cached is None:
+            visible = self.wiki.visible
+            cached = {i: p for i, p in self._conn.execute("SELECT id, path FROM search_docs")
+                      if not visible(actor, p)}
+            if len(self._hidden_cache) > 16:
+                self._hidden_cache.clear()
+            self._hidden_cache[key] = cached
+        return cached
+
+    def _data_version(self) -> int:
+        return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+
+    def _sizes(self, ids: Iterable[int]) -> dict[int, int]:
+        """Row lengths in tokens (all columns), as FTS5's ``xColumnSize(-1)`` reads them."""
+        version = self._data_version()  # another process may have rebuilt the index (ids reused)
+        if version != self._size_version:
+            self._size_cache.clear()
+            self._size_version = version
+        cache = self._size_cache
+        missing = [i for i in ids if i not in cache]
+        for start in range(0, len(missing), 900):
+            chunk = missing[start:start + 900]
+            marks = ",".join("?" * len(chunk))
+            for i, blob in self._conn.execute(f"SELECT id, sz FROM search_fts_docsize WHERE id IN ({marks})", chunk):
+                cache[i] = sum(_varints(blob))
+        return {i: cache.get(i, 0) for i in ids}
+
+    def _totals(self) -> tuple[int, int]:
+        """(rows, tokens in all columns) of the FTS table: its averages record."""
+        row = self._conn.execute("SELECT block FROM search_fts_data WHERE id = 1").fetchone()
+        values = _varints(row[0]) if row is not None else [0]
+        return values[0], sum(values[1:])
+
+    def _visible_rows(self, q: Query, hidden: dict[int, str]) -> Iterator[_Row]:
+        """:meth:`_rows` with bm25 computed as if the ``hidden`` documents were not indexed."""
+        phrases = [a for group in q.groups for a in (t.fts() for t in group) if a]
+        conn = self._conn
+        weights = ", ".join(repr(w) for w in WEIGHTS)
+        n_row, n_token = self._totals()
+        hidden_sizes = self._sizes(list(hidden))
+        n_row_v = n_row - len(hidden)
+        if n_row_v <= 0:
+            return
+        avgdl = n_token / n_row
+        avgdl_v = (n_token - sum(hidden_sizes.values())) / n_row_v
+        columns = "d.id, d.path, d.title, d.layer, d.trust, d.factor, d.tags"
+        try:
+            candidates = conn.execute(
+                f"SELECT {columns} FROM search_fts JOIN search_docs d ON d.id = search_fts.rowid"
+                " WHERE search_fts MATCH ?", (q.match(),)).fetchall()
+            sizes = self._sizes([c[0] for c in candidates])
+            wanted = {c[0] for c in candidates}
+            freqs: list[dict[int, float]] = []
+            idfs: list[float] = []
+            for phrase in phrases:
+                hits = conn.execute(f"SELECT rowid, bm25(search_fts, {weights}) FROM search_fts WHERE search_fts "
+                                    "MATCH ?", (phrase,)).fetchall()
+                n_hit = len(hits)
+                idf = _idf(n_row, n_hit)
+                freq: dict[int, float] = {}
+                n_hidden = 0
+                for rowid, value in hits:
+                    if rowid in hidden:
+                        n_hidden += 1
+                    if rowid in wanted:
+                        freq[rowid] = _frequency(value, idf, sizes[rowid], avgdl)
+                freqs.append(freq)
+                idfs.append(_idf(n_row_v, n_hit - n_hidden))
+        except sqlite3.OperationalError as exc:
+            raise CuratorError(f"search failed for {q.text!r}: {exc}") from None
+        scored: list[_Row] = []
+        for doc_id, path, title, layer, trust, factor, tags in candidates:
+            if doc_id in hidden:
+                continue
+            size = float(sizes[doc_id])
+            score = 0.0
+            for idf, freq in zip(idfs, freqs, strict=True):
+                f = freq.get(doc_id, 0.0)
+                score += idf * ((f * (_K1 + 1.0)) / (f + _K1 * (1 - _B + _B * size / avgdl_v)))
+            tag_list = tags.split("\n") if tags else []
+            if q.accepts(path, layer, trust, tag_list):
+                # as SQL computes -bm25(...) * (0.5 + d.trust) * d.factor
+                scored.append(_Row(path, title, layer, trust, tag_list, -(-1.0 * score) * (0.5 + trust) * factor))
+        scored.sort(key=lambda r: (-r.score, r.path))
+        yield from scored
+
     def _expand(self, hits: list[SearchHit], q: Query, actor: Actor, min_trust: float | None,
                 limit: int, highlight: Any) -> list[SearchHit]:
         links = self.wiki.links_for(actor)
@@ -554,6 +668,44 @@ class SearchIndex:
         except OSError:
             return ""
         return make_snippet(frontmatter.split(text).body, highlight)
+
+
+# --- bm25 as FTS5 computes it (fts5_aux.c, fts5Bm25Function) ---------------------------------
+
+_K1 = 1.2
+_B = 0.75
+assert all(float(w).is_integer() for w in WEIGHTS), "phrase frequencies are recovered as integers"
+
+
+def _idf(n_row: int, n_hit: int) -> float:
+    idf = math.log((n_row - n_hit + 0.5) / (n_hit + 0.5))
+    return idf if idf > 0.0 else 1e-6
+
+
+def _frequency(value: float, idf: float, size: int, avgdl: float) -> float:
+    """The weighted hit count of a one-phrase query's row, from its bm25 ``value``."""
+    s = -value / idf
+    k = _K1 * (1 - _B + _B * float(size) / avgdl)
+    return float(round(s * k / ((_K1 + 1.0) - s)))
+
+
+def _varints(blob: bytes) -> list[int]:
+    """SQLite's varints (as in FTS5's records), in order."""
+    out: list[int] = []
+    i, n = 0, len(blob)
+    while i < n:
+        value = 0
+        for k in range(9):
+            c = blob[i]
+            i += 1
+            if k == 8:
+                value = (value << 8) | c
+                break
+            value = (value << 7) | (c & 0x7F)
+            if not c & 0x80:
+                break
+        out.append(value)
+    return out
 
 
 # --- bulk rows -----------------------------------------------------------------------------
