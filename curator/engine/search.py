@@ -60,7 +60,7 @@ from .errors import CuratorError, UsageError
 from .page import Page, decode, parse_layer
 from .query import Query, fold, fold_char, index_text, parse_query
 from .store import ChangeSet, checkpoint, read_and_parse
-from .walker import EXCLUDED_DIRS, PageFile, utf8_name, walk
+from .walker import EXCLUDED_DIRS, PageFile, json_line, utf8_name, walk
 
 if TYPE_CHECKING:
     from .wiki import Wiki
@@ -550,13 +550,32 @@ class SearchIndex:
         key = (actor, self._generation, self._data_version(), id(policy), getattr(policy, "generation", 0))
         cached = self._hidden_cache.get(key)
         if cached is None:
-            visible = self.wiki.visible
-            cached = {i: p for i, p in self._conn.execute("SELECT id, path FROM search_docs")
-                      if not visible(actor, p)}
+            cached = self._hidden_now(actor)
             if len(self._hidden_cache) > 16:
                 self._hidden_cache.clear()
             self._hidden_cache[key] = cached
         return cached
+
+    def _hidden_now(self, actor: Actor) -> dict[int, str]:
+        visible = self.wiki.visible
+        rule_keys = getattr(self.wiki.policy, "rule_keys", None)
+        rows = self._conn.execute("SELECT id, path, dir FROM search_docs").fetchall()
+        if rule_keys is None:
+            return {i: p for i, p, _d in rows if not visible(actor, p)}
+        # Visibility is the folder's, except for a page a rule names by its own path: ask once per
+        # folder (a probe name no page can have) and page by page only for those.
+        keys = rule_keys()
+        by_dir: dict[str, bool] = {}
+        hidden: dict[int, str] = {}
+        for i, p, d in rows:
+            seen = by_dir.get(d)
+            if seen is None:
+                seen = by_dir[d] = visible(actor, f"{d}/\0probe.md" if d else "\0probe.md")
+            if p.casefold() in keys:
+                seen = visible(actor, p)
+            if not seen:
+                hidden[i] = p
+        return hidden
 
     def _data_version(self) -> int:
         return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
@@ -586,43 +605,41 @@ class SearchIndex:
         """:meth:`_rows` with bm25 computed as if the ``hidden`` documents were not indexed."""
         phrases = [a for group in q.groups for a in (t.fts() for t in group) if a]
         conn = self._conn
-        weights = ", ".join(repr(w) for w in WEIGHTS)
+        bm25 = "bm25(search_fts, " + ", ".join(repr(w) for w in WEIGHTS) + ")"
         n_row, n_token = self._totals()
-        hidden_sizes = self._sizes(list(hidden))
         n_row_v = n_row - len(hidden)
-        if n_row_v <= 0:
+        if n_row_v <= 0 or not phrases:
             return
+        hidden_ids = json_line(list(hidden))
         avgdl = n_token / n_row
-        avgdl_v = (n_token - sum(hidden_sizes.values())) / n_row_v
-        columns = "d.id, d.path, d.title, d.layer, d.trust, d.factor, d.tags"
+        avgdl_v = (n_token - sum(self._sizes(list(hidden)).values())) / n_row_v
         try:
             candidates = conn.execute(
-                f"SELECT {columns} FROM search_fts JOIN search_docs d ON d.id = search_fts.rowid"
-                " WHERE search_fts MATCH ?", (q.match(),)).fetchall()
-            sizes = self._sizes([c[0] for c in candidates])
-            wanted = {c[0] for c in candidates}
+                f"SELECT d.id, d.path, d.title, d.layer, d.trust, d.factor, d.tags, {bm25} FROM search_fts"
+                " JOIN search_docs d ON d.id = search_fts.rowid WHERE search_fts MATCH ?", (q.match(),)).fetchall()
+            candidates = [c for c in candidates if c[0] not in hidden]
+            if not candidates:
+                return
+            ids = [c[0] for c in candidates]
+            sizes = self._sizes(ids)
             freqs: list[dict[int, float]] = []
             idfs: list[float] = []
             for phrase in phrases:
-                hits = conn.execute(f"SELECT rowid, bm25(search_fts, {weights}) FROM search_fts WHERE search_fts "
-                                    "MATCH ?", (phrase,)).fetchall()
-                n_hit = len(hits)
+                n_hit = conn.execute("SELECT count(*) FROM search_fts WHERE search_fts MATCH ?", (phrase,)).fetchone()[0]
+                n_hidden = conn.execute("SELECT count(*) FROM search_fts WHERE search_fts MATCH ? AND +rowid IN"
+                                        " (SELECT value FROM json_each(?))", (phrase, hidden_ids)).fetchone()[0]
                 idf = _idf(n_row, n_hit)
-                freq: dict[int, float] = {}
-                n_hidden = 0
-                for rowid, value in hits:
-                    if rowid in hidden:
-                        n_hidden += 1
-                    if rowid in wanted:
-                        freq[rowid] = _frequency(value, idf, sizes[rowid], avgdl)
-                freqs.append(freq)
+                if len(phrases) == 1:  # the query's own bm25 is that of its one phrase (NOT adds 0)
+                    values = [(c[0], c[7]) for c in candidates]
+                else:
+                    values = conn.execute(f"SELECT rowid, {bm25} FROM search_fts WHERE search_fts MATCH ? AND +rowid IN"
+                                          " (SELECT value FROM json_each(?))", (phrase, json_line(ids))).fetchall()
+                freqs.append({i: _frequency(v, idf, sizes[i], avgdl) for i, v in values})
                 idfs.append(_idf(n_row_v, n_hit - n_hidden))
         except sqlite3.OperationalError as exc:
             raise CuratorError(f"search failed for {q.text!r}: {exc}") from None
         scored: list[_Row] = []
-        for doc_id, path, title, layer, trust, factor, tags in candidates:
-            if doc_id in hidden:
-                continue
+        for doc_id, path, title, layer, trust, factor, tags, _v in candidates:
             size = float(sizes[doc_id])
             score = 0.0
             for idf, freq in zip(idfs, freqs, strict=True):
@@ -691,6 +708,8 @@ def _frequency(value: float, idf: float, size: int, avgdl: float) -> float:
 
 def _varints(blob: bytes) -> list[int]:
     """SQLite's varints (as in FTS5's records), in order."""
+    if max(blob, default=0) < 0x80:  # every value below 128: one byte each
+        return list(blob)
     out: list[int] = []
     i, n = 0, len(blob)
     while i < n:
