@@ -638,19 +638,25 @@ class SearchIndex:
                 idfs.append(_idf(n_row_v, n_hit - n_hidden))
         except sqlite3.OperationalError as exc:
             raise CuratorError(f"search failed for {q.text!r}: {exc}") from None
-        scored: list[_Row] = []
-        for doc_id, path, title, layer, trust, factor, tags, _v in candidates:
+        # Scored in one tight pass, sorted by (score, path) as SQL orders them; the metadata
+        # filters run lazily on the rows taken, in order (search stops at its limit).
+        k1, b, k1_1 = _K1, _B, _K1 + 1.0
+        scored: list[tuple[float, str, tuple[Any, ...]]] = []
+        for c in candidates:
+            doc_id = c[0]
             size = float(sizes[doc_id])
+            norm = k1 * (1 - b + b * size / avgdl_v)
             score = 0.0
             for idf, freq in zip(idfs, freqs, strict=True):
                 f = freq.get(doc_id, 0.0)
-                score += idf * ((f * (_K1 + 1.0)) / (f + _K1 * (1 - _B + _B * size / avgdl_v)))
-            tag_list = tags.split("\n") if tags else []
-            if q.accepts(path, layer, trust, tag_list):
-                # as SQL computes -bm25(...) * (0.5 + d.trust) * d.factor
-                scored.append(_Row(path, title, layer, trust, tag_list, -(-1.0 * score) * (0.5 + trust) * factor))
-        scored.sort(key=lambda r: (-r.score, r.path))
-        yield from scored
+                score += idf * ((f * k1_1) / (f + norm))
+            # as SQL computes -bm25(...) * (0.5 + d.trust) * d.factor
+            scored.append((-(-(-1.0 * score) * (0.5 + c[4]) * c[5]), c[1], c))
+        scored.sort()
+        for neg, path, c in scored:
+            tag_list = c[6].split("\n") if c[6] else []
+            if q.accepts(path, c[3], c[4], tag_list):
+                yield _Row(path, c[2], c[3], c[4], tag_list, -neg)
 
     def _expand(self, hits: list[SearchHit], q: Query, actor: Actor, min_trust: float | None,
                 limit: int, highlight: Any) -> list[SearchHit]:
