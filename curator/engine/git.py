@@ -541,7 +541,8 @@ class Git:
                          contents: dict[str, bytes]) -> str:
         head = self.head()
         given = {p: _write_object(self.git_dir, b"blob", b) for p, b in contents.items()}
-        existing = [p for p in paths if os.path.lexists(self.root / p) and p not in given]
+        root = str(self.root)
+        existing = [p for p in paths if os.path.lexists(os.path.join(root, p)) and p not in given]
         trees = _TreeReader(self, head)
         folders = {""}
         for p in paths:
@@ -552,7 +553,7 @@ class Git:
         hasher = None
         blobs: dict[str, str] = {}
         if existing and self._plain_blobs(existing):
-            blobs = {p: _write_object(self.git_dir, b"blob", (self.root / p).read_bytes()) for p in existing}
+            blobs = {p: _write_object(self.git_dir, b"blob", _read(os.path.join(root, p))) for p in existing}
         elif len(existing) > 200:  # pipes could fill both ways: no side-by-side run for big batches
             shas = self.run("hash-object", "-w", "--stdin-paths",
                             input="".join(p + "\n" for p in existing).encode("utf-8", "surrogateescape")).stdout.split()
@@ -577,8 +578,8 @@ class Git:
         modes: dict[str, str] = {}
         for p in paths:
             if p in blobs:
-                full = self.root / p
-                if full.is_symlink():
+                full = os.path.join(root, p)
+                if os.path.islink(full):
                     mode = b"120000"
                 elif os.access(full, os.X_OK):
                     mode = b"100755"
@@ -682,6 +683,11 @@ def fsync_path(path: Path | str, *, folder: bool = False) -> None:
         os.close(fd)
     if folder and os.name == "posix":
         fsync_path(os.path.dirname(path) or ".")
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
 
 
 def _write_object(git_dir: Path, kind: bytes, data: bytes, *, fsync: bool = False) -> str:

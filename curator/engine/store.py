@@ -358,8 +358,9 @@ class PageStore:
         changes = ChangeSet()
         stale: list[PageFile] = []
         removed: list[str] = []
+        folders: dict[str, bool] = {}
         for path in dict.fromkeys(paths):
-            st = self._page_stat(path)
+            st = self._page_stat(path, folders)
             if st is None:
                 if path in self._stamps:
                     removed.append(path)
@@ -377,10 +378,12 @@ class PageStore:
             self._write(stale, removed, pages, parallel_min=max(PARALLEL_MIN, PARALLEL_MIN_PATHS))
         return changes
 
-    def _page_stat(self, path: str) -> os.stat_result | None:
+    def _page_stat(self, path: str, folders: dict[str, bool] | None = None) -> os.stat_result | None:
         """The stat of a page file at ``path``, or None when the walker would not list it there:
         missing, not a regular file, in an excluded folder, a symlink, or reached through a
-        symlinked folder (which may lead out of the root)."""
+        symlinked folder (which may lead out of the root). ``folders`` remembers, for one batch,
+        which folders were checked to be reached without a symlink (an action names thousands of
+        pages in a few folders)."""
         if not is_page_path(path):
             return None
         full = os.path.join(self._real_root, path)
@@ -388,9 +391,15 @@ class PageStore:
             st = os.lstat(full)
         except OSError:
             return None
-        if not stat.S_ISREG(st.st_mode) or os.path.realpath(full) != os.path.normpath(full):
+        if not stat.S_ISREG(st.st_mode):  # (lstat: a symlink is not a regular file)
             return None
-        return st
+        folder = os.path.dirname(full)
+        plain = None if folders is None else folders.get(folder)
+        if plain is None:
+            plain = os.path.realpath(folder) == os.path.normpath(folder)
+            if folders is not None:
+                folders[folder] = plain
+        return st if plain else None
 
     def _parsed(self, stale: list[PageFile], with_body: bool,
                 parallel_min: int | None = None) -> Iterator[tuple[list[Any], bytes, str | None]]:
