@@ -143,3 +143,21 @@ def test_after_the_same_edit_on_both_the_answers_stay_identical(wikis: tuple[Pat
             f.write("\nA payroll ledger note, payroll again.\n")
     for query in ("payroll", "budget ledger", "inv*"):
         assert search_json(full, query) == search_json(copy, query), query
+
+
+def test_agent_context_ranked_by_a_query_is_identical_to_the_copy(wikis: tuple[Path, Path]) -> None:
+    """Context injection ranks pages by relevance to the query: over the visible pages too."""
+    full, copy = wikis
+    for root in (full, copy):
+        for i in range(0, 60, 3):  # core pages, so that they are injected and ranked
+            page = root / "wiki" / f"public-{i:02d}.md"
+            page.write_text(page.read_text("utf-8").replace("---\ntitle:", "---\nlayer: core\ntitle:", 1), "utf-8")
+
+    def context(root: Path, query: str) -> bytes:
+        proc = subprocess.run([sys.executable, "-m", "curator.cli", "--wiki", str(root), *ENG, "context",
+                               "--query", query, "--budget", "3000", "--no-record"], capture_output=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
+    for query in ("payroll", "budget ledger", "inv*"):
+        assert context(full, query) == context(copy, query), query

@@ -447,8 +447,9 @@ class SearchIndex:
             hits += self._expand(hits, q, actor, min_trust, limit, highlight)
         return hits
 
-    def relevance(self, query: str | Query, refresh: bool = True) -> dict[str, float]:
-        """Score of every page matching ``query`` (no visibility check: callers filter)."""
+    def relevance(self, query: str | Query, refresh: bool = True, actor: Actor = OPERATOR) -> dict[str, float]:
+        """Score of every page matching ``query`` (no visibility check: callers filter), scored
+        over the pages ``actor`` may see (as :meth:`search` does)."""
         q = self._prepare(query, None)
         if q.is_empty:
             return {}
@@ -457,7 +458,9 @@ class SearchIndex:
         else:
             self.ensure_built()
         with self.wiki.store._lock:
-            return {row.path: row.score for row in self._rows(q)}
+            hidden = {} if actor.is_operator else self._hidden(actor)
+            found = self._rows(q) if not hidden or not q.positive_match() else self._visible_rows(q, hidden)
+            return {row.path: row.score for row in found}
 
     def pages_sharing(self, words: Sequence[str], *, limit: int = 12, terms: int = 4,
                       refresh: bool = True) -> list[str]:
