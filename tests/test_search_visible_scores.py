@@ -161,3 +161,15 @@ def test_agent_context_ranked_by_a_query_is_identical_to_the_copy(wikis: tuple[P
 
     for query in ("payroll", "budget ledger", "inv*"):
         assert context(full, query) == context(copy, query), query
+
+
+def test_a_page_hidden_by_a_rule_naming_it_is_left_out_too(wikis: tuple[Path, Path]) -> None:
+    """Visibility is decided per folder, except for a page a rule names by its path."""
+    full, copy = wikis
+    rule = '\n[namespaces."wiki/public-05.md"]\nvisible_to_departments = ["hr"]\n'
+    (full / ".scope.toml").write_text(SCOPE + rule, encoding="utf-8")
+    (copy / "wiki" / "public-05.md").unlink()
+    for query in ("budget ledger", "crane", "inv*"):
+        ours = search_json(full, query)
+        assert ours == search_json(copy, query), query
+        assert b"public-05" not in ours

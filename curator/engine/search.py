@@ -562,22 +562,26 @@ class SearchIndex:
     def _hidden_now(self, actor: Actor) -> dict[int, str]:
         visible = self.wiki.visible
         rule_keys = getattr(self.wiki.policy, "rule_keys", None)
-        rows = self._conn.execute("SELECT id, path, dir FROM search_docs").fetchall()
+        conn = self._conn
         if rule_keys is None:
-            return {i: p for i, p, _d in rows if not visible(actor, p)}
+            return {i: p for i, p in conn.execute("SELECT id, path FROM search_docs") if not visible(actor, p)}
         # Visibility is the folder's, except for a page a rule names by its own path: ask once per
-        # folder (a probe name no page can have) and page by page only for those.
-        keys = rule_keys()
-        by_dir: dict[str, bool] = {}
+        # folder (a probe name no page can have; the folder index lists them without a scan) and
+        # page by page only for those.
+        hidden_dirs = [d for (d,) in conn.execute("SELECT DISTINCT dir FROM search_docs")
+                       if not visible(actor, f"{d}/\0probe.md" if d else "\0probe.md")]
         hidden: dict[int, str] = {}
-        for i, p, d in rows:
-            seen = by_dir.get(d)
-            if seen is None:
-                seen = by_dir[d] = visible(actor, f"{d}/\0probe.md" if d else "\0probe.md")
-            if p.casefold() in keys:
-                seen = visible(actor, p)
-            if not seen:
-                hidden[i] = p
+        for start in range(0, len(hidden_dirs), 500):
+            chunk = hidden_dirs[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            hidden.update(conn.execute(f"SELECT id, path FROM search_docs WHERE dir IN ({marks})", chunk))
+        for key in rule_keys():
+            if key.endswith(".md"):  # a rule naming one page: that page decides for itself
+                for i, p in conn.execute("SELECT id, path FROM search_docs WHERE path = ? COLLATE NOCASE", (key,)):
+                    if visible(actor, p):
+                        hidden.pop(i, None)
+                    else:
+                        hidden[i] = p
         return hidden
 
     def _data_version(self) -> int:
