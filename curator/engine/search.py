@@ -44,6 +44,7 @@ known yet.
 
 from __future__ import annotations
 
+import heapq
 import math
 import os
 import sqlite3
@@ -620,6 +621,9 @@ class SearchIndex:
         hidden_ids = json_line(list(hidden))
         avgdl = n_token / n_row
         avgdl_v = (n_token - sum(self._sizes(list(hidden)).values())) / n_row_v
+        if len(phrases) == 1:
+            yield from self._visible_rows_one(q, phrases[0], hidden, hidden_ids, n_row, n_row_v, avgdl, avgdl_v)
+            return
         try:
             candidates = conn.execute(
                 f"SELECT d.id, d.path, d.title, d.layer, d.trust, d.factor, d.tags, {bm25} FROM search_fts"
@@ -664,6 +668,57 @@ class SearchIndex:
             tag_list = c[6].split("\n") if c[6] else []
             if q.accepts(path, c[3], c[4], tag_list):
                 yield _Row(path, c[2], c[3], c[4], tag_list, -neg)
+
+    def _visible_rows_one(self, q: Query, phrase: str, hidden: dict[int, str], hidden_ids: str, n_row: int,
+                          n_row_v: int, avgdl: float, avgdl_v: float) -> Iterator[_Row]:
+        """:meth:`_visible_rows` for a query of one phrase, lazily: the rows come in FTS5's order
+        (its score over the whole index), and a row is given out once no row still to come can
+        score higher over the visible pages. That bound holds because, for one phrase, the
+        visible score is the whole-index score times ``idf_v / idf`` times
+        ``(f + K) / (f + K_v)``, which lies between 1 and ``avgdl_v / avgdl`` whatever the row.
+        A search stops at its limit, so a common word costs what it costs the operator."""
+        conn = self._conn
+        w_title, w_body, w_extra = WEIGHTS
+        bm25 = f"bm25(search_fts, {w_title}, {w_body}, {w_extra})"
+        try:
+            n_hit = conn.execute("SELECT count(*) FROM search_fts WHERE search_fts MATCH ?", (phrase,)).fetchone()[0]
+            n_hidden = conn.execute("SELECT count(*) FROM search_fts WHERE search_fts MATCH ? AND +rowid IN"
+                                    " (SELECT value FROM json_each(?))", (phrase, hidden_ids)).fetchone()[0]
+            cursor = conn.execute(
+                f"SELECT d.id, d.path, d.title, d.layer, d.trust, d.factor, d.tags, {bm25},"
+                f" -{bm25} * (0.5 + d.trust) * d.factor AS score FROM search_fts"
+                " JOIN search_docs d ON d.id = search_fts.rowid WHERE search_fts MATCH ?"
+                " ORDER BY score DESC, d.path", (q.match(),))
+        except sqlite3.OperationalError as exc:
+            raise CuratorError(f"search failed for {q.text!r}: {exc}") from None
+        idf = _idf(n_row, n_hit)
+        idf_v = _idf(n_row_v, n_hit - n_hidden)
+        stretch = avgdl_v / avgdl
+        bound = (idf_v / idf) * max(1.0, stretch) * (1 + 1e-9)  # visible score <= whole-index score x bound
+        k1, b, k1_1 = _K1, _B, _K1 + 1.0
+        heap: list[tuple[float, str, tuple[Any, ...]]] = []
+
+        def ready(limit: float) -> Iterator[_Row]:
+            while heap and -heap[0][0] > limit:
+                neg, path, c = heapq.heappop(heap)
+                tag_list = c[6].split("\n") if c[6] else []
+                if q.accepts(path, c[3], c[4], tag_list):
+                    yield _Row(path, c[2], c[3], c[4], tag_list, -neg)
+
+        self._sizes([])  # (drops the cached lengths if another process rebuilt the index)
+        cache = self._size_cache
+        for c in cursor:
+            yield from ready(c[8] * bound)  # nothing still to come can beat what is given out
+            doc_id = c[0]
+            if doc_id in hidden:
+                continue
+            known = cache.get(doc_id)
+            size = float(known if known is not None else self._sizes([doc_id])[doc_id])
+            f = _frequency(c[7], idf, int(size), avgdl)
+            score = 0.0
+            score += idf_v * ((f * k1_1) / (f + k1 * (1 - b + b * size / avgdl_v)))
+            heapq.heappush(heap, (-(-(-1.0 * score) * (0.5 + c[4]) * c[5]), c[1], c))
+        yield from ready(-1.0)
 
     def _expand(self, hits: list[SearchHit], q: Query, actor: Actor, min_trust: float | None,
                 limit: int, highlight: Any) -> list[SearchHit]:
