@@ -16,12 +16,11 @@ import pytest
 from mcp import ClientSession
 
 from curator.engine.actor import OPERATOR, parse_actor
-from curator.engine.setup import init_wiki
 from curator.engine.wiki import Wiki
 
+from .gui_helpers import make_wiki
 from .test_mcp_server import call, run
 
-IDENT = ["-c", "user.name=t", "-c", "user.email=t@t.invalid"]
 SCOPE = '[namespaces.hr]\nvisible_to_departments = ["hr"]\n'
 ENG = ["--as", "agent:eng", "--department", "engineering"]
 WORDS = ["payroll", "budget", "crane", "harbour", "ledger", "invoice", "salary", "review", "audit",
@@ -38,8 +37,6 @@ def page(rng: random.Random, title: str, bias: list[str], n: int) -> str:
 
 def make(root: Path, hidden: bool) -> Path:
     rng = random.Random(7)
-    init_wiki(root)
-    (root / ".scope.toml").write_text(SCOPE, encoding="utf-8")
     files: dict[str, str] = {}
     for i in range(60):
         files[f"wiki/public-{i:02d}.md"] = page(rng, f"Public {i}", ["crane", "harbour", "budget"], 30 + i % 17)
@@ -48,12 +45,7 @@ def make(root: Path, hidden: bool) -> Path:
         text = page(rng, f"Secret {i}", ["payroll", "salary", "ledger", "invoice"], 120 + i)
         if hidden:
             files[f"hr/secret-{i:02d}.md" if i % 2 else f"departments/hr/secret-{i:02d}.md"] = text
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
-    subprocess.run(["git", *IDENT, "add", "-A"], cwd=root, check=True, capture_output=True)
-    subprocess.run(["git", *IDENT, "commit", "-qm", "seed"], cwd=root, check=True, capture_output=True)
-    return root
+    return make_wiki(root, {**files, ".scope.toml": SCOPE})
 
 
 @pytest.fixture
