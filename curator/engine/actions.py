@@ -442,9 +442,11 @@ class ActionContext:
         if not files:
             return []
         paths = [self.check_write(rel) for rel in files]
-        plain = self._state.git.plain_blobs(paths)  # one attributes check for the whole batch
-        for path in paths:
-            self._remember(path, save=False, plain=plain, durable=True)
+        git = self._state.git
+        plain = git.plain_blobs(paths)  # one attributes check for the whole batch
+        with git.same_head():
+            for path in paths:
+                self._remember(path, save=False, plain=plain, durable=True)
         self._save_marker(durable=True)
         root = str(self.wiki.root)
         written: list[str] = []

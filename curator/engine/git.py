@@ -26,7 +26,7 @@ import tempfile
 import time
 import zlib
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -137,6 +137,7 @@ class Git:
         self._trees: OrderedDict[str, dict[bytes, tuple[bytes, bytes]]] = OrderedDict()
         self._commit_trees: dict[str, str] = {}
         self._head_reader: _TreeReader | None = None
+        self._pinned: tuple[str | None] | None = None  # HEAD, read once for a batch (same_head)
 
     # --- plumbing ----------------------------------------------------------------------
     def run(self, *args: str, author: tuple[str, str] | None = None, check: bool = True,
@@ -211,11 +212,23 @@ class Git:
     def is_repo(self) -> bool:
         return self.git_dir.exists()
 
+    @contextlib.contextmanager
+    def same_head(self) -> Iterator[None]:
+        """Within this block :meth:`head` is read once: for a batch of questions about HEAD's
+        files (a merge asks about thousands) during which nothing is committed."""
+        self._pinned = (self.head(),)
+        try:
+            yield
+        finally:
+            self._pinned = None
+
     def head(self) -> str | None:
         """The commit HEAD points at, or None in a repository without commits.
 
         Read from the files directly (no process): this runs before and after every action.
         """
+        if self._pinned is not None:
+            return self._pinned[0]
         try:
             ref = (self.git_dir / "HEAD").read_text().strip()
         except OSError:
