@@ -149,11 +149,13 @@ def test_recover_cli_reports_the_roll_back_or_forward(tmp_path: Path, where: str
 
     root = tmp_path / "w"
     make_wiki(root, 20)
-    # "apply": killed after the 10th file was put in place (every write, single or batched, ends
-    # in an os.replace), so half the merge is on disk; "commit": killed at the commit.
-    hook = ("import os\n_r = os.replace\n_n = [0]\n"
-            "def rp(src, dst):\n    _n[0] += 1\n    if _n[0] == 10: os._exit(9)\n"
-            "    return _r(src, dst)\nos.replace = rp\n") if where == "apply" else (
+    # "apply": killed as the 10th file is put in place (a single write ends in an os.replace, a
+    # batch rewrites each file in place), so half the merge is on disk; "commit": killed at the commit.
+    hook = ("import os\nfrom curator.engine import actions\n_r, _w, _n = os.replace, actions._rewrite_in_place, [0]\n"
+            "def tick():\n    _n[0] += 1\n    if _n[0] == 10: os._exit(9)\n"
+            "def rp(src, dst):\n    tick()\n    return _r(src, dst)\n"
+            "def wp(full, old, new):\n    tick()\n    return _w(full, old, new)\n"
+            "os.replace, actions._rewrite_in_place = rp, wp\n") if where == "apply" else (
         "from curator.engine import git\ngit.Git.commit_paths = lambda *a, **k: __import__('os')._exit(9)\n")
     crash = _WORKER.replace("print(\"ready\", flush=True)\n", hook)
     proc = subprocess.run([sys.executable, "-c", crash, str(root)], capture_output=True, text=True)

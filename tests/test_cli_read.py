@@ -131,7 +131,8 @@ def test_neighbors_shows_page_outgoing_unresolved_and_inbound(small: Path,
     assert "- A (wiki/a.md): Page A says" in out and "truncated" not in out
     data = run_json(capsys, "--wiki", str(small), "neighbors", "wiki/hub.md")
     assert isinstance(data, dict)
-    assert set(data) >= {"page", "content", "outgoing", "inbound", "truncated", "omitted", "text"}
+    assert set(data) >= {"page", "content", "outgoing", "inbound", "truncated", "omitted"}
+    assert "text" not in data  # the rendered text would repeat the page: the budget holds it once
     assert [(n["path"], n["resolved"]) for n in data["outgoing"]] == [
         ("wiki/a.md", True), ("wiki/b.md", True), (None, False)]
     assert [n["path"] for n in data["inbound"]] == ["wiki/a.md", "wiki/b.md", "wiki/c.md"]
@@ -156,7 +157,7 @@ def test_neighbors_max_bytes_truncates_with_an_explicit_line(small: Path,
     assert len(body.encode("utf-8")) <= 400
     data = run_json(capsys, "--wiki", str(small), "neighbors", "hub", "--max-bytes", "400")
     assert isinstance(data, dict) and data["truncated"] is True
-    assert data["omitted"] >= 1 and f"{data['omitted']} of 6 neighbours" in data["text"]
+    assert data["omitted"] >= 1 and f"{data['omitted']} of 6 neighbours not listed" in data["note"]
 
 
 def test_neighbors_default_budget_is_30000_bytes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from curator.cli import main
 from curator.engine.page import parse_page
+from curator.engine.reading import json_size
 from tests.corpus import HOSTILE_PAGES, CorpusInfo, generate
 
 pytestmark = pytest.mark.timeout(120)
@@ -81,13 +82,13 @@ def test_read_and_neighbors_of_hostile_pages(corpus: CorpusInfo, capsys: pytest.
         assert isinstance(data, dict) and data["path"] == path, kind
         result = run_json(capsys, "--wiki", root, "neighbors", path)
         assert isinstance(result, dict)
-        assert len(result["text"].encode("utf-8")) <= 30_000 + 300, kind
+        assert json_size(result) <= 30_000, kind
     bad = run_json(capsys, "--wiki", root, "read", corpus.hostile["invalid_utf8"])
     assert isinstance(bad, dict) and "\ufffd" in bad["content"]
     huge = run_json(capsys, "--wiki", root, "neighbors", corpus.hostile["huge"])
     assert isinstance(huge, dict) and huge["truncated"] is True and huge["page_cut"] is True
-    assert "[truncated at 30000 bytes: the page is cut short" in huge["text"]
-    assert len(huge["content"].encode("utf-8")) <= 30_000 + 300
+    assert "[truncated at 30000 bytes: the page is cut short" in huge["note"]
+    assert json_size(huge) <= 30_000
 
 
 def test_read_all_over_the_hostile_corpus(corpus: CorpusInfo, capsys: pytest.CaptureFixture[str]) -> None:

@@ -47,3 +47,50 @@ def test_closing_waits_for_reads_in_flight_and_starts_no_new_ones(qtbot, tmp_pat
     win.workspace.read(0, lambda wiki: calls.append("ran"), lambda _r: None)
     time.sleep(0.2)
     assert calls == []  # nothing new starts once closed
+
+
+def test_results_arriving_after_the_window_is_gone_are_dropped(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Tasks in flight when a window closes finish during the close; their results reach the GUI
+    thread after the window (and its Policy view) were deleted. They must be dropped, never run
+    against a destroyed widget (a RuntimeError in a slot, or a crash)."""
+    import shiboken6
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    from curator.engine.errors import CuratorError
+    from curator.views.policy_view import PolicyView
+    from curator.views.tasks import run_task
+
+    root = make_wiki(tmp_path / "wiki")
+    win = MainWindow(Workspace(root, watch=False), temp_settings(tmp_path))
+    policy = PolicyView(win)
+    win.add_view("policy", policy, "Policy")
+    win.show()
+    with qtbot.waitSignal(win.ready, timeout=15_000):
+        win.start()
+    release = threading.Event()
+    ran: list[str] = []
+
+    def slow() -> str:
+        release.wait(5)
+        return "late"
+
+    def slow_failure() -> str:
+        release.wait(5)
+        raise CuratorError("late failure")
+
+    run_task(slow, win.show_error)  # a bound method of the window
+    run_task(slow_failure, None, lambda exc: win.show_error(f"failed: {exc}"))  # show_error from a lambda
+    run_task(slow, lambda r: (ran.append(r), policy.table.setRowCount(3)))  # the Policy view
+    win.workspace.read(0, lambda wiki: (release.wait(5), len(wiki.pages))[1],
+                       lambda n: (ran.append("read"), policy.table.setRowCount(n)))  # through the workspace
+    threading.Timer(0.3, release.set).start()
+    win.close()  # waits for the tasks: their results are now queued for the GUI thread
+    win.deleteLater()
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    assert not shiboken6.isValid(win) and not shiboken6.isValid(policy)
+    qtbot.wait(200)  # deliver the queued results: each is dropped (an exception here fails the test)
+    assert ran == []
+    # a task for a live receiver still gets its result
+    got: list[str] = []
+    run_task(lambda: "fresh", got.append)
+    qtbot.waitUntil(lambda: got == ["fresh"], timeout=5000)

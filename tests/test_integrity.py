@@ -455,13 +455,58 @@ def test_ansi_escapes_in_file_names_are_escaped_in_human_output(root: Path) -> N
     assert evil in [p["path"] for p in out]  # JSON keeps the real name (escaped by JSON itself)
 
 
-def test_neighbors_json_keeps_to_max_bytes(root: Path) -> None:
+def _many_inbound(root: Path) -> None:
     for i in range(300):
         (root / "wiki" / f"p{i:03d}.md").write_text(f"# P{i}\n\n{'text ' * 40}[[ann-smith]]\n")
-    rc, out, _ = cli(root, "neighbors", "ann-smith", "--max-bytes", "2000", "--json")
-    assert rc == 0 and out["truncated"] is True
-    assert len(out["inbound"]) + len(out["outgoing"]) + out["omitted"] == 300
-    assert len(out["inbound"]) < 30  # only what the text shows
-    listed = json.dumps(out["inbound"]).encode("utf-8")
-    assert len(listed) <= 2000 + 100 * len(out["inbound"])  # (JSON's keys on top of the budget)
-    assert len(out["content"].encode("utf-8")) <= 2000
+
+
+@pytest.mark.parametrize("budget", [600, 900, 2000, 5000, 30_000, 1_000_000])
+def test_neighbors_json_as_printed_keeps_to_max_bytes(root: Path, budget: int) -> None:
+    _many_inbound(root)
+    proc = subprocess.run([sys.executable, "-m", "curator.cli", "--wiki", str(root), "neighbors", "ann-smith",
+                           "--max-bytes", str(budget), "--json"], capture_output=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert len(proc.stdout) <= budget, (budget, len(proc.stdout))  # the whole document, keys and all
+    out = json.loads(proc.stdout)
+    listed = len(out["inbound"]) + len(out["outgoing"])
+    assert listed + out["omitted"] == 300
+    if budget >= 1_000_000:
+        assert out["truncated"] is False and out["omitted"] == 0 and "note" not in out
+        assert out["content"] == (root / "wiki" / "ann-smith.md").read_text("utf-8")
+        return
+    assert out["truncated"] is True and out["omitted"] > 0
+    assert f"{out['omitted']} of 300 neighbours not listed" in out["note"]
+    assert f"[truncated at {budget} bytes" in out["note"]
+    page = (root / "wiki" / "ann-smith.md").read_text("utf-8")
+    if out["page_cut"]:  # the page did not fit whole: its start is there, no neighbour
+        assert listed == 0 and page.startswith(out["content"]) and out["content"] != page
+    else:
+        assert out["content"] == page
+        # as many neighbours as fit: one more would not have
+        assert len(proc.stdout) + 450 > budget, (budget, len(proc.stdout))  # (an item: ~300 B)
+
+
+def test_neighbors_json_refuses_a_budget_too_small_for_any_answer(root: Path) -> None:
+    rc, _out, err = cli(root, "neighbors", "ann-smith", "--max-bytes", "60", "--json")
+    assert rc == 2 and "max_bytes 60 is too small" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_neighbors_text_through_the_mcp_door_keeps_to_max_bytes(root: Path) -> None:
+    from mcp import ClientSession
+
+    from .test_mcp_server import call, run
+
+    _many_inbound(root)
+
+    async def body(s: ClientSession) -> None:
+        for budget in (300, 1000, 2000, 8000):
+            err, text = await call(s, "files_neighbors", slug="ann-smith", max_bytes=budget)
+            assert not err, text
+            size = len(text.encode("utf-8"))
+            assert size <= budget, (budget, size)
+            assert f"[truncated at {budget} bytes" in text.splitlines()[-1]
+        err, text = await call(s, "files_neighbors", slug="ann-smith", max_bytes=1_000_000)
+        assert not err and "truncated" not in text and text.count("\n- P") == 300
+
+    run(root, body)

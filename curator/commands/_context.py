@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from curator.engine.actor import Actor, parse_actor
+from curator.engine.walker import json_document_bytes
 from curator.engine.wiki import Wiki
 
 
@@ -57,43 +56,16 @@ def terminal_safe(text: str) -> str:
 
 
 def write_json(data: Any) -> None:
-    """One JSON document on stdout. A long list is written one compact item per line, and a
-    document with long lists (the graph's node-link form: 250,000 nodes and edges at 32,000
-    pages) one key per line: still easy to read and to grep, each piece encoded by orjson (the
-    standard library's C encoder took a sixth of a ``graph --format json``; ``indent`` forces its
-    pure-Python one, which cost more than everything else in a warm ``index --json``)."""
-    long_list = isinstance(data, list) and len(data) > 50
-    if long_list or (isinstance(data, dict) and any(isinstance(v, list) and len(v) > 50
-                                                    for v in data.values())):
-        import orjson  # (only for the long documents)
-
-        try:
-            out = _long_document(data, orjson.dumps, b"\n", b", ", b": ")
-        except TypeError:  # orjson refuses a lone surrogate (a file name that is not UTF-8)
-            encode = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": ")).encode
-            sys.stdout.write(_long_document(data, encode, "\n", ", ", ": "))
-            return
-        buffer = getattr(sys.stdout, "buffer", None)
-        if buffer is None:  # a stream without bytes underneath: write the text
-            sys.stdout.write(out.decode("utf-8"))
-            return
-        sys.stdout.flush()
-        buffer.write(out)
-        buffer.flush()
+    """One JSON document on stdout (see :func:`~curator.engine.walker.json_document`): the bytes
+    as they are, so a long graph document is not decoded and encoded again."""
+    out = json_document_bytes(data)
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:  # a stream without bytes underneath: write the text
+        sys.stdout.write(out.decode("utf-8", "surrogateescape"))
         return
-    json.dump(data, sys.stdout, ensure_ascii=False, indent=2)
-    sys.stdout.write("\n")
-
-
-def _long_document(data: Any, dumps: Callable[[Any], Any], nl: Any, comma: Any, colon: Any) -> Any:
-    """``data`` (a list, or a dict of lists) as ``dumps`` encodes it (text or bytes; ``nl``,
-    ``comma`` and ``colon`` of the same type): one list item or one dict key per line."""
-    sep = comma.strip() + nl
-    if isinstance(data, list):
-        return dumps([])[:1] + nl + sep.join(map(dumps, data)) + nl + dumps([])[1:] + nl
-    indent = nl[:0] + comma[-1:] * 2  # two spaces
-    items = sep.join(indent + dumps(str(k)) + colon + dumps(v) for k, v in data.items())
-    return dumps({})[:1] + nl + items + nl + dumps({})[1:] + nl
+    sys.stdout.flush()
+    buffer.write(out)
+    buffer.flush()
 
 
 def open_wiki(path: Path) -> Wiki:

@@ -27,7 +27,8 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p = sub.add_parser("neighbors", parents=[parent],
                        help="a page in full with its outgoing and inbound links")
     p.add_argument("page", metavar="PAGE")
-    p.add_argument("--max-bytes", type=int, default=30_000, help="output budget (default 30000)")
+    p.add_argument("--max-bytes", type=int, default=30_000,
+                   help="output budget in bytes, for the whole output (the --json document too; default 30000)")
     p.add_argument("--snippet-chars", type=int, default=280, help="snippet length (default 280)")
     p.set_defaults(handler="curator.commands.read:run_neighbors")
 

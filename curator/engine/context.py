@@ -109,7 +109,7 @@ def build_context(wiki: Wiki, actor: Actor, *, budget: int = DEFAULT_BUDGET,
                   query: str | None = None) -> ContextResult:
     """The text injected into ``actor``'s prompt, with the pages included and skipped."""
     budget = max(0, int(budget))
-    relevance = wiki.search.relevance(query) if query and query.strip() else {}
+    relevance = wiki.search.relevance(query, actor=actor) if query and query.strip() else {}
     by_layer: dict[str, list[Page]] = {layer: [] for layer in INJECTED_LAYERS}
     for page in wiki.visible_pages(actor):
         if page.layer in by_layer:

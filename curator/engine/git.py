@@ -26,7 +26,7 @@ import tempfile
 import time
 import zlib
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -137,6 +137,7 @@ class Git:
         self._trees: OrderedDict[str, dict[bytes, tuple[bytes, bytes]]] = OrderedDict()
         self._commit_trees: dict[str, str] = {}
         self._head_reader: _TreeReader | None = None
+        self._pinned: tuple[str | None] | None = None  # HEAD, read once for a batch (same_head)
 
     # --- plumbing ----------------------------------------------------------------------
     def run(self, *args: str, author: tuple[str, str] | None = None, check: bool = True,
@@ -211,11 +212,23 @@ class Git:
     def is_repo(self) -> bool:
         return self.git_dir.exists()
 
+    @contextlib.contextmanager
+    def same_head(self) -> Iterator[None]:
+        """Within this block :meth:`head` is read once: for a batch of questions about HEAD's
+        files (a merge asks about thousands) during which nothing is committed."""
+        self._pinned = (self.head(),)
+        try:
+            yield
+        finally:
+            self._pinned = None
+
     def head(self) -> str | None:
         """The commit HEAD points at, or None in a repository without commits.
 
         Read from the files directly (no process): this runs before and after every action.
         """
+        if self._pinned is not None:
+            return self._pinned[0]
         try:
             ref = (self.git_dir / "HEAD").read_text().strip()
         except OSError:
@@ -382,11 +395,15 @@ class Git:
         xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
         candidates = [self.git_dir / "info" / "attributes", xdg / "git" / "attributes",
                       Path("/etc/gitattributes")]
+        root = str(self.root)
+        folders: set[str] = set()
         for p in paths:
-            parts = p.split("/")[:-1]
-            candidates += [self.root.joinpath(*parts[:i], ".gitattributes") for i in range(len(parts) + 1)]
-            if os.path.islink(self.root / p):
+            folders.add(p.rpartition("/")[0])
+            if os.path.islink(os.path.join(root, p)):
                 return False
+        for folder in sorted(folders):  # each folder's chain of .gitattributes, once per batch
+            parts = folder.split("/") if folder else []
+            candidates += [self.root.joinpath(*parts[:i], ".gitattributes") for i in range(len(parts) + 1)]
         if not all(_content_neutral(c) for c in dict.fromkeys(candidates)):
             return False
         configs = [self.git_dir / "config", Path("/etc/gitconfig"), xdg / "git" / "config"]
@@ -401,11 +418,18 @@ class Git:
         return True
 
     # --- blobs kept for roll-back -----------------------------------------------------------
-    def store_blob(self, data: bytes) -> str:
-        """Write ``data`` as a blob into the object database (no filters); return its sha."""
+    def store_blob(self, data: bytes, *, durable: bool = False) -> str:
+        """Write ``data`` as a blob into the object database (no filters); return its sha.
+
+        ``durable``: a new object is fsynced (with its folder) before this returns: a roll-back
+        copy must survive a power loss that the file it stands for may not."""
         if self._fast_ok():
-            return _write_object(self.git_dir, b"blob", data)
-        return self.run("hash-object", "-w", "--no-filters", "--stdin", input=data).stdout.decode().strip()
+            return _write_object(self.git_dir, b"blob", data, fsync=durable)
+        sha = self.run("hash-object", "-w", "--no-filters", "--stdin", input=data).stdout.decode().strip()
+        if durable:
+            with contextlib.suppress(OSError):
+                fsync_path(self.git_dir / "objects" / sha[:2] / sha[2:])
+        return sha
 
     def blob(self, sha: str) -> bytes | None:
         """The bytes of the blob ``sha``, or None when the object database lacks it."""
@@ -426,14 +450,23 @@ class Git:
         entry = self._head_reader.entries(folder).get(name.encode("utf-8", "surrogateescape"))
         return entry[1].hex() if entry is not None and entry[0] != _TREE_MODE else None
 
-    def differs_from_head(self, path: str, data: bytes | None) -> tuple[bool, str | None]:
+    def plain_blobs(self, paths: Sequence[str]) -> bool:
+        """Whether no gitattributes can filter the blobs of ``paths`` (one check for a batch: pass
+        the answer to :meth:`differs_from_head` for each of them)."""
+        return self._plain_blobs(paths)
+
+    def differs_from_head(self, path: str, data: bytes | None,
+                          plain: bool | None = None) -> tuple[bool, str | None]:
         """(whether the file ``path`` holding ``data`` (None: absent) differs from HEAD's version,
         HEAD's blob sha when it is exactly ``data``, so no copy of it needs writing).
 
         In process when no attributes can filter the blob (then hashing the bytes is what git
-        does), else with ``git status``.
+        does), else with ``git status``. ``plain``: :meth:`plain_blobs` already answered for a
+        batch holding ``path`` (a merge asks for thousands of paths in a few folders).
         """
-        if data is not None and not self._plain_blobs([path]):
+        if plain is None and data is not None:
+            plain = self._plain_blobs([path])
+        if data is not None and not plain:
             return bool(self.dirty([path])), None
         head = self.head_blob(path)
         if data is None:
@@ -521,7 +554,8 @@ class Git:
                          contents: dict[str, bytes]) -> str:
         head = self.head()
         given = {p: _write_object(self.git_dir, b"blob", b) for p, b in contents.items()}
-        existing = [p for p in paths if os.path.lexists(self.root / p) and p not in given]
+        root = str(self.root)
+        existing = [p for p in paths if os.path.lexists(os.path.join(root, p)) and p not in given]
         trees = _TreeReader(self, head)
         folders = {""}
         for p in paths:
@@ -532,7 +566,7 @@ class Git:
         hasher = None
         blobs: dict[str, str] = {}
         if existing and self._plain_blobs(existing):
-            blobs = {p: _write_object(self.git_dir, b"blob", (self.root / p).read_bytes()) for p in existing}
+            blobs = {p: _write_object(self.git_dir, b"blob", _read(os.path.join(root, p))) for p in existing}
         elif len(existing) > 200:  # pipes could fill both ways: no side-by-side run for big batches
             shas = self.run("hash-object", "-w", "--stdin-paths",
                             input="".join(p + "\n" for p in existing).encode("utf-8", "surrogateescape")).stdout.split()
@@ -557,8 +591,8 @@ class Git:
         modes: dict[str, str] = {}
         for p in paths:
             if p in blobs:
-                full = self.root / p
-                if full.is_symlink():
+                full = os.path.join(root, p)
+                if os.path.islink(full):
                     mode = b"120000"
                 elif os.access(full, os.X_OK):
                     mode = b"100755"
@@ -653,8 +687,24 @@ def _clean_ident(text: str) -> str:
     return re.sub(r"[<>\n\r\0]", "", text).strip() or "unknown"
 
 
-def _write_object(git_dir: Path, kind: bytes, data: bytes) -> str:
-    """Write a loose object (idempotent); return its sha1 hex."""
+def fsync_path(path: Path | str, *, folder: bool = False) -> None:
+    """Make the data of the file ``path`` durable (``folder``: its folder's entries too)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    if folder and os.name == "posix":
+        fsync_path(os.path.dirname(path) or ".")
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def _write_object(git_dir: Path, kind: bytes, data: bytes, *, fsync: bool = False) -> str:
+    """Write a loose object (idempotent); return its sha1 hex (``fsync``: made durable first)."""
     raw = kind + b" " + str(len(data)).encode() + b"\0" + data
     sha = hashlib.sha1(raw).hexdigest()
     folder = git_dir / "objects" / sha[:2]
@@ -666,8 +716,13 @@ def _write_object(git_dir: Path, kind: bytes, data: bytes) -> str:
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(zlib.compress(raw, 1))
+            if fsync:
+                f.flush()
+                os.fsync(f.fileno())
         os.chmod(tmp, 0o444)
         os.replace(tmp, target)
+        if fsync and os.name == "posix":
+            fsync_path(folder)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)

@@ -12,6 +12,7 @@ from typing import Any
 from . import frontmatter, markdown_scan
 from .actor import OPERATOR, Actor
 from .page import LAYER_RANK, Page
+from .walker import json_document
 from .wiki import Wiki
 
 DEFAULT_MAX_BYTES = 30_000
@@ -98,6 +99,15 @@ class Neighbor:
         return f"{head}: {self.snippet}" if self.snippet else head
 
 
+def json_size(data: Any) -> int:
+    """Bytes of ``data`` as the CLI prints it (:func:`~.walker.json_document`)."""
+    return len(json_document(data).encode("utf-8", "surrogateescape"))
+
+
+def _utf8_prefix(text: str, size: int) -> str:
+    return text.encode("utf-8", "surrogateescape")[: max(0, size)].decode("utf-8", "ignore")
+
+
 @dataclass(slots=True)
 class NeighborsResult:
     page: Page
@@ -109,31 +119,77 @@ class NeighborsResult:
     truncated: bool = False
     page_cut: bool = False  # the page itself did not fit: ``text`` holds only its start
     shown: tuple[int, int] | None = None  # (outgoing, inbound) neighbours that fit in max_bytes
+    max_bytes: int = DEFAULT_MAX_BYTES
 
     def to_json(self) -> dict[str, Any]:
+        """The answer as one JSON document of at most ``max_bytes`` bytes (as the CLI prints it):
+        the page summary, then as much of the page as fits, then the outgoing and then the inbound
+        neighbours in order while they fit. When anything is left out, ``truncated`` is true,
+        ``omitted`` counts the neighbours not listed, ``page_cut`` says the content is cut short
+        and ``note`` says so in words. :class:`UsageError` when not even that skeleton fits."""
         def nb(n: Neighbor) -> dict[str, Any]:
             return {"target": n.target, "path": n.path, "title": n.title, "snippet": n.snippet,
                     "resolved": n.resolved}
 
-        # The JSON keeps to the byte budget too: the page as far as it fit and only the neighbours
-        # the text shows (``omitted`` counts the others), never everything.
-        content = self.text if self.page_cut else self.content
-        n_out, n_in = self.shown if self.shown is not None else (len(self.outgoing), len(self.inbound))
-        return {"page": page_summary(self.page), "content": content,
-                "outgoing": [nb(n) for n in self.outgoing[:n_out]],
-                "inbound": [nb(n) for n in self.inbound[:n_in]],
-                "truncated": self.truncated, "page_cut": self.page_cut, "omitted": self.omitted,
-                "text": self.text}
+        items = [nb(n) for n in self.outgoing] + [nb(n) for n in self.inbound]
+        n_out = len(self.outgoing)
+        total = len(items)
+        budget = self.max_bytes
+
+        def doc(content: str, shown: int, cut: bool) -> dict[str, Any]:
+            omitted = total - shown
+            truncated = cut or omitted > 0
+            out = {"page": page_summary(self.page), "content": content,
+                   "outgoing": items[:min(shown, n_out)], "inbound": items[n_out:shown],
+                   "truncated": truncated, "page_cut": cut, "omitted": omitted}
+            if truncated:
+                out["note"] = (f"[truncated at {budget} bytes: {'the page is cut short and ' if cut else ''}"
+                               f"{omitted} of {total} neighbours not listed; read a page with `read <path>` "
+                               "or raise max_bytes to see more]")
+            return out
+
+        def fits(d: dict[str, Any]) -> bool:
+            return json_size(d) <= budget
+
+        full = doc(self.content, total, False)
+        if fits(full):
+            return full
+        if fits(doc(self.content, 0, False)):
+            lo, hi = 0, total  # the most neighbours that fit after the whole page
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                if fits(doc(self.content, mid, False)):
+                    lo = mid
+                else:
+                    hi = mid - 1
+            return doc(self.content, lo, False)
+        data = self.content.encode("utf-8", "surrogateescape")
+        lo, hi = 0, len(data)  # the longest start of the page that fits, with no neighbour
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if fits(doc(_utf8_prefix(self.content, mid), 0, True)):
+                lo = mid
+            else:
+                hi = mid - 1
+        best = doc(_utf8_prefix(self.content, lo), 0, True)
+        if not fits(best):
+            from .errors import UsageError
+
+            raise UsageError(f"max_bytes {budget} is too small for a JSON answer about {self.page.path}: "
+                             f"it needs at least {json_size(doc('', 0, True))} bytes")
+        return best
 
 
 def neighbors(wiki: Wiki, ref: str, actor: Actor = OPERATOR, max_bytes: int = DEFAULT_MAX_BYTES,
               snippet_chars: int = DEFAULT_SNIPPET_CHARS) -> NeighborsResult:
-    """The page in full, then its outgoing links, then the pages linking to it (SPEC §8)."""
+    """The page in full, then its outgoing links, then the pages linking to it (SPEC §8), in at
+    most ``max_bytes`` bytes of text (the truncation line included, unless ``max_bytes`` is
+    smaller than that line itself); :meth:`NeighborsResult.to_json` keeps to it as well."""
     page = wiki.find(ref, actor)
     content = wiki.read_text(page.path)
     links = wiki.links_around(page.path, actor)  # a hidden page looks exactly like a missing one
     pages = links.pages  # every page its links name (only those, when built around the page)
-    result = NeighborsResult(page, content)
+    result = NeighborsResult(page, content, max_bytes=max_bytes)
     seen: set[str] = set()
     for edge in links.outgoing.get(page.path, []):
         target = edge.target
@@ -160,31 +216,42 @@ def neighbors(wiki: Wiki, ref: str, actor: Actor = OPERATOR, max_bytes: int = DE
         result.inbound.append(Neighbor("in", edge.source, edge.source, other.title,
                                        _clip(other.snippet, snippet_chars)))
 
-    budget = max_bytes
+    total = len(result.outgoing) + len(result.inbound)
+
+    def note(omitted: int, cut: bool) -> str:
+        return (f"[truncated at {max_bytes} bytes: {'the page is cut short and ' if cut else ''}{omitted} "
+                f"of {total} neighbours not shown; read a page with `read <path>` or raise max_bytes to see more]")
+
+    def size(chunk: str) -> int:
+        return len(chunk.encode("utf-8", "surrogateescape")) + 1
+
+    # Room for the truncation line is kept back from the start: the text with it stays in budget.
+    budget = max_bytes - size(note(total, True))
     parts: list[str] = []
 
     def take(chunk: str) -> bool:
         nonlocal budget
-        size = len(chunk.encode("utf-8", "surrogateescape")) + 1
-        if size > budget:
+        if size(chunk) > budget:
             return False
         parts.append(chunk)
-        budget -= size
+        budget -= size(chunk)
         return True
 
     header = f"# {page.title} ({page.path}) — layer {page.layer}, trust {page.trust:g}"
     body = content.rstrip("\n")
+    if size(header) + size(body) + sum(size(n.render()) for n in [*result.outgoing, *result.inbound]) + \
+            size(f"\n## Links from this page ({len(result.outgoing)})") + \
+            size(f"\n## Pages linking here ({len(result.inbound)})") <= max_bytes:
+        budget = max_bytes  # everything fits: no truncation line is needed
     if not take(header) or not take(body):
         # Even the page itself does not fit: show as much as fits, on a character boundary.
-        room = max(0, budget - 200)
-        clipped = body.encode("utf-8")[:room].decode("utf-8", "ignore")
-        parts.append(clipped)
+        if budget > 1:  # (after the header, when that fitted)
+            parts.append(_utf8_prefix(body, budget - 1))
         result.truncated = result.page_cut = True
     sections = [(f"\n## Links from this page ({len(result.outgoing)})", result.outgoing),
                 (f"\n## Pages linking here ({len(result.inbound)})", result.inbound)]
     shown = 0
     counts = [0, 0]
-    total = len(result.outgoing) + len(result.inbound)
     for k, (title, items) in enumerate(sections):
         if result.truncated or not take(title):
             result.truncated = True
@@ -198,11 +265,7 @@ def neighbors(wiki: Wiki, ref: str, actor: Actor = OPERATOR, max_bytes: int = DE
     result.shown = (counts[0], counts[1])
     if result.truncated:
         result.omitted = total - shown
-        cut = "the page is cut short and " if result.page_cut else ""
-        parts.append(
-            f"[truncated at {max_bytes} bytes: {cut}{result.omitted} of {total} neighbours not shown; "
-            f"read a page with `read <path>` or raise max_bytes to see more]"
-        )
+        parts.append(note(result.omitted, result.page_cut))
     result.text = "\n".join(parts) + "\n"
     return result
 

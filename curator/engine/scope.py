@@ -394,6 +394,13 @@ class ScopePolicy:
             return []
         return [r for r in rules if r.applies_to(path)]  # kept sorted widest first by _set
 
+    def rule_keys(self) -> frozenset[str]:
+        """Every rule's namespace key, casefolded: a page whose path is one of them is the only
+        one that may read differently from its folder (a caller deciding per folder checks it)."""
+        self.reload()
+        with self._lock:
+            return frozenset(r.key.casefold() for rules in self._by_ns.values() for r in rules)
+
     # --- decisions ----------------------------------------------------------------------
     def can_read(self, actor: Actor, path: str) -> bool:
         if actor.is_operator:

@@ -44,6 +44,8 @@ known yet.
 
 from __future__ import annotations
 
+import heapq
+import math
 import os
 import sqlite3
 import threading
@@ -59,7 +61,7 @@ from .errors import CuratorError, UsageError
 from .page import Page, decode, parse_layer
 from .query import Query, fold, fold_char, index_text, parse_query
 from .store import ChangeSet, checkpoint, read_and_parse
-from .walker import EXCLUDED_DIRS, PageFile, utf8_name, walk
+from .walker import EXCLUDED_DIRS, PageFile, json_line, utf8_name, walk
 
 if TYPE_CHECKING:
     from .wiki import Wiki
@@ -119,6 +121,10 @@ class SearchIndex:
         self._lock = threading.RLock()
         self._built = False  # read from the database by setup()
         self._stop = threading.Event()
+        self._generation = 0  # bumped whenever a document is added, retired or the index cleared
+        self._hidden_cache: dict[tuple[Any, ...], dict[int, str]] = {}
+        self._size_cache: dict[int, int] = {}  # doc id -> tokens (ids are never reused but by a clear)
+        self._size_version = -1
         #: Seconds between full sweeps triggered by searches; None: never (a file watcher feeds
         #: ``wiki.refresh(paths)`` instead).
         self.sweep_interval: float | None = SWEEP_INTERVAL
@@ -163,6 +169,7 @@ class SearchIndex:
 
     def _insert(self, conn: sqlite3.Connection, row: tuple[Any, ...], doc_id: int | None) -> None:
         path, values, texts = row[0], row[1:9], row[9:]
+        self._generation += 1
         if self._tombstone(conn, path):
             doc_id = None
         cur = conn.execute(
@@ -174,6 +181,7 @@ class SearchIndex:
     def _tombstone(self, conn: sqlite3.Connection, path: str) -> bool:
         """Retire ``path``'s document (its FTS row stays, unseen); True when there was one."""
         cur = conn.execute("DELETE FROM search_docs WHERE path=?", (path,))
+        self._generation += 1
         if cur.rowcount:
             conn.execute("INSERT INTO search_meta VALUES ('dead', '1') ON CONFLICT(key) DO UPDATE"
                          " SET value = CAST(value AS INTEGER) + 1")
@@ -183,8 +191,9 @@ class SearchIndex:
     def delete(self, conn: sqlite3.Connection, path: str) -> None:
         self._tombstone(conn, path)
 
-    @staticmethod
-    def _clear(conn: sqlite3.Connection) -> None:
+    def _clear(self, conn: sqlite3.Connection) -> None:
+        self._generation += 1
+        self._size_cache.clear()
         conn.execute("INSERT INTO search_fts (search_fts) VALUES ('delete-all')")
         for table in ("search_docs", "search_dirs"):
             conn.execute(f"DELETE FROM {table}")
@@ -422,7 +431,9 @@ class SearchIndex:
             self.ensure_built()
         rows: list[_Row] = []
         with self.wiki.store._lock:  # one connection: do not read in the middle of a store write
-            for row in self._rows(q):
+            hidden = {} if actor.is_operator else self._hidden(actor)
+            found = self._rows(q) if not hidden or not q.positive_match() else self._visible_rows(q, hidden)
+            for row in found:
                 if min_trust is not None and row.trust < min_trust:
                     continue
                 if not self.wiki.visible(actor, row.path):
@@ -437,8 +448,9 @@ class SearchIndex:
             hits += self._expand(hits, q, actor, min_trust, limit, highlight)
         return hits
 
-    def relevance(self, query: str | Query, refresh: bool = True) -> dict[str, float]:
-        """Score of every page matching ``query`` (no visibility check: callers filter)."""
+    def relevance(self, query: str | Query, refresh: bool = True, actor: Actor = OPERATOR) -> dict[str, float]:
+        """Score of every page matching ``query`` (no visibility check: callers filter), scored
+        over the pages ``actor`` may see (as :meth:`search` does)."""
         q = self._prepare(query, None)
         if q.is_empty:
             return {}
@@ -447,7 +459,9 @@ class SearchIndex:
         else:
             self.ensure_built()
         with self.wiki.store._lock:
-            return {row.path: row.score for row in self._rows(q)}
+            hidden = {} if actor.is_operator else self._hidden(actor)
+            found = self._rows(q) if not hidden or not q.positive_match() else self._visible_rows(q, hidden)
+            return {row.path: row.score for row in found}
 
     def pages_sharing(self, words: Sequence[str], *, limit: int = 12, terms: int = 4,
                       refresh: bool = True) -> list[str]:
@@ -521,6 +535,191 @@ class SearchIndex:
             # The MATCH string is built from quoted terms only; this is a safety net, not a path.
             raise CuratorError(f"search failed for {q.text!r}: {exc}") from None
 
+    # --- scores over the visible pages only ------------------------------------------------
+    #
+    # FTS5's bm25 takes its statistics (rows, average row length, rows holding each phrase) from
+    # the whole table, hidden pages included: an agent's scores would then differ from those on a
+    # copy of the wiki without the pages it cannot see, a faint sign that they exist. For an actor
+    # with hidden pages the scores are computed again here as FTS5 computes them (same formula,
+    # constants and order of operations, so the doubles are the same) on the table as it would be
+    # without those rows: each hidden row's length and phrase hits are taken out of the totals.
+    # A row's weighted hits of one phrase come from a query for that phrase alone (its bm25 solved
+    # for the frequency, which is an integer with integer weights), its length from the table's
+    # ``docsize`` record, the totals from its averages record.
+
+    def _hidden(self, actor: Actor) -> dict[int, str]:
+        """{doc id: path} of the live documents ``actor`` may not see (cached per index state,
+        policy and actor)."""
+        policy = self.wiki.policy
+        key = (actor, self._generation, self._data_version(), id(policy), getattr(policy, "generation", 0))
+        cached = self._hidden_cache.get(key)
+        if cached is None:
+            cached = self._hidden_now(actor)
+            if len(self._hidden_cache) > 16:
+                self._hidden_cache.clear()
+            self._hidden_cache[key] = cached
+        return cached
+
+    def _hidden_now(self, actor: Actor) -> dict[int, str]:
+        visible = self.wiki.visible
+        rule_keys = getattr(self.wiki.policy, "rule_keys", None)
+        conn = self._conn
+        if rule_keys is None:
+            return {i: p for i, p in conn.execute("SELECT id, path FROM search_docs") if not visible(actor, p)}
+        # Visibility is the folder's, except for a page a rule names by its own path: ask once per
+        # folder (a probe name no page can have; the folder index lists them without a scan) and
+        # page by page only for those.
+        hidden_dirs = [d for (d,) in conn.execute("SELECT DISTINCT dir FROM search_docs")
+                       if not visible(actor, f"{d}/\0probe.md" if d else "\0probe.md")]
+        hidden: dict[int, str] = {}
+        for start in range(0, len(hidden_dirs), 500):
+            chunk = hidden_dirs[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            hidden.update(conn.execute(f"SELECT id, path FROM search_docs WHERE dir IN ({marks})", chunk))
+        for key in rule_keys():
+            if key.endswith(".md"):  # a rule naming one page: that page decides for itself
+                for i, p in conn.execute("SELECT id, path FROM search_docs WHERE path = ? COLLATE NOCASE", (key,)):
+                    if visible(actor, p):
+                        hidden.pop(i, None)
+                    else:
+                        hidden[i] = p
+        return hidden
+
+    def _data_version(self) -> int:
+        return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+
+    def _sizes(self, ids: Iterable[int]) -> dict[int, int]:
+        """Row lengths in tokens (all columns), as FTS5's ``xColumnSize(-1)`` reads them."""
+        version = self._data_version()  # another process may have rebuilt the index (ids reused)
+        if version != self._size_version:
+            self._size_cache.clear()
+            self._size_version = version
+        cache = self._size_cache
+        missing = [i for i in ids if i not in cache]
+        for start in range(0, len(missing), 900):
+            chunk = missing[start:start + 900]
+            marks = ",".join("?" * len(chunk))
+            for i, blob in self._conn.execute(f"SELECT id, sz FROM search_fts_docsize WHERE id IN ({marks})", chunk):
+                cache[i] = sum(_varints(blob))
+        return {i: cache.get(i, 0) for i in ids}
+
+    def _totals(self) -> tuple[int, int]:
+        """(rows, tokens in all columns) of the FTS table: its averages record."""
+        row = self._conn.execute("SELECT block FROM search_fts_data WHERE id = 1").fetchone()
+        values = _varints(row[0]) if row is not None else [0]
+        return values[0], sum(values[1:])
+
+    def _visible_rows(self, q: Query, hidden: dict[int, str]) -> Iterator[_Row]:
+        """:meth:`_rows` with bm25 computed as if the ``hidden`` documents were not indexed."""
+        phrases = [a for group in q.groups for a in (t.fts() for t in group) if a]
+        conn = self._conn
+        bm25 = "bm25(search_fts, " + ", ".join(repr(w) for w in WEIGHTS) + ")"
+        n_row, n_token = self._totals()
+        n_row_v = n_row - len(hidden)
+        if n_row_v <= 0 or not phrases:
+            return
+        hidden_ids = json_line(list(hidden))
+        avgdl = n_token / n_row
+        avgdl_v = (n_token - sum(self._sizes(list(hidden)).values())) / n_row_v
+        if len(phrases) == 1:
+            yield from self._visible_rows_one(q, phrases[0], hidden, hidden_ids, n_row, n_row_v, avgdl, avgdl_v)
+            return
+        try:
+            candidates = conn.execute(
+                f"SELECT d.id, d.path, d.title, d.layer, d.trust, d.factor, d.tags, {bm25} FROM search_fts"
+                " JOIN search_docs d ON d.id = search_fts.rowid WHERE search_fts MATCH ?", (q.match(),)).fetchall()
+            candidates = [c for c in candidates if c[0] not in hidden]
+            if not candidates:
+                return
+            ids = [c[0] for c in candidates]
+            sizes = self._sizes(ids)
+            freqs: list[dict[int, float]] = []
+            idfs: list[float] = []
+            for phrase in phrases:
+                n_hit = conn.execute("SELECT count(*) FROM search_fts WHERE search_fts MATCH ?", (phrase,)).fetchone()[0]
+                n_hidden = conn.execute("SELECT count(*) FROM search_fts WHERE search_fts MATCH ? AND +rowid IN"
+                                        " (SELECT value FROM json_each(?))", (phrase, hidden_ids)).fetchone()[0]
+                idf = _idf(n_row, n_hit)
+                if len(phrases) == 1:  # the query's own bm25 is that of its one phrase (NOT adds 0)
+                    values = [(c[0], c[7]) for c in candidates]
+                else:
+                    values = conn.execute(f"SELECT rowid, {bm25} FROM search_fts WHERE search_fts MATCH ? AND +rowid IN"
+                                          " (SELECT value FROM json_each(?))", (phrase, json_line(ids))).fetchall()
+                freqs.append({i: _frequency(v, idf, sizes[i], avgdl) for i, v in values})
+                idfs.append(_idf(n_row_v, n_hit - n_hidden))
+        except sqlite3.OperationalError as exc:
+            raise CuratorError(f"search failed for {q.text!r}: {exc}") from None
+        # Scored in one tight pass, sorted by (score, path) as SQL orders them; the metadata
+        # filters run lazily on the rows taken, in order (search stops at its limit).
+        k1, b, k1_1 = _K1, _B, _K1 + 1.0
+        scored: list[tuple[float, str, tuple[Any, ...]]] = []
+        for c in candidates:
+            doc_id = c[0]
+            size = float(sizes[doc_id])
+            norm = k1 * (1 - b + b * size / avgdl_v)
+            score = 0.0
+            for idf, freq in zip(idfs, freqs, strict=True):
+                f = freq.get(doc_id, 0.0)
+                score += idf * ((f * k1_1) / (f + norm))
+            # as SQL computes -bm25(...) * (0.5 + d.trust) * d.factor
+            scored.append((-(-(-1.0 * score) * (0.5 + c[4]) * c[5]), c[1], c))
+        scored.sort()
+        for neg, path, c in scored:
+            tag_list = c[6].split("\n") if c[6] else []
+            if q.accepts(path, c[3], c[4], tag_list):
+                yield _Row(path, c[2], c[3], c[4], tag_list, -neg)
+
+    def _visible_rows_one(self, q: Query, phrase: str, hidden: dict[int, str], hidden_ids: str, n_row: int,
+                          n_row_v: int, avgdl: float, avgdl_v: float) -> Iterator[_Row]:
+        """:meth:`_visible_rows` for a query of one phrase, lazily: the rows come in FTS5's order
+        (its score over the whole index), and a row is given out once no row still to come can
+        score higher over the visible pages. That bound holds because, for one phrase, the
+        visible score is the whole-index score times ``idf_v / idf`` times
+        ``(f + K) / (f + K_v)``, which lies between 1 and ``avgdl_v / avgdl`` whatever the row.
+        A search stops at its limit, so a common word costs what it costs the operator."""
+        conn = self._conn
+        w_title, w_body, w_extra = WEIGHTS
+        bm25 = f"bm25(search_fts, {w_title}, {w_body}, {w_extra})"
+        try:
+            n_hit = conn.execute("SELECT count(*) FROM search_fts WHERE search_fts MATCH ?", (phrase,)).fetchone()[0]
+            n_hidden = conn.execute("SELECT count(*) FROM search_fts WHERE search_fts MATCH ? AND +rowid IN"
+                                    " (SELECT value FROM json_each(?))", (phrase, hidden_ids)).fetchone()[0]
+            cursor = conn.execute(
+                f"SELECT d.id, d.path, d.title, d.layer, d.trust, d.factor, d.tags, {bm25},"
+                f" -{bm25} * (0.5 + d.trust) * d.factor AS score FROM search_fts"
+                " JOIN search_docs d ON d.id = search_fts.rowid WHERE search_fts MATCH ?"
+                " ORDER BY score DESC, d.path", (q.match(),))
+        except sqlite3.OperationalError as exc:
+            raise CuratorError(f"search failed for {q.text!r}: {exc}") from None
+        idf = _idf(n_row, n_hit)
+        idf_v = _idf(n_row_v, n_hit - n_hidden)
+        stretch = avgdl_v / avgdl
+        bound = (idf_v / idf) * max(1.0, stretch) * (1 + 1e-9)  # visible score <= whole-index score x bound
+        k1, b, k1_1 = _K1, _B, _K1 + 1.0
+        heap: list[tuple[float, str, tuple[Any, ...]]] = []
+
+        def ready(limit: float) -> Iterator[_Row]:
+            while heap and -heap[0][0] > limit:
+                neg, path, c = heapq.heappop(heap)
+                tag_list = c[6].split("\n") if c[6] else []
+                if q.accepts(path, c[3], c[4], tag_list):
+                    yield _Row(path, c[2], c[3], c[4], tag_list, -neg)
+
+        self._sizes([])  # (drops the cached lengths if another process rebuilt the index)
+        cache = self._size_cache
+        for c in cursor:
+            yield from ready(c[8] * bound)  # nothing still to come can beat what is given out
+            doc_id = c[0]
+            if doc_id in hidden:
+                continue
+            known = cache.get(doc_id)
+            size = float(known if known is not None else self._sizes([doc_id])[doc_id])
+            f = _frequency(c[7], idf, int(size), avgdl)
+            score = 0.0
+            score += idf_v * ((f * k1_1) / (f + k1 * (1 - b + b * size / avgdl_v)))
+            heapq.heappush(heap, (-(-(-1.0 * score) * (0.5 + c[4]) * c[5]), c[1], c))
+        yield from ready(-1.0)
+
     def _expand(self, hits: list[SearchHit], q: Query, actor: Actor, min_trust: float | None,
                 limit: int, highlight: Any) -> list[SearchHit]:
         links = self.wiki.links_for(actor)
@@ -554,6 +753,46 @@ class SearchIndex:
         except OSError:
             return ""
         return make_snippet(frontmatter.split(text).body, highlight)
+
+
+# --- bm25 as FTS5 computes it (fts5_aux.c, fts5Bm25Function) ---------------------------------
+
+_K1 = 1.2
+_B = 0.75
+assert all(float(w).is_integer() for w in WEIGHTS), "phrase frequencies are recovered as integers"
+
+
+def _idf(n_row: int, n_hit: int) -> float:
+    idf = math.log((n_row - n_hit + 0.5) / (n_hit + 0.5))
+    return idf if idf > 0.0 else 1e-6
+
+
+def _frequency(value: float, idf: float, size: int, avgdl: float) -> float:
+    """The weighted hit count of a one-phrase query's row, from its bm25 ``value``."""
+    s = -value / idf
+    k = _K1 * (1 - _B + _B * float(size) / avgdl)
+    return float(round(s * k / ((_K1 + 1.0) - s)))
+
+
+def _varints(blob: bytes) -> list[int]:
+    """SQLite's varints (as in FTS5's records), in order."""
+    if max(blob, default=0) < 0x80:  # every value below 128: one byte each
+        return list(blob)
+    out: list[int] = []
+    i, n = 0, len(blob)
+    while i < n:
+        value = 0
+        for k in range(9):
+            c = blob[i]
+            i += 1
+            if k == 8:
+                value = (value << 8) | c
+                break
+            value = (value << 7) | (c & 0x7F)
+            if not c & 0x80:
+                break
+        out.append(value)
+    return out
 
 
 # --- bulk rows -----------------------------------------------------------------------------

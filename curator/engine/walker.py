@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator
 from operator import attrgetter
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -44,6 +45,57 @@ def json_line(data: object) -> str:
     except UnicodeEncodeError:
         return json.dumps(data, ensure_ascii=True, separators=(",", ":"))
     return text
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_document(data: object) -> str:
+    """``data`` as the one JSON document a command prints (the final newline included); a budget
+    in bytes (``neighbors --max-bytes``) is measured on exactly this text
+    (:func:`json_document_bytes`, decoded)."""
+    return json_document_bytes(data).decode("utf-8", "surrogateescape")
+
+
+def json_document_bytes(data: object) -> bytes:
+    """The bytes of :func:`json_document`. A long list is written one compact item per line, and
+    a document with long lists (the graph's node-link form: 250,000 nodes and edges at 32,000
+    pages) one key per line: still easy to read and to grep, each piece encoded by orjson (the
+    standard library's C encoder took a sixth of a ``graph --format json``; ``indent`` forces its
+    pure-Python one, which cost more than everything else in a warm ``index --json``)."""
+    long_list = isinstance(data, list) and len(data) > 50
+    if long_list or (isinstance(data, dict) and any(isinstance(v, list) and len(v) > 50
+                                                    for v in data.values())):
+        import orjson  # (only for the long documents)
+
+        try:
+            out: bytes = _long_document(data, orjson.dumps, b"\n", b", ", b": ")
+            return out
+        except TypeError:  # orjson refuses a lone surrogate (a file name that is not UTF-8)
+            encode = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": ")).encode
+            text: str = _long_document(data, encode, "\n", ", ", ": ")
+            return _utf8(text)
+    return _utf8(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+def _utf8(text: str) -> bytes:
+    """``text`` in UTF-8, a lone surrogate (a file name's byte that is not UTF-8) as U+FFFD, as
+    the command line prints it: the output is always valid UTF-8."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text).encode("utf-8")
+
+
+def _long_document(data: Any, dumps: Callable[[Any], Any], nl: Any, comma: Any, colon: Any) -> Any:
+    """``data`` (a list, or a dict of lists) as ``dumps`` encodes it (text or bytes; ``nl``,
+    ``comma`` and ``colon`` of the same type): one list item or one dict key per line."""
+    sep = comma.strip() + nl
+    if isinstance(data, list):
+        return dumps([])[:1] + nl + sep.join(map(dumps, data)) + nl + dumps([])[1:] + nl
+    indent = nl[:0] + comma[-1:] * 2  # two spaces
+    items = sep.join(indent + dumps(str(k)) + colon + dumps(v) for k, v in data.items())
+    return dumps({})[:1] + nl + items + nl + dumps({})[1:] + nl
 
 
 class PageFile(NamedTuple):

@@ -1,7 +1,10 @@
 """Background work for the station (Picard's ``run_task`` and Vorta's one writer per repository).
 
 * :func:`run_task` runs a function on the global ``QThreadPool`` and posts its result (or its
-  exception) back to the GUI thread through a queued signal.
+  exception) back to the GUI thread through a queued signal. A result that arrives after the
+  widget it was meant for was destroyed (a window closed while its read ran) is dropped: the
+  callback's receiver (``owner``, else the object of a bound method, else a QObject the callback's
+  closure holds) is checked with ``shiboken6.isValid`` before the callback runs.
 * :class:`WriterQueue` is a one-thread pool per wiki: every engine action goes through it, so the
   station never runs two writes to one repository at once and never writes on the GUI thread.
 """
@@ -13,6 +16,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+import shiboken6
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
 log = logging.getLogger(__name__)
@@ -24,8 +28,8 @@ ErrorCallback = Callable[[BaseException], None]
 class _Relay(QObject):
     """Lives in the GUI thread; its signals deliver results there (queued connection)."""
 
-    done = Signal(object, object)  # (callback, result)
-    failed = Signal(object, object)  # (error callback, exception)
+    done = Signal(object, object, object)  # (callback, result, receiver)
+    failed = Signal(object, object, object)  # (error callback, exception, receiver)
 
     def __init__(self) -> None:
         super().__init__()
@@ -33,16 +37,45 @@ class _Relay(QObject):
         self.failed.connect(self._on_failed)
 
     @staticmethod
-    def _on_done(callback: Callback | None, result: Any) -> None:
-        if callback is not None:
+    def _on_done(callback: Callback | None, result: Any, receiver: QObject | None) -> None:
+        if callback is not None and _alive(receiver):
             callback(result)
 
     @staticmethod
-    def _on_failed(callback: ErrorCallback | None, exc: BaseException) -> None:
+    def _on_failed(callback: ErrorCallback | None, exc: BaseException, receiver: QObject | None) -> None:
         if callback is not None:
-            callback(exc)
+            if _alive(receiver):
+                callback(exc)
+            else:
+                log.info("background task failed after its window closed: %s", exc)
         else:
             log.error("background task failed: %s", "".join(traceback.format_exception(exc)))
+
+
+def _alive(receiver: QObject | None) -> bool:
+    return receiver is None or shiboken6.isValid(receiver)
+
+
+def receiver_of(callback: Callable[..., Any] | None, depth: int = 2) -> QObject | None:
+    """The QObject a callback works on: a bound method's object, else the first QObject its
+    closure holds (looking ``depth`` closures deep: a lambda calling a local function)."""
+    if callback is None:
+        return None
+    owner = getattr(callback, "__self__", None)
+    if isinstance(owner, QObject):
+        return owner
+    for cell in getattr(callback, "__closure__", None) or ():
+        try:
+            value = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        if isinstance(value, QObject):
+            return value
+        if depth > 0 and callable(value):
+            found = receiver_of(value, depth - 1)
+            if found is not None:
+                return found
+    return None
 
 
 _relay: _Relay | None = None
@@ -57,24 +90,28 @@ def _get_relay() -> _Relay:
 
 class _Task(QRunnable):
     def __init__(self, func: Callable[[], Any], callback: Callback | None,
-                 on_error: ErrorCallback | None) -> None:
+                 on_error: ErrorCallback | None, owner: QObject | None = None) -> None:
         super().__init__()
         self.func, self.callback, self.on_error = func, callback, on_error
-        self.relay = _get_relay()  # created on the GUI thread, before the task starts
+        # found on the GUI thread, before the task starts
+        self.owners = (owner or receiver_of(callback), owner or receiver_of(on_error))
+        self.relay = _get_relay()
 
     def run(self) -> None:
         try:
             result = self.func()
         except BaseException as exc:  # delivered to the GUI as a readable message
-            self.relay.failed.emit(self.on_error, exc)
+            self.relay.failed.emit(self.on_error, exc, self.owners[1])
         else:
-            self.relay.done.emit(self.callback, result)
+            self.relay.done.emit(self.callback, result, self.owners[0])
 
 
 def run_task(func: Callable[[], Any], callback: Callback | None = None,
-             on_error: ErrorCallback | None = None, pool: QThreadPool | None = None) -> None:
-    """Run ``func()`` off the GUI thread; ``callback(result)`` runs on the GUI thread."""
-    (pool or QThreadPool.globalInstance()).start(_Task(func, callback, on_error))
+             on_error: ErrorCallback | None = None, pool: QThreadPool | None = None,
+             owner: QObject | None = None) -> None:
+    """Run ``func()`` off the GUI thread; ``callback(result)`` runs on the GUI thread, unless
+    its receiver (``owner``, or the one :func:`receiver_of` finds) was destroyed meanwhile."""
+    (pool or QThreadPool.globalInstance()).start(_Task(func, callback, on_error, owner))
 
 
 class WriterQueue:
@@ -85,8 +122,8 @@ class WriterQueue:
         self.pool.setMaxThreadCount(1)
 
     def submit(self, func: Callable[[], Any], callback: Callback | None = None,
-               on_error: ErrorCallback | None = None) -> None:
-        run_task(func, callback, on_error, pool=self.pool)
+               on_error: ErrorCallback | None = None, owner: QObject | None = None) -> None:
+        run_task(func, callback, on_error, pool=self.pool, owner=owner)
 
     def wait(self, msecs: int = 30_000) -> bool:
         return self.pool.waitForDone(msecs)
