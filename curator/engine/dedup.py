@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import bisect
 import datetime as _dt
+import hashlib
 import itertools
 import json
 import posixpath
@@ -46,7 +47,7 @@ import threading
 import unicodedata
 import weakref
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,7 +55,7 @@ import numpy as np
 from rapidfuzz import fuzz, process
 
 from . import frontmatter
-from .actions import ActionContext, ActionResult, Invalid, run_action
+from .actions import ARCHIVE_DIR, ActionContext, ActionResult, Invalid, run_action
 from .actor import OPERATOR, Actor
 from .errors import CuratorError
 from .graph import gc_paused
@@ -80,12 +81,26 @@ BOILERPLATE_MIN_PAGES = 8
 NUM_PERM = 64
 BANDS, ROWS = 16, 4  # P(candidate | J=0.8) = 1 - (1 - 0.8**4)**16 > 0.9997
 DECISIONS_FILE = ".curator-decisions.json"
-SIGNALS: tuple[str, ...] = ("title", "tags", "slug", "body")
+#: Containment (SPEC §12): the smaller body has at least this share of its (discounted) shingles
+#: in the other page. Blocked by sampled shingles (those whose hash is 0 modulo
+#: CONTAINMENT_SAMPLE, the same sample on every page, so shared samples estimate shared text),
+#: verified exactly on the whole bodies.
+CONTAINMENT = 0.6
+CONTAINMENT_SAMPLE = 4
+#: A pair is verified when it shares at least this share of the smaller page's samples (and
+#: at least CONTAINMENT_MIN_HITS of them); the estimate's spread sits well above it at 0.6.
+CONTAINMENT_HITS = 0.3
+CONTAINMENT_MIN_HITS = 2
+SIGNALS: tuple[str, ...] = ("title", "tags", "slug", "body", "containment")
+#: Signals that compare the text itself: a pair with one of them joins its pages into a family;
+#: a pair with name signals only (title, slug, tags) never does.
+CONTENT_SIGNALS: frozenset[str] = frozenset({"body", "containment"})
 
 _TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]|[^\W_]+")
 _NON_ALNUM = re.compile(r"[\W_]+")
 _DIGITS = re.compile(r"\d+")
 
+_SAMPLE_SHIFT = np.uint64(65 - CONTAINMENT_SAMPLE.bit_length())  # 4 -> the top 2 bits zero
 _rng = np.random.default_rng(20240531)  # fixed: signatures are comparable across calls
 _PERM_A = _rng.integers(1, 2**63, NUM_PERM, dtype=np.uint64) | np.uint64(1)
 _PERM_B = _rng.integers(0, 2**63, NUM_PERM, dtype=np.uint64)
@@ -146,6 +161,11 @@ def band_keys(sig: np.ndarray) -> list[int]:
     with np.errstate(over="ignore"):
         keys = (rows * _BAND_MULT[None, :]).sum(axis=1, dtype=np.uint64)
     return [int(k) for k in keys]
+
+
+def _sample(body: np.ndarray) -> np.ndarray:
+    """The shingles every page samples alike (one in CONTAINMENT_SAMPLE: the top bits zero)."""
+    return body[(body >> _SAMPLE_SHIFT) == 0] if len(body) else body
 
 
 def jaccard(a: set[str] | frozenset[str], b: set[str] | frozenset[str]) -> float:
@@ -280,12 +300,53 @@ def load_decisions(wiki: Wiki) -> dict[str, Any]:
     return data
 
 
+def _follower(wiki: Wiki) -> Callable[[str], str]:
+    """Where a page recorded in a decision is now: the same path while it is there; after a
+    rename or move, the one page that keeps its old name (``move`` adds the old slug as an alias;
+    a move to another folder keeps the stem); a merged or archived page (its ``_archive/`` copy
+    exists) has gone and is not followed."""
+    pages = wiki.pages
+    names: dict[str, set[str]] | None = None
+
+    def follow(path: str) -> str:
+        nonlocal names
+        if path in pages or (wiki.root / ARCHIVE_DIR / path).exists():
+            return path
+        if names is None:
+            names = defaultdict(set)
+            for page in pages.values():
+                for alias in page.aliases:
+                    names["a:" + link_key(alias)].add(page.path)
+                names["s:" + page.slug].add(page.path)
+        stem = link_key(posixpath.splitext(posixpath.basename(path))[0])
+        found = names.get("a:" + stem) or names.get("s:" + stem) or set()
+        return next(iter(found)) if len(found) == 1 else path
+
+    return follow
+
+
 def dismissed_pairs(wiki: Wiki) -> set[tuple[str, str]]:
+    """Every pair of pages (as they are named now) recorded as not duplicates.
+
+    An entry ``{"pages": [...]}`` says no two of its pages are duplicates (a pair, or a whole
+    family); with ``"member": P`` it says only that ``P`` is a duplicate of none of the others.
+    Entries name pages by path at the time of the decision and follow them through renames and
+    moves (:func:`_follower`), so a dismissed family stays dismissed whoever moves its pages; the
+    file itself never needs rewriting (it is operator-only, and an agent may move pages)."""
     out: set[tuple[str, str]] = set()
+    follow: Callable[[str], str] | None = None
     for entry in load_decisions(wiki)["not_duplicates"]:
         pages = entry.get("pages") if isinstance(entry, dict) else None
-        if isinstance(pages, list) and len(pages) == 2 and all(isinstance(p, str) for p in pages):
-            out.add(pair_key(pages[0], pages[1]))
+        if not (isinstance(pages, list) and len(pages) >= 2 and all(isinstance(p, str) for p in pages)):
+            continue
+        follow = follow or _follower(wiki)
+        now = [follow(p) for p in pages]
+        member = entry.get("member")
+        if isinstance(member, str) and member in pages:
+            m = follow(member)
+            out.update(pair_key(m, p) for p in now if p != m)
+        else:
+            out.update(pair_key(a, b) for a, b in itertools.combinations(now, 2) if a != b)
     return out
 
 
@@ -296,6 +357,16 @@ def render_decisions(data: dict[str, Any]) -> str:
 
 
 # --- candidates ---------------------------------------------------------------------------------
+
+def signal_words(signals: Iterable[str], scores: dict[str, float]) -> str:
+    """The signals that fired, as a person reads them (``same title; near-identical text (…)``)."""
+    words = {"title": "same title" if scores.get("title") == 1.0
+             else f"similar titles ({scores.get('title', 0.0):.2f})",
+             "tags": f"same folder and tags (Jaccard {scores.get('tags', 0.0):.2f})",
+             "slug": f"similar names (slugSim {scores.get('slug', 0.0):.2f})",
+             "body": f"near-identical text (Jaccard {scores.get('body', 0.0):.2f})",
+             "containment": f"text contained in the other ({scores.get('containment', 0.0):.0%})"}
+    return "; ".join(words[s] for s in signals)
 
 @dataclass(slots=True)
 class Candidate:
@@ -308,6 +379,35 @@ class Candidate:
     def to_json(self) -> dict[str, Any]:
         return {"keep": self.keep, "merge": self.merge, "reason": self.reason, "scores": self.scores,
                 "signals": self.signals}
+
+
+@dataclass(slots=True)
+class Family:
+    """Pages that are duplicates of one another, reviewed once: ``keep`` stays, the rest merge."""
+
+    pages: list[str]  # keep first, then the others in the keep rule's order
+    keep: str
+    reason: str
+    scores: dict[str, float]  # the best score of each signal that fired inside the family
+    signals: list[str]
+    strength: str  # "content" (joined by their text) | "names" (a pair with name signals only)
+    impact: float  # sum over the pages of (1 + inbound links) x (0.5 + trust): what ranks families
+    members: list[dict[str, Any]]  # per page: path, title, trust, inbound, keep, and vs keep: signals, scores
+    edges: list[dict[str, Any]]  # the pairs that joined them: {pages, signals}
+
+    @property
+    def merges(self) -> list[str]:
+        return self.pages[1:]
+
+    @property
+    def id(self) -> str:
+        """A short key naming this set of pages (stable while its members are)."""
+        return hashlib.sha1("\n".join(sorted(self.pages)).encode("utf-8")).hexdigest()[:12]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "pages": self.pages, "keep": self.keep, "reason": self.reason,
+                "scores": self.scores, "signals": self.signals, "strength": self.strength,
+                "impact": self.impact, "members": self.members, "edges": self.edges}
 
 
 class DedupIndex:
@@ -334,6 +434,14 @@ class DedupIndex:
         self._title_len: list[int] = []
         self._title_slot: dict[str, int] = {}
         self.boilerplate_pages = BOILERPLATE_MIN_PAGES
+        # containment blocking: sampled body shingles of every page at the last full scan (sorted
+        # values, their owners' slots in _sample_paths), pages changed since in _sample_extra
+        self._sample_vals = np.zeros(0, dtype=np.uint64)
+        self._sample_owner = np.zeros(0, dtype=np.int64)
+        self._sample_paths: list[str] = []
+        self._sample_slot: dict[str, int] = {}
+        self._sample_dead = np.zeros(0, dtype=bool)
+        self._sample_extra: dict[int, set[str]] = defaultdict(set)
         self.scanned = False
 
     # --- reading pages ----------------------------------------------------------------------
@@ -364,6 +472,7 @@ class DedupIndex:
             self._scan_slugs(feats)
             self._scan_tags(feats)
             self._scan_bodies(feats)
+            self._scan_containment(feats)
             self.scanned = True
 
     def _count_shingles(self, feats: list[Features]) -> list[np.ndarray]:
@@ -483,6 +592,17 @@ class DedupIndex:
         score = array_jaccard(a.body, b.body)
         return score if score >= BODY_JACCARD else None
 
+    def _check_containment(self, a: Features, b: Features) -> float | None:
+        """Share of the smaller body's shingles found in the other body (>= CONTAINMENT); a pair
+        the body signal already calls near-identical is left to it."""
+        if not len(a.body) or not len(b.body):
+            return None
+        inter = len(np.intersect1d(a.body, b.body, assume_unique=True))
+        score = inter / min(len(a.body), len(b.body))
+        if score < CONTAINMENT or inter / (len(a.body) + len(b.body) - inter) >= BODY_JACCARD:
+            return None
+        return score
+
     def _add(self, signal: str, a: str, b: str, score: float) -> None:
         key = pair_key(a, b)
         self.pairs[signal][key] = round(score, 4)
@@ -560,12 +680,82 @@ class DedupIndex:
                         seen.update((a, b) for b in fresh)
                         self._verify("body", a, fresh)
 
+    def _scan_containment(self, feats: list[Features]) -> None:
+        """Pages sharing enough sampled shingles, verified exactly: one sort of every page's
+        samples, then the pairs inside each run of equal values (a run is short: boilerplate,
+        on more than ``boilerplate_pages`` pages, is already left out of the bodies)."""
+        samples = [_sample(f.body) for f in feats]
+        self._sample_paths = [f.path for f in feats]
+        self._sample_slot = {p: i for i, p in enumerate(self._sample_paths)}
+        self._sample_dead = np.zeros(len(feats), dtype=bool)
+        sizes = np.array([len(x) for x in samples], dtype=np.int64)
+        if not sizes.sum():
+            return
+        vals = np.concatenate(samples)
+        owner = np.repeat(np.arange(len(feats), dtype=np.int64), sizes)
+        order = np.argsort(vals, kind="stable")
+        vals, owner = vals[order], owner[order]
+        self._sample_vals, self._sample_owner = vals, owner
+        # runs of equal values of length >= 2: every pair of owners in a run shares that sample
+        starts = np.flatnonzero(np.r_[True, vals[1:] != vals[:-1]])
+        lengths = np.diff(np.r_[starts, len(vals)])
+        n = np.int64(len(feats))
+        keys: list[np.ndarray] = []
+        for length in np.unique(lengths[lengths >= 2]).tolist():
+            run = starts[lengths == length]
+            i, j = np.triu_indices(length, 1)
+            a, b = owner[run[:, None] + i[None, :]].ravel(), owner[run[:, None] + j[None, :]].ravel()
+            keys.append(np.minimum(a, b) * n + np.maximum(a, b))
+        if not keys:
+            return
+        pairs, hits = np.unique(np.concatenate(keys), return_counts=True)
+        a, b = pairs // n, pairs % n
+        need = np.maximum(CONTAINMENT_MIN_HITS, np.ceil(CONTAINMENT_HITS * np.minimum(sizes[a], sizes[b])))
+        keep = (hits >= need) & (a != b)
+        for x, y in zip(a[keep].tolist(), b[keep].tolist(), strict=True):
+            self._verify("containment", feats[x].path, (feats[y].path,))
+
+    def _containment_candidates(self, f: Features) -> set[str]:
+        """Pages sharing enough sampled shingles with ``f`` (for one changed page)."""
+        sample = _sample(f.body)
+        if not len(sample):
+            return set()
+        hits: dict[str, int] = defaultdict(int)
+        if len(self._sample_vals):
+            lo = np.searchsorted(self._sample_vals, sample, "left")
+            hi = np.searchsorted(self._sample_vals, sample, "right")
+            for s, e in zip(lo.tolist(), hi.tolist(), strict=True):
+                for slot in self._sample_owner[s:e].tolist():
+                    if not self._sample_dead[slot]:
+                        hits[self._sample_paths[slot]] += 1
+        for x in sample.tolist():
+            for other in self._sample_extra.get(x, ()):
+                hits[other] += 1
+        out = set()
+        for other, n in hits.items():
+            g = self.features.get(other)
+            if g is None or other == f.path:
+                continue
+            need = max(CONTAINMENT_MIN_HITS, CONTAINMENT_HITS * min(len(sample), len(_sample(g.body))))
+            if n >= need:
+                out.add(other)
+        return out
+
     # --- incremental update -------------------------------------------------------------------
     def _forget(self, path: str) -> None:
         f = self.features.pop(path, None)
         if f is None:
             return
         self._unindex(f)
+        slot = self._sample_slot.get(path)
+        if slot is not None:
+            self._sample_dead[slot] = True
+        for x in _sample(f.body).tolist():
+            owners = self._sample_extra.get(x)
+            if owners is not None:
+                owners.discard(path)
+                if not owners:
+                    del self._sample_extra[x]
         self._add_counts(f.shingles, -1)
         for signal in SIGNALS:
             for other in self.partners[signal].pop(path, set()):
@@ -603,6 +793,9 @@ class DedupIndex:
         for b, key in enumerate(f.bands):
             body_cands |= self._bands[b].get(key, set())
         self._verify("body", f.path, body_cands)
+        self._verify("containment", f.path, self._containment_candidates(f))
+        for x in _sample(f.body).tolist():
+            self._sample_extra[x].add(f.path)
 
     def update(self, paths: Iterable[str] | None = None) -> list[str]:
         """Re-examine changed pages (``paths``, or every page whose (mtime, size) changed).
@@ -629,28 +822,103 @@ class DedupIndex:
             return stale
 
     # --- answers ---------------------------------------------------------------------------------
+    def _fired(self, actor: Actor, dismissed: set[tuple[str, str]],
+               page: str | None = None) -> dict[tuple[str, str], list[str]]:
+        """Pair -> the signals that fired for it, over the pairs of pages ``actor`` may see (both
+        pages), dismissed pairs left out. Call with the lock held."""
+        pages = self.wiki.pages
+        visible = {p for p in self.features if p in pages and self.wiki.visible(actor, p)}
+        fired: dict[tuple[str, str], list[str]] = defaultdict(list)
+        for signal in SIGNALS:
+            partners = self.partners[signal]
+            for pair in self.pairs[signal]:
+                a, b = pair
+                if a not in visible or b not in visible or pair in dismissed:
+                    continue
+                if page is not None and page not in pair:
+                    continue
+                if signal not in CONTENT_SIGNALS and (len(partners[a]) > MAX_FANOUT or len(partners[b]) > MAX_FANOUT):
+                    continue  # a crowd of look-alikes: a template or a category, not a twin
+                fired[pair].append(signal)
+        return fired
+
     def candidates(self, actor: Actor = OPERATOR, dismissed: set[tuple[str, str]] | None = None,
                    page: str | None = None) -> list[Candidate]:
         """Candidate pairs ``actor`` may see (both pages), dismissed pairs left out."""
         with self._lock:
-            pages = self.wiki.pages
-            visible = {p for p in self.features if p in pages and self.wiki.visible(actor, p)}
-            fired: dict[tuple[str, str], list[str]] = defaultdict(list)
-            for signal in SIGNALS:
-                partners = self.partners[signal]
-                for pair in self.pairs[signal]:
-                    a, b = pair
-                    if a not in visible or b not in visible:
-                        continue
-                    if page is not None and page not in pair:
-                        continue
-                    if signal != "body" and (len(partners[a]) > MAX_FANOUT or len(partners[b]) > MAX_FANOUT):
-                        continue  # a crowd of look-alikes: a template or a category, not a twin
-                    fired[pair].append(signal)
-            dismissed = dismissed if dismissed is not None else set()
-            out = [self._candidate(pair, signals) for pair, signals in fired.items() if pair not in dismissed]
+            fired = self._fired(actor, dismissed or set(), page)
+            out = [self._candidate(pair, signals) for pair, signals in fired.items()]
         out.sort(key=lambda c: (-len(c.signals), -max(c.scores[s] for s in c.signals), c.keep, c.merge))
         return out
+
+    def families(self, actor: Actor = OPERATOR, dismissed: set[tuple[str, str]] | None = None) -> list[Family]:
+        """Duplicate families ``actor`` may see (SPEC §12), highest impact first.
+
+        A pair joins its pages into one family (connected components) only when their text says
+        so: a content signal (body, containment). A pair with name signals only (a shared title,
+        a similar slug, the same tags) never joins anything: it is a family of its own two pages
+        (``strength`` ``names``) when neither page is in a content family, and is dropped
+        otherwise (a page sharing a copy's title is not one more copy). Numbered series never pair at all (their names differ in the numbers).
+        Families are built from the visible pages' pairs only: an agent never sees a hidden page,
+        nor two pages joined through one.
+        """
+        with self._lock:
+            fired = self._fired(actor, dismissed or set())
+            parent: dict[str, str] = {}
+
+            def root(x: str) -> str:
+                parent.setdefault(x, x)
+                while parent[x] != x:
+                    parent[x] = parent[parent[x]]
+                    x = parent[x]
+                return x
+
+            strong = {pair: sig for pair, sig in fired.items() if CONTENT_SIGNALS & set(sig)}
+            for a, b in strong:
+                ra, rb = root(a), root(b)
+                if ra != rb:
+                    parent[max(ra, rb)] = min(ra, rb)
+            members: dict[str, list[str]] = defaultdict(list)
+            edges: dict[str, dict[tuple[str, str], list[str]]] = defaultdict(dict)
+            for x in parent:
+                members[root(x)].append(x)
+            for pair, sig in strong.items():
+                edges[root(pair[0])][pair] = sig
+            out = [self._family(members[r], edges[r], "content") for r in members]
+            for pair, sig in fired.items():
+                if pair not in strong and pair[0] not in parent and pair[1] not in parent:
+                    out.append(self._family(list(pair), {pair: sig}, "names"))
+        out.sort(key=lambda f: (f.strength != "content", -f.impact, -len(f.pages), f.keep))
+        return out
+
+    def _family(self, paths: list[str], edges: dict[tuple[str, str], list[str]], strength: str) -> Family:
+        pages = self.wiki.pages
+        ordered = sorted((pages[p] for p in paths), key=self.keep_rank)
+        keep = ordered[0]
+        best: dict[str, float] = {}
+        fired: set[str] = set()
+        for pair, sig in edges.items():
+            sc = self.scores(*pair)
+            fired.update(sig)
+            for signal in sig:
+                best[signal] = max(best.get(signal, 0.0), sc[signal])
+        signals = [s for s in SIGNALS if s in fired]
+        detail = []
+        impact = 0.0
+        for p in ordered:
+            inbound = self.inbound(p.path)
+            impact += (1 + inbound) * (0.5 + p.trust)
+            row: dict[str, Any] = {"path": p.path, "title": p.title, "trust": p.trust, "inbound": inbound,
+                                   "keep": p.path == keep.path}
+            if p.path != keep.path:
+                row["signals"] = edges.get(pair_key(keep.path, p.path), [])
+                row["scores"] = self.scores(keep.path, p.path)
+            detail.append(row)
+        reason = (f"{len(ordered)} pages: {signal_words(signals, best)} "
+                  f"({self.keep_why(keep, ordered[1])})")
+        return Family(pages=[p.path for p in ordered], keep=keep.path, reason=reason, scores=best,
+                      signals=signals, strength=strength, impact=round(impact, 3), members=detail,
+                      edges=[{"pages": list(pair), "signals": sig} for pair, sig in sorted(edges.items())])
 
     def inbound(self, path: str) -> int:
         """Distinct pages whose links resolve to ``path``: the same number ``explain`` and the
@@ -661,29 +929,33 @@ class DedupIndex:
     def scores(self, a: str, b: str) -> dict[str, float]:
         fa, fb = self.features[a], self.features[b]
         title = 1.0 if fa.title_key and fa.title_key == fb.title_key else fuzz.ratio(fa.title_text, fb.title_text) / 100
+        if len(fa.body) and len(fb.body):
+            body, (sa, sb) = array_jaccard(fa.body, fb.body), (fa.body, fb.body)
+        else:
+            body, (sa, sb) = array_jaccard(fa.shingles, fb.shingles), (fa.shingles, fb.shingles)
+        contained = (len(np.intersect1d(sa, sb, assume_unique=True)) / min(len(sa), len(sb))
+                     if len(sa) and len(sb) else 0.0)
         return {"title": round(title, 3), "tags": round(jaccard(fa.tags, fb.tags), 3),
-                "slug": round(slug_sim(fa.slug, fb.slug), 3),
-                "body": round(array_jaccard(fa.body, fb.body) if len(fa.body) and len(fb.body)
-                              else array_jaccard(fa.shingles, fb.shingles), 3)}
+                "slug": round(slug_sim(fa.slug, fb.slug), 3), "body": round(body, 3),
+                "containment": round(contained, 3)}
+
+    def keep_rank(self, page: Page) -> tuple[float, int, str, str]:
+        """The keep rule (SPEC §9), for pairs and families alike: sorted by this, the first page
+        stays: more trust, then more inbound links (the count ``explain`` shows), then older."""
+        return (-page.trust, -self.inbound(page.path), _age_key(page), page.path)
+
+    def keep_why(self, keep: Page, other: Page) -> str:
+        """Why ``keep`` stays rather than ``other``, in the words of the rule's first difference."""
+        return (f"keep {keep.path}: " + ("higher trust" if keep.trust != other.trust else
+                "more inbound links" if self.inbound(keep.path) != self.inbound(other.path) else "older"))
 
     def _candidate(self, pair: tuple[str, str], signals: list[str]) -> Candidate:
         pages = self.wiki.pages
-        a, b = (pages[p] for p in pair)
-
-        def rank(p: Page) -> tuple[float, int, str, str]:
-            # more trust, then more inbound links, then older (earlier created) first
-            return (-p.trust, -self.inbound(p.path), _age_key(p), p.path)
-
-        keep, merge = sorted((a, b), key=rank)
+        keep, merge = sorted((pages[p] for p in pair), key=self.keep_rank)
         scores = self.scores(keep.path, merge.path)
-        words = {"title": "same title" if scores["title"] == 1.0 else f"similar titles ({scores['title']:.2f})",
-                 "tags": f"same folder and tags (Jaccard {scores['tags']:.2f})",
-                 "slug": f"similar names (slugSim {scores['slug']:.2f})",
-                 "body": f"near-identical text (Jaccard {scores['body']:.2f})"}
-        reason = "; ".join(words[s] for s in signals)
-        why = (f"keep {keep.path}: " + ("higher trust" if keep.trust != merge.trust else
-               "more inbound links" if self.inbound(keep.path) != self.inbound(merge.path) else "older"))
-        return Candidate(keep.path, merge.path, list(signals), scores, f"{reason} ({why})")
+        reason = signal_words(signals, scores)
+        return Candidate(keep.path, merge.path, list(signals), scores,
+                         f"{reason} ({self.keep_why(keep, merge)})")
 
 
 # --- the per-wiki index -------------------------------------------------------------------------
@@ -708,25 +980,75 @@ def find_duplicates(wiki: Wiki, actor: Actor = OPERATOR, page: str | None = None
     return index_for(wiki).candidates(actor, dismissed_pairs(wiki), path)
 
 
+def _under(path: str, folder: str) -> bool:
+    folder = folder.strip().strip("/")
+    return not folder or path.startswith(folder + "/")
+
+
+def find_families(wiki: Wiki, actor: Actor = OPERATOR, folder: str | None = None,
+                  signal: str | None = None, page: str | None = None) -> list[Family]:
+    """``curator dedup --groups``: duplicate families ``actor`` may see, highest impact first,
+    dismissed pairs left out; only those with a page under ``folder``, with ``signal`` among
+    their signals, or holding ``page``."""
+    if signal is not None and signal not in SIGNALS:
+        raise CuratorError(f"unknown signal {signal!r}: use one of {', '.join(SIGNALS)}")
+    path = wiki.find(page, actor).path if page else None
+    out = index_for(wiki).families(actor, dismissed_pairs(wiki))
+    return [f for f in out
+            if (folder is None or any(_under(p, folder) for p in f.pages))
+            and (signal is None or signal in f.signals) and (path is None or path in f.pages)]
+
+
+def family_count(wiki: Wiki, actor: Actor = OPERATOR) -> int:
+    """How many duplicate families ``actor`` has to review (the Health figure): cheap once the
+    wiki's dedup index is warm (:func:`index_for`)."""
+    return len(index_for(wiki).families(actor, dismissed_pairs(wiki)))
+
+
 def dismiss(wiki: Wiki, a: str, b: str, actor: Actor = OPERATOR) -> ActionResult:
     """Record "not duplicates" for pages ``a`` and ``b`` in :data:`DECISIONS_FILE` (one commit)."""
-    pa, pb = wiki.find(a, actor).path, wiki.find(b, actor).path
-    pair = pair_key(pa, pb)
+    return dismiss_pages(wiki, [a, b], actor)
+
+
+def dismiss_pages(wiki: Wiki, refs: Iterable[str], actor: Actor = OPERATOR,
+                  member: str | None = None) -> ActionResult:
+    """Record in :data:`DECISIONS_FILE` (one commit, operator-only like every decision file) that
+    no two of ``refs`` are duplicates (a pair, or a whole family); with ``member``, only that
+    ``member`` is a duplicate of none of ``refs`` (one page taken out of its family)."""
+    paths = list(dict.fromkeys(wiki.find(r, actor).path for r in refs))
+    m = wiki.find(member, actor).path if member is not None else None
+    if m is not None:
+        paths = [p for p in paths if p != m]
+        group = sorted([m, *paths])
+        wanted = {pair_key(m, p) for p in paths}
+        target = f"{m} apart from {' + '.join(paths)}"
+    else:
+        group = sorted(paths)
+        wanted = {pair_key(a, b) for a, b in itertools.combinations(group, 2)}
+        target = " + ".join(group)
 
     def apply(ctx: ActionContext) -> None:
-        if pa == pb:
+        if not wanted:
             raise Invalid(message="a page is not a duplicate of itself; name two different pages")
         data = load_decisions(wiki)
-        ctx.data["pages"] = list(pair)
-        if pair in dismissed_pairs(wiki):
+        ctx.data["pages"] = group
+        if m is not None:
+            ctx.data["member"] = m
+        names = (f"{m} and {', '.join(paths)}" if m is not None
+                 else f"{group[0]} and {group[1]}" if len(group) == 2
+                 else f"the {len(group)} pages {', '.join(group)}")
+        if wanted <= dismissed_pairs(wiki):
             ctx.status = "unchanged"
-            ctx.message = f"{pair[0]} and {pair[1]} are already marked as not duplicates"
+            ctx.message = f"{names} are already marked as not duplicates"
             return
-        data["not_duplicates"].append({"pages": list(pair), "by": str(actor),
-                                       "date": _dt.date.today().isoformat()})
+        entry: dict[str, Any] = {"pages": group, "by": str(actor), "date": _dt.date.today().isoformat()}
+        if m is not None:
+            entry["member"] = m
+        data["not_duplicates"].append(entry)
+        ctx.journal["pages"] = group
         ctx.write_text(DECISIONS_FILE, render_decisions(data))
         ctx.status = "dismissed"
-        ctx.message = f"{pair[0]} and {pair[1]} marked as not duplicates"
-        ctx.journal["pages"] = list(pair)
+        ctx.message = (f"{m} marked as a duplicate of none of {', '.join(paths)}" if m is not None
+                       else f"{names} marked as not duplicates")
 
-    return run_action(wiki, actor, "dismiss", f"{pair[0]} + {pair[1]}", apply)
+    return run_action(wiki, actor, "dismiss", target, apply)
