@@ -91,6 +91,9 @@ CONTAINMENT_SAMPLE = 4
 #: at least CONTAINMENT_MIN_HITS of them); the estimate's spread sits well above it at 0.6.
 CONTAINMENT_HITS = 0.3
 CONTAINMENT_MIN_HITS = 2
+#: Containment counts only text found on at most this many pages: a copy has a few twins, while
+#: a passage a dozen pages share (a quoted policy, a template tail) is no evidence of one more.
+CONTAINMENT_MAX_PAGES = MAX_FANOUT + 1
 SIGNALS: tuple[str, ...] = ("title", "tags", "slug", "body", "containment")
 #: Signals that compare the text itself: a pair with one of them joins its pages into a family;
 #: a pair with name signals only (title, slug, tags) never does.
@@ -174,6 +177,13 @@ def jaccard(a: set[str] | frozenset[str], b: set[str] | frozenset[str]) -> float
     return len(a & b) / len(a | b)
 
 
+def containment(a: np.ndarray, b: np.ndarray) -> float:
+    """Share of the smaller set found in the other (sorted unique arrays)."""
+    if not len(a) or not len(b):
+        return 0.0
+    return len(np.intersect1d(a, b, assume_unique=True)) / min(len(a), len(b))
+
+
 def array_jaccard(a: np.ndarray, b: np.ndarray) -> float:
     if not len(a) or not len(b):
         return 0.0
@@ -200,6 +210,7 @@ class Features:
     link_keys: frozenset[str]  # link keys this page links to
     shingles: np.ndarray  # all body shingles
     body: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))  # minus boilerplate
+    rare: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))  # on few pages (containment)
     bands: list[int] = field(default_factory=list)
 
 
@@ -516,6 +527,8 @@ class DedupIndex:
             counts = self._counts_of(sh)
         body = sh[counts <= self.boilerplate_pages] if len(sh) else sh
         f.body = body if len(body) >= MIN_SHINGLES else np.zeros(0, dtype=np.uint64)
+        rare = sh[counts <= CONTAINMENT_MAX_PAGES] if len(f.body) else f.body
+        f.rare = rare if len(rare) >= MIN_SHINGLES else np.zeros(0, dtype=np.uint64)
         f.bands = band_keys(minhash(f.body)) if len(f.body) else []
 
     def _index(self, f: Features) -> None:
@@ -595,13 +608,10 @@ class DedupIndex:
     def _check_containment(self, a: Features, b: Features) -> float | None:
         """Share of the smaller body's shingles found in the other body (>= CONTAINMENT); a pair
         the body signal already calls near-identical is left to it."""
-        if not len(a.body) or not len(b.body):
+        if not len(a.rare) or not len(b.rare) or array_jaccard(a.body, b.body) >= BODY_JACCARD:
             return None
-        inter = len(np.intersect1d(a.body, b.body, assume_unique=True))
-        score = inter / min(len(a.body), len(b.body))
-        if score < CONTAINMENT or inter / (len(a.body) + len(b.body) - inter) >= BODY_JACCARD:
-            return None
-        return score
+        score = containment(a.rare, b.rare)
+        return score if score >= CONTAINMENT else None
 
     def _add(self, signal: str, a: str, b: str, score: float) -> None:
         key = pair_key(a, b)
@@ -684,7 +694,7 @@ class DedupIndex:
         """Pages sharing enough sampled shingles, verified exactly: one sort of every page's
         samples, then the pairs inside each run of equal values (a run is short: boilerplate,
         on more than ``boilerplate_pages`` pages, is already left out of the bodies)."""
-        samples = [_sample(f.body) for f in feats]
+        samples = [_sample(f.rare) for f in feats]
         self._sample_paths = [f.path for f in feats]
         self._sample_slot = {p: i for i, p in enumerate(self._sample_paths)}
         self._sample_dead = np.zeros(len(feats), dtype=bool)
@@ -717,7 +727,7 @@ class DedupIndex:
 
     def _containment_candidates(self, f: Features) -> set[str]:
         """Pages sharing enough sampled shingles with ``f`` (for one changed page)."""
-        sample = _sample(f.body)
+        sample = _sample(f.rare)
         if not len(sample):
             return set()
         hits: dict[str, int] = defaultdict(int)
@@ -736,7 +746,7 @@ class DedupIndex:
             g = self.features.get(other)
             if g is None or other == f.path:
                 continue
-            need = max(CONTAINMENT_MIN_HITS, CONTAINMENT_HITS * min(len(sample), len(_sample(g.body))))
+            need = max(CONTAINMENT_MIN_HITS, CONTAINMENT_HITS * min(len(sample), len(_sample(g.rare))))
             if n >= need:
                 out.add(other)
         return out
@@ -750,7 +760,7 @@ class DedupIndex:
         slot = self._sample_slot.get(path)
         if slot is not None:
             self._sample_dead[slot] = True
-        for x in _sample(f.body).tolist():
+        for x in _sample(f.rare).tolist():
             owners = self._sample_extra.get(x)
             if owners is not None:
                 owners.discard(path)
@@ -794,7 +804,7 @@ class DedupIndex:
             body_cands |= self._bands[b].get(key, set())
         self._verify("body", f.path, body_cands)
         self._verify("containment", f.path, self._containment_candidates(f))
-        for x in _sample(f.body).tolist():
+        for x in _sample(f.rare).tolist():
             self._sample_extra[x].add(f.path)
 
     def update(self, paths: Iterable[str] | None = None) -> list[str]:
@@ -837,8 +847,8 @@ class DedupIndex:
                     continue
                 if page is not None and page not in pair:
                     continue
-                if signal not in CONTENT_SIGNALS and (len(partners[a]) > MAX_FANOUT or len(partners[b]) > MAX_FANOUT):
-                    continue  # a crowd of look-alikes: a template or a category, not a twin
+                if signal != "body" and (len(partners[a]) > MAX_FANOUT or len(partners[b]) > MAX_FANOUT):
+                    continue  # a crowd of look-alikes (a template, a category, an anthology), not a twin
                 fired[pair].append(signal)
         return fired
 
@@ -933,8 +943,7 @@ class DedupIndex:
             body, (sa, sb) = array_jaccard(fa.body, fb.body), (fa.body, fb.body)
         else:
             body, (sa, sb) = array_jaccard(fa.shingles, fb.shingles), (fa.shingles, fb.shingles)
-        contained = (len(np.intersect1d(sa, sb, assume_unique=True)) / min(len(sa), len(sb))
-                     if len(sa) and len(sb) else 0.0)
+        contained = containment(fa.rare, fb.rare) if len(fa.rare) and len(fb.rare) else containment(sa, sb)
         return {"title": round(title, 3), "tags": round(jaccard(fa.tags, fb.tags), 3),
                 "slug": round(slug_sim(fa.slug, fb.slug), 3), "body": round(body, 3),
                 "containment": round(contained, 3)}
