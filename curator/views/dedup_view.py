@@ -68,7 +68,7 @@ if TYPE_CHECKING:
     from .main_window import MainWindow
 
 Pair = tuple[str, str]
-MEMBER_COLUMNS = ("Page", "Role", "Trust", "Inbound links", "Signals with the survivor", "Text in common")
+MEMBER_COLUMNS = ("Page", "Role", "Trust", "Inbound", "Signals vs survivor", "Shared text")
 
 
 class MergePreviewDialog(QDialog):
