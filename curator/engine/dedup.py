@@ -1,6 +1,7 @@
-"""Duplicate candidates (SPEC §9), found at wiki scale and kept up to date page by page.
+"""Duplicate candidates (SPEC §9) and families (SPEC §12), found at wiki scale and kept up to date
+page by page.
 
-Four signals make a pair a candidate:
+Five signals make a pair a candidate:
 
 * **title**: the same normalised title (case, punctuation and separators folded), or a title
   similarity (rapidfuzz ``ratio`` of the case-folded titles) of at least 0.9;
@@ -8,13 +9,23 @@ Four signals make a pair a candidate:
   least two tags that are not categories of the folder (see below);
 * **slug**: ``slugSim`` >= 0.7 (subset names such as ``project-x`` / ``project-x-notes``);
 * **body**: near-identical bodies, shingle Jaccard >= 0.8 on word 5-shingles, found with
-  MinHash-LSH and verified exactly, with boilerplate shared by many pages discounted.
+  MinHash-LSH and verified exactly, with boilerplate shared by many pages discounted;
+* **containment**: at least 60 % of the smaller body's shingles found in the other page (a page
+  copying 5 of another's 6 facts under a new title), counting only text on at most
+  :data:`CONTAINMENT_MAX_PAGES` pages; blocked by the shingles every page samples alike (one in
+  :data:`CONTAINMENT_SAMPLE`) and verified exactly.
 
 No signal compares all pairs. Titles are compared with rapidfuzz's C ``cdist`` inside length
 windows (a ratio of 0.9 bounds the length difference); slugs are blocked by exact keys (every
 contiguous run of their words, their word set with one or two words left out where that can
 still reach the threshold, and every one-character deletion); tags by the rare tags of each folder;
-bodies by LSH bands.
+bodies by LSH bands; containment by runs of equal samples in one sorted array.
+
+**Families** (:func:`find_families`, ``curator dedup --groups``) are the connected pages of the
+pairs whose text says they are copies (body, containment); name-only pairs never join pages (a
+page sharing a copy's title is not one more copy) and stay families of their own two pages,
+ranked after the others. Each family names its survivor by the same keep rule as a pair
+(:meth:`DedupIndex.keep_rank`) and is ranked by impact (inbound links and trust of its pages).
 
 What must not flood the queue is discounted, not hidden behind a threshold:
 
@@ -27,8 +38,10 @@ What must not flood the queue is discounted, not hidden behind a threshold:
   signal, since a true duplicate has one or two twins, not a crowd.
 
 "Not duplicates" decisions live in :data:`DECISIONS_FILE` at the wiki root, a tracked file that is
-committed by the ``dismiss`` action, so a dismissed pair never returns for anyone who clones the
-wiki. ``keep`` is the page with more trust, then more inbound links, then the older one.
+committed by the ``dismiss`` action, so a dismissed pair (or family, or one member taken out of a
+family) never returns for anyone who clones the wiki; entries follow their pages through renames
+(:func:`dismissed_pairs`). ``keep`` is the page with more trust, then more inbound links, then
+the older one.
 
 :func:`index_for` keeps one :class:`DedupIndex` per wiki: the first call scans every page, later
 calls re-examine only pages whose (mtime, size) changed since.
@@ -82,9 +95,9 @@ NUM_PERM = 64
 BANDS, ROWS = 16, 4  # P(candidate | J=0.8) = 1 - (1 - 0.8**4)**16 > 0.9997
 DECISIONS_FILE = ".curator-decisions.json"
 #: Containment (SPEC §12): the smaller body has at least this share of its (discounted) shingles
-#: in the other page. Blocked by sampled shingles (those whose hash is 0 modulo
-#: CONTAINMENT_SAMPLE, the same sample on every page, so shared samples estimate shared text),
-#: verified exactly on the whole bodies.
+#: in the other page. Blocked by sampled shingles (one in CONTAINMENT_SAMPLE: those whose top bits
+#: are zero, the same sample on every page, so shared samples estimate shared text), verified
+#: exactly on the whole bodies.
 CONTAINMENT = 0.6
 CONTAINMENT_SAMPLE = 4
 #: A pair is verified when it shares at least this share of the smaller page's samples (and
@@ -553,8 +566,8 @@ class DedupIndex:
             self._slug_index[key].add(f.path)
         for tag in f.tags:
             self._tag_index[(f.folder, tag)].add(f.path)
-        for b, key in enumerate(f.bands):
-            self._bands[b][key].add(f.path)
+        for b, band in enumerate(f.bands):
+            self._bands[b][band].add(f.path)
         slot = len(self._titles)
         self._titles.append(f.title_text)
         self._title_len.append(len(f.title_text))
@@ -573,8 +586,8 @@ class DedupIndex:
             drop(self._slug_index, key)
         for tag in f.tags:
             drop(self._tag_index, (f.folder, tag))
-        for b, key in enumerate(f.bands):
-            drop(self._bands[b], key)
+        for b, band in enumerate(f.bands):
+            drop(self._bands[b], band)
         slot = self._title_slot.pop(f.path, None)
         if slot is not None:
             self._titles[slot] = ""
@@ -658,9 +671,9 @@ class DedupIndex:
         for f in feats:
             if f.title_text:
                 groups[f.title_numbers].append((len(f.title_text), f.path))
-        for members in groups.values():
-            if len(members) > 1:
-                self._similar_titles(sorted(members))
+        for lengths in groups.values():
+            if len(lengths) > 1:
+                self._similar_titles(sorted(lengths))
 
     def _similar_titles(self, order: list[tuple[int, str]], chunk: int = 1000) -> None:
         paths = [p for _, p in order]
@@ -817,8 +830,8 @@ class DedupIndex:
             if len(members) <= RARE_TAG_PAGES:
                 self._verify("tags", f.path, members)
         body_cands: set[str] = set()
-        for b, key in enumerate(f.bands):
-            body_cands |= self._bands[b].get(key, set())
+        for b, band in enumerate(f.bands):
+            body_cands |= self._bands[b].get(band, set())
         self._verify("body", f.path, body_cands)
         self._verify("containment", f.path, self._containment_candidates(f))
         for x in _sample(f.rare).tolist():

@@ -330,8 +330,9 @@ class DedupView(ReviewView):
 
     def _fill_members(self, member: str | None = None) -> None:
         f = self.family
-        assert f is not None
         keep = self.survivor()
+        if f is None or keep is None:
+            return
         rows = {m["path"]: m for m in f.members}
         self.members.blockSignals(True)
         self.members.clear()
@@ -341,7 +342,7 @@ class DedupView(ReviewView):
             is_keep = path == keep
             role = ("survivor (suggested)" if path == f.keep else "survivor (your choice)") if is_keep else (
                 "merges into it" + (" — suggested survivor" if path == f.keep else ""))
-            if is_keep or keep is None:
+            if is_keep:
                 signals, common = "", ""
             else:
                 scores = self._scores(f, keep, path)
