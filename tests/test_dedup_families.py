@@ -278,3 +278,25 @@ def test_cli_groups_json_and_family_dismiss(root: Path) -> None:
     assert set(next(g for g in groups if ORIGINAL in g["pages"])["pages"]) == FAMILY - {OLD}
     text = run_cli(root, "dedup", "--groups")
     assert "keep " + FIXED in text.stdout and "family" in text.stdout
+
+
+def test_containment_follows_pages_changed_after_the_index_was_built(root: Path) -> None:
+    wiki = Wiki(root)
+    assert dedup.find_families(wiki)  # the index is warm from here on
+    ledger = facts(6, 42)
+    late = "wiki/late-ledger-digest.md"
+    (root / late).write_text(page("Late Ledger Digest", [*ledger[1:], *facts(1, 99)]), "utf-8")
+    wiki.refresh()
+    fam = family_of(dedup.find_families(wiki), late)
+    assert {LEDGER, late} <= set(fam.pages) and "containment" in fam.signals
+    # and it goes when the copy is rewritten into a page of its own
+    (root / late).write_text(page("Late Ledger Digest", facts(6, 5)), "utf-8")
+    wiki.refresh()
+    assert not [f for f in dedup.find_families(wiki) if late in f.pages]
+
+
+def test_cli_filters_need_groups(root: Path) -> None:
+    out = run_cli(root, "dedup", "--signal", "body")
+    assert out.returncode == 2 and "--groups" in out.stderr and "Traceback" not in out.stderr
+    out = run_cli(root, "dismiss", LEDGER)
+    assert out.returncode == 2 and "two pages" in out.stderr
