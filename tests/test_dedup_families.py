@@ -222,6 +222,8 @@ def test_agents_cannot_dismiss_and_never_see_hidden_pages_in_families(root: Path
         assert HIDDEN not in json.dumps(fam.to_json())
     assert set(family_of(dedup.find_families(wiki, agent), NEXT).pages) == {NEXT, NEXT_COPY}
     assert dedup.family_count(wiki, agent) == dedup.family_count(wiki)  # the same families, minus the page
+    assert dedup.family_count(wiki, strength="names") == 1  # the two Overview pages
+    assert dedup.family_count(wiki, strength="content") == dedup.family_count(wiki) - 1
     finance = parse_actor("agent:fin", "finance")
     assert HIDDEN in family_of(dedup.find_families(wiki, finance), NEXT).pages
     # decisions are the operator's: an agent's dismissal is denied and writes nothing

@@ -1049,10 +1049,12 @@ def find_families(wiki: Wiki, actor: Actor = OPERATOR, folder: str | None = None
             and (signal is None or signal in f.signals) and (path is None or path in f.pages)]
 
 
-def family_count(wiki: Wiki, actor: Actor = OPERATOR) -> int:
-    """How many duplicate families ``actor`` has to review (the Health figure): cheap once the
-    wiki's dedup index is warm (:func:`index_for`)."""
-    return len(index_for(wiki).families(actor, dismissed_pairs(wiki)))
+def family_count(wiki: Wiki, actor: Actor = OPERATOR, strength: str | None = None) -> int:
+    """How many duplicate families ``actor`` has to review (the Health figure; ``strength``
+    ``"content"`` or ``"names"`` counts only those): cheap once the wiki's dedup index is warm
+    (:func:`index_for`)."""
+    families = index_for(wiki).families(actor, dismissed_pairs(wiki))
+    return sum(strength is None or f.strength == strength for f in families)
 
 
 def dismiss(wiki: Wiki, a: str, b: str, actor: Actor = OPERATOR) -> ActionResult:
