@@ -146,12 +146,30 @@ def tokens(text: str) -> list[str]:
     return _TOKEN.findall(text.lower())
 
 
+class _WordIds(dict[str, int]):
+    """A stable 64-bit id per word, the same in every process (``hash`` of a str is salted per
+    process, so samples, bands and borderline answers would differ from one run to the next)."""
+
+    LIMIT = 2_000_000  # distinct words kept before the table starts again
+
+    def __missing__(self, word: str) -> int:
+        if len(self) >= self.LIMIT:
+            self.clear()
+        value = int.from_bytes(hashlib.blake2b(word.encode("utf-8", "surrogatepass"), digest_size=8).digest(),
+                               "little", signed=True)
+        self[word] = value
+        return value
+
+
+_WORD_IDS = _WordIds()
+
+
 def shingles(text: str) -> np.ndarray:
-    """Sorted unique 64-bit hashes of the word 5-shingles of ``text``."""
+    """Sorted unique 64-bit hashes of the word 5-shingles of ``text`` (the same in every process)."""
     words = tokens(text)
     if not words:
         return np.zeros(0, dtype=np.uint64)
-    ids = np.array(list(map(hash, words)), dtype=np.int64).view(np.uint64)
+    ids = np.array(list(map(_WORD_IDS.__getitem__, words)), dtype=np.int64).view(np.uint64)
     k = min(SHINGLE_WORDS, len(ids))
     n = len(ids) - k + 1
     with np.errstate(over="ignore"):
@@ -928,7 +946,7 @@ class DedupIndex:
             for pair, sig in fired.items():
                 if pair not in strong and pair[0] not in parent and pair[1] not in parent:
                     out.append(self._family(list(pair), {pair: sig}, "names"))
-        out.sort(key=lambda f: (f.strength != "content", -f.impact, -len(f.pages), f.keep))
+        out.sort(key=lambda f: (f.strength != "content", -f.impact, -len(f.pages), f.keep, f.pages))
         return out
 
     def _family(self, paths: list[str], edges: dict[tuple[str, str], list[str]], strength: str) -> Family:
