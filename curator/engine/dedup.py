@@ -72,6 +72,7 @@ from .actions import ARCHIVE_DIR, ActionContext, ActionResult, Invalid, run_acti
 from .actor import OPERATOR, Actor
 from .errors import CuratorError
 from .graph import gc_paused
+from .links import LinkIndex
 from .page import Page, decode, link_key, path_key
 from .slugs import slug_sim, slugify
 from .wiki import Wiki
@@ -499,6 +500,8 @@ class DedupIndex:
         #: scores of the pairs asked for (families ask again and again), per page of the pair
         self._scores: dict[tuple[str, str], dict[str, float]] = {}
         self._scored: dict[str, set[tuple[str, str]]] = defaultdict(set)
+        self._links: LinkIndex | None = None  # the link index of the families being built
+        self._inbound: dict[str, int] = {}  # and the counts read from it so far
         self.scanned = False
 
     # --- reading pages ----------------------------------------------------------------------
@@ -885,7 +888,10 @@ class DedupIndex:
         """Pair -> the signals that fired for it, over the pairs of pages ``actor`` may see (both
         pages), dismissed pairs left out. Call with the lock held."""
         pages = self.wiki.pages
-        visible = {p for p in self.features if p in pages and self.wiki.visible(actor, p)}
+        if actor.is_operator:
+            visible = self.features.keys() & pages.keys()
+        else:
+            visible = {p for p in self.features if p in pages and self.wiki.visible(actor, p)}
         fired: dict[tuple[str, str], list[str]] = defaultdict(list)
         for signal in SIGNALS:
             partners = self.partners[signal]
@@ -921,31 +927,40 @@ class DedupIndex:
         nor two pages joined through one.
         """
         with self._lock:
-            fired = self._fired(actor, dismissed or set())
-            parent: dict[str, str] = {}
+            self._links = self.wiki.links  # one look-up (and policy check) for every page's count
+            self._inbound = {}
+            try:
+                return self._families(actor, dismissed or set())
+            finally:
+                self._links = None
+                self._inbound = {}
 
-            def root(x: str) -> str:
-                parent.setdefault(x, x)
-                while parent[x] != x:
-                    parent[x] = parent[parent[x]]
-                    x = parent[x]
-                return x
+    def _families(self, actor: Actor, dismissed: set[tuple[str, str]]) -> list[Family]:
+        fired = self._fired(actor, dismissed)
+        parent: dict[str, str] = {}
 
-            strong = {pair: sig for pair, sig in fired.items() if CONTENT_SIGNALS & set(sig)}
-            for a, b in strong:
-                ra, rb = root(a), root(b)
-                if ra != rb:
-                    parent[max(ra, rb)] = min(ra, rb)
-            members: dict[str, list[str]] = defaultdict(list)
-            edges: dict[str, dict[tuple[str, str], list[str]]] = defaultdict(dict)
-            for x in parent:
-                members[root(x)].append(x)
-            for pair, sig in strong.items():
-                edges[root(pair[0])][pair] = sig
-            out = [self._family(members[r], edges[r], "content") for r in members]
-            for pair, sig in fired.items():
-                if pair not in strong and pair[0] not in parent and pair[1] not in parent:
-                    out.append(self._family(list(pair), {pair: sig}, "names"))
+        def root(x: str) -> str:
+            parent.setdefault(x, x)
+            while parent[x] != x:
+                parent[x] = parent[parent[x]]
+                x = parent[x]
+            return x
+
+        strong = {pair: sig for pair, sig in fired.items() if CONTENT_SIGNALS & set(sig)}
+        for a, b in strong:
+            ra, rb = root(a), root(b)
+            if ra != rb:
+                parent[max(ra, rb)] = min(ra, rb)
+        members: dict[str, list[str]] = defaultdict(list)
+        edges: dict[str, dict[tuple[str, str], list[str]]] = defaultdict(dict)
+        for x in parent:
+            members[root(x)].append(x)
+        for pair, sig in strong.items():
+            edges[root(pair[0])][pair] = sig
+        out = [self._family(members[r], edges[r], "content") for r in members]
+        for pair, sig in fired.items():
+            if pair not in strong and pair[0] not in parent and pair[1] not in parent:
+                out.append(self._family(list(pair), {pair: sig}, "names"))
         out.sort(key=lambda f: (f.strength != "content", -f.impact, -len(f.pages), f.keep, f.pages))
         return out
 
@@ -982,7 +997,12 @@ class DedupIndex:
         """Distinct pages whose links resolve to ``path``: the same number ``explain`` and the
         comparison panel show (:meth:`~.links.LinkIndex.inbound`). A name two copies share (the
         same title) counts only for the copy the links resolve to, never for both."""
-        return self.wiki.links.inbound(path)
+        if self._links is None:
+            return self.wiki.links.inbound(path)
+        count = self._inbound.get(path)
+        if count is None:
+            count = self._inbound[path] = self._links.inbound(path)
+        return count
 
     def scores(self, a: str, b: str) -> dict[str, float]:
         """Every signal's score for the pair (whether it fired or not), computed once per version
