@@ -27,12 +27,11 @@ import json
 import os
 import random
 import shutil
-import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -40,6 +39,7 @@ from curator.engine import dedup
 from curator.engine.slugs import slug_sim
 from curator.engine.wiki import Wiki
 from tests.corpus import CorpusInfo, generate, plain_read
+from tests.perf.test_perf_scale import _median
 
 N_PAGES = int(os.environ.get("CURATOR_SCALE_PAGES", "32000"))
 RUNS = 5
@@ -49,18 +49,7 @@ SAMPLE = 600
 pytestmark = pytest.mark.timeout(3600)
 
 
-def _median(action: Callable[[], object], runs: int = RUNS, before: Callable[[], object] | None = None) -> float:
-    times = []
-    for _ in range(runs):
-        if before is not None:
-            before()
-        start = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
-def _groups(root: Path) -> list[dict[str, object]]:
+def _groups(root: Path) -> list[dict[str, Any]]:
     proc = subprocess.run([CURATOR, "--wiki", str(root), "dedup", "--groups", "--json"], capture_output=True,
                           timeout=1200)
     assert proc.returncode == 0, proc.stderr.decode()[-2000:]
@@ -103,22 +92,22 @@ def test_dedup_groups_cold_and_warm(corpus: CorpusInfo) -> None:
     n_pages = len(corpus.pages)
     assert real is not None
     plain_read(root)  # warm the OS file cache so every variant reads from memory alike
-    plain = _median(lambda: plain_read(root))
+    plain = _median(lambda: plain_read(root), RUNS)
     state = root / ".curator"
 
-    groups: list[list[dict[str, object]]] = []
-    cold = _median(lambda: groups.append(_groups(root)), before=lambda: shutil.rmtree(state, ignore_errors=True))
-    kept = _median(lambda: groups.append(_groups(root)))
+    groups: list[list[dict[str, Any]]] = []
+    cold = _median(lambda: groups.append(_groups(root)), RUNS, before=lambda: shutil.rmtree(state, ignore_errors=True))
+    kept = _median(lambda: groups.append(_groups(root)), RUNS)
     assert all(g == groups[0] for g in groups)  # the same answer every time
 
     # the planted families come back as one family each, the two-thirds copies by containment
-    found = {frozenset(str(p) for p in g["pages"]): g for g in groups[0]}  # type: ignore[attr-defined]
+    found = {frozenset(str(p) for p in g["pages"]): g for g in groups[0]}
     exact = sum(frozenset(f) in found for f in real.families)
     pairs = [found.get(frozenset(pair)) for pair in real.two_thirds]
-    by_containment = sum(g is not None and "containment" in g["signals"] for g in pairs)  # type: ignore[operator]
+    by_containment = sum(g is not None and "containment" in g["signals"] for g in pairs)
     planted = {frozenset(f) for f in real.families} | {frozenset(p) for p in real.two_thirds}
     content = [g for g in groups[0] if g["strength"] == "content"]
-    strangers = [g for g in content if not any(frozenset(g["pages"]) <= f for f in planted)]  # type: ignore[arg-type]
+    strangers = [g for g in content if not any(frozenset(g["pages"]) <= f for f in planted)]
     assert exact >= 0.95 * len(real.families), (exact, len(real.families))
     assert by_containment >= 0.95 * len(real.two_thirds), (by_containment, len(real.two_thirds))
     if n_pages >= 20_000:
@@ -133,7 +122,7 @@ def test_dedup_groups_cold_and_warm(corpus: CorpusInfo) -> None:
     start = time.perf_counter()
     dedup.find_families(wiki)
     first = time.perf_counter() - start
-    warm = _median(lambda: dedup.find_families(wiki))
+    warm = _median(lambda: dedup.find_families(wiki), RUNS)
     page = real.families[0][1]
     path = root / page
     original = path.read_text("utf-8")
@@ -143,21 +132,21 @@ def test_dedup_groups_cold_and_warm(corpus: CorpusInfo) -> None:
         path.write_text(original + f"\n- One more note {next(edits)}.\n", "utf-8")
         wiki.refresh()
 
-    after_change = _median(lambda: dedup.find_families(wiki), before=change)
+    after_change = _median(lambda: dedup.find_families(wiki), RUNS, before=change)
 
     def change_seen_by_station() -> None:
         change()
         assert wiki.links is not None  # the station's page list rebuilds its inbound counts on a change
 
-    after_station = _median(lambda: dedup.find_families(wiki), before=change_seen_by_station)
+    after_station = _median(lambda: dedup.find_families(wiki), RUNS, before=change_seen_by_station)
     fams = dedup.find_families(wiki)
     assert set(real.families[0]) in [set(f.pages) for f in fams]
 
     index = dedup.index_for(wiki)
-    sample = random.Random(1).sample(sorted(index.features), SAMPLE)
+    sample = random.Random(1).sample(sorted(index.features), min(SAMPLE, len(index.features)))
     start = time.perf_counter()
     naive_families(index, sample)
-    naive = (time.perf_counter() - start) * (len(index.features) / SAMPLE) ** 2
+    naive = (time.perf_counter() - start) * (len(index.features) / min(SAMPLE, len(index.features))) ** 2
 
     n = len(corpus.pages)
     rows = [
