@@ -567,19 +567,12 @@ def generate_real_shaped(root: Path, n_pages: int = REAL_N_PAGES, seed: int = 0,
     families: list[list[int]] = []
     two_thirds: dict[int, tuple[int, int]] = {}  # page index -> (pair id, 0 original | 1 copy)
     pair_rng = random.Random(seed * 7919 + 1)  # its own stream: the other draws stay as they were
-    names = _real_names(rng, n_regular + 1)
+    names = _real_names(rng, n_regular)
     k = 0
     while len(stems) < n_regular:
         base = names[k]
         k += 1
-        if pair_rng.random() < REAL_TWO_THIRDS_SHARE and len(stems) + 2 <= n_regular:
-            pair = len(two_thirds) // 2
-            two_thirds[len(stems)] = (pair, 0)
-            stems.append(base)
-            two_thirds[len(stems)] = (pair, 1)
-            stems.append(names[k])
-            k += 1
-        elif rng.random() < REAL_FAMILY_SHARE and len(stems) + 2 <= n_regular:
+        if rng.random() < REAL_FAMILY_SHARE and len(stems) + 2 <= n_regular:
             n_copies = min(rng.randint(1, 5), n_regular - len(stems) - 1)
             number = len(families) + 1
             members = [len(stems)]
@@ -592,6 +585,16 @@ def generate_real_shaped(root: Path, n_pages: int = REAL_N_PAGES, seed: int = 0,
             families.append(members)
         else:
             stems.append(base)
+    # Two-thirds copies: two neighbouring single pages become an original and its copy (the copy
+    # keeps its own name and title); chosen from their own stream, so every other draw is as before.
+    j = 0
+    while j + 1 < n_regular:
+        if (j not in family_of and j + 1 not in family_of and pair_rng.random() < 2 * REAL_TWO_THIRDS_SHARE):
+            pair = len(two_thirds) // 2
+            two_thirds[j], two_thirds[j + 1] = (pair, 0), (pair, 1)
+            j += 2
+        else:
+            j += 1
     folders = [REAL_BIG_FOLDER if j < n_big else REAL_OTHER_FOLDERS[j % len(REAL_OTHER_FOLDERS)]
                for j in range(n_regular)]
     rng.shuffle(folders)
@@ -604,7 +607,7 @@ def generate_real_shaped(root: Path, n_pages: int = REAL_N_PAGES, seed: int = 0,
     paths = [f"{folder}/{stem}.md" for folder, stem in zip(folders, stems, strict=True)]
     titles = [_title_of(s) for s in stems]
     sizes = [_real_size(rng) for _ in range(n_regular)]
-    singles = [j for j in range(n_regular) if j not in family_of]
+    singles = [j for j in range(n_regular) if j not in family_of and j not in two_thirds]
     for j in rng.sample(singles, n_100k):
         sizes[j] = int(100_500 * 1.6 ** rng.random())  # 100-160 KB
         extras.over_100k.append(paths[j])
