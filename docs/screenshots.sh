@@ -19,12 +19,15 @@ demo=$(.venv/bin/python -c 'from curator.app import demo_wiki; print(demo_wiki()
 "$curator" --wiki "$demo" append settlement \
   "Unmatched settlement lines are escalated after two business days" --link "Daily Bank Reconciliation" >/dev/null
 mkdir -p docs/screenshots
-for view in page page:付款流程 health graph dedup links inbox auto history policy; do
+for view in page page:付款流程 health graph links inbox auto history policy; do
   name=${view%%:*}
   [ "$view" = page ] && name=main  # main.png: the browser, a page and its properties
   "$curator" gui "$demo" --screenshot "docs/screenshots/$name.png" --view "$view" 2>/dev/null
   echo "docs/screenshots/$name.png"
 done
+# The Duplicates view on the demo's family of three copies (data retention).
+"$curator" gui "$demo" --screenshot docs/screenshots/duplicates-family.png --view dedup 2>/dev/null
+echo docs/screenshots/duplicates-family.png
 # Embeds (an inline image, a transcluded section) on the synthetic Obsidian vault the tests use.
 vault="$state/vault"
 .venv/bin/python -m tests.obsidian_vault --write "$vault" >/dev/null

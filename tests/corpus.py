@@ -21,6 +21,7 @@ import itertools
 import os
 import random
 import subprocess
+from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -393,6 +394,11 @@ REAL_OVER_1M = 2  # the index and the log: over 1 MB
 REAL_FRONTMATTER_SHARE = 0.995
 REAL_FAMILY_SHARE = 0.03  # share of pages that are a family's original (each has 1-5 copies)
 FAMILY_COPY_MARKERS: tuple[str, ...] = ("copy", "fixed-v2", "v3", "final", "old")
+#: share of pages that are the original of a two-thirds copy: a page under a new name and title
+#: holding 5 of the original's 6 facts and one of its own (issue 19: body Jaccard < 0.8)
+REAL_TWO_THIRDS_SHARE = 0.005
+#: facts (bullets of fresh words, written nowhere else) on a two-thirds original
+TWO_THIRDS_FACTS = 6
 _SYLLABLES: tuple[str, ...] = (
     "ka", "lo", "ve", "ri", "mon", "ta", "sel", "dra", "quin", "bo", "ne", "tur", "ax", "li",
     "por", "shi", "gen", "mar", "vo", "cel", "da", "fin", "ro", "zu", "ham", "pe", "tro", "wen",
@@ -413,8 +419,11 @@ class RealShapedExtras:
     """What a real-shaped corpus holds beyond :class:`CorpusInfo`'s regular pages."""
 
     big_folder: str = REAL_BIG_FOLDER
-    #: families of copies: the original first, then its copies (2-6 pages each)
+    #: families of copies: the original first, then its copies (2-6 pages each); every member
+    #: carries the family's own prose (text no other page has) and a line of its own
     families: list[list[str]] = field(default_factory=list)
+    #: (original, copy): the copy, under another name and title, holds 5 of the original's 6 facts
+    two_thirds: list[tuple[str, str]] = field(default_factory=list)
     #: (source page, target as written, page it names): links written by a title prefix
     #: (``[[Nocturne Bg3 V4]]`` -> ``nocturne-bg3-v4-campaign.md``) resolve to nothing by name;
     #: link repair suggests the page
@@ -556,6 +565,8 @@ def generate_real_shaped(root: Path, n_pages: int = REAL_N_PAGES, seed: int = 0,
     stems: list[str] = []
     family_of: dict[int, int] = {}  # page index -> family id (originals and copies)
     families: list[list[int]] = []
+    two_thirds: dict[int, tuple[int, int]] = {}  # page index -> (pair id, 0 original | 1 copy)
+    pair_rng = random.Random(seed * 7919 + 1)  # its own stream: the other draws stay as they were
     names = _real_names(rng, n_regular)
     k = 0
     while len(stems) < n_regular:
@@ -574,22 +585,52 @@ def generate_real_shaped(root: Path, n_pages: int = REAL_N_PAGES, seed: int = 0,
             families.append(members)
         else:
             stems.append(base)
+    # Two-thirds copies: two neighbouring single pages become an original and its copy (the copy
+    # keeps its own name and title); chosen from their own stream, so every other draw is as before.
+    j = 0
+    while j + 1 < n_regular:
+        if (j not in family_of and j + 1 not in family_of and pair_rng.random() < 2 * REAL_TWO_THIRDS_SHARE):
+            pair = len(two_thirds) // 2
+            two_thirds[j], two_thirds[j + 1] = (pair, 0), (pair, 1)
+            j += 2
+        else:
+            j += 1
     folders = [REAL_BIG_FOLDER if j < n_big else REAL_OTHER_FOLDERS[j % len(REAL_OTHER_FOLDERS)]
                for j in range(n_regular)]
     rng.shuffle(folders)
     for members in families:  # a family lives in one folder, like copies made next to the original
         for m in members[1:]:
             folders[m] = folders[members[0]]
+    pair_pages: dict[int, list[int]] = defaultdict(list)
+    for j, (pair, _) in two_thirds.items():
+        pair_pages[pair].append(j)
     paths = [f"{folder}/{stem}.md" for folder, stem in zip(folders, stems, strict=True)]
     titles = [_title_of(s) for s in stems]
     sizes = [_real_size(rng) for _ in range(n_regular)]
-    singles = [j for j in range(n_regular) if j not in family_of]
+    singles = [j for j in range(n_regular) if j not in family_of and j not in two_thirds]
     for j in rng.sample(singles, n_100k):
         sizes[j] = int(100_500 * 1.6 ** rng.random())  # 100-160 KB
         extras.over_100k.append(paths[j])
     pool, starts = _text_pool(rng, 2_500_000)
+    private_vocab = sorted({"".join(pair_rng.choices(_SYLLABLES, k=3)) for _ in range(6000)})
+
+    def private_text(key: int, chars: int) -> str:
+        """Prose only the pages of one family carry (the shared pool is boilerplate at scale)."""
+        r = random.Random(key)
+        words: list[str] = []
+        n = 0
+        while n < chars:
+            words.append(r.choice(private_vocab))
+            n += len(words[-1]) + 1
+        return ". ".join(" ".join(words[i:i + 12]) for i in range(0, len(words), 12)) + ".\n"
+
+    def pair_facts(pair: int) -> list[str]:
+        r = random.Random(seed * 1_000_003 + pair)
+        return [" ".join(r.choice(private_vocab) for _ in range(r.randint(16, 22))).capitalize() + "."
+                for _ in range(TWO_THIRDS_FACTS + 1)]
     pool_len = len(pool)
     made_dirs: set[str] = set()
+    family_links: dict[int, list[str]] = {}
     total = 0
     root_s = str(root)
 
@@ -629,6 +670,8 @@ def generate_real_shaped(root: Path, n_pages: int = REAL_N_PAGES, seed: int = 0,
             if o == j:
                 continue
             form = rng.random()
+            if j in two_thirds:
+                continue
             if form < 0.40:
                 lines.append(f"- See [[{titles[o]}]].")
                 if len(info.sample_links) < 2000:
@@ -644,23 +687,37 @@ def generate_real_shaped(root: Path, n_pages: int = REAL_N_PAGES, seed: int = 0,
                 missing = f"todo-{stems[o]}-notes"
                 lines.append(f"- To write: [[{missing}]].")
                 info.unresolved.add(missing)
+        fam = family_of.get(j)
+        if fam is not None:
+            # a copy carries the original's links (a copy of the page, not of its topic)
+            lines = [*lines[:2], *family_links.setdefault(fam, lines[2:])]
         body_tag = None
         if j % 5 == 0:
             body_tag = TAGS[(j + 3) % len(TAGS)]
             lines.append(f"\nFiled under #{body_tag}.")
+        pair_of = two_thirds.get(j)
+        if pair_of is not None:
+            # a two-thirds copy: 5 of the original's 6 facts (in order) and one of its own; the
+            # pair's pages hold their facts only (their links are drawn, not written)
+            pair, role = pair_of
+            told = pair_facts(pair)
+            chosen = told[:TWO_THIRDS_FACTS] if role == 0 else [*told[:2], *told[3:TWO_THIRDS_FACTS], told[-1]]
+            lines.append("\n## Facts\n")
+            lines += [f"- {fact}" for fact in chosen]
         lines.append("\n## Notes\n")
         text = head + "\n".join(lines) + "\n"
         want = sizes[j]
-        fam = family_of.get(j)
-        if fam is not None:
-            # Every member of a family carries the same prose (near-duplicate bodies); each
-            # adds a line of its own below.
-            at = starts[(fam * 7919) % len(starts)]
-            want = sizes[families[fam][0]]
-        else:
-            at = starts[rng.randrange(len(starts))]
         need = max(0, want - len(text))
         chunks: list[str] = []
+        if fam is not None:
+            # Every member of a family carries the same prose, its own (near-duplicate bodies);
+            # each adds a line of its own below.
+            need = max(0, sizes[families[fam][0]] - len(text))
+            chunks.append(private_text(seed * 1_000_003 + 500_000 + fam, need))
+            need = 0
+        at = starts[rng.randrange(len(starts))] if fam is None else 0
+        if pair_of is not None:
+            need = 0
         while need > 0:
             piece = pool[at:at + need]
             chunks.append(piece)
@@ -693,6 +750,7 @@ def generate_real_shaped(root: Path, n_pages: int = REAL_N_PAGES, seed: int = 0,
     extras.over_1m = list(hubs)
     extras.over_100k += hubs
     extras.families = [[paths[m] for m in members] for members in families]
+    extras.two_thirds = [(paths[a], paths[b]) for a, b in (sorted(pair_pages[p]) for p in sorted(pair_pages))]
     extras.total_bytes = total
     info.pages = sorted(info.expected)
     if git:

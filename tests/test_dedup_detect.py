@@ -149,7 +149,7 @@ def test_candidate_shape_and_keep_rule(tmp_path: Path) -> None:
     [cand] = dedup.find_duplicates(wiki)
     assert (cand.keep, cand.merge) == ("a/crane-schedules.md", "a/crane-schedule.md")  # more trust
     assert set(cand.to_json()) >= {"keep", "merge", "reason", "scores"}
-    assert set(cand.scores) == {"title", "tags", "slug", "body"}
+    assert set(cand.scores) == {"title", "tags", "slug", "body", "containment"}
     assert set(cand.signals) == {"title", "tags", "slug", "body"}
     assert "higher trust" in cand.reason
     # equal trust: more inbound links wins, then the older page

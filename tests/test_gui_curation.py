@@ -132,10 +132,11 @@ def test_demo_lantern_pair_merges_from_the_queue_losing_nothing(qtbot, tmp_path:
     notes_before = (root / NOTES).read_text("utf-8")
     three_ds = (root / "concepts/three-d-secure.md").read_text("utf-8")
     win, view = open_queue(qtbot, root, tmp_path)
-    row = next(i for i, c in enumerate(view.model.candidates) if {c.keep, c.merge} == {LANTERN, NOTES})
-    assert view.model.candidates[row].keep == LANTERN
+    row = next(i for i, f in enumerate(view.model.families) if set(f.pages) == {LANTERN, NOTES})
+    assert view.model.families[row].keep == LANTERN
     view.table.selectRow(row)
-    qtbot.waitUntil(lambda: view.comparison is not None and view.comparison.left.path == LANTERN, timeout=10_000)
+    qtbot.waitUntil(lambda: view.comparison is not None and view.comparison.left.path == LANTERN
+                    and view.comparison.right.path == NOTES, timeout=10_000)
     n = commits(root)
     shown: list[MergePreviewDialog] = []
 
@@ -168,8 +169,8 @@ def test_demo_lantern_pair_merges_from_the_queue_losing_nothing(qtbot, tmp_path:
         "[[Project Lantern Notes]]", "[[project-lantern|Project Lantern Notes]]")
     assert (root / "_archive" / NOTES).read_text("utf-8") == notes_before
     # let the queue reload and its next comparison arrive before the window goes away
-    qtbot.waitUntil(lambda: all({c.keep, c.merge} != {LANTERN, NOTES} for c in view.model.candidates),
+    qtbot.waitUntil(lambda: all(set(f.pages) != {LANTERN, NOTES} for f in view.model.families),
                     timeout=15_000)
-    qtbot.waitUntil(lambda: view.comparison is not None or not view.model.candidates, timeout=15_000)
+    qtbot.waitUntil(lambda: view.comparison is not None or not view.model.families, timeout=15_000)
     qtbot.wait(200)
     win.close()

@@ -1,4 +1,4 @@
-"""pytest-qt tests of the duplicate review queue (offscreen, the real engine on a small wiki)."""
+"""pytest-qt tests of the duplicate review queue of families (offscreen, the real engine on a small wiki)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QDialog
 
-from curator.engine.dedup import DECISIONS_FILE, Candidate
+from curator.engine.dedup import DECISIONS_FILE, Family
 from curator.models.dedup import diff_html
 from curator.views.dedup_view import DedupView, MergePreviewDialog
 from curator.views.main_window import MainWindow
@@ -19,6 +19,11 @@ from .gui_helpers import make_wiki, temp_settings
 
 KEEP, GONE = "wiki/refund-policy.md", "notes/refunds-old.md"
 PX, PX_NOTES = "wiki/project-x.md", "wiki/project-x-notes.md"
+# three copies of one page: the one people link to survives
+CRANE, CRANE_COPY, CRANE_OLD = "wiki/crane-rota.md", "wiki/crane-rota-copy.md", "archive-notes/cranes-2023.md"
+CRANE_FACTS = "".join(f"- Crane {n} is serviced on {d} by the {t} shift, with the harbour master told a day before.\n"
+                      for n, d, t in (("one", "Mondays", "early"), ("two", "Tuesdays", "late"),
+                                      ("three", "Thursdays", "night"), ("four", "Fridays", "early")))
 
 PAGES = {
     KEEP: "---\ntitle: Refund Policy\nlayer: core\ntrust: 0.8\ntags: [finance]\ncreated: '2024-01-01'\n---\n"
@@ -33,6 +38,12 @@ PAGES = {
     PX_NOTES: "---\ntitle: Project X notes\ntrust: 0.4\n---\n# Project X notes\n\n"
               "Meeting minutes about hiring and the office plants.\n",
     "wiki/other.md": "---\ntitle: Unrelated\n---\n# Unrelated\n\nNothing alike here at all.\n",
+    CRANE: "---\ntitle: Crane rota\ntrust: 0.6\n---\n# Crane rota\n\n## Updates\n\n" + CRANE_FACTS,
+    CRANE_COPY: "---\ntitle: Crane rota (copy)\ntrust: 0.6\n---\n# Crane rota (copy)\n\n## Updates\n\n" + CRANE_FACTS
+                + "- Copied before the spring review.\n",
+    CRANE_OLD: "---\ntitle: Cranes 2023\ntrust: 0.6\n---\n# Cranes 2023\n\n## Updates\n\n" + CRANE_FACTS
+               + "- The old rota, kept for the audit.\n",
+    "wiki/docks.md": "---\ntitle: Docks\n---\n# Docks\n\nSee [[Crane rota]] and [[crane-rota|the rota]].\n",
 }
 
 
@@ -65,45 +76,65 @@ def queue(qtbot, tmp_path: Path):  # type: ignore[no-untyped-def]
     win.close()
 
 
-def pairs(view: DedupView) -> list[tuple[str, str]]:
-    return [(c.keep, c.merge) for c in view.model.candidates]
+def families(view: DedupView) -> list[frozenset[str]]:
+    return [frozenset(f.pages) for f in view.model.families]
 
 
-def select(qtbot, view: DedupView, keep: str) -> Candidate:  # type: ignore[no-untyped-def]
-    row = next(i for i, c in enumerate(view.model.candidates) if c.keep == keep)
+CRANES = frozenset({CRANE, CRANE_COPY, CRANE_OLD})
+REFUNDS, PROJECT_X = frozenset({KEEP, GONE}), frozenset({PX, PX_NOTES})
+
+
+def select(qtbot, view: DedupView, page: str, member: str | None = None) -> Family:  # type: ignore[no-untyped-def]
+    row = next(i for i, f in enumerate(view.model.families) if page in f.pages)
     view.table.selectRow(row)
-    candidate = view.model.candidates[row]
-    qtbot.waitUntil(lambda: view.comparison is not None and view.comparison.left.path == candidate.keep,
-                    timeout=5000)
-    return candidate
+    family = view.model.families[row]
+    if member is not None:
+        item = next(view.members.topLevelItem(i) for i in range(view.members.topLevelItemCount())
+                    if view.members.topLevelItem(i).text(0) == member)
+        view.members.setCurrentItem(item)
+    qtbot.waitUntil(lambda: view.comparison is not None and view.family is not None
+                    and view.family.id == family.id and view.pair is not None
+                    and view.comparison.right.path == view.pair[1]
+                    and (member is None or view.pair[1] == member), timeout=5000)
+    return family
 
 
-def test_queue_lists_candidates_with_reason_scores_and_comparison(qtbot, queue) -> None:  # type: ignore[no-untyped-def]
+def members(view: DedupView) -> list[tuple[str, str]]:
+    return [(view.members.topLevelItem(i).text(0), view.members.topLevelItem(i).text(1))
+            for i in range(view.members.topLevelItemCount())]
+
+
+def test_queue_lists_families_with_survivor_reason_scores_and_comparison(qtbot, queue) -> None:  # type: ignore[no-untyped-def]
     _root, _win, view = queue
-    assert sorted(pairs(view)) == [(PX, PX_NOTES), (KEEP, GONE)]
-    # most confident first: the same title (1.00) before similar names (slugSim < 1)
-    assert pairs(view)[0] == (KEEP, GONE)
-    assert [view.model.index(r, 2).data() for r in range(2)] == ["title", "slug"]
-    assert view.model.index(0, 3).data() == "1.00" and float(view.model.index(1, 3).data()) < 1
-    assert "same title" in view.model.index(0, 0).data(3)  # tooltip: the engine's reason
+    # the copies (joined by their text) first; name-only look-alike pairs after them
+    assert families(view) == [CRANES, REFUNDS, PROJECT_X] or families(view) == [CRANES, PROJECT_X, REFUNDS]
+    assert view.model.index(0, 0).data() == CRANE  # the survivor: the docks page links to it
+    assert view.model.index(0, 1).data() == "3"
+    assert "body" in view.model.index(0, 2).data()
+    assert "names only" in view.model.index(1, 2).data()
+    assert "more inbound links" in view.model.index(0, 0).data(3)  # tooltip: the engine's reason
     assert "scores:" in view.model.index(0, 0).data(3)
-    select(qtbot, view, KEEP)
+    assert view.count.text().startswith("3 duplicate families (7 pages)")
+    select(qtbot, view, CRANE)
+    assert members(view)[0] == (CRANE, "survivor (suggested)")
+    assert {m for m, _ in members(view)[1:]} == {CRANE_COPY, CRANE_OLD}
+    assert all(role == "merges into it" for _, role in members(view)[1:])
+    score_cells = [view.members.topLevelItem(i).text(4) for i in (1, 2)]
+    assert all("body" in c or "containment" in c for c in score_cells)
+    assert view.members.topLevelItem(0).text(3) == "1"  # inbound links (pages), the count the rule used
+    assert "3 pages" in view.reason.text() and "more inbound links" in view.reason.text()
     comparison = view.comparison
-    assert comparison is not None
-    assert (comparison.left.inbound, comparison.right.inbound) == (1, 1)  # both linked from home
-    assert "Inbound links" in view.left_card.meta.text() and "0.80" in view.left_card.meta.text()
-    assert "0.30" in view.right_card.meta.text()
-    text = view.diff.toPlainText()
-    assert "30 days" in text and "14 days" in text
-    assert "#f5b7b1" in comparison.html and "#a9dfbf" in comparison.html  # changed words marked
-    assert "same title" in view.reason.text()
+    assert comparison is not None and comparison.left.path == CRANE
+    assert "Inbound links" in view.left_card.meta.text()
+    assert view.left_card.keep.text() == "Keep this: merge the other 2 pages into it…"
+    assert "Crane one is serviced" in view.diff.toPlainText()
 
 
-def test_merge_from_the_queue_is_one_commit_and_undo_restores(qtbot, queue) -> None:  # type: ignore[no-untyped-def]
+def test_family_merge_is_one_commit_and_undo_restores(qtbot, queue) -> None:  # type: ignore[no-untyped-def]
     root, win, view = queue
-    before = {p: (root / p).read_text("utf-8") for p in (KEEP, GONE, "wiki/home.md")}
+    before = {p: (root / p).read_text("utf-8") for p in (*CRANES, "wiki/docks.md")}
     n = commits(root)
-    select(qtbot, view, KEEP)
+    select(qtbot, view, CRANE)
     shown: list[MergePreviewDialog] = []
 
     def accept(dialog: QDialog) -> bool:
@@ -115,17 +146,14 @@ def test_merge_from_the_queue_is_one_commit_and_undo_restores(qtbot, queue) -> N
     view.left_card.keep.click()
     qtbot.waitUntil(lambda: commits(root) == n + 1, timeout=10_000)
     plan = shown[0].plan
-    assert (plan.keep, plan.merge) == (KEEP, GONE)
-    assert [(r.page, r.old) for r in plan.rewrites] == [("wiki/home.md", "[[refunds-old#Updates|the old rules]]")]
-    assert shown[0].rewrites.topLevelItemCount() == 1
-    assert git(root, "log", "-1", "--format=%s") == f"merge: {GONE} into {KEEP}"
+    assert plan.keep == CRANE and set(plan.merges) == {CRANE_COPY, CRANE_OLD}
+    assert git(root, "log", "-1", "--format=%s").startswith("merge: ")
     changed = set(git(root, "show", "--no-renames", "--name-only", "--format=", "HEAD").splitlines())
-    assert changed == {KEEP, GONE, f"_archive/{GONE}", "wiki/home.md"}
-    home = (root / "wiki/home.md").read_text("utf-8")
-    assert "[[refund-policy#Updates|the old rules]]" in home and "refunds-old" not in home
-    assert not (root / GONE).exists() and (root / "_archive" / GONE).exists()
-    assert "Chargebacks go to the disputes team" in (root / KEEP).read_text("utf-8")
-    qtbot.waitUntil(lambda: pairs(view) == [(PX, PX_NOTES)], timeout=10_000)
+    assert changed == {CRANE, CRANE_COPY, CRANE_OLD, f"_archive/{CRANE_COPY}", f"_archive/{CRANE_OLD}"}
+    kept = (root / CRANE).read_text("utf-8")
+    assert "Copied before the spring review." in kept and "The old rota, kept for the audit." in kept
+    assert kept.count("Crane one is serviced") == 1  # the same fact once
+    qtbot.waitUntil(lambda: CRANES not in families(view) and len(families(view)) == 2, timeout=10_000)
     assert "merged" in view.banner.text()
 
     win.undo_last()
@@ -133,71 +161,100 @@ def test_merge_from_the_queue_is_one_commit_and_undo_restores(qtbot, queue) -> N
     assert git(root, "log", "-1", "--format=%s").startswith("revert: merge")
     for path, text in before.items():
         assert (root / path).read_text("utf-8") == text
-    assert not (root / "_archive" / GONE).exists()
-    qtbot.waitUntil(lambda: sorted(pairs(view)) == [(PX, PX_NOTES), (KEEP, GONE)], timeout=10_000)
+    qtbot.waitUntil(lambda: CRANES in families(view), timeout=10_000)
 
 
-def test_merge_the_other_way_shows_its_own_preview_and_cancel_writes_nothing(qtbot, queue) -> None:  # type: ignore[no-untyped-def]
+def test_another_survivor_is_chosen_once_and_cancel_writes_nothing(qtbot, queue) -> None:  # type: ignore[no-untyped-def]
     root, _win, view = queue
     n = commits(root)
-    select(qtbot, view, KEEP)
+    select(qtbot, view, CRANE, member=CRANE_OLD)
+    view.right_card.keep.click()  # "Keep this one instead"
+    assert view.survivor() == CRANE_OLD
+    assert members(view)[0] == (CRANE_OLD, "survivor (your choice)")
+    assert (CRANE, "merges into it — suggested survivor") in members(view)
+    qtbot.waitUntil(lambda: view.comparison is not None and view.comparison.left.path == CRANE_OLD, timeout=5000)
     shown: list[MergePreviewDialog] = []
     view.exec_dialog = lambda d: shown.append(d) or False  # type: ignore[func-returns-value]
-    view.right_card.keep.click()
+    view.left_card.keep.click()
     qtbot.waitUntil(lambda: bool(shown), timeout=5000)
     plan = shown[0].plan
-    assert (plan.keep, plan.merge) == (GONE, KEEP)
-    assert [r.old for r in plan.rewrites] == ["[[Refund Policy]]"]
+    assert plan.keep == CRANE_OLD and set(plan.merges) == {CRANE, CRANE_COPY}
+    assert {r.page for r in plan.rewrites} == {"wiki/docks.md"}  # both links to the old survivor
     qtbot.wait(300)
     assert commits(root) == n and git(root, "status", "--porcelain") == ""
 
 
-def test_not_duplicates_is_committed_and_survives_a_restart(qtbot, queue, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_dismissing_a_family_is_committed_and_survives_a_restart(qtbot, queue, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     root, win, view = queue
     n = commits(root)
     select(qtbot, view, PX)
-    view.dismiss_button.click()
+    view.dismiss_family_button.click()
     qtbot.waitUntil(lambda: commits(root) == n + 1, timeout=10_000)
-    assert git(root, "log", "-1", "--format=%s") == f"dismiss: {PX_NOTES} + {PX}"  # pair_key order
+    assert git(root, "log", "-1", "--format=%s") == f"dismiss: {PX_NOTES} + {PX}"
     assert git(root, "show", "--name-only", "--format=", "HEAD") == DECISIONS_FILE
     assert json.loads((root / DECISIONS_FILE).read_text("utf-8"))["not_duplicates"][0]["pages"] == [PX_NOTES, PX]
-    qtbot.waitUntil(lambda: pairs(view) == [(KEEP, GONE)], timeout=10_000)
+    qtbot.waitUntil(lambda: families(view) == [CRANES, REFUNDS], timeout=10_000)
     win.close()
 
     again, view2 = open_queue(qtbot, root, tmp_path / "second")
     try:
-        assert pairs(view2) == [(KEEP, GONE)]
-        assert view2.count.text().startswith("1 candidate pair ")
+        assert families(view2) == [CRANES, REFUNDS]
+        assert view2.count.text().startswith("2 duplicate families (5 pages) ")
     finally:
         again.close()
+
+
+def test_one_member_leaves_its_family(qtbot, queue) -> None:  # type: ignore[no-untyped-def]
+    root, _win, view = queue
+    n = commits(root)
+    select(qtbot, view, CRANE, member=CRANE_OLD)
+    view.dismiss_member_button.click()
+    qtbot.waitUntil(lambda: commits(root) == n + 1, timeout=10_000)
+    entry = json.loads((root / DECISIONS_FILE).read_text("utf-8"))["not_duplicates"][0]
+    assert entry["member"] == CRANE_OLD and set(entry["pages"]) == set(CRANES)
+    qtbot.waitUntil(lambda: frozenset({CRANE, CRANE_COPY}) in families(view), timeout=10_000)
+    assert not [f for f in families(view) if CRANE_OLD in f]
+
+
+def test_filters_by_signal_and_folder(qtbot, queue) -> None:  # type: ignore[no-untyped-def]
+    _root, _win, view = queue
+    view.signal.setCurrentIndex(view.signal.findData("slug"))
+    qtbot.waitUntil(lambda: PROJECT_X in families(view) and REFUNDS not in families(view), timeout=10_000)
+    assert all("slug" in f.signals for f in view.model.families)
+    assert "matching the filter" in view.count.text()
+    view.signal.setCurrentIndex(0)
+    view.folder.setText("archive-notes")
+    view.folder.editingFinished.emit()
+    qtbot.waitUntil(lambda: families(view) == [CRANES], timeout=10_000)
+    view.folder.setText("nowhere")
+    view.folder.editingFinished.emit()
+    qtbot.waitUntil(lambda: view.model.rowCount() == 0, timeout=10_000)
+    assert "No duplicate families matching the filter" in view.diff.toPlainText()
 
 
 def test_skip_moves_on_without_a_commit(qtbot, queue) -> None:  # type: ignore[no-untyped-def]
     root, _win, view = queue
     n = commits(root)
-    select(qtbot, view, KEEP)
+    select(qtbot, view, CRANE)
     view.skip_button.click()
-    # the skipped pair waits at the end; the next candidate is shown
-    assert pairs(view) == [(PX, PX_NOTES), (KEEP, GONE)]
-    assert view.current_candidate() is not None and view.current_candidate().keep == PX
-    qtbot.waitUntil(lambda: view.comparison is not None and view.comparison.left.path == PX, timeout=5000)
-    assert view.model.index(1, 0).data(9) is not None  # greyed out (ForegroundRole)
+    # the skipped family waits at the end; the next one is shown
+    assert families(view)[-1] == CRANES
+    assert view.current_family() is not None and CRANE not in view.current_family().pages
+    assert view.model.index(2, 0).data(9) is not None  # greyed out (ForegroundRole)
     assert "Skipped" in view.banner.text()
     # a change in the wiki recomputes the queue; the skip is remembered for the session
     (root / "wiki/other.md").write_text("---\ntitle: Unrelated\n---\n# Unrelated\n\nStill nothing.\n", "utf-8")
-    qtbot.waitUntil(lambda: view.count.text().endswith("(1 skipped), most confident first"), timeout=10_000)
-    assert pairs(view) == [(PX, PX_NOTES), (KEEP, GONE)]
+    qtbot.waitUntil(lambda: view.count.text().endswith("(1 skipped), highest impact first"), timeout=10_000)
+    assert families(view)[-1] == CRANES
     qtbot.wait(200)
     assert commits(root) == n
 
 
 def test_the_queue_follows_changes_in_the_wiki(qtbot, queue) -> None:  # type: ignore[no-untyped-def]
     root, _win, view = queue
-    (root / "wiki/unrelated-copy.md").write_text(
-        "---\ntitle: Unrelated\n---\n# Unrelated\n\nNothing alike here at all.\n", "utf-8")
-    qtbot.waitUntil(lambda: ("wiki/other.md", "wiki/unrelated-copy.md") in pairs(view)
-                    or ("wiki/unrelated-copy.md", "wiki/other.md") in pairs(view), timeout=10_000)
-    assert len(pairs(view)) == 3
+    (root / "wiki/crane-rota-third.md").write_text(PAGES[CRANE].replace("Crane rota", "Crane rota 3"), "utf-8")
+    qtbot.waitUntil(lambda: CRANES | {"wiki/crane-rota-third.md"} in families(view), timeout=10_000)
+    assert len(families(view)) == 3
 
 
 def test_empty_queue_says_so(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -205,8 +262,8 @@ def test_empty_queue_says_so(qtbot, tmp_path: Path) -> None:  # type: ignore[no-
     win, view = open_queue(qtbot, root, tmp_path)
     try:
         assert view.model.rowCount() == 0
-        assert "No duplicate candidates" in view.diff.toPlainText()
-        assert not view.dismiss_button.isEnabled() and not view.left_card.keep.isEnabled()
+        assert "No duplicate families" in view.diff.toPlainText()
+        assert not view.dismiss_family_button.isEnabled() and not view.left_card.keep.isEnabled()
     finally:
         win.close()
 

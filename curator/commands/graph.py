@@ -35,14 +35,28 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.set_defaults(handler="curator.commands.graph:run_explain")
 
     p = sub.add_parser("dedup", parents=[parent],
-                       help="duplicate candidates: [{keep, merge, reason, scores}], best first")
-    p.add_argument("--page", metavar="PAGE", help="only the pairs this page is in")
+                       help="duplicate candidates: [{keep, merge, reason, scores}], best first; "
+                       "--groups: families [{pages, keep, reason, scores}], highest impact first",
+                       description="Pairs from four name and text signals (title, tags, slug, body) and "
+                       "containment (>= 60%% of the smaller page's text in the other). With --groups the "
+                       "pairs are joined into families of pages whose text makes them copies of one "
+                       "another (title-only look-alikes and numbered series never join), each with the "
+                       "page to keep by the merge rule (more trust, then more inbound links, then older); "
+                       "merge a family with 'curator merge KEEP OTHER...'.")
+    p.add_argument("--page", metavar="PAGE", help="only the pairs (or families) this page is in")
+    p.add_argument("--groups", action="store_true", help="duplicate families instead of pairs")
+    p.add_argument("--folder", metavar="FOLDER", help="with --groups: only families with a page under FOLDER")
+    p.add_argument("--signal", metavar="SIGNAL",
+                   help="with --groups: only families where SIGNAL fired (title, tags, slug, body, containment)")
     p.set_defaults(handler="curator.commands.graph:run_dedup")
 
     p = sub.add_parser("dismiss", parents=[parent],
-                       help="record that two pages are not duplicates (a committed decision)")
-    p.add_argument("a", metavar="PAGE")
-    p.add_argument("b", metavar="PAGE")
+                       help="record that pages are not duplicates (a committed decision, operator only)",
+                       description="With two pages: they are not duplicates. With more (a family): no two "
+                       "of them are. With --member PAGE: PAGE is a duplicate of none of the others (it leaves "
+                       "its family). Decisions follow pages through renames and moves.")
+    p.add_argument("pages", metavar="PAGE", nargs="+")
+    p.add_argument("--member", metavar="PAGE", help="take only this page out of the family of the others")
     p.set_defaults(handler="curator.commands.graph:run_dismiss")
 
     p = sub.add_parser("merge", parents=[parent],
@@ -114,8 +128,21 @@ def run_explain(ctx: Context, args: argparse.Namespace) -> int:
 
 
 def run_dedup(ctx: Context, args: argparse.Namespace) -> int:
-    from curator.engine.dedup import find_duplicates
+    from curator.engine.dedup import find_duplicates, find_families
+    from curator.engine.errors import UsageError
 
+    if args.groups:
+        families = find_families(ctx.wiki, ctx.actor, args.folder, args.signal, args.page)
+        out = []
+        for f in families:
+            out.append(f"family of {len(f.pages)} ({f.strength}, impact {f.impact:g}): keep {f.keep}")
+            out += [f"    merge {p}" for p in f.merges]
+            out.append(f"    {f.reason}")
+        out.append(f"{len(families)} duplicate famil{'y' if len(families) == 1 else 'ies'}")
+        ctx.emit([f.to_json() for f in families], "\n".join(out))
+        return 0
+    if args.folder or args.signal:
+        raise UsageError("--folder and --signal filter families: add --groups")
     found = find_duplicates(ctx.wiki, ctx.actor, args.page)
     lines = [f"{c.keep}  <-  {c.merge}\n    {c.reason}" for c in found]
     lines.append(f"{len(found)} candidate pair(s)")
@@ -124,11 +151,14 @@ def run_dedup(ctx: Context, args: argparse.Namespace) -> int:
 
 
 def run_dismiss(ctx: Context, args: argparse.Namespace) -> int:
-    from curator.engine.dedup import dismiss
+    from curator.engine.dedup import dismiss_pages
+    from curator.engine.errors import UsageError
 
     from .write import _finish
 
-    return _finish(ctx, dismiss(ctx.wiki, args.a, args.b, ctx.actor))
+    if len(args.pages) < (1 if args.member else 2):
+        raise UsageError("name two pages (or more: a family), or --member PAGE and the pages of its family")
+    return _finish(ctx, dismiss_pages(ctx.wiki, args.pages, ctx.actor, args.member))
 
 
 def run_merge(ctx: Context, args: argparse.Namespace) -> int:

@@ -57,7 +57,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 
     p = sub.add_parser("health", parents=[parent],
                        help="the wiki's state in figures: unresolved links, duplicates, lint, inbox, ...",
-                       description="Pages, unresolved targets and links, duplicate candidates, orphans, lint "
+                       description="Pages, unresolved targets and links, duplicate families, orphans, lint "
                        "problems (in all and by kind), auto-filed pages awaiting a decision, inbox items "
                        "pending, agent writes in the last 24 h; each names the command that lists them.")
     p.add_argument("--no-duplicates", action="store_true",

@@ -1,6 +1,7 @@
-"""Duplicate candidates (SPEC §9), found at wiki scale and kept up to date page by page.
+"""Duplicate candidates (SPEC §9) and families (SPEC §12), found at wiki scale and kept up to date
+page by page.
 
-Four signals make a pair a candidate:
+Five signals make a pair a candidate:
 
 * **title**: the same normalised title (case, punctuation and separators folded), or a title
   similarity (rapidfuzz ``ratio`` of the case-folded titles) of at least 0.9;
@@ -8,13 +9,23 @@ Four signals make a pair a candidate:
   least two tags that are not categories of the folder (see below);
 * **slug**: ``slugSim`` >= 0.7 (subset names such as ``project-x`` / ``project-x-notes``);
 * **body**: near-identical bodies, shingle Jaccard >= 0.8 on word 5-shingles, found with
-  MinHash-LSH and verified exactly, with boilerplate shared by many pages discounted.
+  MinHash-LSH and verified exactly, with boilerplate shared by many pages discounted;
+* **containment**: at least 60 % of the smaller body's shingles found in the other page (a page
+  copying 5 of another's 6 facts under a new title), counting only text on at most
+  :data:`CONTAINMENT_MAX_PAGES` pages; blocked by the shingles every page samples alike (one in
+  :data:`CONTAINMENT_SAMPLE`) and verified exactly.
 
 No signal compares all pairs. Titles are compared with rapidfuzz's C ``cdist`` inside length
 windows (a ratio of 0.9 bounds the length difference); slugs are blocked by exact keys (every
 contiguous run of their words, their word set with one or two words left out where that can
 still reach the threshold, and every one-character deletion); tags by the rare tags of each folder;
-bodies by LSH bands.
+bodies by LSH bands; containment by runs of equal samples in one sorted array.
+
+**Families** (:func:`find_families`, ``curator dedup --groups``) are the connected pages of the
+pairs whose text says they are copies (body, containment); name-only pairs never join pages (a
+page sharing a copy's title is not one more copy) and stay families of their own two pages,
+ranked after the others. Each family names its survivor by the same keep rule as a pair
+(:meth:`DedupIndex.keep_rank`) and is ranked by impact (inbound links and trust of its pages).
 
 What must not flood the queue is discounted, not hidden behind a threshold:
 
@@ -27,8 +38,10 @@ What must not flood the queue is discounted, not hidden behind a threshold:
   signal, since a true duplicate has one or two twins, not a crowd.
 
 "Not duplicates" decisions live in :data:`DECISIONS_FILE` at the wiki root, a tracked file that is
-committed by the ``dismiss`` action, so a dismissed pair never returns for anyone who clones the
-wiki. ``keep`` is the page with more trust, then more inbound links, then the older one.
+committed by the ``dismiss`` action, so a dismissed pair (or family, or one member taken out of a
+family) never returns for anyone who clones the wiki; entries follow their pages through renames
+(:func:`dismissed_pairs`). ``keep`` is the page with more trust, then more inbound links, then
+the older one.
 
 :func:`index_for` keeps one :class:`DedupIndex` per wiki: the first call scans every page, later
 calls re-examine only pages whose (mtime, size) changed since.
@@ -38,6 +51,7 @@ from __future__ import annotations
 
 import bisect
 import datetime as _dt
+import hashlib
 import itertools
 import json
 import posixpath
@@ -46,7 +60,7 @@ import threading
 import unicodedata
 import weakref
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,10 +68,11 @@ import numpy as np
 from rapidfuzz import fuzz, process
 
 from . import frontmatter
-from .actions import ActionContext, ActionResult, Invalid, run_action
+from .actions import ARCHIVE_DIR, ActionContext, ActionResult, Invalid, run_action
 from .actor import OPERATOR, Actor
 from .errors import CuratorError
 from .graph import gc_paused
+from .links import LinkIndex
 from .page import Page, decode, link_key, path_key
 from .slugs import slug_sim, slugify
 from .wiki import Wiki
@@ -80,12 +95,29 @@ BOILERPLATE_MIN_PAGES = 8
 NUM_PERM = 64
 BANDS, ROWS = 16, 4  # P(candidate | J=0.8) = 1 - (1 - 0.8**4)**16 > 0.9997
 DECISIONS_FILE = ".curator-decisions.json"
-SIGNALS: tuple[str, ...] = ("title", "tags", "slug", "body")
+#: Containment (SPEC §12): the smaller body has at least this share of its (discounted) shingles
+#: in the other page. Blocked by sampled shingles (one in CONTAINMENT_SAMPLE: those whose top bits
+#: are zero, the same sample on every page, so shared samples estimate shared text), verified
+#: exactly on the whole bodies.
+CONTAINMENT = 0.6
+CONTAINMENT_SAMPLE = 4
+#: A pair is verified when it shares at least this share of the smaller page's samples (and
+#: at least CONTAINMENT_MIN_HITS of them); the estimate's spread sits well above it at 0.6.
+CONTAINMENT_HITS = 0.3
+CONTAINMENT_MIN_HITS = 2
+#: Containment counts only text found on at most this many pages: a copy has a few twins, while
+#: a passage a dozen pages share (a quoted policy, a template tail) is no evidence of one more.
+CONTAINMENT_MAX_PAGES = MAX_FANOUT + 1
+SIGNALS: tuple[str, ...] = ("title", "tags", "slug", "body", "containment")
+#: Signals that compare the text itself: a pair with one of them joins its pages into a family;
+#: a pair with name signals only (title, slug, tags) never does.
+CONTENT_SIGNALS: frozenset[str] = frozenset({"body", "containment"})
 
 _TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]|[^\W_]+")
 _NON_ALNUM = re.compile(r"[\W_]+")
 _DIGITS = re.compile(r"\d+")
 
+_SAMPLE_SHIFT = np.uint64(65 - CONTAINMENT_SAMPLE.bit_length())  # 4 -> the top 2 bits zero
 _rng = np.random.default_rng(20240531)  # fixed: signatures are comparable across calls
 _PERM_A = _rng.integers(1, 2**63, NUM_PERM, dtype=np.uint64) | np.uint64(1)
 _PERM_B = _rng.integers(0, 2**63, NUM_PERM, dtype=np.uint64)
@@ -115,12 +147,30 @@ def tokens(text: str) -> list[str]:
     return _TOKEN.findall(text.lower())
 
 
+class _WordIds(dict[str, int]):
+    """A stable 64-bit id per word, the same in every process (``hash`` of a str is salted per
+    process, so samples, bands and borderline answers would differ from one run to the next)."""
+
+    LIMIT = 2_000_000  # distinct words kept before the table starts again
+
+    def __missing__(self, word: str) -> int:
+        if len(self) >= self.LIMIT:
+            self.clear()
+        value = int.from_bytes(hashlib.blake2b(word.encode("utf-8", "surrogatepass"), digest_size=8).digest(),
+                               "little", signed=True)
+        self[word] = value
+        return value
+
+
+_WORD_IDS = _WordIds()
+
+
 def shingles(text: str) -> np.ndarray:
-    """Sorted unique 64-bit hashes of the word 5-shingles of ``text``."""
+    """Sorted unique 64-bit hashes of the word 5-shingles of ``text`` (the same in every process)."""
     words = tokens(text)
     if not words:
         return np.zeros(0, dtype=np.uint64)
-    ids = np.array(list(map(hash, words)), dtype=np.int64).view(np.uint64)
+    ids = np.array(list(map(_WORD_IDS.__getitem__, words)), dtype=np.int64).view(np.uint64)
     k = min(SHINGLE_WORDS, len(ids))
     n = len(ids) - k + 1
     with np.errstate(over="ignore"):
@@ -148,16 +198,40 @@ def band_keys(sig: np.ndarray) -> list[int]:
     return [int(k) for k in keys]
 
 
+def _sample(body: np.ndarray) -> np.ndarray:
+    """The shingles every page samples alike (one in CONTAINMENT_SAMPLE: the top bits zero)."""
+    return body[(body >> _SAMPLE_SHIFT) == 0] if len(body) else body
+
+
 def jaccard(a: set[str] | frozenset[str], b: set[str] | frozenset[str]) -> float:
     if not a or not b:
         return 0.0
     return len(a & b) / len(a | b)
 
 
+def common(a: np.ndarray, b: np.ndarray) -> int:
+    """How many values two sorted unique arrays share: the smaller looked up in the larger
+    (``np.intersect1d`` sorts both again, which costs 20x more next to a 100 KB page)."""
+    if len(a) > len(b):
+        a, b = b, a
+    if not len(a):
+        return 0
+    idx = np.searchsorted(b, a)
+    idx[idx == len(b)] = 0
+    return int(np.count_nonzero(b[idx] == a))
+
+
+def containment(a: np.ndarray, b: np.ndarray) -> float:
+    """Share of the smaller set found in the other (sorted unique arrays)."""
+    if not len(a) or not len(b):
+        return 0.0
+    return common(a, b) / min(len(a), len(b))
+
+
 def array_jaccard(a: np.ndarray, b: np.ndarray) -> float:
     if not len(a) or not len(b):
         return 0.0
-    inter = len(np.intersect1d(a, b, assume_unique=True))
+    inter = common(a, b)
     return inter / (len(a) + len(b) - inter)
 
 
@@ -180,6 +254,7 @@ class Features:
     link_keys: frozenset[str]  # link keys this page links to
     shingles: np.ndarray  # all body shingles
     body: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))  # minus boilerplate
+    rare: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))  # on few pages (containment)
     bands: list[int] = field(default_factory=list)
 
 
@@ -280,12 +355,53 @@ def load_decisions(wiki: Wiki) -> dict[str, Any]:
     return data
 
 
+def _follower(wiki: Wiki) -> Callable[[str], str]:
+    """Where a page recorded in a decision is now: the same path while it is there; after a
+    rename or move, the one page that keeps its old name (``move`` adds the old slug as an alias;
+    a move to another folder keeps the stem); a merged or archived page (its ``_archive/`` copy
+    exists) has gone and is not followed."""
+    pages = wiki.pages
+    names: dict[str, set[str]] | None = None
+
+    def follow(path: str) -> str:
+        nonlocal names
+        if path in pages or (wiki.root / ARCHIVE_DIR / path).exists():
+            return path
+        if names is None:
+            names = defaultdict(set)
+            for page in pages.values():
+                for alias in page.aliases:
+                    names["a:" + link_key(alias)].add(page.path)
+                names["s:" + page.slug].add(page.path)
+        stem = link_key(posixpath.splitext(posixpath.basename(path))[0])
+        found = names.get("a:" + stem) or names.get("s:" + stem) or set()
+        return next(iter(found)) if len(found) == 1 else path
+
+    return follow
+
+
 def dismissed_pairs(wiki: Wiki) -> set[tuple[str, str]]:
+    """Every pair of pages (as they are named now) recorded as not duplicates.
+
+    An entry ``{"pages": [...]}`` says no two of its pages are duplicates (a pair, or a whole
+    family); with ``"member": P`` it says only that ``P`` is a duplicate of none of the others.
+    Entries name pages by path at the time of the decision and follow them through renames and
+    moves (:func:`_follower`), so a dismissed family stays dismissed whoever moves its pages; the
+    file itself never needs rewriting (it is operator-only, and an agent may move pages)."""
     out: set[tuple[str, str]] = set()
+    follow: Callable[[str], str] | None = None
     for entry in load_decisions(wiki)["not_duplicates"]:
         pages = entry.get("pages") if isinstance(entry, dict) else None
-        if isinstance(pages, list) and len(pages) == 2 and all(isinstance(p, str) for p in pages):
-            out.add(pair_key(pages[0], pages[1]))
+        if not (isinstance(pages, list) and len(pages) >= 2 and all(isinstance(p, str) for p in pages)):
+            continue
+        follow = follow or _follower(wiki)
+        now = [follow(p) for p in pages]
+        member = entry.get("member")
+        if isinstance(member, str) and member in pages:
+            m = follow(member)
+            out.update(pair_key(m, p) for p in now if p != m)
+        else:
+            out.update(pair_key(a, b) for a, b in itertools.combinations(now, 2) if a != b)
     return out
 
 
@@ -296,6 +412,16 @@ def render_decisions(data: dict[str, Any]) -> str:
 
 
 # --- candidates ---------------------------------------------------------------------------------
+
+def signal_words(signals: Iterable[str], scores: dict[str, float]) -> str:
+    """The signals that fired, as a person reads them (``same title; near-identical text (…)``)."""
+    words = {"title": "same title" if scores.get("title") == 1.0
+             else f"similar titles ({scores.get('title', 0.0):.2f})",
+             "tags": f"same folder and tags (Jaccard {scores.get('tags', 0.0):.2f})",
+             "slug": f"similar names (slugSim {scores.get('slug', 0.0):.2f})",
+             "body": f"near-identical text (Jaccard {scores.get('body', 0.0):.2f})",
+             "containment": f"text contained in the other ({scores.get('containment', 0.0):.0%})"}
+    return "; ".join(words[s] for s in signals)
 
 @dataclass(slots=True)
 class Candidate:
@@ -308,6 +434,35 @@ class Candidate:
     def to_json(self) -> dict[str, Any]:
         return {"keep": self.keep, "merge": self.merge, "reason": self.reason, "scores": self.scores,
                 "signals": self.signals}
+
+
+@dataclass(slots=True)
+class Family:
+    """Pages that are duplicates of one another, reviewed once: ``keep`` stays, the rest merge."""
+
+    pages: list[str]  # keep first, then the others in the keep rule's order
+    keep: str
+    reason: str
+    scores: dict[str, float]  # the best score of each signal that fired inside the family
+    signals: list[str]
+    strength: str  # "content" (joined by their text) | "names" (a pair with name signals only)
+    impact: float  # sum over the pages of (1 + inbound links) x (0.5 + trust): what ranks families
+    members: list[dict[str, Any]]  # per page: path, title, trust, inbound, keep, and vs keep: signals, scores
+    edges: list[dict[str, Any]]  # the pairs that joined them: {pages, signals}
+
+    @property
+    def merges(self) -> list[str]:
+        return self.pages[1:]
+
+    @property
+    def id(self) -> str:
+        """A short key naming this set of pages (stable while its members are)."""
+        return hashlib.sha1("\n".join(sorted(self.pages)).encode("utf-8")).hexdigest()[:12]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "pages": self.pages, "keep": self.keep, "reason": self.reason,
+                "scores": self.scores, "signals": self.signals, "strength": self.strength,
+                "impact": self.impact, "members": self.members, "edges": self.edges}
 
 
 class DedupIndex:
@@ -334,6 +489,19 @@ class DedupIndex:
         self._title_len: list[int] = []
         self._title_slot: dict[str, int] = {}
         self.boilerplate_pages = BOILERPLATE_MIN_PAGES
+        # containment blocking: sampled body shingles of every page at the last full scan (sorted
+        # values, their owners' slots in _sample_paths), pages changed since in _sample_extra
+        self._sample_vals = np.zeros(0, dtype=np.uint64)
+        self._sample_owner = np.zeros(0, dtype=np.int64)
+        self._sample_paths: list[str] = []
+        self._sample_slot: dict[str, int] = {}
+        self._sample_dead = np.zeros(0, dtype=bool)
+        self._sample_extra: dict[int, set[str]] = defaultdict(set)
+        #: scores of the pairs asked for (families ask again and again), per page of the pair
+        self._scores: dict[tuple[str, str], dict[str, float]] = {}
+        self._scored: dict[str, set[tuple[str, str]]] = defaultdict(set)
+        self._links: LinkIndex | None = None  # the link index of the families being built
+        self._inbound: dict[str, int] = {}  # and the counts read from it so far
         self.scanned = False
 
     # --- reading pages ----------------------------------------------------------------------
@@ -364,6 +532,7 @@ class DedupIndex:
             self._scan_slugs(feats)
             self._scan_tags(feats)
             self._scan_bodies(feats)
+            self._scan_containment(feats)
             self.scanned = True
 
     def _count_shingles(self, feats: list[Features]) -> list[np.ndarray]:
@@ -407,6 +576,8 @@ class DedupIndex:
             counts = self._counts_of(sh)
         body = sh[counts <= self.boilerplate_pages] if len(sh) else sh
         f.body = body if len(body) >= MIN_SHINGLES else np.zeros(0, dtype=np.uint64)
+        rare = sh[counts <= CONTAINMENT_MAX_PAGES] if len(f.body) else f.body
+        f.rare = rare if len(rare) >= MIN_SHINGLES else np.zeros(0, dtype=np.uint64)
         f.bands = band_keys(minhash(f.body)) if len(f.body) else []
 
     def _index(self, f: Features) -> None:
@@ -416,8 +587,8 @@ class DedupIndex:
             self._slug_index[key].add(f.path)
         for tag in f.tags:
             self._tag_index[(f.folder, tag)].add(f.path)
-        for b, key in enumerate(f.bands):
-            self._bands[b][key].add(f.path)
+        for b, band in enumerate(f.bands):
+            self._bands[b][band].add(f.path)
         slot = len(self._titles)
         self._titles.append(f.title_text)
         self._title_len.append(len(f.title_text))
@@ -436,8 +607,8 @@ class DedupIndex:
             drop(self._slug_index, key)
         for tag in f.tags:
             drop(self._tag_index, (f.folder, tag))
-        for b, key in enumerate(f.bands):
-            drop(self._bands[b], key)
+        for b, band in enumerate(f.bands):
+            drop(self._bands[b], band)
         slot = self._title_slot.pop(f.path, None)
         if slot is not None:
             self._titles[slot] = ""
@@ -483,6 +654,14 @@ class DedupIndex:
         score = array_jaccard(a.body, b.body)
         return score if score >= BODY_JACCARD else None
 
+    def _check_containment(self, a: Features, b: Features) -> float | None:
+        """Share of the smaller body's shingles found in the other body (>= CONTAINMENT); a pair
+        the body signal already calls near-identical is left to it."""
+        if not len(a.rare) or not len(b.rare) or array_jaccard(a.body, b.body) >= BODY_JACCARD:
+            return None
+        score = containment(a.rare, b.rare)
+        return score if score >= CONTAINMENT else None
+
     def _add(self, signal: str, a: str, b: str, score: float) -> None:
         key = pair_key(a, b)
         self.pairs[signal][key] = round(score, 4)
@@ -513,9 +692,9 @@ class DedupIndex:
         for f in feats:
             if f.title_text:
                 groups[f.title_numbers].append((len(f.title_text), f.path))
-        for members in groups.values():
-            if len(members) > 1:
-                self._similar_titles(sorted(members))
+        for lengths in groups.values():
+            if len(lengths) > 1:
+                self._similar_titles(sorted(lengths))
 
     def _similar_titles(self, order: list[tuple[int, str]], chunk: int = 1000) -> None:
         paths = [p for _, p in order]
@@ -560,12 +739,84 @@ class DedupIndex:
                         seen.update((a, b) for b in fresh)
                         self._verify("body", a, fresh)
 
+    def _scan_containment(self, feats: list[Features]) -> None:
+        """Pages sharing enough sampled shingles, verified exactly: one sort of every page's
+        samples, then the pairs inside each run of equal values (a run is short: boilerplate,
+        on more than ``boilerplate_pages`` pages, is already left out of the bodies)."""
+        samples = [_sample(f.rare) for f in feats]
+        self._sample_paths = [f.path for f in feats]
+        self._sample_slot = {p: i for i, p in enumerate(self._sample_paths)}
+        self._sample_dead = np.zeros(len(feats), dtype=bool)
+        sizes = np.array([len(x) for x in samples], dtype=np.int64)
+        if not sizes.sum():
+            return
+        vals = np.concatenate(samples)
+        owner = np.repeat(np.arange(len(feats), dtype=np.int64), sizes)
+        order = np.argsort(vals, kind="stable")
+        vals, owner = vals[order], owner[order]
+        self._sample_vals, self._sample_owner = vals, owner
+        # runs of equal values of length >= 2: every pair of owners in a run shares that sample
+        starts = np.flatnonzero(np.r_[True, vals[1:] != vals[:-1]])
+        lengths = np.diff(np.r_[starts, len(vals)])
+        n = np.int64(len(feats))
+        keys: list[np.ndarray] = []
+        for length in np.unique(lengths[lengths >= 2]).tolist():
+            run = starts[lengths == length]
+            i, j = np.triu_indices(length, 1)
+            a, b = owner[run[:, None] + i[None, :]].ravel(), owner[run[:, None] + j[None, :]].ravel()
+            keys.append(np.minimum(a, b) * n + np.maximum(a, b))
+        if not keys:
+            return
+        pairs, hits = np.unique(np.concatenate(keys), return_counts=True)
+        a, b = pairs // n, pairs % n
+        need = np.maximum(CONTAINMENT_MIN_HITS, np.ceil(CONTAINMENT_HITS * np.minimum(sizes[a], sizes[b])))
+        keep = (hits >= need) & (a != b)
+        for x, y in zip(a[keep].tolist(), b[keep].tolist(), strict=True):
+            self._verify("containment", feats[x].path, (feats[y].path,))
+
+    def _containment_candidates(self, f: Features) -> set[str]:
+        """Pages sharing enough sampled shingles with ``f`` (for one changed page)."""
+        sample = _sample(f.rare)
+        if not len(sample):
+            return set()
+        hits: dict[str, int] = defaultdict(int)
+        if len(self._sample_vals):
+            lo = np.searchsorted(self._sample_vals, sample, "left")
+            hi = np.searchsorted(self._sample_vals, sample, "right")
+            for s, e in zip(lo.tolist(), hi.tolist(), strict=True):
+                for slot in self._sample_owner[s:e].tolist():
+                    if not self._sample_dead[slot]:
+                        hits[self._sample_paths[slot]] += 1
+        for x in sample.tolist():
+            for other in self._sample_extra.get(x, ()):
+                hits[other] += 1
+        out = set()
+        for other, n in hits.items():
+            g = self.features.get(other)
+            if g is None or other == f.path:
+                continue
+            need = max(CONTAINMENT_MIN_HITS, CONTAINMENT_HITS * min(len(sample), len(_sample(g.rare))))
+            if n >= need:
+                out.add(other)
+        return out
+
     # --- incremental update -------------------------------------------------------------------
     def _forget(self, path: str) -> None:
+        for pair in self._scored.pop(path, set()):
+            self._scores.pop(pair, None)
         f = self.features.pop(path, None)
         if f is None:
             return
         self._unindex(f)
+        slot = self._sample_slot.get(path)
+        if slot is not None:
+            self._sample_dead[slot] = True
+        for x in _sample(f.rare).tolist():
+            owners = self._sample_extra.get(x)
+            if owners is not None:
+                owners.discard(path)
+                if not owners:
+                    del self._sample_extra[x]
         self._add_counts(f.shingles, -1)
         for signal in SIGNALS:
             for other in self.partners[signal].pop(path, set()):
@@ -600,9 +851,12 @@ class DedupIndex:
             if len(members) <= RARE_TAG_PAGES:
                 self._verify("tags", f.path, members)
         body_cands: set[str] = set()
-        for b, key in enumerate(f.bands):
-            body_cands |= self._bands[b].get(key, set())
+        for b, band in enumerate(f.bands):
+            body_cands |= self._bands[b].get(band, set())
         self._verify("body", f.path, body_cands)
+        self._verify("containment", f.path, self._containment_candidates(f))
+        for x in _sample(f.rare).tolist():
+            self._sample_extra[x].add(f.path)
 
     def update(self, paths: Iterable[str] | None = None) -> list[str]:
         """Re-examine changed pages (``paths``, or every page whose (mtime, size) changed).
@@ -629,61 +883,167 @@ class DedupIndex:
             return stale
 
     # --- answers ---------------------------------------------------------------------------------
+    def _fired(self, actor: Actor, dismissed: set[tuple[str, str]],
+               page: str | None = None) -> dict[tuple[str, str], list[str]]:
+        """Pair -> the signals that fired for it, over the pairs of pages ``actor`` may see (both
+        pages), dismissed pairs left out. Call with the lock held."""
+        pages = self.wiki.pages
+        if actor.is_operator:
+            visible = self.features.keys() & pages.keys()
+        else:
+            visible = {p for p in self.features if p in pages and self.wiki.visible(actor, p)}
+        fired: dict[tuple[str, str], list[str]] = defaultdict(list)
+        for signal in SIGNALS:
+            partners = self.partners[signal]
+            for pair in self.pairs[signal]:
+                a, b = pair
+                if a not in visible or b not in visible or pair in dismissed:
+                    continue
+                if page is not None and page not in pair:
+                    continue
+                if signal != "body" and (len(partners[a]) > MAX_FANOUT or len(partners[b]) > MAX_FANOUT):
+                    continue  # a crowd of look-alikes (a template, a category, an anthology), not a twin
+                fired[pair].append(signal)
+        return fired
+
     def candidates(self, actor: Actor = OPERATOR, dismissed: set[tuple[str, str]] | None = None,
                    page: str | None = None) -> list[Candidate]:
         """Candidate pairs ``actor`` may see (both pages), dismissed pairs left out."""
         with self._lock:
-            pages = self.wiki.pages
-            visible = {p for p in self.features if p in pages and self.wiki.visible(actor, p)}
-            fired: dict[tuple[str, str], list[str]] = defaultdict(list)
-            for signal in SIGNALS:
-                partners = self.partners[signal]
-                for pair in self.pairs[signal]:
-                    a, b = pair
-                    if a not in visible or b not in visible:
-                        continue
-                    if page is not None and page not in pair:
-                        continue
-                    if signal != "body" and (len(partners[a]) > MAX_FANOUT or len(partners[b]) > MAX_FANOUT):
-                        continue  # a crowd of look-alikes: a template or a category, not a twin
-                    fired[pair].append(signal)
-            dismissed = dismissed if dismissed is not None else set()
-            out = [self._candidate(pair, signals) for pair, signals in fired.items() if pair not in dismissed]
+            fired = self._fired(actor, dismissed or set(), page)
+            out = [self._candidate(pair, signals) for pair, signals in fired.items()]
         out.sort(key=lambda c: (-len(c.signals), -max(c.scores[s] for s in c.signals), c.keep, c.merge))
         return out
+
+    def families(self, actor: Actor = OPERATOR, dismissed: set[tuple[str, str]] | None = None) -> list[Family]:
+        """Duplicate families ``actor`` may see (SPEC §12), highest impact first.
+
+        A pair joins its pages into one family (connected components) only when their text says
+        so: a content signal (body, containment). A pair with name signals only (a shared title,
+        a similar slug, the same tags) never joins anything: it is a family of its own two pages
+        (``strength`` ``names``) when neither page is in a content family, and is dropped
+        otherwise (a page sharing a copy's title is not one more copy). Numbered series never pair at all (their names differ in the numbers).
+        Families are built from the visible pages' pairs only: an agent never sees a hidden page,
+        nor two pages joined through one.
+        """
+        with self._lock:
+            self._links = self.wiki.links  # one look-up (and policy check) for every page's count
+            self._inbound = {}
+            try:
+                return self._families(actor, dismissed or set())
+            finally:
+                self._links = None
+                self._inbound = {}
+
+    def _families(self, actor: Actor, dismissed: set[tuple[str, str]]) -> list[Family]:
+        fired = self._fired(actor, dismissed)
+        parent: dict[str, str] = {}
+
+        def root(x: str) -> str:
+            parent.setdefault(x, x)
+            while parent[x] != x:
+                parent[x] = parent[parent[x]]
+                x = parent[x]
+            return x
+
+        strong = {pair: sig for pair, sig in fired.items() if CONTENT_SIGNALS & set(sig)}
+        for a, b in strong:
+            ra, rb = root(a), root(b)
+            if ra != rb:
+                parent[max(ra, rb)] = min(ra, rb)
+        members: dict[str, list[str]] = defaultdict(list)
+        edges: dict[str, dict[tuple[str, str], list[str]]] = defaultdict(dict)
+        for x in parent:
+            members[root(x)].append(x)
+        for pair, sig in strong.items():
+            edges[root(pair[0])][pair] = sig
+        out = [self._family(members[r], edges[r], "content") for r in members]
+        for pair, sig in fired.items():
+            if pair not in strong and pair[0] not in parent and pair[1] not in parent:
+                out.append(self._family(list(pair), {pair: sig}, "names"))
+        out.sort(key=lambda f: (f.strength != "content", -f.impact, -len(f.pages), f.keep, f.pages))
+        return out
+
+    def _family(self, paths: list[str], edges: dict[tuple[str, str], list[str]], strength: str) -> Family:
+        pages = self.wiki.pages
+        ordered = sorted((pages[p] for p in paths), key=self.keep_rank)
+        keep = ordered[0]
+        best: dict[str, float] = {}
+        fired: set[str] = set()
+        for pair, sig in edges.items():
+            sc = self.scores(*pair)
+            fired.update(sig)
+            for signal in sig:
+                best[signal] = max(best.get(signal, 0.0), sc[signal])
+        signals = [s for s in SIGNALS if s in fired]
+        detail = []
+        impact = 0.0
+        for p in ordered:
+            inbound = self.inbound(p.path)
+            impact += (1 + inbound) * (0.5 + p.trust)
+            row: dict[str, Any] = {"path": p.path, "title": p.title, "trust": p.trust, "inbound": inbound,
+                                   "keep": p.path == keep.path}
+            if p.path != keep.path:
+                row["signals"] = edges.get(pair_key(keep.path, p.path), [])
+                row["scores"] = self.scores(keep.path, p.path)
+            detail.append(row)
+        reason = (f"{len(ordered)} pages: {signal_words(signals, best)} "
+                  f"({self.keep_why(keep, ordered[1])})")
+        return Family(pages=[p.path for p in ordered], keep=keep.path, reason=reason, scores=best,
+                      signals=signals, strength=strength, impact=round(impact, 3), members=detail,
+                      edges=[{"pages": list(pair), "signals": sig} for pair, sig in sorted(edges.items())])
 
     def inbound(self, path: str) -> int:
         """Distinct pages whose links resolve to ``path``: the same number ``explain`` and the
         comparison panel show (:meth:`~.links.LinkIndex.inbound`). A name two copies share (the
         same title) counts only for the copy the links resolve to, never for both."""
-        return self.wiki.links.inbound(path)
+        if self._links is None:
+            return self.wiki.links.inbound(path)
+        count = self._inbound.get(path)
+        if count is None:
+            count = self._inbound[path] = self._links.inbound(path)
+        return count
 
     def scores(self, a: str, b: str) -> dict[str, float]:
+        """Every signal's score for the pair (whether it fired or not), computed once per version
+        of the two pages."""
+        key = pair_key(a, b)
+        cached = self._scores.get(key)
+        if cached is None:
+            cached = self._scores[key] = self._compute_scores(*key)
+            self._scored[key[0]].add(key)
+            self._scored[key[1]].add(key)
+        return dict(cached)
+
+    def _compute_scores(self, a: str, b: str) -> dict[str, float]:
         fa, fb = self.features[a], self.features[b]
         title = 1.0 if fa.title_key and fa.title_key == fb.title_key else fuzz.ratio(fa.title_text, fb.title_text) / 100
+        if len(fa.body) and len(fb.body):
+            body, (sa, sb) = array_jaccard(fa.body, fb.body), (fa.body, fb.body)
+        else:
+            body, (sa, sb) = array_jaccard(fa.shingles, fb.shingles), (fa.shingles, fb.shingles)
+        contained = containment(fa.rare, fb.rare) if len(fa.rare) and len(fb.rare) else containment(sa, sb)
         return {"title": round(title, 3), "tags": round(jaccard(fa.tags, fb.tags), 3),
-                "slug": round(slug_sim(fa.slug, fb.slug), 3),
-                "body": round(array_jaccard(fa.body, fb.body) if len(fa.body) and len(fb.body)
-                              else array_jaccard(fa.shingles, fb.shingles), 3)}
+                "slug": round(slug_sim(fa.slug, fb.slug), 3), "body": round(body, 3),
+                "containment": round(contained, 3)}
+
+    def keep_rank(self, page: Page) -> tuple[float, int, str, str]:
+        """The keep rule (SPEC §9), for pairs and families alike: sorted by this, the first page
+        stays: more trust, then more inbound links (the count ``explain`` shows), then older."""
+        return (-page.trust, -self.inbound(page.path), _age_key(page), page.path)
+
+    def keep_why(self, keep: Page, other: Page) -> str:
+        """Why ``keep`` stays rather than ``other``, in the words of the rule's first difference."""
+        return (f"keep {keep.path}: " + ("higher trust" if keep.trust != other.trust else
+                "more inbound links" if self.inbound(keep.path) != self.inbound(other.path) else "older"))
 
     def _candidate(self, pair: tuple[str, str], signals: list[str]) -> Candidate:
         pages = self.wiki.pages
-        a, b = (pages[p] for p in pair)
-
-        def rank(p: Page) -> tuple[float, int, str, str]:
-            # more trust, then more inbound links, then older (earlier created) first
-            return (-p.trust, -self.inbound(p.path), _age_key(p), p.path)
-
-        keep, merge = sorted((a, b), key=rank)
+        keep, merge = sorted((pages[p] for p in pair), key=self.keep_rank)
         scores = self.scores(keep.path, merge.path)
-        words = {"title": "same title" if scores["title"] == 1.0 else f"similar titles ({scores['title']:.2f})",
-                 "tags": f"same folder and tags (Jaccard {scores['tags']:.2f})",
-                 "slug": f"similar names (slugSim {scores['slug']:.2f})",
-                 "body": f"near-identical text (Jaccard {scores['body']:.2f})"}
-        reason = "; ".join(words[s] for s in signals)
-        why = (f"keep {keep.path}: " + ("higher trust" if keep.trust != merge.trust else
-               "more inbound links" if self.inbound(keep.path) != self.inbound(merge.path) else "older"))
-        return Candidate(keep.path, merge.path, list(signals), scores, f"{reason} ({why})")
+        reason = signal_words(signals, scores)
+        return Candidate(keep.path, merge.path, list(signals), scores,
+                         f"{reason} ({self.keep_why(keep, merge)})")
 
 
 # --- the per-wiki index -------------------------------------------------------------------------
@@ -708,25 +1068,77 @@ def find_duplicates(wiki: Wiki, actor: Actor = OPERATOR, page: str | None = None
     return index_for(wiki).candidates(actor, dismissed_pairs(wiki), path)
 
 
+def _under(path: str, folder: str) -> bool:
+    folder = folder.strip().strip("/")
+    return not folder or path.startswith(folder + "/")
+
+
+def find_families(wiki: Wiki, actor: Actor = OPERATOR, folder: str | None = None,
+                  signal: str | None = None, page: str | None = None) -> list[Family]:
+    """``curator dedup --groups``: duplicate families ``actor`` may see, highest impact first,
+    dismissed pairs left out; only those with a page under ``folder``, with ``signal`` among
+    their signals, or holding ``page``."""
+    if signal is not None and signal not in SIGNALS:
+        raise CuratorError(f"unknown signal {signal!r}: use one of {', '.join(SIGNALS)}")
+    path = wiki.find(page, actor).path if page else None
+    out = index_for(wiki).families(actor, dismissed_pairs(wiki))
+    return [f for f in out
+            if (folder is None or any(_under(p, folder) for p in f.pages))
+            and (signal is None or signal in f.signals) and (path is None or path in f.pages)]
+
+
+def family_count(wiki: Wiki, actor: Actor = OPERATOR, strength: str | None = None) -> int:
+    """How many duplicate families ``actor`` has to review (the Health figure; ``strength``
+    ``"content"`` or ``"names"`` counts only those): cheap once the wiki's dedup index is warm
+    (:func:`index_for`)."""
+    families = index_for(wiki).families(actor, dismissed_pairs(wiki))
+    return sum(strength is None or f.strength == strength for f in families)
+
+
 def dismiss(wiki: Wiki, a: str, b: str, actor: Actor = OPERATOR) -> ActionResult:
     """Record "not duplicates" for pages ``a`` and ``b`` in :data:`DECISIONS_FILE` (one commit)."""
-    pa, pb = wiki.find(a, actor).path, wiki.find(b, actor).path
-    pair = pair_key(pa, pb)
+    return dismiss_pages(wiki, [a, b], actor)
+
+
+def dismiss_pages(wiki: Wiki, refs: Iterable[str], actor: Actor = OPERATOR,
+                  member: str | None = None) -> ActionResult:
+    """Record in :data:`DECISIONS_FILE` (one commit, operator-only like every decision file) that
+    no two of ``refs`` are duplicates (a pair, or a whole family); with ``member``, only that
+    ``member`` is a duplicate of none of ``refs`` (one page taken out of its family)."""
+    paths = list(dict.fromkeys(wiki.find(r, actor).path for r in refs))
+    m = wiki.find(member, actor).path if member is not None else None
+    if m is not None:
+        paths = [p for p in paths if p != m]
+        group = sorted([m, *paths])
+        wanted = {pair_key(m, p) for p in paths}
+        target = f"{m} apart from {' + '.join(paths)}"
+    else:
+        group = sorted(paths)
+        wanted = {pair_key(a, b) for a, b in itertools.combinations(group, 2)}
+        target = " + ".join(group)
 
     def apply(ctx: ActionContext) -> None:
-        if pa == pb:
+        if not wanted:
             raise Invalid(message="a page is not a duplicate of itself; name two different pages")
         data = load_decisions(wiki)
-        ctx.data["pages"] = list(pair)
-        if pair in dismissed_pairs(wiki):
+        ctx.data["pages"] = group
+        if m is not None:
+            ctx.data["member"] = m
+        names = (f"{m} and {', '.join(paths)}" if m is not None
+                 else f"{group[0]} and {group[1]}" if len(group) == 2
+                 else f"the {len(group)} pages {', '.join(group)}")
+        if wanted <= dismissed_pairs(wiki):
             ctx.status = "unchanged"
-            ctx.message = f"{pair[0]} and {pair[1]} are already marked as not duplicates"
+            ctx.message = f"{names} are already marked as not duplicates"
             return
-        data["not_duplicates"].append({"pages": list(pair), "by": str(actor),
-                                       "date": _dt.date.today().isoformat()})
+        entry: dict[str, Any] = {"pages": group, "by": str(actor), "date": _dt.date.today().isoformat()}
+        if m is not None:
+            entry["member"] = m
+        data["not_duplicates"].append(entry)
+        ctx.journal["pages"] = group
         ctx.write_text(DECISIONS_FILE, render_decisions(data))
         ctx.status = "dismissed"
-        ctx.message = f"{pair[0]} and {pair[1]} marked as not duplicates"
-        ctx.journal["pages"] = list(pair)
+        ctx.message = (f"{m} marked as a duplicate of none of {', '.join(paths)}" if m is not None
+                       else f"{names} marked as not duplicates")
 
-    return run_action(wiki, actor, "dismiss", f"{pair[0]} + {pair[1]}", apply)
+    return run_action(wiki, actor, "dismiss", target, apply)

@@ -1,7 +1,7 @@
 """Health (SPEC §12): one summary of a wiki's state, each figure naming the queue that fixes it.
 
 :func:`health` counts, for what ``actor`` may see: pages, unresolved targets and links (ignored
-targets left out, :mod:`.linkrepair`), duplicate candidates (:func:`duplicate_figure`), orphans,
+targets left out, :mod:`.linkrepair`), duplicate families (:func:`duplicate_figure`), orphans,
 lint problems by kind, auto-filed pages awaiting a decision, inbox items pending and agent writes
 in the last 24 hours. Every :class:`Figure` carries ``queue``: the station view that lists those
 items (``links``, ``dedup``, ``lint:<kind>``, ``auto``, ``inbox``, ``history``), and the CLI names
@@ -65,13 +65,12 @@ class Health:
 
 
 def duplicate_figure(wiki: Wiki, actor: Actor = OPERATOR) -> Figure:
-    """How many duplicates wait for review. Today: the candidate pairs (dismissed ones left
-    out); once duplicate families exist (issue 19, first half) this is the one place to count
-    families instead."""
-    from .dedup import find_duplicates
+    """How many duplicates wait for review: the duplicate families ``actor`` may see (dismissed
+    ones left out), each reviewed once in the Duplicates view."""
+    from .dedup import family_count
 
-    return Figure("duplicates", "Duplicate candidate pairs", len(find_duplicates(wiki, actor)), "dedup",
-                  "curator dedup", "warning")
+    return Figure("duplicates", "Duplicate families", family_count(wiki, actor), "dedup",
+                  "curator dedup --groups", "warning")
 
 
 def agent_writes_since(wiki: Wiki, seconds: float, actor: Actor = OPERATOR) -> int:
@@ -123,7 +122,7 @@ def health(wiki: Wiki, actor: Actor = OPERATOR, *, duplicates: bool = True, lint
     figs.append(Figure("unresolved_links", "Unresolved links", links, "links", "curator links unresolved",
                        "warning"))
     figs.append(duplicate_figure(wiki, actor) if duplicates else
-                Figure("duplicates", "Duplicate candidate pairs", None, "dedup", "curator dedup", "warning"))
+                Figure("duplicates", "Duplicate families", None, "dedup", "curator dedup --groups", "warning"))
     figs.append(Figure("orphans", "Orphan pages", None, "lint:orphan", "curator lint"))
     figs.append(Figure("lint_problems", "Lint problems", None, "lint:", "curator lint", "warning"))
     figs.append(Figure("auto_pending", "Auto-filed pages awaiting a decision", _auto_pending(wiki, actor),

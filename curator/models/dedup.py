@@ -1,9 +1,9 @@
-"""The duplicate review queue's model and the side-by-side comparison of a candidate pair.
+"""The duplicate review queue's model and the side-by-side comparison of two pages.
 
-Rows are the dedup engine's :class:`~curator.engine.dedup.Candidate` records, most confident
-first (more signals, then the best score, as the engine ranks them); pairs the operator skipped
-in this session go to the end of the queue. :func:`gather_pair` runs off the GUI thread and builds
-everything the comparison shows: both pages' metadata, inbound-link counts and an aligned diff of
+Rows are the dedup engine's :class:`~curator.engine.dedup.Family` records, highest impact first
+(as the engine ranks them); families the operator skipped in this session go to the end of the
+queue. :func:`gather_pair` runs off the GUI thread and builds everything the comparison of the
+survivor with one member shows: both pages' metadata, inbound-link counts and an aligned diff of
 their bodies as HTML (difflib, line by line, with the changed words inside a changed line marked).
 """
 
@@ -19,16 +19,16 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor
 
 from curator.engine import frontmatter
-from curator.engine.dedup import Candidate, pair_key
+from curator.engine.dedup import Family
 
 from .records import RecordRole, RecordTableModel
 
 if TYPE_CHECKING:
     from curator.engine.wiki import Wiki
 
-COL_KEEP, COL_MERGE, COL_SIGNALS, COL_SCORE = range(4)
-HEADERS = ("Keep (suggested)", "Merge into it", "Signals", "Score")
-__all__ = ["Comparison", "DedupModel", "RecordRole", "diff_html", "gather_pair", "meta_html"]
+COL_KEEP, COL_PAGES, COL_SIGNALS, COL_IMPACT = range(4)
+HEADERS = ("Keep (suggested)", "Pages", "Signals", "Impact")
+__all__ = ["Comparison", "FamilyModel", "RecordRole", "diff_html", "gather_pair", "meta_html"]
 
 #: A comparison longer than this many lines per side is cut (the page view shows the rest).
 MAX_DIFF_LINES = 3000
@@ -39,42 +39,39 @@ EMPTY_BG = "#f2f3f4"
 CHANGED_META_BG = "#fff3cd"
 
 
-def confidence(c: Candidate) -> tuple[int, float]:
-    """How sure the engine is: the number of signals that fired, then the best of their scores."""
-    return len(c.signals), max((c.scores.get(s, 0.0) for s in c.signals), default=0.0)
-
-
-class DedupModel(RecordTableModel[Candidate]):
+class FamilyModel(RecordTableModel[Family]):
     headers = HEADERS
 
     def __init__(self) -> None:
         super().__init__()
-        self.skipped: set[tuple[str, str]] = set()
+        self.skipped: set[str] = set()  # family ids
 
     @property
-    def candidates(self) -> list[Candidate]:
+    def families(self) -> list[Family]:
         return self.records
 
-    def set_candidates(self, candidates: list[Candidate], skipped: set[tuple[str, str]]) -> None:
-        self.skipped = {p for p in skipped if any(pair_key(c.keep, c.merge) == p for c in candidates)}
-        # stable: the engine's order (most confident first), skipped pairs moved to the end
-        self.set_records(sorted(candidates, key=lambda c: (pair_key(c.keep, c.merge) in self.skipped,
-                                                           tuple(-x for x in confidence(c)))))
+    def set_families(self, families: list[Family], skipped: set[str]) -> None:
+        self.skipped = {f.id for f in families if f.id in skipped}
+        # stable: the engine's order (highest impact first), skipped families moved to the end
+        self.set_records(sorted(families, key=lambda f: f.id in self.skipped))
 
-    def row_of(self, pair: tuple[str, str] | None) -> int | None:
-        if pair is None:
+    def row_of(self, pages: set[str] | None) -> int | None:
+        """The row of the family sharing the most pages with ``pages`` (None when none does)."""
+        if not pages:
             return None
-        return next((i for i, c in enumerate(self.records) if pair_key(c.keep, c.merge) == pair), None)
+        best = max(range(len(self.records)), key=lambda i: len(pages & set(self.records[i].pages)), default=None)
+        return best if best is not None and pages & set(self.records[best].pages) else None
 
-    def cell(self, c: Candidate, col: int, role: int) -> Any:
+    def cell(self, f: Family, col: int, role: int) -> Any:
         if role == Qt.ItemDataRole.DisplayRole:
-            return (c.keep, c.merge, " + ".join(c.signals), f"{confidence(c)[1]:.2f}")[col]
+            signals = " + ".join(f.signals) + ("" if f.strength == "content" else " (names only)")
+            return (f.keep, str(len(f.pages)), signals, f"{f.impact:.1f}")[col]
         if role == Qt.ItemDataRole.ToolTipRole:
-            scores = ", ".join(f"{k} {v:.2f}" for k, v in c.scores.items())
-            return f"{c.reason}\nscores: {scores}"
-        if role == Qt.ItemDataRole.ForegroundRole and pair_key(c.keep, c.merge) in self.skipped:
+            scores = ", ".join(f"{k} {v:.2f}" for k, v in f.scores.items())
+            return f"{f.reason}\nmerge: {', '.join(f.merges)}\nscores: {scores}"
+        if role == Qt.ItemDataRole.ForegroundRole and f.id in self.skipped:
             return QBrush(QColor("#999999"))
-        if role == Qt.ItemDataRole.TextAlignmentRole and col == COL_SCORE:
+        if role == Qt.ItemDataRole.TextAlignmentRole and col in (COL_PAGES, COL_IMPACT):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
 

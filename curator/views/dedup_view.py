@@ -1,10 +1,18 @@
-"""The duplicate review queue: candidate pairs, a side-by-side comparison, and the decisions.
+"""The duplicate review queue: duplicate families, the survivor compared with each member, and
+the decisions (SPEC §12).
 
-Each decision is one engine action (one commit): **Merge** in either direction (after a preview
-of the links that will be rewritten), **Not duplicates** (recorded in the wiki's tracked decisions
-file, so the pair never returns). **Skip** only moves on: the pair goes to the end of the queue for
-this session and nothing is written. The queue is recomputed off the GUI thread whenever the wiki
-changes; in a home, each wiki has its own queue.
+A family is every page that is a copy of the others (the engine's :class:`~.dedup.Family`),
+reviewed once. Its members are listed with the suggested survivor first and why (the merge keep
+rule: more trust, then more inbound links, then older) and each member's signal scores against
+it; the comparison shows the survivor next to the selected member. Each decision is one engine
+action (one commit): **Keep** the survivor, merging every other member into it at once (after the
+merge preview: the resulting page as a diff, the links rewritten); **Keep this one instead**
+makes the selected member the survivor; **Not a duplicate** takes the selected member out of the
+family, **Not duplicates** dismisses the whole family (both recorded in the wiki's tracked
+decisions file, so they never return, whoever renames the pages). **Skip** only moves on: the
+family goes to the end of the queue for this session and nothing is written. The queue is
+recomputed off the GUI thread whenever the wiki changes, filtered by folder and signal; in a
+home, each wiki has its own queue.
 """
 
 from __future__ import annotations
@@ -15,6 +23,8 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtGui import QTextOption
 from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
     QDialog,
     QDialogButtonBox,
     QGridLayout,
@@ -22,7 +32,8 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-        QPushButton,
+    QLineEdit,
+    QPushButton,
     QSplitter,
     QTabWidget,
     QTextBrowser,
@@ -33,15 +44,15 @@ from PySide6.QtWidgets import (
 )
 
 from curator.engine.actor import OPERATOR
-from curator.engine.dedup import Candidate, pair_key
+from curator.engine.dedup import SIGNALS, Family
 from curator.engine.merge import MergePlan
 from curator.models.dedup import (
+    COL_IMPACT,
     COL_KEEP,
-    COL_MERGE,
-    COL_SCORE,
+    COL_PAGES,
     COL_SIGNALS,
     Comparison,
-    DedupModel,
+    FamilyModel,
     RecordRole,
     diff_html,
     gather_pair,
@@ -57,6 +68,7 @@ if TYPE_CHECKING:
     from .main_window import MainWindow
 
 Pair = tuple[str, str]
+MEMBER_COLUMNS = ("Page", "Role", "Trust", "Inbound", "Signals vs survivor", "Shared text")
 
 
 class MergePreviewDialog(QDialog):
@@ -129,9 +141,7 @@ class PageCard(QGroupBox):
         self.meta.setWordWrap(True)
         self.meta.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.meta.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        other = "right" if side == "left" else "left"
-        self.keep = QPushButton(f"Keep {side}")
-        self.keep.setToolTip(f"Merge the {other} page into this one (preview first; one commit)")
+        self.keep = QPushButton()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addWidget(self.meta, 1)
@@ -141,35 +151,63 @@ class PageCard(QGroupBox):
 class DedupView(ReviewView):
     def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
-        self.model = DedupModel()
-        self.skipped: dict[int, set[Pair]] = {}
-        self.pair: Pair | None = None  # (left, right) shown in the comparison
+        self.model = FamilyModel()
+        self.skipped: dict[int, set[str]] = {}  # per wiki: ids of the families skipped this session
+        self.survivors: dict[str, str] = {}  # family id -> the survivor the operator chose
+        self.family: Family | None = None  # the family shown
+        self.pair: Pair | None = None  # (survivor, member) shown in the comparison
         self.comparison: Comparison | None = None
         self._row_hint = 0
 
         self.count = QLabel("Looking for duplicates…")
         self.count.setWordWrap(True)  # never widens the window (a home adds the wiki selector)
-        self.dismiss_button = QPushButton("Not duplicates")
-        self.dismiss_button.setToolTip("Record that these two pages are different (one commit); "
-                                       "the pair never comes back")
+        self.folder = QLineEdit()
+        self.folder.setPlaceholderText("Folder…")
+        self.folder.setClearButtonEnabled(True)
+        self.folder.setToolTip("Only families with a page in this folder")
+        self.folder.setMaximumWidth(180)
+        self.signal = QComboBox()
+        self.signal.addItem("Every signal", "")
+        for name in SIGNALS:
+            self.signal.addItem(name, name)
+        self.signal.setToolTip("Only families where this signal fired")
+        self.dismiss_family_button = QPushButton("Not duplicates")
+        self.dismiss_family_button.setToolTip("Record that no two pages of this family are duplicates "
+                                              "(one commit); the family never comes back")
         self.skip_button = QPushButton("Skip")
-        self.skip_button.setToolTip("Decide later: the pair moves to the end of the queue; nothing is written")
+        self.skip_button.setToolTip("Decide later: the family moves to the end of the queue; nothing is written")
         top = QHBoxLayout()
         top.addWidget(self.wiki_choice)
         top.addWidget(self.count, 1)
-        top.addWidget(self.dismiss_button)
+        top.addWidget(self.folder)
+        top.addWidget(self.signal)
+        top.addWidget(self.dismiss_family_button)
         top.addWidget(self.skip_button)
 
         self.table = record_table(self.model, multi=False)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(COL_KEEP, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(COL_MERGE, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(COL_SIGNALS, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(COL_SCORE, QHeaderView.ResizeMode.ResizeToContents)
+        for col in (COL_PAGES, COL_SIGNALS, COL_IMPACT):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
 
         self.reason = QLabel()
         self.reason.setWordWrap(True)
-        self.left_card, self.right_card = PageCard("left"), PageCard("right")
+        self.members = QTreeWidget()
+        self.members.setHeaderLabels(list(MEMBER_COLUMNS))
+        self.members.setRootIsDecorated(False)
+        self.members.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.members.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.members.header().setStretchLastSection(False)
+        self.dismiss_member_button = QPushButton("Not a duplicate")
+        self.dismiss_member_button.setToolTip("Take the selected page out of this family: it is a duplicate of "
+                                              "none of the others (one commit)")
+        member_row = QHBoxLayout()
+        member_row.addWidget(QLabel("Members (select one to compare it with the survivor):"), 1)
+        member_row.addWidget(self.dismiss_member_button)
+        self.left_card, self.right_card = PageCard("survivor"), PageCard("member")
+        self.left_card.keep.setToolTip("Merge every other page of the family into the survivor "
+                                       "(preview first; one commit)")
+        self.right_card.keep.setToolTip("Make the selected member the survivor instead (nothing is written yet)")
         cards = QGridLayout()
         cards.setContentsMargins(0, 0, 0, 0)
         cards.addWidget(self.left_card, 0, 0)
@@ -183,8 +221,10 @@ class DedupView(ReviewView):
         lower_layout = QVBoxLayout(lower)
         lower_layout.setContentsMargins(0, 0, 0, 0)
         lower_layout.addWidget(self.reason)
+        lower_layout.addLayout(member_row)
+        lower_layout.addWidget(self.members, 1)
         lower_layout.addLayout(cards)
-        lower_layout.addWidget(self.diff, 1)
+        lower_layout.addWidget(self.diff, 3)
 
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.table)
@@ -198,37 +238,47 @@ class DedupView(ReviewView):
         layout.addWidget(self.banner)
         layout.addWidget(split, 1)
 
-        self.left_card.keep.clicked.connect(lambda: self.merge("left"))
-        self.right_card.keep.clicked.connect(lambda: self.merge("right"))
-        self.dismiss_button.clicked.connect(self.not_duplicates)
+        self.left_card.keep.clicked.connect(self.merge)
+        self.right_card.keep.clicked.connect(self.make_survivor)
+        self.dismiss_family_button.clicked.connect(self.not_duplicates)
+        self.dismiss_member_button.clicked.connect(self.not_a_duplicate)
         self.skip_button.clicked.connect(self.skip)
+        self.folder.editingFinished.connect(lambda: self.schedule_reload(now=True))
+        self.signal.currentIndexChanged.connect(lambda _i: self.schedule_reload(now=True))
         self.table.selectionModel().currentRowChanged.connect(self._selected)
+        self.members.currentItemChanged.connect(lambda _c, _p: self._member_selected())
         self._set_buttons(False)
         self._show_empty("Looking for duplicates…", "The queue fills once the wiki is loaded.")
 
     # --- the queue ------------------------------------------------------------------------------
-    def compute(self, wiki: Wiki) -> list[Candidate]:
-        from curator.engine.dedup import find_duplicates
+    def compute(self, wiki: Wiki) -> list[Family]:
+        from curator.engine.dedup import find_families
 
-        return find_duplicates(wiki, OPERATOR)
+        folder = self.folder.text().strip() or None
+        return find_families(wiki, OPERATOR, folder=folder, signal=self.signal.currentData() or None)
 
-    def show_content(self, candidates: list[Candidate]) -> None:
-        keep = self.pair and pair_key(*self.pair)
+    def show_content(self, families: list[Family]) -> None:
+        keep = set(self.family.pages) if self.family is not None else None
         row = self.table.currentIndex().row()
-        self.model.set_candidates(candidates, self.skipped.setdefault(self.wiki_index, set()))
-        n = len(candidates)
+        self.model.set_families(families, self.skipped.setdefault(self.wiki_index, set()))
+        n = len(families)
         skipped = len(self.model.skipped)
-        self.count.setText(f"{n} candidate pair{'s' if n != 1 else ''} in {self.wiki_label}"
+        pages = sum(len(f.pages) for f in families)
+        filtered = bool(self.folder.text().strip() or self.signal.currentData())
+        self.count.setText(f"{n} duplicate famil{'ies' if n != 1 else 'y'} ({pages} pages) in {self.wiki_label}"
+                           + (" matching the filter" if filtered else "")
                            + (f" ({skipped} skipped)" if skipped else "")
-                           + (", most confident first" if n > 1 else ""))
-        if not candidates:
+                           + (", highest impact first" if n > 1 else ""))
+        if not families:
+            self.family = None
             self.pair = None
             self.comparison = None
+            self.members.clear()
             self._set_buttons(False)
-            self._show_empty("No duplicate candidates",
-                             f"Nothing in {self.wiki_label} looks like a duplicate right now. Pages with the "
-                             "same title, near-identical text, similar names or the same tags in one "
-                             "folder show up here as the wiki changes.")
+            self._show_empty("No duplicate families" + (" matching the filter" if filtered else ""),
+                             f"Nothing in {self.wiki_label} looks like a copy of another page right now. "
+                             "Pages whose text is the same or mostly contained in another, and pairs with "
+                             "the same title or similar names, show up here as the wiki changes.")
             self.mark_ready()
             return
         same = self.model.row_of(keep)
@@ -237,7 +287,7 @@ class DedupView(ReviewView):
         self._select(target)
 
     def _select(self, row: int) -> None:
-        """Select ``row`` and (re)load its comparison: the pages may have changed since."""
+        """Select ``row`` and (re)load its members and comparison: the pages may have changed since."""
         index = self.model.index(row, 0)
         self.table.selectionModel().blockSignals(True)
         self.table.setCurrentIndex(index)
@@ -245,22 +295,99 @@ class DedupView(ReviewView):
         self.table.selectionModel().blockSignals(False)
         self._selected(index, QModelIndex())
 
-    def current_candidate(self) -> Candidate | None:
+    def current_family(self) -> Family | None:
         index = self.table.currentIndex()
         value = index.data(RecordRole) if index.isValid() else None
-        return value if isinstance(value, Candidate) else None
+        return value if isinstance(value, Family) else None
 
     def wiki_changed(self) -> None:
+        self.family = None
         self.pair = None
         self.comparison = None
 
-    # --- the comparison -------------------------------------------------------------------------
+    def survivor(self) -> str | None:
+        """The page the family merges into: the operator's choice, else the engine's suggestion."""
+        f = self.family
+        if f is None:
+            return None
+        chosen = self.survivors.get(f.id)
+        return chosen if chosen in f.pages else f.keep
+
+    def others(self) -> list[str]:
+        """The family's pages that merge into the survivor, in the keep rule's order."""
+        keep = self.survivor()
+        return [p for p in self.family.pages if p != keep] if self.family is not None else []
+
+    # --- the family -------------------------------------------------------------------------------
     def _selected(self, current: QModelIndex, _previous: QModelIndex) -> None:
-        c = current.data(RecordRole) if current.isValid() else None
-        if not isinstance(c, Candidate):
+        f = current.data(RecordRole) if current.isValid() else None
+        if not isinstance(f, Family):
             return
-        pair = (c.keep, c.merge)  # the engine's suggestion on the left
-        self.reason.setText(f"<b>Why:</b> {html.escape(c.reason)}")
+        member = self.pair[1] if self.pair is not None and self.family is not None and self.family.id == f.id else None
+        self.family = f
+        self.reason.setText(f"<b>Why:</b> {html.escape(f.reason)}")
+        self._fill_members(member)
+
+    def _fill_members(self, member: str | None = None) -> None:
+        f = self.family
+        keep = self.survivor()
+        if f is None or keep is None:
+            return
+        rows = {m["path"]: m for m in f.members}
+        self.members.blockSignals(True)
+        self.members.clear()
+        select = None
+        for path in [keep, *self.others()]:
+            m = rows.get(path, {})
+            is_keep = path == keep
+            role = ("survivor (suggested)" if path == f.keep else "survivor (your choice)") if is_keep else (
+                "merges into it" + (" — suggested survivor" if path == f.keep else ""))
+            if is_keep:
+                signals, common = "", ""
+            else:
+                scores = self._scores(f, keep, path)
+                signals = ", ".join(f"{s} {scores[s]:.2f}" for s in self._signals(f, keep, path)) or "(via another member)"
+                common = f"{scores.get('containment', 0.0):.0%}"
+            item = QTreeWidgetItem(self.members, [path, role, f"{m.get('trust', 0.5):.2f}",
+                                                  str(m.get("inbound", 0)), signals, common])
+            item.setData(0, Qt.ItemDataRole.UserRole, path)
+            if is_keep:
+                font = item.font(0)
+                font.setBold(True)
+                for col in range(len(MEMBER_COLUMNS)):
+                    item.setFont(col, font)
+            elif select is None or path == member:
+                select = item
+        for col in range(1, len(MEMBER_COLUMNS)):
+            self.members.resizeColumnToContents(col)
+        if select is not None:
+            self.members.setCurrentItem(select)
+        self.members.blockSignals(False)
+        n = len(self.others())
+        self.left_card.keep.setText(f"Keep this: merge the other {n} page{'s' if n != 1 else ''} into it…")
+        self._member_selected()
+
+    @staticmethod
+    def _signals(f: Family, a: str, b: str) -> list[str]:
+        return next((e["signals"] for e in f.edges if set(e["pages"]) == {a, b}), [])
+
+    @staticmethod
+    def _scores(f: Family, keep: str, path: str) -> dict[str, float]:
+        """Scores of ``path`` against ``keep`` (the engine's, against its own suggestion, when the
+        operator has not chosen another survivor)."""
+        row = next((m for m in f.members if m["path"] == path), {})
+        scores: dict[str, float] = row.get("scores", {}) if keep == f.keep else {}
+        return scores or {s: 0.0 for s in SIGNALS}
+
+    def _member_selected(self) -> None:
+        item = self.members.currentItem()
+        keep = self.survivor()
+        if item is None or keep is None:
+            return
+        path = str(item.data(0, Qt.ItemDataRole.UserRole))
+        if path == keep:
+            return
+        pair = (keep, path)
         if pair != self.pair:
             self.comparison = None  # a reload of the same pair keeps its scroll position
         self.pair = pair
@@ -275,18 +402,16 @@ class DedupView(ReviewView):
         left, right = comparison.left, comparison.right
         self.left_card.meta.setText(meta_html(left, right))
         self.right_card.meta.setText(meta_html(right, left))
-        self.left_card.setTitle(f"Left: {left.title}")
-        self.right_card.setTitle(f"Right: {right.title}")
-        c = self.current_candidate()
-        suggested = " (suggested)" if c is not None and c.keep == left.path else ""
-        self.left_card.keep.setText(f"Keep left{suggested}: merge right into it")
-        self.right_card.keep.setText("Keep right: merge left into it")
+        suggested = self.family is not None and self.family.keep == left.path
+        self.left_card.setTitle(f"Survivor{' (suggested)' if suggested else ''}: {left.title}")
+        self.right_card.setTitle(f"Member: {right.title}")
+        self.right_card.keep.setText("Keep this one instead")
         scroll = self.diff.verticalScrollBar().value() if self.comparison is not None else 0
         self.comparison = comparison
         self.diff.setHtml(comparison.html)
         self.diff.verticalScrollBar().setValue(scroll)
         self.diff.setToolTip(f"{comparison.identical:.0%} of the lines are the same "
-                             "(red: only on the left, green: only on the right)")
+                             "(red: only on the survivor, green: only on the member)")
         self._set_buttons(True)
         self.mark_ready()
 
@@ -299,21 +424,32 @@ class DedupView(ReviewView):
         self.reason.clear()
         for card in (self.left_card, self.right_card):
             card.meta.clear()
-        self.left_card.setTitle("Left page")
-        self.right_card.setTitle("Right page")
+        self.left_card.setTitle("Survivor")
+        self.right_card.setTitle("Member")
         self.diff.setHtml(render_message(title, message))
 
     def _set_buttons(self, enabled: bool) -> None:
-        for button in (self.left_card.keep, self.right_card.keep, self.dismiss_button, self.skip_button):
+        for button in (self.left_card.keep, self.right_card.keep, self.dismiss_family_button,
+                       self.dismiss_member_button, self.skip_button):
             button.setEnabled(enabled)
 
     # --- decisions --------------------------------------------------------------------------------
-    def merge(self, keep_side: str) -> None:
-        """Merge the other page into the ``keep_side`` ("left" or "right"), after the preview."""
-        if self.pair is None or self.comparison is None:
+    def make_survivor(self) -> None:
+        """The selected member becomes the survivor (for this session; nothing is written)."""
+        if self.family is None or self.pair is None:
             return
-        left, right = self.pair
-        keep, gone = (left, right) if keep_side == "left" else (right, left)
+        _keep, member = self.pair
+        self.survivors[self.family.id] = member
+        self.pair = None
+        self._fill_members()
+        self.banner.show_result(f"{member} is now the survivor of this family: Keep merges the others into it",
+                                ok=True)
+
+    def merge(self) -> None:
+        """Merge every other member into the survivor in one commit, after the preview."""
+        keep, gone = self.survivor(), self.others()
+        if keep is None or not gone or self.comparison is None:
+            return
         from curator.engine.merge import preview_merge
 
         index = self.wiki_index
@@ -326,29 +462,42 @@ class DedupView(ReviewView):
             return
         from curator.engine.merge import merge_pages
 
-        keep, gone = plan.keep, plan.merge
+        keep, gone = plan.keep, list(plan.merges)
         self._row_hint = self.table.currentIndex().row()
-        self.decide([(f"Merging {gone} into {keep}", lambda wiki: merge_pages(wiki, keep, gone, OPERATOR))],
+        self.decide([(f"Merging {', '.join(gone)} into {keep}", lambda wiki: merge_pages(wiki, keep, gone, OPERATOR))],
                     index=index)
 
     def not_duplicates(self) -> None:
-        if self.pair is None:
+        """Dismiss the whole family: no two of its pages are duplicates (one commit)."""
+        if self.family is None:
             return
-        from curator.engine.dedup import dismiss
+        from curator.engine.dedup import dismiss_pages
 
-        a, b = self.pair
+        pages = list(self.family.pages)
         self._row_hint = self.table.currentIndex().row()
-        self.decide([(f"Marking {a} and {b} as not duplicates", lambda wiki: dismiss(wiki, a, b, OPERATOR))])
+        self.decide([(f"Marking {len(pages)} pages as not duplicates",
+                      lambda wiki: dismiss_pages(wiki, pages, OPERATOR))])
+
+    def not_a_duplicate(self) -> None:
+        """Take the selected member out of its family (one commit)."""
+        if self.family is None or self.pair is None:
+            return
+        from curator.engine.dedup import dismiss_pages
+
+        member = self.pair[1]
+        pages = list(self.family.pages)
+        self._row_hint = self.table.currentIndex().row()
+        self.decide([(f"Marking {member} as a duplicate of none of its family",
+                      lambda wiki: dismiss_pages(wiki, pages, OPERATOR, member=member))])
 
     def skip(self) -> None:
-        """Next candidate; this pair goes to the end of the queue (for this session), no commit."""
-        c = self.current_candidate()
-        if c is None:
+        """Next family; this one goes to the end of the queue (for this session), no commit."""
+        f = self.current_family()
+        if f is None:
             return
         row = self.table.currentIndex().row()
         skipped = self.skipped.setdefault(self.wiki_index, set())
-        skipped.add(pair_key(c.keep, c.merge))
-        self.model.set_candidates(self.model.candidates, skipped)
-        self.banner.show_result(f"Skipped {c.merge} / {c.keep}: it waits at the end of the queue", ok=True)
+        skipped.add(f.id)
+        self.model.set_families(self.model.families, skipped)
+        self.banner.show_result(f"Skipped the family of {f.keep}: it waits at the end of the queue", ok=True)
         self._select(min(row, self.model.rowCount() - 1))
-
