@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 
 #: The commands :func:`register` adds (lets the CLI build only the parser it needs).
-COMMANDS: tuple[str, ...] = ("append", "ingest", "history", "undo", "recover")
+COMMANDS: tuple[str, ...] = ("append", "ingest", "history", "undo", "redo", "recover")
 
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
@@ -59,6 +59,10 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--agent", metavar="ID", help="revert all of this agent's writes since --since")
     p.add_argument("--since", metavar="DATE", help="with --agent: since DATE (YYYY-MM-DD or ISO 8601)")
     p.set_defaults(handler="curator.commands.write:run_undo")
+
+    p = sub.add_parser("redo", parents=[parent],
+                       help="re-apply what the last undo took back (a revert of that undo; none after a new action)")
+    p.set_defaults(handler="curator.commands.write:run_redo")
 
     p = sub.add_parser("recover", parents=[parent],
                        help="finish an interrupted action (rolled wholly forward or back), repair a stale git "
@@ -124,6 +128,12 @@ def run_undo(ctx: Context, args: argparse.Namespace) -> int:
         return _finish(ctx, undo_agent(ctx.wiki, ctx.actor, args.agent, args.since))
     result = revert(ctx.wiki, ctx.actor, args.commit) if args.commit else undo(ctx.wiki, ctx.actor)
     return _finish(ctx, result)
+
+
+def run_redo(ctx: Context, args: argparse.Namespace) -> int:
+    from curator.engine.actions import redo
+
+    return _finish(ctx, redo(ctx.wiki, ctx.actor))
 
 
 def run_recover(ctx: Context, args: argparse.Namespace) -> int:

@@ -83,8 +83,8 @@ Policy: every path an action writes, moves or deletes (both ends of a move, and 
     operator is always allowed, others per ``wiki.policy.check_write``, i.e. the scope policy,
     re-read when ``.scope.toml`` changed). A refusal is a ``denied`` answer quoting its reason.
 
-``undo(wiki, actor)`` reverts the newest action not yet reverted; ``revert(wiki, actor, commit)``
-    reverts a given one. Both are actions named ``revert`` (subject ``revert: <original
+``undo(wiki, actor)`` reverts the newest action not yet reverted; ``redo(wiki, actor)`` reverts
+    the last undo (until a new action is made); ``revert(wiki, actor, commit)`` reverts a given one. Both are actions named ``revert`` (subject ``revert: <original
     subject>``, body ``This reverts commit <sha>.``) applied file by file with a three-way merge,
     so later unrelated changes survive; a conflict is an ``invalid`` answer, nothing written.
 ``history(wiki, limit=50)``: :class:`HistoryEntry` list, newest first, from one ``git log``.
@@ -1106,6 +1106,53 @@ def undo(wiki: Wiki, actor: Actor) -> ActionResult:
         return ActionResult("invalid", "nothing to undo: no action in the recent history",
                             action="revert")
     return revert(wiki, actor, entry.commit)
+
+
+def last_redoable(wiki: Wiki, scan: int = 200) -> HistoryEntry | None:
+    """The newest undo whose effect is in effect and that no new action followed, or None.
+
+    Like an editor's redo stack: ``undo`` pushes (a revert of an action), redo pops (a revert of
+    that revert), and any new action empties it. Walking newest first, a redo (a revert of a
+    revert) cancels the undo it reverted, so undo, undo, redo, redo re-applies both, newest undo
+    first. Merges of remote work (``sync``, ``resolve``) and commits not made by an action neither
+    count nor clear the stack.
+    """
+    reverted: set[str] = set()
+    kinds = {e.commit: e for e in history(wiki, scan)}
+    for entry in kinds.values():  # newest first (dicts keep insertion order)
+        if entry.commit in reverted:
+            continue
+        if entry.reverts:
+            targets = [kinds.get(sha) for sha in entry.reverts_all]
+            if all(t is not None and t.reverts for t in targets):
+                reverted.update(entry.reverts_all)  # a redo: the undo it reverted is cancelled
+                continue
+            return entry  # an undo still in effect: the next redo reverts it
+        if entry.action is None or entry.action in ("sync", "resolve"):
+            continue
+        if entry.action == "recover" and not _SUBJECT.match(entry.target):
+            continue
+        return None  # a new action since the last undo: nothing to redo
+    return None
+
+
+def redo(wiki: Wiki, actor: Actor) -> ActionResult:
+    """Re-apply the change the last ``undo`` took back: a revert of that undo (an action itself,
+    checked against the policy for every path it touches, like any revert)."""
+    recovered = recover_pending(wiki)
+    if recovered is not None and recovered.status == "locked":
+        return ActionResult("locked", recovered.message, action="revert")
+    entry = last_redoable(wiki)
+    if entry is None:
+        return ActionResult("invalid", "nothing to redo: no undo since the last action",
+                            action="revert")
+    result = revert(wiki, actor, entry.commit)
+    if result.ok:
+        original = entry.target.removeprefix("revert: ") if entry.action == "revert" else entry.subject
+        result.status = "redone"
+        result.message = f"redid {original} (reverted the undo {entry.commit[:12]})"
+        result.data["redone"] = entry.reverts
+    return result
 
 
 def revert(wiki: Wiki, actor: Actor, commit: str) -> ActionResult:
