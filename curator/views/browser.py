@@ -34,7 +34,7 @@ from curator.views.widgets import layer_toggles
 
 ALL = "All"
 SEARCH_HELP = ('Search: words, "phrases", OR, -word, prefix*, layer:core, tag:x, path:wiki/, '
-               "trust:>=0.5  (Ctrl+F)")
+               "trust:>=0.5  (Ctrl+K)")
 
 
 class PageBrowser(QWidget):
@@ -120,8 +120,14 @@ class PageBrowser(QWidget):
         layout.addWidget(self.table, 1)
         layout.addWidget(self.count)
         self.search_status.hide()
+        # hidden, it keeps its line: the filter row below never jumps when the search is cleared
+        policy = self.search_status.sizePolicy()
+        policy.setRetainSizeWhenHidden(True)
+        self.search_status.setSizePolicy(policy)
+        # the source's own signals too: the proxy announces a removal before the source has
+        # removed the row, so counting then said "3 of 4 pages" with no filter
         for signal in (self.proxy.modelReset, self.proxy.rowsInserted, self.proxy.rowsRemoved,
-                       self.proxy.layoutChanged):
+                       self.proxy.layoutChanged, model.rowsRemoved, model.rowsInserted, model.modelReset):
             signal.connect(self._update_count)
 
     def _trust_box(self, value: float) -> QDoubleSpinBox:
@@ -172,7 +178,8 @@ class PageBrowser(QWidget):
 
     def _update_count(self, *_args: object) -> None:
         shown, total = self.proxy.rowCount(), self.model.rowCount()
-        self.count.setText(f"{shown:,} of {total:,} pages" if shown != total else f"{total:,} pages")
+        noun = "page" if total == 1 else "pages"
+        self.count.setText(f"{shown:,} of {total:,} {noun}" if shown != total else f"{total:,} {noun}")
 
     # --- selection --------------------------------------------------------------------
     def _activated(self, index: QModelIndex) -> None:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import html
 import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QDialog,
     QFileDialog,
@@ -20,6 +19,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSplitter,
     QTabWidget,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -30,20 +30,27 @@ from curator.engine.reading import Embedded, embedded
 from curator.engine.wiki import Wiki
 from curator.models.pages import PageRow, PageTableModel
 
-from . import plain_tips
+from . import appearance, plain_tips
 from .browser import PageBrowser
 from .lazy_view import run_dialog
 from .page_view import PageView
 from .quick_switcher import QuickSwitcher
-from .render import ChunkedPage, chunk_page, render_message, render_page
-from .settings import Settings
-from .side_panel import LinkInfo, SidePanel
+from .render import ChunkedPage, chunk_page, page_style, render_message, render_page
+from .settings import ZOOM_DEFAULT, ZOOM_MAX, ZOOM_MIN, ZOOM_STEP, Settings
+from .side_panel import LinkInfo, SidePanel, document_headings
+from .widgets import Banner
 from .workspace import Snapshot, Workspace
 
 log = logging.getLogger(__name__)
 
 Key = tuple[int, str]
 LOAD_BATCH = 2500  # rows added to the browser per event-loop turn while a wiki loads
+#: The page pane never shrinks below this (a splitter could collapse it to nothing).
+MIN_PAGE_PANE = 260
+#: Where the first-run hint points, first view present wins: the Health landing view (issue 19),
+#: else the review queues.
+FIRST_RUN_TARGETS = ("health", "dedup", "inbox")
+NOT_A_REPO = "This folder is not a git repository — Initialise"
 
 
 def gather_page(wiki: Wiki, path: str) -> tuple[Page, str, str | ChunkedPage, LinkInfo]:
@@ -67,20 +74,23 @@ def gather_page(wiki: Wiki, path: str) -> tuple[Page, str, str | ChunkedPage, Li
     body_html: str | ChunkedPage = chunk_page(text, resolve, path) or render_page(text, resolve, embed, path)
     info = LinkInfo()
     lines_cache: dict[str, list[str]] = {}
-    seen: set[tuple[str, int]] = set()
+    places: dict[str, list[tuple[int, str]]] = {}  # one row per linking page, with its lines
     for edge in links.backlinks(path):
-        if (edge.source, edge.link.line) in seen:
+        line = edge.link.line
+        found = places.setdefault(edge.source, [])
+        if any(line == seen for seen, _c in found):
             continue
-        seen.add((edge.source, edge.link.line))
         if edge.source not in lines_cache:
             try:
                 lines_cache[edge.source] = wiki.read_text(edge.source).splitlines()
             except OSError:
                 lines_cache[edge.source] = []
         src_lines = lines_cache[edge.source]
-        line = edge.link.line
         context = src_lines[line - 1].strip() if 0 < line <= len(src_lines) else "(related:)"
-        info.backlinks.append((edge.source, wiki.pages[edge.source].title, line, context))
+        found.append((line, context))
+    for source, found in places.items():
+        found.sort(key=lambda lc: (lc[0] == 0, lc[0]))  # body lines first, related: last
+        info.backlinks.append((source, wiki.pages[source].title, found))
     seen_out: set[str] = set()
     for edge in links.outgoing.get(path, []):
         key = edge.target or f"?{edge.link.key}"
@@ -150,7 +160,22 @@ class MainWindow(QMainWindow):
         self.splitter.setStretchFactor(1, 4)
         self.splitter.setStretchFactor(2, 2)
         self.splitter.setSizes([440, 680, 280])
-        self.setCentralWidget(self.splitter)
+        self.splitter.setCollapsible(1, False)
+        self.views.setMinimumWidth(MIN_PAGE_PANE)
+        self.banners = QVBoxLayout()
+        self.banners.setContentsMargins(0, 0, 0, 0)
+        self.banners.setSpacing(0)
+        central = QWidget()
+        column = QVBoxLayout(central)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(0)
+        column.addLayout(self.banners)
+        column.addWidget(self.splitter, 1)
+        self.setCentralWidget(central)
+        self.repo_banner: Banner | None = None
+        self.hint_banner: Banner | None = None
+        #: wikis of the workspace that are not git repositories (opened read-only until initialised)
+        self.not_repos: list[int] = []
 
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(220)
@@ -169,6 +194,14 @@ class MainWindow(QMainWindow):
         self.side.properties.show_page(None)
         self.resize(1400, 900)
         self._restore_state()
+        self._outline_timer = QTimer(self)
+        self._outline_timer.setSingleShot(True)
+        self._outline_timer.setInterval(250)
+        self._outline_timer.timeout.connect(self._update_outline)
+        self.page_view.browser.document().contentsChanged.connect(self._outline_timer.start)
+        appearance.apply_theme(self.settings.theme)
+        self._apply_page_style()
+        QGuiApplication.styleHints().colorSchemeChanged.connect(self._system_scheme_changed)
 
     # --- construction -----------------------------------------------------------------
     def _action(self, text: str, shortcut: str | QKeySequence | list[Any] | None,
@@ -194,8 +227,12 @@ class MainWindow(QMainWindow):
         edit_menu = bar.addMenu("&Edit")
         self.undo_action = self._action("&Undo last action", QKeySequence.StandardKey.Undo, self.undo_last,
                                         edit_menu)
+        self.redo_action = self._action("&Redo", [QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")],
+                                        self.redo_last, edit_menu)
+        edit_menu.addSeparator()
+        self.find_action = self._action("&Find in page…", QKeySequence("Ctrl+F"), self.find_in_page, edit_menu)
         go_menu = bar.addMenu("&Go")
-        self._action("&Search", [QKeySequence("Ctrl+F"), QKeySequence("Ctrl+K")], self.focus_search, go_menu)
+        self._action("&Search the wiki", QKeySequence("Ctrl+K"), self.focus_search, go_menu)
         self._action("&Quick switcher…", "Ctrl+P", self.quick_switcher, go_menu)
         self.back_action = self._action("&Back", QKeySequence("Alt+Left"), self.go_back, go_menu)
         self.forward_action = self._action("&Forward", QKeySequence("Alt+Right"), self.go_forward, go_menu)
@@ -204,7 +241,25 @@ class MainWindow(QMainWindow):
         self.archive_action = self._action("&Archive…", None, self.ask_archive, page_menu)
         view_menu = bar.addMenu("&View")
         self._action("&Refresh", QKeySequence("F5"), self.workspace.refresh_now, view_menu)
+        view_menu.addSeparator()
+        self._action("Zoom &in", [QKeySequence("Ctrl+="), QKeySequence("Ctrl++")], self.zoom_in, view_menu)
+        self._action("Zoom &out", QKeySequence("Ctrl+-"), self.zoom_out, view_menu)
+        self._action("&Actual size", QKeySequence("Ctrl+0"), self.zoom_reset, view_menu)
+        theme_menu = view_menu.addMenu("&Theme")
+        self.theme_actions: dict[str, QAction] = {}
+        group = QActionGroup(self)
+        for name, label in appearance.THEME_LABELS.items():
+            action = theme_menu.addAction(label)
+            action.setCheckable(True)
+            action.setChecked(name == self.settings.theme)
+            action.triggered.connect(lambda _c=False, n=name: self.set_theme(n))
+            group.addAction(action)
+            self.theme_actions[name] = action
+        view_menu.addSeparator()
         self.view_menu = view_menu
+        help_menu = bar.addMenu("&Help")
+        self._action("&Keyboard shortcuts", QKeySequence("Ctrl+/"), self.show_shortcuts, help_menu)
+        self._action("&About Curator", None, self.show_about, help_menu)
         self._update_nav()
 
     def _connect(self) -> None:
@@ -224,6 +279,8 @@ class MainWindow(QMainWindow):
             lambda target: self.status(f"“{target}” is not yet written."))
         self.side.links.open_requested.connect(self._open_path_in_current_wiki)
         self.side.properties.edit_requested.connect(self._edit_property)
+        self.side.outline.heading_requested.connect(self.scroll_to_heading)
+        self.side.tags.tag_requested.connect(self.filter_by_tag)
         self.browser.move_requested.connect(self.ask_move)
         self.browser.archive_requested.connect(self.ask_archive)
         self.page_view.move_requested.connect(self.ask_move)
@@ -255,6 +312,8 @@ class MainWindow(QMainWindow):
     def _on_progress(self, done: int, total: int, what: str) -> None:
         self.progress.setRange(0, max(total, 1))
         self.progress.setValue(done)
+        # "12 %" alone said nothing while a wiki opened from its cache: the step shows on the bar
+        self.progress.setFormat(f"%p %  {what.split(':')[0].removesuffix('…')}" if what else "%p %")
         if what:
             self.status(what)
 
@@ -272,6 +331,7 @@ class MainWindow(QMainWindow):
         # GUI thread stays responsive (< 100 ms per step) even at 30,000 pages.
         self.model.clear()
         self.browser.set_choices(snapshot.namespaces, snapshot.tags)
+        self.side.tags.show_counts(snapshot.tag_counts)
         self._append_batches(snapshot, 0)
 
     def _append_batches(self, snapshot: Snapshot, start: int) -> None:
@@ -288,6 +348,8 @@ class MainWindow(QMainWindow):
         self._loaded = True
         if not self._screenshot_mode():  # a rendering for the docs is not "opening" a wiki
             self.settings.add_recent(str(self.workspace.root))
+            self._first_run_hint()
+        self._check_repositories()
         if self.landing is not None:
             self.show_view(self.landing)  # the wiki's Health, not an arbitrary page, comes first
         if self.current is None and snapshot.rows:
@@ -308,6 +370,7 @@ class MainWindow(QMainWindow):
         if snapshot.inbound:
             self.model.set_inbound(snapshot.inbound)
         self.browser.set_choices(snapshot.namespaces, snapshot.tags)
+        self.side.tags.show_counts(snapshot.tag_counts)
         changed = {r.key for r in snapshot.rows} | set(snapshot.removed)
         if self.current in changed:
             if self.current in snapshot.removed:
@@ -382,7 +445,10 @@ class MainWindow(QMainWindow):
         if anchor:
             self.page_view.browser.scrollToAnchor(anchor)
         self.side.properties.show_page(page)
+        if key[0] in self.not_repos:
+            self.side.properties.setEnabled(False)  # read-only until the folder is initialised
         self.side.links.show_links(info)
+        self._update_outline()
         self.browser.select_key(key)
         label = self.workspace.handles[key[0]].label
         self.setWindowTitle(f"{page.title} — Curator — {label}")
@@ -413,6 +479,32 @@ class MainWindow(QMainWindow):
         self.forward_action.setEnabled(bool(self.forward_stack))
 
     # --- search -----------------------------------------------------------------------
+    def find_in_page(self) -> None:
+        """Ctrl+F: the find bar of the page view (the wiki search is Ctrl+K)."""
+        self.show_view("page")
+        self.page_view.find_in_page()
+
+    def _update_outline(self) -> None:
+        self.side.outline.show_headings(document_headings(self.page_view.browser.document()))
+
+    def scroll_to_heading(self, block_number: int) -> None:
+        """Scroll the rendered page so heading ``block_number`` is at the top."""
+        from PySide6.QtGui import QTextCursor
+
+        browser = self.page_view.browser
+        block = browser.document().findBlockByNumber(block_number)
+        if not block.isValid():
+            return
+        self.show_view("page")
+        self.page_view.tabs.setCurrentWidget(browser)
+        browser.setTextCursor(QTextCursor(block))
+        rect = browser.document().documentLayout().blockBoundingRect(block)
+        browser.verticalScrollBar().setValue(int(rect.top()))
+
+    def filter_by_tag(self, tag: str) -> None:
+        """Show the pages tagged ``tag`` in the browser (the tag pane's click)."""
+        self.browser.tag.setCurrentText(tag)
+
     def focus_search(self) -> None:
         self.browser.search.setFocus()
         self.browser.search.selectAll()
@@ -471,8 +563,16 @@ class MainWindow(QMainWindow):
         from curator.engine.properties import set_property
 
         index, path = self.current
+        key = self.current
+
+        def done(result: Any) -> None:
+            if getattr(result, "is_error", False) and key == self.current:
+                # the rejected value does not stay in the field as if it had been saved
+                self.side.properties.show_page(self.current_page)
+                self.side.properties.error.setText(str(getattr(result, "message", result)))
+
         self.run_action(index, lambda wiki: set_property(wiki, OPERATOR, path, name, value),
-                        f"Setting {name} of {path}")
+                        f"Setting {name} of {path}", done)
 
     def ask_move(self, key: Key | None = None) -> None:
         """Move or rename a page (the current one by default), after asking for its new path."""
@@ -524,6 +624,138 @@ class MainWindow(QMainWindow):
             index = self.current[0] if self.current else 0
         self.run_action(index, lambda wiki: undo(wiki, OPERATOR), "Undoing the last action")
 
+    def redo_last(self) -> None:
+        """Ctrl+Shift+Z: re-apply what the last undo took back (the engine's ``redo`` action)."""
+        from curator.engine.actions import redo
+
+        index = self._last_action_wiki
+        if index is None:
+            index = self.current[0] if self.current else 0
+        self.run_action(index, lambda wiki: redo(wiki, OPERATOR), "Redoing the last undo")
+
+    # --- appearance -------------------------------------------------------------------
+    def zoom_in(self) -> None:
+        self.set_zoom(self.settings.zoom + ZOOM_STEP)
+
+    def zoom_out(self) -> None:
+        self.set_zoom(self.settings.zoom - ZOOM_STEP)
+
+    def zoom_reset(self) -> None:
+        self.set_zoom(ZOOM_DEFAULT)
+
+    def set_zoom(self, percent: int) -> None:
+        """Page text at ``percent`` of the normal size (remembered in the settings)."""
+        percent = max(ZOOM_MIN, min(ZOOM_MAX, percent))
+        if percent == self.settings.zoom:
+            return
+        self.settings.zoom = percent
+        self._apply_page_style(rerender=True)
+        self.status(f"Zoom {percent} %")
+
+    def set_theme(self, theme: str) -> None:
+        """View ▸ Theme: ``system`` (follow the desktop), ``light`` or ``dark`` (remembered)."""
+        self.settings.theme = theme
+        self.theme_actions[theme].setChecked(True)
+        appearance.apply_theme(theme)
+        self._apply_page_style(rerender=True)
+
+    def _system_scheme_changed(self, *_args: object) -> None:
+        if self.settings.theme == "system":
+            self._apply_page_style(rerender=True)
+
+    def _apply_page_style(self, rerender: bool = False) -> None:
+        """The rendered page's style sheet for the zoom and the palette; the source's font size."""
+        zoom, dark = self.settings.zoom, appearance.is_dark()
+        self.page_view.browser.document().setDefaultStyleSheet(page_style(zoom, dark))
+        source = self.page_view.source
+        font = source.font()
+        if not hasattr(self, "_source_points"):
+            self._source_points = font.pointSizeF() if font.pointSizeF() > 0 else 10.0
+        font.setPointSizeF(self._source_points * zoom / 100)
+        source.setFont(font)
+        if rerender and self.current is not None and self._loaded:
+            self.open_page(self.current, push=False)
+
+    # --- help and hints ---------------------------------------------------------------
+    def show_shortcuts(self) -> None:
+        from .help import ShortcutsDialog
+
+        self.exec_dialog(ShortcutsDialog(self))
+
+    def show_about(self) -> None:
+        from .help import AboutDialog
+
+        self.exec_dialog(AboutDialog(self))
+
+    def _add_banner(self, banner: Banner) -> Banner:
+        self.banners.addWidget(banner)
+        return banner
+
+    def first_run_target(self) -> str | None:
+        """The view the first-run hint points at (see FIRST_RUN_TARGETS)."""
+        return next((name for name in FIRST_RUN_TARGETS if name in self.view_index), None)
+
+    def _first_run_hint(self) -> None:
+        if self.settings.first_run_hint_seen:
+            return
+        target = self.first_run_target()
+        if target is None:
+            return
+        self.settings.first_run_hint_seen = True
+        title = self.views.tabText(self.views.indexOf(self.view_index[target])).replace("&", "")
+        what = ("lists what needs attention in this wiki, each figure opening its queue" if target == "health"
+                else "is the review queue to start with")
+        banner = self._add_banner(Banner(f"New here? {title} {what}. Every change is one git commit, "
+                                         "and Ctrl+Z undoes it. Help ▸ Keyboard shortcuts lists the keys."))
+
+        def go() -> None:
+            self.show_view(target)
+            banner.hide()
+
+        banner.add_button(f"Open {title}", go)
+        self.hint_banner = banner
+
+    def _check_repositories(self) -> None:
+        """A wiki folder that is not a git repository opens read-only, with a banner to initialise it."""
+        from curator.engine.setup import is_repo_root
+
+        self.not_repos = [h.index for h in self.workspace.handles if not is_repo_root(h.root)]
+        if not self.not_repos:
+            if self.repo_banner is not None:
+                self.repo_banner.hide()
+            return
+        names = ", ".join(self.workspace.handles[i].label for i in self.not_repos)
+        text = (f"{NOT_A_REPO}: {names} opens read-only; Initialise makes it a wiki "
+                "(curator init: git init and one commit of .gitignore).")
+        if self.repo_banner is None:
+            self.repo_banner = self._add_banner(Banner(text, tone="warning"))
+            self.repo_banner.add_button("Initialise", self.initialise)
+        self.repo_banner.label.setText(text)
+        self.repo_banner.show()
+        self.side.properties.setEnabled(False)
+        for action in (self.undo_action, self.redo_action, self.move_action, self.archive_action):
+            action.setEnabled(False)
+
+    def initialise(self) -> None:
+        """Run ``curator init`` (the engine's ``init_wiki``) on every wiki that is not a repository."""
+        from curator.engine.setup import init_wiki
+
+        for index in list(self.not_repos):
+            root = self.workspace.handles[index].root
+
+            def done(result: Any) -> None:
+                self.status(result.message)
+                self._check_repositories()
+                if not self.not_repos:
+                    for action in (self.undo_action, self.redo_action, self.move_action,
+                                   self.archive_action):
+                        action.setEnabled(True)
+                    if self.current is not None:
+                        self.open_page(self.current, push=False)
+
+            self.workspace.run(index, lambda _wiki, r=root: init_wiki(r), done,
+                               lambda exc, r=root: self.show_error(f"Initialising {r} failed: {exc}"))
+
     # --- misc -------------------------------------------------------------------------
     def status(self, text: str) -> None:
         self.status_label.setStyleSheet("")
@@ -538,7 +770,9 @@ class MainWindow(QMainWindow):
             # non-modal: a background error never blocks the window (or a test)
             if self._error_box is None:
                 self._error_box = QMessageBox(QMessageBox.Icon.Warning, "Curator", "", parent=self)
-            self._error_box.setText(html.escape(first))
+                # plain text: a quote in a message is a quote, never "&#x27;"
+                self._error_box.setTextFormat(Qt.TextFormat.PlainText)
+            self._error_box.setText(first)
             self._error_box.open()
 
     def _screenshot_mode(self) -> bool:
@@ -571,6 +805,9 @@ class MainWindow(QMainWindow):
         splitter = self.settings.splitter_state("main")
         if splitter is not None:
             self.splitter.restoreState(splitter)
+            sizes = self.splitter.sizes()
+            if sizes[1] < MIN_PAGE_PANE:  # saved collapsed by an older version: give the page room
+                self.splitter.setSizes([sizes[0], max(680, MIN_PAGE_PANE), sizes[2]])
 
     def save_state(self) -> None:
         self.settings.geometry = QByteArray(self.saveGeometry())

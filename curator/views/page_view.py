@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 from PySide6.QtCore import QPoint, Qt, QTimer, QUrl, Signal
-from PySide6.QtGui import QBrush, QColor, QDesktopServices, QFont, QKeySequence, QTextCursor
+from PySide6.QtGui import QBrush, QColor, QDesktopServices, QFont, QKeySequence, QShortcut, QTextCursor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -30,10 +30,12 @@ from PySide6.QtWidgets import (
     QTableWidgetItem,
     QTabWidget,
     QTextBrowser,
+    QTextEdit,
     QVBoxLayout,
     QWidget,
 )
 
+from .find_bar import FindBar
 from .render import MAX_DISPLAY_LINE, MISSING_SCHEME, PAGE_SCHEME, PREVIEW_BYTES, STYLE, ChunkedPage
 
 #: Source text appended per event-loop turn for a large page (QPlainTextEdit lays out lazily).
@@ -212,6 +214,11 @@ class PageView(QWidget):
         layout.setSpacing(0)
         layout.addWidget(self.large_bar)
         layout.addWidget(self.tabs)
+        self.find_bar = FindBar(self.text_in_front)  # Ctrl+F (the wiki search is Ctrl+K)
+        layout.addWidget(self.find_bar)
+        escape = QShortcut(QKeySequence("Esc"), self)
+        escape.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        escape.activated.connect(lambda: self.find_bar.close_bar() if self.find_bar.isVisible() else None)
         self.browser.anchorClicked.connect(self._on_anchor)
         self._chunked: ChunkedPage | None = None
         self._next = 0  # next chunk to insert
@@ -253,6 +260,8 @@ class PageView(QWidget):
         if isinstance(html, str):
             self.browser.setHtml(html)
             self.source.setPlainText(source)
+            if self.find_bar.isVisible():
+                self.find_bar.search()  # the matches of the page now shown
             return
         self._chunked, self._next, self._shown_bytes, self._limit = html, 0, 0, PREVIEW_BYTES
         self.browser.setHtml("<html><body></body></html>")
@@ -261,6 +270,15 @@ class PageView(QWidget):
         self._step()  # the first chunk now, the rest one per event-loop turn
         if self._pending() or self._source_pending():
             self._timer.start()
+
+    def text_in_front(self) -> QTextEdit | QPlainTextEdit:
+        """The text widget find-in-page searches: the source when it is in front, else the page."""
+        return self.source if self.tabs.currentWidget() is self.source else self.browser
+
+    def find_in_page(self) -> None:
+        if self.tabs.currentWidget() is self._provenance_tab:
+            self.tabs.setCurrentWidget(self.browser)
+        self.find_bar.open_bar()
 
     @property
     def loading(self) -> bool:

@@ -185,15 +185,30 @@ def _embed(state: _Embeds, target: str, anchor: str | None, alias: str | None, p
     return f"\n\n> [**▸ {_escape_label(alias or hit.title)}**](<{href}>)\n>\n{quoted}\n\n"
 
 
-STYLE = """
-body { font-size: 14px; }
-h1 { font-size: 22px; } h2 { font-size: 18px; } h3 { font-size: 16px; }
-code { font-family: monospace; }
-pre { font-family: monospace; padding: 6px; }
-table { border-collapse: collapse; }
-th, td { border: 1px solid #999999; padding: 3px 6px; }
-blockquote { margin-left: 12px; padding-left: 8px; background-color: #f4f6f8; }
+def page_style(zoom: int = 100, dark: bool = False) -> str:
+    """The rendered page's style sheet at ``zoom`` percent, for a light or a dark palette (the
+    view's text and background colours come from the palette; these are the page's own)."""
+    z = zoom / 100
+
+    def px(n: int) -> str:
+        return f"{max(6, round(n * z))}px"
+
+    quote_bg, rule, code_bg = ("#2b3036", "#5c6670", "#2a2d31") if dark else ("#f4f6f8", "#999999", "#f2f2f2")
+    link = "#6cb6ff" if dark else "#1f5fa8"
+    return f"""
+body {{ font-size: {px(14)}; }}
+h1 {{ font-size: {px(22)}; }} h2 {{ font-size: {px(18)}; }} h3 {{ font-size: {px(16)}; }}
+a {{ color: {link}; }}
+code {{ font-family: monospace; background-color: {code_bg}; }}
+pre {{ font-family: monospace; padding: 6px; background-color: {code_bg}; }}
+table {{ border-collapse: collapse; }}
+th, td {{ border: 1px solid {rule}; padding: 3px 6px; }}
+blockquote {{ margin-left: 12px; padding-left: 8px; background-color: {quote_bg}; }}
 """
+
+
+#: The light style at the normal size (views that do not follow the zoom or the theme).
+STYLE = page_style()
 
 
 def render_page(text: str, resolve: Resolver, embed: Embedder | None = None, path: str = "") -> str:
@@ -204,7 +219,8 @@ def render_page(text: str, resolve: Resolver, embed: Embedder | None = None, pat
     html_body = _parser().render(wikilinks_to_markdown(body, resolve, embed, path))
     # Qt's rich text has no form controls: show task boxes as characters.
     html_body = _CHECKED.sub("☑", _UNCHECKED.sub("☐", html_body))
-    return f"<html><head><style>{STYLE}</style></head><body>{html_body}</body></html>"
+    # no <style> here: the view's default style sheet (zoom, theme) applies (see page_style)
+    return f"<html><body>{html_body}</body></html>"
 
 
 def render_message(title: str, message: str) -> str:

@@ -5,6 +5,9 @@ from __future__ import annotations
 from PySide6.QtCore import QByteArray, QSettings
 
 MAX_RECENT = 10
+#: Page text zoom, in percent of the normal size: Ctrl+= / Ctrl+- step by ZOOM_STEP, Ctrl+0 resets.
+ZOOM_DEFAULT, ZOOM_MIN, ZOOM_MAX, ZOOM_STEP = 100, 50, 300, 10
+THEMES = ("system", "light", "dark")
 
 
 class Settings:
@@ -49,6 +52,41 @@ class Settings:
 
     def set_splitter_state(self, name: str, value: QByteArray) -> None:
         self.q.setValue(f"splitters/{name}", value)
+
+    # appearance ---------------------------------------------------------------------
+    @property
+    def zoom(self) -> int:
+        """Page text size in percent (clamped to ZOOM_MIN..ZOOM_MAX; anything unreadable = 100)."""
+        try:
+            value = int(str(self.q.value("view/zoom", ZOOM_DEFAULT)))
+        except ValueError:
+            return ZOOM_DEFAULT
+        return max(ZOOM_MIN, min(ZOOM_MAX, value))
+
+    @zoom.setter
+    def zoom(self, value: int) -> None:
+        self.q.setValue("view/zoom", max(ZOOM_MIN, min(ZOOM_MAX, int(value))))
+
+    @property
+    def theme(self) -> str:
+        """``system`` (follow the desktop's light/dark palette), ``light`` or ``dark``."""
+        value = str(self.q.value("view/theme", "system")).lower()
+        return value if value in THEMES else "system"
+
+    @theme.setter
+    def theme(self, value: str) -> None:
+        if value not in THEMES:
+            raise ValueError(f"unknown theme {value!r} (one of {', '.join(THEMES)})")
+        self.q.setValue("view/theme", value)
+
+    # hints ----------------------------------------------------------------------------
+    @property
+    def first_run_hint_seen(self) -> bool:
+        return str(self.q.value("hints/first_run", "false")).lower() == "true"
+
+    @first_run_hint_seen.setter
+    def first_run_hint_seen(self, value: bool) -> None:
+        self.q.setValue("hints/first_run", "true" if value else "false")
 
     def sync(self) -> None:
         self.q.sync()

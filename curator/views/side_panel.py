@@ -11,11 +11,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDoubleSpinBox,
     QFormLayout,
+    QHeaderView,
     QLabel,
     QLineEdit,
     QTabWidget,
@@ -35,7 +37,9 @@ PathRole = Qt.ItemDataRole.UserRole + 1
 class LinkInfo:
     """Links of the open page, gathered off the GUI thread."""
 
-    backlinks: list[tuple[str, str, int, str]] = field(default_factory=list)  # path, title, line, context
+    #: one entry per linking page: path, title, and each (line, context) where it links (line 0:
+    #: its ``related:`` list)
+    backlinks: list[tuple[str, str, list[tuple[int, str]]]] = field(default_factory=list)
     outgoing: list[tuple[str, str | None, str]] = field(default_factory=list)  # target, path, title
     mentions: list[tuple[str, str, str]] = field(default_factory=list)  # path, title, context
 
@@ -185,14 +189,17 @@ class LinksPanel(QWidget):
         if info is None:
             return
         back = QTreeWidgetItem([f"Backlinks ({len(info.backlinks)})"])
-        for path, title, line, context in info.backlinks[:MAX_LINK_ITEMS]:
-            item = QTreeWidgetItem([f"{title}  —  {path}:{line}"])
+        for path, title, places in info.backlinks[:MAX_LINK_ITEMS]:
+            lines = [str(line) for line, _c in places if line > 0]
+            where = f"{path}:{','.join(lines)}" if lines else path
+            item = QTreeWidgetItem([f"{title}  —  {where}"])
             item.setData(0, PathRole, path)
-            item.setToolTip(0, context)
-            ctx = QTreeWidgetItem([context])
-            ctx.setData(0, PathRole, path)
-            ctx.setForeground(0, self.palette().placeholderText())
-            item.addChild(ctx)
+            item.setToolTip(0, "\n".join(context for _l, context in places))
+            for line, context in places:
+                ctx = QTreeWidgetItem([f"{line}: {context}" if line > 0 else "related: (in the frontmatter)"])
+                ctx.setData(0, PathRole, path)
+                ctx.setForeground(0, self.palette().placeholderText())
+                item.addChild(ctx)
             back.addChild(item)
         out = QTreeWidgetItem([f"Outgoing links ({len(info.outgoing)})"])
         for target, path, title in info.outgoing[:MAX_LINK_ITEMS]:
@@ -225,10 +232,129 @@ class LinksPanel(QWidget):
             self.open_requested.emit(str(path))
 
 
+HeadingRole = Qt.ItemDataRole.UserRole + 2
+TagRole = Qt.ItemDataRole.UserRole + 3
+
+
+def document_headings(doc: QTextDocument) -> list[tuple[int, str, int]]:
+    """(level, text, block number) of the headings of a rendered page, in order; headings of
+    embedded pages (inside their quote block) are theirs, not the page's, and are left out."""
+    out: list[tuple[int, str, int]] = []
+    block = doc.begin()
+    while block.isValid():
+        fmt = block.blockFormat()
+        level = fmt.headingLevel()
+        if level > 0 and fmt.leftMargin() == 0 and block.text().strip():
+            out.append((level, block.text().strip(), block.blockNumber()))
+        block = block.next()
+    return out
+
+
+class OutlinePanel(QWidget):
+    """The headings of the open page as a tree; activating one scrolls the page to it."""
+
+    heading_requested = Signal(int)  # block number in the rendered page
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tree = QTreeWidget()
+        self.tree.setHeaderHidden(True)
+        self.empty = QLabel("This page has no headings.")
+        self.empty.setWordWrap(True)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.tree)
+        layout.addWidget(self.empty)
+        self.tree.itemClicked.connect(self._activated)
+        self.tree.itemActivated.connect(self._activated)
+        self.headings: list[tuple[int, str, int]] = []
+
+    def show_headings(self, headings: list[tuple[int, str, int]]) -> None:
+        if headings == self.headings:
+            return
+        self.headings = headings
+        self.tree.clear()
+        stack: list[tuple[int, QTreeWidgetItem]] = []
+        for level, text, block in headings:
+            item = QTreeWidgetItem([text])
+            item.setData(0, HeadingRole, block)
+            item.setToolTip(0, text)
+            while stack and stack[-1][0] >= level:
+                stack.pop()
+            if stack:
+                stack[-1][1].addChild(item)
+            else:
+                self.tree.addTopLevelItem(item)
+            stack.append((level, item))
+        self.tree.expandAll()
+        self.empty.setVisible(not headings)
+
+    def _activated(self, item: QTreeWidgetItem, _column: int) -> None:
+        block = item.data(0, HeadingRole)
+        if block is not None:
+            self.heading_requested.emit(int(block))
+
+
+class TagPanel(QWidget):
+    """Every tag of the open wikis with its page count; activating one filters the browser."""
+
+    tag_requested = Signal(str)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.filter = QLineEdit()
+        self.filter.setPlaceholderText("Filter tags")
+        self.filter.setClearButtonEnabled(True)
+        self.tree = QTreeWidget()
+        self.tree.setColumnCount(2)
+        self.tree.setHeaderLabels(["Tag", "Pages"])
+        self.tree.setRootIsDecorated(False)
+        self.tree.setSortingEnabled(False)
+        header = self.tree.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.filter)
+        layout.addWidget(self.tree)
+        self.counts: dict[str, int] = {}
+        self.filter.textChanged.connect(lambda _t: self._fill())
+        self.tree.itemClicked.connect(self._activated)
+        self.tree.itemActivated.connect(self._activated)
+
+    def show_counts(self, counts: dict[str, int]) -> None:
+        if counts != self.counts:
+            self.counts = dict(counts)
+            self._fill()
+
+    def _fill(self) -> None:
+        needle = self.filter.text().strip().lstrip("#").casefold()
+        self.tree.clear()
+        items = sorted(self.counts.items(), key=lambda kv: (-kv[1], kv[0].casefold()))
+        for tag, count in items:
+            if needle and needle not in tag.casefold():
+                continue
+            item = QTreeWidgetItem([f"#{tag}", f"{count:,}"])
+            item.setData(0, TagRole, tag)
+            item.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            item.setToolTip(0, f"{count:,} page{'' if count == 1 else 's'} tagged #{tag}: click to show them")
+            self.tree.addTopLevelItem(item)
+
+    def _activated(self, item: QTreeWidgetItem, _column: int) -> None:
+        tag = item.data(0, TagRole)
+        if tag:
+            self.tag_requested.emit(str(tag))
+
+
 class SidePanel(QTabWidget):
     def __init__(self) -> None:
         super().__init__()
         self.properties = PropertiesForm()
         self.links = LinksPanel()
+        self.outline = OutlinePanel()
+        self.tags = TagPanel()
         self.addTab(self.properties, "Properties")
         self.addTab(self.links, "Links")
+        self.addTab(self.outline, "Outline")
+        self.addTab(self.tags, "Tags")

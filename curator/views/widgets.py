@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtWidgets import QHBoxLayout, QToolButton
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QToolButton, QWidget
 
 from curator.engine.page import LAYERS
 from curator.models.pages import LAYER_COLORS
@@ -25,3 +26,34 @@ def layer_toggles(row: QHBoxLayout, on_toggle: Callable[..., None]) -> dict[str,
         buttons[layer] = button
         row.addWidget(button)
     return buttons
+
+
+class Banner(QWidget):
+    """A one-line bar above the station's panes: a message, a few buttons, and a close button."""
+
+    def __init__(self, text: str, tone: str = "info") -> None:
+        super().__init__()
+        self.setObjectName("banner")
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        background, ink = ("#fff4d6", "#4a3b00") if tone == "warning" else ("#e3f0fb", "#12324f")
+        self.setStyleSheet(f"QWidget#banner {{ background: {background}; }} "
+                           f"QWidget#banner QLabel {{ color: {ink}; }}")
+        self.label = QLabel(text)
+        self.label.setTextFormat(Qt.TextFormat.PlainText)
+        self.label.setWordWrap(True)
+        self.row = QHBoxLayout(self)
+        self.row.setContentsMargins(8, 4, 8, 4)
+        self.row.addWidget(self.label, 1)
+        self.buttons: dict[str, QPushButton] = {}
+        self.close_button = QToolButton()
+        self.close_button.setText("✕")
+        self.close_button.setToolTip("Dismiss")
+        self.close_button.clicked.connect(self.hide)
+        self.row.addWidget(self.close_button)
+
+    def add_button(self, text: str, slot: Callable[[], None]) -> QPushButton:
+        button = QPushButton(text)
+        button.clicked.connect(slot)
+        self.row.insertWidget(self.row.count() - 1, button)
+        self.buttons[text] = button
+        return button

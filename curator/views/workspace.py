@@ -58,6 +58,8 @@ class Snapshot:
     elapsed: float = 0.0
     namespaces: list[str] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
+    #: pages per tag over every wiki (tags folded by case, shown in their first spelling)
+    tag_counts: dict[str, int] = field(default_factory=dict)
 
 
 #: Above this many pages the first load shows the pages before their links are resolved (every
@@ -177,15 +179,18 @@ class Workspace(QObject):
         """The namespaces and tags the browser's filters offer, from every wiki."""
         namespaces: set[str] = set()
         tags: dict[str, str] = {}
+        counts: dict[str, int] = {}
         for handle in self.handles:
             if handle.wiki is None:
                 continue
             for page in list(handle.wiki.pages.values()):
                 namespaces.add(page.namespace)
-                for tag in page.tags:
-                    tags.setdefault(tag.casefold(), tag)
+                for folded in {t.casefold(): t for t in page.tags}.items():
+                    tags.setdefault(*folded)
+                    counts[folded[0]] = counts.get(folded[0], 0) + 1
         snapshot.namespaces = sorted(namespaces)
         snapshot.tags = sorted(tags.values(), key=str.casefold)
+        snapshot.tag_counts = {tags[k]: n for k, n in counts.items()}
 
     @staticmethod
     def _inbound(handle: WikiHandle) -> dict[tuple[int, str], int]:
