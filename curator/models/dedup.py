@@ -20,6 +20,7 @@ from PySide6.QtGui import QBrush, QColor
 
 from curator.engine import frontmatter
 from curator.engine.dedup import Family
+from curator.text import plural
 
 from .records import RecordRole, RecordTableModel
 
@@ -187,7 +188,7 @@ def diff_html(a: str, b: str, context: int | None = None) -> tuple[str, float]:
                 for k in range(head):
                     text = html.escape(la[i1 + k])
                     rows.append(_cell(text, None, i1 + k + 1) + _cell(text, None, j1 + k + 1))
-                folded = f'<i style="color:#777777;">… {i2 - i1 - head - tail} unchanged line(s) …</i>'
+                folded = f'<i style="color:#777777;">… {plural(i2 - i1 - head - tail, "unchanged line")} …</i>'
                 rows.append(_cell(folded, EMPTY_BG, None) + _cell(folded, EMPTY_BG, None))
                 keep = range(i2 - i1 - tail, i2 - i1)
             for k in keep:

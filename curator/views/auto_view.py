@@ -50,7 +50,7 @@ from curator.models.auto import (
 
 from .lazy_view import ReviewView, record_table
 from .page_view import SafeBrowser
-from .render import render_message, render_page
+from .render import STYLE, render_message, render_page
 
 if TYPE_CHECKING:
     from curator.engine.actions import ActionResult
@@ -59,6 +59,8 @@ if TYPE_CHECKING:
     from .main_window import MainWindow
 
 ROOT_LABEL = "(wiki root)"
+#: The title column's width (about 35 characters), whatever the width of the pane.
+TITLE_WIDTH = 260
 
 
 def _pages_label(rows: list[AutoRow]) -> str:
@@ -217,11 +219,15 @@ class AutoView(ReviewView):
         self.table = record_table(self.model, multi=True)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(COL_TITLE, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(COL_SOURCE, QHeaderView.ResizeMode.Interactive)
-        header.resizeSection(COL_SOURCE, 160)
+        # The title keeps its width (it was stretched into what the other columns left: ~6
+        # characters in a narrow pane); the source text takes the rest, and scrolls past it.
+        header.setSectionResizeMode(COL_TITLE, QHeaderView.ResizeMode.Interactive)
+        header.resizeSection(COL_TITLE, TITLE_WIDTH)
+        header.setSectionResizeMode(COL_SOURCE, QHeaderView.ResizeMode.Stretch)
+        header.setMinimumSectionSize(60)
         self.table.setColumnHidden(COL_PATH, True)  # shown in the tooltip and the preview
         self.preview = SafeBrowser()
+        self.preview.document().setDefaultStyleSheet(STYLE)  # render_page leaves styling to the view
 
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.table)

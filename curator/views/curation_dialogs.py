@@ -7,6 +7,8 @@ import posixpath
 
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QLineEdit, QVBoxLayout, QWidget
 
+from curator.text import plural
+
 
 class MoveDialog(QDialog):
     """Asks for the page's new path; the stem is selected, so typing renames it."""
@@ -48,7 +50,7 @@ class ArchiveDialog(QDialog):
         super().__init__(parent)
         self.path = path
         self.setWindowTitle("Archive page")
-        links = (f"{inbound} page(s) link to it; those links will show it as not yet written. "
+        links = (f"{plural(inbound, 'page')} link{'s' if inbound == 1 else ''} to it; those links will show it as not yet written. "
                  if inbound else "No page links to it. ")
         text = QLabel(f"Move <b>{html.escape(path)}</b> to <b>_archive/</b>?<br>{links}"
                       "Nothing is deleted; one commit; Edit ▸ Undo restores it.")

@@ -58,6 +58,7 @@ from curator.models.dedup import (
     gather_pair,
     meta_html,
 )
+from curator.text import plural
 
 from .lazy_view import ReviewView, record_table
 from .render import render_message
@@ -82,9 +83,9 @@ class MergePreviewDialog(QDialog):
         merged = ", ".join(plan.merges)
         summary = QLabel(
             f"Merge <b>{html.escape(merged)}</b> into <b>{html.escape(plan.keep)}</b>?<br>"
-            f"{len(plan.bullets_added)} bullet(s) added to Updates, {len(plan.bullets_skipped)} already there; "
-            f"{len(plan.sections_added)} section(s) added under '## From …'; "
-            f"{len(plan.rewrites)} link(s) rewritten in {len(plan.pages_rewritten)} page(s), each showing "
+            f"{plural(len(plan.bullets_added), 'bullet')} added to Updates, {len(plan.bullets_skipped)} already there; "
+            f"{plural(len(plan.sections_added), 'section')} added under '## From …'; "
+            f"{plural(len(plan.rewrites), 'link')} rewritten in {plural(len(plan.pages_rewritten), 'page')}, each showing "
             f"the same text; {html.escape(merged)} moves to {html.escape(', '.join(plan.archives))}. "
             "Nothing is lost (every line is checked); one commit; Edit ▸ Undo restores everything.")
         summary.setWordWrap(True)

@@ -12,6 +12,8 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from curator.text import plural
+
 os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
 
 import numpy as np
@@ -439,7 +441,7 @@ class GraphView(WikiView):
         self._update_highlight()
         pages = int(d.resolved[shown].sum())
         where = f" around {d.labels[d.ids.index(d.center)]}" if d.center else ""
-        text = f"{pages:,} pages, {len(shown) - pages:,} not yet written{where}"
+        text = f"{plural(pages, 'page')}, {len(shown) - pages:,} not yet written{where}"
         hidden = self.hidden_orphans()
         if hidden:
             text += f"; {hidden:,} orphans hidden (tick Orphans to show them)"
@@ -593,7 +595,7 @@ class GraphView(WikiView):
         i = int(data)
         if not d.resolved[i]:
             return f"{d.labels[i]} (not yet written)"
-        return f"{d.labels[i]}\n{d.ids[i]}\n{d.layers[i]}, trust {d.trust[i]:.2f}, {int(d.degree[i])} links"
+        return f"{d.labels[i]}\n{d.ids[i]}\n{d.layers[i]}, trust {d.trust[i]:.2f}, {plural(int(d.degree[i]), 'link')}"
 
     def _hovered(self, _item: Any, points: Any, _ev: Any) -> None:
         d = self.data

@@ -109,6 +109,7 @@ class HistoryView(WikiView):
                                           "commit (refused, naming the page, if later edits touch the same lines)")
         self.undo_agent_button.setEnabled(False)
         self.all_entries: list[HistoryEntry] = []
+        self._filling = False
         self.table = QTableView()
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -214,14 +215,20 @@ class HistoryView(WikiView):
 
     def _fill(self, entries: list[HistoryEntry]) -> None:
         current = self.current_entry()
+        # An older entry the operator picked stays selected; otherwise the newest one is (the
+        # list used to keep showing the commit that was newest when it first loaded)
+        was_newest = current is None or (bool(self.model.entries) and self.model.entries[0].commit == current.commit)
         self.model.set_entries(entries)
-        row = next((i for i, e in enumerate(entries) if current and e.commit == current.commit), 0)
+        keep = None if was_newest or current is None else current.commit
+        row = next((i for i, e in enumerate(entries) if e.commit == keep), 0)
         if entries:
             index = self.model.index(row, 0)
-            self.table.selectionModel().blockSignals(True)
-            self.table.setCurrentIndex(index)
-            self.table.selectRow(row)
-            self.table.selectionModel().blockSignals(False)
+            self._filling = True  # (signals not blocked: the view must paint the selection)
+            try:
+                self.table.setCurrentIndex(index)
+                self.table.selectRow(row)
+            finally:
+                self._filling = False
             self._selected(index, QModelIndex())  # the entry under the row may be new: show its diff
 
     def current_entry(self) -> HistoryEntry | None:
@@ -230,6 +237,8 @@ class HistoryView(WikiView):
         return value if isinstance(value, HistoryEntry) else None
 
     def _selected(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if self._filling:
+            return
         entry = current.data(RecordRole) if current.isValid() else None
         self.revert_button.setEnabled(isinstance(entry, HistoryEntry) and entry.action is not None)
         if not isinstance(entry, HistoryEntry):

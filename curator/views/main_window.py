@@ -29,6 +29,7 @@ from curator.engine.page import Page, link_key
 from curator.engine.reading import Embedded, embedded
 from curator.engine.wiki import Wiki
 from curator.models.pages import PageRow, PageTableModel
+from curator.text import plural
 
 from . import appearance, plain_tips
 from .browser import PageBrowser
@@ -344,7 +345,7 @@ class MainWindow(QMainWindow):
 
     def _finish_load(self, snapshot: Snapshot) -> None:
         self._busy(False)
-        self.status(f"{len(snapshot.rows):,} pages loaded in {snapshot.elapsed:.2f} s")
+        self.status(f"{plural(len(snapshot.rows), 'page')} loaded in {snapshot.elapsed:.2f} s")
         self._loaded = True
         if not self._screenshot_mode():  # a rendering for the docs is not "opening" a wiki
             self.settings.add_recent(str(self.workspace.root))
@@ -377,8 +378,7 @@ class MainWindow(QMainWindow):
                 self.status("The open page was removed or moved.")
             else:
                 self.open_page(self.current, push=False)
-        n = len(snapshot.rows) + len(snapshot.removed)
-        self.status(f"{n} page{'s' if n != 1 else ''} changed on disk")
+        self.status(f"{plural(len(snapshot.rows) + len(snapshot.removed), 'page')} changed on disk")
 
     # --- pages ------------------------------------------------------------------------
     def open_page(self, key: Key, push: bool = True, anchor: str = "") -> None:
@@ -522,7 +522,7 @@ class MainWindow(QMainWindow):
             pending -= 1
             if pending == 0 and self.browser.search.text().strip() == query:
                 keys = frozenset((i, path) for i, scores in results.items() for path in scores)
-                self.browser.set_matches(keys, f"{len(keys):,} matching pages")
+                self.browser.set_matches(keys, f"{plural(len(keys), 'matching page')}")
 
         for handle in self.workspace.handles:
             # every match (not just the top 100 an agent gets): the browser filters to them

@@ -14,7 +14,7 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QFormLayout,
+    QGridLayout,
     QGroupBox,
     QHBoxLayout,
     QHeaderView,
@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
 
 from curator.engine.actor import Actor, parse_actor
 from curator.engine.errors import CuratorError
+from curator.text import plural
 
 from .wiki_view import WikiView
 
@@ -49,6 +50,8 @@ if TYPE_CHECKING:
 POLICY_COLUMNS = ("Namespace", "Mode", "Agents", "Synced from", "Visible to departments", "Pages",
                   "Agent sees", "Agent writes", "Review")
 DEFAULT_BUDGET = 8000
+#: The context text is never narrower than this (it read ~120 px wide beside the form).
+MIN_CONTEXT_WIDTH = 320
 INJECTION_COLUMNS = ("When (UTC)", "Via", "Bytes", "Budget", "Pages", "Query")
 InjectionRole = Qt.ItemDataRole.UserRole + 3
 
@@ -98,13 +101,21 @@ class PolicyView(WikiView):
         self.mark_hidden.setChecked(True)
         self.run_button = QPushButton("Show what this agent sees")
         self.run_button.setDefault(True)
-        form = QFormLayout()
-        form.addRow("Agent", self.agent)
-        form.addRow("Department", self.department)
-        form.addRow("Query", self.query)
-        form.addRow("Budget", self.budget)
-        form.addRow("", self.mark_hidden)
-        form.addRow("", self.run_button)
+        # Two columns of fields across the whole width: in one narrow column beside the context
+        # text, the form's width left the context ~120 px
+        form = QGridLayout()
+        form.addWidget(QLabel("Agent"), 0, 0)
+        form.addWidget(self.agent, 0, 1)
+        form.addWidget(QLabel("Department"), 0, 2)
+        form.addWidget(self.department, 0, 3)
+        form.addWidget(QLabel("Query"), 1, 0)
+        form.addWidget(self.query, 1, 1)
+        form.addWidget(QLabel("Budget"), 1, 2)
+        form.addWidget(self.budget, 1, 3)
+        form.addWidget(self.mark_hidden, 2, 0, 1, 2)
+        form.addWidget(self.run_button, 2, 2, 1, 2)
+        form.setColumnStretch(1, 2)
+        form.setColumnStretch(3, 1)
         agent_box = QGroupBox("What does this agent see?")
         agent_box.setLayout(form)
 
@@ -133,7 +144,6 @@ class PolicyView(WikiView):
         left = QWidget()
         ll = QVBoxLayout(left)
         ll.setContentsMargins(0, 0, 0, 0)
-        ll.addWidget(agent_box)
         ll.addWidget(self.budget_bar)
         ll.addWidget(self.pages, 1)
         self.injections = QTableWidget(0, len(INJECTION_COLUMNS))
@@ -177,12 +187,20 @@ class PolicyView(WikiView):
         self.right_tabs.addTab(inj, "Injections")
         lower.addWidget(left)
         lower.addWidget(self.right_tabs)
-        lower.setSizes([330, 520])
+        lower.setSizes([300, 560])
         lower.setStretchFactor(0, 1)
-        lower.setStretchFactor(1, 3)
+        lower.setStretchFactor(1, 2)
+        lower.setCollapsible(1, False)
+        self.right_tabs.setMinimumWidth(MIN_CONTEXT_WIDTH)
+        self.lower = lower
+        agent = QWidget()
+        al = QVBoxLayout(agent)
+        al.setContentsMargins(0, 0, 0, 0)
+        al.addWidget(agent_box)
+        al.addWidget(lower, 1)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(upper)
-        split.addWidget(lower)
+        split.addWidget(agent)
         split.setSizes([260, 520])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -306,7 +324,7 @@ class PolicyView(WikiView):
                 item.setData(InjectionRole, rec)
                 self.injections.setItem(r, c, item)
         self.injection_state.setText(
-            f"{len(records)} context(s) built for {agent} (MCP wiki_context, curator context), newest first."
+            f"{plural(len(records), 'context')} built for {agent} (MCP wiki_context, curator context), newest first."
             if records else f"No context has been recorded for {agent} yet.")
         if records:
             self.injections.selectRow(0)

@@ -37,6 +37,9 @@ MISSING_SCHEME = "curator-missing"
 Resolver = Callable[[str, str], "str | None"]
 #: What ``![[target#anchor]]`` on a page shows (target, anchor, that page's path), or None.
 Embedder = Callable[[str, "str | None", str], "Embedded | None"]
+#: Marks an embed shown as a link and a link to a file: a character every common UI font has
+#: (the paperclip emoji was a missing-glyph box without an emoji font).
+EMBED_GLYPH = "↳"
 MAX_EMBED_DEPTH = 3  # page embeds inside embedded pages, at most this deep
 MAX_EMBEDS = 40  # page embeds expanded per rendered page; the rest stay links
 _SIZE = re.compile(r"^(\d{1,4})(?:x(\d{1,4}))?$")
@@ -129,7 +132,7 @@ def _link(target: str, anchor: str | None, alias: str | None, page: str | None, 
         href = f"{MISSING_SCHEME}:{quote(target)}"
     else:
         href = f"{PAGE_SCHEME}:{quote(page)}" + (f"#{quote(anchor)}" if anchor else "")
-    prefix = "📎 " if embed else ""
+    prefix = f"{EMBED_GLYPH} " if embed else ""
     return f"[{prefix}{_escape_label(label)}{note}](<{href}>)"
 
 
@@ -163,7 +166,7 @@ def _embed(state: _Embeds, target: str, anchor: str | None, alias: str | None, p
     if hit.file:  # an attachment
         name = _escape_label(alias if alias and not _SIZE.match(alias) else hit.title)
         if not (is_embed and hit.image):
-            return f"📎 *{name}*"
+            return f"{EMBED_GLYPH} *{name}*"
         rel = posixpath.relpath(hit.path, posixpath.dirname(state.host) or ".")
         size = _SIZE.match(alias or "")
         title = f' "{_SIZE_TITLE}{size.group(1)}' + (f"x{size.group(2)}" if size.group(2) else "") + '"' \

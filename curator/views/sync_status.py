@@ -41,6 +41,7 @@ from PySide6.QtWidgets import (
 from curator.engine.actions import ActionResult
 from curator.engine.actor import OPERATOR
 from curator.engine.sync import AutoSync, SyncStatus, conflict_sides, resolve, sync, sync_status
+from curator.text import plural
 
 if TYPE_CHECKING:
     from .main_window import MainWindow
@@ -161,7 +162,7 @@ class SyncStatusWidget(QWidget):
     def _show(self, st: SyncStatus) -> None:
         self.label.setText(describe(st))
         tip = [f"{st.branch or '(detached)'} ↔ {st.remote}" + (f" ({st.url})" if st.url else ""),
-               f"{st.ahead} commit(s) to push, {st.behind} to pull (as of the last fetch)",
+               f"{plural(st.ahead, 'commit')} to push, {st.behind} to pull (as of the last fetch)",
                f"last sync: {_when(st.last_sync)}"]
         if st.last_attempt and st.last_status:
             tip.append(f"last attempt {_when(st.last_attempt)}: {st.last_status} {st.last_message}".strip())

@@ -22,6 +22,7 @@ from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
 from curator.engine.store import ChangeSet, gc_paused
 from curator.engine.wiki import Wiki
 from curator.models.pages import PageRow
+from curator.text import plural
 
 from .tasks import WriterQueue, run_task
 
@@ -151,7 +152,7 @@ class Workspace(QObject):
                 if self._cancel.is_set():
                     raise Cancelled
                 self.progress.emit(base + int(steps * 0.75 * done / max(count, 1)), total * steps,
-                                   f"Reading {label}: {done:,} of {count:,} pages…")
+                                   f"Reading {label}: {done:,} of {plural(count, 'page')}…")
 
             wiki.store.refresh(progress=parsed)
             if self._cancel.is_set():
