@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor, QKeySequence, QShortcut, QTextCharFormat, QTextCursor, QTextDocument
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtGui import QColor, QKeyEvent, QTextCharFormat, QTextCursor, QTextDocument
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -61,19 +61,24 @@ class FindBar(QWidget):
         self.current = -1
         self._searched: TextWidget | None = None
         self.field.textChanged.connect(lambda _t: self.search())
-        self.field.returnPressed.connect(self.find_next)
         self.case_button.toggled.connect(lambda _on: self.search())
         self.next_button.clicked.connect(self.find_next)
         self.previous_button.clicked.connect(self.find_previous)
         self.close_button.clicked.connect(self.close_bar)
-        context = Qt.ShortcutContext.WidgetWithChildrenShortcut
-        for keys, slot in (("Esc", self.close_bar), ("Shift+Return", self.find_previous),
-                           ("Shift+Enter", self.find_previous), ("F3", self.find_next),
-                           ("Shift+F3", self.find_previous)):
-            shortcut = QShortcut(QKeySequence(keys), self)
-            shortcut.setContext(context)
-            shortcut.activated.connect(slot)
+        self.field.installEventFilter(self)  # Esc, Shift+Enter, F3 in the field
         self.hide()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.field and event.type() == QEvent.Type.KeyPress:
+            assert isinstance(event, QKeyEvent)
+            key, shift = event.key(), bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
+            if key == Qt.Key.Key_Escape:
+                self.close_bar()
+                return True
+            if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_F3):
+                self.find_previous() if shift else self.find_next()
+                return True
+        return super().eventFilter(watched, event)
 
     def open_bar(self) -> None:
         """Show the bar with its text selected (Ctrl+F); the selection of the page seeds it."""
