@@ -55,7 +55,8 @@ def open_workspace_window(folder: Path, settings: Settings, watch: bool = True) 
     return window
 
 
-def run(target: str | None, screenshot: str | None = None, view: str = "main") -> int:
+def run(target: str | None, screenshot: str | None = None, view: str = "main",
+        theme: str | None = None) -> int:
     os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
     if screenshot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -74,6 +75,8 @@ def run(target: str | None, screenshot: str | None = None, view: str = "main") -
     if icon.exists():
         app.setWindowIcon(QIcon(str(icon)))
     settings = Settings()
+    if theme:
+        settings.theme = theme
     folder = choose_target(target, settings)
     window = open_workspace_window(folder, settings, watch=not screenshot)
     try:

@@ -28,6 +28,9 @@ done
 # The Duplicates view on the demo's family of three copies (data retention).
 "$curator" gui "$demo" --screenshot docs/screenshots/duplicates-family.png --view dedup 2>/dev/null
 echo docs/screenshots/duplicates-family.png
+# The dark theme (View > Theme > Dark), on the page the demo opens with.
+"$curator" gui "$demo" --theme dark --screenshot docs/screenshots/dark.png --view page:kestrel-payouts 2>/dev/null
+echo docs/screenshots/dark.png
 # Embeds (an inline image, a transcluded section) on the synthetic Obsidian vault the tests use.
 vault="$state/vault"
 .venv/bin/python -m tests.obsidian_vault --write "$vault" >/dev/null
@@ -39,3 +42,7 @@ echo docs/screenshots/embeds.png
 CURATOR_SCREENSHOT_DIR=docs/screenshots .venv/bin/python -m pytest -q -p no:cacheprovider \
   tests/test_gui_curation.py -k demo_lantern >/dev/null
 echo "docs/screenshots/merge-dialog.png"
+# Find in page (Ctrl+F) and the outline of headings, on the demo's Kestrel Payouts.
+CURATOR_SCREENSHOT_DIR=docs/screenshots .venv/bin/python -m pytest -q -p no:cacheprovider \
+  tests/test_gui_comfort.py -k demo_find >/dev/null
+echo "docs/screenshots/find-outline.png"

@@ -17,7 +17,7 @@ from curator.views.main_window import MIN_PAGE_PANE, NOT_A_REPO, MainWindow
 from curator.views.settings import Settings
 from curator.views.workspace import Workspace
 
-from .gui_helpers import PAGES, loaded_window, make_wiki, temp_settings
+from .gui_helpers import GIT_ID, PAGES, loaded_window, make_wiki, temp_settings
 
 LONG = {
     **PAGES,
@@ -392,9 +392,9 @@ def test_history_selects_the_newest_entry(qtbot, tmp_path: Path) -> None:  # typ
     with qtbot.waitSignal(win.ready, timeout=15_000):
         win.start()
     qtbot.waitUntil(lambda: len(history.all_entries) == 1, timeout=10_000)
-    for trust in (0.5, 0.6):
+    for n, trust in enumerate((0.5, 0.6), start=2):
         win.run_action(0, lambda wiki, t=trust: set_property(wiki, OPERATOR, "wiki/home.md", "trust", t), "trust")
-        qtbot.waitUntil(lambda n=len(history.all_entries): len(history.all_entries) == n + 1, timeout=10_000)
+        qtbot.waitUntil(lambda n=n: len(history.all_entries) == n, timeout=10_000)
     win.show_view("history")
     current = history.current_entry()
     assert current is not None and current.commit == history.all_entries[0].commit  # the newest
@@ -452,4 +452,43 @@ def test_the_loading_bar_names_the_step_it_is_on(qtbot, tmp_path: Path) -> None:
     with qtbot.waitSignal(win.ready, timeout=15_000):
         win.start()
     assert any("Opening" in f for f in formats) and any("Linking" in f for f in formats)
+    win.close()
+
+
+def test_demo_find_bar_and_outline(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Find in page and the outline on the demo wiki's Kestrel Payouts (the screenshot in the docs,
+    written when CURATOR_SCREENSHOT_DIR is set)."""
+    import os
+    import shutil
+
+    from curator.paths import resources_dir
+    from curator.views.stations import install_views
+
+    root = tmp_path / "demo"
+    shutil.copytree(resources_dir() / "demo-wiki", root)
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], [*GIT_ID, "commit", "-qm", "demo"]):
+        subprocess.run(["git", *args], cwd=root, check=True)
+    win = MainWindow(Workspace(root, watch=False), temp_settings(tmp_path))
+    qtbot.addWidget(win)
+    install_views(win)
+    win.resize(1400, 900)
+    win.show()
+    with qtbot.waitSignal(win.ready, timeout=15_000):
+        win.start()
+    open_page(qtbot, win, "wiki/kestrel-payouts.md")
+    win.side.setCurrentWidget(win.side.outline)
+    tree = win.side.outline.tree
+    top = tree.topLevelItem(0)
+    assert top.text(0) == "Kestrel Payouts"
+    assert [top.child(i).text(0) for i in range(top.childCount())] == [
+        "Schedule", "How a payout is built", "Cross-border", "Updates"]
+    win.find_in_page()
+    win.page_view.find_bar.field.setText("payout")
+    count = win.page_view.find_bar.count.text()
+    n = win.page_view.browser.toPlainText().lower().count("payout")
+    assert count == f"1 of {n}" and n > 5
+    out = os.environ.get("CURATOR_SCREENSHOT_DIR")
+    if out:
+        qtbot.wait(300)
+        win.grab().save(str(Path(out) / "find-outline.png"))
     win.close()

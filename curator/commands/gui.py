@@ -19,6 +19,8 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--view", default="main",
                    help="with --screenshot: main (as it opens: Health)|health|page|page:SLUG|graph|dedup|links|"
                         "lint|inbox|auto|history|policy")
+    p.add_argument("--theme", choices=("system", "light", "dark"),
+                   help="light or dark, or follow the desktop (remembered, as View > Theme)")
     p.set_defaults(handler="curator.commands.gui:run_gui")
 
 
@@ -26,4 +28,4 @@ def run_gui(ctx: Context, args: argparse.Namespace) -> int:
     from curator.app import run
 
     target = args.dir or getattr(args, "wiki", None)
-    return run(target, screenshot=args.screenshot, view=args.view)
+    return run(target, screenshot=args.screenshot, view=args.view, theme=args.theme)

@@ -48,6 +48,8 @@ def apply_theme(theme: str) -> None:
     app = QApplication.instance()
     if not isinstance(app, QApplication):
         return
+    if theme == "system" and not _original:
+        return  # never overridden: the platform's palette and style are in place
     if not _original:
         _original["palette"] = QPalette(app.palette())
         _original["style"] = app.style().name()

@@ -743,6 +743,12 @@ class MainWindow(QMainWindow):
         for index in list(self.not_repos):
             root = self.workspace.handles[index].root
 
+            def init(_wiki: Wiki, r: Path = root) -> Any:
+                return init_wiki(r)
+
+            def failed(exc: BaseException, r: Path = root) -> None:
+                self.show_error(f"Initialising {r} failed: {exc}")
+
             def done(result: Any) -> None:
                 self.status(result.message)
                 self._check_repositories()
@@ -753,8 +759,7 @@ class MainWindow(QMainWindow):
                     if self.current is not None:
                         self.open_page(self.current, push=False)
 
-            self.workspace.run(index, lambda _wiki, r=root: init_wiki(r), done,
-                               lambda exc, r=root: self.show_error(f"Initialising {r} failed: {exc}"))
+            self.workspace.run(index, init, done, failed)
 
     # --- misc -------------------------------------------------------------------------
     def status(self, text: str) -> None:

@@ -192,7 +192,7 @@ class PolicyView(WikiView):
         lower.setStretchFactor(1, 2)
         lower.setCollapsible(1, False)
         self.right_tabs.setMinimumWidth(MIN_CONTEXT_WIDTH)
-        self.lower = lower
+        self.agent_split = lower
         agent = QWidget()
         al = QVBoxLayout(agent)
         al.setContentsMargins(0, 0, 0, 0)
