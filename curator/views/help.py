@@ -22,6 +22,7 @@ WIDGET_KEYS = (
     ("Enter / Shift+Enter, F3 / Shift+F3", "Find in page: next / previous match"),
     ("Esc", "Close the find bar"),
     ("Enter (in the search box)", "Go to the first matching page"),
+    ("J / K, A, E, R (in the inbox)", "Next / previous item, approve, edit then approve, reject"),
 )
 
 
