@@ -129,7 +129,7 @@ def meta_html(side: Side, other: Side | None) -> str:
     rows = []
     for name, value in side.fields():
         differs = name in theirs and theirs[name] != value and name != "Path"
-        marked = (f'<span style="background-color:{CHANGED_META_BG};">{html.escape(value)}</span>'
+        marked = (f'<span style="background-color:{CHANGED_META_BG}; color:#1b1b1b;">{html.escape(value)}</span>'
                   if differs else html.escape(value))
         rows.append(f'<tr><td style="color:#555555; padding-right:8px;">{name}</td><td>{marked}</td></tr>')
     return f'<table cellspacing="0" cellpadding="1">{"".join(rows)}</table>'
@@ -168,7 +168,8 @@ def _cell(content: str, bg: str | None, number: int | None) -> str:
     colour = f' bgcolor="{bg}"' if bg else ""
     num = f'<td width="4%" align="right" style="color:#999999;"{colour}>{number}</td>' if number else \
         f'<td width="4%"{colour}></td>'
-    return f'{num}<td width="46%" style="white-space: pre-wrap;"{colour}>{content}</td>'
+    ink = " color:#1b1b1b;" if bg else ""  # dark text on the light diff colours, in a dark theme too
+    return f'{num}<td width="46%" style="white-space: pre-wrap;{ink}"{colour}>{content}</td>'
 
 
 def diff_html(a: str, b: str, context: int | None = None) -> tuple[str, float]:

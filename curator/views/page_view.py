@@ -204,7 +204,7 @@ class PageView(QWidget):
         bar.setContentsMargins(6, 3, 6, 3)
         bar.addWidget(self.large_label, 1)
         bar.addWidget(self.show_all_button)
-        self.large_bar.setStyleSheet("QWidget { background: #fff4d6; }")
+        self.large_bar.setStyleSheet("QWidget { background: #fff4d6; color: #4a3b00; }")  # dark theme too
         self.large_bar.hide()
         self.tabs.addTab(holder, "Provenance")
         self._provenance_tab = holder
