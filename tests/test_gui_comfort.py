@@ -35,6 +35,18 @@ def window(qtbot, tmp_path: Path):  # type: ignore[no-untyped-def]
     win.close()
 
 
+def window_with(qtbot, tmp_path: Path, name: str, make_view, title: str, start: bool = False):  # type: ignore[no-untyped-def]
+    """A window on the small wiki with one view ``make_view(window)`` registered as ``name``."""
+    win = MainWindow(Workspace(make_wiki(tmp_path / "wiki"), watch=False), temp_settings(tmp_path))
+    qtbot.addWidget(win)
+    view = make_view(win)
+    win.add_view(name, view, title)
+    if start:
+        with qtbot.waitSignal(win.ready, timeout=15_000):
+            win.start()
+    return win, view
+
+
 def open_page(qtbot, win: MainWindow, path: str) -> None:  # type: ignore[no-untyped-def]
     with qtbot.waitSignal(win.ready, timeout=10_000):
         win.open_page((0, path))
@@ -263,13 +275,19 @@ def test_first_run_hint_points_at_a_registered_view_once(qtbot, tmp_path: Path) 
 
 # --- a folder that is not a wiki ------------------------------------------------------------------------
 
-def test_a_folder_that_is_not_a_repository_opens_read_only_and_initialises(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def plain_folder_window(qtbot, tmp_path: Path):  # type: ignore[no-untyped-def]
+    """A station window on a folder of pages that is not a git repository."""
     root = tmp_path / "plain"
     for rel, text in PAGES.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text, encoding="utf-8")
     win = loaded_window(qtbot, root, tmp_path)
     win.show()
+    return win, root
+
+
+def test_a_folder_that_is_not_a_repository_opens_read_only_and_initialises(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    win, root = plain_folder_window(qtbot, tmp_path)
     banner = win.repo_banner
     assert banner is not None and banner.isVisible()
     assert banner.label.text().startswith(NOT_A_REPO)
@@ -287,12 +305,7 @@ def test_a_folder_that_is_not_a_repository_opens_read_only_and_initialises(qtbot
 
 
 def test_a_rejected_edit_is_shown_as_plain_text_and_the_field_restored(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    root = tmp_path / "plain"
-    for rel, text in PAGES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
-    win = loaded_window(qtbot, root, tmp_path)
-    win.show()
+    win, _root = plain_folder_window(qtbot, tmp_path)
     form = win.side.properties
     # (the page is shown again once the search index is built: let that happen first)
     qtbot.waitUntil(lambda: win.workspace.wiki(0).search.active(), timeout=15_000)
@@ -384,13 +397,7 @@ def test_history_selects_the_newest_entry(qtbot, tmp_path: Path) -> None:  # typ
     from curator.engine.properties import set_property
     from curator.views.history_view import HistoryView
 
-    root = make_wiki(tmp_path / "wiki")
-    win = MainWindow(Workspace(root, watch=False), temp_settings(tmp_path))
-    qtbot.addWidget(win)
-    history = HistoryView(win)
-    win.add_view("history", history, "History")
-    with qtbot.waitSignal(win.ready, timeout=15_000):
-        win.start()
+    win, history = window_with(qtbot, tmp_path, "history", HistoryView, "History", start=True)
     qtbot.waitUntil(lambda: len(history.all_entries) == 1, timeout=10_000)
     for n, trust in enumerate((0.5, 0.6), start=2):
         win.run_action(0, lambda wiki, t=trust: set_property(wiki, OPERATOR, "wiki/home.md", "trust", t), "trust")
@@ -412,11 +419,7 @@ def test_history_selects_the_newest_entry(qtbot, tmp_path: Path) -> None:  # typ
 def test_auto_filed_titles_are_not_cut_short(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from curator.views.auto_view import COL_TITLE, TITLE_WIDTH, AutoView
 
-    root = make_wiki(tmp_path / "wiki")
-    win = MainWindow(Workspace(root, watch=False), temp_settings(tmp_path))
-    qtbot.addWidget(win)
-    view = AutoView(win)
-    win.add_view("auto", view, "Auto-filed")
+    win, view = window_with(qtbot, tmp_path, "auto", AutoView, "Auto-filed")
     view.resize(520, 600)  # a narrow pane
     view.show()
     QApplication.processEvents()
@@ -430,11 +433,7 @@ def test_auto_filed_titles_are_not_cut_short(qtbot, tmp_path: Path) -> None:  # 
 def test_policy_context_text_is_wide_enough(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from curator.views.policy_view import MIN_CONTEXT_WIDTH, PolicyView
 
-    root = make_wiki(tmp_path / "wiki")
-    win = MainWindow(Workspace(root, watch=False), temp_settings(tmp_path))
-    qtbot.addWidget(win)
-    view = PolicyView(win)
-    win.add_view("policy", view, "Policy")
+    win, view = window_with(qtbot, tmp_path, "policy", PolicyView, "Policy")
     win.show()
     win.show_view("policy")
     QApplication.processEvents()

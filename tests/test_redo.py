@@ -7,17 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from curator.engine.actions import ActionContext, history, last_redoable, redo, run_action, undo
+from curator.engine.actions import history, last_redoable, redo, run_action, undo
 from curator.engine.actor import OPERATOR, Actor
 from curator.engine.setup import init_wiki
 from curator.engine.wiki import Wiki
 
+from .test_actions_core import edit, git
+
 AGENT = Actor("agent", "dudu")
 POLICY = '[namespaces.secret]\nmode = "operator_only"\n'
-
-
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout
 
 
 @pytest.fixture
@@ -32,12 +30,6 @@ def wiki(tmp_path: Path) -> Wiki:
     w = Wiki(root)
     yield w
     w.close()
-
-
-def edit(path: str, text: str):  # type: ignore[no-untyped-def]
-    def apply(ctx: ActionContext) -> None:
-        ctx.write_text(path, text)
-    return apply
 
 
 def test_redo_reapplies_what_undo_took_back_in_order(wiki: Wiki) -> None:

@@ -1098,14 +1098,18 @@ def undo(wiki: Wiki, actor: Actor) -> ActionResult:
     An interrupted action is recovered first (rolled forward or back), so ``undo`` reverts what
     the wiki really holds, never the action before a half-finished one.
     """
+    found = _recover_then(wiki, last_undoable, "nothing to undo: no action in the recent history")
+    return found if isinstance(found, ActionResult) else revert(wiki, actor, found.commit)
+
+
+def _recover_then(wiki: Wiki, pick: Callable[[Wiki], HistoryEntry | None],
+                  nothing: str) -> HistoryEntry | ActionResult:
+    """Recover an interrupted action, then the entry ``pick`` finds (an answer when there is none)."""
     recovered = recover_pending(wiki)
     if recovered is not None and recovered.status == "locked":
         return ActionResult("locked", recovered.message, action="revert")
-    entry = last_undoable(wiki)
-    if entry is None:
-        return ActionResult("invalid", "nothing to undo: no action in the recent history",
-                            action="revert")
-    return revert(wiki, actor, entry.commit)
+    entry = pick(wiki)
+    return entry if entry is not None else ActionResult("invalid", nothing, action="revert")
 
 
 def last_redoable(wiki: Wiki, scan: int = 200) -> HistoryEntry | None:
@@ -1139,13 +1143,9 @@ def last_redoable(wiki: Wiki, scan: int = 200) -> HistoryEntry | None:
 def redo(wiki: Wiki, actor: Actor) -> ActionResult:
     """Re-apply the change the last ``undo`` took back: a revert of that undo (an action itself,
     checked against the policy for every path it touches, like any revert)."""
-    recovered = recover_pending(wiki)
-    if recovered is not None and recovered.status == "locked":
-        return ActionResult("locked", recovered.message, action="revert")
-    entry = last_redoable(wiki)
-    if entry is None:
-        return ActionResult("invalid", "nothing to redo: no undo since the last action",
-                            action="revert")
+    entry = _recover_then(wiki, last_redoable, "nothing to redo: no undo since the last action")
+    if isinstance(entry, ActionResult):
+        return entry
     result = revert(wiki, actor, entry.commit)
     if result.ok:
         original = entry.target.removeprefix("revert: ") if entry.action == "revert" else entry.subject

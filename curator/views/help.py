@@ -43,6 +43,16 @@ def shortcut_rows(window: QWidget) -> list[tuple[str, str]]:
     return [*rows, *WIDGET_KEYS]
 
 
+def _lay_out(dialog: QDialog, content: QWidget, size: tuple[int, int]) -> None:
+    """``content`` above a Close button."""
+    buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+    buttons.rejected.connect(dialog.reject)
+    layout = QVBoxLayout(dialog)
+    layout.addWidget(content)
+    layout.addWidget(buttons)
+    dialog.resize(*size)
+
+
 class ShortcutsDialog(QDialog):
     def __init__(self, window: QWidget) -> None:
         super().__init__(window)
@@ -58,12 +68,7 @@ class ShortcutsDialog(QDialog):
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
-        buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.table)
-        layout.addWidget(buttons)
-        self.resize(560, 520)
+        _lay_out(self, self.table, (560, 520))
 
 
 def about_text() -> str:
@@ -85,9 +90,4 @@ class AboutDialog(QDialog):
         self.label.setTextFormat(Qt.TextFormat.PlainText)
         self.label.setWordWrap(True)
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
-        buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.label)
-        layout.addWidget(buttons)
-        self.resize(420, 220)
+        _lay_out(self, self.label, (420, 220))
