@@ -172,6 +172,16 @@ def test_redo_from_the_station(qtbot, window: MainWindow) -> None:  # type: igno
     assert "trust: 0.9" in (root / "wiki/home.md").read_text()
     window.redo_action.trigger()
     qtbot.waitUntil(lambda: "trust: 0.55" in (root / "wiki/home.md").read_text(), timeout=10_000)
+    # and from History: undo, then its Redo button
+    from curator.views.history_view import HistoryView
+
+    history = HistoryView(window)
+    window.add_view("history", history, "History")
+    qtbot.waitUntil(lambda: "redid" in window.status_label.text(), timeout=10_000)
+    history.undo_button.click()
+    qtbot.waitUntil(lambda: "trust: 0.9" in (root / "wiki/home.md").read_text(), timeout=10_000)
+    history.redo_button.click()
+    qtbot.waitUntil(lambda: "trust: 0.55" in (root / "wiki/home.md").read_text(), timeout=10_000)
     qtbot.waitUntil(lambda: "redid" in window.status_label.text(), timeout=10_000)
     log = subprocess.run(["git", "log", "-1", "--format=%s"], cwd=root, capture_output=True, text=True).stdout
     assert log.startswith("revert: revert: set_trust: wiki/home.md")
