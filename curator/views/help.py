@@ -71,6 +71,17 @@ class ShortcutsDialog(QDialog):
         _lay_out(self, self.table, (560, 520))
 
 
+def licence() -> str:
+    """The licence the installed package declares (pyproject's ``license``)."""
+    from importlib import metadata
+
+    try:
+        md = metadata.metadata("curator")
+    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        return "MIT"
+    return str(md.get("License-Expression") or md.get("License") or "MIT")
+
+
 def about_text() -> str:
     import PySide6
 
@@ -79,7 +90,7 @@ def about_text() -> str:
     return (f"Curator {__version__}\n\n"
             "A curation station for markdown knowledge wikis that LLM agents write and people curate.\n\n"
             f"Qt {qVersion()}, PySide6 {PySide6.__version__}, Python {platform.python_version()}\n\n"
-            "Licence: MIT")
+            f"Licence: {licence()}")
 
 
 class AboutDialog(QDialog):

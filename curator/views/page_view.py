@@ -216,9 +216,12 @@ class PageView(QWidget):
         layout.addWidget(self.tabs)
         self.find_bar = FindBar(self.text_in_front)  # Ctrl+F (the wiki search is Ctrl+K)
         layout.addWidget(self.find_bar)
-        escape = QShortcut(QKeySequence("Esc"), self)
-        escape.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        escape.activated.connect(lambda: self.find_bar.close_bar() if self.find_bar.isVisible() else None)
+        # Esc anywhere in the page closes the bar (on only while it is open: Esc is not taken)
+        self._escape = QShortcut(QKeySequence("Esc"), self)
+        self._escape.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self._escape.setEnabled(False)
+        self._escape.activated.connect(self.find_bar.close_bar)
+        self.find_bar.closed.connect(lambda: self._escape.setEnabled(False))
         self.browser.anchorClicked.connect(self._on_anchor)
         self._chunked: ChunkedPage | None = None
         self._next = 0  # next chunk to insert
@@ -279,6 +282,7 @@ class PageView(QWidget):
         if self.tabs.currentWidget() is self._provenance_tab:
             self.tabs.setCurrentWidget(self.browser)
         self.find_bar.open_bar()
+        self._escape.setEnabled(True)
 
     @property
     def loading(self) -> bool:
