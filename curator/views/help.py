@@ -79,7 +79,7 @@ def licence() -> str:
         md = metadata.metadata("curator")
     except metadata.PackageNotFoundError:  # run from a source tree that was never installed
         return "MIT"
-    return str(md.get("License-Expression") or md.get("License") or "MIT")
+    return str((md.get_all("License-Expression") or md.get_all("License") or ["MIT"])[0])
 
 
 def about_text() -> str:

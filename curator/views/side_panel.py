@@ -189,15 +189,15 @@ class LinksPanel(QWidget):
         if info is None:
             return
         back = QTreeWidgetItem([f"Backlinks ({len(info.backlinks)})"])
-        for path, title, places in info.backlinks[:MAX_LINK_ITEMS]:
+        for source, title, places in info.backlinks[:MAX_LINK_ITEMS]:
             lines = [str(line) for line, _c in places if line > 0]
-            where = f"{path}:{','.join(lines)}" if lines else path
+            where = f"{source}:{','.join(lines)}" if lines else source
             item = QTreeWidgetItem([f"{title}  —  {where}"])
-            item.setData(0, PathRole, path)
+            item.setData(0, PathRole, source)
             item.setToolTip(0, "\n".join(context for _l, context in places))
             for line, context in places:
                 ctx = QTreeWidgetItem([f"{line}: {context}" if line > 0 else "related: (in the frontmatter)"])
-                ctx.setData(0, PathRole, path)
+                ctx.setData(0, PathRole, source)
                 ctx.setForeground(0, self.palette().placeholderText())
                 item.addChild(ctx)
             back.addChild(item)
