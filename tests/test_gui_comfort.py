@@ -501,3 +501,21 @@ def test_demo_find_bar_and_outline(qtbot, tmp_path: Path) -> None:  # type: igno
         qtbot.wait(300)
         win.grab().save(str(Path(out) / "find-outline.png"))
     win.close()
+
+
+def test_the_system_theme_follows_the_desktop_palette(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtGui import QPalette
+
+    win = loaded_window(qtbot, make_wiki(tmp_path / "wiki"), tmp_path)
+    app = QApplication.instance()
+    assert isinstance(app, QApplication) and win.settings.theme == "system"
+    before = QPalette(app.palette())
+    style = win.page_view.browser.document().defaultStyleSheet
+    assert "#f4f6f8" in style()
+    try:
+        app.setPalette(appearance._dark_palette())  # the desktop switched to dark
+        qtbot.waitUntil(lambda: "#2b3036" in style(), timeout=5000)
+    finally:
+        app.setPalette(before)
+    qtbot.waitUntil(lambda: "#f4f6f8" in style(), timeout=5000)
+    win.close()

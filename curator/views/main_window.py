@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
+from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QDialog,
@@ -663,9 +663,18 @@ class MainWindow(QMainWindow):
         if self.settings.theme == "system":
             self._apply_page_style(rerender=True)
 
+    def changeEvent(self, event: QEvent) -> None:
+        # the desktop's palette changed (light to dark) without a colour-scheme signal
+        if event.type() == QEvent.Type.PaletteChange and self.settings.theme == "system":
+            dark = appearance.is_dark()
+            if dark != getattr(self, "_styled_dark", dark):
+                self._apply_page_style(rerender=True)
+        super().changeEvent(event)
+
     def _apply_page_style(self, rerender: bool = False) -> None:
         """The rendered page's style sheet for the zoom and the palette; the source's font size."""
         zoom, dark = self.settings.zoom, appearance.is_dark()
+        self._styled_dark = dark
         self.page_view.browser.document().setDefaultStyleSheet(page_style(zoom, dark))
         source = self.page_view.source
         font = source.font()
