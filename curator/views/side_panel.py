@@ -233,6 +233,8 @@ class LinksPanel(QWidget):
 
 
 HeadingRole = Qt.ItemDataRole.UserRole + 2
+#: Tags listed at most (the most used; the filter finds the rest).
+MAX_TAG_ITEMS = 1000
 TagRole = Qt.ItemDataRole.UserRole + 3
 
 
@@ -332,14 +334,16 @@ class TagPanel(QWidget):
         needle = self.filter.text().strip().lstrip("#").casefold()
         self.tree.clear()
         items = sorted(self.counts.items(), key=lambda kv: (-kv[1], kv[0].casefold()))
-        for tag, count in items:
-            if needle and needle not in tag.casefold():
-                continue
+        shown = [(tag, count) for tag, count in items if not needle or needle in tag.casefold()]
+        for tag, count in shown[:MAX_TAG_ITEMS]:
             item = QTreeWidgetItem([f"#{tag}", f"{count:,}"])
             item.setData(0, TagRole, tag)
             item.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             item.setToolTip(0, f"{count:,} page{'' if count == 1 else 's'} tagged #{tag}: click to show them")
             self.tree.addTopLevelItem(item)
+        if len(shown) > MAX_TAG_ITEMS:
+            self.tree.addTopLevelItem(QTreeWidgetItem([f"… and {len(shown) - MAX_TAG_ITEMS:,} more "
+                                                       "(type in the filter)", ""]))
 
     def _activated(self, item: QTreeWidgetItem, _column: int) -> None:
         tag = item.data(0, TagRole)
