@@ -304,6 +304,10 @@ def test_a_folder_that_is_not_a_repository_opens_read_only_and_initialises(qtbot
     assert "Welcome" in win.page_view.browser.toPlainText()  # it reads
     assert not win.side.properties.isEnabled() and not win.undo_action.isEnabled()
     assert not (root / ".git").exists()
+    ran: list[str] = []
+    answers: list[object] = []
+    win.run_action(0, lambda wiki: ran.append("ran"), "Merging", answers.append)  # any view's action
+    assert ran == [] and getattr(answers[0], "status", None) == "invalid"
     banner.buttons["Initialise"].click()
     qtbot.waitUntil(lambda: not banner.isVisible(), timeout=15_000)
     assert (root / ".git").is_dir() and ".curator/" in (root / ".gitignore").read_text()
@@ -315,7 +319,7 @@ def test_a_folder_that_is_not_a_repository_opens_read_only_and_initialises(qtbot
 
 
 def test_a_rejected_edit_is_shown_as_plain_text_and_the_field_restored(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    win, _root = plain_folder_window(qtbot, tmp_path)
+    win, root = plain_folder_window(qtbot, tmp_path)
     form = win.side.properties
     # (the page is shown again once the search index is built: let that happen first)
     qtbot.waitUntil(lambda: win.workspace.wiki(0).search.active(), timeout=15_000)
@@ -325,10 +329,15 @@ def test_a_rejected_edit_is_shown_as_plain_text_and_the_field_restored(qtbot, tm
     form._trust_edited()
     qtbot.waitUntil(lambda: bool(form.error.text()), timeout=10_000)
     assert form.trust.value() == pytest.approx(0.9)  # the rejected value is not left in the field
-    assert "not a git repository" in form.error.text()
+    assert "not a git repository yet, so it is read-only" in form.error.text()
+    assert not (root / ".git").exists()
     box = win._error_box
     assert isinstance(box, QMessageBox)
     assert box.textFormat() == Qt.TextFormat.PlainText
+    box.close()
+    # an engine error with quotes (the engine's own refusal of a write in a folder that is not a
+    # repository) is shown as it is written
+    win.show_error(f"{root} is not a git repository; run 'curator init {root}' to make it a wiki")
     assert "'curator init" in box.text() and "&#x27;" not in box.text()
     box.close()
     win.close()

@@ -539,13 +539,20 @@ class MainWindow(QMainWindow):
     def run_action(self, index: int, func: Callable[[Wiki], Any], what: str,
                    done: Callable[[Any], None] | None = None) -> None:
         """Send an engine action to wiki ``index``'s writer queue and report its result."""
-        self.status(f"{what}…")
-        self._last_action_wiki = index  # Ctrl+Z undoes in the wiki that changed last
-
         def finished(result: Any) -> None:
             self.report_result(result)
             if done is not None:
                 done(result)
+
+        if index in self.not_repos:  # read-only until initialised: every view's action stops here
+            from curator.engine.actions import ActionResult
+
+            label = self.workspace.handles[index].label
+            finished(ActionResult("invalid", f"{label} is not a git repository yet, so it is read-only: "
+                                  "Initialise it first (the bar above the panes runs curator init)"))
+            return
+        self.status(f"{what}…")
+        self._last_action_wiki = index  # Ctrl+Z undoes in the wiki that changed last
 
         self.workspace.run(index, func, finished, lambda exc: self.show_error(f"{what} failed: {exc}"))
 
