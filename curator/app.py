@@ -143,6 +143,7 @@ def _screenshot(app: object, window: MainWindow, out: Path, view: str) -> int:
                     return
                 window.when_ready(shoot, 300)
                 window.open_page((0, page.path))
+                window.show_view("page")  # in front of the landing view (Health)
             open_it()
             return
         if name == "page":

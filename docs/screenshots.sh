@@ -28,7 +28,7 @@ done
 # The Duplicates view on the demo's family of three copies (data retention).
 "$curator" gui "$demo" --screenshot docs/screenshots/duplicates-family.png --view dedup 2>/dev/null
 echo docs/screenshots/duplicates-family.png
-# The dark theme (View > Theme > Dark), on the page the demo opens with.
+# The dark theme (View > Theme > Dark), on the demo's Kestrel Payouts (an embed, a table).
 "$curator" gui "$demo" --theme dark --screenshot docs/screenshots/dark.png --view page:kestrel-payouts 2>/dev/null
 echo docs/screenshots/dark.png
 # Embeds (an inline image, a transcluded section) on the synthetic Obsidian vault the tests use.
