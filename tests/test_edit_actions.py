@@ -166,3 +166,35 @@ def test_new_page_path_follows_the_link(tmp_path: Path) -> None:
     assert new_page_path(wiki, "Nowhere Yet#Section|shown") == "wiki/nowhere-yet.md"
     assert new_page_path(wiki, "projects/Big Plan") == "projects/big-plan.md"
     assert new_page_path(wiki, "Big Plan", "") == "big-plan.md"
+
+
+def test_facts_appended_below_an_edited_last_paragraph_merge_cleanly(tmp_path: Path) -> None:
+    """The first append to a page adds ``## Updates`` right below its last paragraph: an edit of
+    that paragraph and the agent's facts touch adjacent lines, yet both are kept, no markers."""
+    page = "---\ntitle: Refunds\nupdated: 2024-01-01\n---\n# Refunds\n\nRefunds within 30 days.\n"
+    root, wiki = wiki_with(tmp_path, {PAGE: page})
+    mine = page.replace("within 30 days.", "within 30 days, 45 for members.")
+    assert append(wiki, "refunds", "Chargebacks count as refunds", actor=AGENT).ok
+    assert append(wiki, "refunds", "Refund fees are waived for members", actor=AGENT).ok
+    theirs = (root / PAGE).read_text("utf-8")
+    answer = save_page(wiki, OPERATOR, PAGE, mine, base=page)
+    assert answer.status == "conflict" and answer.data["clean"] is True
+    merged = answer.data["merged"]
+    assert "<<<<<<<" not in merged and "45 for members" in merged
+    assert merged.index("- Chargebacks") < merged.index("- Refund fees") and "## Updates" in merged
+    assert "updated: 2024-01-01" not in merged and theirs.split("updated: ")[1][:10] in merged
+    # an edit on disk that is not an append is never replayed: it stays a conflict to resolve
+    edited = page.replace("within 30 days.", "within 60 days.")
+    assert merge_edit(page, mine, edited)[1] is False
+
+
+def test_an_agents_first_append_adding_updated_merges_cleanly(tmp_path: Path) -> None:
+    page = "---\ntitle: Refunds\n---\n# Refunds\n\nRefunds within 30 days.\n"
+    root, wiki = wiki_with(tmp_path, {PAGE: page})
+    mine = page.replace("30 days.", "30 days, 45 for members.")
+    assert append(wiki, "refunds", "Chargebacks count as refunds", actor=AGENT).ok
+    answer = save_page(wiki, OPERATOR, PAGE, mine, base=page)
+    assert answer.data["clean"] is True
+    merged = answer.data["merged"]
+    assert "45 for members" in merged and "- Chargebacks count as refunds" in merged
+    assert "\nupdated: " in merged.split("---")[1]  # as the agent's append left it

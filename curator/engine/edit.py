@@ -24,12 +24,14 @@ from __future__ import annotations
 
 import datetime as _dt
 import posixpath
+import re
 
+from . import frontmatter
 from .actions import ActionContext, ActionResult, Invalid, run_action
 from .actor import Actor
-from .append import scaffold, title_of
+from .append import find_duplicate, insert_bullet, scaffold, title_of
 from .errors import CuratorError
-from .merge_driver import merge_texts
+from .merge_driver import lift_facts, merge_texts
 from .slugs import slugify
 from .wiki import Wiki
 
@@ -39,6 +41,7 @@ CONFLICT = "conflict"
 SAVED = "saved"
 UNCHANGED = "unchanged"
 CREATED = "created"
+_UPDATED = re.compile(r"^updated:[^\n]*(?:\n|$)", re.MULTILINE)
 
 
 def _operator_only(actor: Actor, what: str, action: str) -> ActionResult | None:
@@ -54,8 +57,51 @@ def _lf(text: str) -> str:
 
 def merge_edit(base: str, mine: str, theirs: str) -> tuple[str, bool]:
     """Three-way merge of an edited page: (result, clean). ``mine`` is the operator's side; where
-    both changed the same lines the result holds git's conflict markers (``<<<<<<< ours`` ...)."""
-    return merge_texts(_lf(base), _lf(mine), _lf(theirs), operator_side="ours")
+    both changed the same lines the result holds git's conflict markers (``<<<<<<< ours`` ...).
+
+    When the text merge meets lines changed on both sides but the change on disk is nothing but
+    facts appended through the append door (the first of which may have added the ``## Updates``
+    section right below the paragraph the operator edited), those facts are appended to the
+    operator's text the same way instead: a clean merge.
+    """
+    base, mine, theirs = _lf(base), _lf(mine), _lf(theirs)
+    merged, clean = merge_texts(base, mine, theirs, operator_side="ours")
+    if clean:
+        return merged, True
+    replayed = _replay_appends(base, mine, theirs)
+    return (replayed, True) if replayed is not None else (merged, False)
+
+
+def _stamp(text: str) -> str | None:
+    m = _UPDATED.search(text)
+    return m.group(0).rstrip("\n") if m else None
+
+
+def _replay_appends(base: str, mine: str, theirs: str) -> str | None:
+    """``mine`` with the facts ``theirs`` appended to ``base``, when that is all ``theirs`` did
+    (append's own insertion, replayed on ``base``, gives ``theirs`` but for the ``updated`` stamp)."""
+    _rest, facts = lift_facts(base, theirs)
+    if not facts:
+        return None
+    replay = base
+    for fact in facts:
+        replay = insert_bullet(replay, fact)
+    if _UPDATED.sub("", replay) != _UPDATED.sub("", theirs):
+        return None
+    out = mine
+    for fact in facts:
+        if find_duplicate(out, fact) is None:
+            out = insert_bullet(out, fact)
+    old, new, own = _stamp(base), _stamp(theirs), _stamp(mine)
+    if new is not None and own == old and new != old:
+        # the page's updated date moves on with the facts (append refreshed or added it)
+        value = new.partition(":")[2].strip()
+        try:
+            stamp: object = _dt.date.fromisoformat(value)
+        except ValueError:
+            stamp = value
+        out = frontmatter.update(out, {"updated": stamp})
+    return out
 
 
 def save_page(wiki: Wiki, actor: Actor, ref: str, text: str, *, base: str | None = None) -> ActionResult:
