@@ -190,7 +190,7 @@ def test_facts_appended_below_an_edited_last_paragraph_merge_cleanly(tmp_path: P
 
 def test_an_agents_first_append_adding_updated_merges_cleanly(tmp_path: Path) -> None:
     page = "---\ntitle: Refunds\n---\n# Refunds\n\nRefunds within 30 days.\n"
-    root, wiki = wiki_with(tmp_path, {PAGE: page})
+    _root, wiki = wiki_with(tmp_path, {PAGE: page})
     mine = page.replace("30 days.", "30 days, 45 for members.")
     assert append(wiki, "refunds", "Chargebacks count as refunds", actor=AGENT).ok
     answer = save_page(wiki, OPERATOR, PAGE, mine, base=page)

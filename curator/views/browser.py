@@ -134,6 +134,7 @@ class PageBrowser(QWidget):
         self.results.selectionModel().currentChanged.connect(lambda cur, _prev: self._result_activated(cur))
         self._all_results: list[Result] = []
         self._total_matches = 0
+        self._shown_query = ""
         self.stack = QStackedWidget()
         self.stack.addWidget(self.table)
         self.stack.addWidget(self.results)
@@ -199,7 +200,7 @@ class PageBrowser(QWidget):
         self.search_status.setText(status)
         self.search_status.setVisible(bool(status))
         if keys is None:
-            self._all_results = []
+            self._all_results, self._shown_query = [], ""
             self.results.show_results([], False)
         self._show_mode()
         self._update_count()
@@ -215,8 +216,9 @@ class PageBrowser(QWidget):
         """The ranked results are shown (a search is active and Table is off)."""
         return self.stack.currentWidget() is self.results
 
-    def set_results(self, results: list[Result], total: int) -> None:
-        """The search's results, best first (``total``: every page that matches)."""
+    def set_results(self, results: list[Result], total: int, query: str = "") -> None:
+        """The results of ``query``, best first (``total``: every page that matches)."""
+        self._shown_query = query
         self._all_results = results
         self._total_matches = total
         self._show_results()

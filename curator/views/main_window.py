@@ -457,7 +457,7 @@ class MainWindow(QMainWindow):
                 best = sorted((Result(i, labels[i], hit) for i, (hits, _s) in results.items() for hit in hits),
                               key=lambda r: (-r.hit.score, r.hit.path, r.wiki))[:MAX_LIMIT]
                 self.browser.set_matches(keys, f"{len(keys):,} matching pages")
-                self.browser.set_results(best, len(keys))
+                self.browser.set_results(best, len(keys), query)
 
         for handle in self.workspace.handles:
             self.workspace.read(handle.index, ranked, lambda answer, i=handle.index: collect(i, answer),

@@ -154,5 +154,5 @@ class ResultsList(QListView):
         self.results_model.set_results(results)
         self.scrollToTop()
 
-    def keys(self) -> list[tuple[int, str]]:
+    def result_keys(self) -> list[tuple[int, str]]:
         return [r.key for r in self.results_model.results]
