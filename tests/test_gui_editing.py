@@ -181,7 +181,7 @@ def test_unsaved_edits_are_asked_about_on_close_and_navigation(qtbot, window) ->
     def answer(button: QMessageBox.StandardButton):  # type: ignore[no-untyped-def]
         def ask(box: QMessageBox) -> int:
             asked.append(box.text())
-            return int(button.value) if hasattr(button, "value") else int(button)
+            return int(button.value)  # what QMessageBox.exec() returns
         return ask
 
     # close, Cancel: the window stays, nothing written, the buffer kept

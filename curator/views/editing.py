@@ -140,7 +140,8 @@ class EditController(QObject):
         on "Save" the edits are saved first and ``then`` runs once they are (False now)."""
         if not self.editor.dirty or self.key is None:
             return True
-        answer = self.ask_unsaved(unsaved_box(self.key[1], self.window))
+        asked = self.ask_unsaved(unsaved_box(self.key[1], self.window))
+        answer = Button(getattr(asked, "value", asked))
         if answer == Button.Discard:
             self.editor.document().setModified(False)
             self.editor.disk_changed = False
