@@ -6,7 +6,6 @@ about on close and on navigation; a red link creates its page; Move from the bro
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -21,16 +20,9 @@ from curator.views.curation_dialogs import MoveDialog
 from curator.views.edit_dialogs import ConflictDialog, CreatePageDialog
 
 from .gui_helpers import loaded_window, make_wiki
+from .test_gui_curation import commits, git
 
 REFUNDS = "wiki/refunds.md"
-
-
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
-
-
-def commits(root: Path) -> int:
-    return int(git(root, "rev-list", "--count", "HEAD"))
 
 
 @pytest.fixture
