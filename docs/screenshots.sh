@@ -46,3 +46,8 @@ echo "docs/screenshots/merge-dialog.png"
 CURATOR_SCREENSHOT_DIR=docs/screenshots .venv/bin/python -m pytest -q -p no:cacheprovider \
   tests/test_gui_comfort.py -k demo_find >/dev/null
 echo "docs/screenshots/find-outline.png"
+# The editor with [[ completion open, the three-way view of a save after an agent's append, and
+# ranked search results: grabbed by the station tests that exercise them.
+CURATOR_SCREENSHOT_DIR=docs/screenshots .venv/bin/python -m pytest -q -p no:cacheprovider \
+  tests/test_gui_editing.py tests/test_gui_search_results.py -k "completion or three_versions or snippets" >/dev/null
+echo "docs/screenshots/editor.png docs/screenshots/edit-conflict.png docs/screenshots/search-results.png"

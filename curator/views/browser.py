@@ -15,7 +15,9 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QMenu,
+    QStackedWidget,
     QTableView,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -30,11 +32,26 @@ from curator.models.pages import (
     PageRow,
     PageTableModel,
 )
+from curator.views.search_results import KeyRole, Result, ResultsList
 from curator.views.widgets import layer_toggles
 
 ALL = "All"
 SEARCH_HELP = ('Search: words, "phrases", OR, -word, prefix*, layer:core, tag:x, path:wiki/, '
                "trust:>=0.5  (Ctrl+K)")
+#: The query language in full (the search box's tooltip); the same as ``curator search``.
+SEARCH_TIP = """Search the wiki; results are ranked as `curator search` ranks them (relevance x trust).
+
+  refund policy        both words (AND)
+  "refund policy"      the phrase
+  refund OR chargeback either word
+  refund -draft        without "draft"
+  refu*                words starting with "refu"
+  layer:core           only core pages (identity, core, context, deep)
+  tag:finance          only pages tagged finance
+  path:wiki/policies/  only pages under a folder
+  trust:>=0.5          only pages with trust of at least 0.5
+
+Enter opens the best result; "Table" shows every match in the page table instead."""
 
 
 class PageBrowser(QWidget):
@@ -51,6 +68,7 @@ class PageBrowser(QWidget):
 
         self.search = QLineEdit()
         self.search.setPlaceholderText(SEARCH_HELP)
+        self.search.setToolTip(SEARCH_TIP)
         self.search.setClearButtonEnabled(True)
         self.search_status = QLabel()
         self._search_timer = QTimer(self)
@@ -110,14 +128,34 @@ class PageBrowser(QWidget):
         self.context_menu: QMenu | None = None
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
 
+        self.results = ResultsList()
+        self.results.activated.connect(self._result_activated)
+        self.results.clicked.connect(self._result_activated)
+        self.results.selectionModel().currentChanged.connect(lambda cur, _prev: self._result_activated(cur))
+        self._all_results: list[Result] = []
+        self._total_matches = 0
+        self._shown_query = ""
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.table)
+        self.stack.addWidget(self.results)
+        self.table_toggle = QToolButton()
+        self.table_toggle.setText("Table")
+        self.table_toggle.setCheckable(True)
+        self.table_toggle.setToolTip("Show every matching page in the page table (sortable) instead of "
+                                     "the ranked results")
+        self.table_toggle.toggled.connect(lambda _on: self._show_mode())
+        status_row = QHBoxLayout()
+        status_row.addWidget(self.search_status, 1)
+        status_row.addWidget(self.table_toggle)
+
         self.count = QLabel()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.search)
-        layout.addWidget(self.search_status)
+        layout.addLayout(status_row)
         layout.addLayout(filters)
         layout.addLayout(more)
-        layout.addWidget(self.table, 1)
+        layout.addWidget(self.stack, 1)
         layout.addWidget(self.count)
         self.search_status.hide()
         # hidden, it keeps its line: the filter row below never jumps when the search is cleared
@@ -126,6 +164,7 @@ class PageBrowser(QWidget):
         self.search_status.setSizePolicy(policy)
         # the source's own signals too: the proxy announces a removal before the source has
         # removed the row, so counting then said "3 of 4 pages" with no filter
+        self.table_toggle.hide()
         for signal in (self.proxy.modelReset, self.proxy.rowsInserted, self.proxy.rowsRemoved,
                        self.proxy.layoutChanged, model.rowsRemoved, model.rowsInserted, model.modelReset):
             signal.connect(self._update_count)
@@ -155,6 +194,8 @@ class PageBrowser(QWidget):
 
     def _filters_changed(self, *_args: object) -> None:
         self.proxy.set_filter(self.current_filter())
+        if self.searching:
+            self._show_results()
         self._update_count()
 
     def set_matches(self, keys: frozenset[tuple[int, str]] | None, status: str = "") -> None:
@@ -164,7 +205,54 @@ class PageBrowser(QWidget):
         self.proxy.set_filter(f)
         self.search_status.setText(status)
         self.search_status.setVisible(bool(status))
+        if keys is None:
+            self._all_results, self._shown_query = [], ""
+            self.results.show_results([], False)
+        self._show_mode()
         self._update_count()
+
+    # --- ranked results -----------------------------------------------------------------
+    @property
+    def searching(self) -> bool:
+        """A search is active (its results, or its matches in the table, are shown)."""
+        return self.proxy.filter.matches is not None
+
+    @property
+    def ranked(self) -> bool:
+        """The ranked results are shown (a search is active and Table is off)."""
+        return self.stack.currentWidget() is self.results
+
+    def set_results(self, results: list[Result], total: int, query: str = "") -> None:
+        """The results of ``query``, best first (``total``: every page that matches)."""
+        self._shown_query = query
+        self._all_results = results
+        self._total_matches = total
+        self._show_results()
+        self._show_mode()
+        self._update_count()
+
+    def _show_results(self) -> None:
+        f = self.current_filter()
+        f.matches = None
+        model = self.model
+        shown = []
+        for result in self._all_results:
+            row = model.row_for(result.key)
+            if row is not None and f.accepts(model.rows[row]):
+                shown.append(result)
+        self.results.show_results(shown, model.show_wiki_column)
+
+    def _show_mode(self) -> None:
+        self.table_toggle.setVisible(self.searching)
+        ranked = self.searching and not self.table_toggle.isChecked()
+        self.stack.setCurrentWidget(self.results if ranked else self.table)
+
+    def _result_activated(self, index: QModelIndex) -> None:
+        if not index.isValid():
+            return
+        row = self.model.row_for(index.data(KeyRole))
+        if row is not None:
+            self.open_requested.emit(self.model.rows[row])
 
     def set_choices(self, namespaces: Iterable[str], tags: Iterable[str]) -> None:
         for combo, items in ((self.namespace, namespaces), (self.tag, tags)):
@@ -177,6 +265,12 @@ class PageBrowser(QWidget):
             combo.blockSignals(False)
 
     def _update_count(self, *_args: object) -> None:
+        if self.ranked:
+            n, total = self.results.results_model.rowCount(), self._total_matches
+            best = f"the best {n:,} of {total:,} matching pages" if total > len(self._all_results) else \
+                f"{n:,} result{'s' if n != 1 else ''}"
+            self.count.setText(f"{best[:1].upper()}{best[1:]}, ranked as curator search ranks them")
+            return
         shown, total = self.proxy.rowCount(), self.model.rowCount()
         noun = "page" if total == 1 else "pages"
         self.count.setText(f"{shown:,} of {total:,} {noun}" if shown != total else f"{total:,} {noun}")
@@ -191,6 +285,11 @@ class PageBrowser(QWidget):
         self._activated(current)
 
     def _open_first(self) -> None:
+        if self.ranked:
+            if self.results.results_model.rowCount():
+                self.results.setCurrentIndex(self.results.results_model.index(0, 0))
+                self.results.setFocus()
+            return
         if self.proxy.rowCount():
             first = self.proxy.index(0, 0)
             self.table.setCurrentIndex(first)

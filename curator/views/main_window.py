@@ -33,6 +33,7 @@ from curator.text import plural
 
 from . import appearance, plain_tips
 from .browser import PageBrowser
+from .editing import EditController, read_only_reason
 from .lazy_view import run_dialog
 from .page_view import PageView
 from .quick_switcher import QuickSwitcher
@@ -188,6 +189,7 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.progress)
         self.statusBar().addPermanentWidget(self.cancel_button)
 
+        self.editing = EditController(self)
         self._build_actions()
         self._connect()
         self.setWindowTitle(f"Curator — {workspace.root.name}")
@@ -220,6 +222,9 @@ class MainWindow(QMainWindow):
     def _build_actions(self) -> None:
         bar = self.menuBar()
         file_menu = bar.addMenu("&File")
+        self._action("&New page…", QKeySequence(QKeySequence.StandardKey.New), self.editing.new_page, file_menu)
+        self.save_action = self._action("&Save page", QKeySequence(QKeySequence.StandardKey.Save),
+                                        lambda: self.editing.save(), file_menu)
         self._action("&Open wiki or home…", QKeySequence.StandardKey.Open, self.open_dialog, file_menu)
         self.recent_menu = file_menu.addMenu("Open &recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent)
@@ -276,8 +281,7 @@ class MainWindow(QMainWindow):
         self.page_view.page_link_activated.connect(self._follow_link)
         self.page_view.provenance_requested.connect(self._load_provenance)
         self.page_view.commit_activated.connect(self.open_commit)
-        self.page_view.missing_link_activated.connect(
-            lambda target: self.status(f"“{target}” is not yet written."))
+        self.page_view.missing_link_activated.connect(self.editing.create_from_link)
         self.side.links.open_requested.connect(self._open_path_in_current_wiki)
         self.side.properties.edit_requested.connect(self._edit_property)
         self.side.outline.heading_requested.connect(self.scroll_to_heading)
@@ -368,6 +372,7 @@ class MainWindow(QMainWindow):
 
     def _on_pages_changed(self, snapshot: Snapshot) -> None:
         self.model.update_rows(snapshot.rows, snapshot.removed)
+        self.editing.pages_changed()
         if snapshot.inbound:
             self.model.set_inbound(snapshot.inbound)
         self.browser.set_choices(snapshot.namespaces, snapshot.tags)
@@ -382,6 +387,11 @@ class MainWindow(QMainWindow):
 
     # --- pages ------------------------------------------------------------------------
     def open_page(self, key: Key, push: bool = True, anchor: str = "") -> None:
+        def again() -> None:
+            self.open_page(key, push, anchor)
+
+        if key != self.current and not self.editing.confirm_leave(again):
+            return  # unsaved edits: cancelled, or opened once they are saved
         if push and self.current is not None and self.current != key:
             self.back_stack.append(self.current)
             self.forward_stack.clear()
@@ -441,7 +451,10 @@ class MainWindow(QMainWindow):
         page, text, body_html, info = result
         self.current_page = page
         root = self.workspace.handles[key[0]].root
-        self.page_view.show_page(body_html, text, root / Path(page.path).parent, root)
+        reason = read_only_reason(page)
+        self.page_view.show_page(body_html, text, root / Path(page.path).parent, root, key=key,
+                                 editable=not reason, read_only_reason=reason)
+        self.editing.page_shown(key)
         if anchor:
             self.page_view.browser.scrollToAnchor(anchor)
         self.side.properties.show_page(page)
@@ -510,24 +523,36 @@ class MainWindow(QMainWindow):
         self.browser.search.selectAll()
 
     def _search(self, query: str) -> None:
+        """Rank the pages matching ``query`` as ``curator search`` does (the browser shows the best
+        :data:`~curator.engine.search.MAX_LIMIT` with snippets) and keep every match for its table."""
+        from curator.engine.search import MAX_LIMIT
+
+        from .search_results import Result
+
         if not query:
             self.browser.set_matches(None)
             return
         results: dict[int, Any] = {}
         pending = len(self.workspace.handles)
 
-        def collect(index: int, hits: Any) -> None:
+        def ranked(wiki: Wiki) -> tuple[list[Any], dict[str, float]]:
+            hits = wiki.search.search(query, OPERATOR, limit=MAX_LIMIT)
+            return hits, wiki.search.relevance(query, refresh=False)
+
+        def collect(index: int, answer: tuple[list[Any], dict[str, float]]) -> None:
             nonlocal pending
-            results[index] = hits
+            results[index] = answer
             pending -= 1
             if pending == 0 and self.browser.search.text().strip() == query:
-                keys = frozenset((i, path) for i, scores in results.items() for path in scores)
+                keys = frozenset((i, path) for i, (_hits, scores) in results.items() for path in scores)
+                labels = {h.index: h.label for h in self.workspace.handles}
+                best = sorted((Result(i, labels[i], hit) for i, (hits, _s) in results.items() for hit in hits),
+                              key=lambda r: (-r.hit.score, r.hit.path, r.wiki))[:MAX_LIMIT]
                 self.browser.set_matches(keys, f"{plural(len(keys), 'matching page')}")
+                self.browser.set_results(best, len(keys), query)
 
         for handle in self.workspace.handles:
-            # every match (not just the top 100 an agent gets): the browser filters to them
-            self.workspace.read(handle.index, lambda wiki: wiki.search.relevance(query),
-                                lambda hits, i=handle.index: collect(i, hits),
+            self.workspace.read(handle.index, ranked, lambda answer, i=handle.index: collect(i, answer),
                                 lambda exc: self.browser.set_matches(frozenset(), f"Search failed: {exc}"))
 
     def quick_switcher(self) -> None:
@@ -584,7 +609,7 @@ class MainWindow(QMainWindow):
     def ask_move(self, key: Key | None = None) -> None:
         """Move or rename a page (the current one by default), after asking for its new path."""
         key = key or self.current
-        if key is None:
+        if key is None or (key == self.current and not self.editing.confirm_leave(lambda: self.ask_move(key))):
             return
         from .curation_dialogs import MoveDialog
 
@@ -607,7 +632,7 @@ class MainWindow(QMainWindow):
     def ask_archive(self, key: Key | None = None) -> None:
         """Archive a page (the current one by default), after confirming."""
         key = key or self.current
-        if key is None:
+        if key is None or (key == self.current and not self.editing.confirm_leave(lambda: self.ask_archive(key))):
             return
         from .curation_dialogs import ArchiveDialog
 
@@ -816,8 +841,8 @@ class MainWindow(QMainWindow):
         """Open another wiki or home in this window (replacing the current one)."""
         from curator.app import open_workspace_window
 
-        self.close()
-        open_workspace_window(folder, self.settings)
+        if self.close():  # (not when unsaved edits kept it open)
+            open_workspace_window(folder, self.settings)
 
     def _restore_state(self) -> None:
         geometry = self.settings.geometry
@@ -836,6 +861,9 @@ class MainWindow(QMainWindow):
         self.settings.sync()
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        if not self._screenshot_mode() and not self.editing.confirm_leave(self.close):
+            event.ignore()  # unsaved edits: cancelled, or closed once they are saved
+            return
         if not self._screenshot_mode():
             self.save_state()
         self.workspace.close()

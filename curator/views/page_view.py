@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from .editor import PageEditor
 from .find_bar import FindBar
 from .render import MAX_DISPLAY_LINE, MISSING_SCHEME, PAGE_SCHEME, PREVIEW_BYTES, STYLE, ChunkedPage
 
@@ -173,16 +174,17 @@ class PageView(QWidget):
     archive_requested = Signal()  # "Archive…" on the shown page
     provenance_requested = Signal()  # the Provenance tab wants the open page's blame
     commit_activated = Signal(str)  # a line's commit, to open in History
+    save_requested = Signal()  # the edit bar's Save
+    discard_requested = Signal()  # the edit bar's Discard
 
     def __init__(self) -> None:
         super().__init__()
         self.tabs = QTabWidget()
         self.browser = SafeBrowser()
-        self.source = QPlainTextEdit()
+        self.source = PageEditor()
         self.source.setReadOnly(True)
-        mono = QFont("monospace")
-        mono.setStyleHint(QFont.StyleHint.Monospace)
-        self.source.setFont(mono)
+        self.edit_key: object = None  # the page the editor's buffer belongs to
+        self.read_only_reason = ""
         self.provenance = ProvenanceTable()
         self.provenance_note = QLabel("Who wrote each line: a colour per agent (grey: the operator). "
                                       "Hover for date, action and reviewer; double-click opens the commit.")
@@ -193,7 +195,7 @@ class PageView(QWidget):
         box.addWidget(self.provenance_note)
         box.addWidget(self.provenance, 1)
         self.tabs.addTab(self.browser, "Rendered")
-        self.tabs.addTab(self.source, "Source")
+        self.tabs.addTab(self._source_tab(), "Source")
         self.browser.document().setDefaultStyleSheet(STYLE)
         self.large_bar = QWidget()
         self.large_label = QLabel()
@@ -229,6 +231,9 @@ class PageView(QWidget):
         self._limit: float = PREVIEW_BYTES
         self._source_left = ""
         self._source_shown = 0
+        self._editable_when_loaded = False  # a large page's editor opens once it is loaded whole
+        self._full_source = ""
+        self._source_broken = False  # lines were broken for display: the buffer is not the page
         self._timer = QTimer(self)
         self._timer.setInterval(0)
         self._timer.timeout.connect(self._step)
@@ -237,6 +242,56 @@ class PageView(QWidget):
         self.context_menu: QMenu | None = None
         self.tabs.currentChanged.connect(lambda _i: self._maybe_request())
         self.provenance.commit_activated.connect(self.commit_activated)
+
+    def _source_tab(self) -> QWidget:
+        """The editor with a bar above it: unsaved changes, a change on disk, or why it is read-only."""
+        self.edit_bar = QWidget()
+        self.edit_label = QLabel()
+        self.edit_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.edit_label.setWordWrap(True)
+        self.save_button = QPushButton("Save")
+        self.save_button.setToolTip("Save the page (Ctrl+S): one commit")
+        self.save_button.clicked.connect(lambda: self.save_requested.emit())
+        self.discard_button = QPushButton("Discard changes")
+        self.discard_button.clicked.connect(lambda: self.discard_requested.emit())
+        bar = QHBoxLayout(self.edit_bar)
+        bar.setContentsMargins(6, 3, 6, 3)
+        bar.addWidget(self.edit_label, 1)
+        bar.addWidget(self.save_button)
+        bar.addWidget(self.discard_button)
+        self.edit_bar.hide()
+        holder = QWidget()
+        box = QVBoxLayout(holder)
+        box.setContentsMargins(0, 0, 0, 0)
+        box.setSpacing(0)
+        box.addWidget(self.edit_bar)
+        box.addWidget(self.source, 1)
+        self._source_holder = holder
+        self.source.modificationChanged.connect(lambda _m: self.update_edit_bar())
+        return holder
+
+    def show_source(self) -> None:
+        """Bring the Source tab (the editor) to the front and focus it."""
+        self.tabs.setCurrentWidget(self._source_holder)
+        self.source.setFocus()
+
+    def update_edit_bar(self) -> None:
+        editor = self.source
+        if editor.dirty and editor.disk_changed:
+            text, colour = ("Changed on disk while you were editing; your text is kept here. Save merges "
+                            "both (you see the three versions first).", "#fdebd0")
+        elif editor.dirty:
+            text, colour = "Unsaved changes (Ctrl+S saves them as one commit).", "#eaf2f8"
+        elif self.read_only_reason:
+            text, colour = self.read_only_reason, "#f2f3f4"
+        else:
+            self.edit_bar.hide()
+            return
+        self.edit_label.setText(text)
+        self.save_button.setVisible(editor.dirty)
+        self.discard_button.setVisible(editor.dirty)
+        self.edit_bar.setStyleSheet(f"QWidget {{ background: {colour}; }}")
+        self.edit_bar.show()
 
     def _context_menu(self, pos: QPoint) -> None:
         """The text browser's own menu (copy, select all) plus the page's curation actions."""
@@ -249,10 +304,16 @@ class PageView(QWidget):
         self.context_menu = menu  # kept for tests
 
     def show_page(self, html: str | ChunkedPage, source: str, base_dir: Path | None,
-                  root: Path | None = None) -> None:
+                  root: Path | None = None, *, key: object = None, editable: bool = False,
+                  read_only_reason: str = "") -> None:
         """Show a page: ``html`` at once, or a :class:`ChunkedPage` chunk by chunk. Images load
         from ``base_dir`` (the page's folder) and only from inside ``root`` (the wiki: an
-        embedded ``Attachments/shot.png`` lies outside the page's folder)."""
+        embedded ``Attachments/shot.png`` lies outside the page's folder).
+
+        ``key`` names the page; the Source tab is its editor when ``editable``. The same page shown
+        again (changed on disk) while its buffer has unsaved edits keeps the buffer: it is marked
+        as changed on disk, and saving it merges (the window's save, :mod:`.editing`).
+        """
         self._timer.stop()
         self._chunked = None
         self.large_bar.hide()
@@ -260,16 +321,30 @@ class PageView(QWidget):
         self.browser.root = root
         self._blame_stale = True
         self._maybe_request()
+        keep = self.source.dirty and key is not None and key == self.edit_key
+        self.edit_key = key
+        self.read_only_reason = read_only_reason
         if isinstance(html, str):
             self.browser.setHtml(html)
-            self.source.setPlainText(source)
+            if keep:
+                self.source.disk_changed = self.source.disk_changed or source != self.source.base
+            else:
+                self._open_source(source, editable)
+            self.update_edit_bar()
             if self.find_bar.isVisible():
                 self.find_bar.search()  # the matches of the page now shown
             return
         self._chunked, self._next, self._shown_bytes, self._limit = html, 0, 0, PREVIEW_BYTES
         self.browser.setHtml("<html><body></body></html>")
-        self.source.setPlainText("")
+        if keep:  # (a page edited here is small enough to be loaded whole: see _source_done)
+            self.source.disk_changed = self.source.disk_changed or source != self.source.base
+            source = ""
+        else:
+            self._open_source("", False)
+            self._editable_when_loaded = editable
+            self._full_source = source
         self._source_left, self._source_shown = source, 0
+        self.update_edit_bar()
         self._step()  # the first chunk now, the rest one per event-loop turn
         if self._pending() or self._source_pending():
             self._timer.start()
@@ -314,6 +389,18 @@ class PageView(QWidget):
         if not self._pending() and not self._source_pending():
             self._timer.stop()
 
+    def _open_source(self, source: str, editable: bool) -> None:
+        """``source`` as the editor's saved text; keeps the scroll position and cursor when the
+        text is what the editor holds already (the page shown again after a save)."""
+        self._editable_when_loaded = False
+        self._full_source = ""
+        self._source_broken = False
+        if self.source.toPlainText() != source or self.source.base != source:
+            self.source.open_text(source)
+        self.source.disk_changed = False
+        self.source.document().setModified(False)
+        self.source.setReadOnly(not editable)
+
     def _source_pending(self) -> bool:
         return bool(self._source_left) and self._source_shown < self._limit
 
@@ -322,9 +409,15 @@ class PageView(QWidget):
         if max((len(line) for line in piece.split("\n")), default=0) > MAX_DISPLAY_LINE:
             piece = "\n".join(line[i:i + MAX_DISPLAY_LINE] for line in piece.split("\n")
                               for i in range(0, max(len(line), 1), MAX_DISPLAY_LINE))
+            self._source_broken = True  # not the page's text any more: never saved
         cursor = QTextCursor(self.source.document())
         cursor.movePosition(QTextCursor.MoveOperation.End)
         cursor.insertText(piece)
+        self.source.document().setModified(False)
+        if not self._source_left and self._editable_when_loaded and not self._source_broken:
+            # the whole page is in the editor, exactly: it may be edited and saved
+            self.source.base = self._full_source
+            self.source.setReadOnly(False)
 
     def _update_bar(self) -> None:
         page = self._chunked
