@@ -30,6 +30,10 @@ def window(qtbot, tmp_path: Path):  # type: ignore[no-untyped-def]
     root = make_wiki(tmp_path / "wiki")
     win = loaded_window(qtbot, root, tmp_path)
     win.show()
+    # Answered before the test runs, not only at teardown: pytest-qt closes the widgets it was
+    # given before this fixture's teardown, and a real QMessageBox.exec() offscreen never returns.
+    # A test that wants another answer sets its own.
+    win.editing.ask_unsaved = lambda box: QMessageBox.StandardButton.Discard
     yield root, win
     win.editing.ask_unsaved = lambda box: QMessageBox.StandardButton.Discard
     win.close()
