@@ -95,7 +95,7 @@ def test_find_in_page_counts_steps_wraps_and_escape_closes(qtbot, window: MainWi
 
 def test_find_in_page_searches_the_source_when_it_is_in_front(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
     open_page(qtbot, window, "wiki/guide.md")
-    window.page_view.tabs.setCurrentWidget(window.page_view.source)
+    window.page_view.show_source()
     window.find_in_page()
     window.page_view.find_bar.field.setText("tags:")  # frontmatter: only in the source
     assert window.page_view.find_bar.count.text() == "1 of 1"

@@ -102,7 +102,7 @@ def test_lint_queue_opens_the_page_at_the_line(qtbot, tmp_path: Path) -> None:  
     with qtbot.waitSignal(win.ready, timeout=15_000):
         lint.table.doubleClicked.emit(lint.model.index(row, 0))
     page_view = win.page_view
-    qtbot.waitUntil(lambda: page_view.tabs.currentWidget() is page_view.source, timeout=5_000)
+    qtbot.waitUntil(page_view.source_in_front, timeout=5_000)
     assert win.views.currentWidget() is page_view and win.current == (0, "notes/lonely.md")
     cursor = page_view.source.textCursor()
     assert cursor.blockNumber() == 3 and "[[Nowhere Yet]]" in cursor.selectedText()

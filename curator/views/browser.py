@@ -158,10 +158,11 @@ class PageBrowser(QWidget):
         layout.addWidget(self.stack, 1)
         layout.addWidget(self.count)
         self.search_status.hide()
-        # hidden, it keeps its line: the filter row below never jumps when the search is cleared
-        policy = self.search_status.sizePolicy()
-        policy.setRetainSizeWhenHidden(True)
-        self.search_status.setSizePolicy(policy)
+        # hidden, they keep their line: the filter row below never jumps when the search is cleared
+        for widget in (self.search_status, self.table_toggle):
+            policy = widget.sizePolicy()
+            policy.setRetainSizeWhenHidden(True)
+            widget.setSizePolicy(policy)
         # the source's own signals too: the proxy announces a removal before the source has
         # removed the row, so counting then said "3 of 4 pages" with no filter
         self.table_toggle.hide()

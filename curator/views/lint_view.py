@@ -124,5 +124,5 @@ def show_line(page_view: Any, line: int, tries: int = 50) -> None:
     cursor = QTextCursor(block)
     cursor.select(QTextCursor.SelectionType.LineUnderCursor)
     source.setTextCursor(cursor)
-    page_view.tabs.setCurrentWidget(source)
+    page_view.show_source()
     source.centerCursor()

@@ -270,6 +270,10 @@ class PageView(QWidget):
         self.source.modificationChanged.connect(lambda _m: self.update_edit_bar())
         return holder
 
+    def source_in_front(self) -> bool:
+        """Whether the Source tab (the editor, under its bar) is the tab in front."""
+        return self.tabs.currentWidget() is self._source_holder
+
     def show_source(self) -> None:
         """Bring the Source tab (the editor) to the front and focus it."""
         self.tabs.setCurrentWidget(self._source_holder)
@@ -351,7 +355,7 @@ class PageView(QWidget):
 
     def text_in_front(self) -> QTextEdit | QPlainTextEdit:
         """The text widget find-in-page searches: the source when it is in front, else the page."""
-        return self.source if self.tabs.currentWidget() is self.source else self.browser
+        return self.source if self.source_in_front() else self.browser
 
     def find_in_page(self) -> None:
         if self.tabs.currentWidget() is self._provenance_tab:
