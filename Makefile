@@ -1,6 +1,6 @@
 # Two commands do all the set-up on a fresh clone (the virtual environment included):
 #   make run    launch the station on the bundled demo wiki
-#   make test   run the whole test suite
+#   make test   run the whole test suite (ruff, mypy, then pytest; fails on any of them)
 # Both create .venv on first use and re-install when pyproject.toml changes.
 #   make dist   build the one-folder desktop bundle dist/curator/ (PyInstaller, packaging/curator.spec)
 
@@ -23,6 +23,7 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m ruff check .
+	$(PY) -m mypy
 	$(PY) -m pytest
 
 perf: $(STAMP)

@@ -442,7 +442,7 @@ def _server_class() -> type:
     from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
     from pydantic import ValidationError
 
-    class OneLineErrors(MCPServer):  # type: ignore[misc]
+    class OneLineErrors(MCPServer):
         async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
             try:
                 return await super().call_tool(name, arguments, context)
@@ -479,7 +479,9 @@ def build_server(door: AgentDoor) -> Any:
             raise ToolError(display_path(f"internal error: {type(exc).__name__}: {_one_line(exc)}")) from None
 
     def tool(description: str) -> Callable[[Callable[..., str]], Callable[..., str]]:
-        return server.tool(description=description, structured_output=False)
+        decorator: Callable[[Callable[..., str]], Callable[..., str]] = server.tool(
+            description=description, structured_output=False)
+        return decorator
 
     @tool("Record ONE durable fact in the wiki. This is the only way to write a page. The fact goes "
           "to the page named by slug (an exact page name, else similar pages are offered as "

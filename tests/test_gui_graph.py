@@ -68,7 +68,7 @@ def test_global_graph_has_pages_ghosts_and_orphans(window: MainWindow) -> None:
     view.min_trust.setValue(0.5)
     assert shown_ids(view) == {"wiki/p5.md"}
     view.min_trust.setValue(0.0)
-    view.find.setText("p3")
+    view.title_filter.setText("p3")
     assert shown_ids(view) == {"wiki/p3.md"}
 
 
@@ -78,13 +78,13 @@ def test_local_graph_depth_changes_the_neighbourhood(qtbot, window: MainWindow) 
         window.open_page((0, "wiki/p2.md"))
     with qtbot.waitSignal(view.content_ready, timeout=10_000):
         view.mode.setCurrentIndex(1)
-    view.depth.setValue(1)
+    view.depth_slider.setValue(1)
     qtbot.waitUntil(lambda: view.data is not None and shown_ids(view) == {"wiki/p1.md", "wiki/p2.md", "wiki/p3.md"},
                     timeout=10_000)
     assert view.data is not None and view.data.center == "wiki/p2.md"
-    view.depth.setValue(2)
+    view.depth_slider.setValue(2)
     qtbot.waitUntil(lambda: shown_ids(view) == {f"wiki/p{i}.md" for i in range(0, 5)}, timeout=10_000)
-    view.depth.setValue(4)
+    view.depth_slider.setValue(4)
     qtbot.waitUntil(lambda: "unresolved:ghost-page" in shown_ids(view), timeout=10_000)
 
 

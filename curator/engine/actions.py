@@ -950,10 +950,9 @@ def run_action(wiki: Wiki, actor: Actor, name: str, target: str,
 def _finish(wiki: Wiki, st: _State, ctx: ActionContext) -> ActionResult:
     ctx._save_marker()  # (a batch remembered but never written leaves nothing to say)
     changed = ctx._changed()
-    base = dict(action=ctx.name, target=ctx.target)
     if not changed:
         _clear_marker(st)
-        return ActionResult(ctx.status, ctx.message, None, [], dict(ctx.data), **base)
+        return ActionResult(ctx.status, ctx.message, None, [], dict(ctx.data), ctx.name, ctx.target)
     subject = f"{ctx.name}: {ctx.target}"
     message = subject + (f"\n\n{ctx.body.strip()}" if ctx.body.strip() else "")
     sha: str | None
@@ -963,7 +962,8 @@ def _finish(wiki: Wiki, st: _State, ctx: ActionContext) -> ActionResult:
         contents = _apart_contents(st.git, ctx, changed)
     except Invalid as exc:
         ctx._rollback()
-        return ActionResult(exc.status, exc.message, data={**ctx.data, **exc.data}, **base)
+        return ActionResult(exc.status, exc.message, data={**ctx.data, **exc.data}, action=ctx.name,
+                            target=ctx.target)
     # Every file is written: from here on recovery rolls the action forward, never back.
     _pending_append(st, [], {"phase": "commit", "changed": changed, "body": ctx.body.strip(),
                              "contents": {p: st.git.store_blob(b) for p, b in contents.items()},
@@ -987,7 +987,7 @@ def _finish(wiki: Wiki, st: _State, ctx: ActionContext) -> ActionResult:
     if sha is not None and index_ok:
         _clear_marker(st)  # else keep it: the next action's recovery commits (or repairs) these paths
     _refresh(wiki, changed)
-    return ActionResult(ctx.status, text, sha, changed, data, **base)
+    return ActionResult(ctx.status, text, sha, changed, data, ctx.name, ctx.target)
 
 
 def _apart_contents(g: Git, ctx: ActionContext, changed: list[str]) -> dict[str, bytes]:

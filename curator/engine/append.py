@@ -250,7 +250,7 @@ class _DirCache:
                 mtime = os.stat(full).st_mtime_ns
             except OSError:
                 continue
-            entry = cached.get(rel)
+            entry: Any = cached.get(rel)
             if not self._trusted(entry, mtime):
                 known: dict[str, str] = {}
                 if isinstance(entry, list) and len(entry) == 5 and entry[2]:
@@ -615,6 +615,8 @@ def append(wiki: Wiki, slug: str, content: str, links: Sequence[str] = (), creat
         ctx.data.update(_empty_data())
         if approval is not None:
             approval.check(ctx)  # still pending here, under the lock (else: already decided)
+        target: str | None
+        candidates: list[Candidate]
         if by_path is not None:
             target, candidates = by_path, []
         else:
@@ -713,14 +715,13 @@ def rebuild_from_journal(wiki: Wiki, actor: Actor = OPERATOR) -> ActionResult:
         for p in gone:
             if isinstance(p, str):
                 removals.setdefault(p, []).append(i)
-    records = [r for i, r in records
-               if not any(j > i for j in removals.get(str(r.get("page")), []))]
+    kept = [r for i, r in records if not any(j > i for j in removals.get(str(r.get("page")), []))]
 
     def apply(ctx: ActionContext) -> None:
         restored: list[dict[str, Any]] = []
         texts: dict[str, str] = {}
         boms: dict[str, bool] = {}
-        for rec in records:
+        for rec in kept:
             s = slugify(rec["slug"])
             page = rec.get("page") if isinstance(rec.get("page"), str) else None
             if not s:
@@ -817,8 +818,10 @@ def fetch_url(url: str, timeout: float = 20.0) -> bytes:
         def connect(self) -> None:
             http.client.HTTPConnection.connect(self)  # plain TCP first: check the peer ...
             checked(self)
-            server = self._tunnel_host or self.host
-            self.sock = self._context.wrap_socket(self.sock, server_hostname=server)  # ... then TLS
+            # the private attributes HTTPSConnection.connect itself uses (not in typeshed)
+            server = self._tunnel_host or self.host  # type: ignore[attr-defined]  # see above
+            self.sock = self._context.wrap_socket(  # type: ignore[attr-defined]  # see above
+                self.sock, server_hostname=server)  # ... then TLS
 
     class _HTTPHandler(urllib.request.HTTPHandler):
         def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
@@ -826,7 +829,8 @@ def fetch_url(url: str, timeout: float = 20.0) -> bytes:
 
     class _HTTPSHandler(urllib.request.HTTPSHandler):
         def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
-            return self.do_open(_HTTPS, req, context=self._context)
+            # HTTPSHandler keeps its SSL context as the private ``_context`` (not in typeshed)
+            return self.do_open(_HTTPS, req, context=self._context)  # type: ignore[attr-defined]  # see above
 
     class _Redirects(urllib.request.HTTPRedirectHandler):
         def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[no-untyped-def]
@@ -840,7 +844,7 @@ def fetch_url(url: str, timeout: float = 20.0) -> bytes:
                                          _Redirects())
     try:
         with opener.open(url, timeout=timeout) as resp:
-            data = resp.read(MAX_INGEST_BYTES + 1)
+            data: bytes = resp.read(MAX_INGEST_BYTES + 1)
     except urllib.error.URLError as exc:
         if isinstance(exc.reason, Invalid):
             raise exc.reason from None

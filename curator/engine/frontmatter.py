@@ -313,7 +313,7 @@ def _dump_item(key: str, value: Any) -> list[str]:
         head = head[: -len("null")].rstrip()
         flow = yaml.safe_dump(value, default_flow_style=True, **opts).strip()
         return [f"{head} {flow}"]
-    text = yaml.safe_dump({key: value}, default_flow_style=False, **opts)
+    text: str = yaml.safe_dump({key: value}, default_flow_style=False, **opts)
     return text.rstrip("\n").split("\n")
 
 

@@ -582,10 +582,10 @@ class Git:
             out, err = hasher.stdout.read(), hasher.stderr.read()
             if hasher.wait() != 0:
                 raise GitError(f"git hash-object failed: {err.decode('utf-8', 'replace').strip()[-200:]}")
-            shas = out.decode().split()
-            if len(shas) != len(existing):
+            hashed = out.decode().split()
+            if len(hashed) != len(existing):
                 raise GitError("git hash-object returned an unexpected answer")
-            blobs = dict(zip(existing, shas, strict=True))
+            blobs = dict(zip(existing, hashed, strict=True))
         blobs.update(given)
         changes: dict[str, tuple[bytes, bytes] | None] = {}
         modes: dict[str, str] = {}

@@ -75,8 +75,7 @@ def scan(text: str) -> list[ScanHit]:
     """Secrets and prompt-injection phrases found in ``text`` (each name once, in table order)."""
     hits = [ScanHit("secret", n) for n, rx in _SECRETS if rx.search(text)]
     hits += [ScanHit("injection", n) for n, rx in _INJECTIONS if rx.search(text)]
-    seen: set[ScanHit] = set()
-    return [h for h in hits if not (h in seen or seen.add(h))]
+    return list(dict.fromkeys(hits))
 
 
 # --- signals -----------------------------------------------------------------------------

@@ -172,11 +172,11 @@ class _Placement:
                     coords[i] = self.cached[n]
             step = _median_edge(coords, sub.get_edgelist(), known) or 1.0
             placed = known.copy()
-            frontier = list(np.flatnonzero(~placed))
+            frontier = [int(x) for x in np.flatnonzero(~placed)]
             while frontier:
-                later = []
+                later: list[int] = []
                 for i in frontier:
-                    nbrs = [j for j in sub.neighbors(int(i)) if placed[j]]
+                    nbrs = [j for j in sub.neighbors(i) if placed[j]]
                     if nbrs:
                         angle = self.rng.uniform(0, 2 * math.pi)
                         coords[i] = coords[nbrs].mean(axis=0) + step * np.array([math.cos(angle),
@@ -207,7 +207,8 @@ class _Placement:
         coords = np.asarray(sub.layout_fruchterman_reingold(
             niter=200, seed=self._random_start(len(comp)).tolist(), grid="nogrid").coords)
         coords = coords - coords.mean(axis=0)
-        return coords * (unit / (_median_edge(coords, sub.get_edgelist()) or 1.0))
+        scaled: np.ndarray = coords * (unit / (_median_edge(coords, sub.get_edgelist()) or 1.0))
+        return scaled
 
     def _extent(self) -> tuple[np.ndarray, float]:
         """Centre and radius of everything placed so far."""
@@ -236,7 +237,8 @@ class _Placement:
             thick = items[i][2]
             ring_r = ring + thick
             circumference = 2 * math.pi * ring_r
-            used, members = 0.0, []
+            used = 0.0
+            members: list[tuple[np.ndarray, list[int], float]] = []
             while i < len(items) and (not members or used + 2 * items[i][2] + gap <= circumference):
                 members.append(items[i])
                 used += 2 * items[i][2] + gap

@@ -148,7 +148,7 @@ class LinkIndex:
         # the hot loop of every graph and lint (200,000 links at 32,000 pages): locals only
         resolve, anywhere = self.resolve_key, self._anywhere
         incoming, unresolved, outgoing = self.incoming, self.unresolved, self.outgoing
-        files, missing = self.attachment_links, self.missing_attachments
+        attached, missing = self.attachment_links, self.missing_attachments
         new = tuple.__new__  # an Edge without the Python-level __new__ (half the cost)
         for path in sorted(pages):
             folder = folder_of(path)
@@ -163,7 +163,7 @@ class LinkIndex:
                     if target != path:
                         incoming[target].append(edge)
                 elif res.attachment is not None:
-                    files[res.attachment].append(edge)
+                    attached[res.attachment].append(edge)
                 elif res.names_file:
                     missing[key].append(edge)
                 else:

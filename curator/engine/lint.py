@@ -88,15 +88,15 @@ def lint(wiki: Wiki, actor: Actor = OPERATOR) -> list[LintIssue]:
         # link thousands of times is one thing to fix, not thousands.
         reported: dict[tuple[str, str], list[int]] = {}
         for edge in links.outgoing.get(path, []):
-            problem = _link_problem(edge, visible, can_see)
-            if problem is None:
+            broken = _link_problem(edge, visible, can_see)
+            if broken is None:
                 continue
-            seen = reported.get(problem)
+            seen = reported.get(broken)
             if seen is not None:
                 seen[1] += 1
                 continue
-            code = problem[0]
-            reported[problem] = [len(issues), 1]
+            code = broken[0]
+            reported[broken] = [len(issues), 1]
             issues.append(LintIssue(path, code, WARNING, _link_message(code, edge, visible), edge.link.line))
         for index, count in reported.values():
             if count > 1:

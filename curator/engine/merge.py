@@ -94,7 +94,7 @@ def _fence_end(lines: list[str], i: int) -> int:
 
 def _is_fence(line: str) -> bool:
     m = _FENCE_OPEN.match(line)
-    return bool(m) and not (m.group(1)[0] == "`" and "`" in m.group(2))
+    return m is not None and not (m.group(1)[0] == "`" and "`" in m.group(2))
 
 
 def units(body: str) -> list[Unit]:

@@ -461,7 +461,7 @@ def _trust_differs(base: bytes, ours: bytes, theirs: bytes) -> bool:
         d = _decode(data)
         metas.append(_parse(d.text)[1] if d is not None else {})
     b, o, t = (m.get("trust", _MISSING) for m in metas)
-    return o != t and o != b and t != b
+    return bool(o != t and o != b and t != b)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

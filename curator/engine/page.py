@@ -189,8 +189,7 @@ def _as_list(value: Any) -> list[str]:
     if isinstance(value, str):
         items = value.split(",")
     elif isinstance(value, list):
-        items = [v for v in value if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
-        items = [str(v) for v in items]
+        items = [str(v) for v in value if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
         items = [str(value)]
     else:

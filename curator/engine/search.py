@@ -247,7 +247,7 @@ class SearchIndex:
         dead = int(self._meta(self._conn, "dead") or 0)
         if dead < 64:
             return False
-        live = self._conn.execute("SELECT count(*) FROM search_docs").fetchone()[0]
+        live: int = self._conn.execute("SELECT count(*) FROM search_docs").fetchone()[0]
         return dead > MAX_DEAD_SHARE * max(live, 1)
 
     def _full_scan(self) -> ChangeSet:
@@ -365,6 +365,7 @@ class SearchIndex:
 
     def _under(self, d: str) -> list[str]:
         """Indexed pages below folder ``d``."""
+        args: tuple[str, ...]
         if not d:
             sql, args = "SELECT path FROM search_docs", ()
         else:
@@ -408,7 +409,8 @@ class SearchIndex:
             self._save_dirs(stamps, replace=True, swept=True)
             with wiki.store._lock:
                 checkpoint(conn)
-                return conn.execute("SELECT count(*) FROM search_docs").fetchone()[0]
+                count: int = conn.execute("SELECT count(*) FROM search_docs").fetchone()[0]
+                return count
 
     # --- searching -----------------------------------------------------------------------
     def search(self, query: str | Query, actor: Actor = OPERATOR, *, min_trust: float | None = None,

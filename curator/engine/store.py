@@ -68,7 +68,8 @@ def encode_record(row: list[Any]) -> bytes:
 def decode_record(blob: bytes) -> list[Any]:
     if blob[:1] == b"Z":
         blob = zlib.decompress(blob[1:])
-    return marshal.loads(blob)
+    record: list[Any] = marshal.loads(blob)
+    return record
 
 
 def name_hash(name: str) -> int:

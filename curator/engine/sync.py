@@ -654,7 +654,7 @@ def resolve(wiki: Wiki, actor: Actor, refs: Sequence[str], choice: str, data: by
             ctx.message = f"recorded; these pages now conflict too: {', '.join(unresolved)}"
             ctx.data.update(resolved=targets, left=unresolved)
             return
-        entries = {}
+        entries: dict[str, tuple[str, str] | None] = {}
         kept: dict[str, list[str]] = {}
         base = g.out("merge-base", head, theirs) or None
         for path in paths:
@@ -663,11 +663,11 @@ def resolve(wiki: Wiki, actor: Actor, refs: Sequence[str], choice: str, data: by
                 entries[path] = (_mode_of(g, tree, path) or "100644", str(entry["blob"]))
                 continue
             side, other = (head, theirs) if entry.get("choice") == "ours" else (theirs, head)
-            entries[path] = _entry_at(g, side, path)
+            entry_at = entries[path] = _entry_at(g, side, path)
             facts, text = _with_other_sides_facts(g, base, side, other, path)
-            if facts and entries[path] is not None:
+            if facts and entry_at is not None:
                 blob = g.run("hash-object", "-w", "--stdin", input=text).stdout.decode().strip()
-                entries[path] = (entries[path][0], blob)
+                entries[path] = (entry_at[0], blob)
                 kept[path] = facts
         new_tree = _tree_with(g, tree, entries)
         names = ", ".join(paths)
@@ -828,7 +828,7 @@ class AutoSync:
         self.last_result = result
         if result is None or result.is_error or result.status == "offline":
             self.failures += 1
-            delay = min(self.max_backoff, self.backoff * 2 ** (self.failures - 1))
+            delay: float = min(self.max_backoff, self.backoff * 2.0 ** (self.failures - 1))
         else:
             self.failures = 0
             delay = self.interval

@@ -81,6 +81,7 @@ def _fit(dialog: QDialog, width: int) -> None:
     sized before its labels wrap lets them overlap the fields below)."""
     dialog.setMinimumWidth(width)
     layout = dialog.layout()
+    assert layout is not None  # every dialog here has its layout set before it is sized
     layout.setSizeConstraint(QLayout.SizeConstraint.SetMinimumSize)
     dialog.resize(width, layout.heightForWidth(width) if layout.hasHeightForWidth() else layout.sizeHint().height())
 

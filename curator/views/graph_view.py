@@ -170,10 +170,10 @@ class GraphView(WikiView):
         self.mode = QComboBox()
         self.mode.addItems(["Global", "Local"])
         self.mode.setToolTip("Global graph, or the pages around the open page")
-        self.depth = QSlider(Qt.Orientation.Horizontal)
-        self.depth.setRange(1, 4)
-        self.depth.setValue(2)
-        self.depth.setFixedWidth(90)
+        self.depth_slider = QSlider(Qt.Orientation.Horizontal)
+        self.depth_slider.setRange(1, 4)
+        self.depth_slider.setValue(2)
+        self.depth_slider.setFixedWidth(90)
         self.depth_label = QLabel("Depth 2")
         self.size_by = QComboBox()
         self.size_by.addItems(["Size: trust", "Size: links"])
@@ -186,7 +186,7 @@ class GraphView(WikiView):
         self.attachments.setToolTip("Show the files pages link to or embed (images, PDFs, canvases)")
         self.relayout = QPushButton("Re-layout")
         top = QHBoxLayout()
-        for w in (self.wiki_choice, self.mode, self.depth_label, self.depth, self.size_by, self.relayout):
+        for w in (self.wiki_choice, self.mode, self.depth_label, self.depth_slider, self.size_by, self.relayout):
             top.addWidget(w)
         top.addStretch(1)
 
@@ -209,12 +209,12 @@ class GraphView(WikiView):
         self.namespace.setMinimumContentsLength(8)
         self.namespace.currentTextChanged.connect(self._redraw)
         more.addWidget(self.namespace)
-        self.find = QLineEdit()
-        self.find.setPlaceholderText("Filter by title…")
-        self.find.setClearButtonEnabled(True)
-        self.find.textChanged.connect(self._redraw)
-        self.find.setMinimumWidth(60)
-        more.addWidget(self.find, 1)
+        self.title_filter = QLineEdit()
+        self.title_filter.setPlaceholderText("Filter by title…")
+        self.title_filter.setClearButtonEnabled(True)
+        self.title_filter.textChanged.connect(self._redraw)
+        self.title_filter.setMinimumWidth(60)
+        more.addWidget(self.title_filter, 1)
         self.info = QLabel()
 
         # The plot (pyqtgraph: half a second to import) is built when first needed, not while
@@ -239,7 +239,7 @@ class GraphView(WikiView):
         self._hover_index: int | None = None
 
         self.mode.currentIndexChanged.connect(lambda _i: self.reload())
-        self.depth.valueChanged.connect(self._depth_changed)
+        self.depth_slider.valueChanged.connect(self._depth_changed)
         self.size_by.currentIndexChanged.connect(self._redraw)
         self.ghosts.toggled.connect(self._redraw)
         self.ghosts.clicked.connect(self._ghosts_chosen)
@@ -342,7 +342,7 @@ class GraphView(WikiView):
         engine = self._engines.get(index)
         if engine is None:
             engine = self._engines[index] = engine_for(wiki.state_dir)
-        depth = self.depth.value()
+        depth = self.depth_slider.value()
         files = self.attachments.isChecked()
         self._stale = False
         self.info.setText("Laying out…")
@@ -392,7 +392,7 @@ class GraphView(WikiView):
         ns = self.namespace.currentText()
         if ns != "All namespaces":
             mask &= np.array([n == ns for n in d.namespaces]) | ~d.resolved
-        needle = self.find.text().strip().casefold()
+        needle = self.title_filter.text().strip().casefold()
         if needle:
             mask &= np.array([needle in label for label in d.folded_labels])
         if not self.orphans.isChecked():

@@ -155,7 +155,7 @@ class InboxView(ReviewView):
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._selection_changed())
         self.table.selectionModel().currentRowChanged.connect(lambda *_: self._selection_changed())
         self.detail.anchorClicked.connect(self.open_page_url)
-        for key, slot in (("J", lambda: self.move(1)), ("K", lambda: self.move(-1)), ("A", self.approve_selected),
+        for key, slot in (("J", lambda: self.select_next(1)), ("K", lambda: self.select_next(-1)), ("A", self.approve_selected),
                           ("E", self.edit_current), ("R", self.reject_selected)):
             shortcut = QShortcut(QKeySequence(key), self)
             shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
@@ -163,11 +163,15 @@ class InboxView(ReviewView):
         self._count_timer = QTimer(self)
         self._count_timer.setInterval(COUNT_INTERVAL_MS)
         self._count_timer.timeout.connect(self.update_badge)
-        window.workspace.loaded.connect(lambda _s: (self.update_badge(), self._count_timer.start()))
+        window.workspace.loaded.connect(self._on_loaded)
         self._selection_changed()
         self.detail.setHtml(render_message("Inbox", "Reading the wiki…"))
 
     # --- the badge ---------------------------------------------------------------------------
+    def _on_loaded(self, _snapshot: object) -> None:
+        self.update_badge()
+        self._count_timer.start()
+
     def update_badge(self) -> None:
         """Count pending items in every loaded wiki (a folder listing, off the GUI thread)."""
         from curator.engine.inbox import pending_count
@@ -240,7 +244,7 @@ class InboxView(ReviewView):
         value = self.current_record(self.table)
         return value if isinstance(value, InboxItem) else None
 
-    def move(self, step: int) -> None:
+    def select_next(self, step: int) -> None:
         """J/K: the next or previous item becomes current and the only one selected."""
         n = len(self.model.rows)
         if not n:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -207,8 +208,8 @@ class MainWindow(QMainWindow):
         QGuiApplication.styleHints().colorSchemeChanged.connect(self._system_scheme_changed)
 
     # --- construction -----------------------------------------------------------------
-    def _action(self, text: str, shortcut: str | QKeySequence | list[Any] | None,
-                slot: Callable[[], None], menu: Any) -> QAction:
+    def _action(self, text: str, shortcut: str | QKeySequence | QKeySequence.StandardKey | list[Any] | None,
+                slot: Callable[[], object], menu: Any) -> QAction:
         action = QAction(text, self)
         if isinstance(shortcut, list):
             action.setShortcuts(shortcut)
@@ -552,7 +553,7 @@ class MainWindow(QMainWindow):
                 self.browser.set_results(best, len(keys), query)
 
         for handle in self.workspace.handles:
-            self.workspace.read(handle.index, ranked, lambda answer, i=handle.index: collect(i, answer),
+            self.workspace.read(handle.index, ranked, functools.partial(collect, handle.index),
                                 lambda exc: self.browser.set_matches(frozenset(), f"Search failed: {exc}"))
 
     def quick_switcher(self) -> None:

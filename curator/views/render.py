@@ -54,7 +54,7 @@ def _parser() -> MarkdownIt:
         md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
         md.enable(["table", "strikethrough"])
         md.use(tasklists_plugin, enabled=False)
-        default_link_open = md.renderer.rules.get("link_open")
+        default_link_open = md.renderer.rules.get("link_open")  # type: ignore[attr-defined]  # RendererHTML has rules; the protocol does not say so
 
         def link_open(renderer, tokens, idx, options, env):  # type: ignore[no-untyped-def]
             token = tokens[idx]

@@ -20,7 +20,7 @@ class Settings:
         value = self.q.value("recent/wikis", [])
         if isinstance(value, str):
             return [value]
-        return [str(v) for v in (value or [])]
+        return [str(v) for v in value] if isinstance(value, (list, tuple)) else []
 
     def add_recent(self, path: str) -> None:
         items = [path, *(p for p in self.recent_wikis if p != path)][:MAX_RECENT]

@@ -202,13 +202,13 @@ class LinksPanel(QWidget):
                 item.addChild(ctx)
             back.addChild(item)
         out = QTreeWidgetItem([f"Outgoing links ({len(info.outgoing)})"])
-        for target, path, title in info.outgoing[:MAX_LINK_ITEMS]:
-            if path is None:
+        for target, target_path, title in info.outgoing[:MAX_LINK_ITEMS]:
+            if target_path is None:
                 item = QTreeWidgetItem([f"{target}  —  not yet written"])
                 item.setForeground(0, Qt.GlobalColor.darkRed)
             else:
-                item = QTreeWidgetItem([f"{title}  —  {path}"])
-                item.setData(0, PathRole, path)
+                item = QTreeWidgetItem([f"{title}  —  {target_path}"])
+                item.setData(0, PathRole, target_path)
             out.addChild(item)
         men = QTreeWidgetItem([f"Unlinked mentions ({len(info.mentions)})"])
         for path, title, context in info.mentions:
@@ -224,7 +224,9 @@ class LinksPanel(QWidget):
             self.tree.addTopLevelItem(top)
             top.setExpanded(True)
             for i in range(top.childCount()):
-                top.child(i).setExpanded(True)
+                child = top.child(i)
+                if child is not None:
+                    child.setExpanded(True)
 
     def _activated(self, item: QTreeWidgetItem, _column: int) -> None:
         path = item.data(0, PathRole)

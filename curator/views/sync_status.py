@@ -18,6 +18,7 @@ Reads (the status) go through ``window.workspace.read``, off the GUI thread.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -149,8 +150,15 @@ class SyncStatusWidget(QWidget):
         index = self.index() if index is None else index
         if not self._loaded(index):
             return
-        self.workspace.read(index, sync_status, lambda st, i=index: self._got_status(i, st),
-                            lambda exc: self.alive() and self.label.setText(f"Sync: {exc}"))
+        self.workspace.read(index, sync_status, functools.partial(self._got_status, index),
+                            self._status_failed)
+
+    def _status_failed(self, exc: BaseException) -> None:
+        if self.alive():
+            self.label.setText(f"Sync: {exc}")
+
+    def _refresh_after(self, index: int, _result: object) -> None:
+        self.refresh(index)
 
     def _got_status(self, index: int, st: SyncStatus) -> None:
         if not self.alive():
@@ -183,7 +191,7 @@ class SyncStatusWidget(QWidget):
         auto = self._auto(index)
         auto.started()
         self.main.run_action(index, lambda wiki: sync(wiki, OPERATOR), "Syncing",
-                               done=lambda result, i=index: self._synced(i, result))
+                               done=functools.partial(self._synced, index))
 
     def _synced(self, index: int, result: Any) -> None:
         if not self.alive():
@@ -207,7 +215,7 @@ class SyncStatusWidget(QWidget):
                 self.main.show_error(f"Sync failed: {exc}")
 
             self.workspace.run(index, lambda wiki: sync(wiki, OPERATOR),
-                               lambda result, i=index: self._auto_synced(i, result), failed)
+                               functools.partial(self._auto_synced, index), failed)
 
     def _auto_synced(self, index: int, result: ActionResult) -> None:
         if not self.alive():
@@ -262,7 +270,7 @@ class SyncStatusWidget(QWidget):
 
     def _resolve(self, index: int, path: str, choice: str, data: bytes | None) -> None:
         self.main.run_action(index, lambda wiki: resolve(wiki, OPERATOR, [path], choice, data),
-                               f"Resolving {path}", done=lambda _r, i=index: self.refresh(i))
+                               f"Resolving {path}", done=functools.partial(self._refresh_after, index))
 
 
 class ConflictDialog(QDialog):

@@ -8,6 +8,7 @@ Views never touch files or git themselves; they go through here.
 
 from __future__ import annotations
 
+import functools
 import gc
 import logging
 import threading
@@ -205,7 +206,7 @@ class Workspace(QObject):
         self.ready = True
         for handle in self.handles:
             assert handle.wiki is not None
-            handle.wiki.changed.connect(lambda cs, h=handle: self._on_engine_change(h, cs))
+            handle.wiki.changed.connect(functools.partial(self._on_engine_change, handle))
         if self._watch:
             self._start_watching()
         self._timer.start()
@@ -244,8 +245,11 @@ class Workspace(QObject):
         for handle in self.handles:
             wiki = handle.wiki
             if wiki is not None and not wiki.search.active():
-                run_task(wiki.search.ensure_built, lambda _r, i=handle.index: self.search_built.emit(i),
+                run_task(wiki.search.ensure_built, functools.partial(self._search_done, handle.index),
                          self._search_build_failed)
+
+    def _search_done(self, index: int, _count: object) -> None:
+        self.search_built.emit(index)
 
     def _search_build_failed(self, exc: BaseException) -> None:
         from curator.engine.search import BuildStopped
