@@ -60,7 +60,7 @@ API
     kept). An apply that writes nothing (a ``duplicate`` answer, say) makes no commit.
 
 ``ActionContext`` (what ``apply`` gets): ``wiki``, ``actor``, ``name``, ``target``, ``status``
-    (default ``"ok"``), ``message``, ``data`` (dict merged into the JSON answer), ``journal``
+    (default ``Status.OK``), ``message``, ``data`` (dict merged into the JSON answer), ``journal``
     (extra fields for the journal line; set them *before* writing, they are also kept in the
     pending marker), ``body`` (commit message body). Methods: ``safe_path(rel)`` (normalised
     root-relative posix path or :class:`Invalid`), ``check_write(rel)`` (policy, raises
@@ -70,8 +70,9 @@ API
     one marker save, in-place writes of the changed bytes, an fsync of exactly those files), ``move(src, dst)``, ``delete(rel, archive=True)``
     (moves to ``_archive/<rel>``; returns the archive path), ``touched`` (paths in order).
 
-``ActionResult``: ``status``, ``message``, ``commit`` (sha or None), ``changed`` (paths),
-    ``data``; ``ok`` / ``is_error`` (error statuses: ``locked``, ``denied``, ``invalid``,
+``ActionResult``: ``status`` (a :class:`~.status.Status`), ``message``, ``commit`` (sha or
+    None), ``changed`` (paths), ``data``; ``ok`` / ``is_error`` (decided by
+    :attr:`Status.is_error <.status.Status.is_error>`: ``locked``, ``denied``, ``invalid``,
     ``error``); ``to_json()`` -> ``{"status", "message", "commit", "changed", **data}``.
     A failed git commit is reported, not fatal: the status stays (the files are written), commit
     is None, ``data["commit_error"]`` says why, and the next action's recovery commits the paths.
@@ -143,12 +144,12 @@ from .git import Git, GitError, IndexNotUpdated, LogEntry, fsync_path
 from .journal import Journal
 from .lock import Locked, WikiLock
 from .page import Decoded, decode
+from .status import Status
 from .walker import json_line
 
 if TYPE_CHECKING:
     from .wiki import Wiki
 
-ERROR_STATUSES: frozenset[str] = frozenset({"locked", "denied", "invalid", "error"})
 PENDING_NAME = "pending.jsonl"
 STATE_HINT = ".curator"  # where PENDING_NAME lives, for messages
 ARCHIVE_DIR = "_archive"
@@ -162,7 +163,7 @@ _FORBIDDEN_TOP = frozenset({".git", ".curator"})
 
 @dataclass(slots=True)
 class ActionResult:
-    status: str
+    status: Status
     message: str = ""
     commit: str | None = None
     changed: list[str] = field(default_factory=list)
@@ -172,14 +173,14 @@ class ActionResult:
 
     @property
     def is_error(self) -> bool:
-        return self.status in ERROR_STATUSES
+        return self.status.is_error
 
     @property
     def ok(self) -> bool:
         return not self.is_error
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"status": self.status, "message": self.message, "commit": self.commit,
+        out: dict[str, Any] = {"status": self.status.value, "message": self.message, "commit": self.commit,
                                "changed": list(self.changed)}
         out.update(self.data)
         return out
@@ -188,9 +189,9 @@ class ActionResult:
 class ActionFailed(CuratorError):
     """Raised inside ``apply`` to end the action with an error answer; every write is undone."""
 
-    status = "error"
+    status = Status.ERROR
 
-    def __init__(self, status: str | None = None, message: str = "",
+    def __init__(self, status: Status | None = None, message: str = "",
                  data: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         if status is not None:
@@ -200,11 +201,11 @@ class ActionFailed(CuratorError):
 
 
 class Denied(ActionFailed):
-    status = "denied"
+    status = Status.DENIED
 
 
 class Invalid(ActionFailed):
-    status = "invalid"
+    status = Status.INVALID
 
 
 def require_write(wiki: Wiki, actor: Actor, path: str) -> None:
@@ -267,7 +268,7 @@ class ActionContext:
         self.actor = actor
         self.name = name
         self.target = target
-        self.status = "ok"
+        self.status: Status = Status.OK
         self.message = ""
         self.data: dict[str, Any] = {}
         self.journal: dict[str, Any] = {}
@@ -743,7 +744,7 @@ def recover_pending(wiki: Wiki) -> ActionResult | None:
             with st.lock:
                 return recover_pending(wiki)
         except Locked as exc:
-            return ActionResult("locked", str(exc), action="recover")
+            return ActionResult(Status.LOCKED, str(exc), action="recover")
     rec = _read_pending(st)
     if rec is None:
         _clear_marker(st)
@@ -779,7 +780,7 @@ def _roll_back(wiki: Wiki, st: _State, rec: _Pending, actor: Actor, action_id: s
             continue
         data = st.git.blob(orig)
         if data is None:
-            return ActionResult("error", f"cannot roll back the interrupted '{subject}': the original "
+            return ActionResult(Status.ERROR, f"cannot roll back the interrupted '{subject}': the original "
                                 f"of {path} is missing from git's objects (restore the files by hand, then "
                                 f"remove {STATE_HINT}/{PENDING_NAME})", action="recover", target=subject)
         try:
@@ -797,7 +798,7 @@ def _roll_back(wiki: Wiki, st: _State, rec: _Pending, actor: Actor, action_id: s
                        "actor": str(actor), "of": action_id, "rolled_back": True, "committed": False,
                        "commit": None, "changed": restored})
     _refresh(wiki, restored)
-    return ActionResult("rolled_back", f"rolled back the interrupted '{subject}': it was stopped before "
+    return ActionResult(Status.ROLLED_BACK, f"rolled back the interrupted '{subject}': it was stopped before "
                         f"it had written everything, so its {len(restored)} changed path(s) have their "
                         "previous content again and nothing of it was committed", None, restored,
                         action="recover", target=subject)
@@ -829,14 +830,14 @@ def _roll_forward(wiki: Wiki, st: _State, rec: _Pending, actor: Actor, action_id
         try:
             st.git.repair_index(changed)
         except GitError as exc:
-            return ActionResult("error", f"the git index still lags behind HEAD for {len(changed)} path(s) "
+            return ActionResult(Status.ERROR, f"the git index still lags behind HEAD for {len(changed)} path(s) "
                                 f"of '{subject}': {exc}", changed=changed, action="recover", target=subject)
         _clear_marker(st)
         return None
     try:
         dirty = st.git.dirty(changed)
     except GitError as exc:
-        return ActionResult("error", f"recovery could not read git status: {exc}", action="recover")
+        return ActionResult(Status.ERROR, f"recovery could not read git status: {exc}", action="recover")
     if not dirty:
         _clear_marker(st)
         return None
@@ -856,7 +857,7 @@ def _roll_forward(wiki: Wiki, st: _State, rec: _Pending, actor: Actor, action_id
         with contextlib.suppress(GitError):
             st.git.repair_index(dirty)
     except GitError as exc:
-        return ActionResult("error", f"recovery commit failed: {exc}", changed=dirty,
+        return ActionResult(Status.ERROR, f"recovery commit failed: {exc}", changed=dirty,
                             action="recover", target=subject)
     if record is not None:
         st.journal.append({**record, "t": now_iso(), "committed": True, "commit": sha, "changed": dirty})
@@ -865,7 +866,7 @@ def _roll_forward(wiki: Wiki, st: _State, rec: _Pending, actor: Actor, action_id
                        "changed": dirty})
     _clear_marker(st)
     _refresh(wiki, dirty)
-    return ActionResult("recovered", f"committed {len(dirty)} path(s) left by an interrupted "
+    return ActionResult(Status.RECOVERED, f"committed {len(dirty)} path(s) left by an interrupted "
                         f"'{subject}'", sha, dirty, action="recover", target=subject)
 
 
@@ -913,12 +914,12 @@ def run_action(wiki: Wiki, actor: Actor, name: str, target: str,
     if getattr(st.active, "on", False):
         raise RuntimeError(f"action {name!r} started inside another action on the same wiki")
     if not st.git.is_repo():
-        return ActionResult("invalid", f"{wiki.root} is not a git repository; run 'curator init "
+        return ActionResult(Status.INVALID, f"{wiki.root} is not a git repository; run 'curator init "
                             f"{wiki.root}' to make it a wiki", action=name, target=target)
     try:
         st.lock.acquire()
     except Locked as exc:
-        return ActionResult("locked", str(exc), action=name, target=target)
+        return ActionResult(Status.LOCKED, str(exc), action=name, target=target)
     st.active.on = True
     try:
         recovered = recover_pending(wiki)
@@ -1107,9 +1108,9 @@ def _recover_then(wiki: Wiki, pick: Callable[[Wiki], HistoryEntry | None],
     """Recover an interrupted action, then the entry ``pick`` finds (an answer when there is none)."""
     recovered = recover_pending(wiki)
     if recovered is not None and recovered.status == "locked":
-        return ActionResult("locked", recovered.message, action="revert")
+        return ActionResult(Status.LOCKED, recovered.message, action="revert")
     entry = pick(wiki)
-    return entry if entry is not None else ActionResult("invalid", nothing, action="revert")
+    return entry if entry is not None else ActionResult(Status.INVALID, nothing, action="revert")
 
 
 def last_redoable(wiki: Wiki, scan: int = 200) -> HistoryEntry | None:
@@ -1164,13 +1165,13 @@ def revert(wiki: Wiki, actor: Actor, commit: str) -> ActionResult:
     g = git_of(wiki)
     sha = g.resolve(commit) if re.fullmatch(r"[0-9A-Za-z_./^~@{}-]{1,200}", commit) else None
     if sha is None:
-        return ActionResult("invalid", f"no commit {commit!r} in this wiki", action="revert")
+        return ActionResult(Status.INVALID, f"no commit {commit!r} in this wiki", action="revert")
     entries = g.log(1, rev=sha)
     subject = entries[0].subject if entries else sha[:12]
     parent = g.parent(sha)
     paths = g.changed_paths(sha)
     if not paths:
-        return ActionResult("invalid", f"commit {sha[:12]} changes no file; nothing to revert",
+        return ActionResult(Status.INVALID, f"commit {sha[:12]} changes no file; nothing to revert",
                             action="revert")
 
     def apply(ctx: ActionContext) -> None:
@@ -1206,7 +1207,7 @@ def revert(wiki: Wiki, actor: Actor, commit: str) -> ActionResult:
             else:
                 writes[path] = new
         ctx.write_many(writes)
-        ctx.status = "reverted"
+        ctx.status = Status.REVERTED
         ctx.message = f"reverted {sha[:12]} ({subject})"
         ctx.data["reverted"] = sha
         ctx.journal["reverted"] = sha

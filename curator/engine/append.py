@@ -38,6 +38,7 @@ from .actions import ActionContext, ActionResult, Denied, Invalid, journal_of, r
 from .actor import OPERATOR, Actor
 from .page import DEFAULT_LAYER, DEFAULT_TRUST
 from .slugs import SlugFeatures, similarity, slug_features, slugify
+from .status import Status
 from .walker import EXCLUDED_DIRS, json_line
 
 if TYPE_CHECKING:
@@ -593,20 +594,20 @@ def append(wiki: Wiki, slug: str, content: str, links: Sequence[str] = (), creat
     different people read (routing refuses to guess there).
     """
     if not actor.is_operator and len(slug or "") > MAX_FACT_LINE:
-        return ActionResult("invalid", f"invalid slug: {len(slug):,} characters is too long for a page "
+        return ActionResult(Status.INVALID, f"invalid slug: {len(slug):,} characters is too long for a page "
                             "name", data=_empty_data(), action="wiki_append")
     too_big = check_agent_fact(content or "", [str(x) for x in links or ()], actor)
     if too_big is not None:
-        return ActionResult("invalid", too_big, data=_empty_data(), action="wiki_append",
+        return ActionResult(Status.INVALID, too_big, data=_empty_data(), action="wiki_append",
                             target=slugify(slug or ""))
     by_path = page_by_path(wiki, slug or "", actor)
     s = page_slug(by_path) if by_path else slugify(slug or "")
     fact = " ".join((content or "").split())
     if not s:
-        return ActionResult("invalid", f"invalid slug {slug!r}: it has no letters or digits; give the "
+        return ActionResult(Status.INVALID, f"invalid slug {slug!r}: it has no letters or digits; give the "
                             "page a name", data=_empty_data(), action="wiki_append")
     if not fact or not _WORDS.search(fact):
-        return ActionResult("invalid", "invalid fact: the content is empty", data=_empty_data(),
+        return ActionResult(Status.INVALID, "invalid fact: the content is empty", data=_empty_data(),
                             action="wiki_append", target=s)
     links = [str(x) for x in links or () if str(x).strip()]
     day = today or _dt.date.today()
@@ -624,7 +625,7 @@ def append(wiki: Wiki, slug: str, content: str, links: Sequence[str] = (), creat
         bullet = compose_bullet(fact, links, day)
         if target is None:
             if candidates and not create_new:
-                ctx.status = "candidates"
+                ctx.status = Status.CANDIDATES
                 ctx.data["candidates"] = [c.to_json() for c in candidates]
                 names = ", ".join(f"{c.slug} ({c.path}, {c.score:.2f})" for c in candidates)
                 ctx.message = (f"no page is named '{s}'; similar pages: {names}. Append to one of "
@@ -640,7 +641,7 @@ def append(wiki: Wiki, slug: str, content: str, links: Sequence[str] = (), creat
             matched = find_duplicate(text, fact)
             if matched is not None:
                 quote = matched[:QUOTE_CHARS]
-                ctx.status, ctx.data["matched"] = "duplicate", quote
+                ctx.status, ctx.data["matched"] = Status.DUPLICATE, quote
                 ctx.message = f"not appended: {target} already says \"{quote}\""
                 if approval is not None:
                     approval.close(ctx)  # the page states it by now: the item is decided
@@ -659,7 +660,7 @@ def append(wiki: Wiki, slug: str, content: str, links: Sequence[str] = (), creat
         ctx.write_text(target, new_text, bom=bom)
         if approval is not None:
             approval.close(ctx)  # after the page: a crash in between leaves the item, not a loss
-        ctx.status = "appended"
+        ctx.status = Status.APPENDED
         ctx.message = f"created {target} with the fact" if created else f"appended to {target}"
         if approval is not None:
             ctx.message += f" (inbox item {approval.item_id} approved by {approval.reviewer})"
@@ -746,7 +747,7 @@ def rebuild_from_journal(wiki: Wiki, actor: Actor = OPERATOR) -> ActionResult:
             restored.append({"page": page, "content": rec["content"]})
         for page in dict.fromkeys(r["page"] for r in restored):
             ctx.write_text(page, texts[page], bom=boms[page])
-        ctx.status = "recovered" if restored else "ok"
+        ctx.status = Status.RECOVERED if restored else Status.OK
         ctx.data["restored"] = restored
         ctx.message = (f"restored {len(restored)} fact(s) from the journal" if restored
                        else "every journaled fact is on its page; nothing to restore")
@@ -861,18 +862,18 @@ def ingest(wiki: Wiki, name: str, data: bytes | None = None, url: str | None = N
     """Store a raw source as ``raw/<sanitised name>`` (never indexed as a page); action ``ingest``."""
     clean = sanitize_name(name)
     if not clean:
-        return ActionResult("invalid", f"invalid name {name!r}: use letters, digits, '.', '_' or '-'",
+        return ActionResult(Status.INVALID, f"invalid name {name!r}: use letters, digits, '.', '_' or '-'",
                             action="ingest")
     if (data is None) == (url is None):
-        return ActionResult("invalid", "give exactly one of a file or a url", action="ingest")
+        return ActionResult(Status.INVALID, "give exactly one of a file or a url", action="ingest")
     if url is not None:
         try:
             data = fetch_url(url)
         except Invalid as exc:
-            return ActionResult("invalid", exc.message, action="ingest")
+            return ActionResult(Status.INVALID, exc.message, action="ingest")
     assert data is not None
     if len(data) > MAX_INGEST_BYTES:
-        return ActionResult("invalid", f"the source is larger than {MAX_INGEST_BYTES // (1024 * 1024)} MB",
+        return ActionResult(Status.INVALID, f"the source is larger than {MAX_INGEST_BYTES // (1024 * 1024)} MB",
                             action="ingest")
     path = f"raw/{clean}"
 
@@ -884,7 +885,7 @@ def ingest(wiki: Wiki, name: str, data: bytes | None = None, url: str | None = N
                           data={"path": path})
         ctx.journal.update(path=path, url=url)
         ctx.write_bytes(path, data)
-        ctx.status = "ingested"
+        ctx.status = Status.INGESTED
         ctx.message = f"stored {path} ({len(data)} bytes)" if existing is None else f"{path} is already stored"
 
     return run_action(wiki, actor, "ingest", path, apply)

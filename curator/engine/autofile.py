@@ -39,6 +39,7 @@ from .actor import Actor
 from .grading import DOC_TYPES, FILE, NOT_KNOWLEDGE, REVIEW, REVIEW_THRESHOLD, Grade, grade, scan
 from .scope import OPERATOR_ONLY, READ_ONLY
 from .slugs import slugify
+from .status import Status
 
 if TYPE_CHECKING:
     from .wiki import Wiki
@@ -64,7 +65,7 @@ STATUSES = ("filed", "unchanged", "review", "not_knowledge", "denied", "over_quo
 
 @dataclass(slots=True)
 class FileDocResult:
-    status: str
+    status: Status
     page: str | None
     score: int
     type: str
@@ -74,10 +75,10 @@ class FileDocResult:
 
     @property
     def is_error(self) -> bool:
-        return self.status in ("denied", "locked", "invalid", "error")
+        return self.status.is_error
 
     def to_json(self) -> dict[str, Any]:
-        return {"status": self.status, "page": self.page, "score": self.score, "type": self.type,
+        return {"status": self.status.value, "page": self.page, "score": self.score, "type": self.type,
                 "message": self.message, "commit": self.commit, "signals": dict(self.signals)}
 
 
@@ -214,21 +215,21 @@ def file_doc(wiki: Wiki, text: str, *, title: str, actor: Actor, doc_type: str |
     """Grade ``text`` and file it as ``actor`` (see the module docstring)."""
     title = " ".join(title.split())
     if doc_type is not None and doc_type not in DOC_TYPES:
-        return FileDocResult("invalid", None, 0, doc_type, f"unknown type {doc_type!r}; use one of "
+        return FileDocResult(Status.INVALID, None, 0, doc_type, f"unknown type {doc_type!r}; use one of "
                              f"{', '.join(DOC_TYPES)}")
     g: Grade = grade(text, title)
     kind = doc_type or g.doc_type
     if not title:
-        return FileDocResult("invalid", None, g.score, kind, "a title is required (--title)")
+        return FileDocResult(Status.INVALID, None, g.score, kind, "a title is required (--title)")
 
-    def answer(status: str, message: str, page: str | None = None, commit: str | None = None) -> FileDocResult:
+    def answer(status: Status, message: str, page: str | None = None, commit: str | None = None) -> FileDocResult:
         return FileDocResult(status, page, g.score, kind, message, commit, dict(g.signals))
 
     stop = scope_gate(wiki)
     if stop:
-        return answer("denied", stop)
+        return answer(Status.DENIED, stop)
     if g.decision == "blocked":
-        return answer("blocked", f"not filed: the text contains {', '.join(str(h) for h in g.hits)}")
+        return answer(Status.BLOCKED, f"not filed: the text contains {', '.join(str(h) for h in g.hits)}")
     decision = g.decision
     if decision == REVIEW and arbiter:
         decision = run_arbiter(arbiter, text, title)
@@ -237,7 +238,7 @@ def file_doc(wiki: Wiki, text: str, *, title: str, actor: Actor, doc_type: str |
             why = f"the arbiter declined it (score {g.score})"
         else:
             why = g.excluded or f"score {g.score} is below {REVIEW_THRESHOLD}; it does not read as a document"
-        return answer("not_knowledge", f"not filed: {why}")
+        return answer(Status.NOT_KNOWLEDGE, f"not filed: {why}")
     folder = AUTO_DIR if decision == FILE else REVIEW_DIR
     key = page_slug(title, kind, slug)
     path = f"{folder}/{kind}/{key}.md"
@@ -252,32 +253,32 @@ def file_doc(wiki: Wiki, text: str, *, title: str, actor: Actor, doc_type: str |
         existing, dec = ctx.read_text(path)
         if existing is not None and frontmatter.load(frontmatter.split(existing).raw or "")[0].get(
                 "content_hash") == digest:
-            ctx.status, ctx.message = "unchanged", f"{path} already holds this text; nothing to do"
+            ctx.status, ctx.message = Status.UNCHANGED, f"{path} already holds this text; nothing to do"
             return
         state = _load_state(wiki)
         if existing is not None and len(_recent_rewrites(state, path, stamp)) >= BURST_REWRITES:
-            raise ActionFailed("blocked", f"not filed: {path} was already rewritten {BURST_REWRITES} times "
+            raise ActionFailed(Status.BLOCKED, f"not filed: {path} was already rewritten {BURST_REWRITES} times "
                                "within the last hour (burst guard); try again later")
         counted = _quota_pages(state, day, who)
         if path not in counted and len(counted) >= DAILY_QUOTA:
-            raise ActionFailed("over_quota", f"not filed: {who} already filed {DAILY_QUOTA} pages today "
+            raise ActionFailed(Status.OVER_QUOTA, f"not filed: {who} already filed {DAILY_QUOTA} pages today "
                                f"(UTC {day}); the quota resets at midnight UTC")
         new_text = _render(existing, title=title, kind=kind, text=text, actor=actor, source=source,
                            score=g.score, digest=digest, day=day, review=folder == REVIEW_DIR)
         hits = scan(new_text)
         if hits:
-            raise ActionFailed("blocked", f"not filed: the page would contain {', '.join(map(str, hits))}")
+            raise ActionFailed(Status.BLOCKED, f"not filed: the page would contain {', '.join(map(str, hits))}")
         ctx.journal.update({"score": g.score, "type": kind})
         ctx.write_text(path, new_text, bom=bool(dec and dec.bom))
         _record(state, day=day, who=who, path=path, now=stamp, rewrite=existing is not None)
         _save_state(wiki, state)
         outcome["updated"] = existing is not None
         if folder == REVIEW_DIR:
-            ctx.status = "review"
+            ctx.status = Status.REVIEW
             ctx.message = (f"held for review in {path} (score {g.score}, grey band 30-64); an operator "
                            "confirms or removes it")
         else:
-            ctx.status = "filed"
+            ctx.status = Status.FILED
             ctx.message = (f"{'updated' if existing is not None else 'filed'} {path} "
                            f"({kind}, score {g.score})")
 

@@ -30,6 +30,7 @@ from .errors import PageNotFound
 from .grading import scan
 from .home import agent_of
 from .slugs import slugify
+from .status import Status
 
 if TYPE_CHECKING:
     from .wiki import Wiki
@@ -117,16 +118,16 @@ def list_auto(wiki: Wiki, actor: Actor | None = None) -> list[AutoEntry]:
 def _auto_page(wiki: Wiki, ref: str, actor: Actor, what: str, *, review_ok: bool = True) -> str | ActionResult:
     """The path of the auto-filed page ``ref``, or the error answer to give."""
     if not actor.is_operator:
-        return ActionResult("denied", f"only the operator may {what} auto-filed pages; {actor} may not",
+        return ActionResult(Status.DENIED, f"only the operator may {what} auto-filed pages; {actor} may not",
                             action=f"auto_{what}")
     try:
         page = wiki.find(ref, actor)
     except PageNotFound as exc:
-        return ActionResult("invalid", str(exc), action=f"auto_{what}")
+        return ActionResult(Status.INVALID, str(exc), action=f"auto_{what}")
     allowed = is_auto_path(page.path) if review_ok else page.path.startswith(AUTO_DIR + "/")
     if not allowed:
         where = "auto/ or _review/" if review_ok else "auto/"
-        return ActionResult("invalid", f"{page.path} is not an auto-filed page (not under {where})",
+        return ActionResult(Status.INVALID, f"{page.path} is not an auto-filed page (not under {where})",
                             action=f"auto_{what}")
     return page.path
 
@@ -142,12 +143,12 @@ def confirm(wiki: Wiki, ref: str, *, actor: Actor, folder: str | None = None, la
     if isinstance(path, ActionResult):
         return path
     if not 0.0 <= trust <= 1.0:
-        return ActionResult("invalid", f"trust must be within [0, 1], not {trust}", action="auto_confirm")
+        return ActionResult(Status.INVALID, f"trust must be within [0, 1], not {trust}", action="auto_confirm")
     if folder is None:
         folder = "wiki" if (wiki.root / "wiki").is_dir() else ""
     folder = folder.strip().strip("/")
     if folder.split("/")[0] in (AUTO_DIR, REVIEW_DIR):
-        return ActionResult("invalid", f"confirming moves a page out of {AUTO_DIR}/; choose another folder",
+        return ActionResult(Status.INVALID, f"confirming moves a page out of {AUTO_DIR}/; choose another folder",
                             action="auto_confirm")
     stem = posixpath.splitext(posixpath.basename(path))[0]
     new_path = f"{folder}/{stem}.md" if folder else f"{stem}.md"
@@ -169,7 +170,7 @@ def confirm(wiki: Wiki, ref: str, *, actor: Actor, folder: str | None = None, la
         new_text = frontmatter.update(text, changes, remove=("review",))
         ctx.write_text(new_path, new_text, bom=bool(dec and dec.bom))
         ctx.delete(path, archive=False)
-        ctx.status = "confirmed"
+        ctx.status = Status.CONFIRMED
         ctx.message = f"confirmed {path} as curated: {new_path}"
         ctx.data.update(page=new_path, source=path)
         _fault("auto_confirm")
@@ -187,7 +188,7 @@ def remove(wiki: Wiki, ref: str, *, actor: Actor) -> ActionResult:
 
     def apply(ctx: ActionContext) -> None:
         kept = ctx.delete(path, archive=True)
-        ctx.status = "removed"
+        ctx.status = Status.REMOVED
         ctx.message = f"removed {path} (kept as {kept})"
         ctx.data.update(page=kept, source=path)
         _fault("auto_remove")
@@ -222,36 +223,36 @@ def share(wiki: Wiki, shared: Wiki, ref: str, *, actor: Actor, namespace: str | 
     if isinstance(path, ActionResult):
         return path
     if shared.root == wiki.root:
-        return ActionResult("invalid", "the shared wiki is this wiki; name another with --shared",
+        return ActionResult(Status.INVALID, "the shared wiki is this wiki; name another with --shared",
                             action="auto_share")
     text = wiki.read_text(path)
     meta = _meta(text)
     try:
         target = share_target(wiki, path, meta, namespace)
     except ValueError as exc:
-        return ActionResult("invalid", str(exc), action="auto_share")
+        return ActionResult(Status.INVALID, str(exc), action="auto_share")
     origin = _origin(wiki, meta)
     copy = frontmatter.update(text, {"shared_from": f"{origin}:{path}"}, remove=("shared_to", "shared_at"))
     hits = scan(copy)
     if hits:
-        return ActionResult("blocked", f"not shared: {path} contains {', '.join(map(str, hits))}",
+        return ActionResult(Status.BLOCKED, f"not shared: {path} contains {', '.join(map(str, hits))}",
                             action="auto_share")
     decision = shared.check_write(origin, target)
     if not decision.allowed:
-        return ActionResult("denied", f"not shared: the shared wiki's policy does not let {origin} put its "
+        return ActionResult(Status.DENIED, f"not shared: the shared wiki's policy does not let {origin} put its "
                             f"page at {target}: {decision.reason}", action="auto_share")
 
     def apply_shared(ctx: ActionContext) -> None:
         existing, _ = ctx.read_text(target)
         ctx.data["page"] = target
         if existing == copy:
-            ctx.status, ctx.message = "unchanged", f"{target} already holds this copy"
+            ctx.status, ctx.message = Status.UNCHANGED, f"{target} already holds this copy"
             return
         if existing is not None and _meta(existing).get("shared_from") != f"{origin}:{path}":
             raise Invalid(message=f"{target} already exists in the shared wiki and is another page; "
                           "choose another --namespace")
         ctx.write_text(target, copy)
-        ctx.status, ctx.message = "shared", f"copied to {target}"
+        ctx.status, ctx.message = Status.SHARED, f"copied to {target}"
 
     def apply_source(ctx: ActionContext) -> None:
         copied = run_action(shared, actor, "auto_share", target, apply_shared)
@@ -265,7 +266,7 @@ def share(wiki: Wiki, shared: Wiki, ref: str, *, actor: Actor, namespace: str | 
         if _meta(current).get("shared_to") != target:
             ctx.write_text(path, frontmatter.update(current, {"shared_to": target, "shared_at": _today()}),
                            bom=bool(dec and dec.bom))
-        ctx.status = "shared"
+        ctx.status = Status.SHARED
         ctx.message = f"shared {path} to the shared wiki as {target}"
 
     return run_action(wiki, actor, "auto_share", path, apply_source)

@@ -75,6 +75,7 @@ from .graph import gc_paused
 from .links import LinkIndex
 from .page import Page, decode, link_key, path_key
 from .slugs import slug_sim, slugify
+from .status import Status
 from .wiki import Wiki
 
 TITLE_SIMILARITY = 0.9
@@ -1128,7 +1129,7 @@ def dismiss_pages(wiki: Wiki, refs: Iterable[str], actor: Actor = OPERATOR,
                  else f"{group[0]} and {group[1]}" if len(group) == 2
                  else f"the {len(group)} pages {', '.join(group)}")
         if wanted <= dismissed_pairs(wiki):
-            ctx.status = "unchanged"
+            ctx.status = Status.UNCHANGED
             ctx.message = f"{names} are already marked as not duplicates"
             return
         entry: dict[str, Any] = {"pages": group, "by": str(actor), "date": _dt.date.today().isoformat()}
@@ -1137,7 +1138,7 @@ def dismiss_pages(wiki: Wiki, refs: Iterable[str], actor: Actor = OPERATOR,
         data["not_duplicates"].append(entry)
         ctx.journal["pages"] = group
         ctx.write_text(DECISIONS_FILE, render_decisions(data))
-        ctx.status = "dismissed"
+        ctx.status = Status.DISMISSED
         ctx.message = (f"{m} marked as a duplicate of none of {', '.join(paths)}" if m is not None
                        else f"{names} marked as not duplicates")
 

@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Any
 from .actor import Actor, parse_actor
 from .errors import CuratorError
 from .scope import INBOX_FOLDERS
+from .status import Status
 
 # The action machinery, git and YAML are imported where they are used: `curator inbox list`
 # needs none of them, and a fresh process pays ~100 ms to import them.
@@ -85,7 +86,7 @@ def _invalid(message: str) -> CuratorError:
     return Invalid(message=message)
 
 
-def _result(status: str, message: str, **kwargs: Any) -> ActionResult:
+def _result(status: Status, message: str, **kwargs: Any) -> ActionResult:
     from .actions import ActionResult
 
     return ActionResult(status, message, **kwargs)
@@ -199,7 +200,7 @@ def hold(ctx: ActionContext, *, slug: str, fact: str, links: Sequence[str], crea
     if rejected is not None:
         reason = str(rejected.get("reason") or "")
         by = str(rejected.get("by") or "the operator")
-        ctx.status = "rejected"
+        ctx.status = Status.REJECTED
         ctx.data.update(reason=reason, page=page)
         ctx.message = (f"not queued: {by} rejected this fact before (\"{reason}\"); do not submit it "
                        "again")
@@ -217,7 +218,7 @@ def hold(ctx: ActionContext, *, slug: str, fact: str, links: Sequence[str], crea
         return False
     iid = item_id(slug, fact)
     ctx.data.update(id=iid, page=page, created=False, reason=why)
-    ctx.status = "pending"
+    ctx.status = Status.PENDING
     existing = ctx.read_bytes(item_path(iid))
     if existing is not None:
         ctx.message = (f"already queued for review as inbox item {iid} ({page}); an operator decides "
@@ -402,7 +403,7 @@ def _refuse_if_decided_elsewhere(wiki: Wiki, iid: str) -> None:
 def _operator_only(actor: Actor, what: str) -> ActionResult | None:
     if actor.is_operator:
         return None
-    return _result("denied", f"only the operator may {what} inbox items; {actor} may not",
+    return _result(Status.DENIED, f"only the operator may {what} inbox items; {actor} may not",
                    action=f"inbox_{what}")
 
 
@@ -414,7 +415,7 @@ def _to_decide(wiki: Wiki, ref: str, what: str, fetch: bool) -> InboxItem | Acti
     try:
         return get_item(wiki, ref)
     except CuratorError as exc:
-        return _result("invalid", str(exc), action=f"inbox_{what}", target=ref)
+        return _result(Status.INVALID, str(exc), action=f"inbox_{what}", target=ref)
 
 
 def _still_pending(ctx: ActionContext, iid: str) -> None:
@@ -453,7 +454,7 @@ def approve(wiki: Wiki, actor: Actor, ref: str, content: str | None = None, *,
     if refused is not None:
         return refused
     if content is not None and not _WORDS.search(content):
-        return _result("invalid", "invalid edit: the approved text is empty", action="inbox_approve",
+        return _result(Status.INVALID, "invalid edit: the approved text is empty", action="inbox_approve",
                        target=ref)
     item = _to_decide(wiki, ref, "approve", fetch)
     if not isinstance(item, InboxItem):
@@ -461,7 +462,7 @@ def approve(wiki: Wiki, actor: Actor, ref: str, content: str | None = None, *,
     try:
         agent = item.agent
     except CuratorError as exc:
-        return _result("invalid", f"inbox item {item.id} names a bad actor: {exc}",
+        return _result(Status.INVALID, f"inbox item {item.id} names a bad actor: {exc}",
                        action="inbox_approve", target=item.id)
     result = append(wiki, item.slug, item.content if content is None else content, item.links, True,
                     agent, today, approval=Approval(item.id, str(actor)))
@@ -481,7 +482,7 @@ def reject(wiki: Wiki, actor: Actor, ref: str, reason: str, *, fetch: bool = Tru
         return refused
     why = " ".join((reason or "").split())
     if not why:
-        return _result("invalid", "a rejection needs a reason (--reason): the agent is told it",
+        return _result(Status.INVALID, "a rejection needs a reason (--reason): the agent is told it",
                        action="inbox_reject", target=ref)
     item = _to_decide(wiki, ref, "reject", fetch)
     if not isinstance(item, InboxItem):
@@ -494,7 +495,7 @@ def reject(wiki: Wiki, actor: Actor, ref: str, reason: str, *, fetch: bool = Tru
         ctx.journal.update(inbox=item.id, reason=why)
         ctx.write_record(rejection_path(item.content), _encode(record))
         ctx.write_record(item_path(item.id), None)
-        ctx.status = "rejected"
+        ctx.status = Status.REJECTED
         ctx.data.update(id=item.id, reason=why, page=item.target)
         ctx.message = f"rejected inbox item {item.id} ({item.target}): {why}"
 

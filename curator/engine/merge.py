@@ -52,6 +52,7 @@ from .relink import (
     related_entries,
     rewrite_page,
 )
+from .status import Status
 from .wiki import Wiki
 
 __all__ = ["LinkRewrite", "MergePlan", "Unit", "check_conservation", "merge_pages", "plan_merge",
@@ -504,7 +505,7 @@ def merge_pages(wiki: Wiki, keep: str, merge: str | Sequence[str], actor: Actor 
         ctx.journal.update({"keep": k.path, "merge": found[0].path, "merges": [m.path for m in found]})
         ctx.write_many(encode_writes(plan.writes))
         plan.archives = [ctx.delete(m.path, archive=True) or a for m, a in zip(found, plan.archives, strict=True)]
-        ctx.status = "merged"
+        ctx.status = Status.MERGED
         ctx.message = (f"merged {', '.join(plan.merges)} into {k.path}: {len(plan.bullets_added)} bullet(s) added, "
                        f"{len(plan.bullets_skipped)} already there, {len(plan.sections_added)} section(s) added, "
                        f"{len(plan.rewrites)} link(s) rewritten in {len(plan.pages_rewritten)} page(s), "

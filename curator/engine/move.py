@@ -31,6 +31,7 @@ from .markdown_scan import RawLink
 from .merge import Reader, action_reader, encode_writes, plain_reader
 from .page import Page, link_key, parse_page, path_key
 from .relink import LinkRewrite, Retarget, frontmatter_links, rewrite_page
+from .status import Status
 from .walker import is_page_path
 from .wiki import Wiki
 
@@ -133,7 +134,7 @@ def move_page(wiki: Wiki, ref: str, new_path: str, actor: Actor = OPERATOR) -> A
     try:
         new = normalize_destination(wiki, page, new_path)
     except Invalid as exc:
-        return ActionResult("invalid", exc.message, action="move", target=page.path)
+        return ActionResult(Status.INVALID, exc.message, action="move", target=page.path)
 
     def apply(ctx: ActionContext) -> None:
         current = wiki.pages.get(page.path)
@@ -144,7 +145,7 @@ def move_page(wiki: Wiki, ref: str, new_path: str, actor: Actor = OPERATOR) -> A
         ctx.write_many(encode_writes(plan.writes))
         ctx.move(page.path, new)
         ctx.write_text(new, plan.moved_text, bom=plan.moved_bom)
-        ctx.status = "moved"
+        ctx.status = Status.MOVED
         ctx.message = (f"moved {page.path} to {new}: {len(plan.rewrites)} link(s) rewritten in "
                        f"{len(plan.pages_rewritten)} page(s)"
                        + (f"; aliases kept: {', '.join(plan.aliases_added)}" if plan.aliases_added else ""))
@@ -162,7 +163,7 @@ def archive_page(wiki: Wiki, ref: str, actor: Actor = OPERATOR) -> ActionResult:
             raise Invalid(message=f"{page.path} no longer exists")
         linking = sorted({e.source for e in wiki.links.backlinks(page.path)} - {page.path})
         kept = ctx.delete(page.path, archive=True)
-        ctx.status = "archived"
+        ctx.status = Status.ARCHIVED
         ctx.message = (f"archived {page.path} to {kept}"
                        + (f"; {len(linking)} page(s) link to it and now show it as not yet written"
                           if linking else ""))
@@ -209,7 +210,7 @@ def repair_move(wiki: Wiki, old: str, new: str, actor: Actor = OPERATOR) -> Acti
     """Re-point the links that still name ``old`` at the page ``new`` (a rename done outside)."""
     old_path = _old_path(old)
     if old_path in wiki.pages:
-        return ActionResult("invalid", f"{old_path} still exists: use 'curator move {old_path} NEW_PATH' "
+        return ActionResult(Status.INVALID, f"{old_path} still exists: use 'curator move {old_path} NEW_PATH' "
                             "to move it", action="move")
     page = wiki.find(new, actor)
     links = wiki.links
@@ -229,7 +230,7 @@ def repair_move(wiki: Wiki, old: str, new: str, actor: Actor = OPERATOR) -> Acti
                                                         page.path)
             if new_text != text:
                 ctx.write_text(path, new_text, bom=bom)
-        ctx.status = "repaired" if plan.rewrites else "unchanged"
+        ctx.status = Status.REPAIRED if plan.rewrites else Status.UNCHANGED
         ctx.message = (f"{len(plan.rewrites)} link(s) to {old_path} re-pointed at {page.path} in "
                        f"{len(plan.pages_rewritten)} page(s)" if plan.rewrites else
                        f"no link names {old_path}: nothing to repair")

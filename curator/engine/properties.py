@@ -15,6 +15,7 @@ from . import frontmatter
 from .actions import ActionContext, ActionResult, Invalid, run_action
 from .actor import Actor
 from .page import LAYERS, parse_layer
+from .status import Status
 from .wiki import Wiki
 
 EDITABLE: tuple[str, ...] = ("layer", "trust", "tags", "do_not_inject")
@@ -65,7 +66,7 @@ def set_property(wiki: Wiki, actor: Actor, ref: str, name: str, value: Any) -> A
         path = wiki.find(ref, actor).path
         clean = validate(name, value)
     except Invalid as exc:
-        return ActionResult("invalid", str(exc.message or exc), None, [], {})
+        return ActionResult(Status.INVALID, str(exc.message or exc), None, [], {})
     today = _dt.datetime.now(_dt.UTC).date()  # a date: YAML writes it unquoted, like the rest
 
     def apply(ctx: ActionContext) -> None:

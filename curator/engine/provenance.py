@@ -30,6 +30,7 @@ from .actions import ActionContext, ActionResult, HistoryEntry, Invalid, git_of,
 from .actor import OPERATOR, Actor
 from .errors import UsageError
 from .injections import agent_actor, parse_since
+from .status import Status
 
 if TYPE_CHECKING:
     from .wiki import Wiki
@@ -296,7 +297,7 @@ def undo_agent(wiki: Wiki, actor: Actor, agent: str, since: str) -> ActionResult
     if not since or not since.strip():
         raise UsageError("--since is required with --agent (a date such as 2026-01-31)")
     if not actor.is_operator and str(actor) != str(who):
-        return ActionResult("denied", f"{actor} may not undo the writes of {who}: an agent may undo "
+        return ActionResult(Status.DENIED, f"{actor} may not undo the writes of {who}: an agent may undo "
                             "only its own", action="revert")
     cutoff = parse_since(since)
     mine = activity(wiki, str(who), OPERATOR, since)
@@ -306,7 +307,7 @@ def undo_agent(wiki: Wiki, actor: Actor, agent: str, since: str) -> ActionResult
     todo = [e for e in mine if e.action is not None and e.action not in _NOT_UNDONE
             and e.commit not in reverted]
     if not todo:
-        return ActionResult("invalid", f"nothing to undo: {who} made no change since {cutoff} that "
+        return ActionResult(Status.INVALID, f"nothing to undo: {who} made no change since {cutoff} that "
                             "is not undone yet", action="revert")
     g = git_of(wiki)
 
@@ -331,7 +332,7 @@ def undo_agent(wiki: Wiki, actor: Actor, agent: str, since: str) -> ActionResult
                     ctx.delete(path, archive=False)
             else:
                 ctx.write_bytes(path, data)
-        ctx.status = "reverted"
+        ctx.status = Status.REVERTED
         ctx.message = f"reverted {len(todo)} commit(s) of {who} since {cutoff}"
         ctx.data["reverted"] = [e.commit for e in todo]
         ctx.journal["reverted"] = [e.commit for e in todo]

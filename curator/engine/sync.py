@@ -87,6 +87,7 @@ from .actions import (
 )
 from .actor import OPERATOR, Actor
 from .git import Git, GitError
+from .status import Status
 from .wiki import STATE_DIR
 
 if TYPE_CHECKING:
@@ -268,10 +269,10 @@ def _fast_forward(wiki: Wiki, ctx: ActionContext, g: Git, old: str | None, targe
         text = proc.stderr.decode("utf-8", "replace")
         paths = [x.strip() for x in text.splitlines() if x.startswith("\t")]
         if paths:
-            raise ActionFailed("error", "uncommitted edits are in the way of the update: "
+            raise ActionFailed(Status.ERROR, "uncommitted edits are in the way of the update: "
                                f"{', '.join(paths[:5])}{' ...' if len(paths) > 5 else ''}; save them "
                                "through Curator (or commit or remove them), then sync again")
-        raise ActionFailed("error", f"could not update the working tree: {_last_line(proc.stderr)}")
+        raise ActionFailed(Status.ERROR, f"could not update the working tree: {_last_line(proc.stderr)}")
     if old is None:
         changed = [p for p in g.out("ls-tree", "-r", "-z", "--name-only", target).split("\0") if p]
     else:
@@ -295,7 +296,7 @@ def _integrate(wiki: Wiki, actor: Actor, g: Git, theirs: str, label: str, remote
         ctx.data.update(kind=plan.kind, changed=[], conflicts=[])
         if plan.kind == "none":
             _pending_conflict(wiki)  # drops a record the merge made moot
-            ctx.status = "up_to_date"
+            ctx.status = Status.UP_TO_DATE
             return
         if plan.kind == "conflict":
             old = _read_json(conflicts_file) or {}
@@ -303,7 +304,7 @@ def _integrate(wiki: Wiki, actor: Actor, g: Git, theirs: str, label: str, remote
             _write_json(conflicts_file, {"t": now_iso(), "remote": remote, "branch": branch, "ours": head,
                                          "theirs": theirs, "paths": plan.conflicts,
                                          "resolutions": keep if isinstance(keep, dict) else {}})
-            ctx.status = "conflict"
+            ctx.status = Status.CONFLICT
             ctx.data["conflicts"] = list(plan.conflicts)
             ctx.message = conflict_message(plan.conflicts)
             return
@@ -311,7 +312,7 @@ def _integrate(wiki: Wiki, actor: Actor, g: Git, theirs: str, label: str, remote
         changed = _fast_forward(wiki, ctx, g, head, plan.target)
         _pending_conflict(wiki)
         ctx.data.update(changed=changed, commit=plan.target)
-        ctx.status = "pulled" if plan.kind == "ff" else "merged"
+        ctx.status = Status.PULLED if plan.kind == "ff" else Status.MERGED
 
     result = run_action(wiki, actor, "sync", label, apply)
     if not result.is_error and result.data.get("commit"):
@@ -366,14 +367,14 @@ def sync(wiki: Wiki, actor: Actor = OPERATOR, remote: str | None = None) -> Acti
     """Fetch, integrate (merge), push; see the module docstring for the answers."""
     g = git_of(wiki)
     if not g.is_repo():
-        return ActionResult("invalid", f"{wiki.root} is not a git repository; run 'curator init'",
+        return ActionResult(Status.INVALID, f"{wiki.root} is not a git repository; run 'curator init'",
                             action="sync")
     branch = current_branch(g)
     if branch is None:
-        return ActionResult("invalid", "HEAD is detached; check out a branch to sync", action="sync")
+        return ActionResult(Status.INVALID, "HEAD is detached; check out a branch to sync", action="sync")
     name = remote_name(g, branch, remote)
     if remote_url(g, name) is None:
-        return ActionResult("invalid", f"this wiki has no git remote '{name}'; add one with "
+        return ActionResult(Status.INVALID, f"this wiki has no git remote '{name}'; add one with "
                             f"'git remote add {name} URL' (any git server or a bare repository)",
                             action="sync", target=name)
     if not merge_driver.config_ok(wiki.root):
@@ -385,10 +386,10 @@ def sync(wiki: Wiki, actor: Actor = OPERATOR, remote: str | None = None) -> Acti
         with FileLock(str(wiki.state_dir / SYNC_LOCK_NAME), timeout=SYNC_LOCK_PATIENCE):
             result = _sync_locked(wiki, actor, g, name, branch)
     except Timeout:
-        result = ActionResult("locked", f"another sync of this wiki is still running after "
+        result = ActionResult(Status.LOCKED, f"another sync of this wiki is still running after "
                               f"{SYNC_LOCK_PATIENCE:.0f} s", action="sync", target=name)
     except GitError as exc:
-        result = ActionResult("error", f"sync failed: {exc}", action="sync", target=name)
+        result = ActionResult(Status.ERROR, f"sync failed: {exc}", action="sync", target=name)
     _record(wiki, result, name)
     return result
 
@@ -410,7 +411,7 @@ def _sync_locked(wiki: Wiki, actor: Actor, g: Git, remote: str, branch: str) -> 
             local_state = _tracked_local_state(g, g.head(), theirs)
             if local_state:
                 return ActionResult(
-                    "invalid", f"refused to merge {label}: its commits track {local_state[0]}"
+                    Status.INVALID, f"refused to merge {label}: its commits track {local_state[0]}"
                     f"{f' (and {len(local_state) - 1} more)' if len(local_state) > 1 else ''} under "
                     f"{STATE_DIR}/, a clone's local state that is never taken from a remote; remove it "
                     f"there ('git rm -r --cached {STATE_DIR}' and commit) and sync again",
@@ -439,13 +440,13 @@ def _sync_locked(wiki: Wiki, actor: Actor, g: Git, remote: str, branch: str) -> 
     head = g.head()
     ahead, behind = _ahead_behind(g, head, g.resolve(tracking))
     if merged:
-        status = "merged"
+        status = Status.MERGED
     elif pulled:
-        status = "pulled"
+        status = Status.PULLED
     elif base["pushed"]:
-        status = "pushed"
+        status = Status.PUSHED
     else:
-        status = "up_to_date"
+        status = Status.UP_TO_DATE
     if ahead and not base["pushed"] and message:
         text = f"{message} {PUSH_TRIES} times; {ahead} local commit(s) wait for the next sync"
     else:
@@ -461,7 +462,7 @@ def _sync_locked(wiki: Wiki, actor: Actor, g: Git, remote: str, branch: str) -> 
 
 def _offline(g: Git, base: dict[str, Any], changed: list[str], tracking: str, text: str) -> ActionResult:
     ahead, behind = _ahead_behind(g, g.head(), g.resolve(tracking))
-    return ActionResult("offline", text, None, list(changed),
+    return ActionResult(Status.OFFLINE, text, None, list(changed),
                         {**base, "ahead": ahead, "behind": behind, "changed": list(changed)},
                         action="sync", target=base["remote"])
 
@@ -641,7 +642,7 @@ def resolve(wiki: Wiki, actor: Actor, refs: Sequence[str], choice: str, data: by
         left = [p for p in paths if p not in chosen]
         if left or head is None:
             _write_json(wiki.state_dir / CONFLICTS_NAME, {**state, "resolutions": chosen})
-            ctx.status = "recorded"
+            ctx.status = Status.RECORDED
             ctx.message = (f"recorded {choice} for {', '.join(targets)}; still to resolve: {', '.join(left)}")
             ctx.data.update(resolved=targets, left=left)
             return
@@ -650,7 +651,7 @@ def resolve(wiki: Wiki, actor: Actor, refs: Sequence[str], choice: str, data: by
         if unresolved:  # a later local action made new conflicts with the same remote commit
             _write_json(wiki.state_dir / CONFLICTS_NAME,
                         {**state, "paths": list(dict.fromkeys([*paths, *unresolved])), "resolutions": chosen})
-            ctx.status = "recorded"
+            ctx.status = Status.RECORDED
             ctx.message = f"recorded; these pages now conflict too: {', '.join(unresolved)}"
             ctx.data.update(resolved=targets, left=unresolved)
             return
@@ -677,7 +678,7 @@ def resolve(wiki: Wiki, actor: Actor, refs: Sequence[str], choice: str, data: by
                               + "; ".join(f"{p}: {chosen[p].get('choice')}" for p in paths) + ".", ctx.actor)
         changed = _fast_forward(wiki, ctx, g, head, commit)
         _clear(wiki.state_dir / CONFLICTS_NAME)
-        ctx.status = "resolved"
+        ctx.status = Status.RESOLVED
         ctx.message = f"resolved {names} in one merge commit; 'curator sync' publishes it"
         if kept:
             n = sum(len(v) for v in kept.values())
@@ -764,7 +765,7 @@ def setup(wiki: Wiki, actor: Actor = OPERATOR) -> ActionResult:
         new = merge_driver.attributes_with_driver(text or "")
         if new is not None:
             ctx.write_text(".gitattributes", new)
-        ctx.status = "ok"
+        ctx.status = Status.OK
         done = [x for x, did in (("added the .gitattributes line", new is not None),
                                  ("recorded the driver in the repository config", configured)) if did]
         ctx.message = ("merge driver installed: " + " and ".join(done)) if done else \

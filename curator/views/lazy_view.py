@@ -18,6 +18,7 @@ from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QAbstractItemView, QDialog, QLabel, QLayout, QTableView, QVBoxLayout, QWidget
 
 from curator.engine.actions import ActionResult
+from curator.engine.status import Status
 from curator.models.records import RecordRole
 
 from .wiki_view import WikiView
@@ -25,8 +26,6 @@ from .wiki_view import WikiView
 if TYPE_CHECKING:
     from .main_window import MainWindow
 
-#: Answers the engine gives when it refused or failed (shown in red).
-REFUSED = frozenset({"denied", "blocked", "invalid", "locked", "error", "over_quota"})
 RELOAD_DELAY_MS = 300  # changes arrive in bursts (an action, then the watcher): recompute once
 
 
@@ -206,7 +205,7 @@ class ReviewView(WikiView):
             self.window_.run_action(index, _answering(func, what), what, one_done)
 
     def _summarise(self, results: list[Any]) -> None:
-        bad = [r for r in results if r.is_error or r.status in REFUSED]
+        bad = [r for r in results if r.status.refused]  # shown in red
         if len(results) == 1:
             self.banner.show_result(results[0].message, ok=not bad)
             return
@@ -221,6 +220,6 @@ def _answering(func: Callable[[Any], ActionResult], what: str) -> Callable[[Any]
         try:
             return func(wiki)
         except Exception as exc:  # any failure becomes the answer shown to the operator
-            return ActionResult("error", f"{what} failed: {exc}")
+            return ActionResult(Status.ERROR, f"{what} failed: {exc}")
 
     return run
