@@ -46,10 +46,9 @@ Appends additionally catch up through the journal inside :func:`~curator.engine.
 from __future__ import annotations
 
 import logging
-import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -58,7 +57,8 @@ from pydantic import Field
 from curator.engine.actor import Actor, parse_actor
 from curator.engine.errors import CuratorError
 from curator.engine.store import ChangeSet
-from curator.engine.walker import EXCLUDED_DIRS, display_path, is_page_path
+from curator.engine.walker import display_path
+from curator.engine.watcher import PageWatcher, namespaces
 from curator.engine.wiki import Wiki
 
 T = TypeVar("T")
@@ -95,113 +95,6 @@ class ToolInputError(CuratorError):
 WATCHED_SWEEP_INTERVAL = 120.0
 
 
-class PageWatcher:
-    """Collects the pages changed on disk (watchdog: inotify, FSEvents, ...) for the next call.
-
-    The event threads only add paths to a set; the tool call that follows drains it and refreshes
-    exactly those pages, so an edit written in place is seen without stat'ing every page. Watched:
-    the root's own entries and, recursively, each namespace folder that holds pages -- never the
-    whole root, whose ``.git`` and ``.curator`` change on every commit: their events kept the event
-    thread busy enough to slow each append by several milliseconds.
-    """
-
-    def __init__(self, root: Path) -> None:
-        self.root = str(root)
-        self._dirty: set[str] = set()
-        self._lock = threading.Lock()
-        self._observer: Any = None
-        self._handler: Any = None
-        self._filter: list[Any] = []
-        self._watched: set[str] = set()
-
-    def start(self, namespaces: Iterable[str]) -> bool:
-        """Start watching; False (and the stat sweep stays in charge) when it cannot."""
-        try:
-            from watchdog.events import (
-                FileClosedEvent,
-                FileCreatedEvent,
-                FileDeletedEvent,
-                FileMovedEvent,
-                FileSystemEvent,
-                FileSystemEventHandler,
-            )
-            from watchdog.observers import Observer
-        except ImportError:  # pragma: no cover - watchdog is a dependency
-            return False
-        watcher = self
-        # Closed-after-writing, not every write() nor any read: reading pages (which this server
-        # does all the time) must not come back as events, and one save is one event.
-        self._filter = [FileClosedEvent, FileCreatedEvent, FileDeletedEvent, FileMovedEvent]
-
-        class Handler(FileSystemEventHandler):
-            def on_any_event(self, event: FileSystemEvent) -> None:
-                watcher.note(event.src_path)
-                if event.dest_path:
-                    watcher.note(event.dest_path)
-
-        observer = Observer()
-        observer.daemon = True
-        self._handler = Handler()
-        try:
-            observer.schedule(self._handler, self.root, recursive=False, event_filter=self._filter)
-            observer.start()
-        except OSError as exc:  # e.g. the inotify watch limit: the periodic sweep still works
-            log.warning("not watching %s (%s); in-place edits are found by the stat sweep", self.root, exc)
-            return False
-        self._observer = observer
-        self.watch(namespaces)
-        return True
-
-    def watch(self, namespaces: Iterable[str]) -> None:
-        """Also watch these namespace folders (recursively), if not yet watched."""
-        if self._observer is None:
-            return
-        for ns in namespaces:
-            if not ns or ns in self._watched or ns in EXCLUDED_DIRS:
-                continue
-            self._watched.add(ns)
-            try:
-                self._observer.schedule(self._handler, os.path.join(self.root, ns), recursive=True,
-                                        event_filter=self._filter)
-            except OSError as exc:  # gone again, or no watches left: the sweep covers it
-                log.warning("not watching %s: %s", ns, exc)
-
-    def note(self, path: str | bytes) -> None:
-        # Only page files matter here: new folders are found by the folder-mtime check.
-        path = os.fsdecode(path)
-        if not path.lower().endswith(".md"):
-            return
-        rel = os.path.relpath(path, self.root).replace(os.sep, "/")
-        if is_page_path(rel):
-            with self._lock:
-                self._dirty.add(rel)
-
-    def drain(self) -> list[str]:
-        with self._lock:
-            dirty, self._dirty = self._dirty, set()
-        return sorted(dirty)
-
-    def stop(self) -> None:
-        if self._observer is not None:
-            self._observer.stop()
-            self._observer.join(timeout=2)
-            self._observer = None
-
-
-def _top_folders(root: Path) -> list[str]:
-    """The folders directly in ``root`` that may hold pages (excluded folders and symlinks left out)."""
-    try:
-        with os.scandir(root) as entries:
-            return sorted(e.name for e in entries
-                          if e.name not in EXCLUDED_DIRS and not e.is_symlink() and e.is_dir())
-    except OSError:
-        return []
-
-
-def _namespaces(paths: Iterable[str]) -> set[str]:
-    return {p.split("/", 1)[0] for p in paths if "/" in p}
-
-
 class AgentDoor:
     """One wiki as one agent sees it: every MCP tool is a method returning the model's text.
 
@@ -215,44 +108,47 @@ class AgentDoor:
         self.actor = actor
         self._lock = threading.Lock()
         self._data_version: int | None = None
-        self.watcher: PageWatcher | None = None
+        self._watching = False  # this door started the wiki's watcher (and stops it on close)
         #: Set by :func:`serve` when auto-sync is on: appends bring the next sync forward.
         self.auto_sync: Any = None
 
     # --- keeping warm and fresh -------------------------------------------------------------
+    @property
+    def watcher(self) -> PageWatcher | None:
+        """The wiki's file watcher while this door keeps it running."""
+        return self.wiki.session.watcher if self._watching else None
+
     def warm(self, watch: bool = False) -> None:
         """Load the page cache, bring the search index up to date and build the link index;
         with ``watch``, start a :class:`PageWatcher` first (so nothing between is missed)."""
         with self._lock:
-            if watch and self.watcher is None:
-                watcher = PageWatcher(self.wiki.root)
-                # Namespaces present on disk now (cheap listing): watching starts before the
-                # page cache is brought up to date, so no edit falls between the two.
-                if watcher.start(_top_folders(self.wiki.root)):
-                    self.watcher = watcher
-                    self.wiki.search.sweep_interval = WATCHED_SWEEP_INTERVAL
-                    self.wiki.changed.connect(self._on_changed)
+            # Namespaces present on disk now (cheap listing) are watched from the start: watching
+            # starts before the page cache is brought up to date, so no edit falls between the two.
+            if watch and not self._watching and self.wiki.session.start_watching() is not None:
+                self._watching = True
+                self.wiki.search.sweep_interval = WATCHED_SWEEP_INTERVAL
+                self.wiki.changed.connect(self._on_changed)
             _ = self.wiki.pages
             self.wiki.search.refresh()
             self._data_version = self._db_version()
             _ = self.wiki.links
 
     def _on_changed(self, changes: ChangeSet) -> None:
-        if self.watcher is not None and changes.added:  # a page in a new namespace: watch it too
-            self.watcher.watch(_namespaces(changes.added))
+        watcher = self.watcher
+        if watcher is not None and changes.added:  # a page in a new namespace: watch it too
+            watcher.watch(namespaces(changes.added))
 
     def close(self) -> None:
         """Stop watching (the wiki stays open: its opener closes it)."""
-        if self.watcher is not None:
+        if self._watching:
             self.wiki.changed.disconnect(self._on_changed)
-            self.watcher.stop()
-            self.watcher = None
+            self.wiki.session.stop_watching()
+            self._watching = False
 
     def _db_version(self) -> int | None:
-        store = self.wiki.store
-        with store._lock:  # one connection for the whole store: never interleave with its transactions
+        with self.wiki.store.connection() as conn:  # never interleave with the store's transactions
             try:
-                return int(store.conn.execute("PRAGMA data_version").fetchone()[0])
+                return int(conn.execute("PRAGMA data_version").fetchone()[0])
             except Exception:  # a closed or in-memory database: nothing shared to watch
                 return None
 
@@ -266,8 +162,9 @@ class AgentDoor:
             if version is not None and version != self._data_version:
                 self._sync_from_cache_db()
                 self._data_version = version
-            if self.watcher is not None:
-                dirty = self.watcher.drain()
+            watcher = self.watcher
+            if watcher is not None:
+                dirty = watcher.drain()
                 if dirty:
                     wiki.refresh(dirty)
         except sqlite3.OperationalError as exc:
@@ -283,9 +180,8 @@ class AgentDoor:
 
     def _sync_from_cache_db(self) -> None:
         """Re-check the pages whose (mtime, size) another process recorded differently."""
-        store = self.wiki.store
-        with store._lock:
-            rows = store.conn.execute("SELECT path, mtime_ns, size FROM pages").fetchall()
+        with self.wiki.store.connection() as conn:
+            rows = conn.execute("SELECT path, mtime_ns, size FROM pages").fetchall()
         pages = self.wiki.pages
         seen: set[str] = set()
         stale: list[str] = []

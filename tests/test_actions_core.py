@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from curator.engine import actions
 from curator.engine.actions import ActionContext, ActionFailed, Invalid, history, revert, run_action, undo
 from curator.engine.actor import OPERATOR, Actor
 from curator.engine.git import lock_is_stale
@@ -169,7 +168,7 @@ def test_locked_when_another_process_holds_the_lock(wiki: Wiki) -> None:
         stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
-        actions._state(wiki).lock.patience = 0.4
+        wiki.session.lock.patience = 0.4
         t = time.monotonic()
         res = run_action(wiki, AGENT, "edit", "x", edit("wiki/x.md", "x\n"))
         assert res.status == "locked" and res.is_error and "busy" in res.message

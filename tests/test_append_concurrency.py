@@ -140,7 +140,6 @@ def test_appenders_killed_at_random_moments(root: Path) -> None:
 
 
 def test_append_result_for_locked_wiki(root: Path) -> None:
-    from curator.engine import actions
 
     holder = subprocess.Popen(
         [sys.executable, "-c",
@@ -150,7 +149,7 @@ def test_append_result_for_locked_wiki(root: Path) -> None:
     w = Wiki(root)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
-        actions._state(w).lock.patience = 0.3
+        w.session.lock.patience = 0.3
         res = append(w, "shared-page", "blocked fact here")
         assert res.status == "locked" and res.is_error
         assert res.data == {"created": False, "page": None, "candidates": [], "matched": None}

@@ -32,7 +32,8 @@ def test_closing_waits_for_reads_in_flight_and_starts_no_new_ones(qtbot, tmp_pat
         started.set()
         time.sleep(0.4)  # the window closes meanwhile
         try:
-            rows = wiki.store.conn.execute("SELECT count(*) FROM pages").fetchone()[0]
+            with wiki.store.connection() as conn:
+                rows = conn.execute("SELECT count(*) FROM pages").fetchone()[0]
         except Exception as exc:  # the database was closed under the read: the crash's cause
             outcome.append(f"{type(exc).__name__}: {exc}")
             raise

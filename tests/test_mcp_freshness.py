@@ -11,8 +11,9 @@ from pathlib import Path
 
 from curator.engine.actor import Actor
 from curator.engine.append import append
+from curator.engine.watcher import PageWatcher
 from curator.engine.wiki import Wiki
-from curator.mcp_server import WATCHED_SWEEP_INTERVAL, AgentDoor, PageWatcher, open_door
+from curator.mcp_server import WATCHED_SWEEP_INTERVAL, AgentDoor, open_door
 
 from .test_mcp_server import make_wiki
 

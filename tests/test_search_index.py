@@ -18,6 +18,12 @@ FILLER_WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf",
                 "juliet", "kilo", "lima"]
 
 
+def _db(wiki: Wiki) -> sqlite3.Connection:
+    """The store's connection, for a look at the tables (single-threaded tests)."""
+    with wiki.store.connection() as conn:
+        return conn
+
+
 def write(root: Path, rel: str, body: str, **meta: object) -> Path:
     path = root / rel
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -109,7 +115,7 @@ def test_trust_outranks_somewhat_higher_relevance(root: Path) -> None:
     write(root, "wiki/high.md", "The zephyr ledger, reviewed and signed off by finance.\n", trust=0.9)
     w = Wiki(root)
     w.search.refresh()
-    raw = dict(w.store.conn.execute(
+    raw = dict(_db(w).execute(
         "SELECT d.path, -bm25(search_fts, 4, 1, 2) FROM search_fts JOIN search_docs d"
         " ON d.id = search_fts.rowid WHERE search_fts MATCH '\"zephyr\"'").fetchall())
     assert raw["wiki/low.md"] > raw["wiki/high.md"] > 0  # the low-trust page is more relevant
@@ -347,7 +353,7 @@ def test_engine_refresh_keeps_the_index_in_step(wiki: Wiki, root: Path) -> None:
     assert wiki.search.search("kumquat", refresh=False) == []
     # the FTS table is contentless: a replaced or removed page leaves a tombstone that no query
     # sees (results join the live documents), counted for the rebuild that clears them
-    conn = wiki.store.conn
+    conn = _db(wiki)
     docs = conn.execute("SELECT count(*) FROM search_docs").fetchone()[0]
     live = conn.execute("SELECT count(*) FROM search_fts JOIN search_docs d ON d.id = search_fts.rowid"
                         ).fetchone()[0]
@@ -362,13 +368,13 @@ def test_many_tombstones_make_the_next_search_rebuild(wiki: Wiki, root: Path) ->
 
     page = write(root, "wiki/churn.md", "churn zero\n")
     wiki.search.refresh()  # built (the first search builds it)
-    live = wiki.store.conn.execute("SELECT count(*) FROM search_docs").fetchone()[0]
+    live = _db(wiki).execute("SELECT count(*) FROM search_docs").fetchone()[0]
     rounds = max(70, int(search.MAX_DEAD_SHARE * live) + 2)
     for i in range(rounds):
         page.write_text(f"churn round{i}\n", encoding="utf-8")
         os.utime(page, ns=(i + 10, i + 10))
         wiki.refresh(["wiki/churn.md"])
-    conn = wiki.store.conn
+    conn = _db(wiki)
     assert conn.execute("SELECT count(*) FROM search_fts").fetchone()[0] == live + rounds
     assert paths(wiki.search.search(f"round{rounds - 1}")) == ["wiki/churn.md"]
     assert wiki.search.search("round0") == []
@@ -417,7 +423,7 @@ def test_another_process_sees_changes_and_shares_the_sweep_time(root: Path) -> N
     second = Wiki(root)
     assert paths(second.search.search("fig")) == ["wiki/fig.md"]
     assert paths(first.search.search("fig")) == ["wiki/fig.md"]
-    last = second.store.conn.execute("SELECT value FROM search_meta WHERE key='last_sweep'").fetchone()
+    last = _db(second).execute("SELECT value FROM search_meta WHERE key='last_sweep'").fetchone()
     assert last is not None
     first.close()
     second.close()
@@ -437,7 +443,7 @@ def test_reopen_uses_the_stored_index(root: Path) -> None:
 def test_rebuild_recovers_a_damaged_index(wiki: Wiki, root: Path) -> None:
     write(root, "wiki/a.md", "quince\n")
     assert paths(wiki.search.search("quince")) == ["wiki/a.md"]
-    wiki.store.conn.execute("INSERT INTO search_fts (search_fts) VALUES ('delete-all')")
+    _db(wiki).execute("INSERT INTO search_fts (search_fts) VALUES ('delete-all')")
     assert wiki.search.search("quince", refresh=False) == []
     assert wiki.search.rebuild() == len(wiki.pages)
     assert paths(wiki.search.search("quince")) == ["wiki/a.md"]
@@ -463,6 +469,6 @@ def test_schema_change_and_dropped_page_cache_reindex(root: Path) -> None:
     write(root, "wiki/b.md", "rambutan too\n")
     w = Wiki(root)
     assert set(paths(w.search.search("rambutan"))) == {"wiki/a.md", "wiki/b.md"}
-    docs = w.store.conn.execute("SELECT count(*) FROM search_docs").fetchone()[0]
+    docs = _db(w).execute("SELECT count(*) FROM search_docs").fetchone()[0]
     assert docs == len(w.pages)
     w.close()

@@ -154,45 +154,45 @@ def run_dismiss(ctx: Context, args: argparse.Namespace) -> int:
     from curator.engine.dedup import dismiss_pages
     from curator.engine.errors import UsageError
 
-    from .write import _finish
+    from .write import finish
 
     if len(args.pages) < (1 if args.member else 2):
         raise UsageError("name two pages (or more: a family), or --member PAGE and the pages of its family")
-    return _finish(ctx, dismiss_pages(ctx.wiki, args.pages, ctx.actor, args.member))
+    return finish(ctx, dismiss_pages(ctx.wiki, args.pages, ctx.actor, args.member))
 
 
 def run_merge(ctx: Context, args: argparse.Namespace) -> int:
     from curator.engine.merge import merge_pages, preview_merge
 
-    from .write import _finish
+    from .write import finish
 
     if args.preview:
         plan = preview_merge(ctx.wiki, args.keep, args.merge, ctx.actor)
         ctx.emit({"status": "preview", **plan.to_json()}, plan.render())
         return 0
-    return _finish(ctx, merge_pages(ctx.wiki, args.keep, args.merge, ctx.actor))
+    return finish(ctx, merge_pages(ctx.wiki, args.keep, args.merge, ctx.actor))
 
 
 def run_move(ctx: Context, args: argparse.Namespace) -> int:
     from curator.engine.errors import UsageError
     from curator.engine.move import move_page, preview_move, repair_move
 
-    from .write import _finish
+    from .write import finish
 
     if args.repair:
         if args.preview:
             raise UsageError("--preview and --repair cannot be combined")
-        return _finish(ctx, repair_move(ctx.wiki, args.page, args.new_path, ctx.actor))
+        return finish(ctx, repair_move(ctx.wiki, args.page, args.new_path, ctx.actor))
     if args.preview:
         plan = preview_move(ctx.wiki, args.page, args.new_path, ctx.actor)
         ctx.emit({"status": "preview", **plan.to_json()}, plan.render())
         return 0
-    return _finish(ctx, move_page(ctx.wiki, args.page, args.new_path, ctx.actor))
+    return finish(ctx, move_page(ctx.wiki, args.page, args.new_path, ctx.actor))
 
 
 def run_archive(ctx: Context, args: argparse.Namespace) -> int:
     from curator.engine.move import archive_page
 
-    from .write import _finish
+    from .write import finish
 
-    return _finish(ctx, archive_page(ctx.wiki, args.page, ctx.actor))
+    return finish(ctx, archive_page(ctx.wiki, args.page, ctx.actor))

@@ -70,7 +70,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.set_defaults(handler="curator.commands.write:run_recover")
 
 
-def _finish(ctx: Context, result: ActionResult, data: dict[str, Any] | None = None) -> int:
+def finish(ctx: Context, result: ActionResult, data: dict[str, Any] | None = None) -> int:
     ctx.emit(data if data is not None else result.to_json(), f"{result.status}: {result.message}")
     return 1 if result.is_error else 0
 
@@ -79,7 +79,7 @@ def run_append(ctx: Context, args: argparse.Namespace) -> int:
     from curator.engine.append import append, to_cli_json
 
     result = append(ctx.wiki, args.slug, args.content, args.link, args.create_new, ctx.actor)
-    return _finish(ctx, result, to_cli_json(result))
+    return finish(ctx, result, to_cli_json(result))
 
 
 def run_ingest(ctx: Context, args: argparse.Namespace) -> int:
@@ -100,7 +100,7 @@ def run_ingest(ctx: Context, args: argparse.Namespace) -> int:
         result = ingest(ctx.wiki, args.name, data=data, actor=ctx.actor)
     else:
         result = ingest(ctx.wiki, args.name, url=args.url, actor=ctx.actor)
-    return _finish(ctx, result)
+    return finish(ctx, result)
 
 
 def run_history(ctx: Context, args: argparse.Namespace) -> int:
@@ -125,9 +125,9 @@ def run_undo(ctx: Context, args: argparse.Namespace) -> int:
             raise UsageError("use --agent ID and --since DATE together (and not with --commit)")
         from curator.engine.provenance import undo_agent
 
-        return _finish(ctx, undo_agent(ctx.wiki, ctx.actor, args.agent, args.since))
+        return finish(ctx, undo_agent(ctx.wiki, ctx.actor, args.agent, args.since))
     result = revert(ctx.wiki, ctx.actor, args.commit) if args.commit else undo(ctx.wiki, ctx.actor)
-    return _finish(ctx, result)
+    return finish(ctx, result)
 
 
 def run_redo(ctx: Context, args: argparse.Namespace) -> int:
@@ -142,7 +142,7 @@ def run_recover(ctx: Context, args: argparse.Namespace) -> int:
 
     pending = recover_pending(ctx.wiki)
     if pending is not None and pending.is_error:
-        return _finish(ctx, pending)
+        return finish(ctx, pending)
     result = rebuild_from_journal(ctx.wiki, ctx.actor)
     data = result.to_json()
     data["interrupted"] = pending.to_json() if pending is not None else None

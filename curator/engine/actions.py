@@ -129,9 +129,7 @@ import os
 import posixpath
 import re
 import tempfile
-import threading
 import uuid
-import weakref
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -142,15 +140,15 @@ from .actor import OPERATOR, Actor, parse_actor
 from .errors import CuratorError
 from .git import Git, GitError, IndexNotUpdated, LogEntry, fsync_path
 from .journal import Journal
-from .lock import Locked, WikiLock
+from .lock import Locked
 from .page import Decoded, decode
+from .session import PENDING_NAME, WikiSession
 from .status import Status
 from .walker import json_line
 
 if TYPE_CHECKING:
     from .wiki import Wiki
 
-PENDING_NAME = "pending.jsonl"
 STATE_HINT = ".curator"  # where PENDING_NAME lives, for messages
 ARCHIVE_DIR = "_archive"
 TMP_MARK = ".curator-tmp-"
@@ -222,26 +220,8 @@ def require_write(wiki: Wiki, actor: Actor, path: str) -> None:
 
 # --- per-wiki state -----------------------------------------------------------------------
 
-class _State:
-    def __init__(self, wiki: Wiki) -> None:
-        self.git = Git(wiki.root)
-        self.journal = Journal(wiki.state_dir)
-        self.lock = WikiLock(wiki.state_dir)
-        self.pending = wiki.state_dir / PENDING_NAME
-        self.journal_seen = self.journal.size()
-        self.active = threading.local()
-
-
-_states: weakref.WeakKeyDictionary[Any, _State] = weakref.WeakKeyDictionary()
-_states_lock = threading.Lock()
-
-
-def _state(wiki: Wiki) -> _State:
-    with _states_lock:
-        st = _states.get(wiki)
-        if st is None:
-            st = _states[wiki] = _State(wiki)
-        return st
+def _state(wiki: Wiki) -> WikiSession:
+    return wiki.session
 
 
 def git_of(wiki: Wiki) -> Git:
@@ -262,7 +242,7 @@ def now_iso() -> str:
 class ActionContext:
     """What ``apply`` works through: checked, atomic, undoable file operations."""
 
-    def __init__(self, wiki: Wiki, actor: Actor, name: str, target: str, state: _State,
+    def __init__(self, wiki: Wiki, actor: Actor, name: str, target: str, state: WikiSession,
                  action_id: str, head: str | None) -> None:
         self.wiki = wiki
         self.actor = actor
@@ -583,7 +563,6 @@ def atomic_write(full: Path, data: bytes, *, fsync: bool = True) -> None:
         raise
 
 
-_atomic_write = atomic_write  # the name other modules imported first
 
 
 def _common_prefix(a: bytes, b: bytes) -> int:
@@ -635,12 +614,12 @@ def _prune_empty_dirs(root: Path, folder: Path) -> None:
         folder = folder.parent
 
 
-def _clear_marker(state: _State) -> None:
+def _clear_marker(state: WikiSession) -> None:
     with contextlib.suppress(FileNotFoundError):
         state.pending.unlink()
 
 
-def _pending_append(state: _State, start: list[dict[str, Any]], *lines: dict[str, Any],
+def _pending_append(state: WikiSession, start: list[dict[str, Any]], *lines: dict[str, Any],
                     fsync: bool = False) -> None:
     """Append ``lines`` to the pending record (``start``: the header, which begins a new record)."""
     data = "".join(json_line(x) + "\n"
@@ -667,7 +646,7 @@ class _Pending:
     committed: str | None = None  # the sha, when the commit was made but the index not updated
 
 
-def _read_pending(state: _State) -> _Pending | None:
+def _read_pending(state: WikiSession) -> _Pending | None:
     legacy = state.pending.with_name("pending.json")  # the one-object marker of older versions
     if legacy.exists():
         try:
@@ -766,7 +745,7 @@ def recover_pending(wiki: Wiki) -> ActionResult | None:
     return result
 
 
-def _roll_back(wiki: Wiki, st: _State, rec: _Pending, actor: Actor, action_id: str,
+def _roll_back(wiki: Wiki, st: WikiSession, rec: _Pending, actor: Actor, action_id: str,
                subject: str) -> ActionResult | None:
     root = wiki.root
     restored: list[str] = []
@@ -797,14 +776,14 @@ def _roll_back(wiki: Wiki, st: _State, rec: _Pending, actor: Actor, action_id: s
     st.journal.append({"t": now_iso(), "id": uuid.uuid4().hex, "action": "recover", "target": subject,
                        "actor": str(actor), "of": action_id, "rolled_back": True, "committed": False,
                        "commit": None, "changed": restored})
-    _refresh(wiki, restored)
+    wiki.refresh_loaded(restored)
     return ActionResult(Status.ROLLED_BACK, f"rolled back the interrupted '{subject}': it was stopped before "
                         f"it had written everything, so its {len(restored)} changed path(s) have their "
                         "previous content again and nothing of it was committed", None, restored,
                         action="recover", target=subject)
 
 
-def _roll_forward(wiki: Wiki, st: _State, rec: _Pending, actor: Actor, action_id: str,
+def _roll_forward(wiki: Wiki, st: WikiSession, rec: _Pending, actor: Actor, action_id: str,
                   subject: str) -> ActionResult | None:
     assert rec.commit is not None
     changed = [p for p in rec.commit.get("changed", []) if isinstance(p, str)]
@@ -865,12 +844,12 @@ def _roll_forward(wiki: Wiki, st: _State, rec: _Pending, actor: Actor, action_id
                        "actor": str(actor), "of": action_id, "committed": True, "commit": sha,
                        "changed": dirty})
     _clear_marker(st)
-    _refresh(wiki, dirty)
+    wiki.refresh_loaded(dirty)
     return ActionResult(Status.RECOVERED, f"committed {len(dirty)} path(s) left by an interrupted "
                         f"'{subject}'", sha, dirty, action="recover", target=subject)
 
 
-def _catch_up(wiki: Wiki, st: _State) -> None:
+def _catch_up(wiki: Wiki, st: WikiSession) -> None:
     """Refresh pages that other processes' actions changed since this process last looked."""
     size = st.journal.size()
     if size == st.journal_seen:
@@ -885,21 +864,7 @@ def _catch_up(wiki: Wiki, st: _State) -> None:
             changed.extend(p for p in paths if isinstance(p, str))
     st.journal_seen = size
     if changed:
-        _refresh(wiki, changed)
-
-
-def _store_loaded(wiki: Wiki) -> bool:
-    loaded = getattr(wiki.store, "loaded", None)
-    if loaded is None:  # PageStore has no public flag (yet): its private one says the same
-        loaded = getattr(wiki.store, "_loaded", True)
-    return bool(loaded)
-
-
-def _refresh(wiki: Wiki, paths: list[str]) -> None:
-    # A process that never loaded its page cache (a one-shot CLI call) skips this: the next full
-    # load reconciles by (mtime, size) anyway, and loading 10,000 pages here would cost 200 ms.
-    if paths and _store_loaded(wiki):
-        wiki.refresh(paths)
+        wiki.refresh_loaded(changed)
 
 
 # --- running an action --------------------------------------------------------------------------
@@ -948,7 +913,7 @@ def run_action(wiki: Wiki, actor: Actor, name: str, target: str,
         st.lock.release()
 
 
-def _finish(wiki: Wiki, st: _State, ctx: ActionContext) -> ActionResult:
+def _finish(wiki: Wiki, st: WikiSession, ctx: ActionContext) -> ActionResult:
     ctx._save_marker()  # (a batch remembered but never written leaves nothing to say)
     changed = ctx._changed()
     if not changed:
@@ -987,7 +952,7 @@ def _finish(wiki: Wiki, st: _State, ctx: ActionContext) -> ActionResult:
     st.journal_seen = st.journal.size()
     if sha is not None and index_ok:
         _clear_marker(st)  # else keep it: the next action's recovery commits (or repairs) these paths
-    _refresh(wiki, changed)
+    wiki.refresh_loaded(changed)
     return ActionResult(ctx.status, text, sha, changed, data, ctx.name, ctx.target)
 
 

@@ -27,7 +27,6 @@ import re
 import threading
 import time
 import unicodedata
-import weakref
 from collections.abc import Callable, Iterable, Iterator, KeysView, Mapping, Sequence, Set
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,10 +58,10 @@ MAX_FACT_LINE = 1000
 _WORDS = re.compile(r"[^\W_]+")
 _LINK = re.compile(r"!?\[\[[^\]\n]*\]\]")
 _STAMP = re.compile(r"\s*\(added \d{4}-\d{2}-\d{2}\)\s*$")
-_BULLET = re.compile(r"^\s*- (.*)$")
-_HEADING = re.compile(r"^(#{1,6})\s")
-_UPDATES = re.compile(r"^##\s+updates\s*#*\s*$", re.IGNORECASE)
-_FENCE = re.compile(r"^\s*(```|~~~)")
+BULLET_RE = re.compile(r"^\s*- (.*)$")
+HEADING_RE = re.compile(r"^(#{1,6})\s")
+UPDATES_RE = re.compile(r"^##\s+updates\s*#*\s*$", re.IGNORECASE)
+FENCE_RE = re.compile(r"^\s*(```|~~~)")
 
 
 @dataclass(slots=True, frozen=True)
@@ -88,7 +87,7 @@ def page_slug(path: str) -> str:
     return slugify(unicodedata.normalize("NFC", stem))
 
 
-class _RouteCache:
+class RouteCache:
     """Slugs and slug features by page path, kept for the life of a :class:`Wiki` and synced with
     its page cache by set difference (features depend on the path alone, so they never go stale)."""
 
@@ -122,28 +121,14 @@ class _RouteCache:
         return feat
 
 
-_route_caches: weakref.WeakKeyDictionary[Any, _RouteCache] = weakref.WeakKeyDictionary()
-_route_caches_lock = threading.Lock()
-
-
 def _routable(path: str) -> bool:
     head, sep, _ = path.partition("/")
     return not (sep and head in UNROUTABLE)
 
 
-def _store_loaded(wiki: Wiki) -> bool:
-    loaded = getattr(wiki.store, "loaded", None)
-    if loaded is None:
-        loaded = getattr(wiki.store, "_loaded", False)
-    return bool(loaded)
-
-
-def _route_cache(wiki: Wiki) -> _RouteCache:
+def _route_cache(wiki: Wiki) -> RouteCache:
     """The routing index of ``wiki``, synced with its loaded page cache (no walk, no parse)."""
-    with _route_caches_lock:
-        cache = _route_caches.get(wiki)
-        if cache is None:
-            cache = _route_caches[wiki] = _RouteCache()
+    cache = wiki.session.route_cache
     with cache.lock:
         cache.sync(wiki.pages.keys())
     return cache
@@ -152,11 +137,11 @@ def _route_cache(wiki: Wiki) -> _RouteCache:
 def _routing_view(wiki: Wiki) -> tuple[Mapping[str, str], Callable[[str], list[str]], Callable[[str], SlugFeatures]]:
     """(slug by routable path, exact lookup, features) from the cheapest source at hand.
 
-    A process with a loaded page cache uses the kept :class:`_RouteCache`; a one-shot process
+    A process with a loaded page cache uses the kept :class:`RouteCache`; a one-shot process
     lists page names through :class:`_DirCache` and builds nothing it does not need (an exact
     match is one pass over the names; features are computed only when pages must be scored).
     """
-    if _store_loaded(wiki):
+    if wiki.store.loaded:
         cache = _route_cache(wiki)
         return cache.slugs, lambda slug: list(cache.by_slug.get(slug, ())), cache.feature
     folders = _DirCache(wiki.root, wiki.state_dir).folders()
@@ -425,7 +410,7 @@ def _words(text: str) -> list[str]:
 
 def find_duplicate(page_text: str, content: str) -> str | None:
     """The cleaned bullet of ``page_text`` that ``content`` restates, or None (SPEC §4.5)."""
-    return matching_fact((m.group(1) for m in map(_BULLET.match, _body_lines(page_text)) if m), content)
+    return matching_fact((m.group(1) for m in map(BULLET_RE.match, _body_lines(page_text)) if m), content)
 
 
 def matching_fact(bullets: Iterable[str], content: str) -> str | None:
@@ -497,16 +482,16 @@ def insert_bullet(text: str, bullet: str) -> str:
     in_fence = False
     for i in range(start, len(lines)):
         line = lines[i]
-        if _FENCE.match(line):
+        if FENCE_RE.match(line):
             in_fence = not in_fence
             continue
         if in_fence:
             continue
         if heading is None:
-            if _UPDATES.match(line.strip()):
+            if UPDATES_RE.match(line.strip()):
                 heading = i
         else:
-            m = _HEADING.match(line)
+            m = HEADING_RE.match(line)
             if m and len(m.group(1)) <= 2:
                 end = i
                 break

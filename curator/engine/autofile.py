@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import frontmatter
-from .actions import ActionContext, ActionFailed, _atomic_write, run_action
+from .actions import ActionContext, ActionFailed, atomic_write, run_action
 from .actor import Actor
 from .grading import DOC_TYPES, FILE, NOT_KNOWLEDGE, REVIEW, REVIEW_THRESHOLD, Grade, grade, scan
 from .scope import OPERATOR_ONLY, READ_ONLY
@@ -140,7 +140,7 @@ def _load_state(wiki: Wiki) -> dict[str, Any]:
 
 
 def _save_state(wiki: Wiki, state: dict[str, Any]) -> None:
-    _atomic_write(wiki.state_dir / STATE_FILE, json.dumps(state, ensure_ascii=False, sort_keys=True).encode())
+    atomic_write(wiki.state_dir / STATE_FILE, json.dumps(state, ensure_ascii=False, sort_keys=True).encode())
 
 
 def _quota_pages(state: dict[str, Any], day: str, who: str) -> list[str]:

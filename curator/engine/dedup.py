@@ -58,7 +58,6 @@ import posixpath
 import re
 import threading
 import unicodedata
-import weakref
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -1049,16 +1048,13 @@ class DedupIndex:
 
 # --- the per-wiki index -------------------------------------------------------------------------
 
-_INDEXES: weakref.WeakKeyDictionary[Wiki, DedupIndex] = weakref.WeakKeyDictionary()
-_INDEXES_LOCK = threading.Lock()
-
-
 def index_for(wiki: Wiki) -> DedupIndex:
-    """The wiki's dedup index, brought up to date (a full scan the first time)."""
-    with _INDEXES_LOCK:
-        index = _INDEXES.get(wiki)
+    """The wiki's dedup index (held by its session), brought up to date (a full scan the first time)."""
+    session = wiki.session
+    with session.services_lock:
+        index = session.dedup
         if index is None:
-            index = _INDEXES[wiki] = DedupIndex(wiki)
+            index = session.dedup = DedupIndex(wiki)
     index.update()
     return index
 

@@ -424,7 +424,7 @@ class Git:
         ``durable``: a new object is fsynced (with its folder) before this returns: a roll-back
         copy must survive a power loss that the file it stands for may not."""
         if self._fast_ok():
-            return _write_object(self.git_dir, b"blob", data, fsync=durable)
+            return write_loose_object(self.git_dir, b"blob", data, fsync=durable)
         sha = self.run("hash-object", "-w", "--no-filters", "--stdin", input=data).stdout.decode().strip()
         if durable:
             with contextlib.suppress(OSError):
@@ -553,7 +553,7 @@ class Git:
     def _commit_plumbing(self, paths: list[str], message: str, author: tuple[str, str],
                          contents: dict[str, bytes]) -> str:
         head = self.head()
-        given = {p: _write_object(self.git_dir, b"blob", b) for p, b in contents.items()}
+        given = {p: write_loose_object(self.git_dir, b"blob", b) for p, b in contents.items()}
         root = str(self.root)
         existing = [p for p in paths if os.path.lexists(os.path.join(root, p)) and p not in given]
         trees = _TreeReader(self, head)
@@ -566,7 +566,7 @@ class Git:
         hasher = None
         blobs: dict[str, str] = {}
         if existing and self._plain_blobs(existing):
-            blobs = {p: _write_object(self.git_dir, b"blob", _read(os.path.join(root, p))) for p in existing}
+            blobs = {p: write_loose_object(self.git_dir, b"blob", _read(os.path.join(root, p))) for p in existing}
         elif len(existing) > 200:  # pipes could fill both ways: no side-by-side run for big batches
             shas = self.run("hash-object", "-w", "--stdin-paths",
                             input="".join(p + "\n" for p in existing).encode("utf-8", "surrogateescape")).stdout.split()
@@ -604,7 +604,7 @@ class Git:
                 changes[p] = None
         root_sha = _rewrite_tree(self, trees, "", changes)
         if root_sha is None:  # every file removed: git's empty tree
-            root_sha = _write_object(self.git_dir, b"tree", b"")
+            root_sha = write_loose_object(self.git_dir, b"tree", b"")
         old_root = trees.sha("")
         if root_sha == old_root and head is not None:
             raise GitError("nothing to commit: the paths are unchanged")
@@ -616,7 +616,7 @@ class Git:
         lines.append(f"author {name} <{email}> {stamp}")
         lines.append(f"committer {name} <{email}> {stamp}")
         body = message if message.endswith("\n") else message + "\n"
-        commit = _write_object(self.git_dir, b"commit", ("\n".join(lines) + "\n\n" + body).encode("utf-8"))
+        commit = write_loose_object(self.git_dir, b"commit", ("\n".join(lines) + "\n\n" + body).encode("utf-8"))
         self._commit_trees[commit] = root_sha or ""
         # The index and the branch are updated side by side (they take different git locks).
         # Should update-ref fail, the change is merely staged, as after `git add`; should
@@ -703,7 +703,7 @@ def _read(path: str) -> bytes:
         return f.read()
 
 
-def _write_object(git_dir: Path, kind: bytes, data: bytes, *, fsync: bool = False) -> str:
+def write_loose_object(git_dir: Path, kind: bytes, data: bytes, *, fsync: bool = False) -> str:
     """Write a loose object (idempotent); return its sha1 hex (``fsync``: made durable first)."""
     raw = kind + b" " + str(len(data)).encode() + b"\0" + data
     sha = hashlib.sha1(raw).hexdigest()
@@ -863,6 +863,6 @@ def _rewrite_tree(git: Git, trees: _TreeReader, folder: str,
     old_sha = trees.sha(folder)
     if old_sha is not None and trees.entries(folder) == entries:
         return old_sha
-    sha = _write_object(git.git_dir, b"tree", _tree_bytes(entries))
+    sha = write_loose_object(git.git_dir, b"tree", _tree_bytes(entries))
     git.remember_tree(sha, entries)
     return sha

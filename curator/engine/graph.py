@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import gc
 import hashlib
-import threading
-import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -223,27 +221,25 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-_CACHE: weakref.WeakKeyDictionary[LinkIndex, dict[tuple[Actor, int, bool], LinkGraph]] = \
-    weakref.WeakKeyDictionary()
-_CACHE_LOCK = threading.Lock()
-
-
 def graph_for(wiki: Wiki, actor: Actor = OPERATOR, attachments: bool = False) -> LinkGraph:
     """The current link graph as ``actor`` sees it (cached until the wiki's pages change), with
     the attachment files pages link to as nodes when ``attachments`` is set."""
     with gc_paused():
         links = wiki.links_for(actor)  # hidden pages are absent: links to them are unresolved
     # Keyed by the policy object too: a policy swapped in (tests, the station) is a new view.
+    # Held by the wiki's session and dropped with the link index: a graph of an index no longer
+    # current is never answered.
     key = (actor, id(wiki.policy), attachments)
-    with _CACHE_LOCK:
-        per_actor = _CACHE.setdefault(links, {})
-        graph = per_actor.get(key)
-    if graph is None:
-        visible = [p for p in links.pages if wiki.visible(actor, p)]
-        with gc_paused():
-            graph = LinkGraph(links, visible, attachments, lambda p: wiki.visible(actor, p))
-        with _CACHE_LOCK:
-            per_actor[key] = graph
+    graphs = wiki.session.graphs
+    with wiki.session.services_lock:
+        cached = graphs.get(key)
+    if cached is not None and cached[0] is links:
+        return cached[1]
+    visible = [p for p in links.pages if wiki.visible(actor, p)]
+    with gc_paused():
+        graph = LinkGraph(links, visible, attachments, lambda p: wiki.visible(actor, p))
+    with wiki.session.services_lock:
+        graphs[key] = (links, graph)
     return graph
 
 

@@ -367,7 +367,7 @@ def fetch_decisions(wiki: Wiki) -> str:
     before deciding here; answers ``fetched``, ``offline`` or ``local`` (no remote). Never
     changes the working tree or the branch."""
     from .actions import git_of
-    from .sync import _fetch, current_branch, remote_name
+    from .sync import current_branch, fetch, remote_name
 
     tracking = _upstream(wiki)
     if tracking is None:
@@ -375,7 +375,7 @@ def fetch_decisions(wiki: Wiki) -> str:
     g = git_of(wiki)
     branch = current_branch(g)
     assert branch is not None
-    state, _why = _fetch(g, remote_name(g, branch), branch, tracking)
+    state, _why = fetch(g, remote_name(g, branch), branch, tracking)
     return "fetched" if state == "ok" else "offline" if state == "offline" else "local"
 
 

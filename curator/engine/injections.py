@@ -44,7 +44,7 @@ from .actions import git_of, now_iso
 from .actor import Actor, parse_actor
 from .context import ContextResult, assemble, build_context, render_source
 from .errors import CuratorError, UsageError
-from .git import Git, _write_object
+from .git import Git, write_loose_object
 
 log = logging.getLogger(__name__)
 
@@ -138,7 +138,7 @@ def _blob(git: Git, data: bytes, keep: bool) -> str:
     that is not a repository keeps only the id: such a record cannot be rebuilt)."""
     if keep:
         try:
-            return _write_object(git.git_dir, b"blob", data)
+            return write_loose_object(git.git_dir, b"blob", data)
         except OSError as exc:  # a read-only repository: the context is still answered
             log.warning("injection record: cannot keep a page's blob: %s", exc)
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()

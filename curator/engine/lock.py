@@ -41,6 +41,8 @@ class _Held(threading.local):
 
 _held = _Held()
 _registry_lock = threading.Lock()
+#: One in-process lock per lock FILE (not per Wiki object): two Wiki objects opened on the same
+#: root in one process must exclude each other exactly as two processes do.
 _thread_locks: dict[str, threading.Lock] = {}
 
 

@@ -175,16 +175,16 @@ def merge_bytes(ours: bytes, base: bytes, theirs: bytes) -> tuple[bytes, bool]:
 
 def _updates_lines(lines: Sequence[str]) -> set[int]:
     """Indexes of the lines inside a ``## Updates`` section (fence-aware, as append sees them)."""
-    from .append import _FENCE, _HEADING, _UPDATES
+    from .append import FENCE_RE, HEADING_RE, UPDATES_RE
 
     inside: set[int] = set()
     in_section = in_fence = False
     for i, line in enumerate(lines):
-        if _FENCE.match(line):
+        if FENCE_RE.match(line):
             in_fence = not in_fence
         elif not in_fence:
-            m = _HEADING.match(line)
-            if _UPDATES.match(line.strip()):
+            m = HEADING_RE.match(line)
+            if UPDATES_RE.match(line.strip()):
                 in_section = True
                 continue
             if m and len(m.group(1)) <= 2:
@@ -196,7 +196,7 @@ def _updates_lines(lines: Sequence[str]) -> set[int]:
 
 def lift_facts(base: str, side: str) -> tuple[str, list[str]]:
     """``side`` without the bullets it inserted into a ``## Updates`` section, and those bullets."""
-    from .append import _BULLET
+    from .append import BULLET_RE
 
     b_lines, s_lines = base.split("\n"), side.split("\n")
     section = _updates_lines(s_lines)
@@ -205,7 +205,7 @@ def lift_facts(base: str, side: str) -> tuple[str, list[str]]:
     for op, _i1, _i2, j1, j2 in matcher.get_opcodes():
         if op != "insert":
             continue  # replacements are edits, left to the text merge
-        drop.update(j for j in range(j1, j2) if j in section and _BULLET.match(s_lines[j]))
+        drop.update(j for j in range(j1, j2) if j in section and BULLET_RE.match(s_lines[j]))
     if not drop:
         return side, []
     kept = [line for j, line in enumerate(s_lines) if j not in drop]

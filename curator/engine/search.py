@@ -120,6 +120,7 @@ class SearchIndex:
         self.wiki = wiki
         self._lock = threading.RLock()
         self._built = False  # read from the database by setup()
+        self._db: sqlite3.Connection | None = None  # the store's connection, given to setup()
         self._stop = threading.Event()
         self._generation = 0  # bumped whenever a document is added, retired or the index cleared
         self._hidden_cache: dict[tuple[Any, ...], dict[int, str]] = {}
@@ -131,10 +132,15 @@ class SearchIndex:
 
     @property
     def _conn(self) -> sqlite3.Connection:
-        return self.wiki.store.conn
+        """The store's connection, as :meth:`setup` was given it (the store's own tables and
+        this index's share one database)."""
+        if self._db is None:
+            raise RuntimeError("the search index is not attached to a page store")
+        return self._db
 
     # --- StoreExtension ------------------------------------------------------------------
     def setup(self, conn: sqlite3.Connection) -> None:
+        self._db = conn
         conn.execute("CREATE TABLE IF NOT EXISTS search_meta (key TEXT PRIMARY KEY, value TEXT)")
         row = conn.execute("SELECT value FROM search_meta WHERE key='schema'").fetchone()
         if row is None or row[0] != SEARCH_SCHEMA:
@@ -343,7 +349,7 @@ class SearchIndex:
     def _save_dirs(self, stamps: dict[str, int], *, gone: Sequence[str] = (), replace: bool = False,
                    swept: bool = False) -> None:
         conn = self._conn
-        with self.wiki.store._lock:  # one connection: never interleave with a store transaction
+        with self.wiki.store.connection():  # one connection: never interleave with a store transaction
             try:
                 conn.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError:
@@ -385,7 +391,7 @@ class SearchIndex:
             stamps = self._scan_tree("")  # folders first: what changes during the walk shows next time
             files = _indexable(walk(wiki.root))
             conn = self._conn
-            with wiki.store._lock:
+            with wiki.store.connection():
                 conn.execute("BEGIN IMMEDIATE")
                 try:
                     self._clear(conn)
@@ -407,7 +413,7 @@ class SearchIndex:
                     raise
                 self._built = True
             self._save_dirs(stamps, replace=True, swept=True)
-            with wiki.store._lock:
+            with wiki.store.connection():
                 checkpoint(conn)
                 count: int = conn.execute("SELECT count(*) FROM search_docs").fetchone()[0]
                 return count
@@ -432,7 +438,7 @@ class SearchIndex:
         else:
             self.ensure_built()
         rows: list[_Row] = []
-        with self.wiki.store._lock:  # one connection: do not read in the middle of a store write
+        with self.wiki.store.connection():  # one connection: do not read in the middle of a store write
             hidden = {} if actor.is_operator else self._hidden(actor)
             found = self._rows(q) if not hidden or not q.positive_match() else self._visible_rows(q, hidden)
             for row in found:
@@ -460,7 +466,7 @@ class SearchIndex:
             self.refresh()
         else:
             self.ensure_built()
-        with self.wiki.store._lock:
+        with self.wiki.store.connection():
             hidden = {} if actor.is_operator else self._hidden(actor)
             found = self._rows(q) if not hidden or not q.positive_match() else self._visible_rows(q, hidden)
             return {row.path: row.score for row in found}
@@ -480,7 +486,7 @@ class SearchIndex:
             return []
         if refresh:
             self.refresh()
-        with self.wiki.store._lock:
+        with self.wiki.store.connection():
             conn = self._conn
             conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.search_vocab USING "
                          "fts5vocab(main, 'search_fts', 'row')")

@@ -247,7 +247,7 @@ class PageStore:
         #: Every non-page file the last full walk saw (``Attachments/a.png``), for link resolution.
         self.attachments: tuple[str, ...] = ()
         self._extensions: list[StoreExtension] = []
-        self.conn = self._connect()
+        self._conn = self._connect()
 
     # --- connection -------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
@@ -300,10 +300,24 @@ class PageStore:
             raise
         return conn
 
+    @contextmanager
+    def connection(self) -> Iterator[sqlite3.Connection]:
+        """The store's one connection, held for the block: nothing else (a refresh, an extension,
+        another thread) uses it meanwhile, so a read never sees half of a store transaction and
+        an extension's own transaction (``BEGIN IMMEDIATE`` ... ``COMMIT``) is not interleaved."""
+        with self._lock:
+            yield self._conn
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the tree was walked once (every page on disk is known): a process that never
+        loaded the cache (a one-shot CLI call) need not keep it in step after an action."""
+        return self._loaded
+
     def add_extension(self, ext: StoreExtension) -> None:
         with self._lock:
             self._extensions.append(ext)
-            ext.setup(self.conn)
+            ext.setup(self._conn)
 
     # --- reading ----------------------------------------------------------------------
     @property
@@ -323,7 +337,7 @@ class PageStore:
         out: dict[str, Page] = {}
         stale: list[str] = []
         loads, from_row = decode_record, Page.from_row
-        for path, rec in self.conn.execute("SELECT path, record FROM records ORDER BY path"):
+        for path, rec in self._conn.execute("SELECT path, record FROM records ORDER BY path"):
             if path not in self._stamps:
                 continue
             try:
@@ -384,7 +398,7 @@ class PageStore:
             return {}
         pages = self._pages
         with self._lock:
-            rows = self.conn.execute(
+            rows = self._conn.execute(
                 f"SELECT DISTINCT r.path FROM {table} n JOIN records r ON r.rowid = n.src"
                 f" WHERE n.h IN ({','.join('?' * len(hashes))})", hashes).fetchall()
         paths = [r[0] for r in rows if r[0] in self._stamps]
@@ -399,7 +413,7 @@ class PageStore:
     def _decode_where(self, where: str, args: Iterable[Any], retry: bool = True) -> dict[str, Page]:
         out: dict[str, Page] = {}
         with self._lock, gc_paused():
-            rows = self.conn.execute(f"SELECT path, record FROM records WHERE {where}", tuple(args)).fetchall()
+            rows = self._conn.execute(f"SELECT path, record FROM records WHERE {where}", tuple(args)).fetchall()
             for path, rec in rows:
                 try:
                     out[path] = Page.from_row(decode_record(rec))
@@ -433,7 +447,7 @@ class PageStore:
             return [(p, v[1], v[2], v[3], v[4]) for p, v in sorted(stamps.items())]
 
     def _load_stamps(self) -> dict[str, tuple[int, int, str, str, float]]:
-        rows = self.conn.execute("SELECT path, mtime_ns, size, title, layer, trust FROM pages")
+        rows = self._conn.execute("SELECT path, mtime_ns, size, title, layer, trust FROM pages")
         return {r[0]: r[1:] for r in rows}
 
     def refresh(self, paths: Iterable[str] | None = None,
@@ -539,7 +553,7 @@ class PageStore:
 
     def _write(self, stale: list[PageFile], removed: list[str], pages: dict[str, Page] | None,
                progress: Callable[[int, int], None] | None = None, parallel_min: int | None = None) -> None:
-        conn = self.conn
+        conn = self._conn
         active = [ext for ext in self._extensions if ext.active()]
         from_row = Page.from_row
         stamps = self._stamps
@@ -602,7 +616,7 @@ class PageStore:
                names: list[list[Any]]) -> None:
         """Write a batch: stamps, records and the name tables of each page (its :meth:`Page.to_row`
         in ``names``)."""
-        conn = self.conn
+        conn = self._conn
         self._drop_names([(row[0],) for row in names])  # keyed by the rowid being replaced
         conn.executemany("INSERT OR REPLACE INTO pages VALUES (?,?,?,?,?,?)", batch)
         conn.executemany("INSERT OR REPLACE INTO records VALUES (?,?)", records)
@@ -618,7 +632,7 @@ class PageStore:
         themselves: no second index by page keeps the tables small). A row left behind by a
         record that no longer decodes only ever adds a page to a lookup, which its caller's exact
         resolution ignores."""
-        conn = self.conn
+        conn = self._conn
         old: list[tuple[int, list[Any]]] = []
         for (path,) in paths:
             hit = conn.execute("SELECT rowid, record FROM records WHERE path=?", (path,)).fetchone()
@@ -634,4 +648,4 @@ class PageStore:
 
     def close(self) -> None:
         with self._lock:
-            self.conn.close()
+            self._conn.close()

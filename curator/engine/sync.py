@@ -78,7 +78,6 @@ from .actions import (
     ActionFailed,
     ActionResult,
     Invalid,
-    _refresh,
     atomic_write,
     git_of,
     journal_of,
@@ -279,7 +278,7 @@ def _fast_forward(wiki: Wiki, ctx: ActionContext, g: Git, old: str | None, targe
         changed = [p for p in g.out("diff", "--name-only", "-z", "--no-renames", old, target).split("\0") if p]
     journal_of(wiki).append({"t": now_iso(), "id": uuid.uuid4().hex, "action": ctx.name, "target": ctx.target,
                              "actor": str(ctx.actor), "committed": True, "commit": target, "changed": changed})
-    _refresh(wiki, changed)
+    wiki.refresh_loaded(changed)
     return changed
 
 
@@ -334,7 +333,7 @@ def _tracked_local_state(g: Git, ours: str | None, theirs: str) -> list[str]:
     return list(dict.fromkeys([*tracked, *touched]))
 
 
-def _fetch(g: Git, remote: str, branch: str, tracking: str) -> tuple[str, str]:
+def fetch(g: Git, remote: str, branch: str, tracking: str) -> tuple[str, str]:
     """("ok"|"empty"|"offline", message)."""
     proc = _network(g, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote,
                     f"+refs/heads/{branch}:{tracking}")
@@ -402,7 +401,7 @@ def _sync_locked(wiki: Wiki, actor: Actor, g: Git, remote: str, branch: str) -> 
     changed: list[str] = []
     message = ""
     for attempt in range(PUSH_TRIES):
-        state, why = _fetch(g, remote, branch, tracking)
+        state, why = fetch(g, remote, branch, tracking)
         if state == "offline":
             return _offline(g, base, changed, tracking, f"{remote} is unreachable ({why}); local actions "
                             "keep working and the next sync catches up")

@@ -1,7 +1,8 @@
 """The :class:`Wiki`: one wiki root as the engine sees it. GUI, CLI and MCP all start here.
 
 A ``Wiki`` owns the page cache, the link index built from it, the read policy that decides what
-an actor may see, and the ``changed`` event. Mutations live in their own modules (append,
+an actor may see, the ``changed`` event, and its :class:`~.session.WikiSession` (git, journal,
+write lock, routing/dedup/graph caches, file watcher: no module keeps a table of its own per wiki). Mutations live in their own modules (append,
 actions, merge, ...) and report back through :meth:`Wiki.note_changes`.
 """
 
@@ -20,6 +21,7 @@ from .links import LinkIndex, local_index, odd_key
 from .page import Page, link_key, path_key
 from .scope import Decision, ScopePolicy, protected_decision
 from .search import SearchIndex
+from .session import WikiSession
 from .slugs import slug_sim
 from .store import ChangeSet, PageStore, gc_paused
 
@@ -72,9 +74,22 @@ class Wiki:
         self._links_seen: dict[tuple[object, ...], LinkIndex] = {}  # per-actor link indexes
         self._links_gen = 0  # bumped whenever the link indexes are dropped
         self._lock = threading.RLock()
+        self._session: WikiSession | None = None
 
     def __repr__(self) -> str:
         return f"Wiki({str(self.root)!r})"
+
+    @property
+    def session(self) -> WikiSession:
+        """The wiki's per-process services (git, journal, write lock, caches, watcher), created
+        on first use: see :mod:`.session`."""
+        session = self._session
+        if session is None:
+            with self._lock:
+                session = self._session
+                if session is None:
+                    session = self._session = WikiSession(self.root, self.state_dir)
+        return session
 
     # --- pages ------------------------------------------------------------------------
     @property
@@ -87,6 +102,17 @@ class Wiki:
         if changes:
             self.note_changes(changes)
         return changes
+
+    def refresh_loaded(self, paths: Iterable[str]) -> None:
+        """:meth:`refresh` ``paths`` (changed by an action) when the page cache is loaded.
+
+        A process that never loaded its page cache (a one-shot CLI call) skips this: the next
+        full load reconciles by (mtime, size) anyway, and loading 10,000 pages here would cost
+        200 ms.
+        """
+        paths = list(paths)
+        if paths and self.store.loaded:
+            self.refresh(paths)
 
     def note_changes(self, changes: ChangeSet) -> None:
         """Invalidate what depends on the pages and tell listeners."""
@@ -103,6 +129,8 @@ class Wiki:
         self._links = None
         self._links_seen = {}
         self._links_gen += 1
+        if self._session is not None:
+            self._session.drop_graphs()  # built from the link indexes just dropped
 
     @property
     def links(self) -> LinkIndex:

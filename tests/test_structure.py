@@ -1,0 +1,69 @@
+"""The engine's structure rules, checked over the source (a refactor that breaks one fails here).
+
+* one owner per wiki: no module keeps a table of per-wiki services (they live on ``wiki.session``);
+* the page store's lock, connection and load flag are its own (public API: ``connection()``, ``loaded``);
+* no module imports another module's private names.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from curator.engine.wiki import Wiki
+
+from .gui_helpers import make_wiki
+
+SRC = Path(__file__).resolve().parent.parent / "curator"
+
+
+def _sources() -> list[tuple[Path, str]]:
+    return [(p, p.read_text(encoding="utf-8")) for p in sorted(SRC.rglob("*.py"))]
+
+
+def test_no_module_level_table_keyed_by_wiki() -> None:
+    offenders = [f"{p.relative_to(SRC)}" for p, text in _sources()
+                 if re.search(r"Weak(Key|Value)Dictionary", text)]
+    assert offenders == []
+
+
+def test_nothing_outside_the_store_touches_its_lock_connection_or_load_flag() -> None:
+    pattern = re.compile(r"store\.(_lock|_conn|conn|_loaded)\b")
+    offenders = [f"{p.relative_to(SRC)}:{i}" for p, text in _sources() if p.name != "store.py"
+                 for i, line in enumerate(text.splitlines(), 1) if pattern.search(line)]
+    assert offenders == []
+
+
+def test_no_module_imports_private_names_of_another() -> None:
+    offenders = []
+    for path, text in _sources():
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ImportFrom) and node.module != "__future__":
+                offenders += [f"{path.relative_to(SRC)}: {node.module}.{a.name}" for a in node.names
+                              if a.name.startswith("_") and not a.name.startswith("__")]
+    assert offenders == []
+
+
+def test_each_wiki_owns_its_services(tmp_path: Path) -> None:
+    from curator.engine.append import route
+    from curator.engine.dedup import index_for
+    from curator.engine.graph import graph_for
+
+    root = make_wiki(tmp_path / "wiki")
+    first, second = Wiki(root), Wiki(root)
+    try:
+        assert first.session is first.session and first.session is not second.session
+        assert first.pages  # loaded: append routes from the cache
+        route(first, "ann-smith")
+        assert first.session.route_cache.slugs and not second.session.route_cache.slugs
+        assert index_for(first) is first.session.dedup and second.session.dedup is None
+        graph = graph_for(first)
+        assert graph_for(first) is graph  # cached on the session ...
+        path = sorted(first.pages)[0]
+        (root / path).write_text((root / path).read_text(encoding="utf-8") + "\nmore\n", encoding="utf-8")
+        first.refresh([path])  # ... and dropped with the link index when a page changes
+        assert first.session.graphs == {} and graph_for(first) is not graph
+    finally:
+        first.close()
+        second.close()
