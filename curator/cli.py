@@ -1,6 +1,6 @@
 """The ``curator`` command line (SPEC §11).
 
-This module stays import-light on purpose (``curator --help`` must not pay for Qt, GitPython or
+This module stays import-light on purpose (``curator --help`` must not pay for Qt or
 YAML): it only builds the argument parser. Each command group lives in
 ``curator/commands/<group>.py`` with a ``register(subparsers, parent)`` function; handlers are
 named as ``"module:function"`` strings and imported only when that command runs.

@@ -2,7 +2,9 @@
 
 * one owner per wiki: no module keeps a table of per-wiki services (they live on ``wiki.session``);
 * the page store's lock, connection and load flag are its own (public API: ``connection()``, ``loaded``);
-* no module imports another module's private names.
+* no module imports another module's private names;
+* one git backend: no git process is started outside ``curator/engine/git.py``, and no other
+  module spells a git command (they call its typed methods).
 """
 
 from __future__ import annotations
@@ -43,6 +45,29 @@ def test_no_module_imports_private_names_of_another() -> None:
                 offenders += [f"{path.relative_to(SRC)}: {node.module}.{a.name}" for a in node.names
                               if a.name.startswith("_") and not a.name.startswith("__")]
     assert offenders == []
+
+
+def test_git_runs_only_in_the_git_backend() -> None:
+    spawn = re.compile(r"\bsubprocess\b|\bPopen\b|os\.system|\.git/HEAD|/ \"HEAD\"")
+    raw = re.compile(r"\.(run|out|start|out_head)\(\s*\"(-c|[a-z][a-z-]+)\"")
+    offenders = []
+    for path, text in _sources():
+        rel = path.relative_to(SRC).as_posix()
+        if rel == "engine/git.py":
+            continue
+        for i, line in enumerate(text.splitlines(), 1):
+            if rel == "engine/autofile.py" and "subprocess" in line:
+                continue  # the configured arbiter command (not git), see run_arbiter
+            if spawn.search(line) or (raw.search(line) and "build_server" not in line):
+                offenders.append(f"{rel}:{i}: {line.strip()}")
+    assert offenders == []
+
+
+def test_gitpython_is_not_a_dependency() -> None:
+    # The backend explains why (curator/engine/git.py); a declared but unused dependency is not kept.
+    pyproject = (SRC.parent / "pyproject.toml").read_text(encoding="utf-8")
+    assert "gitpython" not in pyproject.lower()
+    assert not any(re.search(r"^\s*(import git\b|from git\b)", t, re.M) for _p, t in _sources())
 
 
 def test_each_wiki_owns_its_services(tmp_path: Path) -> None:

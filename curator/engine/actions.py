@@ -138,7 +138,7 @@ from typing import TYPE_CHECKING, Any
 
 from .actor import OPERATOR, Actor, parse_actor
 from .errors import CuratorError
-from .git import Git, GitError, IndexNotUpdated, LogEntry, fsync_path
+from .git import Git, GitError, IndexNotUpdated, LogEntry, fsync_path, merge_file_raw
 from .journal import Journal
 from .lock import Locked
 from .page import Decoded, decode
@@ -168,6 +168,11 @@ class ActionResult:
     data: dict[str, Any] = field(default_factory=dict)
     action: str = ""
     target: str = ""
+
+    def __post_init__(self) -> None:
+        # A plain string (an untyped caller, a test) is taken as the Status it names; an
+        # unknown one is a ValueError here, not a wrong answer later.
+        self.status = Status(self.status)
 
     @property
     def is_error(self) -> bool:
@@ -1218,13 +1223,7 @@ def _merge3(g: Git, current: bytes | None, base: bytes | None, other: bytes | No
     if current is None or other is None:
         raise Invalid(message=f"cannot revert {path}: it was changed (or removed) later; revert "
                       "those later actions first")
-    with tempfile.TemporaryDirectory(prefix="curator-revert-") as tmp:
-        files = []
-        for name, data in (("current", current), ("base", base or b""), ("other", other)):
-            p = Path(tmp) / name
-            p.write_bytes(data)
-            files.append(str(p))
-        proc = g.run("merge-file", "-p", *files, check=False)
+    proc = merge_file_raw(current, base or b"", other)
     if proc.returncode != 0:
         raise Invalid(message=f"cannot revert {path}: later changes to it conflict with the revert")
     return proc.stdout

@@ -73,6 +73,9 @@ class FileDocResult:
     commit: str | None = None
     signals: dict[str, int] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        self.status = Status(self.status)  # as ActionResult: a plain string names its Status
+
     @property
     def is_error(self) -> bool:
         return self.status.is_error

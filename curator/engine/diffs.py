@@ -19,11 +19,9 @@ def commit_diff(wiki: Wiki, commit: str) -> str:
     # The stat summary needs every file's diff before git prints a line: for an import commit of
     # a whole wiki (32,000 files) that alone took seconds. Count the files first (a tree diff,
     # cheap) and give such a commit a one-line summary instead.
-    names = g.run("diff-tree", "-r", "--root", "--no-commit-id", "--name-only", "-z", commit).stdout
-    files = names.count(b"\0")
-    stat = ["--stat"] if files <= MAX_STAT_FILES else []
-    text, more = g.out_head("show", "--no-color", *stat, "--patch", "--format=%H%n%an <%ae>%n%aI%n%n%B",
-                            commit, limit=MAX_DIFF_CHARS)
+    files = g.changed_count(commit)
+    stat = files <= MAX_STAT_FILES
+    text, more = g.patch(commit, stat=stat, limit=MAX_DIFF_CHARS)
     if not stat:
         head, sep, rest = text.partition("\ndiff --git ")
         text = f"{head}\n {files:,} files changed\n{sep}{rest}" if sep else f"{text}\n {files:,} files changed"

@@ -1,8 +1,17 @@
-"""A small typed git backend over the ``git`` command line (SPEC §4.7, §5).
+"""The one git backend: every git process Curator starts is started here (docs/design.md §4, §5).
 
-Why the CLI and not GitPython: one ``git add -- <paths>`` plus ``git commit -- <paths>`` was
-measured faster than GitPython's ``index.add`` on a 10,000-page wiki, and the CLI's path-limited
-commit (``--only`` semantics) is exactly the "commit the touched paths, nothing else" rule.
+Actions, sync, the page merge driver, ``curator init`` and history/blame/diff all go through the
+typed methods of :class:`Git` (``commit_paths``, ``log``, ``blame_porcelain``, ``merge_tree``,
+``config_get``, ``network``, ...) and never spell a git command themselves.
+
+Why the CLI and plumbing, and no GitPython: commits use measured plumbing (blobs and the few
+changed trees written here, ``update-index`` and ``update-ref`` side by side: no stat of the
+whole tree, which ``git commit`` and GitPython's ``index.add`` both pay, ~50 ms on a
+10,000-page wiki). For the rest (history, diffs, blame, remotes, config) GitPython would only
+wrap the same ``git`` processes (its ``repo.blame``, ``git.log``, ``remote.fetch`` and config
+reader spawn or parse what one call here does) while adding ~80 ms of import to every one-shot
+CLI call and a second way of running git with its own environment and lock handling; so it is
+not a dependency.
 
 Rules every call follows:
 
@@ -347,6 +356,213 @@ class Git:
             entries.append(LogEntry(sha, name, email, int(when or 0), subject, body.strip(), files))
         return entries
 
+    # --- history, branches, remotes, config (typed: callers never spell a git command) ------
+    def branch(self) -> str | None:
+        """The branch HEAD is on, or None when HEAD is detached (read from the file, no process)."""
+        try:
+            ref = (self.git_dir / "HEAD").read_text().strip()
+        except OSError:
+            return None
+        return ref[len("ref: refs/heads/"):] if ref.startswith("ref: refs/heads/") else None
+
+    def config_get(self, key: str, *, local: bool = False) -> str | None:
+        """A config value (``--local``: this repository's own file only), None when unset."""
+        proc = self.run("config", *(["--local"] if local else []), "--get", key, check=False)
+        return proc.stdout.decode("utf-8", "replace").strip() or None if proc.returncode == 0 else None
+
+    def config_set(self, key: str, value: str) -> None:
+        """Set ``key`` in this repository's own config (``--local``)."""
+        self.run("config", "--local", key, value)
+
+    def is_ancestor(self, a: str, b: str) -> bool:
+        return self.run("merge-base", "--is-ancestor", a, b, check=False).returncode == 0
+
+    def merge_base(self, a: str, b: str) -> str | None:
+        proc = self.run("merge-base", a, b, check=False)
+        return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+
+    def count(self, rev: str) -> int:
+        """How many commits ``rev`` has (``rev-list --count``)."""
+        return int(self.out("rev-list", "--count", rev) or 0)
+
+    def ahead_behind(self, ours: str, theirs: str) -> tuple[int, int]:
+        """Commits only in ``ours``, commits only in ``theirs``."""
+        out = self.out("rev-list", "--left-right", "--count", f"{ours}...{theirs}").split()
+        return int(out[0]), int(out[1])
+
+    def names_in_tree(self, rev: str, paths: Sequence[str] = ()) -> list[str]:
+        """Every file path in ``rev``'s tree (below ``paths`` when given)."""
+        out = self.run("ls-tree", "-r", "-z", "--name-only", rev, *(["--", *paths] if paths else [])).stdout
+        return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
+
+    def tree_entry(self, rev: str, path: str) -> tuple[str, str] | None:
+        """(mode, object sha) of ``path`` in ``rev``'s tree, or None when absent there."""
+        out = self.run("ls-tree", "-z", rev, "--", path).stdout.decode("utf-8", "surrogateescape")
+        if not out:
+            return None
+        meta = out.split("\t", 1)[0].split()
+        return meta[0], meta[2]
+
+    def diff_names(self, old: str, new: str) -> list[str]:
+        """Paths that differ between two commits (no rename detection)."""
+        out = self.run("diff", "--name-only", "-z", "--no-renames", old, new).stdout
+        return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
+
+    def names_touched(self, rng: str, paths: Sequence[str]) -> list[str]:
+        """Paths below ``paths`` that commits of ``rng`` (``a..b`` or a commit) touched, in order."""
+        out = self.run("log", "--format=", "--name-only", "-z", "--no-renames", rng, "--", *paths).stdout
+        return list(dict.fromkeys(p for p in out.decode("utf-8", "surrogateescape").replace("\n", "\0")
+                                  .split("\0") if p))
+
+    def messages(self, commits: Sequence[str]) -> dict[str, str]:
+        """The full message of each of ``commits`` (one ``git log --no-walk`` call)."""
+        if not commits:
+            return {}
+        proc = self.run("log", "--no-walk=unsorted", "--stdin", "--format=%H%x1f%B%x1e",
+                        input=("\n".join(commits) + "\n").encode())
+        out: dict[str, str] = {}
+        for chunk in proc.stdout.decode("utf-8", "replace").split("\x1e"):
+            sha, sep, body = chunk.strip().partition("\x1f")
+            if sep:
+                out[sha] = body
+        return out
+
+    def added_in(self, path: str, rev: str = "HEAD") -> str | None:
+        """The newest commit of ``rev`` that added ``path`` (created it or moved it there)."""
+        return self.out("log", "-n1", "--diff-filter=A", "--format=%H", rev, "--", path) or None
+
+    def deleted_in(self, rev: str, pathspec: str) -> tuple[str, str, str, str] | None:
+        """(sha, author name, subject, body) of the newest commit of ``rev`` that removed a file
+        matching ``pathspec``, or None."""
+        proc = self.run("log", "-1", "--diff-filter=D", "--format=%H%x00%an%x00%s%x00%B", rev, "--",
+                        pathspec, check=False)
+        out = proc.stdout.decode("utf-8", "replace").strip() if proc.returncode == 0 else ""
+        if not out:
+            return None
+        sha, author, subject, body = [*out.split("\0"), "", "", ""][:4]
+        return sha, author, subject, body
+
+    def renames(self, limit: int) -> str | None:
+        """``git log --name-status`` of the renames in the last ``limit`` commits (each commit
+        introduced by a NUL and its sha), or None when git cannot say."""
+        proc = self.run("log", f"-{limit}", "-M", "--diff-filter=R", "--name-status", "--format=%x00%H",
+                        check=False)
+        return proc.stdout.decode("utf-8", "replace") if proc.returncode == 0 else None
+
+    def authors(self, rng: str, path: str) -> list[str]:
+        """Author names of the commits of ``rng`` that touched ``path``, newest first."""
+        proc = self.run("log", "--format=%an", rng, "--", path, check=False)
+        return proc.stdout.decode("utf-8", "replace").split() if proc.returncode == 0 else []
+
+    def blame_porcelain(self, path: str, *, copy_score: int | None = None) -> subprocess.Popen[bytes]:
+        """Start ``git blame --porcelain HEAD -- path`` (following moves and copies at
+        ``copy_score`` when given); the caller reads it, so two can run side by side."""
+        follow = [f"-M{copy_score}", f"-C{copy_score}"] if copy_score is not None else []
+        return self.start("blame", "--porcelain", *follow, "HEAD", "--", path)
+
+    def patch(self, commit: str, *, stat: bool, limit: int) -> tuple[str, bool]:
+        """``git show`` of ``commit`` (header, optional stat, patch), at most ``limit`` bytes read,
+        and whether there was more."""
+        return self.out_head("show", "--no-color", *(["--stat"] if stat else []), "--patch",
+                             "--format=%H%n%an <%ae>%n%aI%n%n%B", commit, limit=limit)
+
+    def changed_count(self, commit: str) -> int:
+        """How many files ``commit`` changed (a tree diff, no content compared)."""
+        return self.run("diff-tree", "-r", "--root", "--no-commit-id", "--name-only", "-z", commit).stdout.count(b"\0")
+
+    def blobs(self, shas: Sequence[str]) -> dict[str, bytes]:
+        """Blob contents by id (one ``cat-file --batch``); absent ones are left out."""
+        if not shas:
+            return {}
+        data = self.run("cat-file", "--batch", input=("\n".join(shas) + "\n").encode(), check=False).stdout
+        out: dict[str, bytes] = {}
+        pos = 0
+        for sha in shas:
+            nl = data.find(b"\n", pos)
+            if nl < 0:
+                break
+            header = data[pos:nl].split()
+            pos = nl + 1
+            if len(header) != 3 or header[1] != b"blob":
+                continue  # "<sha> missing" (or not a blob)
+            size = int(header[2])
+            out[sha] = data[pos:pos + size]
+            pos += size + 1
+        return out
+
+    # --- merging and building commits by hand (sync) ---------------------------------------
+    def merge_tree(self, ours: str, theirs: str, config: Sequence[tuple[str, str]] = ()) -> tuple[str, list[str]]:
+        """``git merge-tree --write-tree`` of two commits: (the tree, conflicted paths), with
+        extra ``config`` (e.g. the page merge driver told which commits it merges)."""
+        opts = [x for key, value in config for x in ("-c", f"{key}={value}")]
+        proc = self.run(*opts, "merge-tree", "--write-tree", "--name-only", "-z", "--no-messages",
+                        "--allow-unrelated-histories", ours, theirs, check=False)
+        if proc.returncode not in (0, 1):
+            raise GitError(f"git merge-tree failed: {last_line(proc.stderr)}")
+        parts = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
+        tree = parts[0].strip()
+        conflicts = list(dict.fromkeys(p for p in parts[1:] if p)) if proc.returncode == 1 else []
+        return tree, conflicts
+
+    def make_commit(self, tree: str, parents: Sequence[str], message: str, author: tuple[str, str]) -> str:
+        """A commit object of ``tree`` with ``parents`` (``git commit-tree``); no ref moves."""
+        args = ["commit-tree", tree]
+        for p in parents:
+            args += ["-p", p]
+        return self.run(*args, input=message.encode("utf-8"), author=author).stdout.decode().strip()
+
+    def fast_forward(self, target: str) -> subprocess.CompletedProcess[bytes]:
+        """``git merge --ff-only`` to ``target`` (branch, index and working tree); the caller reads
+        git's refusal (which paths are in the way) from the answer."""
+        return self.run("merge", "--ff-only", "--no-edit", "--quiet", target, check=False)
+
+    def update_ref(self, ref: str, commit: str) -> bool:
+        return self.run("update-ref", ref, commit, check=False).returncode == 0
+
+    def tree_with(self, tree: str, entries: dict[str, tuple[str, str] | None]) -> str:
+        """``tree`` with the given paths set to (mode, sha) or removed (None), via a throw-away index."""
+        with tempfile.TemporaryDirectory(prefix="curator-resolve-") as tmp:
+            env = dict(os.environ, GIT_INDEX_FILE=str(Path(tmp) / "index"))
+            env.pop("GIT_WORK_TREE", None)
+            env.pop("GIT_DIR", None)
+
+            def git(*args: str, data: bytes | None = None) -> str:
+                proc = subprocess.run(["git", "--literal-pathspecs", *args], cwd=self.root, env=env, input=data,
+                                      capture_output=True)
+                if proc.returncode != 0:
+                    raise GitError(f"git {args[0]} failed: {last_line(proc.stderr)}")
+                return proc.stdout.decode().strip()
+
+            git("read-tree", tree)
+            lines = []
+            for path, entry in entries.items():
+                mode, sha = entry if entry is not None else ("0", "0" * 40)
+                lines.append(f"{mode} {sha}\t{path}\0")
+            git("update-index", "-z", "--index-info", data="".join(lines).encode("utf-8", "surrogateescape"))
+            return git("write-tree")
+
+    # --- the network (fetch, push) ---------------------------------------------------------------
+    def network(self, *args: str, timeout: float) -> subprocess.CompletedProcess[bytes]:
+        """A fetch or push: never prompts for credentials, never waits for ever (exit 124 and a
+        "timed out" message after ``timeout`` seconds)."""
+        env = dict(os.environ, GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="true", SSH_ASKPASS="true")
+        env.setdefault("GIT_SSH_COMMAND", "ssh -o BatchMode=yes -o ConnectTimeout=20")
+        for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
+            env.pop(key, None)
+        cmd = ["git", "-c", "core.quotepath=false", "-c", "gc.auto=0", "-c", "maintenance.auto=false", *args]
+        try:
+            return subprocess.run(cmd, cwd=self.root, capture_output=True, env=env, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return subprocess.CompletedProcess(cmd, 124, b"", f"timed out after {timeout:.0f} s".encode())
+
+    # --- a new repository ------------------------------------------------------------------------
+    @staticmethod
+    def init(root: Path, branch: str = "main") -> Git:
+        """``git init`` ``root`` (on ``branch``) and return its :class:`Git`."""
+        git = Git(root)
+        git.run("init", "-q", "-b", branch)
+        return git
+
     # --- objects -------------------------------------------------------------------------
     def _read_loose(self, sha: str) -> tuple[bytes, bytes] | None:
         """(kind, data) of a loose object, or None when it is packed (or absent)."""
@@ -647,6 +863,39 @@ class Git:
             raise IndexNotUpdated(f"committed {commit[:12]}, but the git index was not updated "
                                   f"({exc})", commit, paths) from None
         return commit
+
+
+def last_line(data: bytes) -> str:
+    """git's own reason: its first ``fatal:``/``error:`` line (advice lines follow it), else the last."""
+    lines = [x.strip() for x in data.decode("utf-8", "replace").splitlines() if x.strip()]
+    for line in lines:
+        if line.lower().startswith(("fatal:", "error:")):
+            return line.split(":", 1)[1].strip()
+    hint = [x for x in lines if not x.lower().startswith(("hint:", "to ", "remote:"))]
+    return (hint or lines or ["(no message)"])[-1]
+
+
+def merge_file_raw(current: bytes, base: bytes, other: bytes,
+                   labels: tuple[str, str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    """``git merge-file -p`` of three texts (no repository needed): the merged bytes (with
+    conflict markers, labelled ``labels`` when given) and git's exit status (0 clean, 1..127
+    conflicts, else a failure)."""
+    with tempfile.TemporaryDirectory(prefix="curator-merge-") as tmp:
+        files = []
+        for name, data in (("current", current), ("base", base), ("other", other)):
+            p = Path(tmp) / name
+            p.write_bytes(data)
+            files.append(str(p))
+        names = [x for label in labels for x in ("-L", label)] if labels else []
+        return subprocess.run(["git", "-c", "core.quotepath=false", "merge-file", "-p", *names, *files],
+                              capture_output=True)
+
+
+def run_here(*args: str) -> str | None:
+    """``git <args>``'s output in the repository git runs us in (a merge driver: the cwd and
+    git's own environment name the repository), or None when it fails."""
+    proc = subprocess.run(["git", "-c", "core.quotepath=false", *args], capture_output=True, text=True)
+    return proc.stdout.strip() if proc.returncode == 0 else None
 
 
 #: Attributes that never change a blob's bytes (the page merge driver's ``*.md merge=curator``).

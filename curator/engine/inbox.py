@@ -325,14 +325,12 @@ def decided(wiki: Wiki, iid: str, rev: str = "HEAD") -> Decided | None:
     # A short id (a prefix) matches the item files it begins.
     spec = item_path(iid) if len(iid) >= ID_LENGTH else f":(glob){INBOX_DIR}/{iid}*.json"
     try:
-        proc = g.run("log", "-1", "--diff-filter=D", "--format=%H%x00%an%x00%s%x00%B", rev, "--",
-                     spec, check=False)
+        found = g.deleted_in(rev, spec)
     except GitError:
         return None
-    out = proc.stdout.decode("utf-8", "replace").strip() if proc.returncode == 0 else ""
-    if not out:
+    if found is None:
         return None
-    sha, author, subject, body = [*out.split("\0"), "", "", ""][:4]
+    sha, author, subject, body = found
     trailer = _TRAILER.search(body)
     if subject.startswith("inbox_reject:"):
         return Decided(sha, "rejected", author, "")

@@ -236,23 +236,7 @@ def rebuild(wiki: Wiki, rec: InjectionRecord) -> Rebuilt:
 
 def _read_blobs(wiki: Wiki, shas: list[str]) -> dict[str, bytes]:
     """Blob contents by id in one ``git cat-file --batch``; absent ones are left out."""
-    if not shas:
-        return {}
-    proc = git_of(wiki).run("cat-file", "--batch", input=("\n".join(shas) + "\n").encode(), check=False)
-    out: dict[str, bytes] = {}
-    data = proc.stdout
-    pos = 0
-    for sha in shas:
-        end = data.find(b"\n", pos)
-        if end < 0:
-            break
-        header = data[pos:end].split()
-        pos = end + 1
-        if len(header) == 3 and header[1] == b"blob":
-            size = int(header[2])
-            out[sha] = data[pos:pos + size]
-            pos += size + 1
-    return out
+    return git_of(wiki).blobs(shas)
 
 
 def today(wiki: Wiki, rec: InjectionRecord) -> ContextResult:

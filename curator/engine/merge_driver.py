@@ -49,19 +49,18 @@ import datetime as _dt
 import difflib
 import os
 import shlex
-import subprocess
 import sys
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .git import Git, GitError, merge_file_raw, run_here
+
 DRIVER_NAME = "curator"
 ATTRIBUTES_LINE = f"*.md merge={DRIVER_NAME}"
 OPERATOR_NAME = "operator"  # the git author name of the operator's commits (actor.git_author)
 LIST_KEYS = frozenset({"tags", "aliases", "related"})
-_GIT = ["git", "-c", "core.quotepath=false"]
 
 
 # --- installation -------------------------------------------------------------------------------
@@ -82,9 +81,7 @@ def driver_command(ours: str | None = None, theirs: str | None = None) -> str:
 
 
 def configured_command(root: Path) -> str | None:
-    proc = subprocess.run([*_GIT, "config", "--local", "--get", f"merge.{DRIVER_NAME}.driver"],
-                          cwd=root, capture_output=True, text=True)
-    return proc.stdout.strip() or None if proc.returncode == 0 else None
+    return Git(root).config_get(f"merge.{DRIVER_NAME}.driver", local=True)
 
 
 def config_ok(root: Path) -> bool:
@@ -104,15 +101,16 @@ def install_config(root: Path) -> bool:
     command = driver_command()
     if configured_command(root) == command:
         return False
+    git = Git(root)
     for key, value in ((f"merge.{DRIVER_NAME}.name", "Curator page merge (facts, frontmatter)"),
                        (f"merge.{DRIVER_NAME}.driver", command)):
-        proc = subprocess.run([*_GIT, "config", "--local", key, value], cwd=root, capture_output=True,
-                              text=True)
-        if proc.returncode != 0:
+        try:
+            git.config_set(key, value)
+        except GitError as exc:
             from .errors import CuratorError
 
-            last = (proc.stderr.strip().splitlines() or ["git config failed"])[-1]
-            raise CuratorError(f"cannot record the merge driver in {root}: {last}")
+            last = str(exc).removeprefix("git config failed: ")
+            raise CuratorError(f"cannot record the merge driver in {root}: {last}") from None
     return True
 
 
@@ -156,14 +154,7 @@ def merge_file(ours: str, base: str, theirs: str) -> tuple[str, bool]:
 
 
 def merge_bytes(ours: bytes, base: bytes, theirs: bytes) -> tuple[bytes, bool]:
-    with tempfile.TemporaryDirectory(prefix="curator-merge-") as tmp:
-        files = []
-        for name, data in (("ours", ours), ("base", base), ("theirs", theirs)):
-            p = Path(tmp) / name
-            p.write_bytes(data)
-            files.append(str(p))
-        proc = subprocess.run([*_GIT, "merge-file", "-p", "-L", "ours", "-L", "base", "-L", "theirs",
-                               *files], capture_output=True)
+    proc = merge_file_raw(ours, base, theirs, ("ours", "base", "theirs"))
     if proc.returncode < 0 or proc.returncode > 127:
         if b"binary" in proc.stderr.lower():
             return ours, False  # as git does for binary files: ours kept, reported as a conflict
@@ -406,24 +397,19 @@ def merge_page(base: bytes, ours: bytes, theirs: bytes, operator_side: str = "ou
 
 # --- the operator's side -------------------------------------------------------------------------------
 
-def _git_out(*args: str) -> str | None:
-    proc = subprocess.run([*_GIT, *args], capture_output=True, text=True)
-    return proc.stdout.strip() if proc.returncode == 0 else None
-
-
 def operator_side(path: str | None, ours: str | None = None, theirs: str | None = None) -> str:
     """``"ours"`` or ``"theirs"``: which side's ``trust`` wins for ``path`` (module docstring)."""
     if not path:
         return "ours"
-    ours = ours or _git_out("rev-parse", "-q", "--verify", "HEAD")
-    theirs = theirs or _git_out("rev-parse", "-q", "--verify", "MERGE_HEAD")
+    ours = ours or run_here("rev-parse", "-q", "--verify", "HEAD")
+    theirs = theirs or run_here("rev-parse", "-q", "--verify", "MERGE_HEAD")
     if not ours or not theirs:
         return "ours"
-    base = _git_out("merge-base", ours, theirs)
+    base = run_here("merge-base", ours, theirs)
 
     def by_operator(tip: str) -> bool:
         rng = f"{base}..{tip}" if base else tip
-        names = _git_out("log", "--format=%an", rng, "--", path) or ""
+        names = run_here("log", "--format=%an", rng, "--", path) or ""
         return OPERATOR_NAME in names.splitlines()
 
     o, t = by_operator(ours), by_operator(theirs)

@@ -251,17 +251,16 @@ def broken_by_renames(wiki: Wiki, limit: int = 50) -> list[BrokenRename]:
     """Renames git's rename detection saw in the last ``limit`` commits whose old name is still
     linked (unresolved) from some page, newest first."""
     try:
-        proc = git_of(wiki).run("log", f"-{limit}", "-M", "--diff-filter=R", "--name-status",
-                                "--format=%x00%H", check=False)
+        log = git_of(wiki).renames(limit)
     except (GitError, OSError):
         return []
-    if proc.returncode != 0:
+    if log is None:
         return []
     pages = wiki.pages
     links = wiki.links
     out: list[BrokenRename] = []
     seen: set[str] = set()
-    for chunk in proc.stdout.decode("utf-8", "replace").split("\0"):
+    for chunk in log.split("\0"):
         lines = chunk.strip().split("\n")
         commit = lines[0].strip()
         for line in lines[1:]:

@@ -118,8 +118,8 @@ def _parse_porcelain(data: bytes, info: dict[str, dict[str, str]]) -> list[_Raw]
 def _blame_runs(wiki: Wiki, path: str) -> tuple[bytes, bytes]:
     """(copy-following blame, plain blame) of ``path`` at HEAD, run side by side."""
     g = git_of(wiki)
-    deep = g.start("blame", "--porcelain", f"-M{COPY_SCORE}", f"-C{COPY_SCORE}", "HEAD", "--", path)
-    plain = g.start("blame", "--porcelain", "HEAD", "--", path)
+    deep = g.blame_porcelain(path, copy_score=COPY_SCORE)
+    plain = g.blame_porcelain(path)
     outs = []
     for proc in (deep, plain):
         out, err = proc.communicate()
@@ -132,13 +132,8 @@ def _blame_runs(wiki: Wiki, path: str) -> tuple[bytes, bytes]:
 
 
 def _reviewers(wiki: Wiki, commits: list[str]) -> dict[str, str]:
-    if not commits:
-        return {}
-    proc = git_of(wiki).run("log", "--no-walk=unsorted", "--stdin", "--format=%H%x1f%B%x1e",
-                            input=("\n".join(commits) + "\n").encode())
     out: dict[str, str] = {}
-    for chunk in proc.stdout.decode("utf-8", "replace").split("\x1e"):
-        sha, _, body = chunk.strip().partition("\x1f")
+    for sha, body in git_of(wiki).messages(commits).items():
         m = _REVIEWED.findall(body)
         if m:
             out[sha] = m[-1]
@@ -197,8 +192,7 @@ def blame(wiki: Wiki, ref: str, viewer: Actor = OPERATOR) -> list[BlameLine]:
 
 def _created_in(wiki: Wiki, path: str) -> str | None:
     """The commit that gave ``path`` its current name (its creation or the move to it)."""
-    sha = git_of(wiki).out("log", "-n1", "--diff-filter=A", "--format=%H", "HEAD", "--", path)
-    return sha or None
+    return git_of(wiki).added_in(path)
 
 
 def _map_lines(head: list[str], now: list[str]) -> dict[int, int]:

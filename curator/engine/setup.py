@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import CuratorError
+from .git import Git
 
 GITIGNORE_LINE = ".curator/"
-# Commits never depend on a global git identity being set (SPEC §4).
-_IDENTITY = ["-c", "user.name=curator", "-c", "user.email=curator@curator.invalid",
-             "-c", "commit.gpgsign=false"]
+# Commits never depend on a global git identity being set (docs/design.md §4).
+_IDENTITY = ("curator", "curator@curator.invalid")
 
 
 @dataclass(slots=True)
@@ -30,14 +29,6 @@ class InitResult:
         return f"{what} in {self.root}"
 
 
-def _git(root: Path, *args: str) -> str:
-    proc = subprocess.run(["git", *_IDENTITY, *args], cwd=root, capture_output=True, text=True)
-    if proc.returncode != 0:
-        last = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
-        raise CuratorError(f"git {args[0]} failed: {last}")
-    return proc.stdout.strip()
-
-
 def is_repo_root(path: Path) -> bool:
     return (path / ".git").exists()
 
@@ -51,7 +42,7 @@ def init_wiki(path: Path) -> InitResult:
     root = path.resolve()
     created = False
     if not is_repo_root(root):
-        _git(root, "init", "-q", "-b", "main")
+        Git.init(root, "main")
         created = True
     gitignore = root / ".gitignore"
     existing = gitignore.read_text(encoding="utf-8") if gitignore.exists() else ""
@@ -72,9 +63,7 @@ def init_wiki(path: Path) -> InitResult:
     paths = [p for p, did in ((".gitignore", wrote), (".gitattributes", new_attributes is not None)) if did]
     commit = None
     if paths:
-        _git(root, "add", "--", *paths)
-        _git(root, "commit", "-q", "-m", "curator init", "--", *paths)
-        commit = _git(root, "rev-parse", "HEAD")
+        commit = Git(root).commit_paths(paths, "curator init", _IDENTITY)
     return InitResult(root, created, bool(paths), commit)
 
 
@@ -94,6 +83,5 @@ def copy_demo(source: Path, dest: Path) -> Path:
         p.relative_to(dest).as_posix() for p in dest.rglob("*")
         if p.is_file() and ".git" not in p.relative_to(dest).parts
     )
-    _git(dest, "add", "--", *files)
-    _git(dest, "commit", "-q", "-m", "demo wiki", "--", *files)
+    Git(dest).commit_paths(files, "demo wiki", _IDENTITY)
     return dest

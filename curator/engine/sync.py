@@ -57,11 +57,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import random
 import re
-import subprocess
-import tempfile
 import threading
 import time
 import uuid
@@ -85,7 +82,7 @@ from .actions import (
     run_action,
 )
 from .actor import OPERATOR, Actor
-from .git import Git, GitError
+from .git import Git, GitError, last_line
 from .status import Status
 from .wiki import STATE_DIR
 
@@ -110,67 +107,26 @@ _NO_REF = re.compile(r"couldn't find remote ref", re.IGNORECASE)
 # --- small git helpers ------------------------------------------------------------------------
 
 def current_branch(g: Git) -> str | None:
-    try:
-        ref = (g.git_dir / "HEAD").read_text().strip()
-    except OSError:
-        return None
-    return ref[len("ref: refs/heads/"):] if ref.startswith("ref: refs/heads/") else None
-
-
-def _config(g: Git, key: str) -> str | None:
-    proc = g.run("config", "--get", key, check=False)
-    return proc.stdout.decode("utf-8", "replace").strip() or None if proc.returncode == 0 else None
+    return g.branch()
 
 
 def remote_name(g: Git, branch: str | None, remote: str | None = None) -> str:
     """The remote to sync with: the given one, the branch's upstream remote, else ``origin``."""
     if remote:
         return remote
-    return (_config(g, f"branch.{branch}.remote") if branch else None) or "origin"
+    return (g.config_get(f"branch.{branch}.remote") if branch else None) or "origin"
 
 
 def remote_url(g: Git, remote: str) -> str | None:
-    return _config(g, f"remote.{remote}.url")
-
-
-def _is_ancestor(g: Git, a: str, b: str) -> bool:
-    return g.run("merge-base", "--is-ancestor", a, b, check=False).returncode == 0
+    return g.config_get(f"remote.{remote}.url")
 
 
 def _ahead_behind(g: Git, ours: str | None, theirs: str | None) -> tuple[int, int]:
     if ours is None:
-        return 0, _count(g, theirs) if theirs else 0
+        return 0, g.count(theirs) if theirs else 0
     if theirs is None:
-        return _count(g, ours), 0
-    out = g.out("rev-list", "--left-right", "--count", f"{ours}...{theirs}").split()
-    return int(out[0]), int(out[1])
-
-
-def _count(g: Git, rev: str) -> int:
-    return int(g.out("rev-list", "--count", rev) or 0)
-
-
-def _last_line(data: bytes) -> str:
-    """git's own reason: its first ``fatal:``/``error:`` line (advice lines follow it), else the last."""
-    lines = [x.strip() for x in data.decode("utf-8", "replace").splitlines() if x.strip()]
-    for line in lines:
-        if line.lower().startswith(("fatal:", "error:")):
-            return line.split(":", 1)[1].strip()
-    hint = [x for x in lines if not x.lower().startswith(("hint:", "to ", "remote:"))]
-    return (hint or lines or ["(no message)"])[-1]
-
-
-def _network(g: Git, *args: str) -> subprocess.CompletedProcess[bytes]:
-    """A fetch or push: never prompts for credentials, never waits for ever."""
-    env = dict(os.environ, GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="true", SSH_ASKPASS="true")
-    env.setdefault("GIT_SSH_COMMAND", "ssh -o BatchMode=yes -o ConnectTimeout=20")
-    for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
-        env.pop(key, None)
-    cmd = ["git", "-c", "core.quotepath=false", "-c", "gc.auto=0", "-c", "maintenance.auto=false", *args]
-    try:
-        return subprocess.run(cmd, cwd=g.root, capture_output=True, env=env, timeout=NETWORK_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        return subprocess.CompletedProcess(cmd, 124, b"", f"timed out after {NETWORK_TIMEOUT:.0f} s".encode())
+        return g.count(ours), 0
+    return g.ahead_behind(ours, theirs)
 
 
 # --- local state ---------------------------------------------------------------------------------
@@ -200,7 +156,7 @@ def _pending_conflict(wiki: Wiki) -> dict[str, Any] | None:
         return None
     g = git_of(wiki)
     head, theirs = g.head(), str(state.get("theirs") or "")
-    if not theirs or g.resolve(theirs) is None or (head and _is_ancestor(g, theirs, head)):
+    if not theirs or g.resolve(theirs) is None or (head and g.is_ancestor(theirs, head)):
         _clear(path)
         return None
     return state
@@ -230,40 +186,28 @@ def _fallback_attributes(g: Git) -> str:
 
 def merge_tree(g: Git, ours: str, theirs: str) -> tuple[str, list[str]]:
     """``git merge-tree --write-tree`` with the page driver told which commits it merges."""
-    proc = g.run("-c", f"merge.{merge_driver.DRIVER_NAME}.driver={merge_driver.driver_command(ours, theirs)}",
-                 "-c", f"core.attributesFile={_fallback_attributes(g)}", "merge-tree", "--write-tree", "--name-only", "-z", "--no-messages",
-                 "--allow-unrelated-histories", ours, theirs, check=False)
-    if proc.returncode not in (0, 1):
-        raise GitError(f"git merge-tree failed: {_last_line(proc.stderr)}")
-    parts = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
-    tree = parts[0].strip()
-    conflicts = list(dict.fromkeys(p for p in parts[1:] if p)) if proc.returncode == 1 else []
-    return tree, conflicts
+    return g.merge_tree(ours, theirs, [
+        (f"merge.{merge_driver.DRIVER_NAME}.driver", merge_driver.driver_command(ours, theirs)),
+        ("core.attributesFile", _fallback_attributes(g))])
 
 
 def _plan(g: Git, ours: str | None, theirs: str, actor: Actor, label: str) -> _Plan:
-    if ours == theirs or (ours and _is_ancestor(g, theirs, ours)):
+    if ours == theirs or (ours and g.is_ancestor(theirs, ours)):
         return _Plan(ours, theirs, "none")
-    if ours is None or _is_ancestor(g, ours, theirs):
+    if ours is None or g.is_ancestor(ours, theirs):
         return _Plan(ours, theirs, "ff", theirs)
     tree, conflicts = merge_tree(g, ours, theirs)
     if conflicts:
         return _Plan(ours, theirs, "conflict", tree=tree, conflicts=conflicts)
-    commit = _commit_tree(g, tree, [ours, theirs], f"sync: merge {label}\n\nMerged {theirs[:12]} into "
-                          f"{ours[:12]}; pages changed on both sides by Curator's page merge driver.", actor)
+    commit = g.make_commit(tree, [ours, theirs], f"sync: merge {label}\n\nMerged {theirs[:12]} into "
+                           f"{ours[:12]}; pages changed on both sides by Curator's page merge driver.",
+                           actor.git_author)
     return _Plan(ours, theirs, "merge", commit, tree)
-
-
-def _commit_tree(g: Git, tree: str, parents: Sequence[str], message: str, actor: Actor) -> str:
-    args = ["commit-tree", tree]
-    for p in parents:
-        args += ["-p", p]
-    return g.run(*args, input=message.encode("utf-8"), author=actor.git_author).stdout.decode().strip()
 
 
 def _fast_forward(wiki: Wiki, ctx: ActionContext, g: Git, old: str | None, target: str) -> list[str]:
     """Move the branch, index and working tree to ``target`` (a descendant of HEAD); changed paths."""
-    proc = g.run("merge", "--ff-only", "--no-edit", "--quiet", target, check=False)
+    proc = g.fast_forward(target)
     if proc.returncode != 0:
         text = proc.stderr.decode("utf-8", "replace")
         paths = [x.strip() for x in text.splitlines() if x.startswith("\t")]
@@ -271,11 +215,8 @@ def _fast_forward(wiki: Wiki, ctx: ActionContext, g: Git, old: str | None, targe
             raise ActionFailed(Status.ERROR, "uncommitted edits are in the way of the update: "
                                f"{', '.join(paths[:5])}{' ...' if len(paths) > 5 else ''}; save them "
                                "through Curator (or commit or remove them), then sync again")
-        raise ActionFailed(Status.ERROR, f"could not update the working tree: {_last_line(proc.stderr)}")
-    if old is None:
-        changed = [p for p in g.out("ls-tree", "-r", "-z", "--name-only", target).split("\0") if p]
-    else:
-        changed = [p for p in g.out("diff", "--name-only", "-z", "--no-renames", old, target).split("\0") if p]
+        raise ActionFailed(Status.ERROR, f"could not update the working tree: {last_line(proc.stderr)}")
+    changed = g.names_in_tree(target) if old is None else g.diff_names(old, target)
     journal_of(wiki).append({"t": now_iso(), "id": uuid.uuid4().hex, "action": ctx.name, "target": ctx.target,
                              "actor": str(ctx.actor), "committed": True, "commit": target, "changed": changed})
     wiki.refresh_loaded(changed)
@@ -325,35 +266,33 @@ def _integrate(wiki: Wiki, actor: Actor, g: Git, theirs: str, label: str, remote
 def _tracked_local_state(g: Git, ours: str | None, theirs: str) -> list[str]:
     """Paths under ``.curator/`` that the commits to be merged (``ours..theirs``) track or touch."""
     rng = f"{ours}..{theirs}" if ours else theirs
-    out = g.run("log", "--format=", "--name-only", "-z", "--no-renames", rng, "--", STATE_DIR).stdout
-    touched = list(dict.fromkeys(p for p in out.decode("utf-8", "surrogateescape").replace("\n", "\0")
-                                 .split("\0") if p))
-    tip = g.run("ls-tree", "-r", "-z", "--name-only", theirs, "--", STATE_DIR).stdout
-    tracked = [p for p in tip.decode("utf-8", "surrogateescape").split("\0") if p]
+    touched = g.names_touched(rng, [STATE_DIR])
+    tracked = g.names_in_tree(theirs, [STATE_DIR])
     return list(dict.fromkeys([*tracked, *touched]))
 
 
 def fetch(g: Git, remote: str, branch: str, tracking: str) -> tuple[str, str]:
     """("ok"|"empty"|"offline", message)."""
-    proc = _network(g, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote,
-                    f"+refs/heads/{branch}:{tracking}")
+    proc = g.network("fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote,
+                     f"+refs/heads/{branch}:{tracking}", timeout=NETWORK_TIMEOUT)
     if proc.returncode == 0:
         return "ok", ""
     if _NO_REF.search(proc.stderr.decode("utf-8", "replace")):
         return "empty", ""  # the remote has no such branch yet: the first push creates it
-    return "offline", _last_line(proc.stderr)
+    return "offline", last_line(proc.stderr)
 
 
 def _push(g: Git, remote: str, branch: str, commit: str, tracking: str) -> tuple[str, str]:
     """("ok"|"rejected"|"offline", message)."""
-    proc = _network(g, "push", "--quiet", "--no-verify", remote, f"{commit}:refs/heads/{branch}")
+    proc = g.network("push", "--quiet", "--no-verify", remote, f"{commit}:refs/heads/{branch}",
+                     timeout=NETWORK_TIMEOUT)
     if proc.returncode == 0:
-        g.run("update-ref", tracking, commit, check=False)
+        g.update_ref(tracking, commit)
         return "ok", ""
     err = proc.stderr.decode("utf-8", "replace")
     if _REJECTED.search(err):
-        return "rejected", _last_line(proc.stderr)
-    return "offline", _last_line(proc.stderr)
+        return "rejected", last_line(proc.stderr)
+    return "offline", last_line(proc.stderr)
 
 
 def conflict_message(paths: Sequence[str]) -> str:
@@ -581,7 +520,7 @@ def conflict_sides(wiki: Wiki, path: str) -> dict[str, str | None]:
         raise Invalid(message=f"{path} is not in conflict")
     g = git_of(wiki)
     head, theirs = g.head(), str(state["theirs"])
-    base = g.out("merge-base", head, theirs) if head else ""
+    base = (g.merge_base(head, theirs) or "") if head else ""
     tree, _ = merge_tree(g, head, theirs) if head else ("", [])
 
     def text(rev: str | None) -> str | None:
@@ -635,7 +574,7 @@ def resolve(wiki: Wiki, actor: Actor, refs: Sequence[str], choice: str, data: by
             entry: dict[str, Any] = {"choice": choice}
             if choice == "file":
                 assert data is not None
-                entry["blob"] = g.run("hash-object", "-w", "--stdin", input=data).stdout.decode().strip()
+                entry["blob"] = g.store_blob(data)
             chosen[path] = entry
         head, theirs = g.head(), str(state["theirs"])
         left = [p for p in paths if p not in chosen]
@@ -656,25 +595,26 @@ def resolve(wiki: Wiki, actor: Actor, refs: Sequence[str], choice: str, data: by
             return
         entries: dict[str, tuple[str, str] | None] = {}
         kept: dict[str, list[str]] = {}
-        base = g.out("merge-base", head, theirs) or None
+        base = g.merge_base(head, theirs)
         for path in paths:
             entry = chosen[path]
             if entry.get("choice") == "file":
-                entries[path] = (_mode_of(g, tree, path) or "100644", str(entry["blob"]))
+                entries[path] = ((g.tree_entry(tree, path) or ("100644", ""))[0], str(entry["blob"]))
                 continue
             side, other = (head, theirs) if entry.get("choice") == "ours" else (theirs, head)
-            entry_at = entries[path] = _entry_at(g, side, path)
+            entry_at = entries[path] = g.tree_entry(side, path)
             facts, text = _with_other_sides_facts(g, base, side, other, path)
             if facts and entry_at is not None:
-                blob = g.run("hash-object", "-w", "--stdin", input=text).stdout.decode().strip()
+                blob = g.store_blob(text)
                 entries[path] = (entry_at[0], blob)
                 kept[path] = facts
-        new_tree = _tree_with(g, tree, entries)
+        new_tree = g.tree_with(tree, entries)
         names = ", ".join(paths)
-        commit = _commit_tree(g, new_tree, [head, theirs],
-                              f"resolve: {names}\n\nMerged {theirs[:12]} ({state.get('remote', 'remote')}/"
-                              f"{state.get('branch', '')}) with the conflicts resolved: "
-                              + "; ".join(f"{p}: {chosen[p].get('choice')}" for p in paths) + ".", ctx.actor)
+        commit = g.make_commit(new_tree, [head, theirs],
+                               f"resolve: {names}\n\nMerged {theirs[:12]} ({state.get('remote', 'remote')}/"
+                               f"{state.get('branch', '')}) with the conflicts resolved: "
+                               + "; ".join(f"{p}: {chosen[p].get('choice')}" for p in paths) + ".",
+                               ctx.actor.git_author)
         changed = _fast_forward(wiki, ctx, g, head, commit)
         _clear(wiki.state_dir / CONFLICTS_NAME)
         ctx.status = Status.RESOLVED
@@ -713,43 +653,6 @@ def _with_other_sides_facts(g: Git, base: str | None, side: str, other: str, pat
             text = insert_bullet(text, line)
             added.append(line[2:])
     return added, (b"\xef\xbb\xbf" if dec_c.bom else b"") + text.encode("utf-8")
-
-
-def _mode_of(g: Git, rev: str, path: str) -> str | None:
-    out = g.run("ls-tree", "-z", rev, "--", path).stdout.decode("utf-8", "surrogateescape")
-    return out.split(" ", 1)[0] if out else None
-
-
-def _entry_at(g: Git, rev: str, path: str) -> tuple[str, str] | None:
-    """(mode, blob sha) of ``path`` at ``rev``, or None when absent there."""
-    out = g.run("ls-tree", "-z", rev, "--", path).stdout.decode("utf-8", "surrogateescape")
-    if not out:
-        return None
-    meta = out.split("\t", 1)[0].split()
-    return meta[0], meta[2]
-
-
-def _tree_with(g: Git, tree: str, entries: dict[str, tuple[str, str] | None]) -> str:
-    """``tree`` with the given paths set (or removed), via a throw-away index."""
-    with tempfile.TemporaryDirectory(prefix="curator-resolve-") as tmp:
-        env = dict(os.environ, GIT_INDEX_FILE=str(Path(tmp) / "index"))
-        env.pop("GIT_WORK_TREE", None)
-        env.pop("GIT_DIR", None)
-
-        def git(*args: str, data: bytes | None = None) -> str:
-            proc = subprocess.run(["git", "--literal-pathspecs", *args], cwd=g.root, env=env, input=data,
-                                  capture_output=True)
-            if proc.returncode != 0:
-                raise GitError(f"git {args[0]} failed: {_last_line(proc.stderr)}")
-            return proc.stdout.decode().strip()
-
-        git("read-tree", tree)
-        lines = []
-        for path, entry in entries.items():
-            mode, sha = entry if entry is not None else ("0", "0" * 40)
-            lines.append(f"{mode} {sha}\t{path}\0")
-        git("update-index", "-z", "--index-info", data="".join(lines).encode("utf-8", "surrogateescape"))
-        return git("write-tree")
 
 
 # --- setup -------------------------------------------------------------------------------------------
