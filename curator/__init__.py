@@ -1,6 +1,6 @@
 """Curator: a curation station for LLM-maintained markdown knowledge wikis.
 
-Layout (SPEC §1):
+Layout (docs/design.md §1):
 - ``curator.engine``   the headless engine (no Qt anywhere below it)
 - ``curator.commands`` the command-line handlers, one module per command group
 - ``curator.models``   Qt item models that adapt engine data for views

@@ -17,7 +17,7 @@ _windows: list[MainWindow] = []  # keeps open windows alive
 
 def demo_wiki() -> Path:
     """The user's copy of the bundled demo wiki (made on first use)."""
-    from curator.engine.setup import copy_demo
+    from curator.engine.bootstrap import copy_demo
     from curator.paths import resources_dir, user_data_dir
 
     return copy_demo(resources_dir() / "demo-wiki", user_data_dir() / "demo-wiki")

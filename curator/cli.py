@@ -1,4 +1,4 @@
-"""The ``curator`` command line (SPEC §11).
+"""The ``curator`` command line (docs/design.md §11).
 
 This module stays import-light on purpose (``curator --help`` must not pay for Qt or
 YAML): it only builds the argument parser. Each command group lives in
@@ -123,13 +123,13 @@ def _run(argv: Sequence[str] | None) -> int:
         return 2
     module_name, _, func_name = args.handler.partition(":")
     handler = getattr(importlib.import_module(module_name), func_name)
-    from curator.commands._context import Context
+    from curator.commands.invocation import Invocation
 
-    ctx = Context(args)
+    inv = Invocation(args)
     try:
-        return int(handler(ctx, args) or 0)
+        return int(handler(inv, args) or 0)
     finally:
-        ctx.close()
+        inv.close()
 
 
 #: Commands that run for long (a window, a server, a sync loop): they keep the cyclic collector.
@@ -180,7 +180,7 @@ def _main(argv: Sequence[str] | None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 0
     except Exception as exc:  # every error reaches the user as one line, never a traceback
-        from curator.commands._context import terminal_safe
+        from curator.commands.invocation import terminal_safe
         from curator.engine.errors import CuratorError
 
         if isinstance(exc, CuratorError):

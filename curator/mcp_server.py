@@ -1,4 +1,4 @@
-"""The agents' door: an MCP server over stdio on the same engine as the station and the CLI (SPEC §11).
+"""The agents' door: an MCP server over stdio on the same engine as the station and the CLI (docs/design.md §11).
 
 ``curator mcp --wiki DIR --agent ID [--department D]`` runs one long-lived process per agent. It
 opens the wiki once and keeps it warm (page cache, search index, link index, routing index), and
@@ -16,7 +16,7 @@ Tools (argument names as the seed servers had them)::
     files_wiki_ingest(filename, content? | url?)
 
 Answers are plain text for the model. ``duplicate``, ``candidates``, ``pending`` (held for an
-operator's review, SPEC §13) and ``rejected`` answers of append are
+operator's review, docs/design.md §13) and ``rejected`` answers of append are
 successes whose text says what to do next; only ``locked``, ``denied`` and invalid input (a bad
 argument, a page that does not exist or is not visible) are tool errors (``isError``), each one
 line, never a traceback.
@@ -309,13 +309,13 @@ class AgentDoor:
         return "\n".join(lines)
 
     def context(self, budget: int = 8000, query: str | None = None) -> str:
-        from curator.engine.context import build_context
+        from curator.engine.agent_context import build_context
         from curator.engine.injections import EMPTY_ANSWER, record
 
         if budget < 0:
             raise ToolInputError(f"invalid: budget must be 0 or more bytes, not {budget}")
         result = build_context(self.wiki, self.actor, budget=budget, query=query or None)
-        record(self.wiki, self.actor, result, query=query or None, source="mcp")  # SPEC §14
+        record(self.wiki, self.actor, result, query=query or None, source="mcp")  # docs/design.md §14
         return result.text or EMPTY_ANSWER
 
 

@@ -1,4 +1,4 @@
-"""Shared test set-up: Qt runs offscreen and pyqtgraph uses PySide6 (SPEC §1)."""
+"""Shared test set-up: Qt runs offscreen and pyqtgraph uses PySide6 (docs/design.md §1)."""
 
 from __future__ import annotations
 

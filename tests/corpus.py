@@ -46,7 +46,7 @@ CJK_PATH = f"wiki/{CJK_TITLE}.md"
 CJK_LINKER = "concepts/退款政策.md"
 AMBIGUOUS = ("wiki/overview.md", "concepts/overview.md")
 AMBIGUOUS_LINKER = "wiki/start-here.md"
-#: Excluded folders (SPEC §2) with a nested variant each; files under them are not pages.
+#: Excluded folders (docs/design.md §2) with a nested variant each; files under them are not pages.
 EXCLUDED_FILES: tuple[str, ...] = (
     "departments/finance/.git/stray.md", ".curator/stray.md", "graphify-out/graph.md", "_proposed/idea.md",
     "proposed/idea.md", "imports/batch.md", "raw/transcript.md", "_archive/old.md",

@@ -1,4 +1,4 @@
-"""A synthetic Obsidian vault that rebuilds every compatibility case of SPEC §3, and an
+"""A synthetic Obsidian vault that rebuilds every compatibility case of docs/design.md §3, and an
 independent implementation of Obsidian's documented link rule to compare Curator against.
 
 Run ``python -m tests.obsidian_vault`` to print the comparison table (every link of the vault:
@@ -22,7 +22,7 @@ from urllib.parse import unquote
 
 NFD_NAME = unicodedata.normalize("NFD", "Café crème")  # as a macOS vault stores it
 
-#: Obsidian's excluded folders plus Curator's (SPEC §2, §3).
+#: Obsidian's excluded folders plus Curator's (docs/design.md §2, §3).
 EXCLUDED = {".git", ".obsidian", ".trash", ".curator", "graphify-out", "_proposed", "proposed",
             "imports", "raw", "_archive"}
 ATTACHMENT_EXTS = {"png", "jpg", "jpeg", "gif", "svg", "webp", "pdf", "canvas", "mp3", "mp4", "webm"}
@@ -157,7 +157,7 @@ def _title_and_aliases(root: Path, path: str) -> list[str]:
 
 
 def obsidian_target(root: Path, files: list[str], source: str, target: str, markdown: bool = False) -> str | None:
-    """Where Obsidian's documented rule sends ``target`` written on ``source`` (SPEC §3).
+    """Where Obsidian's documented rule sends ``target`` written on ``source`` (docs/design.md §3).
 
     Path-qualified: from the vault root, then relative to the linking note, then the shortest
     path ending with it. Bare name: the file whose name (``.md`` optional for notes) matches,

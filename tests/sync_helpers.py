@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from curator.engine.actor import OPERATOR, Actor
-from curator.engine.setup import init_wiki
+from curator.engine.bootstrap import init_wiki
 from curator.engine.sync import sync
 from curator.engine.wiki import Wiki
 

@@ -1,4 +1,4 @@
-"""Multi-file actions are atomic (SPEC §5): a merge killed at any moment is, after recovery, either
+"""Multi-file actions are atomic (docs/design.md §5): a merge killed at any moment is, after recovery, either
 wholly in one commit or not there at all; git stays consistent (fsck), the index in line with HEAD.
 
 The fault injection runs a real merge (a few hundred pages rewritten) in a subprocess, SIGKILLs it
@@ -21,7 +21,7 @@ import pytest
 
 from curator.engine.actions import recover_pending, undo
 from curator.engine.actor import OPERATOR
-from curator.engine.setup import init_wiki
+from curator.engine.bootstrap import init_wiki
 from curator.engine.wiki import Wiki
 
 _WORKER = """

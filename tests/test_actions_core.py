@@ -1,4 +1,4 @@
-"""The action mechanism (SPEC §5): lock, policy, atomic writes, exact commits, journal, undo."""
+"""The action mechanism (docs/design.md §5): lock, policy, atomic writes, exact commits, journal, undo."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import pytest
 
 from curator.engine.actions import ActionContext, ActionFailed, Invalid, history, revert, run_action, undo
 from curator.engine.actor import OPERATOR, Actor
+from curator.engine.bootstrap import init_wiki
 from curator.engine.git import lock_is_stale
 from curator.engine.scope import Decision
-from curator.engine.setup import init_wiki
 from curator.engine.wiki import Wiki
 
 AGENT = Actor("agent", "dudu")

@@ -1,4 +1,4 @@
-"""The write commands: append --json shape and exit codes, ingest, history, undo, recover (SPEC §11)."""
+"""The write commands: append --json shape and exit codes, ingest, history, undo, recover (docs/design.md §11)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from curator.engine.setup import init_wiki
+from curator.engine.bootstrap import init_wiki
 
 
 def git(root: Path, *args: str) -> str:

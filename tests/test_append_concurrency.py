@@ -1,4 +1,4 @@
-"""Many writers, and writers killed mid-action (SPEC §4.4, §4.7, §5)."""
+"""Many writers, and writers killed mid-action (docs/design.md §4.4, §4.7, §5)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pytest
 
 from curator.engine.actor import Actor
 from curator.engine.append import append
-from curator.engine.setup import init_wiki
+from curator.engine.bootstrap import init_wiki
 from curator.engine.wiki import Wiki
 
 _WORKER = r"""

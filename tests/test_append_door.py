@@ -1,4 +1,4 @@
-"""The one write door (SPEC §4): slugify, routing, dedup, composition, placement, encodings."""
+"""The one write door (docs/design.md §4): slugify, routing, dedup, composition, placement, encodings."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ from curator.engine.append import (
     route,
     title_of,
 )
+from curator.engine.bootstrap import init_wiki
 from curator.engine.scope import Decision
-from curator.engine.setup import init_wiki
 from curator.engine.slugs import similarity, slug_features, slug_sim, slugify
 from curator.engine.wiki import Wiki
 
@@ -377,7 +377,7 @@ def test_dir_cache_lists_what_the_walker_walks(tmp_path: Path) -> None:
 
 
 def _reference_slug_sim(a: str, b: str) -> float:
-    """SPEC §4.3 written out literally, independent of the engine's code."""
+    """docs/design.md §4.3 written out literally, independent of the engine's code."""
     import re
 
     sa, sb = re.sub(r"[\W_]", "", a.lower()), re.sub(r"[\W_]", "", b.lower())

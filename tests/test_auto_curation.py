@@ -1,4 +1,4 @@
-"""Curating auto-filed pages (SPEC §10): list, confirm, share across two repositories, remove."""
+"""Curating auto-filed pages (docs/design.md §10): list, confirm, share across two repositories, remove."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from curator.cli import main
 from curator.engine.actions import recover_pending
 from curator.engine.actor import OPERATOR, Actor
 from curator.engine.autofile import file_doc
+from curator.engine.bootstrap import init_wiki
 from curator.engine.curation import FAULT_ENV, FAULT_EXIT, confirm, list_auto, remove, share
 from curator.engine.frontmatter import load, split
-from curator.engine.setup import init_wiki
 from curator.engine.wiki import Wiki
 
 from .test_auto_grading import SOP, SPEC

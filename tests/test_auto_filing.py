@@ -1,4 +1,4 @@
-"""file-doc (SPEC §10): filing into auto/<type>/<slug>.md, revision log, gates, quota, burst guard."""
+"""file-doc (docs/design.md §10): filing into auto/<type>/<slug>.md, revision log, gates, quota, burst guard."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import pytest
 from curator.cli import main
 from curator.engine.actor import OPERATOR, Actor
 from curator.engine.autofile import content_hash, file_doc, page_slug, revisions_of
+from curator.engine.bootstrap import init_wiki
 from curator.engine.frontmatter import load, split
-from curator.engine.setup import init_wiki
 from curator.engine.wiki import Wiki
 
 from .test_auto_grading import CHARTER, CHITCHAT, SOP, SPEC

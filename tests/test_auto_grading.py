@@ -1,4 +1,4 @@
-"""Deterministic grading of pasted text and the secret / injection scan (SPEC §10)."""
+"""Deterministic grading of pasted text and the secret / injection scan (docs/design.md §10)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The read commands of the CLI (SPEC §8, §11): init, index, read, neighbors, read-all, lint,
+"""The read commands of the CLI (docs/design.md §8, §11): init, index, read, neighbors, read-all, lint,
 their ``--json`` shapes, budgets, exit codes and one-line errors. Most run in-process through
 ``curator.cli.main``; a few run the real console script."""
 

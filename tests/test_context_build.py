@@ -1,4 +1,4 @@
-"""Context injection (SPEC §7): what an agent's prompt receives from the wiki."""
+"""Context injection (docs/design.md §7): what an agent's prompt receives from the wiki."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from curator.engine.actor import OPERATOR, Actor
-from curator.engine.context import DEFAULT_BUDGET, build_context, layer_header, render_page
+from curator.engine.agent_context import DEFAULT_BUDGET, build_context, layer_header, render_page
 from curator.engine.wiki import Wiki
 
 AGENT = Actor("agent", "bot", "sales")

@@ -1,4 +1,4 @@
-"""Link resolution (SPEC §3 order: stem, path, alias/title, suffix), backlinks, unresolved and
+"""Link resolution (docs/design.md §3 order: stem, path, alias/title, suffix), backlinks, unresolved and
 ambiguous links, and what lint reports about them."""
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ def test_ambiguous_links_resolve_deterministically_and_lint_reports_them(tmp_pat
         "start.md": "[[overview]] and again [[Overview]]\n",
     })
     res = wiki.links.resolve("overview")
-    # Obsidian's rule (SPEC §3): the shortest path string first, ties alphabetical
+    # Obsidian's rule (docs/design.md §3): the shortest path string first, ties alphabetical
     assert res.ambiguous and res.candidates == ("wiki/overview.md", "concepts/overview.md")
     assert res.path == "wiki/overview.md"
     issues = [i for i in lint(wiki) if i.code == "ambiguous-link"]

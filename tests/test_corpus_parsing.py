@@ -1,4 +1,4 @@
-"""SPEC §3 page parsing, rule by rule: frontmatter, title, snippet, layer, trust, tags,
+"""docs/design.md §3 page parsing, rule by rule: frontmatter, title, snippet, layer, trust, tags,
 source_type, links, and the frontmatter rewriter."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The walker (SPEC §2 exclusions, symlinks) and the persistent page cache in ``.curator/``."""
+"""The walker (docs/design.md §2 exclusions, symlinks) and the persistent page cache in ``.curator/``."""
 
 from __future__ import annotations
 

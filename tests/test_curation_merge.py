@@ -1,4 +1,4 @@
-"""Merge that loses nothing (SPEC §9): whole bullets, every other block under ``## From``, the
+"""Merge that loses nothing (docs/design.md §9): whole bullets, every other block under ``## From``, the
 conservation check, display text kept on every rewritten link, self-links made plain, code
 untouched, several pages in one commit, the keep rule's inbound count, and a property test."""
 
@@ -15,11 +15,11 @@ import pytest
 from curator.engine import dedup, frontmatter, graph, merge
 from curator.engine.actions import Invalid, undo
 from curator.engine.actor import OPERATOR
+from curator.engine.bootstrap import init_wiki
 from curator.engine.links import LinkIndex
 from curator.engine.markdown_scan import display_label, link_spans, strip_code
 from curator.engine.merge import merge_pages, plan_merge, preview_merge
 from curator.engine.page import Page, parse_page
-from curator.engine.setup import init_wiki
 from curator.engine.wiki import Wiki
 from curator.models.dedup import page_side
 

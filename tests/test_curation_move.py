@@ -1,4 +1,4 @@
-"""Move, rename and archive (SPEC §9): every link form re-pointed with its text kept, old names
+"""Move, rename and archive (docs/design.md §9): every link form re-pointed with its text kept, old names
 kept as aliases, one commit, undo exact; renames done outside found by lint and repaired; the
 scope policy holds for every path; a seeded property test over 500 random moves."""
 
@@ -15,10 +15,10 @@ import pytest
 
 from curator.engine.actions import undo
 from curator.engine.actor import OPERATOR, Actor
+from curator.engine.bootstrap import init_wiki
 from curator.engine.errors import PageNotFound
 from curator.engine.lint import lint
 from curator.engine.move import archive_page, move_page, plan_move, preview_move, repair_move
-from curator.engine.setup import init_wiki
 from curator.engine.wiki import Wiki
 
 from .test_curation_merge import _link, _page_text, _pages, _resolved, commit_all, git, shown, snapshot

@@ -1,4 +1,4 @@
-"""Duplicate families (SPEC §12): copies joined into one family with the keep rule's survivor, the
+"""Duplicate families (docs/design.md §12): copies joined into one family with the keep rule's survivor, the
 containment signal, no joining by title only or across a numbered series, family and member
 dismissals that follow renames and travel with a clone, one-commit family merges that lose
 nothing, and the scope rules on every new path."""

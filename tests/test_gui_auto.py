@@ -10,8 +10,8 @@ from PySide6.QtWidgets import QDialog
 
 from curator.engine.actor import Actor
 from curator.engine.autofile import file_doc
+from curator.engine.bootstrap import init_wiki
 from curator.engine.frontmatter import load, split
-from curator.engine.setup import init_wiki
 from curator.engine.wiki import Wiki
 from curator.views.auto_view import AutoView, ConfirmDialog, RemoveDialog, ShareDialog
 from curator.views.main_window import MainWindow
@@ -137,7 +137,7 @@ def test_confirm_as_curated_moves_the_page_in_one_commit(qtbot, panel) -> None: 
 
     def fill(dialog: QDialog) -> bool:
         assert isinstance(dialog, ConfirmDialog)
-        assert dialog.trust.value() == 0.8  # SPEC §10 default
+        assert dialog.trust.value() == 0.8  # docs/design.md §10 default
         dialog.folder.setCurrentText("procedures")
         dialog.layer.setCurrentText("core")
         dialog.trust.setValue(0.9)

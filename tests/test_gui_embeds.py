@@ -1,4 +1,4 @@
-"""Embeds in the page view (SPEC §3): local images inline (only from inside the wiki, never
+"""Embeds in the page view (docs/design.md §3): local images inline (only from inside the wiki, never
 remote), pages and sections transcluded, depth-limited and cycle-safe."""
 
 from __future__ import annotations

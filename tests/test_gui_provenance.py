@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from curator.engine.actor import Actor
+from curator.engine.agent_context import build_context
 from curator.engine.append import append
-from curator.engine.context import build_context
 from curator.engine.injections import record
 from curator.engine.wiki import Wiki
 from curator.views.history_view import HistoryView

@@ -16,7 +16,7 @@ import pytest
 from mcp import ClientSession
 
 from curator.engine.actor import OPERATOR
-from curator.engine.setup import init_wiki
+from curator.engine.bootstrap import init_wiki
 from curator.engine.sync import sync
 
 from .sync_helpers import make_net

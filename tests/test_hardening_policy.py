@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from mcp import ClientSession
 
-from curator.engine.setup import init_wiki
+from curator.engine.bootstrap import init_wiki
 
 from .test_mcp_server import call, run
 

@@ -1,4 +1,4 @@
-"""The review inbox (SPEC §13) through the command line: which agent writes are held, the pending
+"""The review inbox (docs/design.md §13) through the command line: which agent writes are held, the pending
 items on disk, approve / reject as operator-only actions, undo, sync between clones, recovery."""
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import pytest
 
 from curator.cli import main
 from curator.engine.actor import OPERATOR, Actor
+from curator.engine.bootstrap import init_wiki
 from curator.engine.inbox import INBOX_DIR, approve, fact_key, get_item, list_items, similar_facts
 from curator.engine.scope import parse_scope
-from curator.engine.setup import init_wiki
 from curator.engine.sync import sync
 from curator.engine.wiki import Wiki
 

@@ -1,4 +1,4 @@
-"""The review inbox through the agents' door: a real MCP client over stdio (SPEC §13, §11)."""
+"""The review inbox through the agents' door: a real MCP client over stdio (docs/design.md §13, §11)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Injection records (SPEC §14): every context built for an agent is recorded and can be rebuilt
+"""Injection records (docs/design.md §14): every context built for an agent is recorded and can be rebuilt
 exactly as it was sent, after later edits, and diffed against today's context."""
 
 from __future__ import annotations

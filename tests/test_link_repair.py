@@ -1,4 +1,4 @@
-"""Link repair (SPEC §12): the unresolved queue with suggestions, fix by alias or rewrite, create,
+"""Link repair (docs/design.md §12): the unresolved queue with suggestions, fix by alias or rewrite, create,
 ignore (a committed decision that survives a clone), health; agents see no hidden page through
 it and may fix only what the policy lets them write."""
 
@@ -26,7 +26,7 @@ from curator.engine.linkrepair import (
     unresolved,
 )
 from curator.engine.page import parse_page
-from curator.engine.setup import init_wiki
+from curator.engine.bootstrap import init_wiki
 from curator.engine.wiki import Wiki
 
 from .test_curation_merge import commit_all, git, snapshot

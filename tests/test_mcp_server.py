@@ -1,4 +1,4 @@
-"""The agents' MCP door, through a real MCP client session over stdio (SPEC §11, issue 9).
+"""The agents' MCP door, through a real MCP client session over stdio (docs/design.md §11, issue 9).
 
 Every test spawns ``python -m curator.cli mcp --wiki DIR --agent ID [--department D]`` with the
 SDK's ``stdio_client`` and talks to it with a ``ClientSession``, exactly as an agent runtime would.
@@ -22,7 +22,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from curator.engine.actor import Actor
 from curator.engine.append import append
-from curator.engine.setup import init_wiki
+from curator.engine.bootstrap import init_wiki
 from curator.engine.wiki import Wiki
 
 REPO = Path(__file__).resolve().parents[1]
@@ -306,7 +306,7 @@ def test_changes_made_by_other_processes_are_seen(wiki_root: Path) -> None:
 
 
 def test_reading_tools_graph_context_dedup_and_ingest(wiki_root: Path) -> None:
-    from curator.engine.context import build_context
+    from curator.engine.agent_context import build_context
 
     w = Wiki(wiki_root)
     try:  # exactly what the engine injects for this agent

@@ -1,4 +1,4 @@
-"""Merge (SPEC §9): link rewriting with anchors and aliases kept, code untouched, bullets through
+"""Merge (docs/design.md §9): link rewriting with anchors and aliases kept, code untouched, bullets through
 the fact dedup, metadata united, archive, exactly one commit, undo restores everything; dismiss
 decisions are committed and survive re-opening the wiki."""
 
@@ -14,9 +14,9 @@ import pytest
 from curator.engine import dedup
 from curator.engine.actions import undo
 from curator.engine.actor import Actor, parse_actor
+from curator.engine.bootstrap import init_wiki
 from curator.engine.merge import merge_pages, preview_merge
 from curator.engine.scope import Decision
-from curator.engine.setup import init_wiki
 from curator.engine.wiki import Wiki
 
 KEPT = """---

@@ -1,4 +1,4 @@
-"""An Obsidian vault opens unchanged (SPEC §3): resolution (same folder first, path-qualified,
+"""An Obsidian vault opens unchanged (docs/design.md §3): resolution (same folder first, path-qualified,
 shortest path, NFC/NFD), attachments, heading anchors and block ids, frontmatter property links,
 ``%%comments%%``, indented code, ``.obsidian/``/``.trash/``, nested and CJK tags; the vault's
 every link compared with Obsidian's documented rule (``tests/obsidian_vault.py``)."""
@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from curator.engine import markdown_scan
+from curator.engine.bootstrap import init_wiki
 from curator.engine.graph import ATTACHMENT_PREFIX, graph_for, to_node_link
 from curator.engine.lint import lint
 from curator.engine.merge import merge_pages, preview_merge
-from curator.engine.setup import init_wiki
 from curator.engine.walker import walk
 from curator.engine.wiki import Wiki
 from tests.obsidian_vault import NFD_NAME, build, comparison, table
@@ -217,7 +217,7 @@ def test_merge_rewrites_property_links_and_keeps_their_display_text(tmp_path: Pa
     wiki = Wiki(root)
     plan = preview_merge(wiki, "kept", "merged")
     kinds = [(r.kind, r.line, r.old, r.new) for r in plan.rewrites if r.page == "child.md"]
-    assert ("property", 2, "[[merged]]", "[[kept|merged]]") in kinds  # display text kept (SPEC §9)
+    assert ("property", 2, "[[merged]]", "[[kept|merged]]") in kinds  # display text kept (docs/design.md §9)
     assert ("property", 4, "[[merged#Merged|the parent]]", "[[kept#Merged|the parent]]") in kinds
     result = merge_pages(wiki, "kept", "merged")
     assert result.status == "merged", result.message

@@ -1,4 +1,4 @@
-"""Provenance (SPEC §14): blame per line through appends, property edits, inbox approvals, merges
+"""Provenance (docs/design.md §14): blame per line through appends, property edits, inbox approvals, merges
 and moves; the agent-range undo; visibility of blame, activity and injections."""
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ import pytest
 from curator.cli import main
 from curator.engine.actor import OPERATOR, Actor
 from curator.engine.append import append
+from curator.engine.bootstrap import init_wiki
 from curator.engine.errors import PageNotFound
 from curator.engine.inbox import approve, list_items
 from curator.engine.merge import merge_pages
 from curator.engine.properties import set_property
 from curator.engine.provenance import activity, blame, undo_agent
-from curator.engine.setup import init_wiki
 from curator.engine.wiki import Wiki
 
 IDENT = ["-c", "user.name=seeder", "-c", "user.email=s@t.invalid"]

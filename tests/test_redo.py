@@ -9,7 +9,7 @@ import pytest
 
 from curator.engine.actions import history, last_redoable, redo, run_action, undo
 from curator.engine.actor import OPERATOR, Actor
-from curator.engine.setup import init_wiki
+from curator.engine.bootstrap import init_wiki
 from curator.engine.wiki import Wiki
 
 from .test_actions_core import edit, git

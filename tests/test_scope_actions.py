@@ -1,4 +1,4 @@
-"""The scope policy is enforced by the action mechanism for every write (SPEC §5, §6)."""
+"""The scope policy is enforced by the action mechanism for every write (docs/design.md §5, §6)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from curator.engine.actions import ActionContext, run_action
 from curator.engine.append import append
-from curator.engine.setup import init_wiki
+from curator.engine.bootstrap import init_wiki
 from curator.engine.wiki import Wiki
 
 from .test_scope_policy import ACTORS, MATRIX, POLICY

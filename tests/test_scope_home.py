@@ -1,4 +1,4 @@
-"""Homes (SPEC §2): agents/<id>/wiki and shared/wiki; finding the shared wiki; --shared."""
+"""Homes (docs/design.md §2): agents/<id>/wiki and shared/wiki; finding the shared wiki; --shared."""
 
 from __future__ import annotations
 

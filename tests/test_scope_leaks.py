@@ -1,4 +1,4 @@
-"""No leak through search (and its expansion), context injection or the graph (SPEC §6)."""
+"""No leak through search (and its expansion), context injection or the graph (docs/design.md §6)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from curator.engine.actor import OPERATOR, Actor
-from curator.engine.context import build_context
+from curator.engine.agent_context import build_context
 from curator.engine.errors import CuratorError
 from curator.engine.graph import explain, export, find_path, graph_for
 from curator.engine.wiki import Wiki

@@ -1,4 +1,4 @@
-"""The scope policy (SPEC §6): write matrix, department visibility, hot reload, malformed files."""
+"""The scope policy (docs/design.md §6): write matrix, department visibility, hot reload, malformed files."""
 
 from __future__ import annotations
 

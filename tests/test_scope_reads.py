@@ -1,4 +1,4 @@
-"""No leak through any read path: index, read, neighbors, read-all, lint, find (SPEC §6)."""
+"""No leak through any read path: index, read, neighbors, read-all, lint, find (docs/design.md §6)."""
 
 from __future__ import annotations
 

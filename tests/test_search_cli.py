@@ -1,4 +1,4 @@
-"""``curator search`` and ``curator context`` (SPEC §7, §11): JSON shapes, options, exit codes."""
+"""``curator search`` and ``curator context`` (docs/design.md §7, §11): JSON shapes, options, exit codes."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from curator.cli import main
 from curator.engine.actor import Actor
-from curator.engine.context import build_context
+from curator.engine.agent_context import build_context
 from curator.engine.wiki import Wiki
 from tests.corpus import CJK_PATH, CorpusInfo, generate
 

@@ -1,4 +1,4 @@
-"""Search (SPEC §7): CJK, ranking, operators, filters, options, expansion, visibility, freshness."""
+"""Search (docs/design.md §7): CJK, ranking, operators, filters, options, expansion, visibility, freshness."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The query language parser and the FTS5 MATCH strings it builds (SPEC §7)."""
+"""The query language parser and the FTS5 MATCH strings it builds (docs/design.md §7)."""
 
 from __future__ import annotations
 

@@ -63,6 +63,16 @@ def test_git_runs_only_in_the_git_backend() -> None:
     assert offenders == []
 
 
+def test_design_references_point_at_the_design_notes() -> None:
+    # Every "docs/design.md §N" in the code names a section that exists; nothing cites a file
+    # that is not in the repository.
+    design = (SRC.parent / "docs" / "design.md").read_text(encoding="utf-8")
+    sections = set(re.findall(r"(?m)^## (\d+)\.", design))
+    cited = {m for _p, t in _sources() for m in re.findall(r"docs/design\.md §(\d+)", t)}
+    assert cited and cited <= sections
+    assert [p.name for p, t in _sources() if re.search(r"\bSPEC\b", t)] == []
+
+
 def test_gitpython_is_not_a_dependency() -> None:
     # The backend explains why (curator/engine/git.py); a declared but unused dependency is not kept.
     pyproject = (SRC.parent / "pyproject.toml").read_text(encoding="utf-8")

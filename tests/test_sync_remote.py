@@ -304,7 +304,7 @@ def test_setup_is_an_action_commit_once(tmp_path: Path) -> None:
 
 
 def test_no_remote_is_invalid(tmp_path: Path) -> None:
-    from curator.engine.setup import init_wiki
+    from curator.engine.bootstrap import init_wiki
     from curator.engine.wiki import Wiki
 
     init_wiki(tmp_path / "solo")
@@ -316,7 +316,7 @@ def test_no_remote_is_invalid(tmp_path: Path) -> None:
 
 
 def test_first_push_to_an_empty_remote(tmp_path: Path) -> None:
-    from curator.engine.setup import init_wiki
+    from curator.engine.bootstrap import init_wiki
     from curator.engine.wiki import Wiki
 
     subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(tmp_path / "r.git")], check=True)

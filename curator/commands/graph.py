@@ -1,4 +1,4 @@
-"""The link graph and curation: graph, path, explain, dedup, dismiss, merge, move, archive (SPEC §8, §9)."""
+"""The link graph and curation: graph, path, explain, dedup, dismiss, merge, move, archive (docs/design.md §8, §9)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._context import Context
+    from .invocation import Invocation
 
 
 #: The commands :func:`register` adds (lets the CLI build only the parser it needs).
@@ -98,59 +98,59 @@ def _check_positive(value: int, name: str, minimum: int = 0) -> int:
     return value
 
 
-def run_graph(ctx: Context, args: argparse.Namespace) -> int:
+def run_graph(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.graph import export
 
     depth = _check_positive(args.depth, "--depth")
-    fmt = "json" if ctx.json else args.format
-    result = export(ctx.wiki, fmt, args.center, depth, ctx.actor, attachments=args.attachments)
+    fmt = "json" if inv.json else args.format
+    result = export(inv.wiki, fmt, args.center, depth, inv.actor, attachments=args.attachments)
     if isinstance(result, str):
-        ctx.emit(result, result)
+        inv.emit(result, result)
     else:
-        ctx.emit(result)
+        inv.emit(result)
     return 0
 
 
-def run_path(ctx: Context, args: argparse.Namespace) -> int:
+def run_path(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.graph import find_path
 
-    result = find_path(ctx.wiki, args.source, args.target, ctx.actor)
-    ctx.emit(result.to_json(), result.render())
+    result = find_path(inv.wiki, args.source, args.target, inv.actor)
+    inv.emit(result.to_json(), result.render())
     return 0
 
 
-def run_explain(ctx: Context, args: argparse.Namespace) -> int:
+def run_explain(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.graph import explain
 
-    result = explain(ctx.wiki, args.page, ctx.actor, _check_positive(args.limit, "--limit", 1))
-    ctx.emit(result.to_json(), result.render())
+    result = explain(inv.wiki, args.page, inv.actor, _check_positive(args.limit, "--limit", 1))
+    inv.emit(result.to_json(), result.render())
     return 0
 
 
-def run_dedup(ctx: Context, args: argparse.Namespace) -> int:
+def run_dedup(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.dedup import find_duplicates, find_families
     from curator.engine.errors import UsageError
 
     if args.groups:
-        families = find_families(ctx.wiki, ctx.actor, args.folder, args.signal, args.page)
+        families = find_families(inv.wiki, inv.actor, args.folder, args.signal, args.page)
         out = []
         for f in families:
             out.append(f"family of {len(f.pages)} ({f.strength}, impact {f.impact:g}): keep {f.keep}")
             out += [f"    merge {p}" for p in f.merges]
             out.append(f"    {f.reason}")
         out.append(f"{len(families)} duplicate famil{'y' if len(families) == 1 else 'ies'}")
-        ctx.emit([f.to_json() for f in families], "\n".join(out))
+        inv.emit([f.to_json() for f in families], "\n".join(out))
         return 0
     if args.folder or args.signal:
         raise UsageError("--folder and --signal filter families: add --groups")
-    found = find_duplicates(ctx.wiki, ctx.actor, args.page)
+    found = find_duplicates(inv.wiki, inv.actor, args.page)
     lines = [f"{c.keep}  <-  {c.merge}\n    {c.reason}" for c in found]
     lines.append(f"{len(found)} candidate pair(s)")
-    ctx.emit([c.to_json() for c in found], "\n".join(lines))
+    inv.emit([c.to_json() for c in found], "\n".join(lines))
     return 0
 
 
-def run_dismiss(ctx: Context, args: argparse.Namespace) -> int:
+def run_dismiss(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.dedup import dismiss_pages
     from curator.engine.errors import UsageError
 
@@ -158,22 +158,22 @@ def run_dismiss(ctx: Context, args: argparse.Namespace) -> int:
 
     if len(args.pages) < (1 if args.member else 2):
         raise UsageError("name two pages (or more: a family), or --member PAGE and the pages of its family")
-    return finish(ctx, dismiss_pages(ctx.wiki, args.pages, ctx.actor, args.member))
+    return finish(inv, dismiss_pages(inv.wiki, args.pages, inv.actor, args.member))
 
 
-def run_merge(ctx: Context, args: argparse.Namespace) -> int:
+def run_merge(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.merge import merge_pages, preview_merge
 
     from .write import finish
 
     if args.preview:
-        plan = preview_merge(ctx.wiki, args.keep, args.merge, ctx.actor)
-        ctx.emit({"status": "preview", **plan.to_json()}, plan.render())
+        plan = preview_merge(inv.wiki, args.keep, args.merge, inv.actor)
+        inv.emit({"status": "preview", **plan.to_json()}, plan.render())
         return 0
-    return finish(ctx, merge_pages(ctx.wiki, args.keep, args.merge, ctx.actor))
+    return finish(inv, merge_pages(inv.wiki, args.keep, args.merge, inv.actor))
 
 
-def run_move(ctx: Context, args: argparse.Namespace) -> int:
+def run_move(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.errors import UsageError
     from curator.engine.move import move_page, preview_move, repair_move
 
@@ -182,17 +182,17 @@ def run_move(ctx: Context, args: argparse.Namespace) -> int:
     if args.repair:
         if args.preview:
             raise UsageError("--preview and --repair cannot be combined")
-        return finish(ctx, repair_move(ctx.wiki, args.page, args.new_path, ctx.actor))
+        return finish(inv, repair_move(inv.wiki, args.page, args.new_path, inv.actor))
     if args.preview:
-        plan = preview_move(ctx.wiki, args.page, args.new_path, ctx.actor)
-        ctx.emit({"status": "preview", **plan.to_json()}, plan.render())
+        plan = preview_move(inv.wiki, args.page, args.new_path, inv.actor)
+        inv.emit({"status": "preview", **plan.to_json()}, plan.render())
         return 0
-    return finish(ctx, move_page(ctx.wiki, args.page, args.new_path, ctx.actor))
+    return finish(inv, move_page(inv.wiki, args.page, args.new_path, inv.actor))
 
 
-def run_archive(ctx: Context, args: argparse.Namespace) -> int:
+def run_archive(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.move import archive_page
 
     from .write import finish
 
-    return finish(ctx, archive_page(ctx.wiki, args.page, ctx.actor))
+    return finish(inv, archive_page(inv.wiki, args.page, inv.actor))

@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._context import Context
+    from .invocation import Invocation
 
 
 #: The commands :func:`register` adds (lets the CLI build only the parser it needs).
@@ -24,7 +24,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.set_defaults(handler="curator.commands.gui:run_gui")
 
 
-def run_gui(ctx: Context, args: argparse.Namespace) -> int:
+def run_gui(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.app import run
 
     target = args.dir or getattr(args, "wiki", None)

@@ -1,4 +1,4 @@
-"""The review inbox (SPEC §13): ``inbox list|show ID|approve ID [--content TEXT]|reject ID --reason R``.
+"""The review inbox (docs/design.md §13): ``inbox list|show ID|approve ID [--content TEXT]|reject ID --reason R``.
 
 Agent writes the scope policy holds wait here for the operator. Approve and reject are engine
 actions (one commit each, undone with ``curator undo``) that only the operator may run; listing and
@@ -11,7 +11,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._context import Context
+    from .invocation import Invocation
 
 
 #: The commands :func:`register` adds (lets the CLI build only the parser it needs).
@@ -47,57 +47,57 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.set_defaults(handler="curator.commands.inbox:run_reject")
 
 
-def run_list(ctx: Context, args: argparse.Namespace) -> int:
+def run_list(inv: Invocation, args: argparse.Namespace) -> int:
     import sys
 
     from curator.engine.inbox import list_items, read_items
 
     damaged: list[str] = []
-    if ctx.actor.is_operator and (ctx.wiki_dir / ".git").exists():
-        items = read_items(ctx.wiki_dir, damaged)  # the operator sees every item: no page cache needed
+    if inv.actor.is_operator and (inv.wiki_dir / ".git").exists():
+        items = read_items(inv.wiki_dir, damaged)  # the operator sees every item: no page cache needed
     else:
-        items = list_items(ctx.wiki, ctx.actor, damaged)
-    if damaged and ctx.actor.is_operator:
+        items = list_items(inv.wiki, inv.actor, damaged)
+    if damaged and inv.actor.is_operator:
         sys.stderr.write(f"curator: warning: {len(damaged)} inbox item file(s) do not parse and are not "
                          f"listed: {', '.join(damaged[:5])}; fix them or restore them with git\n")
     lines = [f"{i.id}  {i.time[:16].replace('T', ' ')}  {i.actor:<18} {i.target:<36} "
              f"{'(new page) ' if i.create else ''}{i.content[:70]}" for i in items]
-    ctx.emit([i.to_json() for i in items],
+    inv.emit([i.to_json() for i in items],
              "\n".join(lines) + f"\n{len(items)} pending" if lines else "the inbox is empty")
     return 0
 
 
-def run_show(ctx: Context, args: argparse.Namespace) -> int:
+def run_show(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.inbox import get_item, item_view
 
-    actor = None if ctx.actor.is_operator else ctx.actor
-    item = get_item(ctx.wiki, args.id, actor)
-    data = item_view(ctx.wiki, item, ctx.actor)
+    actor = None if inv.actor.is_operator else inv.actor
+    item = get_item(inv.wiki, args.id, actor)
+    data = item_view(inv.wiki, item, inv.actor)
     text = [f"inbox item {item.id}: {item.actor}" + (f" ({item.department})" if item.department else "")
             + f" at {item.time}", f"target: {item.target}" + (" (new page)" if item.create else ""),
             f"held: {item.reason}", f"fact: {item.content}", "", data["diff"].rstrip("\n"), "",
             "similar facts:"]
     text += [f"  {s['score']:.2f}  {s['page']}: {s['fact']}" for s in data["similar"]] or ["  (none)"]
-    ctx.emit(data, "\n".join(text))
+    inv.emit(data, "\n".join(text))
     return 0
 
 
-def _finish(ctx: Context, result: Any) -> int:
+def _finish(inv: Invocation, result: Any) -> int:
     from curator.engine.append import to_cli_json
 
     data = to_cli_json(result) if result.action == "wiki_append" else result.to_json()
     data.setdefault("id", result.data.get("id"))
-    ctx.emit(data, f"{result.status}: {result.message}")
+    inv.emit(data, f"{result.status}: {result.message}")
     return 1 if result.is_error else 0
 
 
-def run_approve(ctx: Context, args: argparse.Namespace) -> int:
+def run_approve(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.inbox import approve
 
-    return _finish(ctx, approve(ctx.wiki, ctx.actor, args.id, args.content))
+    return _finish(inv, approve(inv.wiki, inv.actor, args.id, args.content))
 
 
-def run_reject(ctx: Context, args: argparse.Namespace) -> int:
+def run_reject(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.inbox import reject
 
-    return _finish(ctx, reject(ctx.wiki, ctx.actor, args.id, args.reason))
+    return _finish(inv, reject(inv.wiki, inv.actor, args.id, args.reason))

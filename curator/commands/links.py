@@ -1,4 +1,4 @@
-"""Link repair and the wiki's health (SPEC §12): ``links unresolved|fix|create|ignore``, ``health``.
+"""Link repair and the wiki's health (docs/design.md §12): ``links unresolved|fix|create|ignore``, ``health``.
 
 Each fix is one engine action (one commit, undone with ``curator undo``). An agent may fix only
 where the scope policy lets it write every file the fix touches (and no ``[review]`` rule would
@@ -11,7 +11,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._context import Context
+    from .invocation import Invocation
 
 
 #: The commands :func:`register` adds (lets the CLI build only the parser it needs).
@@ -65,18 +65,18 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.set_defaults(handler="curator.commands.links:run_health")
 
 
-def _finish(ctx: Context, result: Any) -> int:
-    ctx.emit(result.to_json(), f"{result.status}: {result.message}")
+def _finish(inv: Invocation, result: Any) -> int:
+    inv.emit(result.to_json(), f"{result.status}: {result.message}")
     return 1 if result.is_error else 0
 
 
-def run_unresolved(ctx: Context, args: argparse.Namespace) -> int:
+def run_unresolved(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.errors import UsageError
     from curator.engine.linkrepair import unresolved
 
     if args.limit < 0:
         raise UsageError(f"--limit must be 0 (all) or more, not {args.limit}")
-    items = unresolved(ctx.wiki, ctx.actor, suggest=False if args.no_suggestions else (args.limit or True))
+    items = unresolved(inv.wiki, inv.actor, suggest=False if args.no_suggestions else (args.limit or True))
     total = len(items)
     if args.limit:
         items = items[:args.limit]
@@ -86,35 +86,35 @@ def run_unresolved(ctx: Context, args: argparse.Namespace) -> int:
         hint = f"  -> {best.path} ({best.score:.2f})" if best else ""
         lines.append(f"{u.count:>6}  [[{u.target}]] in {len(u.pages)} page(s){hint}")
     lines.append(f"{total} unresolved target(s), {sum(u.count for u in items)} link(s) shown")
-    ctx.emit([u.to_json() for u in items], "\n".join(lines))
+    inv.emit([u.to_json() for u in items], "\n".join(lines))
     return 0
 
 
-def run_fix(ctx: Context, args: argparse.Namespace) -> int:
+def run_fix(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.linkrepair import fix, preview_fix
 
     if args.preview:
-        plan = preview_fix(ctx.wiki, [(args.target, args.to)], args.by, ctx.actor)
-        ctx.emit({"status": "preview", **plan.to_json()}, plan.render())
+        plan = preview_fix(inv.wiki, [(args.target, args.to)], args.by, inv.actor)
+        inv.emit({"status": "preview", **plan.to_json()}, plan.render())
         return 0
-    return _finish(ctx, fix(ctx.wiki, args.target, args.to, args.by, ctx.actor))
+    return _finish(inv, fix(inv.wiki, args.target, args.to, args.by, inv.actor))
 
 
-def run_create(ctx: Context, args: argparse.Namespace) -> int:
+def run_create(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.linkrepair import create
 
-    return _finish(ctx, create(ctx.wiki, args.target, ctx.actor))
+    return _finish(inv, create(inv.wiki, args.target, inv.actor))
 
 
-def run_ignore(ctx: Context, args: argparse.Namespace) -> int:
+def run_ignore(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.linkrepair import ignore
 
-    return _finish(ctx, ignore(ctx.wiki, args.target, ctx.actor))
+    return _finish(inv, ignore(inv.wiki, args.target, inv.actor))
 
 
-def run_health(ctx: Context, args: argparse.Namespace) -> int:
+def run_health(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.health import health
 
-    report = health(ctx.wiki, ctx.actor, duplicates=not args.no_duplicates)
-    ctx.emit(report.to_json(), report.render())
+    report = health(inv.wiki, inv.actor, duplicates=not args.no_duplicates)
+    inv.emit(report.to_json(), report.render())
     return 0

@@ -1,4 +1,4 @@
-"""The agents' MCP server: ``curator mcp --wiki DIR --agent ID [--department D]`` (SPEC §11)."""
+"""The agents' MCP server: ``curator mcp --wiki DIR --agent ID [--department D]`` (docs/design.md §11)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._context import Context
+    from .invocation import Invocation
 
 
 #: The commands :func:`register` adds (lets the CLI build only the parser it needs).
@@ -26,7 +26,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.set_defaults(handler="curator.commands.mcp:run_mcp")
 
 
-def run_mcp(ctx: Context, args: argparse.Namespace) -> int:
+def run_mcp(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.errors import UsageError
     from curator.mcp_server import serve
 
@@ -34,5 +34,5 @@ def run_mcp(ctx: Context, args: argparse.Namespace) -> int:
         raise UsageError("curator mcp acts as agent:<--agent>; do not also pass --as")
     if args.sync_every < 0:
         raise UsageError("--sync-every must be 0 (off) or a number of seconds")
-    serve(ctx.wiki, args.agent, getattr(args, "department", None), args.sync_every)
+    serve(inv.wiki, args.agent, getattr(args, "department", None), args.sync_every)
     return 0

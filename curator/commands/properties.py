@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._context import Context
+    from .invocation import Invocation
 
 
 #: The commands :func:`register` adds (lets the CLI build only the parser it needs).
@@ -21,9 +21,9 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.set_defaults(handler="curator.commands.properties:run_set")
 
 
-def run_set(ctx: Context, args: argparse.Namespace) -> int:
+def run_set(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.properties import set_property
 
-    result = set_property(ctx.wiki, ctx.actor, args.page, args.property, args.value)
-    ctx.emit(result.to_json(), result.message + (f" [{result.commit[:8]}]" if result.commit else ""))
+    result = set_property(inv.wiki, inv.actor, args.page, args.property, args.value)
+    inv.emit(result.to_json(), result.message + (f" [{result.commit[:8]}]" if result.commit else ""))
     return 1 if result.is_error else 0

@@ -1,4 +1,4 @@
-"""Provenance (SPEC §14): ``blame``, ``injections``, ``activity``.
+"""Provenance (docs/design.md §14): ``blame``, ``injections``, ``activity``.
 
 ``curator undo --agent ID --since DATE`` (in :mod:`.write`) reverts an agent's writes since then.
 """
@@ -9,7 +9,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._context import Context
+    from .invocation import Invocation
 
 
 #: The commands :func:`register` adds (lets the CLI build only the parser it needs).
@@ -48,10 +48,10 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.set_defaults(handler="curator.commands.provenance:run_activity")
 
 
-def run_blame(ctx: Context, args: argparse.Namespace) -> int:
+def run_blame(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.provenance import blame
 
-    lines = blame(ctx.wiki, args.page, ctx.actor)
+    lines = blame(inv.wiki, args.page, inv.actor)
     rows = [b.to_json() for b in lines]
     text = []
     for b in lines:
@@ -62,41 +62,41 @@ def run_blame(ctx: Context, args: argparse.Namespace) -> int:
         if b.moved_by is not None:
             extra += f" ({b.moved_by.action or 'commit'} {b.moved_by.commit[:8]})"
         text.append(f"{sha:<8} {who:<18} {when:<10} {b.action or '':<14}{extra} | {b.text}")
-    ctx.emit(rows, "\n".join(text) if text else "(empty page)")
+    inv.emit(rows, "\n".join(text) if text else "(empty page)")
     return 0
 
 
-def run_injections(ctx: Context, args: argparse.Namespace) -> int:
+def run_injections(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.injections import diff_today, get_record, read_records, rebuild
 
     if args.n is not None:
-        rec = get_record(ctx.wiki, ctx.actor, args.n)
-        built = rebuild(ctx.wiki, rec)
+        rec = get_record(inv.wiki, inv.actor, args.n)
+        built = rebuild(inv.wiki, rec)
         data: dict[str, Any] = {**rec.to_json(), "text": built.text, "exact": built.exact,
                                 "missing": built.missing}
         if args.diff:
-            data["diff"] = diff_today(ctx.wiki, rec)
-            ctx.emit(data, data["diff"] or "no difference: today's context is the same text")
+            data["diff"] = diff_today(inv.wiki, rec)
+            inv.emit(data, data["diff"] or "no difference: today's context is the same text")
         else:
             import sys
 
-            if ctx.json:
-                ctx.emit(data)
+            if inv.json:
+                inv.emit(data)
             else:
                 sys.stdout.write(built.text)  # exactly the text sent, nothing added
         return 0
-    records = read_records(ctx.wiki, ctx.actor, agent=args.agent, since=args.since)
+    records = read_records(inv.wiki, inv.actor, agent=args.agent, since=args.since)
     lines = [f"{r.n:>6}  {str(r.data.get('t', ''))[:19].replace('T', ' ')}  {r.agent:<18} "
              f"{r.data.get('bytes', 0):>6}/{r.data.get('budget', 0)} B  {len(r.pages)} page(s)"
              + (f"  query: {r.data['query']}" if r.data.get("query") else "") for r in records]
-    ctx.emit([r.to_json() for r in records], "\n".join(lines) if lines else "no injections recorded")
+    inv.emit([r.to_json() for r in records], "\n".join(lines) if lines else "no injections recorded")
     return 0
 
 
-def run_activity(ctx: Context, args: argparse.Namespace) -> int:
+def run_activity(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.provenance import activity
 
-    entries = activity(ctx.wiki, args.agent, ctx.actor, args.since)
+    entries = activity(inv.wiki, args.agent, inv.actor, args.since)
     lines = [f"{e.commit[:10]}  {e.time[:19].replace('T', ' ')}  {e.subject}" for e in entries]
-    ctx.emit([e.to_json() for e in entries], "\n".join(lines) if lines else "no writes")
+    inv.emit([e.to_json() for e in entries], "\n".join(lines) if lines else "no writes")
     return 0

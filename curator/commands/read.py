@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._context import Context
+    from .invocation import Invocation
 
 
 #: The commands :func:`register` adds (lets the CLI build only the parser it needs).
@@ -50,13 +50,13 @@ def _positive(value: int, name: str) -> int:
     return value
 
 
-def run_init(ctx: Context, args: argparse.Namespace) -> int:
+def run_init(inv: Invocation, args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from curator.engine.setup import init_wiki
+    from curator.engine.bootstrap import init_wiki
 
-    result = init_wiki(Path(args.dir) if args.dir else ctx.wiki_dir)
-    ctx.emit({"status": "ok", "root": str(result.root), "created_repo": result.created_repo,
+    result = init_wiki(Path(args.dir) if args.dir else inv.wiki_dir)
+    inv.emit({"status": "ok", "root": str(result.root), "created_repo": result.created_repo,
               "commit": result.commit, "message": result.message}, result.message)
     return 0
 
@@ -70,14 +70,14 @@ def _display_width(text: str) -> int:
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
-def run_index(ctx: Context, args: argparse.Namespace) -> int:
+def run_index(inv: Invocation, args: argparse.Namespace) -> int:
     # The summary columns of the page cache: a warm index decodes no page record.
-    wiki, actor = ctx.wiki, ctx.actor
+    wiki, actor = inv.wiki, inv.actor
     pages = [s for s in wiki.store.summaries() if wiki.visible(actor, s[0])]
     rows = [{"path": path, "bytes": size, "title": title, "layer": layer, "trust": trust}
             for path, size, title, layer, trust in pages]
-    if ctx.json:
-        ctx.emit(rows)
+    if inv.json:
+        inv.emit(rows)
         return 0
     widths = [_display_width(p[0]) for p in pages]
     width = max(widths, default=4)
@@ -87,40 +87,40 @@ def run_index(ctx: Context, args: argparse.Namespace) -> int:
              for (path, size, title, layer, trust), w in zip(pages, widths, strict=True)]
     unreadable = sum(1 for p in pages if p[1] < 0)
     lines.append(f"{len(pages)} pages" + (f", {unreadable} unreadable (see 'curator lint')" if unreadable else ""))
-    ctx.emit(rows, "\n".join(lines))
+    inv.emit(rows, "\n".join(lines))
     return 0
 
 
-def run_read(ctx: Context, args: argparse.Namespace) -> int:
+def run_read(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.reading import read
 
-    result = read(ctx.wiki, args.page, ctx.actor)
-    ctx.emit(result.to_json(), result.text)
+    result = read(inv.wiki, args.page, inv.actor)
+    inv.emit(result.to_json(), result.text)
     return 0
 
 
-def run_neighbors(ctx: Context, args: argparse.Namespace) -> int:
+def run_neighbors(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.reading import neighbors
 
-    result = neighbors(ctx.wiki, args.page, ctx.actor, _positive(args.max_bytes, "--max-bytes"),
+    result = neighbors(inv.wiki, args.page, inv.actor, _positive(args.max_bytes, "--max-bytes"),
                        _positive(args.snippet_chars, "--snippet-chars"))
-    ctx.emit(result.to_json(), result.text)
+    inv.emit(result.to_json(), result.text)
     return 0
 
 
-def run_read_all(ctx: Context, args: argparse.Namespace) -> int:
+def run_read_all(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.reading import read_all
 
-    result = read_all(ctx.wiki, ctx.actor, _positive(args.max_bytes, "--max-bytes"))
-    ctx.emit(result.to_json(), result.text)
+    result = read_all(inv.wiki, inv.actor, _positive(args.max_bytes, "--max-bytes"))
+    inv.emit(result.to_json(), result.text)
     return 0
 
 
-def run_lint(ctx: Context, args: argparse.Namespace) -> int:
+def run_lint(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.lint import lint
 
-    issues = lint(ctx.wiki, ctx.actor)
+    issues = lint(inv.wiki, inv.actor)
     errors = sum(1 for i in issues if i.severity == "error")
-    summary = f"{len(issues)} problems ({errors} errors) in {len(ctx.wiki.pages)} pages"
-    ctx.emit([i.to_json() for i in issues], "\n".join([*(i.render() for i in issues), summary]))
+    summary = f"{len(issues)} problems ({errors} errors) in {len(inv.wiki.pages)} pages"
+    inv.emit([i.to_json() for i in issues], "\n".join([*(i.render() for i in issues), summary]))
     return 0

@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._context import Context
+    from .invocation import Invocation
 
 _DOC_TYPES = ("charter", "sop", "spec", "policy", "reference")
 _LAYERS = ("identity", "core", "context", "deep")
@@ -55,11 +55,11 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.set_defaults(handler="curator.commands.scope:run_auto_remove")
 
 
-def run_scope(ctx: Context, args: argparse.Namespace) -> int:
+def run_scope(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.scope import policy_summary
 
     # An actor asking for itself gets the summary of what it may see (no hidden folder counted).
-    summary = policy_summary(ctx.wiki, None if ctx.actor.is_operator else ctx.actor, own_view=True)
+    summary = policy_summary(inv.wiki, None if inv.actor.is_operator else inv.actor, own_view=True)
     lines = [f"{summary['wiki']}: {summary['file']} "
              + ("present" if summary["exists"] else "absent (no policy: everything agent_writable)")]
     if summary["error"]:
@@ -85,17 +85,17 @@ def run_scope(ctx: Context, args: argparse.Namespace) -> int:
                          f" visible={row['visible_pages']}/{row['pages']}")
         name = row["namespace"] or "(root)"
         lines.append(f"{name:<24} {row['mode']:<16} {row['pages']:>5} pages  {' '.join(extra)}".rstrip())
-    ctx.emit(summary, "\n".join(lines))
+    inv.emit(summary, "\n".join(lines))
     return 0
 
 
-def _answer(ctx: Context, result: Any) -> int:
+def _answer(inv: Invocation, result: Any) -> int:
     data = result.to_json()
-    ctx.emit(data, data.get("message", ""))
+    inv.emit(data, data.get("message", ""))
     return 1 if data.get("status") in ("denied", "locked", "invalid") else 0
 
 
-def run_file_doc(ctx: Context, args: argparse.Namespace) -> int:
+def run_file_doc(inv: Invocation, args: argparse.Namespace) -> int:
     import os
     import sys
     from pathlib import Path
@@ -113,42 +113,42 @@ def run_file_doc(ctx: Context, args: argparse.Namespace) -> int:
             raise UsageError("file-doc reads the text from standard input or --file F")
         text = sys.stdin.read()
     arbiter = args.arbiter or os.environ.get("CURATOR_ARBITER") or None
-    result = file_doc(ctx.wiki, text, title=args.title, actor=ctx.actor, doc_type=args.doc_type,
+    result = file_doc(inv.wiki, text, title=args.title, actor=inv.actor, doc_type=args.doc_type,
                       source=args.source, slug=args.slug, arbiter=arbiter)
-    return _answer(ctx, result)
+    return _answer(inv, result)
 
 
-def run_auto_list(ctx: Context, args: argparse.Namespace) -> int:
+def run_auto_list(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.curation import list_auto
 
-    rows = [e.to_json() for e in list_auto(ctx.wiki, ctx.actor)]
+    rows = [e.to_json() for e in list_auto(inv.wiki, inv.actor)]
     lines = [f"{r['path']:<48} {r['type']:<9} score {r['score'] if r['score'] is not None else '-':>3}  "
              f"rev {r['revisions']}  {'shared' if r['shared'] else ''}".rstrip() for r in rows]
     lines.append(f"{len(rows)} auto-filed pages")
-    ctx.emit(rows, "\n".join(lines))
+    inv.emit(rows, "\n".join(lines))
     return 0
 
 
-def run_auto_confirm(ctx: Context, args: argparse.Namespace) -> int:
+def run_auto_confirm(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.curation import confirm
 
-    return _answer(ctx, confirm(ctx.wiki, args.page, actor=ctx.actor, folder=args.to, layer=args.layer,
+    return _answer(inv, confirm(inv.wiki, args.page, actor=inv.actor, folder=args.to, layer=args.layer,
                                 trust=args.trust))
 
 
-def run_auto_share(ctx: Context, args: argparse.Namespace) -> int:
+def run_auto_share(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.curation import share
     from curator.engine.home import shared_wiki_for
     from curator.engine.wiki import Wiki
 
-    shared = Wiki(shared_wiki_for(ctx.wiki.root, getattr(args, "shared", None)))
+    shared = Wiki(shared_wiki_for(inv.wiki.root, getattr(args, "shared", None)))
     try:
-        return _answer(ctx, share(ctx.wiki, shared, args.page, actor=ctx.actor, namespace=args.namespace))
+        return _answer(inv, share(inv.wiki, shared, args.page, actor=inv.actor, namespace=args.namespace))
     finally:
         shared.close()
 
 
-def run_auto_remove(ctx: Context, args: argparse.Namespace) -> int:
+def run_auto_remove(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.curation import remove
 
-    return _answer(ctx, remove(ctx.wiki, args.page, actor=ctx.actor))
+    return _answer(inv, remove(inv.wiki, args.page, actor=inv.actor))

@@ -1,4 +1,4 @@
-"""Search and context injection: ``search`` and ``context`` (SPEC §7)."""
+"""Search and context injection: ``search`` and ``context`` (docs/design.md §7)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._context import Context
+    from .invocation import Invocation
 
 
 #: The commands :func:`register` adds (lets the CLI build only the parser it needs).
@@ -42,7 +42,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.set_defaults(handler="curator.commands.search:run_context")
 
 
-def run_search(ctx: Context, args: argparse.Namespace) -> int:
+def run_search(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.errors import UsageError
     from curator.engine.search import MAX_LIMIT
 
@@ -51,19 +51,19 @@ def run_search(ctx: Context, args: argparse.Namespace) -> int:
     if args.min_trust is not None and not 0.0 <= args.min_trust <= 1.0:
         raise UsageError(f"--min-trust must be between 0 and 1, not {args.min_trust}")
     query = " ".join(args.query)
-    index = ctx.wiki.search
+    index = inv.wiki.search
     if args.rebuild:
         count = index.rebuild()
         if not query:
-            ctx.emit({"status": "ok", "indexed": count}, f"search index rebuilt: {count} pages")
+            inv.emit({"status": "ok", "indexed": count}, f"search index rebuilt: {count} pages")
             return 0
     if not query.strip():
         raise UsageError("nothing to search for: give a QUERY (or --rebuild)")
-    hits = index.search(query, ctx.actor, min_trust=args.min_trust, layer=args.layer,
+    hits = index.search(query, inv.actor, min_trust=args.min_trust, layer=args.layer,
                         limit=args.limit, expand=args.expand)
     rows = [h.to_json() for h in hits]
-    if ctx.json:
-        ctx.emit(rows)
+    if inv.json:
+        inv.emit(rows)
         return 0
     lines = []
     for h in hits:
@@ -73,25 +73,25 @@ def run_search(ctx: Context, args: argparse.Namespace) -> int:
             lines.append(f"          {h.snippet}")
     lines.append(f"{sum(not h.expanded for h in hits)} hits"
                  + (f", {sum(h.expanded for h in hits)} expanded" if args.expand else ""))
-    ctx.emit(rows, "\n".join(lines))
+    inv.emit(rows, "\n".join(lines))
     return 0
 
 
-def run_context(ctx: Context, args: argparse.Namespace) -> int:
+def run_context(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.actor import parse_actor
-    from curator.engine.context import build_context
+    from curator.engine.agent_context import build_context
     from curator.engine.errors import UsageError
 
     if args.budget < 0:
         raise UsageError(f"--budget must be 0 or more bytes, not {args.budget}")
-    actor = parse_actor(f"agent:{args.agent}", getattr(args, "department", None)) if args.agent else ctx.actor
-    result = build_context(ctx.wiki, actor, budget=args.budget, query=args.query)
+    actor = parse_actor(f"agent:{args.agent}", getattr(args, "department", None)) if args.agent else inv.actor
+    result = build_context(inv.wiki, actor, budget=args.budget, query=args.query)
     if not args.no_record:
         from curator.engine.injections import record
 
-        record(ctx.wiki, actor, result, query=args.query or None, source="cli")
-    if ctx.json:
-        ctx.emit(result.to_json())
+        record(inv.wiki, actor, result, query=args.query or None, source="cli")
+    if inv.json:
+        inv.emit(result.to_json())
     else:
         # Exactly the injected text, nothing added: it can be piped into a prompt as is.
         import sys

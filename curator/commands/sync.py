@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._context import Context
+    from .invocation import Invocation
 
 
 #: The commands :func:`register` adds (lets the CLI build only the parser it needs).
@@ -56,12 +56,12 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.set_defaults(handler="curator.commands.sync:run_resolve")
 
 
-def _finish(ctx: Context, result: Any) -> int:
-    ctx.emit(result.to_json(), f"{result.status}: {result.message}")
+def _finish(inv: Invocation, result: Any) -> int:
+    inv.emit(result.to_json(), f"{result.status}: {result.message}")
     return 1 if result.is_error else 0
 
 
-def run_sync(ctx: Context, args: argparse.Namespace) -> int:
+def run_sync(inv: Invocation, args: argparse.Namespace) -> int:
     if args.merge_driver is not None:
         from curator.engine.merge_driver import main
 
@@ -69,19 +69,19 @@ def run_sync(ctx: Context, args: argparse.Namespace) -> int:
     if args.setup:
         from curator.engine.sync import setup
 
-        return _finish(ctx, setup(ctx.wiki, ctx.actor))
+        return _finish(inv, setup(inv.wiki, inv.actor))
     if args.status:
-        return _status(ctx, args)
+        return _status(inv, args)
     from curator.engine.sync import sync
 
-    return _finish(ctx, sync(ctx.wiki, ctx.actor, args.remote))
+    return _finish(inv, sync(inv.wiki, inv.actor, args.remote))
 
 
-def _status(ctx: Context, args: argparse.Namespace) -> int:
+def _status(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.sync import conflicts, sync_status
 
-    st = sync_status(ctx.wiki, args.remote)
-    found = conflicts(ctx.wiki)
+    st = sync_status(inv.wiki, args.remote)
+    found = conflicts(inv.wiki)
     data = {**st.to_json(), "conflicts": [c.to_json() for c in found]}
     if not st.has_remote:
         text = f"no git remote '{st.remote}': add one with 'git remote add {st.remote} URL'"
@@ -92,7 +92,7 @@ def _status(ctx: Context, args: argparse.Namespace) -> int:
                  + (f"; last attempt {st.last_attempt}: {st.last_status}" if st.last_attempt else "")]
         lines += _conflict_lines(found)
         text = "\n".join(lines)
-    ctx.emit(data, text)
+    inv.emit(data, text)
     return 0
 
 
@@ -107,28 +107,28 @@ def _conflict_lines(found: list[Any]) -> list[str]:
     return lines
 
 
-def run_conflicts(ctx: Context, args: argparse.Namespace) -> int:
+def run_conflicts(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.errors import CuratorError
     from curator.engine.sync import conflict_sides, conflicts, match_conflict
 
-    found = conflicts(ctx.wiki)
+    found = conflicts(inv.wiki)
     if args.page is None:
-        ctx.emit([c.to_json() for c in found], "\n".join(_conflict_lines(found)))
+        inv.emit([c.to_json() for c in found], "\n".join(_conflict_lines(found)))
         return 0
     path = match_conflict([c.path for c in found], args.page)
     if path is None:
         raise CuratorError(f"{args.page} is not in conflict"
                            + (f"; conflicted: {', '.join(c.path for c in found)}" if found else ""))
-    sides = conflict_sides(ctx.wiki, path)
-    if ctx.json:
-        ctx.emit({"path": path, **sides})
+    sides = conflict_sides(inv.wiki, path)
+    if inv.json:
+        inv.emit({"path": path, **sides})
     else:
         text = sides[args.side]
         sys.stdout.write(text if text is not None else f"({path} does not exist on the {args.side} side)\n")
     return 0
 
 
-def run_resolve(ctx: Context, args: argparse.Namespace) -> int:
+def run_resolve(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.errors import CuratorError, UsageError
     from curator.engine.sync import resolve
 
@@ -142,4 +142,4 @@ def run_resolve(ctx: Context, args: argparse.Namespace) -> int:
             data = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
         except OSError as exc:
             raise CuratorError(f"cannot read {args.file}: {exc.strerror or exc}") from None
-    return _finish(ctx, resolve(ctx.wiki, ctx.actor, args.pages, choice, data))
+    return _finish(inv, resolve(inv.wiki, inv.actor, args.pages, choice, data))

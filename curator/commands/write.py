@@ -1,4 +1,4 @@
-"""Writing through the one door: ``append``, ``ingest``, ``history``, ``undo``, ``recover`` (SPEC §4, §5).
+"""Writing through the one door: ``append``, ``ingest``, ``history``, ``undo``, ``recover`` (docs/design.md §4, §5).
 
 Every command here runs engine actions; error answers (``locked``, ``denied``, ``invalid``) exit 1,
 every other answer 0.
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from curator.engine.actions import ActionResult
 
-    from ._context import Context
+    from .invocation import Invocation
 
 
 #: The commands :func:`register` adds (lets the CLI build only the parser it needs).
@@ -70,19 +70,19 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.set_defaults(handler="curator.commands.write:run_recover")
 
 
-def finish(ctx: Context, result: ActionResult, data: dict[str, Any] | None = None) -> int:
-    ctx.emit(data if data is not None else result.to_json(), f"{result.status}: {result.message}")
+def finish(inv: Invocation, result: ActionResult, data: dict[str, Any] | None = None) -> int:
+    inv.emit(data if data is not None else result.to_json(), f"{result.status}: {result.message}")
     return 1 if result.is_error else 0
 
 
-def run_append(ctx: Context, args: argparse.Namespace) -> int:
+def run_append(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.append import append, to_cli_json
 
-    result = append(ctx.wiki, args.slug, args.content, args.link, args.create_new, ctx.actor)
-    return finish(ctx, result, to_cli_json(result))
+    result = append(inv.wiki, args.slug, args.content, args.link, args.create_new, inv.actor)
+    return finish(inv, result, to_cli_json(result))
 
 
-def run_ingest(ctx: Context, args: argparse.Namespace) -> int:
+def run_ingest(inv: Invocation, args: argparse.Namespace) -> int:
     import sys
 
     from curator.engine.append import MAX_INGEST_BYTES, ingest
@@ -97,26 +97,26 @@ def run_ingest(ctx: Context, args: argparse.Namespace) -> int:
                     data = f.read(MAX_INGEST_BYTES + 1)
         except OSError as exc:
             raise CuratorError(f"cannot read {args.file}: {exc.strerror or exc}") from None
-        result = ingest(ctx.wiki, args.name, data=data, actor=ctx.actor)
+        result = ingest(inv.wiki, args.name, data=data, actor=inv.actor)
     else:
-        result = ingest(ctx.wiki, args.name, url=args.url, actor=ctx.actor)
-    return finish(ctx, result)
+        result = ingest(inv.wiki, args.name, url=args.url, actor=inv.actor)
+    return finish(inv, result)
 
 
-def run_history(ctx: Context, args: argparse.Namespace) -> int:
+def run_history(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.actions import history
     from curator.engine.errors import UsageError
 
     if args.limit <= 0:
         raise UsageError(f"--limit must be a positive number, not {args.limit}")
-    entries = history(ctx.wiki, args.limit, ctx.actor)
+    entries = history(inv.wiki, args.limit, inv.actor)
     lines = [f"{e.commit[:10]}  {e.time[:19].replace('T', ' ')}  {e.actor:<18}  {e.subject}"
              for e in entries]
-    ctx.emit([e.to_json() for e in entries], "\n".join(lines) if lines else "no commits yet")
+    inv.emit([e.to_json() for e in entries], "\n".join(lines) if lines else "no commits yet")
     return 0
 
 
-def run_undo(ctx: Context, args: argparse.Namespace) -> int:
+def run_undo(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.actions import revert, undo
     from curator.engine.errors import UsageError
 
@@ -125,29 +125,29 @@ def run_undo(ctx: Context, args: argparse.Namespace) -> int:
             raise UsageError("use --agent ID and --since DATE together (and not with --commit)")
         from curator.engine.provenance import undo_agent
 
-        return finish(ctx, undo_agent(ctx.wiki, ctx.actor, args.agent, args.since))
-    result = revert(ctx.wiki, ctx.actor, args.commit) if args.commit else undo(ctx.wiki, ctx.actor)
-    return finish(ctx, result)
+        return finish(inv, undo_agent(inv.wiki, inv.actor, args.agent, args.since))
+    result = revert(inv.wiki, inv.actor, args.commit) if args.commit else undo(inv.wiki, inv.actor)
+    return finish(inv, result)
 
 
-def run_redo(ctx: Context, args: argparse.Namespace) -> int:
+def run_redo(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.actions import redo
 
-    return _finish(ctx, redo(ctx.wiki, ctx.actor))
+    return _finish(inv, redo(inv.wiki, inv.actor))
 
 
-def run_recover(ctx: Context, args: argparse.Namespace) -> int:
+def run_recover(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.actions import recover_pending
     from curator.engine.append import rebuild_from_journal
 
-    pending = recover_pending(ctx.wiki)
+    pending = recover_pending(inv.wiki)
     if pending is not None and pending.is_error:
-        return finish(ctx, pending)
-    result = rebuild_from_journal(ctx.wiki, ctx.actor)
+        return finish(inv, pending)
+    result = rebuild_from_journal(inv.wiki, inv.actor)
     data = result.to_json()
     data["interrupted"] = pending.to_json() if pending is not None else None
     text = result.message
     if pending is not None:
         text = f"{pending.message}; {text}"
-    ctx.emit(data, f"{result.status}: {text}")
+    inv.emit(data, f"{result.status}: {text}")
     return 1 if result.is_error else 0

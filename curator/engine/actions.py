@@ -1,4 +1,4 @@
-"""Actions: the one mechanism behind every mutation of a wiki (SPEC §5).
+"""Actions: the one mechanism behind every mutation of a wiki (docs/design.md §5).
 
 Append, property edits, merge, "not duplicates" decisions, confirm/share/remove of auto-filed
 pages, revert, sync: each is an *action*, whatever door it came through (GUI, CLI, MCP). An action
@@ -17,7 +17,7 @@ pages, revert, sync: each is an *action*, whatever door it came through (GUI, CL
    extensions such as the search index and emits ``wiki.changed``) and returns an
    :class:`ActionResult`.
 
-Atomicity (SPEC §5)
+Atomicity (docs/design.md §5)
 -------------------
 A multi-file action (a merge rewriting links on hundreds of pages, a move, an archive) must never
 be committed half-done. The pending record ``.curator/pending.jsonl`` makes every action all or
@@ -352,7 +352,7 @@ class ActionContext:
         except PermissionError:
             raise Invalid(message=f"{path} cannot be read (permission denied); fix its permissions "
                           "(e.g. chmod u+rw) and try again") from None
-        # Never sweep someone's unsaved work into an action's commit (SPEC §5). A tracked file
+        # Never sweep someone's unsaved work into an action's commit (docs/design.md §5). A tracked file
         # with uncommitted edits keeps them uncommitted: the commit gets HEAD's version with only
         # this action's change applied (see _finish); the working file has both.
         git = self._state.git
@@ -398,7 +398,7 @@ class ActionContext:
         """Write (``data``) or remove (``None``) one of the engine's own tracked records on the
         actor's behalf, *without* the actor's write check: the review inbox's item files, which
         no agent may write directly (:func:`~.scope.is_inbox_path`) but which its held append
-        creates (SPEC §13). Atomic and rolled back like every other write of the action."""
+        creates (docs/design.md §13). Atomic and rolled back like every other write of the action."""
         from .scope import is_inbox_path
 
         path = self.safe_path(rel)

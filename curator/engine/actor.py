@@ -1,4 +1,4 @@
-"""Who is acting: the operator, an agent (with an optional department) or a capability (SPEC §6)."""
+"""Who is acting: the operator, an agent (with an optional department) or a capability (docs/design.md §6)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The one write door: append one clean, durable fact to the right page (SPEC §4).
+"""The one write door: append one clean, durable fact to the right page (docs/design.md §4).
 
 ``append(wiki, slug, content, links=(), create_new=False, actor=OPERATOR)`` answers with an
 :class:`~.actions.ActionResult` whose ``data`` holds ``created``, ``page``, ``candidates`` (list of
@@ -11,7 +11,7 @@ process, a substring search over cached folder listings: no walk, no parse). Onl
 exact match is every page scored, on slug features computed once per path and kept
 (:func:`~.slugs.similarity` with the 0.4 floor: the scores kept are exactly ``slugSim``'s).
 
-Also here: :func:`ingest` (a raw source into ``raw/``, SPEC §11) and :func:`rebuild_from_journal`
+Also here: :func:`ingest` (a raw source into ``raw/``, docs/design.md §11) and :func:`rebuild_from_journal`
 (``curator recover``: facts the journal knows that the pages lost are written back).
 """
 
@@ -48,10 +48,10 @@ ROUTE_THRESHOLD = 0.4
 MAX_CANDIDATES = 5
 DUP_JACCARD = 0.8
 QUOTE_CHARS = 80
-#: Namespaces append never routes to (SPEC §2): auto-filed pages and pages held for review.
+#: Namespaces append never routes to (docs/design.md §2): auto-filed pages and pages held for review.
 UNROUTABLE = frozenset({"auto", "_review"})
 MAX_INGEST_BYTES = 20 * 1024 * 1024
-#: Limits on a fact written by anyone but the operator (SPEC §4.9): characters, and per line.
+#: Limits on a fact written by anyone but the operator (docs/design.md §4.9): characters, and per line.
 MAX_FACT_CHARS = 4000
 MAX_FACT_LINE = 1000
 
@@ -350,11 +350,11 @@ def could_score(q: SlugFeatures, slugs: Sequence[str], floor: float) -> list[int
 
 
 def route(wiki: Wiki, slug: str, actor: Actor = OPERATOR) -> tuple[str | None, list[Candidate]]:
-    """(exact match path, candidates): SPEC §4.2 routing for an already slugified ``slug``.
+    """(exact match path, candidates): docs/design.md §4.2 routing for an already slugified ``slug``.
 
     An exact match is a dictionary lookup; only without one is every routable page scored.
     Pages the actor may not see are neither targets nor candidates, and routing never guesses
-    across a visibility boundary (SPEC §4.9): a name taken by a page the actor cannot see raises
+    across a visibility boundary (docs/design.md §4.9): a name taken by a page the actor cannot see raises
     :class:`~.actions.Denied`, a name shared by pages with different readers :class:`~.actions.Invalid`
     (pass the page's path then, see :func:`page_by_path`).
     """
@@ -409,14 +409,14 @@ def _words(text: str) -> list[str]:
 
 
 def find_duplicate(page_text: str, content: str) -> str | None:
-    """The cleaned bullet of ``page_text`` that ``content`` restates, or None (SPEC §4.5)."""
+    """The cleaned bullet of ``page_text`` that ``content`` restates, or None (docs/design.md §4.5)."""
     return matching_fact((m.group(1) for m in map(BULLET_RE.match, _body_lines(page_text)) if m), content)
 
 
 def matching_fact(bullets: Iterable[str], content: str) -> str | None:
     """The first of ``bullets`` (texts after their dash) that ``content`` restates, cleaned, or None.
 
-    The fact dedup of SPEC §4.5: word-set Jaccard >= 0.8, or one contains the other (normalised).
+    The fact dedup of docs/design.md §4.5: word-set Jaccard >= 0.8, or one contains the other (normalised).
     """
     fact_words = _words(clean_bullet(content))
     if not fact_words:
@@ -548,7 +548,7 @@ def page_by_path(wiki: Wiki, ref: str, actor: Actor = OPERATOR) -> str | None:
 
 
 def check_agent_fact(content: str, links: Sequence[str], actor: Actor) -> str | None:
-    """Why a fact from a non-operator is too large to be one (SPEC §4.9), else None.
+    """Why a fact from a non-operator is too large to be one (docs/design.md §4.9), else None.
 
     A fact is a sentence or a few: at most :data:`MAX_FACT_CHARS` characters (its links
     included) and no line over :data:`MAX_FACT_LINE`. The operator may write longer.
@@ -569,7 +569,7 @@ def check_agent_fact(content: str, links: Sequence[str], actor: Actor) -> str | 
 def append(wiki: Wiki, slug: str, content: str, links: Sequence[str] = (), create_new: bool = False,
            actor: Actor = OPERATOR, today: _dt.date | None = None, *,
            approval: Approval | None = None) -> ActionResult:
-    """Append ``content`` as one bullet to the page ``slug`` routes to (SPEC §4).
+    """Append ``content`` as one bullet to the page ``slug`` routes to (docs/design.md §4).
 
     An agent's write the review policy holds is answered ``pending`` (queued in the review
     inbox, :mod:`.inbox`) and a fact the operator rejected before ``rejected``. ``approval`` is
@@ -635,7 +635,7 @@ def append(wiki: Wiki, slug: str, content: str, links: Sequence[str] = (), creat
             bom = dec.bom
         else:
             new_text, bom = scaffold(s, bullet, day), False
-        # Review (SPEC §13): after the scope check and dedup, before anything is written.
+        # Review (docs/design.md §13): after the scope check and dedup, before anything is written.
         if approval is None:
             from .inbox import hold
 
@@ -657,7 +657,7 @@ def append(wiki: Wiki, slug: str, content: str, links: Sequence[str] = (), creat
 
 
 def to_cli_json(result: ActionResult) -> dict[str, Any]:
-    """The JSON shape of ``curator append --json`` (SPEC §11)."""
+    """The JSON shape of ``curator append --json`` (docs/design.md §11)."""
     d = result.data
     out = {"status": result.status, "created": bool(d.get("created")), "page": d.get("page"),
            "commit": result.commit, "candidates": d.get("candidates", []), "matched": d.get("matched"),

@@ -1,4 +1,4 @@
-"""Auto-filing pasted documents into ``auto/<type>/<slug>.md`` (SPEC §10).
+"""Auto-filing pasted documents into ``auto/<type>/<slug>.md`` (docs/design.md §10).
 
 ``file_doc(wiki, text, title=..., actor=...)`` grades the text (:mod:`.grading`), then, behind
 gates that all fail closed, files it as one action (:mod:`.actions`: lock, atomic write, one

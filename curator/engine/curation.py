@@ -1,4 +1,4 @@
-"""Curating auto-filed pages: list, confirm as curated, share to the shared wiki, remove (SPEC §10).
+"""Curating auto-filed pages: list, confirm as curated, share to the shared wiki, remove (docs/design.md §10).
 
 Each mutation is an action (:mod:`.actions`): one commit per repository it touches. Confirm,
 share and remove are the operator's decisions; other actors get ``denied``.

@@ -1,4 +1,4 @@
-"""Duplicate candidates (SPEC §9) and families (SPEC §12), found at wiki scale and kept up to date
+"""Duplicate candidates (docs/design.md §9) and families (docs/design.md §12), found at wiki scale and kept up to date
 page by page.
 
 Five signals make a pair a candidate:
@@ -95,7 +95,7 @@ BOILERPLATE_MIN_PAGES = 8
 NUM_PERM = 64
 BANDS, ROWS = 16, 4  # P(candidate | J=0.8) = 1 - (1 - 0.8**4)**16 > 0.9997
 DECISIONS_FILE = ".curator-decisions.json"
-#: Containment (SPEC §12): the smaller body has at least this share of its (discounted) shingles
+#: Containment (docs/design.md §12): the smaller body has at least this share of its (discounted) shingles
 #: in the other page. Blocked by sampled shingles (one in CONTAINMENT_SAMPLE: those whose top bits
 #: are zero, the same sample on every page, so shared samples estimate shared text), verified
 #: exactly on the whole bodies.
@@ -916,7 +916,7 @@ class DedupIndex:
         return out
 
     def families(self, actor: Actor = OPERATOR, dismissed: set[tuple[str, str]] | None = None) -> list[Family]:
-        """Duplicate families ``actor`` may see (SPEC §12), highest impact first.
+        """Duplicate families ``actor`` may see (docs/design.md §12), highest impact first.
 
         A pair joins its pages into one family (connected components) only when their text says
         so: a content signal (body, containment). A pair with name signals only (a shared title,
@@ -1028,7 +1028,7 @@ class DedupIndex:
                 "containment": round(contained, 3)}
 
     def keep_rank(self, page: Page) -> tuple[float, int, str, str]:
-        """The keep rule (SPEC §9), for pairs and families alike: sorted by this, the first page
+        """The keep rule (docs/design.md §9), for pairs and families alike: sorted by this, the first page
         stays: more trust, then more inbound links (the count ``explain`` shows), then older."""
         return (-page.trust, -self.inbound(page.path), _age_key(page), page.path)
 

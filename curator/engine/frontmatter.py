@@ -1,4 +1,4 @@
-"""YAML frontmatter: tolerant splitting and loading, and minimal in-place rewriting (SPEC §3).
+"""YAML frontmatter: tolerant splitting and loading, and minimal in-place rewriting (docs/design.md §3).
 
 Reading never fails: malformed, unclosed or non-mapping frontmatter yields empty metadata and a
 problem string that lint reports. Alias bombs are bounded twice: a cap on alias events before the

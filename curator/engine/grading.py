@@ -1,4 +1,4 @@
-"""Grading pasted text for auto-filing, and the secret / prompt-injection scan (SPEC §10).
+"""Grading pasted text for auto-filing, and the secret / prompt-injection scan (docs/design.md §10).
 
 Everything here is deterministic and reads only the text: the same text always gets the same
 score, signals and type, so an agent's filing can be explained and tests can pin it.

@@ -1,4 +1,4 @@
-"""The link graph (SPEC §8): nodes, edges, BFS, Mermaid and node-link exports, path and explain.
+"""The link graph (docs/design.md §8): nodes, edges, BFS, Mermaid and node-link exports, path and explain.
 
 The graph is built from the wiki's :class:`~curator.engine.links.LinkIndex`, which already holds
 every resolved link and the reverse (backlink) index, so nothing here reads a file or builds a
@@ -33,7 +33,7 @@ ATTACHMENT_PREFIX = "attachment:"
 DEFAULT_DEPTH = 2
 STRONGEST_LIMIT = 10
 
-# Shapes per layer (SPEC §8): identity circle, core rounded, context rectangle, deep stadium.
+# Shapes per layer (docs/design.md §8): identity circle, core rounded, context rectangle, deep stadium.
 # Unresolved targets use the asymmetric "flag" shape so they never look like a written page.
 MERMAID_SHAPES: dict[str, tuple[str, str]] = {
     "identity": ("((", "))"),

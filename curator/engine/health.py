@@ -1,4 +1,4 @@
-"""Health (SPEC §12): one summary of a wiki's state, each figure naming the queue that fixes it.
+"""Health (docs/design.md §12): one summary of a wiki's state, each figure naming the queue that fixes it.
 
 :func:`health` counts, for what ``actor`` may see: pages, unresolved targets and links (ignored
 targets left out, :mod:`.linkrepair`), duplicate families (:func:`duplicate_figure`), orphans,

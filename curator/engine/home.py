@@ -1,4 +1,4 @@
-"""Homes: a folder with one wiki per agent and one shared wiki (SPEC §2, DuDuClaw layout)::
+"""Homes: a folder with one wiki per agent and one shared wiki (docs/design.md §2, DuDuClaw layout)::
 
     <home>/agents/<agent-id>/wiki/    each agent's own wiki root
     <home>/shared/wiki/               the organisation's shared wiki root

@@ -1,4 +1,4 @@
-"""The review inbox: agent writes held for an operator (SPEC §13).
+"""The review inbox: agent writes held for an operator (docs/design.md §13).
 
 The scope policy's ``[review]`` rules (:meth:`~.scope.ScopePolicy.review_reason`) decide which
 agent appends are *held*. The append door (:mod:`.append`) calls :func:`hold` after the scope

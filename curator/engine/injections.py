@@ -1,4 +1,4 @@
-"""Injection records: exactly what every agent was shown (SPEC §14).
+"""Injection records: exactly what every agent was shown (docs/design.md §14).
 
 Every context built for an agent (MCP ``wiki_context``, ``curator context`` unless ``--no-record``)
 appends one JSON line to ``.curator/injections.jsonl``::
@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from .actions import git_of, now_iso
 from .actor import Actor, parse_actor
-from .context import ContextResult, assemble, build_context, render_source
+from .agent_context import ContextResult, assemble, build_context, render_source
 from .errors import CuratorError, UsageError
 from .git import Git, write_loose_object
 

@@ -1,11 +1,11 @@
-"""The append-only action journal ``.curator/journal.jsonl`` (SPEC §4.8, §5).
+"""The append-only action journal ``.curator/journal.jsonl`` (docs/design.md §4.8, §5).
 
 One JSON object per line, appended with a single ``write`` on an ``O_APPEND`` descriptor, so
 appending costs O(1) whatever the journal's size and concurrent writers never interleave inside a
 line. The file is never rewritten. Readers tolerate a torn last line (a writer killed mid-write)
 and skip it.
 
-Append lines carry SPEC's keys ``t, slug, content, created, committed, actor`` (plus ``id``,
+Append lines carry the keys ``t, slug, content, created, committed, actor`` (docs/design.md §4.8; plus ``id``,
 ``action``, ``page``, ``commit``, ``changed``); other actions write
 ``{"t", "id", "action", "target", "actor", "committed", "commit", "changed"}``.
 """

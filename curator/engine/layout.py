@@ -1,4 +1,4 @@
-"""Positions for the graph view (SPEC §8): force-directed, without Qt, stable across updates.
+"""Positions for the graph view (docs/design.md §8): force-directed, without Qt, stable across updates.
 
 The main connected component is laid out on its own with igraph's Fruchterman-Reingold (its
 grid variant is fast but pulls disconnected pieces into one blob, so it only ever sees one

@@ -1,4 +1,4 @@
-"""Link repair (SPEC §12): the queue of unresolved link targets and the four fixes.
+"""Link repair (docs/design.md §12): the queue of unresolved link targets and the four fixes.
 
 :func:`unresolved` lists every target that resolves to nothing (for the actor: a link to a page it
 may not see is a link to a missing page, :meth:`~.wiki.Wiki.links_for`), with its occurrences, the

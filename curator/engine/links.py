@@ -1,4 +1,4 @@
-"""Link resolution and the reverse (backlink) index (SPEC §3, §8), the way Obsidian resolves.
+"""Link resolution and the reverse (backlink) index (docs/design.md §3, §8), the way Obsidian resolves.
 
 A normalised target (NFC, case-insensitive, whitespace as ``-``, no ``.md``) is looked up, for the
 linking page, in this order:

@@ -1,4 +1,4 @@
-"""Lint: what is wrong with the wiki's pages and links, for operators to fix (SPEC §3)."""
+"""Lint: what is wrong with the wiki's pages and links, for operators to fix (docs/design.md §3)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
-"""The per-wiki exclusive write lock (SPEC §4.4, §5).
+"""The per-wiki exclusive write lock (docs/design.md §4.4, §5).
 
 One lock file, ``.curator/write.lock``, held with ``filelock`` (an OS-level ``flock`` on POSIX, so
 a killed holder releases it automatically). Every action of every process (GUI, CLI, MCP) takes it.
 
-Patience is SPEC's 3.75 s. SPEC names "25 tries 150 ms apart" as an example; we poll every 15 ms
+Patience is 3.75 s (docs/design.md §4.4; "25 tries 150 ms apart" would be one way); we poll every 15 ms
 within the same 3.75 s because under contention a slow poller is starved by holders that release
 and re-take the lock back to back (measured: with 8 busy appenders a 150 ms poller regularly ran
 out of patience while the lock was free for most of its wait).

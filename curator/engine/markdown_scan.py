@@ -1,7 +1,7 @@
 """Code-aware scanning of markdown bodies: links, body ``#tags``, headings, block ids, snippet.
 
 Links and tags inside fenced and indented code blocks, inline code spans and Obsidian
-``%%comments%%`` do not count (SPEC §3), so the scanner first blanks those out while keeping every
+``%%comments%%`` do not count (docs/design.md §3), so the scanner first blanks those out while keeping every
 newline, which keeps line numbers true. Wikilinks written as frontmatter property values
 (``up: "[[Parent]]"``) are scanned from the raw YAML so that each keeps its line.
 Everything here is linear in the size of the text (a 10 MB page must not hang).
@@ -46,7 +46,7 @@ _LIST_ITEM = re.compile(r"[ \t]*(?:[-+*]|\d{1,9}[.)])(?:[ \t]|\r?$)")
 _TOP_KEY = re.compile(r"^([^\s#:][^:\n]*?)[ \t]*:", re.MULTILINE)
 
 #: Extensions of the files Obsidian opens and embeds (its supported formats, and Excalidraw's): a
-#: target ending in one of these names an attachment, never a page to write (SPEC §3). A link to
+#: target ending in one of these names an attachment, never a page to write (docs/design.md §3). A link to
 #: a file of another kind that exists (``[[data.csv]]``) still resolves to it.
 ATTACHMENT_EXTENSIONS: frozenset[str] = frozenset({
     "png", "jpg", "jpeg", "gif", "bmp", "svg", "webp", "avif",

@@ -1,4 +1,4 @@
-"""Merging duplicates into the page that stays, losing nothing (SPEC §9), and its preview.
+"""Merging duplicates into the page that stays, losing nothing (docs/design.md §9), and its preview.
 
 ``merge_pages(wiki, keep, merge, *more, actor)`` runs as ONE action (``merge: <merge> into <keep>``):
 

@@ -14,7 +14,7 @@ The rules, applied to the frontmatter and the body separately:
 
 * **Facts** (``- `` bullets) that a side *inserted* into a ``## Updates`` section are lifted out
   of both sides before the text merge and put back at the end of the section afterwards, ours
-  first, then theirs, each deduplicated against the merged page with SPEC §4's fact rule
+  first, then theirs, each deduplicated against the merged page with docs/design.md §4's fact rule
   (:func:`~.append.find_duplicate`): concurrent appends to the same page never conflict and a fact
   appended on both sides is kept once.
 * **Frontmatter** is merged key by key (three-way). A key only one side changed takes that side's

@@ -1,4 +1,4 @@
-"""Moving, renaming and archiving pages without breaking a link (SPEC §9).
+"""Moving, renaming and archiving pages without breaking a link (docs/design.md §9).
 
 ``move_page(wiki, page, new_path, actor)``: one action (``move: <old> -> <new>``). Every link to the
 page anywhere (wikilinks by stem, title, alias or path, embeds, markdown links made relative to

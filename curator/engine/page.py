@@ -1,4 +1,4 @@
-"""A page of the wiki: its metadata as parsed from frontmatter and body (SPEC §3).
+"""A page of the wiki: its metadata as parsed from frontmatter and body (docs/design.md §3).
 
 :func:`parse_page` never raises on page content: whatever is wrong with a page is recorded in
 ``Page.problems`` (codes that lint reports) and sensible defaults are used instead.
@@ -25,7 +25,7 @@ DEFAULT_LAYER = "deep"
 MAX_LINKS_PER_PAGE = 50_000
 DEFAULT_TRUST = 0.5
 
-#: Ranking factor per ``source_type`` (SPEC §3).
+#: Ranking factor per ``source_type`` (docs/design.md §3).
 SOURCE_TYPE_FACTORS: dict[str, float] = {
     "verified_fact": 1.2,
     "user_statement": 1.0,

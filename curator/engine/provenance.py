@@ -1,4 +1,4 @@
-"""Provenance: who wrote every line, and what each agent wrote when (SPEC §14).
+"""Provenance: who wrote every line, and what each agent wrote when (docs/design.md §14).
 
 ``blame(wiki, ref, viewer) -> list[BlameLine]``
     For each line of the page: the actor who wrote it (the commit's author: ``agent:<id>``,

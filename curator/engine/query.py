@@ -1,4 +1,4 @@
-"""The search query language and the text rules the full-text index shares with it (SPEC §7).
+"""The search query language and the text rules the full-text index shares with it (docs/design.md §7).
 
 Query language (any input at all is accepted; what cannot be understood is ignored):
 

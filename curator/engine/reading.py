@@ -31,7 +31,7 @@ def page_summary(page: Page) -> dict[str, Any]:
 
 @dataclass(slots=True, frozen=True)
 class Embedded:
-    """What ``![[target#anchor]]`` on a page shows (SPEC §3 embeds)."""
+    """What ``![[target#anchor]]`` on a page shows (docs/design.md §3 embeds)."""
 
     path: str  # the page or attachment file embedded, relative to the root
     title: str  # the page title (with the anchor), or the file name
@@ -182,7 +182,7 @@ class NeighborsResult:
 
 def neighbors(wiki: Wiki, ref: str, actor: Actor = OPERATOR, max_bytes: int = DEFAULT_MAX_BYTES,
               snippet_chars: int = DEFAULT_SNIPPET_CHARS) -> NeighborsResult:
-    """The page in full, then its outgoing links, then the pages linking to it (SPEC §8), in at
+    """The page in full, then its outgoing links, then the pages linking to it (docs/design.md §8), in at
     most ``max_bytes`` bytes of text (the truncation line included, unless ``max_bytes`` is
     smaller than that line itself); :meth:`NeighborsResult.to_json` keeps to it as well."""
     page = wiki.find(ref, actor)

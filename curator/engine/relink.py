@@ -1,4 +1,4 @@
-"""Re-pointing links when pages are merged, moved or renamed (SPEC §9), display text kept.
+"""Re-pointing links when pages are merged, moved or renamed (docs/design.md §9), display text kept.
 
 One rewriter serves merge, move and the repair of a rename done outside Curator. It edits the link
 occurrences the page scanner extracts (:func:`~.markdown_scan.link_spans`, code-aware, with their

@@ -1,4 +1,4 @@
-"""The scope policy: who may read and write which pages of a wiki (SPEC §6).
+"""The scope policy: who may read and write which pages of a wiki (docs/design.md §6).
 
 A wiki root may hold ``.scope.toml``::
 
@@ -12,7 +12,7 @@ A wiki root may hold ``.scope.toml``::
     agents = ["dudu", "kiki"]      # exact agent ids; empty = no agent
     review = true                   # every agent write here is held in the review inbox
 
-    [review]                        # agent writes held for an operator (SPEC §13)
+    [review]                        # agent writes held for an operator (docs/design.md §13)
     create = true                   # an agent creating a page is held
     layers = ["identity", "core"]   # an agent appending to a page of these layers is held
 
@@ -37,7 +37,7 @@ the path must allow the access, so a narrower rule can never loosen a wider one.
 The file is read again whenever its identity (inode, size, mtime) changes, checked before every
 read and write decision by an actor other than the operator (hot reload). Problems are never fatal here: a file that does not parse gives *no*
 policy plus ``error`` (fail-safe, the shared wiki keeps working and the station shows the error);
-callers that must fail closed (auto-filing into an agent wiki, SPEC §10) check ``error``
+callers that must fail closed (auto-filing into an agent wiki, docs/design.md §10) check ``error``
 themselves. A rule that parses but makes no sense (unknown mode, ``read_only`` without
 ``synced_from``, ``agents`` that is not a list of ids) is kept in its strictest reading and
 reported in ``warnings``.
@@ -70,7 +70,7 @@ MODES: tuple[str, ...] = (AGENT_WRITABLE, READ_ONLY, OPERATOR_ONLY, AGENT_ALLOWL
 DEPARTMENTS = "departments"
 #: Larger files are refused (treated as malformed): a policy is a few lines, never megabytes.
 MAX_SCOPE_BYTES = 256 * 1024
-#: Folders of the review inbox (SPEC §13): written by the engine, decided by the operator only.
+#: Folders of the review inbox (docs/design.md §13): written by the engine, decided by the operator only.
 INBOX_FOLDERS: tuple[str, ...] = ("_review/inbox", "_review/rejected")
 
 #: Files that configure the wiki itself: only the operator may create, change or remove them, on
@@ -104,7 +104,7 @@ class NamespaceRule:
     agents: tuple[str, ...] = ()
     synced_from: str | None = None  # capability name, without the ``capability:`` prefix
     visible_to_departments: tuple[str, ...] | None = None  # None = no department restriction
-    review: bool = False  # every agent write here is held for an operator (SPEC §13)
+    review: bool = False  # every agent write here is held for an operator (docs/design.md §13)
 
     def applies_to(self, path: str) -> bool:
         """Whether the rule covers ``path``; folder names match whatever their case (``HR/``
@@ -138,7 +138,7 @@ class NamespaceRule:
 
 @dataclass(slots=True, frozen=True)
 class ReviewRule:
-    """The ``[review]`` table: which agent writes are held for an operator (SPEC §13)."""
+    """The ``[review]`` table: which agent writes are held for an operator (docs/design.md §13)."""
 
     create: bool = False
     layers: tuple[str, ...] = ()

@@ -1,4 +1,4 @@
-"""Full-text search over a wiki: an SQLite FTS5 index kept in step with the page cache (SPEC §7).
+"""Full-text search over a wiki: an SQLite FTS5 index kept in step with the page cache (docs/design.md §7).
 
 The index lives in the page cache's database in ``.curator/`` and is a
 :class:`~curator.engine.store.StoreExtension`: every page the cache (re)parses is upserted in the
@@ -18,7 +18,7 @@ API (the CLI, the station and the MCP server all call the same thing)::
     wiki.search.relevance("payment")                         # {path: score}, no visibility check
     wiki.search.rebuild()                                    # `curator search --rebuild`
 
-Context injection lives in :mod:`curator.engine.context` (``build_context``).
+Context injection lives in :mod:`curator.engine.agent_context` (``build_context``).
 
 Building (issue 17): the index is not built by ``curator index`` or by opening a wiki, so commands
 that do not search never wait for it. The first search builds it in bulk: the pages are read and
@@ -31,7 +31,7 @@ delete a row without its old text, so a changed page gets a new document id and 
 becomes a tombstone that no query sees (results join the live ``search_docs``); when tombstones
 pass a quarter of the live pages the next search rebuilds the index in bulk.
 
-Freshness (SPEC §7): before answering, :meth:`SearchIndex.search` runs
+Freshness (docs/design.md §7): before answering, :meth:`SearchIndex.search` runs
 :meth:`SearchIndex.refresh`. A one-shot process (the CLI) checks every page: it stats the folders
 that may hold pages and lists again those whose mtime moved (creations, deletions, renames,
 editors' atomic saves), and stats every indexed page and compares (mtime, size) with the index
@@ -72,7 +72,7 @@ MAX_LIMIT = 100
 #: bm25 weights of the indexed columns: title, body, extra (tags, aliases, file name).
 WEIGHTS = (4.0, 1.0, 2.0)
 #: Seconds between two (mtime, size) sweeps of every page triggered by searches: 0, every search
-#: checks every page (SPEC §7); a process with a file watcher raises it (see the module doc).
+#: checks every page (docs/design.md §7); a process with a file watcher raises it (see the module doc).
 SWEEP_INTERVAL = 0.0
 #: Tombstones (ids of replaced rows) per live page above which the next search rebuilds.
 MAX_DEAD_SHARE = 0.25

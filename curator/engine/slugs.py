@@ -1,4 +1,4 @@
-"""Slugs: link-target normalisation, the append door's ``slugify`` and ``slug_sim`` (SPEC §3, §4)."""
+"""Slugs: link-target normalisation, the append door's ``slugify`` and ``slug_sim`` (docs/design.md §3, §4)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def normalize_target(target: str) -> str:
 
 
 def slugify(text: str) -> str:
-    """SPEC §4 slugify: lowercase, runs of non letters/digits -> ``-``, trimmed, <= 60 characters.
+    """docs/design.md §4 slugify: lowercase, runs of non letters/digits -> ``-``, trimmed, <= 60 characters.
 
     Letters and digits of every script are kept (``付款流程`` stays ``付款流程``); on ASCII input
     this is exactly ``[^a-z0-9]+ -> -``. An empty result means the input had no usable name.
@@ -58,7 +58,7 @@ def _bound(a: int, b: int) -> float:
 
 
 def similarity(a: SlugFeatures, b: SlugFeatures, floor: float = 0.0) -> float:
-    """SPEC §4 ``slugSim`` on precomputed features.
+    """docs/design.md §4 ``slugSim`` on precomputed features.
 
     Both are stripped to letters and digits; empty -> 0; equal -> 1; containment ->
     ``max(0.7, shorter/longer)``; otherwise the greater of the trigram Jaccard (space-padded
@@ -87,5 +87,5 @@ def similarity(a: SlugFeatures, b: SlugFeatures, floor: float = 0.0) -> float:
 
 
 def slug_sim(a: str, b: str) -> float:
-    """SPEC §4 ``slugSim``: similarity of two slugs in [0, 1] (see :func:`similarity`)."""
+    """docs/design.md §4 ``slugSim``: similarity of two slugs in [0, 1] (see :func:`similarity`)."""
     return similarity(slug_features(a), slug_features(b))

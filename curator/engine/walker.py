@@ -1,4 +1,4 @@
-"""The one walker that defines the corpus for every read and write path (SPEC §2)."""
+"""The one walker that defines the corpus for every read and write path (docs/design.md §2)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 #: Folders that never hold pages, at any depth (``.obsidian`` and ``.trash`` are an Obsidian
-#: vault's settings and deleted files: a vault opens unchanged, SPEC §3).
+#: vault's settings and deleted files: a vault opens unchanged, docs/design.md §3).
 EXCLUDED_DIRS: frozenset[str] = frozenset(
     {".git", "graphify-out", "_proposed", "proposed", "imports", "raw", "_archive", ".curator",
      ".obsidian", ".trash"}

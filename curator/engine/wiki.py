@@ -61,10 +61,10 @@ class Wiki:
         self.root = root.resolve()
         self.state_dir = self.root / STATE_DIR
         self.store = PageStore(self.root, self.state_dir)
-        # The full-text index (SPEC §7) shares the cache's database and is kept in step by it.
+        # The full-text index (docs/design.md §7) shares the cache's database and is kept in step by it.
         self.search = SearchIndex(self)
         self.store.add_extension(self.search)
-        # The scope policy (.scope.toml, SPEC §6) decides every read and write of non-operators.
+        # The scope policy (.scope.toml, docs/design.md §6) decides every read and write of non-operators.
         self.scope = ScopePolicy(self.root)
         self.scope.on_change = self._policy_changed
         self.policy: ReadPolicy = self.scope

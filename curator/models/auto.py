@@ -1,4 +1,4 @@
-"""The auto-filed panel's model: pages under ``auto/`` and those held in ``_review/`` (SPEC §10).
+"""The auto-filed panel's model: pages under ``auto/`` and those held in ``_review/`` (docs/design.md §10).
 
 :func:`gather_auto` runs off the GUI thread: the engine's :func:`~curator.engine.curation.list_auto`
 rows plus what the panel shows beside them (source, department, revision log, the name a share
@@ -87,7 +87,7 @@ def gather_auto(wiki: Wiki) -> AutoListing:
 
 
 def band(score: int | None) -> str:
-    """What the grade score meant when the page was filed (SPEC §10)."""
+    """What the grade score meant when the page was filed (docs/design.md §10)."""
     if score is None:
         return "not recorded"
     if score >= FILE_THRESHOLD:

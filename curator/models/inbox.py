@@ -1,4 +1,4 @@
-"""The Inbox view's model: agent writes held for an operator's review (SPEC §13).
+"""The Inbox view's model: agent writes held for an operator's review (docs/design.md §13).
 
 :func:`gather_inbox` (off the GUI thread) lists the pending items through the engine;
 :func:`item_html` shows one item as :func:`~curator.engine.inbox.item_view` describes it: who,

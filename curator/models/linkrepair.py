@@ -1,4 +1,4 @@
-"""Table models of the link repair queue and the lint queue (SPEC §12)."""
+"""Table models of the link repair queue and the lint queue (docs/design.md §12)."""
 
 from __future__ import annotations
 

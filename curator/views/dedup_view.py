@@ -1,5 +1,5 @@
 """The duplicate review queue: duplicate families, the survivor compared with each member, and
-the decisions (SPEC §12).
+the decisions (docs/design.md §12).
 
 A family is every page that is a copy of the others (the engine's :class:`~.dedup.Family`),
 reviewed once. Its members are listed with the suggested survivor first and why (the merge keep

@@ -1,4 +1,4 @@
-"""Health: the station's landing view (SPEC §12). One figure per kind of problem, each a button
+"""Health: the station's landing view (docs/design.md §12). One figure per kind of problem, each a button
 that opens the queue of those items (Links, Duplicates, Lint ▸ kind, Auto-filed, Inbox, History).
 
 The figures come from :func:`curator.engine.health.health`, computed off the GUI thread in three

@@ -1,4 +1,4 @@
-"""The Inbox: agent writes the review policy held, decided by the operator (SPEC §13).
+"""The Inbox: agent writes the review policy held, decided by the operator (docs/design.md §13).
 
 A table of pending items (agent, department, time, target page, fact) over a detail pane: the
 target page with the fact in place as a diff, and the three most similar facts anywhere in the

@@ -1,4 +1,4 @@
-"""Links: the repair queue of unresolved link targets (SPEC §12).
+"""Links: the repair queue of unresolved link targets (docs/design.md §12).
 
 Each row is a target that resolves to nothing, with its number of links, the pages linking to it
 and the best suggested page. Selecting a row lists its suggestions and its occurrences (page and

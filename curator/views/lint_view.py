@@ -1,4 +1,4 @@
-"""Lint as a queue (SPEC §12): Health ▸ a kind of problem ▸ the pages, each with its line.
+"""Lint as a queue (docs/design.md §12): Health ▸ a kind of problem ▸ the pages, each with its line.
 
 Opening a problem (double-click or Enter) shows the page in the page view's Source tab with the
 cursor on that line. The problems are :func:`curator.engine.lint.lint`'s, computed off the GUI

@@ -759,7 +759,7 @@ class MainWindow(QMainWindow):
 
     def _check_repositories(self) -> None:
         """A wiki folder that is not a git repository opens read-only, with a banner to initialise it."""
-        from curator.engine.setup import is_repo_root
+        from curator.engine.bootstrap import is_repo_root
 
         self.not_repos = [h.index for h in self.workspace.handles if not is_repo_root(h.root)]
         if not self.not_repos:
@@ -780,7 +780,7 @@ class MainWindow(QMainWindow):
 
     def initialise(self) -> None:
         """Run ``curator init`` (the engine's ``init_wiki``) on every wiki that is not a repository."""
-        from curator.engine.setup import init_wiki
+        from curator.engine.bootstrap import init_wiki
 
         for index in list(self.not_repos):
             root = self.workspace.handles[index].root

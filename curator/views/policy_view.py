@@ -1,7 +1,7 @@
 """The policy panel: the effective ``.scope.toml`` and "what does this agent see".
 
 The preview runs the very function the MCP server and ``curator context`` use
-(:func:`curator.engine.context.build_context`), so what the operator reads here is, byte for byte,
+(:func:`curator.engine.agent_context.build_context`), so what the operator reads here is, byte for byte,
 what the agent's prompt receives.
 """
 
@@ -41,7 +41,7 @@ from curator.text import plural
 from .wiki_view import WikiView
 
 if TYPE_CHECKING:
-    from curator.engine.context import ContextResult
+    from curator.engine.agent_context import ContextResult
     from curator.engine.injections import InjectionRecord
     from curator.engine.wiki import Wiki
 
@@ -59,7 +59,7 @@ InjectionRole = Qt.ItemDataRole.UserRole + 3
 def preview(wiki: Wiki, actor: Actor, budget: int, query: str | None) -> tuple[ContextResult, dict[str, Any],
                                                                              list[str]]:
     """Context, policy summary and hidden pages for ``actor`` (off the GUI thread)."""
-    from curator.engine.context import build_context
+    from curator.engine.agent_context import build_context
     from curator.engine.scope import policy_summary
 
     result = build_context(wiki, actor, budget=budget, query=query or None)
@@ -301,7 +301,7 @@ class PolicyView(WikiView):
                                     lambda res: self._show_preview(index, res))
         self.load_injections(str(actor))
 
-    # --- injections (SPEC §14) ------------------------------------------------------------
+    # --- injections (docs/design.md §14) ------------------------------------------------------------
     def load_injections(self, agent: str) -> None:
         from curator.engine.actor import OPERATOR
         from curator.engine.injections import read_records

@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 
 
 def discover_wikis(path: Path) -> list[tuple[str, Path]]:
-    """(label, root) of each wiki under ``path``: every wiki of a home (SPEC §2), or the one wiki."""
+    """(label, root) of each wiki under ``path``: every wiki of a home (docs/design.md §2), or the one wiki."""
     from curator.engine.home import Home, is_home
 
     path = path.expanduser().resolve()

@@ -1,4 +1,4 @@
-"""The review inbox at scale: 2,000 pending items in a 30,000-page wiki (issue 20, SPEC §13).
+"""The review inbox at scale: 2,000 pending items in a 30,000-page wiki (issue 20, docs/design.md §13).
 
 Budgets: ``curator inbox list`` <= 0.5 s end to end (a fresh CLI process, median); the similar-fact
 lookup of one item (:func:`~curator.engine.inbox.similar_facts`) <= 50 ms from the warm index

@@ -14,7 +14,7 @@ import statistics
 import time
 from pathlib import Path
 
-from curator.engine.setup import init_wiki
+from curator.engine.bootstrap import init_wiki
 from curator.views.page_view import PageView
 from curator.views.render import render_page
 from tests.corpus import generate

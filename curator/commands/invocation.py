@@ -1,4 +1,6 @@
-"""What every command handler gets: the parsed options, the wiki, the actor, and output helpers."""
+"""One run of the command line, as every command handler gets it (``inv``): the parsed options,
+the wiki, the actor, and output helpers. (Not to be confused with an action's
+:class:`~curator.engine.actions.ActionContext` or an agent's context, :mod:`curator.engine.agent_context`.)"""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from curator.engine.walker import json_document_bytes
 from curator.engine.wiki import Wiki
 
 
-class Context:
+class Invocation:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
         self.json: bool = bool(getattr(args, "json", False))

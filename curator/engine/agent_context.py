@@ -1,4 +1,4 @@
-"""Context injection: the wiki text an agent's system prompt receives (SPEC §7).
+"""Context injection: the wiki text an agent's system prompt receives (docs/design.md §7).
 
 One pure builder serves the CLI (``curator context``), the station's preview and the MCP server
 (``wiki_context``), so all three show byte-identical text.
@@ -55,7 +55,7 @@ class ContextResult:
     budget: int
     included: list[ContextPage] = field(default_factory=list)
     skipped: list[ContextPage] = field(default_factory=list)
-    #: The exact bytes each included page was built from (for the injection record, SPEC §14).
+    #: The exact bytes each included page was built from (for the injection record, docs/design.md §14).
     sources: dict[str, bytes] = field(default_factory=dict)
 
     @property

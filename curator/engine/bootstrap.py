@@ -1,4 +1,5 @@
-"""``curator init``: make a folder a wiki root (a git repository that ignores ``.curator/``)."""
+"""``curator init`` and the demo wiki: make a folder a wiki root (a git repository that ignores
+``.curator/``). Named apart from the packaging `setup.py` at the repository root."""
 
 from __future__ import annotations
 
