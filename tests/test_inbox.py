@@ -193,6 +193,9 @@ def test_approve_puts_exactly_that_text_as_the_agent_with_the_trailer(capsys: py
     code, again = cli(capsys, root, "inbox", "approve", held["id"])
     assert code == 1 and again["status"] == "invalid"
     assert f"already decided by operator (approved) in {out['commit'][:12]}" in again["message"]
+    # ... also when the item is named by a short prefix of its id (a glob pathspec git must expand)
+    code, again = cli(capsys, root, "inbox", "approve", held["id"][:6])
+    assert code == 1 and f"already decided by operator (approved) in {out['commit'][:12]}" in again["message"]
 
 
 def test_edited_approval_and_dedup_recheck(capsys: pytest.CaptureFixture[str], root: Path) -> None:

@@ -150,10 +150,14 @@ class Git:
 
     # --- plumbing ----------------------------------------------------------------------
     def run(self, *args: str, author: tuple[str, str] | None = None, check: bool = True,
-            input: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-        """Run ``git <args>`` in the root; on a stale ``.lock`` clear it and retry once."""
+            input: bytes | None = None, literal: bool = True) -> subprocess.CompletedProcess[bytes]:
+        """Run ``git <args>`` in the root; on a stale ``.lock`` clear it and retry once.
+
+        ``literal=False`` lets git expand pathspec magic (``:(glob)...``), which every other call
+        must not (a page called ``a*.md`` never globs)."""
         ident = author or ("curator", "curator@curator.invalid")
-        cmd = [*_BASE, "-c", f"user.name={ident[0]}", "-c", f"user.email={ident[1]}", *args]
+        base = _BASE if literal else [x for x in _BASE if x != "--literal-pathspecs"]
+        cmd = [*base, "-c", f"user.name={ident[0]}", "-c", f"user.email={ident[1]}", *args]
         for attempt in range(2):
             proc = subprocess.run(cmd, cwd=self.root, capture_output=True, env=_env(author),
                                   input=input)
@@ -433,9 +437,9 @@ class Git:
 
     def deleted_in(self, rev: str, pathspec: str) -> tuple[str, str, str, str] | None:
         """(sha, author name, subject, body) of the newest commit of ``rev`` that removed a file
-        matching ``pathspec``, or None."""
+        matching ``pathspec`` (a path, or a ``:(glob)`` pattern), or None."""
         proc = self.run("log", "-1", "--diff-filter=D", "--format=%H%x00%an%x00%s%x00%B", rev, "--",
-                        pathspec, check=False)
+                        pathspec, check=False, literal=not pathspec.startswith(":("))
         out = proc.stdout.decode("utf-8", "replace").strip() if proc.returncode == 0 else ""
         if not out:
             return None
