@@ -13,6 +13,7 @@ import pytest
 
 from curator.engine.actions import undo
 from curator.engine.actor import OPERATOR, Actor
+from curator.engine.bootstrap import init_wiki
 from curator.engine.errors import PageNotFound
 from curator.engine.health import health
 from curator.engine.linkrepair import (
@@ -26,7 +27,6 @@ from curator.engine.linkrepair import (
     unresolved,
 )
 from curator.engine.page import parse_page
-from curator.engine.bootstrap import init_wiki
 from curator.engine.wiki import Wiki
 
 from .test_curation_merge import commit_all, git, snapshot

@@ -139,7 +139,7 @@ def health(wiki: Wiki, actor: Actor = OPERATOR, *, duplicates: bool = True, lint
 
 def add_lint(report: Health, wiki: Wiki, actor: Actor = OPERATOR) -> Health:
     """Count lint problems (in all, orphans, and one figure per kind) into ``report``."""
-    from .lint import _SEVERITY, lint
+    from .lint import SEVERITY, lint
 
     issues = lint(wiki, actor)
     by_kind = Counter(i.code for i in issues)
@@ -150,5 +150,5 @@ def add_lint(report: Health, wiki: Wiki, actor: Actor = OPERATOR) -> Health:
     kinds = [k for k in LINT_ORDER if k in by_kind] + sorted(k for k in by_kind if k not in LINT_ORDER)
     for kind in kinds:
         report.figures.append(Figure(f"lint:{kind}", f"Lint: {kind}", by_kind[kind], f"lint:{kind}",
-                                     "curator lint", _SEVERITY.get(kind, "warning")))
+                                     "curator lint", SEVERITY.get(kind, "warning")))
     return report

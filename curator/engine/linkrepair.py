@@ -33,8 +33,6 @@ import heapq
 import itertools
 import json
 import posixpath
-import threading
-import weakref
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -50,6 +48,7 @@ from .merge import action_reader, encode_writes
 from .page import Page, link_key, parse_page
 from .relink import LinkRewrite, Retarget, rewrite_page
 from .slugs import SlugFeatures, similarity, slug_features, slugify
+from .status import Status
 from .store import gc_paused
 from .wiki import Wiki
 
@@ -200,19 +199,18 @@ class Suggester:
         return [Suggestion(path, round(score, 3), reason) for path, (score, reason) in ranked]
 
 
-_SUGGESTERS: weakref.WeakKeyDictionary[LinkIndex, Suggester] = weakref.WeakKeyDictionary()
-_SUGGESTERS_LOCK = threading.Lock()
-
-
-def suggester_for(links: LinkIndex) -> Suggester:
-    """The :class:`Suggester` over the pages of ``links`` (kept as long as that index lives)."""
-    with _SUGGESTERS_LOCK:
-        found = _SUGGESTERS.get(links)
-    if found is None:
-        with gc_paused():  # ~100,000 small lists, none cyclic (see gc_paused)
-            found = Suggester(links.pages)
-        with _SUGGESTERS_LOCK:
-            _SUGGESTERS[links] = found
+def suggester_for(wiki: Wiki, links: LinkIndex) -> Suggester:
+    """The :class:`Suggester` over the pages of ``links`` (one of ``wiki``'s link indexes), held by
+    the wiki's session as long as that index is current."""
+    session = wiki.session
+    with session.services_lock:
+        cached = session.suggesters.get(id(links))
+    if cached is not None and cached[0] is links:
+        return cached[1]
+    with gc_paused():  # ~100,000 small lists, none cyclic (see gc_paused)
+        found = Suggester(links.pages)
+    with session.services_lock:
+        session.suggesters[id(links)] = (links, found)
     return found
 
 
@@ -297,7 +295,7 @@ def unresolved(wiki: Wiki, actor: Actor = OPERATOR, *, suggest: bool | int = Tru
 
 def add_suggestions(wiki: Wiki, items: Iterable[Unresolved], actor: Actor = OPERATOR) -> None:
     """Fill in the suggestions of ``items`` (pages ``actor`` may see only)."""
-    suggester = suggester_for(wiki.links_for(actor))
+    suggester = suggester_for(wiki, wiki.links_for(actor))
     with gc_paused():
         for item in items:
             item.suggestions = suggester.suggest(item.target)
@@ -477,7 +475,7 @@ def fix_many(wiki: Wiki, pairs: Sequence[tuple[str, str]], by: str, actor: Actor
         ctx.journal.update(by=by, targets=[k for _t, k, _p in plan.fixes])
         ctx.write_many(encode_writes(plan.writes))
         n = plan.links
-        ctx.status = "fixed"
+        ctx.status = Status.FIXED
         what = (f"alias added to {len(plan.writes)} page(s)" if by == "alias"
                 else f"{len(plan.rewrites)} link(s) rewritten in {len(plan.writes)} page(s)")
         ctx.message = f"{len(plan.fixes)} target(s), {n} link(s) repaired: {what}"
@@ -529,7 +527,7 @@ def create(wiki: Wiki, target: str, actor: Actor = OPERATOR, today: _dt.date | N
             text = frontmatter.update(text, {"aliases": [written]})
         ctx.journal.update(page=path, key=key)
         ctx.write_text(path, text)
-        ctx.status = "created"
+        ctx.status = Status.CREATED
         ctx.message = f"created {path}: {len(edges)} link(s) to [[{written}]] now resolve"
         ctx.data.update(page=path, target=written, key=key, links=len(edges))
 
@@ -546,13 +544,13 @@ def ignore(wiki: Wiki, target: str, actor: Actor = OPERATOR) -> ActionResult:
         data = load_ignored(wiki)
         ctx.data.update(target=written, key=key)
         if key in ignored_keys(wiki):
-            ctx.status = "unchanged"
+            ctx.status = Status.UNCHANGED
             ctx.message = f"[[{written}]] is already ignored"
             return
         data["ignored"].append({"target": written, "key": key, "by": str(actor),
                                 "date": _dt.date.today().isoformat()})
         ctx.write_text(IGNORED_FILE, _render_ignored(data))
-        ctx.status = "ignored"
+        ctx.status = Status.IGNORED
         ctx.message = f"[[{written}]] ignored ({len(edges)} link(s)); it no longer shows in the queue"
 
     return run_action(wiki, actor, "link_ignore", str(target), apply)

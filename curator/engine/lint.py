@@ -14,10 +14,10 @@ from .wiki import Wiki
 
 ERROR = "error"
 WARNING = "warning"
-_SEVERITY = {"frontmatter": ERROR, "layer": ERROR, "trust": ERROR, "encoding": ERROR,
-             "nul-bytes": ERROR, "source-type": WARNING, "links": WARNING,
-             "empty": WARNING, "folder-case": ERROR, "file-name": ERROR, "broken-anchor": WARNING,
-             "moved-target": WARNING, "unreadable": ERROR}
+SEVERITY = {"frontmatter": ERROR, "layer": ERROR, "trust": ERROR, "encoding": ERROR,
+            "nul-bytes": ERROR, "source-type": WARNING, "links": WARNING,
+            "empty": WARNING, "folder-case": ERROR, "file-name": ERROR, "broken-anchor": WARNING,
+            "moved-target": WARNING, "unreadable": ERROR}
 
 
 def _link_problem(edge: Edge, visible: dict[str, Any], can_see: Callable[[str], bool]) -> tuple[str, str] | None:
@@ -82,7 +82,7 @@ def lint(wiki: Wiki, actor: Actor = OPERATOR) -> list[LintIssue]:
             issues.append(LintIssue(path, "file-name", ERROR, "the file name is not valid UTF-8 (shown with "
                                     "replacement characters); rename the file"))
         for problem in page.problems:
-            issues.append(LintIssue(path, problem.code, _SEVERITY.get(problem.code, ERROR), problem.message,
+            issues.append(LintIssue(path, problem.code, SEVERITY.get(problem.code, ERROR), problem.message,
                                     problem.line))
         # One issue per broken target and page, at its first line: a page repeating a broken
         # link thousands of times is one thing to fix, not thousands.

@@ -10,8 +10,9 @@ table of its own keyed by the wiki:
   thread is inside an action): the action machinery's state (:mod:`.actions`);
 * ``route_cache``: append's routing index of slugs (:mod:`.append`);
 * ``dedup``: the duplicate-detection index, built on first use (:func:`.dedup.index_for`);
-* ``graphs``: the link graphs built per actor for the current link index (:func:`.graph.graph_for`,
-  dropped with the link index whenever pages or the policy change);
+* ``graphs`` and ``suggesters``: the link graphs built per actor (:func:`.graph.graph_for`) and
+  link repair's name index (:func:`.linkrepair.suggester_for`) for the current link indexes,
+  dropped with them whenever pages or the policy change;
 * ``watcher``: the file watcher of a long-lived process, when one runs (:meth:`start_watching`).
 
 Services are created lazily and under :attr:`services_lock`, so two threads never build two of
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from .append import RouteCache
     from .dedup import DedupIndex
     from .graph import LinkGraph
+    from .linkrepair import Suggester
     from .links import LinkIndex
 
 #: The pending record of an interrupted action, under ``.curator/`` (see :mod:`.actions`).
@@ -58,6 +60,8 @@ class WikiSession:
         self.dedup: DedupIndex | None = None
         #: (actor, policy id, with attachments) -> (the link index it was built from, the graph)
         self.graphs: dict[tuple[Actor, int, bool], tuple[LinkIndex, LinkGraph]] = {}
+        #: id(link index) -> (that index, link repair's suggester over its pages)
+        self.suggesters: dict[int, tuple[LinkIndex, Suggester]] = {}
         self.watcher: PageWatcher | None = None
 
     @property
@@ -70,9 +74,10 @@ class WikiSession:
             return self._route_cache
 
     def drop_graphs(self) -> None:
-        """Forget the graphs (their link index is gone: pages or the policy changed)."""
+        """Forget what was built from the link indexes (gone: pages or the policy changed)."""
         with self.services_lock:
             self.graphs.clear()
+            self.suggesters.clear()
 
     # --- the file watcher ---------------------------------------------------------------
     def start_watching(self) -> PageWatcher | None:

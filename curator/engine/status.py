@@ -44,6 +44,10 @@ class Status(StrEnum):
     CONFIRMED = "confirmed"
     REMOVED = "removed"
     SHARED = "shared"
+    # link repair
+    FIXED = "fixed"
+    CREATED = "created"
+    IGNORED = "ignored"
     # auto-filing
     FILED = "filed"
     REVIEW = "review"

@@ -51,7 +51,7 @@ class FigureButton(QPushButton):
                            "QPushButton:hover { background: #eef3f8; }")
         self.show_figure(figure)
 
-    def text(self) -> str:  # type: ignore[override]
+    def text(self) -> str:
         return f"{self.number.text()}\n{self.label.text()}"
 
     def show_figure(self, figure: Figure) -> None:

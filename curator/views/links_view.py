@@ -45,6 +45,7 @@ from curator.engine.linkrepair import (
     preview_fix,
     unresolved,
 )
+from curator.engine.status import Status
 from curator.models.linkrepair import COL_SUGGESTION, COL_TARGET, UnresolvedModel
 
 from .lazy_view import ReviewView, record_table
@@ -248,7 +249,8 @@ class LinksView(ReviewView):
 
     def chosen_page(self) -> str | None:
         item = self.suggestions.currentItem()
-        return item.data(Qt.ItemDataRole.UserRole) if item is not None else None
+        path: str | None = item.data(Qt.ItemDataRole.UserRole) if item is not None else None
+        return path
 
     def _update_preview(self) -> None:
         self._enable()
@@ -305,7 +307,7 @@ class LinksView(ReviewView):
             add_suggestions(wiki, missing, OPERATOR)
             pairs = [(u.target, u.suggestions[0].path) for u in selected if u.suggestions]
             if not pairs:
-                return ActionResult("invalid", "none of the selected targets has a suggestion")
+                return ActionResult(Status.INVALID, "none of the selected targets has a suggestion")
             return fix_many(wiki, pairs, method, OPERATOR)
 
         self.decide([(f"Fixing {len(selected)} target(s)", run)])
