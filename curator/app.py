@@ -40,7 +40,7 @@ def choose_target(target: str | None, settings: Settings) -> Path:
 
 def open_workspace_window(folder: Path, settings: Settings, watch: bool = True) -> MainWindow:
     from curator.views.main_window import MainWindow
-    from curator.views.stations import install_views
+    from curator.views.registry import install_views
     from curator.views.workspace import Workspace
 
     window = MainWindow(Workspace(folder, watch=watch), settings)

@@ -260,7 +260,7 @@ def test_help_lists_the_shortcuts_and_about_names_the_versions(qtbot, window: Ma
 
 
 def test_first_run_hint_points_at_a_registered_view_once(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from curator.views.stations import install_views
+    from curator.views.registry import install_views
 
     root = make_wiki(tmp_path / "wiki")
     settings = temp_settings(tmp_path)
@@ -480,7 +480,7 @@ def test_demo_find_bar_and_outline(qtbot, tmp_path: Path) -> None:  # type: igno
     import shutil
 
     from curator.paths import resources_dir
-    from curator.views.stations import install_views
+    from curator.views.registry import install_views
 
     root = tmp_path / "demo"
     shutil.copytree(resources_dir() / "demo-wiki", root)

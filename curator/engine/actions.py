@@ -234,6 +234,12 @@ def git_of(wiki: Wiki) -> Git:
     return _state(wiki).git
 
 
+def head_commit(wiki: Wiki) -> str | None:
+    """The commit the wiki's HEAD points at (None before the first), read without a process:
+    a view shows the history anew only when it moved."""
+    return _state(wiki).git.head()
+
+
 def journal_of(wiki: Wiki) -> Journal:
     return _state(wiki).journal
 

@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
 )
 
 from curator.engine.actor import OPERATOR
+from curator.engine.autofile import AUTO_DIR, REVIEW_DIR
 from curator.engine.curation import CURATED_TRUST, DEFAULT_SHARE_NAMESPACE
 from curator.engine.page import LAYERS
 from curator.models.auto import (
@@ -48,15 +49,15 @@ from curator.models.auto import (
     details_html,
 )
 
-from .lazy_view import ReviewView, record_table
 from .page_view import SafeBrowser
 from .render import STYLE, render_message, render_page
+from .review_view import ReviewView, record_table
 
 if TYPE_CHECKING:
     from curator.engine.actions import ActionResult
     from curator.engine.wiki import Wiki
 
-    from .main_window import MainWindow
+    from .host import ViewHost
 
 ROOT_LABEL = "(wiki root)"
 #: The title column's width (about 35 characters), whatever the width of the pane.
@@ -190,8 +191,8 @@ class RemoveDialog(QDialog):
 
 
 class AutoView(ReviewView):
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
+    def __init__(self, host: ViewHost) -> None:
+        super().__init__(host)
         self.model = AutoModel()
         self.listing: AutoListing | None = None
         self._preview_path: str | None = None
@@ -252,6 +253,10 @@ class AutoView(ReviewView):
         self.preview.setHtml(render_message("Auto-filed pages", "Reading the wiki…"))
 
     # --- the list -------------------------------------------------------------------------------
+    def relevant(self, path: str, came_or_went: bool) -> bool:
+        # the auto-filed and held pages, and the folders a page may be confirmed into
+        return came_or_went or path.startswith((f"{AUTO_DIR}/", f"{REVIEW_DIR}/"))
+
     def compute(self, wiki: Wiki) -> AutoListing:
         from curator.models.auto import gather_auto
 
@@ -308,7 +313,7 @@ class AutoView(ReviewView):
         from curator.engine.errors import CuratorError
         from curator.engine.home import shared_wiki_for
 
-        ws = self.window_.workspace
+        ws = self.host.workspace
         handle = ws.handles[self.wiki_index]
         if ws.is_home:
             shared = next((h for h in ws.handles if h.label == "shared"), None)
@@ -323,7 +328,7 @@ class AutoView(ReviewView):
             return None, f"No shared wiki to share to: {exc}"
 
     def _shared_namespaces(self) -> list[str]:
-        ws = self.window_.workspace
+        ws = self.host.workspace
         if isinstance(self._destination, int) and ws.handles[self._destination].wiki is not None:
             wiki = ws.wiki(self._destination)
             return sorted({p.namespace for p in list(wiki.pages.values()) if p.namespace})
@@ -377,14 +382,14 @@ class AutoView(ReviewView):
                 self.preview.setHtml(render_message(f"Cannot read {path}", str(exc)))
                 self.mark_ready()
 
-        self.preview.base_dir = self.window_.workspace.handles[self.wiki_index].root / Path(path).parent
-        self.window_.workspace.read(self.wiki_index, build, show, failed)
+        self.preview.base_dir = self.host.workspace.handles[self.wiki_index].root / Path(path).parent
+        self.host.workspace.read(self.wiki_index, build, show, failed)
 
     def open_selected(self) -> None:
         row = self.current_row()
         if row is not None:
-            self.window_.open_page((self.wiki_index, row.path))
-            self.window_.show_view("page")
+            self.host.open_page((self.wiki_index, row.path))
+            self.host.show_view("page")
 
     # --- decisions ---------------------------------------------------------------------------------
     def confirm_selected(self) -> None:
@@ -408,7 +413,7 @@ class AutoView(ReviewView):
         destination = self._destination
         if not rows or destination is None:
             return
-        where = (self.window_.workspace.handles[destination].root if isinstance(destination, int)
+        where = (self.host.workspace.handles[destination].root if isinstance(destination, int)
                  else destination)
         dialog = ShareDialog(rows, f"the shared wiki ({where})", self._shared_namespaces(), self)
         if not self.exec_dialog(dialog):
@@ -416,7 +421,7 @@ class AutoView(ReviewView):
         from curator.engine.curation import share
 
         namespace = dialog.namespace_value() or None
-        shared_wiki = self.window_.workspace.wiki(destination) if isinstance(destination, int) else None
+        shared_wiki = self.host.workspace.wiki(destination) if isinstance(destination, int) else None
 
         def action(path: str) -> Callable[[Wiki], ActionResult]:
             def run(wiki: Wiki) -> ActionResult:

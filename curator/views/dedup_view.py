@@ -60,13 +60,13 @@ from curator.models.dedup import (
 )
 from curator.text import plural
 
-from .lazy_view import ReviewView, record_table
 from .render import render_message
+from .review_view import ReviewView, record_table
 
 if TYPE_CHECKING:
     from curator.engine.wiki import Wiki
 
-    from .main_window import MainWindow
+    from .host import ViewHost
 
 Pair = tuple[str, str]
 MEMBER_COLUMNS = ("Page", "Role", "Trust", "Inbound", "Signals vs survivor", "Shared text")
@@ -150,8 +150,8 @@ class PageCard(QGroupBox):
 
 
 class DedupView(ReviewView):
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
+    def __init__(self, host: ViewHost) -> None:
+        super().__init__(host)
         self.model = FamilyModel()
         self.skipped: dict[int, set[str]] = {}  # per wiki: ids of the families skipped this session
         self.survivors: dict[str, str] = {}  # family id -> the survivor the operator chose
@@ -393,7 +393,7 @@ class DedupView(ReviewView):
             self.comparison = None  # a reload of the same pair keeps its scroll position
         self.pair = pair
         self._set_buttons(False)
-        self.window_.workspace.read(self.wiki_index, lambda wiki: gather_pair(wiki, *pair),
+        self.host.workspace.read(self.wiki_index, lambda wiki: gather_pair(wiki, *pair),
                                     lambda result: self._show_comparison(pair, result),
                                     lambda exc: self._comparison_failed(pair, exc))
 
@@ -454,7 +454,7 @@ class DedupView(ReviewView):
         from curator.engine.merge import preview_merge
 
         index = self.wiki_index
-        self.window_.workspace.read(index, lambda wiki: preview_merge(wiki, keep, gone, OPERATOR),
+        self.host.workspace.read(index, lambda wiki: preview_merge(wiki, keep, gone, OPERATOR),
                                     lambda plan: self._confirm_merge(index, plan),
                                     lambda exc: self.banner.show_result(f"Cannot merge: {exc}", ok=False))
 

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from curator.engine.layout import LayoutEngine
     from curator.engine.wiki import Wiki
 
-    from .main_window import MainWindow
+    from .host import ViewHost
 
 SYMBOLS = {"identity": "star", "core": "o", "context": "s", "deep": "d", "unresolved": "o", "attachment": "t"}
 GHOST_COLOR = "#b0b0b0"
@@ -159,8 +159,8 @@ def _build_graph_data(wiki: Wiki, engine: LayoutEngine, center: str | None, dept
 
 
 class GraphView(WikiView):
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
+    def __init__(self, host: ViewHost) -> None:
+        super().__init__(host)
         self.data: GraphData | None = None
         self._engines: dict[int, LayoutEngine] = {}
         self._stale = True
@@ -250,13 +250,12 @@ class GraphView(WikiView):
         self._relabel.setSingleShot(True)
         self._relabel.setInterval(60)
         self._relabel.timeout.connect(self._draw_labels)
-        window.ready.connect(self._update_highlight)
+        host.ready.connect(self._update_highlight)
         self.attachments.toggled.connect(lambda _on: self.reload())
         self.relayout.clicked.connect(lambda: self.reload(full=True))
         self.wiki_choice.currentIndexChanged.connect(lambda _i: self.reload())
-        window.workspace.loaded.connect(lambda _s: self._mark_stale())
-        window.workspace.pages_changed.connect(lambda _s: self._mark_stale())
-        window.views.currentChanged.connect(lambda _i: self._maybe_reload())
+        host.workspace.loaded.connect(lambda _s: self._mark_stale())
+        host.workspace.pages_changed.connect(lambda _s: self._mark_stale())
         self._debounce = QTimer(self)
         self._debounce.setSingleShot(True)
         self._debounce.setInterval(250)
@@ -310,7 +309,7 @@ class GraphView(WikiView):
         self._maybe_reload()
 
     def _maybe_reload(self) -> None:
-        if self._stale and self.isVisible() and self.window_.workspace.ready:
+        if self._stale and self.isVisible() and self.host.workspace.ready:
             self._debounce.start()
 
     def showEvent(self, event: Any) -> None:
@@ -332,13 +331,13 @@ class GraphView(WikiView):
     def reload(self, full: bool = False, center: str | None = None) -> None:
         from curator.engine.layout import engine_for
 
-        if not self.window_.workspace.ready:
+        if not self.host.workspace.ready:
             return
         index = self.wiki_index
         if self.local and center is None:
-            current = self.window_.current
+            current = self.host.current
             center = current[1] if current and current[0] == index else None
-        wiki = self.window_.workspace.wiki(index)
+        wiki = self.host.workspace.wiki(index)
         engine = self._engines.get(index)
         if engine is None:
             engine = self._engines[index] = engine_for(wiki.state_dir)
@@ -346,7 +345,7 @@ class GraphView(WikiView):
         files = self.attachments.isChecked()
         self._stale = False
         self.info.setText("Laying out…")
-        self.window_.workspace.read(index, lambda w: build_graph_data(w, engine, center, depth, full, files),
+        self.host.workspace.read(index, lambda w: build_graph_data(w, engine, center, depth, full, files),
                                     self._show, lambda exc: self.info.setText(f"Graph failed: {exc}"))
 
     def _orphans_chosen(self, _checked: bool) -> None:
@@ -568,7 +567,7 @@ class GraphView(WikiView):
         d = self.data
         if self._plot is None:
             return  # nothing drawn yet
-        current = self.window_.current
+        current = self.host.current
         spots: list[Any] = []
         if d is not None and current is not None and current[0] == self.wiki_index:
             try:
@@ -614,10 +613,10 @@ class GraphView(WikiView):
             return
         i = int(points[0].data())
         if d.resolved[i]:
-            self.window_.open_page((self.wiki_index, d.ids[i]))
+            self.host.open_page((self.wiki_index, d.ids[i]))
             self._update_highlight()
         else:
-            self.window_.status(f"“{d.labels[i]}” is not yet written.")
+            self.host.status(f"“{d.labels[i]}” is not yet written.")
 
     def _scene_clicked(self, ev: Any) -> None:
         if not ev.double() or self.data is None:

@@ -25,7 +25,7 @@ from curator.engine.actor import OPERATOR
 from .wiki_view import WikiView
 
 if TYPE_CHECKING:
-    from .main_window import MainWindow
+    from .host import ViewHost
 
 COL_WHEN, COL_WHO, COL_ACTION, COL_TARGET, COL_COMMIT = range(5)
 HEADERS = ("When", "Who", "Action", "Target", "Commit")
@@ -95,8 +95,8 @@ class DiffHighlighter(QSyntaxHighlighter):
 
 
 class HistoryView(WikiView):
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
+    def __init__(self, host: ViewHost) -> None:
+        super().__init__(host)
         self.model = HistoryModel()
         self.undo_button = QPushButton("Undo last action")
         self.redo_button = QPushButton("Redo")
@@ -144,20 +144,42 @@ class HistoryView(WikiView):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(buttons)
         layout.addWidget(split)
-        self.undo_button.clicked.connect(window.undo_last)
-        self.redo_button.clicked.connect(window.redo_last)
+        self.undo_button.clicked.connect(host.undo_last)
+        self.redo_button.clicked.connect(host.redo_last)
         self.revert_button.clicked.connect(self.revert_selected)
         self.undo_agent_button.clicked.connect(self.undo_agent_since)
         self.actor_filter.currentIndexChanged.connect(lambda _i: self._apply_filter())
         self.table.selectionModel().currentRowChanged.connect(self._selected)
         self.wiki_choice.currentIndexChanged.connect(lambda _i: self.reload())
-        window.workspace.loaded.connect(lambda _s: self.reload())
-        window.workspace.pages_changed.connect(lambda _s: self.reload())
+        host.workspace.loaded.connect(lambda _s: self.reload())
+        # The history changes with a commit: after an action that made one, or when HEAD moved
+        # under the station (an agent's commit); a page edited but not committed changes nothing.
+        host.workspace.action_done.connect(self._action_done)
+        host.workspace.pages_changed.connect(lambda _s: self._check_head())
+        self._head: str | None = None  # the newest commit shown
 
     def reload(self) -> None:
-        from curator.engine.actions import history
+        from curator.engine.actions import head_commit, history
 
-        self.window_.workspace.read(self.wiki_index, lambda wiki: history(wiki, HISTORY_LIMIT), self._show)
+        def shown(result: tuple[str | None, list[HistoryEntry]]) -> None:
+            self._head = result[0]
+            self._show(result[1])
+
+        self.host.workspace.read(self.wiki_index, lambda wiki: (head_commit(wiki), history(wiki, HISTORY_LIMIT)),
+                                 shown)
+
+    def _action_done(self, index: int, result: Any) -> None:
+        if index == self.wiki_index and result.commit:
+            self.reload()
+
+    def _check_head(self) -> None:
+        from curator.engine.actions import head_commit
+
+        def moved(head: str | None) -> None:
+            if head != self._head:
+                self.reload()
+
+        self.host.workspace.read(self.wiki_index, head_commit, moved)
 
     def _show(self, entries: list[HistoryEntry]) -> None:
         import shiboken6
@@ -214,7 +236,7 @@ class HistoryView(WikiView):
     def run_undo_agent(self, actor: str, since: str) -> None:
         from curator.engine.provenance import undo_agent
 
-        self.window_.run_action(self.wiki_index, lambda wiki: undo_agent(wiki, OPERATOR, actor, since),
+        self.host.run_action(self.wiki_index, lambda wiki: undo_agent(wiki, OPERATOR, actor, since),
                                 f"Undoing {actor} since {since}")
 
     def _fill(self, entries: list[HistoryEntry]) -> None:
@@ -251,7 +273,7 @@ class HistoryView(WikiView):
         from curator.engine.diffs import commit_diff
 
         commit = entry.commit
-        self.window_.workspace.read(self.wiki_index, lambda wiki: commit_diff(wiki, commit),
+        self.host.workspace.read(self.wiki_index, lambda wiki: commit_diff(wiki, commit),
                                     lambda text: self._show_diff(commit, text))
 
     def _show_diff(self, commit: str, text: str) -> None:
@@ -270,5 +292,5 @@ class HistoryView(WikiView):
         from curator.engine.actions import revert
 
         commit = entry.commit
-        self.window_.run_action(self.wiki_index, lambda wiki: revert(wiki, OPERATOR, commit),
+        self.host.run_action(self.wiki_index, lambda wiki: revert(wiki, OPERATOR, commit),
                                 f"Reverting {commit[:8]}")

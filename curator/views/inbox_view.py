@@ -35,15 +35,15 @@ from curator.engine.actor import OPERATOR
 from curator.engine.inbox import InboxItem
 from curator.models.inbox import COL_FACT, COL_TARGET, InboxModel, item_html
 
-from .lazy_view import ReviewView, record_table
 from .page_view import SafeBrowser
 from .render import render_message
+from .review_view import ReviewView, record_table
 
 if TYPE_CHECKING:
     from curator.engine.actions import ActionResult
     from curator.engine.wiki import Wiki
 
-    from .main_window import MainWindow
+    from .host import ViewHost
 
 TAB_TITLE = "Inbox"
 COUNT_INTERVAL_MS = 3000
@@ -107,8 +107,8 @@ class RejectDialog(QDialog):
 
 
 class InboxView(ReviewView):
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
+    def __init__(self, host: ViewHost) -> None:
+        super().__init__(host)
         self.model = InboxModel()
         self._detail_id: str | None = None
         self._counts: dict[int, int] = {}
@@ -163,7 +163,7 @@ class InboxView(ReviewView):
         self._count_timer = QTimer(self)
         self._count_timer.setInterval(COUNT_INTERVAL_MS)
         self._count_timer.timeout.connect(self.update_badge)
-        window.workspace.loaded.connect(self._on_loaded)
+        host.workspace.loaded.connect(self._on_loaded)
         self._selection_changed()
         self.detail.setHtml(render_message("Inbox", "Reading the wiki…"))
 
@@ -176,7 +176,7 @@ class InboxView(ReviewView):
         """Count pending items in every loaded wiki (a folder listing, off the GUI thread)."""
         from curator.engine.inbox import pending_count
 
-        ws = self.window_.workspace
+        ws = self.host.workspace
         for handle in ws.handles:
             if handle.wiki is None:
                 continue
@@ -190,11 +190,8 @@ class InboxView(ReviewView):
         changed = self._counts.get(index) != n
         self._counts[index] = n
         total = sum(self._counts.values())
-        tabs = self.window_.views
-        at = tabs.indexOf(self)
-        if at >= 0:
-            tabs.setTabText(at, f"{TAB_TITLE} ({total})" if total else TAB_TITLE)
-            tabs.setTabToolTip(at, f"{total} agent write{'s' if total != 1 else ''} held for your review")
+        self.host.set_view_title(self, f"{TAB_TITLE} ({total})" if total else TAB_TITLE,
+                                 f"{total} agent write{'s' if total != 1 else ''} held for your review")
         if changed and index == self.wiki_index and len(self.model.rows) != n:
             self.schedule_reload()
 
@@ -281,13 +278,13 @@ class InboxView(ReviewView):
                 self.detail.setHtml(render_message(f"Cannot show inbox item {item.id}", str(exc)))
                 self.mark_ready()
 
-        self.window_.workspace.read(self.wiki_index, build, show, failed)
+        self.host.workspace.read(self.wiki_index, build, show, failed)
 
     def open_current(self) -> None:
         item = self.current_item()
         if item is not None and not item.create:
-            self.window_.open_page((self.wiki_index, item.target))
-            self.window_.show_view("page")
+            self.host.open_page((self.wiki_index, item.target))
+            self.host.show_view("page")
 
     # --- decisions ---------------------------------------------------------------------------------
     def _approving(self, item: InboxItem, content: str | None, fetch: bool) -> Callable[[Wiki], ActionResult]:

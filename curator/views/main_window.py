@@ -35,10 +35,10 @@ from curator.text import plural
 from . import appearance, plain_tips
 from .browser import PageBrowser
 from .editing import EditController, read_only_reason
-from .lazy_view import run_dialog
 from .page_view import PageView
 from .quick_switcher import QuickSwitcher
 from .render import ChunkedPage, chunk_page, page_style, render_message, render_page
+from .review_view import run_dialog
 from .settings import ZOOM_DEFAULT, ZOOM_MAX, ZOOM_MIN, ZOOM_STEP, Settings
 from .side_panel import LinkInfo, SidePanel, document_headings
 from .widgets import Banner
@@ -308,6 +308,15 @@ class MainWindow(QMainWindow):
             return False
         self.views.setCurrentWidget(widget)
         return True
+
+    def set_view_title(self, view: QWidget, title: str, tip: str) -> None:
+        at = self.views.indexOf(view)
+        if at >= 0:
+            self.views.setTabText(at, title)
+            self.views.setTabToolTip(at, tip)
+
+    def mark_hidden(self, keys: set[Key]) -> None:
+        self.model.set_hidden(keys)
 
     # --- loading ----------------------------------------------------------------------
     def start(self) -> None:

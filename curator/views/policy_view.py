@@ -45,13 +45,15 @@ if TYPE_CHECKING:
     from curator.engine.injections import InjectionRecord
     from curator.engine.wiki import Wiki
 
-    from .main_window import MainWindow
+    from .host import ViewHost
+    from .workspace import Snapshot
 
 POLICY_COLUMNS = ("Namespace", "Mode", "Agents", "Synced from", "Visible to departments", "Pages",
                   "Agent sees", "Agent writes", "Review")
 DEFAULT_BUDGET = 8000
 #: The context text is never narrower than this (it read ~120 px wide beside the form).
 MIN_CONTEXT_WIDTH = 320
+POLICY_FILE = ".scope.toml"
 INJECTION_COLUMNS = ("When (UTC)", "Via", "Bytes", "Budget", "Pages", "Query")
 InjectionRole = Qt.ItemDataRole.UserRole + 3
 
@@ -68,8 +70,8 @@ def preview(wiki: Wiki, actor: Actor, budget: int, query: str | None) -> tuple[C
 
 
 class PolicyView(WikiView):
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
+    def __init__(self, host: ViewHost) -> None:
+        super().__init__(host)
         self.result: ContextResult | None = None
 
         self.banner = QLabel()
@@ -213,16 +215,28 @@ class PolicyView(WikiView):
         self.query.returnPressed.connect(self.run_preview)
         self.mark_hidden.toggled.connect(self._mark_toggled)
         self.wiki_choice.currentIndexChanged.connect(lambda _i: self.reload())
-        window.workspace.loaded.connect(lambda _s: self.reload())
-        window.workspace.pages_changed.connect(lambda _s: self.reload())
+        host.workspace.loaded.connect(lambda _s: self.reload())
+        # The summary and the agents offered depend on the policy file and on which pages exist
+        # (counts per namespace, department folders), not on what the pages say.
+        host.workspace.pages_changed.connect(self._pages_changed)
+        host.workspace.action_done.connect(self._action_done)
         self._hidden: set[tuple[int, str]] = set()
 
     # --- policy -----------------------------------------------------------------------
+    def _pages_changed(self, snapshot: Snapshot) -> None:
+        index = self.wiki_index
+        if any(i == index for i, _p in [*snapshot.added, *snapshot.removed]):
+            self.reload()
+
+    def _action_done(self, index: int, result: Any) -> None:
+        if index == self.wiki_index and POLICY_FILE in result.changed:
+            self.reload()
+
     def reload(self) -> None:
         from curator.engine.scope import policy_summary
 
         index = self.wiki_index
-        self.window_.workspace.read(index, lambda wiki: (policy_summary(wiki), _known_agents(wiki)),
+        self.host.workspace.read(index, lambda wiki: (policy_summary(wiki), _known_agents(wiki)),
                                     self._show_policy)
 
     def _show_policy(self, result: tuple[dict[str, Any], tuple[list[str], list[str]]]) -> None:
@@ -292,12 +306,12 @@ class PolicyView(WikiView):
         try:
             actor = self.actor()
         except CuratorError as exc:
-            self.window_.show_error(str(exc))
+            self.host.show_error(str(exc))
             return
         budget, query = self.budget.value(), self.query.text().strip()
         index = self.wiki_index
         self._ready = False
-        self.window_.workspace.read(index, lambda wiki: preview(wiki, actor, budget, query),
+        self.host.workspace.read(index, lambda wiki: preview(wiki, actor, budget, query),
                                     lambda res: self._show_preview(index, res))
         self.load_injections(str(actor))
 
@@ -306,7 +320,7 @@ class PolicyView(WikiView):
         from curator.engine.actor import OPERATOR
         from curator.engine.injections import read_records
 
-        self.window_.workspace.read(self.wiki_index,
+        self.host.workspace.read(self.wiki_index,
                                     lambda wiki: read_records(wiki, OPERATOR, agent=agent),
                                     lambda recs: self._show_injections(agent, recs))
 
@@ -356,7 +370,7 @@ class PolicyView(WikiView):
             return built.text
 
         self.right_tabs.setCurrentIndex(1)
-        self.window_.workspace.read(self.wiki_index, work, self.sent_text.setPlainText)
+        self.host.workspace.read(self.wiki_index, work, self.sent_text.setPlainText)
 
     def _show_preview(self, index: int, res: tuple[ContextResult, dict[str, Any], list[str]]) -> None:
         result, summary, hidden = res
@@ -386,11 +400,11 @@ class PolicyView(WikiView):
         self.mark_ready()
 
     def _mark_toggled(self, on: bool) -> None:
-        self.window_.model.set_hidden(self._hidden if on else set())
+        self.host.mark_hidden(self._hidden if on else set())
 
     def hideEvent(self, event: Any) -> None:
         # the marks belong to the preview: leaving the panel turns them off
-        self.window_.model.set_hidden(set())
+        self.host.mark_hidden(set())
         super().hideEvent(event)
 
     def showEvent(self, event: Any) -> None:

@@ -4,7 +4,7 @@
 it. The widget shows the status of the wiki of the open page (the first wiki before any page is
 open): ``↑ahead ↓behind · synced HH:MM`` (``up to date``, ``offline``, ``N conflicts``, ``no
 remote``). Its button runs the engine's :func:`~curator.engine.sync.sync` as an action through
-the window's writer queue (``window.run_action``); its menu also lists conflicted pages and opens
+the window's writer queue (``host.run_action``); its menu also lists conflicted pages and opens
 :class:`ConflictDialog` (both sides side by side; keep ours / take theirs / use the merged text as
 edited, each one ``resolve`` action).
 
@@ -12,7 +12,7 @@ Auto-sync: one :class:`~curator.engine.sync.AutoSync` per wiki that has a git re
 QTimer: a sync soon after local changes (pages changed on disk or by an action), one every
 ``interval`` seconds otherwise, with exponential back-off while the remote is unreachable. Auto
 syncs run quietly in the writer queue (no status-line message unless they fail or pull pages).
-Reads (the status) go through ``window.workspace.read``, off the GUI thread.
+Reads (the status) go through ``host.workspace.read``, off the GUI thread.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ from curator.engine.sync import AutoSync, SyncStatus, conflict_sides, resolve, s
 from curator.text import plural
 
 if TYPE_CHECKING:
+    from .host import ViewHost
     from .main_window import MainWindow
 
 AUTO_INTERVAL_S = 60.0
@@ -73,11 +74,11 @@ class SyncStatusWidget(QWidget):
     #: Emitted with the :class:`SyncStatus` of the shown wiki after every refresh.
     status_changed = Signal(object)
 
-    def __init__(self, window: MainWindow, interval: float = AUTO_INTERVAL_S, auto: bool = True,
+    def __init__(self, host: ViewHost, interval: float = AUTO_INTERVAL_S, auto: bool = True,
                  tick_ms: int = TICK_MS) -> None:
         super().__init__()
-        self.main = window  # not self.window: that is QWidget.window()
-        self.workspace = window.workspace
+        self.host = host  # what it uses of the window (not self.window: that is QWidget.window())
+        self.workspace = host.workspace
         self.statuses: dict[int, SyncStatus] = {}
         self.autos: dict[int, AutoSync] = {}
         self.interval = interval
@@ -120,7 +121,7 @@ class SyncStatusWidget(QWidget):
         return shiboken6.isValid(self) and shiboken6.isValid(self.label)
 
     def index(self) -> int:
-        current = self.main.current
+        current = self.host.current
         return current[0] if current is not None else 0
 
     def _loaded(self, index: int) -> bool:
@@ -190,7 +191,7 @@ class SyncStatusWidget(QWidget):
             return
         auto = self._auto(index)
         auto.started()
-        self.main.run_action(index, lambda wiki: sync(wiki, OPERATOR), "Syncing",
+        self.host.run_action(index, lambda wiki: sync(wiki, OPERATOR), "Syncing",
                                done=functools.partial(self._synced, index))
 
     def _synced(self, index: int, result: Any) -> None:
@@ -212,7 +213,7 @@ class SyncStatusWidget(QWidget):
                 if not self.alive():
                     return
                 self._auto(i).record(None)
-                self.main.show_error(f"Sync failed: {exc}")
+                self.host.show_error(f"Sync failed: {exc}")
 
             self.workspace.run(index, lambda wiki: sync(wiki, OPERATOR),
                                functools.partial(self._auto_synced, index), failed)
@@ -223,9 +224,9 @@ class SyncStatusWidget(QWidget):
         self.last_result = result
         self._auto(index).record(result)
         if result.is_error:
-            self.main.report_result(result)
+            self.host.report_result(result)
         elif result.status in ("pulled", "merged", "conflict"):
-            self.main.status(result.message)
+            self.host.status(result.message)
         self.refresh(index)
 
     def _on_pages_changed(self, snapshot: Any) -> None:
@@ -261,15 +262,15 @@ class SyncStatusWidget(QWidget):
 
     def open_conflict(self, path: str) -> ConflictDialog:
         index = self.index()
-        dialog = ConflictDialog(path, self.main)
+        dialog = ConflictDialog(path, self.window())
         self.workspace.read(index, lambda wiki: conflict_sides(wiki, path), dialog.show_sides,
-                            lambda exc: self.main.show_error(f"Cannot show {path}: {exc}"))
+                            lambda exc: self.host.show_error(f"Cannot show {path}: {exc}"))
         dialog.chosen.connect(lambda choice, data, i=index, p=path: self._resolve(i, p, choice, data))
         dialog.open()
         return dialog
 
     def _resolve(self, index: int, path: str, choice: str, data: bytes | None) -> None:
-        self.main.run_action(index, lambda wiki: resolve(wiki, OPERATOR, [path], choice, data),
+        self.host.run_action(index, lambda wiki: resolve(wiki, OPERATOR, [path], choice, data),
                                f"Resolving {path}", done=functools.partial(self._refresh_after, index))
 
 
@@ -342,5 +343,5 @@ def install(window: MainWindow, **options: Any) -> SyncStatusWidget:
     """Add the sync status to ``window``'s status bar (options: ``interval``, ``auto``, ``tick_ms``)."""
     widget = SyncStatusWidget(window, **options)
     window.statusBar().addPermanentWidget(widget)
-    window.sync_status = widget  # type: ignore[attr-defined]
+    window.sync_status = widget  # type: ignore[attr-defined]  # looked up by tests and screenshots
     return widget

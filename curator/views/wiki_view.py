@@ -8,7 +8,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QWidget
 
 if TYPE_CHECKING:
-    from .main_window import MainWindow
+    from .host import ViewHost
 
 
 class WikiView(QWidget):
@@ -20,14 +20,14 @@ class WikiView(QWidget):
 
     content_ready = Signal()
 
-    def __init__(self, window: MainWindow, chooser_tip: str = "Which wiki of the home to show") -> None:
+    def __init__(self, host: ViewHost, chooser_tip: str = "Which wiki of the home to show") -> None:
         super().__init__()
-        self.window_ = window
+        self.host = host
         self._ready = False
         self.wiki_choice = QComboBox()
-        for handle in window.workspace.handles:
+        for handle in host.workspace.handles:
             self.wiki_choice.addItem(handle.label)
-        self.wiki_choice.setVisible(len(window.workspace.handles) > 1)
+        self.wiki_choice.setVisible(len(host.workspace.handles) > 1)
         self.wiki_choice.setToolTip(chooser_tip)
 
     def is_content_ready(self) -> bool:

@@ -20,6 +20,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
 
+from curator.engine.actions import ActionResult
 from curator.engine.store import ChangeSet, gc_paused
 from curator.engine.wiki import Wiki
 from curator.models.pages import PageRow
@@ -57,6 +58,8 @@ class Snapshot:
     inbound: dict[tuple[int, str], int]
     removed: list[tuple[int, str]] = field(default_factory=list)
     full: bool = True
+    #: of ``rows`` (an incremental snapshot): the pages that are new
+    added: list[tuple[int, str]] = field(default_factory=list)
     elapsed: float = 0.0
     namespaces: list[str] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
@@ -85,6 +88,9 @@ class Workspace(QObject):
     search_built = Signal(int)  # the wiki whose full-text index was just built in the background
     #: Inbound link counts of every page, when a big workspace resolved its links after showing
     inbound_ready = Signal(object)
+    #: (wiki index, ActionResult) after every engine action run through :meth:`run`: views refresh
+    #: from its ``changed`` paths and ``commit`` instead of reloading on every change
+    action_done = Signal(int, object)
 
     def __init__(self, root: Path, watch: bool = True) -> None:
         super().__init__()
@@ -277,7 +283,8 @@ class Workspace(QObject):
         for row in rows:
             row.inbound = inbound.get(row.key, 0)
         removed = [(handle.index, p) for p in changes.removed]
-        snapshot = Snapshot(rows, inbound, removed, full=False)
+        snapshot = Snapshot(rows, inbound, removed, full=False,
+                            added=[(handle.index, p) for p in changes.added])
         self._add_choices(snapshot)
         self.pages_changed.emit(snapshot)
 
@@ -373,7 +380,14 @@ class Workspace(QObject):
         if self._closed:
             raise RuntimeError("the station is closing")
         wiki = self.wiki(index)
-        self.handles[index].writer.submit(lambda: func(wiki), callback,
+
+        def finished(result: Any) -> None:
+            if callback is not None:
+                callback(result)
+            if isinstance(result, ActionResult):
+                self.action_done.emit(index, result)
+
+        self.handles[index].writer.submit(lambda: func(wiki), finished,
                                           on_error or (lambda exc: self.failed.emit(str(exc))))
 
     def read(self, index: int, func: Callable[[Wiki], Any], callback: Callable[[Any], None],

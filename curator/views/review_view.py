@@ -24,7 +24,8 @@ from curator.models.records import RecordRole
 from .wiki_view import WikiView
 
 if TYPE_CHECKING:
-    from .main_window import MainWindow
+    from .host import ViewHost
+    from .workspace import Snapshot
 
 RELOAD_DELAY_MS = 300  # changes arrive in bursts (an action, then the watcher): recompute once
 
@@ -65,8 +66,8 @@ class Banner(QLabel):
 
 
 class ReviewView(WikiView):
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window, "Which wiki of the home to review")
+    def __init__(self, host: ViewHost) -> None:
+        super().__init__(host, "Which wiki of the home to review")
         #: How dialogs are shown; tests replace it to fill the fields and accept.
         self.exec_dialog: Callable[[QDialog], bool] = run_dialog
         self._stale = True
@@ -77,13 +78,14 @@ class ReviewView(WikiView):
         self._timer.setInterval(RELOAD_DELAY_MS)
         self._timer.timeout.connect(self.reload)
         self.wiki_choice.currentIndexChanged.connect(self._wiki_switched)
-        window.workspace.loaded.connect(lambda _s: self.schedule_reload(now=True))
-        window.workspace.pages_changed.connect(lambda _s: self.schedule_reload())
+        host.workspace.loaded.connect(lambda _s: self.schedule_reload(now=True))
+        host.workspace.pages_changed.connect(self._pages_changed)
+        host.workspace.action_done.connect(self._action_done)
 
     # --- which wiki ---------------------------------------------------------------------------
     @property
     def wiki_label(self) -> str:
-        return self.window_.workspace.handles[self.wiki_index].label
+        return self.host.workspace.handles[self.wiki_index].label
 
     def _wiki_switched(self, _index: int) -> None:
         self.banner.hide()
@@ -93,22 +95,41 @@ class ReviewView(WikiView):
     def wiki_changed(self) -> None:
         """Hook: the selector moved to another wiki (clear what belongs to the old one)."""
 
+    # --- what changed ---------------------------------------------------------------------------
+    def relevant(self, path: str, came_or_went: bool) -> bool:
+        """Hook: whether a change of ``path`` in the shown wiki (``came_or_went``: created or
+        removed, not just edited) can change this view's content. Default: any change."""
+        return True
+
+    def _pages_changed(self, snapshot: Snapshot) -> None:
+        index = self.wiki_index
+        added = set(snapshot.added)
+        changed = [(row.key, row.key in added) for row in snapshot.rows]
+        changed += [(key, True) for key in snapshot.removed]
+        if any(key[0] == index and self.relevant(key[1], new) for key, new in changed):
+            self.schedule_reload()
+
+    def _action_done(self, index: int, result: Any) -> None:
+        # paths that are not pages (an inbox item, a decision file) reach no page signal
+        if index == self.wiki_index and any(self.relevant(p, True) for p in result.changed):
+            self.schedule_reload()
+
     # --- reloading ------------------------------------------------------------------------------
     def schedule_reload(self, now: bool = False) -> None:
         self._stale = True
-        if not self.window_.workspace.ready:
+        if not self.host.workspace.ready:
             return
         if self.isVisible():
             self._timer.start(0 if now else RELOAD_DELAY_MS)
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
-        if self._stale and self.window_.workspace.ready:
+        if self._stale and self.host.workspace.ready:
             self._timer.start(0)
 
     def reload(self) -> None:
         """Recompute the view's content for the selected wiki (off the GUI thread)."""
-        if not self.window_.workspace.ready:
+        if not self.host.workspace.ready:
             return
         if self._loading:
             self._timer.start(RELOAD_DELAY_MS)  # one computation at a time; catch up afterwards
@@ -129,7 +150,7 @@ class ReviewView(WikiView):
             self.banner.show_result(f"Cannot read {self.wiki_label}: {exc}", ok=False)
             self.mark_ready()
 
-        self.window_.workspace.read(index, self.compute, done, failed)
+        self.host.workspace.read(index, self.compute, done, failed)
 
     def compute(self, wiki: Any) -> Any:  # pragma: no cover - every view overrides it
         raise NotImplementedError
@@ -181,8 +202,8 @@ class ReviewView(WikiView):
         from .render import PAGE_SCHEME
 
         if url.scheme() == PAGE_SCHEME:
-            self.window_.open_page((self.wiki_index, unquote(url.path())))
-            self.window_.show_view("page")
+            self.host.open_page((self.wiki_index, unquote(url.path())))
+            self.host.show_view("page")
 
     # --- decisions --------------------------------------------------------------------------------
     def decide(self, actions: list[tuple[str, Callable[[Any], Any]]],
@@ -202,7 +223,7 @@ class ReviewView(WikiView):
                 self.schedule_reload(now=True)
 
         for what, func in actions:
-            self.window_.run_action(index, _answering(func, what), what, one_done)
+            self.host.run_action(index, _answering(func, what), what, one_done)
 
     def _summarise(self, results: list[Any]) -> None:
         bad = [r for r in results if r.status.refused]  # shown in red
