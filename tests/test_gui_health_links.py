@@ -12,7 +12,7 @@ from curator.views.health_view import HealthView
 from curator.views.links_view import LinksView
 from curator.views.lint_view import LintView
 from curator.views.main_window import MainWindow
-from curator.views.stations import install_views
+from curator.views.registry import install_views
 from curator.views.workspace import Workspace
 
 from .gui_helpers import make_wiki, temp_settings

@@ -62,6 +62,12 @@ class FakeHost(QObject):
     def show_view(self, name: str) -> bool:
         return False
 
+    def view(self, name: str) -> QWidget | None:
+        return None
+
+    def open_page_at_line(self, key: tuple[int, str], line: int) -> None:
+        self.current = key
+
     def undo_last(self) -> None:
         pass
 

@@ -19,12 +19,12 @@ from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QPushButton, QSc
 from curator.engine.actor import OPERATOR
 from curator.engine.health import Figure, Health, add_lint, duplicate_figure, health
 
-from .lazy_view import ReviewView
+from .review_view import ReviewView
 
 if TYPE_CHECKING:
     from curator.engine.wiki import Wiki
 
-    from .main_window import MainWindow
+    from .host import ViewHost
 
 COLUMNS = 3
 _COLOURS = {"error": "#922b21", "warning": "#9a6700", "info": "#1f3a5f"}
@@ -85,8 +85,8 @@ class HealthView(ReviewView):
     #: from then on the count is cheap and Health shows it. Nothing rescans behind their back.
     AUTO_DUPLICATES_PAGES = 5000
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
+    def __init__(self, host: ViewHost) -> None:
+        super().__init__(host)
         self.report: Health | None = None
         self._duplicates_asked: set[int] = set()  # wikis whose duplicates the operator asked for
         self.buttons: dict[str, FigureButton] = {}
@@ -120,7 +120,7 @@ class HealthView(ReviewView):
         self.figures_ready.emit()
         index = self.wiki_index
         report: Health = result
-        self.window_.workspace.read(index, lambda wiki: add_lint(report, wiki, OPERATOR),
+        self.host.workspace.read(index, lambda wiki: add_lint(report, wiki, OPERATOR),
                                     lambda done: self._lint_counted(index, done), self._step_failed)
 
     def show_report(self, report: Health) -> None:
@@ -154,7 +154,7 @@ class HealthView(ReviewView):
                     button.label.setText(f"{dup.label}: click to count (reads every page once)")
             self.mark_ready()
             return
-        self.window_.workspace.read(index, lambda wiki: duplicate_figure(wiki, OPERATOR),
+        self.host.workspace.read(index, lambda wiki: duplicate_figure(wiki, OPERATOR),
                                     lambda fig: self._duplicates_counted(index, fig), self._step_failed)
 
     def _summary(self, report: Health) -> str:
@@ -186,9 +186,8 @@ class HealthView(ReviewView):
 
     def open_queue(self, queue: str) -> None:
         """Show the view that lists a figure's items (its wiki selected)."""
-        window = self.window_
         name, _, arg = queue.partition(":")
-        view = window.view_index.get(name)
+        view = self.host.view(name)
         if view is None:
             return
         choice = getattr(view, "wiki_choice", None)
@@ -199,4 +198,4 @@ class HealthView(ReviewView):
         if name == "dedup":
             self._duplicates_asked.add(self.wiki_index)  # counted from now on (the view scans)
             self.schedule_reload()
-        window.show_view(name)
+        self.host.show_view(name)

@@ -48,12 +48,12 @@ from curator.engine.linkrepair import (
 from curator.engine.status import Status
 from curator.models.linkrepair import COL_SUGGESTION, COL_TARGET, UnresolvedModel
 
-from .lazy_view import ReviewView, record_table
+from .review_view import ReviewView, record_table
 
 if TYPE_CHECKING:
     from curator.engine.wiki import Wiki
 
-    from .main_window import MainWindow
+    from .host import ViewHost
 
 SUGGEST_ROWS = 500
 OCCURRENCES_SHOWN = 200
@@ -83,8 +83,8 @@ def plan_html(plan: FixPlan) -> str:
 
 
 class LinksView(ReviewView):
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
+    def __init__(self, host: ViewHost) -> None:
+        super().__init__(host)
         self.model = UnresolvedModel()
         self.suggested: set[str] = set()  # keys whose suggestions are computed
         self.count = QLabel("Looking for unresolved links…")
@@ -245,7 +245,7 @@ class LinksView(ReviewView):
             add_suggestions(wiki, [copy], OPERATOR)
             return copy
 
-        self.window_.workspace.read(index, compute, done)
+        self.host.workspace.read(index, compute, done)
 
     def chosen_page(self) -> str | None:
         item = self.suggestions.currentItem()
@@ -277,13 +277,13 @@ class LinksView(ReviewView):
         def failed(exc: BaseException) -> None:
             self.preview.setHtml(f"<p style='color:#922b21'>{html.escape(str(exc))}</p>")
 
-        self.window_.workspace.read(index, lambda wiki: preview_fix(wiki, pairs, method, OPERATOR), shown, failed)
+        self.host.workspace.read(index, lambda wiki: preview_fix(wiki, pairs, method, OPERATOR), shown, failed)
 
     def _open_occurrence(self, item: QListWidgetItem) -> None:
         page = item.data(Qt.ItemDataRole.UserRole)
         if page:
-            self.window_.open_page((self.wiki_index, page))
-            self.window_.show_view("page")
+            self.host.open_page((self.wiki_index, page))
+            self.host.show_view("page")
 
     # --- decisions --------------------------------------------------------------------------------------
     def fix_current(self) -> None:

@@ -18,19 +18,19 @@ from curator.engine.actor import OPERATOR
 from curator.engine.lint import LintIssue, lint
 from curator.models.linkrepair import COL_MESSAGE, LintModel
 
-from .lazy_view import ReviewView, record_table
+from .review_view import ReviewView, record_table
 
 if TYPE_CHECKING:
     from curator.engine.wiki import Wiki
 
-    from .main_window import MainWindow
+    from .host import ViewHost
 
 ALL = ""
 
 
 class LintView(ReviewView):
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
+    def __init__(self, host: ViewHost) -> None:
+        super().__init__(host)
         self.issues: list[LintIssue] = []
         self.kind = ALL
         self.model = LintModel()
@@ -98,18 +98,7 @@ class LintView(ReviewView):
 
     def open_issue(self, issue: LintIssue) -> None:
         """Show the issue's page with the Source tab's cursor on its line."""
-        window = self.window_
-        key = (self.wiki_index, issue.path)
-        line = max(1, issue.line)
-
-        def at_line() -> None:
-            window.ready.disconnect(at_line)
-            if window.current == key:
-                QTimer.singleShot(0, lambda: show_line(window.page_view, line))
-
-        window.ready.connect(at_line)
-        window.open_page(key)
-        window.show_view("page")
+        self.host.open_page_at_line((self.wiki_index, issue.path), max(1, issue.line))
 
 
 def show_line(page_view: Any, line: int, tries: int = 50) -> None:

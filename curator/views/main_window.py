@@ -309,6 +309,22 @@ class MainWindow(QMainWindow):
         self.views.setCurrentWidget(widget)
         return True
 
+    def view(self, name: str) -> QWidget | None:
+        return self.view_index.get(name)
+
+    def open_page_at_line(self, key: Key, line: int) -> None:
+        """Show page ``key`` with the Source tab's cursor on ``line`` (1-based)."""
+        from .lint_view import show_line
+
+        def at_line() -> None:
+            self.ready.disconnect(at_line)
+            if self.current == key:
+                QTimer.singleShot(0, lambda: show_line(self.page_view, line))
+
+        self.ready.connect(at_line)
+        self.open_page(key)
+        self.show_view("page")
+
     def set_view_title(self, view: QWidget, title: str, tip: str) -> None:
         at = self.views.indexOf(view)
         if at >= 0:

@@ -142,7 +142,7 @@ def test_links_unresolved_warm(corpus: CorpusInfo, plain: float) -> None:
 def test_health_in_the_station(qtbot, corpus: CorpusInfo, plain: float, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from curator.views.health_view import HealthView
     from curator.views.main_window import MainWindow
-    from curator.views.stations import install_views
+    from curator.views.registry import install_views
     from curator.views.workspace import Workspace
     from tests.gui_helpers import temp_settings
 
