@@ -133,7 +133,7 @@ def run_undo(inv: Invocation, args: argparse.Namespace) -> int:
 def run_redo(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.actions import redo
 
-    return _finish(inv, redo(inv.wiki, inv.actor))
+    return finish(inv, redo(inv.wiki, inv.actor))
 
 
 def run_recover(inv: Invocation, args: argparse.Namespace) -> int:

@@ -1126,7 +1126,7 @@ def redo(wiki: Wiki, actor: Actor) -> ActionResult:
     result = revert(wiki, actor, entry.commit)
     if result.ok:
         original = entry.target.removeprefix("revert: ") if entry.action == "revert" else entry.subject
-        result.status = "redone"
+        result.status = Status.REDONE
         result.message = f"redid {original} (reverted the undo {entry.commit[:12]})"
         result.data["redone"] = entry.reverts
     return result

@@ -56,6 +56,7 @@ class Status(StrEnum):
     OVER_QUOTA = "over_quota"
     # history and recovery
     REVERTED = "reverted"
+    REDONE = "redone"
     RECOVERED = "recovered"
     ROLLED_BACK = "rolled_back"
     # sync

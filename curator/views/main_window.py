@@ -597,9 +597,10 @@ class MainWindow(QMainWindow):
 
         if index in self.not_repos:  # read-only until initialised: every view's action stops here
             from curator.engine.actions import ActionResult
+            from curator.engine.status import Status
 
             label = self.workspace.handles[index].label
-            finished(ActionResult("invalid", f"{label} is not a git repository yet, so it is read-only: "
+            finished(ActionResult(Status.INVALID, f"{label} is not a git repository yet, so it is read-only: "
                                   "Initialise it first (the bar above the panes runs curator init)"))
             return
         self.status(f"{what}…")
