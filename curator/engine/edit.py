@@ -33,21 +33,22 @@ from .append import find_duplicate, insert_bullet, scaffold, title_of
 from .errors import CuratorError
 from .merge_driver import lift_facts, merge_texts
 from .slugs import slugify
+from .status import Status
 from .wiki import Wiki
 
 __all__ = ["create_page", "merge_edit", "new_page_path", "save_page"]
 
-CONFLICT = "conflict"
-SAVED = "saved"
-UNCHANGED = "unchanged"
-CREATED = "created"
+CONFLICT = Status.CONFLICT
+SAVED = Status.SAVED
+UNCHANGED = Status.UNCHANGED
+CREATED = Status.CREATED
 _UPDATED = re.compile(r"^updated:[^\n]*(?:\n|$)", re.MULTILINE)
 
 
 def _operator_only(actor: Actor, what: str, action: str) -> ActionResult | None:
     if actor.is_operator:
         return None
-    return ActionResult("denied", f"{actor} may not {what}: agents write through append "
+    return ActionResult(Status.DENIED, f"{actor} may not {what}: agents write through append "
                         "(wiki_append), which checks facts and the review policy", action=action)
 
 
@@ -118,7 +119,7 @@ def save_page(wiki: Wiki, actor: Actor, ref: str, text: str, *, base: str | None
     try:
         path = wiki.find(ref, actor).path
     except CuratorError as exc:
-        return ActionResult("invalid", str(exc), action="edit", target=ref)
+        return ActionResult(Status.INVALID, str(exc), action="edit", target=ref)
     mine = _lf(text)
 
     def apply(ctx: ActionContext) -> None:
@@ -174,7 +175,7 @@ def create_page(wiki: Wiki, actor: Actor, target: str, folder: str | None = None
     try:
         path = new_page_path(wiki, target, folder)
     except Invalid as exc:
-        return ActionResult("invalid", exc.message, action="create", target=target)
+        return ActionResult(Status.INVALID, exc.message, action="create", target=target)
     name = target.split("|", 1)[0].split("#", 1)[0].strip().rpartition("/")[2].removesuffix(".md")
     slug = posixpath.splitext(posixpath.basename(path))[0]
     title = title_of(slug) if name == slug else " ".join(name.split())

@@ -44,6 +44,8 @@ class Status(StrEnum):
     CONFIRMED = "confirmed"
     REMOVED = "removed"
     SHARED = "shared"
+    # editing
+    SAVED = "saved"
     # link repair
     FIXED = "fixed"
     CREATED = "created"

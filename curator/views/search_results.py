@@ -106,25 +106,25 @@ class RichDelegate(QStyledItemDelegate):
 
     def _document(self, option: QStyleOptionViewItem, index: _Index) -> QTextDocument:
         doc = QTextDocument()
-        doc.setDefaultFont(option.font)  # type: ignore[attr-defined]
+        doc.setDefaultFont(option.font)
         doc.setHtml(str(index.data(Qt.ItemDataRole.DisplayRole) or ""))
-        doc.setTextWidth(max(120, option.rect.width() - 8))  # type: ignore[attr-defined]
+        doc.setTextWidth(max(120, option.rect.width() - 8))
         return doc
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: _Index) -> None:
         opt = QStyleOptionViewItem(option)
         self.initStyleOption(opt, index)
-        opt.text = ""  # type: ignore[attr-defined]
-        widget = opt.widget  # type: ignore[attr-defined]
+        opt.text = ""
+        widget = opt.widget
         style = widget.style() if widget is not None else QApplication.style()
         style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, widget)
         doc = self._document(option, index)
         ctx = QAbstractTextDocumentLayout.PaintContext()
-        if opt.state & QStyle.StateFlag.State_Selected:  # type: ignore[attr-defined]
-            ctx.palette.setColor(QPalette.ColorRole.Text, opt.palette.color(  # type: ignore[attr-defined]
+        if opt.state & QStyle.StateFlag.State_Selected:
+            ctx.palette.setColor(QPalette.ColorRole.Text, opt.palette.color(
                 QPalette.ColorRole.HighlightedText))
         painter.save()
-        rect = option.rect  # type: ignore[attr-defined]
+        rect = option.rect
         painter.translate(rect.left() + 4, rect.top() + 3)
         ctx.clip = QRectF(0, 0, rect.width() - 8, rect.height() - 6)
         doc.documentLayout().draw(painter, ctx)
