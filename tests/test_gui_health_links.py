@@ -8,6 +8,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 
+from curator.engine.health import Figure
 from curator.views.health_view import HealthView
 from curator.views.links_view import LinksView
 from curator.views.lint_view import LintView
@@ -64,6 +65,14 @@ def test_health_is_the_first_view_and_its_figures_count(qtbot, tmp_path: Path) -
     assert fig["unresolved_links"] == 4
     assert fig["orphans"] == 3 and fig["duplicates"] is not None  # nothing links the two targets yet
     assert "3" in health.buttons["unresolved_targets"].text()
+    # the line above the figures names what waits, the families counted last included
+    summary = health.summary.text()
+    assert "3 unresolved link targets" in summary
+    assert fig["duplicates"] == 0 and "duplicate" not in summary
+    # duplicates are counted after the first figures (a separate step): the line follows them
+    health._duplicates_counted(health.wiki_index, Figure("duplicates", "Duplicate families", 2, "dedup",
+                                                          "curator dedup --groups", "warning"))
+    assert "2 duplicate families" in health.summary.text() and "3 unresolved link targets" in health.summary.text()
     assert win.current == (0, "wiki/home.md")  # the start page waits in the Page tab behind it
     win.close()
 

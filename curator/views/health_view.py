@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QPushButton, QSc
 
 from curator.engine.actor import OPERATOR
 from curator.engine.health import Figure, Health, add_lint, duplicate_figure, health
+from curator.text import plural
 
 from .review_view import ReviewView
 
@@ -160,11 +161,12 @@ class HealthView(ReviewView):
     def _summary(self, report: Health) -> str:
         fig = report.figure
         parts = []
-        for key, what in (("unresolved_targets", "unresolved link targets"), ("lint_problems", "lint problems"),
-                          ("inbox_pending", "inbox items"), ("auto_pending", "auto-filed pages")):
+        for key, what in (("unresolved_targets", "unresolved link target"), ("duplicates", "duplicate family"),
+                          ("lint_problems", "lint problem"), ("inbox_pending", "inbox item"),
+                          ("auto_pending", "auto-filed page")):
             f = fig(key)
             if f is not None and f.value:
-                parts.append(f"{f.value:,} {what}")
+                parts.append(plural(f.value, what, "duplicate families" if key == "duplicates" else None))
         pages = fig("pages")
         head = f"{pages.value:,} pages in {html.escape(self.wiki_label)}" if pages and pages.value is not None else ""
         if not parts:
@@ -178,6 +180,7 @@ class HealthView(ReviewView):
         button = self.buttons.get(figure.key)
         if button is not None:
             button.show_figure(figure)
+        self.summary.setText(self._summary(self.report))  # the families now counted are waiting too
         self.mark_ready()
 
     def _step_failed(self, exc: BaseException) -> None:
