@@ -69,6 +69,7 @@ from rapidfuzz import fuzz, process
 from . import frontmatter
 from .actions import ARCHIVE_DIR, ActionContext, ActionResult, Invalid, run_action
 from .actor import OPERATOR, Actor
+from .decision_files import load_decision_file
 from .errors import CuratorError
 from .graph import gc_paused
 from .links import LinkIndex
@@ -337,22 +338,7 @@ def pair_key(a: str, b: str) -> tuple[str, str]:
 
 def load_decisions(wiki: Wiki) -> dict[str, Any]:
     """The decisions file (``{"version": 1, "not_duplicates": [...]}``); empty when absent."""
-    path = wiki.root / DECISIONS_FILE
-    try:
-        raw = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {"version": 1, "not_duplicates": []}
-    except OSError as exc:
-        raise CuratorError(f"cannot read {DECISIONS_FILE}: {exc.strerror}") from None
-    try:
-        data = json.loads(raw)
-        if not isinstance(data, dict) or not isinstance(data.get("not_duplicates", []), list):
-            raise ValueError("not a mapping with a not_duplicates list")
-    except ValueError as exc:
-        raise CuratorError(f"{DECISIONS_FILE} is damaged ({exc}); fix it or restore it with git") from None
-    data.setdefault("version", 1)
-    data.setdefault("not_duplicates", [])
-    return data
+    return load_decision_file(wiki, DECISIONS_FILE, "not_duplicates")
 
 
 def _follower(wiki: Wiki) -> Callable[[str], str]:

@@ -41,7 +41,7 @@ from typing import Any
 from . import frontmatter
 from .actions import ActionContext, ActionResult, Denied, Invalid, run_action
 from .actor import OPERATOR, Actor
-from .errors import CuratorError
+from .decision_files import load_decision_file
 from .links import Edge, LinkIndex
 from .markdown_scan import RawLink, split_wikilink
 from .merge import action_reader, encode_writes
@@ -218,21 +218,7 @@ def suggester_for(wiki: Wiki, links: LinkIndex) -> Suggester:
 
 def load_ignored(wiki: Wiki) -> dict[str, Any]:
     """The ignore file (``{"version": 1, "ignored": [{"target", "key", "by", "date"}]}``)."""
-    try:
-        raw = (wiki.root / IGNORED_FILE).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {"version": 1, "ignored": []}
-    except OSError as exc:
-        raise CuratorError(f"cannot read {IGNORED_FILE}: {exc.strerror}") from None
-    try:
-        data = json.loads(raw)
-        if not isinstance(data, dict) or not isinstance(data.get("ignored", []), list):
-            raise ValueError("not a mapping with an ignored list")
-    except ValueError as exc:
-        raise CuratorError(f"{IGNORED_FILE} is damaged ({exc}); fix it or restore it with git") from None
-    data.setdefault("version", 1)
-    data.setdefault("ignored", [])
-    return data
+    return load_decision_file(wiki, IGNORED_FILE, "ignored")
 
 
 def ignored_keys(wiki: Wiki) -> set[str]:
