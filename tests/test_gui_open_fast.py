@@ -56,3 +56,34 @@ def test_first_page_from_an_index_around_it_matches_the_whole_index(tmp_path: Pa
     assert (info_around.backlinks, info_around.outgoing) == (info_whole.backlinks, info_whole.outgoing)
     assert sorted(p for p, *_ in info_around.backlinks) == ["notes/scratch.md", "wiki/payments.md",
                                                             "wiki/refunds.md"]
+
+
+def test_window_is_usable_before_the_background_loads_start(qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The page list is filled and the first page readable when ``ready`` fires, before the
+    links of a big workspace are resolved: those (and the search index) start only then."""
+    from curator.views.main_window import MainWindow
+    from curator.views.workspace import Workspace
+    from tests.gui_helpers import temp_settings
+
+    root = make_wiki(tmp_path / "w", PAGES)
+    monkeypatch.setattr(workspace_module, "LINK_LATER_ABOVE", 0)
+    win = MainWindow(Workspace(root, watch=False), temp_settings(tmp_path))
+    qtbot.addWidget(win)
+    at_ready: dict[str, object] = {}
+
+    def usable() -> None:
+        wiki = win.workspace.wiki(0)
+        at_ready.update(rows=win.model.rowCount(), current=win.current, title=win.windowTitle(),
+                        links=wiki.built_links(),
+                        backlinks=win.side.links.tree.topLevelItem(0).text(0))
+
+    win.ready.connect(usable)
+    with qtbot.waitSignals([win.ready, win.workspace.inbound_ready], timeout=15_000, order="strict"):
+        win.start()
+    assert at_ready["rows"] == 4 and at_ready["current"] == (0, "wiki/home.md")
+    assert at_ready["title"].startswith("Home")  # type: ignore[union-attr]
+    assert at_ready["backlinks"] == "Backlinks (3)"  # the page's own links are exact already
+    assert at_ready["links"] is None  # every link of the workspace was resolved after, not before
+    assert _inbound(win)["wiki/home.md"] == 3
+    win.close()

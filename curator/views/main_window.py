@@ -41,6 +41,7 @@ from .render import ChunkedPage, chunk_page, page_style, render_message, render_
 from .review_view import run_dialog
 from .settings import ZOOM_DEFAULT, ZOOM_MAX, ZOOM_MIN, ZOOM_STEP, Settings
 from .side_panel import LinkInfo, SidePanel, document_headings
+from .tasks import share_interpreter_with_gui
 from .widgets import Banner
 from .workspace import Snapshot, Workspace
 
@@ -134,6 +135,7 @@ class MainWindow(QMainWindow):
     def __init__(self, workspace: Workspace, settings: Settings | None = None) -> None:
         super().__init__()
         plain_tips.install()  # page text in a tooltip is never parsed as markup
+        share_interpreter_with_gui()  # background tasks never hold the GUI thread up for long
         self.workspace = workspace
         self.settings = settings or Settings()
         self.model = PageTableModel(show_wiki_column=workspace.is_home)
@@ -338,7 +340,22 @@ class MainWindow(QMainWindow):
     def start(self) -> None:
         self.status("Loading…")
         self._busy(True)
-        self.workspace.load(presort=self.model.presort)
+        # The window is usable (the page list filled, a page readable) before anything else of
+        # the load runs: the first page is gathered in the load's own task, and the workspace's
+        # background work (links, full-text index) waits until it is on screen.
+        self.workspace.defer_background = True
+        self.workspace.load(presort=self.model.presort, prepare=self._prepare_first_page)
+
+    def _prepare_first_page(self, snapshot: Snapshot) -> tuple[Key, Any] | None:
+        """Off the GUI thread, in the load: the page the window opens on, gathered (or the
+        exception gathering it raised, shown as for any page that cannot be opened)."""
+        if self.current is not None or not snapshot.rows:
+            return None
+        key = self._start_page(snapshot.rows)
+        try:
+            return key, gather_page(self.workspace.wiki(key[0]), key[1])
+        except Exception as exc:  # shown like any page that cannot be opened
+            return key, exc
 
     def _on_progress(self, done: int, total: int, what: str) -> None:
         self.progress.setRange(0, max(total, 1))
@@ -383,10 +400,19 @@ class MainWindow(QMainWindow):
         self._check_repositories()
         if self.landing is not None:
             self.show_view(self.landing)  # the wiki's Health, not an arbitrary page, comes first
-        if self.current is None and snapshot.rows:
-            self.open_page(self._start_page(snapshot.rows))  # ready in the Page tab behind it
+        first = snapshot.prepared
+        if self.current is None and first is not None:
+            key, gathered = first  # ready in the Page tab behind the landing view
+            self.current = key
+            if isinstance(gathered, BaseException):
+                self._open_failed(key, key[1], gathered)
+            else:
+                self._show_page(key, gathered, "")
+        elif self.current is None and snapshot.rows:
+            self.open_page(self._start_page(snapshot.rows))
         else:
             self.ready.emit()
+        self.workspace.start_background()  # the window is usable: the rest of the load may run
 
     @staticmethod
     def _start_page(rows: list[PageRow]) -> Key:

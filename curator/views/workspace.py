@@ -65,6 +65,9 @@ class Snapshot:
     tags: list[str] = field(default_factory=list)
     #: pages per tag over every wiki (tags folded by case, shown in their first spelling)
     tag_counts: dict[str, int] = field(default_factory=dict)
+    #: what :meth:`Workspace.load`'s ``prepare`` made of the rows, off the GUI thread (the first
+    #: page the window shows, ready to display)
+    prepared: Any = None
 
 
 #: Above this many pages the first load shows the pages before their links are resolved (every
@@ -102,19 +105,31 @@ class Workspace(QObject):
         self._observer: Any = None
         self._cancel = threading.Event()
         self._presort: Callable[[list[PageRow]], list[PageRow]] | None = None
+        self._prepare: Callable[[Snapshot], Any] | None = None
+        #: Whether the background work after a load (resolving a big workspace's links, building
+        #: the full-text indexes) waits for :meth:`start_background`: the window calls it once
+        #: it is usable, so that work never competes with showing the first page.
+        self.defer_background = False
+        self._background_started = False
+        self._linked = False
         self._closed = False
         self._timer = QTimer(self)
         self._timer.setInterval(300)
         self._timer.timeout.connect(self._refresh_dirty)
 
     # --- loading ----------------------------------------------------------------------
-    def load(self, presort: Callable[[list[PageRow]], list[PageRow]] | None = None) -> None:
+    def load(self, presort: Callable[[list[PageRow]], list[PageRow]] | None = None,
+             prepare: Callable[[Snapshot], Any] | None = None) -> None:
         """Open every wiki and read its pages in the background; emits ``loaded``.
 
-        ``presort`` puts the rows in the browser's order off the GUI thread.
+        ``presort`` puts the rows in the browser's order off the GUI thread; ``prepare`` makes
+        what the window shows first from the snapshot, still off the GUI thread (its result is the
+        snapshot's ``prepared``).
         """
         self._cancel.clear()
         self._presort = presort
+        self._prepare = prepare
+        self._background_started = False
         run_task(self._load_all, self._on_loaded, self._on_failed)
 
     def cancel(self) -> None:
@@ -179,8 +194,11 @@ class Workspace(QObject):
             row.inbound = inbound.get(row.key, 0)
         if self._presort is not None:
             rows = self._presort(rows)
-        snapshot = Snapshot(rows, inbound, elapsed=time.perf_counter() - start)
+        snapshot = Snapshot(rows, inbound)
         self._add_choices(snapshot)
+        if self._prepare is not None:
+            snapshot.prepared = self._prepare(snapshot)
+        snapshot.elapsed = time.perf_counter() - start
         return snapshot
 
     def _add_choices(self, snapshot: Snapshot) -> None:
@@ -216,8 +234,18 @@ class Workspace(QObject):
         if self._watch:
             self._start_watching()
         self._timer.start()
+        self._linked = bool(snapshot.inbound) or not self._link_later
         self.loaded.emit(snapshot)
-        if snapshot.inbound or not self._link_later:
+        if not self.defer_background:
+            self.start_background()
+
+    def start_background(self) -> None:
+        """Start the work that follows a load (once per load): a big workspace's links resolved
+        (``inbound_ready``), then every missing full-text index built (``search_built``)."""
+        if self._background_started or not self.ready or self._closed:
+            return
+        self._background_started = True
+        if self._linked:
             self._build_search_indexes()
             return
         # one background task after the other: the GUI thread shares the interpreter with them
