@@ -62,12 +62,22 @@ def test_window_is_usable_before_the_background_loads_start(qtbot, tmp_path: Pat
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """The page list is filled and the first page readable when ``ready`` fires, before the
     links of a big workspace are resolved: those (and the search index) start only then."""
+    from curator.views import main_window
     from curator.views.main_window import MainWindow
     from curator.views.workspace import Workspace
     from tests.gui_helpers import temp_settings
 
     root = make_wiki(tmp_path / "w", PAGES)
     monkeypatch.setattr(workspace_module, "LINK_LATER_ABOVE", 0)
+    monkeypatch.setattr(main_window, "LOAD_BATCH", 1)  # the rows enter over several event-loop turns
+    started: list[str] = []
+    link_all = Workspace._link_all
+
+    def recorded(self: Workspace) -> dict[tuple[int, str], int]:
+        started.append("links")
+        return link_all(self)
+
+    monkeypatch.setattr(Workspace, "_link_all", recorded)
     win = MainWindow(Workspace(root, watch=False), temp_settings(tmp_path))
     qtbot.addWidget(win)
     at_ready: dict[str, object] = {}
@@ -75,7 +85,7 @@ def test_window_is_usable_before_the_background_loads_start(qtbot, tmp_path: Pat
     def usable() -> None:
         wiki = win.workspace.wiki(0)
         at_ready.update(rows=win.model.rowCount(), current=win.current, title=win.windowTitle(),
-                        links=wiki.built_links(),
+                        links=wiki.built_links(), started=list(started),
                         backlinks=win.side.links.tree.topLevelItem(0).text(0))
 
     win.ready.connect(usable)
@@ -85,5 +95,6 @@ def test_window_is_usable_before_the_background_loads_start(qtbot, tmp_path: Pat
     assert at_ready["title"].startswith("Home")  # type: ignore[union-attr]
     assert at_ready["backlinks"] == "Backlinks (3)"  # the page's own links are exact already
     assert at_ready["links"] is None  # every link of the workspace was resolved after, not before
+    assert at_ready["started"] == [] and started == ["links"]
     assert _inbound(win)["wiki/home.md"] == 3
     win.close()
