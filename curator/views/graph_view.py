@@ -53,8 +53,10 @@ LABEL_LIMIT = 60
 #: of thousands of unlinked dots around the main component only bury it.
 ORPHAN_HIDE_ABOVE = 3000
 LABEL_CHARS = 28
+#: How strongly the edges' grey shows over the background (they are drawn opaque, pre-blended).
+EDGE_ALPHA = 90
 #: Nodes handed to pyqtgraph per event-loop turn (see GraphView._draw_chunks).
-DRAW_CHUNK = 4000
+DRAW_CHUNK = 2000
 #: Drawing order of the kinds of node, bottom up: ghosts under pages, identity pages on top.
 NODE_Z = {"unresolved": 1, "attachment": 2, "deep": 3, "context": 4, "core": 5, "identity": 6}
 
@@ -83,6 +85,14 @@ class GraphData:
     layout_seconds: float = 0.0
     folded_labels: list[str] = field(default_factory=list)
     kinds: np.ndarray | None = None  # each node's scatter item (set by the view)
+    layer_array: np.ndarray | None = None  # ``layers`` as a numpy array (made on first use)
+
+
+def _layer_array(d: GraphData) -> np.ndarray:
+    """``d.layers`` as a numpy array, made once per graph (50,000 strings: tens of ms a redraw)."""
+    if d.layer_array is None:
+        d.layer_array = np.array(d.layers)
+    return d.layer_array
 
 
 def build_graph_data(wiki: Wiki, engine: LayoutEngine, center: str | None, depth: int,
@@ -155,7 +165,7 @@ def _build_graph_data(wiki: Wiki, engine: LayoutEngine, center: str | None, dept
     degree = np.bincount(edges.ravel(), minlength=len(ids)) if len(ids) else np.zeros(0)
     pos = np.array([pos_map.get(n, (0.0, 0.0)) for n in ids], dtype=float).reshape(-1, 2)
     return GraphData(ids, labels, layers, namespaces, trust, degree, resolved, pos, edges, center, elapsed,
-                     [label.casefold() for label in labels])
+                     [label.casefold() for label in labels], layer_array=np.array(layers))
 
 
 class GraphView(WikiView):
@@ -270,8 +280,13 @@ class GraphView(WikiView):
         plot.hideAxis("bottom")
         plot.setAspectLocked(True)
         plot.setMenuEnabled(False)
-        self.edges_item = pg.PlotCurveItem(pen=pg.mkPen(QColor(128, 128, 128, 90), width=1), connect="pairs",
-                                           antialias=False)
+        # Edges are separate line segments (QPainter.drawLines) in an opaque grey, the colour a
+        # translucent one took over the background: stroking one QPainterPath of every edge, and
+        # blending each translucent pixel, cost 100-200 ms a repaint at 32,000 pages (an opaque
+        # pen is an order of magnitude faster to rasterise), all of it on the GUI thread.
+        self.edges_item = pg.PlotCurveItem(pen=pg.mkPen(_edge_colour(self.palette().base().color()), width=1),
+                                           connect="pairs", antialias=False)
+        self.edges_item.setSegmentedLineMode("on")
         plot.addItem(self.edges_item)
         # One scatter item per kind of node, each with one brush and one symbol and no outline
         # pen: a redraw is one setData of numpy arrays per kind, with no per-point styling (per-
@@ -329,24 +344,29 @@ class GraphView(WikiView):
         self.reload(center=path)
 
     def reload(self, full: bool = False, center: str | None = None) -> None:
-        from curator.engine.layout import engine_for
-
         if not self.host.workspace.ready:
             return
         index = self.wiki_index
         if self.local and center is None:
             current = self.host.current
             center = current[1] if current and current[0] == index else None
-        wiki = self.host.workspace.wiki(index)
-        engine = self._engines.get(index)
-        if engine is None:
-            engine = self._engines[index] = engine_for(wiki.state_dir)
+        engines = self._engines
         depth = self.depth_slider.value()
         files = self.attachments.isChecked()
         self._stale = False
         self.info.setText("Laying out…")
-        self.host.workspace.read(index, lambda w: build_graph_data(w, engine, center, depth, full, files),
-                                    self._show, lambda exc: self.info.setText(f"Graph failed: {exc}"))
+
+        def build(wiki: Wiki) -> GraphData:
+            # igraph (a tenth of a second to import) and the position cache (tens of thousands
+            # of entries) are loaded here, off the GUI thread
+            from curator.engine.layout import engine_for
+
+            engine = engines.get(index)
+            if engine is None:
+                engine = engines.setdefault(index, engine_for(wiki.state_dir))
+            return build_graph_data(wiki, engine, center, depth, full, files)
+
+        self.host.workspace.read(index, build, self._show, lambda exc: self.info.setText(f"Graph failed: {exc}"))
 
     def _orphans_chosen(self, _checked: bool) -> None:
         self._orphans_auto = False  # the operator decided: keep their choice
@@ -380,7 +400,7 @@ class GraphView(WikiView):
         d = self.data
         if d is None:
             return np.zeros(0, dtype=bool)
-        layers = np.array(d.layers)
+        layers = _layer_array(d)
         allowed = [name for name, b in self.layer_buttons.items() if b.isChecked()]
         if self.ghosts.isChecked():
             allowed.append("unresolved")
@@ -436,7 +456,7 @@ class GraphView(WikiView):
                 chunks.append((kind, n, pos[part], size[part], index[part]))
         if self.label_item.toPlainText() and not self._hover_shown():
             self.label_item.setText("")  # never a label whose node is gone
-        self._draw_labels()
+        self._clear_labels()  # placed again once the nodes are drawn (see _draw_chunks)
         self._update_highlight()
         pages = int(d.resolved[shown].sum())
         where = f" around {d.labels[d.ids.index(d.center)]}" if d.center else ""
@@ -473,6 +493,9 @@ class GraphView(WikiView):
             return  # a newer redraw took over
         if first:
             self._used = {kind: 0 for kind in self.node_items}
+            # no repaint between chunks: each one re-drew every edge (50-70 ms at 32,000 pages);
+            # the plot paints once, when every node is in place
+            self.plot.setUpdatesEnabled(False)
         budget = DRAW_CHUNK
         while chunks and budget > 0:
             kind, n, pos, size, index = chunks.pop(0)
@@ -486,10 +509,14 @@ class GraphView(WikiView):
             for item in items[self._used[kind]:]:
                 if len(item.data):
                     item.setData([])
+        self.plot.setUpdatesEnabled(True)
         if self._fit_pending:  # a new graph: frame it once every node is in place
             self._fit_pending = False
-            self.plot.autoRange()
+            self.plot.autoRange()  # (the labels follow the range change: see _relabel)
+            self._relabel.start()
             self.mark_ready()
+        else:  # in its own event-loop turn: placing them measures every candidate's text
+            QTimer.singleShot(0, self._draw_labels)
 
     def _kinds(self, d: GraphData) -> np.ndarray:
         """Each node's kind as the position of its scatter item in :attr:`node_items`."""
@@ -510,7 +537,7 @@ class GraphView(WikiView):
         d = self.data
         if d is None or self.ghosts.isChecked():
             return 0
-        return int((~d.resolved & (np.array(d.layers) == "unresolved")).sum())
+        return int((~d.resolved & (_layer_array(d) == "unresolved")).sum())
 
     def _hover_shown(self) -> bool:
         i = self._hover_index
@@ -525,10 +552,7 @@ class GraphView(WikiView):
         rebuilt from the shown nodes each time, never left from an earlier graph.
         """
         d = self.data
-        for item in self._labels:
-            self.plot.removeItem(item)
-        self._labels = []
-        self._label_nodes = []
+        self._clear_labels()
         if d is None or not len(self._shown_index):
             return
         shown = self._shown_index
@@ -556,6 +580,12 @@ class GraphView(WikiView):
             placed.append(rect)
             self._labels.append(item)
             self._label_nodes.append(int(i))
+
+    def _clear_labels(self) -> None:
+        for item in self._labels:
+            self.plot.removeItem(item)
+        self._labels = []
+        self._label_nodes = []
 
     def label_nodes(self) -> list[str]:
         """Ids of the nodes that carry a permanent label now (for tests)."""
@@ -634,6 +664,13 @@ class GraphView(WikiView):
         i = self.data.ids.index(node_id)
         scene = self.plot.plotItem.vb.mapViewToScene(_pg().Point(*self.data.pos[i]))
         return self.plot.mapFromScene(scene)
+
+
+def _edge_colour(background: QColor) -> QColor:
+    """The edges' grey (128, 128, 128 at EDGE_ALPHA) blended over ``background``, opaque."""
+    a = EDGE_ALPHA / 255
+    return QColor(*(round(128 * a + c * (1 - a)) for c in (background.red(), background.green(),
+                                                             background.blue())))
 
 
 _BRUSHES: dict[str, Any] = {}
