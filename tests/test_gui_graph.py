@@ -186,3 +186,62 @@ def test_small_graph_keeps_orphans_and_rings_the_selected_node(qtbot, window: Ma
     assert view.highlighted() == "wiki/lonely.md"
     view.orphans.setChecked(False)  # the selected node filtered out: no ring left behind
     assert view.highlighted() is None
+
+
+# --- the overview by community (issue 17) ------------------------------------------------------------
+
+def _two_clusters(n: int, m: int) -> dict[str, str]:
+    """Two groups of ``n`` and ``m`` pages (every page linked to every other of its group), joined
+    by one link, and a page linked to nothing."""
+    pages: dict[str, str] = {}
+    for ring, size in (("alpha", n), ("beta", m)):
+        for i in range(size):
+            nxt = " ".join(f"[[{ring}-{k:03d}]]" for k in range(size) if k != i)
+            title = f"{ring.title()} hub" if i == 0 else f"{ring.title()} {i}"
+            pages[f"wiki/{ring}/{ring}-{i:03d}.md"] = f"---\ntitle: {title}\n---\n{nxt}\n"
+    pages["wiki/alpha/alpha-000.md"] += "see [[beta-000]]\n"
+    pages["wiki/lonely.md"] = "---\ntitle: Lonely\n---\nno links\n"
+    return pages
+
+
+def test_community_overview_shows_communities_sized_by_membership_and_expands_on_click(  # type: ignore[no-untyped-def]
+        qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from curator.views import graph_view
+
+    monkeypatch.setattr(graph_view, "COMMUNITIES_ABOVE", 30)  # 41 pages count as big here
+    win = _open_graph(qtbot, tmp_path, _two_clusters(20, 12))
+    view = graph_of(win)
+    assert view.by_community and view.mode.currentText() == "Communities"  # the default at scale
+    d = view.data
+    assert d is not None and d.members is not None
+    assert [len(m) for m in d.members] == [20, 12]  # the two groups, biggest first; the lonely page in none
+    assert d.alone == 1 and "2 communities of 32 pages" in view.info.text()
+    assert {frozenset(m) for m in d.members} == {
+        frozenset(f"wiki/{ring}/{ring}-{i:03d}.md" for i in range(n)) for ring, n in (("alpha", 20), ("beta", 12))}
+    sizes = view.node_items["community"][0].data["size"]
+    assert len(sizes) == 2 and sizes[0] > sizes[1]  # sized by membership
+    assert any(label.startswith(("Alpha hub", "Beta hub")) for label in d.labels)
+    assert len(d.edges) == 1  # the one link between them
+    # a click on a community shows its pages (and only those), with a way back
+    alpha = next(i for i, m in enumerate(d.members) if "wiki/alpha/alpha-000.md" in m)
+    with qtbot.waitSignal(view.content_ready, timeout=30_000):
+        view.expand_community(alpha)
+    assert view.data is not None and view.data.members is None
+    assert shown_ids(view) == {f"wiki/alpha/alpha-{i:03d}.md" for i in range(20)}
+    assert "in the community of Alpha hub" in view.info.text()
+    assert view.back_button.isVisible()
+    with qtbot.waitSignal(win.ready, timeout=10_000):  # a page of it opens on click, as in any graph
+        view.host.open_page((0, "wiki/alpha/alpha-003.md"))
+    assert view.highlighted() == "wiki/alpha/alpha-003.md"
+    with qtbot.waitSignal(view.content_ready, timeout=30_000):
+        view.back_button.click()
+    assert view.data is not None and view.data.members is not None and not view.back_button.isVisible()
+    with qtbot.waitSignal(view.content_ready, timeout=30_000):
+        view.mode.setCurrentIndex(0)  # the operator's choice: the global graph of every page
+    assert "wiki/beta/beta-007.md" in shown_ids(view)
+    win.close()
+
+
+def test_small_wiki_opens_on_the_global_graph(window: MainWindow) -> None:
+    view = graph_of(window)
+    assert view.mode.currentText() == "Global" and view.data is not None and view.data.members is None

@@ -43,10 +43,12 @@ if TYPE_CHECKING:
 
     from .host import ViewHost
 
-SYMBOLS = {"identity": "star", "core": "o", "context": "s", "deep": "d", "unresolved": "o", "attachment": "t"}
+SYMBOLS = {"identity": "star", "core": "o", "context": "s", "deep": "d", "unresolved": "o", "attachment": "t",
+           "community": "o"}
 GHOST_COLOR = "#b0b0b0"
 HIGHLIGHT_COLOR = "#e67e22"
 ATTACHMENT_COLOR = "#d97706"
+COMMUNITY_COLOR = "#5b7fa6"
 #: Pages considered for a permanent label (the best connected in view); hover shows any title.
 LABEL_LIMIT = 60
 #: Above this many pages the global graph starts with orphans hidden (the count is shown): tens
@@ -58,7 +60,13 @@ EDGE_ALPHA = 90
 #: Nodes handed to pyqtgraph per event-loop turn (see GraphView._draw_chunks).
 DRAW_CHUNK = 2000
 #: Drawing order of the kinds of node, bottom up: ghosts under pages, identity pages on top.
-NODE_Z = {"unresolved": 1, "attachment": 2, "deep": 3, "context": 4, "core": 5, "identity": 6}
+NODE_Z = {"unresolved": 1, "attachment": 2, "deep": 3, "context": 4, "core": 5, "identity": 6, "community": 7}
+#: Above this many pages the graph view opens on its overview by community (one node per
+#: community of pages, sized by membership; a click shows that community's pages), until the
+#: operator picks another mode.
+COMMUNITIES_ABOVE = 10_000
+#: The modes of the view, in the order of its selector.
+MODES = ("Global", "Local", "Communities")
 
 
 def _pg() -> Any:
@@ -86,6 +94,11 @@ class GraphData:
     folded_labels: list[str] = field(default_factory=list)
     kinds: np.ndarray | None = None  # each node's scatter item (set by the view)
     layer_array: np.ndarray | None = None  # ``layers`` as a numpy array (made on first use)
+    #: the overview by community: each node is a community, with these pages
+    members: list[list[str]] | None = None
+    #: pages in no community (the overview), or the community shown (its name)
+    alone: int = 0
+    community: str | None = None
 
 
 def _layer_array(d: GraphData) -> np.ndarray:
@@ -96,9 +109,10 @@ def _layer_array(d: GraphData) -> np.ndarray:
 
 
 def build_graph_data(wiki: Wiki, engine: LayoutEngine, center: str | None, depth: int,
-                     full: bool = False, attachments: bool = False) -> GraphData:
-    """The graph as the operator sees it, laid out: all of it, or ``depth`` hops around ``center``
-    (with the attachment files pages link to as nodes when ``attachments`` is set)."""
+                     full: bool = False, attachments: bool = False, members: list[str] | None = None) -> GraphData:
+    """The graph as the operator sees it, laid out: all of it, ``depth`` hops around ``center``,
+    or the pages ``members`` (a community of the overview), with the attachment files pages link
+    to as nodes when ``attachments`` is set."""
     import gc
 
     from curator.engine.store import gc_paused
@@ -107,13 +121,56 @@ def build_graph_data(wiki: Wiki, engine: LayoutEngine, center: str | None, depth
     # the GUI thread, for half a second at 50,000 nodes; none of them are cyclic: build them with
     # the collector paused, then move them out of its sight (reference counting frees them).
     with gc_paused():
-        data = _build_graph_data(wiki, engine, center, depth, full, attachments)
+        data = _build_graph_data(wiki, engine, center, depth, full, attachments, members)
         gc.freeze()
     return data
 
 
+def build_community_data(wiki: Wiki) -> GraphData:
+    """The overview by community (see :mod:`curator.engine.communities`): one node per community
+    of pages, named by its best-linked page, sized by membership, linked to the communities its
+    pages link to. Computed off the GUI thread (Leiden itself in a worker process)."""
+    import gc
+
+    from curator.engine.communities import find_communities
+    from curator.engine.graph import graph_for
+    from curator.engine.layout import unique_pairs
+    from curator.engine.store import gc_paused
+
+    _pg()
+    with gc_paused():
+        graph = graph_for(wiki, OPERATOR, False)
+        ids = sorted(n for n, node in graph.nodes.items() if node.page is not None)
+        index = {n: i for i, n in enumerate(ids)}
+        src: list[int] = []
+        dst: list[int] = []
+        for source, targets in graph.out.items():
+            a = index.get(source)
+            if a is None:
+                continue
+            for target in targets:
+                b = index.get(target)
+                if b is not None:
+                    src.append(a)
+                    dst.append(b)
+        pairs = unique_pairs(np.column_stack([np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)]),
+                             len(ids))
+        found = find_communities(ids, pairs)
+        gc.freeze()
+    groups = found.communities
+    labels = [f"{graph.nodes[c.hub].label} ({len(c.members):,} pages)" for c in groups]
+    n = len(groups)
+    edges = np.array([(a, b) for a, b, _links in found.edges], dtype=np.int64).reshape(-1, 2)
+    degree = np.bincount(edges.ravel(), minlength=n) if n else np.zeros(0, dtype=np.int64)
+    layers = ["community"] * n
+    return GraphData([f"community:{i}" for i in range(n)], labels, layers, [""] * n, np.zeros(n), degree,
+                     np.ones(n, dtype=bool), np.array(found.positions, dtype=float).reshape(-1, 2), edges,
+                     folded_labels=[label.casefold() for label in labels], layer_array=np.array(layers),
+                     members=[c.members for c in groups], alone=found.alone)
+
+
 def _build_graph_data(wiki: Wiki, engine: LayoutEngine, center: str | None, depth: int,
-                      full: bool, attachments: bool) -> GraphData:
+                      full: bool, attachments: bool, members: list[str] | None = None) -> GraphData:
     import time
 
     from curator.engine.graph import graph_for
@@ -121,7 +178,11 @@ def _build_graph_data(wiki: Wiki, engine: LayoutEngine, center: str | None, dept
 
     _pg()  # imported here, off the GUI thread (half a second), before the view first draws
     graph = graph_for(wiki, OPERATOR, attachments)
-    if center is not None and center in graph.nodes:
+    if members is not None:
+        center = None
+        nodes = {m for m in members if m in graph.nodes}
+        engine = LayoutEngine()  # nor a community's
+    elif center is not None and center in graph.nodes:
         nodes = set(graph.bfs(center, depth))
         engine = LayoutEngine()  # a local view must not disturb the global positions
     else:
@@ -145,7 +206,7 @@ def _build_graph_data(wiki: Wiki, engine: LayoutEngine, center: str | None, dept
                          len(ids))
     start = time.perf_counter()
     pos_map = engine.layout_pairs(ids, edges, full=full and center is None)
-    if center is None:
+    if center is None and members is None:
         engine.save()
     elapsed = time.perf_counter() - start
     labels, layers, namespaces = [], [], []
@@ -178,8 +239,14 @@ class GraphView(WikiView):
         self._shown_index = np.zeros(0, dtype=np.int64)
 
         self.mode = QComboBox()
-        self.mode.addItems(["Global", "Local"])
-        self.mode.setToolTip("Global graph, or the pages around the open page")
+        self.mode.addItems(list(MODES))
+        self.mode.setToolTip("Global graph, the pages around the open page, or the wiki's communities "
+                             "(click one to see its pages)")
+        self.back_button = QPushButton("Back to communities")
+        self.back_button.setVisible(False)
+        self.back_button.clicked.connect(self.show_communities)
+        self._mode_auto = True  # the overview by community at scale, until the operator picks a mode
+        self._community: tuple[str, list[str]] | None = None  # the community shown (name, pages)
         self.depth_slider = QSlider(Qt.Orientation.Horizontal)
         self.depth_slider.setRange(1, 4)
         self.depth_slider.setValue(2)
@@ -196,7 +263,8 @@ class GraphView(WikiView):
         self.attachments.setToolTip("Show the files pages link to or embed (images, PDFs, canvases)")
         self.relayout = QPushButton("Re-layout")
         top = QHBoxLayout()
-        for w in (self.wiki_choice, self.mode, self.depth_label, self.depth_slider, self.size_by, self.relayout):
+        for w in (self.wiki_choice, self.mode, self.back_button, self.depth_label, self.depth_slider, self.size_by,
+                  self.relayout):
             top.addWidget(w)
         top.addStretch(1)
 
@@ -248,7 +316,7 @@ class GraphView(WikiView):
         self._label_nodes: list[int] = []
         self._hover_index: int | None = None
 
-        self.mode.currentIndexChanged.connect(lambda _i: self.reload())
+        self.mode.currentIndexChanged.connect(self._mode_changed)
         self.depth_slider.valueChanged.connect(self._depth_changed)
         self.size_by.currentIndexChanged.connect(self._redraw)
         self.ghosts.toggled.connect(self._redraw)
@@ -319,6 +387,35 @@ class GraphView(WikiView):
     def local(self) -> bool:
         return self.mode.currentIndex() == 1
 
+    @property
+    def by_community(self) -> bool:
+        """Whether the view shows the overview by community (or one community of it)."""
+        return self.mode.currentIndex() == 2
+
+    def _mode_changed(self, _index: int) -> None:
+        self._mode_auto = False
+        self._community = None
+        self.reload()
+
+    def _set_mode(self, index: int) -> None:
+        self.mode.blockSignals(True)
+        self.mode.setCurrentIndex(index)
+        self.mode.blockSignals(False)
+
+    def show_communities(self) -> None:
+        """The overview by community (from one community: back to all of them)."""
+        self._community = None
+        self._set_mode(2)
+        self.reload()
+
+    def expand_community(self, i: int) -> None:
+        """Show the pages of community ``i`` of the overview (a click on its node)."""
+        d = self.data
+        if d is None or d.members is None or not 0 <= i < len(d.members):
+            return
+        self._community = (d.labels[i], d.members[i])
+        self.reload()
+
     def _mark_stale(self) -> None:
         self._stale = True
         self._maybe_reload()
@@ -338,15 +435,26 @@ class GraphView(WikiView):
 
     def center_on(self, path: str) -> None:
         """Show the local graph around ``path`` (double-click on a node)."""
-        self.mode.blockSignals(True)
-        self.mode.setCurrentIndex(1)
-        self.mode.blockSignals(False)
+        self._mode_auto = False
+        self._community = None
+        self._set_mode(1)
         self.reload(center=path)
 
     def reload(self, full: bool = False, center: str | None = None) -> None:
         if not self.host.workspace.ready:
             return
         index = self.wiki_index
+        if self._mode_auto:  # a big wiki opens on its communities
+            self._set_mode(2 if self.host.workspace.wiki(index).store.count() > COMMUNITIES_ABOVE else 0)
+        self.back_button.setVisible(self.by_community and self._community is not None)
+        if self.by_community and self._community is None:
+            self._stale = False
+            self.info.setText("Finding communities…")
+            self.host.workspace.read(index, build_community_data, self._show,
+                                     lambda exc: self.info.setText(f"Graph failed: {exc}"))
+            return
+        community = self._community if self.by_community else None
+        members = community[1] if community is not None else None
         if self.local and center is None:
             current = self.host.current
             center = current[1] if current and current[0] == index else None
@@ -364,7 +472,10 @@ class GraphView(WikiView):
             engine = engines.get(index)
             if engine is None:
                 engine = engines.setdefault(index, engine_for(wiki.state_dir))
-            return build_graph_data(wiki, engine, center, depth, full, files)
+            data = build_graph_data(wiki, engine, center, depth, full, files, members)
+            if community is not None:
+                data.community = community[0]
+            return data
 
         self.host.workspace.read(index, build, self._show, lambda exc: self.info.setText(f"Graph failed: {exc}"))
 
@@ -378,7 +489,7 @@ class GraphView(WikiView):
         self._ensure_plot()
         self.data = data
         self.label_item.setText("")  # a hover label belongs to the graph that was shown before
-        many = data.center is None and int(data.resolved.sum()) > ORPHAN_HIDE_ABOVE
+        many = data.center is None and data.community is None and int(data.resolved.sum()) > ORPHAN_HIDE_ABOVE
         for auto, box in ((self._orphans_auto, self.orphans), (self._ghosts_auto, self.ghosts)):
             if auto:  # a big global graph starts with orphans and not-yet-written targets hidden
                 box.blockSignals(True)
@@ -400,6 +511,9 @@ class GraphView(WikiView):
         d = self.data
         if d is None:
             return np.zeros(0, dtype=bool)
+        needle = self.title_filter.text().strip().casefold()
+        if d.members is not None:  # the overview by community: only the title filter applies
+            return np.array([needle in label for label in d.folded_labels], dtype=bool).reshape(-1)
         layers = _layer_array(d)
         allowed = [name for name, b in self.layer_buttons.items() if b.isChecked()]
         if self.ghosts.isChecked():
@@ -411,7 +525,6 @@ class GraphView(WikiView):
         ns = self.namespace.currentText()
         if ns != "All namespaces":
             mask &= np.array([n == ns for n in d.namespaces]) | ~d.resolved
-        needle = self.title_filter.text().strip().casefold()
         if needle:
             mask &= np.array([needle in label for label in d.folded_labels])
         if not self.orphans.isChecked():
@@ -436,7 +549,10 @@ class GraphView(WikiView):
             self.edges_item.setData(seg[:, 0], seg[:, 1], connect="pairs")
         else:
             self.edges_item.setData([], [])
-        if self.size_by.currentIndex() == 0:
+        if d.members is not None:  # a community: by how many pages it holds
+            counts = np.array([len(m) for m in d.members], dtype=float)[shown]
+            sizes = np.minimum(10 + 1.2 * np.sqrt(counts), 64)
+        elif self.size_by.currentIndex() == 0:
             sizes = 6 + 12 * d.trust[shown]
         else:
             sizes = 6 + 3 * np.sqrt(np.minimum(d.degree[shown], 100))
@@ -460,7 +576,13 @@ class GraphView(WikiView):
         self._update_highlight()
         pages = int(d.resolved[shown].sum())
         where = f" around {d.labels[d.ids.index(d.center)]}" if d.center else ""
+        if d.community:
+            where = f" in the community of {d.community}"
         text = f"{plural(pages, 'page')}, {len(shown) - pages:,} not yet written{where}"
+        if d.members is not None:
+            text = (f"{plural(len(shown), 'community', 'communities')} of "
+                    f"{plural(sum(len(m) for m in d.members), 'page')} (Leiden); {d.alone:,} pages in none. "
+                    "Click a community to see its pages")
         hidden = self.hidden_orphans()
         if hidden:
             text += f"; {hidden:,} orphans hidden (tick Orphans to show them)"
@@ -561,7 +683,8 @@ class GraphView(WikiView):
         pos = d.pos[shown]
         inside = shown[(pos[:, 0] >= x0) & (pos[:, 0] <= x1) & (pos[:, 1] >= y0) & (pos[:, 1] <= y1)]
         pages = inside[d.resolved[inside]]
-        ranked = list(pages[np.argsort(-d.degree[pages], kind="stable")][:LABEL_LIMIT])
+        weight = d.degree if d.members is None else np.array([len(m) for m in d.members])  # communities: size
+        ranked = list(pages[np.argsort(-weight[pages], kind="stable")][:LABEL_LIMIT])
         if d.center is not None:
             c = d.ids.index(d.center)
             if c in shown:
@@ -622,6 +745,8 @@ class GraphView(WikiView):
         if d is None:
             return ""
         i = int(data)
+        if d.members is not None:
+            return f"{d.labels[i]}\nclick to see its pages"
         if not d.resolved[i]:
             return f"{d.labels[i]} (not yet written)"
         return f"{d.labels[i]}\n{d.ids[i]}\n{d.layers[i]}, trust {d.trust[i]:.2f}, {plural(int(d.degree[i]), 'link')}"
@@ -642,7 +767,9 @@ class GraphView(WikiView):
         if d is None or len(points) == 0:
             return
         i = int(points[0].data())
-        if d.resolved[i]:
+        if d.members is not None:
+            self.expand_community(i)
+        elif d.resolved[i]:
             self.host.open_page((self.wiki_index, d.ids[i]))
             self._update_highlight()
         else:
@@ -653,7 +780,7 @@ class GraphView(WikiView):
             return
         points = [p for items in self.node_items.values() for item in items
                   for p in item.pointsAt(item.mapFromScene(ev.scenePos()))]
-        if len(points):
+        if len(points) and self.data.members is None:
             i = int(points[0].data())
             if self.data.resolved[i]:
                 self.center_on(self.data.ids[i])
@@ -680,7 +807,7 @@ def _brush(layer: str) -> Any:
     brush = _BRUSHES.get(layer)
     if brush is None:
         color = QColor(GHOST_COLOR if layer == "unresolved" else ATTACHMENT_COLOR if layer == "attachment"
-                       else LAYER_COLORS.get(layer, "#7f8c8d"))
+                       else COMMUNITY_COLOR if layer == "community" else LAYER_COLORS.get(layer, "#7f8c8d"))
         if layer == "unresolved":
             color.setAlpha(140)
         brush = _BRUSHES[layer] = _pg().mkBrush(color)
