@@ -298,6 +298,7 @@ class GraphView(WikiView):
         # The plot (pyqtgraph: half a second to import) is built when first needed, not while
         # the station opens: see :meth:`_ensure_plot`.
         self._plot: Any = None
+        self._plot_asked = False
         self._plot_slot = QWidget()
         self._orphans_auto = True  # the orphan default follows the graph's size until toggled
         self._ghosts_auto = True  # so does the unresolved one
@@ -313,6 +314,7 @@ class GraphView(WikiView):
         layout.addWidget(self._plot_slot, 1)
         layout.addWidget(self.info)
         self._labels: list[Any] = []
+        self._spare_labels: list[Any] = []  # label items out of the plot, to be reused
         self._label_nodes: list[int] = []
         self._hover_index: int | None = None
 
@@ -427,6 +429,13 @@ class GraphView(WikiView):
     def showEvent(self, event: Any) -> None:
         super().showEvent(event)
         self._maybe_reload()
+        if self._plot is None and not self._plot_asked:
+            # pyqtgraph imported off the GUI thread, then the plot made while the graph is still
+            # being computed, not in the turn that draws it
+            from .tasks import run_task
+
+            self._plot_asked = True
+            run_task(_pg, lambda _module: self._ensure_plot(), owner=self)
 
     def _depth_changed(self, value: int) -> None:
         self.depth_label.setText(f"Depth {value}")
@@ -691,14 +700,20 @@ class GraphView(WikiView):
                 ranked = [c, *[i for i in ranked if i != c]]
         color = self.palette().text().color()
         placed: list[Any] = []
+        spare = self._spare_labels
         for i in ranked:
             text = d.labels[i] if len(d.labels[i]) <= LABEL_CHARS else d.labels[i][:LABEL_CHARS - 1] + "…"
-            item = _pg().TextItem(text, color=color, anchor=(0.5, -0.4))
+            if spare:  # reused: making a text item costs the GUI thread a millisecond or more
+                item = spare.pop()
+                item.setText(text, color if item.color != color else None)
+            else:
+                item = _pg().TextItem(text, color=color, anchor=(0.5, -0.4))
             item.setPos(*d.pos[i])
             self.plot.addItem(item)
             rect = item.sceneBoundingRect()
             if any(rect.intersects(other) for other in placed):
                 self.plot.removeItem(item)
+                spare.append(item)
                 continue
             placed.append(rect)
             self._labels.append(item)
@@ -707,6 +722,7 @@ class GraphView(WikiView):
     def _clear_labels(self) -> None:
         for item in self._labels:
             self.plot.removeItem(item)
+        self._spare_labels.extend(self._labels)  # out of the plot, kept for the next placement
         self._labels = []
         self._label_nodes = []
 
