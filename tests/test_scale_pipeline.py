@@ -60,6 +60,23 @@ def test_worker_processes_parse_exactly_like_this_process(tmp_path: Path, monkey
     reopened.close()
 
 
+def _niceness(_root: str, files: list[PageFile]) -> list[int]:
+    return [os.nice(0)] * len(files)
+
+
+@pytest.mark.skipif(not hasattr(os, "nice"), reason="no process priorities here")
+def test_background_workers_run_at_a_lower_priority(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The station's background builds (niceness > 0) leave the cores to the GUI thread first."""
+    monkeypatch.setattr(parallel, "workers", lambda: 2)
+    files = [PageFile(f"p{i}.md", 0, 1) for i in range(4)]
+    own = os.nice(0)
+    background = parallel.map_chunks(_niceness, "", files, niceness=5)
+    foreground = parallel.map_chunks(_niceness, "", files)
+    assert background is not None and foreground is not None
+    assert {n for chunk in background for n in chunk} == {min(own + 5, 19)}
+    assert {n for chunk in foreground for n in chunk} == {own}
+
+
 def test_chunks_spread_the_big_pages() -> None:
     files = [PageFile(f"p{i}.md", 0, size) for i, size in enumerate([10**6, 10**6, *[100] * 998])]
     parts = parallel.chunks(files, size=250)

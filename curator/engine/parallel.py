@@ -54,8 +54,11 @@ def chunks(files: Sequence[PageFile], size: int = CHUNK_FILES) -> list[list[Page
 
 
 def map_chunks(fn: Callable[..., list[T]], root: str, files: Sequence[PageFile],
-               *args: Any) -> Iterator[list[T]] | None:
+               *args: Any, niceness: int = 0) -> Iterator[list[T]] | None:
     """``fn(root, chunk, *args)`` for every chunk of ``files`` in worker processes, in order.
+
+    ``niceness`` above 0 lowers the workers' CPU priority by that much (work in the background
+    of the station: the cores go to the GUI thread first, and to the workers whenever it idles).
 
     None when there is a single core or no pool can be started: run ``fn`` in process then.
     """
@@ -63,7 +66,11 @@ def map_chunks(fn: Callable[..., list[T]], root: str, files: Sequence[PageFile],
     if n < 2 or len(files) < 2:
         return None
     try:
-        pool = ProcessPoolExecutor(max_workers=n, mp_context=_context())
+        if niceness > 0 and hasattr(os, "nice"):
+            pool = ProcessPoolExecutor(max_workers=n, mp_context=_context(), initializer=os.nice,
+                                       initargs=(niceness,))
+        else:
+            pool = ProcessPoolExecutor(max_workers=n, mp_context=_context())
     except (OSError, ValueError, NotImplementedError):
         return None
     parts = chunks(files)

@@ -243,11 +243,12 @@ class SearchIndex:
         """Held for every refresh and build: :meth:`Wiki.close` waits for it."""
         return self._lock
 
-    def ensure_built(self) -> None:
-        """Build the index now if it was never built (every search does this, refresh or not)."""
+    def ensure_built(self, niceness: int = 0) -> None:
+        """Build the index now if it was never built (every search does this, refresh or not);
+        ``niceness``: as :meth:`rebuild`'s."""
         with self._lock:
             if not self._built:
-                self.rebuild()
+                self.rebuild(niceness)
 
     def _too_many_tombstones(self) -> bool:
         dead = int(self._meta(self._conn, "dead") or 0)
@@ -379,11 +380,12 @@ class SearchIndex:
             sql, args = "SELECT path FROM search_docs WHERE path >= ? AND path < ?", (f"{d}/", f"{d}0")
         return [p for (p,) in self._conn.execute(sql, args)]
 
-    def rebuild(self) -> int:
+    def rebuild(self, niceness: int = 0) -> int:
         """Build the index from scratch, in bulk (the first search; ``curator search --rebuild``).
 
         Pages are read and their text prepared in worker processes while this process inserts
-        the rows; returns the number of pages indexed.
+        the rows (``niceness`` above 0: at that lower CPU priority, a build in the station's
+        background); returns the number of pages indexed.
         """
         with self._lock:
             wiki = self.wiki
@@ -395,7 +397,7 @@ class SearchIndex:
                 conn.execute("BEGIN IMMEDIATE")
                 try:
                     self._clear(conn)
-                    results = parallel.map_chunks(index_rows, real_root, files)
+                    results = parallel.map_chunks(index_rows, real_root, files, niceness=niceness)
                     if results is None:
                         results = iter([index_rows(real_root, files)])
                     doc_id = 0

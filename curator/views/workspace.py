@@ -75,6 +75,11 @@ class Snapshot:
 #: background task (``inbound_ready``), then the full-text index is built.
 LINK_LATER_ABOVE = 3000
 
+#: How much lower the CPU priority of the worker processes of a background build is (the
+#: full-text index after a load): on a two-core machine their parsing took the cores the GUI
+#: thread needed, and the window stalled for a few hundred milliseconds at a time.
+BACKGROUND_NICENESS = 10
+
 #: Progress units per wiki while the workspace loads.
 PROGRESS_STEPS = 1000
 
@@ -279,8 +284,8 @@ class Workspace(QObject):
         for handle in self.handles:
             wiki = handle.wiki
             if wiki is not None and not wiki.search.active():
-                run_task(wiki.search.ensure_built, functools.partial(self._search_done, handle.index),
-                         self._search_build_failed)
+                run_task(functools.partial(wiki.search.ensure_built, niceness=BACKGROUND_NICENESS),
+                         functools.partial(self._search_done, handle.index), self._search_build_failed)
 
     def _search_done(self, index: int, _count: object) -> None:
         self.search_built.emit(index)
