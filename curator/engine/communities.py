@@ -114,8 +114,8 @@ def _leiden(n: int, pairs: np.ndarray) -> tuple[list[int], dict[int, tuple[float
                     key = (ca, cb) if ca < cb else (cb, ca)
                     weights[key] = weights.get(key, 0) + 1
             overview = ig.Graph(n=len(big), edges=list(weights))
-            coords = overview.layout_fruchterman_reingold(weights=list(weights.values()) or None,
-                                                          niter=500).coords
+            # unweighted: weights pulled the big, densely joined communities into one heap
+            coords = overview.layout_fruchterman_reingold(niter=500).coords
             # spread by size: a community of n pages gets room for a node of its size
             scale = float(np.sqrt(sizes[big].max()))
             positions = {c: (float(x) * scale, float(y) * scale) for c, (x, y) in zip(big, coords, strict=True)}

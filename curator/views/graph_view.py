@@ -101,6 +101,10 @@ class GraphData:
     community: str | None = None
 
 
+def _short(text: str, chars: int = LABEL_CHARS) -> str:
+    return text if len(text) <= chars else text[:chars - 1] + "…"
+
+
 def _layer_array(d: GraphData) -> np.ndarray:
     """``d.layers`` as a numpy array, made once per graph (50,000 strings: tens of ms a redraw)."""
     if d.layer_array is None:
@@ -158,7 +162,7 @@ def build_community_data(wiki: Wiki) -> GraphData:
         found = find_communities(ids, pairs)
         gc.freeze()
     groups = found.communities
-    labels = [f"{graph.nodes[c.hub].label} ({len(c.members):,} pages)" for c in groups]
+    labels = [f"{_short(graph.nodes[c.hub].label, LABEL_CHARS - 12)} ({len(c.members):,} pages)" for c in groups]
     n = len(groups)
     edges = np.array([(a, b) for a, b, _links in found.edges], dtype=np.int64).reshape(-1, 2)
     degree = np.bincount(edges.ravel(), minlength=n) if n else np.zeros(0, dtype=np.int64)
@@ -497,6 +501,10 @@ class GraphView(WikiView):
     def _show(self, data: GraphData) -> None:
         self._ensure_plot()
         self.data = data
+        pages = data.members is None  # the overview's nodes are communities: page filters do not apply
+        for widget in (self.ghosts, self.orphans, self.attachments, self.min_trust, self.namespace, self.size_by,
+                       *self.layer_buttons.values()):
+            widget.setEnabled(pages)
         self.label_item.setText("")  # a hover label belongs to the graph that was shown before
         many = data.center is None and data.community is None and int(data.resolved.sum()) > ORPHAN_HIDE_ABOVE
         for auto, box in ((self._orphans_auto, self.orphans), (self._ghosts_auto, self.ghosts)):
@@ -560,7 +568,7 @@ class GraphView(WikiView):
             self.edges_item.setData([], [])
         if d.members is not None:  # a community: by how many pages it holds
             counts = np.array([len(m) for m in d.members], dtype=float)[shown]
-            sizes = np.minimum(10 + 1.2 * np.sqrt(counts), 64)
+            sizes = np.rint(np.minimum(8 + 0.5 * np.sqrt(counts), 40))
         elif self.size_by.currentIndex() == 0:
             sizes = 6 + 12 * d.trust[shown]
         else:
@@ -590,7 +598,7 @@ class GraphView(WikiView):
         text = f"{plural(pages, 'page')}, {len(shown) - pages:,} not yet written{where}"
         if d.members is not None:
             text = (f"{plural(len(shown), 'community', 'communities')} of "
-                    f"{plural(sum(len(m) for m in d.members), 'page')} (Leiden); {d.alone:,} pages in none. "
+                    f"{plural(sum(len(m) for m in d.members), 'page')} (Leiden); {plural(d.alone, 'page')} in none. "
                     "Click a community to see its pages")
         hidden = self.hidden_orphans()
         if hidden:
@@ -702,7 +710,7 @@ class GraphView(WikiView):
         placed: list[Any] = []
         spare = self._spare_labels
         for i in ranked:
-            text = d.labels[i] if len(d.labels[i]) <= LABEL_CHARS else d.labels[i][:LABEL_CHARS - 1] + "…"
+            text = d.labels[i] if d.members is not None else _short(d.labels[i])  # (a community's is short)
             if spare:  # reused: making a text item costs the GUI thread a millisecond or more
                 item = spare.pop()
                 item.setText(text, color if item.color != color else None)
