@@ -567,8 +567,8 @@ class GraphView(WikiView):
         else:
             self.edges_item.setData([], [])
         if d.members is not None:  # a community: by how many pages it holds
-            counts = np.array([len(m) for m in d.members], dtype=float)[shown]
-            sizes = np.rint(np.minimum(8 + 0.5 * np.sqrt(counts), 40))
+            counts = np.array([len(m) for m in d.members], dtype=float)
+            sizes = np.rint(8 + 32 * np.sqrt(counts[shown] / max(counts.max(), 1)))  # 8 to 40 px
         elif self.size_by.currentIndex() == 0:
             sizes = 6 + 12 * d.trust[shown]
         else:
