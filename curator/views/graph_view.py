@@ -38,6 +38,7 @@ from curator.views.widgets import layer_toggles
 from curator.views.wiki_view import WikiView
 
 if TYPE_CHECKING:
+    from curator.engine.graph import LinkGraph
     from curator.engine.layout import LayoutEngine
     from curator.engine.wiki import Wiki
 
@@ -130,6 +131,27 @@ def build_graph_data(wiki: Wiki, engine: LayoutEngine, center: str | None, depth
     return data
 
 
+def _edge_pairs(graph: LinkGraph, ids: list[str]) -> np.ndarray:
+    """The links between ``ids`` as unique index pairs (an (m, 2) array), made unique in numpy:
+    no sort of 200,000 string pairs (see ``LayoutEngine.layout_pairs``)."""
+    from curator.engine.layout import unique_pairs
+
+    index = {n: i for i, n in enumerate(ids)}
+    src: list[int] = []
+    dst: list[int] = []
+    for source, targets in graph.out.items():
+        a = index.get(source)
+        if a is None:
+            continue
+        for target in targets:
+            b = index.get(target)
+            if b is not None:
+                src.append(a)
+                dst.append(b)
+    return unique_pairs(np.column_stack([np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)]),
+                        len(ids))
+
+
 def build_community_data(wiki: Wiki) -> GraphData:
     """The overview by community (see :mod:`curator.engine.communities`): one node per community
     of pages, named by its best-linked page, sized by membership, linked to the communities its
@@ -138,28 +160,13 @@ def build_community_data(wiki: Wiki) -> GraphData:
 
     from curator.engine.communities import find_communities
     from curator.engine.graph import graph_for
-    from curator.engine.layout import unique_pairs
     from curator.engine.store import gc_paused
 
     _pg()
     with gc_paused():
         graph = graph_for(wiki, OPERATOR, False)
         ids = sorted(n for n, node in graph.nodes.items() if node.page is not None)
-        index = {n: i for i, n in enumerate(ids)}
-        src: list[int] = []
-        dst: list[int] = []
-        for source, targets in graph.out.items():
-            a = index.get(source)
-            if a is None:
-                continue
-            for target in targets:
-                b = index.get(target)
-                if b is not None:
-                    src.append(a)
-                    dst.append(b)
-        pairs = unique_pairs(np.column_stack([np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)]),
-                             len(ids))
-        found = find_communities(ids, pairs)
+        found = find_communities(ids, _edge_pairs(graph, ids))
         gc.freeze()
     groups = found.communities
     labels = [f"{_short(graph.nodes[c.hub].label, LABEL_CHARS - 12)} ({len(c.members):,} pages)" for c in groups]
@@ -178,7 +185,7 @@ def _build_graph_data(wiki: Wiki, engine: LayoutEngine, center: str | None, dept
     import time
 
     from curator.engine.graph import graph_for
-    from curator.engine.layout import LayoutEngine, unique_pairs
+    from curator.engine.layout import LayoutEngine
 
     _pg()  # imported here, off the GUI thread (half a second), before the view first draws
     graph = graph_for(wiki, OPERATOR, attachments)
@@ -193,21 +200,7 @@ def _build_graph_data(wiki: Wiki, engine: LayoutEngine, center: str | None, dept
         center = None
         nodes = set(graph.nodes)
     ids = sorted(nodes)
-    index = {n: i for i, n in enumerate(ids)}
-    # Edges as index pairs, made unique in numpy: no sort of 200,000 string pairs (see layout_pairs)
-    src: list[int] = []
-    dst: list[int] = []
-    for source, targets in graph.out.items():
-        a = index.get(source)
-        if a is None:
-            continue
-        for target in targets:
-            b = index.get(target)
-            if b is not None:
-                src.append(a)
-                dst.append(b)
-    edges = unique_pairs(np.column_stack([np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)]),
-                         len(ids))
+    edges = _edge_pairs(graph, ids)
     start = time.perf_counter()
     pos_map = engine.layout_pairs(ids, edges, full=full and center is None)
     if center is None and members is None:
