@@ -66,6 +66,9 @@ def cli_context(root: Path, *args: str) -> bytes:
 
 def run_preview(qtbot, view: PolicyView, agent: str, department: str, budget: int = 8000,  # type: ignore[no-untyped-def]
                 query: str = "") -> None:
+    # the view's own first load (and the preview it starts) is over first: its content_ready
+    # must not be taken for this preview's (the window is usable before the views have loaded)
+    qtbot.waitUntil(view.is_content_ready, timeout=10_000)
     view.agent.setCurrentText(agent)
     view.department.setCurrentText(department)
     view.budget.setValue(budget)
