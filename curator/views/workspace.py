@@ -150,9 +150,11 @@ class Workspace(QObject):
         try:
             return self._load_all_pages()
         finally:
+            # frozen before the collector resumes: the allocations counted while it was paused
+            # would otherwise start a collection over all of them at once
+            gc.freeze()
             if gc_was_enabled:
                 gc.enable()
-            gc.freeze()
 
     @property
     def _link_later(self) -> bool:
