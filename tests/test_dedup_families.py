@@ -315,3 +315,35 @@ def test_the_same_families_from_every_process(root: Path) -> None:
         assert proc.returncode == 0, proc.stderr
         outs.add(proc.stdout)
     assert len(outs) == 1  # word ids do not depend on the process's string hashing
+
+
+def test_signatures_are_kept_by_stamp_and_never_served_stale(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from curator.engine import dedup_cache
+
+    first = [f.to_json() for f in dedup.find_families(Wiki(root))]
+    kept = dedup_cache.load(root / ".curator")
+    assert set(kept) == set(Wiki(root).pages) and (root / ".curator" / dedup_cache.CACHE_FILE).exists()
+    shingled: list[str] = []
+    real = dedup.shingle_files
+
+    def counting(base: str, files: list[dedup.PageFile]) -> list[tuple[str, bytes]]:
+        shingled.extend(f.path for f in files)
+        return real(base, files)
+
+    monkeypatch.setattr(dedup, "shingle_files", counting)
+    # a new process on an unchanged wiki shingles nothing and answers the same
+    assert [f.to_json() for f in dedup.find_families(Wiki(root))] == first and shingled == []
+    # a page changed outside: only it is shingled again, and its new text is what counts
+    late = facts(6, 5)
+    (root / LEDGER_COPY).write_text(page("Dock Accounts Summary", late, trust=0.6), "utf-8")
+    fresh = dedup.find_families(Wiki(root))
+    assert shingled == [LEDGER_COPY]
+    assert not [f for f in fresh if LEDGER_COPY in f.pages]
+    stamp = dedup_cache.load(root / ".curator")[LEDGER_COPY][0]
+    assert stamp != kept[LEDGER_COPY][0] and stamp[1] == (root / LEDGER_COPY).stat().st_size
+    # a damaged or foreign file is ignored (and written anew), never trusted
+    (root / ".curator" / dedup_cache.CACHE_FILE).write_bytes(b"PK\x03\x04 not really a zip")
+    shingled.clear()
+    assert [f.to_json() for f in dedup.find_families(Wiki(root))] == [f.to_json() for f in fresh]
+    assert sorted(shingled) == sorted(Wiki(root).pages)
+    assert set(dedup_cache.load(root / ".curator")) == set(Wiki(root).pages)
