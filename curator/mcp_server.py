@@ -60,6 +60,7 @@ from curator.engine.store import ChangeSet
 from curator.engine.walker import display_path
 from curator.engine.watcher import PageWatcher, namespaces
 from curator.engine.wiki import Wiki
+from curator.text import plural
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -93,6 +94,8 @@ class ToolInputError(CuratorError):
 #: With a file watcher running, the (mtime, size) stat sweep of every page is only a safety net
 #: (for events a watcher can lose, e.g. an overflowing inotify queue): this rarely, not every search.
 WATCHED_SWEEP_INTERVAL = 120.0
+#: ``wiki_dedup`` lists this many families (highest impact first) and counts the rest.
+MAX_FAMILIES = 50
 
 
 class AgentDoor:
@@ -297,15 +300,22 @@ class AgentDoor:
         return result
 
     def dedup(self) -> str:
-        from curator.engine.dedup import find_duplicates
+        from curator.engine.dedup import find_families
 
-        found = find_duplicates(self.wiki, self.actor)
+        # Families of the pages this agent may read only (a hidden page never joins two visible
+        # ones, nor shows up as a member): docs/design.md §6, §12.
+        found = find_families(self.wiki, self.actor)
         if not found:
-            return "no duplicate candidates"
-        lines = [f"- keep {c.keep}  <-  merge {c.merge}: {c.reason}" for c in found]
-        lines.append(f"{len(found)} candidate pair(s). Merging is the curators' decision, made in the "
-                     "station: do not copy pages yourself. Until then, append new facts to the page "
-                     "marked keep.")
+            return "no duplicate families"
+        lines = []
+        for f in found[:MAX_FAMILIES]:
+            lines.append(f"- keep {f.keep}  <-  merge {', '.join(f.merges)}: {f.reason}")
+        if len(found) > MAX_FAMILIES:
+            lines.append(f"… and {len(found) - MAX_FAMILIES} more families (the {MAX_FAMILIES} with the most "
+                         "inbound links and trust are listed)")
+        lines.append(f"{plural(len(found), 'duplicate family', 'duplicate families')}. Merging is the curators' "
+                     "decision, made in the station: do not copy pages yourself. Until then, append new "
+                     "facts to the page marked keep.")
         return "\n".join(lines)
 
     def context(self, budget: int = 8000, query: str | None = None) -> str:
@@ -443,8 +453,9 @@ def build_server(door: AgentDoor) -> Any:
     ) -> str:
         return run(lambda: door.graph(center, depth))
 
-    @tool("Pairs of pages that look like duplicates (which to keep, which to merge, and why). "
-          "Merging is done by the curators in the station; append to the page marked keep.")
+    @tool("Families of pages that look like copies of one another (which to keep, which to merge, and "
+          "why), highest impact first. Merging is done by the curators in the station; append to the "
+          "page marked keep.")
     def wiki_dedup() -> str:
         return run(door.dedup)
 

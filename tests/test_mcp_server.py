@@ -331,7 +331,7 @@ def test_reading_tools_graph_context_dedup_and_ingest(wiki_root: Path) -> None:
         assert not err and text.startswith("no identity or core pages fit"), text
 
         err, text = await call(s, "wiki_dedup")
-        assert not err and (text == "no duplicate candidates" or "candidate pair(s)" in text), text
+        assert not err and (text == "no duplicate families" or "duplicate famil" in text), text
 
         err, text = await call(s, "wiki_search", query="payments", expand=True, limit=1)
         assert not err and "wiki/refunds.md" in text and "linked from a hit" in text, text
@@ -353,3 +353,33 @@ def test_bad_start_is_one_line_usage_error(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "curator.cli", "mcp", "--wiki", str(tmp_path),
                            "--agent", "bad id!"], capture_output=True, text=True, cwd=REPO, timeout=30)
     assert proc.returncode == 2 and "invalid actor" in proc.stderr and proc.stderr.count("\n") == 1
+
+
+def test_dedup_gives_families_the_agent_may_read(tmp_path: Path) -> None:
+    from tests.gui_helpers import make_wiki as make_families_wiki
+    from tests.test_dedup_families import FAMILY, FIXED, HIDDEN, NEXT, NEXT_COPY, wiki_pages
+
+    root = make_families_wiki(tmp_path / "fam", wiki_pages())
+
+    def families(text: str) -> list[set[str]]:
+        out = []
+        for line in text.splitlines():
+            if line.startswith("- keep "):
+                keep, _, rest = line[len("- keep "):].partition("  <-  merge ")
+                out.append({keep, *rest.partition(": ")[0].split(", ")})
+        return out
+
+    async def sales(s: ClientSession) -> None:
+        err, text = await call(s, "wiki_dedup")
+        assert not err and "duplicate families" in text and "append new facts to the page marked keep" in text, text
+        assert f"- keep {FIXED}  <-  merge " in text  # one line per family, its survivor first
+        found = families(text)
+        assert FAMILY in found and {NEXT, NEXT_COPY} in found  # the finance copy is not in it
+        assert HIDDEN not in text
+
+    async def finance(s: ClientSession) -> None:
+        err, text = await call(s, "wiki_dedup")
+        assert not err and {NEXT, NEXT_COPY, HIDDEN} in families(text), text
+
+    run(root, sales, agent="dudu", department="sales")
+    run(root, finance, agent="fin", department="finance")
