@@ -8,7 +8,9 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 
+from curator.engine import dedup
 from curator.engine.health import Figure
+from curator.engine.wiki import Wiki
 from curator.views.health_view import HealthView
 from curator.views.links_view import LinksView
 from curator.views.lint_view import LintView
@@ -196,19 +198,13 @@ def test_a_page_chosen_in_the_browser_shows_over_health(qtbot, tmp_path: Path) -
     win.close()
 
 
-def test_a_large_wiki_counts_duplicates_only_once_asked(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_duplicates_are_counted_in_the_background_without_a_click(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     root = make_wiki(tmp_path / "w", PAGES)
-    HealthView.AUTO_DUPLICATES_PAGES = 2  # as if the wiki were large (the scan would take long)
-    try:
-        win = station(qtbot, root, tmp_path)
-        health: HealthView = win.view_index["health"]  # type: ignore[assignment]
-        qtbot.waitUntil(health.is_content_ready, timeout=15_000)
-        button = health.buttons["duplicates"]
-        assert button.figure.value is None and "click to count" in button.text()
-        qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
-        assert win.views.currentWidget() is win.view_index["dedup"]
-        win.show_view("health")
-        qtbot.waitUntil(lambda: health.buttons["duplicates"].figure.value is not None, timeout=15_000)
-        win.close()
-    finally:
-        HealthView.AUTO_DUPLICATES_PAGES = 5000
+    win = station(qtbot, root, tmp_path)
+    health: HealthView = win.view_index["health"]  # type: ignore[assignment]
+    qtbot.waitUntil(lambda: "duplicates" in health.buttons and health.buttons["duplicates"].figure.value is not None,
+                    timeout=15_000)
+    assert win.views.currentWidget() is health  # counted with nobody opening Duplicates
+    assert health.buttons["duplicates"].figure.value == dedup.family_count(Wiki(root))
+    assert (root / ".curator" / "dedup-shingles.npz").exists()  # the next open reads the signatures
+    win.close()

@@ -4,8 +4,9 @@ that opens the queue of those items (Links, Duplicates, Lint ▸ kind, Auto-file
 The figures come from :func:`curator.engine.health.health`, computed off the GUI thread in three
 steps so that a large wiki's landing view is never blank: the cheap figures first
 (``figures_ready``), then lint's (orphans, problems by kind: every link resolved and every page
-checked; ``lint_ready``), then the duplicate count, whose first scan reads every page body
-(``content_ready``). A figure not counted yet reads "…".
+checked; ``lint_ready``), then the duplicate count (``content_ready``), started in the background as soon as the wiki
+opens: the dedup index's first scan reads the body signatures kept in ``.curator/``. A figure not
+counted yet reads "…".
 """
 
 from __future__ import annotations
@@ -79,17 +80,16 @@ class HealthView(ReviewView):
     figures_ready = Signal()
     #: ... then lint's (orphans, problems by kind); duplicates last (``content_ready``)
     lint_ready = Signal()
-    #: Count duplicates after the other figures (a benchmark of those alone turns it off).
+    #: Count duplicates after the other figures, in the background as soon as the wiki opens,
+    #: whatever its size: the dedup index's first scan reads the body signatures kept in
+    #: ``.curator/`` (:mod:`curator.engine.dedup_cache`), and from then on it is kept up to date
+    #: page by page, which the Duplicates view shares. (A benchmark of the other figures alone
+    #: turns it off.)
     count_duplicates = True
-    #: Above this many pages the first duplicate scan (every page body read: ~40 s at 32,000
-    #: pages) waits until the operator asks (the figure's button opens Duplicates, which scans);
-    #: from then on the count is cheap and Health shows it. Nothing rescans behind their back.
-    AUTO_DUPLICATES_PAGES = 5000
 
     def __init__(self, host: ViewHost) -> None:
         super().__init__(host)
         self.report: Health | None = None
-        self._duplicates_asked: set[int] = set()  # wikis whose duplicates the operator asked for
         self.buttons: dict[str, FigureButton] = {}
         self.title = QLabel("<h2>Health</h2>")
         self.summary = QLabel("Counting…")
@@ -145,16 +145,12 @@ class HealthView(ReviewView):
             return  # the wiki changed meanwhile: a newer report is on its way
         self.show_report(report)
         self.lint_ready.emit()
-        pages = report.figure("pages")
-        large = pages is not None and (pages.value or 0) > self.AUTO_DUPLICATES_PAGES
-        if not self.count_duplicates or (large and index not in self._duplicates_asked):
-            dup = report.figure("duplicates")
-            if dup is not None and dup.value is None:
-                button = self.buttons.get(dup.key)
-                if button is not None:
-                    button.label.setText(f"{dup.label}: click to count (reads every page once)")
+        if not self.count_duplicates:
             self.mark_ready()
             return
+        button = self.buttons.get("duplicates")
+        if button is not None and button.figure.value is None:
+            button.label.setText(f"{button.figure.label}: counting…")
         self.host.workspace.read(index, lambda wiki: duplicate_figure(wiki, OPERATOR),
                                     lambda fig: self._duplicates_counted(index, fig), self._step_failed)
 
@@ -198,7 +194,4 @@ class HealthView(ReviewView):
             choice.setCurrentIndex(self.wiki_index)
         if name == "lint":
             view.set_kind(arg)  # type: ignore[attr-defined]
-        if name == "dedup":
-            self._duplicates_asked.add(self.wiki_index)  # counted from now on (the view scans)
-            self.schedule_reload()
         self.host.show_view(name)
