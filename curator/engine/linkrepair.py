@@ -266,14 +266,15 @@ def unresolved(wiki: Wiki, actor: Actor = OPERATOR, *, suggest: bool | int = Tru
         wanted = {link_key(k) for k in keys}
         found = {k: v for k, v in found.items() if k in wanted}
     out: list[Unresolved] = []
-    for key, edges in found.items():
-        if len(edges) == 1:  # most targets (a Counter and a set each cost more than the rest)
-            edge = edges[0]
-            out.append(Unresolved(edge.link.target, key, 1, [edge.source], [(edge.source, edge.link.line)]))
-            continue
-        out.append(Unresolved(_written(edges), key, len(edges), sorted({e.source for e in edges}),
-                              [(e.source, e.link.line) for e in edges]))
-    out.sort(key=lambda u: (-u.count, u.key))
+    with gc_paused():  # ~20,000 rows next to a wiki's millions of objects: see gc_paused
+        for key, edges in found.items():
+            if len(edges) == 1:  # most targets (a Counter and a set each cost more than the rest)
+                edge = edges[0]
+                out.append(Unresolved(edge.link.target, key, 1, [edge.source], [(edge.source, edge.link.line)]))
+                continue
+            out.append(Unresolved(_written(edges), key, len(edges), sorted({e.source for e in edges}),
+                                  [(e.source, e.link.line) for e in edges]))
+        out.sort(key=lambda u: (-u.count, u.key))
     if suggest is not False:
         add_suggestions(wiki, out if suggest is True else out[:int(suggest)], actor)
     return out

@@ -103,7 +103,7 @@ def test_links_unresolved_warm(corpus: CorpusInfo, plain: float) -> None:
     assert len(links.unresolved) > 1000
 
     def fresh() -> None:
-        linkrepair._SUGGESTERS.clear()  # nothing remembered from the run before
+        wiki.session.suggesters.clear()  # nothing remembered from the run before
 
     queue = _median(lambda: unresolved(wiki, suggest=SUGGEST_ROWS), before=fresh)
     items = unresolved(wiki, suggest=False)
