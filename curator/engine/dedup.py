@@ -959,7 +959,7 @@ class DedupIndex:
         Boilerplate counts follow each changed page; other pages keep the discount they got at
         their last examination until the next full :meth:`scan`.
         """
-        with self._lock:
+        with self._lock, gc_paused():
             if not self.scanned:
                 self.scan()
                 return sorted(self.features)
@@ -1021,7 +1021,7 @@ class DedupIndex:
         Families are built from the visible pages' pairs only: an agent never sees a hidden page,
         nor two pages joined through one.
         """
-        with self._lock:
+        with self._lock, gc_paused():  # thousands of families next to the wiki's millions of objects
             self._links = self.wiki.links  # one look-up (and policy check) for every page's count
             self._inbound = {}
             try:
