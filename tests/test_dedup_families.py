@@ -347,3 +347,15 @@ def test_signatures_are_kept_by_stamp_and_never_served_stale(root: Path, monkeyp
     assert [f.to_json() for f in dedup.find_families(Wiki(root))] == [f.to_json() for f in fresh]
     assert sorted(shingled) == sorted(Wiki(root).pages)
     assert set(dedup_cache.load(root / ".curator")) == set(Wiki(root).pages)
+
+
+def test_the_count_is_the_number_of_families_listed(root: Path) -> None:
+    wiki = Wiki(root)
+    agent = parse_actor("agent:dudu", "sales")
+    dedup.dismiss_pages(wiki, [LEDGER, LEDGER_COPY])
+    for actor in (dedup.OPERATOR, agent):
+        families = dedup.find_families(wiki, actor)
+        assert dedup.family_count(wiki, actor) == len(families) > 0
+        for strength in ("content", "names"):
+            assert dedup.family_count(wiki, actor, strength) == sum(f.strength == strength for f in families)
+    assert not [f for f in dedup.find_families(wiki) if LEDGER in f.pages]  # dismissed: neither listed nor counted

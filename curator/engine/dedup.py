@@ -1030,7 +1030,11 @@ class DedupIndex:
                 self._links = None
                 self._inbound = {}
 
-    def _families(self, actor: Actor, dismissed: set[tuple[str, str]]) -> list[Family]:
+    def _groups(self, actor: Actor, dismissed: set[tuple[str, str]]
+                ) -> tuple[list[tuple[list[str], dict[tuple[str, str], list[str]]]],
+                           list[tuple[tuple[str, str], list[str]]]]:
+        """The families' pages before they are ranked (see :meth:`families`): (members, edges) of
+        each content family, and the name-only pairs that are families of their own."""
         fired = self._fired(actor, dismissed)
         parent: dict[str, str] = {}
 
@@ -1052,12 +1056,23 @@ class DedupIndex:
             members[root(x)].append(x)
         for pair, sig in strong.items():
             edges[root(pair[0])][pair] = sig
-        out = [self._family(members[r], edges[r], "content") for r in members]
-        for pair, sig in fired.items():
-            if pair not in strong and pair[0] not in parent and pair[1] not in parent:
-                out.append(self._family(list(pair), {pair: sig}, "names"))
+        names = [(pair, sig) for pair, sig in fired.items()
+                 if pair not in strong and pair[0] not in parent and pair[1] not in parent]
+        return [(members[r], edges[r]) for r in members], names
+
+    def _families(self, actor: Actor, dismissed: set[tuple[str, str]]) -> list[Family]:
+        content, names = self._groups(actor, dismissed)
+        out = [self._family(paths, edges, "content") for paths, edges in content]
+        out += [self._family(list(pair), {pair: sig}, "names") for pair, sig in names]
         out.sort(key=lambda f: (f.strength != "content", -f.impact, -len(f.pages), f.keep, f.pages))
         return out
+
+    def count(self, actor: Actor = OPERATOR, dismissed: set[tuple[str, str]] | None = None) -> tuple[int, int]:
+        """(content families, name-only families) :meth:`families` would list, without building
+        them (no scores, no inbound counts): the Health figure."""
+        with self._lock, gc_paused():
+            content, names = self._groups(actor, dismissed or set())
+        return len(content), len(names)
 
     def _family(self, paths: list[str], edges: dict[tuple[str, str], list[str]], strength: str) -> Family:
         pages = self.wiki.pages
@@ -1182,9 +1197,9 @@ def find_families(wiki: Wiki, actor: Actor = OPERATOR, folder: str | None = None
 def family_count(wiki: Wiki, actor: Actor = OPERATOR, strength: str | None = None) -> int:
     """How many duplicate families ``actor`` has to review (the Health figure; ``strength``
     ``"content"`` or ``"names"`` counts only those): cheap once the wiki's dedup index is warm
-    (:func:`index_for`)."""
-    families = index_for(wiki).families(actor, dismissed_pairs(wiki))
-    return sum(strength is None or f.strength == strength for f in families)
+    (:func:`index_for`), and no family is built to be counted (:meth:`DedupIndex.count`)."""
+    content, names = index_for(wiki).count(actor, dismissed_pairs(wiki))
+    return {"content": content, "names": names}.get(strength or "", content + names)
 
 
 def dismiss(wiki: Wiki, a: str, b: str, actor: Actor = OPERATOR) -> ActionResult:
