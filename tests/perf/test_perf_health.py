@@ -32,7 +32,6 @@ from pathlib import Path
 
 import pytest
 
-from curator.engine import linkrepair
 from curator.engine.linkrepair import unresolved
 from curator.engine.slugs import slug_sim, slugify
 from curator.engine.wiki import Wiki
