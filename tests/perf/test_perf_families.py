@@ -6,7 +6,8 @@ next to the plain read of every file measured in the same run and a naive baseli
 a sample compared on the five signals, extrapolated by n^2):
 
 * **cold**: ``curator dedup --groups --json`` in a new process with no ``.curator/`` (target 10 s),
-  and in a new process whose ``.curator/`` page cache is kept from the run before;
+  and in a new process whose ``.curator/`` (page cache and dedup signatures) is kept from the run
+  before;
 * **warm**: the station's warm dedup index (the wiki and its index in memory, as the station keeps
   them): :func:`~curator.engine.dedup.find_families` with nothing changed, and after one page
   changed (target 1 s), both with the wiki's link index rebuilt inside the timing and with it
