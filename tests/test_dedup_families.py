@@ -359,3 +359,24 @@ def test_the_count_is_the_number_of_families_listed(root: Path) -> None:
         for strength in ("content", "names"):
             assert dedup.family_count(wiki, actor, strength) == sum(f.strength == strength for f in families)
     assert not [f for f in dedup.find_families(wiki) if LEDGER in f.pages]  # dismissed: neither listed nor counted
+
+
+def test_a_background_scan_shingles_in_niced_workers_with_the_same_answer(root: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from curator.engine import dedup_cache, parallel
+
+    alone = [f.to_json() for f in dedup.find_families(Wiki(root))]  # shingled in this process
+    (root / ".curator" / dedup_cache.CACHE_FILE).unlink()
+    seen: list[int] = []
+    real = parallel.map_chunks
+
+    def spy(fn, base, files, *args, niceness=0):  # type: ignore[no-untyped-def]
+        seen.append(niceness)
+        return real(fn, base, files, *args, niceness=niceness)
+
+    monkeypatch.setattr(parallel, "map_chunks", spy)
+    monkeypatch.setattr(dedup, "PARALLEL_SHINGLES", 1)
+    wiki = Wiki(root)
+    assert dedup.family_count(wiki, niceness=10) == len(alone)
+    assert seen == [10]  # the station's scan: worker processes at a lower CPU priority
+    assert [f.to_json() for f in dedup.find_families(wiki)] == alone

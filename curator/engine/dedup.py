@@ -531,6 +531,8 @@ class DedupIndex:
     def __init__(self, wiki: Wiki) -> None:
         self.wiki = wiki
         self._lock = threading.RLock()
+        #: The CPU priority drop of the worker processes a scan starts (see :func:`index_for`).
+        self.niceness = 0
         self._reset()
 
     def _reset(self) -> None:
@@ -586,7 +588,7 @@ class DedupIndex:
                 missing.append(PageFile(path, page.mtime_ns, page.size))
         if missing:
             root = str(self.wiki.root)
-            chunks = (parallel.map_chunks(shingle_files, root, missing)
+            chunks = (parallel.map_chunks(shingle_files, root, missing, niceness=self.niceness)
                       if len(missing) >= PARALLEL_SHINGLES else None)
             for chunk in chunks if chunks is not None else (shingle_files(root, missing),):
                 for path, blob in chunk:
@@ -1158,14 +1160,18 @@ class DedupIndex:
 
 # --- the per-wiki index -------------------------------------------------------------------------
 
-def index_for(wiki: Wiki) -> DedupIndex:
-    """The wiki's dedup index (held by its session), brought up to date (a full scan the first time)."""
+def index_for(wiki: Wiki, niceness: int = 0) -> DedupIndex:
+    """The wiki's dedup index (held by its session), brought up to date (a full scan the first time).
+    ``niceness`` above 0: a scan's worker processes run at that lower CPU priority (the station's
+    background work, docs/design.md §8)."""
     session = wiki.session
     with session.services_lock:
         index = session.dedup
         if index is None:
             index = session.dedup = DedupIndex(wiki)
-    index.update()
+    with index._lock:
+        index.niceness = niceness
+        index.update()
     return index
 
 
@@ -1181,24 +1187,24 @@ def _under(path: str, folder: str) -> bool:
 
 
 def find_families(wiki: Wiki, actor: Actor = OPERATOR, folder: str | None = None,
-                  signal: str | None = None, page: str | None = None) -> list[Family]:
+                  signal: str | None = None, page: str | None = None, niceness: int = 0) -> list[Family]:
     """``curator dedup --groups``: duplicate families ``actor`` may see, highest impact first,
     dismissed pairs left out; only those with a page under ``folder``, with ``signal`` among
-    their signals, or holding ``page``."""
+    their signals, or holding ``page``. ``niceness``: as :func:`index_for`'s."""
     if signal is not None and signal not in SIGNALS:
         raise CuratorError(f"unknown signal {signal!r}: use one of {', '.join(SIGNALS)}")
     path = wiki.find(page, actor).path if page else None
-    out = index_for(wiki).families(actor, dismissed_pairs(wiki))
+    out = index_for(wiki, niceness).families(actor, dismissed_pairs(wiki))
     return [f for f in out
             if (folder is None or any(_under(p, folder) for p in f.pages))
             and (signal is None or signal in f.signals) and (path is None or path in f.pages)]
 
 
-def family_count(wiki: Wiki, actor: Actor = OPERATOR, strength: str | None = None) -> int:
+def family_count(wiki: Wiki, actor: Actor = OPERATOR, strength: str | None = None, niceness: int = 0) -> int:
     """How many duplicate families ``actor`` has to review (the Health figure; ``strength``
     ``"content"`` or ``"names"`` counts only those): cheap once the wiki's dedup index is warm
     (:func:`index_for`), and no family is built to be counted (:meth:`DedupIndex.count`)."""
-    content, names = index_for(wiki).count(actor, dismissed_pairs(wiki))
+    content, names = index_for(wiki, niceness).count(actor, dismissed_pairs(wiki))
     return {"content": content, "names": names}.get(strength or "", content + names)
 
 

@@ -64,12 +64,13 @@ class Health:
         return "\n".join(lines)
 
 
-def duplicate_figure(wiki: Wiki, actor: Actor = OPERATOR) -> Figure:
+def duplicate_figure(wiki: Wiki, actor: Actor = OPERATOR, niceness: int = 0) -> Figure:
     """How many duplicates wait for review: the duplicate families ``actor`` may see (dismissed
-    ones left out), each reviewed once in the Duplicates view."""
+    ones left out), each reviewed once in the Duplicates view. ``niceness``: the CPU priority drop
+    of a first scan's worker processes (:func:`~.dedup.index_for`)."""
     from .dedup import family_count
 
-    return Figure("duplicates", "Duplicate families", family_count(wiki, actor), "dedup",
+    return Figure("duplicates", "Duplicate families", family_count(wiki, actor, niceness=niceness), "dedup",
                   "curator dedup --groups", "warning")
 
 

@@ -62,6 +62,7 @@ from curator.text import plural
 
 from .render import render_message
 from .review_view import ReviewView, record_table
+from .workspace import BACKGROUND_NICENESS
 
 if TYPE_CHECKING:
     from curator.engine.wiki import Wiki
@@ -256,7 +257,8 @@ class DedupView(ReviewView):
         from curator.engine.dedup import find_families
 
         folder = self.folder.text().strip() or None
-        return find_families(wiki, OPERATOR, folder=folder, signal=self.signal.currentData() or None)
+        return find_families(wiki, OPERATOR, folder=folder, signal=self.signal.currentData() or None,
+                             niceness=BACKGROUND_NICENESS)
 
     def show_content(self, families: list[Family]) -> None:
         keep = set(self.family.pages) if self.family is not None else None

@@ -22,6 +22,7 @@ from curator.engine.health import Figure, Health, add_lint, duplicate_figure, he
 from curator.text import plural
 
 from .review_view import ReviewView
+from .workspace import BACKGROUND_NICENESS
 
 if TYPE_CHECKING:
     from curator.engine.wiki import Wiki
@@ -151,7 +152,7 @@ class HealthView(ReviewView):
         button = self.buttons.get("duplicates")
         if button is not None and button.figure.value is None:
             button.label.setText(f"{button.figure.label}: counting…")
-        self.host.workspace.read(index, lambda wiki: duplicate_figure(wiki, OPERATOR),
+        self.host.workspace.read(index, lambda wiki: duplicate_figure(wiki, OPERATOR, BACKGROUND_NICENESS),
                                     lambda fig: self._duplicates_counted(index, fig), self._step_failed)
 
     def _summary(self, report: Health) -> str:
