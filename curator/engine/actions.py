@@ -144,6 +144,7 @@ from .lock import Locked
 from .page import Decoded, decode
 from .session import PENDING_NAME, WikiSession
 from .status import Status
+from .store import gc_paused
 from .walker import json_line
 
 if TYPE_CHECKING:
@@ -898,30 +899,42 @@ def run_action(wiki: Wiki, actor: Actor, name: str, target: str,
         return ActionResult(Status.LOCKED, str(exc), action=name, target=target)
     st.active.on = True
     try:
-        recovered = recover_pending(wiki)
-        if recovered is not None and recovered.is_error:
-            # Starting anyway would replace the pending record of the action not yet finished.
-            return ActionResult(recovered.status, f"not started: an interrupted action could not be "
-                                f"finished first ({recovered.message})", action=name, target=target)
-        _catch_up(wiki, st)
-        ctx = ActionContext(wiki, actor, name, target, st, uuid.uuid4().hex, st.git.head())
-        ctx.body = body
-        try:
-            apply(ctx)
-        except ActionFailed as exc:
-            ctx._rollback()
-            data = {**ctx.data, **exc.data}
-            return ActionResult(exc.status, exc.message, data=data, action=name, target=target)
-        except BaseException:
-            ctx._rollback()
-            raise
-        result = _finish(wiki, st, ctx)
-        if recovered is not None and recovered.commit:
-            result.data.setdefault("recovered", recovered.commit)
-        return result
+        # An action builds its plan, its rewritten texts and the re-parsed pages in bulk (a merge
+        # rewriting 2,000 pages makes ~10^5 small objects), none of them cyclic: with the collector
+        # running, those allocations set off collections that re-scan the whole long-lived heap
+        # (every cached page and the link index: 0.4-0.7 s at 30,000 pages). Paused as for any
+        # bulk build (see gc_paused); reference counting frees what the action drops.
+        with gc_paused():
+            return _run_locked(wiki, st, actor, name, target, apply, body)
     finally:
         st.active.on = False
         st.lock.release()
+
+
+def _run_locked(wiki: Wiki, st: WikiSession, actor: Actor, name: str, target: str,
+                apply: Callable[[ActionContext], object], body: str) -> ActionResult:
+    """:func:`run_action` once the lock is held: recovery, ``apply``, the commit."""
+    recovered = recover_pending(wiki)
+    if recovered is not None and recovered.is_error:
+        # Starting anyway would replace the pending record of the action not yet finished.
+        return ActionResult(recovered.status, f"not started: an interrupted action could not be "
+                            f"finished first ({recovered.message})", action=name, target=target)
+    _catch_up(wiki, st)
+    ctx = ActionContext(wiki, actor, name, target, st, uuid.uuid4().hex, st.git.head())
+    ctx.body = body
+    try:
+        apply(ctx)
+    except ActionFailed as exc:
+        ctx._rollback()
+        data = {**ctx.data, **exc.data}
+        return ActionResult(exc.status, exc.message, data=data, action=name, target=target)
+    except BaseException:
+        ctx._rollback()
+        raise
+    result = _finish(wiki, st, ctx)
+    if recovered is not None and recovered.commit:
+        result.data.setdefault("recovered", recovered.commit)
+    return result
 
 
 def _finish(wiki: Wiki, st: WikiSession, ctx: ActionContext) -> ActionResult:
