@@ -3,7 +3,9 @@
 Append, property edits, merge, "not duplicates" decisions, confirm/share/remove of auto-filed
 pages, revert, sync: each is an *action*, whatever door it came through (GUI, CLI, MCP). An action
 
-1. takes the wiki's exclusive write lock (:mod:`.lock`, 3.75 s patience, else ``locked``);
+1. takes the wiki's exclusive write lock (:mod:`.lock`, 3.75 s patience, else ``locked``) and
+   pauses the cyclic garbage collector until it is done (:func:`~.store.gc_paused`: nothing an
+   action builds is cyclic, and a collection mid-merge re-scans the whole cached wiki);
 2. first finishes an *interrupted earlier action* from its pending record (see "Atomicity"
    below: rolled wholly forward or wholly back, never committed half-done), and picks up pages
    other processes changed (via the journal);
