@@ -120,6 +120,10 @@ def test_merge_and_move_with_2000_inbound_links_in_30k_pages(tmp_path: Path) -> 
     assert len(wiki.pages) > N_PAGES
     links = wiki.links
     print(f"page cache and link index loaded in {time.perf_counter() - t:.1f} s")
+    t = time.perf_counter()
+    wiki.search.ensure_built()  # as in the station: every action then re-indexes what it changed
+    assert wiki.search.active()
+    print(f"full-text index built in {time.perf_counter() - t:.1f} s")
     assert len({e.source for e in links.backlinks(TWIN)}) >= INBOUND
 
     def reset() -> None:
