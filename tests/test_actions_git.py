@@ -99,3 +99,37 @@ def test_executable_bit_and_history_paths(repo: Path) -> None:
     assert (entry.commit, entry.subject, entry.paths, entry.author_name) == (sha, "add: tool", ["tool.sh"], "agent:t")
     assert g.changed_paths(sha) == ["tool.sh"] and g.show(sha, "tool.sh") == b"#!/bin/sh\n"
     assert g.show(sha, "missing.md") is None
+
+
+def test_loose_objects_written_here_are_what_git_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``write_loose_object`` writes what ``git hash-object -w`` would: same sha, read back by git,
+    read-only, idempotent, no temporary file left; a stale temporary name is stepped over."""
+    import os
+
+    from curator.engine import git as gitmod
+
+    root = tmp_path / "r"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    git_dir = root / ".git"
+    data = "héllo\n".encode() * 300
+    (root / "f.md").write_bytes(data)
+    expected = git(root, "hash-object", "f.md").strip()  # (not written by git: -w is ours to do)
+    counter = iter(range(10**6))
+    monkeypatch.setattr(gitmod, "_TMP_OBJECTS", counter)
+    folder = git_dir / "objects" / expected[:2]
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"tmp_obj_{os.getpid()}_0").write_bytes(b"left by a dead process")
+    sha = gitmod.write_loose_object(git_dir, b"blob", data)
+    assert sha == expected
+    assert subprocess.run(["git", "cat-file", "blob", sha], cwd=root, capture_output=True,
+                          check=True).stdout == data
+    obj = folder / sha[2:]
+    assert obj.stat().st_mode & 0o777 == 0o444
+    before = obj.stat().st_mtime_ns
+    assert gitmod.write_loose_object(git_dir, b"blob", data, fsync=True) == sha  # idempotent
+    assert obj.stat().st_mtime_ns == before
+    assert sorted(p.name for p in folder.iterdir()) == sorted([sha[2:], f"tmp_obj_{os.getpid()}_0"])
+    tree = gitmod.write_loose_object(git_dir, b"tree", b"", fsync=True)  # a folder not there yet
+    assert tree == "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+    subprocess.run(["git", "fsck", "--strict", "--no-dangling"], cwd=root, check=True, capture_output=True)
