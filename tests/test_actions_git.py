@@ -133,3 +133,43 @@ def test_loose_objects_written_here_are_what_git_reads(tmp_path: Path, monkeypat
     tree = gitmod.write_loose_object(git_dir, b"tree", b"", fsync=True)  # a folder not there yet
     assert tree == "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
     subprocess.run(["git", "fsck", "--strict", "--no-dangling"], cwd=root, check=True, capture_output=True)
+
+
+@pytest.mark.parametrize("index_fails", [False, True])
+def test_a_big_commit_stores_every_blob_before_the_branch_moves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                index_fails: bool) -> None:
+    """Every blob of a commit is stored before ``update-ref`` moves the branch, whatever
+    ``update-index`` does (here it may fail, then it is retried): the commit is whole."""
+    import hashlib
+
+    root = tmp_path / "r"
+    root.mkdir()
+    g = Git.init(root)
+    files = {f"wiki/p{i:03}.md": f"# Page {i}\n\nText {i}.\n".encode() for i in range(100)}
+    for rel, data in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)
+    started: list[str] = []
+    missing_at_ref: list[str] = []
+    real_start = Git.start
+
+    def start(self: Git, *args: str) -> subprocess.Popen[bytes]:
+        started.append(args[0])
+        if args[0] == "update-ref":
+            for data in files.values():
+                sha = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+                if not (root / ".git" / "objects" / sha[:2] / sha[2:]).exists():
+                    missing_at_ref.append(sha)
+        if index_fails and args[0] == "update-index":
+            return real_start(self, "update-index", "--no-such-option")
+        return real_start(self, *args)
+
+    monkeypatch.setattr(Git, "start", start)
+    sha = g.commit_paths(sorted(files), "edit: many", ("t", "t@t"))
+    assert started[:2] == ["update-index", "update-ref"] and missing_at_ref == []
+    assert git(root, "rev-parse", "HEAD").strip() == sha
+    subprocess.run(["git", "fsck", "--strict", "--no-dangling"], cwd=root, check=True, capture_output=True)
+    for rel, data in files.items():
+        assert subprocess.run(["git", "show", f"HEAD:{rel}"], cwd=root, capture_output=True,
+                              check=True).stdout == data
+    assert git(root, "status", "--porcelain").strip() == ""  # the index followed (retried when it failed)
