@@ -135,17 +135,20 @@ def test_loose_objects_written_here_are_what_git_reads(tmp_path: Path, monkeypat
     subprocess.run(["git", "fsck", "--strict", "--no-dangling"], cwd=root, check=True, capture_output=True)
 
 
-@pytest.mark.parametrize("index_fails", [False, True])
+@pytest.mark.parametrize(("count", "index_fails"), [(100, False), (100, True), (300, False), (300, True)])
 def test_a_big_commit_stores_every_blob_before_the_branch_moves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                index_fails: bool) -> None:
+                                                                count: int, index_fails: bool) -> None:
     """Every blob of a commit is stored before ``update-ref`` moves the branch, whatever
-    ``update-index`` does (here it may fail, then it is retried): the commit is whole."""
+    ``update-index`` does (here it may fail, then it is retried): the commit is whole. From
+    ``PACK_MIN`` new blobs on they go into one pack (``git fast-import``), else loose."""
     import hashlib
+
+    from curator.engine import git as gitmod
 
     root = tmp_path / "r"
     root.mkdir()
     g = Git.init(root)
-    files = {f"wiki/p{i:03}.md": f"# Page {i}\n\nText {i}.\n".encode() for i in range(100)}
+    files = {f"wiki/p{i:03}.md": f"# Page {i}\n\nText {i}.\n".encode() for i in range(count)}
     for rel, data in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_bytes(data)
@@ -156,10 +159,10 @@ def test_a_big_commit_stores_every_blob_before_the_branch_moves(tmp_path: Path, 
     def start(self: Git, *args: str) -> subprocess.Popen[bytes]:
         started.append(args[0])
         if args[0] == "update-ref":
-            for data in files.values():
-                sha = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-                if not (root / ".git" / "objects" / sha[:2] / sha[2:]).exists():
-                    missing_at_ref.append(sha)
+            shas = [hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest() for data in files.values()]
+            check = subprocess.run(["git", "cat-file", "--batch-check"], cwd=root, check=True, capture_output=True,
+                                   input="".join(f"{sha}\n" for sha in shas).encode()).stdout.decode()
+            missing_at_ref.extend(line.split()[0] for line in check.splitlines() if line.endswith("missing"))
         if index_fails and args[0] == "update-index":
             return real_start(self, "update-index", "--no-such-option")
         return real_start(self, *args)
@@ -173,3 +176,5 @@ def test_a_big_commit_stores_every_blob_before_the_branch_moves(tmp_path: Path, 
         assert subprocess.run(["git", "show", f"HEAD:{rel}"], cwd=root, capture_output=True,
                               check=True).stdout == data
     assert git(root, "status", "--porcelain").strip() == ""  # the index followed (retried when it failed)
+    packs = list((root / ".git" / "objects" / "pack").glob("*.pack"))
+    assert len(packs) == (1 if count >= gitmod.PACK_MIN else 0)
