@@ -755,6 +755,8 @@ class Git:
         entries, ``update-ref`` with the old value as a guard): it never stats the whole tree,
         which ``git commit`` does on every call (~50 ms on a 10,000-page wiki). Repositories it
         does not handle (a ``.git`` file, sha256 objects) use ``git add`` + ``git commit -- paths``.
+        A big batch of new blobs (a merge's 2,000 rewritten pages) is stored as one pack
+        (:meth:`store_blobs`), every blob before the branch moves.
 
         ``contents``: for some of ``paths``, the bytes to commit instead of the file's (the file
         keeps uncommitted edits of someone else; see :meth:`can_commit_bytes`). Their index entry
