@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -178,6 +180,62 @@ def test_locked_when_another_process_holds_the_lock(wiki: Wiki) -> None:
         holder.kill()
         holder.wait()
     assert run_action(wiki, AGENT, "edit", "x", edit("wiki/x.md", "x\n")).status == "ok"
+
+
+def test_actions_run_with_the_cyclic_collector_paused_and_restore_it(wiki: Wiki) -> None:
+    """An action's bulk objects (plans, texts, re-parsed pages) are not cyclic: the collector is
+    paused while it runs (no re-scan of the whole cached wiki mid-merge) and restored afterwards,
+    whatever the answer; a caller that had it off keeps it off."""
+    seen: list[bool] = []
+
+    def apply(ctx: ActionContext) -> None:
+        seen.append(gc.isenabled())
+        ctx.write_text("wiki/bob.md", "# Bob\n")
+
+    assert gc.isenabled()
+    assert run_action(wiki, OPERATOR, "edit", "bob", apply).status == "ok"
+    assert seen == [False] and gc.isenabled()
+
+    def refused(ctx: ActionContext) -> None:
+        seen.append(gc.isenabled())
+        raise Invalid(message="no")
+
+    def crash(ctx: ActionContext) -> None:
+        raise RuntimeError("bug")
+
+    assert run_action(wiki, OPERATOR, "edit", "bob", refused).status == "invalid"
+    with pytest.raises(RuntimeError):
+        run_action(wiki, OPERATOR, "edit", "bob", crash)
+    assert seen == [False, False] and gc.isenabled()
+    gc.disable()
+    try:
+        assert run_action(wiki, OPERATOR, "edit", "cy", edit("wiki/cy.md", "# Cy\n")).status == "ok"
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_write_many_fsyncs_every_written_file_once(wiki: Wiki, monkeypatch: pytest.MonkeyPatch) -> None:
+    from curator.engine import actions
+
+    flushed: list[str] = []
+    guard = threading.Lock()
+
+    def record(path: str | Path, *, folder: bool = False) -> None:
+        with guard:
+            flushed.append(str(path))
+
+    monkeypatch.setattr(actions, "fsync_path", record)
+    files = {f"wiki/many/p{i:03}.md": f"# P{i}\n".encode() for i in range(101)}
+    files["wiki/ann.md"] = b"# Ann\n\nAnn likes tea.\n"  # unchanged: not written, not flushed
+    res = run_action(wiki, OPERATOR, "edit", "many", lambda ctx: ctx.write_many(files))
+    assert res.status == "ok" and len(res.changed) == 101
+    written = [str(wiki.root / p) for p in files if p != "wiki/ann.md"]
+    assert sorted(p for p in flushed if "/wiki/many/" in p) == sorted(written)
+    assert len(set(flushed)) == len(flushed)
+    flushed.clear()
+    actions.fsync_files([f"/x/{i}" for i in range(2003)])
+    assert sorted(flushed) == sorted(f"/x/{i}" for i in range(2003))
 
 
 def test_default_patience_is_spec_value() -> None:

@@ -99,3 +99,82 @@ def test_executable_bit_and_history_paths(repo: Path) -> None:
     assert (entry.commit, entry.subject, entry.paths, entry.author_name) == (sha, "add: tool", ["tool.sh"], "agent:t")
     assert g.changed_paths(sha) == ["tool.sh"] and g.show(sha, "tool.sh") == b"#!/bin/sh\n"
     assert g.show(sha, "missing.md") is None
+
+
+def test_loose_objects_written_here_are_what_git_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``write_loose_object`` writes what ``git hash-object -w`` would: same sha, read back by git,
+    read-only, idempotent, no temporary file left; a stale temporary name is stepped over."""
+    import os
+
+    from curator.engine import git as gitmod
+
+    root = tmp_path / "r"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    git_dir = root / ".git"
+    data = "héllo\n".encode() * 300
+    (root / "f.md").write_bytes(data)
+    expected = git(root, "hash-object", "f.md").strip()  # (not written by git: -w is ours to do)
+    counter = iter(range(10**6))
+    monkeypatch.setattr(gitmod, "_TMP_OBJECTS", counter)
+    folder = git_dir / "objects" / expected[:2]
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"tmp_obj_{os.getpid()}_0").write_bytes(b"left by a dead process")
+    sha = gitmod.write_loose_object(git_dir, b"blob", data)
+    assert sha == expected
+    assert subprocess.run(["git", "cat-file", "blob", sha], cwd=root, capture_output=True,
+                          check=True).stdout == data
+    obj = folder / sha[2:]
+    assert obj.stat().st_mode & 0o777 == 0o444
+    before = obj.stat().st_mtime_ns
+    assert gitmod.write_loose_object(git_dir, b"blob", data, fsync=True) == sha  # idempotent
+    assert obj.stat().st_mtime_ns == before
+    assert sorted(p.name for p in folder.iterdir()) == sorted([sha[2:], f"tmp_obj_{os.getpid()}_0"])
+    tree = gitmod.write_loose_object(git_dir, b"tree", b"", fsync=True)  # a folder not there yet
+    assert tree == "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+    subprocess.run(["git", "fsck", "--strict", "--no-dangling"], cwd=root, check=True, capture_output=True)
+
+
+@pytest.mark.parametrize(("count", "index_fails"), [(100, False), (100, True), (300, False), (300, True)])
+def test_a_big_commit_stores_every_blob_before_the_branch_moves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                count: int, index_fails: bool) -> None:
+    """Every blob of a commit is stored before ``update-ref`` moves the branch, whatever
+    ``update-index`` does (here it may fail, then it is retried): the commit is whole. From
+    ``PACK_MIN`` new blobs on they go into one pack (``git fast-import``), else loose."""
+    import hashlib
+
+    from curator.engine import git as gitmod
+
+    root = tmp_path / "r"
+    root.mkdir()
+    g = Git.init(root)
+    files = {f"wiki/p{i:03}.md": f"# Page {i}\n\nText {i}.\n".encode() for i in range(count)}
+    for rel, data in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)
+    started: list[str] = []
+    missing_at_ref: list[str] = []
+    real_start = Git.start
+
+    def start(self: Git, *args: str) -> subprocess.Popen[bytes]:
+        started.append(args[0])
+        if args[0] == "update-ref":
+            shas = [hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest() for data in files.values()]
+            check = subprocess.run(["git", "cat-file", "--batch-check"], cwd=root, check=True, capture_output=True,
+                                   input="".join(f"{sha}\n" for sha in shas).encode()).stdout.decode()
+            missing_at_ref.extend(line.split()[0] for line in check.splitlines() if line.endswith("missing"))
+        if index_fails and args[0] == "update-index":
+            return real_start(self, "update-index", "--no-such-option")
+        return real_start(self, *args)
+
+    monkeypatch.setattr(Git, "start", start)
+    sha = g.commit_paths(sorted(files), "edit: many", ("t", "t@t"))
+    assert started[:2] == ["update-index", "update-ref"] and missing_at_ref == []
+    assert git(root, "rev-parse", "HEAD").strip() == sha
+    subprocess.run(["git", "fsck", "--strict", "--no-dangling"], cwd=root, check=True, capture_output=True)
+    for rel, data in files.items():
+        assert subprocess.run(["git", "show", f"HEAD:{rel}"], cwd=root, capture_output=True,
+                              check=True).stdout == data
+    assert git(root, "status", "--porcelain").strip() == ""  # the index followed (retried when it failed)
+    packs = list((root / ".git" / "objects" / "pack").glob("*.pack"))
+    assert len(packs) == (1 if count >= gitmod.PACK_MIN else 0)

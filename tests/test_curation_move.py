@@ -225,6 +225,33 @@ def test_cli_move_archive_repair_and_errors(root: Path) -> None:
     assert code == 0 and "--repair" in out
 
 
+def test_move_resolves_a_bare_name_from_each_linking_page_s_folder(tmp_path: Path) -> None:
+    """Two pages share the name ``x``: ``[[x]]`` means the one beside the linking page (and, at the
+    root, the first by path). Moving ``a/x.md`` re-points exactly the links that meant it, although
+    every linking page writes the same ``[[x]]`` (``b/linker.md`` links both pages)."""
+    root = tmp_path / "w"
+    init_wiki(root)
+    for folder in ("a", "b"):
+        (root / folder).mkdir()
+        (root / folder / "x.md").write_text(f"# X in {folder}\n", encoding="utf-8")
+        (root / folder / "linker.md").write_text("# Linker\n\nSee [[x]].\n", encoding="utf-8")
+    (root / "b/linker.md").write_text("# Linker\n\nSee [[x]] and [[a/x|the other]].\n", encoding="utf-8")
+    (root / "top.md").write_text("# Top\n\nSee [[x]].\n", encoding="utf-8")
+    commit_all(root)
+    wiki = Wiki(root)
+    result = move_page(wiki, "a/x.md", "c/y.md")
+    assert result.status == "moved", result.message
+    assert sorted(result.data["pages_rewritten"]) == ["a/linker.md", "b/linker.md", "top.md"]
+    assert (root / "a/linker.md").read_text(encoding="utf-8") == "# Linker\n\nSee [[y|x]].\n"
+    assert (root / "top.md").read_text(encoding="utf-8") == "# Top\n\nSee [[y|x]].\n"
+    assert (root / "b/linker.md").read_text(encoding="utf-8") == \
+        "# Linker\n\nSee [[x]] and [[c/y|the other]].\n"
+    wiki.refresh()
+    assert {e.source for e in wiki.links.backlinks("c/y.md")} == {"a/linker.md", "b/linker.md", "top.md"}
+    assert {e.source for e in wiki.links.backlinks("b/x.md")} == {"b/linker.md"}
+    wiki.close()
+
+
 # --- the property test ----------------------------------------------------------------------------
 
 def test_property_move_leaves_every_link_resolved_to_the_new_path() -> None:

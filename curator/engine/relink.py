@@ -26,7 +26,7 @@ from typing import Any
 from urllib.parse import quote
 
 from . import frontmatter, markdown_scan
-from .links import LinkIndex
+from .links import LinkIndex, folder_of
 from .markdown_scan import LinkSpan, RawLink
 from .page import Page, link_key
 
@@ -68,11 +68,19 @@ class Retarget:
     gone: frozenset[str] = frozenset()  # paths that will not exist afterwards
     resolve: Resolver | None = None
     _names: dict[str, str] = field(default_factory=dict)
+    #: (target as written, linking page's folder) -> the page it resolves to: the index resolves
+    #: from exactly these two, and a merge's 2,000 pages repeat the same few targets
+    _resolved: dict[tuple[str, str], str | None] = field(default_factory=dict)
 
     def target(self, link: RawLink, source: str) -> str | None:
         if self.resolve is not None:
             return self.resolve(link, source)
-        return self.links.resolve(link.target, source).path
+        memo = (link.target, folder_of(source))
+        try:
+            return self._resolved[memo]
+        except KeyError:
+            hit = self._resolved[memo] = self.links.resolve(link.target, source).path
+            return hit
 
     def dest(self, link: RawLink, source: str) -> str | None:
         now = self.target(link, source)
