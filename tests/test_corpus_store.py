@@ -199,3 +199,132 @@ def test_record_and_row_forms_round_trip(tmp_path: Path) -> None:
     for page in Wiki(info.root).pages.values():
         assert Page.from_record(json.loads(json.dumps(page.to_record()))) == page
         assert Page.from_row(json.loads(json.dumps(page.to_row()))) == page
+
+
+# --- the snapshot of the stamps and the racy-stamp guard -----------------------------------
+
+def _db(root: Path) -> sqlite3.Connection:
+    return sqlite3.connect(root / ".curator" / "cache.sqlite")
+
+
+def _open_once(root: Path) -> None:
+    """One process's look at the wiki (a refresh of the whole tree), then closed."""
+    wiki = Wiki(root)
+    wiki.store.count()
+    wiki.close()
+
+
+def test_walk_order_sorts_paths_as_the_walk_yields_them(tmp_path: Path) -> None:
+    from curator.engine.walker import scan, walk_order
+
+    info = generate(tmp_path / "w", 40, hostile=True)
+    write_pages(info.root, {"wiki/a/z.md": "z", "wiki/a.md": "a", "wiki/a-b.md": "ab", "wiki/b/a.md": "a"})
+    walked = [f.path for f in walk(info.root)]
+    assert sorted(walked, key=walk_order) == walked
+    assert walked.index("wiki/a-b.md") < walked.index("wiki/a.md") < walked.index("wiki/a/z.md")
+    found = scan(info.root)
+    assert found.paths == walked
+    assert found.sizes == [(info.root / p).stat().st_size for p in walked]
+
+
+def test_a_warm_open_answers_from_the_snapshot(tmp_path: Path, parse_counter: list[str]) -> None:
+    root = write_pages(tmp_path / "w", {"a.md": "# A\n", "wiki/b.md": "---\ntitle: Bee\nlayer: core\n---\nb\n"})
+    _open_once(root)
+    with _db(root) as conn:
+        assert {r[0] for r in conn.execute("SELECT part FROM snapshot")} == {"stamps", "info"}
+    parse_counter.clear()
+    wiki = Wiki(root)
+    assert wiki.store.summaries() == [("a.md", 4, "A", "deep", 0.5), ("wiki/b.md", 33, "Bee", "core", 0.5)]
+    assert parse_counter == []
+    wiki.close()
+
+
+def test_a_change_to_the_pages_table_by_any_other_way_drops_the_snapshot(
+        tmp_path: Path, parse_counter: list[str]) -> None:
+    """A snapshot present is always exactly the table: a row changed behind the store's back (an
+    older Curator, a repair by hand) deletes it, and the next refresh compares page by page."""
+    root = write_pages(tmp_path / "w", {"a.md": "# A\n", "b.md": "# B\n"})
+    _open_once(root)
+    with _db(root) as conn:
+        conn.execute("UPDATE pages SET size = size + 1 WHERE path='b.md'")
+        assert conn.execute("SELECT count(*) FROM snapshot").fetchone()[0] == 0
+    parse_counter.clear()
+    wiki = Wiki(root)
+    assert sorted(wiki.pages) == ["a.md", "b.md"]
+    assert parse_counter == ["b.md"]  # the one row that no longer matches the file
+    wiki.close()
+    with _db(root) as conn:  # and the snapshot is back
+        assert conn.execute("SELECT count(*) FROM snapshot").fetchone()[0] == 2
+
+
+def _rewrite_keeping_the_stamp(path: Path, text: str) -> None:
+    """Rewrite ``path`` with same-size ``text`` and its old mtime: a write within the same tick of
+    a coarse file clock, as an in-place batch write (``ActionContext.write_many``) can make."""
+    st = path.stat()
+    assert len(text.encode()) == st.st_size
+    path.write_text(text, encoding="utf-8")
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (path.stat().st_mtime_ns, path.stat().st_size) == (st.st_mtime_ns, st.st_size)
+
+
+def test_racy_stamp_guard_sees_a_same_size_rewrite_within_one_tick(tmp_path: Path) -> None:
+    root = write_pages(tmp_path / "w", {"a.md": "# Alpha one\n", "b.md": "# Bee\n"})
+    wiki = Wiki(root)
+    assert wiki.pages["a.md"].title == "Alpha one"
+    _rewrite_keeping_the_stamp(root / "a.md", "# Alpha two\n")
+    changes = wiki.refresh()  # the whole tree, in the same process
+    assert changes.modified == ["a.md"] and not changes.added and not changes.removed
+    assert wiki.pages["a.md"].title == "Alpha two"
+    _rewrite_keeping_the_stamp(root / "a.md", "# Alpha six\n")
+    assert wiki.refresh(["a.md"]).modified == ["a.md"]  # the paths an action names
+    assert wiki.pages["a.md"].title == "Alpha six"
+    wiki.close()
+    _rewrite_keeping_the_stamp(root / "a.md", "# Alpha ten\n")
+    other = Wiki(root)  # another process: the digest travels in the cache
+    assert other.store.page("a.md").title == "Alpha ten"  # type: ignore[union-attr]
+    assert [s[2] for s in other.store.summaries()] == ["Alpha ten", "Bee"]
+    other.close()
+
+
+def test_racy_entries_are_checked_by_content_and_settle(tmp_path: Path, parse_counter: list[str],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    root = write_pages(tmp_path / "w", {"a.md": "# A\n", "old.md": "# Old\n"})
+    long_ago = (root / "old.md").stat().st_mtime_ns - 60 * 10**9
+    os.utime(root / "old.md", ns=(long_ago, long_ago))
+    wiki = Wiki(root)
+    assert len(wiki.pages) == 2
+    with _db(root) as conn:  # just written: racy; a minute old: not
+        assert [r[0] for r in conn.execute("SELECT path FROM racy")] == ["a.md"]
+    parse_counter.clear()
+    assert not wiki.refresh()  # read again, same bytes: no change, nothing parsed
+    assert parse_counter == []
+    later = store_module.time.time_ns() + 2 * store_module.RACY_NS
+
+    class Later:
+        @staticmethod
+        def time_ns() -> int:
+            return later
+
+    monkeypatch.setattr(store_module, "time", Later)
+    assert not wiki.refresh() and parse_counter == []
+    with _db(root) as conn:  # safely older than that check: any later write changes its stamp
+        assert conn.execute("SELECT count(*) FROM racy").fetchone()[0] == 0
+    wiki.close()
+
+
+def test_long_lists_of_objects_print_one_per_line_exactly(tmp_path: Path) -> None:
+    import orjson
+
+    from curator.engine.walker import _long_document, json_document_bytes
+
+    tricky = ['},{"path":"x"}', 'quote " and }, {"', "new\nline", "tab\t", "日本語", ""]
+    rows = [{"path": f"p{i}.md", "title": tricky[i % len(tricky)], "trust": i / 7, "n": None}
+            for i in range(120)]
+    expected = _long_document(rows, orjson.dumps, b"\n", b", ", b": ")
+    assert json_document_bytes(rows) == expected
+    assert expected.count(b"\n") == len(rows) + 2
+    assert orjson.loads(expected) == rows
+    nested = [{"path": f"p{i}.md", "items": [{"a": 1}, {"b": 2}]} for i in range(60)]  # not split
+    assert json_document_bytes(nested) == _long_document(nested, orjson.dumps, b"\n", b", ", b": ")
+    mixed = [*rows[:60], {}]
+    assert json_document_bytes(mixed) == _long_document(mixed, orjson.dumps, b"\n", b", ", b": ")

@@ -55,7 +55,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from . import frontmatter, parallel
+from . import frontmatter
 from .actor import OPERATOR, Actor
 from .errors import CuratorError, UsageError
 from .page import Page, decode, parse_layer
@@ -397,6 +397,8 @@ class SearchIndex:
                 conn.execute("BEGIN IMMEDIATE")
                 try:
                     self._clear(conn)
+                    from . import parallel  # (multiprocessing: only for a bulk build)
+
                     results = parallel.map_chunks(index_rows, real_root, files, niceness=niceness)
                     if results is None:
                         results = iter([index_rows(real_root, files)])

@@ -19,6 +19,22 @@ hash (a page's rows are found again from its old record when it changes), so :me
 :meth:`PageStore.pages_named` read only the records around one page. A hash (CRC-32) keeps them
 small; a collision only adds a page, which the caller's exact resolution then ignores.
 
+A refresh does not read those rows either: every write also stores one *snapshot* of all the
+stamps (two rows of the ``snapshot`` table: the paths in walk order as one string and their
+mtimes and sizes as packed arrays; the titles, layers and trusts beside them, decoded only for a
+listing), and a warm refresh compares the walk's three lists with it in one go (list equality,
+in C). Only when something differs does it compare page by page. Triggers on ``pages`` delete
+the snapshot whenever a row changes by any other way (another version of Curator, a repair by
+hand), so a snapshot present is always exactly the table.
+
+The racy-stamp guard (what git calls "racy git"): a page rewritten in place within one tick of
+the file system's clock, keeping its size, keeps its (mtime, size), so a process that read it
+mid-write would keep the torn text for good. A page whose mtime is not safely older
+(:data:`RACY_NS`) than the moment its stamp was taken is therefore recorded in the ``racy`` table
+with a digest of the bytes that were parsed, and every refresh that finds its stamp unchanged
+reads it again and compares the digest: a different text is a modification. Once the page's
+mtime is safely older than a check, any later write would change it, and the entry is dropped.
+
 Extensions (the search index) register a :class:`StoreExtension` and are kept in step inside the
 same transaction, so the page cache and everything built on it never disagree. An extension that
 is not built yet (``active()`` false) is not fed: it builds itself in bulk when first used.
@@ -32,7 +48,9 @@ import os
 import sqlite3
 import stat
 import threading
+import time
 import zlib
+from array import array
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
@@ -40,12 +58,12 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .page import Page, Problem, link_key, parse_page, path_key, slug_of
-from .walker import PageFile, is_page_path, utf8_name, walk
+from .walker import PageFile, Stamps, is_page_path, scan, utf8_name, walk_order
 
 #: What :meth:`PageStore._read` answers for a page it may not read (a chmod-000 file).
 _UNREADABLE = b"\0unreadable\0"
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-SCHEMA_VERSION = 10  # bump when Page or the parse rules change: the cache is rebuilt
+SCHEMA_VERSION = 11  # bump when Page or the parse rules change: the cache is rebuilt
 #: Stale pages from which parsing moves to worker processes (below, starting them costs more).
 PARALLEL_MIN = 1500
 #: The same for the pages an action (or a watcher) names: a merge re-indexes its 2,000 rewritten
@@ -56,6 +74,20 @@ PARALLEL_MIN_PATHS = 6000
 #: marshal dump of a list starts with): the big rows hold most of the bytes, and the cache must
 #: stay smaller than the pages.
 COMPRESS_ABOVE = 1024
+#: The racy-stamp guard's margin (see the module docstring): a page whose mtime is less than this
+#: before the moment its stamp was taken (the stat, before the read) may still be rewritten with
+#: the same mtime, so its digest is kept and checked on the next refresh. It covers the kernel's
+#: coarse file clock (a few ms) and the coarsest common file systems (FAT: 2 s).
+RACY_NS = 2_000_000_000
+#: Tag of the snapshot's encoding (a snapshot with another tag is ignored and rewritten).
+SNAPSHOT_FORMAT = 1
+
+
+def digest(data: bytes) -> bytes:
+    """The digest the racy-stamp guard compares a page's bytes by."""
+    from hashlib import blake2b  # (only for pages written a moment ago)
+
+    return blake2b(data, digest_size=16).digest()
 
 
 def encode_record(row: list[Any]) -> bytes:
@@ -176,24 +208,36 @@ def read_page_bytes(real_root: str, path: str) -> bytes | None:
             return None
 
 
-def parse_files(real_root: str, files: list[PageFile],
-                with_body: bool) -> list[tuple[list[Any], bytes, str | None]]:
-    """Read and parse ``files``: (:meth:`Page.to_row`, its encoded record, body or None) for each
-    one still there.
+#: What :func:`parse_files` answers per page: its :meth:`Page.to_row`, the encoded record, the
+#: body (or None) and, for a racy page, the digest of the bytes parsed (else None).
+Parsed = tuple[list[Any], bytes, str | None, bytes | None]
+
+
+def parse_files(real_root: str, files: list[PageFile], with_body: bool,
+                racy_from: int | None = None) -> list[Parsed]:
+    """Read and parse ``files``: a :data:`Parsed` for each one still there, with the digest of
+    the pages whose mtime is ``racy_from`` or later (see :data:`RACY_NS`).
 
     Runs in worker processes for a bulk parse (rows travel back cheaply, already encoded; Page
     objects are rebuilt only if someone asks for them).
     """
-    out: list[tuple[list[Any], bytes, str | None]] = []
+    out: list[Parsed] = []
     with gc_paused():
-        for page, body in read_and_parse(real_root, files):
+        for page, body, data in _read_parse(real_root, files):
             row = page.to_row()
-            out.append((row, encode_record(row), body if with_body else None))
+            racy = racy_from is not None and page.mtime_ns >= racy_from and data is not _UNREADABLE
+            out.append((row, encode_record(row), body if with_body else None, digest(data) if racy else None))
     return out
 
 
 def read_and_parse(real_root: str, files: Iterable[PageFile]) -> Iterator[tuple[Page, str]]:
     """(page, body) of each of ``files`` still there: read (never through a symlink), parsed."""
+    for page, body, _ in _read_parse(real_root, files):
+        yield page, body
+
+
+def _read_parse(real_root: str, files: Iterable[PageFile]) -> Iterator[tuple[Page, str, bytes]]:
+    """:func:`read_and_parse` with the bytes read (:data:`_UNREADABLE` for a page that may not be)."""
     for f in files:
         data = read_page_bytes(real_root, f.path)
         if data is None:
@@ -205,11 +249,27 @@ def read_and_parse(real_root: str, files: Iterable[PageFile]) -> Iterator[tuple[
             page.problems.append(Problem("unreadable", "cannot be read (permission denied); fix its "
                                          "permissions, e.g. chmod u+rw"))
             page.size = -1
-            yield page, body
+            yield page, body, data
             continue
         page, body = parse_page(f.path, data, f.mtime_ns)
         page.size = len(data)
-        yield page, body
+        yield page, body, data
+
+
+def _decode_snapshot(blob: bytes | None) -> Stamps | None:
+    """The stamps a snapshot row holds (None when there is none, or it is not one this version
+    wrote: the table is read instead, and the snapshot written again)."""
+    if blob is None:
+        return None
+    try:
+        tag, joined, mtimes, sizes = marshal.loads(blob)
+        if tag != SNAPSHOT_FORMAT:
+            return None
+        paths = joined.split("\0") if joined else []
+        snap = Stamps(paths, array("q", mtimes).tolist(), array("q", sizes).tolist())
+    except (ValueError, TypeError, EOFError):
+        return None
+    return snap if len(snap.paths) == len(snap.mtimes) == len(snap.sizes) else None
 
 
 class StoreExtension(Protocol):
@@ -236,9 +296,17 @@ class PageStore:
         self._real_root = os.path.realpath(root)
         self.state_dir = state_dir
         self._lock = threading.RLock()
-        #: (mtime_ns, size, title, layer, trust) of every cached page: a refresh compares the
-        #: first two, the listing (:meth:`summaries`) shows the rest
-        self._stamps: dict[str, tuple[int, int, str, str, float]] = {}
+        #: (mtime_ns, size) of every cached page: what a refresh compares
+        self._stamps: dict[str, tuple[int, int]] = {}
+        #: (title, layer, trust) of every cached page, for the listing (:meth:`summaries`): None
+        #: until first asked for, then decoded from ``_info_blob`` (the snapshot's, beside the
+        #: paths it is parallel to) or read from the table
+        self._info: dict[str, tuple[str, str, float]] | None = None
+        self._info_blob: tuple[list[str], bytes] | None = None
+        #: the stamps as the database's snapshot holds them (None: there is none to trust)
+        self._snap: Stamps | None = None
+        #: path -> digest of the pages the racy-stamp guard checks again (see RACY_NS)
+        self._racy: dict[str, bytes] = {}
         #: decoded pages, built on first use of :attr:`pages` and kept in step after that
         self._pages: dict[str, Page] | None = None
         self._unstored: dict[str, Page] = {}  # pages whose names no database can hold (not UTF-8)
@@ -284,6 +352,8 @@ class PageStore:
                 conn.execute("DROP TABLE IF EXISTS records")
                 conn.execute("DROP TABLE IF EXISTS link_names")
                 conn.execute("DROP TABLE IF EXISTS page_names")
+                conn.execute("DROP TABLE IF EXISTS snapshot")
+                conn.execute("DROP TABLE IF EXISTS racy")
                 conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             # The small table every refresh reads whole; the records only when pages are decoded.
             conn.execute(
@@ -291,6 +361,14 @@ class PageStore:
                 " title TEXT, layer TEXT, trust REAL) WITHOUT ROWID"
             )
             conn.execute("CREATE TABLE IF NOT EXISTS records (path TEXT PRIMARY KEY, record BLOB)")
+            # The stamps of every page in one go (see the module docstring); any change to
+            # ``pages`` deletes it, and the store writes it again at the end of its own writes.
+            conn.execute("CREATE TABLE IF NOT EXISTS snapshot (part TEXT PRIMARY KEY, data BLOB)")
+            for event in ("INSERT", "UPDATE", "DELETE"):
+                conn.execute(f"CREATE TRIGGER IF NOT EXISTS pages_{event.lower()}_snapshot AFTER {event}"
+                             " ON pages BEGIN DELETE FROM snapshot; END")
+            # Pages the racy-stamp guard reads again (see RACY_NS), with the digest of their bytes.
+            conn.execute("CREATE TABLE IF NOT EXISTS racy (path TEXT PRIMARY KEY, digest BLOB) WITHOUT ROWID")
             # name hash -> the record's rowid: see the module docstring
             for table in ("link_names", "page_names"):
                 conn.execute(f"CREATE TABLE IF NOT EXISTS {table} (h INTEGER, src INTEGER,"
@@ -401,7 +479,8 @@ class PageStore:
             rows = self._conn.execute(
                 f"SELECT DISTINCT r.path FROM {table} n JOIN records r ON r.rowid = n.src"
                 f" WHERE n.h IN ({','.join('?' * len(hashes))})", hashes).fetchall()
-        paths = [r[0] for r in rows if r[0] in self._stamps]
+        stamps = self._stamps
+        paths = [r[0] for r in rows if r[0] in stamps]
         if pages is not None:
             return {p: pages[p] for p in paths if p in pages}
         out: dict[str, Page] = {}
@@ -443,12 +522,60 @@ class PageStore:
         if not self._loaded:
             self.refresh()
         with self._lock:
-            stamps = self._stamps
-            return [(p, v[1], v[2], v[3], v[4]) for p, v in sorted(stamps.items())]
+            info = self._infos()
+            return [(p, v[1], *info[p]) for p, v in sorted(self._stamps.items())]
 
-    def _load_stamps(self) -> dict[str, tuple[int, int, str, str, float]]:
-        rows = self._conn.execute("SELECT path, mtime_ns, size, title, layer, trust FROM pages")
-        return {r[0]: r[1:] for r in rows}
+    def _infos(self) -> dict[str, tuple[str, str, float]]:
+        """(title, layer, trust) by path (decoded from the snapshot read with the stamps)."""
+        info = self._info
+        if info is None:
+            if self._info_blob is not None:
+                paths, blob = self._info_blob
+                titles, layers, trusts = marshal.loads(blob)
+                info = dict(zip(paths, zip(titles, layers, trusts, strict=True), strict=True))
+            else:  # (only after a failed write: _load_state reads both from the table otherwise)
+                info = {r[0]: r[1:] for r in self._conn.execute("SELECT path, title, layer, trust FROM pages")}
+            self._info, self._info_blob = info, None
+        return info
+
+    def _load_state(self) -> None:
+        """Read the stamps (from the snapshot when there is one, else from the table) and the
+        racy-stamp guard's entries, in one read transaction."""
+        conn = self._conn
+        self._snap = self._info = self._info_blob = None
+        conn.execute("BEGIN")
+        try:
+            parts = dict(conn.execute("SELECT part, data FROM snapshot").fetchall())
+            self._racy = dict(conn.execute("SELECT path, digest FROM racy").fetchall())
+            snap = _decode_snapshot(parts.get("stamps"))
+            if snap is not None and "info" in parts:
+                self._snap = snap
+                self._stamps = dict(zip(snap.paths, zip(snap.mtimes, snap.sizes, strict=True), strict=True))
+                self._info_blob = (snap.paths, parts["info"])
+            else:
+                rows = conn.execute("SELECT path, mtime_ns, size, title, layer, trust FROM pages").fetchall()
+                self._stamps = {r[0]: (r[1], r[2]) for r in rows}
+                self._info = {r[0]: (r[3], r[4], r[5]) for r in rows}
+        finally:
+            conn.execute("COMMIT")
+        self._stamps_loaded = True
+
+    def _save_snapshot(self, order: Iterable[str] | None) -> None:
+        """Write the snapshot of the stamps (inside the caller's transaction, after its changes to
+        ``pages``), the paths in ``order`` (walk order; None: sorted into it here)."""
+        stamps, info, unstored = self._stamps, self._infos(), self._unstored
+        if order is None:
+            order = sorted(stamps, key=walk_order)
+        paths = [p for p in order if p in stamps and p not in unstored]
+        pairs = [stamps[p] for p in paths]
+        snap = Stamps(paths, [m for m, _ in pairs], [s for _, s in pairs])
+        details = [info[p] for p in paths]
+        stamps_blob = marshal.dumps((SNAPSHOT_FORMAT, "\0".join(paths), array("q", snap.mtimes).tobytes(),
+                                     array("q", snap.sizes).tobytes()))
+        info_blob = marshal.dumps(([d[0] for d in details], [d[1] for d in details], [d[2] for d in details]))
+        self._conn.executemany("INSERT OR REPLACE INTO snapshot VALUES (?, ?)",
+                               [("stamps", stamps_blob), ("info", info_blob)])
+        self._snap = snap
 
     def refresh(self, paths: Iterable[str] | None = None,
                 progress: Callable[[int, int], None] | None = None) -> ChangeSet:
@@ -461,58 +588,111 @@ class PageStore:
         """
         with self._lock, gc_paused():
             if not self._stamps_loaded:
-                self._stamps = self._load_stamps()
-                self._stamps_loaded = True
+                self._load_state()
             if paths is not None:
                 return self._refresh_paths(list(paths), self._pages)
             return self._refresh_all(progress)
 
     def _refresh_all(self, progress: Callable[[int, int], None] | None = None) -> ChangeSet:
         changes = ChangeSet()
-        stamps = self._stamps
         attachments: list[str] = []
-        on_disk = {f.path: f for f in walk(self.root, attachments)}
+        start = time.time_ns()  # before the first stat: the moment every stamp below is taken
+        disk = scan(self.root, attachments)
         if tuple(attachments) != self.attachments:
             changes.attachments = self._loaded  # the first walk is no change
             self.attachments = tuple(attachments)
+        racy = self._racy
+        if disk == self._snap:
+            # Nothing added, removed or re-stamped (the common case, compared in C): only the
+            # racy pages are read again.
+            if racy:
+                again, done = self._recheck(list(racy), start, changes)
+                if again or done:
+                    self._write(again, [], self._pages, progress, racy_from=start - RACY_NS,
+                                order=disk.paths, settled=done)
+            self._loaded = True
+            return changes
+        stamps = self._stamps
+        on_disk = dict(zip(disk.paths, zip(disk.mtimes, disk.sizes, strict=True), strict=True))
         stale: list[PageFile] = []
-        for path, f in on_disk.items():
+        same: list[str] = []
+        for path, stamp in on_disk.items():
             known = stamps.get(path)
             if known is None:
-                stale.append(f)
+                stale.append(PageFile(path, *stamp))
                 changes.added.append(path)
-            elif known[0] != f.mtime_ns or known[1] != f.size:
-                stale.append(f)
+            elif known != stamp:
+                stale.append(PageFile(path, *stamp))
                 changes.modified.append(path)
+            elif path in racy:
+                same.append(path)
+        settled: list[str] = []
+        if same:
+            more, settled = self._recheck(same, start, changes)
+            stale += more
         removed = [p for p in stamps if p not in on_disk]
         changes.removed.extend(removed)
-        if stale or removed:
-            self._write(stale, removed, self._pages, progress)
+        snap, unstored = self._snap, self._unstored
+        if (stale or removed or settled or snap is None
+                or snap.paths != [p for p in disk.paths if p not in unstored]):
+            # (every write saves the snapshot: here also when the last one is missing or stale)
+            self._write(stale, removed, self._pages, progress, racy_from=start - RACY_NS,
+                        order=disk.paths, settled=settled)
         self._loaded = True
         return changes
+
+    def _recheck(self, paths: list[str], start: int, changes: ChangeSet) -> tuple[list[PageFile], list[str]]:
+        """The racy-stamp guard, for racy ``paths`` whose stamp is unchanged: the pages whose bytes
+        differ from those parsed (stale: added to ``changes.modified``), and those whose bytes are
+        the same and whose mtime is now safely older than ``start`` (settled: any later write
+        would change their stamp, so they need no further check)."""
+        stale: list[PageFile] = []
+        settled: list[str] = []
+        for path in paths:
+            data = read_page_bytes(self._real_root, path)
+            mtime, size = self._stamps[path]
+            if data is None or data is _UNREADABLE or len(data) != size or digest(data) != self._racy[path]:
+                stale.append(PageFile(path, mtime, size))
+                changes.modified.append(path)
+            elif mtime < start - RACY_NS:
+                settled.append(path)
+        return stale, settled
 
     def _refresh_paths(self, paths: list[str], pages: dict[str, Page] | None) -> ChangeSet:
         changes = ChangeSet()
         stale: list[PageFile] = []
         removed: list[str] = []
+        same: list[str] = []
         folders: dict[str, bool] = {}
+        stamps, racy = self._stamps, self._racy
+        start = time.time_ns()  # before the first stat (see _refresh_all)
         for path in dict.fromkeys(paths):
             st = self._page_stat(path, folders)
             if st is None:
-                if path in self._stamps:
+                if path in stamps:
                     removed.append(path)
                     changes.removed.append(path)
                 continue
-            old = self._stamps.get(path)
+            old = stamps.get(path)
             if old is None:
                 changes.added.append(path)
             elif old[0] == st.st_mtime_ns and old[1] == st.st_size:
+                if path in racy:
+                    same.append(path)
                 continue
             else:
                 changes.modified.append(path)
             stale.append(PageFile(path, st.st_mtime_ns, st.st_size))
-        if stale or removed:
-            self._write(stale, removed, pages, parallel_min=max(PARALLEL_MIN, PARALLEL_MIN_PATHS))
+        settled: list[str] = []
+        if same:
+            more, settled = self._recheck(same, start, changes)
+            stale += more
+        if stale or removed or settled:
+            # the snapshot keeps its order unless pages came or went
+            snap = self._snap
+            order = snap.paths if snap is not None and not changes.added and not removed else None
+            self._write(stale, removed, pages, parallel_min=max(PARALLEL_MIN, PARALLEL_MIN_PATHS),
+                        racy_from=start - RACY_NS, order=order, settled=settled)
         return changes
 
     def _page_stat(self, path: str, folders: dict[str, bool] | None = None) -> os.stat_result | None:
@@ -538,29 +718,39 @@ class PageStore:
                 folders[folder] = plain
         return st if plain else None
 
-    def _parsed(self, stale: list[PageFile], with_body: bool,
-                parallel_min: int | None = None) -> Iterator[tuple[list[Any], bytes, str | None]]:
+    def _parsed(self, stale: list[PageFile], with_body: bool, parallel_min: int | None = None,
+                racy_from: int | None = None) -> Iterator[Parsed]:
         """Parse ``stale``: in worker processes when there are many, else here."""
         if len(stale) >= (PARALLEL_MIN if parallel_min is None else parallel_min):
             from . import parallel  # (multiprocessing: imported only when there is bulk work)
 
-            chunks = parallel.map_chunks(parse_files, self._real_root, stale, with_body)
+            chunks = parallel.map_chunks(parse_files, self._real_root, stale, with_body, racy_from)
             if chunks is not None:
                 for chunk in chunks:
                     yield from chunk
                 return
-        yield from parse_files(self._real_root, stale, with_body)
+        yield from parse_files(self._real_root, stale, with_body, racy_from)
 
     def _write(self, stale: list[PageFile], removed: list[str], pages: dict[str, Page] | None,
-               progress: Callable[[int, int], None] | None = None, parallel_min: int | None = None) -> None:
+               progress: Callable[[int, int], None] | None = None, parallel_min: int | None = None,
+               racy_from: int | None = None, order: Iterable[str] | None = None,
+               settled: Iterable[str] = ()) -> None:
+        """Parse and store ``stale``, drop ``removed``, forget the ``settled`` racy entries and
+        save the snapshot (paths in ``order``: see :meth:`_save_snapshot`), in one transaction.
+        Pages stamped at ``racy_from`` or later are racy (see :data:`RACY_NS`)."""
         conn = self._conn
         active = [ext for ext in self._extensions if ext.active()]
         from_row = Page.from_row
-        stamps = self._stamps
+        stamps, racy = self._stamps, self._racy
         conn.execute("BEGIN IMMEDIATE")
         try:
+            info = self._infos()
+            unracy = [(p,) for p in settled if racy.pop(p, None) is not None]
             for path in removed:
                 stamps.pop(path, None)
+                info.pop(path, None)
+                if racy.pop(path, None) is not None:
+                    unracy.append((path,))
                 self._unstored.pop(path, None)
                 if pages is not None:
                     pages.pop(path, None)
@@ -574,16 +764,24 @@ class PageStore:
             batch: list[tuple[Any, ...]] = []
             records: list[tuple[str, bytes]] = []
             names: list[list[Any]] = []
-            for done, (row, record, body) in enumerate(self._parsed(stale, bool(active), parallel_min), 1):
+            new_racy: list[tuple[str, bytes]] = []
+            parsed = self._parsed(stale, bool(active), parallel_min, racy_from)
+            for done, (row, record, body, page_digest) in enumerate(parsed, 1):
                 path = row[0]
-                stamp = (row[2], row[1], row[3], row[4], row[5])  # mtime, size, title, layer, trust
-                stamps[path] = stamp
+                stamps[path] = stamp = (row[2], row[1])  # mtime, size
+                info[path] = details = (row[3], row[4], row[5])  # title, layer, trust
                 # A page whose file name is not valid UTF-8 lives in memory only (parsed again by
                 # each process): no UTF-8 database holds its name, and one such file must not stop
                 # the rest. It is listed and linted, not searched.
                 stored = utf8_name(path)
+                if page_digest is not None:  # stamped a moment after its last write: checked again
+                    racy[path] = page_digest
+                    if stored:
+                        new_racy.append((path, page_digest))
+                elif racy.pop(path, None) is not None:
+                    unracy.append((path,))
                 if stored:
-                    batch.append((path, *stamp))
+                    batch.append((path, *stamp, *details))
                     records.append((path, record))
                     names.append(row)
                 if pages is not None or active or not stored:
@@ -600,6 +798,9 @@ class PageStore:
                 if len(batch) >= 2000:
                     self._flush(batch, records, names)
             self._flush(batch, records, names)
+            conn.executemany("DELETE FROM racy WHERE path=?", unracy)
+            conn.executemany("INSERT OR REPLACE INTO racy VALUES (?, ?)", new_racy)
+            self._save_snapshot(order)  # last: the rows written above have deleted the old one
             if progress is not None:
                 progress(len(stale), len(stale))
             conn.execute("COMMIT")
@@ -609,7 +810,8 @@ class PageStore:
             conn.execute("ROLLBACK")
             # the in-memory stamps may be ahead of the database: reload them
             self._loaded = self._stamps_loaded = False
-            self._pages = None
+            self._pages = self._snap = self._info = self._info_blob = None
+            self._racy = {}
             raise
 
     def _flush(self, batch: list[tuple[Any, ...]], records: list[tuple[str, bytes]],

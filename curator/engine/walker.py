@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -68,6 +69,18 @@ def json_document_bytes(data: object) -> bytes:
                                                     for v in data.values())):
         import orjson  # (only for the long documents)
 
+        if long_list and all(type(item) is dict and item for item in data):
+            # A list of objects (``index --json``): encoded in one call, then split into lines
+            # where one object ends and the next begins. ``},{"`` can occur nowhere else: inside
+            # a string every quote is escaped (``\"``), so only an object nested in a list inside
+            # an item could make one, and then there are more than one per boundary.
+            try:
+                whole: bytes = orjson.dumps(data)
+            except TypeError:  # (see below)
+                pass
+            else:
+                if whole.count(b'},{"') == len(data) - 1:
+                    return b"[\n" + whole[1:-1].replace(b'},{"', b'},\n{"') + b"\n]\n"
         try:
             out: bytes = _long_document(data, orjson.dumps, b"\n", b", ", b": ")
             return out
@@ -117,8 +130,18 @@ def is_page_path(rel: str) -> bool:
     )
 
 
+class Stamps(NamedTuple):
+    """Every page a scan found, as three parallel lists in walk order: what a refresh compares
+    with its snapshot in one go (list equality runs in C; no tuple or dict per page)."""
+
+    paths: list[str]  # posix, relative to the root
+    mtimes: list[int]  # st_mtime_ns
+    sizes: list[int]  # st_size
+
+
 def walk(root: Path, attachments: list[str] | None = None) -> Iterator[PageFile]:
-    """Yield every page below ``root``, sorted by path within each folder.
+    """Yield every page below ``root``, sorted by path within each folder (the folder's pages
+    first, then each sub-folder in name order: see :func:`walk_order`).
 
     With ``attachments``, the root-relative paths of every other file in the same folders (images,
     PDFs, canvases: what ``[[diagram.png]]`` links to) are appended to it during the same scan;
@@ -128,15 +151,29 @@ def walk(root: Path, attachments: list[str] | None = None) -> Iterator[PageFile]
     and one that stays inside points at a page (or folder) the walk reaches at its real path, so
     following it would count pages twice or loop. Every page therefore appears exactly once.
     """
+    found = scan(root, attachments)
+    new = functools.partial(tuple.__new__, PageFile)  # (a PageFile without its Python-level __new__)
+    return map(new, zip(*found, strict=True))
+
+
+def scan(root: Path, attachments: list[str] | None = None) -> Stamps:
+    """What :func:`walk` yields, as :class:`Stamps` (the same pages, in the same order)."""
+    found = Stamps([], [], [])
     stack: list[tuple[str, str]] = [(os.path.realpath(root), "")]
     while stack:
         directory, rel_dir = stack.pop()
         try:
-            pages, subdirs = _scan(directory, rel_dir, attachments)
+            subdirs = _scan(directory, rel_dir, attachments, found)
         except OSError:
             continue
-        yield from pages
         stack.extend(reversed(subdirs))
+    return found
+
+
+def walk_order(path: str) -> tuple[tuple[int, str], ...]:
+    """A sort key that puts root-relative page paths in the order :func:`walk` yields them."""
+    *folders, name = path.split("/")
+    return (*((1, f) for f in folders), (0, name))
 
 
 #: Whether a folder can be listed through an open descriptor (POSIX): each entry's stat is then
@@ -146,26 +183,26 @@ _SCANDIR_FD = os.scandir in os.supports_fd and hasattr(os, "O_DIRECTORY")
 _by_name = attrgetter("name")
 
 
-def _scan(directory: str, rel_dir: str,
-          attachments: list[str] | None) -> tuple[list[PageFile], list[tuple[str, str]]]:
-    """The pages of one folder and its sub-folders to walk, sorted by name."""
+def _scan(directory: str, rel_dir: str, attachments: list[str] | None,
+          found: Stamps) -> list[tuple[str, str]]:
+    """Add the pages of one folder to ``found`` (sorted by name); its sub-folders to walk."""
     if not _SCANDIR_FD:
         with os.scandir(directory) as it:
-            return _entries(sorted(it, key=_by_name), directory, rel_dir, attachments)
+            return _entries(sorted(it, key=_by_name), directory, rel_dir, attachments, found)
     fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
     try:  # every stat below goes through ``fd``: it stays open until they are done
         with os.scandir(fd) as it:
-            return _entries(sorted(it, key=_by_name), directory, rel_dir, attachments)
+            return _entries(sorted(it, key=_by_name), directory, rel_dir, attachments, found)
     finally:
         os.close(fd)
 
 
 def _entries(entries: list[os.DirEntry[Any]], directory: str, rel_dir: str,
-             attachments: list[str] | None) -> tuple[list[PageFile], list[tuple[str, str]]]:
-    excluded, new = EXCLUDED_DIRS, tuple.__new__  # (a PageFile without its Python-level __new__)
-    pages: list[PageFile] = []
+             attachments: list[str] | None, found: Stamps) -> list[tuple[str, str]]:
+    excluded = EXCLUDED_DIRS
+    add_path, add_mtime, add_size = found.paths.append, found.mtimes.append, found.sizes.append
     subdirs: list[tuple[str, str]] = []
-    for entry in entries:
+    for entry in entries:  # the hot loop of every refresh: one stat per page, nothing else
         name = entry.name
         try:
             # d_type answers these without a system call; symlinks are neither
@@ -180,5 +217,7 @@ def _entries(entries: list[os.DirEntry[Any]], directory: str, rel_dir: str,
             st = entry.stat(follow_symlinks=False)
         except OSError:
             continue
-        pages.append(new(PageFile, (rel_dir + name, st.st_mtime_ns, st.st_size)))
-    return pages, subdirs
+        add_path(rel_dir + name)
+        add_mtime(st.st_mtime_ns)
+        add_size(st.st_size)
+    return subdirs

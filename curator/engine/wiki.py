@@ -12,7 +12,7 @@ import os
 import threading
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from .actor import OPERATOR, Actor
 from .errors import NotAWiki, PageNotFound
@@ -21,9 +21,11 @@ from .links import LinkIndex, local_index, odd_key
 from .page import Page, link_key, path_key
 from .scope import Decision, ScopePolicy, protected_decision
 from .search import SearchIndex
-from .session import WikiSession
 from .slugs import slug_sim
 from .store import ChangeSet, PageStore, gc_paused
+
+if TYPE_CHECKING:  # (git, the journal and the write lock are imported when first used)
+    from .session import WikiSession
 
 STATE_DIR = ".curator"
 
@@ -88,6 +90,8 @@ class Wiki:
             with self._lock:
                 session = self._session
                 if session is None:
+                    from .session import WikiSession
+
                     session = self._session = WikiSession(self.root, self.state_dir)
         return session
 
