@@ -69,7 +69,7 @@ def json_document_bytes(data: object) -> bytes:
                                                     for v in data.values())):
         import orjson  # (only for the long documents)
 
-        if long_list and all(type(item) is dict and item for item in data):
+        if isinstance(data, list) and long_list and all(type(item) is dict and item for item in data):
             # A list of objects (``index --json``): encoded in one call, then split into lines
             # where one object ends and the next begins. ``},{"`` can occur nowhere else: inside
             # a string every quote is escaped (``\"``), so only an object nested in a list inside
