@@ -231,7 +231,7 @@ def test_a_warm_open_answers_from_the_snapshot(tmp_path: Path, parse_counter: li
     root = write_pages(tmp_path / "w", {"a.md": "# A\n", "wiki/b.md": "---\ntitle: Bee\nlayer: core\n---\nb\n"})
     _open_once(root)
     with _db(root) as conn:
-        assert {r[0] for r in conn.execute("SELECT part FROM snapshot")} == {"stamps", "info"}
+        assert {r[0] for r in conn.execute("SELECT part FROM snapshot")} == {"stamps", "info", "token"}
     parse_counter.clear()
     wiki = Wiki(root)
     assert wiki.store.summaries() == [("a.md", 4, "A", "deep", 0.5), ("wiki/b.md", 33, "Bee", "core", 0.5)]
@@ -254,7 +254,7 @@ def test_a_change_to_the_pages_table_by_any_other_way_drops_the_snapshot(
     assert parse_counter == ["b.md"]  # the one row that no longer matches the file
     wiki.close()
     with _db(root) as conn:  # and the snapshot is back
-        assert conn.execute("SELECT count(*) FROM snapshot").fetchone()[0] == 2
+        assert conn.execute("SELECT count(*) FROM snapshot").fetchone()[0] == 3
 
 
 def _rewrite_keeping_the_stamp(path: Path, text: str) -> None:

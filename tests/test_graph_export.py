@@ -227,3 +227,37 @@ def test_cli_graph_path_explain(chain: Wiki, capsys: pytest.CaptureFixture[str])
     assert code == 1 and err.startswith("curator: error:") and "Traceback" not in err
     code, _, err = run_cli(capsys, "--wiki", root, "graph", "--depth", "-1", "--center", "a")
     assert code == 2
+
+
+def _fresh_export(root: Path, attachments: bool = False) -> tuple[dict[str, object], bool]:
+    """A new process's ``graph --format json`` (a new Wiki), and whether it came from the saved
+    edge list (no link index built)."""
+    wiki = Wiki(root)
+    try:
+        data = g.export(wiki, "json", attachments=attachments)
+        assert isinstance(data, dict)
+        return data, wiki.built_links() is None
+    finally:
+        wiki.close()
+
+
+def test_a_one_shot_graph_is_rebuilt_from_the_saved_edges_only_for_the_same_pages(chain: Wiki) -> None:
+    root = chain.root
+    live = g.export(chain, "json")
+    assert chain.built_links() is not None  # resolved here, then saved
+    again, from_saved = _fresh_export(root)
+    assert again == live and from_saved  # nothing resolved: the same document
+    assert g.export(Wiki(root), "mermaid") == g.to_mermaid(g.graph_for(chain))
+    assert _fresh_export(root, attachments=True)[1] is False  # saved separately
+    # a page edited in place: a new state, resolved again, the new link seen
+    write(root, "lonely.md", page("Lonely", body="Now [[a]]."))
+    changed, from_saved = _fresh_export(root)
+    assert not from_saved
+    assert {"source": "lonely.md", "target": "a.md", "weight": 1, "kinds": ["wikilink"]} in changed["edges"]  # type: ignore[operator]
+    # an attachment file appears: links to it resolve, though no page changed
+    write(root, "lonely.md", page("Lonely", body="Now [[a]] and ![[pic.png]]."))
+    _fresh_export(root, attachments=True)
+    assert _fresh_export(root, attachments=True)[1] is True
+    (root / "pic.png").write_bytes(b"\x89PNG")
+    with_file, from_saved = _fresh_export(root, attachments=True)
+    assert not from_saved and "attachment:pic.png" in {n["id"] for n in with_file["nodes"]}  # type: ignore[attr-defined]

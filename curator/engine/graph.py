@@ -10,12 +10,22 @@ with a weight.
 
 :func:`graph_for` caches one graph per (link index, actor). The wiki drops its link index on every
 change, so a cached graph is never older than the index it was built from.
+
+A one-shot process (``curator graph``, ``path``) would resolve every link of the wiki for each
+call (~200,000 at 32,000 pages, most of its time), so the operator's graph is also saved in the
+page cache as its resolved edge list (:meth:`~.store.PageStore.save_derived`), under the store's
+state token: the next process whose refresh finds the same pages (and attachment files) rebuilds
+the graph from that list and resolves nothing. Any change to a page gives the store a new state,
+so a saved graph is never answered for pages other than those it was built from.
 """
 
 from __future__ import annotations
 
 import gc
 import hashlib
+import marshal
+import zlib
+from array import array
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -91,15 +101,20 @@ class LinkGraph:
     naming a file that is not there is never a node (lint reports it as a missing attachment).
     """
 
-    def __init__(self, links: LinkIndex, visible: Iterable[str], attachments: bool = False,
+    def __init__(self, links: LinkIndex | None, visible: Iterable[str], attachments: bool = False,
                  can_see: Callable[[str], bool] | None = None) -> None:
-        pages = links.pages
         self.nodes: dict[str, Node] = {}
+        self.out: dict[str, dict[str, EdgeData]] = {}
+        self.inc: dict[str, dict[str, EdgeData]] = {}
+        if links is not None:  # (None: filled by from_saved)
+            self._build(links, visible, attachments, can_see)
+
+    def _build(self, links: LinkIndex, visible: Iterable[str], attachments: bool,
+               can_see: Callable[[str], bool] | None) -> None:
+        pages = links.pages
         for path in sorted(visible):
             page = pages[path]
             self.nodes[path] = Node(path, page, page.title)
-        self.out: dict[str, dict[str, EdgeData]] = {}
-        self.inc: dict[str, dict[str, EdgeData]] = {}
         nodes, out, inc, outgoing = self.nodes, self.out, self.inc, links.outgoing
         for source in list(nodes):
             edges = outgoing.get(source)
@@ -203,6 +218,67 @@ class LinkGraph:
                 pairs.add((source, target) if source < target else (target, source))
         return sorted(pairs)
 
+    # --- saved as a resolved edge list (see the module docstring) ------------------------
+    def saved(self, key: bytes) -> bytes:
+        """This graph (of every page, in path order) as :meth:`from_saved` reads it: the nodes
+        that are not pages and one row of packed arrays per edge, in the order they were made
+        (so the rebuilt graph lists nodes and edges exactly as this one)."""
+        ids = list(self.nodes)
+        index = {n: i for i, n in enumerate(ids)}
+        n_pages = sum(1 for node in self.nodes.values() if node.page is not None)
+        extras = [self.nodes[n] for n in ids[n_pages:]]
+        kinds: dict[tuple[str, ...], int] = {}
+        src, dst, weight, kind = array("i"), array("i"), array("i"), array("i")
+        for source, targets in self.out.items():
+            s = index[source]
+            for target, data in targets.items():
+                src.append(s)
+                dst.append(index[target])
+                weight.append(data.weight)
+                kind.append(kinds.setdefault(tuple(sorted(data.kinds)), len(kinds)))
+        return zlib.compress(marshal.dumps((
+            _SAVED_FORMAT, key, n_pages, [n.id for n in extras], [n.label for n in extras],
+            bytes(n.attachment for n in extras), src.tobytes(), dst.tobytes(), weight.tobytes(),
+            kind.tobytes(), list(kinds))), 1)
+
+    @classmethod
+    def from_saved(cls, blob: bytes, pages: dict[str, Page], key: bytes) -> LinkGraph | None:
+        """The graph :meth:`saved` wrote, over ``pages`` (every page, as they were then); None
+        when the data is not what this version writes or was saved for other ``key``."""
+        try:
+            (version, saved_key, n_pages, extra_ids, labels, is_attachment, src_b, dst_b,
+             weight_b, kind_b, kinds) = marshal.loads(zlib.decompress(blob))
+        except (ValueError, TypeError, EOFError, zlib.error):
+            return None
+        if version != _SAVED_FORMAT or saved_key != key or n_pages != len(pages):
+            return None
+        graph = cls(None, ())
+        nodes, out, inc = graph.nodes, graph.out, graph.inc
+        for path in sorted(pages):
+            page = pages[path]
+            nodes[path] = Node(path, page, page.title)
+        for node_id, label, attached in zip(extra_ids, labels, is_attachment, strict=True):
+            nodes[node_id] = Node(node_id, None, label, bool(attached))
+        ids = list(nodes)
+        sets = [tuple(k) for k in kinds]
+        for s, t, w, k in zip(array("i", src_b), array("i", dst_b), array("i", weight_b), array("i", kind_b),
+                              strict=True):
+            source, target = ids[s], ids[t]
+            data = EdgeData(w, set(sets[k]))
+            mine = out.get(source)
+            if mine is None:
+                mine = out[source] = {}
+            mine[target] = data
+            into = inc.get(target)
+            if into is None:
+                into = inc[target] = {}
+            into[source] = data
+        return graph
+
+
+#: The encoding of :meth:`LinkGraph.saved` (a saved graph of another version is built again).
+_SAVED_FORMAT = 1
+
 
 @contextmanager
 def gc_paused() -> Iterator[None]:
@@ -224,6 +300,16 @@ def gc_paused() -> Iterator[None]:
 def graph_for(wiki: Wiki, actor: Actor = OPERATOR, attachments: bool = False) -> LinkGraph:
     """The current link graph as ``actor`` sees it (cached until the wiki's pages change), with
     the attachment files pages link to as nodes when ``attachments`` is set."""
+    one_shot = actor.is_operator and not wiki.store.decoded and wiki.built_links(actor) is None
+    if one_shot:  # nothing built in this process yet: the saved edge list, when it is current
+        pages = wiki.pages  # (refreshed first: the state and the attachment files are current)
+        name, saved_key = _saved_graph_key(wiki, attachments)
+        blob = wiki.store.derived(name)
+        if blob is not None:
+            with gc_paused():
+                saved = LinkGraph.from_saved(blob, pages, saved_key)
+            if saved is not None:
+                return saved
     with gc_paused():
         links = wiki.links_for(actor)  # hidden pages are absent: links to them are unresolved
     # Keyed by the policy object too: a policy swapped in (tests, the station) is a new view.
@@ -240,7 +326,18 @@ def graph_for(wiki: Wiki, actor: Actor = OPERATOR, attachments: bool = False) ->
         graph = LinkGraph(links, visible, attachments, lambda p: wiki.visible(actor, p))
     with wiki.session.services_lock:
         graphs[key] = (links, graph)
+    if one_shot:
+        name, saved_key = _saved_graph_key(wiki, attachments)
+        wiki.store.save_derived(name, graph.saved(saved_key))
     return graph
+
+
+def _saved_graph_key(wiki: Wiki, attachments: bool) -> tuple[str, bytes]:
+    """The name the operator's graph is saved under, and the key of what else it depends on: the
+    attachment files links resolve to (the walk's, not in the store's state)."""
+    files = "\0".join(wiki.store.attachments).encode("utf-8", "surrogateescape")
+    return (f"graph{'+attachments' if attachments else ''}",
+            hashlib.blake2b(files, digest_size=16).digest())
 
 
 def graph_around(wiki: Wiki, path: str, actor: Actor = OPERATOR) -> LinkGraph:

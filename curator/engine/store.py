@@ -262,12 +262,12 @@ def _decode_snapshot(blob: bytes | None) -> Stamps | None:
     if blob is None:
         return None
     try:
-        tag, joined, mtimes, sizes = marshal.loads(blob)
+        tag, joined, mtimes, sizes = marshal.loads(zlib.decompress(blob))
         if tag != SNAPSHOT_FORMAT:
             return None
         paths = joined.split("\0") if joined else []
         snap = Stamps(paths, array("q", mtimes).tolist(), array("q", sizes).tolist())
-    except (ValueError, TypeError, EOFError):
+    except (ValueError, TypeError, EOFError, zlib.error):
         return None
     return snap if len(snap.paths) == len(snap.mtimes) == len(snap.sizes) else None
 
@@ -307,6 +307,7 @@ class PageStore:
         self._snap: Stamps | None = None
         #: path -> digest of the pages the racy-stamp guard checks again (see RACY_NS)
         self._racy: dict[str, bytes] = {}
+        self._token: bytes | None = None  # see state
         #: decoded pages, built on first use of :attr:`pages` and kept in step after that
         self._pages: dict[str, Page] | None = None
         self._unstored: dict[str, Page] = {}  # pages whose names no database can hold (not UTF-8)
@@ -354,6 +355,7 @@ class PageStore:
                 conn.execute("DROP TABLE IF EXISTS page_names")
                 conn.execute("DROP TABLE IF EXISTS snapshot")
                 conn.execute("DROP TABLE IF EXISTS racy")
+                conn.execute("DROP TABLE IF EXISTS derived")
                 conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             # The small table every refresh reads whole; the records only when pages are decoded.
             conn.execute(
@@ -369,6 +371,8 @@ class PageStore:
                              " ON pages BEGIN DELETE FROM snapshot; END")
             # Pages the racy-stamp guard reads again (see RACY_NS), with the digest of their bytes.
             conn.execute("CREATE TABLE IF NOT EXISTS racy (path TEXT PRIMARY KEY, digest BLOB) WITHOUT ROWID")
+            # Data derived from every page (the graph's resolved edges), valid for one state: see derived().
+            conn.execute("CREATE TABLE IF NOT EXISTS derived (name TEXT PRIMARY KEY, token BLOB, data BLOB)")
             # name hash -> the record's rowid: see the module docstring
             for table in ("link_names", "page_names"):
                 conn.execute(f"CREATE TABLE IF NOT EXISTS {table} (h INTEGER, src INTEGER,"
@@ -531,7 +535,7 @@ class PageStore:
         if info is None:
             if self._info_blob is not None:
                 paths, blob = self._info_blob
-                titles, layers, trusts = marshal.loads(blob)
+                titles, layers, trusts = marshal.loads(zlib.decompress(blob))
                 info = dict(zip(paths, zip(titles, layers, trusts, strict=True), strict=True))
             else:  # (only after a failed write: _load_state reads both from the table otherwise)
                 info = {r[0]: r[1:] for r in self._conn.execute("SELECT path, title, layer, trust FROM pages")}
@@ -542,14 +546,14 @@ class PageStore:
         """Read the stamps (from the snapshot when there is one, else from the table) and the
         racy-stamp guard's entries, in one read transaction."""
         conn = self._conn
-        self._snap = self._info = self._info_blob = None
+        self._snap = self._info = self._info_blob = self._token = None
         conn.execute("BEGIN")
         try:
             parts = dict(conn.execute("SELECT part, data FROM snapshot").fetchall())
             self._racy = dict(conn.execute("SELECT path, digest FROM racy").fetchall())
             snap = _decode_snapshot(parts.get("stamps"))
-            if snap is not None and "info" in parts:
-                self._snap = snap
+            if snap is not None and "info" in parts and "token" in parts:
+                self._snap, self._token = snap, parts["token"]
                 self._stamps = dict(zip(snap.paths, zip(snap.mtimes, snap.sizes, strict=True), strict=True))
                 self._info_blob = (snap.paths, parts["info"])
             else:
@@ -570,12 +574,53 @@ class PageStore:
         pairs = [stamps[p] for p in paths]
         snap = Stamps(paths, [m for m, _ in pairs], [s for _, s in pairs])
         details = [info[p] for p in paths]
-        stamps_blob = marshal.dumps((SNAPSHOT_FORMAT, "\0".join(paths), array("q", snap.mtimes).tobytes(),
-                                     array("q", snap.sizes).tobytes()))
-        info_blob = marshal.dumps(([d[0] for d in details], [d[1] for d in details], [d[2] for d in details]))
+        # (compressed: the paths share long prefixes, and the cache must stay smaller than the pages)
+        stamps_blob = zlib.compress(marshal.dumps((SNAPSHOT_FORMAT, "\0".join(paths), array("q", snap.mtimes).tobytes(),
+                                                   array("q", snap.sizes).tobytes())), 1)
+        info_blob = zlib.compress(marshal.dumps(([d[0] for d in details], [d[1] for d in details],
+                                                 [d[2] for d in details])), 1)
+        token = os.urandom(8)  # names this state of the pages: see derived()
         self._conn.executemany("INSERT OR REPLACE INTO snapshot VALUES (?, ?)",
-                               [("stamps", stamps_blob), ("info", info_blob)])
-        self._snap = snap
+                               [("stamps", stamps_blob), ("info", info_blob), ("token", token)])
+        self._snap, self._token = snap, token
+
+    @property
+    def state(self) -> bytes | None:
+        """A token naming the state of the cached pages as this process last saw it (refreshed):
+        a new one after every change the store writes, and none when the table was changed by
+        other means since (the snapshot is gone). Data derived from every page can be saved
+        under it (:meth:`save_derived`) and is answered again only for the same state."""
+        return self._token
+
+    def derived(self, name: str) -> bytes | None:
+        """The data saved as ``name`` under the current :attr:`state` (None: none, or another state)."""
+        with self._lock:
+            token = self._token
+            if token is None:
+                return None
+            row = self._conn.execute("SELECT token, data FROM derived WHERE name=?", (name,)).fetchone()
+        if row is None or row[0] != token:
+            return None
+        data: bytes = row[1]
+        return data
+
+    def save_derived(self, name: str, data: bytes) -> None:
+        """Save ``data`` (computed from every page as of :attr:`state`) as ``name``; not saved when
+        the database holds another state by now (another process changed pages meanwhile)."""
+        with self._lock:
+            token, conn = self._token, self._conn
+            if token is None:
+                return
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError:
+                return  # busy: saved by a later call
+            try:
+                current = conn.execute("SELECT data FROM snapshot WHERE part='token'").fetchone()
+                if current is not None and current[0] == token:
+                    conn.execute("INSERT OR REPLACE INTO derived VALUES (?, ?, ?)", (name, token, data))
+            finally:
+                conn.execute("COMMIT")
 
     def refresh(self, paths: Iterable[str] | None = None,
                 progress: Callable[[int, int], None] | None = None) -> ChangeSet:
@@ -810,7 +855,7 @@ class PageStore:
             conn.execute("ROLLBACK")
             # the in-memory stamps may be ahead of the database: reload them
             self._loaded = self._stamps_loaded = False
-            self._pages = self._snap = self._info = self._info_blob = None
+            self._pages = self._snap = self._info = self._info_blob = self._token = None
             self._racy = {}
             raise
 
