@@ -218,13 +218,21 @@ def test_walk_order_sorts_paths_as_the_walk_yields_them(tmp_path: Path) -> None:
     from curator.engine.walker import scan, walk_order
 
     info = generate(tmp_path / "w", 40, hostile=True)
-    write_pages(info.root, {"wiki/a/z.md": "z", "wiki/a.md": "a", "wiki/a-b.md": "ab", "wiki/b/a.md": "a"})
+    write_pages(info.root, {"wiki/a/z.md": "z", "wiki/a.md": "a", "wiki/a-b.md": "ab", "wiki/b/a.md": "a",
+                            "wiki/zeta.png": "png", "wiki/a/alpha.pdf": "pdf", "wiki/b.png": "png"})
     walked = [f.path for f in walk(info.root)]
     assert sorted(walked, key=walk_order) == walked
     assert walked.index("wiki/a-b.md") < walked.index("wiki/a.md") < walked.index("wiki/a/z.md")
-    found = scan(info.root)
-    assert found.paths == walked
-    assert found.sizes == [(info.root / p).stat().st_size for p in walked]
+    assert scan(info.root, ordered=True).paths == walked
+    found = scan(info.root)  # in the order the folders list their files
+    assert sorted(found.paths, key=walk_order) == walked
+    assert found.sizes == [(info.root / p).stat().st_size for p in found.paths]
+    attachments: list[str] = []
+    scan(info.root, attachments)
+    listed: list[str] = []
+    list(walk(info.root, listed))
+    assert attachments == listed  # always in walk order
+    assert listed.index("wiki/b.png") < listed.index("wiki/zeta.png") < listed.index("wiki/a/alpha.pdf")
 
 
 def test_a_warm_open_answers_from_the_snapshot(tmp_path: Path, parse_counter: list[str]) -> None:

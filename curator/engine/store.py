@@ -20,10 +20,11 @@ hash (a page's rows are found again from its old record when it changes), so :me
 small; a collision only adds a page, which the caller's exact resolution then ignores.
 
 A refresh does not read those rows either: every write also stores one *snapshot* of all the
-stamps (two rows of the ``snapshot`` table: the paths in walk order as one string and their
-mtimes and sizes as packed arrays; the titles, layers and trusts beside them, decoded only for a
-listing), and a warm refresh compares the walk's three lists with it in one go (list equality,
-in C). Only when something differs does it compare page by page. Triggers on ``pages`` delete
+stamps (rows of the ``snapshot`` table: the paths, in the order the last scan found them, as one
+string and their mtimes and sizes as packed arrays; the titles, layers and trusts beside them,
+decoded only for a listing), and a warm refresh compares the scan's three lists
+(:func:`~.walker.scan`) with it in one go (list equality, in C). Only when something differs
+does it compare page by page. Triggers on ``pages`` delete
 the snapshot whenever a row changes by any other way (another version of Curator, a repair by
 hand), so a snapshot present is always exactly the table.
 
@@ -34,6 +35,11 @@ mid-write would keep the torn text for good. A page whose mtime is not safely ol
 with a digest of the bytes that were parsed, and every refresh that finds its stamp unchanged
 reads it again and compares the digest: a different text is a modification. Once the page's
 mtime is safely older than a check, any later write would change it, and the entry is dropped.
+
+Each snapshot carries a fresh random token, the store's :attr:`PageStore.state`: data computed
+from every page (the operator's resolved link graph, :mod:`.graph`) is saved under it
+(:meth:`PageStore.save_derived`) and answered again (:meth:`PageStore.derived`) only while the
+pages are exactly those it was computed from.
 
 Extensions (the search index) register a :class:`StoreExtension` and are kept in step inside the
 same transaction, so the page cache and everything built on it never disagree. An extension that
@@ -566,7 +572,8 @@ class PageStore:
 
     def _save_snapshot(self, order: Iterable[str] | None) -> None:
         """Write the snapshot of the stamps (inside the caller's transaction, after its changes to
-        ``pages``), the paths in ``order`` (walk order; None: sorted into it here)."""
+        ``pages``), the paths in ``order`` (the last scan's; None: walk order, which the next scan
+        may not find them in: it then compares page by page once and saves its own order)."""
         stamps, info, unstored = self._stamps, self._infos(), self._unstored
         if order is None:
             order = sorted(stamps, key=walk_order)
@@ -642,7 +649,7 @@ class PageStore:
         changes = ChangeSet()
         attachments: list[str] = []
         start = time.time_ns()  # before the first stat: the moment every stamp below is taken
-        disk = scan(self.root, attachments)
+        disk = scan(self.root, attachments)  # (in the order the folders list their files)
         if tuple(attachments) != self.attachments:
             changes.attachments = self._loaded  # the first walk is no change
             self.attachments = tuple(attachments)
@@ -675,6 +682,10 @@ class PageStore:
         if same:
             more, settled = self._recheck(same, start, changes)
             stale += more
+        # parsed and reported in walk order (the scan's is the folders' own)
+        stale.sort(key=lambda f: walk_order(f.path))
+        changes.added.sort(key=walk_order)
+        changes.modified.sort(key=walk_order)
         removed = [p for p in stamps if p not in on_disk]
         changes.removed.extend(removed)
         snap, unstored = self._snap, self._unstored
