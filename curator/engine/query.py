@@ -27,6 +27,7 @@ bigrams, which matches anywhere inside a longer run; a single character becomes 
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -41,8 +42,21 @@ CJK_CHARS = (
     "\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f"
     "\U00020000-\U0003134f"
 )
-_CJK_RUN = re.compile(f"[{CJK_CHARS}]+")
-_SEGMENT = re.compile(f"([{CJK_CHARS}]+)|([^{CJK_CHARS}]+)")
+
+
+@functools.cache
+def _cjk_run() -> re.Pattern[str]:
+    """A run of CJK characters (compiled on first use: the class costs ~4 ms to compile, and
+    every command imports this module, most of them to search nothing)."""
+    return re.compile(f"[{CJK_CHARS}]+")
+
+
+@functools.cache
+def _segment() -> re.Pattern[str]:
+    """A CJK run or a run of anything else (compiled on first use, like :func:`_cjk_run`)."""
+    return re.compile(f"([{CJK_CHARS}]+)|([^{CJK_CHARS}]+)")
+
+
 #: A token as FTS5's unicode61 sees it: a run of letters and digits.
 _WORD = re.compile(r"[^\W_]+")
 #: A letter or digit that is not CJK (the boundary of a Latin-like token).
@@ -70,7 +84,7 @@ def _expand_run(m: re.Match[str]) -> str:
 
 def index_text(text: str) -> str:
     """The text as the FTS index stores it: CJK runs rewritten as bigrams (see module doc)."""
-    return _CJK_RUN.sub(_expand_run, text)
+    return _cjk_run().sub(_expand_run, text)
 
 
 def fold(text: str) -> str:
@@ -109,7 +123,7 @@ class Term:
         """This term as a quoted FTS5 phrase, or None when it holds no letters or digits."""
         segments: list[tuple[str, bool]] = []
         for word in self.words:
-            for cjk, other in _SEGMENT.findall(word):
+            for cjk, other in _segment().findall(word):
                 segments.append((cjk, True) if cjk else (other, False))
         if not segments:
             return None
@@ -212,7 +226,7 @@ class Query:
                 words = _WORD.findall(fold(term.text))
                 for i, word in enumerate(words):
                     last = i == len(words) - 1
-                    for cjk, other in _SEGMENT.findall(word):
+                    for cjk, other in _segment().findall(word):
                         if cjk:
                             alternatives.add(re.escape(cjk))
                         else:

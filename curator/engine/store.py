@@ -532,8 +532,10 @@ class PageStore:
         if not self._loaded:
             self.refresh()
         with self._lock:
-            info = self._infos()
-            return [(p, v[1], *info[p]) for p, v in sorted(self._stamps.items())]
+            info, stamps = self._infos(), self._stamps
+            paths = sorted(stamps)
+            return [(p, size, title, layer, trust) for p, (_, size), (title, layer, trust)
+                    in zip(paths, map(stamps.__getitem__, paths), map(info.__getitem__, paths), strict=True)]
 
     def _infos(self) -> dict[str, tuple[str, str, float]]:
         """(title, layer, trust) by path (decoded from the snapshot read with the stamps)."""
