@@ -707,8 +707,12 @@ class PageStore:
         stale: list[PageFile] = []
         settled: list[str] = []
         for path in paths:
+            known = self._stamps.get(path)
+            if known is None:  # (an entry left by a page gone from the table by other means)
+                settled.append(path)
+                continue
+            mtime, size = known
             data = read_page_bytes(self._real_root, path)
-            mtime, size = self._stamps[path]
             if data is None or data is _UNREADABLE or len(data) != size or digest(data) != self._racy[path]:
                 stale.append(PageFile(path, mtime, size))
                 changes.modified.append(path)
