@@ -244,7 +244,11 @@ def test_a_warm_open_answers_from_the_snapshot(tmp_path: Path, parse_counter: li
     wiki = Wiki(root)
     assert wiki.store.summaries() == [("a.md", 4, "A", "deep", 0.5), ("wiki/b.md", 33, "Bee", "core", 0.5)]
     assert parse_counter == []
+    (root / "0.md").write_text("# Zero\n")
+    assert wiki.refresh().added == ["0.md"]
+    assert [s[:3] for s in wiki.store.summaries()] == [("0.md", 7, "Zero"), ("a.md", 4, "A"), ("wiki/b.md", 33, "Bee")]
     wiki.close()
+    assert Wiki(root).store.summaries()[0] == ("0.md", 7, "Zero", "deep", 0.5)
 
 
 def test_a_change_to_the_pages_table_by_any_other_way_drops_the_snapshot(

@@ -86,7 +86,7 @@ COMPRESS_ABOVE = 1024
 #: coarse file clock (a few ms) and the coarsest common file systems (FAT: 2 s).
 RACY_NS = 2_000_000_000
 #: Tag of the snapshot's encoding (a snapshot with another tag is ignored and rewritten).
-SNAPSHOT_FORMAT = 1
+SNAPSHOT_FORMAT = 2
 
 
 def digest(data: bytes) -> bytes:
@@ -278,6 +278,23 @@ def _decode_snapshot(blob: bytes | None) -> Stamps | None:
     return snap if len(snap.paths) == len(snap.mtimes) == len(snap.sizes) else None
 
 
+Listing = tuple[list[str], list[int], list[str], list[str], list[float]]
+
+
+def _listing(blob: bytes | None) -> Listing | None:
+    """The snapshot's listing columns: paths (sorted), sizes, titles, layers, trusts (None when
+    there is none or it does not decode: the table is read instead)."""
+    if blob is None:
+        return None
+    try:
+        joined, sizes, titles, layers, trusts = marshal.loads(zlib.decompress(blob))
+        paths = joined.split("\0") if joined else []
+        columns: Listing = (paths, array("q", sizes).tolist(), titles, layers, trusts)
+    except (ValueError, TypeError, EOFError, zlib.error):
+        return None
+    return columns if len({len(c) for c in columns}) == 1 else None
+
+
 class StoreExtension(Protocol):
     """Something kept in step with the page cache (e.g. the full-text index)."""
 
@@ -305,10 +322,10 @@ class PageStore:
         #: (mtime_ns, size) of every cached page: what a refresh compares
         self._stamps: dict[str, tuple[int, int]] = {}
         #: (title, layer, trust) of every cached page, for the listing (:meth:`summaries`): None
-        #: until first asked for, then decoded from ``_info_blob`` (the snapshot's, beside the
-        #: paths it is parallel to) or read from the table
+        #: until first needed, then decoded from ``_info_blob`` (the snapshot's: the listing's
+        #: columns, by path) or read from the table
         self._info: dict[str, tuple[str, str, float]] | None = None
-        self._info_blob: tuple[list[str], bytes] | None = None
+        self._info_blob: bytes | None = None
         #: the stamps as the database's snapshot holds them (None: there is none to trust)
         self._snap: Stamps | None = None
         #: path -> digest of the pages the racy-stamp guard checks again (see RACY_NS)
@@ -532,6 +549,10 @@ class PageStore:
         if not self._loaded:
             self.refresh()
         with self._lock:
+            columns = _listing(self._info_blob) if self._info is None else None
+            if columns is not None:
+                # as the snapshot holds them (nothing written since): the columns, zipped in C
+                return list(zip(*columns, strict=True))
             info, stamps = self._infos(), self._stamps
             paths = sorted(stamps)
             return [(p, size, title, layer, trust) for p, (_, size), (title, layer, trust)
@@ -541,9 +562,9 @@ class PageStore:
         """(title, layer, trust) by path (decoded from the snapshot read with the stamps)."""
         info = self._info
         if info is None:
-            if self._info_blob is not None:
-                paths, blob = self._info_blob
-                titles, layers, trusts = marshal.loads(zlib.decompress(blob))
+            columns = _listing(self._info_blob)
+            if columns is not None:
+                paths, _, titles, layers, trusts = columns
                 info = dict(zip(paths, zip(titles, layers, trusts, strict=True), strict=True))
             else:  # (only after a failed write: _load_state reads both from the table otherwise)
                 info = {r[0]: r[1:] for r in self._conn.execute("SELECT path, title, layer, trust FROM pages")}
@@ -563,7 +584,7 @@ class PageStore:
             if snap is not None and "info" in parts and "token" in parts:
                 self._snap, self._token = snap, parts["token"]
                 self._stamps = dict(zip(snap.paths, zip(snap.mtimes, snap.sizes, strict=True), strict=True))
-                self._info_blob = (snap.paths, parts["info"])
+                self._info_blob = parts["info"]
             else:
                 rows = conn.execute("SELECT path, mtime_ns, size, title, layer, trust FROM pages").fetchall()
                 self._stamps = {r[0]: (r[1], r[2]) for r in rows}
@@ -582,11 +603,13 @@ class PageStore:
         paths = [p for p in order if p in stamps and p not in unstored]
         pairs = [stamps[p] for p in paths]
         snap = Stamps(paths, [m for m, _ in pairs], [s for _, s in pairs])
-        details = [info[p] for p in paths]
+        listed = sorted(paths)
+        details = [info[p] for p in listed]
         # (compressed: the paths share long prefixes, and the cache must stay smaller than the pages)
         stamps_blob = zlib.compress(marshal.dumps((SNAPSHOT_FORMAT, "\0".join(paths), array("q", snap.mtimes).tobytes(),
                                                    array("q", snap.sizes).tobytes())), 1)
-        info_blob = zlib.compress(marshal.dumps(([d[0] for d in details], [d[1] for d in details],
+        info_blob = zlib.compress(marshal.dumps(("\0".join(listed), array("q", [stamps[p][1] for p in listed]).tobytes(),
+                                                 [d[0] for d in details], [d[1] for d in details],
                                                  [d[2] for d in details])), 1)
         token = os.urandom(8)  # names this state of the pages: see derived()
         self._conn.executemany("INSERT OR REPLACE INTO snapshot VALUES (?, ?)",
