@@ -345,3 +345,15 @@ def test_long_lists_of_objects_print_one_per_line_exactly(tmp_path: Path) -> Non
     assert json_document_bytes(nested) == _long_document(nested, orjson.dumps, b"\n", b", ", b": ")
     mixed = [*rows[:60], {}]
     assert json_document_bytes(mixed) == _long_document(mixed, orjson.dumps, b"\n", b", ", b": ")
+
+
+@pytest.mark.timeout(30)
+def test_a_fifo_named_like_a_page_is_no_page(tmp_path: Path) -> None:
+    """Reading a FIFO blocks until someone writes to it: the walk lists regular files only, as a
+    refresh of named paths does."""
+    root = write_pages(tmp_path / "w", {"wiki/a.md": "# A\n"})
+    os.mkfifo(root / "wiki/pipe.md")
+    assert [f.path for f in walk(root)] == ["wiki/a.md"]
+    wiki = Wiki(root)
+    assert list(wiki.pages) == ["wiki/a.md"] and not wiki.refresh(["wiki/pipe.md"])
+    wiki.close()

@@ -187,6 +187,8 @@ def walk_order(path: str) -> tuple[tuple[int, str], ...]:
 #: for every file (a warm refresh of 32,000 pages is mostly these stats).
 _SCANDIR_FD = os.scandir in os.supports_fd and hasattr(os, "O_DIRECTORY")
 _by_name = attrgetter("name")
+#: A page's file name ends so (``.md`` in any case), tested in one call.
+_PAGE_SUFFIXES = (".md", ".mD", ".Md", ".MD")
 
 
 def _scan(directory: str, rel_dir: str, attachments: list[str] | None, found: Stamps,
@@ -213,19 +215,23 @@ def _entries(entries: list[os.DirEntry[Any]], directory: str, rel_dir: str,
     for entry in entries:  # the hot loop of every refresh: one stat per page, nothing else
         name = entry.name
         try:
-            # d_type answers these without a system call; symlinks are neither
-            if entry.is_dir(follow_symlinks=False):
+            # d_type answers these without a system call (a symlink is neither a regular file nor
+            # a folder here; a FIFO or a device named .md is no page: reading it could block)
+            if entry.is_file(follow_symlinks=False):
+                if name.endswith(_PAGE_SUFFIXES):
+                    st = entry.stat(follow_symlinks=False)
+                    add_path(rel_dir + name)
+                    add_mtime(st.st_mtime_ns)
+                    add_size(st.st_size)
+                    continue
+            elif entry.is_dir(follow_symlinks=False):
                 if name not in excluded:
                     subdirs.append((f"{directory}/{name}", f"{rel_dir}{name}/"))
                 continue
-            if name[-3:].lower() != ".md" or entry.is_symlink():
-                if attachments is not None and not name.startswith(".") and not entry.is_symlink():
-                    attachments.append(f"{rel_dir}{name}")
+            elif entry.is_symlink():
                 continue
-            st = entry.stat(follow_symlinks=False)
         except OSError:
             continue
-        add_path(rel_dir + name)
-        add_mtime(st.st_mtime_ns)
-        add_size(st.st_size)
+        if attachments is not None and not name.startswith("."):
+            attachments.append(f"{rel_dir}{name}")
     return subdirs
