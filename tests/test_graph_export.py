@@ -248,6 +248,13 @@ def test_a_one_shot_graph_is_rebuilt_from_the_saved_edges_only_for_the_same_page
     again, from_saved = _fresh_export(root)
     assert again == live and from_saved  # nothing resolved: the same document
     assert g.export(Wiki(root), "mermaid") == g.to_mermaid(g.graph_for(chain))
+    fresh = Wiki(root)
+    saved = g.graph_for(fresh)
+    assert fresh.built_links() is None  # from the saved edges: the backlinks made from them
+    built = g.graph_for(chain)
+    assert [(t, list(s)) for t, s in saved.inc.items()] == [(t, list(s)) for t, s in built.inc.items()]
+    assert g.find_path(fresh, "a", "e").to_json() == g.find_path(chain, "a", "e").to_json()
+    fresh.close()
     assert _fresh_export(root, attachments=True)[1] is False  # saved separately
     # a page edited in place: a new state, resolved again, the new link seen
     write(root, "lonely.md", page("Lonely", body="Now [[a]]."))

@@ -105,9 +105,25 @@ class LinkGraph:
                  can_see: Callable[[str], bool] | None = None) -> None:
         self.nodes: dict[str, Node] = {}
         self.out: dict[str, dict[str, EdgeData]] = {}
-        self.inc: dict[str, dict[str, EdgeData]] = {}
+        #: the edges by target (see inc), None until first asked for when built from_saved
+        self._inc: dict[str, dict[str, EdgeData]] | None = {}
         if links is not None:  # (None: filled by from_saved)
             self._build(links, visible, attachments, can_see)
+
+    @property
+    def inc(self) -> dict[str, dict[str, EdgeData]]:
+        """The edges by target: ``inc[target][source]`` is ``out[source][target]``, in the order
+        the edges were made."""
+        inc = self._inc
+        if inc is None:
+            inc = self._inc = {}
+            for source, targets in self.out.items():
+                for target, data in targets.items():
+                    into = inc.get(target)
+                    if into is None:
+                        into = inc[target] = {}
+                    into[source] = data
+        return inc
 
     def _build(self, links: LinkIndex, visible: Iterable[str], attachments: bool,
                can_see: Callable[[str], bool] | None) -> None:
@@ -221,39 +237,41 @@ class LinkGraph:
     # --- saved as a resolved edge list (see the module docstring) ------------------------
     def saved(self, key: bytes) -> bytes:
         """This graph (of every page, in path order) as :meth:`from_saved` reads it: the nodes
-        that are not pages and one row of packed arrays per edge, in the order they were made
-        (so the rebuilt graph lists nodes and edges exactly as this one)."""
+        that are not pages, each source with its number of edges, and packed arrays of the edges'
+        targets, weights and kinds, in the order they were made (so the rebuilt graph lists nodes
+        and edges exactly as this one)."""
         ids = list(self.nodes)
         index = {n: i for i, n in enumerate(ids)}
         n_pages = sum(1 for node in self.nodes.values() if node.page is not None)
         extras = [self.nodes[n] for n in ids[n_pages:]]
         kinds: dict[tuple[str, ...], int] = {}
-        src, dst, weight, kind = array("i"), array("i"), array("i"), array("i")
+        src, count, dst, weight, kind = array("i"), array("i"), array("i"), array("i"), array("i")
         for source, targets in self.out.items():
-            s = index[source]
+            src.append(index[source])
+            count.append(len(targets))
             for target, data in targets.items():
-                src.append(s)
                 dst.append(index[target])
                 weight.append(data.weight)
                 kind.append(kinds.setdefault(tuple(sorted(data.kinds)), len(kinds)))
         return zlib.compress(marshal.dumps((
             _SAVED_FORMAT, key, n_pages, [n.id for n in extras], [n.label for n in extras],
-            bytes(n.attachment for n in extras), src.tobytes(), dst.tobytes(), weight.tobytes(),
-            kind.tobytes(), list(kinds))), 1)
+            bytes(n.attachment for n in extras), src.tobytes(), count.tobytes(), dst.tobytes(),
+            weight.tobytes(), kind.tobytes(), list(kinds))), 1)
 
     @classmethod
     def from_saved(cls, blob: bytes, pages: dict[str, Page], key: bytes) -> LinkGraph | None:
         """The graph :meth:`saved` wrote, over ``pages`` (every page, as they were then); None
         when the data is not what this version writes or was saved for other ``key``."""
         try:
-            (version, saved_key, n_pages, extra_ids, labels, is_attachment, src_b, dst_b,
+            (version, saved_key, n_pages, extra_ids, labels, is_attachment, src_b, count_b, dst_b,
              weight_b, kind_b, kinds) = marshal.loads(zlib.decompress(blob))
         except (ValueError, TypeError, EOFError, zlib.error):
             return None
         if version != _SAVED_FORMAT or saved_key != key or n_pages != len(pages):
             return None
         graph = cls(None, ())
-        nodes, out, inc = graph.nodes, graph.out, graph.inc
+        graph._inc = None  # made from ``out`` when first asked for (an export never asks)
+        nodes, out = graph.nodes, graph.out
         for path in sorted(pages):
             page = pages[path]
             nodes[path] = Node(path, page, page.title)
@@ -261,23 +279,18 @@ class LinkGraph:
             nodes[node_id] = Node(node_id, None, label, bool(attached))
         ids = list(nodes)
         sets = [tuple(k) for k in kinds]
-        for s, t, w, k in zip(array("i", src_b), array("i", dst_b), array("i", weight_b), array("i", kind_b),
-                              strict=True):
-            source, target = ids[s], ids[t]
-            data = EdgeData(w, set(sets[k]))
-            mine = out.get(source)
-            if mine is None:
-                mine = out[source] = {}
-            mine[target] = data
-            into = inc.get(target)
-            if into is None:
-                into = inc[target] = {}
-            into[source] = data
+        targets = [ids[t] for t in array("i", dst_b)]
+        datas = [EdgeData(w, set(sets[k])) for w, k in zip(array("i", weight_b), array("i", kind_b), strict=True)]
+        start = 0
+        for s, n in zip(array("i", src_b), array("i", count_b), strict=True):  # each source's run of edges
+            end = start + n
+            out[ids[s]] = dict(zip(targets[start:end], datas[start:end], strict=True))
+            start = end
         return graph
 
 
 #: The encoding of :meth:`LinkGraph.saved` (a saved graph of another version is built again).
-_SAVED_FORMAT = 1
+_SAVED_FORMAT = 2
 
 
 @contextmanager
