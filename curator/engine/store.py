@@ -566,7 +566,7 @@ class PageStore:
             if columns is not None:
                 paths, _, titles, layers, trusts = columns
                 info = dict(zip(paths, zip(titles, layers, trusts, strict=True), strict=True))
-            else:  # (only after a failed write: _load_state reads both from the table otherwise)
+            else:  # (no listing in the snapshot, or one that does not decode: the table has it)
                 info = {r[0]: r[1:] for r in self._conn.execute("SELECT path, title, layer, trust FROM pages")}
             self._info, self._info_blob = info, None
         return info
@@ -643,10 +643,15 @@ class PageStore:
             token, conn = self._token, self._conn
             if token is None:
                 return
+            # Another process writing (a cold index) must not hold up the answer: a short wait,
+            # then the data is left for a later call to save.
+            conn.execute("PRAGMA busy_timeout=100")
             try:
                 conn.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError:
-                return  # busy: saved by a later call
+                return
+            finally:
+                conn.execute("PRAGMA busy_timeout=10000")  # (the connection's own, see _open)
             try:
                 current = conn.execute("SELECT data FROM snapshot WHERE part='token'").fetchone()
                 if current is not None and current[0] == token:
