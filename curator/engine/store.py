@@ -712,10 +712,11 @@ class PageStore:
         if same:
             more, settled = self._recheck(same, start, changes)
             stale += more
-        # parsed and reported in walk order (the scan's is the folders' own)
-        stale.sort(key=lambda f: walk_order(f.path))
-        changes.added.sort(key=walk_order)
-        changes.modified.sort(key=walk_order)
+        if len(stale) > 1:  # parsed and reported in walk order (the scan's is the folders' own)
+            stale.sort(key=lambda f: walk_order(f.path))
+            added = set(changes.added)
+            changes.added = [f.path for f in stale if f.path in added]
+            changes.modified = [f.path for f in stale if f.path not in added]
         removed = [p for p in stamps if p not in on_disk]
         changes.removed.extend(removed)
         snap, unstored = self._snap, self._unstored
