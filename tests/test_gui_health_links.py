@@ -165,6 +165,31 @@ def test_links_bulk_accept_is_one_commit(qtbot, tmp_path: Path) -> None:  # type
     win.close()
 
 
+def test_links_preview_of_an_older_selection_never_replaces_the_newer(qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                                    monkeypatch) -> None:
+    """Preview reads run on the shared pool and may come back out of order: the pane shows the
+    newest selection's plan, not whichever read finished last."""
+    root = make_wiki(tmp_path / "w", PAGES)
+    win = station(qtbot, root, tmp_path)
+    links: LinksView = win.view_index["links"]  # type: ignore[assignment]
+    win.show_view("links")
+    qtbot.waitUntil(links.is_content_ready, timeout=15_000)
+    held: list[tuple[object, object]] = []
+    wiki = win.workspace.wiki(links.wiki_index)
+    monkeypatch.setattr(win.workspace, "read", lambda index, func, callback, on_error=None:
+                        held.append((func, callback)))
+    rows = [i for i, u in enumerate(links.model.records) if u.key in ("nocturne-bg3-v4", "harbour-plan")]
+    links.select_table_rows(links.table, rows[:1], rows[0])
+    links._update_preview()  # the older request: one target
+    links.select_table_rows(links.table, rows, rows[0])
+    links._update_preview()  # the newer one: both targets
+    assert len(held) >= 2
+    for func, callback in reversed(held):  # the older read comes back last
+        callback(func(wiki))  # type: ignore[operator]
+    assert "2 target(s)" in links.preview.toPlainText()
+    win.close()
+
+
 def test_links_view_suggests_for_rows_beyond_the_first_on_selection(qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]
                                                                     monkeypatch) -> None:
     import curator.views.links_view as links_view

@@ -87,6 +87,7 @@ class LinksView(ReviewView):
         super().__init__(host)
         self.model = UnresolvedModel()
         self.suggested: set[str] = set()  # keys whose suggestions are computed
+        self._preview_request = 0  # numbers the preview reads: only the newest may fill the pane
         self.count = QLabel("Looking for unresolved links…")
         self.count.setWordWrap(True)
         self.method = QComboBox()
@@ -254,6 +255,10 @@ class LinksView(ReviewView):
 
     def _update_preview(self) -> None:
         self._enable()
+        # Previews are read on the shared pool, so an earlier one (of another selection) can come
+        # back after a later one, or after a message below: only the newest request fills the pane.
+        self._preview_request += 1
+        request = self._preview_request
         selected = self.selected_records(self.table)
         method = self.method.currentData()
         if len(selected) > 1:
@@ -270,12 +275,16 @@ class LinksView(ReviewView):
             pairs = [(record.target, page)]
         index = self.wiki_index
 
+        def current() -> bool:
+            return index == self.wiki_index and request == self._preview_request
+
         def shown(plan: FixPlan) -> None:
-            if index == self.wiki_index:
+            if current():
                 self.preview.setHtml(plan_html(plan))
 
         def failed(exc: BaseException) -> None:
-            self.preview.setHtml(f"<p style='color:#922b21'>{html.escape(str(exc))}</p>")
+            if current():
+                self.preview.setHtml(f"<p style='color:#922b21'>{html.escape(str(exc))}</p>")
 
         self.host.workspace.read(index, lambda wiki: preview_fix(wiki, pairs, method, OPERATOR), shown, failed)
 
