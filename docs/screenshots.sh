@@ -22,21 +22,21 @@ mkdir -p docs/screenshots
 for view in page page:付款流程 health graph links inbox auto history policy; do
   name=${view%%:*}
   [ "$view" = page ] && name=main  # main.png: the browser, a page and its properties
-  "$curator" gui "$demo" --screenshot "docs/screenshots/$name.png" --view "$view" 2>/dev/null
+  "$curator" gui "$demo" --screenshot "docs/screenshots/$name.png" --view "$view" >/dev/null 2>&1
   echo "docs/screenshots/$name.png"
 done
 # The Duplicates view on the demo's family of three copies (data retention).
-"$curator" gui "$demo" --screenshot docs/screenshots/duplicates-family.png --view dedup 2>/dev/null
+"$curator" gui "$demo" --screenshot docs/screenshots/duplicates-family.png --view dedup >/dev/null 2>&1
 echo docs/screenshots/duplicates-family.png
 # The dark theme (View > Theme > Dark), on the demo's Kestrel Payouts (an embed, a table).
-"$curator" gui "$demo" --theme dark --screenshot docs/screenshots/dark.png --view page:kestrel-payouts 2>/dev/null
+"$curator" gui "$demo" --theme dark --screenshot docs/screenshots/dark.png --view page:kestrel-payouts >/dev/null 2>&1
 echo docs/screenshots/dark.png
 # Embeds (an inline image, a transcluded section) on the synthetic Obsidian vault the tests use.
 vault="$state/vault"
 .venv/bin/python -m tests.obsidian_vault --write "$vault" >/dev/null
 git -C "$vault" init -q && git -C "$vault" add -A && \
   git -C "$vault" -c user.name=demo -c user.email=demo@curator.invalid commit -qm vault
-"$curator" gui "$vault" --screenshot docs/screenshots/embeds.png --view "page:Transclusion demo" 2>/dev/null
+"$curator" gui "$vault" --screenshot docs/screenshots/embeds.png --view "page:Transclusion demo" >/dev/null 2>&1
 echo docs/screenshots/embeds.png
 # The merge preview of the demo's project-lantern pair, as the duplicate queue opens it.
 CURATOR_SCREENSHOT_DIR=docs/screenshots .venv/bin/python -m pytest -q -p no:cacheprovider \

@@ -98,3 +98,23 @@ def test_window_is_usable_before_the_background_loads_start(qtbot, tmp_path: Pat
     assert at_ready["started"] == [] and started == ["links"]
     assert _inbound(win)["wiki/home.md"] == 3
     win.close()
+
+
+def test_screenshot_says_when_the_window_is_usable(tmp_path: Path) -> None:
+    """``curator gui --screenshot`` prints ``usable`` once, the moment the window shows its pages
+    and the first page (what the scale benchmark times as an open), then renders and exits."""
+    import os
+    import subprocess
+    import sys
+
+    from curator.app import USABLE_LINE
+
+    root = make_wiki(tmp_path / "w", PAGES)
+    shot = tmp_path / "main.png"
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "HOME": str(tmp_path / "home"),
+           "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_DATA_HOME": str(tmp_path / "data")}
+    proc = subprocess.run([sys.executable, "-m", "curator.cli", "gui", str(root), "--screenshot", str(shot)],
+                          capture_output=True, text=True, timeout=180, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.splitlines() == [USABLE_LINE], proc.stdout
+    assert shot.stat().st_size > 0

@@ -250,6 +250,58 @@ def test_tooltips_and_labels_never_load_what_page_text_names(qtbot, tmp_path: Pa
 
 
 
+def test_tooltip_guard_is_per_widget_and_survives_a_theme_change(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The guard is the application's style (its ``polish``, once per widget), not a filter on
+    every event: a theme change keeps it, a new item view gets the escaping delegate, a widget's
+    own tip set through ``set_tip`` is shown escaped, plain text stays as it is, and a view's own
+    delegate (the combo box's) is left alone."""
+    from PySide6.QtCore import QEvent, QPoint
+    from PySide6.QtGui import QHelpEvent
+    from PySide6.QtWidgets import QApplication, QComboBox, QLabel, QTableWidget, QTableWidgetItem, QToolTip
+
+    from curator.views import appearance, plain_tips
+
+    app = QApplication.instance()
+    plain_tips.install()
+    hostile = f'<img src="file://{tmp_path}/x.png"> <b>bold</b>'
+
+    def tip_of(widget, pos: QPoint) -> str:  # type: ignore[no-untyped-def]
+        QApplication.sendEvent(widget, QHelpEvent(QEvent.Type.ToolTip, pos, widget.mapToGlobal(pos)))
+        QApplication.processEvents()
+        return QToolTip.text()
+
+    try:
+        for theme in ("dark", "system", "light"):
+            appearance.apply_theme(theme)
+            assert isinstance(app.style(), plain_tips.PlainTipStyle), theme
+            table = QTableWidget(2, 1)
+            qtbot.addWidget(table)
+            for row, text in enumerate((hostile, "a plain tip")):
+                item = QTableWidgetItem(f"row {row}")
+                item.setToolTip(text)
+                table.setItem(row, 0, item)
+            table.show()
+            assert isinstance(table.itemDelegate(), plain_tips.PlainTipDelegate)
+            shown = tip_of(table.viewport(), table.visualItemRect(table.item(0, 0)).center())
+            assert "&lt;img" in shown and "<img" not in shown and "&lt;b&gt;bold" in shown, shown
+            assert tip_of(table.viewport(), table.visualItemRect(table.item(1, 0)).center()) == "a plain tip"
+            label = QLabel("x")
+            qtbot.addWidget(label)
+            plain_tips.set_tip(label, hostile)
+            label.show()
+            shown = tip_of(label, QPoint(2, 2))
+            assert "&lt;img" in shown and "<img" not in shown, shown
+            combo = QComboBox()
+            qtbot.addWidget(combo)
+            combo.addItems(["a", "b"])
+            own = combo.view().itemDelegate().metaObject().className()
+            plain_tips.guard(combo.view())
+            assert combo.view().itemDelegate().metaObject().className() == own != "PlainTipDelegate"
+    finally:
+        appearance.apply_theme("system")
+        QToolTip.hideText()
+
+
 # --- 7a. a fact from an agent is a fact, not a payload --------------------------------------------
 
 def test_agent_facts_are_size_limited_in_every_door(root: Path) -> None:

@@ -150,6 +150,30 @@ def test_neighbors_from_the_cache_tables_match_the_full_index(tmp_path: Path, co
     assert hidden or corpus == "obsidian"
 
 
+def test_links_around_a_page_of_a_decoded_wiki_come_from_the_name_tables(tmp_path: Path) -> None:
+    """With every page decoded (the station) but the links not yet resolved (a big wiki's warm
+    open), the index around a page is still built over the pages the name tables name, not over
+    a scan of every page, and answers exactly as the whole index does, for every actor."""
+    root = generate(tmp_path / "w", 120, seed=3, hostile=True, cjk=True).root
+    (root / ".scope.toml").write_text('[namespaces.wiki]\nvisible_to_departments = ["hr"]\n')
+    Wiki(root).close()
+    full = Wiki(root)
+    wiki = Wiki(root)
+    assert wiki.pages and wiki.store.decoded and wiki.built_links() is None
+    smaller = 0
+    for actor in (OPERATOR, parse_actor("agent:eng", "engineering")):
+        index = full.links_for(actor)
+        visible = [p.path for p in full.visible_pages(actor)]
+        for path in visible:
+            around = wiki.links_around(path, actor)
+            assert around.outgoing[path] == index.outgoing[path], path
+            assert around.backlinks(path) == index.backlinks(path), path
+            assert set(around.pages) <= set(visible), path
+            smaller += len(around.pages) < len(visible)
+    assert smaller > len(full.pages) // 2  # around most pages: a few pages, not the whole wiki
+    assert wiki.built_links() is None  # nothing resolved every link
+
+
 def test_the_cache_name_tables_follow_edits_renames_and_removals(tmp_path: Path) -> None:
     """The rows a page's links and names left in the cache go with the page: a link removed, a
     title changed, a page deleted or renamed no longer count for a one-shot ``neighbors``."""

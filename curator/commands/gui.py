@@ -15,7 +15,9 @@ COMMANDS: tuple[str, ...] = ("gui",)
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p = sub.add_parser("gui", parents=[parent], help="open the curation station (a wiki or a home)")
     p.add_argument("dir", nargs="?", help="wiki or home folder (default: the last one, else the demo wiki)")
-    p.add_argument("--screenshot", metavar="FILE", help="render the window to a PNG once loaded, then exit")
+    p.add_argument("--screenshot", metavar="FILE",
+                   help="render the window to a PNG once loaded, then exit (prints 'usable' the moment "
+                        "the window is usable: its page list filled, the first page shown)")
     p.add_argument("--view", default="main",
                    help="with --screenshot: main (as it opens: Health)|health|page|page:SLUG|graph|dedup|links|"
                         "lint|inbox|auto|history|policy")

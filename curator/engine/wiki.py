@@ -202,13 +202,16 @@ class Wiki:
         hold every page those links name: the one already built when there is one, else one over
         the pages that can matter to that page only, so a one-shot ``neighbors`` does not resolve
         every link of the wiki, nor (while the pages are not decoded) decode every cached page.
+        Those pages come from the cache's name tables whenever they answer exactly, decoded pages
+        or not: looking the names up is ~15 ms at 32,000 pages, scanning every decoded page's
+        links for them ~200 ms (the first page of a warm open in the station waits for it).
         Visibility as for :meth:`links_for`: built over the pages ``actor`` may see.
         """
         built = self.built_links(actor)
         if built is not None:
             return built
         store = self.store
-        if not store.decoded and store.partial_reads:
+        if store.partial_reads:
             around = self._around_from_store(path, actor)
             if around is not None:
                 return around

@@ -11,6 +11,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication
 
+from . import plain_tips
+
 THEME_LABELS = {"system": "&System", "light": "&Light", "dark": "&Dark"}
 
 _original: dict[str, object] = {}
@@ -43,6 +45,14 @@ def _light_palette() -> QPalette:
     return style.standardPalette() if style is not None else QPalette()
 
 
+def _set_style(app: QApplication, name: str) -> None:
+    """Set the style ``name``; kept under the station's tooltip guard if it is installed."""
+    if isinstance(app.style(), plain_tips.PlainTipStyle):
+        plain_tips.set_style(app, name)
+    else:
+        app.setStyle(name)
+
+
 def apply_theme(theme: str) -> None:
     """Set the application's palette for ``theme`` (``system``, ``light`` or ``dark``)."""
     app = QApplication.instance()
@@ -52,14 +62,14 @@ def apply_theme(theme: str) -> None:
         return  # never overridden: the platform's palette and style are in place
     if not _original:
         _original["palette"] = QPalette(app.palette())
-        _original["style"] = app.style().name()
+        _original["style"] = plain_tips.base_style_name(app)
     hints = QGuiApplication.styleHints()
     if theme == "system":
         hints.unsetColorScheme()
-        app.setStyle(str(_original["style"]))
+        _set_style(app, str(_original["style"]))
         app.setPalette(_original["palette"])  # type: ignore[arg-type]
         return
-    app.setStyle("Fusion")  # a palette applies the same on every platform with Fusion
+    _set_style(app, "Fusion")  # a palette applies the same on every platform with Fusion
     hints.setColorScheme(Qt.ColorScheme.Dark if theme == "dark" else Qt.ColorScheme.Light)
     app.setPalette(_dark_palette() if theme == "dark" else _light_palette())
 

@@ -50,6 +50,7 @@ from curator.models.auto import (
 )
 
 from .page_view import SafeBrowser
+from .plain_tips import set_tip
 from .render import STYLE, render_message, render_page
 from .review_view import ReviewView, record_table
 
@@ -344,10 +345,10 @@ class AutoView(ReviewView):
         held = [r for r in rows if r.entry.review]
         note = "this is the shared wiki" if self._destination_text.startswith("This is") else "no shared wiki"
         self.share_note.setText(note if self._destination is None else "")
-        self.share_note.setToolTip(self._destination_text if self._destination is None else "")
+        set_tip(self.share_note, self._destination_text if self._destination is None else "")
         if self._destination is None:
             self.share_button.setEnabled(False)
-            self.share_button.setToolTip(self._destination_text)
+            set_tip(self.share_button, self._destination_text)
         elif held:
             self.share_button.setEnabled(False)
             self.share_button.setToolTip("Pages held for review (_review/) cannot be shared: confirm or "

@@ -60,6 +60,7 @@ from curator.models.dedup import (
 )
 from curator.text import plural
 
+from .plain_tips import set_tip
 from .render import render_message
 from .review_view import ReviewView, record_table
 from .workspace import BACKGROUND_NICENESS
@@ -99,8 +100,8 @@ class MergePreviewDialog(QDialog):
         self.diff.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         table, _ratio = diff_html(plan.keep_before, plan.keep_after, context=3)
         self.diff.setHtml(table)
-        self.diff.setToolTip(f"Left: {plan.keep} now; right: {plan.keep} after the merge "
-                             "(green: added, red: changed)")
+        set_tip(self.diff, f"Left: {plan.keep} now; right: {plan.keep} after the merge "
+                           "(green: added, red: changed)")
         self.rewrites = QTreeWidget()
         self.rewrites.setHeaderLabels(["Page", "Line", "Link now", "Becomes"])
         self.rewrites.setRootIsDecorated(False)
@@ -413,8 +414,8 @@ class DedupView(ReviewView):
         self.comparison = comparison
         self.diff.setHtml(comparison.html)
         self.diff.verticalScrollBar().setValue(scroll)
-        self.diff.setToolTip(f"{comparison.identical:.0%} of the lines are the same "
-                             "(red: only on the survivor, green: only on the member)")
+        set_tip(self.diff, f"{comparison.identical:.0%} of the lines are the same "
+                           "(red: only on the survivor, green: only on the member)")
         self._set_buttons(True)
         self.mark_ready()
 

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 from curator.models.dedup import diff_html
 
 from .editor import MarkdownHighlighter
+from .plain_tips import set_tip
 
 CONFLICT_MARKERS = ("<<<<<<< ", "=======", ">>>>>>> ")
 
@@ -39,7 +40,7 @@ def _diff_pane(a: str, b: str, tip: str) -> QTextBrowser:
     pane = QTextBrowser()
     pane.setOpenLinks(False)
     pane.setHtml(diff_html(a, b, context=3)[0])
-    pane.setToolTip(tip)
+    set_tip(pane, tip)
     return pane
 
 

@@ -21,6 +21,7 @@ from curator.engine.actor import OPERATOR
 from curator.engine.health import Figure, Health, add_lint, duplicate_figure, health
 from curator.text import plural
 
+from .plain_tips import set_tip
 from .review_view import ReviewView
 from .workspace import BACKGROUND_NICENESS
 
@@ -73,7 +74,7 @@ class FigureButton(QPushButton):
         tip = f"Open {where}" if where else figure.label
         if figure.command:
             tip += f" (on the command line: {figure.command})"
-        self.setToolTip(tip)
+        set_tip(self, tip)
 
 
 class HealthView(ReviewView):

@@ -21,6 +21,7 @@ from curator.engine.actions import ActionResult
 from curator.engine.status import Status
 from curator.models.records import RecordRole
 
+from .plain_tips import set_tip
 from .wiki_view import WikiView
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ class Banner(QLabel):
         self.setStyleSheet(f"QLabel {{ color: {colour}; background: {background}; padding: 6px; "
                            f"border: 1px solid {colour}; border-radius: 3px; }}")
         self.setText(html.escape(text))
-        self.setToolTip(text)
+        set_tip(self, text)
         self.show()
 
 

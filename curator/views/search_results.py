@@ -18,12 +18,13 @@ from PySide6.QtWidgets import (
     QApplication,
     QListView,
     QStyle,
-    QStyledItemDelegate,
     QStyleOptionViewItem,
     QWidget,
 )
 
 from curator.engine.search import HIGHLIGHT, SearchHit
+
+from .plain_tips import PlainTipDelegate
 
 _Index = QModelIndex | QPersistentModelIndex
 #: The (wiki, path) key of a result's page.
@@ -101,7 +102,7 @@ class ResultsModel(QAbstractListModel):
         self.endResetModel()
 
 
-class RichDelegate(QStyledItemDelegate):
+class RichDelegate(PlainTipDelegate):
     """Draws an item's display text as (escaped, built-here) rich text, wrapped to the width."""
 
     def _document(self, option: QStyleOptionViewItem, index: _Index) -> QTextDocument:

@@ -44,6 +44,8 @@ from curator.engine.actor import OPERATOR
 from curator.engine.sync import AutoSync, SyncStatus, conflict_sides, resolve, sync, sync_status
 from curator.text import plural
 
+from .plain_tips import set_tip
+
 if TYPE_CHECKING:
     from .host import ViewHost
     from .main_window import MainWindow
@@ -177,7 +179,7 @@ class SyncStatusWidget(QWidget):
             tip.append(f"last attempt {_when(st.last_attempt)}: {st.last_status} {st.last_message}".strip())
         if st.conflicts:
             tip.append("conflicts: " + ", ".join(st.conflicts))
-        self.setToolTip("\n".join(tip))
+        set_tip(self, "\n".join(tip))
         color = "#c0392b" if st.conflicts else ("#b9770e" if st.offline else "")
         self.label.setStyleSheet(f"color: {color};" if color else "")
         self.sync_action.setEnabled(st.has_remote)
