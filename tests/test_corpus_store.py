@@ -329,6 +329,54 @@ def test_racy_entries_are_checked_by_content_and_settle(tmp_path: Path, parse_co
     wiki.close()
 
 
+def test_derived_data_of_an_earlier_state_comes_with_the_pages_changed_since(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each state records the one before it and the paths its write changed: data saved under an
+    earlier state is answered with those paths, and not at all once the chain is not known (another
+    process wrote meanwhile, a change behind the store's back, too big a change)."""
+    root = write_pages(tmp_path / "w", {"a.md": "# A\n", "b.md": "# B\n", "c.md": "# C\n"})
+    wiki = Wiki(root)
+    store = wiki.store
+    wiki.refresh()
+    assert store.derived_since("x") is None
+    store.save_derived("x", b"data")
+    assert store.derived_since("x") == (b"data", set())
+    (root / "a.md").write_text("# A two\n")
+    (root / "c.md").unlink()
+    wiki.refresh()
+    assert store.derived("x") is None and store.derived_since("x") == (b"data", {"a.md", "c.md"})
+    _rewrite_keeping_the_stamp(root / "b.md", "# b\n")  # seen by the racy-stamp guard: changed too
+    (root / "d.md").write_text("# D\n")
+    assert sorted(wiki.refresh().paths) == ["b.md", "d.md"]
+    assert store.derived_since("x") == (b"data", {"a.md", "b.md", "c.md", "d.md"})
+    other = Wiki(root)  # another process follows the same chain
+    other.refresh()
+    assert other.store.derived_since("x") == (b"data", {"a.md", "b.md", "c.md", "d.md"})
+    (root / "a.md").write_text("# A three\n")
+    other.refresh()  # ... and writes a state this one has not seen
+    other.close()
+    (root / "b.md").write_text("# B again\n")
+    wiki.store.refresh(["b.md"])  # written after a state it did not read: the chain is broken
+    assert store.derived_since("x") is None
+    wiki.close()
+    fresh = Wiki(root)
+    fresh.refresh()
+    fresh.store.save_derived("x", b"new")
+    with _db(root) as conn:  # a row changed behind the store's back: no snapshot, no state
+        conn.execute("UPDATE pages SET size = size + 1 WHERE path='d.md'")
+    fresh.close()
+    again = Wiki(root)
+    again.refresh()
+    assert again.store.derived_since("x") is None
+    again.store.save_derived("x", b"newer")
+    monkeypatch.setattr(store_module, "CHANGES_MAX_PATHS", 1)
+    for name in ("a.md", "b.md"):
+        (root / name).write_text(f"# {name} changed once more\n")
+    again.refresh()  # more paths than a state records: "everything"
+    assert again.store.derived_since("x") is None
+    again.close()
+
+
 def test_long_lists_of_objects_print_one_per_line_exactly(tmp_path: Path) -> None:
     import orjson
 

@@ -16,7 +16,11 @@ call (~200,000 at 32,000 pages, most of its time), so the operator's graph is al
 page cache as its resolved edge list (:meth:`~.store.PageStore.save_derived`), under the store's
 state token: the next process whose refresh finds the same pages (and attachment files) rebuilds
 the graph from that list and resolves nothing. Any change to a page gives the store a new state,
-so a saved graph is never answered for pages other than those it was built from.
+so a saved graph is never answered for pages other than those it was built from. After an edit
+that added, removed or renamed no page (the store lists the pages changed since the saved state:
+:meth:`~.store.PageStore.derived_since`), every other page's links resolve as before, so only the
+edited pages' links are resolved again (:func:`~.links.outgoing_of`) and the rest of the list is
+reused; any other change resolves every link.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from typing import Any
 
 from .actor import OPERATOR, Actor
 from .errors import PageNotFound
-from .links import LinkIndex
+from .links import Edge, LinkIndex, outgoing_of
 from .page import LAYERS, Page, link_key
 from .wiki import Wiki
 
@@ -131,35 +135,41 @@ class LinkGraph:
         for path in sorted(visible):
             page = pages[path]
             self.nodes[path] = Node(path, page, page.title)
-        nodes, out, inc, outgoing = self.nodes, self.out, self.inc, links.outgoing
-        for source in list(nodes):
+        outgoing = links.outgoing
+        for source in list(self.nodes):
             edges = outgoing.get(source)
-            if not edges:
+            if edges:
+                self._add_edges(source, edges, attachments, can_see)
+
+    def _add_edges(self, source: str, edges: list[Edge], attachments: bool,
+                   can_see: Callable[[str], bool] | None) -> None:
+        """The edges made by ``source``'s links (its resolved ``edges``), and the nodes they name."""
+        nodes, out, inc = self.nodes, self.out, self._inc
+        mine: dict[str, EdgeData] | None = None
+        for _, link, res in edges:  # unpacked: the hot loop of a 200,000-link graph
+            target = res.path
+            if target == source:
                 continue
-            mine: dict[str, EdgeData] | None = None
-            for _, link, res in edges:  # unpacked: the hot loop of a 200,000-link graph
-                target = res.path
-                if target == source:
+            if target is None and res.names_file:
+                file = res.attachment
+                if not attachments or file is None or (can_see is not None and not can_see(file)):
                     continue
-                if target is None and res.names_file:
-                    file = res.attachment
-                    if not attachments or file is None or (can_see is not None and not can_see(file)):
-                        continue
-                    target = ATTACHMENT_PREFIX + file
-                    if target not in nodes:
-                        nodes[target] = Node(target, None, file.rpartition("/")[2], True)
-                elif target is None or target not in nodes:
-                    target = UNRESOLVED_PREFIX + link.key
-                    if target not in nodes:
-                        nodes[target] = Node(target, None, link.target)
-                if mine is None:
-                    mine = out.setdefault(source, {})
-                data = mine.get(target)
-                if data is None:
-                    data = mine[target] = EdgeData()
+                target = ATTACHMENT_PREFIX + file
+                if target not in nodes:
+                    nodes[target] = Node(target, None, file.rpartition("/")[2], True)
+            elif target is None or target not in nodes:
+                target = UNRESOLVED_PREFIX + link.key
+                if target not in nodes:
+                    nodes[target] = Node(target, None, link.target)
+            if mine is None:
+                mine = out.setdefault(source, {})
+            data = mine.get(target)
+            if data is None:
+                data = mine[target] = EdgeData()
+                if inc is not None:
                     inc.setdefault(target, {})[source] = data
-                data.weight += 1
-                data.kinds.add(link.kind)
+            data.weight += 1
+            data.kinds.add(link.kind)
 
     # --- basic queries ---------------------------------------------------------------
     def __contains__(self, node: str) -> bool:
@@ -239,10 +249,11 @@ class LinkGraph:
         """This graph (of every page, in path order) as :meth:`from_saved` reads it: the nodes
         that are not pages, each source with its number of edges, and packed arrays of the edges'
         targets, weights and kinds, in the order they were made (so the rebuilt graph lists nodes
-        and edges exactly as this one)."""
+        and edges exactly as this one); and a digest of each page's names (see :func:`_names`)."""
         ids = list(self.nodes)
         index = {n: i for i, n in enumerate(ids)}
-        n_pages = sum(1 for node in self.nodes.values() if node.page is not None)
+        named = [node.page for node in self.nodes.values() if node.page is not None]
+        n_pages = len(named)
         extras = [self.nodes[n] for n in ids[n_pages:]]
         kinds: dict[tuple[str, ...], int] = {}  # each set of link kinds (as a sorted tuple) -> its number
         single: dict[str, int] = {}  # (the same for the sets of one kind: most edges)
@@ -265,15 +276,24 @@ class LinkGraph:
         return zlib.compress(marshal.dumps((
             _SAVED_FORMAT, key, n_pages, [n.id for n in extras], [n.label for n in extras],
             bytes(n.attachment for n in extras), src.tobytes(), count.tobytes(), dst.tobytes(),
-            weight.tobytes(), kind.tobytes(), list(kinds))), 1)
+            weight.tobytes(), kind.tobytes(), list(kinds), b"".join(_names(p) for p in named))), 1)
 
     @classmethod
-    def from_saved(cls, blob: bytes, pages: dict[str, Page], key: bytes) -> LinkGraph | None:
-        """The graph :meth:`saved` wrote, over ``pages`` (every page, as they were then); None
-        when the data is not what this version writes or was saved for other ``key``."""
+    def from_saved(cls, blob: bytes, pages: dict[str, Page], key: bytes, changed: Iterable[str] = (),
+                   resolve: Callable[[list[str]], dict[str, list[Edge]]] | None = None,
+                   attachments: bool = False) -> LinkGraph | None:
+        """The graph :meth:`saved` wrote, over ``pages`` (every page, as they are now); None when
+        the data is not what this version writes or was saved for other ``key``.
+
+        ``changed``: the pages that may differ since it was saved (:meth:`~.store.PageStore.derived_since`).
+        When none was added or removed and none changed its names (slug, title, aliases: what
+        links resolve by), every other page's links resolve as they did, so only the changed
+        pages' outgoing links are resolved again (by ``resolve``, exactly as a full
+        :class:`LinkIndex` would; ``attachments`` as the saved graph was built) and the rest is
+        reused. Else None: the caller resolves every link."""
         try:
             (version, saved_key, n_pages, extra_ids, labels, is_attachment, src_b, count_b, dst_b,
-             weight_b, kind_b, kinds) = marshal.loads(zlib.decompress(blob))
+             weight_b, kind_b, kinds, names) = marshal.loads(zlib.decompress(blob))
         except (ValueError, TypeError, EOFError, zlib.error):
             return None
         if version != _SAVED_FORMAT or saved_key != key or n_pages != len(pages):
@@ -281,9 +301,17 @@ class LinkGraph:
         graph = cls(None, ())
         graph._inc = None  # made from ``out`` when first asked for (an export never asks)
         nodes, out = graph.nodes, graph.out
-        for path in sorted(pages):
+        order = sorted(pages)
+        for path in order:
             page = pages[path]
             nodes[path] = Node(path, page, page.title)
+        edited = sorted(changed)
+        if edited:
+            if resolve is None or any(p not in nodes for p in edited):  # (a page gone: the set differs)
+                return None
+            at = {p: i for i, p in enumerate(order)}  # (the same paths as when saved: none added or removed)
+            if any(names[8 * at[p]:8 * at[p] + 8] != _names(pages[p]) for p in edited):
+                return None
         for node_id, label, attached in zip(extra_ids, labels, is_attachment, strict=True):
             nodes[node_id] = Node(node_id, None, label, bool(attached))
         ids = list(nodes)
@@ -295,11 +323,45 @@ class LinkGraph:
             end = start + n
             out[ids[s]] = dict(zip(targets[start:end], datas[start:end], strict=True))
             start = end
+        if edited and resolve is not None:
+            graph._update(order, edited, resolve(edited), attachments)
         return graph
+
+    def _update(self, order: list[str], edited: list[str], outgoing: dict[str, list[Edge]],
+                attachments: bool) -> None:
+        """Replace the edges of the ``edited`` pages by those of their ``outgoing`` links, then list
+        the sources and the nodes that are not pages as a build would have made them: sources in
+        path order (``order``), the others in the order of the first edge to each, labelled by the
+        first link to each (see :meth:`_add_edges`)."""
+        nodes, out = self.nodes, self.out
+        for source in edited:
+            out.pop(source, None)
+            self._add_edges(source, outgoing[source], attachments, None)
+        self.out = out = {s: out[s] for s in order if s in out}
+        extras: dict[str, Node] = {}
+        pages = {p: nodes[p] for p in order}
+        for source, targets in out.items():
+            for target in targets:
+                if target not in pages and target not in extras:
+                    node = nodes[target]
+                    if not node.attachment:  # the target as the first link to it writes it
+                        key = target[len(UNRESOLVED_PREFIX):]
+                        page = pages[source].page
+                        assert page is not None
+                        label = next(link.target for link in page.links if link.key == key)
+                        node = Node(target, None, label)
+                    extras[target] = node
+        self.nodes = {**pages, **extras}
+
+
+def _names(page: Page) -> bytes:
+    """A digest of what links resolve to ``page`` by, besides its path: its slug, title and aliases."""
+    names = "\0".join((page.slug, page.title, *page.aliases)).encode("utf-8", "surrogateescape")
+    return hashlib.blake2b(names, digest_size=8).digest()
 
 
 #: The encoding of :meth:`LinkGraph.saved` (a saved graph of another version is built again).
-_SAVED_FORMAT = 2
+_SAVED_FORMAT = 3
 
 
 @contextmanager
@@ -326,11 +388,16 @@ def graph_for(wiki: Wiki, actor: Actor = OPERATOR, attachments: bool = False) ->
     if one_shot:  # nothing built in this process yet: the saved edge list, when it is current
         pages = wiki.pages  # (refreshed first: the state and the attachment files are current)
         name, saved_key = _saved_graph_key(wiki, attachments)
-        blob = wiki.store.derived(name)
-        if blob is not None:
+        found = wiki.store.derived_since(name)
+        if found is not None:
+            blob, changed = found
+            files = wiki.store.attachments
             with gc_paused():
-                saved = LinkGraph.from_saved(blob, pages, saved_key)
+                saved = LinkGraph.from_saved(blob, pages, saved_key, changed,
+                                             lambda paths: outgoing_of(pages, paths, files), attachments)
             if saved is not None:
+                if changed:  # brought up to date: saved for the next call as it is now
+                    wiki.store.save_derived(name, saved.saved(saved_key))
                 return saved
     with gc_paused():
         links = wiki.links_for(actor)  # hidden pages are absent: links to them are unresolved

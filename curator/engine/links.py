@@ -274,6 +274,22 @@ def _matters(path: str, page: Page, lasts: set[str], keys: set[str]) -> bool:
     return any(link_key(a) in keys for a in page.aliases)
 
 
+def outgoing_of(pages: Mapping[str, Page], paths: Iterable[str], attachments: Iterable[str] = ()) -> dict[str, list[Edge]]:
+    """The outgoing links of the pages at ``paths``, exactly as :class:`LinkIndex` over all of
+    ``pages`` holds them, resolved in an index over the pages that can take part in resolving
+    them only (see :func:`local_index`): a saved graph brought up to date after an edit
+    (:mod:`.graph`) re-resolves the edited pages' links, not the wiki's."""
+    chosen = set(paths)
+    keys = {link.key for path in chosen for link in pages[path].links}
+    if any(odd_key(k) for k in keys):  # ``[[a/..]]``: its page is not named by its last segment
+        index = LinkIndex(pages, attachments)
+    else:
+        wanted = {_last(k) for k in keys}
+        index = LinkIndex({p: page for p, page in pages.items() if p in chosen or _matters(p, page, wanted, keys)},
+                          attachments)
+    return {path: index.outgoing[path] for path in chosen}
+
+
 def local_index(pages: Mapping[str, Page], path: str, attachments: Iterable[str] = ()) -> LinkIndex:
     """A link index exact for one page only: its outgoing links and its backlinks (``outgoing``
     and ``incoming`` of ``path``) are what :class:`LinkIndex` over all of ``pages`` would hold.

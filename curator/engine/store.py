@@ -39,7 +39,10 @@ mtime is safely older than a check, any later write would change it, and the ent
 Each snapshot carries a fresh random token, the store's :attr:`PageStore.state`: data computed
 from every page (the operator's resolved link graph, :mod:`.graph`) is saved under it
 (:meth:`PageStore.save_derived`) and answered again (:meth:`PageStore.derived`) only while the
-pages are exactly those it was computed from.
+pages are exactly those it was computed from. Each new state also records the one before it
+and the paths its write changed (rows of ``changes``, the last :data:`CHANGES_KEPT`), so data saved
+under an earlier state can be brought up to date from the few pages changed since
+(:meth:`PageStore.derived_since`) instead of computed again from every page.
 
 Extensions (the search index) register a :class:`StoreExtension` and are kept in step inside the
 same transaction, so the page cache and everything built on it never disagree. An extension that
@@ -85,6 +88,10 @@ COMPRESS_ABOVE = 1024
 #: the same mtime, so its digest is kept and checked on the next refresh. It covers the kernel's
 #: coarse file clock (a few ms) and the coarsest common file systems (FAT: 2 s).
 RACY_NS = 2_000_000_000
+#: The states whose changed paths are kept (see :meth:`PageStore.derived_since`), and the most
+#: paths one state records (a bigger change, a cold index, is recorded as "everything").
+CHANGES_KEPT = 16
+CHANGES_MAX_PATHS = 2000
 #: Tag of the snapshot's encoding (a snapshot with another tag is ignored and rewritten).
 SNAPSHOT_FORMAT = 2
 
@@ -379,6 +386,7 @@ class PageStore:
                 conn.execute("DROP TABLE IF EXISTS snapshot")
                 conn.execute("DROP TABLE IF EXISTS racy")
                 conn.execute("DROP TABLE IF EXISTS derived")
+                conn.execute("DROP TABLE IF EXISTS changes")
                 conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             # The small table every refresh reads whole; the records only when pages are decoded.
             conn.execute(
@@ -396,6 +404,8 @@ class PageStore:
             conn.execute("CREATE TABLE IF NOT EXISTS racy (path TEXT PRIMARY KEY, digest BLOB) WITHOUT ROWID")
             # Data derived from every page (the graph's resolved edges), valid for one state: see derived().
             conn.execute("CREATE TABLE IF NOT EXISTS derived (name TEXT PRIMARY KEY, token BLOB, data BLOB)")
+            # Each state's predecessor and the paths its write changed (NULL: too many to list).
+            conn.execute("CREATE TABLE IF NOT EXISTS changes (token BLOB PRIMARY KEY, prev BLOB, paths BLOB)")
             # name hash -> the record's rowid: see the module docstring
             for table in ("link_names", "page_names"):
                 conn.execute(f"CREATE TABLE IF NOT EXISTS {table} (h INTEGER, src INTEGER,"
@@ -593,10 +603,12 @@ class PageStore:
             conn.execute("COMMIT")
         self._stamps_loaded = True
 
-    def _save_snapshot(self, order: Iterable[str] | None) -> None:
+    def _save_snapshot(self, order: Iterable[str] | None, changed: list[str], prev: bytes | None) -> None:
         """Write the snapshot of the stamps (inside the caller's transaction, after its changes to
         ``pages``), the paths in ``order`` (the last scan's; None: walk order, which the next scan
-        may not find them in: it then compares page by page once and saves its own order)."""
+        may not find them in: it then compares page by page once and saves its own order), and
+        the new state's entry in ``changes``: the ``changed`` paths since the state ``prev``
+        (None: the state before is not known)."""
         stamps, info, unstored = self._stamps, self._infos(), self._unstored
         if order is None:
             order = sorted(stamps, key=walk_order)
@@ -612,8 +624,13 @@ class PageStore:
                                                  [d[0] for d in details], [d[1] for d in details],
                                                  [d[2] for d in details])), 1)
         token = os.urandom(8)  # names this state of the pages: see derived()
-        self._conn.executemany("INSERT OR REPLACE INTO snapshot VALUES (?, ?)",
-                               [("stamps", stamps_blob), ("info", info_blob), ("token", token)])
+        conn = self._conn
+        conn.executemany("INSERT OR REPLACE INTO snapshot VALUES (?, ?)",
+                         [("stamps", stamps_blob), ("info", info_blob), ("token", token)])
+        listed_changes = (zlib.compress("\0".join(changed).encode("utf-8", "surrogateescape"), 1)
+                          if len(changed) <= CHANGES_MAX_PATHS else None)
+        conn.execute("INSERT OR REPLACE INTO changes VALUES (?, ?, ?)", (token, prev, listed_changes))
+        conn.execute("DELETE FROM changes WHERE rowid <= (SELECT max(rowid) FROM changes) - ?", (CHANGES_KEPT,))
         self._snap, self._token = snap, token
 
     @property
@@ -635,6 +652,34 @@ class PageStore:
             return None
         data: bytes = row[1]
         return data
+
+    def derived_since(self, name: str) -> tuple[bytes, set[str]] | None:
+        """The data saved as ``name`` under the current :attr:`state` or an earlier one, and the
+        paths that may differ since (the pages written or removed by every state after it, and
+        the pages no database holds, parsed again by each process); None when there is none, or
+        what changed since it was saved is not known."""
+        with self._lock:
+            token = self._token
+            if token is None:
+                return None
+            row = self._conn.execute("SELECT token, data FROM derived WHERE name=?", (name,)).fetchone()
+            if row is None:
+                return None
+            saved, data = row
+            steps = {t: (prev, paths) for t, prev, paths in self._conn.execute("SELECT * FROM changes")}
+            unstored = set(self._unstored)
+        changed: set[str] = set()
+        at: bytes | None = token
+        while at != saved:
+            step = steps.pop(at, None) if at is not None else None
+            if step is None or step[1] is None:
+                return None  # the chain back to the saved state is broken, or a step is too big
+            at = step[0]
+            changed.update(zlib.decompress(step[1]).decode("utf-8", "surrogateescape").split("\0"))
+        changed.discard("")
+        if changed:
+            changed |= unstored  # (only when something changed: an unchanged state is answered as derived())
+        return data, changed
 
     def save_derived(self, name: str, data: bytes) -> None:
         """Save ``data`` (computed from every page as of :attr:`state`) as ``name``; not saved when
@@ -835,6 +880,9 @@ class PageStore:
         stamps, racy = self._stamps, self._racy
         conn.execute("BEGIN IMMEDIATE")
         try:
+            # the state this write follows: the one this process read, unless another wrote since
+            current = conn.execute("SELECT data FROM snapshot WHERE part='token'").fetchone()
+            prev = self._token if current is not None and current[0] == self._token else None
             info = self._infos()
             unracy = [(p,) for p in settled if racy.pop(p, None) is not None]
             for path in removed:
@@ -891,7 +939,8 @@ class PageStore:
             self._flush(batch, records, names)
             conn.executemany("DELETE FROM racy WHERE path=?", unracy)
             conn.executemany("INSERT OR REPLACE INTO racy VALUES (?, ?)", new_racy)
-            self._save_snapshot(order)  # last: the rows written above have deleted the old one
+            # last: the rows written above have deleted the old one
+            self._save_snapshot(order, [*removed, *(f.path for f in stale)], prev)
             if progress is not None:
                 progress(len(stale), len(stale))
             conn.execute("COMMIT")
