@@ -326,9 +326,9 @@ def test_signatures_are_kept_by_stamp_and_never_served_stale(root: Path, monkeyp
     shingled: list[str] = []
     real = dedup.shingle_files
 
-    def counting(base: str, files: list[dedup.PageFile]) -> list[tuple[str, bytes]]:
+    def counting(base: str, files: list[dedup.PageFile], *rest: frozenset[str]) -> list[tuple[str, bytes, bytes]]:
         shingled.extend(f.path for f in files)
-        return real(base, files)
+        return real(base, files, *rest)
 
     monkeypatch.setattr(dedup, "shingle_files", counting)
     # a new process on an unchanged wiki shingles nothing and answers the same
@@ -347,6 +347,54 @@ def test_signatures_are_kept_by_stamp_and_never_served_stale(root: Path, monkeyp
     assert [f.to_json() for f in dedup.find_families(Wiki(root))] == [f.to_json() for f in fresh]
     assert sorted(shingled) == sorted(Wiki(root).pages)
     assert set(dedup_cache.load(root / ".curator")) == set(Wiki(root).pages)
+
+
+def test_a_same_size_rewrite_within_one_tick_is_seen_by_the_kept_signatures(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A page rewritten in place with the same size and mtime (a write within one tick of a coarse
+    file clock) keeps its stamp: the signatures kept by that stamp follow the page cache's
+    racy-stamp guard, so the new text's shingles are what counts (here a new duplicate)."""
+    import os
+
+    from curator.engine import dedup_cache
+    from curator.engine import store as store_module
+
+    later = "notes/later-notes.md"
+    (root / later).write_text(page("Later Notes", facts(8, 77)), "utf-8")
+    assert not [f for f in dedup.find_families(Wiki(root)) if later in f.pages]
+    assert dedup_cache.load(root / ".curator")[later][2]  # just written: kept with its digest
+    st = (root / later).stat()
+    copy = page("Later Notes", facts(6, 155))  # the text of the 155 family
+    copy += " " * (st.st_size - len(copy.encode()))
+    assert len(copy.encode()) == st.st_size
+    (root / later).write_text(copy, "utf-8")
+    os.utime(root / later, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert ((root / later).stat().st_mtime_ns, (root / later).stat().st_size) == (st.st_mtime_ns, st.st_size)
+    fresh = Wiki(root)  # another process
+    assert later in family_of(dedup.find_families(fresh), ORIGINAL).pages
+    shingled: list[str] = []
+    real = dedup.shingle_files
+
+    def counting(base: str, files: list[dedup.PageFile], *rest: frozenset[str]) -> list[tuple[str, bytes, bytes]]:
+        shingled.extend(f.path for f in files)
+        return real(base, files, *rest)
+
+    monkeypatch.setattr(dedup, "shingle_files", counting)
+    assert later in family_of(dedup.find_families(Wiki(root)), ORIGINAL).pages and shingled == []
+    # once the store trusts the stamp again, the kept signature is checked by its bytes and kept
+    # by the stamp alone
+    then = store_module.time.time_ns() + 2 * store_module.RACY_NS
+
+    class Later:
+        @staticmethod
+        def time_ns() -> int:
+            return then
+
+    monkeypatch.setattr(store_module, "time", Later)
+    settled = Wiki(root)
+    assert settled.store.racy_digest(later) is None
+    assert later in family_of(dedup.find_families(settled), ORIGINAL).pages and shingled == []
+    assert dedup_cache.load(root / ".curator")[later][2] == b""
 
 
 def test_the_count_is_the_number_of_families_listed(root: Path) -> None:

@@ -81,6 +81,7 @@ from .links import LinkIndex
 from .page import Page, decode, link_key, path_key
 from .slugs import SlugFeatures, similarity, slug_features, slugify
 from .status import Status
+from .store import digest
 from .walker import PageFile
 from .wiki import Wiki
 
@@ -321,17 +322,31 @@ def features_of(page: Page, body_shingles: np.ndarray) -> Features:
 
 def read_body(root: Path | str, path: str) -> str:
     """A page's body as the dedup signals read it (frontmatter left out; "" when unreadable)."""
+    return body_of(read_bytes(root, path))
+
+
+def read_bytes(root: Path | str, path: str) -> bytes:
+    """A page's bytes (b"" when unreadable)."""
     try:
-        data = Path(root, path).read_bytes()
+        return Path(root, path).read_bytes()
     except OSError:
-        return ""
+        return b""
+
+
+def body_of(data: bytes) -> str:
+    """The body of a page's bytes as the dedup signals read it (frontmatter left out)."""
     return frontmatter.split(decode(data).text).body
 
 
-def shingle_files(root: str, files: list[PageFile]) -> list[tuple[str, bytes]]:
-    """(path, :func:`shingles` of its body as bytes) for each of ``files``: the bulk of a first
-    scan, run in worker processes (:func:`~.parallel.map_chunks`)."""
-    return [(f.path, shingles(read_body(root, f.path)).tobytes()) for f in files]
+def shingle_files(root: str, files: list[PageFile], racy: frozenset[str] = frozenset()) -> list[tuple[str, bytes, bytes]]:
+    """(path, :func:`shingles` of its body as bytes, the :func:`~.store.digest` of the bytes read
+    for a page in ``racy``, else b"") for each of ``files``: the bulk of a first scan, run in
+    worker processes (:func:`~.parallel.map_chunks`)."""
+    done = []
+    for f in files:
+        data = read_bytes(root, f.path)
+        done.append((f.path, shingles(body_of(data)).tobytes(), digest(data) if f.path in racy else b""))
+    return done
 
 
 def page_names(page: Page) -> frozenset[str]:
@@ -572,29 +587,47 @@ class DedupIndex:
 
     def _all_shingles(self, pages: dict[str, Page], order: list[str]) -> list[np.ndarray]:
         """Every page's body shingles (in ``order``): from the signatures kept in ``.curator/``
-        (:mod:`.dedup_cache`) where the page's stamp is unchanged, the rest computed (in worker
+        (:mod:`.dedup_cache`) where the page's stamp is unchanged (and, for a page the store's
+        racy-stamp guard checks, its bytes are those shingled), the rest computed (in worker
         processes when there are many) and kept for the next scan."""
-        state = self.wiki.state_dir
+        state, store, root = self.wiki.state_dir, self.wiki.store, str(self.wiki.root)
         kept = dedup_cache.load(state)
         out: dict[str, np.ndarray] = {}
+        checked: dict[str, bytes] = {}  # the racy pages' digests (see dedup_cache): kept with them
         missing: list[PageFile] = []
+        checking: list[str] = []  # the missing pages the store's guard checks
+        retagged = False
         for path in order:
             page = pages[path]
             stamp = (page.mtime_ns, page.size)
             hit = kept.get(path)
+            racy = store.racy_digest(path)  # (the store's racy-stamp guard: None when the stamp is trusted)
             if hit is not None and hit[0] == stamp:
-                out[path] = hit[1]
-            else:
-                missing.append(PageFile(path, page.mtime_ns, page.size))
+                if racy is not None:  # the store reads it again: the shingles must be of the bytes it read
+                    if hit[2] == racy:
+                        out[path], checked[path] = hit[1], racy
+                        continue
+                elif not hit[2]:  # a trusted stamp, now as then: any later write changed it
+                    out[path] = hit[1]
+                    continue
+                elif digest(read_bytes(root, path)) == hit[2]:  # trusted by the store since: read again
+                    out[path], retagged = hit[1], True
+                    continue
+            missing.append(PageFile(path, page.mtime_ns, page.size))
+            if racy is not None:  # kept with the digest of the bytes its shingles are made from
+                checking.append(path)
         if missing:
-            root = str(self.wiki.root)
-            chunks = (parallel.map_chunks(shingle_files, root, missing, niceness=self.niceness)
+            args = (frozenset(checking),)
+            chunks = (parallel.map_chunks(shingle_files, root, missing, *args, niceness=self.niceness)
                       if len(missing) >= PARALLEL_SHINGLES else None)
-            for chunk in chunks if chunks is not None else (shingle_files(root, missing),):
-                for path, blob in chunk:
+            for chunk in chunks if chunks is not None else (shingle_files(root, missing, *args),):
+                for path, blob, read in chunk:
                     out[path] = np.frombuffer(blob, dtype=np.uint64)
-        if missing or len(kept) != len(out):
-            dedup_cache.save(state, {p: ((pages[p].mtime_ns, pages[p].size), out[p]) for p in order})
+                    if read:
+                        checked[path] = read
+        if missing or retagged or len(kept) != len(out):
+            dedup_cache.save(state, {p: ((pages[p].mtime_ns, pages[p].size), out[p], checked.get(p, b""))
+                                     for p in order})
         return [out[p] for p in order]
 
     # --- full scan ----------------------------------------------------------------------------

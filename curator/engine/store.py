@@ -653,6 +653,14 @@ class PageStore:
         data: bytes = row[1]
         return data
 
+    def racy_digest(self, path: str) -> bytes | None:
+        """The :func:`digest` of the page's bytes as the last refresh read them, while the
+        racy-stamp guard still checks the page (its stamp may hide a same-size rewrite); None for
+        a page whose stamp is to be trusted. Data kept elsewhere by a page's stamp (the dedup
+        signatures, :mod:`.dedup_cache`) is checked by this same rule."""
+        with self._lock:
+            return self._racy.get(path)
+
     def derived_since(self, name: str) -> tuple[bytes, set[str]] | None:
         """The data saved as ``name`` under the current :attr:`state` or an earlier one, and the
         paths that may differ since (the pages written or removed by every state after it, and
