@@ -111,6 +111,8 @@ class LinkGraph:
         self.out: dict[str, dict[str, EdgeData]] = {}
         #: the edges by target (see inc), None until first asked for when built from_saved
         self._inc: dict[str, dict[str, EdgeData]] | None = {}
+        #: the digests of the pages' names (see saved), when read with the saved edges
+        self._names: bytes | None = None
         if links is not None:  # (None: filled by from_saved)
             self._build(links, visible, attachments, can_see)
 
@@ -276,7 +278,8 @@ class LinkGraph:
         return zlib.compress(marshal.dumps((
             _SAVED_FORMAT, key, n_pages, [n.id for n in extras], [n.label for n in extras],
             bytes(n.attachment for n in extras), src.tobytes(), count.tobytes(), dst.tobytes(),
-            weight.tobytes(), kind.tobytes(), list(kinds), b"".join(_names(p) for p in named))), 1)
+            weight.tobytes(), kind.tobytes(), list(kinds),
+            self._names if self._names is not None else b"".join(_names(p) for p in named))), 1)
 
     @classmethod
     def from_saved(cls, blob: bytes, pages: dict[str, Page], key: bytes, changed: Iterable[str] = (),
@@ -325,6 +328,7 @@ class LinkGraph:
             start = end
         if edited and resolve is not None:
             graph._update(order, edited, resolve(edited), attachments)
+        graph._names = names  # (the same names: the edited pages' were compared above)
         return graph
 
     def _update(self, order: list[str], edited: list[str], outgoing: dict[str, list[Edge]],
@@ -334,10 +338,18 @@ class LinkGraph:
         path order (``order``), the others in the order of the first edge to each, labelled by the
         first link to each (see :meth:`_add_edges`)."""
         nodes, out = self.nodes, self.out
+        self.out = {}  # (the edited pages' new edges, made apart)
         for source in edited:
-            out.pop(source, None)
             self._add_edges(source, outgoing[source], attachments, None)
-        self.out = out = {s: out[s] for s in order if s in out}
+        new, self.out = self.out, out
+        old = {s: out[s] for s in edited if s in out}
+        if old.keys() == new.keys() and not any(nodes[t].page is None for e in (old, new)
+                                                for targets in e.values() for t in targets):
+            # (the common edit: links between pages only, before and after; each source keeps its
+            # place, and no node that is not a page is added, dropped or first linked elsewhere)
+            out.update(new)
+            return
+        self.out = out = {s: new[s] if s in new else out[s] for s in order if s in new or (s in out and s not in old)}
         extras: dict[str, Node] = {}
         pages = {p: nodes[p] for p in order}
         for source, targets in out.items():
@@ -355,13 +367,14 @@ class LinkGraph:
 
 
 def _names(page: Page) -> bytes:
-    """A digest of what links resolve to ``page`` by, besides its path: its slug, title and aliases."""
-    names = "\0".join((page.slug, page.title, *page.aliases)).encode("utf-8", "surrogateescape")
+    """A digest of what links resolve to ``page`` by besides its path (and the slug made from
+    the path): its title and aliases."""
+    names = "\0".join((page.title, *page.aliases)).encode("utf-8", "surrogateescape")
     return hashlib.blake2b(names, digest_size=8).digest()
 
 
 #: The encoding of :meth:`LinkGraph.saved` (a saved graph of another version is built again).
-_SAVED_FORMAT = 3
+_SAVED_FORMAT = 4
 
 
 @contextmanager
@@ -388,16 +401,18 @@ def graph_for(wiki: Wiki, actor: Actor = OPERATOR, attachments: bool = False) ->
     if one_shot:  # nothing built in this process yet: the saved edge list, when it is current
         pages = wiki.pages  # (refreshed first: the state and the attachment files are current)
         name, saved_key = _saved_graph_key(wiki, attachments)
-        found = wiki.store.derived_since(name)
+        store = wiki.store
+        found = store.derived_since(name)
         if found is not None:
             blob, changed = found
-            files = wiki.store.attachments
+            files = store.attachments
             with gc_paused():
+                named = store.pages_named if store.partial_reads else None
                 saved = LinkGraph.from_saved(blob, pages, saved_key, changed,
-                                             lambda paths: outgoing_of(pages, paths, files), attachments)
+                                             lambda paths: outgoing_of(pages, paths, files, named), attachments)
             if saved is not None:
                 if changed:  # brought up to date: saved for the next call as it is now
-                    wiki.store.save_derived(name, saved.saved(saved_key))
+                    store.save_derived(name, saved.saved(saved_key))
                 return saved
     with gc_paused():
         links = wiki.links_for(actor)  # hidden pages are absent: links to them are unresolved

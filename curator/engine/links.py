@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import posixpath
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -274,19 +274,24 @@ def _matters(path: str, page: Page, lasts: set[str], keys: set[str]) -> bool:
     return any(link_key(a) in keys for a in page.aliases)
 
 
-def outgoing_of(pages: Mapping[str, Page], paths: Iterable[str], attachments: Iterable[str] = ()) -> dict[str, list[Edge]]:
+def outgoing_of(pages: Mapping[str, Page], paths: Iterable[str], attachments: Iterable[str] = (),
+                named: Callable[[set[str]], Mapping[str, Page]] | None = None) -> dict[str, list[Edge]]:
     """The outgoing links of the pages at ``paths``, exactly as :class:`LinkIndex` over all of
     ``pages`` holds them, resolved in an index over the pages that can take part in resolving
     them only (see :func:`local_index`): a saved graph brought up to date after an edit
-    (:mod:`.graph`) re-resolves the edited pages' links, not the wiki's."""
+    (:mod:`.graph`) re-resolves the edited pages' links, not the wiki's. ``named(names)``, when
+    given, answers (at least) every page a link could reach by one of ``names``
+    (:meth:`~.store.PageStore.pages_named`): only those are looked at, not every page."""
     chosen = set(paths)
     keys = {link.key for path in chosen for link in pages[path].links}
     if any(odd_key(k) for k in keys):  # ``[[a/..]]``: its page is not named by its last segment
         index = LinkIndex(pages, attachments)
     else:
         wanted = {_last(k) for k in keys}
-        index = LinkIndex({p: page for p, page in pages.items() if p in chosen or _matters(p, page, wanted, keys)},
-                          attachments)
+        around = pages if named is None else named(wanted | keys)
+        subset = {p: pages[p] for p in chosen}
+        subset.update((p, pages[p]) for p in around if p in pages and _matters(p, pages[p], wanted, keys))
+        index = LinkIndex(subset, attachments)
     return {path: index.outgoing[path] for path in chosen}
 
 
