@@ -377,6 +377,39 @@ def test_derived_data_of_an_earlier_state_comes_with_the_pages_changed_since(
     again.close()
 
 
+def test_the_walk_reports_the_pages_it_finds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A refresh of the whole tree calls ``walking(found, expected)`` as the walk finds pages (every
+    folder, and every few entries of a big one), ``expected`` the pages cached (0 on a first open);
+    an exception it raises (a cancel) stops the refresh and loses nothing."""
+    import curator.engine.walker as walker_module
+
+    monkeypatch.setattr(walker_module, "WALK_PROGRESS_EVERY", 4)
+    pages = {f"big/p{i:02}.md": f"# P{i}\n" for i in range(10)}
+    pages.update({"a.md": "# A\n", "sub/b.md": "# B\n"})
+    root = write_pages(tmp_path / "w", pages)
+    calls: list[tuple[int, int]] = []
+    wiki = Wiki(root)
+    wiki.store.refresh(walking=lambda found, expected: calls.append((found, expected)))
+    found = [f for f, _ in calls]
+    assert found == sorted(found) and found[-1] == 12 and len(calls) >= 5  # (10 in one folder: 3 calls)
+    assert {e for _, e in calls} == {0}  # nothing cached yet
+    wiki.close()
+
+    class Cancelled(Exception):
+        pass
+
+    def cancel(found: int, expected: int) -> None:
+        assert expected == 12
+        raise Cancelled
+
+    (root / "c.md").write_text("# C\n")
+    wiki = Wiki(root)
+    with pytest.raises(Cancelled):
+        wiki.store.refresh(walking=cancel)
+    assert wiki.refresh().added == ["c.md"] and len(wiki.pages) == 13
+    wiki.close()
+
+
 def test_long_lists_of_objects_print_one_per_line_exactly(tmp_path: Path) -> None:
     import orjson
 

@@ -41,6 +41,11 @@ def test_cold_open_progress_is_determinate_and_moves(qtbot, big_wiki: Path, tmp_
     assert values == sorted(values) and values[-1] == total
     assert len({v for v in values if 0 < v < total}) >= 4  # it moved on the way, not just 0 -> 100
     assert any("of 1,200 pages" in label for label in labels)
+    # the walk of the files moves the bar before the first page is parsed
+    listing = [i for i, label in enumerate(labels) if label.startswith("Listing")]
+    reading = [i for i, label in enumerate(labels) if label.startswith("Reading")]
+    assert listing and reading and max(listing) < min(reading)
+    assert len({seen[i][0] for i in listing}) >= 2 and labels[max(listing)].endswith("1,200 pages…")
     assert win.model.rowCount() == 1200
     win.close()
 

@@ -713,26 +713,32 @@ class PageStore:
                 conn.execute("COMMIT")
 
     def refresh(self, paths: Iterable[str] | None = None,
-                progress: Callable[[int, int], None] | None = None) -> ChangeSet:
+                progress: Callable[[int, int], None] | None = None,
+                walking: Callable[[int, int], None] | None = None) -> ChangeSet:
         """Bring the cache up to date with the disk; return what changed.
 
         With ``paths`` only those files are checked (an action knows what it touched); without,
         the whole tree is walked and compared by (mtime, size). ``progress(done, total)`` is called
         as stale pages are parsed (the station's progress bar); an exception it raises (a cancel)
-        rolls the refresh back.
+        rolls the refresh back. ``walking(found, expected)`` is called as the walk finds pages
+        (see :func:`~.walker.scan`), ``expected`` the number of pages cached (0: none, a first
+        open); an exception it raises stops the refresh before anything is written.
         """
         with self._lock, gc_paused():
             if not self._stamps_loaded:
                 self._load_state()
             if paths is not None:
                 return self._refresh_paths(list(paths), self._pages)
-            return self._refresh_all(progress)
+            return self._refresh_all(progress, walking)
 
-    def _refresh_all(self, progress: Callable[[int, int], None] | None = None) -> ChangeSet:
+    def _refresh_all(self, progress: Callable[[int, int], None] | None = None,
+                     walking: Callable[[int, int], None] | None = None) -> ChangeSet:
         changes = ChangeSet()
         attachments: list[str] = []
+        expected = len(self._stamps)
+        found = None if walking is None else (lambda n: walking(n, expected))
         start = time.time_ns()  # before the first stat: the moment every stamp below is taken
-        disk = scan(self.root, attachments)  # (in the order the folders list their files)
+        disk = scan(self.root, attachments, progress=found)  # (in the order the folders list their files)
         if tuple(attachments) != self.attachments:
             changes.attachments = self._loaded  # the first walk is no change
             self.attachments = tuple(attachments)

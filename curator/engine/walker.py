@@ -156,18 +156,26 @@ def walk(root: Path, attachments: list[str] | None = None) -> Iterator[PageFile]
     return map(new, zip(*found, strict=True))
 
 
-def scan(root: Path, attachments: list[str] | None = None, *, ordered: bool = False) -> Stamps:
+#: How many folder entries the walk stats between two calls of its ``progress`` (a big wiki keeps
+#: most pages in one folder: a call per folder would not move).
+WALK_PROGRESS_EVERY = 2000
+
+
+def scan(root: Path, attachments: list[str] | None = None, *, ordered: bool = False,
+         progress: Callable[[int], None] | None = None) -> Stamps:
     """The pages :func:`walk` yields, as :class:`Stamps`: in the same order when ``ordered``,
     else in the order the folders list them (sorting a 28,000-page folder costs as much as
     everything else a refresh does but the stats, and an unchanged folder lists its files in the
-    same order every time). The attachment files are always in walk order."""
+    same order every time). The attachment files are always in walk order. ``progress(found)``
+    is called with the number of pages found so far after each folder and every
+    :data:`WALK_PROGRESS_EVERY` entries of a big one (an exception it raises stops the walk)."""
     found = Stamps([], [], [])
     first = len(attachments) if attachments is not None else 0
     stack: list[tuple[str, str]] = [(os.path.realpath(root), "")]
     while stack:
         directory, rel_dir = stack.pop()
         try:
-            subdirs = _scan(directory, rel_dir, attachments, found, ordered)
+            subdirs = _scan(directory, rel_dir, attachments, found, ordered, progress)
         except OSError:
             continue
         stack.extend(reversed(subdirs))
@@ -192,19 +200,31 @@ _PAGE_SUFFIXES = (".md", ".mD", ".Md", ".MD")
 
 
 def _scan(directory: str, rel_dir: str, attachments: list[str] | None, found: Stamps,
-          ordered: bool) -> list[tuple[str, str]]:
+          ordered: bool, progress: Callable[[int], None] | None = None) -> list[tuple[str, str]]:
     """Add the pages of one folder to ``found`` (sorted by name when ``ordered``); its sub-folders
     to walk."""
     arrange = functools.partial(sorted, key=_by_name) if ordered else list
     if not _SCANDIR_FD:
         with os.scandir(directory) as it:
-            return _entries(arrange(it), directory, rel_dir, attachments, found)
+            return _stepped(arrange(it), directory, rel_dir, attachments, found, progress)
     fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
     try:  # every stat below goes through ``fd``: it stays open until they are done
         with os.scandir(fd) as it:
-            return _entries(arrange(it), directory, rel_dir, attachments, found)
+            return _stepped(arrange(it), directory, rel_dir, attachments, found, progress)
     finally:
         os.close(fd)
+
+
+def _stepped(entries: list[os.DirEntry[Any]], directory: str, rel_dir: str, attachments: list[str] | None,
+             found: Stamps, progress: Callable[[int], None] | None) -> list[tuple[str, str]]:
+    """:func:`_entries`, calling ``progress`` every :data:`WALK_PROGRESS_EVERY` entries and at the end."""
+    if progress is None:
+        return _entries(entries, directory, rel_dir, attachments, found)
+    subdirs: list[tuple[str, str]] = []
+    for start in range(0, len(entries), WALK_PROGRESS_EVERY):
+        subdirs += _entries(entries[start:start + WALK_PROGRESS_EVERY], directory, rel_dir, attachments, found)
+        progress(len(found.paths))
+    return subdirs
 
 
 def _entries(entries: list[os.DirEntry[Any]], directory: str, rel_dir: str,
