@@ -274,6 +274,19 @@ def test_a_change_to_the_pages_table_by_any_other_way_drops_the_snapshot(
     wiki.close()
 
 
+def move_store_clock(monkeypatch: pytest.MonkeyPatch, ahead_ns: int) -> None:
+    """The page cache's clock ``ahead_ns`` later than now, and stopped there (what the racy-stamp
+    guard compares a page's mtime with)."""
+    later = store_module.time.time_ns() + ahead_ns
+
+    class Later:
+        @staticmethod
+        def time_ns() -> int:
+            return later
+
+    monkeypatch.setattr(store_module, "time", Later)
+
+
 def _rewrite_keeping_the_stamp(path: Path, text: str) -> None:
     """Rewrite ``path`` with same-size ``text`` and its old mtime: a write within the same tick of
     a coarse file clock, as an in-place batch write (``ActionContext.write_many``) can make."""
@@ -315,14 +328,7 @@ def test_racy_entries_are_checked_by_content_and_settle(tmp_path: Path, parse_co
     parse_counter.clear()
     assert not wiki.refresh()  # read again, same bytes: no change, nothing parsed
     assert parse_counter == []
-    later = store_module.time.time_ns() + 2 * store_module.RACY_NS
-
-    class Later:
-        @staticmethod
-        def time_ns() -> int:
-            return later
-
-    monkeypatch.setattr(store_module, "time", Later)
+    move_store_clock(monkeypatch, 2 * store_module.RACY_NS)
     assert not wiki.refresh() and parse_counter == []
     with _db(root) as conn:  # safely older than that check: any later write changes its stamp
         assert conn.execute("SELECT count(*) FROM racy").fetchone()[0] == 0

@@ -20,6 +20,7 @@ from curator.engine.move import move_page
 from curator.engine.wiki import Wiki
 
 from .gui_helpers import make_wiki
+from .test_corpus_store import move_store_clock
 
 _rng = random.Random(19)
 _VOCAB = sorted({"".join(_rng.choice(("ka", "lo", "mi", "ren", "tor", "vex", "an", "qui", "sel", "dor", "pa",
@@ -317,12 +318,8 @@ def test_the_same_families_from_every_process(root: Path) -> None:
     assert len(outs) == 1  # word ids do not depend on the process's string hashing
 
 
-def test_signatures_are_kept_by_stamp_and_never_served_stale(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from curator.engine import dedup_cache
-
-    first = [f.to_json() for f in dedup.find_families(Wiki(root))]
-    kept = dedup_cache.load(root / ".curator")
-    assert set(kept) == set(Wiki(root).pages) and (root / ".curator" / dedup_cache.CACHE_FILE).exists()
+def count_shingled(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The paths every later :func:`dedup.shingle_files` call shingles, in order."""
     shingled: list[str] = []
     real = dedup.shingle_files
 
@@ -331,6 +328,16 @@ def test_signatures_are_kept_by_stamp_and_never_served_stale(root: Path, monkeyp
         return real(base, files, *rest)
 
     monkeypatch.setattr(dedup, "shingle_files", counting)
+    return shingled
+
+
+def test_signatures_are_kept_by_stamp_and_never_served_stale(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from curator.engine import dedup_cache
+
+    first = [f.to_json() for f in dedup.find_families(Wiki(root))]
+    kept = dedup_cache.load(root / ".curator")
+    assert set(kept) == set(Wiki(root).pages) and (root / ".curator" / dedup_cache.CACHE_FILE).exists()
+    shingled = count_shingled(monkeypatch)
     # a new process on an unchanged wiki shingles nothing and answers the same
     assert [f.to_json() for f in dedup.find_families(Wiki(root))] == first and shingled == []
     # a page changed outside: only it is shingled again, and its new text is what counts
@@ -372,25 +379,11 @@ def test_a_same_size_rewrite_within_one_tick_is_seen_by_the_kept_signatures(
     assert ((root / later).stat().st_mtime_ns, (root / later).stat().st_size) == (st.st_mtime_ns, st.st_size)
     fresh = Wiki(root)  # another process
     assert later in family_of(dedup.find_families(fresh), ORIGINAL).pages
-    shingled: list[str] = []
-    real = dedup.shingle_files
-
-    def counting(base: str, files: list[dedup.PageFile], *rest: frozenset[str]) -> list[tuple[str, bytes, bytes]]:
-        shingled.extend(f.path for f in files)
-        return real(base, files, *rest)
-
-    monkeypatch.setattr(dedup, "shingle_files", counting)
+    shingled = count_shingled(monkeypatch)
     assert later in family_of(dedup.find_families(Wiki(root)), ORIGINAL).pages and shingled == []
     # once the store trusts the stamp again, the kept signature is checked by its bytes and kept
     # by the stamp alone
-    then = store_module.time.time_ns() + 2 * store_module.RACY_NS
-
-    class Later:
-        @staticmethod
-        def time_ns() -> int:
-            return then
-
-    monkeypatch.setattr(store_module, "time", Later)
+    move_store_clock(monkeypatch, 2 * store_module.RACY_NS)
     settled = Wiki(root)
     assert settled.store.racy_digest(later) is None
     assert later in family_of(dedup.find_families(settled), ORIGINAL).pages and shingled == []
