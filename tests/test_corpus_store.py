@@ -444,3 +444,27 @@ def test_a_fifo_named_like_a_page_is_no_page(tmp_path: Path) -> None:
     wiki = Wiki(root)
     assert list(wiki.pages) == ["wiki/a.md"] and not wiki.refresh(["wiki/pipe.md"])
     wiki.close()
+
+
+def test_a_refresh_of_named_pages_that_come_and_go_keeps_an_exact_snapshot(tmp_path: Path) -> None:
+    """An action's refresh (named paths) keeps the last scan's order: pages gone drop out, pages
+    added go last; the snapshot still holds exactly the pages, and the next process lists them."""
+    from curator.engine.store import _decode_snapshot
+
+    root = write_pages(tmp_path / "w", {"a.md": "# A\n", "b.md": "# B\n", "wiki/c.md": "# C\n"})
+    _open_once(root)
+    wiki = Wiki(root)
+    wiki.store.count()
+    (root / "b.md").unlink()
+    write_pages(root, {"wiki/d.md": "# D\n"})
+    changes = wiki.refresh(["b.md", "wiki/d.md"])
+    assert changes.removed == ["b.md"] and changes.added == ["wiki/d.md"]
+    with _db(root) as conn:
+        parts = dict(conn.execute("SELECT part, data FROM snapshot").fetchall())
+    snap = _decode_snapshot(parts.get("stamps"))
+    assert snap is not None and snap.paths == ["a.md", "wiki/c.md", "wiki/d.md"]
+    assert snap.sizes == [(root / p).stat().st_size for p in snap.paths]
+    wiki.close()
+    again = Wiki(root)
+    assert [s[0] for s in again.store.summaries()] == ["a.md", "wiki/c.md", "wiki/d.md"]
+    again.close()

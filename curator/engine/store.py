@@ -838,9 +838,13 @@ class PageStore:
             more, settled = self._recheck(same, start, changes)
             stale += more
         if stale or removed or settled:
-            # the snapshot keeps its order unless pages came or went
+            # The snapshot keeps the last scan's order (pages gone are left out by _save_snapshot);
+            # pages added go last: the next scan, which lists them elsewhere, compares page by
+            # page once and saves its own order. Sorting every path into walk order instead cost
+            # each merge or move of a 32,000-page wiki ~0.15 s.
             snap = self._snap
-            order = snap.paths if snap is not None and not changes.added and not removed else None
+            order = None if snap is None else (
+                list(dict.fromkeys([*snap.paths, *changes.added])) if changes.added else snap.paths)
             self._write(stale, removed, pages, parallel_min=max(PARALLEL_MIN, PARALLEL_MIN_PATHS),
                         racy_from=start - RACY_NS, order=order, settled=settled)
         return changes
