@@ -76,12 +76,11 @@ from .actions import ARCHIVE_DIR, ActionContext, ActionResult, Invalid, run_acti
 from .actor import OPERATOR, Actor
 from .decision_files import load_decision_file
 from .errors import CuratorError
-from .graph import gc_paused
 from .links import LinkIndex
 from .page import Page, decode, link_key, path_key
 from .slugs import SlugFeatures, similarity, slug_features, slugify
 from .status import Status
-from .store import digest
+from .store import digest, gc_paused
 from .walker import PageFile
 from .wiki import Wiki
 

@@ -25,14 +25,12 @@ reused; any other change resolves every link.
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import marshal
 import zlib
 from array import array
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +38,7 @@ from .actor import OPERATOR, Actor
 from .errors import PageNotFound
 from .links import Edge, LinkIndex, outgoing_of
 from .page import LAYERS, Page, link_key
+from .store import gc_paused
 from .wiki import Wiki
 
 UNRESOLVED_PREFIX = "unresolved:"
@@ -375,23 +374,6 @@ def _names(page: Page) -> bytes:
 
 #: The encoding of :meth:`LinkGraph.saved` (a saved graph of another version is built again).
 _SAVED_FORMAT = 4
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause automatic garbage collection while building large indexes.
-
-    A build allocates ~10^5 small objects; with tens of thousands of cached pages alive, every
-    automatic collection it triggers walks all of them, which made a 30,000-page build 2-3x
-    slower. Nothing built here forms reference cycles that need collecting.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def graph_for(wiki: Wiki, actor: Actor = OPERATOR, attachments: bool = False) -> LinkGraph:
