@@ -442,3 +442,32 @@ def test_not_a_repository_is_invalid(tmp_path: Path) -> None:
         assert res.status == "invalid" and "curator init" in res.message
     finally:
         w.close()
+
+
+def test_recovery_finds_a_commit_that_lands_while_it_looks(wiki: Wiki, monkeypatch) -> None:
+    """A process killed while committing can leave its git children running, so the interrupted
+    action's commit may land while recovery rolls it forward (which then finds nothing left to
+    commit): recovery sees the commit, records it, and commits nothing twice."""
+    from curator.engine.actions import recover_pending
+    from curator.engine.git import Git, GitError
+
+    real = Git.commit_paths
+
+    def fail(self, *a, **k):
+        raise GitError("git commit failed: simulated")
+    monkeypatch.setattr(Git, "commit_paths", fail)
+    res = run_action(wiki, AGENT, "edit", "x", edit("wiki/x.md", "x\n"))
+    assert res.commit is None and (wiki.root / ".curator" / "pending.jsonl").exists()
+    before = int(git(wiki.root, "rev-list", "--count", "HEAD"))
+
+    def lands_meanwhile(self, paths, message, *a, **k):  # the orphaned commit lands first
+        real(self, paths, "edit: x", ("Curator", "curator@localhost"))
+        raise GitError("nothing to commit: the paths are unchanged")
+    monkeypatch.setattr(Git, "commit_paths", lands_meanwhile)
+    rec = recover_pending(wiki)
+    monkeypatch.undo()
+    assert rec is None or not rec.is_error, rec.message
+    assert int(git(wiki.root, "rev-list", "--count", "HEAD")) == before + 1
+    assert git(wiki.root, "log", "-1", "--format=%s").strip() == "edit: x"
+    assert not (wiki.root / ".curator" / "pending.jsonl").exists()
+    assert status(wiki.root) == ""

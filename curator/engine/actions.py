@@ -810,6 +810,33 @@ def _roll_back(wiki: Wiki, st: WikiSession, rec: _Pending, actor: Actor, action_
                         action="recover", target=subject)
 
 
+def _landed_commit(st: WikiSession, rec: _Pending, subject: str, changed: list[str]) -> str | None:
+    """The commit the interrupted action made after all (its subject, touching its paths, on top
+    of the HEAD it started from), if any."""
+    head = rec.header.get("head")
+    try:
+        entries = st.git.log(20, rev=f"{head}..HEAD" if head else None)
+    except GitError:
+        return None
+    hit = next((e for e in entries if e.subject == subject and set(e.paths) & set(changed)), None)
+    return hit.commit if hit is not None else None
+
+
+def _committed_already(st: WikiSession, record: dict[str, Any] | None, sha: str | None, changed: list[str],
+                       subject: str) -> ActionResult | None:
+    """The interrupted action was committed: bring the journal (``record``: its line, when it did
+    not get to write it) and the git index in line, commit nothing."""
+    if sha is not None and record is not None:
+        st.journal.append({**record, "committed": True, "commit": sha, "changed": changed})
+    try:
+        st.git.repair_index(changed)
+    except GitError as exc:
+        return ActionResult(Status.ERROR, f"the git index still lags behind HEAD for {len(changed)} path(s) "
+                            f"of '{subject}': {exc}", changed=changed, action="recover", target=subject)
+    _clear_marker(st)
+    return None
+
+
 def _roll_forward(wiki: Wiki, st: WikiSession, rec: _Pending, actor: Actor, action_id: str,
                   subject: str) -> ActionResult | None:
     assert rec.commit is not None
@@ -822,24 +849,9 @@ def _roll_forward(wiki: Wiki, st: WikiSession, rec: _Pending, actor: Actor, acti
         record = None  # journaled already, as not committed: the recover line below says the rest
     sha = rec.committed
     if sha is None and not journaled:
-        head = rec.header.get("head")
-        try:
-            entries = st.git.log(20, rev=f"{head}..HEAD" if head else None)
-        except GitError:
-            entries = []
-        hit = next((e for e in entries if e.subject == subject and set(e.paths) & set(changed)), None)
-        sha = hit.commit if hit is not None else None
+        sha = _landed_commit(st, rec, subject, changed)
     if sha is not None or journaled:
-        # Committed already: bring the journal and the git index in line, commit nothing.
-        if sha is not None and record is not None and found is None:
-            st.journal.append({**record, "committed": True, "commit": sha, "changed": changed})
-        try:
-            st.git.repair_index(changed)
-        except GitError as exc:
-            return ActionResult(Status.ERROR, f"the git index still lags behind HEAD for {len(changed)} path(s) "
-                                f"of '{subject}': {exc}", changed=changed, action="recover", target=subject)
-        _clear_marker(st)
-        return None
+        return _committed_already(st, record if found is None else None, sha, changed, subject)
     try:
         dirty = st.git.dirty(changed)
     except GitError as exc:
@@ -863,6 +875,11 @@ def _roll_forward(wiki: Wiki, st: WikiSession, rec: _Pending, actor: Actor, acti
         with contextlib.suppress(GitError):
             st.git.repair_index(dirty)
     except GitError as exc:
+        # A process killed while committing may leave its git children running: the commit can
+        # land while we look (our roll-forward then finds nothing to commit). Look once more.
+        late = _landed_commit(st, rec, subject, changed)
+        if late is not None:
+            return _committed_already(st, record if found is None else None, late, changed, subject)
         return ActionResult(Status.ERROR, f"recovery commit failed: {exc}", changed=dirty,
                             action="recover", target=subject)
     if record is not None:
