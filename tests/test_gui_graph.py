@@ -245,3 +245,44 @@ def test_community_overview_shows_communities_sized_by_membership_and_expands_on
 def test_small_wiki_opens_on_the_global_graph(window: MainWindow) -> None:
     view = graph_of(window)
     assert view.mode.currentText() == "Global" and view.data is not None and view.data.members is None
+
+
+def _edge_pixel_at(view: GraphView, a: str, b: str) -> bool:
+    """Whether the plot, as it is on screen now, shows the edge colour between nodes ``a`` and ``b``."""
+    from curator.views.graph_view import _edge_colour
+
+    image = view.plot.grab().toImage()
+    pa, pb = view.node_screen_pos(a), view.node_screen_pos(b)
+    colour = _edge_colour(view.palette().base().color())
+    # a few points along the segment, away from both nodes' symbols
+    for t in (0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65):
+        x, y = round(pa.x() + t * (pb.x() - pa.x())), round(pa.y() + t * (pb.y() - pa.y()))
+        for dx, dy in ((0, 0), (1, 0), (0, 1), (-1, 0), (0, -1)):
+            if image.pixelColor(x + dx, y + dy).rgb() == colour.rgb():
+                return True
+    return False
+
+
+def test_edges_are_drawn_off_the_gui_thread_and_follow_the_view(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    """The edge layer is an image a worker draws: the edges are on screen between their nodes,
+    follow a pan and a zoom (drawn again for the new view), and leave with a hidden node."""
+    view = graph_of(window)
+    edges = view.edges_item
+    assert view.data is not None
+    links = {(view.data.ids[a], view.data.ids[b]) for a, b in view.data.edges}
+    assert edges.segment_count() == len(links)
+    qtbot.waitUntil(edges.is_drawn, timeout=10_000)
+    assert _edge_pixel_at(view, "wiki/p2.md", "wiki/p3.md")
+    renders = len(edges.render_ms)
+    vb = view.plot.plotItem.vb
+    (x0, x1), _ = vb.viewRange()
+    vb.translateBy((0.2 * (x1 - x0), 0.0))
+    vb.scaleBy((0.8, 0.8))
+    view.plot.grab()  # a paint asks for the new view's image
+    qtbot.waitUntil(lambda: edges.is_drawn() and len(edges.render_ms) > renders, timeout=10_000)
+    assert _edge_pixel_at(view, "wiki/p2.md", "wiki/p3.md")
+    # hiding a node takes its links away (p0 is the only context page linking p1)
+    view.layer_buttons["context"].setChecked(False)
+    assert edges.segment_count() < len(links)
+    qtbot.waitUntil(edges.is_drawn, timeout=10_000)
+    assert not _edge_pixel_at(view, "wiki/p2.md", "wiki/p3.md")  # p2 is a context page

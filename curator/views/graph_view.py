@@ -1,9 +1,9 @@
 """The graph view: the link graph of a wiki with pyqtgraph (global, or local around the open page).
 
 Layout runs off the GUI thread (``curator.engine.layout``, positions cached per page so an update
-moves little). Drawing follows what stays smooth at 10,000+ nodes: one pen for every edge (one
-``PlotCurveItem`` in ``connect="pairs"`` mode), spots without outline pens, and every position
-pushed in one ``setData``. Filters only hide nodes; they never re-run the layout.
+moves little). Drawing follows what stays smooth at 10,000+ nodes: every edge in one opaque pen,
+stroked into an image off the GUI thread (:mod:`curator.views.graph_edges`), spots without
+outline pens, and the positions pushed in a few ``setData`` calls. Filters only hide nodes; they never re-run the layout.
 """
 
 from __future__ import annotations
@@ -347,13 +347,13 @@ class GraphView(WikiView):
         plot.hideAxis("bottom")
         plot.setAspectLocked(True)
         plot.setMenuEnabled(False)
-        # Edges are separate line segments (QPainter.drawLines) in an opaque grey, the colour a
-        # translucent one took over the background: stroking one QPainterPath of every edge, and
-        # blending each translucent pixel, cost 100-200 ms a repaint at 32,000 pages (an opaque
-        # pen is an order of magnitude faster to rasterise), all of it on the GUI thread.
-        self.edges_item = pg.PlotCurveItem(pen=pg.mkPen(_edge_colour(self.palette().base().color()), width=1),
-                                           connect="pairs", antialias=False)
-        self.edges_item.setSegmentedLineMode("on")
+        # Edges are line segments in an opaque grey, the colour a translucent one took over the
+        # background (an opaque pen is an order of magnitude faster to rasterise), stroked into
+        # an image by a worker thread and only blitted on the GUI thread (see graph_edges): a
+        # PlotCurveItem stroked them all in every paint, 70-110 ms at 32,000 pages.
+        from .graph_edges import EdgeLayer
+
+        self.edges_item = EdgeLayer(_edge_colour(self.palette().base().color()))
         plot.addItem(self.edges_item)
         # One scatter item per kind of node, each with one brush and one symbol and no outline
         # pen: a redraw is one setData of numpy arrays per kind, with no per-point styling (per-
@@ -555,10 +555,9 @@ class GraphView(WikiView):
         if len(d.edges):
             keep = mask[d.edges[:, 0]] & mask[d.edges[:, 1]]
             e = d.edges[keep]
-            seg = d.pos[e.ravel()]
-            self.edges_item.setData(seg[:, 0], seg[:, 1], connect="pairs")
+            self.edges_item.set_segments(d.pos[e].reshape(-1, 4))
         else:
-            self.edges_item.setData([], [])
+            self.edges_item.set_segments(np.zeros((0, 4)))
         if d.members is not None:  # a community: by how many pages it holds
             counts = np.array([len(m) for m in d.members], dtype=float)
             sizes = np.rint(8 + 32 * np.sqrt(counts[shown] / max(counts.max(), 1)))  # 8 to 40 px
@@ -646,7 +645,7 @@ class GraphView(WikiView):
             self._fit_pending = False
             self.plot.autoRange()  # (the labels follow the range change: see _relabel)
             self._relabel.start()
-            self.mark_ready()
+            self.edges_item.when_drawn(self.mark_ready)  # the edges too, drawn off the GUI thread
         else:  # in its own event-loop turn: placing them measures every candidate's text
             QTimer.singleShot(0, self._draw_labels)
 

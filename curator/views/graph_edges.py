@@ -1,0 +1,215 @@
+"""The graph view's edge layer: every link drawn into an image off the GUI thread, then blitted.
+
+Stroking every edge of a 32,000-page graph (100,000+ line segments) costs QPainter 70-110 ms a
+paint, all of it on the GUI thread when a ``PlotCurveItem`` draws them. This layer keeps one
+image of the edges as they look under one view transform instead. A paint only draws that image
+(moved and scaled by however the view changed since it was rendered, so a pan or a zoom follows
+the mouse at once), and once the view has settled a worker thread strokes the edges again, for
+the new view, into a new image that replaces the old one on the GUI thread. QPainter on a
+``QImage`` may run on any thread, and ``drawLines`` releases the interpreter lock while it
+rasterises, so the GUI thread keeps running meanwhile.
+
+Imported with pyqtgraph (see ``graph_view._pg``), never while the station opens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+import shiboken6
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt, QThreadPool, QTimer
+from PySide6.QtGui import QColor, QImage, QPainter, QPen, QTransform
+
+from .tasks import run_task
+
+#: How long the view must stay still before the edges are drawn again for it (ms): a drag or a
+#: wheel zoom re-renders once, at its end, not for every step.
+RENDER_DELAY_MS = 60
+#: ``when_drawn`` never waits longer than this (ms), whatever happens to the renders.
+WAIT_AT_MOST_MS = 3000
+
+#: An affine view transform as six numbers (m11, m12, m21, m22, dx, dy), and the view's size in
+#: logical pixels and its device pixel ratio: what one image of the edges was drawn for.
+_Key = tuple[tuple[float, ...], int, int, float]
+
+_pool: QThreadPool | None = None
+
+
+def _render_pool() -> QThreadPool:
+    """One thread of its own: a render never waits behind the station's long background reads
+    (the shared pool may be busy counting duplicates for seconds), and renders never overlap."""
+    global _pool
+    if _pool is None:
+        _pool = QThreadPool()
+        _pool.setMaxThreadCount(1)
+    return _pool
+
+
+def _affine(t: QTransform) -> tuple[float, ...]:
+    return (t.m11(), t.m12(), t.m21(), t.m22(), t.dx(), t.dy())
+
+
+def _same(a: _Key | None, b: _Key | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return a[1:] == b[1:] and all(abs(x - y) <= 1e-9 * max(1.0, abs(x), abs(y)) for x, y in zip(a[0], b[0], strict=True))
+
+
+def stroke(painter: QPainter, segments: np.ndarray) -> None:
+    """Draw ``segments`` ((m, 4) float64: x0, y0, x1, y1) with ``painter``'s pen, in one
+    ``drawLines`` call over the array's own memory (no QLineF object per edge)."""
+    if not len(segments):
+        return
+    lines = np.ascontiguousarray(segments, dtype=np.float64)
+    first = shiboken6.wrapInstance(lines.ctypes.data, QLineF)  # the array as QLineF[m] (4 doubles each)
+    assert isinstance(first, QLineF)
+    painter.drawLines(first, len(lines))
+
+
+def render_edges(segments: np.ndarray, key: _Key, colour: QColor) -> QImage:
+    """The edges ``segments`` (item coordinates) drawn as the view ``key`` shows them, into a
+    transparent image the size of the view (thread-safe: touches no widget)."""
+    (m11, m12, m21, m22, dx, dy), width, height, ratio = key
+    x, y = segments[:, 0::2], segments[:, 1::2]
+    px = m11 * x + m21 * y + dx
+    py = m12 * x + m22 * y + dy
+    # an edge with both ends past the same side of the view can not cross it
+    keep = ~(((px < 0).all(axis=1)) | ((px > width).all(axis=1)) | ((py < 0).all(axis=1))
+             | ((py > height).all(axis=1)))
+    lines = np.empty((int(keep.sum()), 4))
+    lines[:, 0::2], lines[:, 1::2] = px[keep], py[keep]
+    image = QImage(max(1, round(width * ratio)), max(1, round(height * ratio)),
+                   QImage.Format.Format_ARGB32_Premultiplied)
+    image.setDevicePixelRatio(ratio)
+    image.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(image)
+    try:
+        painter.setPen(QPen(colour, 1))
+        stroke(painter, lines)
+    finally:
+        painter.end()
+    return image
+
+
+class EdgeLayer(pg.GraphicsObject):  # type: ignore[misc]  # (pyqtgraph has no type hints)
+    """Every edge of the graph as line segments in one colour, painted from a cached image."""
+
+    def __init__(self, colour: QColor) -> None:
+        super().__init__()
+        self._colour = QColor(colour)
+        self._segments = np.zeros((0, 4))
+        self._bounds = QRectF()
+        self._generation = 0  # bumped by every new set of segments
+        self._image: QImage | None = None
+        self._image_key: _Key | None = None
+        self._image_generation = -1
+        self._wanted: _Key | None = None  # the view the last paint showed
+        self._rendering = False
+        self._waiters: list[Callable[[], None]] = []
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.timeout.connect(self._render)
+        #: milliseconds each render took in its worker (for the benchmark)
+        self.render_ms: list[float] = []
+
+    # --- content ----------------------------------------------------------------------
+    def set_segments(self, segments: np.ndarray) -> None:
+        """Show these edges ((m, 4): x0, y0, x1, y1 in data coordinates) instead of the last."""
+        self.prepareGeometryChange()
+        self._segments = np.ascontiguousarray(segments, dtype=np.float64).reshape(-1, 4)
+        if len(self._segments):
+            x, y = self._segments[:, 0::2], self._segments[:, 1::2]
+            x0, y0 = float(x.min()), float(y.min())
+            self._bounds = QRectF(x0, y0, float(x.max()) - x0, float(y.max()) - y0)
+        else:
+            self._bounds = QRectF()
+        self._generation += 1
+        self.update()
+
+    def segment_count(self) -> int:
+        return len(self._segments)
+
+    def boundingRect(self) -> QRectF:
+        return QRectF(self._bounds)
+
+    def is_drawn(self) -> bool:
+        """Whether the image on screen holds the current edges for the view as it is."""
+        return not len(self._segments) or (
+            self._image_generation == self._generation and not self._rendering and not self._timer.isActive()
+            and (self._wanted is None or _same(self._wanted, self._image_key)))
+
+    def when_drawn(self, func: Callable[[], None]) -> None:
+        """Call ``func`` once the current edges are on screen for the current view (at once
+        when no view shows them; after WAIT_AT_MOST_MS whatever happens)."""
+        view = self.getViewWidget()
+        if self.is_drawn() or view is None or not view.isVisible():
+            func()
+            return
+        self._waiters.append(func)
+        QTimer.singleShot(WAIT_AT_MOST_MS, self, self._flush)
+
+    def _flush(self) -> None:
+        waiters, self._waiters = self._waiters, []
+        for func in waiters:
+            func()
+
+    # --- painting ---------------------------------------------------------------------
+    def paint(self, painter: QPainter, _option: Any, widget: Any = None) -> None:
+        if not len(self._segments):
+            return
+        transform = painter.transform()
+        if widget is None:  # an export (no view to cache for): stroke the edges right here
+            painter.setPen(QPen(self._colour, 1))
+            stroke(painter, self._segments)
+            return
+        key: _Key = (_affine(transform), widget.width(), widget.height(), float(widget.devicePixelRatioF()))
+        image = self._image
+        if image is not None and self._image_generation == self._generation and self._image_key is not None:
+            m11, m12, m21, m22, dx, dy = self._image_key[0]
+            drawn_for = QTransform(m11, m12, m21, m22, dx, dy)
+            inverse, invertible = drawn_for.inverted()
+            if invertible:
+                painter.save()
+                # image pixels -> item coordinates (as drawn) -> the view as it is now
+                painter.setTransform(inverse * transform)
+                painter.drawImage(QPointF(0, 0), image)
+                painter.restore()
+        if not (self._image_generation == self._generation and _same(key, self._image_key)) and \
+                not _same(key, self._wanted if self._rendering or self._timer.isActive() else None):
+            self._wanted = key
+            # the first picture of new edges at once; a moving view once it stops
+            self._timer.start(0 if self._image_generation != self._generation else RENDER_DELAY_MS)
+
+    def _render(self) -> None:
+        key = self._wanted
+        if key is None or self._rendering:
+            return  # (a render in flight starts the next one when it lands)
+        self._rendering = True
+        generation, segments, colour = self._generation, self._segments, QColor(self._colour)
+
+        def work() -> tuple[QImage, float]:
+            import time
+
+            start = time.perf_counter()
+            image = render_edges(segments, key, colour)
+            return image, (time.perf_counter() - start) * 1000
+
+        run_task(work, lambda result: self._rendered(key, generation, *result),
+                 lambda _exc: self._failed(), pool=_render_pool(), owner=self)
+
+    def _failed(self) -> None:
+        self._rendering = False
+
+    def _rendered(self, key: _Key, generation: int, image: QImage, ms: float) -> None:
+        self._rendering = False
+        self.render_ms.append(ms)
+        if generation == self._generation:
+            self._image, self._image_key, self._image_generation = image, key, generation
+            self.update()
+        if generation != self._generation or not _same(key, self._wanted):
+            self._timer.start(0)  # the view (or the edges) changed while this one was drawn
+            return
+        self._flush()
