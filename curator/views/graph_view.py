@@ -311,7 +311,7 @@ class GraphView(WikiView):
         layout.addWidget(self._plot_slot, 1)
         layout.addWidget(self.info)
         self._labels: list[Any] = []
-        self._spare_labels: list[Any] = []  # label items out of the plot, to be reused
+        self._spare_labels: list[Any] = []  # label items hidden in the plot, to be reused
         self._label_nodes: list[int] = []
         self._hover_index: int | None = None
 
@@ -680,12 +680,48 @@ class GraphView(WikiView):
         Candidates are the LABEL_LIMIT shown pages with the most links inside the visible range;
         each is placed only where it overlaps no label already placed (screen space, so it is
         recomputed after every zoom and pan), and every label sits on its node: labels are
-        rebuilt from the shown nodes each time, never left from an earlier graph.
+        rebuilt from the shown nodes each time, never left from an earlier graph. The text items
+        stay in the plot once made (adding or removing one costs pyqtgraph a few milliseconds of
+        view bookkeeping, 60 of them a relabel); a label not placed is hidden, and a node labelled
+        before keeps its item (only moved).
         """
         d = self.data
-        self._clear_labels()
-        if d is None or not len(self._shown_index):
-            return
+        before = dict(zip(self._label_nodes, self._labels, strict=True))
+        self._labels, self._label_nodes = [], []
+        spare = self._spare_labels
+        if d is not None and len(self._shown_index):
+            ranked = self._label_candidates(d)
+            color = self.palette().text().color()
+            placed: list[Any] = []
+            for i in ranked:
+                text = d.labels[i] if d.members is not None else _short(d.labels[i])  # (a community's is short)
+                item = before.pop(i, None)
+                if item is None:
+                    item = spare.pop() if spare else self._new_label()
+                if item.toPlainText() != text or item.color != color:
+                    item.setText(text, color if item.color != color else None)
+                item.setVisible(True)
+                item.updateTransform()  # (a hidden text item does not follow the view's zoom)
+                item.setPos(*d.pos[i])
+                rect = item.sceneBoundingRect()
+                if any(rect.intersects(other) for other in placed):
+                    item.setVisible(False)
+                    spare.append(item)
+                    continue
+                placed.append(rect)
+                self._labels.append(item)
+                self._label_nodes.append(int(i))
+        for item in before.values():  # nodes no longer labelled
+            item.setVisible(False)
+            spare.append(item)
+
+    def _new_label(self) -> Any:
+        item = _pg().TextItem("", color=self.palette().text().color(), anchor=(0.5, -0.4))
+        self.plot.addItem(item)
+        return item
+
+    def _label_candidates(self, d: GraphData) -> list[int]:
+        """The shown pages that may get a label, best first (the centre first of all)."""
         shown = self._shown_index
         vb = self.plot.plotItem.vb
         (x0, x1), (y0, y1) = vb.viewRange()
@@ -693,36 +729,17 @@ class GraphView(WikiView):
         inside = shown[(pos[:, 0] >= x0) & (pos[:, 0] <= x1) & (pos[:, 1] >= y0) & (pos[:, 1] <= y1)]
         pages = inside[d.resolved[inside]]
         weight = d.degree if d.members is None else np.array([len(m) for m in d.members])  # communities: size
-        ranked = list(pages[np.argsort(-weight[pages], kind="stable")][:LABEL_LIMIT])
+        ranked = [int(i) for i in pages[np.argsort(-weight[pages], kind="stable")][:LABEL_LIMIT]]
         if d.center is not None:
             c = d.ids.index(d.center)
             if c in shown:
                 ranked = [c, *[i for i in ranked if i != c]]
-        color = self.palette().text().color()
-        placed: list[Any] = []
-        spare = self._spare_labels
-        for i in ranked:
-            text = d.labels[i] if d.members is not None else _short(d.labels[i])  # (a community's is short)
-            if spare:  # reused: making a text item costs the GUI thread a millisecond or more
-                item = spare.pop()
-                item.setText(text, color if item.color != color else None)
-            else:
-                item = _pg().TextItem(text, color=color, anchor=(0.5, -0.4))
-            item.setPos(*d.pos[i])
-            self.plot.addItem(item)
-            rect = item.sceneBoundingRect()
-            if any(rect.intersects(other) for other in placed):
-                self.plot.removeItem(item)
-                spare.append(item)
-                continue
-            placed.append(rect)
-            self._labels.append(item)
-            self._label_nodes.append(int(i))
+        return ranked
 
     def _clear_labels(self) -> None:
         for item in self._labels:
-            self.plot.removeItem(item)
-        self._spare_labels.extend(self._labels)  # out of the plot, kept for the next placement
+            item.setVisible(False)
+        self._spare_labels.extend(self._labels)  # hidden in the plot, kept for the next placement
         self._labels = []
         self._label_nodes = []
 
