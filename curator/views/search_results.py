@@ -73,6 +73,10 @@ def result_html(result: Result, show_wiki: bool) -> str:
             f'<span style="color:#222222;">{marked_html(hit.snippet)}</span></div>')
 
 
+#: Result rows laid out per event-loop turn (see ResultsList).
+RESULTS_BATCH = 10
+
+
 class ResultsModel(QAbstractListModel):
     def __init__(self) -> None:
         super().__init__()
@@ -149,6 +153,10 @@ class ResultsList(QListView):
         self.setAlternatingRowColors(True)
         self.setResizeMode(QListView.ResizeMode.Adjust)
         self.setVerticalScrollMode(QListView.ScrollMode.ScrollPerPixel)
+        # each row's size comes from laying out its rich text (~1 ms): the 100 results are laid
+        # out a few per event-loop turn, not all in the turn that shows them
+        self.setLayoutMode(QListView.LayoutMode.Batched)
+        self.setBatchSize(RESULTS_BATCH)
 
     def show_results(self, results: list[Result], show_wiki: bool) -> None:
         self.results_model.show_wiki = show_wiki
