@@ -285,7 +285,12 @@ def unique_pairs(pairs: np.ndarray, n: int) -> np.ndarray:
     loops dropped."""
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     low, high = pairs.min(axis=1), pairs.max(axis=1)
-    keys = np.unique(low[low != high] * max(n, 1) + high[low != high])
+    keys = low[low != high] * max(n, 1) + high[low != high]
+    # sorted, then each kept once: numpy >= 2.3's np.unique uses a hash table that holds the
+    # interpreter lock throughout (tens of ms at 200,000 links, the station's GUI thread waiting
+    # on this background build); its sort releases the lock
+    keys.sort()
+    keys = keys[np.concatenate([[True], keys[1:] != keys[:-1]])] if len(keys) else keys
     return np.stack([keys // max(n, 1), keys % max(n, 1)], axis=1)
 
 
