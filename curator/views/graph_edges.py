@@ -73,14 +73,12 @@ def render_edges(segments: np.ndarray, key: _Key, colour: QColor) -> QImage:
     """The edges ``segments`` (item coordinates) drawn as the view ``key`` shows them, into a
     transparent image the size of the view (thread-safe: touches no widget)."""
     (m11, m12, m21, m22, dx, dy), width, height, ratio = key
+    # (only whole-array arithmetic, which releases the interpreter lock; the painter clips what
+    # falls outside the view)
     x, y = segments[:, 0::2], segments[:, 1::2]
-    px = m11 * x + m21 * y + dx
-    py = m12 * x + m22 * y + dy
-    # an edge with both ends past the same side of the view can not cross it
-    keep = ~(((px < 0).all(axis=1)) | ((px > width).all(axis=1)) | ((py < 0).all(axis=1))
-             | ((py > height).all(axis=1)))
-    lines = np.empty((int(keep.sum()), 4))
-    lines[:, 0::2], lines[:, 1::2] = px[keep], py[keep]
+    lines = np.empty(segments.shape)
+    lines[:, 0::2] = m11 * x + m21 * y + dx
+    lines[:, 1::2] = m12 * x + m22 * y + dy
     image = QImage(max(1, round(width * ratio)), max(1, round(height * ratio)),
                    QImage.Format.Format_ARGB32_Premultiplied)
     image.setDevicePixelRatio(ratio)
