@@ -22,7 +22,7 @@ PAGES = {
 
 
 def _inbound(win) -> dict[str, int]:  # type: ignore[no-untyped-def]
-    return {row.page.path: row.inbound for row in win.model.rows}
+    return {row.page.path: win.model.inbound(row) for row in win.model.rows}
 
 
 @pytest.mark.parametrize("later", [False, True])

@@ -117,6 +117,30 @@ def test_model_sorts_and_returns_records(qtmodeltester) -> None:  # type: ignore
     qtmodeltester.check(proxy)
 
 
+def test_inbound_counts_show_sort_and_follow_changes() -> None:
+    """The inbound counts the link task delivers show in the Inbound column, sort it, give way
+    to a changed row's own count, and are dropped with the rows they counted."""
+    from curator.engine.page import Page
+    from curator.models.pages import COL_INBOUND
+
+    def row(name: str, inbound: int = 0) -> PageRow:
+        return PageRow(0, "w", Page(path=f"{name}.md", size=1, mtime_ns=0, title=name), inbound)
+
+    model = PageTableModel()
+    model.set_rows([row("a", 5), row("b"), row("c")])
+    column = [model.index(r, COL_INBOUND).data() for r in range(3)]
+    assert column == [5, 0, 0]  # the load's own counts, until the links are resolved
+    model.set_inbound({(0, "b.md"): 7, (0, "c.md"): 2})
+    assert [model.index(r, COL_INBOUND).data() for r in range(3)] == [0, 7, 2]  # (a has none now)
+    model.sort(COL_INBOUND, Qt.SortOrder.DescendingOrder)
+    assert [model.index(r, COL_TITLE).data() for r in range(3)] == ["b", "c", "a"]
+    model.update_rows([row("c", 9)], [])
+    assert model.index(model.row_for((0, "c.md")) or 0, COL_INBOUND).data() == 9
+    model.clear()
+    model.append_sorted([row("b", 1)])
+    assert model.index(0, COL_INBOUND).data() == 1  # not the old count of 7
+
+
 def _commits(root: Path) -> list[str]:
     import subprocess
 

@@ -53,6 +53,8 @@ class PageTableModel(QAbstractTableModel):
         self.show_wiki_column = show_wiki_column
         self._sort: tuple[int, Qt.SortOrder] = (COL_TITLE, Qt.SortOrder.AscendingOrder)
         self.hidden: set[tuple[int, str]] = set()  # pages hidden from a previewed agent
+        #: the inbound link counts, once the links are resolved (see :meth:`set_inbound`)
+        self._inbound: dict[tuple[int, str], int] | None = None
 
     # --- structure --------------------------------------------------------------------
     def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
@@ -85,7 +87,7 @@ class PageTableModel(QAbstractTableModel):
             if col == COL_TAGS:
                 return ", ".join(page.tags)
             if col == COL_INBOUND:
-                return row.inbound
+                return self.inbound(row)
             if col == COL_UPDATED:
                 return page.updated or ""
             if col == COL_WIKI:
@@ -121,6 +123,7 @@ class PageTableModel(QAbstractTableModel):
     def set_rows(self, rows: Iterable[PageRow]) -> None:
         self.beginResetModel()
         self._rows = list(rows)
+        self._inbound = None  # the rows carry their own counts
         self._sort_rows()
         self.endResetModel()
 
@@ -128,6 +131,7 @@ class PageTableModel(QAbstractTableModel):
         self.beginResetModel()
         self._rows = []
         self._row_of = {}
+        self._inbound = None
         self.endResetModel()
 
     def append_sorted(self, rows: Sequence[PageRow]) -> None:
@@ -145,11 +149,15 @@ class PageTableModel(QAbstractTableModel):
     def presort(self, rows: list[PageRow]) -> list[PageRow]:
         """Sort ``rows`` in the model's current order without touching the model (thread-safe)."""
         column, order = self._sort
-        return sorted(rows, key=lambda r: (_sort_key(column, r), r.key),
+        inbound = self.inbound
+        return sorted(rows, key=lambda r: (inbound(r) if column == COL_INBOUND else _sort_key(column, r), r.key),
                       reverse=order == Qt.SortOrder.DescendingOrder)
 
     def update_rows(self, changed: Iterable[PageRow], removed: Iterable[tuple[int, str]]) -> None:
         """Apply an incremental change: replace or add ``changed``, drop ``removed``."""
+        changed = list(changed)
+        if self._inbound is not None and changed:  # each changed row brings its own count
+            self._inbound = self._inbound | {row.key: row.inbound for row in changed}
         for key in removed:
             r = self._row_of.get(key)
             if r is None:
@@ -170,9 +178,15 @@ class PageTableModel(QAbstractTableModel):
                 self._rows[r] = row
                 self.dataChanged.emit(self.index(r, 0), self.index(r, self.columnCount() - 1))
 
+    def inbound(self, row: PageRow) -> int:
+        """How many pages link to ``row``'s page (its load's count until :meth:`set_inbound`)."""
+        counts = self._inbound
+        return row.inbound if counts is None else counts.get(row.key, 0)
+
     def set_inbound(self, counts: dict[tuple[int, str], int]) -> None:
-        for row in self._rows:
-            row.inbound = counts.get(row.key, 0)
+        """Every page's inbound link count (pages missing from ``counts`` have none). Kept as
+        given and read per row when shown or sorted: no pass over 32,000 rows here."""
+        self._inbound = counts
         if self._rows:
             self.dataChanged.emit(self.index(0, COL_INBOUND), self.index(len(self._rows) - 1, COL_INBOUND))
         if self._sort[0] == COL_INBOUND:  # the counts arrived after the rows (a big workspace)
@@ -214,8 +228,6 @@ def _sort_key(column: int, r: PageRow) -> Any:
         return page.trust
     if column == COL_TAGS:
         return ", ".join(page.tags).casefold()
-    if column == COL_INBOUND:
-        return r.inbound
     if column == COL_UPDATED:
         return page.updated or ""
     if column == COL_WIKI:

@@ -691,7 +691,7 @@ class MainWindow(QMainWindow):
 
         path = key[1]
         row = self.model.row_for(key)
-        inbound = self.model.rows[row].inbound if row is not None else 0
+        inbound = self.model.inbound(self.model.rows[row]) if row is not None else 0
         if self.exec_dialog(ArchiveDialog(path, inbound, self)):
             self.archive(key)
 
