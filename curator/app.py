@@ -104,6 +104,9 @@ def shutdown(app: object) -> None:
     for window in list(_windows):
         window.workspace.close()
     QThreadPool.globalInstance().waitForDone(10_000)
+    edges = sys.modules.get("curator.views.graph_edges")  # (loaded with the graph view's plot)
+    if edges is not None:
+        edges.wait_for_renders(10_000)
     QCoreApplication.processEvents()  # deliver finished tasks' results while the widgets exist
     for window in list(_windows):
         window.hide()

@@ -48,6 +48,12 @@ def _render_pool() -> QThreadPool:
     return _pool
 
 
+def wait_for_renders(msecs: int) -> None:
+    """Let a render in flight finish (the station's shutdown, before the widgets go)."""
+    if _pool is not None:
+        _pool.waitForDone(msecs)
+
+
 def _affine(t: QTransform) -> tuple[float, ...]:
     return (t.m11(), t.m12(), t.m21(), t.m22(), t.dx(), t.dy())
 
