@@ -471,3 +471,36 @@ def test_recovery_finds_a_commit_that_lands_while_it_looks(wiki: Wiki, monkeypat
     assert git(wiki.root, "log", "-1", "--format=%s").strip() == "edit: x"
     assert not (wiki.root / ".curator" / "pending.jsonl").exists()
     assert status(wiki.root) == ""
+
+
+def test_the_collector_stays_paused_until_the_last_pause_in_any_thread_ends() -> None:
+    """Two threads building in bulk at once (the station's background reads): the first to end
+    does not resume the collector under the other, and what they built is frozen at the end
+    (the first collection after the pause must not walk it)."""
+    import threading
+
+    from curator.engine.store import gc_paused
+
+    entered, first_done, states = threading.Event(), threading.Event(), []
+
+    def long_build() -> None:
+        with gc_paused():
+            entered.set()
+            first_done.wait(10)
+            states.append(("after the other ended", gc.isenabled()))
+            states.append(("frozen so far", gc.get_freeze_count()))
+
+    thread = threading.Thread(target=long_build)
+    gc.unfreeze()
+    try:
+        with gc_paused():  # the first pause, ended while the other thread's still runs
+            thread.start()
+            assert entered.wait(10)
+            built = [[i] for i in range(1000)]  # noqa: F841  (kept alive past the pause)
+        first_done.set()
+        thread.join(10)
+        assert states[0] == ("after the other ended", False)
+        assert states[1][1] == 0  # nothing frozen while a pause still runs
+        assert gc.isenabled() and gc.get_freeze_count() > 1000
+    finally:
+        gc.unfreeze()
