@@ -23,14 +23,17 @@ names, and each lookup is a few dictionary probes (precomputed by path, by name 
 
 from __future__ import annotations
 
+import bisect
+import heapq
 import posixpath
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import NamedTuple
 
 from . import markdown_scan
-from .page import Link, Page, link_key, path_key
+from .page import Link, Page, link_key, path_key, slug_of
 
 
 @dataclass(slots=True, frozen=True)
@@ -98,6 +101,45 @@ class _Files:
             self.by_name[name].append(path)
             self.key_of[path] = pkey
 
+    def changed(self, gone: Iterable[tuple[str, str]], new: Iterable[tuple[str, str, str]]) -> _Files:
+        """A copy with ``gone`` ((path, name key)) left out and ``new`` (as for :meth:`__init__`)
+        added: what building it over the paths that remain gives (lists in :func:`_order`). This
+        one is left as it was (another thread may be reading it)."""
+        out = _Files(())
+        by_path, by_name, key_of = dict(self.by_path), defaultdict(list, self.by_name), dict(self.key_of)
+        copied: set[str] = set()
+
+        def names(name: str) -> list[str]:
+            if name not in copied:
+                copied.add(name)
+                by_name[name] = list(by_name.get(name, ()))
+            return by_name[name]
+
+        lost: set[str] = set()
+        for path, name in gone:
+            pkey = key_of.pop(path)
+            listed = names(name)
+            listed.remove(path)
+            if not listed:
+                del by_name[name]
+            if by_path.get(pkey) == path:
+                del by_path[pkey]
+                lost.add(pkey)
+        for path, pkey, name in new:
+            key_of[path] = pkey
+            bisect.insort(names(name), path, key=_order)
+            held = by_path.get(pkey)
+            if held is None or _order(path) < _order(held):
+                by_path[pkey] = path
+        if lost:  # a path key another path shares (``A.md`` and ``a.md``) goes to the next in order
+            for path, pkey in key_of.items():
+                if pkey in lost:
+                    held = by_path.get(pkey)
+                    if held is None or _order(path) < _order(held):
+                        by_path[pkey] = path
+        out.by_path, out.by_name, out.key_of = by_path, by_name, key_of
+        return out
+
     def named(self, key: str) -> tuple[str | None, tuple[str, ...]]:
         """(the exact root path, every path ending with ``key``), context-free."""
         last = key.rpartition("/")[2]
@@ -123,7 +165,9 @@ class LinkIndex:
     """Resolves every link of a set of pages once and answers outgoing/backlink queries."""
 
     def __init__(self, pages: Mapping[str, Page], attachments: Iterable[str] = ()) -> None:
-        self.pages = pages
+        #: the pages as they were when resolved (a copy: the store's own dict changes in place),
+        #: what :meth:`try_update` compares the pages of the next state with
+        self.pages: dict[str, Page] = dict(pages)
         ordered = sorted(pages, key=_order)
         self._pages = _Files((p, path_key(p), pages[p].slug) for p in ordered)
         files = sorted(attachments, key=_order)
@@ -131,11 +175,8 @@ class LinkIndex:
         self._files = _Files((f, link_key(f), link_key(f.rpartition("/")[2])) for f in files)
         self._by_name: dict[str, list[str]] = defaultdict(list)
         for path in ordered:
-            page = pages[path]
-            names = {link_key(page.title), *(link_key(a) for a in page.aliases)}
-            for name in names:
-                if name:
-                    self._by_name[name].append(path)
+            for name in _names(pages[path]):
+                self._by_name[name].append(path)
         self._base: dict[str, Resolution] = {}
         self._cache: dict[tuple[str, str], Resolution] = {}
         self._anywhere: dict[str, Resolution] = {}  # resolutions the linking page's folder cannot change
@@ -169,6 +210,119 @@ class LinkIndex:
                 else:
                     unresolved[key].append(edge)
             outgoing[path] = edges
+
+    def updated(self, pages: Mapping[str, Page], attachments: Iterable[str] = ()) -> LinkIndex:
+        """:meth:`try_update`, or the index built from scratch when the change is too large for it."""
+        return self.try_update(pages, attachments) or LinkIndex(pages, attachments)
+
+    def try_update(self, pages: Mapping[str, Page], attachments: Iterable[str] = (),
+                   limit: int | None = None) -> LinkIndex | None:
+        """The index of ``pages`` and ``attachments`` (the next state of the same wiki), equal to
+        ``LinkIndex(pages, attachments)`` on every query (every resolution from every folder,
+        outgoing edges in page order, each backlink, unresolved and attachment list in source
+        then link order), made from this one by resolving only what the change can alter. This
+        one is left as it was: another thread may still be reading it. Itself when nothing changed.
+
+        The pages that changed are those whose :class:`Page` is not the same object (the store
+        makes a new one for every page it parses). Their links are resolved again when they
+        differ; when no page was added, removed or given another title or aliases and no
+        attachment file came or went, nothing else can resolve differently. Else every memoised
+        resolution of a key the change can reach is dropped (a key whose last segment is the
+        file name of a page or file that came or went, or that is the title or an alias a page
+        gained or lost; with paths added or removed, also each ``[[a/..]]``-style key, which may
+        name any path), and the pages with a link by one of those keys are resolved again too.
+        None when that is more than ``limit`` pages (by default :data:`REBUILD_SHARE` of them:
+        building the index from scratch is then as quick, and :meth:`updated` does).
+        """
+        old = self.pages
+        files = tuple(sorted(attachments, key=_order))
+        changed = [p for p, page in pages.items() if old.get(p) is not page]
+        added = [p for p in changed if p not in old]
+        removed = [p for p in old if p not in pages] if len(old) + len(added) != len(pages) else []
+        files_same = files == self.attachments
+        if not changed and not removed and files_same:
+            return self
+        new = object.__new__(LinkIndex)
+        new.pages, new.attachments = dict(pages), files
+        new._pages, new._files, new._by_name = self._pages, self._files, self._by_name
+        new._base, new._cache, new._anywhere = self._base, self._cache, self._anywhere
+        # what the change can make resolve differently: last segments and whole keys
+        lasts: set[str] = set()
+        keys: set[str] = set()
+        renamed = [p for p in changed if p not in added and _names(old[p]) != _names(pages[p])]
+        for path in (*added, *removed):
+            lasts.update((slug_of(path), _last(path_key(path))))
+        for page in (*(old[p] for p in (*removed, *renamed)), *(pages[p] for p in (*added, *renamed))):
+            keys.update(_names(page))
+        if added or removed:
+            new._pages = self._pages.changed(((p, slug_of(p)) for p in removed),
+                                             ((p, path_key(p), slug_of(p)) for p in sorted(added, key=_order)))
+        if not files_same:
+            gone, came = set(self.attachments) - set(files), set(files) - set(self.attachments)
+            for file in (*gone, *came):
+                lasts.update((link_key(file.rpartition("/")[2]), _last(link_key(file))))
+            new._files = self._files.changed(((f, link_key(f.rpartition("/")[2])) for f in gone),
+                                             ((f, link_key(f), link_key(f.rpartition("/")[2]))
+                                              for f in sorted(came, key=_order)))
+        if keys:
+            new._by_name = _titles(self._by_name, [(p, _names(old[p])) for p in (*removed, *renamed)],
+                                   [(p, _names(pages[p])) for p in sorted((*added, *renamed), key=_order)])
+        again: set[str] = set()  # pages whose links are resolved again besides the changed ones
+        if lasts or keys:
+            odd = bool(added or removed or not files_same)
+            stale = {k for k in self._base if k in keys or _last(k) in lasts or (odd and odd_key(k))}
+            if stale:
+                new._base = {k: v for k, v in self._base.items() if k not in stale}
+                new._anywhere = {k: v for k, v in self._anywhere.items() if k not in stale}
+                new._cache = {k: v for k, v in self._cache.items() if k[0] not in stale}
+                gone_pages = set(removed)
+                again = {source for source, edges in self.outgoing.items() if source not in gone_pages
+                         and any(link[1] in stale for _, link, _ in edges)}
+            else:
+                new._base, new._anywhere, new._cache = dict(self._base), dict(self._anywhere), dict(self._cache)
+        # the pages whose edges are made again: added ones, changed ones whose links differ, and
+        # those with a link the change may resolve differently
+        redo = again.union(p for p in changed if p in added or p in again or old[p].links != pages[p].links)
+        if len(redo) + len(removed) > (REBUILD_SHARE * len(pages) if limit is None else limit):
+            return None
+        # a changed page whose links are the same and resolve as before keeps its edges
+        outgoing = dict(self.outgoing)
+        for path in removed:
+            del outgoing[path]
+        made: dict[str, list[Edge]] = {}
+        resolve, anywhere = new.resolve_key, new._anywhere
+        for path in sorted(redo):
+            folder = folder_of(path)
+            made[path] = outgoing[path] = [Edge(path, link, anywhere.get(link[1]) or resolve(link[1], folder))
+                                           for link in pages[path].links]
+        if added:
+            outgoing = {p: outgoing[p] for p in sorted(outgoing)}
+        new.outgoing = outgoing
+        # the lists by target: the edges of the pages made again replace theirs, in source order
+        lists = (self.incoming, self.attachment_links, self.missing_attachments, self.unresolved)
+        touched: dict[tuple[int, str], list[Edge]] = {}
+        for path in (*removed, *redo):
+            for edge in self.outgoing.get(path, ()):
+                where = _bucket(edge)
+                if where is not None:
+                    touched.setdefault(where, [])
+        for edges in made.values():  # (in path order: ``made`` was filled in sorted order)
+            for edge in edges:
+                where = _bucket(edge)
+                if where is not None:
+                    touched.setdefault(where, []).append(edge)
+        dropped = redo.union(removed)
+        fresh = [defaultdict(list, d) for d in lists]
+        source = itemgetter(0)
+        for (which, key), mine in touched.items():
+            kept = [e for e in lists[which].get(key, ()) if e[0] not in dropped]
+            merged = list(heapq.merge(kept, mine, key=source)) if kept and mine else kept or mine
+            if merged:
+                fresh[which][key] = merged
+            else:
+                fresh[which].pop(key, None)
+        new.incoming, new.attachment_links, new.missing_attachments, new.unresolved = fresh
+        return new
 
     def resolve(self, target: str, source: str | None = None) -> Resolution:
         """Resolve a target as written (``Ann Smith``, ``wiki/ann-smith.md``, ``a.png``), from the
@@ -255,6 +409,52 @@ class LinkIndex:
 
 def _last(key: str) -> str:
     return key.rpartition("/")[2]
+
+
+#: :meth:`LinkIndex.updated` builds the index from scratch when it would resolve the links of more
+#: than this share of the pages again (a 2,000-page merge stays incremental in a 32,000-page wiki)
+REBUILD_SHARE = 0.25
+
+
+def _names(page: Page) -> set[str]:
+    """The keys ``page`` is found by besides its path: its title and aliases, normalised."""
+    return {n for n in (link_key(page.title), *(link_key(a) for a in page.aliases)) if n}
+
+
+def _titles(by_name: dict[str, list[str]], gone: list[tuple[str, set[str]]],
+            new: list[tuple[str, set[str]]]) -> dict[str, list[str]]:
+    """A copy of a title/alias table (name -> paths in :func:`_order`) without the names of
+    ``gone`` ((path, names)) and with those of ``new``; ``by_name`` is left as it was."""
+    out: dict[str, list[str]] = defaultdict(list, by_name)
+    copied: set[str] = set()
+    for path, names in gone:
+        for name in names:
+            if name not in copied:
+                copied.add(name)
+                out[name] = list(out[name])
+            out[name].remove(path)
+            if not out[name]:
+                del out[name]
+    for path, names in new:
+        for name in names:
+            if name not in copied:
+                copied.add(name)
+                out[name] = list(out.get(name, ()))
+            bisect.insort(out[name], path, key=_order)
+    return out
+
+
+def _bucket(edge: Edge) -> tuple[int, str] | None:
+    """Which list of :class:`LinkIndex` holds ``edge`` besides its page's outgoing ones, as the
+    build files it: (0, page) incoming, (1, file) attachment links, (2, key) missing attachments,
+    (3, key) unresolved; None for a link of a page to itself."""
+    res = edge[2]
+    target = res.path
+    if target is not None:
+        return None if target == edge[0] else (0, target)
+    if res.attachment is not None:
+        return (1, res.attachment)
+    return (2 if res.names_file else 3, edge[1][1])
 
 
 def odd_key(key: str) -> bool:
