@@ -268,61 +268,109 @@ class LinkIndex:
             new._by_name = _titles(self._by_name, [(p, _names(old[p])) for p in (*removed, *renamed)],
                                    [(p, _names(pages[p])) for p in sorted((*added, *renamed), key=_order)])
         again: set[str] = set()  # pages whose links are resolved again besides the changed ones
+        stale: set[str] = set()  # the keys whose resolutions the change can alter
         if lasts or keys:
-            odd = bool(added or removed or not files_same)
-            stale = {k for k in self._base if k in keys or _last(k) in lasts or (odd and odd_key(k))}
-            if stale:
-                new._base = {k: v for k, v in self._base.items() if k not in stale}
-                new._anywhere = {k: v for k, v in self._anywhere.items() if k not in stale}
-                new._cache = {k: v for k, v in self._cache.items() if k[0] not in stale}
-                gone_pages = set(removed)
-                again = {source for source, edges in self.outgoing.items() if source not in gone_pages
-                         and any(link[1] in stale for _, link, _ in edges)}
-            else:
-                new._base, new._anywhere, new._cache = dict(self._base), dict(self._anywhere), dict(self._cache)
-        # the pages whose edges are made again: added ones, changed ones whose links differ, and
-        # those with a link the change may resolve differently
-        redo = again.union(p for p in changed if p in added or p in again or old[p].links != pages[p].links)
-        if len(redo) + len(removed) > (REBUILD_SHARE * len(pages) if limit is None else limit):
+            base = self._base
+            stale = keys.intersection(base)
+            if lasts:  # paths came or went: every key by their names, and every ``[[a/..]]``
+                ends = lasts | ODD_LASTS
+                stale.update(k for k in base if k.rpartition("/")[2] in ends)
+            new._base, new._anywhere = dict(base), dict(self._anywhere)
+            for key in stale:
+                del new._base[key]
+                new._anywhere.pop(key, None)
+            new._cache = {k: v for k, v in self._cache.items() if k[0] not in stale}
+            again = self._linking(stale).difference(removed)
+        # the pages whose links are resolved again: added ones and changed ones whose links
+        # differ (every link), and those with a link by a stale key (those links only); a changed
+        # page whose links are the same keeps its edges (what resolving them again would give)
+        redo = {p for p in changed if p in added or old[p].links != pages[p].links}
+        again -= redo
+        if len(redo) + len(again) + len(removed) > (REBUILD_SHARE * len(pages) if limit is None else limit):
             return None
-        # a changed page whose links are the same and resolve as before keeps its edges
-        outgoing = dict(self.outgoing)
+        before, outgoing = self.outgoing, dict(self.outgoing)
         for path in removed:
             del outgoing[path]
-        made: dict[str, list[Edge]] = {}
         resolve, anywhere = new.resolve_key, new._anywhere
-        for path in sorted(redo):
+        touched: dict[tuple[int, str], set[str]] = {}  # list -> the sources whose entries it replaces
+
+        def touch(edge: Edge) -> None:
+            where = _bucket(edge)
+            if where is not None:
+                touched.setdefault(where, set()).add(edge[0])
+
+        for path in removed:
+            for edge in before[path]:
+                touch(edge)
+        for path in redo:
             folder = folder_of(path)
-            made[path] = outgoing[path] = [Edge(path, link, anywhere.get(link[1]) or resolve(link[1], folder))
-                                           for link in pages[path].links]
-        if added:
-            outgoing = {p: outgoing[p] for p in sorted(outgoing)}
+            edges = outgoing[path] = [Edge(path, link, anywhere.get(link[1]) or resolve(link[1], folder))
+                                      for link in pages[path].links]
+            for edge in (*before.get(path, ()), *edges):
+                touch(edge)
+        for path in again:
+            folder = folder_of(path)
+            mine: list[Edge] | None = None
+            for i, edge in enumerate(before[path]):
+                key = edge[1][1]
+                if key in stale:
+                    res = anywhere.get(key) or resolve(key, folder)
+                    if res != edge[2]:
+                        if mine is None:
+                            mine = outgoing[path] = list(before[path])
+                        mine[i] = Edge(path, edge[1], res)
+                        touch(edge)
+                        touch(mine[i])
+        if added:  # (page order, as a build makes it: the new ones were put last)
+            outgoing = dict(sorted(outgoing.items()))
         new.outgoing = outgoing
-        # the lists by target: the edges of the pages made again replace theirs, in source order
+        # the lists by target: each touched one gets its sources' entries again, in source order
+        groups: dict[str, dict[tuple[int, str], list[Edge]]] = {}
+        for sources in touched.values():
+            for path in sources:
+                if path not in groups:
+                    grouped = groups[path] = {}
+                    for edge in outgoing.get(path, ()):
+                        where = _bucket(edge)
+                        if where is not None:
+                            grouped.setdefault(where, []).append(edge)
         lists = (self.incoming, self.attachment_links, self.missing_attachments, self.unresolved)
-        touched: dict[tuple[int, str], list[Edge]] = {}
-        for path in (*removed, *redo):
-            for edge in self.outgoing.get(path, ()):
-                where = _bucket(edge)
-                if where is not None:
-                    touched.setdefault(where, [])
-        for edges in made.values():  # (in path order: ``made`` was filled in sorted order)
-            for edge in edges:
-                where = _bucket(edge)
-                if where is not None:
-                    touched.setdefault(where, []).append(edge)
-        dropped = redo.union(removed)
         fresh = [defaultdict(list, d) for d in lists]
         source = itemgetter(0)
-        for (which, key), mine in touched.items():
-            kept = [e for e in lists[which].get(key, ()) if e[0] not in dropped]
-            merged = list(heapq.merge(kept, mine, key=source)) if kept and mine else kept or mine
+        for where, sources in touched.items():
+            which, key = where
+            kept = [e for e in lists[which].get(key, ()) if e[0] not in sources]
+            ours = [e for path in sorted(sources) for e in groups[path].get(where, ())]
+            merged = list(heapq.merge(kept, ours, key=source)) if kept and ours else kept or ours
             if merged:
                 fresh[which][key] = merged
             else:
                 fresh[which].pop(key, None)
         new.incoming, new.attachment_links, new.missing_attachments, new.unresolved = fresh
         return new
+
+    def _linking(self, keys: set[str]) -> set[str]:
+        """Every page with a link by one of ``keys`` (keys this index resolved), found from the
+        lists by target: an edge of a key is filed under what the key resolved to, from the root
+        (``_base``) or from a folder (``_cache``), or under the key when it resolved to nothing;
+        a page's links to itself are in its outgoing edges only."""
+        targets: dict[str, set[str]] = {}  # a page or file some key resolved to -> those keys
+        for key, res in [*((k, self._base[k]) for k in keys), *((k, r) for (k, _), r in self._cache.items()
+                                                                 if k in keys)]:
+            hit = res.path or res.attachment
+            if hit is not None:
+                targets.setdefault(hit, set()).add(key)
+        out: set[str] = set()
+        for key in keys:
+            for edge in (*self.unresolved.get(key, ()), *self.missing_attachments.get(key, ())):
+                out.add(edge[0])
+        for hit, named in targets.items():
+            for edge in (*self.incoming.get(hit, ()), *self.attachment_links.get(hit, ())):
+                if edge[1][1] in named:
+                    out.add(edge[0])
+            if any(edge[1][1] in named for edge in self.outgoing.get(hit, ())):
+                out.add(hit)
+        return out
 
     def resolve(self, target: str, source: str | None = None) -> Resolution:
         """Resolve a target as written (``Ann Smith``, ``wiki/ann-smith.md``, ``a.png``), from the
@@ -457,10 +505,14 @@ def _bucket(edge: Edge) -> tuple[int, str] | None:
     return (2 if res.names_file else 3, edge[1][1])
 
 
+#: the last segments of a key that does not name what it resolves to (see :func:`odd_key`)
+ODD_LASTS = frozenset(("", ".", ".."))
+
+
 def odd_key(key: str) -> bool:
     """Whether the page a key resolves to may not be named by the key's last segment
     (``[[a/..]]``, ``[[./]]``): no local index decides it."""
-    return _last(key) in ("", ".", "..")
+    return _last(key) in ODD_LASTS
 
 
 def _matters(path: str, page: Page, lasts: set[str], keys: set[str]) -> bool:
