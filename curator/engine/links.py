@@ -19,6 +19,11 @@ target that matches nothing is kept as *unresolved*; one that several pages shar
 Everything here works from the cached :class:`~curator.engine.page.Page` records and the list of
 attachment paths the walker saw: no file is touched, no regular expression is built from page
 names, and each lookup is a few dictionary probes (precomputed by path, by name and by title).
+
+An index is never changed once built: :meth:`LinkIndex.updated` makes the index of the next state
+of the pages from the changed ones (resolving again only what the change can alter, see there),
+equal on every query to one built from scratch, and leaves the one before intact for any thread
+still reading it.
 """
 
 from __future__ import annotations
