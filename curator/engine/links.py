@@ -183,6 +183,9 @@ class LinkIndex:
             for name in _names(pages[path]):
                 self._by_name[name].append(path)
         self._base: dict[str, Resolution] = {}
+        #: every key ever resolved, by its last segment (at least those of ``_base``; shared by
+        #: the indexes updated from this one, each reading it through its own ``_base``)
+        self._by_last: dict[str, list[str]] = {}
         self._cache: dict[tuple[str, str], Resolution] = {}
         self._anywhere: dict[str, Resolution] = {}  # resolutions the linking page's folder cannot change
         self.outgoing: dict[str, list[Edge]] = {}
@@ -251,6 +254,7 @@ class LinkIndex:
         new.pages, new.attachments = dict(pages), files
         new._pages, new._files, new._by_name = self._pages, self._files, self._by_name
         new._base, new._cache, new._anywhere = self._base, self._cache, self._anywhere
+        new._by_last = self._by_last
         # what the change can make resolve differently: last segments and whole keys
         lasts: set[str] = set()
         keys: set[str] = set()
@@ -276,10 +280,10 @@ class LinkIndex:
         stale: set[str] = set()  # the keys whose resolutions the change can alter
         if lasts or keys:
             base = self._base
-            stale = keys.intersection(base)
+            stale = {k for k in keys if k in base}
             if lasts:  # paths came or went: every key by their names, and every ``[[a/..]]``
-                ends = lasts | ODD_LASTS
-                stale.update(k for k in base if k.rpartition("/")[2] in ends)
+                by_last = self._by_last
+                stale.update(k for last in lasts | ODD_LASTS for k in by_last.get(last, ()) if k in base)
             new._base, new._anywhere = dict(base), dict(self._anywhere)
             for key in stale:
                 del new._base[key]
@@ -327,7 +331,7 @@ class LinkIndex:
                         touch(edge)
                         touch(mine[i])
         if added:  # (page order, as a build makes it: the new ones were put last)
-            outgoing = dict(sorted(outgoing.items()))
+            outgoing = {p: outgoing[p] for p in sorted(outgoing)}
         new.outgoing = outgoing
         # the lists by target: each touched one gets its sources' entries again, in source order
         groups: dict[str, dict[tuple[int, str], list[Edge]]] = {}
@@ -386,6 +390,7 @@ class LinkIndex:
         base = self._base.get(key)
         if base is None:
             base = self._base[key] = self._resolve(key)
+            self._by_last.setdefault(key.rpartition("/")[2], []).append(key)
             if len(base.candidates) <= 1 and not (key.startswith(".") or "/." in key):
                 # one page (or none) has the name and no ./ or ../ to follow: no folder changes it
                 self._anywhere[key] = base
