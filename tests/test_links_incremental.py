@@ -359,3 +359,30 @@ def test_an_agent_never_sees_a_hidden_attachment(tmp_path: Path) -> None:
     assert seen is not wiki.links and seen.attachments == ()
     assert list(seen.missing_attachments) == ["shot.png"] and not seen.attachment_links
     assert list(wiki.links_for(parse_actor("agent:bot", "sales")).attachment_links) == ["departments/sales/shot.png"]
+
+
+def test_a_first_read_keeps_the_parsed_pages_as_decoding_would_give_them(tmp_path: Path) -> None:
+    """A cold first read keeps the pages it parsed (not decoded again from the cache): the same
+    pages in the same order as a later process decodes from the records."""
+    rng = random.Random(7)
+    root = tmp_path / "w"
+    (root / "wiki").mkdir(parents=True)
+    model = Model(root, rng)
+    for _ in range(30):
+        model.add_page()
+    cold = Wiki(root)
+    decodes: list[int] = []
+    real = type(cold.store)._decode_all
+
+    def decode() -> dict[str, Any]:
+        decodes.append(1)
+        return real(cold.store)
+
+    cold.store._decode_all = decode  # type: ignore[method-assign]
+    first = cold.pages
+    assert cold.store.decoded and not decodes  # kept from the parse
+    warm = Wiki(root)
+    decoded = warm.pages
+    assert list(first) == list(decoded) and first == decoded
+    cold.close()
+    warm.close()
