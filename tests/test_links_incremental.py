@@ -384,3 +384,33 @@ def test_a_first_read_keeps_the_parsed_pages_as_decoding_would_give_them(tmp_pat
     assert list(first) == list(decoded) and first == decoded
     cold.close()
     warm.close()
+
+
+def test_the_suggester_is_kept_while_every_name_is(tmp_path: Path) -> None:
+    """Link repair's suggester depends on the pages' names only: an edit that leaves them keeps it
+    (suggestions remembered), a new title or a page moved makes a new one, and an agent is never
+    suggested a page moved into a folder it may not read."""
+    from curator.engine.linkrepair import suggester_for, unresolved
+
+    wiki = _wiki(tmp_path / "w", {"wiki/a.md": "[[Nocturne Bg3]] [[Ledger Review]]\n",
+                                  "wiki/nocturne-bg3-campaign.md": "# Nocturne\n", "wiki/b.md": "x\n"})
+    agent = parse_actor("agent:bot", "sales")
+    first = suggester_for(wiki, wiki.links)
+    (wiki.root / "wiki/b.md").write_text("x\n\nmore text, [[Nocturne Bg3]] again\n", encoding="utf-8")
+    wiki.refresh(["wiki/b.md"])
+    assert suggester_for(wiki, wiki.links) is first  # no name changed
+    (wiki.root / "wiki/b.md").write_text("---\ntitle: Ledger Review Notes\n---\n", encoding="utf-8")
+    wiki.refresh(["wiki/b.md"])
+    second = suggester_for(wiki, wiki.links)
+    assert second is not first
+    found = {u.key: [s.path for s in u.suggestions] for u in unresolved(wiki)}
+    assert found["ledger-review"][0] == "wiki/b.md" and found["nocturne-bg3"] == ["wiki/nocturne-bg3-campaign.md"]
+    assert {u.key: [s.path for s in u.suggestions] for u in unresolved(wiki, agent)}["nocturne-bg3"] == [
+        "wiki/nocturne-bg3-campaign.md"]
+    (wiki.root / "departments/hr").mkdir(parents=True)
+    shutil.move(wiki.root / "wiki/nocturne-bg3-campaign.md", wiki.root / "departments/hr/nocturne-bg3-campaign.md")
+    wiki.refresh(["wiki/nocturne-bg3-campaign.md", "departments/hr/nocturne-bg3-campaign.md"])
+    seen = {u.key: [s.path for s in u.suggestions] for u in unresolved(wiki, agent)}
+    assert seen["nocturne-bg3"] == []  # the hidden page is never suggested
+    assert {u.key: [s.path for s in u.suggestions] for u in unresolved(wiki)}["nocturne-bg3"] == [
+        "departments/hr/nocturne-bg3-campaign.md"]

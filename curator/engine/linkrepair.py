@@ -193,18 +193,28 @@ class Suggester:
         return [Suggestion(path, round(score, 3), reason) for path, (score, reason) in ranked]
 
 
+#: suggesters a session keeps (the operator's and a few agents'), the oldest dropped first
+KEPT_SUGGESTERS = 4
+
+
 def suggester_for(wiki: Wiki, links: LinkIndex) -> Suggester:
     """The :class:`Suggester` over the pages of ``links`` (one of ``wiki``'s link indexes), held by
-    the wiki's session as long as that index is current."""
+    the wiki's session as long as those pages' names are current: it depends on the pages' paths,
+    titles and aliases only, and an index updated after a change that left every name as it was
+    shares them (:attr:`~.links.LinkIndex.names`), so an edit does not build it again."""
     session = wiki.session
+    names = links.names
     with session.services_lock:
-        cached = session.suggesters.get(id(links))
-    if cached is not None and cached[0] is links:
+        cached = session.suggesters.get(id(names))
+    if cached is not None and cached[0] is names:
         return cached[1]
     with gc_paused():  # ~100,000 small lists, none cyclic (see gc_paused)
         found = Suggester(links.pages)
     with session.services_lock:
-        session.suggesters[id(links)] = (links, found)
+        kept = session.suggesters
+        kept[id(names)] = (names, found)
+        while len(kept) > KEPT_SUGGESTERS:
+            del kept[next(iter(kept))]
     return found
 
 

@@ -173,6 +173,9 @@ class LinkIndex:
         #: the pages as they were when resolved (a copy: the store's own dict changes in place),
         #: what :meth:`try_update` compares the pages of the next state with
         self.pages: dict[str, Page] = dict(pages)
+        #: stands for the pages' names (paths, titles, aliases): shared by every index updated
+        #: from this one by changes that left each name as it was (what name tables are kept by)
+        self.names = object()
         ordered = sorted(pages, key=_order)
         self._pages = _Files((p, path_key(p), pages[p].slug) for p in ordered)
         files = sorted(attachments, key=_order)
@@ -220,11 +223,14 @@ class LinkIndex:
             outgoing[path] = edges
 
     def updated(self, pages: Mapping[str, Page], attachments: Iterable[str] = ()) -> LinkIndex:
-        """:meth:`try_update`, or the index built from scratch when the change is too large for it."""
-        return self.try_update(pages, attachments) or LinkIndex(pages, attachments)
+        """:meth:`try_update`, or the index built from scratch when the change is too large for it
+        (which still shares :attr:`names` when no name changed)."""
+        index = self.try_update(pages, attachments, rebuild=True)
+        assert index is not None  # (with ``rebuild`` it always answers one)
+        return index
 
     def try_update(self, pages: Mapping[str, Page], attachments: Iterable[str] = (),
-                   limit: int | None = None) -> LinkIndex | None:
+                   limit: int | None = None, *, rebuild: bool = False) -> LinkIndex | None:
         """The index of ``pages`` and ``attachments`` (the next state of the same wiki), equal to
         ``LinkIndex(pages, attachments)`` on every query (every resolution from every folder,
         outgoing edges in page order, each backlink, unresolved and attachment list in source
@@ -240,7 +246,8 @@ class LinkIndex:
         gained or lost; with paths added or removed, also each ``[[a/..]]``-style key, which may
         name any path), and the pages with a link by one of those keys are resolved again too.
         None when that is more than ``limit`` pages (by default :data:`REBUILD_SHARE` of them:
-        building the index from scratch is then as quick, and :meth:`updated` does).
+        building the index from scratch is then as quick), or with ``rebuild`` the index built
+        from scratch (what :meth:`updated` asks for).
         """
         old = self.pages
         files = tuple(sorted(attachments, key=_order))
@@ -259,6 +266,9 @@ class LinkIndex:
         lasts: set[str] = set()
         keys: set[str] = set()
         renamed = [p for p in changed if p not in added and _names(old[p]) != _names(pages[p])]
+        retitled = renamed or any(old[p].title != pages[p].title or old[p].aliases != pages[p].aliases
+                                  for p in changed if p not in added)
+        new.names = object() if added or removed or retitled else self.names
         for path in (*added, *removed):
             lasts.update((slug_of(path), _last(path_key(path))))
         for page in (*(old[p] for p in (*removed, *renamed)), *(pages[p] for p in (*added, *renamed))):
@@ -296,7 +306,11 @@ class LinkIndex:
         redo = {p for p in changed if p in added or old[p].links != pages[p].links}
         again -= redo
         if len(redo) + len(again) + len(removed) > (REBUILD_SHARE * len(pages) if limit is None else limit):
-            return None
+            if not rebuild:
+                return None
+            built = LinkIndex(pages, files)
+            built.names = new.names
+            return built
         before, outgoing = self.outgoing, dict(self.outgoing)
         for path in removed:
             del outgoing[path]

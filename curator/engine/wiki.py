@@ -143,8 +143,8 @@ class Wiki:
         (:meth:`~.links.LinkIndex.updated`), and rebuilds them only for a large change."""
         with self._lock:
             self._pages_gen += 1
-            if self._session is not None:
-                self._session.drop_graphs()  # built from link indexes no longer current
+            if self._session is not None:  # built from link indexes no longer current
+                self._session.drop_graphs(suggesters=False)  # (those kept while names are)
         self.changed.emit(changes)
 
     def _policy_changed(self) -> None:
