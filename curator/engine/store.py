@@ -962,7 +962,8 @@ class PageStore:
                 if len(batch) >= 2000:
                     self._flush(batch, records, names)
             self._flush(batch, records, names)
-            conn.executemany("DELETE FROM racy WHERE path=?", unracy)
+            # (a page whose name is not UTF-8 is racy in memory only: never in the table)
+            conn.executemany("DELETE FROM racy WHERE path=?", [u for u in unracy if utf8_name(u[0])])
             conn.executemany("INSERT OR REPLACE INTO racy VALUES (?, ?)", new_racy)
             # last: the rows written above have deleted the old one
             self._save_snapshot(order, [*removed, *(f.path for f in stale)], prev)
