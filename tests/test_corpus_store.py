@@ -468,3 +468,20 @@ def test_a_refresh_of_named_pages_that_come_and_go_keeps_an_exact_snapshot(tmp_p
     again = Wiki(root)
     assert [s[0] for s in again.store.summaries()] == ["a.md", "wiki/c.md", "wiki/d.md"]
     again.close()
+
+
+def test_a_racy_page_whose_name_is_not_utf8_settles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A page with a non-UTF-8 file name is racy in memory only (no UTF-8 database holds its name):
+    when it settles, or is rewritten or removed, the refresh does not try to delete it from the
+    racy table (it raised UnicodeEncodeError: a long-lived process, the MCP server, failed a call)."""
+    root = write_pages(tmp_path / "w", {"a.md": "# A\n"})
+    bad = os.fsencode(root) + b"/caf\xe9.md"
+    with open(bad, "wb") as f:
+        f.write(b"# Cafe\n")
+    wiki = Wiki(root)
+    name = os.fsdecode(b"caf\xe9.md")
+    assert name in wiki.pages and wiki.store.racy_digest(name) is not None  # just written: racy
+    move_store_clock(monkeypatch, 2 * store_module.RACY_NS)
+    wiki.refresh([name])  # settles
+    assert wiki.store.racy_digest(name) is None and name in wiki.pages
+    wiki.close()

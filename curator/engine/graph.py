@@ -8,8 +8,9 @@ to a page that does not exist, as :meth:`Wiki.find` does). Edges come from wikil
 markdown links and ``related:`` entries; several links between one pair of pages are one edge
 with a weight.
 
-:func:`graph_for` caches one graph per (link index, actor). The wiki drops its link index on every
-change, so a cached graph is never older than the index it was built from.
+:func:`graph_for` caches one graph per (link index, actor). Every change gives the wiki a new link
+index (brought up to date from the changed pages, never changed in place) and drops the graphs, so
+a cached graph is never older than the index it was built from.
 
 A one-shot process (``curator graph``, ``path``) would resolve every link of the wiki for each
 call (~200,000 at 32,000 pages, most of its time), so the operator's graph is also saved in the

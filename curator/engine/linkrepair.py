@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import bisect
 import datetime as _dt
-import heapq
 import itertools
 import json
 import posixpath
@@ -126,12 +125,6 @@ class Suggester:
             self._words_index = words
         return self._words_index
 
-    def _feature(self, i: int) -> SlugFeatures:
-        f = self._feats.get(i)
-        if f is None:
-            f = self._feats[i] = slug_features(self.slugs[i])
-        return f
-
     def suggest(self, target: str, limit: int = MAX_SUGGESTIONS) -> list[Suggestion]:
         """Up to ``limit`` pages ``target`` may mean, best first (remembered per target)."""
         memo = self._memo.get((target, limit))
@@ -179,38 +172,49 @@ class Suggester:
                 if hits is not None and len(hits) <= RARE_WORD:
                     shared += hits
         if len(shared) > SCORED:
-            counts: dict[int, int] = {}
-            for i in shared:
-                counts[i] = counts.get(i, 0) + 1
-            if len(counts) > SCORED:
-                pool += heapq.nlargest(SCORED, counts, key=counts.__getitem__)
+            counts = Counter(shared)  # (in the order first met, as the ties of nlargest need)
+            if len(counts) > SCORED:  # (heapq.nlargest's answer, ties in the order met: a stable sort)
+                pool += sorted(counts, key=counts.__getitem__, reverse=True)[:SCORED]
             else:
                 pool += counts
         else:
             pool += shared
         if pool:
             qf = slug_features(q)
-            feature = self._feature
+            feats, slugs = self._feats, self.slugs
             for i in set(pool):
-                score = similarity(qf, feature(i), SUGGEST_THRESHOLD)
+                f = feats.get(i)
+                if f is None:
+                    f = feats[i] = slug_features(slugs[i])
+                score = similarity(qf, f, SUGGEST_THRESHOLD)
                 if score >= SUGGEST_THRESHOLD and score > best.get(paths[i], (0.0, ""))[0]:
                     best[paths[i]] = (score, "similar name")
         ranked = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[0]))[:limit]
         return [Suggestion(path, round(score, 3), reason) for path, (score, reason) in ranked]
 
 
+#: suggesters a session keeps (the operator's and a few agents'), the oldest dropped first
+KEPT_SUGGESTERS = 4
+
+
 def suggester_for(wiki: Wiki, links: LinkIndex) -> Suggester:
     """The :class:`Suggester` over the pages of ``links`` (one of ``wiki``'s link indexes), held by
-    the wiki's session as long as that index is current."""
+    the wiki's session as long as those pages' names are current: it depends on the pages' paths,
+    titles and aliases only, and an index updated after a change that left every name as it was
+    shares them (:attr:`~.links.LinkIndex.names`), so an edit does not build it again."""
     session = wiki.session
+    names = links.names
     with session.services_lock:
-        cached = session.suggesters.get(id(links))
-    if cached is not None and cached[0] is links:
+        cached = session.suggesters.get(id(names))
+    if cached is not None and cached[0] is names:
         return cached[1]
     with gc_paused():  # ~100,000 small lists, none cyclic (see gc_paused)
         found = Suggester(links.pages)
     with session.services_lock:
-        session.suggesters[id(links)] = (links, found)
+        kept = session.suggesters
+        kept[id(names)] = (names, found)
+        while len(kept) > KEPT_SUGGESTERS:
+            del kept[next(iter(kept))]
     return found
 
 

@@ -19,18 +19,26 @@ target that matches nothing is kept as *unresolved*; one that several pages shar
 Everything here works from the cached :class:`~curator.engine.page.Page` records and the list of
 attachment paths the walker saw: no file is touched, no regular expression is built from page
 names, and each lookup is a few dictionary probes (precomputed by path, by name and by title).
+
+An index is never changed once built: :meth:`LinkIndex.updated` makes the index of the next state
+of the pages from the changed ones (resolving again only what the change can alter, see there),
+equal on every query to one built from scratch, and leaves the one before intact for any thread
+still reading it.
 """
 
 from __future__ import annotations
 
+import bisect
+import heapq
 import posixpath
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import NamedTuple
 
 from . import markdown_scan
-from .page import Link, Page, link_key, path_key
+from .page import Link, Page, link_key, path_key, slug_of
 
 
 @dataclass(slots=True, frozen=True)
@@ -98,6 +106,45 @@ class _Files:
             self.by_name[name].append(path)
             self.key_of[path] = pkey
 
+    def changed(self, gone: Iterable[tuple[str, str]], new: Iterable[tuple[str, str, str]]) -> _Files:
+        """A copy with ``gone`` ((path, name key)) left out and ``new`` (as for :meth:`__init__`)
+        added: what building it over the paths that remain gives (lists in :func:`_order`). This
+        one is left as it was (another thread may be reading it)."""
+        out = _Files(())
+        by_path, by_name, key_of = dict(self.by_path), defaultdict(list, self.by_name), dict(self.key_of)
+        copied: set[str] = set()
+
+        def names(name: str) -> list[str]:
+            if name not in copied:
+                copied.add(name)
+                by_name[name] = list(by_name.get(name, ()))
+            return by_name[name]
+
+        lost: set[str] = set()
+        for path, name in gone:
+            pkey = key_of.pop(path)
+            listed = names(name)
+            listed.remove(path)
+            if not listed:
+                del by_name[name]
+            if by_path.get(pkey) == path:
+                del by_path[pkey]
+                lost.add(pkey)
+        for path, pkey, name in new:
+            key_of[path] = pkey
+            bisect.insort(names(name), path, key=_order)
+            held = by_path.get(pkey)
+            if held is None or _order(path) < _order(held):
+                by_path[pkey] = path
+        if lost:  # a path key another path shares (``A.md`` and ``a.md``) goes to the next in order
+            for path, pkey in key_of.items():
+                if pkey in lost:
+                    held = by_path.get(pkey)
+                    if held is None or _order(path) < _order(held):
+                        by_path[pkey] = path
+        out.by_path, out.by_name, out.key_of = by_path, by_name, key_of
+        return out
+
     def named(self, key: str) -> tuple[str | None, tuple[str, ...]]:
         """(the exact root path, every path ending with ``key``), context-free."""
         last = key.rpartition("/")[2]
@@ -123,7 +170,12 @@ class LinkIndex:
     """Resolves every link of a set of pages once and answers outgoing/backlink queries."""
 
     def __init__(self, pages: Mapping[str, Page], attachments: Iterable[str] = ()) -> None:
-        self.pages = pages
+        #: the pages as they were when resolved (a copy: the store's own dict changes in place),
+        #: what :meth:`try_update` compares the pages of the next state with
+        self.pages: dict[str, Page] = dict(pages)
+        #: stands for the pages' names (paths, titles, aliases): shared by every index updated
+        #: from this one by changes that left each name as it was (what name tables are kept by)
+        self.names = object()
         ordered = sorted(pages, key=_order)
         self._pages = _Files((p, path_key(p), pages[p].slug) for p in ordered)
         files = sorted(attachments, key=_order)
@@ -131,12 +183,12 @@ class LinkIndex:
         self._files = _Files((f, link_key(f), link_key(f.rpartition("/")[2])) for f in files)
         self._by_name: dict[str, list[str]] = defaultdict(list)
         for path in ordered:
-            page = pages[path]
-            names = {link_key(page.title), *(link_key(a) for a in page.aliases)}
-            for name in names:
-                if name:
-                    self._by_name[name].append(path)
+            for name in _names(pages[path]):
+                self._by_name[name].append(path)
         self._base: dict[str, Resolution] = {}
+        #: every key ever resolved, by its last segment (at least those of ``_base``; shared by
+        #: the indexes updated from this one, each reading it through its own ``_base``)
+        self._by_last: dict[str, list[str]] = {}
         self._cache: dict[tuple[str, str], Resolution] = {}
         self._anywhere: dict[str, Resolution] = {}  # resolutions the linking page's folder cannot change
         self.outgoing: dict[str, list[Edge]] = {}
@@ -170,6 +222,179 @@ class LinkIndex:
                     unresolved[key].append(edge)
             outgoing[path] = edges
 
+    def updated(self, pages: Mapping[str, Page], attachments: Iterable[str] = ()) -> LinkIndex:
+        """:meth:`try_update`, or the index built from scratch when the change is too large for it
+        (which still shares :attr:`names` when no name changed)."""
+        index = self.try_update(pages, attachments, rebuild=True)
+        assert index is not None  # (with ``rebuild`` it always answers one)
+        return index
+
+    def try_update(self, pages: Mapping[str, Page], attachments: Iterable[str] = (),
+                   limit: int | None = None, *, rebuild: bool = False) -> LinkIndex | None:
+        """The index of ``pages`` and ``attachments`` (the next state of the same wiki), equal to
+        ``LinkIndex(pages, attachments)`` on every query (every resolution from every folder,
+        outgoing edges in page order, each backlink, unresolved and attachment list in source
+        then link order), made from this one by resolving only what the change can alter. This
+        one is left as it was: another thread may still be reading it. Itself when nothing changed.
+
+        The pages that changed are those whose :class:`Page` is not the same object (the store
+        makes a new one for every page it parses). Their links are resolved again when they
+        differ; when no page was added, removed or given another title or aliases and no
+        attachment file came or went, nothing else can resolve differently. Else every memoised
+        resolution of a key the change can reach is dropped (a key whose last segment is the
+        file name of a page or file that came or went, or that is the title or an alias a page
+        gained or lost; with paths added or removed, also each ``[[a/..]]``-style key, which may
+        name any path), and the pages with a link by one of those keys are resolved again too.
+        None when that is more than ``limit`` pages (by default :data:`REBUILD_SHARE` of them:
+        building the index from scratch is then as quick), or with ``rebuild`` the index built
+        from scratch (what :meth:`updated` asks for).
+        """
+        old = self.pages
+        files = tuple(sorted(attachments, key=_order))
+        changed = [p for p, page in pages.items() if old.get(p) is not page]
+        added = [p for p in changed if p not in old]
+        removed = [p for p in old if p not in pages] if len(old) + len(added) != len(pages) else []
+        files_same = files == self.attachments
+        if not changed and not removed and files_same:
+            return self
+        new = object.__new__(LinkIndex)
+        new.pages, new.attachments = dict(pages), files
+        new._pages, new._files, new._by_name = self._pages, self._files, self._by_name
+        new._base, new._cache, new._anywhere = self._base, self._cache, self._anywhere
+        new._by_last = self._by_last
+        # what the change can make resolve differently: last segments and whole keys
+        lasts: set[str] = set()
+        keys: set[str] = set()
+        renamed = [p for p in changed if p not in added and _names(old[p]) != _names(pages[p])]
+        retitled = renamed or any(old[p].title != pages[p].title or old[p].aliases != pages[p].aliases
+                                  for p in changed if p not in added)
+        new.names = object() if added or removed or retitled else self.names
+        for path in (*added, *removed):
+            lasts.update((slug_of(path), _last(path_key(path))))
+        for page in (*(old[p] for p in (*removed, *renamed)), *(pages[p] for p in (*added, *renamed))):
+            keys.update(_names(page))
+        if added or removed:
+            new._pages = self._pages.changed(((p, slug_of(p)) for p in removed),
+                                             ((p, path_key(p), slug_of(p)) for p in sorted(added, key=_order)))
+        if not files_same:
+            gone, came = set(self.attachments) - set(files), set(files) - set(self.attachments)
+            for file in (*gone, *came):
+                lasts.update((link_key(file.rpartition("/")[2]), _last(link_key(file))))
+            new._files = self._files.changed(((f, link_key(f.rpartition("/")[2])) for f in gone),
+                                             ((f, link_key(f), link_key(f.rpartition("/")[2]))
+                                              for f in sorted(came, key=_order)))
+        if keys:
+            new._by_name = _titles(self._by_name, [(p, _names(old[p])) for p in (*removed, *renamed)],
+                                   [(p, _names(pages[p])) for p in sorted((*added, *renamed), key=_order)])
+        again: set[str] = set()  # pages whose links are resolved again besides the changed ones
+        stale: set[str] = set()  # the keys whose resolutions the change can alter
+        if lasts or keys:
+            base = self._base
+            stale = {k for k in keys if k in base}
+            if lasts:  # paths came or went: every key by their names, and every ``[[a/..]]``
+                by_last = self._by_last
+                stale.update(k for last in lasts | ODD_LASTS for k in by_last.get(last, ()) if k in base)
+            new._base, new._anywhere = dict(base), dict(self._anywhere)
+            for key in stale:
+                del new._base[key]
+                new._anywhere.pop(key, None)
+            new._cache = {k: v for k, v in self._cache.items() if k[0] not in stale}
+            again = self._linking(stale).difference(removed)
+        # the pages whose links are resolved again: added ones and changed ones whose links
+        # differ (every link), and those with a link by a stale key (those links only); a changed
+        # page whose links are the same keeps its edges (what resolving them again would give)
+        redo = {p for p in changed if p in added or old[p].links != pages[p].links}
+        again -= redo
+        if len(redo) + len(again) + len(removed) > (REBUILD_SHARE * len(pages) if limit is None else limit):
+            if not rebuild:
+                return None
+            built = LinkIndex(pages, files)
+            built.names = new.names
+            return built
+        before, outgoing = self.outgoing, dict(self.outgoing)
+        for path in removed:
+            del outgoing[path]
+        resolve, anywhere = new.resolve_key, new._anywhere
+        touched: dict[tuple[int, str], set[str]] = {}  # list -> the sources whose entries it replaces
+
+        def touch(edge: Edge) -> None:
+            where = _bucket(edge)
+            if where is not None:
+                touched.setdefault(where, set()).add(edge[0])
+
+        for path in removed:
+            for edge in before[path]:
+                touch(edge)
+        for path in redo:
+            folder = folder_of(path)
+            edges = outgoing[path] = [Edge(path, link, anywhere.get(link[1]) or resolve(link[1], folder))
+                                      for link in pages[path].links]
+            for edge in (*before.get(path, ()), *edges):
+                touch(edge)
+        for path in again:
+            folder = folder_of(path)
+            mine: list[Edge] | None = None
+            for i, edge in enumerate(before[path]):
+                key = edge[1][1]
+                if key in stale:
+                    res = anywhere.get(key) or resolve(key, folder)
+                    if res != edge[2]:
+                        if mine is None:
+                            mine = outgoing[path] = list(before[path])
+                        mine[i] = Edge(path, edge[1], res)
+                        touch(edge)
+                        touch(mine[i])
+        if added:  # (page order, as a build makes it: the new ones were put last)
+            outgoing = {p: outgoing[p] for p in sorted(outgoing)}
+        new.outgoing = outgoing
+        # the lists by target: each touched one gets its sources' entries again, in source order
+        groups: dict[str, dict[tuple[int, str], list[Edge]]] = {}
+        for sources in touched.values():
+            for path in sources:
+                if path not in groups:
+                    grouped = groups[path] = {}
+                    for edge in outgoing.get(path, ()):
+                        where = _bucket(edge)
+                        if where is not None:
+                            grouped.setdefault(where, []).append(edge)
+        lists = (self.incoming, self.attachment_links, self.missing_attachments, self.unresolved)
+        fresh = [defaultdict(list, d) for d in lists]
+        source = itemgetter(0)
+        for where, sources in touched.items():
+            which, key = where
+            kept = [e for e in lists[which].get(key, ()) if e[0] not in sources]
+            ours = [e for path in sorted(sources) for e in groups[path].get(where, ())]
+            merged = list(heapq.merge(kept, ours, key=source)) if kept and ours else kept or ours
+            if merged:
+                fresh[which][key] = merged
+            else:
+                fresh[which].pop(key, None)
+        new.incoming, new.attachment_links, new.missing_attachments, new.unresolved = fresh
+        return new
+
+    def _linking(self, keys: set[str]) -> set[str]:
+        """Every page with a link by one of ``keys`` (keys this index resolved), found from the
+        lists by target: an edge of a key is filed under what the key resolved to, from the root
+        (``_base``) or from a folder (``_cache``), or under the key when it resolved to nothing;
+        a page's links to itself are in its outgoing edges only."""
+        targets: dict[str, set[str]] = {}  # a page or file some key resolved to -> those keys
+        for key, res in [*((k, self._base[k]) for k in keys), *((k, r) for (k, _), r in self._cache.items()
+                                                                 if k in keys)]:
+            hit = res.path or res.attachment
+            if hit is not None:
+                targets.setdefault(hit, set()).add(key)
+        out: set[str] = set()
+        for key in keys:
+            for edge in (*self.unresolved.get(key, ()), *self.missing_attachments.get(key, ())):
+                out.add(edge[0])
+        for hit, named in targets.items():
+            for edge in (*self.incoming.get(hit, ()), *self.attachment_links.get(hit, ())):
+                if edge[1][1] in named:
+                    out.add(edge[0])
+            if any(edge[1][1] in named for edge in self.outgoing.get(hit, ())):
+                out.add(hit)
+        return out
+
     def resolve(self, target: str, source: str | None = None) -> Resolution:
         """Resolve a target as written (``Ann Smith``, ``wiki/ann-smith.md``, ``a.png``), from the
         page at ``source`` (its folder decides between same-named pages) or from the root."""
@@ -179,6 +404,7 @@ class LinkIndex:
         base = self._base.get(key)
         if base is None:
             base = self._base[key] = self._resolve(key)
+            self._by_last.setdefault(key.rpartition("/")[2], []).append(key)
             if len(base.candidates) <= 1 and not (key.startswith(".") or "/." in key):
                 # one page (or none) has the name and no ./ or ../ to follow: no folder changes it
                 self._anywhere[key] = base
@@ -257,10 +483,60 @@ def _last(key: str) -> str:
     return key.rpartition("/")[2]
 
 
+#: :meth:`LinkIndex.updated` builds the index from scratch when it would resolve the links of more
+#: than this share of the pages again (a 2,000-page merge stays incremental in a 32,000-page wiki)
+REBUILD_SHARE = 0.25
+
+
+def _names(page: Page) -> set[str]:
+    """The keys ``page`` is found by besides its path: its title and aliases, normalised."""
+    return {n for n in (link_key(page.title), *(link_key(a) for a in page.aliases)) if n}
+
+
+def _titles(by_name: dict[str, list[str]], gone: list[tuple[str, set[str]]],
+            new: list[tuple[str, set[str]]]) -> dict[str, list[str]]:
+    """A copy of a title/alias table (name -> paths in :func:`_order`) without the names of
+    ``gone`` ((path, names)) and with those of ``new``; ``by_name`` is left as it was."""
+    out: dict[str, list[str]] = defaultdict(list, by_name)
+    copied: set[str] = set()
+    for path, names in gone:
+        for name in names:
+            if name not in copied:
+                copied.add(name)
+                out[name] = list(out[name])
+            out[name].remove(path)
+            if not out[name]:
+                del out[name]
+    for path, names in new:
+        for name in names:
+            if name not in copied:
+                copied.add(name)
+                out[name] = list(out.get(name, ()))
+            bisect.insort(out[name], path, key=_order)
+    return out
+
+
+def _bucket(edge: Edge) -> tuple[int, str] | None:
+    """Which list of :class:`LinkIndex` holds ``edge`` besides its page's outgoing ones, as the
+    build files it: (0, page) incoming, (1, file) attachment links, (2, key) missing attachments,
+    (3, key) unresolved; None for a link of a page to itself."""
+    res = edge[2]
+    target = res.path
+    if target is not None:
+        return None if target == edge[0] else (0, target)
+    if res.attachment is not None:
+        return (1, res.attachment)
+    return (2 if res.names_file else 3, edge[1][1])
+
+
+#: the last segments of a key that does not name what it resolves to (see :func:`odd_key`)
+ODD_LASTS = frozenset(("", ".", ".."))
+
+
 def odd_key(key: str) -> bool:
     """Whether the page a key resolves to may not be named by the key's last segment
     (``[[a/..]]``, ``[[./]]``): no local index decides it."""
-    return _last(key) in ("", ".", "..")
+    return _last(key) in ODD_LASTS
 
 
 def _matters(path: str, page: Page, lasts: set[str], keys: set[str]) -> bool:

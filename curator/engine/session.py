@@ -60,8 +60,9 @@ class WikiSession:
         self.dedup: DedupIndex | None = None
         #: (actor, policy id, with attachments) -> (the link index it was built from, the graph)
         self.graphs: dict[tuple[Actor, int, bool], tuple[LinkIndex, LinkGraph]] = {}
-        #: id(link index) -> (that index, link repair's suggester over its pages)
-        self.suggesters: dict[int, tuple[LinkIndex, Suggester]] = {}
+        #: id(the page names of a link index, ``LinkIndex.names``) -> (those names, link repair's
+        #: suggester over its pages): kept while a change leaves every page's names as they were
+        self.suggesters: dict[int, tuple[object, Suggester]] = {}
         self.watcher: PageWatcher | None = None
 
     @property
@@ -73,11 +74,14 @@ class WikiSession:
                 self._route_cache = RouteCache()
             return self._route_cache
 
-    def drop_graphs(self) -> None:
-        """Forget what was built from the link indexes (gone: pages or the policy changed)."""
+    def drop_graphs(self, suggesters: bool = True) -> None:
+        """Forget what was built from the link indexes (gone: pages or the policy changed), and
+        unless ``suggesters`` is False the suggesters (built from the pages' names only: a change
+        of pages keeps those whose names are current, see :func:`.linkrepair.suggester_for`)."""
         with self.services_lock:
             self.graphs.clear()
-            self.suggesters.clear()
+            if suggesters:
+                self.suggesters.clear()
 
     # --- the file watcher ---------------------------------------------------------------
     def start_watching(self) -> PageWatcher | None:

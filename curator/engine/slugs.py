@@ -25,7 +25,14 @@ def slugify(text: str) -> str:
     Letters and digits of every script are kept (``付款流程`` stays ``付款流程``); on ASCII input
     this is exactly ``[^a-z0-9]+ -> -``. An empty result means the input had no usable name.
     """
-    text = unicodedata.normalize("NFKC", text).lower()
+    if text.isascii():  # (NFKC leaves ASCII as it is)
+        text = text.lower()
+        # the common names need no pattern: a slug already, or words split by single spaces
+        dashed = text.replace(" ", "-")
+        if dashed.replace("-", "").isalnum() and "--" not in dashed and dashed[0] != "-" and dashed[-1] != "-":
+            return dashed if len(dashed) <= SLUG_MAX else dashed[:SLUG_MAX].rstrip("-")
+    else:
+        text = unicodedata.normalize("NFKC", text).lower()
     slug = _NON_ALNUM.sub("-", text).strip("-")
     if len(slug) > SLUG_MAX:
         slug = slug[:SLUG_MAX].rstrip("-")
@@ -48,13 +55,11 @@ class SlugFeatures(NamedTuple):
 def slug_features(slug: str) -> SlugFeatures:
     low = slug.lower()
     padded = f" {low} "
-    return SlugFeatures(slug, _alnum(slug), frozenset(padded[i : i + 3] for i in range(len(padded) - 2)),
+    alnum = low.replace("-", "")
+    if not (alnum.isascii() and alnum.isalnum()):  # (a slug of a-z, 0-9 and "-" needs no pattern)
+        alnum = _alnum(slug)
+    return SlugFeatures(slug, alnum, frozenset([padded[i : i + 3] for i in range(len(padded) - 2)]),
                         frozenset(low.replace("-", " ").split()))
-
-
-def _bound(a: int, b: int) -> float:
-    # The largest Jaccard two sets of these sizes can have.
-    return min(a, b) / max(a, b) if a and b else 0.0
 
 
 def similarity(a: SlugFeatures, b: SlugFeatures, floor: float = 0.0) -> float:
@@ -75,7 +80,9 @@ def similarity(a: SlugFeatures, b: SlugFeatures, floor: float = 0.0) -> float:
         shorter, longer = sorted((len(sa), len(sb)))
         return max(0.7, shorter / longer)
     ta, tb, wa, wb = len(a.tri), len(b.tri), len(a.words), len(b.words)
-    if floor > 0 and _bound(ta, tb) < floor and _bound(wa, wb) < floor:
+    # the largest Jaccard two sets of these sizes can have: smaller / larger (0 for an empty one)
+    if floor > 0 and (ta / tb if ta < tb else tb / ta if ta else 0.0) < floor \
+            and (0.0 if not (wa and wb) else wa / wb if wa < wb else wb / wa) < floor:
         return 0.0
     inter = len(a.tri & b.tri)
     tri = inter / (ta + tb - inter)

@@ -458,7 +458,7 @@ class PageStore:
     def pages(self) -> dict[str, Page]:
         """All pages by root-relative path (refreshing once on first use, decoding on first use)."""
         if not self._loaded:
-            self.refresh()
+            self.refresh(keep_pages=True)
         pages = self._pages
         if pages is None:
             with self._lock, gc_paused():
@@ -733,7 +733,7 @@ class PageStore:
 
     def refresh(self, paths: Iterable[str] | None = None,
                 progress: Callable[[int, int], None] | None = None,
-                walking: Callable[[int, int], None] | None = None) -> ChangeSet:
+                walking: Callable[[int, int], None] | None = None, *, keep_pages: bool = False) -> ChangeSet:
         """Bring the cache up to date with the disk; return what changed.
 
         With ``paths`` only those files are checked (an action knows what it touched); without,
@@ -742,17 +742,20 @@ class PageStore:
         rolls the refresh back. ``walking(found, expected)`` is called as the walk finds pages
         (see :func:`~.walker.scan`), ``expected`` the number of pages cached (0: none, a first
         open); an exception it raises stops the refresh before anything is written.
+        ``keep_pages``: when nothing is cached yet (every page is parsed), keep the parsed pages
+        as :attr:`pages` (not decoded again from the records just written).
         """
         with self._lock, gc_paused():
             if not self._stamps_loaded:
                 self._load_state()
             if paths is not None:
                 return self._refresh_paths(list(paths), self._pages)
-            return self._refresh_all(progress, walking)
+            return self._refresh_all(progress, walking, keep_pages)
 
     def _refresh_all(self, progress: Callable[[int, int], None] | None = None,
-                     walking: Callable[[int, int], None] | None = None) -> ChangeSet:
+                     walking: Callable[[int, int], None] | None = None, keep_pages: bool = False) -> ChangeSet:
         changes = ChangeSet()
+        kept: dict[str, Page] | None = {} if keep_pages and self._pages is None and not self._stamps else None
         attachments: list[str] = []
         expected = len(self._stamps)
         found = None if walking is None else (lambda n: walking(n, expected))
@@ -801,8 +804,12 @@ class PageStore:
         if (stale or removed or settled or snap is None
                 or snap.paths != [p for p in disk.paths if p not in unstored]):
             # (every write saves the snapshot: here also when the last one is missing or stale)
-            self._write(stale, removed, self._pages, progress, racy_from=start - RACY_NS,
-                        order=disk.paths, settled=settled)
+            self._write(stale, removed, self._pages if kept is None else kept, progress,
+                        racy_from=start - RACY_NS, order=disk.paths, settled=settled)
+            if kept is not None:  # in the order _decode_all gives (by path, then the unstored ones)
+                unstored = self._unstored
+                self._pages = {p: kept[p] for p in sorted(kept) if p not in unstored}
+                self._pages.update((p, kept[p]) for p in unstored if p in kept)
         self._loaded = True
         return changes
 
@@ -974,7 +981,8 @@ class PageStore:
                 if len(batch) >= 2000:
                     self._flush(batch, records, names)
             self._flush(batch, records, names)
-            conn.executemany("DELETE FROM racy WHERE path=?", unracy)
+            # (a page whose name is not UTF-8 is racy in memory only: never in the table)
+            conn.executemany("DELETE FROM racy WHERE path=?", [u for u in unracy if utf8_name(u[0])])
             conn.executemany("INSERT OR REPLACE INTO racy VALUES (?, ?)", new_racy)
             # last: the rows written above have deleted the old one
             self._save_snapshot(order, [*removed, *(f.path for f in stale)], prev)

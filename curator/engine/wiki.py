@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -53,6 +54,22 @@ class OpenPolicy:
         return None  # everyone reads every page
 
 
+#: :meth:`Wiki.built_links` brings the operator's link index up to date itself when at most this
+#: many pages' links are resolved again (else it answers None, as for an index not built)
+BUILT_UPDATE_MAX = 200
+
+
+@dataclass(slots=True, frozen=True)
+class _Seen:
+    """An actor's link index (:meth:`Wiki.links_for`) and what it was made from."""
+
+    at: int  # the pages' generation it is of
+    index: LinkIndex
+    paths: set[str]  # every page there was (the visible ones are ``index.pages``)
+    attachments: tuple[str, ...]  # every attachment file there was
+    files: list[str]  # the visible ones
+
+
 class Wiki:
     def __init__(self, root: Path | str) -> None:
         root = Path(root).expanduser()
@@ -73,8 +90,10 @@ class Wiki:
         #: Emitted with a :class:`ChangeSet` whenever pages change (refresh or action).
         self.changed: Signal[ChangeSet] = Signal()
         self._links: LinkIndex | None = None
-        self._links_seen: dict[tuple[object, ...], LinkIndex] = {}  # per-actor link indexes
-        self._links_gen = 0  # bumped whenever the link indexes are dropped
+        self._links_at = 0  # the pages' generation (see _pages_gen) the operator's index is of
+        self._links_seen: dict[tuple[object, ...], _Seen] = {}  # per-actor link indexes
+        self._links_gen = 0  # bumped whenever the link indexes are dropped (the policy changed)
+        self._pages_gen = 0  # bumped whenever pages change: the link indexes are brought up to date
         self._lock = threading.RLock()
         self._session: WikiSession | None = None
 
@@ -119,9 +138,13 @@ class Wiki:
             self.refresh(paths)
 
     def note_changes(self, changes: ChangeSet) -> None:
-        """Invalidate what depends on the pages and tell listeners."""
+        """Invalidate what depends on the pages and tell listeners. The link indexes are kept:
+        the next one to ask for them brings them up to date from the pages that changed
+        (:meth:`~.links.LinkIndex.updated`), and rebuilds them only for a large change."""
         with self._lock:
-            self._drop_links()
+            self._pages_gen += 1
+            if self._session is not None:  # built from link indexes no longer current
+                self._session.drop_graphs(suggesters=False)  # (those kept while names are)
         self.changed.emit(changes)
 
     def _policy_changed(self) -> None:
@@ -138,15 +161,22 @@ class Wiki:
 
     @property
     def links(self) -> LinkIndex:
+        """The operator's link index of the pages as they are: built once, then brought up to
+        date from the pages each change touched (:meth:`~.links.LinkIndex.updated`)."""
         reload = getattr(self.policy, "reload", None)
         if reload is not None:  # an edited .scope.toml drops the caches built under the old one
             reload()
         with self._lock:
-            if self._links is None:
+            index, gen = self._links, self._pages_gen
+            if index is None or self._links_at != gen:
                 pages = self.pages
                 with gc_paused():  # ~1M edges and resolutions, none cyclic: see gc_paused
-                    self._links = LinkIndex(pages, self.store.attachments)
-            return self._links
+                    if index is None:
+                        index = LinkIndex(pages, self.store.attachments)
+                    else:
+                        index = index.updated(pages, self.store.attachments)
+                self._links, self._links_at = index, gen
+            return index
 
     def links_for(self, actor: Actor = OPERATOR) -> LinkIndex:
         """The link index as ``actor`` sees the wiki: built over the pages it may see only, so a
@@ -162,22 +192,34 @@ class Wiki:
             reload()
         key = (actor.kind, actor.department, id(self.policy))
         with self._lock:
-            gen, index = self._links_gen, self._links_seen.get(key)
-        if index is not None:
-            return index
+            gen, at, seen = self._links_gen, self._pages_gen, self._links_seen.get(key)
+        if seen is not None and seen.at == at:
+            return seen.index
         pages = self.pages
-        visible = {p: page for p, page in pages.items() if self.policy.can_read(actor, p)}
-        # Everything visible: the wiki's own index. Else one over the visible pages only (the
-        # full index is never built for it: a one-shot agent command pays for one index).
-        if len(visible) == len(pages):
+        attachments = self.store.attachments
+        can_read = self.policy.can_read
+        if seen is None:
+            visible = {p: page for p, page in pages.items() if can_read(actor, p)}
+        else:  # a page's visibility follows from its path: only the paths new since are asked
+            known, shown = seen.paths, seen.index.pages
+            visible = {p: page for p, page in pages.items()
+                       if p in shown or (p not in known and can_read(actor, p))}
+        if seen is not None and seen.attachments is attachments:
+            files = seen.files
+        else:
+            files = [f for f in attachments if can_read(actor, f)]
+        # Everything visible (every page and every attachment file): the wiki's own index. Else
+        # one over the visible pages and files only (the full index is never built for it: a
+        # one-shot agent command pays for one index), brought up to date from the one before as
+        # the operator's is.
+        if len(visible) == len(pages) and len(files) == len(attachments):
             index = self.links
         else:
             with gc_paused():  # as for the full index: many small objects, none cyclic
-                files = [f for f in self.store.attachments if self.policy.can_read(actor, f)]
-                index = LinkIndex(visible, files)
+                index = LinkIndex(visible, files) if seen is None else seen.index.updated(visible, files)
         with self._lock:
             if gen == self._links_gen:
-                self._links_seen[key] = index
+                self._links_seen[key] = _Seen(at, index, set(pages), attachments, files)
         return index
 
     def built_links(self, actor: Actor = OPERATOR) -> LinkIndex | None:
@@ -187,12 +229,22 @@ class Wiki:
             reload()
         # Never waits for a build in progress on another thread (the station resolves a big
         # wiki's links in the background while the first page is shown from an index around it).
+        # A small change is applied here (a few milliseconds); a larger one is left to links_for.
         if not self._lock.acquire(blocking=False):
             return None
         try:
-            if actor.is_operator:
-                return self._links
-            return self._links_seen.get((actor.kind, actor.department, id(self.policy)))
+            gen = self._pages_gen
+            if not actor.is_operator:
+                seen = self._links_seen.get((actor.kind, actor.department, id(self.policy)))
+                return seen.index if seen is not None and seen.at == gen else None
+            index = self._links
+            if index is not None and self._links_at != gen:
+                with gc_paused():
+                    index = index.try_update(self.pages, self.store.attachments, limit=BUILT_UPDATE_MAX)
+                if index is None:
+                    return None
+                self._links, self._links_at = index, gen
+            return index
         finally:
             self._lock.release()
 

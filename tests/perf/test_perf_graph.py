@@ -28,7 +28,6 @@ from curator.engine.graph import LinkGraph, graph_for
 from curator.engine.layout import LayoutEngine
 from curator.engine.page import decode, link_key
 from curator.engine.slugs import slug_sim
-from curator.engine.store import ChangeSet
 from curator.engine.wiki import Wiki
 from tests.corpus import generate
 
@@ -78,8 +77,9 @@ def naive_graph(wiki: Wiki, paths: list[str]) -> nx.DiGraph:
 
 
 def fresh_graph(wiki: Wiki) -> LinkGraph:
-    """The graph as the engine builds it after a change: link index + graph, nothing cached."""
-    wiki.note_changes(ChangeSet())
+    """The graph built from scratch: link index + graph, nothing cached (a change now only
+    updates the link index: dropped here so both are built)."""
+    wiki._drop_links()
     return graph_for(wiki)
 
 
