@@ -3,9 +3,13 @@ ambiguous links, and what lint reports about them."""
 
 from __future__ import annotations
 
+import os
 import unicodedata
 from pathlib import Path
 
+import pytest
+
+from curator.engine.actor import OPERATOR
 from curator.engine.lint import lint
 from curator.engine.wiki import Wiki
 from tests.corpus import generate, write_pages
@@ -154,3 +158,47 @@ def test_the_generated_corpus_resolves_as_designed(tmp_path: Path) -> None:
     assert kinds == {"wikilink", "embed", "markdown", "related"}
     anchors = [e for edges in links.outgoing.values() for e in edges if e.link.anchor and e.link.alias]
     assert anchors and all(e.target is not None for e in anchors)
+
+
+def test_the_operators_lint_is_answered_again_for_the_same_pages_and_files_only(tmp_path: Path,
+                                                                                 monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Lint's saved answer (see curator/engine/lint.py): a new process on the same pages answers
+    it without resolving anything; an in-place edit, a new attachment file or an agent get a
+    fresh one, equal to lint computed from scratch."""
+    from curator.engine import lint as lint_module
+    from curator.engine.actor import parse_actor
+
+    root = write_pages(tmp_path, {
+        "wiki/hub.md": "[[ghost]] [[plan#Nowhere]] ![[diagram.png]] [[plan]]\n",
+        "wiki/plan.md": "# Plan\n\n[[hub]]\n",
+        "wiki/lonely.md": "---\nlayer: top\n---\nno links\n",
+    })
+    first = lint(Wiki(root))
+    assert {i.code for i in first} >= {"unresolved-link", "broken-anchor", "missing-attachment", "orphan", "layer"}
+    computed = lint_module._page_issues
+
+    def refuse(wiki: Wiki, actor: object) -> object:
+        raise AssertionError("lint was computed again for the same pages")
+
+    monkeypatch.setattr(lint_module, "_page_issues", refuse)
+    assert lint(Wiki(root)) == first  # a new process, the same pages and files: the saved answer
+
+    hub = root / "wiki/hub.md"
+    stat = hub.stat()
+    hub.write_text("[[ghost]] [[plan#Plan]]  ![[diagram.png]] [[plan]]\n")  # in place, another size
+    os.utime(hub, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # (even with the old mtime)
+    with pytest.raises(AssertionError, match="computed again"):
+        lint(Wiki(root))
+    monkeypatch.setattr(lint_module, "_page_issues", computed)
+    edited = lint(Wiki(root))
+    assert "broken-anchor" not in {i.code for i in edited} and edited == computed(Wiki(root), OPERATOR)
+
+    (root / "wiki/diagram.png").write_bytes(b"\x89PNG")  # no page changed: the attachment files did
+    with_file = lint(Wiki(root))
+    assert "missing-attachment" not in {i.code for i in with_file}
+    assert with_file == computed(Wiki(root), OPERATOR)
+
+    monkeypatch.setattr(lint_module, "_page_issues", refuse)
+    assert lint(Wiki(root)) == with_file
+    with pytest.raises(AssertionError, match="computed again"):  # an agent's answer is never saved
+        lint(Wiki(root), parse_actor("agent:bot", None))

@@ -122,7 +122,10 @@ def run_lint(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.lint import lint
 
     issues = lint(inv.wiki, inv.actor)
+    if inv.json:
+        inv.emit([i.to_json() for i in issues])
+        return 0
     errors = sum(1 for i in issues if i.severity == "error")
-    summary = f"{len(issues)} problems ({errors} errors) in {len(inv.wiki.pages)} pages"
-    inv.emit([i.to_json() for i in issues], "\n".join([*(i.render() for i in issues), summary]))
+    summary = f"{len(issues)} problems ({errors} errors) in {inv.wiki.store.count()} pages"
+    inv.emit(None, "\n".join([*(i.render() for i in issues), summary]))
     return 0

@@ -256,8 +256,7 @@ def broken_by_renames(wiki: Wiki, limit: int = 50) -> list[BrokenRename]:
         return []
     if log is None:
         return []
-    pages = wiki.pages
-    links = wiki.links
+    store = wiki.store  # (which pages exist, without decoding them: most logs name no rename)
     out: list[BrokenRename] = []
     seen: set[str] = set()
     for chunk in log.split("\0"):
@@ -268,10 +267,10 @@ def broken_by_renames(wiki: Wiki, limit: int = 50) -> list[BrokenRename]:
             if len(parts) != 3 or not parts[0].startswith("R"):
                 continue
             old, new = parts[1], parts[2]
-            if old in seen or old in pages or new not in pages or not old.lower().endswith(".md"):
+            if old in seen or store.has(old) or not store.has(new) or not old.lower().endswith(".md"):
                 continue
             seen.add(old)
-            sources = sorted(_still_linking(links, old))
+            sources = sorted(_still_linking(wiki.links, old))
             if sources:
                 out.append(BrokenRename(old, new, commit, tuple(sources)))
     return out

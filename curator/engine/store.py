@@ -573,6 +573,21 @@ class PageStore:
             self.refresh()
         return len(self._stamps)
 
+    def has(self, path: str) -> bool:
+        """Whether there is a page at ``path`` (refreshing once on first use; decodes nothing)."""
+        if not self._loaded:
+            self.refresh()
+        return path in self._stamps
+
+    def attachments_key(self) -> bytes:
+        """A digest of the attachment files the last walk saw (:attr:`attachments`): what data
+        saved under a :attr:`state` also depends on when links were resolved for it (the files
+        are not part of the state)."""
+        from hashlib import blake2b
+
+        files = "\0".join(self.attachments).encode("utf-8", "surrogateescape")
+        return blake2b(files, digest_size=16).digest()
+
     def summaries(self) -> list[tuple[str, int, str, str, float]]:
         """(path, bytes, title, layer, trust) of every page, by path, without decoding a record."""
         if not self._loaded:
@@ -708,12 +723,14 @@ class PageStore:
             changed |= unstored  # (only when something changed: an unchanged state is answered as derived())
         return data, changed
 
-    def save_derived(self, name: str, data: bytes) -> None:
+    def save_derived(self, name: str, data: bytes, state: bytes | None = None) -> None:
         """Save ``data`` (computed from every page as of :attr:`state`) as ``name``; not saved when
-        the database holds another state by now (another process changed pages meanwhile)."""
+        the database holds another state by now (another process changed pages meanwhile), nor,
+        with ``state`` (the :attr:`state` read before computing it), when this store has moved on
+        from that one since (a refresh on another thread wrote meanwhile)."""
         with self._lock:
             token, conn = self._token, self._conn
-            if token is None:
+            if token is None or (state is not None and state != token):
                 return
             # Another process writing (a cold index) must not hold up the answer: a short wait,
             # then the data is left for a later call to save.
