@@ -964,10 +964,12 @@ class PageStore:
             batch: list[tuple[Any, ...]] = []
             records: list[tuple[str, bytes]] = []
             names: list[list[Any]] = []
+            replaced: list[str] = []  # pages cached before: their old name rows go
             new_racy: list[tuple[str, bytes]] = []
             parsed = self._parsed(stale, bool(active), parallel_min, racy_from)
             for done, (row, record, body, page_digest) in enumerate(parsed, 1):
                 path = row[0]
+                known = path in stamps
                 stamps[path] = stamp = (row[2], row[1])  # mtime, size
                 info[path] = details = (row[3], row[4], row[5])  # title, layer, trust
                 # A page whose file name is not valid UTF-8 lives in memory only (parsed again by
@@ -984,6 +986,8 @@ class PageStore:
                     batch.append((path, *stamp, *details))
                     records.append((path, record))
                     names.append(row)
+                    if known:
+                        replaced.append(path)
                 if pages is not None or active or not stored:
                     page = from_row(row)
                     if not stored:
@@ -996,8 +1000,8 @@ class PageStore:
                 if progress is not None and done % 250 == 0:
                     progress(done, len(stale))
                 if len(batch) >= 2000:
-                    self._flush(batch, records, names)
-            self._flush(batch, records, names)
+                    self._flush(batch, records, names, replaced)
+            self._flush(batch, records, names, replaced)
             # (a page whose name is not UTF-8 is racy in memory only: never in the table)
             conn.executemany("DELETE FROM racy WHERE path=?", [u for u in unracy if utf8_name(u[0])])
             conn.executemany("INSERT OR REPLACE INTO racy VALUES (?, ?)", new_racy)
@@ -1017,19 +1021,26 @@ class PageStore:
             raise
 
     def _flush(self, batch: list[tuple[Any, ...]], records: list[tuple[str, bytes]],
-               names: list[list[Any]]) -> None:
+               names: list[list[Any]], replaced: list[str]) -> None:
         """Write a batch: stamps, records and the name tables of each page (its :meth:`Page.to_row`
-        in ``names``)."""
+        in ``names``); the name rows of the ``replaced`` records go first (a page not cached
+        before has none: a cold index looks nothing up for them)."""
         conn = self._conn
-        self._drop_names([(row[0],) for row in names])  # keyed by the rowid being replaced
+        self._drop_names([(path,) for path in replaced])  # keyed by the rowid being replaced
         conn.executemany("INSERT OR REPLACE INTO pages VALUES (?,?,?,?,?,?)", batch)
         conn.executemany("INSERT OR REPLACE INTO records VALUES (?,?)", records)
+        rowid: dict[str, int] = {}  # each record's new rowid, found once (not once per name)
+        for start in range(0, len(names), 500):
+            chunk = [row[0] for row in names[start:start + 500]]
+            rowid.update(conn.execute(f"SELECT path, rowid FROM records WHERE path IN ({','.join('?' * len(chunk))})",
+                                      chunk))
         for table, hashes in (("link_names", link_name_hashes), ("page_names", page_name_hashes)):
-            conn.executemany(f"INSERT OR IGNORE INTO {table} SELECT ?, rowid FROM records WHERE path=?",
-                             [(h, row[0]) for row in names for h in hashes(row)])
+            conn.executemany(f"INSERT OR IGNORE INTO {table} VALUES (?, ?)",
+                             [(h, src) for row in names for src in (rowid[row[0]],) for h in hashes(row)])
         batch.clear()
         records.clear()
         names.clear()
+        replaced.clear()
 
     def _drop_names(self, paths: list[tuple[str]]) -> None:
         """Delete the name rows of the cached records at ``paths`` (found from the old records
