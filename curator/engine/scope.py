@@ -45,10 +45,8 @@ reported in ``warnings``.
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,7 +57,14 @@ from .actor import Actor
 if TYPE_CHECKING:
     from .wiki import Wiki
 
-log = logging.getLogger(__name__)
+
+def _warn(message: str, *args: object) -> None:
+    """Log a warning about the policy file (logging is imported only then: most wikis' commands
+    never warn, and every command opens the policy)."""
+    import logging
+
+    logging.getLogger(__name__).warning(message, *args)
+
 
 SCOPE_FILE = ".scope.toml"
 AGENT_WRITABLE = "agent_writable"
@@ -238,6 +243,8 @@ def _parse_review(table: Any, warnings: list[str]) -> ReviewRule:
 
 def parse_scope(text: str) -> ParsedPolicy:
     """Parse the text of a ``.scope.toml``; never raises."""
+    import tomllib  # (only for a wiki that has the file)
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -353,13 +360,13 @@ class ScopePolicy:
 
     def _set(self, parsed: ParsedPolicy, exists: bool, stamp: tuple[int, int, int, int] | None) -> None:
         if parsed.error and parsed.error != self._parsed.error:
-            log.warning("%s: %s; no scope policy in force", self.root, parsed.error)
+            _warn("%s: %s; no scope policy in force", self.root, parsed.error)
         seen = set(self._parsed.warnings)
         new = [w for w in parsed.warnings if w not in seen]
         if len(new) == 1:
-            log.warning("%s: %s: %s", self.root, SCOPE_FILE, new[0])
+            _warn("%s: %s: %s", self.root, SCOPE_FILE, new[0])
         elif new:  # one summary line, however many rules are wrong
-            log.warning("%s: %s: %d warnings (the first: %s); 'curator scope' lists them all",
+            _warn("%s: %s: %d warnings (the first: %s); 'curator scope' lists them all",
                         self.root, SCOPE_FILE, len(new), new[0])
         self._parsed = parsed
         self._exists = exists
