@@ -199,6 +199,11 @@ def test_record_and_row_forms_round_trip(tmp_path: Path) -> None:
     for page in Wiki(info.root).pages.values():
         assert Page.from_record(json.loads(json.dumps(page.to_record()))) == page
         assert Page.from_row(json.loads(json.dumps(page.to_row()))) == page
+        # the cache's record (the links as columns), as pages are decoded and as names are dropped
+        record = store_module.encode_record(page.to_row())
+        assert Page.from_row(store_module.decode_record(record)) == page
+        assert (store_module.link_name_hashes(store_module.decode_record(record))
+                == store_module.link_name_hashes(page.to_row()))
 
 
 # --- the snapshot of the stamps and the racy-stamp guard -----------------------------------

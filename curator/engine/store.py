@@ -4,9 +4,10 @@ Opening an unchanged wiki re-parses nothing: the walker's stat results are compa
 cached (mtime, size) of every row and only new or changed files are read. Rows are decoded into
 :class:`Page` objects only when something asks for them (:attr:`PageStore.pages`); a command that
 needs just the listing (``curator index``) reads the summary columns (:meth:`PageStore.summaries`)
-and never decodes a record. Records are ``marshal`` blobs of :meth:`Page.to_row` (decoding is
-several times faster than JSON, and the cache is local state that is never taken from a remote),
-the longer ones zlib-compressed, so the whole cache stays smaller than the pages.
+and never decodes a record. Records are ``marshal`` blobs of :meth:`Page.to_row` with the links
+as columns (:func:`encode_record`; decoding is several times faster than JSON, and the cache is
+local state that is never taken from a remote), the longer ones zlib-compressed, so the whole
+cache stays smaller than the pages.
 
 Many stale pages (a cold index) are parsed in worker processes, one per core
 (:data:`PARALLEL_MIN` and up), while this process writes the rows as they come back.
@@ -72,7 +73,7 @@ from .walker import PageFile, Stamps, is_page_path, scan, utf8_name, walk_order
 #: What :meth:`PageStore._read` answers for a page it may not read (a chmod-000 file).
 _UNREADABLE = b"\0unreadable\0"
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-SCHEMA_VERSION = 11  # bump when Page or the parse rules change: the cache is rebuilt
+SCHEMA_VERSION = 12  # bump when Page or the parse rules change: the cache is rebuilt
 #: Stale pages from which parsing moves to worker processes (below, starting them costs more).
 PARALLEL_MIN = 1500
 #: The same for the pages an action (or a watcher) names: a merge re-indexes its 2,000 rewritten
@@ -103,17 +104,29 @@ def digest(data: bytes) -> bytes:
     return blake2b(data, digest_size=16).digest()
 
 
+#: Where :meth:`Page.to_row` keeps the page's links.
+_LINKS = 15
+
+
 def encode_record(row: list[Any]) -> bytes:
-    blob = marshal.dumps(row)
+    """A page's record: its :meth:`Page.to_row` with the links as columns (one list of targets, one
+    of keys, ...: a hub page's 30,000 links decode as six lists, not 30,000), marshalled."""
+    links = row[_LINKS]
+    blob = marshal.dumps([*row[:_LINKS], [list(c) for c in zip(*links, strict=True)] if links else [],
+                          *row[_LINKS + 1:]])
     if len(blob) > COMPRESS_ABOVE:
         return b"Z" + zlib.compress(blob, 1)
     return blob
 
 
 def decode_record(blob: bytes) -> list[Any]:
+    """The :meth:`Page.to_row` an :func:`encode_record` holds (its links as tuples, made lazily:
+    :meth:`Page.from_row` makes its links from them directly, and a reader takes them once)."""
     if blob[:1] == b"Z":
         blob = zlib.decompress(blob[1:])
     record: list[Any] = marshal.loads(blob)
+    columns = record[_LINKS]
+    record[_LINKS] = zip(*columns, strict=True) if columns else ()
     return record
 
 
@@ -130,7 +143,7 @@ def link_name_hashes(row: list[Any]) -> set[int]:
     """Hashes of the names each link of a page (a :meth:`Page.to_row`) is looked up by: its
     key's last segment and the whole key (what :func:`~.links.local_index` matches)."""
     out: set[int] = set()
-    for link in row[15]:
+    for link in row[_LINKS]:
         key = link[1]
         out.add(name_hash(key))
         last = _last(key)
