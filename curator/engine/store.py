@@ -253,25 +253,30 @@ def read_page_bytes(real_root: str, path: str) -> bytes | None:
             return None
 
 
-#: What :func:`parse_files` answers per page: its :meth:`Page.to_row`, the encoded record, the
-#: body (or None) and, for a racy page, the digest of the bytes parsed (else None).
-Parsed = tuple[list[Any], bytes, str | None, bytes | None]
+#: What :func:`parse_files` answers per page: the first six fields of its :meth:`Page.to_row`
+#: (path, size, mtime_ns, title, layer, trust), the encoded record, the hashes of the name tables'
+#: rows (:func:`link_name_hashes`, :func:`page_name_hashes`), the body (or None), for a racy page
+#: the digest of the bytes parsed (else None), and the row itself when asked for (else None).
+Parsed = tuple[tuple[Any, ...], bytes, set[int], set[int], str | None, bytes | None, list[Any] | None]
 
 
 def parse_files(real_root: str, files: list[PageFile], with_body: bool,
-                racy_from: int | None = None) -> list[Parsed]:
+                racy_from: int | None = None, rows: bool = True) -> list[Parsed]:
     """Read and parse ``files``: a :data:`Parsed` for each one still there, with the digest of
     the pages whose mtime is ``racy_from`` or later (see :data:`RACY_NS`).
 
-    Runs in worker processes for a bulk parse (rows travel back cheaply, already encoded; Page
-    objects are rebuilt only if someone asks for them).
+    Runs in worker processes for a bulk parse (``rows`` false): what travels back is cheap to
+    send, the record already encoded and the name hashes made, not the row (unpickling 32,000
+    rows of links cost the writing process more than everything else it did in a cold index);
+    Page objects are decoded from the record only if someone asks for them.
     """
     out: list[Parsed] = []
     with gc_paused():
         for page, body, data in _read_parse(real_root, files):
             row = page.to_row()
             racy = racy_from is not None and page.mtime_ns >= racy_from and data is not _UNREADABLE
-            out.append((row, encode_record(row), body if with_body else None, digest(data) if racy else None))
+            out.append((tuple(row[:6]), encode_record(row), link_name_hashes(row), page_name_hashes(row),
+                        body if with_body else None, digest(data) if racy else None, row if rows else None))
     return out
 
 
@@ -934,7 +939,7 @@ class PageStore:
         if len(stale) >= (PARALLEL_MIN if parallel_min is None else parallel_min):
             from . import parallel  # (multiprocessing: imported only when there is bulk work)
 
-            chunks = parallel.map_chunks(parse_files, self._real_root, stale, with_body, racy_from)
+            chunks = parallel.map_chunks(parse_files, self._real_root, stale, with_body, racy_from, False)
             if chunks is not None:
                 for chunk in chunks:
                     yield from chunk
@@ -976,15 +981,15 @@ class PageStore:
                     ext.delete(conn, path)
             batch: list[tuple[Any, ...]] = []
             records: list[tuple[str, bytes]] = []
-            names: list[list[Any]] = []
+            names: list[tuple[str, set[int], set[int]]] = []
             replaced: list[str] = []  # pages cached before: their old name rows go
             new_racy: list[tuple[str, bytes]] = []
             parsed = self._parsed(stale, bool(active), parallel_min, racy_from)
-            for done, (row, record, body, page_digest) in enumerate(parsed, 1):
-                path = row[0]
+            for done, (head, record, link_hashes, own_hashes, body, page_digest, row) in enumerate(parsed, 1):
+                path = head[0]
                 known = path in stamps
-                stamps[path] = stamp = (row[2], row[1])  # mtime, size
-                info[path] = details = (row[3], row[4], row[5])  # title, layer, trust
+                stamps[path] = stamp = (head[2], head[1])  # mtime, size
+                info[path] = details = (head[3], head[4], head[5])  # title, layer, trust
                 # A page whose file name is not valid UTF-8 lives in memory only (parsed again by
                 # each process): no UTF-8 database holds its name, and one such file must not stop
                 # the rest. It is listed and linted, not searched.
@@ -998,11 +1003,11 @@ class PageStore:
                 if stored:
                     batch.append((path, *stamp, *details))
                     records.append((path, record))
-                    names.append(row)
+                    names.append((path, link_hashes, own_hashes))
                     if known:
                         replaced.append(path)
                 if pages is not None or active or not stored:
-                    page = from_row(row)
+                    page = from_row(row if row is not None else decode_record(record))
                     if not stored:
                         self._unstored[path] = page
                     if pages is not None:
@@ -1034,22 +1039,23 @@ class PageStore:
             raise
 
     def _flush(self, batch: list[tuple[Any, ...]], records: list[tuple[str, bytes]],
-               names: list[list[Any]], replaced: list[str]) -> None:
-        """Write a batch: stamps, records and the name tables of each page (its :meth:`Page.to_row`
-        in ``names``); the name rows of the ``replaced`` records go first (a page not cached
-        before has none: a cold index looks nothing up for them)."""
+               names: list[tuple[str, set[int], set[int]]], replaced: list[str]) -> None:
+        """Write a batch: stamps, records and the name tables of each page (its path, link name
+        and page name hashes in ``names``); the name rows of the ``replaced`` records go first (a
+        page not cached before has none: a cold index looks nothing up for them)."""
         conn = self._conn
         self._drop_names([(path,) for path in replaced])  # keyed by the rowid being replaced
         conn.executemany("INSERT OR REPLACE INTO pages VALUES (?,?,?,?,?,?)", batch)
         conn.executemany("INSERT OR REPLACE INTO records VALUES (?,?)", records)
         rowid: dict[str, int] = {}  # each record's new rowid, found once (not once per name)
         for start in range(0, len(names), 500):
-            chunk = [row[0] for row in names[start:start + 500]]
+            chunk = [entry[0] for entry in names[start:start + 500]]
             rowid.update(conn.execute(f"SELECT path, rowid FROM records WHERE path IN ({','.join('?' * len(chunk))})",
                                       chunk))
-        for table, hashes in (("link_names", link_name_hashes), ("page_names", page_name_hashes)):
+        for table, column in (("link_names", 1), ("page_names", 2)):
+            # in key order: each row lands beside the one before in the table's B-tree
             conn.executemany(f"INSERT OR IGNORE INTO {table} VALUES (?, ?)",
-                             [(h, src) for row in names for src in (rowid[row[0]],) for h in hashes(row)])
+                             sorted([(h, rowid[entry[0]]) for entry in names for h in entry[column]]))
         batch.clear()
         records.clear()
         names.clear()
