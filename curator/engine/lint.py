@@ -29,7 +29,8 @@ SEVERITY = {"frontmatter": ERROR, "layer": ERROR, "trust": ERROR, "encoding": ER
             "nul-bytes": ERROR, "source-type": WARNING, "links": WARNING,
             "empty": WARNING, "folder-case": ERROR, "file-name": ERROR, "broken-anchor": WARNING,
             "moved-target": WARNING, "unreadable": ERROR}
-#: The name the operator's answer is saved under in the page cache, and the version of its encoding.
+#: The name the operator's answer is saved under in the page cache, and the version of what is
+#: saved: bump it whenever what lint reports changes (a saved answer of another version is not used).
 SAVED_NAME = "lint"
 _SAVED_FORMAT = 1
 

@@ -38,7 +38,8 @@ reads it again and compares the digest: a different text is a modification. Once
 mtime is safely older than a check, any later write would change it, and the entry is dropped.
 
 Each snapshot carries a fresh random token, the store's :attr:`PageStore.state`: data computed
-from every page (the operator's resolved link graph, :mod:`.graph`) is saved under it
+from every page (the operator's resolved link graph, :mod:`.graph`; the operator's lint answer,
+:mod:`.lint`) is saved under it
 (:meth:`PageStore.save_derived`) and answered again (:meth:`PageStore.derived`) only while the
 pages are exactly those it was computed from. Each new state also records the one before it
 and the paths its write changed (rows of ``changes``, the last :data:`CHANGES_KEPT`), so data saved
