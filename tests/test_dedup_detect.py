@@ -204,7 +204,7 @@ def test_visibility_filters_pairs(tmp_path: Path) -> None:
 
 def test_incremental_update_matches_a_full_scan(planted: Planted, tmp_path: Path) -> None:
     wiki = Wiki(planted.root)
-    index = dedup.index_for(wiki)
+    index = dedup.index_for(wiki, full=True)  # every page's features: changes followed page by page
     before = {dedup.pair_key(c.keep, c.merge) for c in index.candidates()}
     src = planted.pairs["body"][0][0]
     text = (planted.root / src).read_text(encoding="utf-8")

@@ -331,63 +331,114 @@ def count_shingled(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return shingled
 
 
-def test_signatures_are_kept_by_stamp_and_never_served_stale(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def kept_blob(root: Path) -> bytes | None:
+    """The dedup result kept for the pages as they are now (a new process's view)."""
+    from curator.engine import dedup_cache
+
+    wiki = Wiki(root)
+    wiki.refresh()  # the store's state is current
+    return wiki.store.derived(dedup_cache.NAME)
+
+
+def full_scan(root: Path) -> list[dict[str, object]]:
+    """What a full scan of the pages as they are answers (nothing kept is read)."""
+    wiki = Wiki(root)
+    index = dedup.DedupIndex(wiki)
+    index.scan()
+    return [f.to_json() for f in index.families(dedup.OPERATOR, dedup.dismissed_pairs(wiki))]
+
+
+def test_the_kept_result_answers_only_for_the_pages_it_was_scanned_from(root: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     from curator.engine import dedup_cache
 
     first = [f.to_json() for f in dedup.find_families(Wiki(root))]
-    kept = dedup_cache.load(root / ".curator")
-    assert set(kept) == set(Wiki(root).pages) and (root / ".curator" / dedup_cache.CACHE_FILE).exists()
+    assert kept_blob(root) is not None and first == full_scan(root)
     shingled = count_shingled(monkeypatch)
-    # a new process on an unchanged wiki shingles nothing and answers the same
-    assert [f.to_json() for f in dedup.find_families(Wiki(root))] == first and shingled == []
-    # a page changed outside: only it is shingled again, and its new text is what counts
-    late = facts(6, 5)
-    (root / LEDGER_COPY).write_text(page("Dock Accounts Summary", late, trust=0.6), "utf-8")
-    fresh = dedup.find_families(Wiki(root))
-    assert shingled == [LEDGER_COPY]
-    assert not [f for f in fresh if LEDGER_COPY in f.pages]
-    stamp = dedup_cache.load(root / ".curator")[LEDGER_COPY][0]
-    assert stamp != kept[LEDGER_COPY][0] and stamp[1] == (root / LEDGER_COPY).stat().st_size
-    # a damaged or foreign file is ignored (and written anew), never trusted
-    (root / ".curator" / dedup_cache.CACHE_FILE).write_bytes(b"PK\x03\x04 not really a zip")
-    shingled.clear()
-    assert [f.to_json() for f in dedup.find_families(Wiki(root))] == [f.to_json() for f in fresh]
+    # a new process on an unchanged wiki reads no body and answers the same
+    again = Wiki(root)
+    assert [f.to_json() for f in dedup.find_families(again)] == first and shingled == []
+    assert dedup.index_for(again).kept is not None and not dedup.index_for(again).features
+    # a page changed outside: the next process scans every page again, and the new text counts
+    (root / LEDGER_COPY).write_text(page("Dock Accounts Summary", facts(6, 5), trust=0.6), "utf-8")
+    assert kept_blob(root) is None
+    fresh = [f.to_json() for f in dedup.find_families(Wiki(root))]
     assert sorted(shingled) == sorted(Wiki(root).pages)
-    assert set(dedup_cache.load(root / ".curator")) == set(Wiki(root).pages)
+    assert not [f for f in fresh if LEDGER_COPY in f["pages"]] and fresh == full_scan(root)
+    shingled.clear()
+    assert [f.to_json() for f in dedup.find_families(Wiki(root))] == fresh and shingled == []
+    # a decision is applied to the kept pairs at answer time, like to a scan's
+    dedup.dismiss_pages(Wiki(root), family_of(dedup.find_families(Wiki(root)), NEXT).pages)
+    decided = [f.to_json() for f in dedup.find_families(Wiki(root))]
+    assert not [f for f in decided if NEXT in f["pages"]] and decided == full_scan(root)
+    # a new attachment file (links may resolve to it: inbound counts) is another key
+    (root / "wiki/diagram.png").write_bytes(b"png")
+    wiki = Wiki(root)
+    wiki.refresh()
+    blob = wiki.store.derived(dedup_cache.NAME)
+    assert blob is not None and dedup_cache.decode(blob, dedup.DedupIndex(wiki)._kept_key()) is None
+    # a damaged blob is ignored (scanned again), never trusted
+    wiki = Wiki(root)
+    wiki.refresh()
+    wiki.store.save_derived(dedup_cache.NAME, b"not a kept result")
+    shingled.clear()
+    assert [f.to_json() for f in dedup.find_families(Wiki(root))] == full_scan(root) and shingled
+    assert not (root / ".curator" / dedup.OLD_SIGNATURES).exists()
 
 
-def test_a_same_size_rewrite_within_one_tick_is_seen_by_the_kept_signatures(
+def test_session_4s_signatures_file_is_removed_by_the_next_scan(root: Path) -> None:
+    (root / ".curator").mkdir(exist_ok=True)
+    old = root / ".curator" / dedup.OLD_SIGNATURES
+    old.write_bytes(b"\0" * 1000)
+    dedup.find_families(Wiki(root))
+    assert not old.exists()
+
+
+def test_a_same_size_rewrite_within_one_tick_is_never_answered_from_the_kept_result(
         root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A page rewritten in place with the same size and mtime (a write within one tick of a coarse
-    file clock) keeps its stamp: the signatures kept by that stamp follow the page cache's
-    racy-stamp guard, so the new text's shingles are what counts (here a new duplicate)."""
+    file clock) keeps its stamp: the kept result follows the page cache's racy-stamp guard (the
+    store's state changes when the bytes it checks change), and a scan that read other bytes
+    than the store did is not kept at all."""
     import os
 
-    from curator.engine import dedup_cache
     from curator.engine import store as store_module
 
     later = "notes/later-notes.md"
     (root / later).write_text(page("Later Notes", facts(8, 77)), "utf-8")
     assert not [f for f in dedup.find_families(Wiki(root)) if later in f.pages]
-    assert dedup_cache.load(root / ".curator")[later][2]  # just written: kept with its digest
-    st = (root / later).stat()
-    copy = page("Later Notes", facts(6, 155))  # the text of the 155 family
-    copy += " " * (st.st_size - len(copy.encode()))
-    assert len(copy.encode()) == st.st_size
-    (root / later).write_text(copy, "utf-8")
-    os.utime(root / later, ns=(st.st_atime_ns, st.st_mtime_ns))
-    assert ((root / later).stat().st_mtime_ns, (root / later).stat().st_size) == (st.st_mtime_ns, st.st_size)
-    fresh = Wiki(root)  # another process
-    assert later in family_of(dedup.find_families(fresh), ORIGINAL).pages
+    assert kept_blob(root) is not None  # just written (racy), and the bytes scanned are the store's
+
+    def rewrite(text: str) -> None:
+        st = (root / later).stat()
+        text += " " * (st.st_size - len(text.encode()))
+        assert len(text.encode()) == st.st_size
+        (root / later).write_text(text, "utf-8")
+        os.utime(root / later, ns=(st.st_atime_ns, st.st_mtime_ns))
+        assert ((root / later).stat().st_mtime_ns, (root / later).stat().st_size) == (st.st_mtime_ns, st.st_size)
+
+    rewrite(page("Later Notes", facts(6, 155)))  # the text of the 155 family
+    assert later in family_of(dedup.find_families(Wiki(root)), ORIGINAL).pages  # another process
     shingled = count_shingled(monkeypatch)
     assert later in family_of(dedup.find_families(Wiki(root)), ORIGINAL).pages and shingled == []
-    # once the store trusts the stamp again, the kept signature is checked by its bytes and kept
-    # by the stamp alone
+    # rewritten between the store's read and the scan's: the answer is the scan's, never kept
+    rewrite(page("Later Notes", facts(8, 77)))
+    wiki = Wiki(root)
+    wiki.refresh()  # the store reads the page again (a new state: nothing kept for it)
+    assert wiki.store.derived("dedup") is None and wiki.store.racy_digest(later) is not None
+    rewrite(page("Later Notes", facts(6, 155)))
+    assert later in family_of(dedup.find_families(wiki), ORIGINAL).pages  # the bytes scanned
+    assert wiki.store.derived("dedup") is None  # not kept under a state of other bytes
+    assert later in family_of(dedup.find_families(Wiki(root)), ORIGINAL).pages  # re-read by the store
+    assert kept_blob(root) is not None
+    # once the store trusts the stamp, the kept result holds
     move_store_clock(monkeypatch, 2 * store_module.RACY_NS)
     settled = Wiki(root)
+    settled.refresh()
     assert settled.store.racy_digest(later) is None
+    shingled.clear()
     assert later in family_of(dedup.find_families(settled), ORIGINAL).pages and shingled == []
-    assert dedup_cache.load(root / ".curator")[later][2] == b""
+    assert [f.to_json() for f in dedup.find_families(Wiki(root))] == full_scan(root)
 
 
 def test_the_count_is_the_number_of_families_listed(root: Path) -> None:
@@ -404,10 +455,12 @@ def test_the_count_is_the_number_of_families_listed(root: Path) -> None:
 
 def test_a_background_scan_shingles_in_niced_workers_with_the_same_answer(root: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    from curator.engine import dedup_cache, parallel
+    import shutil
+
+    from curator.engine import parallel
 
     alone = [f.to_json() for f in dedup.find_families(Wiki(root))]  # shingled in this process
-    (root / ".curator" / dedup_cache.CACHE_FILE).unlink()
+    shutil.rmtree(root / ".curator")  # nothing kept
     seen: list[int] = []
     real = parallel.map_chunks
 

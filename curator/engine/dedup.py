@@ -64,6 +64,7 @@ import threading
 import unicodedata
 from collections import defaultdict
 from collections.abc import Callable, Iterable
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -121,6 +122,16 @@ SIGNALS: tuple[str, ...] = ("title", "tags", "slug", "body", "containment")
 CONTENT_SIGNALS: frozenset[str] = frozenset({"body", "containment"})
 #: Pages to shingle from which a scan uses worker processes (below, starting them costs more).
 PARALLEL_SHINGLES = 1500
+#: A kept result (:mod:`.dedup_cache`) holds the scores of every two pages of a text family up to
+#: this size (a family's survivor, and so the pairs asked about, depend on who looks and on what was
+#: dismissed); a bigger one is asked about from a full scan.
+KEPT_FAMILY_MAX = 40
+#: The per-page signatures file of session 4's design, removed by the first scan that finds it.
+OLD_SIGNATURES = "dedup-shingles.npz"
+#: What a kept result's answer depends on besides the pages (part of its key).
+SETTINGS = (TITLE_SIMILARITY, TAG_JACCARD, SLUG_SIMILARITY, BODY_JACCARD, SHINGLE_WORDS, MIN_SHINGLES,
+            MAX_FANOUT, RARE_TAG_PAGES, MIN_RARE_TAGS, BOILERPLATE_MIN_PAGES, NUM_PERM, BANDS, ROWS,
+            CONTAINMENT, CONTAINMENT_SAMPLE, CONTAINMENT_HITS, CONTAINMENT_MIN_HITS, CONTAINMENT_MAX_PAGES)
 
 _TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]|[^\W_]+")
 _NON_ALNUM = re.compile(r"[\W_]+")
@@ -539,6 +550,10 @@ class Family:
                 "impact": self.impact, "members": self.members, "edges": self.edges}
 
 
+class _NeedScan(Exception):
+    """A kept result cannot answer this (the scores of two pages of a big family): scan."""
+
+
 class DedupIndex:
     """Per-page features and the verified pairs of every signal, updated page by page."""
 
@@ -579,64 +594,50 @@ class DedupIndex:
         self._links: LinkIndex | None = None  # the link index of the families being built
         self._inbound: dict[str, int] = {}  # and the counts read from it so far
         self.scanned = False
+        #: The store state a kept result was loaded for (answers come from it: no features, no
+        #: index; the first change to the pages makes the next update a full scan), else None.
+        self.kept: bytes | None = None
+        self._kept_inbound: dict[str, int] = {}
+        #: The store state the last full scan read, while its result is not yet kept (see _keep)
+        self._unkept: bytes | None = None
 
     # --- reading pages ----------------------------------------------------------------------
     def _features(self, page: Page) -> Features:
         return page_features(page, read_body(self.wiki.root, page.path))
 
-    def _all_shingles(self, pages: dict[str, Page], order: list[str]) -> list[np.ndarray]:
-        """Every page's body shingles (in ``order``): from the signatures kept in ``.curator/``
-        (:mod:`.dedup_cache`) where the page's stamp is unchanged (and, for a page the store's
-        racy-stamp guard checks, its bytes are those shingled), the rest computed (in worker
-        processes when there are many) and kept for the next scan."""
-        state, store, root = self.wiki.state_dir, self.wiki.store, str(self.wiki.root)
-        kept = dedup_cache.load(state)
+    def _all_shingles(self, pages: dict[str, Page], order: list[str]) -> tuple[list[np.ndarray], bool]:
+        """Every page's body shingles (in ``order``), in worker processes when there are many, and
+        whether they are of the bytes the page store read: a page its racy-stamp guard still
+        checks (:meth:`~.store.PageStore.racy_digest`) may have been rewritten in place, within
+        one tick of the file clock, since the store read it; its digest is compared, and a scan
+        that read other bytes than the store's is not kept (:meth:`_keep`)."""
+        store, root = self.wiki.store, str(self.wiki.root)
+        racy = {p: d for p in order if (d := store.racy_digest(p)) is not None}
+        files = [PageFile(p, pages[p].mtime_ns, pages[p].size) for p in order]
+        args = (frozenset(racy),)
+        chunks = (parallel.map_chunks(shingle_files, root, files, *args, niceness=self.niceness)
+                  if len(files) >= PARALLEL_SHINGLES else None)
         out: dict[str, np.ndarray] = {}
-        checked: dict[str, bytes] = {}  # the racy pages' digests (see dedup_cache): kept with them
-        missing: list[PageFile] = []
-        checking: list[str] = []  # the missing pages the store's guard checks
-        retagged = False
-        for path in order:
-            page = pages[path]
-            stamp = (page.mtime_ns, page.size)
-            hit = kept.get(path)
-            racy = store.racy_digest(path)  # (the store's racy-stamp guard: None when the stamp is trusted)
-            if hit is not None and hit[0] == stamp:
-                if racy is not None:  # the store reads it again: the shingles must be of the bytes it read
-                    if hit[2] == racy:
-                        out[path], checked[path] = hit[1], racy
-                        continue
-                elif not hit[2]:  # a trusted stamp, now as then: any later write changed it
-                    out[path] = hit[1]
-                    continue
-                elif digest(read_bytes(root, path)) == hit[2]:  # trusted by the store since: read again
-                    out[path], retagged = hit[1], True
-                    continue
-            missing.append(PageFile(path, page.mtime_ns, page.size))
-            if racy is not None:  # kept with the digest of the bytes its shingles are made from
-                checking.append(path)
-        if missing:
-            args = (frozenset(checking),)
-            chunks = (parallel.map_chunks(shingle_files, root, missing, *args, niceness=self.niceness)
-                      if len(missing) >= PARALLEL_SHINGLES else None)
-            for chunk in chunks if chunks is not None else (shingle_files(root, missing, *args),):
-                for path, blob, read in chunk:
-                    out[path] = np.frombuffer(blob, dtype=np.uint64)
-                    if read:
-                        checked[path] = read
-        if missing or retagged or len(kept) != len(out):
-            dedup_cache.save(state, {p: ((pages[p].mtime_ns, pages[p].size), out[p], checked.get(p, b""))
-                                     for p in order})
-        return [out[p] for p in order]
+        same = True
+        for chunk in chunks if chunks is not None else (shingle_files(root, files, *args),):
+            for path, blob, read in chunk:
+                out[path] = np.frombuffer(blob, dtype=np.uint64)
+                if read and read != racy[path]:
+                    same = False
+        with suppress(OSError):  # what session 4 kept per page (as big as the pages): not used any more
+            (self.wiki.state_dir / OLD_SIGNATURES).unlink()
+        return [out[p] for p in order], same
 
     # --- full scan ----------------------------------------------------------------------------
     def scan(self) -> None:
         """(Re)build everything from the current pages."""
         with self._lock, gc_paused():
             pages = self.wiki.pages
+            token = self.wiki.store.state  # the state these pages are (refreshed by .pages)
             self._reset()
             order = sorted(pages)
-            feats = [features_of(pages[p], sh) for p, sh in zip(order, self._all_shingles(pages, order), strict=True)]
+            bodies, same = self._all_shingles(pages, order)
+            feats = [features_of(pages[p], sh) for p, sh in zip(order, bodies, strict=True)]
             self.features = {f.path: f for f in feats}
             self.boilerplate_pages = max(BOILERPLATE_MIN_PAGES, len(feats) // 2000)
             counts = self._count_shingles(feats)
@@ -653,6 +654,7 @@ class DedupIndex:
             self._scan_bodies(feats)
             self._scan_containment(feats)
             self.scanned = True
+            self._unkept = token if same else None
 
     def _count_shingles(self, feats: list[Features]) -> list[np.ndarray]:
         """Count on how many pages each shingle occurs; return each page's per-shingle counts."""
@@ -994,7 +996,15 @@ class DedupIndex:
         their last examination until the next full :meth:`scan`.
         """
         with self._lock, gc_paused():
+            if self.kept is not None:
+                if self.wiki.pages is not None and self.wiki.store.state == self.kept:  # (.pages: refreshed)
+                    return []
+                self.kept = None  # the pages changed: a full scan (a kept result has no features)
+                self.scan()
+                return sorted(self.features)
             if not self.scanned:
+                if self._load_kept():
+                    return []
                 self.scan()
                 return sorted(self.features)
             pages = self.wiki.pages
@@ -1011,16 +1021,70 @@ class DedupIndex:
                     self._learn(pages[path])
             return stale
 
+    def build(self) -> None:
+        """Make sure the index holds every page's features (a full scan when it answers from a kept
+        result or has not scanned yet), so that later changes are followed page by page
+        (:meth:`update`): the station does this in the background after its first answer."""
+        with self._lock:
+            if self.kept is not None or not self.scanned:
+                self.scan()
+
+    # --- the kept result (:mod:`.dedup_cache`) ----------------------------------------------------
+    def _kept_key(self) -> bytes:
+        return dedup_cache.key_of(self.wiki.store.attachments, SETTINGS)
+
+    def _load_kept(self) -> bool:
+        """Answer from the result a full scan kept for the store's current state, if there is one."""
+        store = self.wiki.store
+        token = store.state if self.wiki.pages is not None else None  # (.pages: refreshed on first use)
+        # (saved under this state, or an earlier one no page changed since: a racy page that
+        # settled, the store's own bookkeeping)
+        found = store.derived_since(dedup_cache.NAME) if token is not None else None
+        kept = dedup_cache.decode(found[0], self._kept_key()) if found is not None and not found[1] else None
+        if kept is None:
+            return False
+        self._reset()
+        for signal in SIGNALS:
+            pairs = self.pairs[signal] = kept.pairs.get(signal, {})
+            partners = self.partners[signal]
+            for a, b in pairs:
+                partners[a].add(b)
+                partners[b].add(a)
+        self._scores = kept.scores
+        self._kept_inbound = kept.inbound
+        self.kept = token
+        return True
+
+    def _keep(self) -> None:
+        """Save the last full scan's result for its store state (once, after its first answer: the
+        scores and inbound counts that answer computed are reused), unless the pages changed since
+        or it read other bytes than the store (see :meth:`_all_shingles`). Call with the lock held."""
+        token, self._unkept = self._unkept, None
+        store = self.wiki.store
+        if token is None or store.state != token:
+            return
+        fired = self._fired(OPERATOR, set())  # every pair any actor's answer may show is one of these
+        asked = set(fired)
+        content = {s: {p: 0.0 for p, sig in fired.items() if s in sig} for s in CONTENT_SIGNALS}
+        for family in dedup_cache.components(content, CONTENT_SIGNALS):
+            if len(family) <= KEPT_FAMILY_MAX:  # (any two may be a survivor and a member)
+                asked.update(itertools.combinations(family, 2))
+        scores = {pair: self.scores(*pair) for pair in sorted(asked)}
+        inbound = {p: self.inbound(p) for pair in asked for p in pair}
+        kept = dedup_cache.Kept({s: dict(self.pairs[s]) for s in SIGNALS}, scores, inbound)
+        store.save_derived(dedup_cache.NAME, dedup_cache.encode(kept, self._kept_key()))
+
     # --- answers ---------------------------------------------------------------------------------
     def _fired(self, actor: Actor, dismissed: set[tuple[str, str]],
                page: str | None = None) -> dict[tuple[str, str], list[str]]:
         """Pair -> the signals that fired for it, over the pairs of pages ``actor`` may see (both
         pages), dismissed pairs left out. Call with the lock held."""
         pages = self.wiki.pages
+        known = pages.keys() if self.kept is not None else self.features.keys()  # (a kept result: these pages)
         if actor.is_operator:
-            visible = self.features.keys() & pages.keys()
+            visible = known & pages.keys()
         else:
-            visible = {p for p in self.features if p in pages and self.wiki.visible(actor, p)}
+            visible = {p for p in known if p in pages and self.wiki.visible(actor, p)}
         fired: dict[tuple[str, str], list[str]] = defaultdict(list)
         for signal in SIGNALS:
             partners = self.partners[signal]
@@ -1039,8 +1103,15 @@ class DedupIndex:
                    page: str | None = None) -> list[Candidate]:
         """Candidate pairs ``actor`` may see (both pages), dismissed pairs left out."""
         with self._lock:
-            fired = self._fired(actor, dismissed or set(), page)
-            out = [self._candidate(pair, signals) for pair, signals in fired.items()]
+            try:
+                fired = self._fired(actor, dismissed or set(), page)
+                out = [self._candidate(pair, signals) for pair, signals in fired.items()]
+            except _NeedScan:
+                self.scan()
+                fired = self._fired(actor, dismissed or set(), page)
+                out = [self._candidate(pair, signals) for pair, signals in fired.items()]
+            if self._unkept is not None:
+                self._keep()
         out.sort(key=lambda c: (-len(c.signals), -max(c.scores[s] for s in c.signals), c.keep, c.merge))
         return out
 
@@ -1056,10 +1127,18 @@ class DedupIndex:
         nor two pages joined through one.
         """
         with self._lock, gc_paused():  # thousands of families next to the wiki's millions of objects
-            self._links = self.wiki.links  # one look-up (and policy check) for every page's count
+            # one look-up (and policy check) for every page's count (a kept result holds its own)
+            self._links = self.wiki.links if self.kept is None else None
             self._inbound = {}
             try:
-                return self._families(actor, dismissed or set())
+                try:
+                    out = self._families(actor, dismissed or set())
+                except _NeedScan:  # a kept result without the scores a big family asks for
+                    self.scan()
+                    out = self._families(actor, dismissed or set())
+                if self._unkept is not None:
+                    self._keep()
+                return out
             finally:
                 self._links = None
                 self._inbound = {}
@@ -1106,6 +1185,8 @@ class DedupIndex:
         them (no scores, no inbound counts): the Health figure."""
         with self._lock, gc_paused():
             content, names = self._groups(actor, dismissed or set())
+            if self._unkept is not None:
+                self._keep()
         return len(content), len(names)
 
     def _family(self, paths: list[str], edges: dict[tuple[str, str], list[str]], strength: str) -> Family:
@@ -1141,6 +1222,8 @@ class DedupIndex:
         """Distinct pages whose links resolve to ``path``: the same number ``explain`` and the
         comparison panel show (:meth:`~.links.LinkIndex.inbound`). A name two copies share (the
         same title) counts only for the copy the links resolve to, never for both."""
+        if self.kept is not None and path in self._kept_inbound:
+            return self._kept_inbound[path]
         if self._links is None:
             return self.wiki.links.inbound(path)
         count = self._inbound.get(path)
@@ -1154,6 +1237,8 @@ class DedupIndex:
         key = pair_key(a, b)
         cached = self._scores.get(key)
         if cached is None:
+            if self.kept is not None:
+                raise _NeedScan(key)
             cached = self._scores[key] = self._compute_scores(*key)
             self._scored[key[0]].add(key)
             self._scored[key[1]].add(key)
@@ -1192,10 +1277,12 @@ class DedupIndex:
 
 # --- the per-wiki index -------------------------------------------------------------------------
 
-def index_for(wiki: Wiki, niceness: int = 0) -> DedupIndex:
-    """The wiki's dedup index (held by its session), brought up to date (a full scan the first time).
-    ``niceness`` above 0: a scan's worker processes run at that lower CPU priority (the station's
-    background work, docs/design.md §8)."""
+def index_for(wiki: Wiki, niceness: int = 0, full: bool = False) -> DedupIndex:
+    """The wiki's dedup index (held by its session), brought up to date: the first time, from the
+    result a full scan kept for the pages as they are (:mod:`.dedup_cache`), else by a full scan;
+    with ``full``, always holding every page's features (:meth:`DedupIndex.build`), so that a
+    change is followed page by page. ``niceness`` above 0: a scan's worker processes run at that
+    lower CPU priority (the station's background work, docs/design.md §8)."""
     session = wiki.session
     with session.services_lock:
         index = session.dedup
@@ -1204,6 +1291,8 @@ def index_for(wiki: Wiki, niceness: int = 0) -> DedupIndex:
     with index._lock:
         index.niceness = niceness
         index.update()
+        if full:
+            index.build()
     return index
 
 
