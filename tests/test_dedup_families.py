@@ -474,3 +474,12 @@ def test_a_background_scan_shingles_in_niced_workers_with_the_same_answer(root: 
     assert dedup.family_count(wiki, niceness=10) == len(alone)
     assert seen == [10]  # the station's scan: worker processes at a lower CPU priority
     assert [f.to_json() for f in dedup.find_families(wiki)] == alone
+
+
+def test_a_stopped_scan_raises_and_keeps_nothing(root: Path) -> None:
+    wiki = Wiki(root)
+    index = dedup.DedupIndex(wiki)
+    index.stop()  # (the station closing)
+    with pytest.raises(dedup.ScanStopped):
+        index.scan()
+    assert not index.features and not index.scanned and wiki.store.derived("dedup") is None

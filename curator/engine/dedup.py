@@ -550,6 +550,10 @@ class Family:
                 "impact": self.impact, "members": self.members, "edges": self.edges}
 
 
+class ScanStopped(CuratorError):
+    """A scan was abandoned (:meth:`DedupIndex.stop`)."""
+
+
 class _NeedScan(Exception):
     """A kept result cannot answer this (the scores of two pages of a big family): scan."""
 
@@ -562,6 +566,7 @@ class DedupIndex:
         self._lock = threading.RLock()
         #: The CPU priority drop of the worker processes a scan starts (see :func:`index_for`).
         self.niceness = 0
+        self._stop = threading.Event()  # see stop()
         self._reset()
 
     def _reset(self) -> None:
@@ -637,6 +642,7 @@ class DedupIndex:
             self._reset()
             order = sorted(pages)
             bodies, same = self._all_shingles(pages, order)
+            self._check_stop()
             feats = [features_of(pages[p], sh) for p, sh in zip(order, bodies, strict=True)]
             self.features = {f.path: f for f in feats}
             self.boilerplate_pages = max(BOILERPLATE_MIN_PAGES, len(feats) // 2000)
@@ -648,11 +654,10 @@ class DedupIndex:
                 f.bands = band_keys(sig)
             for f in feats:
                 self._index(f)
-            self._scan_titles(feats)
-            self._scan_slugs(feats)
-            self._scan_tags(feats)
-            self._scan_bodies(feats)
-            self._scan_containment(feats)
+            for step in (self._scan_titles, self._scan_slugs, self._scan_tags, self._scan_bodies,
+                         self._scan_containment):
+                self._check_stop()
+                step(feats)
             self.scanned = True
             self._unkept = token if same else None
 
@@ -1021,6 +1026,16 @@ class DedupIndex:
                     self._learn(pages[path])
             return stale
 
+    def stop(self) -> None:
+        """Abandon a scan in progress, and every later one (the station closing): it raises
+        :class:`ScanStopped` at its next step, leaving the index empty."""
+        self._stop.set()
+
+    def _check_stop(self) -> None:
+        if self._stop.is_set():
+            self._reset()
+            raise ScanStopped("the duplicate scan was stopped (the wiki is closing)")
+
     def build(self) -> None:
         """Make sure the index holds every page's features (a full scan when it answers from a kept
         result or has not scanned yet), so that later changes are followed page by page
@@ -1294,6 +1309,15 @@ def index_for(wiki: Wiki, niceness: int = 0, full: bool = False) -> DedupIndex:
         if full:
             index.build()
     return index
+
+
+def stop_scans(wiki: Wiki) -> None:
+    """Abandon the wiki's dedup scan in progress, if any (the station closing)."""
+    session = wiki.session
+    with session.services_lock:
+        index = session.dedup
+    if index is not None:
+        index.stop()
 
 
 def find_duplicates(wiki: Wiki, actor: Actor = OPERATOR, page: str | None = None) -> list[Candidate]:

@@ -5,8 +5,10 @@ The figures come from :func:`curator.engine.health.health`, computed off the GUI
 steps so that a large wiki's landing view is never blank: the cheap figures first
 (``figures_ready``), then lint's (orphans, problems by kind: every link resolved and every page
 checked; ``lint_ready``), then the duplicate count (``content_ready``), started in the background as soon as the wiki
-opens: the dedup index's first scan reads the body signatures kept in ``.curator/``. A figure not
-counted yet reads "…".
+opens, alongside lint's: it is answered from the result the last full dedup scan kept for these
+pages (:mod:`curator.engine.dedup_cache`), in a moment, and only after a change to the pages from a
+full scan. Once both are shown, the dedup index is built in the background (every page's features),
+so that the Duplicates view follows later changes page by page. A figure not counted yet reads "…".
 """
 
 from __future__ import annotations
@@ -82,9 +84,9 @@ class HealthView(ReviewView):
     figures_ready = Signal()
     #: ... then lint's (orphans, problems by kind); duplicates last (``content_ready``)
     lint_ready = Signal()
-    #: Count duplicates after the other figures, in the background as soon as the wiki opens,
-    #: whatever its size: the dedup index's first scan reads the body signatures kept in
-    #: ``.curator/`` (:mod:`curator.engine.dedup_cache`), and from then on it is kept up to date
+    #: Count duplicates alongside lint, in the background as soon as the wiki opens, whatever its
+    #: size: the dedup index answers from the result its last full scan kept for these pages
+    #: (:mod:`curator.engine.dedup_cache`), and is then built in the background and kept up to date
     #: page by page, which the Duplicates view shares. (A benchmark of the other figures alone
     #: turns it off.)
     count_duplicates = True
@@ -92,6 +94,10 @@ class HealthView(ReviewView):
     def __init__(self, host: ViewHost) -> None:
         super().__init__(host)
         self.report: Health | None = None
+        #: the duplicate figure counted for ``report`` (apart from it while lint still fills it in
+        #: on a worker thread), and which of the two counts are still running
+        self.duplicates: Figure | None = None
+        self._counting: set[str] = set()
         self.buttons: dict[str, FigureButton] = {}
         self.title = QLabel("<h2>Health</h2>")
         self.summary = QLabel("Counting…")
@@ -119,12 +125,26 @@ class HealthView(ReviewView):
         return health(wiki, OPERATOR, duplicates=False, lint=False)
 
     def show_content(self, result: Any) -> None:
-        self.show_report(result)
+        report: Health = result
+        self.duplicates = None
+        self.show_report(report)
         self.figures_ready.emit()
         index = self.wiki_index
-        report: Health = result
+        self._counting = {"lint", "duplicates"} if self.count_duplicates else {"lint"}
         self.host.workspace.read(index, lambda wiki: add_lint(report, wiki, OPERATOR),
                                     lambda done: self._lint_counted(index, done), self._step_failed)
+        if self.count_duplicates:
+            button = self.buttons.get("duplicates")
+            if button is not None and button.figure.value is None:
+                button.label.setText(f"{button.figure.label}: counting…")
+            self.host.workspace.read(index, lambda wiki: duplicate_figure(wiki, OPERATOR, BACKGROUND_NICENESS),
+                                        lambda fig: self._duplicates_counted(index, report, fig), self._step_failed)
+
+    def _with_duplicates(self, report: Health) -> None:
+        """Put the counted duplicate figure into ``report`` (on the GUI thread, lint done)."""
+        if self.duplicates is not None:
+            dup = self.duplicates
+            report.figures = [dup if f.key == dup.key else f for f in report.figures]
 
     def show_report(self, report: Health) -> None:
         """Lay out one button per figure of ``report``."""
@@ -145,19 +165,34 @@ class HealthView(ReviewView):
     def _lint_counted(self, index: int, report: Health) -> None:
         if index != self.wiki_index or report is not self.report:
             return  # the wiki changed meanwhile: a newer report is on its way
+        self._with_duplicates(report)
         self.show_report(report)
+        if "duplicates" in self._counting:
+            button = self.buttons.get("duplicates")
+            if button is not None:
+                button.label.setText(f"{button.figure.label}: counting…")
         self.lint_ready.emit()
-        if not self.count_duplicates:
-            self.mark_ready()
+        self._counted(index, "lint")
+
+    def _counted(self, index: int, step: str) -> None:
+        """``step`` is on screen; once every count is, the view is ready and the dedup index is
+        built in the background (every page's features: later changes are followed page by page)."""
+        self._counting.discard(step)
+        if self._counting:
             return
-        button = self.buttons.get("duplicates")
-        if button is not None and button.figure.value is None:
-            button.label.setText(f"{button.figure.label}: counting…")
-        self.host.workspace.read(index, lambda wiki: duplicate_figure(wiki, OPERATOR, BACKGROUND_NICENESS),
-                                    lambda fig: self._duplicates_counted(index, fig), self._step_failed)
+        self.mark_ready()
+        if self.count_duplicates:
+            from curator.engine.dedup import index_for
+
+            self.host.workspace.read(index, lambda wiki: index_for(wiki, BACKGROUND_NICENESS, full=True),
+                                        lambda _index: None, lambda _exc: None)
 
     def _summary(self, report: Health) -> str:
-        fig = report.figure
+        dup = self.duplicates
+
+        def fig(key: str) -> Figure | None:
+            return dup if dup is not None and key == dup.key else report.figure(key)
+
         parts = []
         for key, what in (("unresolved_targets", "unresolved link target"), ("duplicates", "duplicate family"),
                           ("lint_problems", "lint problem"), ("inbox_pending", "inbox item"),
@@ -171,15 +206,17 @@ class HealthView(ReviewView):
             return f"{head}: nothing waits for you." if head else "Nothing waits for you."
         return f"{head}. To review: " + ", ".join(parts) + ". Click a figure to open its queue."
 
-    def _duplicates_counted(self, index: int, figure: Figure) -> None:
-        if index != self.wiki_index or self.report is None:
+    def _duplicates_counted(self, index: int, report: Health, figure: Figure) -> None:
+        if index != self.wiki_index or report is not self.report:
             return
-        self.report.figures = [figure if f.key == figure.key else f for f in self.report.figures]
+        self.duplicates = figure
+        if "lint" not in self._counting:  # (else lint's worker still rewrites the list: put in after it)
+            self._with_duplicates(report)
         button = self.buttons.get(figure.key)
         if button is not None:
             button.show_figure(figure)
-        self.summary.setText(self._summary(self.report))  # the families now counted are waiting too
-        self.mark_ready()
+        self.summary.setText(self._summary(report))  # the families now counted are waiting too
+        self._counted(index, "duplicates")
 
     def _step_failed(self, exc: BaseException) -> None:
         self.banner.show_result(f"Cannot count everything: {exc}", ok=False)
