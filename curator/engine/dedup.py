@@ -62,8 +62,9 @@ import posixpath
 import re
 import threading
 import unicodedata
+from array import array
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -185,19 +186,58 @@ class _WordIds(dict[str, int]):
 _WORD_IDS = _WordIds()
 
 
-def shingles(text: str) -> np.ndarray:
-    """Sorted unique 64-bit hashes of the word 5-shingles of ``text`` (the same in every process)."""
-    words = tokens(text)
-    if not words:
-        return np.zeros(0, dtype=np.uint64)
-    ids = np.array(list(map(_WORD_IDS.__getitem__, words)), dtype=np.int64).view(np.uint64)
-    k = min(SHINGLE_WORDS, len(ids))
+_ASCII_TOKEN = re.compile(r"[a-z0-9]+")  # _TOKEN on a lowercased ASCII text (\w there is [a-z0-9_])
+
+
+def _hashes(ids: np.ndarray, k: int) -> np.ndarray:
+    """The hash of every run of ``k`` consecutive word ids."""
     n = len(ids) - k + 1
     with np.errstate(over="ignore"):
-        h = np.zeros(n, dtype=np.uint64)
-        for j in range(k):
+        h: np.ndarray = ids[0:n] * _SHINGLE_MULT[0]
+        for j in range(1, k):
             h = h * np.uint64(31) + ids[j:j + n] * _SHINGLE_MULT[j]
-    return np.unique(h)
+    return h
+
+
+def _sorted_unique(h: np.ndarray) -> np.ndarray:
+    h = np.sort(h)
+    keep = np.empty(len(h), dtype=bool)
+    keep[:1] = True
+    np.not_equal(h[1:], h[:-1], out=keep[1:])
+    return h[keep]
+
+
+def shingles(text: str) -> np.ndarray:
+    """Sorted unique 64-bit hashes of the word 5-shingles of ``text`` (the same in every process;
+    a text of fewer words is one shingle of them all)."""
+    return shingles_many([text])[0]
+
+
+def shingles_many(texts: list[str]) -> list[np.ndarray]:
+    """:func:`shingles` of each of ``texts``: every text's word ids in one array, every window
+    hashed in one pass (a window never spans two texts), then each text's sorted apart."""
+    get = _WORD_IDS.__getitem__
+    ids = array("q")  # (filled in C from the look-ups: no list of millions of ints to convert)
+    counts: list[int] = []
+    for text in texts:
+        low = text.lower()
+        words = _ASCII_TOKEN.findall(low) if low.isascii() else _TOKEN.findall(low)
+        ids.extend(map(get, words))
+        counts.append(len(words))
+    every = np.frombuffer(ids, dtype=np.uint64) if len(ids) else np.zeros(0, dtype=np.uint64)
+    k = SHINGLE_WORDS
+    h = _hashes(every, k) if len(every) >= k else every[:0]
+    out: list[np.ndarray] = []
+    start = 0
+    for n in counts:
+        if n >= k:
+            out.append(_sorted_unique(h[start:start + n - k + 1]))
+        elif n:
+            out.append(_hashes(every[start:start + n], n))  # (one shingle)
+        else:
+            out.append(np.zeros(0, dtype=np.uint64))
+        start += n
+    return out
 
 
 def minhash(sh: np.ndarray, chunk: int = 4096) -> np.ndarray:
@@ -352,11 +392,11 @@ def shingle_files(root: str, files: list[PageFile], racy: frozenset[str] = froze
     """(path, :func:`shingles` of its body as bytes, the :func:`~.store.digest` of the bytes read
     for a page in ``racy``, else b"") for each of ``files``: the bulk of a first scan, run in
     worker processes (:func:`~.parallel.map_chunks`)."""
-    done = []
-    for f in files:
-        data = read_bytes(root, f.path)
-        done.append((f.path, shingles(body_of(data)).tobytes(), digest(data) if f.path in racy else b""))
-    return done
+    with gc_paused():  # (millions of word ids, none cyclic: the collector doubled the time)
+        read = [read_bytes(root, f.path) for f in files]
+        sets = shingles_many([body_of(data) for data in read])
+        return [(f.path, sh.tobytes(), digest(data) if f.path in racy else b"")
+                for f, sh, data in zip(files, sets, read, strict=True)]
 
 
 def page_names(page: Page) -> frozenset[str]:
@@ -550,6 +590,17 @@ class Family:
                 "impact": self.impact, "members": self.members, "edges": self.edges}
 
 
+@dataclass(slots=True)
+class _Shingling:
+    """Bodies being shingled for a scan (:meth:`DedupIndex._start_shingles`)."""
+
+    root: str
+    order: list[str]
+    files: list[PageFile]
+    racy: dict[str, bytes]  # the store's digests of the pages its racy-stamp guard checks
+    chunks: Iterator[list[tuple[str, bytes, bytes]]] | None  # the workers' results; None: here
+
+
 class ScanStopped(CuratorError):
     """A scan was abandoned (:meth:`DedupIndex.stop`)."""
 
@@ -610,28 +661,34 @@ class DedupIndex:
     def _features(self, page: Page) -> Features:
         return page_features(page, read_body(self.wiki.root, page.path))
 
-    def _all_shingles(self, pages: dict[str, Page], order: list[str]) -> tuple[list[np.ndarray], bool]:
-        """Every page's body shingles (in ``order``), in worker processes when there are many, and
-        whether they are of the bytes the page store read: a page its racy-stamp guard still
-        checks (:meth:`~.store.PageStore.racy_digest`) may have been rewritten in place, within
-        one tick of the file clock, since the store read it; its digest is compared, and a scan
-        that read other bytes than the store's is not kept (:meth:`_keep`)."""
+    def _start_shingles(self, pages: dict[str, Page], order: list[str]) -> _Shingling:
+        """Start shingling every page body (in ``order``): in worker processes when there are many,
+        which run while this process compares names (see :meth:`scan`)."""
         store, root = self.wiki.store, str(self.wiki.root)
         racy = {p: d for p in order if (d := store.racy_digest(p)) is not None}
         files = [PageFile(p, pages[p].mtime_ns, pages[p].size) for p in order]
-        args = (frozenset(racy),)
-        chunks = (parallel.map_chunks(shingle_files, root, files, *args, niceness=self.niceness)
+        chunks = (parallel.map_chunks(shingle_files, root, files, frozenset(racy), niceness=self.niceness)
                   if len(files) >= PARALLEL_SHINGLES else None)
+        return _Shingling(root, order, files, racy, chunks)
+
+    def _all_shingles(self, work: _Shingling) -> tuple[list[np.ndarray], bool]:
+        """Every page's body shingles (in the order shingling started with), and whether they are
+        of the bytes the page store read: a page its racy-stamp guard still checks
+        (:meth:`~.store.PageStore.racy_digest`) may have been rewritten in place, within one tick
+        of the file clock, since the store read it; its digest is compared, and a scan that read
+        other bytes than the store's is not kept (:meth:`_keep`)."""
+        racy = work.racy
+        chunks = work.chunks
         out: dict[str, np.ndarray] = {}
         same = True
-        for chunk in chunks if chunks is not None else (shingle_files(root, files, *args),):
+        for chunk in chunks if chunks is not None else (shingle_files(work.root, work.files, frozenset(racy)),):
             for path, blob, read in chunk:
                 out[path] = np.frombuffer(blob, dtype=np.uint64)
                 if read and read != racy[path]:
                     same = False
         with suppress(OSError):  # what session 4 kept per page (as big as the pages): not used any more
             (self.wiki.state_dir / OLD_SIGNATURES).unlink()
-        return [out[p] for p in order], same
+        return [out[p] for p in work.order], same
 
     # --- full scan ----------------------------------------------------------------------------
     def scan(self) -> None:
@@ -641,10 +698,23 @@ class DedupIndex:
             token = self.wiki.store.state  # the state these pages are (refreshed by .pages)
             self._reset()
             order = sorted(pages)
-            bodies, same = self._all_shingles(pages, order)
+            # The bodies are shingled in worker processes while this one compares the names
+            # (titles, slugs, tags need no body), then the bodies are compared.
+            work = self._start_shingles(pages, order)
+            try:
+                none = np.zeros(0, dtype=np.uint64)
+                feats = [features_of(pages[p], none) for p in order]
+                self.features = {f.path: f for f in feats}
+                for f in feats:
+                    self._index(f)
+                for step in (self._scan_titles, self._scan_slugs, self._scan_tags):
+                    self._check_stop()
+                    step(feats)
+            finally:
+                bodies, same = self._all_shingles(work)  # (workers are waited for whatever happened)
             self._check_stop()
-            feats = [features_of(pages[p], sh) for p, sh in zip(order, bodies, strict=True)]
-            self.features = {f.path: f for f in feats}
+            for f, sh in zip(feats, bodies, strict=True):
+                f.shingles = sh
             self.boilerplate_pages = max(BOILERPLATE_MIN_PAGES, len(feats) // 2000)
             counts = self._count_shingles(feats)
             for f, c in zip(feats, counts, strict=True):
@@ -652,10 +722,8 @@ class DedupIndex:
             banded = [f for f in feats if len(f.body)]
             for f, sig in zip(banded, minhash_many([f.body for f in banded]), strict=True):
                 f.bands = band_keys(sig)
-            for f in feats:
-                self._index(f)
-            for step in (self._scan_titles, self._scan_slugs, self._scan_tags, self._scan_bodies,
-                         self._scan_containment):
+                self._index_bands(f)
+            for step in (self._scan_bodies, self._scan_containment):
                 self._check_stop()
                 step(feats)
             self.scanned = True
@@ -723,12 +791,15 @@ class DedupIndex:
             self._slug_index[key].add(f.path)
         for tag in f.tags:
             self._tag_index[(f.folder, tag)].add(f.path)
-        for b, band in enumerate(f.bands):
-            self._bands[b][band].add(f.path)
+        self._index_bands(f)
         slot = len(self._titles)
         self._titles.append(f.title_text)
         self._title_len.append(len(f.title_text))
         self._title_slot[f.path] = slot
+
+    def _index_bands(self, f: Features) -> None:
+        for b, band in enumerate(f.bands):
+            self._bands[b][band].add(f.path)
 
     def _unindex(self, f: Features) -> None:
         def drop(table: dict[Any, set[str]], key: Any) -> None:
