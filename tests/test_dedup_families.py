@@ -483,3 +483,19 @@ def test_a_stopped_scan_raises_and_keeps_nothing(root: Path) -> None:
     with pytest.raises(dedup.ScanStopped):
         index.scan()
     assert not index.features and not index.scanned and wiki.store.derived("dedup") is None
+
+
+def test_an_agent_sees_no_hidden_page_through_the_kept_result(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert HIDDEN in family_of(dedup.find_families(Wiki(root)), NEXT).pages  # the operator's scan, kept
+    shingled = count_shingled(monkeypatch)
+    agent = parse_actor("agent:dudu", "sales")
+    wiki = Wiki(root)
+    for fam in dedup.find_families(wiki, agent):
+        assert HIDDEN not in json.dumps(fam.to_json())
+    assert set(family_of(dedup.find_families(wiki, agent), NEXT).pages) == {NEXT, NEXT_COPY}
+    assert [c for c in dedup.find_duplicates(wiki, agent) if HIDDEN in (c.keep, c.merge)] == []
+    assert dedup.index_for(wiki).kept is not None and shingled == []  # answered from the kept result
+    out = run_cli(root, "--as", "agent:dudu", "--department", "sales", "dedup", "--groups", "--json")
+    assert out.returncode == 0 and HIDDEN not in out.stdout and NEXT_COPY in out.stdout
+    out = run_cli(root, "--as", "agent:dudu", "--department", "sales", "dedup", "--json")
+    assert out.returncode == 0 and HIDDEN not in out.stdout
