@@ -345,6 +345,7 @@ def full_scan(root: Path) -> list[dict[str, object]]:
     wiki = Wiki(root)
     index = dedup.DedupIndex(wiki)
     index.scan()
+    index._unkept = None  # (compared with, not kept)
     return [f.to_json() for f in index.families(dedup.OPERATOR, dedup.dismissed_pairs(wiki))]
 
 
@@ -499,3 +500,51 @@ def test_an_agent_sees_no_hidden_page_through_the_kept_result(root: Path, monkey
     assert out.returncode == 0 and HIDDEN not in out.stdout and NEXT_COPY in out.stdout
     out = run_cli(root, "--as", "agent:dudu", "--department", "sales", "dedup", "--json")
     assert out.returncode == 0 and HIDDEN not in out.stdout
+
+
+def test_an_update_answers_exactly_what_a_full_scan_does(root: Path) -> None:
+    """Followed page by page, the index holds exactly a full scan's pairs, also when a change moves
+    what other pages' pairs depend on: a text copied onto more pages than containment counts (6)
+    and than boilerplate allows (8), then taken off again, and a folder's tag used by more pages
+    than a rare tag is (8). Its result is then kept for the next process."""
+    wiki = Wiki(root)
+    index = dedup.index_for(wiki, full=True)
+    ledger = facts(6, 42)
+
+    def check(step: str) -> None:
+        wiki.refresh()
+        index.update()
+        full = dedup.DedupIndex(wiki)
+        full.scan()
+        full._unkept = None  # (compared with, not kept)
+        assert index.pairs == full.pairs, step
+        assert index.families() == full.families(), step
+
+    check("nothing changed")
+    for i in range(9):  # the ledger's text on 3, 4, ... 11 pages
+        (root / f"copies/ledger-copy-{chr(97 + i)}.md").parent.mkdir(exist_ok=True)
+        (root / f"copies/ledger-copy-{chr(97 + i)}.md").write_text(
+            page(f"Ledger Copy {chr(65 + i)}", [*ledger, *facts(1, 300 + i)]), "utf-8")
+        check(f"{i + 1} copies")
+    assert not index.pairs["containment"].get((LEDGER_COPY, LEDGER) if LEDGER_COPY < LEDGER else (LEDGER, LEDGER_COPY))
+    for i in reversed(range(9)):
+        (root / f"copies/ledger-copy-{chr(97 + i)}.md").unlink()
+        check(f"{i} copies")
+    assert (LEDGER, LEDGER_COPY) in index.pairs["containment"] or (LEDGER_COPY, LEDGER) in index.pairs["containment"]
+    (root / "tagged").mkdir()
+    for i in range(10):  # the folder's tags on 1 ... 10 pages
+        (root / f"tagged/note-{chr(97 + i)}.md").write_text(
+            f"---\ntitle: Note {chr(65 + i)} Of Mine\ntags: [harbour, ledger]\n---\n" + "".join(
+                f"- {f}\n" for f in facts(5, 700 + 10 * i)), "utf-8")
+        check(f"{i + 1} tagged pages")
+    (root / "tagged/note-a.md").unlink()
+    check("9 tagged pages")
+    # what the update answered is kept for the next process (once asked to: the station does after
+    # showing it)
+    assert [f.to_json() for f in dedup.find_families(wiki)] == full_scan(root)
+    assert kept_blob(root) is None
+    dedup.keep_result(wiki)
+    assert kept_blob(root) is not None
+    again = Wiki(root)
+    assert [f.to_json() for f in dedup.find_families(again)] == full_scan(root)
+    assert dedup.index_for(again).kept is not None

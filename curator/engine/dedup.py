@@ -654,13 +654,12 @@ class DedupIndex:
         #: index; the first change to the pages makes the next update a full scan), else None.
         self.kept: bytes | None = None
         self._kept_inbound: dict[str, int] = {}
-        #: The store state the last full scan read, while its result is not yet kept (see _keep)
+        #: The store state the last full scan (or exact update) read, while its result is not yet
+        #: kept (see _keep); an update's is kept by keep() (the station: after showing the answer)
         self._unkept: bytes | None = None
+        self._unkept_update = False
 
     # --- reading pages ----------------------------------------------------------------------
-    def _features(self, page: Page) -> Features:
-        return page_features(page, read_body(self.wiki.root, page.path))
-
     def _start_shingles(self, pages: dict[str, Page], order: list[str]) -> _Shingling:
         """Start shingling every page body (in ``order``): in worker processes when there are many,
         which run while this process compares names (see :meth:`scan`)."""
@@ -727,7 +726,7 @@ class DedupIndex:
                 self._check_stop()
                 step(feats)
             self.scanned = True
-            self._unkept = token if same else None
+            self._unkept, self._unkept_update = (token if same else None), False
 
     def _count_shingles(self, feats: list[Features]) -> list[np.ndarray]:
         """Count on how many pages each shingle occurs; return each page's per-shingle counts."""
@@ -1008,7 +1007,7 @@ class DedupIndex:
         return out
 
     # --- incremental update -------------------------------------------------------------------
-    def _forget(self, path: str) -> None:
+    def _forget(self, path: str, counts: bool = True) -> None:
         for pair in self._scored.pop(path, set()):
             self._scores.pop(pair, None)
         f = self.features.pop(path, None)
@@ -1024,7 +1023,8 @@ class DedupIndex:
                 owners.discard(path)
                 if not owners:
                     del self._sample_extra[x]
-        self._add_counts(f.shingles, -1)
+        if counts:
+            self._add_counts(f.shingles, -1)
         for signal in SIGNALS:
             for other in self.partners[signal].pop(path, set()):
                 self.pairs[signal].pop(pair_key(path, other), None)
@@ -1032,12 +1032,16 @@ class DedupIndex:
                 if mates is not None:
                     mates.discard(path)
 
-    def _learn(self, page: Page) -> None:
-        f = self._features(page)
-        self.features[f.path] = f
-        self._add_counts(f.shingles, +1)
+    def _place(self, f: Features) -> None:
+        """File a page (its features and counts already in) under every blocking key, discounted
+        by the counts as they are."""
         self._discount(f)
         self._index(f)
+        for x in _sample(f.rare).tolist():
+            self._sample_extra[x].add(f.path)
+
+    def _examine(self, f: Features) -> None:
+        """Verify a placed page against every other page its keys find."""
         if f.title_key:
             self._verify("title", f.path, self._title_groups.get(f.title_key, ()))
         if f.title_text:
@@ -1062,14 +1066,16 @@ class DedupIndex:
             body_cands |= self._bands[b].get(band, set())
         self._verify("body", f.path, body_cands)
         self._verify("containment", f.path, self._containment_candidates(f))
-        for x in _sample(f.rare).tolist():
-            self._sample_extra[x].add(f.path)
 
     def update(self, paths: Iterable[str] | None = None) -> list[str]:
-        """Re-examine changed pages (``paths``, or every page whose (mtime, size) changed).
+        """Re-examine changed pages (``paths``, or every page whose (mtime, size) changed); the
+        answer is exactly a full :meth:`scan`'s.
 
-        Boilerplate counts follow each changed page; other pages keep the discount they got at
-        their last examination until the next full :meth:`scan`.
+        What a page's pairs depend on besides the two pages is examined again too: every page
+        holding a shingle whose count crossed a threshold because of the change (boilerplate,
+        containment's few pages), every page of a folder's tag whose page count crossed the rare
+        tag limit; a change of the boilerplate limit itself (the number of pages) is a full scan.
+        After an update over every page (no ``paths``) the result is kept as a scan's is.
         """
         with self._lock, gc_paused():
             if self.kept is not None:
@@ -1084,17 +1090,68 @@ class DedupIndex:
                 self.scan()
                 return sorted(self.features)
             pages = self.wiki.pages
+            token = self.wiki.store.state
             if paths is None:
                 stale = [p for p, pg in pages.items()
                          if p not in self.features or self.features[p].stamp != (pg.mtime_ns, pg.size)]
                 stale += [p for p in self.features if p not in pages]
             else:
                 stale = list(dict.fromkeys(paths))
-            for path in stale:
-                self._forget(path)
+            if not stale:
+                return stale
+            known = self.features
+            n = (len(known) + sum(p not in known for p in stale if p in pages)
+                 - sum(p not in pages for p in stale if p in known))
+            if max(BOILERPLATE_MIN_PAGES, n // 2000) != self.boilerplate_pages:
+                self.scan()  # every page's discount moves
+                return stale
+            same = True
+            fresh: dict[str, Features] = {}
+            store, root = self.wiki.store, self.wiki.root
             for path in stale:
                 if path in pages:
-                    self._learn(pages[path])
+                    data = read_bytes(root, path)
+                    fresh[path] = features_of(pages[path], shingles(body_of(data)))
+                    racy = store.racy_digest(path)
+                    same = same and (racy is None or racy == digest(data))
+            old = [known[p] for p in stale if p in known]
+            changed = [*old, *fresh.values()]
+            touched = (np.unique(np.concatenate([f.shingles for f in changed])) if changed
+                       else np.zeros(0, dtype=np.uint64))
+            groups = {(f.folder, t) for f in changed for t in f.tags}
+            before = self._counts_of(touched)
+            sizes = {g: len(self._tag_index.get(g, ())) for g in groups}
+            for path in stale:
+                self._forget(path)
+            # Every count and tag group as it ends up before any page is placed or verified (a
+            # page placed before another changed page's counts are in would keep a discount no
+            # scan gives it).
+            for f in fresh.values():
+                self.features[f.path] = f
+                self._add_counts(f.shingles, +1)
+            after = self._counts_of(touched)
+            again: set[str] = set()
+            limits = (self.boilerplate_pages, CONTAINMENT_MAX_PAGES)
+            crossed = touched[np.logical_or.reduce([(before <= x) != (after <= x) for x in limits])]
+            if len(crossed):
+                again.update(p for p, f in self.features.items() if len(f.shingles) and common(f.shingles, crossed))
+            for g, size in sizes.items():
+                members = self._tag_index.get(g, set())
+                final = len(members) + sum(f.folder == g[0] and g[1] in f.tags for f in fresh.values())
+                if (size <= RARE_TAG_PAGES) != (final <= RARE_TAG_PAGES):
+                    again.update(members)
+            again -= fresh.keys()
+            redo = {p: self.features[p] for p in sorted(again)}  # (unchanged pages: their shingles as they are)
+            for path in redo:
+                self._forget(path, counts=False)
+            work = [*fresh.values(), *redo.values()]
+            for f in work:
+                self.features[f.path] = f
+                self._place(f)
+            for f in work:
+                self._examine(f)
+            if paths is None and same:
+                self._unkept, self._unkept_update = token, True
             return stale
 
     def stop(self) -> None:
@@ -1140,6 +1197,14 @@ class DedupIndex:
         self._kept_inbound = kept.inbound
         self.kept = token
         return True
+
+    def keep(self) -> None:
+        """Save the result of the last scan or update for the next process, if it is not saved
+        yet. A scan's is saved with its first answer; an update's by this call, which the station
+        makes in the background once the answer is shown (saving costs more than the update)."""
+        with self._lock, gc_paused():
+            if self._unkept is not None:
+                self._keep()
 
     def _keep(self) -> None:
         """Save the last full scan's result for its store state (once, after its first answer: the
@@ -1196,7 +1261,7 @@ class DedupIndex:
                 self.scan()
                 fired = self._fired(actor, dismissed or set(), page)
                 out = [self._candidate(pair, signals) for pair, signals in fired.items()]
-            if self._unkept is not None:
+            if self._unkept is not None and not self._unkept_update:
                 self._keep()
         out.sort(key=lambda c: (-len(c.signals), -max(c.scores[s] for s in c.signals), c.keep, c.merge))
         return out
@@ -1222,7 +1287,7 @@ class DedupIndex:
                 except _NeedScan:  # a kept result without the scores a big family asks for
                     self.scan()
                     out = self._families(actor, dismissed or set())
-                if self._unkept is not None:
+                if self._unkept is not None and not self._unkept_update:
                     self._keep()
                 return out
             finally:
@@ -1271,7 +1336,7 @@ class DedupIndex:
         them (no scores, no inbound counts): the Health figure."""
         with self._lock, gc_paused():
             content, names = self._groups(actor, dismissed or set())
-            if self._unkept is not None:
+            if self._unkept is not None and not self._unkept_update:
                 self._keep()
         return len(content), len(names)
 
@@ -1389,6 +1454,16 @@ def stop_scans(wiki: Wiki) -> None:
         index = session.dedup
     if index is not None:
         index.stop()
+
+
+def keep_result(wiki: Wiki) -> None:
+    """Save the wiki's dedup result for the next process if it is not saved yet
+    (:meth:`DedupIndex.keep`)."""
+    session = wiki.session
+    with session.services_lock:
+        index = session.dedup
+    if index is not None:
+        index.keep()
 
 
 def find_duplicates(wiki: Wiki, actor: Actor = OPERATOR, page: str | None = None) -> list[Candidate]:

@@ -182,10 +182,13 @@ class HealthView(ReviewView):
             return
         self.mark_ready()
         if self.count_duplicates:
-            from curator.engine.dedup import index_for
+            from curator.engine.dedup import index_for, keep_result
 
-            self.host.workspace.read(index, lambda wiki: index_for(wiki, BACKGROUND_NICENESS, full=True),
-                                        lambda _index: None, lambda _exc: None)
+            def build(wiki: Wiki) -> None:
+                keep_result(wiki)  # (a count after a change: kept for the next open)
+                index_for(wiki, BACKGROUND_NICENESS, full=True)
+
+            self.host.workspace.read(index, build, lambda _none: None, lambda _exc: None)
 
     def _summary(self, report: Health) -> str:
         dup = self.duplicates
