@@ -43,12 +43,13 @@ family) never returns for anyone who clones the wiki; entries follow their pages
 (:func:`dismissed_pairs`). ``keep`` is the page with more trust, then more inbound links, then
 the older one.
 
-:func:`index_for` keeps one :class:`DedupIndex` per wiki: the first call scans every page, later
-calls re-examine only pages whose (mtime, size) changed since. A scan takes each page's body
-shingles from ``.curator/`` where the page's stamp is unchanged (:mod:`.dedup_cache`) and shingles
-the rest, in worker processes when there are many (:data:`PARALLEL_SHINGLES`); everything derived
-across pages (boilerplate counts, bands, pairs) is recomputed by every scan, so the answer is the
-same whatever the cache held.
+:func:`index_for` keeps one :class:`DedupIndex` per wiki. Its first call answers from the result
+a full scan kept for the pages as they are (:mod:`.dedup_cache`: pairs, scores and inbound counts
+under the page store's state), else scans every page: the bodies are shingled in worker
+processes (:data:`PARALLEL_SHINGLES`) while this process compares names, then the bodies are
+compared. Once every page's features are in memory (a scan, or :meth:`DedupIndex.build`), later
+calls re-examine only the pages whose (mtime, size) changed since, and what those changes move
+for other pages (:meth:`DedupIndex.update`), so every answer is exactly a full scan's.
 """
 
 from __future__ import annotations
