@@ -548,3 +548,14 @@ def test_an_update_answers_exactly_what_a_full_scan_does(root: Path) -> None:
     again = Wiki(root)
     assert [f.to_json() for f in dedup.find_families(again)] == full_scan(root)
     assert dedup.index_for(again).kept is not None
+
+
+def test_a_kept_result_asked_for_a_pair_it_does_not_hold_scans_first(root: Path) -> None:
+    dedup.find_families(Wiki(root))  # kept
+    wiki = Wiki(root)
+    index = dedup.index_for(wiki)
+    assert index.kept is not None and (LEDGER, OVERVIEW_A) not in index._scores
+    full = dedup.DedupIndex(wiki)
+    full.scan()
+    assert index.scores(LEDGER, OVERVIEW_A) == full.scores(LEDGER, OVERVIEW_A)
+    assert index.kept is None and index.scanned  # (a full scan answered it)

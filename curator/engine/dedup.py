@@ -1348,7 +1348,7 @@ class DedupIndex:
         best: dict[str, float] = {}
         fired: set[str] = set()
         for pair, sig in edges.items():
-            sc = self.scores(*pair)
+            sc = self._pair_scores(*pair)
             fired.update(sig)
             for signal in sig:
                 best[signal] = max(best.get(signal, 0.0), sc[signal])
@@ -1362,7 +1362,7 @@ class DedupIndex:
                                    "keep": p.path == keep.path}
             if p.path != keep.path:
                 row["signals"] = edges.get(pair_key(keep.path, p.path), [])
-                row["scores"] = self.scores(keep.path, p.path)
+                row["scores"] = self._pair_scores(keep.path, p.path)
             detail.append(row)
         reason = (f"{len(ordered)} pages: {signal_words(signals, best)} "
                   f"({self.keep_why(keep, ordered[1])})")
@@ -1385,7 +1385,16 @@ class DedupIndex:
 
     def scores(self, a: str, b: str) -> dict[str, float]:
         """Every signal's score for the pair (whether it fired or not), computed once per version
-        of the two pages."""
+        of the two pages (any pair: one a kept result does not hold takes a full scan first)."""
+        with self._lock:
+            try:
+                return self._pair_scores(a, b)
+            except _NeedScan:
+                self.scan()
+                return self._pair_scores(a, b)
+
+    def _pair_scores(self, a: str, b: str) -> dict[str, float]:
+        """:meth:`scores`; raises :class:`_NeedScan` for a pair a kept result does not hold."""
         key = pair_key(a, b)
         cached = self._scores.get(key)
         if cached is None:
@@ -1421,7 +1430,7 @@ class DedupIndex:
     def _candidate(self, pair: tuple[str, str], signals: list[str]) -> Candidate:
         pages = self.wiki.pages
         keep, merge = sorted((pages[p] for p in pair), key=self.keep_rank)
-        scores = self.scores(keep.path, merge.path)
+        scores = self._pair_scores(keep.path, merge.path)
         reason = signal_words(signals, scores)
         return Candidate(keep.path, merge.path, list(signals), scores,
                          f"{reason} ({self.keep_why(keep, merge)})")
