@@ -559,3 +559,38 @@ def test_a_kept_result_asked_for_a_pair_it_does_not_hold_scans_first(root: Path)
     full.scan()
     assert index.scores(LEDGER, OVERVIEW_A) == full.scores(LEDGER, OVERVIEW_A)
     assert index.kept is None and index.scanned  # (a full scan answered it)
+
+
+def test_a_scan_stopped_while_the_workers_shingle_cancels_them(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from curator.engine import parallel
+
+    closed: list[bool] = []
+    real = parallel.map_chunks
+
+    def spy(fn, base, files, *args, niceness=0):  # type: ignore[no-untyped-def]
+        results = real(fn, base, files, *args, niceness=niceness)
+        assert results is not None
+
+        def watched():  # type: ignore[no-untyped-def]
+            try:
+                yield from results
+            finally:
+                closed.append(True)
+                results.close()
+
+        return watched()
+
+    monkeypatch.setattr(parallel, "map_chunks", spy)
+    monkeypatch.setattr(dedup, "PARALLEL_SHINGLES", 1)
+    monkeypatch.setattr(parallel, "CHUNK_FILES", 2)
+    index = dedup.DedupIndex(Wiki(root))
+    real_titles = index._scan_titles
+
+    def stop_meanwhile(feats):  # type: ignore[no-untyped-def]
+        real_titles(feats)
+        index.stop()  # the station closes while the workers shingle
+
+    monkeypatch.setattr(index, "_scan_titles", stop_meanwhile)
+    with pytest.raises(dedup.ScanStopped):
+        index.scan()
+    assert closed == [True] and not index.features

@@ -671,6 +671,20 @@ class DedupIndex:
                   if len(files) >= PARALLEL_SHINGLES else None)
         return _Shingling(root, order, files, racy, chunks)
 
+    def _stop_shingling(self, chunks: Iterator[Any] | None) -> None:
+        """When the scan is stopped (:meth:`stop`): cancel the workers' queued chunks (closing
+        their results shuts the pool down: a closing station waits for no shingling), then stop."""
+        if self._stop.is_set():
+            if chunks is not None:
+                # (one chunk waited for: a generator closed before it started never runs its
+                # cleanup, which is what shuts the pool down)
+                with suppress(StopIteration):
+                    next(chunks)
+                close = getattr(chunks, "close", None)
+                if close is not None:
+                    close()
+            self._check_stop()
+
     def _all_shingles(self, work: _Shingling) -> tuple[list[np.ndarray], bool]:
         """Every page's body shingles (in the order shingling started with), and whether they are
         of the bytes the page store read: a page its racy-stamp guard still checks
@@ -681,11 +695,13 @@ class DedupIndex:
         chunks = work.chunks
         out: dict[str, np.ndarray] = {}
         same = True
+        self._stop_shingling(chunks)
         for chunk in chunks if chunks is not None else (shingle_files(work.root, work.files, frozenset(racy)),):
             for path, blob, read in chunk:
                 out[path] = np.frombuffer(blob, dtype=np.uint64)
                 if read and read != racy[path]:
                     same = False
+            self._stop_shingling(chunks)
         with suppress(OSError):  # what session 4 kept per page (as big as the pages): not used any more
             (self.wiki.state_dir / OLD_SIGNATURES).unlink()
         return [out[p] for p in work.order], same
