@@ -1,11 +1,11 @@
 """Health: the station's landing view (docs/design.md §12). One figure per kind of problem, each a button
 that opens the queue of those items (Links, Duplicates, Lint ▸ kind, Auto-filed, Inbox, History).
 
-The figures come from :func:`curator.engine.health.health`, computed off the GUI thread in three
-steps so that a large wiki's landing view is never blank: the cheap figures first
-(``figures_ready``), then lint's (orphans, problems by kind: every link resolved and every page
-checked; ``lint_ready``), then the duplicate count (``content_ready``), started in the background as soon as the wiki
-opens, alongside lint's: it is answered from the result the last full dedup scan kept for these
+The figures come from :func:`curator.engine.health.health`, computed off the GUI thread in steps
+so that a large wiki's landing view is never blank: the cheap figures first (``figures_ready``),
+then lint's (orphans, problems by kind: every link resolved and every page checked;
+``lint_ready``) and the duplicate count (``duplicates_ready``; ``content_ready`` once both are),
+started in the background as soon as the wiki opens, alongside lint's: it is answered from the result the last full dedup scan kept for these
 pages (:mod:`curator.engine.dedup_cache`), in a moment, and only after a change to the pages from a
 full scan. Once both are shown, the dedup index is built in the background (every page's features),
 so that the Duplicates view follows later changes page by page. A figure not counted yet reads "…".
@@ -82,8 +82,10 @@ class FigureButton(QPushButton):
 class HealthView(ReviewView):
     #: The first figures are on screen: pages, unresolved links, inbox, auto-filed, agent writes
     figures_ready = Signal()
-    #: ... then lint's (orphans, problems by kind); duplicates last (``content_ready``)
+    #: ... then lint's (orphans, problems by kind)
     lint_ready = Signal()
+    #: ... and, counted alongside lint, the duplicate families (then ``content_ready`` once both are)
+    duplicates_ready = Signal()
     #: Count duplicates alongside lint, in the background as soon as the wiki opens, whatever its
     #: size: the dedup index answers from the result its last full scan kept for these pages
     #: (:mod:`curator.engine.dedup_cache`), and is then built in the background and kept up to date
@@ -219,6 +221,7 @@ class HealthView(ReviewView):
         if button is not None:
             button.show_figure(figure)
         self.summary.setText(self._summary(report))  # the families now counted are waiting too
+        self.duplicates_ready.emit()
         self._counted(index, "duplicates")
 
     def _step_failed(self, exc: BaseException) -> None:
