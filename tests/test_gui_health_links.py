@@ -72,7 +72,7 @@ def test_health_is_the_first_view_and_its_figures_count(qtbot, tmp_path: Path) -
     assert "3 unresolved link targets" in summary
     assert fig["duplicates"] == 0 and "duplicate" not in summary
     # duplicates are counted after the first figures (a separate step): the line follows them
-    health._duplicates_counted(health.wiki_index, health.report, Figure("duplicates", "Duplicate families", 2, "dedup",
+    health._duplicates_counted(health.wiki_index, health._generation, Figure("duplicates", "Duplicate families", 2, "dedup",
                                                           "curator dedup --groups", "warning"))
     assert "2 duplicate families" in health.summary.text() and "3 unresolved link targets" in health.summary.text()
     assert win.current == (0, "wiki/home.md")  # the start page waits in the Page tab behind it

@@ -100,6 +100,8 @@ class HealthView(ReviewView):
         #: on a worker thread), and which of the two counts are still running
         self.duplicates: Figure | None = None
         self._counting: set[str] = set()
+        self._generation = 0  # one per reload: a count for older figures is dropped
+        self._lint_running = False
         self.buttons: dict[str, FigureButton] = {}
         self.title = QLabel("<h2>Health</h2>")
         self.summary = QLabel("Counting…")
@@ -126,21 +128,36 @@ class HealthView(ReviewView):
     def compute(self, wiki: Wiki) -> Health:
         return health(wiki, OPERATOR, duplicates=False, lint=False)
 
+    def reload(self) -> None:
+        """The figures again; the duplicate count starts at once, next to the first figures (it
+        needs none of them, and is answered from the kept dedup result in a moment)."""
+        starting = self.host.workspace.ready and not self._loading
+        super().reload()
+        if not starting:
+            return
+        self._generation += 1
+        self.duplicates = None
+        self.report = None
+        self._counting = {"lint", "duplicates"} if self.count_duplicates else {"lint"}
+        if self.count_duplicates:
+            index, generation = self.wiki_index, self._generation
+            self.host.workspace.read(index, lambda wiki: duplicate_figure(wiki, OPERATOR, BACKGROUND_NICENESS),
+                                        lambda fig: self._duplicates_counted(index, generation, fig),
+                                        self._step_failed)
+
     def show_content(self, result: Any) -> None:
         report: Health = result
-        self.duplicates = None
+        self._with_duplicates(report)  # (counted already, or not yet: then it follows)
         self.show_report(report)
+        if "duplicates" in self._counting:
+            button = self.buttons.get("duplicates")
+            if button is not None:
+                button.label.setText(f"{button.figure.label}: counting…")
         self.figures_ready.emit()
         index = self.wiki_index
-        self._counting = {"lint", "duplicates"} if self.count_duplicates else {"lint"}
+        self._lint_running = True
         self.host.workspace.read(index, lambda wiki: add_lint(report, wiki, OPERATOR),
                                     lambda done: self._lint_counted(index, done), self._step_failed)
-        if self.count_duplicates:
-            button = self.buttons.get("duplicates")
-            if button is not None and button.figure.value is None:
-                button.label.setText(f"{button.figure.label}: counting…")
-            self.host.workspace.read(index, lambda wiki: duplicate_figure(wiki, OPERATOR, BACKGROUND_NICENESS),
-                                        lambda fig: self._duplicates_counted(index, report, fig), self._step_failed)
 
     def _with_duplicates(self, report: Health) -> None:
         """Put the counted duplicate figure into ``report`` (on the GUI thread, lint done)."""
@@ -167,6 +184,7 @@ class HealthView(ReviewView):
     def _lint_counted(self, index: int, report: Health) -> None:
         if index != self.wiki_index or report is not self.report:
             return  # the wiki changed meanwhile: a newer report is on its way
+        self._lint_running = False
         self._with_duplicates(report)
         self.show_report(report)
         if "duplicates" in self._counting:
@@ -211,16 +229,18 @@ class HealthView(ReviewView):
             return f"{head}: nothing waits for you." if head else "Nothing waits for you."
         return f"{head}. To review: " + ", ".join(parts) + ". Click a figure to open its queue."
 
-    def _duplicates_counted(self, index: int, report: Health, figure: Figure) -> None:
-        if index != self.wiki_index or report is not self.report:
-            return
+    def _duplicates_counted(self, index: int, generation: int, figure: Figure) -> None:
+        if index != self.wiki_index or generation != self._generation:
+            return  # counted for figures no longer shown
         self.duplicates = figure
-        if "lint" not in self._counting:  # (else lint's worker still rewrites the list: put in after it)
-            self._with_duplicates(report)
-        button = self.buttons.get(figure.key)
-        if button is not None:
-            button.show_figure(figure)
-        self.summary.setText(self._summary(report))  # the families now counted are waiting too
+        report = self.report
+        if report is not None:
+            if not self._lint_running:  # (else lint's worker still rewrites the list: put in after it)
+                self._with_duplicates(report)
+            button = self.buttons.get(figure.key)
+            if button is not None:
+                button.show_figure(figure)
+            self.summary.setText(self._summary(report))  # the families now counted are waiting too
         self.duplicates_ready.emit()
         self._counted(index, "duplicates")
 
