@@ -594,3 +594,14 @@ def test_a_scan_stopped_while_the_workers_shingle_cancels_them(root: Path, monke
     with pytest.raises(dedup.ScanStopped):
         index.scan()
     assert closed == [True] and not index.features
+
+
+def test_the_operators_count_is_read_from_the_kept_result_with_the_same_decisions(root: Path) -> None:
+    dedup.find_families(Wiki(root))  # kept
+    wiki = Wiki(root)
+    assert dedup.family_count(wiki) == len(full_scan(root)) and wiki.session.dedup is None  # (nothing decoded)
+    dedup.dismiss_pages(Wiki(root), [OVERVIEW_A, OVERVIEW_B])  # other decisions: counted by the index
+    wiki = Wiki(root)
+    assert dedup.family_count(wiki) == len(full_scan(root)) and wiki.session.dedup is not None
+    agent = parse_actor("agent:dudu", "sales")
+    assert dedup.family_count(Wiki(root), agent) == len(dedup.find_families(Wiki(root), agent))

@@ -242,6 +242,7 @@ def test_duplicates_are_counted_in_the_background_without_a_click(qtbot, tmp_pat
     qtbot.waitUntil(lambda: "duplicates" in health.buttons and health.buttons["duplicates"].figure.value is not None,
                     timeout=15_000)
     session = win.workspace.wiki(0).session
-    assert session.dedup is not None and health.buttons["duplicates"].figure.value == dedup.family_count(Wiki(root))
-    qtbot.waitUntil(lambda: session.dedup.scanned and session.dedup.kept is None, timeout=15_000)
+    assert health.buttons["duplicates"].figure.value == dedup.family_count(Wiki(root))
+    qtbot.waitUntil(lambda: session.dedup is not None and session.dedup.scanned and session.dedup.kept is None,
+                    timeout=15_000)
     win.close()

@@ -1239,7 +1239,10 @@ class DedupIndex:
                 asked.update(itertools.combinations(family, 2))
         scores = {pair: self.scores(*pair) for pair in sorted(asked)}
         inbound = {p: self.inbound(p) for pair in asked for p in pair}
-        kept = dedup_cache.Kept({s: dict(self.pairs[s]) for s in SIGNALS}, scores, inbound)
+        dismissed = dismissed_pairs(self.wiki)
+        joined, alone = self._groups(OPERATOR, dismissed)  # (Health's figure, answered without the pairs)
+        count = (dedup_cache.dismissed_digest(dismissed), len(joined), len(alone))
+        kept = dedup_cache.Kept({s: dict(self.pairs[s]) for s in SIGNALS}, scores, inbound, count)
         store.save_derived(dedup_cache.NAME, dedup_cache.encode(kept, self._kept_key()))
 
     # --- answers ---------------------------------------------------------------------------------
@@ -1521,8 +1524,29 @@ def family_count(wiki: Wiki, actor: Actor = OPERATOR, strength: str | None = Non
     """How many duplicate families ``actor`` has to review (the Health figure; ``strength``
     ``"content"`` or ``"names"`` counts only those): cheap once the wiki's dedup index is warm
     (:func:`index_for`), and no family is built to be counted (:meth:`DedupIndex.count`)."""
-    content, names = index_for(wiki, niceness).count(actor, dismissed_pairs(wiki))
+    dismissed = dismissed_pairs(wiki)
+    counted = _kept_count(wiki, dismissed) if actor.is_operator else None
+    content, names = counted if counted is not None else index_for(wiki, niceness).count(actor, dismissed)
     return {"content": content, "names": names}.get(strength or "", content + names)
+
+
+def _kept_count(wiki: Wiki, dismissed: set[tuple[str, str]]) -> tuple[int, int] | None:
+    """The operator's family count held by the result kept for the pages as they are (counted
+    with the same dismissed pairs), while the wiki's index has not loaded anything yet: Health's
+    figure without decoding every pair."""
+    session = wiki.session
+    with session.services_lock:
+        index = session.dedup
+    if index is not None and (index.scanned or index.kept is not None):
+        return None  # (the index answers, as up to date as it is)
+    store = wiki.store
+    if not store.loaded:
+        wiki.refresh()
+    found = store.derived_since(dedup_cache.NAME) if store.state is not None else None
+    if found is None or found[1]:
+        return None
+    key = dedup_cache.key_of(store.attachments, SETTINGS)
+    return dedup_cache.kept_count(found[0], key, dedup_cache.dismissed_digest(dismissed))
 
 
 def dismiss(wiki: Wiki, a: str, b: str, actor: Actor = OPERATOR) -> ActionResult:

@@ -36,7 +36,7 @@ import numpy as np
 #: The name the result is saved as in the page cache (:meth:`~.store.PageStore.save_derived`).
 NAME = "dedup"
 #: Bump when the signals, their thresholds or the shingle rules change.
-FORMAT = 1
+FORMAT = 2
 SCORE_KEYS: tuple[str, ...] = ("title", "tags", "slug", "body", "containment")
 
 Pair = tuple[str, str]
@@ -49,6 +49,9 @@ class Kept:
     pairs: dict[str, dict[Pair, float]]  # signal -> pair -> score
     scores: dict[Pair, dict[str, float]]  # pair -> every signal's score
     inbound: dict[str, int]  # page -> distinct pages linking to it
+    #: the operator's (content, name-only) family count, and the digest of the dismissed pairs it
+    #: was counted with (:func:`dismissed_digest`): Health's figure without decoding the pairs
+    count: tuple[bytes, int, int] = (b"", -1, -1)
 
 
 def key_of(attachments: Iterable[str], settings: object) -> bytes:
@@ -87,13 +90,14 @@ def encode(kept: Kept, key: bytes) -> bytes:
     scored = list(kept.scores)
     rows = [_pack([kept.scores[p][k] for p in scored], 1000) for k in SCORE_KEYS]
     inbound = array("i", [kept.inbound.get(p, -1) for p in paths]).tobytes()
-    return zlib.compress(marshal.dumps((FORMAT, key, "\0".join(paths), signals, ends(scored), rows, inbound)), 6)
+    return zlib.compress(marshal.dumps((FORMAT, key, kept.count, "\0".join(paths), signals, ends(scored), rows,
+                                        inbound)), 6)
 
 
 def decode(blob: bytes, key: bytes) -> Kept | None:
     """The result :func:`encode` wrote with ``key``; None for any other (or a damaged) blob."""
     try:
-        version, saved_key, joined, signals, (sa, sb), rows, inbound_b = marshal.loads(zlib.decompress(blob))
+        version, saved_key, count, joined, signals, (sa, sb), rows, inbound_b = marshal.loads(zlib.decompress(blob))
         if version != FORMAT or saved_key != key:
             return None
         paths = joined.split("\0") if joined else []
@@ -110,7 +114,25 @@ def decode(blob: bytes, key: bytes) -> Kept | None:
         inbound = {p: n for p, n in zip(paths, counts, strict=True) if n >= 0}
     except (ValueError, TypeError, EOFError, IndexError, zlib.error, AttributeError):
         return None
-    return Kept(pairs, scores, inbound)
+    return Kept(pairs, scores, inbound, count)
+
+
+def kept_count(blob: bytes, key: bytes, dismissed: bytes) -> tuple[int, int] | None:
+    """The operator's (content, name-only) family count a result holds, if it was counted with
+    the same dismissed pairs (``dismissed``: their :func:`dismissed_digest`); else None."""
+    try:
+        version, saved_key, (digest, content, names), *_ = marshal.loads(zlib.decompress(blob))
+    except (ValueError, TypeError, EOFError, zlib.error):
+        return None
+    if version != FORMAT or saved_key != key or digest != dismissed or content < 0:
+        return None
+    return int(content), int(names)
+
+
+def dismissed_digest(pairs: Iterable[Pair]) -> bytes:
+    """A digest of a set of dismissed pairs (any order)."""
+    text = "\n".join(sorted(f"{a}\0{b}" for a, b in pairs)).encode("utf-8", "surrogateescape")
+    return hashlib.blake2b(text, digest_size=16).digest()
 
 
 def components(pairs: Mapping[str, Mapping[Pair, float]], signals: Iterable[str]) -> list[list[str]]:
