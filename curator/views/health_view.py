@@ -154,6 +154,8 @@ class HealthView(ReviewView):
             if button is not None:
                 button.label.setText(f"{button.figure.label}: counting…")
         self.figures_ready.emit()
+        if self.duplicates is not None:  # counted before the first figures: shown with them
+            self.duplicates_ready.emit()
         index = self.wiki_index
         self._lint_running = True
         self.host.workspace.read(index, lambda wiki: add_lint(report, wiki, OPERATOR),
@@ -241,7 +243,7 @@ class HealthView(ReviewView):
             if button is not None:
                 button.show_figure(figure)
             self.summary.setText(self._summary(report))  # the families now counted are waiting too
-        self.duplicates_ready.emit()
+            self.duplicates_ready.emit()  # (else once the first figures are shown with it)
         self._counted(index, "duplicates")
 
     def _step_failed(self, exc: BaseException) -> None:
