@@ -1233,10 +1233,9 @@ class DedupIndex:
             return
         fired = self._fired(OPERATOR, set())  # every pair any actor's answer may show is one of these
         asked = set(fired)
-        content = {s: {p: 0.0 for p, sig in fired.items() if s in sig} for s in CONTENT_SIGNALS}
-        for family in dedup_cache.components(content, CONTENT_SIGNALS):
-            if len(family) <= KEPT_FAMILY_MAX:  # (any two may be a survivor and a member)
-                asked.update(itertools.combinations(family, 2))
+        for members, _edges in self._groups(OPERATOR, set())[0]:
+            if len(members) <= KEPT_FAMILY_MAX:  # (any two may be a survivor and a member)
+                asked.update(itertools.combinations(sorted(members), 2))
         scores = {pair: self.scores(*pair) for pair in sorted(asked)}
         inbound = {p: self.inbound(p) for pair in asked for p in pair}
         dismissed = dismissed_pairs(self.wiki)

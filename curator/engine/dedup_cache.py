@@ -28,7 +28,7 @@ import hashlib
 import marshal
 import zlib
 from array import array
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -134,24 +134,3 @@ def dismissed_digest(pairs: Iterable[Pair]) -> bytes:
     text = "\n".join(sorted(f"{a}\0{b}" for a, b in pairs)).encode("utf-8", "surrogateescape")
     return hashlib.blake2b(text, digest_size=16).digest()
 
-
-def components(pairs: Mapping[str, Mapping[Pair, float]], signals: Iterable[str]) -> list[list[str]]:
-    """The pages joined by the pairs of ``signals`` (connected components, each sorted)."""
-    parent: dict[str, str] = {}
-
-    def root(x: str) -> str:
-        parent.setdefault(x, x)
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for signal in signals:
-        for a, b in pairs.get(signal, {}):
-            ra, rb = root(a), root(b)
-            if ra != rb:
-                parent[max(ra, rb)] = min(ra, rb)
-    groups: dict[str, list[str]] = {}
-    for x in parent:
-        groups.setdefault(root(x), []).append(x)
-    return [sorted(g) for g in groups.values()]
