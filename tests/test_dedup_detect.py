@@ -204,7 +204,7 @@ def test_visibility_filters_pairs(tmp_path: Path) -> None:
 
 def test_incremental_update_matches_a_full_scan(planted: Planted, tmp_path: Path) -> None:
     wiki = Wiki(planted.root)
-    index = dedup.index_for(wiki)
+    index = dedup.index_for(wiki, full=True)  # every page's features: changes followed page by page
     before = {dedup.pair_key(c.keep, c.merge) for c in index.candidates()}
     src = planted.pairs["body"][0][0]
     text = (planted.root / src).read_text(encoding="utf-8")
@@ -224,3 +224,28 @@ def test_incremental_update_matches_a_full_scan(planted: Planted, tmp_path: Path
         wiki.refresh()
         index.update()
     assert {dedup.pair_key(c.keep, c.merge) for c in index.candidates()} == before
+
+
+def test_shingles_of_many_texts_are_each_texts_own() -> None:
+    """The batched shingling (every text's windows hashed in one pass, an ASCII tokeniser for
+    ASCII text) answers exactly what hashing each text's own words does."""
+    import numpy as np
+
+    rng = random.Random(3)
+    words = ["alpha", "Beta", "gamma_x", "付款流程", "ÉCOLE", "\u212a", "x1", "don't", "naïve", "ß", "İstanbul", "--"]
+    texts = ["", "one", "two words", *(" ".join(rng.choice(words) for _ in range(rng.randint(0, 14)))
+                                       for _ in range(400))]
+
+    def by_words(text: str) -> np.ndarray:
+        ids = np.array([dedup._WORD_IDS[w] for w in dedup.tokens(text)], dtype=np.int64).view(np.uint64)
+        if not len(ids):
+            return np.zeros(0, dtype=np.uint64)
+        k = min(dedup.SHINGLE_WORDS, len(ids))
+        with np.errstate(over="ignore"):
+            h = sum((ids[j:len(ids) - k + 1 + j] * dedup._SHINGLE_MULT[j] * np.uint64(31) ** np.uint64(k - 1 - j)
+                     for j in range(k)), np.zeros(len(ids) - k + 1, dtype=np.uint64))
+        return np.unique(h)
+
+    many = dedup.shingles_many(texts)
+    for text, got in zip(texts, many, strict=True):
+        assert np.array_equal(got, by_words(text)) and np.array_equal(dedup.shingles(text), got), text

@@ -331,63 +331,115 @@ def count_shingled(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return shingled
 
 
-def test_signatures_are_kept_by_stamp_and_never_served_stale(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def kept_blob(root: Path) -> bytes | None:
+    """The dedup result kept for the pages as they are now (a new process's view)."""
+    from curator.engine import dedup_cache
+
+    wiki = Wiki(root)
+    wiki.refresh()  # the store's state is current
+    return wiki.store.derived(dedup_cache.NAME)
+
+
+def full_scan(root: Path) -> list[dict[str, object]]:
+    """What a full scan of the pages as they are answers (nothing kept is read)."""
+    wiki = Wiki(root)
+    index = dedup.DedupIndex(wiki)
+    index.scan()
+    index._unkept = None  # (compared with, not kept)
+    return [f.to_json() for f in index.families(dedup.OPERATOR, dedup.dismissed_pairs(wiki))]
+
+
+def test_the_kept_result_answers_only_for_the_pages_it_was_scanned_from(root: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     from curator.engine import dedup_cache
 
     first = [f.to_json() for f in dedup.find_families(Wiki(root))]
-    kept = dedup_cache.load(root / ".curator")
-    assert set(kept) == set(Wiki(root).pages) and (root / ".curator" / dedup_cache.CACHE_FILE).exists()
+    assert kept_blob(root) is not None and first == full_scan(root)
     shingled = count_shingled(monkeypatch)
-    # a new process on an unchanged wiki shingles nothing and answers the same
-    assert [f.to_json() for f in dedup.find_families(Wiki(root))] == first and shingled == []
-    # a page changed outside: only it is shingled again, and its new text is what counts
-    late = facts(6, 5)
-    (root / LEDGER_COPY).write_text(page("Dock Accounts Summary", late, trust=0.6), "utf-8")
-    fresh = dedup.find_families(Wiki(root))
-    assert shingled == [LEDGER_COPY]
-    assert not [f for f in fresh if LEDGER_COPY in f.pages]
-    stamp = dedup_cache.load(root / ".curator")[LEDGER_COPY][0]
-    assert stamp != kept[LEDGER_COPY][0] and stamp[1] == (root / LEDGER_COPY).stat().st_size
-    # a damaged or foreign file is ignored (and written anew), never trusted
-    (root / ".curator" / dedup_cache.CACHE_FILE).write_bytes(b"PK\x03\x04 not really a zip")
-    shingled.clear()
-    assert [f.to_json() for f in dedup.find_families(Wiki(root))] == [f.to_json() for f in fresh]
+    # a new process on an unchanged wiki reads no body and answers the same
+    again = Wiki(root)
+    assert [f.to_json() for f in dedup.find_families(again)] == first and shingled == []
+    assert dedup.index_for(again).kept is not None and not dedup.index_for(again).features
+    # a page changed outside: the next process scans every page again, and the new text counts
+    (root / LEDGER_COPY).write_text(page("Dock Accounts Summary", facts(6, 5), trust=0.6), "utf-8")
+    assert kept_blob(root) is None
+    fresh = [f.to_json() for f in dedup.find_families(Wiki(root))]
     assert sorted(shingled) == sorted(Wiki(root).pages)
-    assert set(dedup_cache.load(root / ".curator")) == set(Wiki(root).pages)
+    assert not [f for f in fresh if LEDGER_COPY in f["pages"]] and fresh == full_scan(root)
+    shingled.clear()
+    assert [f.to_json() for f in dedup.find_families(Wiki(root))] == fresh and shingled == []
+    # a decision is applied to the kept pairs at answer time, like to a scan's
+    dedup.dismiss_pages(Wiki(root), family_of(dedup.find_families(Wiki(root)), NEXT).pages)
+    decided = [f.to_json() for f in dedup.find_families(Wiki(root))]
+    assert not [f for f in decided if NEXT in f["pages"]] and decided == full_scan(root)
+    # a new attachment file (links may resolve to it: inbound counts) is another key
+    (root / "wiki/diagram.png").write_bytes(b"png")
+    wiki = Wiki(root)
+    wiki.refresh()
+    blob = wiki.store.derived(dedup_cache.NAME)
+    assert blob is not None and dedup_cache.decode(blob, dedup.DedupIndex(wiki)._kept_key()) is None
+    # a damaged blob is ignored (scanned again), never trusted
+    wiki = Wiki(root)
+    wiki.refresh()
+    wiki.store.save_derived(dedup_cache.NAME, b"not a kept result")
+    shingled.clear()
+    assert [f.to_json() for f in dedup.find_families(Wiki(root))] == full_scan(root) and shingled
+    assert not (root / ".curator" / dedup.OLD_SIGNATURES).exists()
 
 
-def test_a_same_size_rewrite_within_one_tick_is_seen_by_the_kept_signatures(
+def test_session_4s_signatures_file_is_removed_by_the_next_scan(root: Path) -> None:
+    (root / ".curator").mkdir(exist_ok=True)
+    old = root / ".curator" / dedup.OLD_SIGNATURES
+    old.write_bytes(b"\0" * 1000)
+    dedup.find_families(Wiki(root))
+    assert not old.exists()
+
+
+def test_a_same_size_rewrite_within_one_tick_is_never_answered_from_the_kept_result(
         root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A page rewritten in place with the same size and mtime (a write within one tick of a coarse
-    file clock) keeps its stamp: the signatures kept by that stamp follow the page cache's
-    racy-stamp guard, so the new text's shingles are what counts (here a new duplicate)."""
+    file clock) keeps its stamp: the kept result follows the page cache's racy-stamp guard (the
+    store's state changes when the bytes it checks change), and a scan that read other bytes
+    than the store did is not kept at all."""
     import os
 
-    from curator.engine import dedup_cache
     from curator.engine import store as store_module
 
     later = "notes/later-notes.md"
     (root / later).write_text(page("Later Notes", facts(8, 77)), "utf-8")
     assert not [f for f in dedup.find_families(Wiki(root)) if later in f.pages]
-    assert dedup_cache.load(root / ".curator")[later][2]  # just written: kept with its digest
-    st = (root / later).stat()
-    copy = page("Later Notes", facts(6, 155))  # the text of the 155 family
-    copy += " " * (st.st_size - len(copy.encode()))
-    assert len(copy.encode()) == st.st_size
-    (root / later).write_text(copy, "utf-8")
-    os.utime(root / later, ns=(st.st_atime_ns, st.st_mtime_ns))
-    assert ((root / later).stat().st_mtime_ns, (root / later).stat().st_size) == (st.st_mtime_ns, st.st_size)
-    fresh = Wiki(root)  # another process
-    assert later in family_of(dedup.find_families(fresh), ORIGINAL).pages
+    assert kept_blob(root) is not None  # just written (racy), and the bytes scanned are the store's
+
+    def rewrite(text: str) -> None:
+        st = (root / later).stat()
+        text += " " * (st.st_size - len(text.encode()))
+        assert len(text.encode()) == st.st_size
+        (root / later).write_text(text, "utf-8")
+        os.utime(root / later, ns=(st.st_atime_ns, st.st_mtime_ns))
+        assert ((root / later).stat().st_mtime_ns, (root / later).stat().st_size) == (st.st_mtime_ns, st.st_size)
+
+    rewrite(page("Later Notes", facts(6, 155)))  # the text of the 155 family
+    assert later in family_of(dedup.find_families(Wiki(root)), ORIGINAL).pages  # another process
     shingled = count_shingled(monkeypatch)
     assert later in family_of(dedup.find_families(Wiki(root)), ORIGINAL).pages and shingled == []
-    # once the store trusts the stamp again, the kept signature is checked by its bytes and kept
-    # by the stamp alone
+    # rewritten between the store's read and the scan's: the answer is the scan's, never kept
+    rewrite(page("Later Notes", facts(8, 77)))
+    wiki = Wiki(root)
+    wiki.refresh()  # the store reads the page again (a new state: nothing kept for it)
+    assert wiki.store.derived("dedup") is None and wiki.store.racy_digest(later) is not None
+    rewrite(page("Later Notes", facts(6, 155)))
+    assert later in family_of(dedup.find_families(wiki), ORIGINAL).pages  # the bytes scanned
+    assert wiki.store.derived("dedup") is None  # not kept under a state of other bytes
+    assert later in family_of(dedup.find_families(Wiki(root)), ORIGINAL).pages  # re-read by the store
+    assert kept_blob(root) is not None
+    # once the store trusts the stamp, the kept result holds
     move_store_clock(monkeypatch, 2 * store_module.RACY_NS)
     settled = Wiki(root)
+    settled.refresh()
     assert settled.store.racy_digest(later) is None
+    shingled.clear()
     assert later in family_of(dedup.find_families(settled), ORIGINAL).pages and shingled == []
-    assert dedup_cache.load(root / ".curator")[later][2] == b""
+    assert [f.to_json() for f in dedup.find_families(Wiki(root))] == full_scan(root)
 
 
 def test_the_count_is_the_number_of_families_listed(root: Path) -> None:
@@ -404,10 +456,12 @@ def test_the_count_is_the_number_of_families_listed(root: Path) -> None:
 
 def test_a_background_scan_shingles_in_niced_workers_with_the_same_answer(root: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    from curator.engine import dedup_cache, parallel
+    import shutil
+
+    from curator.engine import parallel
 
     alone = [f.to_json() for f in dedup.find_families(Wiki(root))]  # shingled in this process
-    (root / ".curator" / dedup_cache.CACHE_FILE).unlink()
+    shutil.rmtree(root / ".curator")  # nothing kept
     seen: list[int] = []
     real = parallel.map_chunks
 
@@ -421,3 +475,133 @@ def test_a_background_scan_shingles_in_niced_workers_with_the_same_answer(root: 
     assert dedup.family_count(wiki, niceness=10) == len(alone)
     assert seen == [10]  # the station's scan: worker processes at a lower CPU priority
     assert [f.to_json() for f in dedup.find_families(wiki)] == alone
+
+
+def test_a_stopped_scan_raises_and_keeps_nothing(root: Path) -> None:
+    wiki = Wiki(root)
+    index = dedup.DedupIndex(wiki)
+    index.stop()  # (the station closing)
+    with pytest.raises(dedup.ScanStopped):
+        index.scan()
+    assert not index.features and not index.scanned and wiki.store.derived("dedup") is None
+
+
+def test_an_agent_sees_no_hidden_page_through_the_kept_result(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert HIDDEN in family_of(dedup.find_families(Wiki(root)), NEXT).pages  # the operator's scan, kept
+    shingled = count_shingled(monkeypatch)
+    agent = parse_actor("agent:dudu", "sales")
+    wiki = Wiki(root)
+    for fam in dedup.find_families(wiki, agent):
+        assert HIDDEN not in json.dumps(fam.to_json())
+    assert set(family_of(dedup.find_families(wiki, agent), NEXT).pages) == {NEXT, NEXT_COPY}
+    assert [c for c in dedup.find_duplicates(wiki, agent) if HIDDEN in (c.keep, c.merge)] == []
+    assert dedup.index_for(wiki).kept is not None and shingled == []  # answered from the kept result
+    out = run_cli(root, "--as", "agent:dudu", "--department", "sales", "dedup", "--groups", "--json")
+    assert out.returncode == 0 and HIDDEN not in out.stdout and NEXT_COPY in out.stdout
+    out = run_cli(root, "--as", "agent:dudu", "--department", "sales", "dedup", "--json")
+    assert out.returncode == 0 and HIDDEN not in out.stdout
+
+
+def test_an_update_answers_exactly_what_a_full_scan_does(root: Path) -> None:
+    """Followed page by page, the index holds exactly a full scan's pairs, also when a change moves
+    what other pages' pairs depend on: a text copied onto more pages than containment counts (6)
+    and than boilerplate allows (8), then taken off again, and a folder's tag used by more pages
+    than a rare tag is (8). Its result is then kept for the next process."""
+    wiki = Wiki(root)
+    index = dedup.index_for(wiki, full=True)
+    ledger = facts(6, 42)
+
+    def check(step: str) -> None:
+        wiki.refresh()
+        index.update()
+        full = dedup.DedupIndex(wiki)
+        full.scan()
+        full._unkept = None  # (compared with, not kept)
+        assert index.pairs == full.pairs, step
+        assert index.families() == full.families(), step
+
+    check("nothing changed")
+    for i in range(9):  # the ledger's text on 3, 4, ... 11 pages
+        (root / f"copies/ledger-copy-{chr(97 + i)}.md").parent.mkdir(exist_ok=True)
+        (root / f"copies/ledger-copy-{chr(97 + i)}.md").write_text(
+            page(f"Ledger Copy {chr(65 + i)}", [*ledger, *facts(1, 300 + i)]), "utf-8")
+        check(f"{i + 1} copies")
+    assert not index.pairs["containment"].get((LEDGER_COPY, LEDGER) if LEDGER_COPY < LEDGER else (LEDGER, LEDGER_COPY))
+    for i in reversed(range(9)):
+        (root / f"copies/ledger-copy-{chr(97 + i)}.md").unlink()
+        check(f"{i} copies")
+    assert (LEDGER, LEDGER_COPY) in index.pairs["containment"] or (LEDGER_COPY, LEDGER) in index.pairs["containment"]
+    (root / "tagged").mkdir()
+    for i in range(10):  # the folder's tags on 1 ... 10 pages
+        (root / f"tagged/note-{chr(97 + i)}.md").write_text(
+            f"---\ntitle: Note {chr(65 + i)} Of Mine\ntags: [harbour, ledger]\n---\n" + "".join(
+                f"- {f}\n" for f in facts(5, 700 + 10 * i)), "utf-8")
+        check(f"{i + 1} tagged pages")
+    (root / "tagged/note-a.md").unlink()
+    check("9 tagged pages")
+    # what the update answered is kept for the next process (once asked to: the station does after
+    # showing it)
+    assert [f.to_json() for f in dedup.find_families(wiki)] == full_scan(root)
+    assert kept_blob(root) is None
+    dedup.keep_result(wiki)
+    assert kept_blob(root) is not None
+    again = Wiki(root)
+    assert [f.to_json() for f in dedup.find_families(again)] == full_scan(root)
+    assert dedup.index_for(again).kept is not None
+
+
+def test_a_kept_result_asked_for_a_pair_it_does_not_hold_scans_first(root: Path) -> None:
+    dedup.find_families(Wiki(root))  # kept
+    wiki = Wiki(root)
+    index = dedup.index_for(wiki)
+    assert index.kept is not None and (LEDGER, OVERVIEW_A) not in index._scores
+    full = dedup.DedupIndex(wiki)
+    full.scan()
+    assert index.scores(LEDGER, OVERVIEW_A) == full.scores(LEDGER, OVERVIEW_A)
+    assert index.kept is None and index.scanned  # (a full scan answered it)
+
+
+def test_a_scan_stopped_while_the_workers_shingle_cancels_them(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from curator.engine import parallel
+
+    closed: list[bool] = []
+    real = parallel.map_chunks
+
+    def spy(fn, base, files, *args, niceness=0):  # type: ignore[no-untyped-def]
+        results = real(fn, base, files, *args, niceness=niceness)
+        assert results is not None
+
+        def watched():  # type: ignore[no-untyped-def]
+            try:
+                yield from results
+            finally:
+                closed.append(True)
+                results.close()
+
+        return watched()
+
+    monkeypatch.setattr(parallel, "map_chunks", spy)
+    monkeypatch.setattr(dedup, "PARALLEL_SHINGLES", 1)
+    monkeypatch.setattr(parallel, "CHUNK_FILES", 2)
+    index = dedup.DedupIndex(Wiki(root))
+    real_titles = index._scan_titles
+
+    def stop_meanwhile(feats):  # type: ignore[no-untyped-def]
+        real_titles(feats)
+        index.stop()  # the station closes while the workers shingle
+
+    monkeypatch.setattr(index, "_scan_titles", stop_meanwhile)
+    with pytest.raises(dedup.ScanStopped):
+        index.scan()
+    assert closed == [True] and not index.features
+
+
+def test_the_operators_count_is_read_from_the_kept_result_with_the_same_decisions(root: Path) -> None:
+    dedup.find_families(Wiki(root))  # kept
+    wiki = Wiki(root)
+    assert dedup.family_count(wiki) == len(full_scan(root)) and wiki.session.dedup is None  # (nothing decoded)
+    dedup.dismiss_pages(Wiki(root), [OVERVIEW_A, OVERVIEW_B])  # other decisions: counted by the index
+    wiki = Wiki(root)
+    assert dedup.family_count(wiki) == len(full_scan(root)) and wiki.session.dedup is not None
+    agent = parse_actor("agent:dudu", "sales")
+    assert dedup.family_count(Wiki(root), agent) == len(dedup.find_families(Wiki(root), agent))

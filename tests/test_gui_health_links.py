@@ -72,7 +72,7 @@ def test_health_is_the_first_view_and_its_figures_count(qtbot, tmp_path: Path) -
     assert "3 unresolved link targets" in summary
     assert fig["duplicates"] == 0 and "duplicate" not in summary
     # duplicates are counted after the first figures (a separate step): the line follows them
-    health._duplicates_counted(health.wiki_index, Figure("duplicates", "Duplicate families", 2, "dedup",
+    health._duplicates_counted(health.wiki_index, health._generation, Figure("duplicates", "Duplicate families", 2, "dedup",
                                                           "curator dedup --groups", "warning"))
     assert "2 duplicate families" in health.summary.text() and "3 unresolved link targets" in health.summary.text()
     assert win.current == (0, "wiki/home.md")  # the start page waits in the Page tab behind it
@@ -231,5 +231,18 @@ def test_duplicates_are_counted_in_the_background_without_a_click(qtbot, tmp_pat
                     timeout=15_000)
     assert win.views.currentWidget() is health  # counted with nobody opening Duplicates
     assert health.buttons["duplicates"].figure.value == dedup.family_count(Wiki(root))
-    assert (root / ".curator" / "dedup-shingles.npz").exists()  # the next open reads the signatures
+    again = Wiki(root)
+    again.refresh()
+    assert again.store.derived("dedup") is not None  # the next open answers from the kept result
+    win.close()
+    # the next open counts from the kept result, then builds the index in the background (every
+    # page's features: later changes are followed page by page)
+    win = station(qtbot, root, tmp_path)
+    health = win.view_index["health"]  # type: ignore[assignment]
+    qtbot.waitUntil(lambda: "duplicates" in health.buttons and health.buttons["duplicates"].figure.value is not None,
+                    timeout=15_000)
+    session = win.workspace.wiki(0).session
+    assert health.buttons["duplicates"].figure.value == dedup.family_count(Wiki(root))
+    qtbot.waitUntil(lambda: session.dedup is not None and session.dedup.scanned and session.dedup.kept is None,
+                    timeout=15_000)
     win.close()

@@ -381,5 +381,14 @@ def test_dedup_gives_families_the_agent_may_read(tmp_path: Path) -> None:
         err, text = await call(s, "wiki_dedup")
         assert not err and {NEXT, NEXT_COPY, HIDDEN} in families(text), text
 
+    # the operator's scan keeps its result (every page, the finance copy too): the agents' servers
+    # answer from it, visibility applied at answer time
+    from curator.engine import dedup
+    from curator.engine.wiki import Wiki
+
+    assert HIDDEN in {p for f in dedup.find_families(Wiki(root)) for p in f.pages}
+    kept = Wiki(root)
+    kept.refresh()
+    assert kept.store.derived("dedup") is not None
     run(root, sales, agent="dudu", department="sales")
     run(root, finance, agent="fin", department="finance")

@@ -43,12 +43,13 @@ family) never returns for anyone who clones the wiki; entries follow their pages
 (:func:`dismissed_pairs`). ``keep`` is the page with more trust, then more inbound links, then
 the older one.
 
-:func:`index_for` keeps one :class:`DedupIndex` per wiki: the first call scans every page, later
-calls re-examine only pages whose (mtime, size) changed since. A scan takes each page's body
-shingles from ``.curator/`` where the page's stamp is unchanged (:mod:`.dedup_cache`) and shingles
-the rest, in worker processes when there are many (:data:`PARALLEL_SHINGLES`); everything derived
-across pages (boilerplate counts, bands, pairs) is recomputed by every scan, so the answer is the
-same whatever the cache held.
+:func:`index_for` keeps one :class:`DedupIndex` per wiki. Its first call answers from the result
+a full scan kept for the pages as they are (:mod:`.dedup_cache`: pairs, scores and inbound counts
+under the page store's state), else scans every page: the bodies are shingled in worker
+processes (:data:`PARALLEL_SHINGLES`) while this process compares names, then the bodies are
+compared. Once every page's features are in memory (a scan, or :meth:`DedupIndex.build`), later
+calls re-examine only the pages whose (mtime, size) changed since, and what those changes move
+for other pages (:meth:`DedupIndex.update`), so every answer is exactly a full scan's.
 """
 
 from __future__ import annotations
@@ -62,8 +63,10 @@ import posixpath
 import re
 import threading
 import unicodedata
+from array import array
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -121,6 +124,16 @@ SIGNALS: tuple[str, ...] = ("title", "tags", "slug", "body", "containment")
 CONTENT_SIGNALS: frozenset[str] = frozenset({"body", "containment"})
 #: Pages to shingle from which a scan uses worker processes (below, starting them costs more).
 PARALLEL_SHINGLES = 1500
+#: A kept result (:mod:`.dedup_cache`) holds the scores of every two pages of a text family up to
+#: this size (a family's survivor, and so the pairs asked about, depend on who looks and on what was
+#: dismissed); a bigger one is asked about from a full scan.
+KEPT_FAMILY_MAX = 40
+#: The per-page signatures file of session 4's design, removed by the first scan that finds it.
+OLD_SIGNATURES = "dedup-shingles.npz"
+#: What a kept result's answer depends on besides the pages (part of its key).
+SETTINGS = (TITLE_SIMILARITY, TAG_JACCARD, SLUG_SIMILARITY, BODY_JACCARD, SHINGLE_WORDS, MIN_SHINGLES,
+            MAX_FANOUT, RARE_TAG_PAGES, MIN_RARE_TAGS, BOILERPLATE_MIN_PAGES, NUM_PERM, BANDS, ROWS,
+            CONTAINMENT, CONTAINMENT_SAMPLE, CONTAINMENT_HITS, CONTAINMENT_MIN_HITS, CONTAINMENT_MAX_PAGES)
 
 _TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]|[^\W_]+")
 _NON_ALNUM = re.compile(r"[\W_]+")
@@ -174,19 +187,58 @@ class _WordIds(dict[str, int]):
 _WORD_IDS = _WordIds()
 
 
-def shingles(text: str) -> np.ndarray:
-    """Sorted unique 64-bit hashes of the word 5-shingles of ``text`` (the same in every process)."""
-    words = tokens(text)
-    if not words:
-        return np.zeros(0, dtype=np.uint64)
-    ids = np.array(list(map(_WORD_IDS.__getitem__, words)), dtype=np.int64).view(np.uint64)
-    k = min(SHINGLE_WORDS, len(ids))
+_ASCII_TOKEN = re.compile(r"[a-z0-9]+")  # _TOKEN on a lowercased ASCII text (\w there is [a-z0-9_])
+
+
+def _hashes(ids: np.ndarray, k: int) -> np.ndarray:
+    """The hash of every run of ``k`` consecutive word ids."""
     n = len(ids) - k + 1
     with np.errstate(over="ignore"):
-        h = np.zeros(n, dtype=np.uint64)
-        for j in range(k):
+        h: np.ndarray = ids[0:n] * _SHINGLE_MULT[0]
+        for j in range(1, k):
             h = h * np.uint64(31) + ids[j:j + n] * _SHINGLE_MULT[j]
-    return np.unique(h)
+    return h
+
+
+def _sorted_unique(h: np.ndarray) -> np.ndarray:
+    h = np.sort(h)
+    keep = np.empty(len(h), dtype=bool)
+    keep[:1] = True
+    np.not_equal(h[1:], h[:-1], out=keep[1:])
+    return h[keep]
+
+
+def shingles(text: str) -> np.ndarray:
+    """Sorted unique 64-bit hashes of the word 5-shingles of ``text`` (the same in every process;
+    a text of fewer words is one shingle of them all)."""
+    return shingles_many([text])[0]
+
+
+def shingles_many(texts: list[str]) -> list[np.ndarray]:
+    """:func:`shingles` of each of ``texts``: every text's word ids in one array, every window
+    hashed in one pass (a window never spans two texts), then each text's sorted apart."""
+    get = _WORD_IDS.__getitem__
+    ids = array("q")  # (filled in C from the look-ups: no list of millions of ints to convert)
+    counts: list[int] = []
+    for text in texts:
+        low = text.lower()
+        words = _ASCII_TOKEN.findall(low) if low.isascii() else _TOKEN.findall(low)
+        ids.extend(map(get, words))
+        counts.append(len(words))
+    every = np.frombuffer(ids, dtype=np.uint64) if len(ids) else np.zeros(0, dtype=np.uint64)
+    k = SHINGLE_WORDS
+    h = _hashes(every, k) if len(every) >= k else every[:0]
+    out: list[np.ndarray] = []
+    start = 0
+    for n in counts:
+        if n >= k:
+            out.append(_sorted_unique(h[start:start + n - k + 1]))
+        elif n:
+            out.append(_hashes(every[start:start + n], n))  # (one shingle)
+        else:
+            out.append(np.zeros(0, dtype=np.uint64))
+        start += n
+    return out
 
 
 def minhash(sh: np.ndarray, chunk: int = 4096) -> np.ndarray:
@@ -341,11 +393,11 @@ def shingle_files(root: str, files: list[PageFile], racy: frozenset[str] = froze
     """(path, :func:`shingles` of its body as bytes, the :func:`~.store.digest` of the bytes read
     for a page in ``racy``, else b"") for each of ``files``: the bulk of a first scan, run in
     worker processes (:func:`~.parallel.map_chunks`)."""
-    done = []
-    for f in files:
-        data = read_bytes(root, f.path)
-        done.append((f.path, shingles(body_of(data)).tobytes(), digest(data) if f.path in racy else b""))
-    return done
+    with gc_paused():  # (millions of word ids, none cyclic: the collector doubled the time)
+        read = [read_bytes(root, f.path) for f in files]
+        sets = shingles_many([body_of(data) for data in read])
+        return [(f.path, sh.tobytes(), digest(data) if f.path in racy else b"")
+                for f, sh, data in zip(files, sets, read, strict=True)]
 
 
 def page_names(page: Page) -> frozenset[str]:
@@ -539,6 +591,25 @@ class Family:
                 "impact": self.impact, "members": self.members, "edges": self.edges}
 
 
+@dataclass(slots=True)
+class _Shingling:
+    """Bodies being shingled for a scan (:meth:`DedupIndex._start_shingles`)."""
+
+    root: str
+    order: list[str]
+    files: list[PageFile]
+    racy: dict[str, bytes]  # the store's digests of the pages its racy-stamp guard checks
+    chunks: Iterator[list[tuple[str, bytes, bytes]]] | None  # the workers' results; None: here
+
+
+class ScanStopped(CuratorError):
+    """A scan was abandoned (:meth:`DedupIndex.stop`)."""
+
+
+class _NeedScan(Exception):
+    """A kept result cannot answer this (the scores of two pages of a big family): scan."""
+
+
 class DedupIndex:
     """Per-page features and the verified pairs of every signal, updated page by page."""
 
@@ -547,6 +618,7 @@ class DedupIndex:
         self._lock = threading.RLock()
         #: The CPU priority drop of the worker processes a scan starts (see :func:`index_for`).
         self.niceness = 0
+        self._stop = threading.Event()  # see stop()
         self._reset()
 
     def _reset(self) -> None:
@@ -579,65 +651,86 @@ class DedupIndex:
         self._links: LinkIndex | None = None  # the link index of the families being built
         self._inbound: dict[str, int] = {}  # and the counts read from it so far
         self.scanned = False
+        #: The store state a kept result was loaded for (answers come from it: no features, no
+        #: index; the first change to the pages makes the next update a full scan), else None.
+        self.kept: bytes | None = None
+        self._kept_inbound: dict[str, int] = {}
+        #: The store state the last full scan (or exact update) read, while its result is not yet
+        #: kept (see _keep); an update's is kept by keep() (the station: after showing the answer)
+        self._unkept: bytes | None = None
+        self._unkept_update = False
 
     # --- reading pages ----------------------------------------------------------------------
-    def _features(self, page: Page) -> Features:
-        return page_features(page, read_body(self.wiki.root, page.path))
+    def _start_shingles(self, pages: dict[str, Page], order: list[str]) -> _Shingling:
+        """Start shingling every page body (in ``order``): in worker processes when there are many,
+        which run while this process compares names (see :meth:`scan`)."""
+        store, root = self.wiki.store, str(self.wiki.root)
+        racy = {p: d for p in order if (d := store.racy_digest(p)) is not None}
+        files = [PageFile(p, pages[p].mtime_ns, pages[p].size) for p in order]
+        chunks = (parallel.map_chunks(shingle_files, root, files, frozenset(racy), niceness=self.niceness)
+                  if len(files) >= PARALLEL_SHINGLES else None)
+        return _Shingling(root, order, files, racy, chunks)
 
-    def _all_shingles(self, pages: dict[str, Page], order: list[str]) -> list[np.ndarray]:
-        """Every page's body shingles (in ``order``): from the signatures kept in ``.curator/``
-        (:mod:`.dedup_cache`) where the page's stamp is unchanged (and, for a page the store's
-        racy-stamp guard checks, its bytes are those shingled), the rest computed (in worker
-        processes when there are many) and kept for the next scan."""
-        state, store, root = self.wiki.state_dir, self.wiki.store, str(self.wiki.root)
-        kept = dedup_cache.load(state)
+    def _stop_shingling(self, chunks: Iterator[Any] | None) -> None:
+        """When the scan is stopped (:meth:`stop`): cancel the workers' queued chunks (closing
+        their results shuts the pool down: a closing station waits for no shingling), then stop."""
+        if self._stop.is_set():
+            if chunks is not None:
+                # (one chunk waited for: a generator closed before it started never runs its
+                # cleanup, which is what shuts the pool down)
+                with suppress(StopIteration):
+                    next(chunks)
+                close = getattr(chunks, "close", None)
+                if close is not None:
+                    close()
+            self._check_stop()
+
+    def _all_shingles(self, work: _Shingling) -> tuple[list[np.ndarray], bool]:
+        """Every page's body shingles (in the order shingling started with), and whether they are
+        of the bytes the page store read: a page its racy-stamp guard still checks
+        (:meth:`~.store.PageStore.racy_digest`) may have been rewritten in place, within one tick
+        of the file clock, since the store read it; its digest is compared, and a scan that read
+        other bytes than the store's is not kept (:meth:`_keep`)."""
+        racy = work.racy
+        chunks = work.chunks
         out: dict[str, np.ndarray] = {}
-        checked: dict[str, bytes] = {}  # the racy pages' digests (see dedup_cache): kept with them
-        missing: list[PageFile] = []
-        checking: list[str] = []  # the missing pages the store's guard checks
-        retagged = False
-        for path in order:
-            page = pages[path]
-            stamp = (page.mtime_ns, page.size)
-            hit = kept.get(path)
-            racy = store.racy_digest(path)  # (the store's racy-stamp guard: None when the stamp is trusted)
-            if hit is not None and hit[0] == stamp:
-                if racy is not None:  # the store reads it again: the shingles must be of the bytes it read
-                    if hit[2] == racy:
-                        out[path], checked[path] = hit[1], racy
-                        continue
-                elif not hit[2]:  # a trusted stamp, now as then: any later write changed it
-                    out[path] = hit[1]
-                    continue
-                elif digest(read_bytes(root, path)) == hit[2]:  # trusted by the store since: read again
-                    out[path], retagged = hit[1], True
-                    continue
-            missing.append(PageFile(path, page.mtime_ns, page.size))
-            if racy is not None:  # kept with the digest of the bytes its shingles are made from
-                checking.append(path)
-        if missing:
-            args = (frozenset(checking),)
-            chunks = (parallel.map_chunks(shingle_files, root, missing, *args, niceness=self.niceness)
-                      if len(missing) >= PARALLEL_SHINGLES else None)
-            for chunk in chunks if chunks is not None else (shingle_files(root, missing, *args),):
-                for path, blob, read in chunk:
-                    out[path] = np.frombuffer(blob, dtype=np.uint64)
-                    if read:
-                        checked[path] = read
-        if missing or retagged or len(kept) != len(out):
-            dedup_cache.save(state, {p: ((pages[p].mtime_ns, pages[p].size), out[p], checked.get(p, b""))
-                                     for p in order})
-        return [out[p] for p in order]
+        same = True
+        self._stop_shingling(chunks)
+        for chunk in chunks if chunks is not None else (shingle_files(work.root, work.files, frozenset(racy)),):
+            for path, blob, read in chunk:
+                out[path] = np.frombuffer(blob, dtype=np.uint64)
+                if read and read != racy[path]:
+                    same = False
+            self._stop_shingling(chunks)
+        with suppress(OSError):  # what session 4 kept per page (as big as the pages): not used any more
+            (self.wiki.state_dir / OLD_SIGNATURES).unlink()
+        return [out[p] for p in work.order], same
 
     # --- full scan ----------------------------------------------------------------------------
     def scan(self) -> None:
         """(Re)build everything from the current pages."""
         with self._lock, gc_paused():
             pages = self.wiki.pages
+            token = self.wiki.store.state  # the state these pages are (refreshed by .pages)
             self._reset()
             order = sorted(pages)
-            feats = [features_of(pages[p], sh) for p, sh in zip(order, self._all_shingles(pages, order), strict=True)]
-            self.features = {f.path: f for f in feats}
+            # The bodies are shingled in worker processes while this one compares the names
+            # (titles, slugs, tags need no body), then the bodies are compared.
+            work = self._start_shingles(pages, order)
+            try:
+                none = np.zeros(0, dtype=np.uint64)
+                feats = [features_of(pages[p], none) for p in order]
+                self.features = {f.path: f for f in feats}
+                for f in feats:
+                    self._index(f)
+                for step in (self._scan_titles, self._scan_slugs, self._scan_tags):
+                    self._check_stop()
+                    step(feats)
+            finally:
+                bodies, same = self._all_shingles(work)  # (workers are waited for whatever happened)
+            self._check_stop()
+            for f, sh in zip(feats, bodies, strict=True):
+                f.shingles = sh
             self.boilerplate_pages = max(BOILERPLATE_MIN_PAGES, len(feats) // 2000)
             counts = self._count_shingles(feats)
             for f, c in zip(feats, counts, strict=True):
@@ -645,14 +738,12 @@ class DedupIndex:
             banded = [f for f in feats if len(f.body)]
             for f, sig in zip(banded, minhash_many([f.body for f in banded]), strict=True):
                 f.bands = band_keys(sig)
-            for f in feats:
-                self._index(f)
-            self._scan_titles(feats)
-            self._scan_slugs(feats)
-            self._scan_tags(feats)
-            self._scan_bodies(feats)
-            self._scan_containment(feats)
+                self._index_bands(f)
+            for step in (self._scan_bodies, self._scan_containment):
+                self._check_stop()
+                step(feats)
             self.scanned = True
+            self._unkept, self._unkept_update = (token if same else None), False
 
     def _count_shingles(self, feats: list[Features]) -> list[np.ndarray]:
         """Count on how many pages each shingle occurs; return each page's per-shingle counts."""
@@ -716,12 +807,15 @@ class DedupIndex:
             self._slug_index[key].add(f.path)
         for tag in f.tags:
             self._tag_index[(f.folder, tag)].add(f.path)
-        for b, band in enumerate(f.bands):
-            self._bands[b][band].add(f.path)
+        self._index_bands(f)
         slot = len(self._titles)
         self._titles.append(f.title_text)
         self._title_len.append(len(f.title_text))
         self._title_slot[f.path] = slot
+
+    def _index_bands(self, f: Features) -> None:
+        for b, band in enumerate(f.bands):
+            self._bands[b][band].add(f.path)
 
     def _unindex(self, f: Features) -> None:
         def drop(table: dict[Any, set[str]], key: Any) -> None:
@@ -930,7 +1024,7 @@ class DedupIndex:
         return out
 
     # --- incremental update -------------------------------------------------------------------
-    def _forget(self, path: str) -> None:
+    def _forget(self, path: str, counts: bool = True) -> None:
         for pair in self._scored.pop(path, set()):
             self._scores.pop(pair, None)
         f = self.features.pop(path, None)
@@ -946,7 +1040,8 @@ class DedupIndex:
                 owners.discard(path)
                 if not owners:
                     del self._sample_extra[x]
-        self._add_counts(f.shingles, -1)
+        if counts:
+            self._add_counts(f.shingles, -1)
         for signal in SIGNALS:
             for other in self.partners[signal].pop(path, set()):
                 self.pairs[signal].pop(pair_key(path, other), None)
@@ -954,12 +1049,16 @@ class DedupIndex:
                 if mates is not None:
                     mates.discard(path)
 
-    def _learn(self, page: Page) -> None:
-        f = self._features(page)
-        self.features[f.path] = f
-        self._add_counts(f.shingles, +1)
+    def _place(self, f: Features) -> None:
+        """File a page (its features and counts already in) under every blocking key, discounted
+        by the counts as they are."""
         self._discount(f)
         self._index(f)
+        for x in _sample(f.rare).tolist():
+            self._sample_extra[x].add(f.path)
+
+    def _examine(self, f: Features) -> None:
+        """Verify a placed page against every other page its keys find."""
         if f.title_key:
             self._verify("title", f.path, self._title_groups.get(f.title_key, ()))
         if f.title_text:
@@ -984,32 +1083,166 @@ class DedupIndex:
             body_cands |= self._bands[b].get(band, set())
         self._verify("body", f.path, body_cands)
         self._verify("containment", f.path, self._containment_candidates(f))
-        for x in _sample(f.rare).tolist():
-            self._sample_extra[x].add(f.path)
 
     def update(self, paths: Iterable[str] | None = None) -> list[str]:
-        """Re-examine changed pages (``paths``, or every page whose (mtime, size) changed).
+        """Re-examine changed pages (``paths``, or every page whose (mtime, size) changed); the
+        answer is exactly a full :meth:`scan`'s.
 
-        Boilerplate counts follow each changed page; other pages keep the discount they got at
-        their last examination until the next full :meth:`scan`.
+        What a page's pairs depend on besides the two pages is examined again too: every page
+        holding a shingle whose count crossed a threshold because of the change (boilerplate,
+        containment's few pages), every page of a folder's tag whose page count crossed the rare
+        tag limit; a change of the boilerplate limit itself (the number of pages) is a full scan.
+        After an update over every page (no ``paths``) the result is kept as a scan's is.
         """
         with self._lock, gc_paused():
+            if self.kept is not None:
+                if self.wiki.pages is not None and self.wiki.store.state == self.kept:  # (.pages: refreshed)
+                    return []
+                self.kept = None  # the pages changed: a full scan (a kept result has no features)
+                self.scan()
+                return sorted(self.features)
             if not self.scanned:
+                if self._load_kept():
+                    return []
                 self.scan()
                 return sorted(self.features)
             pages = self.wiki.pages
+            token = self.wiki.store.state
             if paths is None:
                 stale = [p for p, pg in pages.items()
                          if p not in self.features or self.features[p].stamp != (pg.mtime_ns, pg.size)]
                 stale += [p for p in self.features if p not in pages]
             else:
                 stale = list(dict.fromkeys(paths))
-            for path in stale:
-                self._forget(path)
+            if not stale:
+                return stale
+            known = self.features
+            n = (len(known) + sum(p not in known for p in stale if p in pages)
+                 - sum(p not in pages for p in stale if p in known))
+            if max(BOILERPLATE_MIN_PAGES, n // 2000) != self.boilerplate_pages:
+                self.scan()  # every page's discount moves
+                return stale
+            same = True
+            fresh: dict[str, Features] = {}
+            store, root = self.wiki.store, self.wiki.root
             for path in stale:
                 if path in pages:
-                    self._learn(pages[path])
+                    data = read_bytes(root, path)
+                    fresh[path] = features_of(pages[path], shingles(body_of(data)))
+                    racy = store.racy_digest(path)
+                    same = same and (racy is None or racy == digest(data))
+            old = [known[p] for p in stale if p in known]
+            changed = [*old, *fresh.values()]
+            touched = (np.unique(np.concatenate([f.shingles for f in changed])) if changed
+                       else np.zeros(0, dtype=np.uint64))
+            groups = {(f.folder, t) for f in changed for t in f.tags}
+            before = self._counts_of(touched)
+            sizes = {g: len(self._tag_index.get(g, ())) for g in groups}
+            for path in stale:
+                self._forget(path)
+            # Every count and tag group as it ends up before any page is placed or verified (a
+            # page placed before another changed page's counts are in would keep a discount no
+            # scan gives it).
+            for f in fresh.values():
+                self.features[f.path] = f
+                self._add_counts(f.shingles, +1)
+            after = self._counts_of(touched)
+            again: set[str] = set()
+            limits = (self.boilerplate_pages, CONTAINMENT_MAX_PAGES)
+            crossed = touched[np.logical_or.reduce([(before <= x) != (after <= x) for x in limits])]
+            if len(crossed):
+                again.update(p for p, f in self.features.items() if len(f.shingles) and common(f.shingles, crossed))
+            for g, size in sizes.items():
+                members = self._tag_index.get(g, set())
+                final = len(members) + sum(f.folder == g[0] and g[1] in f.tags for f in fresh.values())
+                if (size <= RARE_TAG_PAGES) != (final <= RARE_TAG_PAGES):
+                    again.update(members)
+            again -= fresh.keys()
+            redo = {p: self.features[p] for p in sorted(again)}  # (unchanged pages: their shingles as they are)
+            for path in redo:
+                self._forget(path, counts=False)
+            work = [*fresh.values(), *redo.values()]
+            for f in work:
+                self.features[f.path] = f
+                self._place(f)
+            for f in work:
+                self._examine(f)
+            if paths is None and same:
+                self._unkept, self._unkept_update = token, True
             return stale
+
+    def stop(self) -> None:
+        """Abandon a scan in progress, and every later one (the station closing): it raises
+        :class:`ScanStopped` at its next step, leaving the index empty."""
+        self._stop.set()
+
+    def _check_stop(self) -> None:
+        if self._stop.is_set():
+            self._reset()
+            raise ScanStopped("the duplicate scan was stopped (the wiki is closing)")
+
+    def build(self) -> None:
+        """Make sure the index holds every page's features (a full scan when it answers from a kept
+        result or has not scanned yet), so that later changes are followed page by page
+        (:meth:`update`): the station does this in the background after its first answer."""
+        with self._lock:
+            if self.kept is not None or not self.scanned:
+                self.scan()
+
+    # --- the kept result (:mod:`.dedup_cache`) ----------------------------------------------------
+    def _kept_key(self) -> bytes:
+        return dedup_cache.key_of(self.wiki.store.attachments, SETTINGS)
+
+    def _load_kept(self) -> bool:
+        """Answer from the result a full scan kept for the store's current state, if there is one."""
+        store = self.wiki.store
+        token = store.state if self.wiki.pages is not None else None  # (.pages: refreshed on first use)
+        # (saved under this state, or an earlier one no page changed since: a racy page that
+        # settled, the store's own bookkeeping)
+        found = store.derived_since(dedup_cache.NAME) if token is not None else None
+        kept = dedup_cache.decode(found[0], self._kept_key()) if found is not None and not found[1] else None
+        if kept is None:
+            return False
+        self._reset()
+        for signal in SIGNALS:
+            pairs = self.pairs[signal] = kept.pairs.get(signal, {})
+            partners = self.partners[signal]
+            for a, b in pairs:
+                partners[a].add(b)
+                partners[b].add(a)
+        self._scores = kept.scores
+        self._kept_inbound = kept.inbound
+        self.kept = token
+        return True
+
+    def keep(self) -> None:
+        """Save the result of the last scan or update for the next process, if it is not saved
+        yet. A scan's is saved with its first answer; an update's by this call, which the station
+        makes in the background once the answer is shown (saving costs more than the update)."""
+        with self._lock, gc_paused():
+            if self._unkept is not None:
+                self._keep()
+
+    def _keep(self) -> None:
+        """Save the last full scan's result for its store state (once, after its first answer: the
+        scores and inbound counts that answer computed are reused), unless the pages changed since
+        or it read other bytes than the store (see :meth:`_all_shingles`). Call with the lock held."""
+        token, self._unkept = self._unkept, None
+        store = self.wiki.store
+        if token is None or store.state != token:
+            return
+        fired = self._fired(OPERATOR, set())  # every pair any actor's answer may show is one of these
+        asked = set(fired)
+        for members, _edges in self._groups(OPERATOR, set())[0]:
+            if len(members) <= KEPT_FAMILY_MAX:  # (any two may be a survivor and a member)
+                asked.update(itertools.combinations(sorted(members), 2))
+        scores = {pair: self.scores(*pair) for pair in sorted(asked)}
+        inbound = {p: self.inbound(p) for pair in asked for p in pair}
+        dismissed = dismissed_pairs(self.wiki)
+        joined, alone = self._groups(OPERATOR, dismissed)  # (Health's figure, answered without the pairs)
+        count = (dedup_cache.dismissed_digest(dismissed), len(joined), len(alone))
+        kept = dedup_cache.Kept({s: dict(self.pairs[s]) for s in SIGNALS}, scores, inbound, count)
+        store.save_derived(dedup_cache.NAME, dedup_cache.encode(kept, self._kept_key()))
 
     # --- answers ---------------------------------------------------------------------------------
     def _fired(self, actor: Actor, dismissed: set[tuple[str, str]],
@@ -1017,10 +1250,11 @@ class DedupIndex:
         """Pair -> the signals that fired for it, over the pairs of pages ``actor`` may see (both
         pages), dismissed pairs left out. Call with the lock held."""
         pages = self.wiki.pages
+        known = pages.keys() if self.kept is not None else self.features.keys()  # (a kept result: these pages)
         if actor.is_operator:
-            visible = self.features.keys() & pages.keys()
+            visible = known & pages.keys()
         else:
-            visible = {p for p in self.features if p in pages and self.wiki.visible(actor, p)}
+            visible = {p for p in known if p in pages and self.wiki.visible(actor, p)}
         fired: dict[tuple[str, str], list[str]] = defaultdict(list)
         for signal in SIGNALS:
             partners = self.partners[signal]
@@ -1039,8 +1273,15 @@ class DedupIndex:
                    page: str | None = None) -> list[Candidate]:
         """Candidate pairs ``actor`` may see (both pages), dismissed pairs left out."""
         with self._lock:
-            fired = self._fired(actor, dismissed or set(), page)
-            out = [self._candidate(pair, signals) for pair, signals in fired.items()]
+            try:
+                fired = self._fired(actor, dismissed or set(), page)
+                out = [self._candidate(pair, signals) for pair, signals in fired.items()]
+            except _NeedScan:
+                self.scan()
+                fired = self._fired(actor, dismissed or set(), page)
+                out = [self._candidate(pair, signals) for pair, signals in fired.items()]
+            if self._unkept is not None and not self._unkept_update:
+                self._keep()
         out.sort(key=lambda c: (-len(c.signals), -max(c.scores[s] for s in c.signals), c.keep, c.merge))
         return out
 
@@ -1056,10 +1297,18 @@ class DedupIndex:
         nor two pages joined through one.
         """
         with self._lock, gc_paused():  # thousands of families next to the wiki's millions of objects
-            self._links = self.wiki.links  # one look-up (and policy check) for every page's count
+            # one look-up (and policy check) for every page's count (a kept result holds its own)
+            self._links = self.wiki.links if self.kept is None else None
             self._inbound = {}
             try:
-                return self._families(actor, dismissed or set())
+                try:
+                    out = self._families(actor, dismissed or set())
+                except _NeedScan:  # a kept result without the scores a big family asks for
+                    self.scan()
+                    out = self._families(actor, dismissed or set())
+                if self._unkept is not None and not self._unkept_update:
+                    self._keep()
+                return out
             finally:
                 self._links = None
                 self._inbound = {}
@@ -1106,6 +1355,8 @@ class DedupIndex:
         them (no scores, no inbound counts): the Health figure."""
         with self._lock, gc_paused():
             content, names = self._groups(actor, dismissed or set())
+            if self._unkept is not None and not self._unkept_update:
+                self._keep()
         return len(content), len(names)
 
     def _family(self, paths: list[str], edges: dict[tuple[str, str], list[str]], strength: str) -> Family:
@@ -1115,7 +1366,7 @@ class DedupIndex:
         best: dict[str, float] = {}
         fired: set[str] = set()
         for pair, sig in edges.items():
-            sc = self.scores(*pair)
+            sc = self._pair_scores(*pair)
             fired.update(sig)
             for signal in sig:
                 best[signal] = max(best.get(signal, 0.0), sc[signal])
@@ -1129,7 +1380,7 @@ class DedupIndex:
                                    "keep": p.path == keep.path}
             if p.path != keep.path:
                 row["signals"] = edges.get(pair_key(keep.path, p.path), [])
-                row["scores"] = self.scores(keep.path, p.path)
+                row["scores"] = self._pair_scores(keep.path, p.path)
             detail.append(row)
         reason = (f"{len(ordered)} pages: {signal_words(signals, best)} "
                   f"({self.keep_why(keep, ordered[1])})")
@@ -1141,6 +1392,8 @@ class DedupIndex:
         """Distinct pages whose links resolve to ``path``: the same number ``explain`` and the
         comparison panel show (:meth:`~.links.LinkIndex.inbound`). A name two copies share (the
         same title) counts only for the copy the links resolve to, never for both."""
+        if self.kept is not None and path in self._kept_inbound:
+            return self._kept_inbound[path]
         if self._links is None:
             return self.wiki.links.inbound(path)
         count = self._inbound.get(path)
@@ -1150,10 +1403,21 @@ class DedupIndex:
 
     def scores(self, a: str, b: str) -> dict[str, float]:
         """Every signal's score for the pair (whether it fired or not), computed once per version
-        of the two pages."""
+        of the two pages (any pair: one a kept result does not hold takes a full scan first)."""
+        with self._lock:
+            try:
+                return self._pair_scores(a, b)
+            except _NeedScan:
+                self.scan()
+                return self._pair_scores(a, b)
+
+    def _pair_scores(self, a: str, b: str) -> dict[str, float]:
+        """:meth:`scores`; raises :class:`_NeedScan` for a pair a kept result does not hold."""
         key = pair_key(a, b)
         cached = self._scores.get(key)
         if cached is None:
+            if self.kept is not None:
+                raise _NeedScan(key)
             cached = self._scores[key] = self._compute_scores(*key)
             self._scored[key[0]].add(key)
             self._scored[key[1]].add(key)
@@ -1184,7 +1448,7 @@ class DedupIndex:
     def _candidate(self, pair: tuple[str, str], signals: list[str]) -> Candidate:
         pages = self.wiki.pages
         keep, merge = sorted((pages[p] for p in pair), key=self.keep_rank)
-        scores = self.scores(keep.path, merge.path)
+        scores = self._pair_scores(keep.path, merge.path)
         reason = signal_words(signals, scores)
         return Candidate(keep.path, merge.path, list(signals), scores,
                          f"{reason} ({self.keep_why(keep, merge)})")
@@ -1192,10 +1456,12 @@ class DedupIndex:
 
 # --- the per-wiki index -------------------------------------------------------------------------
 
-def index_for(wiki: Wiki, niceness: int = 0) -> DedupIndex:
-    """The wiki's dedup index (held by its session), brought up to date (a full scan the first time).
-    ``niceness`` above 0: a scan's worker processes run at that lower CPU priority (the station's
-    background work, docs/design.md §8)."""
+def index_for(wiki: Wiki, niceness: int = 0, full: bool = False) -> DedupIndex:
+    """The wiki's dedup index (held by its session), brought up to date: the first time, from the
+    result a full scan kept for the pages as they are (:mod:`.dedup_cache`), else by a full scan;
+    with ``full``, always holding every page's features (:meth:`DedupIndex.build`), so that a
+    change is followed page by page. ``niceness`` above 0: a scan's worker processes run at that
+    lower CPU priority (the station's background work, docs/design.md §8)."""
     session = wiki.session
     with session.services_lock:
         index = session.dedup
@@ -1204,7 +1470,28 @@ def index_for(wiki: Wiki, niceness: int = 0) -> DedupIndex:
     with index._lock:
         index.niceness = niceness
         index.update()
+        if full:
+            index.build()
     return index
+
+
+def stop_scans(wiki: Wiki) -> None:
+    """Abandon the wiki's dedup scan in progress, if any (the station closing)."""
+    session = wiki.session
+    with session.services_lock:
+        index = session.dedup
+    if index is not None:
+        index.stop()
+
+
+def keep_result(wiki: Wiki) -> None:
+    """Save the wiki's dedup result for the next process if it is not saved yet
+    (:meth:`DedupIndex.keep`)."""
+    session = wiki.session
+    with session.services_lock:
+        index = session.dedup
+    if index is not None:
+        index.keep()
 
 
 def find_duplicates(wiki: Wiki, actor: Actor = OPERATOR, page: str | None = None) -> list[Candidate]:
@@ -1236,8 +1523,29 @@ def family_count(wiki: Wiki, actor: Actor = OPERATOR, strength: str | None = Non
     """How many duplicate families ``actor`` has to review (the Health figure; ``strength``
     ``"content"`` or ``"names"`` counts only those): cheap once the wiki's dedup index is warm
     (:func:`index_for`), and no family is built to be counted (:meth:`DedupIndex.count`)."""
-    content, names = index_for(wiki, niceness).count(actor, dismissed_pairs(wiki))
+    dismissed = dismissed_pairs(wiki)
+    counted = _kept_count(wiki, dismissed) if actor.is_operator else None
+    content, names = counted if counted is not None else index_for(wiki, niceness).count(actor, dismissed)
     return {"content": content, "names": names}.get(strength or "", content + names)
+
+
+def _kept_count(wiki: Wiki, dismissed: set[tuple[str, str]]) -> tuple[int, int] | None:
+    """The operator's family count held by the result kept for the pages as they are (counted
+    with the same dismissed pairs), while the wiki's index has not loaded anything yet: Health's
+    figure without decoding every pair."""
+    session = wiki.session
+    with session.services_lock:
+        index = session.dedup
+    if index is not None and (index.scanned or index.kept is not None):
+        return None  # (the index answers, as up to date as it is)
+    store = wiki.store
+    if not store.loaded:
+        wiki.refresh()
+    found = store.derived_since(dedup_cache.NAME) if store.state is not None else None
+    if found is None or found[1]:
+        return None
+    key = dedup_cache.key_of(store.attachments, SETTINGS)
+    return dedup_cache.kept_count(found[0], key, dedup_cache.dismissed_digest(dismissed))
 
 
 def dismiss(wiki: Wiki, a: str, b: str, actor: Actor = OPERATOR) -> ActionResult:

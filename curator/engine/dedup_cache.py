@@ -1,105 +1,136 @@
-"""The dedup index's per-page signatures on disk (``.curator/dedup-shingles.npz``), keyed by the
-page's stamp (docs/design.md §9, §12).
+"""The dedup scan's verified result, kept in the page cache under the store's state (docs/design.md §9, §12).
 
-A page's body shingles (:func:`~.dedup.shingles`: sorted unique 64-bit hashes) are what a dedup
-scan spends its time on: every body read, tokenised and hashed. They depend on the page's bytes
-only, so they are kept here by (mtime_ns, size), exactly as the page cache keeps its records: a
-process that scans a wiki whose pages did not change reads one file and shingles nothing; a page
-whose stamp moved is shingled again. A page the page cache's racy-stamp guard still checks
-(:meth:`~.store.PageStore.racy_digest`: written a moment before its stamp was taken, so a
-same-size rewrite in the same tick keeps the stamp) is kept with the digest of the bytes its
-shingles came from, and its shingles are reused only while the store's digest (or, once the store
-trusts the stamp, the file read again) is that one. Everything derived from them across pages (boilerplate
-counts, bands, pairs) is recomputed by each scan, so an answer never depends on how old this file
-is. The file is local, rebuildable state like the rest of ``.curator/``: a damaged, foreign or
-unreadable one is ignored and written anew.
+A full dedup scan reads and shingles every page body and compares them across the wiki (many
+seconds at 30,000 pages), and its answer depends on every page: boilerplate is what many pages
+share. So what is kept is not per page but the scan's result for one state of the pages: every
+verified pair of each signal with its score, every signal's score for each pair of pages that may
+be asked about (the pairs, and every two pages joined into one family by their text), and the
+inbound links of each page in a pair (what the keep rule and the impact of a family count). It is
+saved with :meth:`~.store.PageStore.save_derived` under the store's random state token, so it is
+answered only to a process whose refresh finds exactly the pages it was computed from; any change
+to a page gives the store a new state and the next scan is a full one. Decisions ("not
+duplicates") and visibility are not part of it: they are applied to the kept pairs at answer time
+exactly as to a scan's, so an agent never sees a page it may not read through it.
 
-Layout (one uncompressed ``.npz``, no pickles): ``version``; ``paths`` (the page paths, UTF-8 with
-surrogate escapes, joined by NUL); ``stamps`` (n x 2 int64: mtime_ns, size); ``digests`` (n x 16
-uint8: the racy pages' digests, zeros for a trusted stamp); ``offsets`` (n + 1 int64); ``values``
-(every page's shingles, concatenated, uint64).
+The key also holds the attachment files links may resolve to (they are not in the store's state
+but can change an inbound count) and :data:`FORMAT` (bump it when a signal, a threshold or the
+shingle rules change). A damaged or foreign blob is ignored: the caller scans again.
+
+Encoding (marshal, zlib): the page paths once, then per signal the pairs as indexes into them
+(``int32``) with their scores, then the scored pairs with their five scores, then the inbound
+counts. Scores are rounded decimals (4 places for a pair's signal, 3 for a score row) kept as
+``uint16`` when that is exact, else as ``float64``.
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
-import zipfile
-from collections.abc import Mapping
-from contextlib import suppress
-from pathlib import Path
+import hashlib
+import marshal
+import zlib
+from array import array
+from collections.abc import Iterable
+from dataclasses import dataclass
 
 import numpy as np
 
-CACHE_FILE = "dedup-shingles.npz"
-#: Bump when the shingle rules change (tokens, hashing, what counts as the body).
-CACHE_VERSION = 2
-DIGEST_SIZE = 16  # (:func:`~.store.digest`'s)
-_TRUSTED = bytes(DIGEST_SIZE)
+#: The name the result is saved as in the page cache (:meth:`~.store.PageStore.save_derived`).
+NAME = "dedup"
+#: Bump when the signals, their thresholds or the shingle rules change.
+FORMAT = 2
+SCORE_KEYS: tuple[str, ...] = ("title", "tags", "slug", "body", "containment")
 
-Stamp = tuple[int, int]
-#: (stamp, shingles, digest of the bytes shingled: b"" when the stamp is trusted)
-Entry = tuple[Stamp, np.ndarray, bytes]
+Pair = tuple[str, str]
 
 
-def _encode_paths(paths: list[str]) -> np.ndarray:
-    return np.frombuffer("\0".join(paths).encode("utf-8", "surrogateescape"), dtype=np.uint8)
+@dataclass(slots=True)
+class Kept:
+    """A full scan's verified result (see the module docstring)."""
+
+    pairs: dict[str, dict[Pair, float]]  # signal -> pair -> score
+    scores: dict[Pair, dict[str, float]]  # pair -> every signal's score
+    inbound: dict[str, int]  # page -> distinct pages linking to it
+    #: the operator's (content, name-only) family count, and the digest of the dismissed pairs it
+    #: was counted with (:func:`dismissed_digest`): Health's figure without decoding the pairs
+    count: tuple[bytes, int, int] = (b"", -1, -1)
 
 
-def _decode_paths(data: np.ndarray, count: int) -> list[str]:
-    if not count:
-        return []
-    paths = data.tobytes().decode("utf-8", "surrogateescape").split("\0")
-    if len(paths) != count:
-        raise ValueError("path count does not match")
-    return paths
+def key_of(attachments: Iterable[str], settings: object) -> bytes:
+    """The key a result is saved with: the attachment files and the scan's ``settings``."""
+    files = "\0".join(attachments).encode("utf-8", "surrogateescape")
+    return hashlib.blake2b(files + b"\1" + repr((FORMAT, settings)).encode(), digest_size=16).digest()
 
 
-def load(state_dir: Path) -> dict[str, Entry]:
-    """path -> (stamp, shingles, digest) as last saved; empty when there is no usable file."""
+def _pack(values: list[float], scale: int) -> tuple[str, bytes]:
+    arr = np.array(values, dtype=np.float64)
+    ints = np.rint(arr * scale)
+    if len(arr) and (ints.min() < 0 or ints.max() > 65535 or not np.array_equal(ints / scale, arr)):
+        return "d", arr.tobytes()
+    return "H", ints.astype(np.uint16).tobytes()
+
+
+def _unpack(packed: tuple[str, bytes], scale: int) -> list[float]:
+    kind, data = packed
+    values: list[float] = (np.frombuffer(data, dtype=np.float64) if kind == "d"
+                           else np.frombuffer(data, dtype=np.uint16) / scale).tolist()
+    return values
+
+
+def encode(kept: Kept, key: bytes) -> bytes:
+    paths = sorted({p for pairs in kept.pairs.values() for pair in pairs for p in pair}
+                   | {p for pair in kept.scores for p in pair} | set(kept.inbound))
+    at = {p: i for i, p in enumerate(paths)}
+
+    def ends(pairs: Iterable[Pair]) -> tuple[bytes, bytes]:
+        listed = list(pairs)
+        return (array("i", [at[a] for a, _ in listed]).tobytes(), array("i", [at[b] for _, b in listed]).tobytes())
+
+    signals = []
+    for signal, pairs in sorted(kept.pairs.items()):
+        signals.append((signal, *ends(pairs), _pack(list(pairs.values()), 10_000)))
+    scored = list(kept.scores)
+    rows = [_pack([kept.scores[p][k] for p in scored], 1000) for k in SCORE_KEYS]
+    inbound = array("i", [kept.inbound.get(p, -1) for p in paths]).tobytes()
+    return zlib.compress(marshal.dumps((FORMAT, key, kept.count, "\0".join(paths), signals, ends(scored), rows,
+                                        inbound)), 6)
+
+
+def decode(blob: bytes, key: bytes) -> Kept | None:
+    """The result :func:`encode` wrote with ``key``; None for any other (or a damaged) blob."""
     try:
-        with np.load(state_dir / CACHE_FILE, allow_pickle=False) as data:
-            if int(data["version"]) != CACHE_VERSION:
-                return {}
-            stamps, offsets, values, digests = data["stamps"], data["offsets"], data["values"], data["digests"]
-            paths = _decode_paths(data["paths"], len(stamps))
-    except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile, UnicodeError):
-        return {}
-    if (values.dtype != np.uint64 or stamps.shape != (len(paths), 2) or len(offsets) != len(paths) + 1
-            or digests.dtype != np.uint8 or digests.shape != (len(paths), DIGEST_SIZE)
-            or (len(paths) and (offsets[0] != 0 or offsets[-1] != len(values)
-                                or np.any(np.diff(offsets) < 0)))):
-        return {}
-    bounds = offsets.tolist()
-    racy = {int(i): digests[i].tobytes() for i in np.flatnonzero(digests.any(axis=1))}
-    return {p: ((int(st[0]), int(st[1])), values[bounds[i]:bounds[i + 1]], racy.get(i, b""))
-            for i, (p, st) in enumerate(zip(paths, stamps.tolist(), strict=True))}
+        version, saved_key, count, joined, signals, (sa, sb), rows, inbound_b = marshal.loads(zlib.decompress(blob))
+        if version != FORMAT or saved_key != key:
+            return None
+        paths = joined.split("\0") if joined else []
+
+        def pairs_of(a: bytes, b: bytes) -> list[Pair]:
+            return [(paths[i], paths[j]) for i, j in zip(array("i", a), array("i", b), strict=True)]
+
+        pairs = {signal: dict(zip(pairs_of(a, b), _unpack(v, 10_000), strict=True)) for signal, a, b, v in signals}
+        scored = pairs_of(sa, sb)
+        columns = [_unpack(r, 1000) for r in rows]
+        scores = {pair: dict(zip(SCORE_KEYS, values, strict=True))
+                  for pair, values in zip(scored, zip(*columns, strict=True), strict=True)} if scored else {}
+        counts = array("i", inbound_b)
+        inbound = {p: n for p, n in zip(paths, counts, strict=True) if n >= 0}
+    except (ValueError, TypeError, EOFError, IndexError, zlib.error, AttributeError):
+        return None
+    return Kept(pairs, scores, inbound, count)
 
 
-def save(state_dir: Path, entries: Mapping[str, Entry]) -> bool:
-    """Write ``entries`` (path -> (stamp, shingles, digest)) atomically; False when it cannot be
-    written (a read-only wiki still answers, it only shingles again next time)."""
-    paths = sorted(entries)
-    stamps = np.array([entries[p][0] for p in paths], dtype=np.int64).reshape(len(paths), 2)
-    arrays = [entries[p][1] for p in paths]
-    digests = np.frombuffer(b"".join(entries[p][2] or _TRUSTED for p in paths),
-                            dtype=np.uint8).reshape(len(paths), DIGEST_SIZE)
-    offsets = np.zeros(len(paths) + 1, dtype=np.int64)
-    if arrays:
-        np.cumsum([len(a) for a in arrays], out=offsets[1:])
-    values = np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.uint64)
+def kept_count(blob: bytes, key: bytes, dismissed: bytes) -> tuple[int, int] | None:
+    """The operator's (content, name-only) family count a result holds, if it was counted with
+    the same dismissed pairs (``dismissed``: their :func:`dismissed_digest`); else None."""
     try:
-        state_dir.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".dedup-", suffix=".npz", dir=state_dir)
-    except OSError:
-        return False
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, version=np.int64(CACHE_VERSION), paths=_encode_paths(paths), stamps=stamps,
-                     digests=digests, offsets=offsets, values=values.astype(np.uint64, copy=False))
-        os.replace(tmp, state_dir / CACHE_FILE)
-    except OSError:
-        with suppress(OSError):
-            os.unlink(tmp)
-        return False
-    return True
+        version, saved_key, (digest, content, names), *_ = marshal.loads(zlib.decompress(blob))
+    except (ValueError, TypeError, EOFError, zlib.error):
+        return None
+    if version != FORMAT or saved_key != key or digest != dismissed or content < 0:
+        return None
+    return int(content), int(names)
+
+
+def dismissed_digest(pairs: Iterable[Pair]) -> bytes:
+    """A digest of a set of dismissed pairs (any order)."""
+    text = "\n".join(sorted(f"{a}\0{b}" for a, b in pairs)).encode("utf-8", "surrogateescape")
+    return hashlib.blake2b(text, digest_size=16).digest()
+

@@ -709,8 +709,8 @@ class PageStore:
     def racy_digest(self, path: str) -> bytes | None:
         """The :func:`digest` of the page's bytes as the last refresh read them, while the
         racy-stamp guard still checks the page (its stamp may hide a same-size rewrite); None for
-        a page whose stamp is to be trusted. Data kept elsewhere by a page's stamp (the dedup
-        signatures, :mod:`.dedup_cache`) is checked by this same rule."""
+        a page whose stamp is to be trusted. Data derived from pages read again elsewhere (the dedup
+        scan, :mod:`.dedup_cache`) is checked by this same rule."""
         with self._lock:
             return self._racy.get(path)
 

@@ -267,6 +267,10 @@ class DedupView(ReviewView):
                              niceness=BACKGROUND_NICENESS)
 
     def show_content(self, families: list[Family]) -> None:
+        from curator.engine.dedup import keep_result
+
+        # the answer after a change is kept for the next open, in the background once shown
+        self.host.workspace.read(self.wiki_index, keep_result, lambda _none: None, lambda _exc: None)
         keep = set(self.family.pages) if self.family is not None else None
         row = self.table.currentIndex().row()
         self.model.set_families(families, self.skipped.setdefault(self.wiki_index, set()))

@@ -1,12 +1,14 @@
 """Health: the station's landing view (docs/design.md §12). One figure per kind of problem, each a button
 that opens the queue of those items (Links, Duplicates, Lint ▸ kind, Auto-filed, Inbox, History).
 
-The figures come from :func:`curator.engine.health.health`, computed off the GUI thread in three
-steps so that a large wiki's landing view is never blank: the cheap figures first
-(``figures_ready``), then lint's (orphans, problems by kind: every link resolved and every page
-checked; ``lint_ready``), then the duplicate count (``content_ready``), started in the background as soon as the wiki
-opens: the dedup index's first scan reads the body signatures kept in ``.curator/``. A figure not
-counted yet reads "…".
+The figures come from :func:`curator.engine.health.health`, computed off the GUI thread in steps
+so that a large wiki's landing view is never blank: the cheap figures first (``figures_ready``),
+then lint's (orphans, problems by kind: every link resolved and every page checked;
+``lint_ready``) and the duplicate count (``duplicates_ready``; ``content_ready`` once both are),
+started in the background as soon as the wiki opens, alongside lint's: it is answered from the result the last full dedup scan kept for these
+pages (:mod:`curator.engine.dedup_cache`), in a moment, and only after a change to the pages from a
+full scan. Once both are shown, the dedup index is built in the background (every page's features),
+so that the Duplicates view follows later changes page by page. A figure not counted yet reads "…".
 """
 
 from __future__ import annotations
@@ -80,11 +82,13 @@ class FigureButton(QPushButton):
 class HealthView(ReviewView):
     #: The first figures are on screen: pages, unresolved links, inbox, auto-filed, agent writes
     figures_ready = Signal()
-    #: ... then lint's (orphans, problems by kind); duplicates last (``content_ready``)
+    #: ... then lint's (orphans, problems by kind)
     lint_ready = Signal()
-    #: Count duplicates after the other figures, in the background as soon as the wiki opens,
-    #: whatever its size: the dedup index's first scan reads the body signatures kept in
-    #: ``.curator/`` (:mod:`curator.engine.dedup_cache`), and from then on it is kept up to date
+    #: ... and, counted alongside lint, the duplicate families (then ``content_ready`` once both are)
+    duplicates_ready = Signal()
+    #: Count duplicates alongside lint, in the background as soon as the wiki opens, whatever its
+    #: size: the dedup index answers from the result its last full scan kept for these pages
+    #: (:mod:`curator.engine.dedup_cache`), and is then built in the background and kept up to date
     #: page by page, which the Duplicates view shares. (A benchmark of the other figures alone
     #: turns it off.)
     count_duplicates = True
@@ -92,6 +96,12 @@ class HealthView(ReviewView):
     def __init__(self, host: ViewHost) -> None:
         super().__init__(host)
         self.report: Health | None = None
+        #: the duplicate figure counted for ``report`` (apart from it while lint still fills it in
+        #: on a worker thread), and which of the two counts are still running
+        self.duplicates: Figure | None = None
+        self._counting: set[str] = set()
+        self._generation = 0  # one per reload: a count for older figures is dropped
+        self._lint_running = False
         self.buttons: dict[str, FigureButton] = {}
         self.title = QLabel("<h2>Health</h2>")
         self.summary = QLabel("Counting…")
@@ -118,13 +128,44 @@ class HealthView(ReviewView):
     def compute(self, wiki: Wiki) -> Health:
         return health(wiki, OPERATOR, duplicates=False, lint=False)
 
+    def reload(self) -> None:
+        """The figures again; the duplicate count starts at once, next to the first figures (it
+        needs none of them, and is answered from the kept dedup result in a moment)."""
+        starting = self.host.workspace.ready and not self._loading
+        super().reload()
+        if not starting:
+            return
+        self._generation += 1
+        self.duplicates = None
+        self.report = None
+        self._counting = {"lint", "duplicates"} if self.count_duplicates else {"lint"}
+        if self.count_duplicates:
+            index, generation = self.wiki_index, self._generation
+            self.host.workspace.read(index, lambda wiki: duplicate_figure(wiki, OPERATOR, BACKGROUND_NICENESS),
+                                        lambda fig: self._duplicates_counted(index, generation, fig),
+                                        self._step_failed)
+
     def show_content(self, result: Any) -> None:
-        self.show_report(result)
-        self.figures_ready.emit()
-        index = self.wiki_index
         report: Health = result
+        self._with_duplicates(report)  # (counted already, or not yet: then it follows)
+        self.show_report(report)
+        if "duplicates" in self._counting:
+            button = self.buttons.get("duplicates")
+            if button is not None:
+                button.label.setText(f"{button.figure.label}: counting…")
+        self.figures_ready.emit()
+        if self.duplicates is not None:  # counted before the first figures: shown with them
+            self.duplicates_ready.emit()
+        index = self.wiki_index
+        self._lint_running = True
         self.host.workspace.read(index, lambda wiki: add_lint(report, wiki, OPERATOR),
                                     lambda done: self._lint_counted(index, done), self._step_failed)
+
+    def _with_duplicates(self, report: Health) -> None:
+        """Put the counted duplicate figure into ``report`` (on the GUI thread, lint done)."""
+        if self.duplicates is not None:
+            dup = self.duplicates
+            report.figures = [dup if f.key == dup.key else f for f in report.figures]
 
     def show_report(self, report: Health) -> None:
         """Lay out one button per figure of ``report``."""
@@ -145,19 +186,38 @@ class HealthView(ReviewView):
     def _lint_counted(self, index: int, report: Health) -> None:
         if index != self.wiki_index or report is not self.report:
             return  # the wiki changed meanwhile: a newer report is on its way
+        self._lint_running = False
+        self._with_duplicates(report)
         self.show_report(report)
+        if "duplicates" in self._counting:
+            button = self.buttons.get("duplicates")
+            if button is not None:
+                button.label.setText(f"{button.figure.label}: counting…")
         self.lint_ready.emit()
-        if not self.count_duplicates:
-            self.mark_ready()
+        self._counted(index, "lint")
+
+    def _counted(self, index: int, step: str) -> None:
+        """``step`` is on screen; once every count is, the view is ready and the dedup index is
+        built in the background (every page's features: later changes are followed page by page)."""
+        self._counting.discard(step)
+        if self._counting:
             return
-        button = self.buttons.get("duplicates")
-        if button is not None and button.figure.value is None:
-            button.label.setText(f"{button.figure.label}: counting…")
-        self.host.workspace.read(index, lambda wiki: duplicate_figure(wiki, OPERATOR, BACKGROUND_NICENESS),
-                                    lambda fig: self._duplicates_counted(index, fig), self._step_failed)
+        self.mark_ready()
+        if self.count_duplicates:
+            from curator.engine.dedup import index_for, keep_result
+
+            def build(wiki: Wiki) -> None:
+                keep_result(wiki)  # (a count after a change: kept for the next open)
+                index_for(wiki, BACKGROUND_NICENESS, full=True)
+
+            self.host.workspace.read(index, build, lambda _none: None, lambda _exc: None)
 
     def _summary(self, report: Health) -> str:
-        fig = report.figure
+        dup = self.duplicates
+
+        def fig(key: str) -> Figure | None:
+            return dup if dup is not None and key == dup.key else report.figure(key)
+
         parts = []
         for key, what in (("unresolved_targets", "unresolved link target"), ("duplicates", "duplicate family"),
                           ("lint_problems", "lint problem"), ("inbox_pending", "inbox item"),
@@ -171,15 +231,20 @@ class HealthView(ReviewView):
             return f"{head}: nothing waits for you." if head else "Nothing waits for you."
         return f"{head}. To review: " + ", ".join(parts) + ". Click a figure to open its queue."
 
-    def _duplicates_counted(self, index: int, figure: Figure) -> None:
-        if index != self.wiki_index or self.report is None:
-            return
-        self.report.figures = [figure if f.key == figure.key else f for f in self.report.figures]
-        button = self.buttons.get(figure.key)
-        if button is not None:
-            button.show_figure(figure)
-        self.summary.setText(self._summary(self.report))  # the families now counted are waiting too
-        self.mark_ready()
+    def _duplicates_counted(self, index: int, generation: int, figure: Figure) -> None:
+        if index != self.wiki_index or generation != self._generation:
+            return  # counted for figures no longer shown
+        self.duplicates = figure
+        report = self.report
+        if report is not None:
+            if not self._lint_running:  # (else lint's worker still rewrites the list: put in after it)
+                self._with_duplicates(report)
+            button = self.buttons.get(figure.key)
+            if button is not None:
+                button.show_figure(figure)
+            self.summary.setText(self._summary(report))  # the families now counted are waiting too
+            self.duplicates_ready.emit()  # (else once the first figures are shown with it)
+        self._counted(index, "duplicates")
 
     def _step_failed(self, exc: BaseException) -> None:
         self.banner.show_result(f"Cannot count everything: {exc}", ok=False)

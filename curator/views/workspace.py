@@ -462,9 +462,12 @@ class Workspace(QObject):
         if self._observer is not None:
             self._observer.stop()
             self._observer.join(timeout=2)
+        from curator.engine.dedup import stop_scans
+
         for handle in self.handles:
             if handle.wiki is not None:
                 handle.wiki.search.stop_building()  # a background build must not hold the exit
+                stop_scans(handle.wiki)  # nor a dedup scan (Health builds the index after its counts)
         for handle in self.handles:
             handle.writer.wait(10_000)
         QThreadPool.globalInstance().waitForDone(10_000)
