@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -472,3 +473,48 @@ def test_schema_change_and_dropped_page_cache_reindex(root: Path) -> None:
     docs = _db(w).execute("SELECT count(*) FROM search_docs").fetchone()[0]
     assert docs == len(w.pages)
     w.close()
+
+
+def _docs(root: Path) -> tuple[int, int]:
+    conn = sqlite3.connect(root / ".curator" / "cache.sqlite")
+    try:
+        count, last = conn.execute("SELECT count(*), max(id) FROM search_docs").fetchone()
+        return int(count), int(last)
+    finally:
+        conn.close()
+
+
+def test_the_page_cache_filled_after_a_cold_search_indexes_nothing_again(root: Path) -> None:
+    # A cold first search builds the index from the files, without the page cache; the next
+    # process fills the page cache, and every page it parses is fed to the index. Pages the build
+    # indexed from the same bytes must not be indexed again (session 5: every page was, leaving a
+    # tombstone each and the index twice its size until the next rebuild).
+    write(root, "wiki/a.md", "tamarind\n")
+    old = time.time() - 60
+    for page in root.rglob("*.md"):
+        os.utime(page, (old, old))
+    first = Wiki(root)
+    assert paths(first.search.search("tamarind")) == ["wiki/a.md"]
+    first.close()
+    built = _docs(root)
+    second = Wiki(root)
+    assert len(second.pages) == built[0]  # the page cache filled now, with the index active
+    assert paths(second.search.search("tamarind")) == ["wiki/a.md"]
+    second.close()
+    assert _docs(root) == built  # no document written again
+
+
+def test_a_page_rewritten_in_its_stamp_after_the_build_is_indexed_again(root: Path) -> None:
+    # The build read a page written a moment before (its stamp is racy); the same-size rewrite in
+    # the same tick keeps the stamp, so only the page cache's parse can bring the new text in.
+    page = write(root, "wiki/a.md", "tamarind\n")
+    stamp = page.stat().st_mtime_ns
+    first = Wiki(root)
+    assert paths(first.search.search("tamarind")) == ["wiki/a.md"]
+    first.close()
+    page.write_text("mangoes!\n", encoding="utf-8")
+    os.utime(page, ns=(stamp, stamp))
+    second = Wiki(root)
+    assert "wiki/a.md" in second.pages
+    assert paths(second.search.search("mangoes", refresh=False)) == ["wiki/a.md"]
+    second.close()

@@ -60,7 +60,7 @@ from .actor import OPERATOR, Actor
 from .errors import CuratorError, UsageError
 from .page import Page, decode, parse_layer
 from .query import Query, fold, fold_char, index_text, parse_query
-from .store import ChangeSet, checkpoint, read_and_parse
+from .store import RACY_NS, ChangeSet, checkpoint, read_and_parse
 from .walker import EXCLUDED_DIRS, PageFile, json_line, utf8_name, walk
 
 if TYPE_CHECKING:
@@ -171,7 +171,27 @@ class SearchIndex:
         return self._built
 
     def upsert(self, conn: sqlite3.Connection, page: Page, body: str) -> None:
+        if self._indexed_as_is(conn, page):
+            return
         self._insert(conn, _doc_row(page, body), None)
+
+    @staticmethod
+    def _indexed_as_is(conn: sqlite3.Connection, page: Page) -> bool:
+        """Whether the bulk build already indexed ``page``'s bytes: its document came from that
+        build, with the page's (mtime, size), and that mtime was safely older than the build's
+        walk (git's racy rule: a later write, even of the same size, changes the stamp).
+
+        A cold first search builds this index from the files without the page cache; the next
+        process fills the page cache, and each page it parses is fed here. Without this check every
+        page would be indexed a second time (32,000 tombstones, the index twice its size)."""
+        row = conn.execute("SELECT d.id, d.mtime_ns, d.size, m.value FROM search_docs d, search_meta m"
+                           " WHERE d.path = ? AND m.key = 'bulk'", (page.path,)).fetchone()
+        if row is None:
+            return False
+        doc_id, mtime_ns, size, bulk = (int(row[0]), int(row[1]), int(row[2]), str(row[3]))
+        last_id, walked_ns = (int(v) for v in bulk.split())
+        return (doc_id <= last_id and mtime_ns == page.mtime_ns and size == page.size
+                and mtime_ns < walked_ns - RACY_NS)
 
     def _insert(self, conn: sqlite3.Connection, row: tuple[Any, ...], doc_id: int | None) -> None:
         path, values, texts = row[0], row[1:9], row[9:]
@@ -203,7 +223,7 @@ class SearchIndex:
         conn.execute("INSERT INTO search_fts (search_fts) VALUES ('delete-all')")
         for table in ("search_docs", "search_dirs"):
             conn.execute(f"DELETE FROM {table}")
-        conn.execute("DELETE FROM search_meta WHERE key IN ('last_sweep', 'dead', 'built')")
+        conn.execute("DELETE FROM search_meta WHERE key IN ('last_sweep', 'dead', 'built', 'bulk')")
 
     # --- keeping fresh -------------------------------------------------------------------
     def refresh(self, *, full: bool = False) -> ChangeSet:
@@ -390,6 +410,7 @@ class SearchIndex:
         with self._lock:
             wiki = self.wiki
             real_root = os.path.realpath(wiki.root)
+            walked_ns = time.time_ns()  # before the first stat (see _indexed_as_is)
             stamps = self._scan_tree("")  # folders first: what changes during the walk shows next time
             files = _indexable(walk(wiki.root))
             conn = self._conn
@@ -411,6 +432,7 @@ class SearchIndex:
                             self._insert(conn, row, doc_id)
                     conn.execute("INSERT INTO search_fts (search_fts) VALUES ('optimize')")
                     conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('built', '1')")
+                    conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('bulk', ?)", (f"{doc_id} {walked_ns}",))
                     conn.execute("COMMIT")
                 except BaseException:
                     conn.execute("ROLLBACK")
