@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -18,8 +19,8 @@ from curator.cli import main
 from curator.engine.actor import OPERATOR, parse_actor
 from curator.engine.errors import PageNotFound
 from curator.engine.graph import explain
-from curator.engine.links import LinkIndex, local_index
-from curator.engine.page import Page
+from curator.engine.links import JOINED_MATCH_ABOVE, LinkIndex, links_reaching, local_index
+from curator.engine.page import Link, Page
 from curator.engine.wiki import Wiki
 from tests.corpus import generate, write_pages
 from tests.obsidian_vault import build
@@ -208,3 +209,54 @@ def test_the_cache_name_tables_follow_edits_renames_and_removals(tmp_path: Path)
     (root / "a.md").rename(root / "d.md")
     bump("d.md", "# D\n[[hub]]\n")
     assert inbound("hub.md") == ["d.md"]
+
+
+def plain_reaching(links: list[Link], lasts: set[str], names: set[str]) -> list[Link]:
+    return [k for k in links if k.key.rpartition("/")[2] in lasts or k.key in names]
+
+
+def test_links_reaching_a_page_from_a_hub_are_those_the_plain_test_finds() -> None:
+    """A page with many links has them matched in its joined keys (``links_reaching``): the same
+    links, in the same order, as testing each key, whatever the keys hold (the name as a whole key,
+    as the last of several segments, as a prefix or a suffix of another name, adjacent matches,
+    a key holding the separator)."""
+    rng = random.Random(7)
+    parts = ["note", "boss", "a", "b/note", "the boss", "notes", "xnote", "note x", "", "c/d", "\0", "é"]
+    lasts_names = [({"note"}, {"the boss"}), ({"note", "boss"}, {"b/note", "a/boss"}), ({"a"}, set()),
+                   ({"é"}, {"note"}), ({"c/d"}, {"x"}), ({""}, {"note"}), ({"x"}, {"no\0te"})]
+    for size in (0, 1, 300, 2000):
+        for round_ in range(20):
+            keys = ["/".join(rng.choice(parts) for _ in range(rng.randint(1, 3))) for _ in range(size)]
+            if round_ % 2:  # runs of the same key: adjacent matches
+                keys = [k for k in keys for _ in range(rng.randint(1, 3))]
+            if round_ % 5 == 0 and keys:
+                keys[rng.randrange(len(keys))] = "no\0te"
+            links = [Link(k, k, None, None, "wikilink", i) for i, k in enumerate(keys)]
+            for lasts, names in lasts_names:
+                assert links_reaching(links, lasts, names) == plain_reaching(links, lasts, names), (lasts, names)
+    many = [Link(k, k, None, None, "wikilink", 1) for k in ["x/note", "note", "b/note", "a/b/note"] * 100]
+    assert len(links_reaching(many, {"note"}, set())) == 400 and len(many) > JOINED_MATCH_ABOVE
+
+
+def test_local_index_around_pages_a_hub_links_to_matches_the_full_index(tmp_path: Path) -> None:
+    """A hub page with more links than ``JOINED_MATCH_ABOVE`` (to pages by path, slug, title and
+    alias, some twice): every page's backlinks from it, from the cache tables and from the pages,
+    are those of the whole index."""
+    files: dict[str, str | bytes] = {f"p/n{i}.md": f"---\ntitle: Title {i}\naliases: [alias {i}]\n---\n[[n{(i + 1) % 400}]]\n"
+             for i in range(400)}
+    forms = ["[[n{i}]]", "[[p/n{i}]]", "[[Title {i}]]", "[[alias {i}]]", "[[x/n{i}]]"]
+    files["index.md"] = "# Index\n" + "\n".join(forms[i % len(forms)].format(i=i) + (f" [[n{i}]]" * (i % 3))
+                                               for i in range(400)) + "\n"
+    root = write_pages(tmp_path / "w", files)
+    Wiki(root).close()
+    full = Wiki(root)
+    index = full.links_for(OPERATOR)
+    assert len(full.pages["index.md"].links) > JOINED_MATCH_ABOVE
+    for path in full.pages:
+        wiki = Wiki(root)
+        around = wiki.links_around(path)
+        assert around.backlinks(path) == index.backlinks(path), path
+        assert around.outgoing[path] == index.outgoing[path], path
+        wiki.close()
+    assert_same_as_full(full.pages, full.store.attachments)
+    assert sum(e.source == "index.md" for p in full.pages for e in index.backlinks(p)) >= 400

@@ -38,3 +38,19 @@ def test_slug_features_fast_path_is_the_pattern() -> None:
         assert feats.alnum == slugs._alnum(name), repr(name)
         low = f" {name.lower()} "
         assert feats.tri == frozenset(low[i:i + 3] for i in range(len(low) - 2))
+
+
+def test_normalize_target_is_the_whitespace_pattern_on_every_character() -> None:
+    """``normalize_target`` (trim, lowercase, whitespace runs -> ``-``) splits with ``str.split``:
+    the same answer as ``\\s+`` -> ``-``, for every character ``\\s`` matches and names mixing them."""
+    import re
+    import sys
+
+    pattern = re.compile(r"\s+")
+    spaces = [chr(c) for c in range(sys.maxunicode + 1) if pattern.fullmatch(chr(c))]
+    assert "\u3000" in spaces and "\x1f" in spaces and "\u200b" not in spaces
+    rng = random.Random(11)
+    pool = [*spaces, *"aB-_/é付İ", "\u200b", "\xad"]
+    names = [*EDGES, *("".join(rng.choice(pool) for _ in range(rng.randint(0, 9))) for _ in range(20_000))]
+    for name in names:
+        assert slugs.normalize_target(name) == pattern.sub("-", name.strip().lower()), repr(name)

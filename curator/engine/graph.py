@@ -26,14 +26,13 @@ reused; any other change resolves every link.
 
 from __future__ import annotations
 
-import hashlib
 import marshal
 import zlib
 from array import array
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .actor import OPERATOR, Actor
 from .errors import PageNotFound
@@ -41,6 +40,19 @@ from .links import Edge, LinkIndex, outgoing_of
 from .page import LAYERS, Page, link_key
 from .store import gc_paused
 from .wiki import Wiki
+
+if TYPE_CHECKING:
+    from hashlib import blake2b as _Blake2b
+
+
+def blake2b(data: bytes, digest_size: int) -> _Blake2b:
+    """``hashlib.blake2b``, imported on first use (a one-shot ``explain`` hashes nothing, and
+    the import is ~4 ms of its start)."""
+    from hashlib import blake2b as new
+
+    globals()["blake2b"] = new
+    return new(data, digest_size=digest_size)
+
 
 UNRESOLVED_PREFIX = "unresolved:"
 ATTACHMENT_PREFIX = "attachment:"
@@ -370,7 +382,7 @@ def _names(page: Page) -> bytes:
     """A digest of what links resolve to ``page`` by besides its path (and the slug made from
     the path): its title and aliases."""
     names = "\0".join((page.title, *page.aliases)).encode("utf-8", "surrogateescape")
-    return hashlib.blake2b(names, digest_size=8).digest()
+    return blake2b(names, digest_size=8).digest()
 
 
 #: The encoding of :meth:`LinkGraph.saved` (a saved graph of another version is built again).
@@ -424,7 +436,7 @@ def _saved_graph_key(wiki: Wiki, attachments: bool) -> tuple[str, bytes]:
     attachment files links resolve to (the walk's, not in the store's state)."""
     files = "\0".join(wiki.store.attachments).encode("utf-8", "surrogateescape")
     return (f"graph{'+attachments' if attachments else ''}",
-            hashlib.blake2b(files, digest_size=16).digest())
+            blake2b(files, digest_size=16).digest())
 
 
 def graph_around(wiki: Wiki, path: str, actor: Actor = OPERATOR) -> LinkGraph:
@@ -461,7 +473,7 @@ def resolve_node(wiki: Wiki, graph: LinkGraph, ref: str, actor: Actor = OPERATOR
 def mermaid_id(node: str) -> str:
     """A stable Mermaid id: derived from the node's path, never from its position."""
     prefix = "u" if node.startswith(UNRESOLVED_PREFIX) else "n"
-    return prefix + hashlib.blake2b(node.encode("utf-8", "surrogateescape"), digest_size=6).hexdigest()
+    return prefix + blake2b(node.encode("utf-8", "surrogateescape"), digest_size=6).hexdigest()
 
 
 _SAFE_PUNCT = frozenset(" -_.,:/'!?+")

@@ -571,7 +571,44 @@ def outgoing_of(pages: Mapping[str, Page], paths: Iterable[str], attachments: It
     return {path: index.outgoing[path] for path in chosen}
 
 
-def local_index(pages: Mapping[str, Page], path: str, attachments: Iterable[str] = ()) -> LinkIndex:
+#: A page with more links than this has them matched by :func:`links_reaching` in one pass over
+#: its joined keys (a hub page's 32,000 links, looked at by every one-shot ``neighbors``).
+JOINED_MATCH_ABOVE = 256
+
+
+def links_reaching(links: list[Link], lasts: set[str], names: set[str]) -> list[Link]:
+    """The links (in order) whose key's last segment is one of ``lasts`` or whose whole key is one
+    of ``names``: those that could resolve to a page with those names (see :func:`local_index`).
+
+    A page with many links has its keys joined once and the few names searched in that string
+    (C speed) rather than each key split in Python; any key or name the separator could confuse
+    takes the plain test."""
+    if len(links) <= JOINED_MATCH_ABOVE or any(not n or "\0" in n for n in (*lasts, *names)) \
+            or any("/" in n for n in lasts):
+        return [k for k in links if k.key.rpartition("/")[2] in lasts or k.key in names]
+    keys = list(map(itemgetter(1), links))
+    joined = "\0" + "\0".join(keys) + "\0"
+    if joined.count("\0") != len(keys) + 1:  # a key holding the separator
+        return [k for k in links if k.key.rpartition("/")[2] in lasts or k.key in names]
+    # ``\0key\0``: a whole key; ``/last\0``: a key whose last segment is ``last``. ``starts`` are
+    # where each hit's key begins or (for the second form) a position inside it.
+    starts: list[int] = []
+    for needle, inside in [*((f"\0{n}\0", 1) for n in {*lasts, *names}), *((f"/{n}\0", 0) for n in lasts)]:
+        at = joined.find(needle)
+        while at >= 0:
+            starts.append(at + inside)
+            at = joined.find(needle, at + 1)
+    hits: set[int] = set()
+    counted, before = 0, 0  # separators in joined[:counted]
+    for at in sorted(starts):
+        before += joined.count("\0", counted, at)
+        counted = at
+        hits.add(before - 1)  # the key after the ``before``-th separator
+    return [links[i] for i in sorted(hits)]
+
+
+def local_index(pages: Mapping[str, Page], path: str, attachments: Iterable[str] = (),
+                reaching: Mapping[str, list[Link]] | None = None) -> LinkIndex:
     """A link index exact for one page only: its outgoing links and its backlinks (``outgoing``
     and ``incoming`` of ``path``) are what :class:`LinkIndex` over all of ``pages`` would hold.
 
@@ -580,13 +617,15 @@ def local_index(pages: Mapping[str, Page], path: str, attachments: Iterable[str]
     or name ends with the key's last segment and the pages titled or aliased as the key (see
     :meth:`LinkIndex._resolve` and the folder step), so the index is built over those pages and
     the links that could reach ``path`` are resolved in it, each from its own page's folder.
+    ``reaching``: those links (:func:`links_reaching`) of some of the pages, already found.
     """
     page = pages[path]
     names = {n for n in (link_key(page.title), *(link_key(a) for a in page.aliases)) if n}
     lasts = {page.slug, _last(path_key(path))}
     # links of other pages that could resolve to ``path`` (a name, a title, an alias of it)
-    candidates = [(source, link) for source, other in pages.items() for link in other.links
-                  if (link.key.rpartition("/")[2] in lasts or link.key in names) and source != path]
+    known = reaching or {}
+    candidates = [(source, link) for source, other in pages.items() if source != path
+                  for link in (known[source] if source in known else links_reaching(other.links, lasts, names))]
     keys = {link.key for _, link in candidates} | {link.key for link in page.links}
     if any(odd_key(k) for k in keys):
         return LinkIndex(pages, attachments)  # ``[[a/..]]``: its page is not named by its last segment

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -40,6 +39,8 @@ def display_path(path: str) -> str:
 def json_line(data: object) -> str:
     """Compact JSON of ``data`` that always encodes as UTF-8: readable text when it can be, with a
     name that is not valid UTF-8 kept exactly as ``\\udcXX`` escapes (``json.loads`` restores it)."""
+    import json  # (not at the top: a one-shot command printing text never needs it)
+
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     try:
         text.encode("utf-8")
@@ -64,6 +65,8 @@ def json_document_bytes(data: object) -> bytes:
     pages) one key per line: still easy to read and to grep, each piece encoded by orjson (the
     standard library's C encoder took a sixth of a ``graph --format json``; ``indent`` forces its
     pure-Python one, which cost more than everything else in a warm ``index --json``)."""
+    import json
+
     long_list = isinstance(data, list) and len(data) > 50
     if long_list or (isinstance(data, dict) and any(isinstance(v, list) and len(v) > 50
                                                     for v in data.values())):

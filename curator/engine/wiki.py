@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 from .actor import OPERATOR, Actor
 from .errors import NotAWiki, PageNotFound
 from .events import Signal
-from .links import LinkIndex, local_index, odd_key
+from .links import LinkIndex, links_reaching, local_index, odd_key
 from .page import Page, link_key, path_key
 from .scope import Decision, ScopePolicy, protected_decision
 from .search import SearchIndex
@@ -293,15 +293,15 @@ class Wiki:
         sub = {p: other for p, other in store.pages_linking(lasts | names).items()
                if self.visible(actor, p)}
         keys = {link.key for link in page.links}
-        for source, other in sub.items():
-            if source != path:
-                keys.update(k.key for k in other.links if k.key.rpartition("/")[2] in lasts or k.key in names)
+        reaching = {source: links_reaching(other.links, lasts, names) for source, other in sub.items() if source != path}
+        for found in reaching.values():
+            keys.update(k.key for k in found)
         if any(odd_key(k) for k in keys):
             return None
         wanted = keys | {k.rpartition("/")[2] for k in keys}
         sub.update((p, other) for p, other in store.pages_named(wanted).items() if self.visible(actor, p))
         sub[path] = page
-        index = local_index(sub, path, self._visible_files(actor))
+        index = local_index(sub, path, self._visible_files(actor), reaching)
         index.pages = sub
         return index
 
