@@ -87,53 +87,44 @@ def stroke(painter: QPainter, segments: np.ndarray) -> None:
     painter.drawLines(first, len(lines))
 
 
-def _points(painter: QPainter, xy: np.ndarray) -> None:
-    """Draw the points ``xy`` ((n, 2) float64) with ``painter``'s pen in one ``drawPoints`` call."""
-    points = np.ascontiguousarray(xy, dtype=np.float64)
-    first = shiboken6.wrapInstance(points.ctypes.data, QPointF)  # the array as QPointF[n]
-    assert isinstance(first, QPointF)
-    painter.drawPoints(first, len(points))
+def _stamp(symbol: str, colour: QColor, size: float, ratio: float) -> QImage:
+    """One node's symbol, filled and antialiased, in an image of its own (as pyqtgraph's symbol
+    atlas renders it)."""
+    side = int(np.ceil(size * ratio)) + 2
+    image = QImage(side, side, QImage.Format.Format_ARGB32_Premultiplied)
+    image.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(image)
+    try:
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.translate(side / 2, side / 2)
+        painter.scale(size * ratio, size * ratio)
+        painter.fillPath(Symbols[symbol], QBrush(colour))
+    finally:
+        painter.end()
+    image.setDevicePixelRatio(ratio)
+    return image
 
 
-#: A diamond ("d": 0.8 of its size wide, its size tall) is a square turned by 45 degrees and
-#: narrowed: the painter draws square points in these coordinates.
-_COS45 = float(np.sqrt(0.5))
-_DIAMOND = QTransform(0.8 * _COS45, _COS45, -0.8 * _COS45, _COS45, 0.0, 0.0)
-_DIAMOND_INVERSE = np.linalg.inv(np.array([[0.8 * _COS45, -0.8 * _COS45], [_COS45, _COS45]]))
-
-
-def draw_nodes(painter: QPainter, nodes: list[NodeGroup], affine: tuple[float, ...]) -> None:
-    """Fill each group's symbols at its nodes' centres mapped by ``affine`` (item coordinates to
-    the painter's pixels, which its transform must leave as they are), antialiased as
-    pyqtgraph's symbols are. Circles, squares and diamonds are wide round or square points, one
-    ``drawPoints`` per size; other symbols are filled paths, one per node."""
+def draw_nodes(painter: QPainter, nodes: list[NodeGroup], affine: tuple[float, ...], ratio: float = 1.0) -> None:
+    """Draw each group's symbol at its nodes' centres mapped by ``affine`` (item coordinates to
+    the painter's logical pixels, which its transform must leave as they are): one image of the
+    symbol per size (``ratio``: the device's pixels per logical pixel), then one ``drawImage`` a
+    node. (Each call holds the interpreter lock for microseconds: a ``drawPoints`` of 32,000
+    antialiased wide points held it for tens of milliseconds at a time.)"""
     m11, m12, m21, m22, dx, dy = affine
-    painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
-    base = painter.transform()
     for symbol, colour, pos, sizes in nodes:
         if not len(pos):
             continue
-        xy = np.empty((len(pos), 2))
-        xy[:, 0] = m11 * pos[:, 0] + m21 * pos[:, 1] + dx
-        xy[:, 1] = m12 * pos[:, 0] + m22 * pos[:, 1] + dy
-        if symbol in ("o", "s", "d"):
-            cap = Qt.PenCapStyle.RoundCap if symbol == "o" else Qt.PenCapStyle.SquareCap
-            if symbol == "d":
-                painter.setTransform(_DIAMOND * base)
-                xy = xy @ _DIAMOND_INVERSE.T
-            for size in np.unique(sizes):
-                width = float(size) * (_COS45 if symbol == "d" else 1.0)
-                painter.setPen(QPen(colour, width, Qt.PenStyle.SolidLine, cap))
-                _points(painter, xy[sizes == size])
-            painter.setTransform(base)
-            continue
-        painter.setPen(Qt.PenStyle.NoPen)
-        brush = QBrush(colour)
-        path = Symbols[symbol]
-        for (x, y), size in zip(xy.tolist(), sizes.tolist(), strict=True):
-            painter.setTransform(QTransform(size, 0.0, 0.0, size, x, y) * base)
-            painter.fillPath(path, brush)
-        painter.setTransform(base)
+        x = m11 * pos[:, 0] + m21 * pos[:, 1] + dx
+        y = m12 * pos[:, 0] + m22 * pos[:, 1] + dy
+        for size in np.unique(sizes):
+            stamp = _stamp(symbol, colour, float(size), ratio)
+            half = stamp.width() / ratio / 2
+            mine = sizes == size
+            draw = painter.drawImage
+            for px, py in zip((x[mine] - half).tolist(), (y[mine] - half).tolist(), strict=True):
+                draw(QPointF(px, py), stamp)
 
 
 def render_edges(segments: np.ndarray, key: _Key, colour: QColor, nodes: list[NodeGroup] | None = None) -> QImage:
@@ -157,7 +148,7 @@ def render_edges(segments: np.ndarray, key: _Key, colour: QColor, nodes: list[No
         painter.setPen(QPen(colour, 1))
         stroke(painter, lines)
         if nodes:
-            draw_nodes(painter, nodes, affine)
+            draw_nodes(painter, nodes, affine, ratio)
     finally:
         painter.end()
     return image
@@ -254,7 +245,7 @@ class EdgeLayer(pg.GraphicsObject):  # type: ignore[misc]  # (pyqtgraph has no t
             stroke(painter, self._segments)
             painter.save()
             painter.resetTransform()
-            draw_nodes(painter, self._nodes, _affine(transform))
+            draw_nodes(painter, self._nodes, _affine(transform), painter.device().devicePixelRatioF())
             painter.restore()
             return
         key: _Key = (_affine(transform), widget.width(), widget.height(), float(widget.devicePixelRatioF()))
