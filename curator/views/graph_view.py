@@ -343,11 +343,12 @@ class GraphView(WikiView):
         if self._plot is not None:
             return self._plot
         pg = _pg()
-        plot = self._plot = pg.PlotWidget(background=self.palette().base().color())
+        # (no context menus: made at construction, the view box's menu alone was ~40 ms of
+        # widgets on the GUI thread)
+        plot = self._plot = pg.PlotWidget(background=self.palette().base().color(), enableMenu=False)
         plot.hideAxis("left")
         plot.hideAxis("bottom")
         plot.setAspectLocked(True)
-        plot.setMenuEnabled(False)
         # Edges are line segments in an opaque grey, the colour a translucent one took over the
         # background (an opaque pen is an order of magnitude faster to rasterise), stroked into
         # an image by a worker thread and only blitted on the GUI thread (see graph_edges): a
