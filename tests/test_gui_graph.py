@@ -320,3 +320,24 @@ def test_nodes_are_drawn_by_the_layer_and_found_by_the_mouse(qtbot, window: Main
     qtbot.waitUntil(view.edges_item.is_drawn, timeout=10_000)
     assert colour_at("wiki/p1.md") == (core.red(), core.green(), core.blue())
     assert colour_at("wiki/p2.md") != (context.red(), context.green(), context.blue())
+
+
+def test_stroke_draws_every_segment_in_chunks(qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The edges go to QPainter a few thousand at a time (each call holds the interpreter lock):
+    every segment is drawn, the last chunk's too, whatever the chunk size."""
+    import numpy as np
+    from PySide6.QtGui import QColor, QImage, QPainter, QPen
+
+    from curator.views import graph_edges
+
+    monkeypatch.setattr(graph_edges, "STROKE_CHUNK", 3)
+    # seven horizontal segments, one per row 2, 4, ..., 14 (three chunks: 3 + 3 + 1)
+    segments = np.array([[1.0, y, 18.0, y] for y in range(2, 16, 2)])
+    image = QImage(20, 20, QImage.Format.Format_ARGB32_Premultiplied)
+    image.fill(0)
+    painter = QPainter(image)
+    painter.setPen(QPen(QColor(255, 0, 0), 1))
+    graph_edges.stroke(painter, segments)
+    painter.end()
+    drawn = [y for y in range(20) if image.pixelColor(10, y).red() > 0]
+    assert len(drawn) >= 7 and all(any(abs(d - y) <= 1 for d in drawn) for y in range(2, 16, 2))

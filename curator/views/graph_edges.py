@@ -7,8 +7,8 @@ image of the edges as they look under one view transform instead. A paint only d
 (moved and scaled by however the view changed since it was rendered, so a pan or a zoom follows
 the mouse at once), and once the view has settled a worker thread strokes the edges again, for
 the new view, into a new image that replaces the old one on the GUI thread. QPainter on a
-``QImage`` may run on any thread, and ``drawLines`` releases the interpreter lock while it
-rasterises, so the GUI thread keeps running meanwhile.
+``QImage`` may run on any thread; ``drawLines`` holds the interpreter lock while it rasterises,
+so the edges go in calls of a few thousand and the GUI thread keeps running meanwhile.
 
 The nodes are drawn into the same image, over the edges (a node's size is in pixels, as the
 scatter items had them): pyqtgraph's scatter items painted 32,000 symbols on the GUI thread in
@@ -76,15 +76,24 @@ def _same(a: _Key | None, b: _Key | None) -> bool:
     return a[1:] == b[1:] and all(abs(x - y) <= 1e-9 * max(1.0, abs(x), abs(y)) for x, y in zip(a[0], b[0], strict=True))
 
 
+#: Segments per ``drawLines`` call. The call holds the interpreter lock while it rasterises
+#: (~0.7 us a segment: 150,000 edges in one call kept the GUI thread waiting 100-200 ms while a
+#: worker drew them); between calls the lock goes to whichever thread waits for it.
+STROKE_CHUNK = 4096
+
+
 def stroke(painter: QPainter, segments: np.ndarray) -> None:
-    """Draw ``segments`` ((m, 4) float64: x0, y0, x1, y1) with ``painter``'s pen, in one
-    ``drawLines`` call over the array's own memory (no QLineF object per edge)."""
+    """Draw ``segments`` ((m, 4) float64: x0, y0, x1, y1) with ``painter``'s pen, in
+    ``drawLines`` calls of STROKE_CHUNK segments over the array's own memory (no QLineF object
+    per edge)."""
     if not len(segments):
         return
     lines = np.ascontiguousarray(segments, dtype=np.float64)
-    first = shiboken6.wrapInstance(lines.ctypes.data, QLineF)  # the array as QLineF[m] (4 doubles each)
-    assert isinstance(first, QLineF)
-    painter.drawLines(first, len(lines))
+    for start in range(0, len(lines), STROKE_CHUNK):
+        part = lines[start:start + STROKE_CHUNK]  # (contiguous: a view of whole rows)
+        first = shiboken6.wrapInstance(part.ctypes.data, QLineF)  # the rows as QLineF[k] (4 doubles each)
+        assert isinstance(first, QLineF)
+        painter.drawLines(first, len(part))
 
 
 def _stamp(symbol: str, colour: QColor, size: float, ratio: float) -> QImage:
