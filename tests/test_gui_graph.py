@@ -289,3 +289,55 @@ def test_edges_are_drawn_off_the_gui_thread_and_follow_the_view(qtbot, window: M
     assert edges.segment_count() < len(links)
     qtbot.waitUntil(edges.is_drawn, timeout=10_000)
     assert not _edge_pixel_at(view, "wiki/p2.md", "wiki/p3.md")  # p2 is a context page
+
+
+def test_nodes_are_drawn_by_the_layer_and_found_by_the_mouse(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    """The nodes are in the layer's image, each in its kind's colour at its place (the scatter
+    items that find them under the mouse never paint), and leave the image with a hidden kind."""
+    from curator.views.graph_edges import HitTargets
+    from curator.views.graph_view import _brush
+
+    view = graph_of(window)
+    qtbot.waitUntil(view.edges_item.is_drawn, timeout=10_000)
+    items = [item for kind in view.node_items.values() for item in kind]
+    assert items and all(isinstance(item, HitTargets) for item in items)
+    assert sum(len(item.data) for item in items) == len(view._shown_index)
+
+    def colour_at(page: str) -> tuple[int, int, int]:
+        image = view.plot.grab().toImage()
+        p = view.node_screen_pos(page)
+        c = image.pixelColor(round(p.x()), round(p.y()))
+        return c.red(), c.green(), c.blue()
+
+    core = _brush("core").color()
+    context = _brush("context").color()
+    assert colour_at("wiki/p1.md") == (core.red(), core.green(), core.blue())  # p1 is a core page
+    assert colour_at("wiki/p2.md") == (context.red(), context.green(), context.blue())
+    # the node under the mouse is still found: its scatter item holds its point
+    point = next(item for item in view.node_items["core"] if len(item.data))
+    assert len(point.pointsAt(point.points()[0].pos())) >= 1
+    view.layer_buttons["context"].setChecked(False)
+    qtbot.waitUntil(view.edges_item.is_drawn, timeout=10_000)
+    assert colour_at("wiki/p1.md") == (core.red(), core.green(), core.blue())
+    assert colour_at("wiki/p2.md") != (context.red(), context.green(), context.blue())
+
+
+def test_stroke_draws_every_segment_in_chunks(qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The edges go to QPainter a few thousand at a time (each call holds the interpreter lock):
+    every segment is drawn, the last chunk's too, whatever the chunk size."""
+    import numpy as np
+    from PySide6.QtGui import QColor, QImage, QPainter, QPen
+
+    from curator.views import graph_edges
+
+    monkeypatch.setattr(graph_edges, "STROKE_CHUNK", 3)
+    # seven horizontal segments, one per row 2, 4, ..., 14 (three chunks: 3 + 3 + 1)
+    segments = np.array([[1.0, y, 18.0, y] for y in range(2, 16, 2)])
+    image = QImage(20, 20, QImage.Format.Format_ARGB32_Premultiplied)
+    image.fill(0)
+    painter = QPainter(image)
+    painter.setPen(QPen(QColor(255, 0, 0), 1))
+    graph_edges.stroke(painter, segments)
+    painter.end()
+    drawn = [y for y in range(20) if image.pixelColor(10, y).red() > 0]
+    assert len(drawn) >= 7 and all(any(abs(d - y) <= 1 for d in drawn) for y in range(2, 16, 2))

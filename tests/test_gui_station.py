@@ -141,6 +141,31 @@ def test_inbound_counts_show_sort_and_follow_changes() -> None:
     assert model.index(0, COL_INBOUND).data() == 1  # not the old count of 7
 
 
+def test_appended_rows_pass_the_filter_in_force() -> None:
+    """Rows a load appends in batches show under the filter that lets everything through, and
+    only the matching ones under a narrower filter (also set back to the default after)."""
+    from curator.engine.page import Page
+    from curator.models.pages import PageFilter
+
+    def row(name: str, layer: str, trust: float) -> PageRow:
+        return PageRow(0, "w", Page(path=f"{name}.md", size=1, mtime_ns=0, title=name, layer=layer, trust=trust))
+
+    model = PageTableModel()
+    proxy = PageFilterProxy()
+    proxy.setSourceModel(model)
+    model.append_sorted([row("a", "core", 0.9), row("b", "deep", 0.1)])
+    assert proxy.rowCount() == 2
+    proxy.set_filter(PageFilter(layers=frozenset({"core"})))
+    model.append_sorted([row("c", "core", 0.5), row("d", "deep", 0.5)])
+    assert sorted(proxy.index(r, 0).data() for r in range(proxy.rowCount())) == ["a", "c"]
+    proxy.set_filter(PageFilter(min_trust=0.4))
+    model.append_sorted([row("e", "identity", 0.2), row("f", "context", 0.8)])
+    assert sorted(proxy.index(r, 0).data() for r in range(proxy.rowCount())) == ["a", "c", "d", "f"]
+    proxy.set_filter(PageFilter())
+    model.append_sorted([row("g", "deep", 0.0)])
+    assert proxy.rowCount() == 7
+
+
 def _commits(root: Path) -> list[str]:
     import subprocess
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import (
+    QAbstractItemModel,
     QAbstractTableModel,
     QModelIndex,
     QPersistentModelIndex,
@@ -267,9 +268,18 @@ class PageFilterProxy(QSortFilterProxyModel):
         self.setDynamicSortFilter(False)
         #: while a new filter is applied: every source row's answer, computed in one pass
         self._accepted: list[bool] | None = None
+        #: the filter lets every row through (no answer to compute: the rows a wiki's load
+        #: appends, 2,500 at a time, are each asked for from C++)
+        self._everything = True
+        self._source: PageTableModel | None = None
+
+    def setSourceModel(self, model: QAbstractItemModel) -> None:
+        self._source = model if isinstance(model, PageTableModel) else None
+        super().setSourceModel(model)
 
     def set_filter(self, page_filter: PageFilter) -> None:
         self.filter = page_filter
+        self._everything = page_filter == PageFilter()
         model = self.sourceModel()
         # Qt asks filterAcceptsRow once per row (32,000 calls from C++ at 32,000 pages): the
         # answers are computed here in one list comprehension, and each call only looks its row
@@ -288,8 +298,10 @@ class PageFilterProxy(QSortFilterProxyModel):
         accepted = self._accepted
         if accepted is not None:
             return accepted[source_row]
-        model = self.sourceModel()
-        assert isinstance(model, PageTableModel)
+        if self._everything:
+            return True
+        model = self._source
+        assert model is not None
         return self.filter.accepts(model.rows[source_row])
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:

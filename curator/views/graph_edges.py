@@ -1,4 +1,5 @@
-"""The graph view's edge layer: every link drawn into an image off the GUI thread, then blitted.
+"""The graph view's drawing layer: every link and every node drawn into an image off the GUI
+thread, then blitted.
 
 Stroking every edge of a 32,000-page graph (100,000+ line segments) costs QPainter 70-110 ms a
 paint, all of it on the GUI thread when a ``PlotCurveItem`` draws them. This layer keeps one
@@ -6,8 +7,14 @@ image of the edges as they look under one view transform instead. A paint only d
 (moved and scaled by however the view changed since it was rendered, so a pan or a zoom follows
 the mouse at once), and once the view has settled a worker thread strokes the edges again, for
 the new view, into a new image that replaces the old one on the GUI thread. QPainter on a
-``QImage`` may run on any thread, and ``drawLines`` releases the interpreter lock while it
-rasterises, so the GUI thread keeps running meanwhile.
+``QImage`` may run on any thread; ``drawLines`` holds the interpreter lock while it rasterises,
+so the edges go in calls of a few thousand and the GUI thread keeps running meanwhile.
+
+The nodes are drawn into the same image, over the edges (a node's size is in pixels, as the
+scatter items had them): pyqtgraph's scatter items painted 32,000 symbols on the GUI thread in
+every paint, 70-80 ms of Python and pixmap blending at 32,000 pages. The scatter items stay, as
+:class:`HitTargets` that never paint, for what they do well: finding the node under the mouse
+for hover and click.
 
 Imported with pyqtgraph (see ``graph_view._pg``), never while the station opens.
 """
@@ -20,8 +27,9 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 import shiboken6
+from pyqtgraph.graphicsItems.ScatterPlotItem import Symbols
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt, QThreadPool, QTimer
-from PySide6.QtGui import QColor, QImage, QPainter, QPen, QTransform
+from PySide6.QtGui import QBrush, QColor, QImage, QPainter, QPen, QTransform
 
 from .tasks import run_task
 
@@ -34,6 +42,10 @@ WAIT_AT_MOST_MS = 3000
 #: An affine view transform as six numbers (m11, m12, m21, m22, dx, dy), and the view's size in
 #: logical pixels and its device pixel ratio: what one image of the edges was drawn for.
 _Key = tuple[tuple[float, ...], int, int, float]
+
+#: One kind of node as the layer draws it: pyqtgraph's name of its symbol, its fill colour, each
+#: node's centre ((n, 2), data coordinates) and each node's size in pixels ((n,), whole pixels).
+NodeGroup = tuple[str, QColor, np.ndarray, np.ndarray]
 
 _pool: QThreadPool | None = None
 
@@ -64,21 +76,72 @@ def _same(a: _Key | None, b: _Key | None) -> bool:
     return a[1:] == b[1:] and all(abs(x - y) <= 1e-9 * max(1.0, abs(x), abs(y)) for x, y in zip(a[0], b[0], strict=True))
 
 
+#: Segments per ``drawLines`` call. The call holds the interpreter lock while it rasterises
+#: (~0.7 us a segment: 150,000 edges in one call kept the GUI thread waiting 100-200 ms while a
+#: worker drew them); between calls the lock goes to whichever thread waits for it.
+STROKE_CHUNK = 4096
+
+
 def stroke(painter: QPainter, segments: np.ndarray) -> None:
-    """Draw ``segments`` ((m, 4) float64: x0, y0, x1, y1) with ``painter``'s pen, in one
-    ``drawLines`` call over the array's own memory (no QLineF object per edge)."""
+    """Draw ``segments`` ((m, 4) float64: x0, y0, x1, y1) with ``painter``'s pen, in
+    ``drawLines`` calls of STROKE_CHUNK segments over the array's own memory (no QLineF object
+    per edge)."""
     if not len(segments):
         return
     lines = np.ascontiguousarray(segments, dtype=np.float64)
-    first = shiboken6.wrapInstance(lines.ctypes.data, QLineF)  # the array as QLineF[m] (4 doubles each)
-    assert isinstance(first, QLineF)
-    painter.drawLines(first, len(lines))
+    for start in range(0, len(lines), STROKE_CHUNK):
+        part = lines[start:start + STROKE_CHUNK]  # (contiguous: a view of whole rows)
+        first = shiboken6.wrapInstance(part.ctypes.data, QLineF)  # the rows as QLineF[k] (4 doubles each)
+        assert isinstance(first, QLineF)
+        painter.drawLines(first, len(part))
 
 
-def render_edges(segments: np.ndarray, key: _Key, colour: QColor) -> QImage:
-    """The edges ``segments`` (item coordinates) drawn as the view ``key`` shows them, into a
-    transparent image the size of the view (thread-safe: touches no widget)."""
-    (m11, m12, m21, m22, dx, dy), width, height, ratio = key
+def _stamp(symbol: str, colour: QColor, size: float, ratio: float) -> QImage:
+    """One node's symbol, filled and antialiased, in an image of its own (as pyqtgraph's symbol
+    atlas renders it)."""
+    side = int(np.ceil(size * ratio)) + 2
+    image = QImage(side, side, QImage.Format.Format_ARGB32_Premultiplied)
+    image.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(image)
+    try:
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.translate(side / 2, side / 2)
+        painter.scale(size * ratio, size * ratio)
+        painter.fillPath(Symbols[symbol], QBrush(colour))
+    finally:
+        painter.end()
+    image.setDevicePixelRatio(ratio)
+    return image
+
+
+def draw_nodes(painter: QPainter, nodes: list[NodeGroup], affine: tuple[float, ...], ratio: float = 1.0) -> None:
+    """Draw each group's symbol at its nodes' centres mapped by ``affine`` (item coordinates to
+    the painter's logical pixels, which its transform must leave as they are): one image of the
+    symbol per size (``ratio``: the device's pixels per logical pixel), then one ``drawImage`` a
+    node. (Each call holds the interpreter lock for microseconds: a ``drawPoints`` of 32,000
+    antialiased wide points held it for tens of milliseconds at a time.)"""
+    m11, m12, m21, m22, dx, dy = affine
+    for symbol, colour, pos, sizes in nodes:
+        if not len(pos):
+            continue
+        x = m11 * pos[:, 0] + m21 * pos[:, 1] + dx
+        y = m12 * pos[:, 0] + m22 * pos[:, 1] + dy
+        for size in np.unique(sizes):
+            stamp = _stamp(symbol, colour, float(size), ratio)
+            half = stamp.width() / ratio / 2
+            mine = sizes == size
+            draw = painter.drawImage
+            for px, py in zip((x[mine] - half).tolist(), (y[mine] - half).tolist(), strict=True):
+                draw(QPointF(px, py), stamp)
+
+
+def render_edges(segments: np.ndarray, key: _Key, colour: QColor, nodes: list[NodeGroup] | None = None) -> QImage:
+    """The edges ``segments`` (item coordinates), then the ``nodes`` over them, drawn as the
+    view ``key`` shows them, into a transparent image the size of the view (thread-safe:
+    touches no widget)."""
+    affine, width, height, ratio = key
+    m11, m12, m21, m22, dx, dy = affine
     # (only whole-array arithmetic, which releases the interpreter lock; the painter clips what
     # falls outside the view)
     x, y = segments[:, 0::2], segments[:, 1::2]
@@ -93,18 +156,30 @@ def render_edges(segments: np.ndarray, key: _Key, colour: QColor) -> QImage:
     try:
         painter.setPen(QPen(colour, 1))
         stroke(painter, lines)
+        if nodes:
+            draw_nodes(painter, nodes, affine, ratio)
     finally:
         painter.end()
     return image
 
 
+class HitTargets(pg.ScatterPlotItem):  # type: ignore[misc]  # (pyqtgraph has no type hints)
+    """A scatter item that never paints: its points are drawn by the :class:`EdgeLayer`; it
+    only finds the node under the mouse (hover, tip, click)."""
+
+    def paint(self, *_args: Any) -> None:
+        return
+
+
 class EdgeLayer(pg.GraphicsObject):  # type: ignore[misc]  # (pyqtgraph has no type hints)
-    """Every edge of the graph as line segments in one colour, painted from a cached image."""
+    """Every edge of the graph as line segments in one colour and every node over them,
+    painted from a cached image."""
 
     def __init__(self, colour: QColor) -> None:
         super().__init__()
         self._colour = QColor(colour)
         self._segments = np.zeros((0, 4))
+        self._nodes: list[NodeGroup] = []
         self._bounds = QRectF()
         self._generation = 0  # bumped by every new set of segments
         self._image: QImage | None = None
@@ -120,18 +195,27 @@ class EdgeLayer(pg.GraphicsObject):  # type: ignore[misc]  # (pyqtgraph has no t
         self.render_ms: list[float] = []
 
     # --- content ----------------------------------------------------------------------
-    def set_segments(self, segments: np.ndarray) -> None:
-        """Show these edges ((m, 4): x0, y0, x1, y1 in data coordinates) instead of the last."""
+    def set_segments(self, segments: np.ndarray, nodes: list[NodeGroup] | None = None) -> None:
+        """Show these edges ((m, 4): x0, y0, x1, y1 in data coordinates) and these nodes
+        (drawn in this order, bottom up) instead of the last."""
         self.prepareGeometryChange()
         self._segments = np.ascontiguousarray(segments, dtype=np.float64).reshape(-1, 4)
-        if len(self._segments):
-            x, y = self._segments[:, 0::2], self._segments[:, 1::2]
+        self._nodes = [(symbol, QColor(colour), np.asarray(pos, dtype=np.float64).reshape(-1, 2),
+                        np.asarray(sizes, dtype=np.float64).reshape(-1))
+                       for symbol, colour, pos, sizes in nodes or ()]
+        xs = [self._segments[:, 0::2].ravel(), *(pos[:, 0] for _s, _c, pos, _z in self._nodes)]
+        ys = [self._segments[:, 1::2].ravel(), *(pos[:, 1] for _s, _c, pos, _z in self._nodes)]
+        x, y = np.concatenate(xs), np.concatenate(ys)
+        if len(x):
             x0, y0 = float(x.min()), float(y.min())
             self._bounds = QRectF(x0, y0, float(x.max()) - x0, float(y.max()) - y0)
         else:
             self._bounds = QRectF()
         self._generation += 1
         self.update()
+
+    def _empty(self) -> bool:
+        return not len(self._segments) and not self._nodes
 
     def segment_count(self) -> int:
         return len(self._segments)
@@ -141,7 +225,7 @@ class EdgeLayer(pg.GraphicsObject):  # type: ignore[misc]  # (pyqtgraph has no t
 
     def is_drawn(self) -> bool:
         """Whether the image on screen holds the current edges for the view as it is."""
-        return not len(self._segments) or (
+        return self._empty() or (
             self._image_generation == self._generation and not self._rendering and not self._timer.isActive()
             and (self._wanted is None or _same(self._wanted, self._image_key)))
 
@@ -162,12 +246,16 @@ class EdgeLayer(pg.GraphicsObject):  # type: ignore[misc]  # (pyqtgraph has no t
 
     # --- painting ---------------------------------------------------------------------
     def paint(self, painter: QPainter, _option: Any, widget: Any = None) -> None:
-        if not len(self._segments):
+        if self._empty():
             return
         transform = painter.transform()
-        if widget is None:  # an export (no view to cache for): stroke the edges right here
+        if widget is None:  # an export (no view to cache for): draw everything right here
             painter.setPen(QPen(self._colour, 1))
             stroke(painter, self._segments)
+            painter.save()
+            painter.resetTransform()
+            draw_nodes(painter, self._nodes, _affine(transform), painter.device().devicePixelRatioF())
+            painter.restore()
             return
         key: _Key = (_affine(transform), widget.width(), widget.height(), float(widget.devicePixelRatioF()))
         image = self._image
@@ -193,12 +281,13 @@ class EdgeLayer(pg.GraphicsObject):  # type: ignore[misc]  # (pyqtgraph has no t
             return  # (a render in flight starts the next one when it lands)
         self._rendering = True
         generation, segments, colour = self._generation, self._segments, QColor(self._colour)
+        nodes = list(self._nodes)
 
         def work() -> tuple[QImage, float]:
             import time
 
             start = time.perf_counter()
-            image = render_edges(segments, key, colour)
+            image = render_edges(segments, key, colour, nodes)
             return image, (time.perf_counter() - start) * 1000
 
         run_task(work, lambda result: self._rendered(key, generation, *result),

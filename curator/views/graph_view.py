@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from curator.engine.layout import LayoutEngine
     from curator.engine.wiki import Wiki
 
+    from .graph_edges import NodeGroup
     from .host import ViewHost
 
 SYMBOLS = {"identity": "star", "core": "o", "context": "s", "deep": "d", "unresolved": "o", "attachment": "t",
@@ -342,11 +343,12 @@ class GraphView(WikiView):
         if self._plot is not None:
             return self._plot
         pg = _pg()
-        plot = self._plot = pg.PlotWidget(background=self.palette().base().color())
+        # (no context menus: made at construction, the view box's menu alone was ~40 ms of
+        # widgets on the GUI thread)
+        plot = self._plot = pg.PlotWidget(background=self.palette().base().color(), enableMenu=False)
         plot.hideAxis("left")
         plot.hideAxis("bottom")
         plot.setAspectLocked(True)
-        plot.setMenuEnabled(False)
         # Edges are line segments in an opaque grey, the colour a translucent one took over the
         # background (an opaque pen is an order of magnitude faster to rasterise), stroked into
         # an image by a worker thread and only blitted on the GUI thread (see graph_edges): a
@@ -355,11 +357,10 @@ class GraphView(WikiView):
 
         self.edges_item = EdgeLayer(_edge_colour(self.palette().base().color()))
         plot.addItem(self.edges_item)
-        # One scatter item per kind of node, each with one brush and one symbol and no outline
-        # pen: a redraw is one setData of numpy arrays per kind, with no per-point styling (per-
-        # point brushes and symbols made pyqtgraph stall the GUI thread for seconds at 50,000
-        # nodes). Sizes are whole pixels, so the symbol atlas holds a few dozen images.
-        # (the items, in chunks of DRAW_CHUNK points, are made as the nodes are drawn)
+        # The nodes are drawn into the edge layer's image too, over the edges (see graph_edges).
+        # The mouse finds them in scatter items that never paint: one per kind of node, each with
+        # one symbol and no per-point styling, so a redraw is one setData of numpy arrays per
+        # kind (the items, in chunks of DRAW_CHUNK points, are made as the nodes are drawn).
         self.node_items: dict[str, list[Any]] = {kind: [] for kind in NODE_Z}
         # the selected (open) page: a ring drawn over its node
         self.highlight_item = pg.ScatterPlotItem(pxMode=True, brush=None, size=22,
@@ -552,12 +553,6 @@ class GraphView(WikiView):
         self._shown_index = shown
         remap = np.full(len(d.ids), -1, dtype=np.int64)
         remap[shown] = np.arange(len(shown))
-        if len(d.edges):
-            keep = mask[d.edges[:, 0]] & mask[d.edges[:, 1]]
-            e = d.edges[keep]
-            self.edges_item.set_segments(d.pos[e].reshape(-1, 4))
-        else:
-            self.edges_item.set_segments(np.zeros((0, 4)))
         if d.members is not None:  # a community: by how many pages it holds
             counts = np.array([len(m) for m in d.members], dtype=float)
             sizes = np.rint(8 + 32 * np.sqrt(counts[shown] / max(counts.max(), 1)))  # 8 to 40 px
@@ -573,12 +568,17 @@ class GraphView(WikiView):
         kinds = self._kinds(d)[shown]
         self._draw_generation += 1
         chunks = []
+        nodes: list[NodeGroup] = []
         for code, kind in enumerate(self.node_items):
             mine = kinds == code
             pos, size, index = d.pos[shown[mine]], sizes[mine], shown[mine]
+            nodes.append((SYMBOLS[kind], _brush(kind).color(), pos, size))
             for n, start in enumerate(range(0, max(len(index), 1), DRAW_CHUNK)):
                 part = slice(start, start + DRAW_CHUNK)
                 chunks.append((kind, n, pos[part], size[part], index[part]))
+        segments = d.pos[d.edges[mask[d.edges[:, 0]] & mask[d.edges[:, 1]]]].reshape(-1, 4) if len(d.edges) \
+            else np.zeros((0, 4))
+        self.edges_item.set_segments(segments, nodes)  # (the kinds in NODE_Z's order: bottom up)
         if self.label_item.toPlainText() and not self._hover_shown():
             self.label_item.setText("")  # never a label whose node is gone
         self._clear_labels()  # placed again once the nodes are drawn (see _draw_chunks)
@@ -605,9 +605,10 @@ class GraphView(WikiView):
         """The ``n``-th scatter item of a kind of node (made on first use)."""
         items = self.node_items[kind]
         while len(items) <= n:
-            pg = _pg()
-            item = pg.ScatterPlotItem(pxMode=True, hoverable=True, pen=None, brush=_brush(kind),
-                                      symbol=SYMBOLS[kind], tip=self._tip, hoverSize=14)
+            from .graph_edges import HitTargets
+
+            item = HitTargets(pxMode=True, hoverable=True, pen=None, brush=_brush(kind),
+                              symbol=SYMBOLS[kind], tip=self._tip)
             item.setZValue(NODE_Z[kind])
             item.sigClicked.connect(self._clicked)
             item.sigHovered.connect(self._hovered)

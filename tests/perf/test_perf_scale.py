@@ -307,22 +307,33 @@ def test_station_figures(corpus: CorpusInfo, baselines: dict[str, float], tmp_pa
 PROBE_RUNS = int(os.environ.get("CURATOR_PROBE_RUNS", "5"))
 #: The views whose queues the probe opens after the graph, as the station registers them.
 QUEUE_VIEWS = ("dedup", "links", "lint", "inbox")
+#: ``CURATOR_PROBE_NO_DEDUP=1``: a run that tells which stalls are the duplicate scan's. Health
+#: does not count duplicates in the background and the Duplicates queue is not opened, so no
+#: dedup work runs in the station at all (its figures are then printed marked "no dedup").
+PROBE_NO_DEDUP = os.environ.get("CURATOR_PROBE_NO_DEDUP") == "1"
 
 
 def test_station_gui_thread_probe(qtbot, corpus: CorpusInfo, baselines: dict[str, float],  # type: ignore[no-untyped-def]
-                                  tmp_path: Path) -> None:
+                                  tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The GUI thread's longest stall (a 5 ms timer that must keep firing) during a cold open, a
     warm open, Health's figures, a search, a filter change, the graph's load (the overview by
     community a wiki this big opens on, then the global graph of every page) and the queue
     views (Duplicates, Links, Lint, Inbox) loading their queues, in the station with every view
     installed, as ``curator gui`` builds it; PROBE_RUNS cold opens and PROBE_RUNS warm sessions,
-    each in a new window. Also the in-process open times."""
+    each in a new window. Also the in-process open times. (With PROBE_NO_DEDUP: the same without
+    any duplicate scan.)"""
     from PySide6.QtCore import QElapsedTimer, QTimer
 
+    from curator.views.health_view import HealthView
     from curator.views.main_window import MainWindow
     from curator.views.registry import install_views
     from curator.views.workspace import Workspace
     from tests.gui_helpers import temp_settings
+
+    queue_views = QUEUE_VIEWS
+    if PROBE_NO_DEDUP:
+        monkeypatch.setattr(HealthView, "count_duplicates", False)
+        queue_views = tuple(name for name in QUEUE_VIEWS if name != "dedup")
 
     gaps: list[float] = []
     clock = QElapsedTimer()
@@ -399,10 +410,12 @@ def test_station_gui_thread_probe(qtbot, corpus: CorpusInfo, baselines: dict[str
         if graph.mode.currentIndex() != 0:  # a big wiki opens on its communities: every page too
             record("graph view: Global (every page laid out)",
                    *probe_until(graph.content_ready, lambda g=graph: g.mode.setCurrentIndex(0)))
-        for name in QUEUE_VIEWS:
+        for name in queue_views:
             record(f"queue load: {win.views.tabText(win.views.indexOf(win.view(name)))}", *view_load(win, name))
         win.close()
     for name, runs in results.items():
+        if PROBE_NO_DEDUP:
+            name += " (no dedup)"
         worst = max(w for _, w in runs)
         median = statistics.median(w for _, w in runs)
         note = (f"GUI thread worst stall {worst:.0f} ms over {len(runs)} runs, median of the runs' worst "
