@@ -1191,7 +1191,7 @@ class DedupIndex:
 
     # --- the kept result (:mod:`.dedup_cache`) ----------------------------------------------------
     def _kept_key(self) -> bytes:
-        return dedup_cache.key_of(self.wiki.store.attachments, SETTINGS)
+        return dedup_cache.key_of(self.wiki.store.attachments_key(), SETTINGS)
 
     def _load_kept(self) -> bool:
         """Answer from the result a full scan kept for the store's current state, if there is one."""
@@ -1544,7 +1544,7 @@ def _kept_count(wiki: Wiki, dismissed: set[tuple[str, str]]) -> tuple[int, int] 
     found = store.derived_since(dedup_cache.NAME) if store.state is not None else None
     if found is None or found[1]:
         return None
-    key = dedup_cache.key_of(store.attachments, SETTINGS)
+    key = dedup_cache.key_of(store.attachments_key(), SETTINGS)
     return dedup_cache.kept_count(found[0], key, dedup_cache.dismissed_digest(dismissed))
 
 

@@ -54,10 +54,10 @@ class Kept:
     count: tuple[bytes, int, int] = (b"", -1, -1)
 
 
-def key_of(attachments: Iterable[str], settings: object) -> bytes:
-    """The key a result is saved with: the attachment files and the scan's ``settings``."""
-    files = "\0".join(attachments).encode("utf-8", "surrogateescape")
-    return hashlib.blake2b(files + b"\1" + repr((FORMAT, settings)).encode(), digest_size=16).digest()
+def key_of(attachments_key: bytes, settings: object) -> bytes:
+    """The key a result is saved with: the attachment files (the store's
+    :meth:`~.store.PageStore.attachments_key`) and the scan's ``settings``."""
+    return hashlib.blake2b(attachments_key + b"\1" + repr((FORMAT, settings)).encode(), digest_size=16).digest()
 
 
 def _pack(values: list[float], scale: int) -> tuple[str, bytes]:

@@ -434,9 +434,7 @@ def graph_for(wiki: Wiki, actor: Actor = OPERATOR, attachments: bool = False) ->
 def _saved_graph_key(wiki: Wiki, attachments: bool) -> tuple[str, bytes]:
     """The name the operator's graph is saved under, and the key of what else it depends on: the
     attachment files links resolve to (the walk's, not in the store's state)."""
-    files = "\0".join(wiki.store.attachments).encode("utf-8", "surrogateescape")
-    return (f"graph{'+attachments' if attachments else ''}",
-            blake2b(files, digest_size=16).digest())
+    return f"graph{'+attachments' if attachments else ''}", wiki.store.attachments_key()
 
 
 def graph_around(wiki: Wiki, path: str, actor: Actor = OPERATOR) -> LinkGraph:
