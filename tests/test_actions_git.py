@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -178,3 +179,51 @@ def test_a_big_commit_stores_every_blob_before_the_branch_moves(tmp_path: Path, 
     assert git(root, "status", "--porcelain").strip() == ""  # the index followed (retried when it failed)
     packs = list((root / ".git" / "objects" / "pack").glob("*.pack"))
     assert len(packs) == (1 if count >= gitmod.PACK_MIN else 0)
+
+
+
+def _packs(root: Path) -> int:
+    return sum(1 for _ in (root / ".git" / "objects" / "pack").glob("*.pack"))
+
+
+def _pile_up_packs(root: Path, count: int) -> None:
+    """``count`` one-blob packs, as ``count`` big actions (one fast-import pack each) leave them."""
+    for i in range(count):
+        sha = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=root, input=f"blob {i}\n",
+                             capture_output=True, text=True, check=True).stdout
+        subprocess.run(["git", "pack-objects", "-q", ".git/objects/pack/pack"], cwd=root, input=sha,
+                       capture_output=True, text=True, check=True)
+
+
+def test_an_action_lets_git_pack_the_repository_when_its_auto_gc_rule_says_so(tmp_path: Path) -> None:
+    """Our git commands run with gc.auto=0 (never a gc inside an action, under the lock); after an
+    action, with the lock released, git's own `gc --auto` runs when its rule is met, honouring the
+    repository's own settings."""
+    from curator.engine.actions import ActionContext, git_of, run_action
+    from curator.engine.actor import OPERATOR
+    from curator.engine.bootstrap import init_wiki
+    from curator.engine.wiki import Wiki
+
+    def write(path: str) -> Callable[[ActionContext], None]:
+        return lambda ctx: ctx.write_text(path, f"# {path}\n")
+
+    root = tmp_path / "w"
+    init_wiki(root)
+    git(root, "config", "gc.autoDetach", "false")  # the packing in this process: checkable at once
+    w = Wiki(root)
+    try:
+        assert run_action(w, OPERATOR, "edit", "a", write("wiki/a.md")).commit
+        assert not git_of(w).gc_due() and _packs(root) == 0  # nothing due: git was not asked
+        _pile_up_packs(root, 52)
+        assert git_of(w).gc_due()
+        git(root, "config", "gc.auto", "0")  # the repository's own "never" is honoured
+        assert run_action(w, OPERATOR, "edit", "b", write("wiki/b.md")).commit
+        assert _packs(root) == 52
+        git(root, "config", "--unset", "gc.auto")
+        assert run_action(w, OPERATOR, "edit", "c", write("wiki/c.md")).commit
+        assert _packs(root) == 1 and not git_of(w).gc_due()  # git's rule met: one pack again
+        git(root, "fsck", "--strict")
+        assert git(root, "log", "--format=%s").split("\n")[:3] == ["edit: c", "edit: b", "edit: a"]
+        assert (root / "wiki" / "a.md").read_text() == "# wiki/a.md\n"
+    finally:
+        w.close()

@@ -937,10 +937,13 @@ def run_action(wiki: Wiki, actor: Actor, name: str, target: str,
         # (every cached page and the link index: 0.4-0.7 s at 30,000 pages). Paused as for any
         # bulk build (see gc_paused); reference counting frees what the action drops.
         with gc_paused():
-            return _run_locked(wiki, st, actor, name, target, apply, body)
+            result = _run_locked(wiki, st, actor, name, target, apply, body)
     finally:
         st.active.on = False
         st.lock.release()
+    if result.commit:
+        st.git.maintain_if_due()  # git's own auto-gc, outside the lock (see Git.maintain_if_due)
+    return result
 
 
 def _run_locked(wiki: Wiki, st: WikiSession, actor: Actor, name: str, target: str,

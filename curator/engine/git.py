@@ -46,6 +46,9 @@ _BASE = ["git", "--literal-pathspecs", "-c", "core.quotepath=false", "-c", "comm
          "-c", "core.autocrlf=false", "-c", "core.safecrlf=false", "-c", "gc.auto=0",
          "-c", "maintenance.auto=false"]
 _LOCK_MSG = re.compile(r"Unable to create '([^']+\.lock)': File exists")
+#: git's default ``gc.autoPackLimit`` and ``gc.auto`` (see :meth:`Git.gc_due`).
+AUTO_PACK_LIMIT = 50
+AUTO_LOOSE_OBJECTS = 6700
 #: How old a ``.lock`` under ``.git`` must be before it may be considered stale at all. Git holds
 #: its locks for milliseconds; a lock this old with no live holder is a leftover.
 STALE_LOCK_MIN_AGE = 0.25
@@ -559,6 +562,44 @@ class Git:
             return subprocess.run(cmd, cwd=self.root, capture_output=True, env=env, timeout=timeout)
         except subprocess.TimeoutExpired:
             return subprocess.CompletedProcess(cmd, 124, b"", f"timed out after {timeout:.0f} s".encode())
+
+    # --- housekeeping ---------------------------------------------------------------------------
+    def gc_due(self) -> bool:
+        """Whether git's own ``gc --auto`` rule would pack the repository: more packs than
+        ``gc.autoPackLimit`` (50), or more loose objects than ``gc.auto`` (6,700, estimated as git
+        does from the ``objects/17`` folder). With git's defaults, read from the folders alone:
+        no process is started for the common answer, "no"."""
+        objects = self.git_dir / "objects"
+        try:
+            packs = sum(1 for name in os.listdir(objects / "pack")
+                        if name.endswith(".pack") and not os.path.exists(objects / "pack" / (name[:-5] + ".keep")))
+        except OSError:
+            packs = 0
+        if packs > AUTO_PACK_LIMIT:
+            return True
+        try:
+            loose = sum(1 for name in os.listdir(objects / "17") if len(name) == 38)
+        except OSError:
+            return False
+        return loose > (AUTO_LOOSE_OBJECTS + 255) // 256
+
+    def maintain_if_due(self) -> bool:
+        """Let git pack the repository when its auto-gc rule says so (:meth:`gc_due`).
+
+        Every command of ours turns git's auto-gc off (``gc.auto=0``): a gc must never run inside
+        an action, under the wiki lock, nor in the middle of a fetch. Without it the objects of
+        every commit (and the one pack a big commit writes, :meth:`store_blobs`) pile up and git
+        slows down, so after an action, with the lock released, this runs ``git gc --auto`` as a
+        plain ``git commit`` would: git checks its rule again with the repository's own settings
+        (a ``gc.auto=0`` there is honoured), and by default does the packing in a background
+        process of its own (``gc.autoDetach``). Returns whether git was asked."""
+        if not self.gc_due():
+            return False
+        # No pipes: the background gc must not keep a pipe of ours open until it ends.
+        subprocess.run(["git", "-c", "core.quotepath=false", "gc", "--auto", "--quiet"], cwd=self.root,
+                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       env=_env(None), check=False)
+        return True
 
     # --- a new repository ------------------------------------------------------------------------
     @staticmethod
