@@ -296,6 +296,39 @@ def test_anchors_into_the_page_itself_are_checked(tmp_path: Path) -> None:
     assert wiki.links.outgoing["self.md"] == []  # a link into the page itself is no edge
 
 
+SETEXT_CASES = ["Title\n=====\n\ntext\n", "# A\nSub one\nline two\n---\nbody\n", "- item\n---\n",
+                "> quote\n---\n", "para\n\n---\n", "***\nfoo\n---\n", "---\n---\n", "x\n-\n",
+                "```\ncode\n```\n---\n", "a\n= =\n", "## H2\ntext\n===\n## Next\n", "1. one\n---\n",
+                "a\n    ---\n", "   a\n   ---\n", "    code\n---\n"]
+
+
+@pytest.mark.parametrize("body", SETEXT_CASES)
+def test_setext_headings_are_headings_as_the_renderer_reads_them(body: str) -> None:
+    """A paragraph underlined by ``===``/``---`` is a heading for anchors exactly when markdown-it
+    (the reading view's renderer, CommonMark) renders one; a list item's ``---`` is a break."""
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark").parse(body)
+    rendered = [tokens[i + 1].content.replace("\n", " ") for i, t in enumerate(tokens) if t.type == "heading_open"]
+    assert markdown_scan.headings(markdown_scan.strip_code(body)) == rendered
+
+
+def test_setext_headings_are_anchors_and_sections(tmp_path: Path) -> None:
+    root = tmp_path / "w"
+    root.mkdir()
+    (root / "guide.md").write_text("Guide\n=====\n\nintro\n\nInstall steps\n-------------\n\nrun it\n\n"
+                                   "Usage\n=====\n\nuse it\n\n- a list item\n---\n", encoding="utf-8")
+    (root / "ref.md").write_text("[[guide#Install steps]] [[guide#Guide#Install steps]] [[guide#a list item]]\n",
+                                 encoding="utf-8")
+    wiki = Wiki(root)
+    assert wiki.pages["guide.md"].headings == ["Guide", "Install steps", "Usage"]
+    broken = [i.message for i in lint(wiki) if i.code == "broken-anchor"]
+    assert broken == ["[[guide#a list item]]: guide.md has no heading 'a list item'"], broken
+    body = (root / "guide.md").read_text(encoding="utf-8")
+    assert markdown_scan.find_section(body, "Install steps") == "Install steps\n-------------\n\nrun it"
+    assert markdown_scan.find_section(body, "Guide") == body[:body.index("Usage")].rstrip()
+
+
 def test_a_new_attachment_is_picked_up_by_a_refresh(wiki: Wiki, vault: Path) -> None:
     assert set(wiki.links.missing_attachments) == {"missing-shot.png", "attachments/gone.pdf"}
     assert not wiki.refresh()  # nothing changed: no change reported

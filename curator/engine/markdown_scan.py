@@ -37,6 +37,9 @@ _ANY_HEADING = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
 # 6x slower); the level is 1 + the length of group 1;
 # the callers check that only up to three spaces lie between the line start and the match.
 _HEADINGS = re.compile(r"#(#{0,5})[ \t]+([^\n]*?)(?:[ \t]+#+)?[ \t\r]*$", re.MULTILINE)
+# A setext underline (``===`` or ``---`` alone on a line, after the newline ending the line above).
+_SETEXT_UNDERLINE = re.compile(r"\n {0,3}(=+|-+)[ \t]*\r?(?=\n|$)")
+_THEMATIC_BREAK = re.compile(r" {0,3}(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})\r?$")
 _BLOCK_ID = re.compile(r"(?:^|[ \t])\^([A-Za-z0-9-]+)[ \t\r]*$", re.MULTILINE)
 _ANCHOR_JUNK = re.compile(r"[\W_]+")
 # An indented line that could open an indented code block: right after a blank line or at the top.
@@ -409,7 +412,15 @@ def scan_property_links(raw: str, meta: dict[str, Any], first_line: int = 2) -> 
     return links
 
 
-def _heading_matches(code_free: str) -> Iterator[re.Match[str]]:
+class Heading(NamedTuple):
+    """A heading of a page: where it starts (its first line), its level (1-6) and its text."""
+
+    start: int
+    level: int
+    text: str
+
+
+def _atx_headings(code_free: str) -> Iterator[Heading]:
     """ATX headings: ``#`` to ``######`` after at most three spaces at a line start."""
     if "#" not in code_free:
         return
@@ -417,12 +428,49 @@ def _heading_matches(code_free: str) -> Iterator[re.Match[str]]:
         start = m.start()
         line = code_free.rfind("\n", 0, start) + 1
         if start - line <= 3 and (start == line or code_free[line:start].isspace()):
-            yield m
+            yield Heading(start, len(m.group(1)) + 1, m.group(2).strip())
+
+
+def _setext_headings(code_free: str) -> Iterator[Heading]:
+    """Setext headings: a paragraph underlined by ``===`` (level 1) or ``---`` (level 2).
+
+    As CommonMark reads them (and the station's renderer, markdown-it): the heading is the whole
+    paragraph above the underline, up to a blank line, an ATX heading or a thematic break; a
+    paragraph that is a list item or a block quote is not one (its ``---`` is a thematic break)."""
+    for m in _SETEXT_UNDERLINE.finditer(code_free):
+        lines: list[str] = []
+        end = m.start()  # the newline that ends the paragraph's last line
+        start, first = end, ""
+        while True:
+            line_start = code_free.rfind("\n", 0, end) + 1
+            line = code_free[line_start:end]
+            if not line.strip() or _ANY_HEADING.match(line) or _THEMATIC_BREAK.match(line):
+                break
+            if _LIST_ITEM.match(line) or line.lstrip().startswith(">"):
+                lines = []  # a list item's or a quote's paragraph: the underline is a break
+                break
+            lines.append(line.strip())
+            start, first = line_start, line
+            if line_start == 0:
+                break
+            end = line_start - 1
+        if lines and len(first) - len(first.lstrip(" ")) <= 3:  # (4 spaces open a code block)
+            yield Heading(start, 1 if m.group(1)[0] == "=" else 2, " ".join(reversed(lines)))
+
+
+def heading_spans(code_free: str) -> list[Heading]:
+    """Every heading of a code-free body (ATX and setext), in the order they appear."""
+    found = list(_atx_headings(code_free))
+    if "\n" in code_free and ("=" in code_free or "-" in code_free):
+        setext = list(_setext_headings(code_free))
+        if setext:
+            found = sorted(found + setext)
+    return found
 
 
 def headings(code_free: str) -> list[str]:
-    """Every ATX heading's text, in order (what ``[[page#Heading]]`` may point at)."""
-    return [m.group(2).strip() for m in _heading_matches(code_free) if m.group(2).strip()]
+    """Every heading's text, in order (what ``[[page#Heading]]`` may point at)."""
+    return [h.text for h in heading_spans(code_free) if h.text]
 
 
 def block_ids(code_free: str) -> list[str]:
@@ -488,17 +536,16 @@ def find_section(body: str, anchor: str | None) -> str | None:
     chain = [anchor_key(part) for part in anchor.split("#") if part.strip()]
     if not chain:
         return body
-    found = list(_heading_matches(code_free))
+    found = heading_spans(code_free)
     i = 0
-    for n, m in enumerate(found):
-        if anchor_key(m.group(2)) != chain[i]:
+    for n, heading in enumerate(found):
+        if anchor_key(heading.text) != chain[i]:
             continue
         if i < len(chain) - 1:
             i += 1
             continue
-        level = len(m.group(1))
-        end = next((h.start() for h in found[n + 1:] if len(h.group(1)) <= level), len(body))
-        return body[m.start():end].rstrip()
+        end = next((h.start for h in found[n + 1:] if h.level <= heading.level), len(body))
+        return body[heading.start:end].rstrip()
     return None
 
 

@@ -74,7 +74,7 @@ from .walker import PageFile, Stamps, is_page_path, scan, utf8_name, walk_order
 #: What :meth:`PageStore._read` answers for a page it may not read (a chmod-000 file).
 _UNREADABLE = b"\0unreadable\0"
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-SCHEMA_VERSION = 12  # bump when Page or the parse rules change: the cache is rebuilt
+SCHEMA_VERSION = 13  # bump when Page or the parse rules change: the cache is rebuilt
 #: Stale pages from which parsing moves to worker processes (below, starting them costs more).
 PARALLEL_MIN = 1500
 #: The same for the pages an action (or a watcher) names: a merge re-indexes its 2,000 rewritten
