@@ -466,3 +466,28 @@ def test_approve_on_both_clones_before_either_syncs_merges_to_one_fact(tmp_path:
         assert (net.a.root / "wiki/ann-smith.md").read_text().count("Ann moved to Oslo") == 1
     finally:
         net.close()
+
+
+def test_the_same_fact_held_on_two_clones_syncs_to_one_item(tmp_path: Path) -> None:
+    """The item's id is the fact's: two clones holding the same fact add the same file with other
+    details (agent, time); the sync keeps the first submission, not a conflict."""
+    from curator.engine.append import append
+
+    net = make_net(tmp_path, {"wiki/ann-smith.md": PAGE, ".scope.toml": POLICY})
+    try:
+        first = append(net.a, "ann-smith", "Ann moved to Oslo", actor=Actor("agent", "dudu"))
+        time.sleep(1.1)  # a later second: b's item is not byte-for-byte a's
+        second = append(net.b, "ann-smith", "Ann moved to oslo.", actor=Actor("agent", "kiki"))
+        assert first.status == second.status == "pending" and first.data["id"] == second.data["id"]
+        iid = first.data["id"]
+        mine = json.loads((net.a.root / INBOX_DIR / f"{iid}.json").read_text())
+        assert sync(net.a, OPERATOR).status == "pushed"
+        merged = sync(net.b, OPERATOR)
+        assert merged.status == "merged", merged.message
+        assert sync(net.a, OPERATOR).status == "pulled"
+        for wiki in (net.a, net.b):
+            assert [(i.id, i.actor, i.content) for i in list_items(wiki)] == [(iid, "agent:dudu", "Ann moved to Oslo")]
+            assert json.loads((wiki.root / INBOX_DIR / f"{iid}.json").read_text()) == mine
+        assert approve(net.b, OPERATOR, iid).status == "appended"
+    finally:
+        net.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -9,10 +10,13 @@ from pathlib import Path
 from curator.engine import frontmatter
 from curator.engine.merge_driver import (
     ATTRIBUTES_LINE,
+    ATTRIBUTES_LINES,
     attributes_with_driver,
     driver_command,
+    is_record,
     merge_meta,
     merge_page,
+    merge_record,
     merge_texts,
 )
 
@@ -130,9 +134,13 @@ def test_pages_without_frontmatter_and_add_add() -> None:
 
 
 def test_attributes_and_command() -> None:
-    assert attributes_with_driver("") == ATTRIBUTES_LINE + "\n"
-    assert attributes_with_driver("*.png binary") == f"*.png binary\n{ATTRIBUTES_LINE}\n"
-    assert attributes_with_driver(f"# x\n{ATTRIBUTES_LINE}\n") is None
+    every = "".join(line + "\n" for line in ATTRIBUTES_LINES)
+    assert ATTRIBUTES_LINES[0] == ATTRIBUTES_LINE == "*.md merge=curator"
+    assert attributes_with_driver("") == every
+    assert attributes_with_driver("*.png binary") == f"*.png binary\n{every}"
+    assert attributes_with_driver(f"# x\n{every}") is None
+    # a wiki set up before the inbox's records had a driver gets just the missing lines
+    assert attributes_with_driver(f"{ATTRIBUTES_LINE}\n") == every
     cmd = driver_command("a" * 40, "b" * 40)
     assert cmd.startswith(sys.executable) and cmd.endswith("%O %A %B %P") and "--ours " + "a" * 40 in cmd
 
@@ -161,3 +169,14 @@ def test_git_merge_runs_the_driver(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     text = (root / "ann.md").read_text()
     assert "Ann speaks Polish" in text and "Ann moved to Bergen" in text and "<<<<<<<" not in text
+
+
+def test_inbox_records_merge_to_the_first_submission() -> None:
+    """The same fact held on two clones: one record, the earlier; the same answer on both sides."""
+    early = json.dumps({"id": "abc", "actor": "agent:a", "time": "2026-01-01T10:00:00.000Z"}).encode()
+    late = json.dumps({"id": "abc", "actor": "agent:b", "time": "2026-01-01T10:00:05.000Z"}).encode()
+    assert merge_record(early, late) == (early, True) and merge_record(late, early) == (early, True)
+    assert merge_record(b"not json", late) == (b"not json", False)  # not a record: a conflict, ours kept
+    assert merge_record(b"[1]", late) == (b"[1]", False)
+    assert is_record("_review/inbox/abc.json") and is_record("_review/rejected/k.json")
+    assert not is_record("_review/inbox/x/abc.json") and not is_record("wiki/a.json") and not is_record(None)

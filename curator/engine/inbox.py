@@ -30,7 +30,9 @@ Decisions, each one action and one commit, operator only:
 An item already decided (here, or on another clone and synced or fetched) is refused with
 "already decided by ... in <commit>". Before deciding, a clone with a remote fetches it once
 (:func:`fetch_decisions`; offline is fine), so two operators on two clones do not decide one item
-twice; should both decide before either syncs, the sync merge joins the identical changes.
+twice; should both decide before either syncs, the sync merge joins the identical changes. The
+same fact held (or rejected) on two clones before they synced is one record after the sync: the
+page merge driver keeps the first (:func:`~.merge_driver.merge_record`).
 
 Reading: :func:`list_items`, :func:`get_item`, :func:`item_view` (the page with the fact in place
 as a unified diff, and :func:`similar_facts`: the three most similar facts anywhere in the wiki,

@@ -1,7 +1,8 @@
 """The git merge driver for pages (issue 11): append-only knowledge merges without conflicts.
 
 Git runs it for every ``*.md`` file changed on both sides of a merge (``.gitattributes``:
-``*.md merge=curator``; repository config ``merge.curator.driver``)::
+``*.md merge=curator``; repository config ``merge.curator.driver``), and for the review inbox's
+records (``_review/inbox/*.json``, ``_review/rejected/*.json``: :func:`merge_record`)::
 
     <python> -m curator.engine.merge_driver [--ours SHA --theirs SHA] %O %A %B %P
 
@@ -56,9 +57,14 @@ from pathlib import Path
 from typing import Any
 
 from .git import Git, GitError, merge_file_raw, run_here
+from .scope import INBOX_FOLDERS
 
 DRIVER_NAME = "curator"
 ATTRIBUTES_LINE = f"*.md merge={DRIVER_NAME}"
+#: The review inbox's decision records (:mod:`.inbox`): one JSON file per fact, named by the fact.
+RECORD_FOLDERS = INBOX_FOLDERS
+#: Every ``.gitattributes`` line of the driver: pages, and the inbox's records.
+ATTRIBUTES_LINES = (ATTRIBUTES_LINE, *(f"{folder}/*.json merge={DRIVER_NAME}" for folder in RECORD_FOLDERS))
 OPERATOR_NAME = "operator"  # the git author name of the operator's commits (actor.git_author)
 LIST_KEYS = frozenset({"tags", "aliases", "related"})
 
@@ -115,11 +121,14 @@ def install_config(root: Path) -> bool:
 
 
 def attributes_with_driver(existing: str) -> str | None:
-    """``.gitattributes`` text with the driver line added, or None when it is there already."""
-    if ATTRIBUTES_LINE in {" ".join(line.split()) for line in existing.splitlines()}:
+    """``.gitattributes`` text with the driver's lines added (:data:`ATTRIBUTES_LINES`), or None
+    when every one is there already."""
+    present = {" ".join(line.split()) for line in existing.splitlines()}
+    missing = [line for line in ATTRIBUTES_LINES if line not in present]
+    if not missing:
         return None
     sep = "" if not existing or existing.endswith("\n") else "\n"
-    return f"{existing}{sep}{ATTRIBUTES_LINE}\n"
+    return existing + sep + "".join(line + "\n" for line in missing)
 
 
 # --- text helpers --------------------------------------------------------------------------------
@@ -395,6 +404,35 @@ def merge_page(base: bytes, ours: bytes, theirs: bytes, operator_side: str = "ou
     return (b"\xef\xbb\xbf" + data if o.bom else data), clean
 
 
+# --- the inbox's records ------------------------------------------------------------------------
+
+def is_record(path: str | None) -> bool:
+    """Whether ``path`` is one of the review inbox's decision records (an item, a rejection)."""
+    if not path or not path.endswith(".json"):
+        return False
+    return any(path.startswith(folder + "/") and "/" not in path[len(folder) + 1:] for folder in RECORD_FOLDERS)
+
+
+def merge_record(ours: bytes, theirs: bytes) -> tuple[bytes, bool]:
+    """Merge two versions of one inbox record: (bytes for ``%A``, clean).
+
+    A record is named by its fact (:func:`~.inbox.item_id`, :func:`~.inbox.rejection_key`) and
+    written once, so two versions are the same fact held (or rejected) on two clones before they
+    synced, by other agents or at other times. The first one stays, by its ``time`` (ties: ours),
+    the same choice on every clone: the fact is decided once. Anything that is not such a record
+    on both sides is a conflict, ours kept."""
+    import json
+
+    try:
+        o, t = json.loads(ours), json.loads(theirs)
+    except ValueError:
+        return ours, False
+    if not isinstance(o, dict) or not isinstance(t, dict) or not isinstance(o.get("time"), str) \
+            or not isinstance(t.get("time"), str):
+        return ours, False
+    return (theirs if t["time"] < o["time"] else ours), True
+
+
 # --- the operator's side -------------------------------------------------------------------------------
 
 def operator_side(path: str | None, ours: str | None = None, theirs: str | None = None) -> str:
@@ -422,6 +460,10 @@ def run_driver(base: Path, ours: Path, theirs: Path, path: str | None,
                ours_commit: str | None = None, theirs_commit: str | None = None) -> int:
     """Merge the files as git asks; write the result to ``ours``; 0 clean, 1 conflict."""
     b, o, t = base.read_bytes(), ours.read_bytes(), theirs.read_bytes()
+    if is_record(path):
+        data, clean = merge_record(o, t)
+        ours.write_bytes(data)
+        return 0 if clean else 1
     try:
         side = "ours"
         if _trust_differs(b, o, t):

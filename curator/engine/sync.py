@@ -179,8 +179,13 @@ def _fallback_attributes(g: Git) -> str:
     predates the driver (no ``curator sync --setup`` yet) still merges pages with it; a wiki's own
     ``.gitattributes`` takes precedence (``*.md merge=text`` opts out)."""
     path = g.root / STATE_DIR / "merge.attributes"
-    if not path.exists():
-        atomic_write(path, (merge_driver.ATTRIBUTES_LINE + "\n").encode(), fsync=False)
+    text = "".join(line + "\n" for line in merge_driver.ATTRIBUTES_LINES).encode()
+    try:
+        current = path.read_bytes()
+    except OSError:
+        current = None
+    if current != text:  # (absent, or written by an older Curator)
+        atomic_write(path, text, fsync=False)
     return str(path)
 
 
