@@ -267,10 +267,16 @@ class DedupView(ReviewView):
                              niceness=BACKGROUND_NICENESS)
 
     def show_content(self, families: list[Family]) -> None:
-        from curator.engine.dedup import keep_result
+        from curator.engine.dedup import index_for, keep_result
 
-        # the answer after a change is kept for the next open, in the background once shown
-        self.host.workspace.read(self.wiki_index, keep_result, lambda _none: None, lambda _exc: None)
+        def build(wiki: Wiki) -> None:
+            keep_result(wiki)  # (the answer after a change: kept for the next open)
+            index_for(wiki, BACKGROUND_NICENESS, full=True)
+
+        # In the background once shown: every page's features, so that the decisions made here
+        # (and any other change) are followed page by page; the queue answers from the kept
+        # result meanwhile (DedupIndex.build).
+        self.host.workspace.read(self.wiki_index, build, lambda _none: None, lambda _exc: None)
         keep = set(self.family.pages) if self.family is not None else None
         row = self.table.currentIndex().row()
         self.model.set_families(families, self.skipped.setdefault(self.wiki_index, set()))
