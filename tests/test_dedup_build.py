@@ -51,7 +51,7 @@ class HeldBuild:
         def build() -> None:
             try:
                 dedup.index_for(self.wiki, full=True)
-            except BaseException as exc:  # noqa: BLE001 (handed to the test)
+            except BaseException as exc:  # (handed to the test)
                 errors.append(exc)
 
         thread = threading.Thread(target=build)
@@ -78,42 +78,40 @@ def in_thread(func: Any) -> Any:
 
 def test_the_kept_result_answers_while_the_build_runs_then_the_build_follows_changes(
         kept: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    root = kept
-    wiki = Wiki(root)
-    assert dedup.family_count(wiki) == len(full_scan(root))
+    wiki = Wiki(kept)
+    assert dedup.family_count(wiki) == len(full_scan(kept))
     held = HeldBuild(monkeypatch, wiki)
     thread, errors = held.start()
     index = wiki.session.dedup
     assert index is not None and index.kept is not None
     # the Duplicates queue while the build is held: the kept result's families, at once
     families = in_thread(lambda: [f.to_json() for f in dedup.find_families(wiki)])
-    assert families == full_scan(root)
+    assert families == full_scan(kept)
     assert index.kept is not None and held.scans == [held.scans[0]] and held.scans[0] is not index
     held.release.set()
     thread.join(WAIT)
     assert not thread.is_alive() and errors == []
     assert index.kept is None and index.scanned and set(index.features) == set(wiki.pages)
     assert wiki.session.dedup is index  # (the same index, holding the built state)
-    assert [f.to_json() for f in dedup.find_families(wiki)] == full_scan(root)
+    assert [f.to_json() for f in dedup.find_families(wiki)] == full_scan(kept)
     # a change after the build: followed page by page (no scan), exactly a full scan's answer
-    (root / "wiki/harbour-ledger-again.md").write_text(page("Harbour Ledger Again", facts(6, 42)), "utf-8")
+    (kept / "wiki/harbour-ledger-again.md").write_text(page("Harbour Ledger Again", facts(6, 42)), "utf-8")
     wiki.refresh()
     scans = len(held.scans)
-    assert [f.to_json() for f in dedup.find_families(wiki)] == full_scan(root)
+    assert [f.to_json() for f in dedup.find_families(wiki)] == full_scan(kept)
     assert len(held.scans) == scans
     assert "wiki/harbour-ledger-again.md" in family_of(dedup.find_families(wiki), LEDGER).pages
 
 
 def test_a_change_during_the_build_waits_for_it_and_is_followed_page_by_page(
         kept: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    root = kept
-    wiki = Wiki(root)
+    wiki = Wiki(kept)
     dedup.index_for(wiki)  # (answering from the kept result)
     held = HeldBuild(monkeypatch, wiki)
     thread, errors = held.start()
     index = wiki.session.dedup
     assert index is not None
-    (root / "wiki/harbour-ledger-again.md").write_text(page("Harbour Ledger Again", facts(6, 42)), "utf-8")
+    (kept / "wiki/harbour-ledger-again.md").write_text(page("Harbour Ledger Again", facts(6, 42)), "utf-8")
     wiki.refresh()
     answer: list[list[dedup.Family]] = []
     asker = threading.Thread(target=lambda: answer.append(dedup.find_families(wiki)))
@@ -125,7 +123,7 @@ def test_a_change_during_the_build_waits_for_it_and_is_followed_page_by_page(
     asker.join(WAIT)
     assert errors == [] and not asker.is_alive()
     assert held.scans == [held.scans[0]] and held.scans[0] is not index  # one scan: the build's
-    assert [f.to_json() for f in answer[0]] == full_scan(root)
+    assert [f.to_json() for f in answer[0]] == full_scan(kept)
     assert "wiki/harbour-ledger-again.md" in family_of(answer[0], LEDGER).pages
 
 
@@ -141,3 +139,23 @@ def test_closing_the_station_stops_the_build(kept: Path, monkeypatch: pytest.Mon
     index = wiki.session.dedup
     assert index is not None and not index.features and index._building is None
     assert set(family_of(dedup.find_families(wiki), sorted(FAMILY)[0]).pages) == FAMILY  # (the kept result still answers)
+
+
+def test_a_second_build_waits_for_the_first_and_the_queue_still_answers(
+        kept: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    wiki = Wiki(kept)
+    dedup.index_for(wiki)
+    held = HeldBuild(monkeypatch, wiki)
+    thread, errors = held.start()
+    second = threading.Thread(target=lambda: dedup.index_for(wiki, full=True))  # (the queue shown again)
+    second.start()
+    second.join(0.3)
+    assert second.is_alive()  # waiting for the first build, not scanning the index in place
+    assert [f.to_json() for f in in_thread(lambda: dedup.find_families(wiki))] == full_scan(kept)
+    held.release.set()
+    thread.join(WAIT)
+    second.join(WAIT)
+    assert not second.is_alive() and errors == []
+    index = wiki.session.dedup
+    assert index is not None and index.scanned and index.kept is None
+    assert held.scans == [held.scans[0]] and held.scans[0] is not index  # one scan: the first build's

@@ -49,7 +49,10 @@ under the page store's state), else scans every page: the bodies are shingled in
 processes (:data:`PARALLEL_SHINGLES`) while this process compares names, then the bodies are
 compared. Once every page's features are in memory (a scan, or :meth:`DedupIndex.build`), later
 calls re-examine only the pages whose (mtime, size) changed since, and what those changes move
-for other pages (:meth:`DedupIndex.update`), so every answer is exactly a full scan's.
+for other pages (:meth:`DedupIndex.update`), so every answer is exactly a full scan's. An index
+answering from a kept result is built (:meth:`DedupIndex.build`, the station's background work)
+apart: the scan fills a new index while the kept result goes on answering, then its state is
+taken in one step.
 """
 
 from __future__ import annotations
@@ -1204,11 +1207,16 @@ class DedupIndex:
         with self._lock:
             if self.scanned and self.kept is None:
                 return
-            if self.kept is None or self._building is not None:
-                self.scan()  # (nothing to answer from meanwhile, or a second build: here)
-                return
-            kept, done = self.kept, threading.Event()
-            self._building = done
+            running = self._building
+            if running is None:
+                if self.kept is None:
+                    self.scan()  # (nothing to answer from meanwhile)
+                    return
+                kept, done = self.kept, threading.Event()
+                self._building = done
+        if running is not None:  # (a second caller: the build in progress is the one)
+            running.wait()
+            return
         try:
             fresh = DedupIndex(self.wiki)
             fresh.niceness, fresh._stop = self.niceness, self._stop  # (stop() stops it too)
