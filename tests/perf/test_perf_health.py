@@ -198,39 +198,13 @@ def test_gui_thread_while_the_dedup_index_builds(qtbot, corpus: CorpusInfo, plai
     WHILE the dedup index's every-page build it starts runs in the station's process: a search
     typed, a namespace filter, the Global graph; PROBE_RUNS windows. (The station probe of
     test_perf_scale.py opens these before the Duplicates view, so no build runs beside them there.)"""
-    from PySide6.QtCore import QElapsedTimer, QTimer
-
     from curator.views.main_window import MainWindow
     from curator.views.registry import install_views
     from curator.views.workspace import Workspace
     from tests.gui_helpers import temp_settings
+    from tests.perf.stall_probe import StallProbe
 
-    gaps: list[float] = []
-    clock = QElapsedTimer()
-    last = [0]
-
-    def tick() -> None:
-        now = clock.elapsed()
-        gaps.append(now - last[0])
-        last[0] = now
-
-    timer = QTimer()
-    timer.timeout.connect(tick)
-
-    def probe(start: Callable[[], object], signal: object = None, seconds: float = 0.0) -> float:
-        gaps.clear()
-        clock.start()
-        last[0] = 0
-        timer.start(5)
-        if signal is not None:
-            with qtbot.waitSignal(signal, timeout=300_000):
-                start()
-        else:
-            start()
-        qtbot.wait(int(seconds * 1000) or 200)
-        timer.stop()
-        return max(gaps[1:], default=0.0)
-
+    probe = StallProbe(qtbot).step
     steps: dict[str, list[float]] = {}
     shown: list[float] = []
     during: list[bool] = []  # the build was running when the search was typed
