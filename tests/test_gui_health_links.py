@@ -235,14 +235,23 @@ def test_duplicates_are_counted_in_the_background_without_a_click(qtbot, tmp_pat
     again.refresh()
     assert again.store.derived("dedup") is not None  # the next open answers from the kept result
     win.close()
-    # the next open counts from the kept result, then builds the index in the background (every
-    # page's features: later changes are followed page by page)
+    # the next open counts from the kept result and builds nothing; the Duplicates view lists the
+    # kept result's families, then builds the index in the background (every page's features:
+    # later changes are followed page by page)
     win = station(qtbot, root, tmp_path)
     health = win.view_index["health"]  # type: ignore[assignment]
     qtbot.waitUntil(lambda: "duplicates" in health.buttons and health.buttons["duplicates"].figure.value is not None,
                     timeout=15_000)
+    qtbot.waitUntil(health.is_content_ready, timeout=15_000)
     session = win.workspace.wiki(0).session
     assert health.buttons["duplicates"].figure.value == dedup.family_count(Wiki(root))
+    qtbot.wait(300)
+    assert session.dedup is None or (session.dedup.kept is not None and not session.dedup.features)
+    view = win.view_index["dedup"]
+    with qtbot.waitSignal(view.content_ready, timeout=15_000):
+        win.show_view("dedup")
+    assert view.model.rowCount() == health.buttons["duplicates"].figure.value
     qtbot.waitUntil(lambda: session.dedup is not None and session.dedup.scanned and session.dedup.kept is None,
                     timeout=15_000)
+    assert set(session.dedup.features) == set(Wiki(root).pages)
     win.close()

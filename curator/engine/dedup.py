@@ -49,7 +49,10 @@ under the page store's state), else scans every page: the bodies are shingled in
 processes (:data:`PARALLEL_SHINGLES`) while this process compares names, then the bodies are
 compared. Once every page's features are in memory (a scan, or :meth:`DedupIndex.build`), later
 calls re-examine only the pages whose (mtime, size) changed since, and what those changes move
-for other pages (:meth:`DedupIndex.update`), so every answer is exactly a full scan's.
+for other pages (:meth:`DedupIndex.update`), so every answer is exactly a full scan's. An index
+answering from a kept result is built (:meth:`DedupIndex.build`, the station's background work)
+apart: the scan fills a new index while the kept result goes on answering, then its state is
+taken in one step.
 """
 
 from __future__ import annotations
@@ -610,6 +613,10 @@ class _NeedScan(Exception):
     """A kept result cannot answer this (the scores of two pages of a big family): scan."""
 
 
+#: What a :class:`DedupIndex` keeps of its own when it takes another's scanned state (:meth:`DedupIndex._adopt`).
+_OWN = frozenset({"wiki", "_lock", "niceness", "_stop", "_building"})
+
+
 class DedupIndex:
     """Per-page features and the verified pairs of every signal, updated page by page."""
 
@@ -619,6 +626,7 @@ class DedupIndex:
         #: The CPU priority drop of the worker processes a scan starts (see :func:`index_for`).
         self.niceness = 0
         self._stop = threading.Event()  # see stop()
+        self._building: threading.Event | None = None  # set once the build in progress is done
         self._reset()
 
     def _reset(self) -> None:
@@ -756,11 +764,17 @@ class DedupIndex:
         values = np.concatenate([f.shingles for f in feats])
         order = np.argsort(values, kind="stable")
         ordered = values[order]
-        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+        first = np.r_[True, ordered[1:] != ordered[:-1]]
+        starts = np.flatnonzero(first)
         counts = np.diff(np.r_[starts, len(ordered)])
         self._shingle_keys, self._shingle_counts = ordered[starts], counts
         per = np.empty(len(values), dtype=np.int64)
-        per[order] = np.repeat(counts, counts)
+        # (each value's count by its run's number: np.repeat(counts, counts), like a cumsum of
+        # booleans, holds the interpreter lock for the whole 14-million-value call; these do not)
+        run = first.astype(np.int64)
+        np.cumsum(run, out=run)
+        run -= 1
+        per[order] = counts[run]
         return np.split(per, np.cumsum(sizes)[:-1])
 
     def _counts_of(self, sh: np.ndarray) -> np.ndarray:
@@ -1184,10 +1198,54 @@ class DedupIndex:
     def build(self) -> None:
         """Make sure the index holds every page's features (a full scan when it answers from a kept
         result or has not scanned yet), so that later changes are followed page by page
-        (:meth:`update`): the station does this in the background after its first answer."""
+        (:meth:`update`): the station does this in the background after its first answer.
+
+        An index answering from a kept result goes on answering from it meanwhile: the scan fills
+        a new index apart (this one's lock is not held), whose state this one then takes in one
+        step (:meth:`_adopt`). A caller whose pages changed meanwhile waits for it
+        (:func:`index_for`) rather than scan a second time."""
         with self._lock:
-            if self.kept is not None or not self.scanned:
-                self.scan()
+            if self.scanned and self.kept is None:
+                return
+            running = self._building
+            if running is None:
+                if self.kept is None:
+                    self.scan()  # (nothing to answer from meanwhile)
+                    return
+                kept, done = self.kept, threading.Event()
+                self._building = done
+        if running is not None:  # (a second caller: the build in progress is the one)
+            running.wait()
+            return
+        try:
+            fresh = DedupIndex(self.wiki)
+            fresh.niceness, fresh._stop = self.niceness, self._stop  # (stop() stops it too)
+            fresh.scan()
+            with self._lock:
+                if self.kept == kept:  # (else this one scanned meanwhile: its own result stands)
+                    self._adopt(fresh, kept)
+        finally:
+            with self._lock:
+                self._building = None
+            done.set()
+
+    def _adopt(self, fresh: DedupIndex, kept: bytes) -> None:
+        """Take the state of ``fresh`` (a full scan of the pages this index answered for from the
+        result kept under state ``kept``, or of a later state). Call with the lock held."""
+        for name, value in vars(fresh).items():
+            if name not in _OWN:
+                setattr(self, name, value)
+        if self._unkept == kept:
+            self._unkept = None  # (that result is kept already)
+
+    def _await_build(self) -> None:
+        """Wait for a build in progress (:meth:`build`) when the kept result no longer answers for
+        the pages as they are: the build's features then follow the change page by page, where
+        answering now would take a second full scan. (Call without the lock.)"""
+        done = self._building
+        if done is not None and self.kept is not None and not (
+                self.wiki.pages is not None and self.wiki.store.state == self.kept):
+            done.wait()
 
     # --- the kept result (:mod:`.dedup_cache`) ----------------------------------------------------
     def _kept_key(self) -> bytes:
@@ -1467,11 +1525,12 @@ def index_for(wiki: Wiki, niceness: int = 0, full: bool = False) -> DedupIndex:
         index = session.dedup
         if index is None:
             index = session.dedup = DedupIndex(wiki)
+    index._await_build()
     with index._lock:
         index.niceness = niceness
         index.update()
-        if full:
-            index.build()
+    if full:
+        index.build()
     return index
 
 

@@ -52,9 +52,15 @@ class FamilyModel(RecordTableModel[Family]):
         return self.records
 
     def set_families(self, families: list[Family], skipped: set[str]) -> None:
-        self.skipped = {f.id for f in families if f.id in skipped}
+        if not skipped:  # (a family's id is a digest of its pages: not computed 8,000 times for nothing)
+            self.skipped = set()
+            self.set_records(list(families))
+            return
+        ids = [f.id for f in families]
+        self.skipped = {i for i in ids if i in skipped}
         # stable: the engine's order (highest impact first), skipped families moved to the end
-        self.set_records(sorted(families, key=lambda f: f.id in self.skipped))
+        order = sorted(range(len(families)), key=lambda n: ids[n] in self.skipped)
+        self.set_records([families[n] for n in order])
 
     def row_of(self, pages: set[str] | None) -> int | None:
         """The row of the family sharing the most pages with ``pages`` (None when none does)."""
@@ -70,7 +76,7 @@ class FamilyModel(RecordTableModel[Family]):
         if role == Qt.ItemDataRole.ToolTipRole:
             scores = ", ".join(f"{k} {v:.2f}" for k, v in f.scores.items())
             return f"{f.reason}\nmerge: {', '.join(f.merges)}\nscores: {scores}"
-        if role == Qt.ItemDataRole.ForegroundRole and f.id in self.skipped:
+        if role == Qt.ItemDataRole.ForegroundRole and self.skipped and f.id in self.skipped:
             return QBrush(QColor("#999999"))
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (COL_PAGES, COL_IMPACT):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)

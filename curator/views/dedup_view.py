@@ -12,7 +12,10 @@ family, **Not duplicates** dismisses the whole family (both recorded in the wiki
 decisions file, so they never return, whoever renames the pages). **Skip** only moves on: the
 family goes to the end of the queue for this session and nothing is written. The queue is
 recomputed off the GUI thread whenever the wiki changes, filtered by folder and signal; in a
-home, each wiki has its own queue.
+home, each wiki has its own queue. It is listed from the result the last full scan kept for the
+pages (in a moment); once it is shown, the dedup index's every-page build starts in the background,
+so that the decisions made here are followed page by page (the queue answers from the kept result
+until the build is done).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtCore import QModelIndex, Qt, QTimer
 from PySide6.QtGui import QTextOption
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -74,6 +77,8 @@ Pair = tuple[str, str]
 MEMBER_COLUMNS = ("Page", "Role", "Trust", "Inbound", "Signals vs survivor", "Shared text")
 #: Rows beyond those in view that the queue's content-sized columns measure (see DedupView).
 RESIZE_PRECISION = 50
+#: How long after the queue is shown the dedup index's every-page build starts (see show_content).
+BUILD_DELAY_MS = 1000
 
 
 class MergePreviewDialog(QDialog):
@@ -267,10 +272,19 @@ class DedupView(ReviewView):
                              niceness=BACKGROUND_NICENESS)
 
     def show_content(self, families: list[Family]) -> None:
-        from curator.engine.dedup import keep_result
+        from curator.engine.dedup import index_for, keep_result
 
-        # the answer after a change is kept for the next open, in the background once shown
-        self.host.workspace.read(self.wiki_index, keep_result, lambda _none: None, lambda _exc: None)
+        def build(wiki: Wiki) -> None:
+            keep_result(wiki)  # (the answer after a change: kept for the next open)
+            index_for(wiki, BACKGROUND_NICENESS, full=True)
+
+        # In the background once shown (BUILD_DELAY_MS later: the queue is laid out and painted
+        # first): every page's features, so that the decisions made here (and any other change)
+        # are followed page by page; the queue answers from the kept result meanwhile
+        # (DedupIndex.build).
+        index = self.wiki_index
+        QTimer.singleShot(BUILD_DELAY_MS, self, lambda: self.host.workspace.read(index, build, lambda _none: None,
+                                                                                   lambda _exc: None))
         keep = set(self.family.pages) if self.family is not None else None
         row = self.table.currentIndex().row()
         self.model.set_families(families, self.skipped.setdefault(self.wiki_index, set()))

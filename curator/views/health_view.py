@@ -7,8 +7,8 @@ then lint's (orphans, problems by kind: every link resolved and every page check
 ``lint_ready``) and the duplicate count (``duplicates_ready``; ``content_ready`` once both are),
 started in the background as soon as the wiki opens, alongside lint's: it is answered from the result the last full dedup scan kept for these
 pages (:mod:`curator.engine.dedup_cache`), in a moment, and only after a change to the pages from a
-full scan. Once both are shown, the dedup index is built in the background (every page's features),
-so that the Duplicates view follows later changes page by page. A figure not counted yet reads "…".
+full scan. The dedup index's every-page build (what follows later changes page by page) is not
+started here: the Duplicates view starts it once its queue is shown. A figure not counted yet reads "…".
 """
 
 from __future__ import annotations
@@ -88,9 +88,8 @@ class HealthView(ReviewView):
     duplicates_ready = Signal()
     #: Count duplicates alongside lint, in the background as soon as the wiki opens, whatever its
     #: size: the dedup index answers from the result its last full scan kept for these pages
-    #: (:mod:`curator.engine.dedup_cache`), and is then built in the background and kept up to date
-    #: page by page, which the Duplicates view shares. (A benchmark of the other figures alone
-    #: turns it off.)
+    #: (:mod:`curator.engine.dedup_cache`), which the Duplicates view shares. (A benchmark of the
+    #: other figures alone turns it off.)
     count_duplicates = True
 
     def __init__(self, host: ViewHost) -> None:
@@ -197,20 +196,18 @@ class HealthView(ReviewView):
         self._counted(index, "lint")
 
     def _counted(self, index: int, step: str) -> None:
-        """``step`` is on screen; once every count is, the view is ready and the dedup index is
-        built in the background (every page's features: later changes are followed page by page)."""
+        """``step`` is on screen; once every count is, the view is ready (and a count made after a
+        change is kept for the next open, in the background). The dedup index's every-page build
+        is left to the Duplicates view (:meth:`.DedupView.show_content`): a count from the kept
+        result needs none, and the first change builds it anyway."""
         self._counting.discard(step)
         if self._counting:
             return
         self.mark_ready()
         if self.count_duplicates:
-            from curator.engine.dedup import index_for, keep_result
+            from curator.engine.dedup import keep_result
 
-            def build(wiki: Wiki) -> None:
-                keep_result(wiki)  # (a count after a change: kept for the next open)
-                index_for(wiki, BACKGROUND_NICENESS, full=True)
-
-            self.host.workspace.read(index, build, lambda _none: None, lambda _exc: None)
+            self.host.workspace.read(index, keep_result, lambda _none: None, lambda _exc: None)
 
     def _summary(self, report: Health) -> str:
         dup = self.duplicates
