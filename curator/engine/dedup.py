@@ -151,12 +151,17 @@ _BAND_MULT = _rng.integers(1, 2**63, ROWS, dtype=np.uint64) | np.uint64(1)
 
 def fold(text: str) -> str:
     """Case, punctuation and separators folded away: ``Project-X Notes!`` -> ``projectxnotes``."""
-    return _NON_ALNUM.sub("", unicodedata.normalize("NFKC", text).casefold())
+    return _NON_ALNUM.sub("", _folded(text))
 
 
 def fold_spaced(text: str) -> str:
     """Case folded, punctuation and separators as single spaces (for similarity ratios)."""
-    return " ".join(_NON_ALNUM.sub(" ", unicodedata.normalize("NFKC", text).casefold()).split())
+    return " ".join(_NON_ALNUM.sub(" ", _folded(text)).split())
+
+
+def _folded(text: str) -> str:
+    """NFKC, case folded (an ASCII text: lowercased, which is the same)."""
+    return text.lower() if text.isascii() else unicodedata.normalize("NFKC", text).casefold()
 
 
 def numbers(text: str) -> tuple[str, ...]:
@@ -184,7 +189,22 @@ class _WordIds(dict[str, int]):
         return value
 
 
+class _ByteWordIds(dict[bytes, int]):
+    """:class:`_WordIds` of ASCII words as bytes (the same ids: the hash is of the UTF-8 bytes)."""
+
+    def __missing__(self, word: bytes) -> int:
+        if len(self) >= _WordIds.LIMIT:
+            self.clear()
+        value = int.from_bytes(hashlib.blake2b(word, digest_size=8).digest(), "little", signed=True)
+        self[word] = value
+        return value
+
+
 _WORD_IDS = _WordIds()
+_BYTE_WORD_IDS = _ByteWordIds()
+#: ASCII bytes to what the words of a lowercased ASCII text are made of (``_ASCII_TOKEN``):
+#: letters lowercased, digits kept, every other byte a space (so ``bytes.split`` finds the words).
+_ASCII_WORDS = bytes(c | 0x20 if 65 <= c <= 90 or 97 <= c <= 122 else c if 48 <= c <= 57 else 0x20 for c in range(256))
 
 
 _ASCII_TOKEN = re.compile(r"[a-z0-9]+")  # _TOKEN on a lowercased ASCII text (\w there is [a-z0-9_])
@@ -217,10 +237,15 @@ def shingles(text: str) -> np.ndarray:
 def shingles_many(texts: list[str]) -> list[np.ndarray]:
     """:func:`shingles` of each of ``texts``: every text's word ids in one array, every window
     hashed in one pass (a window never spans two texts), then each text's sorted apart."""
-    get = _WORD_IDS.__getitem__
+    get, get_ascii = _WORD_IDS.__getitem__, _BYTE_WORD_IDS.__getitem__
     ids = array("q")  # (filled in C from the look-ups: no list of millions of ints to convert)
     counts: list[int] = []
     for text in texts:
+        if text.isascii():  # (the words of _ASCII_TOKEN, found by a byte table: 2x faster)
+            ascii_words = text.encode("ascii").translate(_ASCII_WORDS).split()
+            ids.extend(map(get_ascii, ascii_words))
+            counts.append(len(ascii_words))
+            continue
         low = text.lower()
         words = _ASCII_TOKEN.findall(low) if low.isascii() else _TOKEN.findall(low)
         ids.extend(map(get, words))
@@ -283,6 +308,148 @@ def band_keys(sig: np.ndarray) -> list[int]:
     with np.errstate(over="ignore"):
         keys = (rows * _BAND_MULT[None, :]).sum(axis=1, dtype=np.uint64)
     return [int(k) for k in keys]
+
+
+def band_keys_many(sigs: list[np.ndarray]) -> np.ndarray:
+    """:func:`band_keys` of each signature, one row each (one pass over them all)."""
+    if not sigs:
+        return np.zeros((0, BANDS), dtype=np.uint64)
+    rows = np.stack(sigs).reshape(len(sigs), BANDS, ROWS).astype(np.uint64)
+    with np.errstate(over="ignore"):
+        keys: np.ndarray = (rows * _BAND_MULT[None, None, :]).sum(axis=2, dtype=np.uint64)
+    return keys
+
+
+def _mults(n: int) -> np.ndarray:
+    """``n`` odd 64-bit multipliers, the k-th the same for every ``n`` (splitmix64 of k)."""
+    with np.errstate(over="ignore"):
+        z = np.arange(1, n + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return (z ^ (z >> np.uint64(31))) | np.uint64(1)
+
+
+_KEY_WORDS = 8  # strings up to this many 8-byte words are hashed many at a time
+_KEY_MULT = _mults(_KEY_WORDS + 1)
+
+
+def str_hashes(strings: list[str]) -> np.ndarray:
+    """Stable 64-bit hashes of ``strings`` (the same in every process, unlike ``hash``; equal
+    strings, equal hashes): the UTF-8 bytes in 8-byte words, zero-padded, each word times its own
+    odd multiplier, summed with the length times another. For blocking keys: a collision only
+    makes one more candidate, which is verified exactly."""
+    raw = [s.encode("utf-8", "surrogatepass") for s in strings]
+    out = np.zeros(len(raw), dtype=np.uint64)
+    if not raw:
+        return out
+    lengths = np.fromiter(map(len, raw), dtype=np.uint64, count=len(raw))
+    width = 8 * _KEY_WORDS
+    short = np.flatnonzero(lengths <= width)
+    with np.errstate(over="ignore"):
+        for start in range(0, len(short), 1 << 16):  # (bounded memory)
+            part = short[start:start + (1 << 16)]
+            words = np.array([raw[i] for i in part.tolist()], dtype=f"S{width}").view(np.uint64)
+            words = words.reshape(len(part), _KEY_WORDS)
+            out[part] = (words * _KEY_MULT[1:]).sum(axis=1, dtype=np.uint64)
+        for i in np.flatnonzero(lengths > width).tolist():
+            data = raw[i] + bytes(-len(raw[i]) % 8)
+            words = np.frombuffer(data, dtype=np.uint64)
+            out[i] = (words * _mults(len(words) + 1)[1:]).sum(dtype=np.uint64)
+        out += lengths * _KEY_MULT[0]
+    return out
+
+
+class _KeyTable:
+    """Pages filed under 64-bit keys, found again by key: the pages of a full scan in two arrays
+    sorted by key (keys, owners' slots: one sort, not a set per key), pages placed since in a
+    dict of sets, a scanned page forgotten since marked dead."""
+
+    def __init__(self) -> None:
+        self.keys = np.zeros(0, dtype=np.uint64)
+        self.owners = np.zeros(0, dtype=np.int64)
+        self.paths: list[str] = []
+        self.slot: dict[str, int] = {}
+        self.dead = np.zeros(0, dtype=bool)
+        self.extra: dict[int, set[str]] = defaultdict(set)
+        self.extra_keys: dict[str, list[int]] = {}
+
+    def build(self, paths: list[str], keys: np.ndarray, owners: np.ndarray) -> None:
+        """File ``paths`` (slots) under ``keys`` (``owners``: the slot of each key)."""
+        order = np.argsort(keys, kind="stable")
+        self.keys, self.owners = keys[order], owners[order]
+        self.paths = paths
+        self.slot = {p: i for i, p in enumerate(paths)}
+        self.dead = np.zeros(len(paths), dtype=bool)
+        self.extra = defaultdict(set)
+        self.extra_keys = {}
+
+    def runs(self) -> tuple[np.ndarray, np.ndarray]:
+        """(a, b) slots of every two pages of the scan filed under one key (a < b, each pair once)."""
+        vals, owner = self.keys, self.owners
+        if len(vals) < 2:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        starts = np.flatnonzero(np.r_[True, vals[1:] != vals[:-1]])
+        lengths = np.diff(np.r_[starts, len(vals)])
+        n = np.int64(max(1, len(self.paths)))
+        found: list[np.ndarray] = []
+        for length in np.unique(lengths[lengths >= 2]).tolist():
+            run = starts[lengths == length]
+            i, j = np.triu_indices(length, 1)
+            a, b = owner[run[:, None] + i[None, :]].ravel(), owner[run[:, None] + j[None, :]].ravel()
+            found.append(np.minimum(a, b) * n + np.maximum(a, b))
+        if not found:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        pairs = np.unique(np.concatenate(found))
+        a, b = pairs // n, pairs % n
+        keep = a != b
+        return a[keep], b[keep]
+
+    def add(self, path: str, keys: Iterable[int]) -> None:
+        filed = self.extra_keys.setdefault(path, [])
+        for key in keys:
+            self.extra[key].add(path)
+            filed.append(key)
+
+    def remove(self, path: str) -> None:
+        slot = self.slot.get(path)
+        if slot is not None:
+            self.dead[slot] = True
+        for key in self.extra_keys.pop(path, ()):
+            members = self.extra.get(key)
+            if members is not None:
+                members.discard(path)
+                if not members:
+                    del self.extra[key]
+
+    def find(self, keys: np.ndarray) -> set[str]:
+        """The live pages filed under any of ``keys``."""
+        out: set[str] = set()
+        if len(self.keys) and len(keys):
+            lo = np.searchsorted(self.keys, keys, "left")
+            hi = np.searchsorted(self.keys, keys, "right")
+            for s, e in zip(lo.tolist(), hi.tolist(), strict=True):
+                for slot in self.owners[s:e].tolist():
+                    if not self.dead[slot]:
+                        out.add(self.paths[slot])
+        for key in keys.tolist():
+            out.update(self.extra.get(key, ()))
+        return out
+
+    def meets(self, keys: np.ndarray, owners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(query slot, page slot) for every page of the scan filed under one of the query
+        ``keys`` (``owners``: the querying page's slot of each key), each pair once, sorted."""
+        if not len(self.keys) or not len(keys):
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        lo = np.searchsorted(self.keys, keys, "left")
+        counts = np.searchsorted(self.keys, keys, "right") - lo
+        total = int(counts.sum())
+        if not total:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        ends = np.cumsum(counts)
+        at = np.arange(total, dtype=np.int64) + np.repeat(lo - (ends - counts), counts)
+        n = np.int64(max(1, len(self.paths)))
+        pairs = np.unique(np.repeat(owners.astype(np.int64), counts) * n + self.owners[at])
+        return pairs // n, pairs % n
 
 
 def _sample(body: np.ndarray) -> np.ndarray:
@@ -361,12 +528,14 @@ def page_features(page: Page, body_text: str) -> Features:
 
 def features_of(page: Page, body_shingles: np.ndarray) -> Features:
     """A page's features, its body already shingled (:func:`shingles`)."""
-    words = tuple(w for w in slugify(page.stem).split("-") if w)
+    path, title, slug = page.path, page.title, page.slug
+    stem = posixpath.splitext(path.rpartition("/")[2])[0]  # (Page.stem)
+    words = tuple(w for w in slugify(stem).split("-") if w)
     return Features(
-        path=page.path, stamp=(page.mtime_ns, page.size), folder=posixpath.dirname(page.path),
-        title_key=fold(page.title), title_text=fold_spaced(page.title), title_numbers=numbers(page.title),
-        slug=page.slug, slug_alnum="".join(words), slug_words=words, slug_numbers=numbers(page.stem),
-        tags=frozenset(t.casefold() for t in page.tags), names=page_names(page),
+        path=path, stamp=(page.mtime_ns, page.size), folder=posixpath.dirname(path),
+        title_key=fold(title), title_text=fold_spaced(title), title_numbers=numbers(title),
+        slug=slug, slug_alnum="".join(words), slug_words=words, slug_numbers=numbers(stem),
+        tags=frozenset(t.casefold() for t in page.tags), names=page_names(page, slug),
         link_keys=frozenset(link.key for link in page.links), shingles=body_shingles,
     )
 
@@ -400,12 +569,14 @@ def shingle_files(root: str, files: list[PageFile], racy: frozenset[str] = froze
                 for f, sh, data in zip(files, sets, read, strict=True)]
 
 
-def page_names(page: Page) -> frozenset[str]:
-    """The link keys that reach ``page`` by name: what inbound links are counted by."""
+def page_names(page: Page, slug: str | None = None) -> frozenset[str]:
+    """The link keys that reach ``page`` by name: what inbound links are counted by (``slug``:
+    the page's, when known)."""
     key = path_key(page.path)
     parts = key.split("/")
     suffixes = {"/".join(parts[i:]) for i in range(len(parts))}
-    return frozenset({page.slug, *suffixes, link_key(page.title), *(link_key(a) for a in page.aliases)} - {""})
+    return frozenset({slug if slug is not None else page.slug, *suffixes, link_key(page.title),
+                      *(link_key(a) for a in page.aliases)} - {""})
 
 
 def _runs(words: tuple[str, ...]) -> set[str]:
@@ -462,6 +633,18 @@ def _slug_entries(f: Features) -> set[str]:
 def _slug_queries(f: Features) -> set[str]:
     """Keys that find every page whose slug may reach slugSim >= 0.7 with this one's."""
     return _slug_keys(f)[1]
+
+
+def _slug_hashes(feats: list[Features], keys_of: Callable[[Features], set[str]]) -> tuple[np.ndarray, np.ndarray]:
+    """(hashes, owners): :func:`str_hashes` of every page's slug keys (``keys_of``), and the
+    index in ``feats`` of the page of each."""
+    flat: list[str] = []
+    counts: list[int] = []
+    for f in feats:
+        keys = keys_of(f)
+        flat.extend(keys)
+        counts.append(len(keys))
+    return str_hashes(flat), np.repeat(np.arange(len(feats), dtype=np.int64), counts)
 
 
 def _age_key(page: Page) -> str:
@@ -627,9 +810,9 @@ class DedupIndex:
         self.pairs: dict[str, dict[tuple[str, str], float]] = {s: {} for s in SIGNALS}
         self.partners: dict[str, dict[str, set[str]]] = {s: defaultdict(set) for s in SIGNALS}
         self._title_groups: dict[str, set[str]] = defaultdict(set)
-        self._slug_index: dict[str, set[str]] = defaultdict(set)
+        self._slugs = _KeyTable()  # by the hashes of _slug_entries
         self._tag_index: dict[tuple[str, str], set[str]] = defaultdict(set)
-        self._bands: list[dict[int, set[str]]] = [defaultdict(set) for _ in range(BANDS)]
+        self._bands = [_KeyTable() for _ in range(BANDS)]
         self._shingle_keys = np.zeros(0, dtype=np.uint64)
         self._shingle_counts = np.zeros(0, dtype=np.int64)
         self._extra_counts: dict[int, int] = defaultdict(int)
@@ -721,8 +904,7 @@ class DedupIndex:
                 none = np.zeros(0, dtype=np.uint64)
                 feats = [features_of(pages[p], none) for p in order]
                 self.features = {f.path: f for f in feats}
-                for f in feats:
-                    self._index(f)
+                self._index_all(feats)
                 for step in (self._scan_titles, self._scan_slugs, self._scan_tags):
                     self._check_stop()
                     step(feats)
@@ -735,10 +917,7 @@ class DedupIndex:
             counts = self._count_shingles(feats)
             for f, c in zip(feats, counts, strict=True):
                 self._discount(f, c, bands=False)
-            banded = [f for f in feats if len(f.body)]
-            for f, sig in zip(banded, minhash_many([f.body for f in banded]), strict=True):
-                f.bands = band_keys(sig)
-                self._index_bands(f)
+            self._index_all_bands(feats)
             for step in (self._scan_bodies, self._scan_containment):
                 self._check_stop()
                 step(feats)
@@ -801,21 +980,39 @@ class DedupIndex:
             f.bands = band_keys(minhash(f.body)) if len(f.body) else []
 
     def _index(self, f: Features) -> None:
+        self._index_names(f)
+        self._slugs.add(f.path, str_hashes(sorted(_slug_entries(f))).tolist())
+        for b, band in enumerate(f.bands):
+            self._bands[b].add(f.path, (band,))
+
+    def _index_names(self, f: Features) -> None:
         if f.title_key:
             self._title_groups[f.title_key].add(f.path)
-        for key in _slug_entries(f):
-            self._slug_index[key].add(f.path)
         for tag in f.tags:
             self._tag_index[(f.folder, tag)].add(f.path)
-        self._index_bands(f)
         slot = len(self._titles)
         self._titles.append(f.title_text)
         self._title_len.append(len(f.title_text))
         self._title_slot[f.path] = slot
 
-    def _index_bands(self, f: Features) -> None:
-        for b, band in enumerate(f.bands):
-            self._bands[b][band].add(f.path)
+    def _index_all(self, feats: list[Features]) -> None:
+        """:meth:`_index` of every page of a scan (no bands yet): the slug keys of every page
+        hashed at once and filed in one sorted table."""
+        for f in feats:
+            self._index_names(f)
+        keys, owners = _slug_hashes(feats, _slug_entries)
+        self._slugs.build([f.path for f in feats], keys, owners)
+
+    def _index_all_bands(self, feats: list[Features]) -> None:
+        """Every discounted body's MinHash bands, computed and filed at once (a table per band)."""
+        slots = [i for i, f in enumerate(feats) if len(f.body)]
+        keys = band_keys_many(minhash_many([feats[i].body for i in slots]))
+        for i, row in zip(slots, keys.tolist(), strict=True):
+            feats[i].bands = row
+        paths = [f.path for f in feats]
+        owners = np.array(slots, dtype=np.int64)
+        for b, table in enumerate(self._bands):
+            table.build(paths, keys[:, b], owners)
 
     def _unindex(self, f: Features) -> None:
         def drop(table: dict[Any, set[str]], key: Any) -> None:
@@ -826,12 +1023,11 @@ class DedupIndex:
                     del table[key]
 
         drop(self._title_groups, f.title_key)
-        for key in _slug_entries(f):
-            drop(self._slug_index, key)
+        self._slugs.remove(f.path)
         for tag in f.tags:
             drop(self._tag_index, (f.folder, tag))
-        for b, band in enumerate(f.bands):
-            drop(self._bands[b], band)
+        for table in self._bands:
+            table.remove(f.path)
         slot = self._title_slot.pop(f.path, None)
         if slot is not None:
             self._titles[slot] = ""
@@ -919,7 +1115,7 @@ class DedupIndex:
             if len(lengths) > 1:
                 self._similar_titles(sorted(lengths))
 
-    def _similar_titles(self, order: list[tuple[int, str]], chunk: int = 1000) -> None:
+    def _similar_titles(self, order: list[tuple[int, str]], chunk: int = 64) -> None:
         paths = [p for _, p in order]
         texts = [self.features[p].title_text for p in paths]
         lengths = [n for n, _ in order]
@@ -935,14 +1131,20 @@ class DedupIndex:
                 if c > r:
                     self._verify("title", paths[start + r], (paths[start + c],))
 
+    def _verify_slots(self, signal: str, feats: list[Features], a: np.ndarray, b: np.ndarray) -> None:
+        """Verify the pairs (``feats[a[i]]``, ``feats[b[i]]``) of a full scan."""
+        check = getattr(self, f"_check_{signal}")
+        for x, y in zip(a.tolist(), b.tolist(), strict=True):
+            fa, fb = feats[x], feats[y]
+            score = check(fa, fb)
+            if score is not None:
+                self._add(signal, fa.path, fb.path, score)
+
     def _scan_slugs(self, feats: list[Features]) -> None:
-        for f in feats:
-            cands: set[str] = set()
-            for key in _slug_queries(f):
-                members = self._slug_index.get(key)
-                if members:
-                    cands |= members
-            self._verify("slug", f.path, (c for c in cands if c > f.path))
+        keys, owners = _slug_hashes(feats, _slug_queries)
+        a, b = self._slugs.meets(keys, owners)
+        keep = b > a  # (each pair once: slots are in path order)
+        self._verify_slots("slug", feats, a[keep], b[keep])
 
     def _scan_tags(self, feats: list[Features]) -> None:
         for (_folder, _tag), members in self._tag_index.items():
@@ -952,15 +1154,10 @@ class DedupIndex:
                     self._verify("tags", a, ordered[i + 1:])
 
     def _scan_bodies(self, feats: list[Features]) -> None:
-        seen: set[tuple[str, str]] = set()
-        for table in self._bands:
-            for members in table.values():
-                if len(members) > 1:
-                    ordered = sorted(members)
-                    for i, a in enumerate(ordered):
-                        fresh = [b for b in ordered[i + 1:] if (a, b) not in seen]
-                        seen.update((a, b) for b in fresh)
-                        self._verify("body", a, fresh)
+        n = np.int64(max(1, len(feats)))
+        found = [a * n + b for a, b in (table.runs() for table in self._bands)]
+        pairs = np.unique(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
+        self._verify_slots("body", feats, pairs // n, pairs % n)
 
     def _scan_containment(self, feats: list[Features]) -> None:
         """Pages sharing enough sampled shingles, verified exactly: one sort of every page's
@@ -1070,17 +1267,14 @@ class DedupIndex:
             for _text, _score, k in process.extract(f.title_text, texts, scorer=fuzz.ratio,
                                                     score_cutoff=TITLE_SIMILARITY * 100, limit=None):
                 self._verify("title", f.path, (paths_by_slot[slots[k]],))
-        cands: set[str] = set()
-        for key in _slug_queries(f):
-            cands |= self._slug_index.get(key, set())
-        self._verify("slug", f.path, cands)
+        self._verify("slug", f.path, self._slugs.find(str_hashes(sorted(_slug_queries(f)))))
         for tag in f.tags:
             members = self._tag_index.get((f.folder, tag), set())
             if len(members) <= RARE_TAG_PAGES:
                 self._verify("tags", f.path, members)
         body_cands: set[str] = set()
-        for b, band in enumerate(f.bands):
-            body_cands |= self._bands[b].get(band, set())
+        for table, band in zip(self._bands, f.bands, strict=False):
+            body_cands |= table.find(np.array([band], dtype=np.uint64))
         self._verify("body", f.path, body_cands)
         self._verify("containment", f.path, self._containment_candidates(f))
 
