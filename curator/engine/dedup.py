@@ -345,12 +345,13 @@ def str_hashes(strings: list[str]) -> np.ndarray:
     lengths = np.fromiter(map(len, raw), dtype=np.uint64, count=len(raw))
     width = 8 * _KEY_WORDS
     short = np.flatnonzero(lengths <= width)
+    every = len(short) == len(raw)
     with np.errstate(over="ignore"):
-        for start in range(0, len(short), 1 << 16):  # (bounded memory)
-            part = short[start:start + (1 << 16)]
-            words = np.array([raw[i] for i in part.tolist()], dtype=f"S{width}").view(np.uint64)
-            words = words.reshape(len(part), _KEY_WORDS)
-            out[part] = (words * _KEY_MULT[1:]).sum(axis=1, dtype=np.uint64)
+        for start in range(0, len(short), 1 << 17):  # (bounded memory)
+            part = short[start:start + (1 << 17)]
+            chosen = raw[start:start + (1 << 17)] if every else [raw[i] for i in part.tolist()]
+            words = np.array(chosen, dtype=f"S{width}").view(np.uint64).reshape(len(part), _KEY_WORDS)
+            out[part] = words @ _KEY_MULT[1:]
         for i in np.flatnonzero(lengths > width).tolist():
             data = raw[i] + bytes(-len(raw[i]) % 8)
             words = np.frombuffer(data, dtype=np.uint64)
@@ -437,7 +438,8 @@ class _KeyTable:
 
     def meets(self, keys: np.ndarray, owners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(query slot, page slot) for every page of the scan filed under one of the query
-        ``keys`` (``owners``: the querying page's slot of each key), each pair once, sorted."""
+        ``keys`` (``owners``: the querying page's slot of each key) whose slot is above the
+        query's, each pair once, sorted."""
         if not len(self.keys) or not len(keys):
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         lo = np.searchsorted(self.keys, keys, "left")
@@ -448,7 +450,9 @@ class _KeyTable:
         ends = np.cumsum(counts)
         at = np.arange(total, dtype=np.int64) + np.repeat(lo - (ends - counts), counts)
         n = np.int64(max(1, len(self.paths)))
-        pairs = np.unique(np.repeat(owners.astype(np.int64), counts) * n + self.owners[at])
+        a, b = np.repeat(owners.astype(np.int64), counts), self.owners[at]
+        above = b > a
+        pairs = np.unique(a[above] * n + b[above])
         return pairs // n, pairs % n
 
 
@@ -1142,9 +1146,8 @@ class DedupIndex:
 
     def _scan_slugs(self, feats: list[Features]) -> None:
         keys, owners = _slug_hashes(feats, _slug_queries)
-        a, b = self._slugs.meets(keys, owners)
-        keep = b > a  # (each pair once: slots are in path order)
-        self._verify_slots("slug", feats, a[keep], b[keep])
+        a, b = self._slugs.meets(keys, owners)  # (each pair once: slots are in path order)
+        self._verify_slots("slug", feats, a, b)
 
     def _scan_tags(self, feats: list[Features]) -> None:
         for (_folder, _tag), members in self._tag_index.items():
