@@ -374,12 +374,14 @@ class _KeyTable:
         self.extra: dict[int, set[str]] = defaultdict(set)
         self.extra_keys: dict[str, list[int]] = {}
 
-    def build(self, paths: list[str], keys: np.ndarray, owners: np.ndarray) -> None:
-        """File ``paths`` (slots) under ``keys`` (``owners``: the slot of each key)."""
+    def build(self, paths: list[str], keys: np.ndarray, owners: np.ndarray,
+              slot: dict[str, int] | None = None) -> None:
+        """File ``paths`` (slots) under ``keys`` (``owners``: the slot of each key); ``slot``:
+        each path's slot, when known (tables of the same pages share it: it is never changed)."""
         order = np.argsort(keys, kind="stable")
         self.keys, self.owners = keys[order], owners[order]
         self.paths = paths
-        self.slot = {p: i for i, p in enumerate(paths)}
+        self.slot = slot if slot is not None else {p: i for i, p in enumerate(paths)}
         self.dead = np.zeros(len(paths), dtype=bool)
         self.extra = defaultdict(set)
         self.extra_keys = {}
@@ -515,7 +517,6 @@ class Features:
     rare: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))  # on few pages (containment)
     bands: list[int] = field(default_factory=list)
     _slug_feats: SlugFeatures | None = None
-    _slug_keys: tuple[set[str], set[str]] | None = None
 
     @property
     def slug_feats(self) -> SlugFeatures:
@@ -609,46 +610,41 @@ def _symmetric_keys(f: Features) -> set[str]:
     return keys
 
 
-def _slug_keys(f: Features) -> tuple[set[str], set[str]]:
-    """(entries, queries): the keys a page is filed under in the slug index, and the keys that
-    find every page whose slug may reach slugSim >= 0.7 with this one's (computed once per page).
+#: What tells the three kinds of slug key apart (their hashes XORed with these).
+_SLUG_WHOLE, _SLUG_RUN, _SLUG_SYMMETRIC = (np.uint64(x) for x in _mults(3).tolist())
 
-    A shorter slug finds the longer ones it is a word run of (``R``), a longer one the shorter
-    ones that are its runs (``F``), near-equal ones meet on a shared symmetric key (``S``).
+
+def _slug_keys(feats: list[Features]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(entries, queries, owners): the hashed keys each page is filed under in the slug table,
+    the keys that find every page whose slug may reach slugSim >= 0.7 with its own, and the
+    index in ``feats`` of the page of each key (entries and queries alike).
+
+    A shorter slug finds the longer ones it is a word run of (its whole slug looked up among
+    their runs), a longer one the shorter ones that are its runs (its runs looked up among whole
+    slugs), near-equal ones meet on a shared symmetric key (:func:`_symmetric_keys`). Every
+    string is hashed once (:func:`str_hashes`); the kind of key is XORed in.
     """
-    keys = f._slug_keys
-    if keys is None:
+    whole: list[str] = []
+    runs: list[str] = []
+    sym: list[str] = []
+    owners: list[int] = []
+    run_counts: list[int] = []
+    sym_counts: list[int] = []
+    for i, f in enumerate(feats):
         if not f.slug_alnum:
-            keys = (set(), set())
-        else:
-            runs = _runs(f.slug_words)
-            sym = {"S" + k for k in _symmetric_keys(f)}
-            keys = ({"F" + f.slug_alnum} | {"R" + r for r in runs} | sym,
-                    {"R" + f.slug_alnum} | {"F" + r for r in runs} | sym)
-        f._slug_keys = keys
-    return keys
-
-
-def _slug_entries(f: Features) -> set[str]:
-    """Keys a page is filed under in the slug index."""
-    return _slug_keys(f)[0]
-
-
-def _slug_queries(f: Features) -> set[str]:
-    """Keys that find every page whose slug may reach slugSim >= 0.7 with this one's."""
-    return _slug_keys(f)[1]
-
-
-def _slug_hashes(feats: list[Features], keys_of: Callable[[Features], set[str]]) -> tuple[np.ndarray, np.ndarray]:
-    """(hashes, owners): :func:`str_hashes` of every page's slug keys (``keys_of``), and the
-    index in ``feats`` of the page of each."""
-    flat: list[str] = []
-    counts: list[int] = []
-    for f in feats:
-        keys = keys_of(f)
-        flat.extend(keys)
-        counts.append(len(keys))
-    return str_hashes(flat), np.repeat(np.arange(len(feats), dtype=np.int64), counts)
+            continue
+        whole.append(f.slug_alnum)
+        owners.append(i)
+        r, k = _runs(f.slug_words), _symmetric_keys(f)
+        runs.extend(r)
+        sym.extend(k)
+        run_counts.append(len(r))
+        sym_counts.append(len(k))
+    at = np.array(owners, dtype=np.int64)
+    hw, hr, hs = str_hashes(whole), str_hashes(runs), str_hashes(sym)
+    entries = np.concatenate([hw ^ _SLUG_WHOLE, hr ^ _SLUG_RUN, hs ^ _SLUG_SYMMETRIC])
+    queries = np.concatenate([hw ^ _SLUG_RUN, hr ^ _SLUG_WHOLE, hs ^ _SLUG_SYMMETRIC])
+    return entries, queries, np.concatenate([at, np.repeat(at, run_counts), np.repeat(at, sym_counts)])
 
 
 def _age_key(page: Page) -> str:
@@ -814,7 +810,8 @@ class DedupIndex:
         self.pairs: dict[str, dict[tuple[str, str], float]] = {s: {} for s in SIGNALS}
         self.partners: dict[str, dict[str, set[str]]] = {s: defaultdict(set) for s in SIGNALS}
         self._title_groups: dict[str, set[str]] = defaultdict(set)
-        self._slugs = _KeyTable()  # by the hashes of _slug_entries
+        self._slugs = _KeyTable()  # by the entries of _slug_keys
+        self._scan_queries: tuple[np.ndarray, np.ndarray] | None = None  # (a scan's, till _scan_slugs)
         self._tag_index: dict[tuple[str, str], set[str]] = defaultdict(set)
         self._bands = [_KeyTable() for _ in range(BANDS)]
         self._shingle_keys = np.zeros(0, dtype=np.uint64)
@@ -985,7 +982,7 @@ class DedupIndex:
 
     def _index(self, f: Features) -> None:
         self._index_names(f)
-        self._slugs.add(f.path, str_hashes(sorted(_slug_entries(f))).tolist())
+        self._slugs.add(f.path, _slug_keys([f])[0].tolist())
         for b, band in enumerate(f.bands):
             self._bands[b].add(f.path, (band,))
 
@@ -1004,8 +1001,9 @@ class DedupIndex:
         hashed at once and filed in one sorted table."""
         for f in feats:
             self._index_names(f)
-        keys, owners = _slug_hashes(feats, _slug_entries)
-        self._slugs.build([f.path for f in feats], keys, owners)
+        entries, queries, owners = _slug_keys(feats)
+        self._slugs.build([f.path for f in feats], entries, owners)
+        self._scan_queries = queries, owners
 
     def _index_all_bands(self, feats: list[Features]) -> None:
         """Every discounted body's MinHash bands, computed and filed at once (a table per band)."""
@@ -1014,9 +1012,10 @@ class DedupIndex:
         for i, row in zip(slots, keys.tolist(), strict=True):
             feats[i].bands = row
         paths = [f.path for f in feats]
+        slot = {p: i for i, p in enumerate(paths)}
         owners = np.array(slots, dtype=np.int64)
         for b, table in enumerate(self._bands):
-            table.build(paths, keys[:, b], owners)
+            table.build(paths, keys[:, b], owners, slot)
 
     def _unindex(self, f: Features) -> None:
         def drop(table: dict[Any, set[str]], key: Any) -> None:
@@ -1145,8 +1144,9 @@ class DedupIndex:
                 self._add(signal, fa.path, fb.path, score)
 
     def _scan_slugs(self, feats: list[Features]) -> None:
-        keys, owners = _slug_hashes(feats, _slug_queries)
-        a, b = self._slugs.meets(keys, owners)  # (each pair once: slots are in path order)
+        queries, owners = self._scan_queries or _slug_keys(feats)[1:]
+        self._scan_queries = None
+        a, b = self._slugs.meets(queries, owners)  # (each pair once: slots are in path order)
         self._verify_slots("slug", feats, a, b)
 
     def _scan_tags(self, feats: list[Features]) -> None:
@@ -1270,7 +1270,7 @@ class DedupIndex:
             for _text, _score, k in process.extract(f.title_text, texts, scorer=fuzz.ratio,
                                                     score_cutoff=TITLE_SIMILARITY * 100, limit=None):
                 self._verify("title", f.path, (paths_by_slot[slots[k]],))
-        self._verify("slug", f.path, self._slugs.find(str_hashes(sorted(_slug_queries(f)))))
+        self._verify("slug", f.path, self._slugs.find(_slug_keys([f])[1]))
         for tag in f.tags:
             members = self._tag_index.get((f.folder, tag), set())
             if len(members) <= RARE_TAG_PAGES:
