@@ -19,7 +19,8 @@ No signal compares all pairs. Titles are compared with rapidfuzz's C ``cdist`` i
 windows (a ratio of 0.9 bounds the length difference); slugs are blocked by exact keys (every
 contiguous run of their words, their word set with one or two words left out where that can
 still reach the threshold, and every one-character deletion); tags by the rare tags of each folder;
-bodies by LSH bands; containment by runs of equal samples in one sorted array.
+bodies by LSH bands; containment by runs of equal samples in one sorted array. A full scan files
+slug keys and bands in sorted key tables (:class:`_KeyTable`: stable hashes, one sort, one join).
 
 **Families** (:func:`find_families`, ``curator dedup --groups``) are the connected pages of the
 pairs whose text says they are copies (body, containment); name-only pairs never join pages (a
