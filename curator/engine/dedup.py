@@ -390,21 +390,8 @@ class _KeyTable:
 
     def runs(self) -> tuple[np.ndarray, np.ndarray]:
         """(a, b) slots of every two pages of the scan filed under one key (a < b, each pair once)."""
-        vals, owner = self.keys, self.owners
-        if len(vals) < 2:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        starts = np.flatnonzero(np.r_[True, vals[1:] != vals[:-1]])
-        lengths = np.diff(np.r_[starts, len(vals)])
         n = np.int64(max(1, len(self.paths)))
-        found: list[np.ndarray] = []
-        for length in np.unique(lengths[lengths >= 2]).tolist():
-            run = starts[lengths == length]
-            i, j = np.triu_indices(length, 1)
-            a, b = owner[run[:, None] + i[None, :]].ravel(), owner[run[:, None] + j[None, :]].ravel()
-            found.append(np.minimum(a, b) * n + np.maximum(a, b))
-        if not found:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        pairs = _sorted_unique(np.concatenate(found))
+        pairs = _sorted_unique(_run_pairs(self.keys, self.owners, n))
         a, b = pairs // n, pairs % n
         keep = a != b
         return a[keep], b[keep]
@@ -460,6 +447,20 @@ class _KeyTable:
         above = b > a
         pairs = _sorted_unique(a[above] * n + b[above])
         return pairs // n, pairs % n
+
+
+def _run_pairs(vals: np.ndarray, owner: np.ndarray, n: np.int64) -> np.ndarray:
+    """``min * n + max`` of the owners of every two entries in each run of equal values of the
+    sorted ``vals`` (``owner``: each entry's), once per value the two share."""
+    starts = np.flatnonzero(np.r_[True, vals[1:] != vals[:-1]])
+    lengths = np.diff(np.r_[starts, len(vals)])
+    found: list[np.ndarray] = []
+    for length in np.unique(lengths[lengths >= 2]).tolist():
+        run = starts[lengths == length]
+        i, j = np.triu_indices(length, 1)
+        a, b = owner[run[:, None] + i[None, :]].ravel(), owner[run[:, None] + j[None, :]].ravel()
+        found.append(np.minimum(a, b) * n + np.maximum(a, b))
+    return np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
 
 
 def _sample(body: np.ndarray) -> np.ndarray:
@@ -1183,18 +1184,10 @@ class DedupIndex:
         vals, owner = vals[order], owner[order]
         self._sample_vals, self._sample_owner = vals, owner
         # runs of equal values of length >= 2: every pair of owners in a run shares that sample
-        starts = np.flatnonzero(np.r_[True, vals[1:] != vals[:-1]])
-        lengths = np.diff(np.r_[starts, len(vals)])
         n = np.int64(len(feats))
-        keys: list[np.ndarray] = []
-        for length in np.unique(lengths[lengths >= 2]).tolist():
-            run = starts[lengths == length]
-            i, j = np.triu_indices(length, 1)
-            a, b = owner[run[:, None] + i[None, :]].ravel(), owner[run[:, None] + j[None, :]].ravel()
-            keys.append(np.minimum(a, b) * n + np.maximum(a, b))
-        if not keys:
+        every = np.sort(_run_pairs(vals, owner, n))
+        if not len(every):
             return
-        every = np.sort(np.concatenate(keys))
         starts = np.flatnonzero(np.r_[True, every[1:] != every[:-1]])
         pairs, hits = every[starts], np.diff(np.r_[starts, len(every)])  # (np.unique's, by sorting)
         a, b = pairs // n, pairs % n
