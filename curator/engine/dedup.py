@@ -19,7 +19,8 @@ No signal compares all pairs. Titles are compared with rapidfuzz's C ``cdist`` i
 windows (a ratio of 0.9 bounds the length difference); slugs are blocked by exact keys (every
 contiguous run of their words, their word set with one or two words left out where that can
 still reach the threshold, and every one-character deletion); tags by the rare tags of each folder;
-bodies by LSH bands; containment by runs of equal samples in one sorted array.
+bodies by LSH bands; containment by runs of equal samples in one sorted array. A full scan files
+slug keys and bands in sorted key tables (:class:`_KeyTable`: stable hashes, one sort, one join).
 
 **Families** (:func:`find_families`, ``curator dedup --groups``) are the connected pages of the
 pairs whose text says they are copies (body, containment); name-only pairs never join pages (a
@@ -154,12 +155,17 @@ _BAND_MULT = _rng.integers(1, 2**63, ROWS, dtype=np.uint64) | np.uint64(1)
 
 def fold(text: str) -> str:
     """Case, punctuation and separators folded away: ``Project-X Notes!`` -> ``projectxnotes``."""
-    return _NON_ALNUM.sub("", unicodedata.normalize("NFKC", text).casefold())
+    return _NON_ALNUM.sub("", _folded(text))
 
 
 def fold_spaced(text: str) -> str:
     """Case folded, punctuation and separators as single spaces (for similarity ratios)."""
-    return " ".join(_NON_ALNUM.sub(" ", unicodedata.normalize("NFKC", text).casefold()).split())
+    return " ".join(_NON_ALNUM.sub(" ", _folded(text)).split())
+
+
+def _folded(text: str) -> str:
+    """NFKC, case folded (an ASCII text: lowercased, which is the same)."""
+    return text.lower() if text.isascii() else unicodedata.normalize("NFKC", text).casefold()
 
 
 def numbers(text: str) -> tuple[str, ...]:
@@ -187,7 +193,22 @@ class _WordIds(dict[str, int]):
         return value
 
 
+class _ByteWordIds(dict[bytes, int]):
+    """:class:`_WordIds` of ASCII words as bytes (the same ids: the hash is of the UTF-8 bytes)."""
+
+    def __missing__(self, word: bytes) -> int:
+        if len(self) >= _WordIds.LIMIT:
+            self.clear()
+        value = int.from_bytes(hashlib.blake2b(word, digest_size=8).digest(), "little", signed=True)
+        self[word] = value
+        return value
+
+
 _WORD_IDS = _WordIds()
+_BYTE_WORD_IDS = _ByteWordIds()
+#: ASCII bytes to what the words of a lowercased ASCII text are made of (``_ASCII_TOKEN``):
+#: letters lowercased, digits kept, every other byte a space (so ``bytes.split`` finds the words).
+_ASCII_WORDS = bytes(c | 0x20 if 65 <= c <= 90 or 97 <= c <= 122 else c if 48 <= c <= 57 else 0x20 for c in range(256))
 
 
 _ASCII_TOKEN = re.compile(r"[a-z0-9]+")  # _TOKEN on a lowercased ASCII text (\w there is [a-z0-9_])
@@ -204,6 +225,7 @@ def _hashes(ids: np.ndarray, k: int) -> np.ndarray:
 
 
 def _sorted_unique(h: np.ndarray) -> np.ndarray:
+    """``h``'s distinct values, sorted (numpy >= 2.3's ``np.unique`` hashes: ~10x slower here)."""
     h = np.sort(h)
     keep = np.empty(len(h), dtype=bool)
     keep[:1] = True
@@ -220,10 +242,15 @@ def shingles(text: str) -> np.ndarray:
 def shingles_many(texts: list[str]) -> list[np.ndarray]:
     """:func:`shingles` of each of ``texts``: every text's word ids in one array, every window
     hashed in one pass (a window never spans two texts), then each text's sorted apart."""
-    get = _WORD_IDS.__getitem__
+    get, get_ascii = _WORD_IDS.__getitem__, _BYTE_WORD_IDS.__getitem__
     ids = array("q")  # (filled in C from the look-ups: no list of millions of ints to convert)
     counts: list[int] = []
     for text in texts:
+        if text.isascii():  # (the words of _ASCII_TOKEN, found by a byte table: 2x faster)
+            ascii_words = text.encode("ascii").translate(_ASCII_WORDS).split()
+            ids.extend(map(get_ascii, ascii_words))
+            counts.append(len(ascii_words))
+            continue
         low = text.lower()
         words = _ASCII_TOKEN.findall(low) if low.isascii() else _TOKEN.findall(low)
         ids.extend(map(get, words))
@@ -288,6 +315,157 @@ def band_keys(sig: np.ndarray) -> list[int]:
     return [int(k) for k in keys]
 
 
+def band_keys_many(sigs: list[np.ndarray]) -> np.ndarray:
+    """:func:`band_keys` of each signature, one row each (one pass over them all)."""
+    if not sigs:
+        return np.zeros((0, BANDS), dtype=np.uint64)
+    rows = np.stack(sigs).reshape(len(sigs), BANDS, ROWS).astype(np.uint64)
+    with np.errstate(over="ignore"):
+        keys: np.ndarray = (rows * _BAND_MULT[None, None, :]).sum(axis=2, dtype=np.uint64)
+    return keys
+
+
+def _mults(n: int) -> np.ndarray:
+    """``n`` odd 64-bit multipliers, the k-th the same for every ``n`` (splitmix64 of k)."""
+    with np.errstate(over="ignore"):
+        z = np.arange(1, n + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return (z ^ (z >> np.uint64(31))) | np.uint64(1)
+
+
+_KEY_WORDS = 8  # strings up to this many 8-byte words are hashed many at a time
+_KEY_MULT = _mults(_KEY_WORDS + 1)
+
+
+def str_hashes(strings: list[str]) -> np.ndarray:
+    """Stable 64-bit hashes of ``strings`` (the same in every process, unlike ``hash``; equal
+    strings, equal hashes): the UTF-8 bytes in 8-byte words, zero-padded, each word times its own
+    odd multiplier, summed with the length times another. For blocking keys: a collision only
+    makes one more candidate, which is verified exactly."""
+    raw = [s.encode("utf-8", "surrogatepass") for s in strings]
+    out = np.zeros(len(raw), dtype=np.uint64)
+    if not raw:
+        return out
+    lengths = np.fromiter(map(len, raw), dtype=np.uint64, count=len(raw))
+    width = 8 * _KEY_WORDS
+    short = np.flatnonzero(lengths <= width)
+    every = len(short) == len(raw)
+    with np.errstate(over="ignore"):
+        for start in range(0, len(short), 1 << 17):  # (bounded memory)
+            part = short[start:start + (1 << 17)]
+            chosen = raw[start:start + (1 << 17)] if every else [raw[i] for i in part.tolist()]
+            words = np.array(chosen, dtype=f"S{width}").view(np.uint64).reshape(len(part), _KEY_WORDS)
+            out[part] = words @ _KEY_MULT[1:]
+        for i in np.flatnonzero(lengths > width).tolist():
+            data = raw[i] + bytes(-len(raw[i]) % 8)
+            words = np.frombuffer(data, dtype=np.uint64)
+            out[i] = (words * _mults(len(words) + 1)[1:]).sum(dtype=np.uint64)
+        out += lengths * _KEY_MULT[0]
+    return out
+
+
+class _KeyTable:
+    """Pages filed under 64-bit keys, found again by key: the pages of a full scan in two arrays
+    sorted by key (keys, owners' slots: one sort, not a set per key), pages placed since in a
+    dict of sets, a scanned page forgotten since marked dead."""
+
+    def __init__(self) -> None:
+        self.keys = np.zeros(0, dtype=np.uint64)
+        self.owners = np.zeros(0, dtype=np.int64)
+        self.paths: list[str] = []
+        self.slot: dict[str, int] = {}
+        self.dead = np.zeros(0, dtype=bool)
+        self.extra: dict[int, set[str]] = defaultdict(set)
+        self.extra_keys: dict[str, list[int]] = {}
+
+    def build(self, paths: list[str], keys: np.ndarray, owners: np.ndarray,
+              slot: dict[str, int] | None = None) -> None:
+        """File ``paths`` (slots) under ``keys`` (``owners``: the slot of each key); ``slot``:
+        each path's slot, when known (tables of the same pages share it: it is never changed)."""
+        order = np.argsort(keys, kind="stable")
+        self.keys, self.owners = keys[order], owners[order]
+        self.paths = paths
+        self.slot = slot if slot is not None else {p: i for i, p in enumerate(paths)}
+        self.dead = np.zeros(len(paths), dtype=bool)
+        self.extra = defaultdict(set)
+        self.extra_keys = {}
+
+    def runs(self) -> tuple[np.ndarray, np.ndarray]:
+        """(a, b) slots of every two pages of the scan filed under one key (a < b, each pair once)."""
+        n = np.int64(max(1, len(self.paths)))
+        pairs = _sorted_unique(_run_pairs(self.keys, self.owners, n))
+        a, b = pairs // n, pairs % n
+        keep = a != b
+        return a[keep], b[keep]
+
+    def add(self, path: str, keys: Iterable[int]) -> None:
+        filed = self.extra_keys.setdefault(path, [])
+        for key in keys:
+            self.extra[key].add(path)
+            filed.append(key)
+
+    def remove(self, path: str) -> None:
+        slot = self.slot.get(path)
+        if slot is not None:
+            self.dead[slot] = True
+        for key in self.extra_keys.pop(path, ()):
+            members = self.extra.get(key)
+            if members is not None:
+                members.discard(path)
+                if not members:
+                    del self.extra[key]
+
+    def find(self, keys: np.ndarray) -> set[str]:
+        """The live pages filed under any of ``keys``."""
+        out: set[str] = set()
+        if len(self.keys) and len(keys):
+            lo = np.searchsorted(self.keys, keys, "left")
+            hi = np.searchsorted(self.keys, keys, "right")
+            for s, e in zip(lo.tolist(), hi.tolist(), strict=True):
+                for slot in self.owners[s:e].tolist():
+                    if not self.dead[slot]:
+                        out.add(self.paths[slot])
+        for key in keys.tolist():
+            out.update(self.extra.get(key, ()))
+        return out
+
+    def meets(self, keys: np.ndarray, owners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(query slot, page slot) for every page of the scan filed under one of the query
+        ``keys`` (``owners``: the querying page's slot of each key) whose slot is above the
+        query's, each pair once, sorted."""
+        if not len(self.keys) or not len(keys):
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        ordered = np.argsort(keys)  # (sorted needles: each search starts where the last ended)
+        keys, owners = keys[ordered], owners[ordered]
+        lo = np.searchsorted(self.keys, keys, "left")
+        counts = np.searchsorted(self.keys, keys, "right") - lo
+        total = int(counts.sum())
+        if not total:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        ends = np.cumsum(counts)
+        at = np.arange(total, dtype=np.int64) + np.repeat(lo - (ends - counts), counts)
+        n = np.int64(max(1, len(self.paths)))
+        a, b = np.repeat(owners.astype(np.int64), counts), self.owners[at]
+        above = b > a
+        pairs = _sorted_unique(a[above] * n + b[above])
+        return pairs // n, pairs % n
+
+
+def _run_pairs(vals: np.ndarray, owner: np.ndarray, n: np.int64) -> np.ndarray:
+    """``min * n + max`` of the owners of every two entries in each run of equal values of the
+    sorted ``vals`` (``owner``: each entry's), once per value the two share."""
+    starts = np.flatnonzero(np.r_[True, vals[1:] != vals[:-1]])
+    lengths = np.diff(np.r_[starts, len(vals)])
+    found: list[np.ndarray] = []
+    for length in np.unique(lengths[lengths >= 2]).tolist():
+        run = starts[lengths == length]
+        i, j = np.triu_indices(length, 1)
+        a, b = owner[run[:, None] + i[None, :]].ravel(), owner[run[:, None] + j[None, :]].ravel()
+        found.append(np.minimum(a, b) * n + np.maximum(a, b))
+    return np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+
+
 def _sample(body: np.ndarray) -> np.ndarray:
     """The shingles every page samples alike (one in CONTAINMENT_SAMPLE: the top bits zero)."""
     return body[(body >> _SAMPLE_SHIFT) == 0] if len(body) else body
@@ -347,7 +525,6 @@ class Features:
     rare: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))  # on few pages (containment)
     bands: list[int] = field(default_factory=list)
     _slug_feats: SlugFeatures | None = None
-    _slug_keys: tuple[set[str], set[str]] | None = None
 
     @property
     def slug_feats(self) -> SlugFeatures:
@@ -364,12 +541,14 @@ def page_features(page: Page, body_text: str) -> Features:
 
 def features_of(page: Page, body_shingles: np.ndarray) -> Features:
     """A page's features, its body already shingled (:func:`shingles`)."""
-    words = tuple(w for w in slugify(page.stem).split("-") if w)
+    path, title, slug = page.path, page.title, page.slug
+    stem = posixpath.splitext(path.rpartition("/")[2])[0]  # (Page.stem)
+    words = tuple(w for w in slugify(stem).split("-") if w)
     return Features(
-        path=page.path, stamp=(page.mtime_ns, page.size), folder=posixpath.dirname(page.path),
-        title_key=fold(page.title), title_text=fold_spaced(page.title), title_numbers=numbers(page.title),
-        slug=page.slug, slug_alnum="".join(words), slug_words=words, slug_numbers=numbers(page.stem),
-        tags=frozenset(t.casefold() for t in page.tags), names=page_names(page),
+        path=path, stamp=(page.mtime_ns, page.size), folder=posixpath.dirname(path),
+        title_key=fold(title), title_text=fold_spaced(title), title_numbers=numbers(title),
+        slug=slug, slug_alnum="".join(words), slug_words=words, slug_numbers=numbers(stem),
+        tags=frozenset(t.casefold() for t in page.tags), names=page_names(page, slug),
         link_keys=frozenset(link.key for link in page.links), shingles=body_shingles,
     )
 
@@ -403,12 +582,14 @@ def shingle_files(root: str, files: list[PageFile], racy: frozenset[str] = froze
                 for f, sh, data in zip(files, sets, read, strict=True)]
 
 
-def page_names(page: Page) -> frozenset[str]:
-    """The link keys that reach ``page`` by name: what inbound links are counted by."""
+def page_names(page: Page, slug: str | None = None) -> frozenset[str]:
+    """The link keys that reach ``page`` by name: what inbound links are counted by (``slug``:
+    the page's, when known)."""
     key = path_key(page.path)
     parts = key.split("/")
     suffixes = {"/".join(parts[i:]) for i in range(len(parts))}
-    return frozenset({page.slug, *suffixes, link_key(page.title), *(link_key(a) for a in page.aliases)} - {""})
+    return frozenset({slug if slug is not None else page.slug, *suffixes, link_key(page.title),
+                      *(link_key(a) for a in page.aliases)} - {""})
 
 
 def _runs(words: tuple[str, ...]) -> set[str]:
@@ -437,34 +618,41 @@ def _symmetric_keys(f: Features) -> set[str]:
     return keys
 
 
-def _slug_keys(f: Features) -> tuple[set[str], set[str]]:
-    """(entries, queries): the keys a page is filed under in the slug index, and the keys that
-    find every page whose slug may reach slugSim >= 0.7 with this one's (computed once per page).
+#: What tells the three kinds of slug key apart (their hashes XORed with these).
+_SLUG_WHOLE, _SLUG_RUN, _SLUG_SYMMETRIC = (np.uint64(x) for x in _mults(3).tolist())
 
-    A shorter slug finds the longer ones it is a word run of (``R``), a longer one the shorter
-    ones that are its runs (``F``), near-equal ones meet on a shared symmetric key (``S``).
+
+def _slug_keys(feats: list[Features]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(entries, queries, owners): the hashed keys each page is filed under in the slug table,
+    the keys that find every page whose slug may reach slugSim >= 0.7 with its own, and the
+    index in ``feats`` of the page of each key (entries and queries alike).
+
+    A shorter slug finds the longer ones it is a word run of (its whole slug looked up among
+    their runs), a longer one the shorter ones that are its runs (its runs looked up among whole
+    slugs), near-equal ones meet on a shared symmetric key (:func:`_symmetric_keys`). Every
+    string is hashed once (:func:`str_hashes`); the kind of key is XORed in.
     """
-    keys = f._slug_keys
-    if keys is None:
+    whole: list[str] = []
+    runs: list[str] = []
+    sym: list[str] = []
+    owners: list[int] = []
+    run_counts: list[int] = []
+    sym_counts: list[int] = []
+    for i, f in enumerate(feats):
         if not f.slug_alnum:
-            keys = (set(), set())
-        else:
-            runs = _runs(f.slug_words)
-            sym = {"S" + k for k in _symmetric_keys(f)}
-            keys = ({"F" + f.slug_alnum} | {"R" + r for r in runs} | sym,
-                    {"R" + f.slug_alnum} | {"F" + r for r in runs} | sym)
-        f._slug_keys = keys
-    return keys
-
-
-def _slug_entries(f: Features) -> set[str]:
-    """Keys a page is filed under in the slug index."""
-    return _slug_keys(f)[0]
-
-
-def _slug_queries(f: Features) -> set[str]:
-    """Keys that find every page whose slug may reach slugSim >= 0.7 with this one's."""
-    return _slug_keys(f)[1]
+            continue
+        whole.append(f.slug_alnum)
+        owners.append(i)
+        r, k = _runs(f.slug_words), _symmetric_keys(f)
+        runs.extend(r)
+        sym.extend(k)
+        run_counts.append(len(r))
+        sym_counts.append(len(k))
+    at = np.array(owners, dtype=np.int64)
+    hw, hr, hs = str_hashes(whole), str_hashes(runs), str_hashes(sym)
+    entries = np.concatenate([hw ^ _SLUG_WHOLE, hr ^ _SLUG_RUN, hs ^ _SLUG_SYMMETRIC])
+    queries = np.concatenate([hw ^ _SLUG_RUN, hr ^ _SLUG_WHOLE, hs ^ _SLUG_SYMMETRIC])
+    return entries, queries, np.concatenate([at, np.repeat(at, run_counts), np.repeat(at, sym_counts)])
 
 
 def _age_key(page: Page) -> str:
@@ -635,9 +823,10 @@ class DedupIndex:
         self.pairs: dict[str, dict[tuple[str, str], float]] = {s: {} for s in SIGNALS}
         self.partners: dict[str, dict[str, set[str]]] = {s: defaultdict(set) for s in SIGNALS}
         self._title_groups: dict[str, set[str]] = defaultdict(set)
-        self._slug_index: dict[str, set[str]] = defaultdict(set)
+        self._slugs = _KeyTable()  # by the entries of _slug_keys
+        self._scan_queries: tuple[np.ndarray, np.ndarray] | None = None  # (a scan's, till _scan_slugs)
         self._tag_index: dict[tuple[str, str], set[str]] = defaultdict(set)
-        self._bands: list[dict[int, set[str]]] = [defaultdict(set) for _ in range(BANDS)]
+        self._bands = [_KeyTable() for _ in range(BANDS)]
         self._shingle_keys = np.zeros(0, dtype=np.uint64)
         self._shingle_counts = np.zeros(0, dtype=np.int64)
         self._extra_counts: dict[int, int] = defaultdict(int)
@@ -729,8 +918,7 @@ class DedupIndex:
                 none = np.zeros(0, dtype=np.uint64)
                 feats = [features_of(pages[p], none) for p in order]
                 self.features = {f.path: f for f in feats}
-                for f in feats:
-                    self._index(f)
+                self._index_all(feats)
                 for step in (self._scan_titles, self._scan_slugs, self._scan_tags):
                     self._check_stop()
                     step(feats)
@@ -743,10 +931,7 @@ class DedupIndex:
             counts = self._count_shingles(feats)
             for f, c in zip(feats, counts, strict=True):
                 self._discount(f, c, bands=False)
-            banded = [f for f in feats if len(f.body)]
-            for f, sig in zip(banded, minhash_many([f.body for f in banded]), strict=True):
-                f.bands = band_keys(sig)
-                self._index_bands(f)
+            self._index_all_bands(feats)
             for step in (self._scan_bodies, self._scan_containment):
                 self._check_stop()
                 step(feats)
@@ -815,21 +1000,41 @@ class DedupIndex:
             f.bands = band_keys(minhash(f.body)) if len(f.body) else []
 
     def _index(self, f: Features) -> None:
+        self._index_names(f)
+        self._slugs.add(f.path, _slug_keys([f])[0].tolist())
+        for b, band in enumerate(f.bands):
+            self._bands[b].add(f.path, (band,))
+
+    def _index_names(self, f: Features) -> None:
         if f.title_key:
             self._title_groups[f.title_key].add(f.path)
-        for key in _slug_entries(f):
-            self._slug_index[key].add(f.path)
         for tag in f.tags:
             self._tag_index[(f.folder, tag)].add(f.path)
-        self._index_bands(f)
         slot = len(self._titles)
         self._titles.append(f.title_text)
         self._title_len.append(len(f.title_text))
         self._title_slot[f.path] = slot
 
-    def _index_bands(self, f: Features) -> None:
-        for b, band in enumerate(f.bands):
-            self._bands[b][band].add(f.path)
+    def _index_all(self, feats: list[Features]) -> None:
+        """:meth:`_index` of every page of a scan (no bands yet): the slug keys of every page
+        hashed at once and filed in one sorted table."""
+        for f in feats:
+            self._index_names(f)
+        entries, queries, owners = _slug_keys(feats)
+        self._slugs.build([f.path for f in feats], entries, owners)
+        self._scan_queries = queries, owners
+
+    def _index_all_bands(self, feats: list[Features]) -> None:
+        """Every discounted body's MinHash bands, computed and filed at once (a table per band)."""
+        slots = [i for i, f in enumerate(feats) if len(f.body)]
+        keys = band_keys_many(minhash_many([feats[i].body for i in slots]))
+        for i, row in zip(slots, keys.tolist(), strict=True):
+            feats[i].bands = row
+        paths = [f.path for f in feats]
+        slot = {p: i for i, p in enumerate(paths)}
+        owners = np.array(slots, dtype=np.int64)
+        for b, table in enumerate(self._bands):
+            table.build(paths, keys[:, b], owners, slot)
 
     def _unindex(self, f: Features) -> None:
         def drop(table: dict[Any, set[str]], key: Any) -> None:
@@ -840,12 +1045,11 @@ class DedupIndex:
                     del table[key]
 
         drop(self._title_groups, f.title_key)
-        for key in _slug_entries(f):
-            drop(self._slug_index, key)
+        self._slugs.remove(f.path)
         for tag in f.tags:
             drop(self._tag_index, (f.folder, tag))
-        for b, band in enumerate(f.bands):
-            drop(self._bands[b], band)
+        for table in self._bands:
+            table.remove(f.path)
         slot = self._title_slot.pop(f.path, None)
         if slot is not None:
             self._titles[slot] = ""
@@ -933,7 +1137,7 @@ class DedupIndex:
             if len(lengths) > 1:
                 self._similar_titles(sorted(lengths))
 
-    def _similar_titles(self, order: list[tuple[int, str]], chunk: int = 1000) -> None:
+    def _similar_titles(self, order: list[tuple[int, str]], chunk: int = 64) -> None:
         paths = [p for _, p in order]
         texts = [self.features[p].title_text for p in paths]
         lengths = [n for n, _ in order]
@@ -949,14 +1153,20 @@ class DedupIndex:
                 if c > r:
                     self._verify("title", paths[start + r], (paths[start + c],))
 
+    def _verify_slots(self, signal: str, feats: list[Features], a: np.ndarray, b: np.ndarray) -> None:
+        """Verify the pairs (``feats[a[i]]``, ``feats[b[i]]``) of a full scan."""
+        check = getattr(self, f"_check_{signal}")
+        for x, y in zip(a.tolist(), b.tolist(), strict=True):
+            fa, fb = feats[x], feats[y]
+            score = check(fa, fb)
+            if score is not None:
+                self._add(signal, fa.path, fb.path, score)
+
     def _scan_slugs(self, feats: list[Features]) -> None:
-        for f in feats:
-            cands: set[str] = set()
-            for key in _slug_queries(f):
-                members = self._slug_index.get(key)
-                if members:
-                    cands |= members
-            self._verify("slug", f.path, (c for c in cands if c > f.path))
+        queries, owners = self._scan_queries or _slug_keys(feats)[1:]
+        self._scan_queries = None
+        a, b = self._slugs.meets(queries, owners)  # (each pair once: slots are in path order)
+        self._verify_slots("slug", feats, a, b)
 
     def _scan_tags(self, feats: list[Features]) -> None:
         for (_folder, _tag), members in self._tag_index.items():
@@ -966,15 +1176,10 @@ class DedupIndex:
                     self._verify("tags", a, ordered[i + 1:])
 
     def _scan_bodies(self, feats: list[Features]) -> None:
-        seen: set[tuple[str, str]] = set()
-        for table in self._bands:
-            for members in table.values():
-                if len(members) > 1:
-                    ordered = sorted(members)
-                    for i, a in enumerate(ordered):
-                        fresh = [b for b in ordered[i + 1:] if (a, b) not in seen]
-                        seen.update((a, b) for b in fresh)
-                        self._verify("body", a, fresh)
+        n = np.int64(max(1, len(feats)))
+        found = [a * n + b for a, b in (table.runs() for table in self._bands)]
+        pairs = _sorted_unique(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
+        self._verify_slots("body", feats, pairs // n, pairs % n)
 
     def _scan_containment(self, feats: list[Features]) -> None:
         """Pages sharing enough sampled shingles, verified exactly: one sort of every page's
@@ -993,18 +1198,12 @@ class DedupIndex:
         vals, owner = vals[order], owner[order]
         self._sample_vals, self._sample_owner = vals, owner
         # runs of equal values of length >= 2: every pair of owners in a run shares that sample
-        starts = np.flatnonzero(np.r_[True, vals[1:] != vals[:-1]])
-        lengths = np.diff(np.r_[starts, len(vals)])
         n = np.int64(len(feats))
-        keys: list[np.ndarray] = []
-        for length in np.unique(lengths[lengths >= 2]).tolist():
-            run = starts[lengths == length]
-            i, j = np.triu_indices(length, 1)
-            a, b = owner[run[:, None] + i[None, :]].ravel(), owner[run[:, None] + j[None, :]].ravel()
-            keys.append(np.minimum(a, b) * n + np.maximum(a, b))
-        if not keys:
+        every = np.sort(_run_pairs(vals, owner, n))
+        if not len(every):
             return
-        pairs, hits = np.unique(np.concatenate(keys), return_counts=True)
+        starts = np.flatnonzero(np.r_[True, every[1:] != every[:-1]])
+        pairs, hits = every[starts], np.diff(np.r_[starts, len(every)])  # (np.unique's, by sorting)
         a, b = pairs // n, pairs % n
         need = np.maximum(CONTAINMENT_MIN_HITS, np.ceil(CONTAINMENT_HITS * np.minimum(sizes[a], sizes[b])))
         keep = (hits >= need) & (a != b)
@@ -1084,17 +1283,14 @@ class DedupIndex:
             for _text, _score, k in process.extract(f.title_text, texts, scorer=fuzz.ratio,
                                                     score_cutoff=TITLE_SIMILARITY * 100, limit=None):
                 self._verify("title", f.path, (paths_by_slot[slots[k]],))
-        cands: set[str] = set()
-        for key in _slug_queries(f):
-            cands |= self._slug_index.get(key, set())
-        self._verify("slug", f.path, cands)
+        self._verify("slug", f.path, self._slugs.find(_slug_keys([f])[1]))
         for tag in f.tags:
             members = self._tag_index.get((f.folder, tag), set())
             if len(members) <= RARE_TAG_PAGES:
                 self._verify("tags", f.path, members)
         body_cands: set[str] = set()
-        for b, band in enumerate(f.bands):
-            body_cands |= self._bands[b].get(band, set())
+        for table, band in zip(self._bands, f.bands, strict=False):
+            body_cands |= table.find(np.array([band], dtype=np.uint64))
         self._verify("body", f.path, body_cands)
         self._verify("containment", f.path, self._containment_candidates(f))
 

@@ -1,0 +1,117 @@
+"""The dedup scan's building blocks: stable key hashes, the sorted key tables that block slugs and
+MinHash bands, the byte-table tokeniser of ASCII bodies, each pinned against the plain computation
+it replaces."""
+
+from __future__ import annotations
+
+import itertools
+import random
+import subprocess
+import sys
+from collections import defaultdict
+
+import numpy as np
+
+from curator.engine import dedup
+
+
+def _reference_shingles(text: str) -> np.ndarray:
+    """Shingles as the regex tokeniser gives them (the definition the byte table must keep)."""
+    low = text.lower()
+    words = dedup._ASCII_TOKEN.findall(low) if low.isascii() else dedup._TOKEN.findall(low)
+    ids = np.array([dedup._WORD_IDS[w] for w in words], dtype=np.int64).view(np.uint64)
+    if len(ids) >= dedup.SHINGLE_WORDS:
+        return dedup._sorted_unique(dedup._hashes(ids, dedup.SHINGLE_WORDS))
+    return dedup._hashes(ids, len(ids)) if len(ids) else ids[:0]
+
+
+def test_ascii_bodies_are_shingled_as_the_regex_tokeniser_does() -> None:
+    rng = random.Random(7)
+    alphabet = "abcXYZ019 _-\t\n.,;:'\"()[]#*K\u212a\u00e9\u00df\u4e00"
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 80))) for _ in range(3000)]
+    texts += ["".join(chr(rng.randint(0, 127)) for _ in range(rng.randint(0, 200))) for _ in range(500)]
+    for text, got in zip(texts, dedup.shingles_many(texts), strict=True):
+        assert np.array_equal(got, _reference_shingles(text)), text
+    table = bytes((c + 32 if 65 <= c <= 90 else c) if chr(c).isascii() and chr(c).isalnum() else 32
+                  for c in range(256))
+    assert table == dedup._ASCII_WORDS
+
+
+def test_string_hashes_are_stable_across_processes_and_equal_for_equal_strings() -> None:
+    rng = random.Random(3)
+    strings = ["".join(rng.choice("abc -\u00e9") for _ in range(rng.randint(0, 150))) for _ in range(4000)]
+    strings += ["", "a", "a\u00e9", "x" * 64, "x" * 65, "x" * 200]
+    hashes = dedup.str_hashes(strings)
+    one_by_one = np.array([dedup.str_hashes([s])[0] for s in strings], dtype=np.uint64)
+    assert np.array_equal(hashes, one_by_one)  # (a long string in the batch or not: the same)
+    by_string = dict(zip(strings, hashes.tolist(), strict=True))
+    assert len(set(by_string.values())) == len(by_string)  # distinct strings, distinct hashes here
+    assert dedup.str_hashes(["ab", "ab\x00"])[0] != dedup.str_hashes(["ab\x00"])[0]  # (the length counts)
+    code = ("from curator.engine import dedup; import sys; "
+            "print(' '.join(map(str, dedup.str_hashes(sys.argv[1:]).tolist())))")
+    sample = strings[:50]
+    other = subprocess.run([sys.executable, "-c", code, *sample], capture_output=True, text=True, check=True)
+    assert [int(x) for x in other.stdout.split()] == [by_string[s] for s in sample]  # another hash seed
+
+
+def _random_table(rng: random.Random, pages: int, universe: int) -> tuple[list[str], list[list[int]]]:
+    paths = [f"p{i:03d}.md" for i in range(pages)]
+    keys = [[rng.randrange(universe) for _ in range(rng.randint(0, 6))] for _ in paths]
+    return paths, keys
+
+
+def _build(paths: list[str], keys: list[list[int]]) -> dedup._KeyTable:
+    table = dedup._KeyTable()
+    flat = np.array([k for ks in keys for k in ks], dtype=np.uint64)
+    owners = np.repeat(np.arange(len(paths), dtype=np.int64), [len(ks) for ks in keys])
+    table.build(paths, flat, owners)
+    return table
+
+
+def test_a_key_table_finds_what_a_dict_of_sets_finds_through_changes() -> None:
+    rng = random.Random(11)
+    for _ in range(30):
+        paths, keys = _random_table(rng, 60, 40)
+        table = _build(paths, keys)
+        filed: dict[str, set[int]] = {p: set(ks) for p, ks in zip(paths, keys, strict=True)}
+        for _step in range(40):
+            path = rng.choice([*paths, "new-a.md", "new-b.md"])
+            if path in filed and rng.random() < 0.5:
+                table.remove(path)
+                del filed[path]
+            else:
+                fresh = {rng.randrange(40) for _ in range(rng.randint(0, 5))}
+                if path in filed:
+                    table.remove(path)
+                table.add(path, sorted(fresh))
+                filed[path] = fresh
+            query = np.array(sorted({rng.randrange(40) for _ in range(5)}), dtype=np.uint64)
+            expected = {p for p, ks in filed.items() if ks & set(query.tolist())}
+            assert table.find(query) == expected
+
+
+def test_a_key_table_joins_and_runs_every_pair_a_brute_force_finds() -> None:
+    rng = random.Random(5)
+    for _ in range(30):
+        paths, keys = _random_table(rng, 50, 30)
+        table = _build(paths, keys)
+        by_key: dict[int, set[int]] = defaultdict(set)
+        for slot, ks in enumerate(keys):
+            for k in ks:
+                by_key[k].add(slot)
+        runs = {(a, b) for members in by_key.values() for a, b in itertools.combinations(sorted(members), 2)}
+        a, b = table.runs()
+        assert sorted(zip(a.tolist(), b.tolist(), strict=True)) == sorted(runs)
+        queries = [[rng.randrange(30) for _ in range(rng.randint(0, 4))] for _ in paths]
+        qkeys = np.array([k for ks in queries for k in ks], dtype=np.uint64)
+        qowners = np.repeat(np.arange(len(paths), dtype=np.int64), [len(ks) for ks in queries])
+        a, b = table.meets(qkeys, qowners)
+        expected = sorted({(q, e) for q, ks in enumerate(queries) for k in ks for e in by_key.get(k, ()) if e > q})
+        assert list(zip(a.tolist(), b.tolist(), strict=True)) == expected
+
+
+def test_band_keys_many_equals_band_keys_of_each() -> None:
+    rng = np.random.default_rng(1)
+    sigs = [rng.integers(0, 2**32, dedup.NUM_PERM, dtype=np.uint64).astype(np.uint32) for _ in range(50)]
+    assert dedup.band_keys_many(sigs).tolist() == [dedup.band_keys(s) for s in sigs]
+    assert dedup.band_keys_many([]).shape == (0, dedup.BANDS)
