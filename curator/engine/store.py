@@ -23,9 +23,11 @@ small; a collision only adds a page, which the caller's exact resolution then ig
 A refresh does not read those rows either: every write also stores one *snapshot* of all the
 stamps (rows of the ``snapshot`` table: the paths, in the order the last scan found them, as one
 string and their mtimes and sizes as packed arrays; the titles, layers and trusts beside them,
-decoded only for a listing), and a warm refresh compares the scan's three lists
-(:func:`~.walker.scan`) with it in one go (list equality, in C). Only when something differs
-does it compare page by page. Triggers on ``pages`` delete
+decoded only for a listing), and a warm refresh compares the scan (:func:`~.walker.scan`, or
+the walk a one-shot command started ahead, :func:`~.walker.walk_ahead`) with it in one go, both
+in that flat form (:func:`~.walker.stamps_key`: three equal strings compared in C; the stamps are
+made into a dict by path only when something asks for them). Only when something differs does
+it compare page by page. Triggers on ``pages`` delete
 the snapshot whenever a row changes by any other way (another version of Curator, a repair by
 hand), so a snapshot present is always exactly the table.
 
