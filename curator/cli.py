@@ -121,15 +121,29 @@ def _run(argv: Sequence[str] | None) -> int:
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
-    module_name, _, func_name = args.handler.partition(":")
-    handler = getattr(importlib.import_module(module_name), func_name)
-    from curator.commands.invocation import Invocation
+    ahead = argv is None and getattr(args, "walk_ahead", False)
+    if ahead:
+        # A command that reads the whole wiki first checks every page's stamp: that walk starts
+        # now, in a child process, while this one imports the program (see walker.walk_ahead).
+        # (Not ``search``: the search index checks its pages by its own folder and page stamps.)
+        from curator.engine.walker import walk_ahead
 
-    inv = Invocation(args)
+        ahead = walk_ahead(getattr(args, "wiki", None) or ".")
+    module_name, _, func_name = args.handler.partition(":")
     try:
-        return int(handler(inv, args) or 0)
+        handler = getattr(importlib.import_module(module_name), func_name)
+        from curator.commands.invocation import Invocation
+
+        inv = Invocation(args)
+        try:
+            return int(handler(inv, args) or 0)
+        finally:
+            inv.close()
     finally:
-        inv.close()
+        if ahead:
+            from curator.engine.walker import drop_ahead
+
+            drop_ahead()  # (a walk no refresh took: an error came first)
 
 
 #: Commands that run for long (a window, a server, a sync loop): they keep the cyclic collector.

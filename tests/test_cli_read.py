@@ -349,3 +349,36 @@ def test_each_group_declares_exactly_the_commands_it_registers() -> None:
     assert _groups_for(["--as", "agent:a", "append", "s", "c"]) == ("write",)
     assert _groups_for(["--help"]) == COMMAND_GROUPS
     assert _groups_for(["nonsense"]) == COMMAND_GROUPS
+
+
+def test_the_console_script_sees_edits_made_right_before_it(tmp_path: Path) -> None:
+    """The console script walks the wiki ahead (a child process, see walker.walk_ahead): what it
+    answers is still the files as they are when it starts. A page rewritten in place within the
+    same clock tick and size (the racy-stamp guard's case), a page added and one removed right
+    before each command are all seen; the answers equal an in-process caller's, which walks itself."""
+    from curator.engine.wiki import Wiki
+
+    root = write_pages(tmp_path / "w", {"a.md": "# A\n\nalpha text\n", "b.md": "# B\n\n[[a]]\n",
+                                        "c.md": "# C\n\n[[a]]\n"})
+    Wiki(root).close()  # cached, a moment after the writes: a.md is racy
+    st = (root / "a.md").stat()
+    (root / "a.md").write_text("# A\n\nomega text\n", "utf-8")  # same size
+    os.utime(root / "a.md", ns=(st.st_atime_ns, st.st_mtime_ns))  # same stamp
+    (root / "c.md").unlink()
+    write_pages(root, {"d.md": "# D\n\n[[a]]\n"})
+    env = {k: v for k, v in os.environ.items() if k != "CURATOR_DEBUG"}
+
+    def console(*argv: str) -> str:
+        proc = subprocess.run([CURATOR, "--wiki", str(root), *argv], capture_output=True, text=True,
+                              env=env, timeout=120)
+        assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+        return proc.stdout
+
+    assert "omega" in console("read", "a") and "alpha" not in console("read-all")
+    shown = json.loads(console("neighbors", "a", "--json"))
+    assert sorted(n["path"] for n in shown["inbound"]) == ["b.md", "d.md"]
+    assert [r["path"] for r in json.loads(console("index", "--json"))] == ["a.md", "b.md", "d.md"]
+    for argv in (["neighbors", "a", "--json"], ["index", "--json"], ["explain", "a", "--json"], ["lint", "--json"]):
+        proc = subprocess.run([sys.executable, "-c", "import sys; from curator.cli import main; sys.exit(main(sys.argv[1:]))",
+                               "--wiki", str(root), *argv], capture_output=True, text=True, env=env, timeout=120)
+        assert proc.stdout == console(*argv), argv  # (main(argv) never walks ahead)

@@ -2,15 +2,29 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import sqlite3
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
 import curator.engine.store as store_module
+import curator.engine.walker as walker_module
 from curator.engine.page import parse_page
-from curator.engine.walker import EXCLUDED_DIRS, is_page_path, walk
+from curator.engine.walker import (
+    CAN_WALK_AHEAD,
+    EXCLUDED_DIRS,
+    drop_ahead,
+    is_page_path,
+    scan,
+    stamps_key,
+    take_ahead,
+    walk,
+    walk_ahead,
+)
 from curator.engine.wiki import Wiki
 from tests.corpus import generate, write_pages
 
@@ -455,6 +469,7 @@ def test_a_refresh_of_named_pages_that_come_and_go_keeps_an_exact_snapshot(tmp_p
     """An action's refresh (named paths) keeps the last scan's order: pages gone drop out, pages
     added go last; the snapshot still holds exactly the pages, and the next process lists them."""
     from curator.engine.store import _decode_snapshot
+    from curator.engine.walker import stamps_of
 
     root = write_pages(tmp_path / "w", {"a.md": "# A\n", "b.md": "# B\n", "wiki/c.md": "# C\n"})
     _open_once(root)
@@ -466,8 +481,10 @@ def test_a_refresh_of_named_pages_that_come_and_go_keeps_an_exact_snapshot(tmp_p
     assert changes.removed == ["b.md"] and changes.added == ["wiki/d.md"]
     with _db(root) as conn:
         parts = dict(conn.execute("SELECT part, data FROM snapshot").fetchall())
-    snap = _decode_snapshot(parts.get("stamps"))
-    assert snap is not None and snap.paths == ["a.md", "wiki/c.md", "wiki/d.md"]
+    key = _decode_snapshot(parts.get("stamps"))
+    assert key is not None
+    snap = stamps_of(key)
+    assert snap.paths == ["a.md", "wiki/c.md", "wiki/d.md"]
     assert snap.sizes == [(root / p).stat().st_size for p in snap.paths]
     wiki.close()
     again = Wiki(root)
@@ -490,3 +507,92 @@ def test_a_racy_page_whose_name_is_not_utf8_settles(tmp_path: Path, monkeypatch:
     wiki.refresh([name])  # settles
     assert wiki.store.racy_digest(name) is None and name in wiki.pages
     wiki.close()
+
+
+# --- the walk started ahead (walker.walk_ahead) ------------------------------------------------
+needs_fork = pytest.mark.skipif(not CAN_WALK_AHEAD, reason="no fork on this platform")
+
+
+@needs_fork
+def test_a_walk_ahead_gives_exactly_the_stores_own_scan(tmp_path: Path) -> None:
+    root = write_pages(tmp_path / "w", {"a.md": "# A\n", "b/c.md": "# C\n", "b/d/e.MD": "# E\n",
+                                        "b/x.md": "# X\n", ".git/h.md": "# H\n"})
+    (root / "b" / "pic.png").write_bytes(b"png")
+    before = time.time_ns()
+    assert walk_ahead(root)
+    taken = take_ahead(root)
+    assert taken is not None and take_ahead(root) is None  # taken once
+    start, key, attachments = taken
+    assert before <= start <= time.time_ns()
+    files: list[str] = []
+    assert key == stamps_key(scan(root, files)) and attachments == files == ["b/pic.png"]
+
+
+@needs_fork
+@pytest.mark.parametrize("ahead", [True, False])
+def test_the_racy_guard_is_measured_from_the_walk_ahead(tmp_path: Path, ahead: bool) -> None:
+    """The stamps a walk ahead took are as old as the moment it started: a page written less
+    than RACY_NS before that moment is checked again (with the store's own later clock it would
+    not be; the False case shows the difference)."""
+    root = write_pages(tmp_path / "w", {"a.md": "# A\n", "b.md": "# B\n"})
+    now = time.time_ns()
+    written = now - store_module.RACY_NS + 600_000_000  # 1.4 s before the walk
+    os.utime(root / "a.md", ns=(written, written))
+    if ahead:
+        assert walk_ahead(root)
+    time.sleep(0.9)
+    wiki = Wiki(root)
+    assert wiki.store.count() == 2
+    assert (wiki.store.racy_digest("a.md") is not None) is ahead
+    assert not walker_module._AHEAD
+    wiki.close()
+
+
+@needs_fork
+def test_a_walk_ahead_is_used_by_the_first_refresh_only(tmp_path: Path) -> None:
+    """A store whose first refresh names paths (an action) drops the walk: its full refresh later
+    walks again and sees what was written meanwhile."""
+    root = write_pages(tmp_path / "w", {"a.md": "# A\n"})
+    Wiki(root).close()  # (cached)
+    assert walk_ahead(root)
+    wiki = Wiki(root)
+    write_pages(root, {"b.md": "# B [[a]]\n"})
+    wiki.refresh(["b.md"])
+    assert not walker_module._AHEAD
+    write_pages(root, {"c.md": "# C\n"})
+    assert sorted(wiki.pages) == ["a.md", "b.md", "c.md"]
+    wiki.close()
+
+
+@needs_fork
+def test_a_walk_no_refresh_took_is_dropped(tmp_path: Path) -> None:
+    root = write_pages(tmp_path / "w", {"a.md": "# A\n"})
+    assert walk_ahead(root)
+    pid = walker_module._AHEAD[os.path.realpath(root)][0]
+    drop_ahead()
+    assert not walker_module._AHEAD
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, 0)  # (reaped)
+
+
+def test_the_cli_walks_ahead_for_a_reading_command_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The console script (no argv given) starts the walk for commands that read the whole wiki
+    and write nothing first; never for a writing command, nor for an in-process caller."""
+    from curator import cli
+    from curator.engine import walker
+
+    root = write_pages(tmp_path / "w", {"a.md": "# A\n"})
+    started: list[str] = []
+    monkeypatch.setattr(walker, "walk_ahead", lambda r: started.append(str(r)) or False)
+    monkeypatch.setattr(gc, "disable", lambda: None)  # (the console script's: not in this process)
+    monkeypatch.setattr(gc, "freeze", lambda: None)
+    for argv, walks in ((["--wiki", str(root), "index"], True), (["--wiki", str(root), "neighbors", "a"], True),
+                        (["--wiki", str(root), "links", "unresolved"], True),
+                        (["--wiki", str(root), "append", "a", "a fact"], False)):
+        started.clear()
+        monkeypatch.setattr(sys, "argv", ["curator", *argv])
+        cli.main()
+        assert started == ([str(root)] if walks else []), argv
+        started.clear()
+        cli.main(argv)
+        assert started == []

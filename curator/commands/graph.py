@@ -21,18 +21,18 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                    help="mermaid (default) or json (networkx node-link); --json implies json")
     p.add_argument("--attachments", action="store_true",
                    help="include the attachment files pages link to (images, PDFs, canvases) as nodes")
-    p.set_defaults(handler="curator.commands.graph:run_graph")
+    p.set_defaults(handler="curator.commands.graph:run_graph", walk_ahead=True)
 
     p = sub.add_parser("path", parents=[parent], help="the shortest chain of links between two pages")
     p.add_argument("source", metavar="PAGE")
     p.add_argument("target", metavar="PAGE")
-    p.set_defaults(handler="curator.commands.graph:run_path")
+    p.set_defaults(handler="curator.commands.graph:run_path", walk_ahead=True)
 
     p = sub.add_parser("explain", parents=[parent],
                        help="a page's metadata, degree and strongest connections")
     p.add_argument("page", metavar="PAGE")
     p.add_argument("--limit", type=int, default=10, help="connections shown (default 10)")
-    p.set_defaults(handler="curator.commands.graph:run_explain")
+    p.set_defaults(handler="curator.commands.graph:run_explain", walk_ahead=True)
 
     p = sub.add_parser("dedup", parents=[parent],
                        help="duplicate candidates: [{keep, merge, reason, scores}], best first; "
@@ -48,7 +48,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--folder", metavar="FOLDER", help="with --groups: only families with a page under FOLDER")
     p.add_argument("--signal", metavar="SIGNAL",
                    help="with --groups: only families where SIGNAL fired (title, tags, slug, body, containment)")
-    p.set_defaults(handler="curator.commands.graph:run_dedup")
+    p.set_defaults(handler="curator.commands.graph:run_dedup", walk_ahead=True)
 
     p = sub.add_parser("dismiss", parents=[parent],
                        help="record that pages are not duplicates (a committed decision, operator only)",

@@ -32,7 +32,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                         help="unresolved targets, most links first: [{target, count, pages, suggestions}]")
     p.add_argument("--limit", type=int, default=0, metavar="N", help="at most N targets (default: all)")
     p.add_argument("--no-suggestions", action="store_true", help="leave the suggestions out (faster)")
-    p.set_defaults(handler="curator.commands.links:run_unresolved")
+    p.set_defaults(handler="curator.commands.links:run_unresolved", walk_ahead=True)
 
     p = lsub.add_parser("fix", parents=[parent],
                         help="point every link to TARGET at PAGE (one commit)",
@@ -62,7 +62,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                        "pending, agent writes in the last 24 h; each names the command that lists them.")
     p.add_argument("--no-duplicates", action="store_true",
                    help="leave the duplicate count out (it reads every page body the first time)")
-    p.set_defaults(handler="curator.commands.links:run_health")
+    p.set_defaults(handler="curator.commands.links:run_health", walk_ahead=True)
 
 
 def _finish(inv: Invocation, result: Any) -> int:

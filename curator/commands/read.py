@@ -18,11 +18,11 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.set_defaults(handler="curator.commands.read:run_init")
 
     p = sub.add_parser("index", parents=[parent], help="list every page with its layer and trust")
-    p.set_defaults(handler="curator.commands.read:run_index")
+    p.set_defaults(handler="curator.commands.read:run_index", walk_ahead=True)
 
     p = sub.add_parser("read", parents=[parent], help="print a page")
     p.add_argument("page", metavar="PAGE")
-    p.set_defaults(handler="curator.commands.read:run_read")
+    p.set_defaults(handler="curator.commands.read:run_read", walk_ahead=True)
 
     p = sub.add_parser("neighbors", parents=[parent],
                        help="a page in full with its outgoing and inbound links")
@@ -30,16 +30,16 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--max-bytes", type=int, default=30_000,
                    help="output budget in bytes, for the whole output (the --json document too; default 30000)")
     p.add_argument("--snippet-chars", type=int, default=280, help="snippet length (default 280)")
-    p.set_defaults(handler="curator.commands.read:run_neighbors")
+    p.set_defaults(handler="curator.commands.read:run_neighbors", walk_ahead=True)
 
     p = sub.add_parser("read-all", parents=[parent], help="every page, identity layer first")
     p.add_argument("--max-bytes", type=int, default=200_000, help="output budget (default 200000)")
-    p.set_defaults(handler="curator.commands.read:run_read_all")
+    p.set_defaults(handler="curator.commands.read:run_read_all", walk_ahead=True)
 
     p = sub.add_parser("lint", parents=[parent],
                        help="report malformed frontmatter, bad values, broken and ambiguous links, orphans, "
                        "file names that are not UTF-8, folders differing only in case, unreadable pages")
-    p.set_defaults(handler="curator.commands.read:run_lint")
+    p.set_defaults(handler="curator.commands.read:run_lint", walk_ahead=True)
 
 
 def _positive(value: int, name: str) -> int:

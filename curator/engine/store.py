@@ -23,9 +23,11 @@ small; a collision only adds a page, which the caller's exact resolution then ig
 A refresh does not read those rows either: every write also stores one *snapshot* of all the
 stamps (rows of the ``snapshot`` table: the paths, in the order the last scan found them, as one
 string and their mtimes and sizes as packed arrays; the titles, layers and trusts beside them,
-decoded only for a listing), and a warm refresh compares the scan's three lists
-(:func:`~.walker.scan`) with it in one go (list equality, in C). Only when something differs
-does it compare page by page. Triggers on ``pages`` delete
+decoded only for a listing), and a warm refresh compares the scan (:func:`~.walker.scan`, or
+the walk a one-shot command started ahead, :func:`~.walker.walk_ahead`) with it in one go, both
+in that flat form (:func:`~.walker.stamps_key`: three equal strings compared in C; the stamps are
+made into a dict by path only when something asks for them). Only when something differs does
+it compare page by page. Triggers on ``pages`` delete
 the snapshot whenever a row changes by any other way (another version of Curator, a repair by
 hand), so a snapshot present is always exactly the table.
 
@@ -69,7 +71,19 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .page import Page, Problem, link_key, parse_page, path_key, slug_of
-from .walker import PageFile, Stamps, is_page_path, scan, utf8_name, walk_order
+from .walker import (
+    PageFile,
+    Stamps,
+    StampsKey,
+    is_page_path,
+    scan,
+    stamps_key,
+    stamps_of,
+    take_ahead,
+    utf8_name,
+    walk_order,
+    well_formed,
+)
 
 #: What :meth:`PageStore._read` answers for a page it may not read (a chmod-000 file).
 _UNREADABLE = b"\0unreadable\0"
@@ -307,20 +321,19 @@ def _read_parse(real_root: str, files: Iterable[PageFile]) -> Iterator[tuple[Pag
         yield page, body, data
 
 
-def _decode_snapshot(blob: bytes | None) -> Stamps | None:
-    """The stamps a snapshot row holds (None when there is none, or it is not one this version
-    wrote: the table is read instead, and the snapshot written again)."""
+def _decode_snapshot(blob: bytes | None) -> StampsKey | None:
+    """The stamps a snapshot row holds, in their flat form (None when there is none, or it is
+    not one this version wrote: the table is read instead, and the snapshot written again)."""
     if blob is None:
         return None
     try:
         tag, joined, mtimes, sizes = marshal.loads(zlib.decompress(blob))
-        if tag != SNAPSHOT_FORMAT:
+        if tag != SNAPSHOT_FORMAT or type(joined) is not str or type(mtimes) is not bytes or type(sizes) is not bytes:
             return None
-        paths = joined.split("\0") if joined else []
-        snap = Stamps(paths, array("q", mtimes).tolist(), array("q", sizes).tolist())
     except (ValueError, TypeError, EOFError, zlib.error):
         return None
-    return snap if len(snap.paths) == len(snap.mtimes) == len(snap.sizes) else None
+    key = (joined, mtimes, sizes)
+    return key if well_formed(key) else None
 
 
 Listing = tuple[list[str], list[int], list[str], list[str], list[float]]
@@ -364,15 +377,20 @@ class PageStore:
         self._real_root = os.path.realpath(root)
         self.state_dir = state_dir
         self._lock = threading.RLock()
-        #: (mtime_ns, size) of every cached page: what a refresh compares
-        self._stamps: dict[str, tuple[int, int]] = {}
+        #: (mtime_ns, size) of every cached page (see :attr:`_stamps`); None while they are
+        #: exactly the snapshot's (``_snap_key``) and no one has asked for them by page
+        self._stamp_map: dict[str, tuple[int, int]] | None = {}
         #: (title, layer, trust) of every cached page, for the listing (:meth:`summaries`): None
         #: until first needed, then decoded from ``_info_blob`` (the snapshot's: the listing's
         #: columns, by path) or read from the table
         self._info: dict[str, tuple[str, str, float]] | None = None
         self._info_blob: bytes | None = None
-        #: the stamps as the database's snapshot holds them (None: there is none to trust)
-        self._snap: Stamps | None = None
+        #: the stamps as the database's snapshot holds them (None: there is none to trust), in
+        #: the flat form a scan is compared with (:data:`~.walker.StampsKey`); as lists when needed
+        self._snap_key: StampsKey | None = None
+        self._snap_lists: Stamps | None = None
+        #: the snapshot's paths between NULs, for a few membership tests (see _known)
+        self._snap_names: str | None = None
         #: path -> digest of the pages the racy-stamp guard checks again (see RACY_NS)
         self._racy: dict[str, bytes] = {}
         self._token: bytes | None = None  # see state
@@ -380,6 +398,7 @@ class PageStore:
         self._pages: dict[str, Page] | None = None
         self._unstored: dict[str, Page] = {}  # pages whose names no database can hold (not UTF-8)
         self._stamps_loaded = False
+        self._first = True  # no refresh yet: a walk started ahead (walker.walk_ahead) may be taken
         self._loaded = False  # the tree was walked once: every page on disk is in _stamps
         #: Every non-page file the last full walk saw (``Attachments/a.png``), for link resolution.
         self.attachments: tuple[str, ...] = ()
@@ -472,6 +491,49 @@ class PageStore:
             self._extensions.append(ext)
             ext.setup(self._conn)
 
+    # --- stamps ----------------------------------------------------------------------
+    @property
+    def _stamps(self) -> dict[str, tuple[int, int]]:
+        """(mtime_ns, size) of every cached page: what a refresh compares (made from the
+        snapshot on first use: an unchanged wiki's one-shot command never needs it by page)."""
+        stamps = self._stamp_map
+        if stamps is None:
+            snap = self._snap
+            stamps = self._stamp_map = {} if snap is None else dict(
+                zip(snap.paths, zip(snap.mtimes, snap.sizes, strict=True), strict=True))
+        return stamps
+
+    @property
+    def _snap(self) -> Stamps | None:
+        """The snapshot's stamps as lists (decoded on first use)."""
+        snap = self._snap_lists
+        if snap is None and self._snap_key is not None:
+            snap = self._snap_lists = stamps_of(self._snap_key)
+        return snap
+
+    def _set_snap(self, key: StampsKey | None, lists: Stamps | None = None) -> None:
+        self._snap_key, self._snap_lists, self._snap_names = key, lists, None
+
+    def _known(self, paths: list[str]) -> list[str]:
+        """Those of ``paths`` that are cached pages. While the stamps are the snapshot's, a few
+        are looked up in its paths as they are (a scan of one string each), many in a set."""
+        stamps = self._stamp_map
+        if stamps is None and len(paths) > 16:
+            stamps = self._stamps
+        if stamps is not None:
+            return [p for p in paths if p in stamps]
+        names = self._snap_names
+        if names is None:
+            assert self._snap_key is not None  # (no stamp map only while there is a snapshot)
+            names = self._snap_names = f"\0{self._snap_key[0]}\0"
+        return [p for p in paths if f"\0{p}\0" in names]
+
+    def _count(self) -> int:
+        stamps, key = self._stamp_map, self._snap_key
+        if stamps is not None or key is None:
+            return len(self._stamps)
+        return key[0].count("\0") + 1 if key[0] else 0
+
     # --- reading ----------------------------------------------------------------------
     @property
     def pages(self) -> dict[str, Page]:
@@ -489,20 +551,20 @@ class PageStore:
     def _decode_all(self) -> dict[str, Page]:
         out: dict[str, Page] = {}
         stale: list[str] = []
-        loads, from_row = decode_record, Page.from_row
+        loads, from_row, stamps = decode_record, Page.from_row, self._stamps
         for path, rec in self._conn.execute("SELECT path, record FROM records ORDER BY path"):
-            if path not in self._stamps:
+            if path not in stamps:
                 continue
             try:
                 out[path] = from_row(loads(rec))
             except (ValueError, TypeError, EOFError, KeyError, zlib.error):
                 stale.append(path)  # an unreadable row is parsed again
         for path, page in self._unstored.items():  # names no database holds (see _write)
-            if path in self._stamps:
+            if path in stamps:
                 out[path] = page
         if stale:
             for path in stale:
-                self._stamps.pop(path, None)
+                stamps.pop(path, None)
             self._refresh_paths(stale, out)
         return out
 
@@ -526,7 +588,7 @@ class PageStore:
         pages = self._pages
         if pages is not None:
             return pages.get(path)
-        if path not in self._stamps:
+        if not self._known([path]):
             return None
         if path in self._unstored:
             return self._unstored[path]
@@ -554,8 +616,7 @@ class PageStore:
             rows = self._conn.execute(
                 f"SELECT DISTINCT r.path FROM {table} n JOIN records r ON r.rowid = n.src"
                 f" WHERE n.h IN ({','.join('?' * len(hashes))})", hashes).fetchall()
-        stamps = self._stamps
-        paths = [r[0] for r in rows if r[0] in stamps]
+        paths = self._known([r[0] for r in rows])
         if pages is not None:
             return {p: pages[p] for p in paths if p in pages}
         out: dict[str, Page] = {}
@@ -590,13 +651,13 @@ class PageStore:
         """How many pages there are (refreshing once on first use; decodes nothing)."""
         if not self._loaded:
             self.refresh()
-        return len(self._stamps)
+        return self._count()
 
     def has(self, path: str) -> bool:
         """Whether there is a page at ``path`` (refreshing once on first use; decodes nothing)."""
         if not self._loaded:
             self.refresh()
-        return path in self._stamps
+        return bool(self._known([path]))
 
     def attachments_key(self) -> bytes:
         """A digest of the attachment files the last walk saw (:attr:`attachments`): what data
@@ -638,19 +699,21 @@ class PageStore:
         """Read the stamps (from the snapshot when there is one, else from the table) and the
         racy-stamp guard's entries, in one read transaction."""
         conn = self._conn
-        self._snap = self._info = self._info_blob = self._token = None
+        self._set_snap(None)
+        self._info = self._info_blob = self._token = None
         conn.execute("BEGIN")
         try:
             parts = dict(conn.execute("SELECT part, data FROM snapshot").fetchall())
             self._racy = dict(conn.execute("SELECT path, digest FROM racy").fetchall())
             snap = _decode_snapshot(parts.get("stamps"))
             if snap is not None and "info" in parts and "token" in parts:
-                self._snap, self._token = snap, parts["token"]
-                self._stamps = dict(zip(snap.paths, zip(snap.mtimes, snap.sizes, strict=True), strict=True))
+                self._set_snap(snap)
+                self._token = parts["token"]
+                self._stamp_map = None  # (made from the snapshot when first asked for)
                 self._info_blob = parts["info"]
             else:
                 rows = conn.execute("SELECT path, mtime_ns, size, title, layer, trust FROM pages").fetchall()
-                self._stamps = {r[0]: (r[1], r[2]) for r in rows}
+                self._stamp_map = {r[0]: (r[1], r[2]) for r in rows}
                 self._info = {r[0]: (r[3], r[4], r[5]) for r in rows}
         finally:
             conn.execute("COMMIT")
@@ -671,8 +734,8 @@ class PageStore:
         listed = sorted(paths)
         details = [info[p] for p in listed]
         # (compressed: the paths share long prefixes, and the cache must stay smaller than the pages)
-        stamps_blob = zlib.compress(marshal.dumps((SNAPSHOT_FORMAT, "\0".join(paths), array("q", snap.mtimes).tobytes(),
-                                                   array("q", snap.sizes).tobytes())), 1)
+        key = stamps_key(snap)
+        stamps_blob = zlib.compress(marshal.dumps((SNAPSHOT_FORMAT, *key)), 1)
         info_blob = zlib.compress(marshal.dumps(("\0".join(listed), array("q", [stamps[p][1] for p in listed]).tobytes(),
                                                  [d[0] for d in details], [d[1] for d in details],
                                                  [d[2] for d in details])), 1)
@@ -684,7 +747,8 @@ class PageStore:
                           if len(changed) <= CHANGES_MAX_PATHS else None)
         conn.execute("INSERT OR REPLACE INTO changes VALUES (?, ?, ?)", (token, prev, listed_changes))
         conn.execute("DELETE FROM changes WHERE rowid <= (SELECT max(rowid) FROM changes) - ?", (CHANGES_KEPT,))
-        self._snap, self._token = snap, token
+        self._set_snap(key, snap)
+        self._token = token
 
     @property
     def state(self) -> bytes | None:
@@ -784,33 +848,49 @@ class PageStore:
         with self._lock, gc_paused():
             if not self._stamps_loaded:
                 self._load_state()
+            # A walk started ahead for this root is the first refresh's, or no one's: after
+            # anything was written it would be out of date.
+            ahead = take_ahead(self._real_root) if self._first else None
+            self._first = False
             if paths is not None:
                 return self._refresh_paths(list(paths), self._pages)
-            return self._refresh_all(progress, walking, keep_pages)
+            return self._refresh_all(progress, walking, keep_pages, ahead)
 
     def _refresh_all(self, progress: Callable[[int, int], None] | None = None,
-                     walking: Callable[[int, int], None] | None = None, keep_pages: bool = False) -> ChangeSet:
+                     walking: Callable[[int, int], None] | None = None, keep_pages: bool = False,
+                     ahead: tuple[int, StampsKey, list[str]] | None = None) -> ChangeSet:
+        """The whole tree compared with the cache (``ahead``: the walk already made, see
+        :func:`~.walker.walk_ahead`)."""
         changes = ChangeSet()
-        kept: dict[str, Page] | None = {} if keep_pages and self._pages is None and not self._stamps else None
+        expected = self._count()
+        kept: dict[str, Page] | None = {} if keep_pages and self._pages is None and not expected else None
         attachments: list[str] = []
-        expected = len(self._stamps)
-        found = None if walking is None else (lambda n: walking(n, expected))
-        start = time.time_ns()  # before the first stat: the moment every stamp below is taken
-        disk = scan(self.root, attachments, progress=found)  # (in the order the folders list their files)
+        scanned: Stamps | None = None
+        if ahead is not None:
+            start, key, attachments = ahead
+            if walking is not None:
+                walking(len(key[1]) // 8, expected)
+        else:
+            found = None if walking is None else (lambda n: walking(n, expected))
+            start = time.time_ns()  # before the first stat: the moment every stamp below is taken
+            scanned = scan(self.root, attachments, progress=found)  # (in the order the folders list their files)
+            key = stamps_key(scanned)
         if tuple(attachments) != self.attachments:
             changes.attachments = self._loaded  # the first walk is no change
             self.attachments = tuple(attachments)
         racy = self._racy
-        if disk == self._snap:
-            # Nothing added, removed or re-stamped (the common case, compared in C): only the
-            # racy pages are read again.
+        if key == self._snap_key:
+            # Nothing added, removed or re-stamped (the common case, compared in C, in the flat
+            # form the snapshot keeps): only the racy pages are read again.
             if racy:
                 again, done = self._recheck(list(racy), start, changes)
                 if again or done:
+                    order = self._snap.paths if self._snap is not None else None
                     self._write(again, [], self._pages, progress, racy_from=start - RACY_NS,
-                                order=disk.paths, settled=done)
+                                order=order, settled=done)
             self._loaded = True
             return changes
+        disk = scanned if scanned is not None else stamps_of(key)
         stamps = self._stamps
         on_disk = dict(zip(disk.paths, zip(disk.mtimes, disk.sizes, strict=True), strict=True))
         stale: list[PageFile] = []
@@ -1035,7 +1115,8 @@ class PageStore:
             conn.execute("ROLLBACK")
             # the in-memory stamps may be ahead of the database: reload them
             self._loaded = self._stamps_loaded = False
-            self._pages = self._snap = self._info = self._info_blob = self._token = None
+            self._pages = self._info = self._info_blob = self._token = None
+            self._set_snap(None)
             self._racy = {}
             raise
 

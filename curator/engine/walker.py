@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import functools
+import marshal
 import os
 import re
+import sys
+import time
+from array import array
 from collections.abc import Callable, Iterator
+from contextlib import suppress
 from operator import attrgetter
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -185,6 +190,114 @@ def scan(root: Path, attachments: list[str] | None = None, *, ordered: bool = Fa
     if attachments is not None and not ordered:
         attachments[first:] = sorted(attachments[first:], key=walk_order)
     return found
+
+
+#: A scan's stamps as three flat values (:func:`stamps_key`): the paths joined by NULs (no file
+#: name holds one) and the mtimes and sizes packed as 64-bit integers. Two scans found the same
+#: pages with the same stamps in the same order exactly when their keys are equal; the store's
+#: snapshot holds this form, so an unchanged wiki is compared without a list or dict per page.
+StampsKey = tuple[str, bytes, bytes]
+
+
+def stamps_key(found: Stamps) -> StampsKey:
+    """``found`` in its flat form (see :data:`StampsKey`)."""
+    return "\0".join(found.paths), array("q", found.mtimes).tobytes(), array("q", found.sizes).tobytes()
+
+
+def stamps_of(key: StampsKey) -> Stamps:
+    """The :class:`Stamps` a :func:`stamps_key` holds (ValueError when its parts disagree)."""
+    joined, mtimes, sizes = key
+    if not well_formed(key):
+        raise ValueError("stamps of different lengths")
+    return Stamps(joined.split("\0") if joined else [], array("q", mtimes).tolist(), array("q", sizes).tolist())
+
+
+#: Walks started ahead (:func:`walk_ahead`), by the real path of their root: (child pid, pipe).
+_AHEAD: dict[str, tuple[int, int]] = {}
+#: Whether this platform can start a walk ahead: a child forked while the program is small (no
+#: thread yet) is cheap and safe on Linux and the BSDs; macOS's system libraries dislike fork.
+CAN_WALK_AHEAD = hasattr(os, "fork") and os.name == "posix" and sys.platform != "darwin"
+
+
+def walk_ahead(root: Path | str) -> bool:
+    """Start :func:`scan` of ``root`` in a child process, for :func:`take_ahead` to collect.
+
+    A one-shot command checks every page's stamp before it answers (32,000 stats at real size,
+    mostly system time), and until then it only imports the program and reads its cache, which
+    needs no stamp: run at its start, the walk takes the other core meanwhile instead of
+    following them on this one (an interpreter lock held by that work would make a thread wait
+    after each stat). The walk is the one the store would make, only earlier: its moment (taken
+    before its first stat) is what the racy-stamp guard is measured from. Call it before any
+    thread starts and only in a process that writes no page before its first full refresh.
+    False when no walk was started (the platform cannot, or the fork failed).
+    """
+    real = os.path.realpath(os.path.expanduser(root))
+    if not CAN_WALK_AHEAD or real in _AHEAD:
+        return False
+    try:
+        read, write = os.pipe()
+    except OSError:
+        return False
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read)
+        os.close(write)
+        return False
+    if pid == 0:  # the child: walk, send the stamps, leave without any of the parent's cleanup
+        code = 1
+        try:
+            os.close(read)
+            start = time.time_ns()  # before the first stat, as the store takes it
+            attachments: list[str] = []
+            found = scan(Path(real), attachments)
+            view = memoryview(marshal.dumps((start, *stamps_key(found), attachments)))
+            while view:
+                view = view[os.write(write, view):]
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write)
+    _AHEAD[real] = (pid, read)
+    return True
+
+
+def take_ahead(root: Path | str) -> tuple[int, StampsKey, list[str]] | None:
+    """The walk :func:`walk_ahead` started for ``root``: the moment it started (``time.time_ns``,
+    before its first stat), its stamps (:func:`stamps_key`) and the attachment files, as
+    :func:`scan` gives them; None when none was started (or it failed: the caller walks itself).
+    A walk is taken once."""
+    ahead = _AHEAD.pop(os.path.realpath(root), None)
+    if ahead is None:
+        return None
+    pid, fd = ahead
+    try:
+        with os.fdopen(fd, "rb") as pipe:
+            data = pipe.read()
+        if os.waitpid(pid, 0)[1] != 0:
+            return None
+        start, joined, mtimes, sizes, attachments = marshal.loads(data)
+    except (OSError, ValueError, EOFError, TypeError):
+        return None
+    key = (joined, mtimes, sizes)
+    return (start, key, attachments) if well_formed(key) else None
+
+
+def well_formed(key: StampsKey) -> bool:
+    """Whether ``key`` (a :func:`stamps_key`) holds as many paths as stamps."""
+    joined, mtimes, sizes = key
+    count = joined.count("\0") + 1 if joined else 0
+    return len(mtimes) == len(sizes) == 8 * count
+
+
+def drop_ahead() -> None:
+    """Forget every walk started ahead and not taken (the child, its answer unread, ends)."""
+    while _AHEAD:
+        _real, (pid, fd) = _AHEAD.popitem()
+        with suppress(OSError):
+            os.close(fd)  # (the child's write fails: it leaves)
+        with suppress(OSError):
+            os.waitpid(pid, 0)
 
 
 def walk_order(path: str) -> tuple[tuple[int, str], ...]:
