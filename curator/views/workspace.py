@@ -104,6 +104,9 @@ class Workspace(QObject):
     #: (wiki index, ActionResult) after every engine action run through :meth:`run`: views refresh
     #: from its ``changed`` paths and ``commit`` instead of reloading on every change
     action_done = Signal(int, object)
+    #: After a load, once the window is usable (:meth:`start_background`): views whose content
+    #: is not what the window opens on read it then, not while the page list is being filled
+    background_started = Signal()
 
     def __init__(self, root: Path, watch: bool = True) -> None:
         super().__init__()
@@ -264,6 +267,7 @@ class Workspace(QObject):
         if self._background_started or not self.ready or self._closed:
             return
         self._background_started = True
+        self.background_started.emit()
         if self._linked:
             self._build_search_indexes()
             return
