@@ -15,13 +15,13 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QSplitter,
-    QTableView,
     QVBoxLayout,
 )
 
 from curator.engine.actions import HistoryEntry
 from curator.engine.actor import OPERATOR
 
+from .widgets import TableView
 from .wiki_view import WikiView
 
 if TYPE_CHECKING:
@@ -112,7 +112,7 @@ class HistoryView(WikiView):
         self.undo_agent_button.setEnabled(False)
         self.all_entries: list[HistoryEntry] = []
         self._filling = False
-        self.table = QTableView()
+        self.table = TableView()
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
