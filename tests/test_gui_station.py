@@ -141,6 +141,61 @@ def test_inbound_counts_show_sort_and_follow_changes() -> None:
     assert model.index(0, COL_INBOUND).data() == 1  # not the old count of 7
 
 
+def test_changed_inbound_counts_replace_only_theirs() -> None:
+    """After a change only the counts that changed arrive: they replace those pages' counts (in
+    the rows' own counts too, before the link task delivered any), the rest stay, and a table
+    sorted by Inbound is sorted again."""
+    from curator.engine.page import Page
+    from curator.models.pages import COL_INBOUND
+
+    def row(name: str, inbound: int = 0) -> PageRow:
+        return PageRow(0, "w", Page(path=f"{name}.md", size=1, mtime_ns=0, title=name), inbound)
+
+    model = PageTableModel()
+    model.set_rows([row("a", 5), row("b", 1), row("c")])
+    model.update_inbound({(0, "b.md"): 4})
+    assert [model.index(r, COL_INBOUND).data() for r in range(3)] == [5, 4, 0]
+    model.set_inbound({(0, "a.md"): 5, (0, "b.md"): 4})
+    model.sort(COL_INBOUND, Qt.SortOrder.DescendingOrder)
+    model.update_inbound({(0, "c.md"): 9, (0, "a.md"): 0})
+    assert [model.index(r, COL_TITLE).data() for r in range(3)] == ["c", "b", "a"]
+    assert [model.index(r, COL_INBOUND).data() for r in range(3)] == [9, 4, 0]
+
+
+def test_inbound_counts_after_a_change_are_counted_from_the_updated_link_index(tmp_path: Path) -> None:
+    """A change's inbound counts: only those that differ, equal to counting every page again,
+    for an edit that moves links, a page added that links and resolves an unresolved link, and a
+    page removed."""
+    from curator.engine.wiki import Wiki
+    from curator.views.workspace import WikiHandle
+
+    root = make_wiki(tmp_path / "w", {
+        "a.md": "# A\n\n[[b]] [[c]]\n", "b.md": "# B\n\n[[c]] [[d]]\n", "c.md": "# C\n\n[[a]]\n",
+        **{f"n{i}.md": f"# N{i}\n\n[[a]]\n" for i in range(6)}})
+    wiki = Wiki(root)
+    handle = WikiHandle(0, "w", root, wiki)
+
+    def recount() -> dict[str, int]:
+        return {p: len({e.source for e in edges}) for p, edges in Wiki(root).links.incoming.items() if edges}
+
+    full = Workspace._inbound(handle)
+    assert full[(0, "a.md")] == 7 and full[(0, "c.md")] == 2
+    edits = [
+        (lambda: (root / "a.md").write_text("# A\n\n[[b]]\n"), {"c.md": 1}),
+        (lambda: (root / "d.md").write_text("# D\n\n[[a]] [[b]]\n"), {"d.md": 1, "a.md": 8, "b.md": 2}),
+        (lambda: (root / "n0.md").unlink(), {"a.md": 7}),
+        (lambda: (root / "b.md").unlink(), {"b.md": 0, "c.md": 0, "d.md": 0}),
+    ]
+    for edit, expected in edits:
+        edit()
+        time.sleep(0.01)
+        wiki.refresh()
+        changed, counts = Workspace._inbound_changes(handle)
+        assert changed == {(0, p): n for p, n in expected.items()}
+        assert counts == recount()
+    assert Workspace._inbound_changes(handle)[0] == {}  # nothing changed since
+
+
 def test_appended_rows_pass_the_filter_in_force() -> None:
     """Rows a load appends in batches show under the filter that lets everything through, and
     only the matching ones under a narrower filter (also set back to the default after)."""

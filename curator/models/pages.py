@@ -193,6 +193,30 @@ class PageTableModel(QAbstractTableModel):
         if self._sort[0] == COL_INBOUND:  # the counts arrived after the rows (a big workspace)
             self.sort(*self._sort)
 
+    def update_inbound(self, changed: dict[tuple[int, str], int]) -> None:
+        """The inbound link counts that changed (after an edit: a few pages' counts, not all)."""
+        if not changed or not self._rows:
+            return
+        counts = self._inbound
+        if counts is None:  # the rows carry their own counts
+            for key, n in changed.items():
+                r = self._row_of.get(key)
+                if r is not None:
+                    self._rows[r].inbound = n
+        else:
+            self._inbound = counts | changed
+        if self._sort[0] == COL_INBOUND:
+            self.sort(*self._sort)
+            return
+        if len(changed) > 64:  # (the first counts after a load: the whole column at once)
+            self.dataChanged.emit(self.index(0, COL_INBOUND), self.index(len(self._rows) - 1, COL_INBOUND))
+            return
+        for key in changed:
+            r = self._row_of.get(key)
+            if r is not None:
+                cell = self.index(r, COL_INBOUND)
+                self.dataChanged.emit(cell, cell)
+
     def set_hidden(self, hidden: set[tuple[int, str]]) -> None:
         self.hidden = hidden
         if self._rows:

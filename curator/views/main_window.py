@@ -429,8 +429,7 @@ class MainWindow(QMainWindow):
     def _on_pages_changed(self, snapshot: Snapshot) -> None:
         self.model.update_rows(snapshot.rows, snapshot.removed)
         self.editing.pages_changed()
-        if snapshot.inbound:
-            self.model.set_inbound(snapshot.inbound)
+        self.model.update_inbound(snapshot.inbound)
         self.browser.set_choices(snapshot.namespaces, snapshot.tags)
         self.side.tags.show_counts(snapshot.tag_counts)
         changed = {r.key for r in snapshot.rows} | set(snapshot.removed)
