@@ -196,6 +196,36 @@ def test_inbound_counts_after_a_change_are_counted_from_the_updated_link_index(t
     assert Workspace._inbound_changes(handle)[0] == {}  # nothing changed since
 
 
+def test_a_filter_over_every_row_answers_as_each_row_is_asked() -> None:
+    """``PageFilter.accepted`` (one pass per criterion, what the proxy answers from) equals
+    ``accepts`` row by row for random filters over random rows: layers, trust bounds, namespaces
+    (the root's too, and one with a slash), tags in any case, search matches, and their mixes."""
+    import random
+
+    from curator.engine.page import LAYERS, Page
+    from curator.models.pages import PageFilter
+
+    rng = random.Random(17)
+    folders = ["", "wiki/", "wiki/sub/", "notes/", "wikis/", "departments/hr/"]
+    tags = ["Finance", "finance", "HR", "ops", "Ωmega"]
+    rows = [PageRow(rng.randrange(2), "w", Page(path=f"{rng.choice(folders)}p{i}.md", size=1, mtime_ns=0,
+                                                title=f"p{i}", layer=rng.choice(LAYERS),
+                                                trust=rng.choice([0.0, 0.2, 0.5, 0.8, 1.0]),
+                                                tags=rng.sample(tags, rng.randrange(3))))
+            for i in range(400)]
+    for _ in range(300):
+        lo, hi = sorted(rng.choice([0.0, 0.2, 0.5, 1.0]) for _ in range(2))
+        f = PageFilter(layers=frozenset(rng.sample(LAYERS, rng.randrange(1, 5))) if rng.random() < 0.4
+                       else frozenset(LAYERS),
+                       min_trust=lo if rng.random() < 0.3 else 0.0, max_trust=hi if rng.random() < 0.3 else 1.0,
+                       namespace=rng.choice([None, None, "", "wiki", "notes", "wik", "departments/hr"]),
+                       tag=rng.choice([None, None, "finance", "hr", "ωmega", "none"]),
+                       matches=None if rng.random() < 0.5 else
+                       frozenset(r.key for r in rng.sample(rows, 50)) | {(0, "gone.md")})
+        assert f.accepted(rows) == [f.accepts(r) for r in rows], f
+    assert PageFilter().accepted(rows) == [True] * len(rows)
+
+
 def test_appended_rows_pass_the_filter_in_force() -> None:
     """Rows a load appends in batches show under the filter that lets everything through, and
     only the matching ones under a narrower filter (also set back to the default after)."""
