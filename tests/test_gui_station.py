@@ -226,6 +226,34 @@ def test_a_filter_over_every_row_answers_as_each_row_is_asked() -> None:
     assert PageFilter().accepted(rows) == [True] * len(rows)
 
 
+def test_rows_sorted_in_runs_come_in_the_order_of_one_sort(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``presort`` sorts runs of rows and merges them: the order of one ``sorted`` by the column's
+    key then (wiki, path), for every column, both ways, with equal titles, trusts and counts."""
+    import random
+
+    from curator.engine.page import LAYERS, Page
+    from curator.models import pages
+    from curator.models.pages import HEADERS, _sort_key
+
+    monkeypatch.setattr(pages, "SORT_RUN", 7)
+    rng = random.Random(3)
+    rows = [PageRow(rng.randrange(2), f"w{rng.randrange(2)}",
+                    Page(path=f"{rng.choice(['', 'a/', 'b/'])}p{i}.md", size=1, mtime_ns=0,
+                         title=rng.choice(["Alpha", "alpha", "Beta", "ß", "SS", f"t{i}"]), layer=rng.choice(LAYERS),
+                         trust=rng.choice([0.1, 0.5]), tags=rng.sample(["x", "Y"], rng.randrange(3)),
+                         updated=rng.choice([None, "2024-01-02", "2023-05-06"])), rng.randrange(4))
+            for i in range(101)]
+    model = PageTableModel()
+    assert model.presort([]) == []
+    for column in range(len(HEADERS)):
+        for order in (Qt.SortOrder.AscendingOrder, Qt.SortOrder.DescendingOrder):
+            model._sort = (column, order)
+            def key(r: PageRow, column: int = column) -> object:
+                return (r.inbound if column == pages.COL_INBOUND else _sort_key(column, r), r.key)
+            expected = sorted(rows, key=key, reverse=order == Qt.SortOrder.DescendingOrder)
+            assert model.presort(rows) == expected, (column, order)
+
+
 def test_appended_rows_pass_the_filter_in_force() -> None:
     """Rows a load appends in batches show under the filter that lets everything through, and
     only the matching ones under a narrower filter (also set back to the default after)."""
