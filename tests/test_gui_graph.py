@@ -134,6 +134,11 @@ def _assert_labels_sane(qtbot, view: GraphView) -> None:  # type: ignore[no-unty
     for a in range(len(rects)):
         for b in range(a + 1, len(rects)):
             assert not rects[a].intersects(rects[b])  # labels do not collide
+    # none cut by the view's left or right edge (but for the text's blank 4-pixel margin, when its
+    # node is at the very edge)
+    bounds = view.plot.plotItem.vb.sceneBoundingRect().adjusted(-5, 0, 5, 0)
+    for rect in rects:
+        assert rect.width() > bounds.width() or bounds.left() <= rect.left() <= rect.right() <= bounds.right()
     for node, item in zip(labelled, view._labels, strict=True):
         i = view.data.ids.index(node)
         assert (item.pos().x(), item.pos().y()) == tuple(view.data.pos[i])  # on its node

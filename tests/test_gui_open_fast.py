@@ -5,6 +5,8 @@ workspace computes before showing."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,11 @@ PAGES = {
     "wiki/refunds.md": "---\ntitle: Refunds\n---\n# Refunds\n\nAsk [[payments]] or go [[home]].\n",
     "notes/scratch.md": "# Scratch\n\nsee [[Home]]\n",
 }
+
+
+def _logged(self: object, original: Callable[[object], None], order: list[str], name: str) -> None:
+    order.append(name)
+    original(self)
 
 
 def _inbound(win) -> dict[str, int]:  # type: ignore[no-untyped-def]
@@ -118,3 +125,60 @@ def test_screenshot_says_when_the_window_is_usable(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.splitlines() == [USABLE_LINE], proc.stdout
     assert shot.stat().st_size > 0
+
+
+def test_the_page_table_asks_its_model_from_inside_one_python_call(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A paint of the page table enters Python once (its paintEvent) and asks the model for
+    every cell from inside it: asked from Qt's C++ one call at a time, each of ~20 calls per cell
+    took the interpreter lock again, and waited for it while a background task ran Python."""
+    import sys
+
+    from curator.models.pages import PageTableModel
+
+    root = make_wiki(tmp_path / "w", PAGES)
+    win = loaded_window(qtbot, root, tmp_path, watch=False)
+    win.show()
+    qtbot.waitExposed(win)
+    callers: list[str] = []
+
+    def profile(frame, event, _arg) -> None:  # type: ignore[no-untyped-def]
+        if event == "call" and frame.f_code in (PageTableModel.data.__code__, PageTableModel.rowCount.__code__):
+            callers.append(frame.f_back.f_code.co_name if frame.f_back is not None else "")
+
+    sys.setprofile(profile)
+    try:
+        win.browser.table.viewport().grab()  # painted now, as on screen
+    finally:
+        sys.setprofile(None)
+    assert callers  # the rows were painted
+    assert set(callers) == {"paintEvent"}
+
+
+def test_views_not_on_screen_read_their_content_after_the_window_is_usable(qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The policy summary and the history are read once the window is usable, after the page
+    list is filled (at 32,000 pages their reads held the interpreter lock the list's batches needed)."""
+    from curator.views import main_window
+    from curator.views.history_view import HistoryView
+    from curator.views.main_window import MainWindow
+    from curator.views.policy_view import PolicyView
+    from curator.views.workspace import Workspace
+    from tests.gui_helpers import temp_settings
+
+    order: list[str] = []
+    for cls, name in ((PolicyView, "policy"), (HistoryView, "history")):
+        monkeypatch.setattr(cls, "reload", functools.partialmethod(_logged, cls.reload, order, name))
+    monkeypatch.setattr(main_window, "LOAD_BATCH", 1)
+    root = make_wiki(tmp_path / "w", PAGES)
+    win = MainWindow(Workspace(root, watch=False), temp_settings(tmp_path))
+    qtbot.addWidget(win)
+    policy, history = PolicyView(win), HistoryView(win)
+    win.add_view("policy", policy, "Policy")
+    win.add_view("history", history, "History")
+    win.model.rowsInserted.connect(lambda *_a: order.append("rows"))
+    with qtbot.waitSignal(win.ready, timeout=15_000):
+        win.start()
+    qtbot.waitUntil(lambda: history.model.rowCount() > 0 and policy.is_content_ready(), timeout=15_000)
+    last_batch = len(order) - order[::-1].index("rows")
+    assert order.count("rows") == len(PAGES)  # one batch per page here
+    assert sorted(order[last_batch:]) == ["history", "policy"]

@@ -141,6 +141,119 @@ def test_inbound_counts_show_sort_and_follow_changes() -> None:
     assert model.index(0, COL_INBOUND).data() == 1  # not the old count of 7
 
 
+def test_changed_inbound_counts_replace_only_theirs() -> None:
+    """After a change only the counts that changed arrive: they replace those pages' counts (in
+    the rows' own counts too, before the link task delivered any), the rest stay, and a table
+    sorted by Inbound is sorted again."""
+    from curator.engine.page import Page
+    from curator.models.pages import COL_INBOUND
+
+    def row(name: str, inbound: int = 0) -> PageRow:
+        return PageRow(0, "w", Page(path=f"{name}.md", size=1, mtime_ns=0, title=name), inbound)
+
+    model = PageTableModel()
+    model.set_rows([row("a", 5), row("b", 1), row("c")])
+    model.update_inbound({(0, "b.md"): 4})
+    assert [model.index(r, COL_INBOUND).data() for r in range(3)] == [5, 4, 0]
+    model.set_inbound({(0, "a.md"): 5, (0, "b.md"): 4})
+    model.sort(COL_INBOUND, Qt.SortOrder.DescendingOrder)
+    model.update_inbound({(0, "c.md"): 9, (0, "a.md"): 0})
+    assert [model.index(r, COL_TITLE).data() for r in range(3)] == ["c", "b", "a"]
+    assert [model.index(r, COL_INBOUND).data() for r in range(3)] == [9, 4, 0]
+
+
+def test_inbound_counts_after_a_change_are_counted_from_the_updated_link_index(tmp_path: Path) -> None:
+    """A change's inbound counts: only those that differ, equal to counting every page again,
+    for an edit that moves links, a page added that links and resolves an unresolved link, and a
+    page removed."""
+    from curator.engine.wiki import Wiki
+    from curator.views.workspace import WikiHandle
+
+    root = make_wiki(tmp_path / "w", {
+        "a.md": "# A\n\n[[b]] [[c]]\n", "b.md": "# B\n\n[[c]] [[d]]\n", "c.md": "# C\n\n[[a]]\n",
+        **{f"n{i}.md": f"# N{i}\n\n[[a]]\n" for i in range(6)}})
+    wiki = Wiki(root)
+    handle = WikiHandle(0, "w", root, wiki)
+
+    def recount() -> dict[str, int]:
+        return {p: len({e.source for e in edges}) for p, edges in Wiki(root).links.incoming.items() if edges}
+
+    full = Workspace._inbound(handle)
+    assert full[(0, "a.md")] == 7 and full[(0, "c.md")] == 2
+    edits = [
+        (lambda: (root / "a.md").write_text("# A\n\n[[b]]\n"), {"c.md": 1}),
+        (lambda: (root / "d.md").write_text("# D\n\n[[a]] [[b]]\n"), {"d.md": 1, "a.md": 8, "b.md": 2}),
+        (lambda: (root / "n0.md").unlink(), {"a.md": 7}),
+        (lambda: (root / "b.md").unlink(), {"b.md": 0, "c.md": 0, "d.md": 0}),
+    ]
+    for edit, expected in edits:
+        edit()
+        time.sleep(0.01)
+        wiki.refresh()
+        changed, counts = Workspace._inbound_changes(handle)
+        assert changed == {(0, p): n for p, n in expected.items()}
+        assert counts == recount()
+    assert Workspace._inbound_changes(handle)[0] == {}  # nothing changed since
+
+
+def test_a_filter_over_every_row_answers_as_each_row_is_asked() -> None:
+    """``PageFilter.accepted`` (one pass per criterion, what the proxy answers from) equals
+    ``accepts`` row by row for random filters over random rows: layers, trust bounds, namespaces
+    (the root's too, and one with a slash), tags in any case, search matches, and their mixes."""
+    import random
+
+    from curator.engine.page import LAYERS, Page
+    from curator.models.pages import PageFilter
+
+    rng = random.Random(17)
+    folders = ["", "wiki/", "wiki/sub/", "notes/", "wikis/", "departments/hr/"]
+    tags = ["Finance", "finance", "HR", "ops", "Ωmega"]
+    rows = [PageRow(rng.randrange(2), "w", Page(path=f"{rng.choice(folders)}p{i}.md", size=1, mtime_ns=0,
+                                                title=f"p{i}", layer=rng.choice(LAYERS),
+                                                trust=rng.choice([0.0, 0.2, 0.5, 0.8, 1.0]),
+                                                tags=rng.sample(tags, rng.randrange(3))))
+            for i in range(400)]
+    for _ in range(300):
+        lo, hi = sorted(rng.choice([0.0, 0.2, 0.5, 1.0]) for _ in range(2))
+        f = PageFilter(layers=frozenset(rng.sample(LAYERS, rng.randrange(1, 5))) if rng.random() < 0.4
+                       else frozenset(LAYERS),
+                       min_trust=lo if rng.random() < 0.3 else 0.0, max_trust=hi if rng.random() < 0.3 else 1.0,
+                       namespace=rng.choice([None, None, "", "wiki", "notes", "wik", "departments/hr"]),
+                       tag=rng.choice([None, None, "finance", "hr", "ωmega", "none"]),
+                       matches=None if rng.random() < 0.5 else
+                       frozenset(r.key for r in rng.sample(rows, 50)) | {(0, "gone.md")})
+        assert f.accepted(rows) == [f.accepts(r) for r in rows], f
+    assert PageFilter().accepted(rows) == [True] * len(rows)
+
+
+def test_rows_sorted_in_runs_come_in_the_order_of_one_sort(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``presort`` sorts runs of rows and merges them: the order of one ``sorted`` by the column's
+    key then (wiki, path), for every column, both ways, with equal titles, trusts and counts."""
+    import random
+
+    from curator.engine.page import LAYERS, Page
+    from curator.models import pages
+    from curator.models.pages import HEADERS, _sort_key
+
+    monkeypatch.setattr(pages, "SORT_RUN", 7)
+    rng = random.Random(3)
+    rows = [PageRow(rng.randrange(2), f"w{rng.randrange(2)}",
+                    Page(path=f"{rng.choice(['', 'a/', 'b/'])}p{i}.md", size=1, mtime_ns=0,
+                         title=rng.choice(["Alpha", "alpha", "Beta", "ß", "SS", f"t{i}"]), layer=rng.choice(LAYERS),
+                         trust=rng.choice([0.1, 0.5]), tags=rng.sample(["x", "Y"], rng.randrange(3)),
+                         updated=rng.choice([None, "2024-01-02", "2023-05-06"])), rng.randrange(4))
+            for i in range(101)]
+    model = PageTableModel()
+    assert model.presort([]) == []
+    for column in range(len(HEADERS)):
+        for order in (Qt.SortOrder.AscendingOrder, Qt.SortOrder.DescendingOrder):
+            model._sort = (column, order)
+            def key(r: PageRow, column: int = column) -> object:
+                return (r.inbound if column == pages.COL_INBOUND else _sort_key(column, r), r.key)
+            expected = sorted(rows, key=key, reverse=order == Qt.SortOrder.DescendingOrder)
+            assert model.presort(rows) == expected, (column, order)
+
+
 def test_appended_rows_pass_the_filter_in_force() -> None:
     """Rows a load appends in batches show under the filter that lets everything through, and
     only the matching ones under a narrower filter (also set back to the default after)."""

@@ -13,6 +13,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from curator.views.main_window import MainWindow
 from curator.views.workspace import Workspace
 
@@ -95,3 +97,28 @@ def test_results_arriving_after_the_window_is_gone_are_dropped(qtbot, tmp_path: 
     got: list[str] = []
     run_task(lambda: "fresh", got.append)
     qtbot.waitUntil(lambda: got == ["fresh"], timeout=5000)
+
+
+@pytest.mark.parametrize("fails", [False, True])
+def test_a_task_that_outlives_the_station_ends_without_a_traceback(qtbot, caplog: pytest.LogCaptureFixture,  # type: ignore[no-untyped-def]
+                                                                   fails: bool) -> None:
+    """A background task still running when the application ended (a scan the closing window did
+    not wait for) finds the relay deleted: its result (or error) is dropped with a log line, not
+    emitted on the deleted relay (which printed a traceback on the way out of --screenshot)."""
+    import logging
+
+    import shiboken6
+
+    from curator.views import tasks
+
+    def work() -> int:
+        if fails:
+            raise OSError("the database was closed")
+        return 1
+
+    task = tasks._Task(work, lambda _r: None, lambda _e: None)
+    task.relay = tasks._Relay()
+    shiboken6.delete(task.relay)
+    with caplog.at_level(logging.INFO, logger="curator.views.tasks"):
+        task.run()
+    assert "ended after the station closed" in caplog.text

@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QMenu,
     QStackedWidget,
-    QTableView,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -33,7 +32,7 @@ from curator.models.pages import (
     PageTableModel,
 )
 from curator.views.search_results import KeyRole, Result, ResultsList
-from curator.views.widgets import layer_toggles
+from curator.views.widgets import TableView, layer_toggles
 
 ALL = "All"
 SEARCH_HELP = ('Search: words, "phrases", OR, -word, prefix*, layer:core, tag:x, path:wiki/, '
@@ -106,7 +105,7 @@ class PageBrowser(QWidget):
         more.addWidget(QLabel("Tag"))
         more.addWidget(self.tag, 1)
 
-        self.table = QTableView()
+        self.table = TableView()
         self.table.setModel(self.proxy)
         self.table.setSortingEnabled(True)
         self.table.sortByColumn(COL_TITLE, Qt.SortOrder.AscendingOrder)

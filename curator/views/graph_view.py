@@ -17,7 +17,7 @@ from curator.text import plural
 os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
 
 import numpy as np
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QPointF, Qt, QTimer
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -53,6 +53,8 @@ ATTACHMENT_COLOR = "#d97706"
 COMMUNITY_COLOR = "#5b7fa6"
 #: Pages considered for a permanent label (the best connected in view); hover shows any title.
 LABEL_LIMIT = 60
+#: The labels' vertical anchor (pyqtgraph's, in text heights): the text sits above its node.
+LABEL_ANCHOR_Y = -0.4
 #: Above this many pages the global graph starts with orphans hidden (the count is shown): tens
 #: of thousands of unlinked dots around the main component only bury it.
 ORPHAN_HIDE_ABOVE = 3000
@@ -694,6 +696,8 @@ class GraphView(WikiView):
             ranked = self._label_candidates(d)
             color = self.palette().text().color()
             placed: list[Any] = []
+            vb = self.plot.plotItem.vb
+            bounds = vb.sceneBoundingRect()
             for i in ranked:
                 text = d.labels[i] if d.members is not None else _short(d.labels[i])  # (a community's is short)
                 item = before.pop(i, None)
@@ -704,6 +708,13 @@ class GraphView(WikiView):
                 item.setVisible(True)
                 item.updateTransform()  # (a hidden text item does not follow the view's zoom)
                 item.setPos(*d.pos[i])
+                # a node near the left or right edge: its label is moved inwards, as far as it must
+                # (centred on its node, it was cut by the edge)
+                x, width = vb.mapViewToScene(QPointF(*d.pos[i])).x(), item.sceneBoundingRect().width()
+                lo, hi = (x + width - bounds.right()) / width, (x - bounds.left()) / width
+                side = min(max(0.5, lo), hi) if lo <= hi else 0.5
+                if abs(item.anchor.x() - side) > 1e-6:
+                    item.setAnchor((side, LABEL_ANCHOR_Y))
                 rect = item.sceneBoundingRect()
                 if any(rect.intersects(other) for other in placed):
                     item.setVisible(False)
@@ -717,7 +728,7 @@ class GraphView(WikiView):
             spare.append(item)
 
     def _new_label(self) -> Any:
-        item = _pg().TextItem("", color=self.palette().text().color(), anchor=(0.5, -0.4))
+        item = _pg().TextItem("", color=self.palette().text().color(), anchor=(0.5, LABEL_ANCHOR_Y))
         self.plot.addItem(item)
         return item
 

@@ -15,13 +15,13 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QSplitter,
-    QTableView,
     QVBoxLayout,
 )
 
 from curator.engine.actions import HistoryEntry
 from curator.engine.actor import OPERATOR
 
+from .widgets import TableView
 from .wiki_view import WikiView
 
 if TYPE_CHECKING:
@@ -112,7 +112,7 @@ class HistoryView(WikiView):
         self.undo_agent_button.setEnabled(False)
         self.all_entries: list[HistoryEntry] = []
         self._filling = False
-        self.table = QTableView()
+        self.table = TableView()
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -151,7 +151,7 @@ class HistoryView(WikiView):
         self.actor_filter.currentIndexChanged.connect(lambda _i: self._apply_filter())
         self.table.selectionModel().currentRowChanged.connect(self._selected)
         self.wiki_choice.currentIndexChanged.connect(lambda _i: self.reload())
-        host.workspace.loaded.connect(lambda _s: self.reload())
+        host.workspace.background_started.connect(self.reload)  # after the window is usable
         # The history changes with a commit: after an action that made one, or when HEAD moved
         # under the station (an agent's commit); a page edited but not committed changes nothing.
         host.workspace.action_done.connect(self._action_done)

@@ -215,7 +215,7 @@ class PolicyView(WikiView):
         self.query.returnPressed.connect(self.run_preview)
         self.mark_hidden.toggled.connect(self._mark_toggled)
         self.wiki_choice.currentIndexChanged.connect(lambda _i: self.reload())
-        host.workspace.loaded.connect(lambda _s: self.reload())
+        host.workspace.background_started.connect(self.reload)  # after the window is usable
         # The summary and the agents offered depend on the policy file and on which pages exist
         # (counts per namespace, department folders), not on what the pages say.
         host.workspace.pages_changed.connect(self._pages_changed)

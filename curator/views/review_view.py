@@ -22,6 +22,7 @@ from curator.engine.status import Status
 from curator.models.records import RecordRole
 
 from .plain_tips import set_tip
+from .widgets import TableView
 from .wiki_view import WikiView
 
 if TYPE_CHECKING:
@@ -38,7 +39,7 @@ def run_dialog(dialog: QDialog) -> bool:
 
 def record_table(model: QAbstractItemModel, multi: bool = False) -> QTableView:
     """A table of whole-row records (one or many selectable), no row numbers, no wrapping."""
-    table = QTableView()
+    table = TableView()
     table.setModel(model)
     table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
     table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection if multi

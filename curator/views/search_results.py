@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 from curator.engine.search import HIGHLIGHT, SearchHit
 
 from .plain_tips import PlainTipDelegate
+from .widgets import ListView
 
 _Index = QModelIndex | QPersistentModelIndex
 #: The (wiki, path) key of a result's page.
@@ -140,7 +141,7 @@ class RichDelegate(PlainTipDelegate):
         return QSize(int(doc.idealWidth()), int(doc.size().height()) + 8)
 
 
-class ResultsList(QListView):
+class ResultsList(ListView):
     """The ranked results, one rich row each, best first."""
 
     def __init__(self, parent: QWidget | None = None) -> None:

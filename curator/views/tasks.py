@@ -116,9 +116,20 @@ class _Task(QRunnable):
         try:
             result = self.func()
         except BaseException as exc:  # delivered to the GUI as a readable message
-            self.relay.failed.emit(self.on_error, exc, self.owners[1])
+            if self._deliverable(exc):
+                self.relay.failed.emit(self.on_error, exc, self.owners[1])
         else:
-            self.relay.done.emit(self.callback, result, self.owners[0])
+            if self._deliverable(None):
+                self.relay.done.emit(self.callback, result, self.owners[0])
+
+    def _deliverable(self, exc: BaseException | None) -> bool:
+        """Whether the relay still lives: a task that outlived the station (a scan still running
+        when the window closed and the application ended) has nowhere to deliver its result, and
+        emitting on the deleted relay printed a traceback on the way out."""
+        if shiboken6.isValid(self.relay):
+            return True
+        log.info("background task ended after the station closed%s", f": {exc}" if exc is not None else "")
+        return False
 
 
 def run_task(func: Callable[[], Any], callback: Callback | None = None,

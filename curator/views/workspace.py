@@ -48,6 +48,9 @@ class WikiHandle:
     writer: WriterQueue = field(default_factory=WriterQueue)
     dirty: bool = False
     refreshing: bool = False
+    #: the link index the inbound counts were last counted from, and those counts by path (what
+    #: a change's counts are counted against: only the targets whose links moved are counted again)
+    counted: tuple[Any, dict[str, int]] = (None, {})
 
 
 @dataclass(slots=True)
@@ -55,6 +58,8 @@ class Snapshot:
     """What the browser needs after a load or a change, computed off the GUI thread."""
 
     rows: list[PageRow]
+    #: every page's inbound link count (pages missing have none); of an incremental snapshot,
+    #: only the counts that changed (a page no longer linked to: 0)
     inbound: dict[tuple[int, str], int]
     removed: list[tuple[int, str]] = field(default_factory=list)
     full: bool = True
@@ -104,6 +109,9 @@ class Workspace(QObject):
     #: (wiki index, ActionResult) after every engine action run through :meth:`run`: views refresh
     #: from its ``changed`` paths and ``commit`` instead of reloading on every change
     action_done = Signal(int, object)
+    #: After a load, once the window is usable (:meth:`start_background`): views whose content
+    #: is not what the window opens on read it then, not while the page list is being filled
+    background_started = Signal()
 
     def __init__(self, root: Path, watch: bool = True) -> None:
         super().__init__()
@@ -239,9 +247,40 @@ class Workspace(QObject):
 
     @staticmethod
     def _inbound(handle: WikiHandle) -> dict[tuple[int, str], int]:
+        """Every page's inbound link count (pages no page links to are missing)."""
         assert handle.wiki is not None
         links = handle.wiki.links
-        return {(handle.index, path): len({e.source for e in edges}) for path, edges in links.incoming.items()}
+        counts = {path: len({e.source for e in edges}) for path, edges in links.incoming.items()}
+        handle.counted = (links, counts)
+        return {(handle.index, path): n for path, n in counts.items()}
+
+    @staticmethod
+    def _inbound_changes(handle: WikiHandle) -> tuple[dict[tuple[int, str], int], dict[str, int]]:
+        """The inbound counts that differ from those last counted (every page's the first time),
+        and every page's count. The link index is updated, not rebuilt, after a change, and keeps
+        each target's list of incoming links that the change did not touch (the same list): only
+        the targets whose list is another one are counted again, not 32,000 of them."""
+        assert handle.wiki is not None
+        links = handle.wiki.links
+        before, counts = handle.counted
+        incoming = links.incoming
+        if before is links:
+            return {}, counts
+        if before is None:
+            fresh = {path: len({e.source for e in edges}) for path, edges in incoming.items()}
+            changed = fresh
+        else:
+            old = before.incoming
+            changed = {path: len({e.source for e in edges}) for path, edges in incoming.items()
+                       if old.get(path) is not edges}
+            changed.update(dict.fromkeys(old.keys() - incoming.keys(), 0))
+            changed = {path: n for path, n in changed.items() if counts.get(path, 0) != n}
+            fresh = {**counts, **changed}
+            for path, n in changed.items():
+                if not n:
+                    del fresh[path]
+        handle.counted = (links, fresh)
+        return {(handle.index, path): n for path, n in changed.items()}, fresh
 
     def _on_loaded(self, snapshot: Snapshot) -> None:
         if self._closed:  # closed while loading: start nothing
@@ -264,6 +303,7 @@ class Workspace(QObject):
         if self._background_started or not self.ready or self._closed:
             return
         self._background_started = True
+        self.background_started.emit()
         if self._linked:
             self._build_search_indexes()
             return
@@ -326,9 +366,9 @@ class Workspace(QObject):
             page = wiki.pages.get(path)
             if page is not None:
                 rows.append(PageRow(handle.index, handle.label, page))
-        inbound = self._inbound(handle)
+        inbound, counts = self._inbound_changes(handle)
         for row in rows:
-            row.inbound = inbound.get(row.key, 0)
+            row.inbound = counts.get(row.page.path, 0)
         removed = [(handle.index, p) for p in changes.removed]
         snapshot = Snapshot(rows, inbound, removed, full=False,
                             added=[(handle.index, p) for p in changes.added])

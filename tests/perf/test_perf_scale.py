@@ -306,7 +306,7 @@ def test_station_figures(corpus: CorpusInfo, baselines: dict[str, float], tmp_pa
 #: of every run, with the median of the runs' worst stalls beside it.
 PROBE_RUNS = int(os.environ.get("CURATOR_PROBE_RUNS", "5"))
 #: The views whose queues the probe opens after the graph, as the station registers them.
-QUEUE_VIEWS = ("dedup", "links", "lint", "inbox")
+QUEUE_VIEWS: tuple[str, ...] = ("dedup", "links", "lint", "inbox")
 #: ``CURATOR_PROBE_NO_DEDUP=1``: a run that tells which stalls are the duplicate scan's. Health
 #: does not count duplicates in the background and the Duplicates queue is not opened, so no
 #: dedup work runs in the station at all (its figures are then printed marked "no dedup").
@@ -324,9 +324,11 @@ def test_station_gui_thread_probe(qtbot, corpus: CorpusInfo, baselines: dict[str
     any duplicate scan.)"""
     from PySide6.QtCore import QElapsedTimer, QTimer
 
+    from curator.views.graph_view import GraphView
     from curator.views.health_view import HealthView
     from curator.views.main_window import MainWindow
     from curator.views.registry import install_views
+    from curator.views.wiki_view import WikiView
     from curator.views.workspace import Workspace
     from tests.gui_helpers import temp_settings
 
@@ -380,7 +382,7 @@ def test_station_gui_thread_probe(qtbot, corpus: CorpusInfo, baselines: dict[str
 
     def view_load(win: MainWindow, name: str) -> tuple[float, float]:
         view = win.view(name)
-        assert view is not None
+        assert isinstance(view, WikiView)
         if view.is_content_ready():  # (already loaded in the background) shown, then watched
             return 0.0, probe_for(2.0, lambda: win.show_view(name))
         return probe_until(view.content_ready, lambda: win.show_view(name))
@@ -399,19 +401,22 @@ def test_station_gui_thread_probe(qtbot, corpus: CorpusInfo, baselines: dict[str
         win = window()
         record("station warm open (in process)", *probe_until(win.ready, win.start))
         record("Health's figures, from the window ready", *view_load(win, "health"))
+        browser = win.browser
         record("search typed in the browser (4 s window)", 0.0,
-               probe_for(4.0, lambda w=win: w.browser.search.setText("ledger invoice")))
+               probe_for(4.0, functools.partial(browser.search.setText, "ledger invoice")))
         record("namespace filter (2 s window)", 0.0,
-               probe_for(2.0, lambda w=win: w.browser.namespace.setCurrentIndex(1)))
+               probe_for(2.0, functools.partial(browser.namespace.setCurrentIndex, 1)))
         graph = win.view("graph")
-        assert graph is not None
+        assert isinstance(graph, GraphView)
         elapsed, worst = view_load(win, "graph")
         record(f"graph view load ({graph.mode.currentText()})", elapsed, worst)
         if graph.mode.currentIndex() != 0:  # a big wiki opens on its communities: every page too
             record("graph view: Global (every page laid out)",
-                   *probe_until(graph.content_ready, lambda g=graph: g.mode.setCurrentIndex(0)))
+                   *probe_until(graph.content_ready, functools.partial(graph.mode.setCurrentIndex, 0)))
         for name in queue_views:
-            record(f"queue load: {win.views.tabText(win.views.indexOf(win.view(name)))}", *view_load(win, name))
+            view = win.view(name)
+            assert view is not None
+            record(f"queue load: {win.views.tabText(win.views.indexOf(view))}", *view_load(win, name))
         win.close()
     for name, runs in results.items():
         if PROBE_NO_DEDUP:
