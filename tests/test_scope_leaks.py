@@ -78,3 +78,16 @@ def test_graph_follows_a_policy_edit(wiki: Wiki) -> None:
     assert "hr/payroll.md" in graph_for(wiki, AGENT).pages
     scope.write_text(SCOPE + "# and closed again\n", encoding="utf-8")
     assert "hr/payroll.md" not in graph_for(wiki, AGENT).pages
+
+
+def test_lint_text_counts_only_the_pages_an_agent_is_shown(wiki: Wiki, capsys: pytest.CaptureFixture[str]) -> None:
+    from curator.cli import main
+
+    def summary(*who: str) -> str:
+        assert main(["--wiki", str(wiki.root), *who, "lint"]) == 0
+        return capsys.readouterr().out.strip().splitlines()[-1]
+
+    assert summary().endswith(" in 4 pages")
+    agent = summary("--as", "agent:momo", "--department", "support")
+    assert agent.endswith(" in 2 pages"), agent  # payroll and the sales pipeline are not counted
+    assert "payroll" not in agent and "pipeline" not in agent

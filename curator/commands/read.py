@@ -126,6 +126,8 @@ def run_lint(inv: Invocation, args: argparse.Namespace) -> int:
         inv.emit([i.to_json() for i in issues])
         return 0
     errors = sum(1 for i in issues if i.severity == "error")
-    summary = f"{len(issues)} problems ({errors} errors) in {inv.wiki.store.count()} pages"
+    # (an agent is told how many pages it was shown, never how many there are)
+    pages = inv.wiki.store.count() if inv.actor.is_operator else len(inv.wiki.visible_pages(inv.actor))
+    summary = f"{len(issues)} problems ({errors} errors) in {pages} pages"
     inv.emit(None, "\n".join([*(i.render() for i in issues), summary]))
     return 0
