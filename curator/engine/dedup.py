@@ -418,16 +418,21 @@ class _KeyTable:
 
     def find(self, keys: np.ndarray) -> set[str]:
         """The live pages filed under any of ``keys``."""
-        out: set[str] = set()
+        return set(self.hits(keys))
+
+    def hits(self, keys: np.ndarray) -> dict[str, int]:
+        """How many of ``keys`` each live page is filed under."""
+        out: dict[str, int] = defaultdict(int)
         if len(self.keys) and len(keys):
             lo = np.searchsorted(self.keys, keys, "left")
             hi = np.searchsorted(self.keys, keys, "right")
             for s, e in zip(lo.tolist(), hi.tolist(), strict=True):
                 for slot in self.owners[s:e].tolist():
                     if not self.dead[slot]:
-                        out.add(self.paths[slot])
+                        out[self.paths[slot]] += 1
         for key in keys.tolist():
-            out.update(self.extra.get(key, ()))
+            for path in self.extra.get(key, ()):
+                out[path] += 1
         return out
 
     def meets(self, keys: np.ndarray, owners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -834,14 +839,8 @@ class DedupIndex:
         self._title_len: list[int] = []
         self._title_slot: dict[str, int] = {}
         self.boilerplate_pages = BOILERPLATE_MIN_PAGES
-        # containment blocking: sampled body shingles of every page at the last full scan (sorted
-        # values, their owners' slots in _sample_paths), pages changed since in _sample_extra
-        self._sample_vals = np.zeros(0, dtype=np.uint64)
-        self._sample_owner = np.zeros(0, dtype=np.int64)
-        self._sample_paths: list[str] = []
-        self._sample_slot: dict[str, int] = {}
-        self._sample_dead = np.zeros(0, dtype=bool)
-        self._sample_extra: dict[int, set[str]] = defaultdict(set)
+        # containment blocking: every page's sampled body shingles (:func:`_sample`)
+        self._samples = _KeyTable()
         #: scores of the pairs asked for (families ask again and again), per page of the pair
         self._scores: dict[tuple[str, str], dict[str, float]] = {}
         self._scored: dict[str, set[tuple[str, str]]] = defaultdict(set)
@@ -1186,17 +1185,13 @@ class DedupIndex:
         samples, then the pairs inside each run of equal values (a run is short: boilerplate,
         on more than ``boilerplate_pages`` pages, is already left out of the bodies)."""
         samples = [_sample(f.rare) for f in feats]
-        self._sample_paths = [f.path for f in feats]
-        self._sample_slot = {p: i for i, p in enumerate(self._sample_paths)}
-        self._sample_dead = np.zeros(len(feats), dtype=bool)
         sizes = np.array([len(x) for x in samples], dtype=np.int64)
-        if not sizes.sum():
+        vals = np.concatenate(samples) if sizes.sum() else np.zeros(0, dtype=np.uint64)
+        self._samples.build([f.path for f in feats], vals,
+                            np.repeat(np.arange(len(feats), dtype=np.int64), sizes))
+        if not len(vals):
             return
-        vals = np.concatenate(samples)
-        owner = np.repeat(np.arange(len(feats), dtype=np.int64), sizes)
-        order = np.argsort(vals, kind="stable")
-        vals, owner = vals[order], owner[order]
-        self._sample_vals, self._sample_owner = vals, owner
+        vals, owner = self._samples.keys, self._samples.owners
         # runs of equal values of length >= 2: every pair of owners in a run shares that sample
         n = np.int64(len(feats))
         every = np.sort(_run_pairs(vals, owner, n))
@@ -1215,19 +1210,8 @@ class DedupIndex:
         sample = _sample(f.rare)
         if not len(sample):
             return set()
-        hits: dict[str, int] = defaultdict(int)
-        if len(self._sample_vals):
-            lo = np.searchsorted(self._sample_vals, sample, "left")
-            hi = np.searchsorted(self._sample_vals, sample, "right")
-            for s, e in zip(lo.tolist(), hi.tolist(), strict=True):
-                for slot in self._sample_owner[s:e].tolist():
-                    if not self._sample_dead[slot]:
-                        hits[self._sample_paths[slot]] += 1
-        for x in sample.tolist():
-            for other in self._sample_extra.get(x, ()):
-                hits[other] += 1
         out = set()
-        for other, n in hits.items():
+        for other, n in self._samples.hits(sample).items():
             g = self.features.get(other)
             if g is None or other == f.path:
                 continue
@@ -1244,15 +1228,7 @@ class DedupIndex:
         if f is None:
             return
         self._unindex(f)
-        slot = self._sample_slot.get(path)
-        if slot is not None:
-            self._sample_dead[slot] = True
-        for x in _sample(f.rare).tolist():
-            owners = self._sample_extra.get(x)
-            if owners is not None:
-                owners.discard(path)
-                if not owners:
-                    del self._sample_extra[x]
+        self._samples.remove(path)
         if counts:
             self._add_counts(f.shingles, -1)
         for signal in SIGNALS:
@@ -1267,8 +1243,7 @@ class DedupIndex:
         by the counts as they are."""
         self._discount(f)
         self._index(f)
-        for x in _sample(f.rare).tolist():
-            self._sample_extra[x].add(f.path)
+        self._samples.add(f.path, _sample(f.rare).tolist())
 
     def _examine(self, f: Features) -> None:
         """Verify a placed page against every other page its keys find."""
