@@ -237,6 +237,54 @@ def test_check_conservation_names_the_missing_line() -> None:
     merge.check_conservation([("b.md", "- [[x|shown]]\n")], "- shown\n", "a.md", [])
 
 
+SETEXT_MERGED = """---
+title: Crane Notes
+---
+Crane Notes
+===========
+
+Updates
+-------
+
+- Spare parts come from Hamburg (added 2024-02-04)
+
+Loads and
+lifting limits
+--------------
+
+The crane lifts **40 t** at `12 m` reach.
+
+- a bullet, then a thematic break, not a heading
+---
+> a quote, then a thematic break
+---
+"""
+
+
+def test_merge_reads_setext_headings_as_the_renderer_does(root: Path) -> None:
+    """A setext title is the merged page's title (not moved as prose), a setext ``Updates`` is its
+    fact log, a setext section heading is demoted like an ATX one, and the conservation check reads
+    an underline as markup, not content; a list item's or a quote's ``---`` stays a break."""
+    (root / "wiki/crane-notes.md").write_text(SETEXT_MERGED, encoding="utf-8")
+    commit_all(root, "setext")
+    units = merge.units(frontmatter.split(SETEXT_MERGED).body)
+    assert [(u.kind, u.level, u.text) for u in units if u.kind == "heading"] == [
+        ("heading", 1, "Crane Notes"), ("heading", 2, "Updates"), ("heading", 2, "Loads and lifting limits")]
+    result = merge_pages(Wiki(root), "harbour-crane", "crane-notes")
+    assert result.status == "merged", result.message
+    kept = (root / "wiki/harbour-crane.md").read_text(encoding="utf-8")
+    updates = kept.split("## Updates", 1)[1].split("## From", 1)[0]
+    assert "- Spare parts come from Hamburg (added 2024-02-04)" in updates
+    section = kept.split("## From Crane Notes", 1)[1]
+    assert "Crane Notes\n===" not in kept and "Updates\n---" not in kept
+    assert "### Loads and lifting limits\n\nThe crane lifts **40 t** at `12 m` reach." in section
+    assert "- a bullet, then a thematic break, not a heading\n---" in section
+    assert "> a quote, then a thematic break\n---" in section
+    # the underline of a setext heading is markup: a result without it keeps every content line
+    merge.check_conservation([("b.md", "Title\n=====\n\nLong\nheading\n---\n")],
+                             "# A\n\n### Long heading\n", "a.md", [], {"b.md": {"Title"}})
+
+
 def test_several_pages_merge_in_one_commit(root: Path) -> None:
     (root / "wiki/crane-manual.md").write_text(
         "# Crane Manual\n\nRead [[Crane Notes]] first.\n\n- Grease the hook weekly\n", encoding="utf-8")

@@ -4,7 +4,7 @@
 
 * a merged page's text is cut into units (:func:`units`): a ``- `` bullet with its continuation
   lines and nested sub-bullets is one unit, every other block (paragraph, table, code, quote,
-  list) is one unit, headings are units of their own;
+  list) is one unit, headings (ATX or setext, as the renderer reads them) are units of their own;
 * the bullets of its fact log (before any section, or in ``## Updates``) are added to ``keep``'s
   ``## Updates`` through append's fact dedup (:func:`~.append.matching_fact`), one by one (a
   bullet added counts for the next); a bullet declined as a duplicate is listed with the bullet
@@ -34,11 +34,12 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import frontmatter
+from . import frontmatter, markdown_scan
 from .actions import ARCHIVE_DIR, ActionContext, ActionResult, Invalid, require_write, run_action
 from .actor import OPERATOR, Actor
 from .append import insert_bullet, matching_fact
@@ -64,6 +65,7 @@ _FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 _HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$")
 _UPDATES = re.compile(r"^updates$", re.IGNORECASE)
 _BULLET_START = re.compile(r"^- ")
+_SETEXT_UNDERLINE = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 
 
 # --- units of a page body -------------------------------------------------------------------------
@@ -98,9 +100,34 @@ def _is_fence(line: str) -> bool:
     return m is not None and not (m.group(1)[0] == "`" and "`" in m.group(2))
 
 
+def _setext(lines: list[str]) -> dict[int, tuple[int, int, str]]:
+    """The setext headings of the body split into ``lines`` (a paragraph underlined by ``===`` or
+    ``---``), found as the renderer reads them (:func:`.markdown_scan.heading_spans`: not in code,
+    not a list item's or a quote's ``---``): first line -> (the line past its underline, level,
+    text as written, its lines joined)."""
+    body = "\n".join(lines)
+    if "\n" not in body or ("=" not in body and "-" not in body):
+        return {}
+    starts = [0]
+    for line in lines[:-1]:
+        starts.append(starts[-1] + len(line) + 1)
+    found: dict[int, tuple[int, int, str]] = {}
+    for heading in markdown_scan.heading_spans(markdown_scan.strip_code(body)):
+        i = bisect_right(starts, heading.start) - 1
+        if _HEADING.match(lines[i]):
+            continue  # an ATX heading
+        j = i + 1
+        while j < len(lines) and not _SETEXT_UNDERLINE.match(lines[j]):
+            j += 1
+        found[i] = (j + 1, heading.level, " ".join(x.strip() for x in lines[i:j]))
+    return found
+
+
 def units(body: str) -> list[Unit]:
-    """The body cut into headings, bullets (with continuation and nested lines) and blocks."""
+    """The body cut into headings (ATX and setext), bullets (with continuation and nested
+    lines) and blocks."""
     lines = body.replace("\r\n", "\n").split("\n")
+    setext = _setext(lines)
     out: list[Unit] = []
     i, n = 0, len(lines)
     while i < n:
@@ -111,6 +138,11 @@ def units(body: str) -> list[Unit]:
         if _is_fence(line):
             end = _fence_end(lines, i)
             out.append(Unit("block", lines[i:end], i))
+            i = end
+            continue
+        if i in setext:
+            end, level, text = setext[i]
+            out.append(Unit("heading", lines[i:end], i, level, text))
             i = end
             continue
         h = _HEADING.match(line)
@@ -177,14 +209,23 @@ def _norm(line: str) -> str:
 
 def content_lines(text: str, page_path: str) -> list[tuple[int, str]]:
     """(1-based line in the file, normalised text) of every non-blank body line, links read as
-    the text they show, headings without their ``#`` marks."""
+    the text they show, headings without their ``#`` marks (a setext heading: its text on its
+    first line, its underline not content)."""
     parts = frontmatter.split(text.replace("\r\n", "\n"))
     shown = display_form(parts.body, page_path).split("\n")
+    setext = _setext(shown)  # (a setext heading is its text, as an ATX one: its underline is markup)
     out = []
-    for i, line in enumerate(shown):
-        norm = _norm(line)
+    i = 0
+    while i < len(shown):
+        if i in setext:
+            end, _level, heading = setext[i]
+            out.append((parts.body_line + i, " ".join(heading.split())))
+            i = end
+            continue
+        norm = _norm(shown[i])
         if norm:
             out.append((parts.body_line + i, norm))
+        i += 1
     return out
 
 
