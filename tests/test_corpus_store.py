@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import gc
 import os
+import random
 import sqlite3
 import sys
 import time
+import zlib
 from pathlib import Path
 
 import pytest
@@ -220,6 +222,21 @@ def test_record_and_row_forms_round_trip(tmp_path: Path) -> None:
                 == store_module.link_name_hashes(page.to_row()))
 
 
+def test_name_hashes_are_those_of_every_link_key_and_its_last_segment(tmp_path: Path) -> None:
+    # (each name is hashed once per page now: the same set as hashing each link's names in turn)
+    info = generate(tmp_path / "w", 60, hostile=True, profile="real-shaped")
+    checked = 0
+    for page in Wiki(info.root).pages.values():
+        row = page.to_row()
+        expected = set()
+        for link in page.links:
+            expected.add(zlib.crc32(link.key.encode("utf-8", "surrogatepass")))
+            expected.add(zlib.crc32(link.key.rpartition("/")[2].encode("utf-8", "surrogatepass")))
+        assert store_module.link_name_hashes(row) == expected
+        checked += bool(expected)
+    assert checked > 20
+
+
 # --- the snapshot of the stamps and the racy-stamp guard -----------------------------------
 
 def _db(root: Path) -> sqlite3.Connection:
@@ -241,6 +258,16 @@ def test_walk_order_sorts_paths_as_the_walk_yields_them(tmp_path: Path) -> None:
                             "wiki/zeta.png": "png", "wiki/a/alpha.pdf": "pdf", "wiki/b.png": "png"})
     walked = [f.path for f in walk(info.root)]
     assert sorted(walked, key=walk_order) == walked
+
+    def nested(path: str) -> tuple[tuple[int, str], ...]:  # the order's definition, folder by folder
+        *folders, name = path.split("/")
+        return (*((1, f) for f in folders), (0, name))
+
+    rng = random.Random(7)
+    names = ["a", "b", "ab", "a-b", "a\x01", "\x01", "\x02", "A", "é", "\udcff", "x.md", "a.md"]
+    for _ in range(3000):
+        paths = list({"/".join(rng.choice(names) for _ in range(rng.randint(1, 4))) for _ in range(12)})
+        assert sorted(paths, key=walk_order) == sorted(paths, key=nested), paths
     assert walked.index("wiki/a-b.md") < walked.index("wiki/a.md") < walked.index("wiki/a/z.md")
     assert scan(info.root, ordered=True).paths == walked
     found = scan(info.root)  # in the order the folders list their files

@@ -154,26 +154,26 @@ def _last(key: str) -> str:
     return key.rpartition("/")[2]
 
 
+def _hashes(names: set[str]) -> set[int]:
+    """:func:`name_hash` of each of ``names`` (a page's links repeat names: each is hashed once)."""
+    crc32 = zlib.crc32
+    return {crc32(n.encode("utf-8", "surrogatepass")) for n in names}
+
+
 def link_name_hashes(row: list[Any]) -> set[int]:
     """Hashes of the names each link of a page (a :meth:`Page.to_row`) is looked up by: its
     key's last segment and the whole key (what :func:`~.links.local_index` matches)."""
-    out: set[int] = set()
-    for link in row[_LINKS]:
-        key = link[1]
-        out.add(name_hash(key))
-        last = _last(key)
-        if last != key:
-            out.add(name_hash(last))
-    return out
+    keys = {link[1] for link in row[_LINKS]}
+    keys.update([key.rpartition("/")[2] for key in keys if "/" in key])
+    return _hashes(keys)
 
 
 def page_name_hashes(row: list[Any]) -> set[int]:
     """Hashes of every name a link can reach the page (a :meth:`Page.to_row`) by: slug, the
     last segment of its path key, title and aliases (what :func:`~.links._matters` asks)."""
     path = row[0]
-    names = {slug_of(path), _last(path_key(path)),
-             link_key(row[3]), *(link_key(a) for a in row[7] if isinstance(a, str))}
-    return {name_hash(n) for n in names}
+    return _hashes({slug_of(path), _last(path_key(path)),
+                    link_key(row[3]), *(link_key(a) for a in row[7] if isinstance(a, str))})
 
 
 @dataclass(slots=True)
@@ -910,7 +910,7 @@ class PageStore:
             more, settled = self._recheck(same, start, changes)
             stale += more
         if len(stale) > 1:  # parsed and reported in walk order (the scan's is the folders' own)
-            stale.sort(key=lambda f: walk_order(f.path))
+            stale = [f for _, f in sorted(zip(map(walk_order, [f.path for f in stale]), stale, strict=True))]
             added = set(changes.added)
             changes.added = [f.path for f in stale if f.path in added]
             changes.modified = [f.path for f in stale if f.path not in added]

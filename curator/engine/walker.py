@@ -300,10 +300,18 @@ def drop_ahead() -> None:
             os.waitpid(pid, 0)
 
 
-def walk_order(path: str) -> tuple[tuple[int, str], ...]:
-    """A sort key that puts root-relative page paths in the order :func:`walk` yields them."""
-    *folders, name = path.split("/")
-    return (*((1, f) for f in folders), (0, name))
+def walk_order(path: str) -> str:
+    """A sort key that puts root-relative page paths in the order :func:`walk` yields them: in
+    each folder its files first, then its sub-folders, each by name.
+
+    One string, compared in C (a cold index sorts 32,000 of them): every folder is written
+    ``\x02name\x00`` and the file ``\x01name``. No name holds a NUL, so ``\x00`` ends a folder's
+    name before any character of a longer one (``a`` before ``ab``), and ``\x01`` puts the files
+    of a folder before its sub-folders."""
+    folders, slash, name = path.rpartition("/")
+    if not slash:
+        return "\x01" + name
+    return "\x02" + folders.replace("/", "\x00\x02") + "\x00\x01" + name
 
 
 #: Whether a folder can be listed through an open descriptor (POSIX): each entry's stat is then
