@@ -556,6 +556,50 @@ def test_a_walk_ahead_gives_exactly_the_stores_own_scan(tmp_path: Path) -> None:
 
 
 @needs_fork
+def test_a_walk_ahead_shares_a_big_folders_stats_and_gives_exactly_the_scan(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A folder of SHARE_MIN entries or more is stat'ed half here, half by a helper process: the
+    # same pages in the same order with the same stamps, attachments and sub-folders as a scan.
+    monkeypatch.setattr(walker_module, "SHARE_MIN", 8)
+    monkeypatch.setattr(walker_module, "_cores", lambda: 2)
+    pages = {f"big/p{i:02}.md": "x" * i for i in range(30)}
+    pages.update({"a.md": "# A\n", "big/sub/z.md": "# Z\n", "big/sub2/y.md": "# Y\n", "other/q.md": "q"})
+    pages.update({f"big2/r{i}.md": "r" * i for i in range(9)})
+    root = write_pages(tmp_path / "w", pages)
+    (root / "big" / "pic.png").write_bytes(b"png")
+    files: list[str] = []
+    own = scan(root, files)
+    shared = walker_module._Shared()
+    found = scan(root, [], share=shared)
+    assert shared._helpers  # (the big folders were shared: a helper each)
+    shared.finish(found)
+    assert stamps_key(found) == stamps_key(own)
+    assert walk_ahead(root)
+    taken = take_ahead(root)
+    assert taken is not None
+    assert taken[1] == stamps_key(own) and taken[2] == files == ["big/pic.png"]
+    # A page gone between the folder's listing and its stat is left out, on either side.
+    stat_all = walker_module._stat_all
+
+    def vanishing(entries: list[os.DirEntry[str]]) -> object:
+        for entry in entries[:1]:  # (listed through the folder's descriptor: the name alone)
+            folder = "big" if (root / "big" / entry.name).exists() else "big2"
+            os.unlink(root / folder / entry.name)
+        return stat_all(entries)
+
+    monkeypatch.setattr(walker_module, "_stat_all", vanishing)
+    assert walk_ahead(root)
+    taken = take_ahead(root)
+    assert taken is not None
+    assert taken[1] == stamps_key(scan(root)) and taken[1] != stamps_key(own)
+    assert len(taken[1][1]) // 8 == len(own.paths) - 4  # one in each half of both big folders
+    # A helper that fails makes the walk fail (the store then walks itself), never a wrong answer.
+    monkeypatch.setattr(walker_module, "_stat_all", lambda entries: os._exit(3))
+    assert walk_ahead(root)
+    assert take_ahead(root) is None
+
+
+@needs_fork
 @pytest.mark.parametrize("ahead", [True, False])
 def test_the_racy_guard_is_measured_from_the_walk_ahead(tmp_path: Path, ahead: bool) -> None:
     """The stamps a walk ahead took are as old as the moment it started: a page written less
