@@ -268,29 +268,14 @@ class _Shared:
         return subdirs
 
     def _fork(self, entries: list[os.DirEntry[Any]], first: int) -> bool | None:
-        try:
-            read, write = os.pipe()
-        except OSError:
+        def answer() -> bytes:
+            mtimes, sizes = _stat_all(entries)
+            return mtimes.tobytes() + sizes.tobytes()
+
+        child = _forked(answer)
+        if child is None:
             return None
-        try:
-            pid = os.fork()
-        except OSError:
-            os.close(read)
-            os.close(write)
-            return None
-        if pid == 0:  # the helper: stat, send, leave without any cleanup
-            code = 1
-            try:
-                os.close(read)
-                mtimes, sizes = _stat_all(entries)
-                view = memoryview(mtimes.tobytes() + sizes.tobytes())
-                while view:
-                    view = view[os.write(write, view):]
-                code = 0
-            finally:
-                os._exit(code)
-        os.close(write)
-        self._helpers.append((pid, read, first, len(entries)))
+        self._helpers.append((*child, first, len(entries)))
         return True
 
     def finish(self, found: Stamps) -> None:
@@ -341,35 +326,48 @@ def walk_ahead(root: Path | str) -> bool:
     real = os.path.realpath(os.path.expanduser(root))
     if not CAN_WALK_AHEAD or real in _AHEAD:
         return False
+
+    def answer() -> bytes:
+        start = time.time_ns()  # before the first stat, as the store takes it
+        attachments: list[str] = []
+        share = _Shared() if _cores() > 1 else None
+        found = scan(Path(real), attachments, share=share)
+        if share is not None:
+            share.finish(found)
+        return marshal.dumps((start, *stamps_key(found), attachments))
+
+    child = _forked(answer)
+    if child is None:
+        return False
+    _AHEAD[real] = child
+    return True
+
+
+def _forked(answer: Callable[[], bytes]) -> tuple[int, int] | None:
+    """(pid, pipe) of a forked child that sends ``answer()`` down the pipe and exits (status 1
+    when it raised), leaving without any of the parent's cleanup; None when it cannot start."""
     try:
         read, write = os.pipe()
     except OSError:
-        return False
+        return None
     try:
         pid = os.fork()
     except OSError:
         os.close(read)
         os.close(write)
-        return False
-    if pid == 0:  # the child: walk, send the stamps, leave without any of the parent's cleanup
+        return None
+    if pid == 0:
         code = 1
         try:
             os.close(read)
-            start = time.time_ns()  # before the first stat, as the store takes it
-            attachments: list[str] = []
-            share = _Shared() if _cores() > 1 else None
-            found = scan(Path(real), attachments, share=share)
-            if share is not None:
-                share.finish(found)
-            view = memoryview(marshal.dumps((start, *stamps_key(found), attachments)))
+            view = memoryview(answer())
             while view:
                 view = view[os.write(write, view):]
             code = 0
         finally:
             os._exit(code)
     os.close(write)
-    _AHEAD[real] = (pid, read)
-    return True
+    return pid, read
 
 
 def _cores() -> int:
