@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import gc
 import os
+import random
 import sqlite3
 import sys
 import time
+import zlib
 from pathlib import Path
 
 import pytest
@@ -220,6 +222,21 @@ def test_record_and_row_forms_round_trip(tmp_path: Path) -> None:
                 == store_module.link_name_hashes(page.to_row()))
 
 
+def test_name_hashes_are_those_of_every_link_key_and_its_last_segment(tmp_path: Path) -> None:
+    # (each name is hashed once per page now: the same set as hashing each link's names in turn)
+    info = generate(tmp_path / "w", 60, hostile=True, profile="real-shaped")
+    checked = 0
+    for page in Wiki(info.root).pages.values():
+        row = page.to_row()
+        expected = set()
+        for link in page.links:
+            expected.add(zlib.crc32(link.key.encode("utf-8", "surrogatepass")))
+            expected.add(zlib.crc32(link.key.rpartition("/")[2].encode("utf-8", "surrogatepass")))
+        assert store_module.link_name_hashes(row) == expected
+        checked += bool(expected)
+    assert checked > 20
+
+
 # --- the snapshot of the stamps and the racy-stamp guard -----------------------------------
 
 def _db(root: Path) -> sqlite3.Connection:
@@ -241,6 +258,16 @@ def test_walk_order_sorts_paths_as_the_walk_yields_them(tmp_path: Path) -> None:
                             "wiki/zeta.png": "png", "wiki/a/alpha.pdf": "pdf", "wiki/b.png": "png"})
     walked = [f.path for f in walk(info.root)]
     assert sorted(walked, key=walk_order) == walked
+
+    def nested(path: str) -> tuple[tuple[int, str], ...]:  # the order's definition, folder by folder
+        *folders, name = path.split("/")
+        return (*((1, f) for f in folders), (0, name))
+
+    rng = random.Random(7)
+    names = ["a", "b", "ab", "a-b", "a\x01", "\x01", "\x02", "A", "é", "\udcff", "x.md", "a.md"]
+    for _ in range(3000):
+        paths = list({"/".join(rng.choice(names) for _ in range(rng.randint(1, 4))) for _ in range(12)})
+        assert sorted(paths, key=walk_order) == sorted(paths, key=nested), paths
     assert walked.index("wiki/a-b.md") < walked.index("wiki/a.md") < walked.index("wiki/a/z.md")
     assert scan(info.root, ordered=True).paths == walked
     found = scan(info.root)  # in the order the folders list their files
@@ -526,6 +553,50 @@ def test_a_walk_ahead_gives_exactly_the_stores_own_scan(tmp_path: Path) -> None:
     assert before <= start <= time.time_ns()
     files: list[str] = []
     assert key == stamps_key(scan(root, files)) and attachments == files == ["b/pic.png"]
+
+
+@needs_fork
+def test_a_walk_ahead_shares_a_big_folders_stats_and_gives_exactly_the_scan(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A folder of SHARE_MIN entries or more is stat'ed half here, half by a helper process: the
+    # same pages in the same order with the same stamps, attachments and sub-folders as a scan.
+    monkeypatch.setattr(walker_module, "SHARE_MIN", 8)
+    monkeypatch.setattr(walker_module, "_cores", lambda: 2)
+    pages = {f"big/p{i:02}.md": "x" * i for i in range(30)}
+    pages.update({"a.md": "# A\n", "big/sub/z.md": "# Z\n", "big/sub2/y.md": "# Y\n", "other/q.md": "q"})
+    pages.update({f"big2/r{i}.md": "r" * i for i in range(9)})
+    root = write_pages(tmp_path / "w", pages)
+    (root / "big" / "pic.png").write_bytes(b"png")
+    files: list[str] = []
+    own = scan(root, files)
+    shared = walker_module._Shared()
+    found = scan(root, [], share=shared)
+    assert shared._helpers  # (the big folders were shared: a helper each)
+    shared.finish(found)
+    assert stamps_key(found) == stamps_key(own)
+    assert walk_ahead(root)
+    taken = take_ahead(root)
+    assert taken is not None
+    assert taken[1] == stamps_key(own) and taken[2] == files == ["big/pic.png"]
+    # A page gone between the folder's listing and its stat is left out, on either side.
+    stat_all = walker_module._stat_all
+
+    def vanishing(entries: list[os.DirEntry[str]]) -> object:
+        for entry in entries[:1]:  # (listed through the folder's descriptor: the name alone)
+            folder = "big" if (root / "big" / entry.name).exists() else "big2"
+            os.unlink(root / folder / entry.name)
+        return stat_all(entries)
+
+    monkeypatch.setattr(walker_module, "_stat_all", vanishing)
+    assert walk_ahead(root)
+    taken = take_ahead(root)
+    assert taken is not None
+    assert taken[1] == stamps_key(scan(root)) and taken[1] != stamps_key(own)
+    assert len(taken[1][1]) // 8 == len(own.paths) - 4  # one in each half of both big folders
+    # A helper that fails makes the walk fail (the store then walks itself), never a wrong answer.
+    monkeypatch.setattr(walker_module, "_stat_all", lambda entries: os._exit(3))
+    assert walk_ahead(root)
+    assert take_ahead(root) is None
 
 
 @needs_fork

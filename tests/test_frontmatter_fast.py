@@ -142,3 +142,37 @@ def test_fast_path_reads_the_common_shapes() -> None:
         assert fast is None or same(fast, frontmatter.load_yaml(hard)[0])
     assert frontmatter.fast_load("a: yes\n") == {"a": True}
     assert frontmatter.load("title: [unclosed\n")[1]  # a broken block still reports its problem
+
+
+def _split_line_by_line(text: str) -> tuple[str | None, str, int, str | None]:
+    """The block's definition, one line at a time: a ``---`` first line, and the next line that
+    is ``---`` (trailing blanks or a CR allowed) starting within the size limit closes it."""
+    lines = text.split("\n")
+    if not frontmatter._FENCE.match(lines[0]) or len(lines) == 1:
+        problem = "unclosed frontmatter: no closing '---' line" if frontmatter._FENCE.match(lines[0]) else None
+        return None, text, 1, problem
+    limit = min(len(text), frontmatter.MAX_FRONTMATTER_CHARS + 4096)
+    pos = len(lines[0]) + 1
+    for number, line in enumerate(lines[1:], 2):
+        if pos >= limit:
+            break
+        if frontmatter._FENCE.match(line):
+            return text[len(lines[0]) + 1:pos], text[pos + len(line) + 1:], number + 1, None
+        pos += len(line) + 1
+    return None, text, 1, "unclosed frontmatter: no closing '---' line"
+
+
+def test_split_finds_the_closing_fence_as_a_line_by_line_reading_does(tmp_path: Path) -> None:
+    info = generate(tmp_path / "w", 300, seed=3, profile="real-shaped")
+    texts = [decode((info.root / p).read_bytes()).text for p in info.pages]
+    texts += [decode(data if isinstance(data, bytes) else data.encode()).text for _, data in HOSTILE_PAGES.values()]
+    rng = random.Random(11)
+    pieces = ["---", "--- ", "---\r", "---\t", "----", " ---", "x---", "-- -", "a: b", "", "\r", "---x"]
+    for _ in range(20_000):
+        text = "\n".join(rng.choice(pieces) for _ in range(rng.randint(0, 8)))
+        texts.append(text + "\n" if rng.random() < 0.3 else text)
+    for rows in (13_000, 13_200, 13_300, 20_000):  # a closing line just inside or past the size limit
+        texts.append("---\n" + "a: b\n" * rows + "---\nbody\n")
+    for text in texts:
+        parts = frontmatter.split(text)
+        assert (parts.raw, parts.body, parts.body_line, parts.problem) == _split_line_by_line(text), text[:200]

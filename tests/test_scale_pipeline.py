@@ -30,12 +30,25 @@ def rows(pages: dict[str, Page]) -> dict[str, list[object]]:
     return {p: page.to_row() for p, page in sorted(pages.items())}
 
 
+def name_rows(root: Path) -> dict[str, list[tuple[int, str]]]:
+    """The rows of both name tables, by the path of the record each points at (none dangling)."""
+    with sqlite3.connect(root / ".curator" / "cache.sqlite") as conn:
+        out = {table: sorted(conn.execute(f"SELECT n.h, r.path FROM {table} n LEFT JOIN records r"
+                                          " ON r.rowid = n.src"))
+               for table in ("link_names", "page_names")}
+    conn.close()
+    assert all(path is not None for table in out.values() for _, path in table)
+    return out
+
+
 def test_worker_processes_parse_exactly_like_this_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     info = generate(tmp_path / "w", 400, seed=9, profile="real-shaped", hostile=True)
     monkeypatch.setattr(store, "PARALLEL_MIN", 10**9)
     serial = Wiki(info.root)
     expected = rows(serial.pages)
     serial.close()
+    expected_names = name_rows(info.root)
+    assert len(expected_names["link_names"]) > 1000
     (info.root / ".curator" / "cache.sqlite").unlink()
     for extra in ("cache.sqlite-wal", "cache.sqlite-shm"):
         (info.root / ".curator" / extra).unlink(missing_ok=True)
@@ -45,7 +58,7 @@ def test_worker_processes_parse_exactly_like_this_process(tmp_path: Path, monkey
     real_map = parallel.map_chunks
 
     def counting(*args: object) -> object:
-        result = real_map(*args)  # type: ignore[arg-type]
+        result: object = real_map(*args)  # type: ignore[arg-type]
         calls.append(result is not None)
         return result
 
@@ -55,6 +68,8 @@ def test_worker_processes_parse_exactly_like_this_process(tmp_path: Path, monkey
     assert rows(wiki.pages) == expected
     assert calls == [True]  # the pages really came from worker processes
     wiki.close()
+    # the name tables (sent per chunk, inserted in one statement each) say what a serial build says
+    assert name_rows(info.root) == expected_names
     reopened = Wiki(info.root)  # and what they parsed was cached
     assert rows(reopened.pages) == expected
     reopened.close()

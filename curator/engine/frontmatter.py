@@ -54,20 +54,22 @@ def split(text: str) -> Split:
     first_line = text if first_nl < 0 else text[:first_nl]
     if not _FENCE.match(first_line):
         return Split(None, text, 1)
-    pos = first_nl + 1 if first_nl >= 0 else len(text)
-    line_no = 2
     limit = min(len(text), MAX_FRONTMATTER_CHARS + 4096)
-    while pos < limit:
+    # Only a line starting with ``---`` can close the block: found by ``str.find`` (in C), not
+    # by matching every line of it; the closing line's number counted once.
+    at = first_nl  # (the newline before the next line to look at)
+    while at >= 0:
+        at = text.find("\n---", at)
+        pos = at + 1  # where the candidate line starts
+        if at < 0 or pos >= limit:
+            break
         nl = text.find("\n", pos)
         end = len(text) if nl < 0 else nl
         if _FENCE.match(text[pos:end]):
             raw = text[first_nl + 1 : pos]
             body = text[end + 1 :] if nl >= 0 else ""
-            return Split(raw, body, line_no + 1)
-        if nl < 0:
-            break
-        pos = nl + 1
-        line_no += 1
+            return Split(raw, body, text.count("\n", 0, pos) + 2)
+        at = nl
     return Split(None, text, 1, "unclosed frontmatter: no closing '---' line")
 
 

@@ -53,8 +53,8 @@ def chunks(files: Sequence[PageFile], size: int = CHUNK_FILES) -> list[list[Page
     return out
 
 
-def map_chunks(fn: Callable[..., list[T]], root: str, files: Sequence[PageFile],
-               *args: Any, niceness: int = 0) -> Iterator[list[T]] | None:
+def map_chunks(fn: Callable[..., T], root: str, files: Sequence[PageFile],
+               *args: Any, niceness: int = 0) -> Iterator[T] | None:
     """``fn(root, chunk, *args)`` for every chunk of ``files`` in worker processes, in order.
 
     ``niceness`` above 0 lowers the workers' CPU priority by that much (work in the background
@@ -80,7 +80,7 @@ def map_chunks(fn: Callable[..., list[T]], root: str, files: Sequence[PageFile],
         pool.shutdown(wait=False, cancel_futures=True)
         return None
 
-    def results() -> Iterator[list[T]]:
+    def results() -> Iterator[T]:
         try:
             for i, future in enumerate(futures):
                 try:
