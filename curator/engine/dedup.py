@@ -67,7 +67,6 @@ import posixpath
 import re
 import threading
 import unicodedata
-from array import array
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import suppress
@@ -178,40 +177,78 @@ def tokens(text: str) -> list[str]:
     return _TOKEN.findall(text.lower())
 
 
-class _WordIds(dict[str, int]):
-    """A stable 64-bit id per word, the same in every process (``hash`` of a str is salted per
-    process, so samples, bands and borderline answers would differ from one run to the next)."""
-
-    LIMIT = 2_000_000  # distinct words kept before the table starts again
-
-    def __missing__(self, word: str) -> int:
-        if len(self) >= self.LIMIT:
-            self.clear()
-        value = int.from_bytes(hashlib.blake2b(word.encode("utf-8", "surrogatepass"), digest_size=8).digest(),
-                               "little", signed=True)
-        self[word] = value
-        return value
+def _splitmix(z: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser (a bijection of 64-bit values), wrapping."""
+    with np.errstate(over="ignore"):
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
 
 
-class _ByteWordIds(dict[bytes, int]):
-    """:class:`_WordIds` of ASCII words as bytes (the same ids: the hash is of the UTF-8 bytes)."""
-
-    def __missing__(self, word: bytes) -> int:
-        if len(self) >= _WordIds.LIMIT:
-            self.clear()
-        value = int.from_bytes(hashlib.blake2b(word, digest_size=8).digest(), "little", signed=True)
-        self[word] = value
-        return value
+def _mults(n: int) -> np.ndarray:
+    """``n`` odd 64-bit multipliers, the k-th the same for every ``n`` (splitmix64 of k)."""
+    with np.errstate(over="ignore"):
+        z = np.arange(1, n + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    return _splitmix(z) | np.uint64(1)
 
 
-_WORD_IDS = _WordIds()
-_BYTE_WORD_IDS = _ByteWordIds()
-#: ASCII bytes to what the words of a lowercased ASCII text are made of (``_ASCII_TOKEN``):
-#: letters lowercased, digits kept, every other byte a space (so ``bytes.split`` finds the words).
-_ASCII_WORDS = bytes(c | 0x20 if 65 <= c <= 90 or 97 <= c <= 122 else c if 48 <= c <= 57 else 0x20 for c in range(256))
+#: Word ids: a polynomial hash of the word's lowercased UTF-8 bytes (``sum(byte_j * P**j)``,
+#: wrapping 64-bit) with its length mixed in, finished by splitmix64: stable across processes
+#: (``hash`` of a str is salted per process, so samples, bands and borderline answers would
+#: differ from one run to the next), and computed for every word of many texts at once from
+#: prefix sums (:func:`_word_ids`), no Python object per word. :func:`word_id` is the definition.
+_WORD_P, _WORD_LEN = (int(x) for x in _mults(2).tolist())
+_WORD_PINV = pow(_WORD_P, -1, 1 << 64)
+_U64 = (1 << 64) - 1
+#: Texts shingled in one block of at most this many bytes (a bigger text is a block alone).
+_WORD_BLOCK = 1 << 22
+_powers: list[np.ndarray] = [np.ones(1, dtype=np.uint64), np.ones(1, dtype=np.uint64)]  # P**j, P**-j
 
 
-_ASCII_TOKEN = re.compile(r"[a-z0-9]+")  # _TOKEN on a lowercased ASCII text (\w there is [a-z0-9_])
+def word_id(word: str) -> int:
+    """A word's stable 64-bit id (the definition :func:`_word_ids` computes in bulk)."""
+    h = 0
+    data = word.encode("utf-8", "surrogatepass")
+    for j, c in enumerate(data):
+        h = (h + c * pow(_WORD_P, j, 1 << 64)) & _U64
+    return int(_splitmix(np.array([h ^ ((len(data) * _WORD_LEN) & _U64)], dtype=np.uint64))[0])
+
+
+def _word_powers(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``P**j`` and ``P**-j`` (wrapping) for j < at least ``n``."""
+    if len(_powers[0]) < n:
+        size = max(n, min(2 * len(_powers[0]), _WORD_BLOCK))
+        with np.errstate(over="ignore"):
+            for i, base in enumerate((_WORD_P, _WORD_PINV)):
+                steps = np.full(size, base, dtype=np.uint64)
+                steps[0] = 1
+                _powers[i] = np.cumprod(steps, dtype=np.uint64)
+    return _powers[0], _powers[1]
+
+
+def _word_ids(data: bytes, ascii_words: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(ids, start offsets) of the words of ``data``: with ``ascii_words``, the runs of ASCII
+    letters and digits of an ASCII text, lowercased; else the runs of bytes other than spaces
+    (lowercased words joined by spaces). A word's hash is ``(S[end] - S[start]) * P**-start``
+    over the prefix sums ``S`` of ``byte_j * P**j``."""
+    b = np.frombuffer(data, dtype=np.uint8)
+    n = len(b)
+    inword = np.zeros(n + 2, dtype=bool)  # (a byte of no word on either side)
+    if ascii_words:  # (bit operations: a table look-up per byte costs 3x more)
+        letter = (b | np.uint8(0x20)) - np.uint8(97) < np.uint8(26)
+        np.logical_or(letter, b - np.uint8(48) < np.uint8(10), out=inword[1:-1])
+        b = b | (letter.view(np.uint8) << np.uint8(5))
+    else:
+        np.not_equal(b, 32, out=inword[1:-1])
+    edges = np.flatnonzero(inword[1:] != inword[:-1])
+    starts, ends = edges[0::2], edges[1::2]
+    pw, ipw = _word_powers(n)
+    with np.errstate(over="ignore"):
+        sums = np.zeros(n + 1, dtype=np.uint64)
+        np.cumsum(b * pw[:n], out=sums[1:])
+        h = (sums[ends] - sums[starts]) * ipw[starts]
+        h ^= (ends - starts).astype(np.uint64) * np.uint64(_WORD_LEN)
+    return _splitmix(h), starts
 
 
 def _hashes(ids: np.ndarray, k: int) -> np.ndarray:
@@ -240,31 +277,49 @@ def shingles(text: str) -> np.ndarray:
 
 
 def shingles_many(texts: list[str]) -> list[np.ndarray]:
-    """:func:`shingles` of each of ``texts``: every text's word ids in one array, every window
-    hashed in one pass (a window never spans two texts), then each text's sorted apart."""
-    get, get_ascii = _WORD_IDS.__getitem__, _BYTE_WORD_IDS.__getitem__
-    ids = array("q")  # (filled in C from the look-ups: no list of millions of ints to convert)
-    counts: list[int] = []
-    for text in texts:
-        if text.isascii():  # (the words of _ASCII_TOKEN, found by a byte table: 2x faster)
-            ascii_words = text.encode("ascii").translate(_ASCII_WORDS).split()
-            ids.extend(map(get_ascii, ascii_words))
-            counts.append(len(ascii_words))
-            continue
-        low = text.lower()
-        words = _ASCII_TOKEN.findall(low) if low.isascii() else _TOKEN.findall(low)
-        ids.extend(map(get, words))
-        counts.append(len(words))
-    every = np.frombuffer(ids, dtype=np.uint64) if len(ids) else np.zeros(0, dtype=np.uint64)
+    """:func:`shingles` of each of ``texts``: the words of many texts hashed in one block
+    (:func:`_word_ids`: ASCII texts by a byte table, the others' words by the regex, joined by
+    spaces), every window hashed in one pass (a window never spans two texts), then each text's
+    sorted apart."""
+    out: list[np.ndarray] = [np.zeros(0, dtype=np.uint64)] * len(texts)
+    ascii_texts: list[tuple[int, bytes]] = []
+    other: list[tuple[int, bytes]] = []
+    for i, text in enumerate(texts):
+        if not text.isascii():
+            low = text.lower()
+            if not low.isascii():
+                other.append((i, " ".join(_TOKEN.findall(low)).encode("utf-8", "surrogatepass")))
+                continue
+            text = low
+        ascii_texts.append((i, text.encode("ascii")))
+    for group, ascii_words in ((ascii_texts, True), (other, False)):
+        start = 0
+        while start < len(group):
+            stop, size = start + 1, len(group[start][1])
+            while stop < len(group) and size + len(group[stop][1]) < _WORD_BLOCK:
+                size += len(group[stop][1]) + 1
+                stop += 1
+            block = group[start:stop]
+            ids, starts = _word_ids(b" ".join(data for _, data in block), ascii_words)
+            offsets = np.cumsum([0, *(len(data) + 1 for _, data in block)])
+            counts = np.diff(np.searchsorted(starts, offsets)).tolist()
+            for (i, _), sets in zip(block, _shingle_sets(ids, counts), strict=True):
+                out[i] = sets
+            start = stop
+    return out
+
+
+def _shingle_sets(ids: np.ndarray, counts: list[int]) -> list[np.ndarray]:
+    """The shingles of consecutive texts whose word ids are ``ids`` (``counts`` words each)."""
     k = SHINGLE_WORDS
-    h = _hashes(every, k) if len(every) >= k else every[:0]
+    h = _hashes(ids, k) if len(ids) >= k else ids[:0]
     out: list[np.ndarray] = []
     start = 0
     for n in counts:
         if n >= k:
             out.append(_sorted_unique(h[start:start + n - k + 1]))
         elif n:
-            out.append(_hashes(every[start:start + n], n))  # (one shingle)
+            out.append(_hashes(ids[start:start + n], n))  # (one shingle)
         else:
             out.append(np.zeros(0, dtype=np.uint64))
         start += n
@@ -323,15 +378,6 @@ def band_keys_many(sigs: list[np.ndarray]) -> np.ndarray:
     with np.errstate(over="ignore"):
         keys: np.ndarray = (rows * _BAND_MULT[None, None, :]).sum(axis=2, dtype=np.uint64)
     return keys
-
-
-def _mults(n: int) -> np.ndarray:
-    """``n`` odd 64-bit multipliers, the k-th the same for every ``n`` (splitmix64 of k)."""
-    with np.errstate(over="ignore"):
-        z = np.arange(1, n + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return (z ^ (z >> np.uint64(31))) | np.uint64(1)
 
 
 _KEY_WORDS = 8  # strings up to this many 8-byte words are hashed many at a time
