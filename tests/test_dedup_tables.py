@@ -131,3 +131,24 @@ def test_band_keys_many_equals_band_keys_of_each() -> None:
     sigs = [rng.integers(0, 2**32, dedup.NUM_PERM, dtype=np.uint64).astype(np.uint32) for _ in range(50)]
     assert dedup.band_keys_many(sigs).tolist() == [dedup.band_keys(s) for s in sigs]
     assert dedup.band_keys_many([]).shape == (0, dedup.BANDS)
+
+
+def test_shingle_counts_by_ranges_and_hash_table_equal_plain_counting(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scan's shingle counts (one sort per range of top bits, a thread each; the values above
+    the limit found again in a linear-probing hash table) = ``np.unique``'s counts, on random
+    values, values crowding one slot (probe chains, keys taking each other's slots), and none."""
+    rng = np.random.default_rng(5)
+    pool = rng.integers(0, 2**64 - 1, 3000, dtype=np.uint64, endpoint=True)
+    crowd = (np.uint64(0xABCD) << np.uint64(48)) + np.arange(200, dtype=np.uint64)  # (one top-bits slot)
+    cases = [pool[rng.zipf(1.3, 50_000) % len(pool)], np.concatenate([np.repeat(crowd, 9), crowd[:50], pool]),
+             np.zeros(0, dtype=np.uint64), np.full(20, 7, dtype=np.uint64)]
+    for cores in (1, 2, 3):
+        monkeypatch.setattr(dedup.parallel, "workers", lambda cores=cores: cores)
+        for values in cases:
+            keys, counts = dedup._distinct_counts(values)
+            want_keys, inverse, want_counts = np.unique(values, return_inverse=True, return_counts=True)
+            assert np.array_equal(keys, want_keys) and np.array_equal(counts, want_counts)
+            for limit in (0, 6, 16):
+                got = dedup._counts_above(values, keys, counts, limit)
+                each = want_counts[inverse]
+                assert np.array_equal(got, np.where(each > limit, each, 1)), (cores, limit)
