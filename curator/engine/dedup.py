@@ -330,30 +330,38 @@ def _shingle_sets(ids: np.ndarray, counts: list[int]) -> list[np.ndarray]:
     return out
 
 
+#: Values looked up per block by :func:`_counts_above`.
+_COUNT_BLOCK = 1 << 18
+
+
 def _threads(fn: Callable[[_T], _R], parts: list[_T]) -> list[_R]:
-    """``fn`` of each of ``parts``, one thread each when there are several cores (numpy's sorts,
-    look-ups and comparisons let go of the interpreter lock: a scan's counting uses them all)."""
-    if len(parts) < 2:
+    """``fn`` of each of ``parts``, in a thread per core when there are several (numpy's sorts,
+    look-ups and comparisons let go of the interpreter lock: a scan's counting uses every core)."""
+    threads = min(len(parts), parallel.workers(), 4)
+    if threads < 2:
         return [fn(p) for p in parts]
-    with ThreadPoolExecutor(len(parts)) as pool:
+    with ThreadPoolExecutor(threads) as pool:
         return list(pool.map(fn, parts))
 
 
 def _distinct_counts(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(sorted distinct values, how often each occurs) of uint64 ``values``: each range of top
     bits sorted apart (a thread per core), so the ranges' answers concatenated are in order."""
-    bits = (min(parallel.workers(), 4) - 1).bit_length()  # (2**bits ranges)
-    shift = np.uint64(64 - bits)
+    ranges = 1 << (min(parallel.workers(), 4) - 1).bit_length()
+    bounds = [np.uint64(i << (65 - ranges.bit_length())) for i in range(1, ranges)]  # (where each range starts)
 
-    def distinct(top: int) -> tuple[np.ndarray, np.ndarray]:
-        part = np.sort(values[(values >> shift) == top] if bits else values)
+    def distinct(i: int) -> tuple[np.ndarray, np.ndarray]:
+        inside = (None if ranges == 1 else values < bounds[0] if i == 0 else values >= bounds[-1] if i == ranges - 1
+                  else (values >= bounds[i - 1]) & (values < bounds[i]))
+        part = values.copy() if inside is None else values[inside]
+        part.sort()
         first = np.empty(len(part), dtype=bool)
         first[:1] = True
         np.not_equal(part[1:], part[:-1], out=first[1:])
         starts = np.flatnonzero(first)
         return part[starts], np.diff(np.append(starts, len(part)))
 
-    found = _threads(distinct, list(range(1 << bits)))
+    found = _threads(distinct, list(range(ranges)))
     return np.concatenate([k for k, _ in found]), np.concatenate([c for _, c in found])
 
 
@@ -409,9 +417,14 @@ def _counts_above(values: np.ndarray, keys: np.ndarray, counts: np.ndarray, limi
     if not len(often):
         return np.ones(len(values), dtype=np.int64)
     slots = _slot_table(often)
-    parts = np.array_split(values, min(parallel.workers(), 4))
-    found = np.concatenate(_threads(lambda part: _find_slots(often, slots, part), parts))
-    out: np.ndarray = np.where(found >= 0, times[np.maximum(found, 0)], 1)
+    out = np.empty(len(values), dtype=np.int64)
+    step = _COUNT_BLOCK  # (small blocks: their temporaries are reused, not fresh pages each)
+
+    def count(start: int) -> None:
+        found = _find_slots(often, slots, values[start:start + step])
+        out[start:start + step] = np.where(found >= 0, times[np.maximum(found, 0)], 1)
+
+    _threads(count, list(range(0, len(values), step)))
     return out
 
 
