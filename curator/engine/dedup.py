@@ -693,14 +693,19 @@ def page_features(page: Page, body_text: str) -> Features:
 def features_of(page: Page, body_shingles: np.ndarray) -> Features:
     """A page's features, its body already shingled (:func:`shingles`)."""
     path, title, slug = page.path, page.title, page.slug
-    stem = posixpath.splitext(path.rpartition("/")[2])[0]  # (Page.stem)
-    words = tuple(w for w in slugify(stem).split("-") if w)
+    stem, words = _slug_words(path)
     return Features(
         path=path, stamp=(page.mtime_ns, page.size), folder=posixpath.dirname(path),
         title_key=fold(title), title_text=fold_spaced(title), title_numbers=numbers(title),
         slug=slug, slug_alnum="".join(words), slug_words=words, slug_numbers=numbers(stem),
         tags=frozenset(t.casefold() for t in page.tags), shingles=body_shingles,
     )
+
+
+def _slug_words(path: str) -> tuple[str, tuple[str, ...]]:
+    """(stem, the words of its slug) of the page at ``path``: what every slug signal reads."""
+    stem = posixpath.splitext(path.rpartition("/")[2])[0]  # (Page.stem)
+    return stem, tuple(w for w in slugify(stem).split("-") if w)
 
 
 def read_body(root: Path | str, path: str) -> str:
@@ -721,15 +726,25 @@ def body_of(data: bytes) -> str:
     return frontmatter.split(decode(data).text).body
 
 
-def shingle_files(root: str, files: list[PageFile], racy: frozenset[str] = frozenset()) -> list[tuple[str, bytes, bytes]]:
-    """(path, :func:`shingles` of its body as bytes, the :func:`~.store.digest` of the bytes read
-    for a page in ``racy``, else b"") for each of ``files``: the bulk of a first scan, run in
-    worker processes (:func:`~.parallel.map_chunks`)."""
+#: What :func:`shingle_files` answers per page: path, its body's shingles, the digest of the bytes
+#: read (a racy page's, else b""), its slug table entries and queries (:func:`_slug_keys`), as bytes.
+Shingled = tuple[str, bytes, bytes, bytes, bytes]
+
+
+def shingle_files(root: str, files: list[PageFile], racy: frozenset[str] = frozenset()) -> list[Shingled]:
+    """A :data:`Shingled` for each of ``files``: the bulk of a first scan, run in worker processes
+    (:func:`~.parallel.map_chunks`) while the scanning process compares titles. The slug keys
+    need only the paths: computed here, they are off that process too."""
     with gc_paused():  # (millions of word ids, none cyclic: the collector doubled the time)
         read = [read_bytes(root, f.path) for f in files]
         sets = shingles_many([body_of(data) for data in read])
-        return [(f.path, sh.tobytes(), digest(data) if f.path in racy else b"")
-                for f, sh, data in zip(files, sets, read, strict=True)]
+        entries, queries, owners = _slug_keys([_slug_words(f.path)[1] for f in files])
+        order = np.argsort(owners, kind="stable")
+        entries, queries = entries[order], queries[order]
+        cut = np.searchsorted(owners[order], np.arange(len(files) + 1)).tolist()
+        return [(f.path, sh.tobytes(), digest(data) if f.path in racy else b"",
+                 entries[cut[i]:cut[i + 1]].tobytes(), queries[cut[i]:cut[i + 1]].tobytes())
+                for i, (f, sh, data) in enumerate(zip(files, sets, read, strict=True))]
 
 
 def _runs(words: tuple[str, ...]) -> set[str]:
@@ -738,10 +753,10 @@ def _runs(words: tuple[str, ...]) -> set[str]:
     return {"".join(words[i:j]) for i in range(n) for j in range(i + 1, min(n, i + 12) + 1)}
 
 
-def _symmetric_keys(f: Features) -> set[str]:
+def _symmetric_keys(words: tuple[str, ...]) -> set[str]:
     """Keys two near-equal slugs share: word sets with words left out, one-character deletions."""
     keys: set[str] = set()
-    uniq = sorted(set(f.slug_words))
+    uniq = sorted(set(words))
     if uniq:
         keys.add("w:" + " ".join(uniq))
     if len(uniq) <= 10:
@@ -750,7 +765,7 @@ def _symmetric_keys(f: Features) -> set[str]:
             if len(uniq) - d >= 2.34 * d:
                 for rest in itertools.combinations(uniq, len(uniq) - d):
                     keys.add("w:" + " ".join(rest))
-    s = f.slug_alnum
+    s = "".join(words)
     if 4 <= len(s) <= 64:  # one-character edits: plurals, typos, hyphenation
         keys.add("d:" + s)
         for i in range(len(s)):
@@ -762,10 +777,11 @@ def _symmetric_keys(f: Features) -> set[str]:
 _SLUG_WHOLE, _SLUG_RUN, _SLUG_SYMMETRIC = (np.uint64(x) for x in _mults(3).tolist())
 
 
-def _slug_keys(feats: list[Features]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _slug_keys(slugs: list[tuple[str, ...]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(entries, queries, owners): the hashed keys each page is filed under in the slug table,
     the keys that find every page whose slug may reach slugSim >= 0.7 with its own, and the
-    index in ``feats`` of the page of each key (entries and queries alike).
+    index in ``slugs`` (each page's slug words, :attr:`Features.slug_words`) of the page of each
+    key (entries and queries alike).
 
     A shorter slug finds the longer ones it is a word run of (its whole slug looked up among
     their runs), a longer one the shorter ones that are its runs (its runs looked up among whole
@@ -778,12 +794,12 @@ def _slug_keys(feats: list[Features]) -> tuple[np.ndarray, np.ndarray, np.ndarra
     owners: list[int] = []
     run_counts: list[int] = []
     sym_counts: list[int] = []
-    for i, f in enumerate(feats):
-        if not f.slug_alnum:
+    for i, words in enumerate(slugs):
+        if not words:
             continue
-        whole.append(f.slug_alnum)
+        whole.append("".join(words))
         owners.append(i)
-        r, k = _runs(f.slug_words), _symmetric_keys(f)
+        r, k = _runs(words), _symmetric_keys(words)
         runs.extend(r)
         sym.extend(k)
         run_counts.append(len(r))
@@ -930,7 +946,7 @@ class _Shingling:
     order: list[str]
     files: list[PageFile]
     racy: dict[str, bytes]  # the store's digests of the pages its racy-stamp guard checks
-    chunks: Iterator[list[tuple[str, bytes, bytes]]] | None  # the workers' results; None: here
+    chunks: Iterator[list[Shingled]] | None  # the workers' results; None: here
 
 
 class ScanStopped(CuratorError):
@@ -1016,26 +1032,29 @@ class DedupIndex:
                     close()
             self._check_stop()
 
-    def _all_shingles(self, work: _Shingling) -> tuple[list[np.ndarray], bool]:
-        """Every page's body shingles (in the order shingling started with), and whether they are
-        of the bytes the page store read: a page its racy-stamp guard still checks
+    def _all_shingles(self, work: _Shingling) -> tuple[list[np.ndarray], list[tuple[bytes, bytes]], bool]:
+        """Every page's body shingles and slug keys (entries, queries: :func:`shingle_files`), in
+        the order shingling started with, and whether the shingles are of the bytes the page
+        store read: a page its racy-stamp guard still checks
         (:meth:`~.store.PageStore.racy_digest`) may have been rewritten in place, within one tick
         of the file clock, since the store read it; its digest is compared, and a scan that read
         other bytes than the store's is not kept (:meth:`_keep`)."""
         racy = work.racy
         chunks = work.chunks
         out: dict[str, np.ndarray] = {}
+        keys: dict[str, tuple[bytes, bytes]] = {}
         same = True
         self._stop_shingling(chunks)
         for chunk in chunks if chunks is not None else (shingle_files(work.root, work.files, frozenset(racy)),):
-            for path, blob, read in chunk:
+            for path, blob, read, entries, queries in chunk:
                 out[path] = np.frombuffer(blob, dtype=np.uint64)
+                keys[path] = entries, queries
                 if read and read != racy[path]:
                     same = False
             self._stop_shingling(chunks)
         with suppress(OSError):  # what session 4 kept per page (as big as the pages): not used any more
             (self.wiki.state_dir / OLD_SIGNATURES).unlink()
-        return [out[p] for p in work.order], same
+        return [out[p] for p in work.order], [keys[p] for p in work.order], same
 
     # --- full scan ----------------------------------------------------------------------------
     def scan(self) -> None:
@@ -1045,19 +1064,23 @@ class DedupIndex:
             token = self.wiki.store.state  # the state these pages are (refreshed by .pages)
             self._reset()
             order = sorted(pages)
-            # The bodies are shingled in worker processes while this one compares the names
-            # (titles, slugs, tags need no body), then the bodies are compared.
+            # The bodies are shingled (and the slugs' keys hashed) in worker processes while this
+            # one compares titles and tags (they need no body), then the slugs and the bodies.
             work = self._start_shingles(pages, order)
             try:
                 none = np.zeros(0, dtype=np.uint64)
                 feats = [features_of(pages[p], none) for p in order]
                 self.features = {f.path: f for f in feats}
-                self._index_all(feats)
-                for step in (self._scan_titles, self._scan_slugs, self._scan_tags):
+                for f in feats:
+                    self._index_names(f)
+                for step in (self._scan_titles, self._scan_tags):
                     self._check_stop()
                     step(feats)
             finally:
-                bodies, same = self._all_shingles(work)  # (workers are waited for whatever happened)
+                bodies, slug_keys, same = self._all_shingles(work)  # (workers are waited for whatever happened)
+            self._check_stop()
+            self._index_slugs(feats, slug_keys)
+            self._scan_slugs(feats)
             self._check_stop()
             for f, sh in zip(feats, bodies, strict=True):
                 f.shingles = sh
@@ -1126,7 +1149,7 @@ class DedupIndex:
 
     def _index(self, f: Features) -> None:
         self._index_names(f)
-        self._slugs.add(f.path, _slug_keys([f])[0].tolist())
+        self._slugs.add(f.path, _slug_keys([f.slug_words])[0].tolist())
         for b, band in enumerate(f.bands):
             self._bands[b].add(f.path, (band,))
 
@@ -1140,12 +1163,13 @@ class DedupIndex:
         self._title_len.append(len(f.title_text))
         self._title_slot[f.path] = slot
 
-    def _index_all(self, feats: list[Features]) -> None:
-        """:meth:`_index` of every page of a scan (no bands yet): the slug keys of every page
-        hashed at once and filed in one sorted table."""
-        for f in feats:
-            self._index_names(f)
-        entries, queries, owners = _slug_keys(feats)
+    def _index_slugs(self, feats: list[Features], keys: list[tuple[bytes, bytes]]) -> None:
+        """Every page of a scan filed in one sorted slug table, by the keys :func:`shingle_files`
+        hashed (``keys``: each page's entries and queries)."""
+        entries = np.frombuffer(b"".join(e for e, _ in keys), dtype=np.uint64)
+        queries = np.frombuffer(b"".join(q for _, q in keys), dtype=np.uint64)
+        counts = np.fromiter((len(e) // 8 for e, _ in keys), dtype=np.int64, count=len(keys))
+        owners = np.repeat(np.arange(len(keys), dtype=np.int64), counts)
         self._slugs.build([f.path for f in feats], entries, owners)
         self._scan_queries = queries, owners
 
@@ -1288,7 +1312,7 @@ class DedupIndex:
                 self._add(signal, fa.path, fb.path, score)
 
     def _scan_slugs(self, feats: list[Features]) -> None:
-        queries, owners = self._scan_queries or _slug_keys(feats)[1:]
+        queries, owners = self._scan_queries or _slug_keys([f.slug_words for f in feats])[1:]
         self._scan_queries = None
         a, b = self._slugs.meets(queries, owners)  # (each pair once: slots are in path order)
         self._verify_slots("slug", feats, a, b)
@@ -1384,7 +1408,7 @@ class DedupIndex:
             for _text, _score, k in process.extract(f.title_text, texts, scorer=fuzz.ratio,
                                                     score_cutoff=TITLE_SIMILARITY * 100, limit=None):
                 self._verify("title", f.path, (paths_by_slot[slots[k]],))
-        self._verify("slug", f.path, self._slugs.find(_slug_keys([f])[1]))
+        self._verify("slug", f.path, self._slugs.find(_slug_keys([f.slug_words])[1]))
         for tag in f.tags:
             members = self._tag_index.get((f.folder, tag), set())
             if len(members) <= RARE_TAG_PAGES:
