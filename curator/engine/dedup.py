@@ -282,7 +282,7 @@ def shingles(text: str) -> np.ndarray:
 
 def shingles_many(texts: list[str]) -> list[np.ndarray]:
     """:func:`shingles` of each of ``texts``: the words of many texts hashed in one block
-    (:func:`_word_ids`: ASCII texts by a byte table, the others' words by the regex, joined by
+    (:func:`_word_ids`: ASCII texts by bit tests on their bytes, the others' words by the regex, joined by
     spaces), every window hashed in one pass (a window never spans two texts), then each text's
     sorted apart."""
     out: list[np.ndarray] = [np.zeros(0, dtype=np.uint64)] * len(texts)
