@@ -237,7 +237,7 @@ def test_shingles_of_many_texts_are_each_texts_own() -> None:
                                        for _ in range(400))]
 
     def by_words(text: str) -> np.ndarray:
-        ids = np.array([dedup._WORD_IDS[w] for w in dedup.tokens(text)], dtype=np.int64).view(np.uint64)
+        ids = np.array([dedup.word_id(w) for w in dedup.tokens(text)], dtype=np.uint64)
         if not len(ids):
             return np.zeros(0, dtype=np.uint64)
         k = min(dedup.SHINGLE_WORDS, len(ids))

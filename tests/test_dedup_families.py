@@ -323,7 +323,7 @@ def count_shingled(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     shingled: list[str] = []
     real = dedup.shingle_files
 
-    def counting(base: str, files: list[dedup.PageFile], *rest: frozenset[str]) -> list[tuple[str, bytes, bytes]]:
+    def counting(base: str, files: list[dedup.PageFile], *rest: frozenset[str]) -> list[dedup.Shingled]:
         shingled.extend(f.path for f in files)
         return real(base, files, *rest)
 

@@ -1,40 +1,56 @@
 """The dedup scan's building blocks: stable key hashes, the sorted key tables that block slugs and
-MinHash bands, the byte-table tokeniser of ASCII bodies, each pinned against the plain computation
+MinHash bands, the bulk word hashes of bodies, each pinned against the plain computation
 it replaces."""
 
 from __future__ import annotations
 
 import itertools
 import random
+import re
 import subprocess
 import sys
 from collections import defaultdict
 
 import numpy as np
+import pytest
 
 from curator.engine import dedup
 
+_ASCII_TOKEN = re.compile(r"[a-z0-9]+")  # the words of a lowercased ASCII text
+
 
 def _reference_shingles(text: str) -> np.ndarray:
-    """Shingles as the regex tokeniser gives them (the definition the byte table must keep)."""
+    """Shingles as the regex tokeniser and :func:`dedup.word_id` give them, word by word (the
+    definition the bulk word hashing must keep)."""
     low = text.lower()
-    words = dedup._ASCII_TOKEN.findall(low) if low.isascii() else dedup._TOKEN.findall(low)
-    ids = np.array([dedup._WORD_IDS[w] for w in words], dtype=np.int64).view(np.uint64)
+    words = _ASCII_TOKEN.findall(low) if low.isascii() else dedup._TOKEN.findall(low)
+    ids = np.array([dedup.word_id(w) for w in words], dtype=np.uint64)
     if len(ids) >= dedup.SHINGLE_WORDS:
         return dedup._sorted_unique(dedup._hashes(ids, dedup.SHINGLE_WORDS))
     return dedup._hashes(ids, len(ids)) if len(ids) else ids[:0]
 
 
-def test_ascii_bodies_are_shingled_as_the_regex_tokeniser_does() -> None:
+def test_bulk_word_hashes_are_each_words_own_id(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every word of many texts hashed at once from prefix sums (ASCII texts by bit tests on their
+    bytes, the others' regex words joined by spaces) = :func:`dedup.word_id` of each word: random
+    mixed text, non-ASCII letters, CJK, a Kelvin sign that lowercases to ASCII, lone surrogates,
+    empty texts, long words, texts spread over several blocks and a text bigger than a block."""
     rng = random.Random(7)
-    alphabet = "abcXYZ019 _-\t\n.,;:'\"()[]#*K\u212a\u00e9\u00df\u4e00"
+    alphabet = "abcXYZ019 _-\t\n.,;:'\"()[]#*@`{K\u212a\u00e9\u00df\u4e00\u0130"
     texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 80))) for _ in range(3000)]
     texts += ["".join(chr(rng.randint(0, 127)) for _ in range(rng.randint(0, 200))) for _ in range(500)]
+    texts += ["", " ", "a", "A b C d E", "x" * 300 + " y", "caf\u00e9 \ud800 na\u00efve \u4e00\u4e8c",
+              "\u212a" * 3 + " kelvin", " ".join(f"w{i}" for i in range(5000))]
     for text, got in zip(texts, dedup.shingles_many(texts), strict=True):
         assert np.array_equal(got, _reference_shingles(text)), text
-    table = bytes((c + 32 if 65 <= c <= 90 else c) if chr(c).isascii() and chr(c).isalnum() else 32
-                  for c in range(256))
-    assert table == dedup._ASCII_WORDS
+    monkeypatch.setattr(dedup, "_WORD_BLOCK", 64)  # (blocks of a few texts, one text bigger than a block)
+    monkeypatch.setattr(dedup, "_powers", [np.ones(1, dtype=np.uint64)] * 2)
+    for text, got in zip(texts, dedup.shingles_many(texts), strict=True):
+        assert np.array_equal(got, _reference_shingles(text)), text
+    assert dedup.word_id("Word".lower()) == dedup.word_id("word") != dedup.word_id("words")
+    ids, starts = dedup._word_ids(b"ab  CD9 e", True)
+    assert starts.tolist() == [0, 4, 8]
+    assert ids.tolist() == [dedup.word_id(w) for w in ("ab", "cd9", "e")]
 
 
 def test_string_hashes_are_stable_across_processes_and_equal_for_equal_strings() -> None:
@@ -115,3 +131,24 @@ def test_band_keys_many_equals_band_keys_of_each() -> None:
     sigs = [rng.integers(0, 2**32, dedup.NUM_PERM, dtype=np.uint64).astype(np.uint32) for _ in range(50)]
     assert dedup.band_keys_many(sigs).tolist() == [dedup.band_keys(s) for s in sigs]
     assert dedup.band_keys_many([]).shape == (0, dedup.BANDS)
+
+
+def test_shingle_counts_by_ranges_and_hash_table_equal_plain_counting(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scan's shingle counts (one sort per range of top bits, a thread each; the values above
+    the limit found again in a linear-probing hash table) = ``np.unique``'s counts, on random
+    values, values crowding one slot (probe chains, keys taking each other's slots), and none."""
+    rng = np.random.default_rng(5)
+    pool = rng.integers(0, 2**64 - 1, 3000, dtype=np.uint64, endpoint=True)
+    crowd = (np.uint64(0xABCD) << np.uint64(48)) + np.arange(200, dtype=np.uint64)  # (one top-bits slot)
+    cases = [pool[rng.zipf(1.3, 50_000) % len(pool)], np.concatenate([np.repeat(crowd, 9), crowd[:50], pool]),
+             np.zeros(0, dtype=np.uint64), np.full(20, 7, dtype=np.uint64)]
+    for cores in (1, 2, 3):
+        monkeypatch.setattr(dedup.parallel, "workers", lambda cores=cores: cores)
+        for values in cases:
+            keys, counts = dedup._distinct_counts(values)
+            want_keys, inverse, want_counts = np.unique(values, return_inverse=True, return_counts=True)
+            assert np.array_equal(keys, want_keys) and np.array_equal(counts, want_counts)
+            for limit in (0, 6, 16):
+                got = dedup._counts_above(values, keys, counts, limit)
+                each = want_counts[inverse]
+                assert np.array_equal(got, np.where(each > limit, each, 1)), (cores, limit)

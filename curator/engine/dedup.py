@@ -67,13 +67,13 @@ import posixpath
 import re
 import threading
 import unicodedata
-from array import array
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from rapidfuzz import fuzz, process
@@ -84,7 +84,7 @@ from .actor import OPERATOR, Actor
 from .decision_files import load_decision_file
 from .errors import CuratorError
 from .links import LinkIndex
-from .page import Page, decode, link_key, path_key
+from .page import Page, decode, link_key
 from .slugs import SlugFeatures, similarity, slug_features, slugify
 from .status import Status
 from .store import digest, gc_paused
@@ -139,6 +139,8 @@ SETTINGS = (TITLE_SIMILARITY, TAG_JACCARD, SLUG_SIMILARITY, BODY_JACCARD, SHINGL
             MAX_FANOUT, RARE_TAG_PAGES, MIN_RARE_TAGS, BOILERPLATE_MIN_PAGES, NUM_PERM, BANDS, ROWS,
             CONTAINMENT, CONTAINMENT_SAMPLE, CONTAINMENT_HITS, CONTAINMENT_MIN_HITS, CONTAINMENT_MAX_PAGES)
 
+_T = TypeVar("_T")
+_R = TypeVar("_R")
 _TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]|[^\W_]+")
 _NON_ALNUM = re.compile(r"[\W_]+")
 _DIGITS = re.compile(r"\d+")
@@ -178,40 +180,79 @@ def tokens(text: str) -> list[str]:
     return _TOKEN.findall(text.lower())
 
 
-class _WordIds(dict[str, int]):
-    """A stable 64-bit id per word, the same in every process (``hash`` of a str is salted per
-    process, so samples, bands and borderline answers would differ from one run to the next)."""
-
-    LIMIT = 2_000_000  # distinct words kept before the table starts again
-
-    def __missing__(self, word: str) -> int:
-        if len(self) >= self.LIMIT:
-            self.clear()
-        value = int.from_bytes(hashlib.blake2b(word.encode("utf-8", "surrogatepass"), digest_size=8).digest(),
-                               "little", signed=True)
-        self[word] = value
-        return value
+def _splitmix(z: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser (a bijection of 64-bit values), wrapping."""
+    with np.errstate(over="ignore"):
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    out: np.ndarray = z ^ (z >> np.uint64(31))
+    return out
 
 
-class _ByteWordIds(dict[bytes, int]):
-    """:class:`_WordIds` of ASCII words as bytes (the same ids: the hash is of the UTF-8 bytes)."""
-
-    def __missing__(self, word: bytes) -> int:
-        if len(self) >= _WordIds.LIMIT:
-            self.clear()
-        value = int.from_bytes(hashlib.blake2b(word, digest_size=8).digest(), "little", signed=True)
-        self[word] = value
-        return value
+def _mults(n: int) -> np.ndarray:
+    """``n`` odd 64-bit multipliers, the k-th the same for every ``n`` (splitmix64 of k)."""
+    with np.errstate(over="ignore"):
+        z = np.arange(1, n + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    return _splitmix(z) | np.uint64(1)
 
 
-_WORD_IDS = _WordIds()
-_BYTE_WORD_IDS = _ByteWordIds()
-#: ASCII bytes to what the words of a lowercased ASCII text are made of (``_ASCII_TOKEN``):
-#: letters lowercased, digits kept, every other byte a space (so ``bytes.split`` finds the words).
-_ASCII_WORDS = bytes(c | 0x20 if 65 <= c <= 90 or 97 <= c <= 122 else c if 48 <= c <= 57 else 0x20 for c in range(256))
+#: Word ids: a polynomial hash of the word's lowercased UTF-8 bytes (``sum(byte_j * P**j)``,
+#: wrapping 64-bit) with its length mixed in, finished by splitmix64: stable across processes
+#: (``hash`` of a str is salted per process, so samples, bands and borderline answers would
+#: differ from one run to the next), and computed for every word of many texts at once from
+#: prefix sums (:func:`_word_ids`), no Python object per word. :func:`word_id` is the definition.
+_WORD_P, _WORD_LEN = (int(x) for x in _mults(2).tolist())
+_WORD_PINV = pow(_WORD_P, -1, 1 << 64)
+_U64 = (1 << 64) - 1
+#: Texts shingled in one block of at most this many bytes (a bigger text is a block alone).
+_WORD_BLOCK = 1 << 22
+_powers: list[np.ndarray] = [np.ones(1, dtype=np.uint64), np.ones(1, dtype=np.uint64)]  # P**j, P**-j
 
 
-_ASCII_TOKEN = re.compile(r"[a-z0-9]+")  # _TOKEN on a lowercased ASCII text (\w there is [a-z0-9_])
+def word_id(word: str) -> int:
+    """A word's stable 64-bit id (the definition :func:`_word_ids` computes in bulk)."""
+    h = 0
+    data = word.encode("utf-8", "surrogatepass")
+    for j, c in enumerate(data):
+        h = (h + c * pow(_WORD_P, j, 1 << 64)) & _U64
+    return int(_splitmix(np.array([h ^ ((len(data) * _WORD_LEN) & _U64)], dtype=np.uint64))[0])
+
+
+def _word_powers(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``P**j`` and ``P**-j`` (wrapping) for j < at least ``n``."""
+    if len(_powers[0]) < n:
+        size = max(n, min(2 * len(_powers[0]), _WORD_BLOCK))
+        with np.errstate(over="ignore"):
+            for i, base in enumerate((_WORD_P, _WORD_PINV)):
+                steps = np.full(size, base, dtype=np.uint64)
+                steps[0] = 1
+                _powers[i] = np.cumprod(steps, dtype=np.uint64)
+    return _powers[0], _powers[1]
+
+
+def _word_ids(data: bytes, ascii_words: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(ids, start offsets) of the words of ``data``: with ``ascii_words``, the runs of ASCII
+    letters and digits of an ASCII text, lowercased; else the runs of bytes other than spaces
+    (lowercased words joined by spaces). A word's hash is ``(S[end] - S[start]) * P**-start``
+    over the prefix sums ``S`` of ``byte_j * P**j``."""
+    b = np.frombuffer(data, dtype=np.uint8)
+    n = len(b)
+    inword = np.zeros(n + 2, dtype=bool)  # (a byte of no word on either side)
+    if ascii_words:  # (bit operations: a table look-up per byte costs 3x more)
+        letter = (b | np.uint8(0x20)) - np.uint8(97) < np.uint8(26)
+        np.logical_or(letter, b - np.uint8(48) < np.uint8(10), out=inword[1:-1])
+        b = b | (letter.view(np.uint8) << np.uint8(5))
+    else:
+        np.not_equal(b, 32, out=inword[1:-1])
+    edges = np.flatnonzero(inword[1:] != inword[:-1])
+    starts, ends = edges[0::2], edges[1::2]
+    pw, ipw = _word_powers(n)
+    with np.errstate(over="ignore"):
+        sums = np.zeros(n + 1, dtype=np.uint64)
+        np.cumsum(b * pw[:n], out=sums[1:])
+        h = (sums[ends] - sums[starts]) * ipw[starts]
+        h ^= (ends - starts).astype(np.uint64) * np.uint64(_WORD_LEN)
+    return _splitmix(h), starts
 
 
 def _hashes(ids: np.ndarray, k: int) -> np.ndarray:
@@ -240,34 +281,150 @@ def shingles(text: str) -> np.ndarray:
 
 
 def shingles_many(texts: list[str]) -> list[np.ndarray]:
-    """:func:`shingles` of each of ``texts``: every text's word ids in one array, every window
-    hashed in one pass (a window never spans two texts), then each text's sorted apart."""
-    get, get_ascii = _WORD_IDS.__getitem__, _BYTE_WORD_IDS.__getitem__
-    ids = array("q")  # (filled in C from the look-ups: no list of millions of ints to convert)
-    counts: list[int] = []
-    for text in texts:
-        if text.isascii():  # (the words of _ASCII_TOKEN, found by a byte table: 2x faster)
-            ascii_words = text.encode("ascii").translate(_ASCII_WORDS).split()
-            ids.extend(map(get_ascii, ascii_words))
-            counts.append(len(ascii_words))
-            continue
-        low = text.lower()
-        words = _ASCII_TOKEN.findall(low) if low.isascii() else _TOKEN.findall(low)
-        ids.extend(map(get, words))
-        counts.append(len(words))
-    every = np.frombuffer(ids, dtype=np.uint64) if len(ids) else np.zeros(0, dtype=np.uint64)
+    """:func:`shingles` of each of ``texts``: the words of many texts hashed in one block
+    (:func:`_word_ids`: ASCII texts by bit tests on their bytes, the others' words by the regex, joined by
+    spaces), every window hashed in one pass (a window never spans two texts), then each text's
+    sorted apart."""
+    out: list[np.ndarray] = [np.zeros(0, dtype=np.uint64)] * len(texts)
+    ascii_texts: list[tuple[int, bytes]] = []
+    other: list[tuple[int, bytes]] = []
+    for i, text in enumerate(texts):
+        if not text.isascii():
+            low = text.lower()
+            if not low.isascii():
+                other.append((i, " ".join(_TOKEN.findall(low)).encode("utf-8", "surrogatepass")))
+                continue
+            text = low
+        ascii_texts.append((i, text.encode("ascii")))
+    for group, ascii_words in ((ascii_texts, True), (other, False)):
+        start = 0
+        while start < len(group):
+            stop, size = start + 1, len(group[start][1])
+            while stop < len(group) and size + len(group[stop][1]) < _WORD_BLOCK:
+                size += len(group[stop][1]) + 1
+                stop += 1
+            block = group[start:stop]
+            ids, starts = _word_ids(b" ".join(data for _, data in block), ascii_words)
+            offsets = np.cumsum([0, *(len(data) + 1 for _, data in block)])
+            counts = np.diff(np.searchsorted(starts, offsets)).tolist()
+            for (i, _), sets in zip(block, _shingle_sets(ids, counts), strict=True):
+                out[i] = sets
+            start = stop
+    return out
+
+
+def _shingle_sets(ids: np.ndarray, counts: list[int]) -> list[np.ndarray]:
+    """The shingles of consecutive texts whose word ids are ``ids`` (``counts`` words each)."""
     k = SHINGLE_WORDS
-    h = _hashes(every, k) if len(every) >= k else every[:0]
+    h = _hashes(ids, k) if len(ids) >= k else ids[:0]
     out: list[np.ndarray] = []
     start = 0
     for n in counts:
         if n >= k:
             out.append(_sorted_unique(h[start:start + n - k + 1]))
         elif n:
-            out.append(_hashes(every[start:start + n], n))  # (one shingle)
+            out.append(_hashes(ids[start:start + n], n))  # (one shingle)
         else:
             out.append(np.zeros(0, dtype=np.uint64))
         start += n
+    return out
+
+
+#: Values looked up per block by :func:`_counts_above`.
+_COUNT_BLOCK = 1 << 18
+
+
+def _threads(fn: Callable[[_T], _R], parts: list[_T]) -> list[_R]:
+    """``fn`` of each of ``parts``, in a thread per core when there are several (numpy's sorts,
+    look-ups and comparisons let go of the interpreter lock: a scan's counting uses every core)."""
+    threads = min(len(parts), parallel.workers(), 4)
+    if threads < 2:
+        return [fn(p) for p in parts]
+    with ThreadPoolExecutor(threads) as pool:
+        return list(pool.map(fn, parts))
+
+
+def _distinct_counts(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted distinct values, how often each occurs) of uint64 ``values``: each range of top
+    bits sorted apart (a thread per core), so the ranges' answers concatenated are in order."""
+    ranges = 1 << (min(parallel.workers(), 4) - 1).bit_length()
+    bounds = [np.uint64(i << (65 - ranges.bit_length())) for i in range(1, ranges)]  # (where each range starts)
+
+    def distinct(i: int) -> tuple[np.ndarray, np.ndarray]:
+        inside = (None if ranges == 1 else values < bounds[0] if i == 0 else values >= bounds[-1] if i == ranges - 1
+                  else (values >= bounds[i - 1]) & (values < bounds[i]))
+        part = values.copy() if inside is None else values[inside]
+        part.sort()
+        first = np.empty(len(part), dtype=bool)
+        first[:1] = True
+        np.not_equal(part[1:], part[:-1], out=first[1:])
+        starts = np.flatnonzero(first)
+        return part[starts], np.diff(np.append(starts, len(part)))
+
+    found = _threads(distinct, list(range(ranges)))
+    return np.concatenate([k for k, _ in found]), np.concatenate([c for _, c in found])
+
+
+def _slot_table(keys: np.ndarray) -> np.ndarray:
+    """An open-addressing table (linear probing from the top bits) of distinct uint64 ``keys``:
+    each slot holds the index of a key, or -1; at most one slot in eight is used."""
+    bits = max(8, (8 * len(keys)).bit_length())
+    mask = (1 << bits) - 1
+    slots = np.full(1 << bits, -1, dtype=np.int64)
+    at = (keys >> np.uint64(64 - bits)).astype(np.int64)
+    pending = np.arange(len(keys), dtype=np.int64)
+    while len(pending):
+        where = at[pending]
+        free = slots[where] < 0
+        placed, into = pending[free], where[free]
+        slots[into] = placed  # (two keys for one free slot: one of them wins it)
+        won = slots[into] == placed
+        pending = np.concatenate([pending[~free], placed[~won]])
+        at[pending] = (at[pending] + 1) & mask
+    return slots
+
+
+def _find_slots(keys: np.ndarray, slots: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """The index in ``keys`` of each of ``values`` (-1 for a value not among them), looked up in
+    their :func:`_slot_table` ``slots``."""
+    bits = len(slots).bit_length() - 1
+    mask = len(slots) - 1
+    at = (values >> np.uint64(64 - bits)).astype(np.int64)
+    out = np.full(len(values), -1, dtype=np.int64)
+    todo: np.ndarray | None = None  # (None: every value, first round)
+    while todo is None or len(todo):
+        where = at if todo is None else at[todo]
+        slot = slots[where]
+        used = slot >= 0
+        hit = used & (keys[np.maximum(slot, 0)] == (values if todo is None else values[todo]))
+        if todo is None:
+            out[hit] = slot[hit]
+            todo = np.flatnonzero(used & ~hit)
+        else:
+            out[todo[hit]] = slot[hit]
+            todo = todo[used & ~hit]
+        at[todo] = (at[todo] + 1) & mask
+    return out
+
+
+def _counts_above(values: np.ndarray, keys: np.ndarray, counts: np.ndarray, limit: int) -> np.ndarray:
+    """How often each of ``values`` occurs (``keys``: the distinct values, sorted; ``counts``:
+    theirs), exact above ``limit`` and 1 at or below it (what a discount tells apart): the few
+    values above it looked up in a hash table, a thread per core, rather than all of them found
+    by sorting."""
+    above = counts > limit
+    often, times = keys[above], counts[above]
+    if not len(often):
+        return np.ones(len(values), dtype=np.int64)
+    slots = _slot_table(often)
+    out = np.empty(len(values), dtype=np.int64)
+    step = _COUNT_BLOCK  # (small blocks: their temporaries are reused, not fresh pages each)
+
+    def count(start: int) -> None:
+        found = _find_slots(often, slots, values[start:start + step])
+        out[start:start + step] = np.where(found >= 0, times[np.maximum(found, 0)], 1)
+
+    _threads(count, list(range(0, len(values), step)))
     return out
 
 
@@ -323,15 +480,6 @@ def band_keys_many(sigs: list[np.ndarray]) -> np.ndarray:
     with np.errstate(over="ignore"):
         keys: np.ndarray = (rows * _BAND_MULT[None, None, :]).sum(axis=2, dtype=np.uint64)
     return keys
-
-
-def _mults(n: int) -> np.ndarray:
-    """``n`` odd 64-bit multipliers, the k-th the same for every ``n`` (splitmix64 of k)."""
-    with np.errstate(over="ignore"):
-        z = np.arange(1, n + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return (z ^ (z >> np.uint64(31))) | np.uint64(1)
 
 
 _KEY_WORDS = 8  # strings up to this many 8-byte words are hashed many at a time
@@ -523,8 +671,6 @@ class Features:
     slug_words: tuple[str, ...]
     slug_numbers: tuple[str, ...]
     tags: frozenset[str]
-    names: frozenset[str]  # link keys that name this page (slug, path and its suffixes, title, aliases)
-    link_keys: frozenset[str]  # link keys this page links to
     shingles: np.ndarray  # all body shingles
     body: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))  # minus boilerplate
     rare: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))  # on few pages (containment)
@@ -547,15 +693,19 @@ def page_features(page: Page, body_text: str) -> Features:
 def features_of(page: Page, body_shingles: np.ndarray) -> Features:
     """A page's features, its body already shingled (:func:`shingles`)."""
     path, title, slug = page.path, page.title, page.slug
-    stem = posixpath.splitext(path.rpartition("/")[2])[0]  # (Page.stem)
-    words = tuple(w for w in slugify(stem).split("-") if w)
+    stem, words = _slug_words(path)
     return Features(
         path=path, stamp=(page.mtime_ns, page.size), folder=posixpath.dirname(path),
         title_key=fold(title), title_text=fold_spaced(title), title_numbers=numbers(title),
         slug=slug, slug_alnum="".join(words), slug_words=words, slug_numbers=numbers(stem),
-        tags=frozenset(t.casefold() for t in page.tags), names=page_names(page, slug),
-        link_keys=frozenset(link.key for link in page.links), shingles=body_shingles,
+        tags=frozenset(t.casefold() for t in page.tags), shingles=body_shingles,
     )
+
+
+def _slug_words(path: str) -> tuple[str, tuple[str, ...]]:
+    """(stem, the words of its slug) of the page at ``path``: what every slug signal reads."""
+    stem = posixpath.splitext(path.rpartition("/")[2])[0]  # (Page.stem)
+    return stem, tuple(w for w in slugify(stem).split("-") if w)
 
 
 def read_body(root: Path | str, path: str) -> str:
@@ -576,25 +726,25 @@ def body_of(data: bytes) -> str:
     return frontmatter.split(decode(data).text).body
 
 
-def shingle_files(root: str, files: list[PageFile], racy: frozenset[str] = frozenset()) -> list[tuple[str, bytes, bytes]]:
-    """(path, :func:`shingles` of its body as bytes, the :func:`~.store.digest` of the bytes read
-    for a page in ``racy``, else b"") for each of ``files``: the bulk of a first scan, run in
-    worker processes (:func:`~.parallel.map_chunks`)."""
+#: What :func:`shingle_files` answers per page: path, its body's shingles, the digest of the bytes
+#: read (a racy page's, else b""), its slug table entries and queries (:func:`_slug_keys`), as bytes.
+Shingled = tuple[str, bytes, bytes, bytes, bytes]
+
+
+def shingle_files(root: str, files: list[PageFile], racy: frozenset[str] = frozenset()) -> list[Shingled]:
+    """A :data:`Shingled` for each of ``files``: the bulk of a first scan, run in worker processes
+    (:func:`~.parallel.map_chunks`) while the scanning process compares titles. The slug keys
+    need only the paths: computed here, they are off that process too."""
     with gc_paused():  # (millions of word ids, none cyclic: the collector doubled the time)
         read = [read_bytes(root, f.path) for f in files]
         sets = shingles_many([body_of(data) for data in read])
-        return [(f.path, sh.tobytes(), digest(data) if f.path in racy else b"")
-                for f, sh, data in zip(files, sets, read, strict=True)]
-
-
-def page_names(page: Page, slug: str | None = None) -> frozenset[str]:
-    """The link keys that reach ``page`` by name: what inbound links are counted by (``slug``:
-    the page's, when known)."""
-    key = path_key(page.path)
-    parts = key.split("/")
-    suffixes = {"/".join(parts[i:]) for i in range(len(parts))}
-    return frozenset({slug if slug is not None else page.slug, *suffixes, link_key(page.title),
-                      *(link_key(a) for a in page.aliases)} - {""})
+        entries, queries, owners = _slug_keys([_slug_words(f.path)[1] for f in files])
+        order = np.argsort(owners, kind="stable")
+        entries, queries = entries[order], queries[order]
+        cut = np.searchsorted(owners[order], np.arange(len(files) + 1)).tolist()
+        return [(f.path, sh.tobytes(), digest(data) if f.path in racy else b"",
+                 entries[cut[i]:cut[i + 1]].tobytes(), queries[cut[i]:cut[i + 1]].tobytes())
+                for i, (f, sh, data) in enumerate(zip(files, sets, read, strict=True))]
 
 
 def _runs(words: tuple[str, ...]) -> set[str]:
@@ -603,10 +753,10 @@ def _runs(words: tuple[str, ...]) -> set[str]:
     return {"".join(words[i:j]) for i in range(n) for j in range(i + 1, min(n, i + 12) + 1)}
 
 
-def _symmetric_keys(f: Features) -> set[str]:
+def _symmetric_keys(words: tuple[str, ...]) -> set[str]:
     """Keys two near-equal slugs share: word sets with words left out, one-character deletions."""
     keys: set[str] = set()
-    uniq = sorted(set(f.slug_words))
+    uniq = sorted(set(words))
     if uniq:
         keys.add("w:" + " ".join(uniq))
     if len(uniq) <= 10:
@@ -615,7 +765,7 @@ def _symmetric_keys(f: Features) -> set[str]:
             if len(uniq) - d >= 2.34 * d:
                 for rest in itertools.combinations(uniq, len(uniq) - d):
                     keys.add("w:" + " ".join(rest))
-    s = f.slug_alnum
+    s = "".join(words)
     if 4 <= len(s) <= 64:  # one-character edits: plurals, typos, hyphenation
         keys.add("d:" + s)
         for i in range(len(s)):
@@ -627,10 +777,11 @@ def _symmetric_keys(f: Features) -> set[str]:
 _SLUG_WHOLE, _SLUG_RUN, _SLUG_SYMMETRIC = (np.uint64(x) for x in _mults(3).tolist())
 
 
-def _slug_keys(feats: list[Features]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _slug_keys(slugs: list[tuple[str, ...]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(entries, queries, owners): the hashed keys each page is filed under in the slug table,
     the keys that find every page whose slug may reach slugSim >= 0.7 with its own, and the
-    index in ``feats`` of the page of each key (entries and queries alike).
+    index in ``slugs`` (each page's slug words, :attr:`Features.slug_words`) of the page of each
+    key (entries and queries alike).
 
     A shorter slug finds the longer ones it is a word run of (its whole slug looked up among
     their runs), a longer one the shorter ones that are its runs (its runs looked up among whole
@@ -643,12 +794,12 @@ def _slug_keys(feats: list[Features]) -> tuple[np.ndarray, np.ndarray, np.ndarra
     owners: list[int] = []
     run_counts: list[int] = []
     sym_counts: list[int] = []
-    for i, f in enumerate(feats):
-        if not f.slug_alnum:
+    for i, words in enumerate(slugs):
+        if not words:
             continue
-        whole.append(f.slug_alnum)
+        whole.append("".join(words))
         owners.append(i)
-        r, k = _runs(f.slug_words), _symmetric_keys(f)
+        r, k = _runs(words), _symmetric_keys(words)
         runs.extend(r)
         sym.extend(k)
         run_counts.append(len(r))
@@ -795,7 +946,7 @@ class _Shingling:
     order: list[str]
     files: list[PageFile]
     racy: dict[str, bytes]  # the store's digests of the pages its racy-stamp guard checks
-    chunks: Iterator[list[tuple[str, bytes, bytes]]] | None  # the workers' results; None: here
+    chunks: Iterator[list[Shingled]] | None  # the workers' results; None: here
 
 
 class ScanStopped(CuratorError):
@@ -881,26 +1032,29 @@ class DedupIndex:
                     close()
             self._check_stop()
 
-    def _all_shingles(self, work: _Shingling) -> tuple[list[np.ndarray], bool]:
-        """Every page's body shingles (in the order shingling started with), and whether they are
-        of the bytes the page store read: a page its racy-stamp guard still checks
+    def _all_shingles(self, work: _Shingling) -> tuple[list[np.ndarray], list[tuple[bytes, bytes]], bool]:
+        """Every page's body shingles and slug keys (entries, queries: :func:`shingle_files`), in
+        the order shingling started with, and whether the shingles are of the bytes the page
+        store read: a page its racy-stamp guard still checks
         (:meth:`~.store.PageStore.racy_digest`) may have been rewritten in place, within one tick
         of the file clock, since the store read it; its digest is compared, and a scan that read
         other bytes than the store's is not kept (:meth:`_keep`)."""
         racy = work.racy
         chunks = work.chunks
         out: dict[str, np.ndarray] = {}
+        keys: dict[str, tuple[bytes, bytes]] = {}
         same = True
         self._stop_shingling(chunks)
         for chunk in chunks if chunks is not None else (shingle_files(work.root, work.files, frozenset(racy)),):
-            for path, blob, read in chunk:
+            for path, blob, read, entries, queries in chunk:
                 out[path] = np.frombuffer(blob, dtype=np.uint64)
+                keys[path] = entries, queries
                 if read and read != racy[path]:
                     same = False
             self._stop_shingling(chunks)
         with suppress(OSError):  # what session 4 kept per page (as big as the pages): not used any more
             (self.wiki.state_dir / OLD_SIGNATURES).unlink()
-        return [out[p] for p in work.order], same
+        return [out[p] for p in work.order], [keys[p] for p in work.order], same
 
     # --- full scan ----------------------------------------------------------------------------
     def scan(self) -> None:
@@ -910,19 +1064,23 @@ class DedupIndex:
             token = self.wiki.store.state  # the state these pages are (refreshed by .pages)
             self._reset()
             order = sorted(pages)
-            # The bodies are shingled in worker processes while this one compares the names
-            # (titles, slugs, tags need no body), then the bodies are compared.
+            # The bodies are shingled (and the slugs' keys hashed) in worker processes while this
+            # one compares titles and tags (they need no body), then the slugs and the bodies.
             work = self._start_shingles(pages, order)
             try:
                 none = np.zeros(0, dtype=np.uint64)
                 feats = [features_of(pages[p], none) for p in order]
                 self.features = {f.path: f for f in feats}
-                self._index_all(feats)
-                for step in (self._scan_titles, self._scan_slugs, self._scan_tags):
+                for f in feats:
+                    self._index_names(f)
+                for step in (self._scan_titles, self._scan_tags):
                     self._check_stop()
                     step(feats)
             finally:
-                bodies, same = self._all_shingles(work)  # (workers are waited for whatever happened)
+                bodies, slug_keys, same = self._all_shingles(work)  # (workers are waited for whatever happened)
+            self._check_stop()
+            self._index_slugs(feats, slug_keys)
+            self._scan_slugs(feats)
             self._check_stop()
             for f, sh in zip(feats, bodies, strict=True):
                 f.shingles = sh
@@ -938,27 +1096,18 @@ class DedupIndex:
             self._unkept, self._unkept_update = (token if same else None), False
 
     def _count_shingles(self, feats: list[Features]) -> list[np.ndarray]:
-        """Count on how many pages each shingle occurs; return each page's per-shingle counts."""
+        """Count on how many pages each shingle occurs; return each page's per-shingle counts
+        (exact above CONTAINMENT_MAX_PAGES, 1 at or below it: what :meth:`_discount` tells apart)."""
         sizes = [len(f.shingles) for f in feats]
         if not sum(sizes):
             return [np.zeros(0, dtype=np.int64) for _ in feats]
-        # One vectorised pass over all shingles instead of a lookup per page. Each page's array
-        # is sorted already, so a stable sort (timsort) merges 32,000 runs rather than sorting
-        # 14 million values from scratch: several times cheaper than np.unique's quicksort.
+        # One vectorised pass over all shingles instead of a lookup per page: one sort (by ranges
+        # of top bits, a thread each) gives the distinct shingles and their counts; the few on
+        # more than CONTAINMENT_MAX_PAGES pages are then found again in a hash table. (Sorting
+        # every value's position instead, to give each its count, cost ~3x more.)
         values = np.concatenate([f.shingles for f in feats])
-        order = np.argsort(values, kind="stable")
-        ordered = values[order]
-        first = np.r_[True, ordered[1:] != ordered[:-1]]
-        starts = np.flatnonzero(first)
-        counts = np.diff(np.r_[starts, len(ordered)])
-        self._shingle_keys, self._shingle_counts = ordered[starts], counts
-        per = np.empty(len(values), dtype=np.int64)
-        # (each value's count by its run's number: np.repeat(counts, counts), like a cumsum of
-        # booleans, holds the interpreter lock for the whole 14-million-value call; these do not)
-        run = first.astype(np.int64)
-        np.cumsum(run, out=run)
-        run -= 1
-        per[order] = counts[run]
+        self._shingle_keys, self._shingle_counts = _distinct_counts(values)
+        per = _counts_above(values, self._shingle_keys, self._shingle_counts, CONTAINMENT_MAX_PAGES)
         return np.split(per, np.cumsum(sizes)[:-1])
 
     def _counts_of(self, sh: np.ndarray) -> np.ndarray:
@@ -1000,7 +1149,7 @@ class DedupIndex:
 
     def _index(self, f: Features) -> None:
         self._index_names(f)
-        self._slugs.add(f.path, _slug_keys([f])[0].tolist())
+        self._slugs.add(f.path, _slug_keys([f.slug_words])[0].tolist())
         for b, band in enumerate(f.bands):
             self._bands[b].add(f.path, (band,))
 
@@ -1014,12 +1163,13 @@ class DedupIndex:
         self._title_len.append(len(f.title_text))
         self._title_slot[f.path] = slot
 
-    def _index_all(self, feats: list[Features]) -> None:
-        """:meth:`_index` of every page of a scan (no bands yet): the slug keys of every page
-        hashed at once and filed in one sorted table."""
-        for f in feats:
-            self._index_names(f)
-        entries, queries, owners = _slug_keys(feats)
+    def _index_slugs(self, feats: list[Features], keys: list[tuple[bytes, bytes]]) -> None:
+        """Every page of a scan filed in one sorted slug table, by the keys :func:`shingle_files`
+        hashed (``keys``: each page's entries and queries)."""
+        entries = np.frombuffer(b"".join(e for e, _ in keys), dtype=np.uint64)
+        queries = np.frombuffer(b"".join(q for _, q in keys), dtype=np.uint64)
+        counts = np.fromiter((len(e) // 8 for e, _ in keys), dtype=np.int64, count=len(keys))
+        owners = np.repeat(np.arange(len(keys), dtype=np.int64), counts)
         self._slugs.build([f.path for f in feats], entries, owners)
         self._scan_queries = queries, owners
 
@@ -1162,7 +1312,7 @@ class DedupIndex:
                 self._add(signal, fa.path, fb.path, score)
 
     def _scan_slugs(self, feats: list[Features]) -> None:
-        queries, owners = self._scan_queries or _slug_keys(feats)[1:]
+        queries, owners = self._scan_queries or _slug_keys([f.slug_words for f in feats])[1:]
         self._scan_queries = None
         a, b = self._slugs.meets(queries, owners)  # (each pair once: slots are in path order)
         self._verify_slots("slug", feats, a, b)
@@ -1258,7 +1408,7 @@ class DedupIndex:
             for _text, _score, k in process.extract(f.title_text, texts, scorer=fuzz.ratio,
                                                     score_cutoff=TITLE_SIMILARITY * 100, limit=None):
                 self._verify("title", f.path, (paths_by_slot[slots[k]],))
-        self._verify("slug", f.path, self._slugs.find(_slug_keys([f])[1]))
+        self._verify("slug", f.path, self._slugs.find(_slug_keys([f.slug_words])[1]))
         for tag in f.tags:
             members = self._tag_index.get((f.folder, tag), set())
             if len(members) <= RARE_TAG_PAGES:

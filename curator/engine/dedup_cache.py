@@ -36,7 +36,7 @@ import numpy as np
 #: The name the result is saved as in the page cache (:meth:`~.store.PageStore.save_derived`).
 NAME = "dedup"
 #: Bump when the signals, their thresholds or the shingle rules change.
-FORMAT = 2
+FORMAT = 3
 SCORE_KEYS: tuple[str, ...] = ("title", "tags", "slug", "body", "containment")
 
 Pair = tuple[str, str]
