@@ -39,7 +39,7 @@ from curator.views.wiki_view import WikiView
 
 if TYPE_CHECKING:
     from curator.engine.graph import LinkGraph
-    from curator.engine.layout import LayoutEngine
+    from curator.engine.layout import LayoutEngine, LayoutProcess
     from curator.engine.wiki import Wiki
 
     from .graph_edges import NodeGroup
@@ -185,6 +185,21 @@ def build_community_data(wiki: Wiki) -> GraphData:
 
 def _build_graph_data(wiki: Wiki, engine: LayoutEngine, center: str | None, depth: int,
                       full: bool, attachments: bool, members: list[str] | None = None) -> GraphData:
+    from curator.engine.layout import ELSEWHERE_ABOVE, LayoutProcess
+
+    # A big wiki's global graph is laid out in a worker process (see LayoutProcess), started
+    # now: it imports and reads the position cache while the graph is computed here.
+    elsewhere = LayoutProcess(engine.cache_path) if center is None and members is None and \
+        wiki.store.count() > ELSEWHERE_ABOVE else None
+    try:
+        return _graph_data_laid_out(wiki, engine, elsewhere, center, depth, full, attachments, members)
+    finally:
+        if elsewhere is not None:
+            elsewhere.close()
+
+
+def _graph_data_laid_out(wiki: Wiki, engine: LayoutEngine, elsewhere: LayoutProcess | None, center: str | None,
+                         depth: int, full: bool, attachments: bool, members: list[str] | None) -> GraphData:
     import time
 
     from curator.engine.graph import graph_for
@@ -205,9 +220,15 @@ def _build_graph_data(wiki: Wiki, engine: LayoutEngine, center: str | None, dept
     ids = sorted(nodes)
     edges = _edge_pairs(graph, ids)
     start = time.perf_counter()
-    pos_map = engine.layout_pairs(ids, edges, full=full and center is None)
-    if center is None and members is None:
-        engine.save()
+    glob = center is None and members is None
+    pos = elsewhere.layout(ids, edges, full=full and glob, save=glob) if elsewhere is not None else None
+    if pos is not None:
+        engine.forget()  # (the process saved the cache: a layout in place reads it again first)
+    else:
+        pos_map = engine.layout_pairs(ids, edges, full=full and center is None)
+        if glob:
+            engine.save()
+        pos = np.array([pos_map.get(n, (0.0, 0.0)) for n in ids], dtype=float).reshape(-1, 2)
     elapsed = time.perf_counter() - start
     labels, layers, namespaces = [], [], []
     trust = np.zeros(len(ids))
@@ -224,7 +245,6 @@ def _build_graph_data(wiki: Wiki, engine: LayoutEngine, center: str | None, dept
             trust[i] = node.page.trust
             resolved[i] = True
     degree = np.bincount(edges.ravel(), minlength=len(ids)) if len(ids) else np.zeros(0)
-    pos = np.array([pos_map.get(n, (0.0, 0.0)) for n in ids], dtype=float).reshape(-1, 2)
     return GraphData(ids, labels, layers, namespaces, trust, degree, resolved, pos, edges, center, elapsed,
                      [label.casefold() for label in labels], layer_array=np.array(layers))
 
