@@ -346,3 +346,20 @@ def test_stroke_draws_every_segment_in_chunks(qtbot, monkeypatch) -> None:  # ty
     painter.end()
     drawn = [y for y in range(20) if image.pixelColor(10, y).red() > 0]
     assert len(drawn) >= 7 and all(any(abs(d - y) <= 1 for d in drawn) for y in range(2, 16, 2))
+
+
+def test_the_node_kinds_come_with_the_graph_built_off_the_gui_thread(window: MainWindow) -> None:
+    """Each node's kind (its scatter item, by NODE_Z's order) is computed with the graph in the
+    background, not by the GUI thread's first redraw (a Python loop over every node)."""
+    from curator.engine.layout import LayoutEngine
+    from curator.views.graph_view import NODE_Z, build_community_data, build_graph_data
+
+    view = graph_of(window)
+    wiki = window.workspace.wiki(0)
+    order = list(NODE_Z)
+    for data in (build_graph_data(wiki, LayoutEngine(), None, 2), build_community_data(wiki)):
+        assert data.kinds is not None
+        assert data.kinds.tolist() == [order.index(k if k in NODE_Z else "deep") for k in data.layers]
+    assert view.data is not None and view.data.kinds is not None
+    assert list(view.node_items) == order  # (the items are made in that order)
+    assert "unresolved" in view.data.layers and "deep" in view.data.layers
