@@ -363,3 +363,40 @@ def test_the_node_kinds_come_with_the_graph_built_off_the_gui_thread(window: Mai
     assert view.data is not None and view.data.kinds is not None
     assert list(view.node_items) == order  # (the items are made in that order)
     assert "unresolved" in view.data.layers and "deep" in view.data.layers
+
+
+def test_stroke_draws_only_the_kept_segments(qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """With a mask, only the marked segments are drawn, picked chunk by chunk (the GUI thread
+    hands over every edge and the mask, no copy of the kept ones)."""
+    import numpy as np
+    from PySide6.QtGui import QColor, QImage, QPainter, QPen
+
+    from curator.views import graph_edges
+
+    monkeypatch.setattr(graph_edges, "STROKE_CHUNK", 3)
+    segments = np.array([[1.0, y, 18.0, y] for y in range(2, 16, 2)])  # rows 2, 4, ..., 14
+    keep = np.array([True, False, False, True, False, True, True])
+    image = QImage(20, 20, QImage.Format.Format_ARGB32_Premultiplied)
+    image.fill(0)
+    painter = QPainter(image)
+    painter.setPen(QPen(QColor(255, 0, 0), 1))
+    graph_edges.stroke(painter, segments, keep)
+    painter.end()
+    drawn = {y for y in range(20) if image.pixelColor(10, y).red() > 0}
+    for y, kept in zip(range(2, 16, 2), keep, strict=True):
+        assert (y in drawn or y + 1 in drawn or y - 1 in drawn) == bool(kept), y
+
+
+def test_the_view_hands_every_edge_and_a_mask_to_the_layer(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    import numpy as np
+
+    view = graph_of(window)
+    d = view.data
+    assert d is not None and d.segments is not None
+    edges = view.edges_item
+    assert np.shares_memory(edges._segments, d.segments)  # (no copy made on the GUI thread)
+    view.layer_buttons["context"].setChecked(False)
+    shown = set(view._shown_index.tolist())
+    drawn = sum(1 for a, b in d.edges.tolist() if a in shown and b in shown)
+    assert edges.segment_count() == drawn < len(d.edges)
+    assert np.shares_memory(edges._segments, d.segments)
