@@ -400,3 +400,12 @@ def test_the_view_hands_every_edge_and_a_mask_to_the_layer(qtbot, window: MainWi
     drawn = sum(1 for a, b in d.edges.tolist() if a in shown and b in shown)
     assert edges.segment_count() == drawn < len(d.edges)
     assert np.shares_memory(edges._segments, d.segments)
+
+
+def test_the_info_line_wraps_rather_than_being_cut(window: MainWindow) -> None:
+    """A big graph's counts and hints (orphans hidden, not yet written hidden) are longer than
+    the view is wide: the line wraps (at 32,000 pages its end was cut off)."""
+    view = graph_of(window)
+    assert view.info.wordWrap()
+    view.info.setText("; ".join(["31,999 pages, 19,549 not yet written hidden (tick Unresolved to show them)"] * 3))
+    assert view.info.heightForWidth(view.width()) > view.info.fontMetrics().height() * 1.5

@@ -339,6 +339,7 @@ class GraphView(WikiView):
         self.title_filter.setMinimumWidth(60)
         more.addWidget(self.title_filter, 1)
         self.info = QLabel()
+        self.info.setWordWrap(True)  # (a big graph's counts and hints run past the view's width)
 
         # The plot (pyqtgraph: half a second to import) is built when first needed, not while
         # the station opens: see :meth:`_ensure_plot`.
