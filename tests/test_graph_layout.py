@@ -8,10 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from curator.engine.graph import graph_for
-from curator.engine.layout import LayoutEngine, engine_for, layout_graph
+from curator.engine.layout import LayoutEngine, LayoutProcess, engine_for, layout_graph
 from curator.engine.wiki import Wiki
 
 
@@ -120,3 +121,60 @@ def test_a_big_main_component_is_laid_out_in_a_worker_process(monkeypatch: pytes
     r95 = radii[int(0.95 * (len(radii) - 1))]
     assert all(math.isfinite(r) for r in radii)
     assert r95 == pytest.approx(layout.MAIN_SPREAD * math.sqrt(len(nodes)), rel=0.05)  # spread as in place
+
+
+def _index_pairs(nodes: list[str], edges: list[tuple[str, str]]) -> np.ndarray:
+    index = {n: i for i, n in enumerate(nodes)}
+    return np.array([(index[a], index[b]) for a, b in edges], dtype=np.int64)
+
+
+def test_a_layout_process_lays_out_in_another_process_and_shares_the_cache(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The station's big global layout runs in a worker process (igraph's C calls there hold no
+    lock of the station's): nothing is laid out in this process, and the positions it saved are
+    the ones an engine here then keeps."""
+    nodes, edges = ring_graph()
+
+    def here(*_a: object, **_k: object) -> None:
+        raise AssertionError("laid out in this process")
+
+    monkeypatch.setattr(LayoutEngine, "layout_pairs", here)
+    with LayoutProcess(tmp_path / ".curator" / "layout.json") as process:
+        coords = process.layout(nodes, _index_pairs(nodes, edges), save=True)
+        assert coords is not None and coords.shape == (len(nodes), 2) and np.isfinite(coords).all()
+        more = [*nodes, "new"]
+        moved = process.layout(more, _index_pairs(more, [*edges, ("new", "m3")]), save=True)
+    assert moved is not None and np.abs(moved[:-1] - coords).max() < 1e-9  # (its engine kept its cache)
+    monkeypatch.undo()
+    again = engine_for(tmp_path / ".curator").layout(nodes, edges)
+    assert all(math.dist(again[n], tuple(coords[i])) < 0.001 for i, n in enumerate(nodes))
+
+
+def test_a_layout_process_that_cannot_start_answers_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    import multiprocessing
+
+    def no_processes(*_a: object) -> None:
+        raise OSError("no processes here")
+
+    monkeypatch.setattr(multiprocessing, "get_context", no_processes)
+    nodes, edges = ring_graph()
+    with LayoutProcess(None) as process:
+        assert process.layout(nodes, _index_pairs(nodes, edges)) is None
+
+
+def test_an_engine_reads_its_cache_at_its_first_layout_and_again_after_forget(tmp_path: Path) -> None:
+    nodes, edges = ring_graph()
+    first = engine_for(tmp_path / ".curator")
+    placed = first.layout(nodes, edges)
+    first.save()
+    engine = engine_for(tmp_path / ".curator")
+    assert engine.positions == {}  # (not read yet: a station reads it off the GUI thread, or never)
+    engine.save()  # nothing laid out here: the file stays as it is
+    assert engine_for(tmp_path / ".curator").layout(nodes, edges).keys() == placed.keys()
+    assert all(math.dist(engine.layout(nodes, edges)[n], placed[n]) < 0.001 for n in nodes)
+    with LayoutProcess(tmp_path / ".curator" / "layout.json") as process:
+        elsewhere = process.layout([*nodes, "far"], _index_pairs(nodes, edges), save=True)
+    assert elsewhere is not None
+    engine.forget()
+    assert "far" in engine.layout([*nodes, "far"], edges)  # the process's cache, read again
+    assert math.dist(engine.positions["far"], tuple(elsewhere[-1])) < 0.001

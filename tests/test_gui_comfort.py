@@ -528,3 +528,34 @@ def test_the_system_theme_follows_the_desktop_palette(qtbot, tmp_path: Path) -> 
         app.setPalette(before)
     qtbot.waitUntil(lambda: "#f4f6f8" in style(), timeout=5000)
     win.close()
+
+
+def test_a_hidden_history_colours_its_diff_only_once_shown(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The diff the History view reads as the window opens is set while the view is hidden, but
+    coloured (a call into Python per line, on the GUI thread) only when the view is shown."""
+    from curator.engine.actor import OPERATOR
+    from curator.engine.properties import set_property
+    from curator.views.history_view import HistoryView
+
+    win, history = window_with(qtbot, tmp_path, "history", HistoryView, "History")
+    win.resize(900, 600)
+    win.show()
+    with qtbot.waitSignal(win.ready, timeout=15_000):
+        win.start()
+    win.run_action(0, lambda wiki: set_property(wiki, OPERATOR, "wiki/home.md", "trust", 0.6), "trust")
+    qtbot.waitUntil(lambda: "+trust: 0.6" in history.diff.toPlainText(), timeout=10_000)
+    assert not history.isVisible()
+    assert history._highlighter.document() is None  # the text is there, not yet coloured
+
+    def added_colour() -> str:
+        block = history.diff.document().begin()
+        while block.isValid() and not block.text().startswith("+trust"):
+            block = block.next()
+        formats = block.layout().formats()
+        return formats[0].format.foreground().color().name() if formats else ""
+
+    assert added_colour() == ""
+    win.show_view("history")
+    assert history._highlighter.document() is history.diff.document()
+    qtbot.waitUntil(lambda: added_colour() == "#1e8449", timeout=5_000)
+    win.close()

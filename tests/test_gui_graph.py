@@ -346,3 +346,66 @@ def test_stroke_draws_every_segment_in_chunks(qtbot, monkeypatch) -> None:  # ty
     painter.end()
     drawn = [y for y in range(20) if image.pixelColor(10, y).red() > 0]
     assert len(drawn) >= 7 and all(any(abs(d - y) <= 1 for d in drawn) for y in range(2, 16, 2))
+
+
+def test_the_node_kinds_come_with_the_graph_built_off_the_gui_thread(window: MainWindow) -> None:
+    """Each node's kind (its scatter item, by NODE_Z's order) is computed with the graph in the
+    background, not by the GUI thread's first redraw (a Python loop over every node)."""
+    from curator.engine.layout import LayoutEngine
+    from curator.views.graph_view import NODE_Z, build_community_data, build_graph_data
+
+    view = graph_of(window)
+    wiki = window.workspace.wiki(0)
+    order = list(NODE_Z)
+    for data in (build_graph_data(wiki, LayoutEngine(), None, 2), build_community_data(wiki)):
+        assert data.kinds is not None
+        assert data.kinds.tolist() == [order.index(k if k in NODE_Z else "deep") for k in data.layers]
+    assert view.data is not None and view.data.kinds is not None
+    assert list(view.node_items) == order  # (the items are made in that order)
+    assert "unresolved" in view.data.layers and "deep" in view.data.layers
+
+
+def test_stroke_draws_only_the_kept_segments(qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """With a mask, only the marked segments are drawn, picked chunk by chunk (the GUI thread
+    hands over every edge and the mask, no copy of the kept ones)."""
+    import numpy as np
+    from PySide6.QtGui import QColor, QImage, QPainter, QPen
+
+    from curator.views import graph_edges
+
+    monkeypatch.setattr(graph_edges, "STROKE_CHUNK", 3)
+    segments = np.array([[1.0, y, 18.0, y] for y in range(2, 16, 2)])  # rows 2, 4, ..., 14
+    keep = np.array([True, False, False, True, False, True, True])
+    image = QImage(20, 20, QImage.Format.Format_ARGB32_Premultiplied)
+    image.fill(0)
+    painter = QPainter(image)
+    painter.setPen(QPen(QColor(255, 0, 0), 1))
+    graph_edges.stroke(painter, segments, keep)
+    painter.end()
+    drawn = {y for y in range(20) if image.pixelColor(10, y).red() > 0}
+    for y, kept in zip(range(2, 16, 2), keep, strict=True):
+        assert (y in drawn or y + 1 in drawn or y - 1 in drawn) == bool(kept), y
+
+
+def test_the_view_hands_every_edge_and_a_mask_to_the_layer(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    import numpy as np
+
+    view = graph_of(window)
+    d = view.data
+    assert d is not None and d.segments is not None
+    edges = view.edges_item
+    assert np.shares_memory(edges._segments, d.segments)  # (no copy made on the GUI thread)
+    view.layer_buttons["context"].setChecked(False)
+    shown = set(view._shown_index.tolist())
+    drawn = sum(1 for a, b in d.edges.tolist() if a in shown and b in shown)
+    assert edges.segment_count() == drawn < len(d.edges)
+    assert np.shares_memory(edges._segments, d.segments)
+
+
+def test_the_info_line_wraps_rather_than_being_cut(window: MainWindow) -> None:
+    """A big graph's counts and hints (orphans hidden, not yet written hidden) are longer than
+    the view is wide: the line wraps (at 32,000 pages its end was cut off)."""
+    view = graph_of(window)
+    assert view.info.wordWrap()
+    view.info.setText("; ".join(["31,999 pages, 19,549 not yet written hidden (tick Unresolved to show them)"] * 3))
+    assert view.info.heightForWidth(view.width()) > view.info.fontMetrics().height() * 1.5

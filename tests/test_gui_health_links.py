@@ -255,3 +255,30 @@ def test_duplicates_are_counted_in_the_background_without_a_click(qtbot, tmp_pat
                     timeout=15_000)
     assert set(session.dedup.features) == set(Wiki(root).pages)
     win.close()
+
+
+def test_lint_figures_update_the_buttons_shown_and_add_their_own(qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                                 monkeypatch) -> None:
+    """Lint's count updates the first figures' buttons in place (no widget made or styled again
+    on the GUI thread) and adds one button per kind after them."""
+    monkeypatch.setattr(HealthView, "count_duplicates", False)
+    root = make_wiki(tmp_path / "w", PAGES)
+    win = MainWindow(Workspace(root, watch=False), temp_settings(tmp_path))
+    install_views(win)
+    qtbot.addWidget(win)
+    win.show()
+    health = win.view_index["health"]
+    assert isinstance(health, HealthView)
+    first: dict[str, object] = {}
+    health.figures_ready.connect(lambda: first.update(health.buttons))
+    with qtbot.waitSignals([win.ready, health.lint_ready], timeout=15_000):
+        win.start()
+    assert first and "orphans" in first
+    assert all(health.buttons[key] is button for key, button in first.items())  # the same widgets
+    assert health.buttons["orphans"].number.text() == "3"  # (was "…" before lint counted)
+    kinds = [key for key in health.buttons if key.startswith("lint:")]
+    assert kinds and list(health.buttons)[:len(first)] == list(first)
+    assert "lint:orphan" in kinds
+    qtbot.mouseClick(health.buttons["lint:orphan"], Qt.MouseButton.LeftButton)
+    assert win.views.currentWidget() is win.view_index["lint"]
+    win.close()

@@ -122,3 +122,41 @@ def test_a_task_that_outlives_the_station_ends_without_a_traceback(qtbot, caplog
     with caplog.at_level(logging.INFO, logger="curator.views.tasks"):
         task.run()
     assert "ended after the station closed" in caplog.text
+
+
+def test_a_failed_task_lets_go_of_its_frames_on_its_own_thread(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """What a failed task's frames held is released on the task's thread, not on the GUI thread
+    the exception is handed to (a stopped search build's worker pool was shut down, and its
+    processes waited for, by the GUI thread); the message and the traceback's lines stay."""
+    import traceback
+
+    from PySide6.QtCore import QObject
+
+    from curator.views.tasks import run_task
+
+    released: list[str] = []
+
+    class Held:
+        def __del__(self) -> None:
+            released.append(threading.current_thread().name)
+
+    def inner() -> None:
+        held = Held()  # noqa: F841 - what the frame holds when the exception leaves it
+        raise ValueError("no such page")
+
+    def work() -> None:
+        try:
+            inner()
+        except ValueError as exc:
+            raise RuntimeError("the read failed") from exc
+
+    failures: list[BaseException] = []
+    owner = QObject()
+    run_task(work, lambda _r: None, failures.append, owner=owner)
+    qtbot.waitUntil(lambda: bool(failures), timeout=10_000)
+    exc = failures.pop()
+    assert str(exc) == "the read failed" and str(exc.__cause__) == "no such page"
+    lines = "".join(traceback.format_exception(exc))
+    assert "in inner" in lines and 'raise ValueError("no such page")' in lines
+    del exc
+    assert released and released[0] != threading.main_thread().name

@@ -12,7 +12,9 @@ an update moves nothing that did not change; when more than half of the nodes ar
 request) the layout starts over. The cache can be saved to (and loaded from) a JSON
 file under the wiki's git-ignored ``.curator/`` folder.
 
-Everything here is plain Python + igraph + numpy and runs off the GUI thread.
+Everything here is plain Python + igraph + numpy and runs off the GUI thread; the station lays
+out a big wiki's global graph in a worker process of its own (:class:`LayoutProcess`), where
+igraph's long C calls hold no lock the GUI thread waits for.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import tempfile
 import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import igraph as ig
 import numpy as np
@@ -37,6 +40,11 @@ FULL_ITERATIONS = 500
 #: A main component bigger than this is laid out from scratch in a worker process (see
 #: :func:`_fr_in_a_process`).
 FR_ELSEWHERE_ABOVE = 5000
+#: A station's global graph of a wiki of more pages than this is laid out in a worker process
+#: (:class:`LayoutProcess`): building igraph's graph, its components and subgraphs are C calls
+#: that hold the interpreter lock 40-120 ms each at 50,000 nodes, and reading the position cache
+#: (one ``json.loads``) 100-200 ms, every one of them a GUI-thread stall in the station.
+ELSEWHERE_ABOVE = 3000
 #: Below this share of nodes with a cached position the layout starts over.
 INCREMENTAL_MIN_KNOWN = 0.5
 #: Layout units: an edge of a small component is EDGE long, packed components are GAP apart,
@@ -54,11 +62,12 @@ class LayoutEngine:
         self.positions: dict[str, Position] = {}
         self._seed = seed
         self._lock = threading.Lock()
-        if cache_path is not None:
-            self.load()
+        #: whether the cache file is still to be read (at the first layout here: see forget())
+        self._unread = cache_path is not None
 
     # --- cache --------------------------------------------------------------------------
     def load(self) -> None:
+        self._unread = False
         if self.cache_path is None:
             return
         try:
@@ -68,8 +77,8 @@ class LayoutEngine:
             self.positions = {}  # a missing or damaged cache only costs one full layout
 
     def save(self) -> None:
-        if self.cache_path is None:
-            return
+        if self.cache_path is None or self._unread:
+            return  # (nothing laid out here since the file was written)
         try:
             self.cache_path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.cache_path.parent, prefix=".layout-", suffix=".tmp")
@@ -97,6 +106,8 @@ class LayoutEngine:
         pairs (one C call that holds the interpreter lock, and so the GUI thread, for a second)."""
         edges = unique_pairs(pairs, len(nodes))
         with self._lock:
+            if self._unread:
+                self.load()
             graph = ig.Graph(n=len(nodes), edges=edges.tolist())
             cached = {} if full else self.positions
             known = sum(1 for n in nodes if n in cached)
@@ -105,6 +116,80 @@ class LayoutEngine:
             result = _Placement(graph, list(nodes), cached if incremental else {}, rng).run()
             self.positions = result
             return dict(result)
+
+    def forget(self) -> None:
+        """Drop the positions held here: another process (a :class:`LayoutProcess`) wrote the
+        cache file since, and the next layout here reads it again."""
+        with self._lock:
+            self.positions = {}
+            self._unread = self.cache_path is not None
+
+
+class LayoutProcess:
+    """One layout in a spawned worker process (never forked: the station runs threads), whose
+    engine reads and saves the same cache file as :func:`engine_for`'s. Made before the graph is
+    built, so the process starts (~0.5 s of imports) while the caller still computes the graph;
+    :meth:`layout` answers None when no process could be started or the layout failed there (the
+    caller then lays out in place). Close it (or use it as a context manager) when done."""
+
+    def __init__(self, cache_path: Path | None) -> None:
+        self._pool: Any = None
+        self._cache = None if cache_path is None else str(cache_path)
+        try:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            self._pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+            # (the process reads the cache file meanwhile too)
+            self._pool.submit(_prepare, self._cache)
+        except Exception:  # no processes here (a sandbox, a frozen build): lay out in place
+            self.close()
+
+    def layout(self, nodes: Sequence[str], pairs: np.ndarray, *, full: bool = False,
+               save: bool = False) -> np.ndarray | None:
+        """:meth:`LayoutEngine.layout_pairs` in the process, its positions as an (n, 2) array
+        in the order of ``nodes`` (saved to the cache file there when ``save``), or None."""
+        if self._pool is None:
+            return None
+        try:
+            coords: np.ndarray = self._pool.submit(_layout_prepared, self._cache, list(nodes), pairs, full,
+                                                   save).result()
+        except Exception:
+            return None
+        return coords
+
+    def close(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def __enter__(self) -> LayoutProcess:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+
+#: In a :class:`LayoutProcess`'s worker: its engine (and so no worker process of its own).
+_prepared: LayoutEngine | None = None
+
+
+def _prepare(cache_path: str | None) -> None:
+    global _prepared
+    _prepared = LayoutEngine(None if cache_path is None else Path(cache_path))
+    _prepared.load()
+
+
+def _layout_prepared(cache_path: str | None, nodes: list[str], pairs: np.ndarray, full: bool,
+                     save: bool) -> np.ndarray:
+    if _prepared is None:  # (_prepare runs first in the pool's one process)
+        _prepare(cache_path)
+    engine = _prepared
+    assert engine is not None
+    positions = engine.layout_pairs(nodes, pairs, full=full)
+    if save:
+        engine.save()
+    return np.array([positions[n] for n in nodes], dtype=float).reshape(-1, 2)
 
 
 class _Placement:
@@ -270,6 +355,8 @@ def _fr_in_a_process(n: int, edges: np.ndarray, seed: np.ndarray) -> np.ndarray 
     interpreter lock through the whole layout (eight seconds at 30,000 nodes), which would freeze
     the station's GUI thread; in another process it freezes nothing. Spawned, never forked (the
     station runs threads)."""
+    if _prepared is not None:
+        return None  # already in a worker process (a LayoutProcess): lay out right here
     try:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor

@@ -82,15 +82,19 @@ def _same(a: _Key | None, b: _Key | None) -> bool:
 STROKE_CHUNK = 4096
 
 
-def stroke(painter: QPainter, segments: np.ndarray) -> None:
-    """Draw ``segments`` ((m, 4) float64: x0, y0, x1, y1) with ``painter``'s pen, in
-    ``drawLines`` calls of STROKE_CHUNK segments over the array's own memory (no QLineF object
-    per edge)."""
+def stroke(painter: QPainter, segments: np.ndarray, keep: np.ndarray | None = None) -> None:
+    """Draw ``segments`` ((m, 4) float64: x0, y0, x1, y1) with ``painter``'s pen, only those
+    ``keep`` marks when given, in ``drawLines`` calls of STROKE_CHUNK segments over the array's
+    own memory (no QLineF object per edge; the kept ones picked chunk by chunk)."""
     if not len(segments):
         return
     lines = np.ascontiguousarray(segments, dtype=np.float64)
     for start in range(0, len(lines), STROKE_CHUNK):
         part = lines[start:start + STROKE_CHUNK]  # (contiguous: a view of whole rows)
+        if keep is not None:
+            part = part[keep[start:start + STROKE_CHUNK]]  # (a new contiguous array)
+            if not len(part):
+                continue
         first = shiboken6.wrapInstance(part.ctypes.data, QLineF)  # the rows as QLineF[k] (4 doubles each)
         assert isinstance(first, QLineF)
         painter.drawLines(first, len(part))
@@ -136,10 +140,11 @@ def draw_nodes(painter: QPainter, nodes: list[NodeGroup], affine: tuple[float, .
                 draw(QPointF(px, py), stamp)
 
 
-def render_edges(segments: np.ndarray, key: _Key, colour: QColor, nodes: list[NodeGroup] | None = None) -> QImage:
-    """The edges ``segments`` (item coordinates), then the ``nodes`` over them, drawn as the
-    view ``key`` shows them, into a transparent image the size of the view (thread-safe:
-    touches no widget)."""
+def render_edges(segments: np.ndarray, key: _Key, colour: QColor, nodes: list[NodeGroup] | None = None,
+                 keep: np.ndarray | None = None) -> QImage:
+    """The edges ``segments`` (item coordinates; those ``keep`` marks when given), then the
+    ``nodes`` over them, drawn as the view ``key`` shows them, into a transparent image the size
+    of the view (thread-safe: touches no widget)."""
     affine, width, height, ratio = key
     m11, m12, m21, m22, dx, dy = affine
     # (only whole-array arithmetic, which releases the interpreter lock; the painter clips what
@@ -155,7 +160,7 @@ def render_edges(segments: np.ndarray, key: _Key, colour: QColor, nodes: list[No
     painter = QPainter(image)
     try:
         painter.setPen(QPen(colour, 1))
-        stroke(painter, lines)
+        stroke(painter, lines, keep)
         if nodes:
             draw_nodes(painter, nodes, affine, ratio)
     finally:
@@ -179,6 +184,7 @@ class EdgeLayer(pg.GraphicsObject):  # type: ignore[misc]  # (pyqtgraph has no t
         super().__init__()
         self._colour = QColor(colour)
         self._segments = np.zeros((0, 4))
+        self._keep: np.ndarray | None = None  # the segments drawn (None: all)
         self._nodes: list[NodeGroup] = []
         self._bounds = QRectF()
         self._generation = 0  # bumped by every new set of segments
@@ -195,30 +201,41 @@ class EdgeLayer(pg.GraphicsObject):  # type: ignore[misc]  # (pyqtgraph has no t
         self.render_ms: list[float] = []
 
     # --- content ----------------------------------------------------------------------
-    def set_segments(self, segments: np.ndarray, nodes: list[NodeGroup] | None = None) -> None:
-        """Show these edges ((m, 4): x0, y0, x1, y1 in data coordinates) and these nodes
-        (drawn in this order, bottom up) instead of the last."""
+    def set_segments(self, segments: np.ndarray, nodes: list[NodeGroup] | None = None,
+                     keep: np.ndarray | None = None) -> None:
+        """Show these edges ((m, 4): x0, y0, x1, y1 in data coordinates; only those ``keep``
+        marks when given, picked by the worker that draws them: a copy of the kept rows of
+        190,000 took the GUI thread ~30 ms) and these nodes (drawn in this order, bottom up)
+        instead of the last."""
         self.prepareGeometryChange()
         self._segments = np.ascontiguousarray(segments, dtype=np.float64).reshape(-1, 4)
+        self._keep = None if keep is None or keep.all() else np.asarray(keep, dtype=bool).reshape(-1)
         self._nodes = [(symbol, QColor(colour), np.asarray(pos, dtype=np.float64).reshape(-1, 2),
                         np.asarray(sizes, dtype=np.float64).reshape(-1))
                        for symbol, colour, pos, sizes in nodes or ()]
-        xs = [self._segments[:, 0::2].ravel(), *(pos[:, 0] for _s, _c, pos, _z in self._nodes)]
-        ys = [self._segments[:, 1::2].ravel(), *(pos[:, 1] for _s, _c, pos, _z in self._nodes)]
-        x, y = np.concatenate(xs), np.concatenate(ys)
-        if len(x):
-            x0, y0 = float(x.min()), float(y.min())
-            self._bounds = QRectF(x0, y0, float(x.max()) - x0, float(y.max()) - y0)
+        # (each part's extremes where it lies: no copy of 200,000 segments' coordinates)
+        kept = self._segments if self._keep is None else self._segments[:0]
+        xs = [a for a in (kept[:, 0::2], *(pos[:, 0] for _s, _c, pos, _z in self._nodes)) if a.size]
+        ys = [a for a in (kept[:, 1::2], *(pos[:, 1] for _s, _c, pos, _z in self._nodes)) if a.size]
+        if self._keep is not None and self._keep.any():
+            where = self._keep[:, None]
+            for part, out in ((self._segments[:, 0::2], xs), (self._segments[:, 1::2], ys)):
+                out += [np.array([np.min(part, where=where, initial=np.inf), np.max(part, where=where, initial=-np.inf)])]
+        if xs:
+            x0, y0 = min(float(a.min()) for a in xs), min(float(a.min()) for a in ys)
+            x1, y1 = max(float(a.max()) for a in xs), max(float(a.max()) for a in ys)
+            self._bounds = QRectF(x0, y0, x1 - x0, y1 - y0)
         else:
             self._bounds = QRectF()
         self._generation += 1
         self.update()
 
     def _empty(self) -> bool:
-        return not len(self._segments) and not self._nodes
+        return not self.segment_count() and not self._nodes
 
     def segment_count(self) -> int:
-        return len(self._segments)
+        """How many segments are drawn."""
+        return len(self._segments) if self._keep is None else int(np.count_nonzero(self._keep))
 
     def boundingRect(self) -> QRectF:
         return QRectF(self._bounds)
@@ -251,7 +268,7 @@ class EdgeLayer(pg.GraphicsObject):  # type: ignore[misc]  # (pyqtgraph has no t
         transform = painter.transform()
         if widget is None:  # an export (no view to cache for): draw everything right here
             painter.setPen(QPen(self._colour, 1))
-            stroke(painter, self._segments)
+            stroke(painter, self._segments, self._keep)
             painter.save()
             painter.resetTransform()
             draw_nodes(painter, self._nodes, _affine(transform), painter.device().devicePixelRatioF())
@@ -280,14 +297,14 @@ class EdgeLayer(pg.GraphicsObject):  # type: ignore[misc]  # (pyqtgraph has no t
         if key is None or self._rendering:
             return  # (a render in flight starts the next one when it lands)
         self._rendering = True
-        generation, segments, colour = self._generation, self._segments, QColor(self._colour)
+        generation, segments, colour, keep = self._generation, self._segments, QColor(self._colour), self._keep
         nodes = list(self._nodes)
 
         def work() -> tuple[QImage, float]:
             import time
 
             start = time.perf_counter()
-            image = render_edges(segments, key, colour, nodes)
+            image = render_edges(segments, key, colour, nodes, keep)
             return image, (time.perf_counter() - start) * 1000
 
         run_task(work, lambda result: self._rendered(key, generation, *result),

@@ -39,7 +39,7 @@ from curator.views.wiki_view import WikiView
 
 if TYPE_CHECKING:
     from curator.engine.graph import LinkGraph
-    from curator.engine.layout import LayoutEngine
+    from curator.engine.layout import LayoutEngine, LayoutProcess
     from curator.engine.wiki import Wiki
 
     from .graph_edges import NodeGroup
@@ -96,17 +96,41 @@ class GraphData:
     center: str | None = None
     layout_seconds: float = 0.0
     folded_labels: list[str] = field(default_factory=list)
-    kinds: np.ndarray | None = None  # each node's scatter item (set by the view)
+    kinds: np.ndarray | None = None  # each node's kind, as its position in NODE_Z (see kind_codes)
     layer_array: np.ndarray | None = None  # ``layers`` as a numpy array (made on first use)
     #: the overview by community: each node is a community, with these pages
     members: list[list[str]] | None = None
     #: pages in no community (the overview), or the community shown (its name)
     alone: int = 0
     community: str | None = None
+    #: made with the graph, off the GUI thread (see :func:`finish`): every edge as a segment
+    #: ((m, 4): x0, y0, x1, y1), the namespaces the filter offers, the not-yet-written targets
+    segments: np.ndarray | None = None
+    namespace_choices: list[str] | None = None
+    unresolved: np.ndarray | None = None
+
+
+def finish(data: GraphData) -> GraphData:
+    """Compute what every redraw of ``data`` needs, in the builder's thread: at 50,000 nodes and
+    190,000 edges the GUI thread's first redraw spent 30-60 ms on them."""
+    data.kinds = kind_codes(data.layers) if data.kinds is None else data.kinds
+    data.segments = np.ascontiguousarray(data.pos[data.edges].reshape(-1, 4)) if len(data.edges) \
+        else np.zeros((0, 4))
+    data.namespace_choices = sorted({n for n in data.namespaces if n})
+    data.unresolved = ~data.resolved & (_layer_array(data) == "unresolved")
+    return data
 
 
 def _short(text: str, chars: int = LABEL_CHARS) -> str:
     return text if len(text) <= chars else text[:chars - 1] + "…"
+
+
+def kind_codes(layers: list[str]) -> np.ndarray:
+    """Each node's kind as its position in NODE_Z (a layer of its own, else "deep"): computed with
+    the graph, off the GUI thread (a Python loop over every node, 10-20 ms at 50,000)."""
+    codes = {kind: i for i, kind in enumerate(NODE_Z)}
+    deep = codes["deep"]
+    return np.array([codes.get(layer, deep) for layer in layers], dtype=np.int64)
 
 
 def _layer_array(d: GraphData) -> np.ndarray:
@@ -177,14 +201,29 @@ def build_community_data(wiki: Wiki) -> GraphData:
     edges = np.array([(a, b) for a, b, _links in found.edges], dtype=np.int64).reshape(-1, 2)
     degree = np.bincount(edges.ravel(), minlength=n) if n else np.zeros(0, dtype=np.int64)
     layers = ["community"] * n
-    return GraphData([f"community:{i}" for i in range(n)], labels, layers, [""] * n, np.zeros(n), degree,
+    return finish(GraphData([f"community:{i}" for i in range(n)], labels, layers, [""] * n, np.zeros(n), degree,
                      np.ones(n, dtype=bool), np.array(found.positions, dtype=float).reshape(-1, 2), edges,
                      folded_labels=[label.casefold() for label in labels], layer_array=np.array(layers),
-                     members=[c.members for c in groups], alone=found.alone)
+                     kinds=kind_codes(layers), members=[c.members for c in groups], alone=found.alone))
 
 
 def _build_graph_data(wiki: Wiki, engine: LayoutEngine, center: str | None, depth: int,
                       full: bool, attachments: bool, members: list[str] | None = None) -> GraphData:
+    from curator.engine.layout import ELSEWHERE_ABOVE, LayoutProcess
+
+    # A big wiki's global graph is laid out in a worker process (see LayoutProcess), started
+    # now: it imports and reads the position cache while the graph is computed here.
+    elsewhere = LayoutProcess(engine.cache_path) if center is None and members is None and \
+        wiki.store.count() > ELSEWHERE_ABOVE else None
+    try:
+        return _graph_data_laid_out(wiki, engine, elsewhere, center, depth, full, attachments, members)
+    finally:
+        if elsewhere is not None:
+            elsewhere.close()
+
+
+def _graph_data_laid_out(wiki: Wiki, engine: LayoutEngine, elsewhere: LayoutProcess | None, center: str | None,
+                         depth: int, full: bool, attachments: bool, members: list[str] | None) -> GraphData:
     import time
 
     from curator.engine.graph import graph_for
@@ -205,9 +244,15 @@ def _build_graph_data(wiki: Wiki, engine: LayoutEngine, center: str | None, dept
     ids = sorted(nodes)
     edges = _edge_pairs(graph, ids)
     start = time.perf_counter()
-    pos_map = engine.layout_pairs(ids, edges, full=full and center is None)
-    if center is None and members is None:
-        engine.save()
+    glob = center is None and members is None
+    pos = elsewhere.layout(ids, edges, full=full and glob, save=glob) if elsewhere is not None else None
+    if pos is not None:
+        engine.forget()  # (the process saved the cache: a layout in place reads it again first)
+    else:
+        pos_map = engine.layout_pairs(ids, edges, full=full and center is None)
+        if glob:
+            engine.save()
+        pos = np.array([pos_map.get(n, (0.0, 0.0)) for n in ids], dtype=float).reshape(-1, 2)
     elapsed = time.perf_counter() - start
     labels, layers, namespaces = [], [], []
     trust = np.zeros(len(ids))
@@ -224,9 +269,9 @@ def _build_graph_data(wiki: Wiki, engine: LayoutEngine, center: str | None, dept
             trust[i] = node.page.trust
             resolved[i] = True
     degree = np.bincount(edges.ravel(), minlength=len(ids)) if len(ids) else np.zeros(0)
-    pos = np.array([pos_map.get(n, (0.0, 0.0)) for n in ids], dtype=float).reshape(-1, 2)
-    return GraphData(ids, labels, layers, namespaces, trust, degree, resolved, pos, edges, center, elapsed,
-                     [label.casefold() for label in labels], layer_array=np.array(layers))
+    return finish(GraphData(ids, labels, layers, namespaces, trust, degree, resolved, pos, edges, center, elapsed,
+                            [label.casefold() for label in labels], layer_array=np.array(layers),
+                            kinds=kind_codes(layers)))
 
 
 class GraphView(WikiView):
@@ -294,6 +339,7 @@ class GraphView(WikiView):
         self.title_filter.setMinimumWidth(60)
         more.addWidget(self.title_filter, 1)
         self.info = QLabel()
+        self.info.setWordWrap(True)  # (a big graph's counts and hints run past the view's width)
 
         # The plot (pyqtgraph: half a second to import) is built when first needed, not while
         # the station opens: see :meth:`_ensure_plot`.
@@ -508,7 +554,9 @@ class GraphView(WikiView):
                 box.blockSignals(True)
                 box.setChecked(not many)
                 box.blockSignals(False)
-        namespaces = sorted({n for n in data.namespaces if n})
+        namespaces = data.namespace_choices
+        if namespaces is None:  # (a graph made elsewhere: the builders give them)
+            namespaces = finish(data).namespace_choices or []
         current = self.namespace.currentText()
         self.namespace.blockSignals(True)
         self.namespace.clear()
@@ -578,9 +626,11 @@ class GraphView(WikiView):
             for n, start in enumerate(range(0, max(len(index), 1), DRAW_CHUNK)):
                 part = slice(start, start + DRAW_CHUNK)
                 chunks.append((kind, n, pos[part], size[part], index[part]))
-        segments = d.pos[d.edges[mask[d.edges[:, 0]] & mask[d.edges[:, 1]]]].reshape(-1, 4) if len(d.edges) \
-            else np.zeros((0, 4))
-        self.edges_item.set_segments(segments, nodes)  # (the kinds in NODE_Z's order: bottom up)
+        every = d.segments if d.segments is not None else finish(d).segments
+        assert every is not None
+        keep = mask[d.edges[:, 0]] & mask[d.edges[:, 1]] if len(d.edges) else np.zeros(0, dtype=bool)
+        # (the kinds in NODE_Z's order: bottom up; the kept edges picked by the drawing worker)
+        self.edges_item.set_segments(every, nodes, keep)
         if self.label_item.toPlainText() and not self._hover_shown():
             self.label_item.setText("")  # never a label whose node is gone
         self._clear_labels()  # placed again once the nodes are drawn (see _draw_chunks)
@@ -654,9 +704,8 @@ class GraphView(WikiView):
 
     def _kinds(self, d: GraphData) -> np.ndarray:
         """Each node's kind as the position of its scatter item in :attr:`node_items`."""
-        if d.kinds is None:
-            codes = {kind: i for i, kind in enumerate(self.node_items)}
-            d.kinds = np.array([codes.get(layer, codes["deep"]) for layer in d.layers], dtype=np.int64)
+        if d.kinds is None:  # (a graph made elsewhere: the builders give them)
+            d.kinds = kind_codes(d.layers)
         return d.kinds
 
     def hidden_orphans(self) -> int:
@@ -671,7 +720,8 @@ class GraphView(WikiView):
         d = self.data
         if d is None or self.ghosts.isChecked():
             return 0
-        return int((~d.resolved & (_layer_array(d) == "unresolved")).sum())
+        unresolved = d.unresolved if d.unresolved is not None else finish(d).unresolved
+        return int(np.count_nonzero(unresolved)) if unresolved is not None else 0
 
     def _hover_shown(self) -> bool:
         i = self._hover_index

@@ -55,6 +55,8 @@ class FigureButton(QPushButton):
             inner.addWidget(part)
         self.setStyleSheet("QPushButton { border: 1px solid #c8ccd0; border-radius: 4px; background: #fbfbfc; }"
                            "QPushButton:hover { background: #eef3f8; }")
+        self.label.setStyleSheet("color: #333; font-size: 12px; background: transparent;")
+        self._colour = ""  # the number's, as styled last (a style sheet set again re-polishes it)
         self.show_figure(figure)
 
     def text(self) -> str:
@@ -65,9 +67,10 @@ class FigureButton(QPushButton):
         value = "…" if figure.value is None else f"{figure.value:,}"
         colour = _COLOURS["info"] if not figure.value else _COLOURS.get(figure.severity, _COLOURS["info"])
         self.number.setText(value)
-        self.number.setStyleSheet(f"color: {colour}; font-size: 22px; font-weight: 600; background: transparent;")
+        if colour != self._colour:
+            self._colour = colour
+            self.number.setStyleSheet(f"color: {colour}; font-size: 22px; font-weight: 600; background: transparent;")
         self.label.setText(figure.label)
-        self.label.setStyleSheet("color: #333; font-size: 12px; background: transparent;")
         where = {"links": "the Links view", "dedup": "the Duplicates view", "auto": "the Auto-filed view",
                  "inbox": "the Inbox", "history": "History", "page": "the page browser"}.get(figure.queue)
         if figure.queue.startswith("lint:"):
@@ -167,15 +170,22 @@ class HealthView(ReviewView):
             report.figures = [dup if f.key == dup.key else f for f in report.figures]
 
     def show_report(self, report: Health) -> None:
-        """Lay out one button per figure of ``report``."""
+        """Lay out one button per figure of ``report``. The buttons of the figures shown already
+        (in the same order) are updated in place and only the new ones made: lint's figures
+        follow the first ones, and each button made and styled cost the GUI thread ~5 ms."""
         self.report = report
-        while self.grid.count():
-            item = self.grid.takeAt(0)
-            widget = item.widget() if item is not None else None
-            if widget is not None:
-                widget.deleteLater()
-        self.buttons = {}
-        for n, figure in enumerate(report.figures):
+        keys = [f.key for f in report.figures]
+        kept = list(self.buttons)
+        if keys[:len(kept)] != kept:
+            while self.grid.count():
+                item = self.grid.takeAt(0)
+                widget = item.widget() if item is not None else None
+                if widget is not None:
+                    widget.deleteLater()
+            self.buttons, kept = {}, []
+        for figure in report.figures[:len(kept)]:
+            self.buttons[figure.key].show_figure(figure)
+        for n, figure in enumerate(report.figures[len(kept):], start=len(kept)):
             button = FigureButton(figure)
             button.clicked.connect(lambda _c=False, b=button: self.open_queue(b.figure.queue))
             self.buttons[figure.key] = button

@@ -283,7 +283,17 @@ class HistoryView(WikiView):
             return  # the window closed while git produced the diff
         entry = self.current_entry()
         if entry is not None and entry.commit == commit:
+            if not self.isVisible() and self._highlighter.document() is not None:
+                # (colours only once shown: a hidden view's diff, read as the window opens, made
+                # the GUI thread enter Python for each of its up to 400,000 characters' lines,
+                # each entry waiting for the interpreter lock behind the background loads)
+                self._highlighter.setDocument(None)
             self.diff.setPlainText(text)
+
+    def showEvent(self, event: Any) -> None:
+        super().showEvent(event)
+        if self._highlighter.document() is None:
+            self._highlighter.setDocument(self.diff.document())  # (highlights the diff shown)
 
     def revert_selected(self) -> None:
         entry = self.current_entry()

@@ -49,6 +49,9 @@ log = logging.getLogger(__name__)
 
 Key = tuple[int, str]
 LOAD_BATCH = 2500  # rows added to the browser per event-loop turn while a wiki loads
+#: The rest of a load starts at the filled page table's first paint, or this long after the
+#: window is ready when nothing paints it (see MainWindow._start_background_after_paint).
+BACKGROUND_AFTER_MS = 500
 #: The page pane never shrinks below this (a splitter could collapse it to nothing).
 MIN_PAGE_PANE = 260
 #: Where the first-run hint points, first view present wins: the Health landing view (issue 19),
@@ -416,7 +419,31 @@ class MainWindow(QMainWindow):
             self.open_page(self._start_page(snapshot.rows))
         else:
             self.ready.emit()
-        self.workspace.start_background()  # the window is usable: the rest of the load may run
+        self._start_background_after_paint()  # the window is usable: the rest of the load may run
+
+    def _start_background_after_paint(self) -> None:
+        """Start the rest of the load (links, policy, history: 2-3 busy background threads) once
+        the filled page table has been painted, or BACKGROUND_AFTER_MS from now when nothing
+        paints it (a hidden window). That first paint is the GUI thread's biggest job of an open
+        at 32,000 pages (~40 ms); begun beside those threads it shared the interpreter lock with
+        them and took 150-250 ms."""
+        table = self.browser.table
+        workspace = self.workspace
+        if not table.isVisible():
+            workspace.start_background()
+            return
+
+        waiting = [True]
+
+        def start() -> None:
+            if waiting[0]:  # (the paint or the timer, whichever comes first)
+                waiting[0] = False
+                table.painted.disconnect(start)
+                workspace.start_background()
+
+        table.painted.connect(start)
+        table.viewport().update()
+        QTimer.singleShot(BACKGROUND_AFTER_MS, self, start)
 
     @staticmethod
     def _start_page(rows: list[PageRow]) -> Key:

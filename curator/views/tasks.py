@@ -116,6 +116,7 @@ class _Task(QRunnable):
         try:
             result = self.func()
         except BaseException as exc:  # delivered to the GUI as a readable message
+            _let_go_of_frames(exc)
             if self._deliverable(exc):
                 self.relay.failed.emit(self.on_error, exc, self.owners[1])
         else:
@@ -130,6 +131,24 @@ class _Task(QRunnable):
             return True
         log.info("background task ended after the station closed%s", f": {exc}" if exc is not None else "")
         return False
+
+
+def _let_go_of_frames(exc: BaseException) -> None:
+    """Clear the local variables of the frames ``exc`` (and the exceptions chained to it) went
+    through, here on the task's thread, keeping the traceback's lines. The GUI thread is handed
+    the exception: were the frames still holding their variables, what they held would be
+    released there, when the GUI thread drops it, and its clean-up run there (a search index
+    build stopped at a window's close left its worker pool to be shut down, waiting 0.2-0.7 s for
+    its processes to exit, by the next window's GUI thread)."""
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        current = todo.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        traceback.clear_frames(current.__traceback__)
+        todo += [current.__cause__, current.__context__]
 
 
 def run_task(func: Callable[[], Any], callback: Callback | None = None,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QPaintEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QListView, QPushButton, QTableView, QToolButton, QWidget
 
@@ -71,8 +71,12 @@ class TableView(QTableView):
     already holds, so it waits for the lock once per paint.
     """
 
+    #: after each paint (the station starts the rest of a load once the filled table is painted)
+    painted = Signal()
+
     def paintEvent(self, event: QPaintEvent) -> None:
         super().paintEvent(event)
+        self.painted.emit()
 
 
 class ListView(QListView):
