@@ -256,7 +256,7 @@ def test_duplicates_are_counted_in_the_background_without_a_click(qtbot, tmp_pat
         win.show_view("dedup")
     assert view.model.rowCount() == health.buttons["duplicates"].figure.value
     qtbot.waitUntil(lambda: (s := worker.status())["scanned"] and not s["kept"], timeout=15_000)
-    assert set(worker.status()["features"]) == set(Wiki(root).pages)
+    assert set(worker.status(paths=True)["features"]) == set(Wiki(root).pages)
     assert session.dedup is None  # nothing of the dedup index in the station's process
     win.close()
     assert worker.pid is None and worker.starts == 1  # closing stopped it

@@ -91,8 +91,11 @@ def _ended(code: int | None) -> str:
 class DedupWorker:
     """The wiki's dedup index in a worker process, for the operator (see the module docstring)."""
 
-    def __init__(self, root: Path | str, niceness: int = 0) -> None:
+    def __init__(self, root: Path | str, niceness: int = 0, state: Callable[[], bytes | None] | None = None) -> None:
         self.root = str(root)
+        #: The state of the pages as the station sees them (its store's :attr:`~.store.PageStore.state`),
+        #: sent with every call: the worker refreshes its own store when it moved (or is unknown).
+        self._state = state or (lambda: None)
         #: The CPU priority drop of the worker process (and of the processes its scans start).
         self.niceness = niceness
         self._lock = threading.Lock()  # the process, its channel and the calls waiting
@@ -125,10 +128,11 @@ class DedupWorker:
         """Keep the worker's last result for the next open, if it is not kept yet."""
         self._call("keep")
 
-    def status(self) -> dict[str, Any]:
-        """The worker's pid, its index's state and its memory (resident now and peak, bytes, and
-        the peak of the processes its scans started)."""
-        out: dict[str, Any] = self._call("status").value
+    def status(self, paths: bool = False) -> dict[str, Any]:
+        """The worker's pid, its index's state (scanned, answering from a kept result, building,
+        how many pages' features it holds, or with ``paths`` which) and its memory (bytes resident
+        now and at the peak, and the peak of the processes its scans started)."""
+        out: dict[str, Any] = self._call("status", paths=paths).value
         return out
 
     @property
@@ -146,7 +150,7 @@ class DedupWorker:
             call_id = next(self._ids)
             call = self._calls[call_id] = _Call(conn)
             try:
-                conn.send_bytes(pickle.dumps((call_id, op, args)))
+                conn.send_bytes(pickle.dumps((call_id, op, args, self._state())))
             except OSError:
                 self._calls.pop(call_id, None)
                 raise WorkerGone("the duplicate finder's process has ended; try again") from None
@@ -223,7 +227,7 @@ class DedupWorker:
         if conn is None or process is None:
             return
         with suppress(OSError, ValueError):
-            conn.send_bytes(pickle.dumps((_STOP, "stop", {})))
+            conn.send_bytes(pickle.dumps((_STOP, "stop", {}, None)))
         process.join(STOP_WAIT)
         for sig in (signal.SIGTERM, signal.SIGKILL):
             if process.exitcode is not None:
@@ -252,7 +256,8 @@ def worker_for(wiki: Wiki, niceness: int = 0) -> DedupWorker:
     with session.services_lock:
         worker = session.dedup_worker
         if worker is None:
-            worker = session.dedup_worker = DedupWorker(wiki.root, niceness)
+            store = wiki.store
+            worker = session.dedup_worker = DedupWorker(wiki.root, niceness, lambda: store.state)
     return worker
 
 
@@ -285,11 +290,24 @@ def _count(wiki: Wiki, strength: str | None = None) -> int:
     return family_count(wiki, OPERATOR, strength)
 
 
-def _status(wiki: Wiki) -> dict[str, Any]:
+def _status(wiki: Wiki, paths: bool = False) -> dict[str, Any]:
     index = wiki.session.dedup
+    features = sorted(index.features) if index is not None else []
     return {"pid": os.getpid(), "scanned": bool(index is not None and index.scanned),
             "kept": bool(index is not None and index.kept is not None),
-            "features": sorted(index.features) if index is not None else [], **_memory()}
+            "building": bool(index is not None and index._building is not None),
+            "features": features if paths else len(features), **_memory()}
+
+
+def _warm(wiki: Wiki) -> None:
+    """After the count (Health's, at open): what the Duplicates queue will ask for next, made
+    ready meanwhile (the index answering, from the kept result or a scan; the link index its
+    inbound counts come from when no kept result holds them)."""
+    from .dedup import index_for
+
+    index = index_for(wiki)
+    if index.kept is None:
+        wiki.links  # noqa: B018 - (built now, not when the queue is asked for)
 
 
 _OPS: dict[str, Callable[..., Any]] = {
@@ -313,16 +331,18 @@ def serve(conn: Connection, root: str, niceness: int) -> None:
 
     wiki = Wiki(root)
     send = threading.Lock()
+    seen = _Seen()
     threads: list[threading.Thread] = []
     try:
         while True:
             try:
-                call_id, op, args = pickle.loads(conn.recv_bytes())
+                call_id, op, args, state = pickle.loads(conn.recv_bytes())
             except (EOFError, OSError):
                 break
             if call_id == _STOP:
                 break
-            thread = threading.Thread(target=_answer, args=(conn, send, wiki, call_id, op, args), daemon=True)
+            thread = threading.Thread(target=_answer, args=(conn, send, wiki, seen, state, call_id, op, args),
+                                      daemon=True)
             thread.start()
             threads = [t for t in threads if t.is_alive()] + [thread]
     finally:
@@ -333,10 +353,28 @@ def serve(conn: Connection, root: str, niceness: int) -> None:
             wiki.close()
 
 
-def _answer(conn: Connection, send: threading.Lock, wiki: Wiki, call_id: int, op: str, args: dict[str, Any]) -> None:
+class _Seen:
+    """The station's page state the worker's store was last refreshed for."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.state: bytes | None = None
+
+    def refresh(self, wiki: Wiki, state: bytes | None) -> None:
+        """Bring the worker's pages up to date unless the station's state has not moved since the
+        last refresh (an answer is then of pages as new as the station's: a change the station
+        has seen moved its state)."""
+        with self.lock:
+            if state is None or state != self.state:
+                wiki.refresh()
+                self.state = state
+
+
+def _answer(conn: Connection, send: threading.Lock, wiki: Wiki, seen: _Seen, state: bytes | None, call_id: int,
+            op: str, args: dict[str, Any]) -> None:
     replies: list[tuple[int, str, Any]] = []
     try:
-        wiki.refresh()  # (the pages as they are now: never an answer older than the station's)
+        seen.refresh(wiki, state)  # (never an answer of older pages than the station's)
         value = _OPS[op](wiki, **args)
         if op == "families":
             replies = [(call_id, "part", value[i:i + CHUNK]) for i in range(0, len(value), CHUNK)]
@@ -353,3 +391,6 @@ def _answer(conn: Connection, send: threading.Lock, wiki: Wiki, call_id: int, op
             data = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
             with send:
                 conn.send_bytes(data)
+    if op == "count" and replies[-1][1] == "done":
+        with suppress(Exception):  # (only ahead of time: the queue's own call says what fails)
+            _warm(wiki)

@@ -330,13 +330,14 @@ class DedupView(ReviewView):
 
     def _worker_gone(self, message: str) -> None:
         """The dedup worker died before answering: one line, and a Retry (which starts another)."""
-        self.count.setText(f"Cannot list the duplicate families: {message}")
+        self.count.setText("Cannot list the duplicate families: the duplicate finder stopped.")
         self.retry_button.show()
         self.model.set_families([], set())
         self.family = self.pair = self.comparison = None
         self.members.clear()
         self._set_buttons(False)
-        self._show_empty("The duplicate finder stopped", f"{message}. Click Retry to look again.")
+        self._show_empty("The duplicate finder stopped", f"{message[:1].upper()}{message[1:]}. Click Retry to "
+                                                        "look again.")
         self.mark_ready()
 
     def retry(self) -> None:
