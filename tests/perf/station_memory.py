@@ -3,7 +3,7 @@
 Run: ``python -m tests.perf.station_memory WIKI`` (offscreen). Opens the station on ``WIKI`` as
 ``curator gui`` builds it, waits for Health's figures (the duplicate count too), shows the
 Duplicates view, waits for its queue and for the dedup index's every-page build it starts (in the
-dedup worker process), then prints one JSON line: the station process's peak and current resident
+dedup worker process), makes one change and asks for the families again, then prints one JSON line: the station process's peak and current resident
 bytes (``VmHWM``/``VmRSS``: this process only, never its children), the dedup worker's (its own
 peak and that of the processes its scan started), and when each step was done (seconds from the
 start of this process's work).
@@ -77,11 +77,30 @@ def main(root: str) -> None:
         wait(lambda: (s := worker.status())["scanned"] and not s["kept"] and not s["building"])
         built = time.perf_counter() - start
         status = worker.status()
+        # one change, as an edit makes it: the station sees it (its refresh), then the families
+        # the queue asks for follow it page by page in the worker
+        wiki = win.workspace.wiki(0)
+        path = next(p for p in sorted(wiki.pages) if p.endswith(".md"))
+        page = Path(root) / path
+        text = page.read_text("utf-8")
+        page.write_text(text + "\nOne more line, written to measure a change.\n", "utf-8")
+        try:
+            t0 = time.perf_counter()
+            wiki.refresh([path])
+            t1 = time.perf_counter()
+            worker.families()
+            t2 = time.perf_counter()
+        finally:
+            page.write_text(text, "utf-8")
+            wiki.refresh([path])
+        after = worker.status()
         out = {"station_peak": _vm("VmHWM"), "station_rss": _vm("VmRSS"), "worker_pid": status["pid"],
                "station_pid": os.getpid(), "worker_peak": status["peak"], "worker_rss": status["rss"],
                "worker_children_peak": status["children_peak"], "features": status["features"],
                "ready": ready, "duplicates_counted": counted, "queue_to_content": shown[0] - opened,
                "built": built, "families": view.model.rowCount(),
+               "station_refresh_after_change": t1 - t0, "families_after_change": t2 - t1,
+               "worker_peak_after_change": after["peak"], "station_peak_after_change": _vm("VmHWM"),
                "stages": stages}
         win.close()
         app.processEvents()
