@@ -5,8 +5,9 @@ follows a change page by page) hold most of a gigabyte after it, and the scan's 
 and Python loops share the interpreter lock with whatever else runs in its process. Inside the
 station they took its memory past 1.7 GB and held its GUI thread for hundreds of milliseconds. So
 the station keeps its dedup index in a process of its own (:class:`DedupWorker`, one per wiki,
-held by the wiki's session), started (``spawn``: the station runs threads and Qt) on first use at
-the station's background CPU priority, which opens the wiki itself (its own page store, link
+held by the wiki's session), started (``spawn``: the station runs threads and Qt) on first use,
+whose scans and builds run at the station's background CPU priority (the short answers the
+operator waits for do not), which opens the wiki itself (its own page store, link
 index and :class:`~.dedup.DedupIndex`) and answers, for the operator only:
 
 * :meth:`DedupWorker.families`: :func:`~.dedup.find_families` (dismissed pairs applied);
@@ -271,9 +272,27 @@ def _memory() -> dict[str, int]:
             "children_peak": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024}
 
 
+#: The station's background niceness (set by :func:`serve`), and the niceness each kind of call
+#: last ran at (:func:`_background`; in :meth:`DedupWorker.status`).
+_NICENESS = [0]
+_NICED: dict[str, int] = {}
+
+
+def _background(op: str) -> None:
+    """Lower the calling thread (and the processes it starts: a scan's shingling workers) to the
+    station's background niceness: a scan or a build, never a short answer the operator waits
+    for. (Linux keeps a niceness per thread; elsewhere it lowers the whole worker.)"""
+    if _NICENESS[0] > 0 and hasattr(os, "nice"):
+        with suppress(OSError):
+            if os.getpriority(os.PRIO_PROCESS, 0) < _NICENESS[0]:
+                os.nice(_NICENESS[0])
+            _NICED[op] = os.getpriority(os.PRIO_PROCESS, 0)
+
+
 def _build(wiki: Wiki) -> None:
     from .dedup import index_for, keep_result
 
+    _background("build")
     keep_result(wiki)  # (the answer after a change: kept for the next open)
     index_for(wiki, full=True)
 
@@ -281,13 +300,35 @@ def _build(wiki: Wiki) -> None:
 def _keep(wiki: Wiki) -> None:
     from .dedup import keep_result
 
+    _background("keep")
     keep_result(wiki)
+
+
+def _may_scan(wiki: Wiki) -> bool:
+    """Whether answering may take a full scan: the index holds no page's features, and no result
+    kept for the pages as they are answers (else the answer is short: the operator waits for it)."""
+    from . import dedup_cache
+
+    index = wiki.session.dedup
+    if index is not None and index.scanned and index.kept is None:
+        return False  # (a change is followed page by page)
+    store = wiki.store
+    found = store.derived_since(dedup_cache.NAME) if store.state is not None else None
+    return found is None or bool(found[1])
 
 
 def _count(wiki: Wiki, strength: str | None = None) -> int:
     from .dedup import family_count
 
+    if _may_scan(wiki):
+        _background("count")
     return family_count(wiki, OPERATOR, strength)
+
+
+def _families(wiki: Wiki, folder: str | None = None, signal: str | None = None) -> list[Family]:
+    if _may_scan(wiki):
+        _background("families")
+    return find_families(wiki, OPERATOR, folder, signal)
 
 
 def _status(wiki: Wiki, paths: bool = False) -> dict[str, Any]:
@@ -296,7 +337,7 @@ def _status(wiki: Wiki, paths: bool = False) -> dict[str, Any]:
     return {"pid": os.getpid(), "scanned": bool(index is not None and index.scanned),
             "kept": bool(index is not None and index.kept is not None),
             "building": bool(index is not None and index._building is not None),
-            "features": features if paths else len(features), **_memory()}
+            "features": features if paths else len(features), "niced": dict(_NICED), **_memory()}
 
 
 def _warm(wiki: Wiki) -> None:
@@ -307,12 +348,12 @@ def _warm(wiki: Wiki) -> None:
 
     index = index_for(wiki)
     if index.kept is None:
+        _background("warm")
         wiki.links  # noqa: B018 - (built now, not when the queue is asked for)
 
 
 _OPS: dict[str, Callable[..., Any]] = {
-    "families": lambda wiki, folder=None, signal=None: find_families(wiki, OPERATOR, folder, signal),
-    "count": _count, "build": _build, "keep": _keep, "status": _status,
+    "families": _families, "count": _count, "build": _build, "keep": _keep, "status": _status,
 }
 
 
@@ -323,9 +364,7 @@ def serve(conn: Connection, root: str, niceness: int) -> None:
         os.setpgrp()  # (the station ends this group: the worker and its scan's processes)
     with suppress(OSError, AttributeError):
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # (a Ctrl-C is the station's to handle)
-    if niceness > 0 and hasattr(os, "nice"):
-        with suppress(OSError):
-            os.nice(niceness)
+    _NICENESS[0] = niceness
     from .dedup import stop_scans
     from .wiki import Wiki
 
