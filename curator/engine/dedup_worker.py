@@ -46,7 +46,7 @@ from collections.abc import Callable
 from contextlib import suppress
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from .actor import OPERATOR
 from .dedup import Family, ScanStopped, find_families
@@ -57,8 +57,11 @@ if TYPE_CHECKING:
 
 #: Families per message from the worker (one unpickle each, a few milliseconds).
 CHUNK = 200
-#: Seconds a stopped worker gets to leave by itself before it is ended.
+#: Seconds waited for a thread or a process to end (and for an ended worker, after a signal).
 STOP_WAIT = 1.0
+#: Seconds a stopped worker gets to leave by itself (its scan stops at its next step, its
+#: shingling processes shut down) before its process group is ended.
+LEAVE_WAIT = 3.0
 _STOP = 0  # the call id of "leave" (calls are numbered from 1)
 
 
@@ -113,8 +116,7 @@ class DedupWorker:
     def families(self, folder: str | None = None, signal: str | None = None) -> list[Family]:
         """The operator's duplicate families (:func:`~.dedup.find_families`)."""
         call = self._call("families", folder=folder, signal=signal)
-        out: list[Family] = call.parts
-        return out
+        return [family for part in call.parts for family in pickle.loads(part)]
 
     def count(self, strength: str | None = None) -> int:
         """The operator's family count (:func:`~.dedup.family_count`)."""
@@ -194,7 +196,7 @@ class DedupWorker:
             if call is None:
                 continue
             if kind == "part":
-                call.parts.extend(value)
+                call.parts.append(value)  # (pickled apart: unpickled by the caller, chunk by chunk)
                 continue
             if kind == "error":
                 call.error = CuratorError(value)
@@ -229,7 +231,7 @@ class DedupWorker:
             return
         with suppress(OSError, ValueError):
             conn.send_bytes(pickle.dumps((_STOP, "stop", {}, None)))
-        process.join(STOP_WAIT)
+        process.join(LEAVE_WAIT)
         for sig in (signal.SIGTERM, signal.SIGKILL):
             if process.exitcode is not None:
                 break
@@ -310,9 +312,9 @@ def _may_scan(wiki: Wiki) -> bool:
     from . import dedup_cache
 
     index = wiki.session.dedup
-    if index is not None and index.scanned and index.kept is None:
-        return False  # (a change is followed page by page)
     store = wiki.store
+    if index is not None and ((index.scanned and index.kept is None) or index.kept == store.state):
+        return False  # (a change is followed page by page; or the kept result answers)
     found = store.derived_since(dedup_cache.NAME) if store.state is not None else None
     return found is None or bool(found[1])
 
@@ -325,10 +327,33 @@ def _count(wiki: Wiki, strength: str | None = None) -> int:
     return family_count(wiki, OPERATOR, strength)
 
 
-def _families(wiki: Wiki, folder: str | None = None, signal: str | None = None) -> list[Family]:
+class _Answered:
+    """The last families answered (pickled in chunks of :data:`CHUNK`) and what they depend on:
+    the pages (the worker's store state: every answer is exactly a full scan's of them), the
+    attachment files (inbound counts), the dismissed pairs and the filter. Health's count warms
+    it (:func:`_warm`), so the Duplicates queue's first call only sends it."""
+
+    lock: ClassVar[threading.Lock] = threading.Lock()
+    key: ClassVar[tuple[Any, ...] | None] = None
+    parts: ClassVar[list[bytes]] = []
+
+
+def _families(wiki: Wiki, folder: str | None = None, signal: str | None = None) -> list[bytes]:
+    from . import dedup_cache
+    from .dedup import dismissed_pairs
+
     if _may_scan(wiki):
         _background("families")
-    return find_families(wiki, OPERATOR, folder, signal)
+    with _Answered.lock:
+        store = wiki.store
+        key = (store.state, store.attachments_key(), dedup_cache.dismissed_digest(dismissed_pairs(wiki)),
+               folder, signal)
+        if key[0] is None or key != _Answered.key:
+            out = find_families(wiki, OPERATOR, folder, signal)
+            parts = [pickle.dumps(out[i:i + CHUNK], protocol=pickle.HIGHEST_PROTOCOL)
+                     for i in range(0, len(out), CHUNK)]
+            _Answered.key, _Answered.parts = (key if store.state == key[0] else None), parts
+        return _Answered.parts
 
 
 def _status(wiki: Wiki, paths: bool = False) -> dict[str, Any]:
@@ -342,14 +367,13 @@ def _status(wiki: Wiki, paths: bool = False) -> dict[str, Any]:
 
 def _warm(wiki: Wiki) -> None:
     """After the count (Health's, at open): what the Duplicates queue will ask for next, made
-    ready meanwhile (the index answering, from the kept result or a scan; the link index its
-    inbound counts come from when no kept result holds them)."""
+    ready meanwhile (the index answering, from the kept result or a scan, and its families)."""
     from .dedup import index_for
 
     index = index_for(wiki)
     if index.kept is None:
         _background("warm")
-        wiki.links  # noqa: B018 - (built now, not when the queue is asked for)
+    _families(wiki)
 
 
 _OPS: dict[str, Callable[..., Any]] = {
@@ -416,7 +440,7 @@ def _answer(conn: Connection, send: threading.Lock, wiki: Wiki, seen: _Seen, sta
         seen.refresh(wiki, state)  # (never an answer of older pages than the station's)
         value = _OPS[op](wiki, **args)
         if op == "families":
-            replies = [(call_id, "part", value[i:i + CHUNK]) for i in range(0, len(value), CHUNK)]
+            replies = [(call_id, "part", part) for part in value]
             value = None
         replies.append((call_id, "done", value))
     except ScanStopped as exc:
