@@ -16,9 +16,10 @@ index and :class:`~.dedup.DedupIndex`) and answers, for the operator only:
   later changes are followed page by page; :meth:`DedupWorker.keep`: keep the result for the next
   open (:func:`~.dedup.keep_result`); :meth:`DedupWorker.stop`.
 
-Every call first brings the worker's page store up to date with the files (a full refresh by
-(mtime, size), with the store's racy-stamp rule), so an answer is never of older pages than the
-station sees: a change made while the worker scans is followed exactly as in process (the call
+Every call first brings the worker's page store up to date with the pages as the station sees
+them (the pages the station saw change since the last call, or every page by (mtime, size) when
+its state moved otherwise; with the store's racy-stamp rule), so an answer is never of older pages
+than the station sees: a change made while the worker scans is followed exactly as in process (the call
 waits for the scan, then the index follows the change page by page). The interface takes no
 actor: agents (the CLI, the MCP server) keep their dedup index in their own process, and what
 they may see is decided there as before. Families come back in chunks of :data:`CHUNK` (each
@@ -53,6 +54,7 @@ from .dedup import Family, ScanStopped, find_families
 from .errors import CuratorError
 
 if TYPE_CHECKING:
+    from .store import ChangeSet
     from .wiki import Wiki
 
 #: Families per message from the worker (one unpickle each, a few milliseconds).
@@ -63,6 +65,8 @@ STOP_WAIT = 1.0
 #: shingling processes shut down) before its process group is ended.
 LEAVE_WAIT = 3.0
 _STOP = 0  # the call id of "leave" (calls are numbered from 1)
+#: Changed pages the station names to the worker at most (more: it compares every page).
+PATHS_MAX = 2000
 
 
 class WorkerGone(CuratorError):
@@ -100,6 +104,9 @@ class DedupWorker:
         #: The state of the pages as the station sees them (its store's :attr:`~.store.PageStore.state`),
         #: sent with every call: the worker refreshes its own store when it moved (or is unknown).
         self._state = state or (lambda: None)
+        #: The pages the station saw change since the last call (:meth:`note`), sent with the next
+        #: one so the worker checks only those; None: not known (then it compares every page).
+        self._changed: set[str] | None = None
         #: The CPU priority drop of the worker process (and of the processes its scans start).
         self.niceness = niceness
         self._lock = threading.Lock()  # the process, its channel and the calls waiting
@@ -111,6 +118,15 @@ class DedupWorker:
         #: How many worker processes were started (a death and a retry start another).
         self.starts = 0
         _LIVE.add(self)
+
+    def note(self, changes: ChangeSet) -> None:
+        """The station's pages changed (its wiki's ``changed`` signal)."""
+        with self._lock:
+            if self._changed is not None:
+                if changes.attachments or len(self._changed) + len(changes.paths) > PATHS_MAX:
+                    self._changed = None
+                else:
+                    self._changed.update(changes.paths)
 
     # --- the calls --------------------------------------------------------------------------
     def families(self, folder: str | None = None, signal: str | None = None) -> list[Family]:
@@ -138,6 +154,13 @@ class DedupWorker:
         out: dict[str, Any] = self._call("status", paths=paths).value
         return out
 
+    def start(self) -> None:
+        """Start the worker process now, if none runs (the station, while it loads the wiki: the
+        worker's own start-up, Python and the engine's imports, is then over by the first call)."""
+        with self._lock:
+            if not self._stopped and self._conn is None:
+                self._start()
+
     @property
     def pid(self) -> int | None:
         """The running worker's process id (None: none runs)."""
@@ -152,8 +175,10 @@ class DedupWorker:
             conn = self._conn if self._conn is not None else self._start()
             call_id = next(self._ids)
             call = self._calls[call_id] = _Call(conn)
+            changed, self._changed = self._changed, set()
             try:
-                conn.send_bytes(pickle.dumps((call_id, op, args, self._state())))
+                # (the changes noted, then the state: a state that moved past them is walked in full)
+                conn.send_bytes(pickle.dumps((call_id, op, args, (self._state(), changed))))
             except OSError:
                 self._calls.pop(call_id, None)
                 raise WorkerGone("the duplicate finder's process has ended; try again") from None
@@ -177,6 +202,7 @@ class DedupWorker:
         finally:
             theirs.close()
         self._process, self._conn = process, ours
+        self._changed = None  # (a new worker compares every page first)
         self.starts += 1
         threading.Thread(target=self._read, args=(ours, process), name="curator-dedup-reader", daemon=True).start()
         return ours
@@ -230,7 +256,7 @@ class DedupWorker:
         if conn is None or process is None:
             return
         with suppress(OSError, ValueError):
-            conn.send_bytes(pickle.dumps((_STOP, "stop", {}, None)))
+            conn.send_bytes(pickle.dumps((_STOP, "stop", {}, (None, None))))
         process.join(LEAVE_WAIT)
         for sig in (signal.SIGTERM, signal.SIGKILL):
             if process.exitcode is not None:
@@ -261,6 +287,7 @@ def worker_for(wiki: Wiki, niceness: int = 0) -> DedupWorker:
         if worker is None:
             store = wiki.store
             worker = session.dedup_worker = DedupWorker(wiki.root, niceness, lambda: store.state)
+            wiki.changed.connect(worker.note)
     return worker
 
 
@@ -423,18 +450,23 @@ class _Seen:
         self.lock = threading.Lock()
         self.state: bytes | None = None
 
-    def refresh(self, wiki: Wiki, state: bytes | None) -> None:
-        """Bring the worker's pages up to date unless the station's state has not moved since the
-        last refresh (an answer is then of pages as new as the station's: a change the station
+    def refresh(self, wiki: Wiki, seen: tuple[bytes | None, set[str] | None]) -> None:
+        """Bring the worker's pages up to date with the station's: only the pages it saw change
+        since the last call (``seen``: its state, and those pages, or None when not known) when
+        it names them, every page when its state moved otherwise (or is unknown); nothing when
+        neither moved (an answer is then of pages as new as the station's: a change the station
         has seen moved its state)."""
+        state, changed = seen
         with self.lock:
-            if state is None or state != self.state:
+            if state is None or self.state is None or (state != self.state and not changed) or changed is None:
                 wiki.refresh()
-                self.state = state
+            elif changed:
+                wiki.refresh(sorted(changed))
+            self.state = state
 
 
-def _answer(conn: Connection, send: threading.Lock, wiki: Wiki, seen: _Seen, state: bytes | None, call_id: int,
-            op: str, args: dict[str, Any]) -> None:
+def _answer(conn: Connection, send: threading.Lock, wiki: Wiki, seen: _Seen,
+            state: tuple[bytes | None, set[str] | None], call_id: int, op: str, args: dict[str, Any]) -> None:
     replies: list[tuple[int, str, Any]] = []
     try:
         seen.refresh(wiki, state)  # (never an answer of older pages than the station's)

@@ -128,6 +128,22 @@ class HealthView(ReviewView):
         layout.addWidget(self.summary)
         layout.addWidget(self.banner)
         layout.addWidget(scroll, 1)
+        self._prestarted: set[int] = set()
+        host.workspace.progress.connect(lambda _done, _total, _what: self._prestart_duplicates())
+
+    def _prestart_duplicates(self) -> None:
+        """Start the shown wiki's dedup worker process while the station still loads (off the GUI
+        thread): its start-up is over by the time the duplicate count asks it."""
+        index = self.wiki_index
+        handles = self.host.workspace.handles
+        if not self.count_duplicates or index in self._prestarted or index >= len(handles) \
+                or handles[index].wiki is None:
+            return
+        from curator.engine.dedup_worker import worker_for
+
+        self._prestarted.add(index)
+        self.host.workspace.read(index, lambda wiki: worker_for(wiki, BACKGROUND_NICENESS).start(),
+                                 lambda _none: None, lambda _exc: None)
 
     def compute(self, wiki: Wiki) -> Health:
         return health(wiki, OPERATOR, duplicates=False, lint=False)
