@@ -278,3 +278,37 @@ def test_diff_aligns_lines_and_marks_changed_words() -> None:
 
 def test_queue_model_passes_qtmodeltester(qtmodeltester, queue) -> None:  # type: ignore[no-untyped-def]
     qtmodeltester.check(queue[2].model)
+
+
+def test_a_killed_worker_is_said_in_one_line_with_a_retry(qtbot, queue) -> None:  # type: ignore[no-untyped-def]
+    import os
+    import signal
+
+    from .test_dedup_worker import HeldStore
+
+    root, win, view = queue
+    session = win.workspace.wiki(0).session
+    worker = session.dedup_worker
+    assert worker is not None and session.dedup is None  # the queue came from the worker process
+    first = worker.pid
+    assert first is not None and first != os.getpid()
+    store = win.workspace.wiki(0).store
+    state = store.state
+    (root / "wiki/crane-rota-third.md").write_text(PAGES[CRANE].replace("Crane rota", "Crane rota 3"), "utf-8")
+    qtbot.waitUntil(lambda: store.state != state, timeout=10_000)  # the station has seen it
+    held = HeldStore(root)  # and the worker's refresh, with the queue's call, waits for the page cache
+    try:
+        qtbot.waitUntil(lambda: view._loading, timeout=10_000)  # the queue asks the worker again
+        qtbot.wait(500)
+        os.kill(first, signal.SIGKILL)
+        qtbot.waitUntil(view.retry_button.isVisible, timeout=10_000)
+    finally:
+        held.release()
+    assert view.count.text() == "Cannot list the duplicate families: the duplicate finder stopped."
+    assert "ended unexpectedly (killed by SIGKILL)" in view.diff.toPlainText()
+    assert view.model.rowCount() == 0 and not view.left_card.keep.isEnabled()
+    if os.environ.get("CURATOR_GRAB"):
+        win.grab().save(os.environ["CURATOR_GRAB"])
+    view.retry_button.click()
+    qtbot.waitUntil(lambda: CRANES | {"wiki/crane-rota-third.md"} in families(view), timeout=15_000)
+    assert not view.retry_button.isVisible() and worker.starts == 2 and worker.pid not in (None, first)

@@ -3,6 +3,7 @@ station as ``curator gui`` builds it (every view installed), on the real engine.
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -246,15 +247,19 @@ def test_duplicates_are_counted_in_the_background_without_a_click(qtbot, tmp_pat
     session = win.workspace.wiki(0).session
     assert health.buttons["duplicates"].figure.value == dedup.family_count(Wiki(root))
     qtbot.wait(300)
-    assert session.dedup is None or (session.dedup.kept is not None and not session.dedup.features)
+    worker = session.dedup_worker
+    assert worker is not None and session.dedup is None  # (counted in the worker process, not here)
+    status = worker.status()
+    assert status["pid"] != os.getpid() and not status["features"]  # answered from the kept result
     view = win.view_index["dedup"]
     with qtbot.waitSignal(view.content_ready, timeout=15_000):
         win.show_view("dedup")
     assert view.model.rowCount() == health.buttons["duplicates"].figure.value
-    qtbot.waitUntil(lambda: session.dedup is not None and session.dedup.scanned and session.dedup.kept is None,
-                    timeout=15_000)
-    assert set(session.dedup.features) == set(Wiki(root).pages)
+    qtbot.waitUntil(lambda: (s := worker.status())["scanned"] and not s["kept"], timeout=15_000)
+    assert set(worker.status(paths=True)["features"]) == set(Wiki(root).pages)
+    assert session.dedup is None  # nothing of the dedup index in the station's process
     win.close()
+    assert worker.pid is None and worker.starts == 1  # closing stopped it
 
 
 def test_lint_figures_update_the_buttons_shown_and_add_their_own(qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]

@@ -1856,12 +1856,15 @@ def index_for(wiki: Wiki, niceness: int = 0, full: bool = False) -> DedupIndex:
 
 
 def stop_scans(wiki: Wiki) -> None:
-    """Abandon the wiki's dedup scan in progress, if any (the station closing)."""
+    """Abandon the wiki's dedup scan in progress, if any, and stop its dedup worker process
+    (:mod:`.dedup_worker`), if one runs (the station closing)."""
     session = wiki.session
     with session.services_lock:
-        index = session.dedup
+        index, worker = session.dedup, session.dedup_worker
     if index is not None:
         index.stop()
+    if worker is not None:
+        worker.stop()
 
 
 def keep_result(wiki: Wiki) -> None:

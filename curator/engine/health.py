@@ -10,7 +10,8 @@ the command that lists them.
 The duplicate figure needs the dedup index, whose first scan reads every page body (many seconds
 at 30,000 pages), and lint resolves every link and checks every page (about a second): :func:`health`
 takes ``duplicates=False`` and ``lint=False`` to leave them out, and the station fills them in
-afterwards (:func:`add_lint`, :func:`duplicate_figure`), so the other figures are not kept waiting.
+afterwards (:func:`add_lint`, :func:`duplicate_figure` counted by its dedup worker process), so the
+other figures are not kept waiting.
 """
 
 from __future__ import annotations
@@ -64,14 +65,23 @@ class Health:
         return "\n".join(lines)
 
 
-def duplicate_figure(wiki: Wiki, actor: Actor = OPERATOR, niceness: int = 0) -> Figure:
+def duplicate_figure(wiki: Wiki, actor: Actor = OPERATOR, niceness: int = 0, *, apart: bool = False) -> Figure:
     """How many duplicates wait for review: the duplicate families ``actor`` may see (dismissed
     ones left out), each reviewed once in the Duplicates view. ``niceness``: the CPU priority drop
-    of a first scan's worker processes (:func:`~.dedup.index_for`)."""
-    from .dedup import family_count
+    of a first scan's worker processes (:func:`~.dedup.index_for`). ``apart`` (the station, for
+    the operator only): counted by the wiki's dedup worker process (:mod:`.dedup_worker`), so
+    that no scan runs in this one."""
+    if apart:
+        if not actor.is_operator:
+            raise ValueError("the dedup worker answers for the operator only")
+        from .dedup_worker import worker_for
 
-    return Figure("duplicates", "Duplicate families", family_count(wiki, actor, niceness=niceness), "dedup",
-                  "curator dedup --groups", "warning")
+        value = worker_for(wiki, niceness).count()
+    else:
+        from .dedup import family_count
+
+        value = family_count(wiki, actor, niceness=niceness)
+    return Figure("duplicates", "Duplicate families", value, "dedup", "curator dedup --groups", "warning")
 
 
 def agent_writes_since(wiki: Wiki, seconds: float, actor: Actor = OPERATOR) -> int:

@@ -10,6 +10,7 @@ table of its own keyed by the wiki:
   thread is inside an action): the action machinery's state (:mod:`.actions`);
 * ``route_cache``: append's routing index of slugs (:mod:`.append`);
 * ``dedup``: the duplicate-detection index, built on first use (:func:`.dedup.index_for`);
+  ``dedup_worker``: the station's, in a worker process of its own (:func:`.dedup_worker.worker_for`);
 * ``graphs`` and ``suggesters``: the link graphs built per actor (:func:`.graph.graph_for`) and
   link repair's name index (:func:`.linkrepair.suggester_for`) for the current link indexes,
   dropped with them whenever pages or the policy change;
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from .actor import Actor
     from .append import RouteCache
     from .dedup import DedupIndex
+    from .dedup_worker import DedupWorker
     from .graph import LinkGraph
     from .linkrepair import Suggester
     from .links import LinkIndex
@@ -58,6 +60,7 @@ class WikiSession:
         self.services_lock = threading.RLock()
         self._route_cache: RouteCache | None = None
         self.dedup: DedupIndex | None = None
+        self.dedup_worker: DedupWorker | None = None
         #: (actor, policy id, with attachments) -> (the link index it was built from, the graph)
         self.graphs: dict[tuple[Actor, int, bool], tuple[LinkIndex, LinkGraph]] = {}
         #: id(the page names of a link index, ``LinkIndex.names``) -> (those names, link repair's

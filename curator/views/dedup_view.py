@@ -12,10 +12,12 @@ family, **Not duplicates** dismisses the whole family (both recorded in the wiki
 decisions file, so they never return, whoever renames the pages). **Skip** only moves on: the
 family goes to the end of the queue for this session and nothing is written. The queue is
 recomputed off the GUI thread whenever the wiki changes, filtered by folder and signal; in a
-home, each wiki has its own queue. It is listed from the result the last full scan kept for the
-pages (in a moment); once it is shown, the dedup index's every-page build starts in the background,
-so that the decisions made here are followed page by page (the queue answers from the kept result
-until the build is done).
+home, each wiki has its own queue. Every dedup computation runs in the wiki's dedup worker process
+(:mod:`curator.engine.dedup_worker`), never in the station's: the queue is listed from the result
+the last full scan kept for the pages (in a moment); once it is shown, the dedup index's every-page
+build starts there in the background, so that the decisions made here are followed page by page
+(the queue answers from the kept result until the build is done). A worker that dies is said in
+one line, with a Retry that starts another.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from PySide6.QtWidgets import (
 
 from curator.engine.actor import OPERATOR
 from curator.engine.dedup import SIGNALS, Family
+from curator.engine.dedup_worker import WorkerGone
 from curator.engine.merge import MergePlan
 from curator.models.dedup import (
     COL_IMPACT,
@@ -184,11 +187,15 @@ class DedupView(ReviewView):
         self.dismiss_family_button = QPushButton("Not duplicates")
         self.dismiss_family_button.setToolTip("Record that no two pages of this family are duplicates "
                                               "(one commit); the family never comes back")
+        self.retry_button = QPushButton("Retry")
+        self.retry_button.setToolTip("Start the duplicate finder again and list the families")
+        self.retry_button.hide()
         self.skip_button = QPushButton("Skip")
         self.skip_button.setToolTip("Decide later: the family moves to the end of the queue; nothing is written")
         top = QHBoxLayout()
         top.addWidget(self.wiki_choice)
         top.addWidget(self.count, 1)
+        top.addWidget(self.retry_button)
         top.addWidget(self.folder)
         top.addWidget(self.signal)
         top.addWidget(self.dismiss_family_button)
@@ -256,6 +263,7 @@ class DedupView(ReviewView):
         self.dismiss_family_button.clicked.connect(self.not_duplicates)
         self.dismiss_member_button.clicked.connect(self.not_a_duplicate)
         self.skip_button.clicked.connect(self.skip)
+        self.retry_button.clicked.connect(self.retry)
         self.folder.editingFinished.connect(lambda: self.schedule_reload(now=True))
         self.signal.currentIndexChanged.connect(lambda _i: self.schedule_reload(now=True))
         self.table.selectionModel().currentRowChanged.connect(self._selected)
@@ -264,24 +272,31 @@ class DedupView(ReviewView):
         self._show_empty("Looking for duplicates…", "The queue fills once the wiki is loaded.")
 
     # --- the queue ------------------------------------------------------------------------------
-    def compute(self, wiki: Wiki) -> list[Family]:
-        from curator.engine.dedup import find_families
+    def compute(self, wiki: Wiki) -> list[Family] | WorkerGone:
+        from curator.engine.dedup_worker import worker_for
 
         folder = self.folder.text().strip() or None
-        return find_families(wiki, OPERATOR, folder=folder, signal=self.signal.currentData() or None,
-                             niceness=BACKGROUND_NICENESS)
+        try:
+            return worker_for(wiki, BACKGROUND_NICENESS).families(folder, self.signal.currentData() or None)
+        except WorkerGone as exc:
+            return exc  # (shown in the view, with a Retry: see show_content)
 
-    def show_content(self, families: list[Family]) -> None:
-        from curator.engine.dedup import index_for, keep_result
+    def show_content(self, result: list[Family] | WorkerGone) -> None:
+        if not isinstance(result, list):
+            self._worker_gone(str(result))
+            return
+        families = result
+        self.retry_button.hide()
 
         def build(wiki: Wiki) -> None:
-            keep_result(wiki)  # (the answer after a change: kept for the next open)
-            index_for(wiki, BACKGROUND_NICENESS, full=True)
+            from curator.engine.dedup_worker import worker_for
+
+            worker_for(wiki, BACKGROUND_NICENESS).build()
 
         # In the background once shown (BUILD_DELAY_MS later: the queue is laid out and painted
-        # first): every page's features, so that the decisions made here (and any other change)
-        # are followed page by page; the queue answers from the kept result meanwhile
-        # (DedupIndex.build).
+        # first), in the dedup worker process: every page's features, so that the decisions made
+        # here (and any other change) are followed page by page; the queue answers from the kept
+        # result meanwhile (DedupIndex.build).
         index = self.wiki_index
         QTimer.singleShot(BUILD_DELAY_MS, self, lambda: self.host.workspace.read(index, build, lambda _none: None,
                                                                                    lambda _exc: None))
@@ -312,6 +327,23 @@ class DedupView(ReviewView):
         target = same if same is not None else min(max(row, self._row_hint, 0), n - 1)
         self._row_hint = 0
         self._select(target)
+
+    def _worker_gone(self, message: str) -> None:
+        """The dedup worker died before answering: one line, and a Retry (which starts another)."""
+        self.count.setText("Cannot list the duplicate families: the duplicate finder stopped.")
+        self.retry_button.show()
+        self.model.set_families([], set())
+        self.family = self.pair = self.comparison = None
+        self.members.clear()
+        self._set_buttons(False)
+        self._show_empty("The duplicate finder stopped", f"{message[:1].upper()}{message[1:]}. Click Retry to "
+                                                        "look again.")
+        self.mark_ready()
+
+    def retry(self) -> None:
+        self.retry_button.hide()
+        self.count.setText("Looking for duplicates…")
+        self.schedule_reload(now=True)
 
     def _select(self, row: int) -> None:
         """Select ``row`` and (re)load its members and comparison: the pages may have changed since."""

@@ -5,8 +5,10 @@ The figures come from :func:`curator.engine.health.health`, computed off the GUI
 so that a large wiki's landing view is never blank: the cheap figures first (``figures_ready``),
 then lint's (orphans, problems by kind: every link resolved and every page checked;
 ``lint_ready``) and the duplicate count (``duplicates_ready``; ``content_ready`` once both are),
-started in the background as soon as the wiki opens, alongside lint's: it is answered from the result the last full dedup scan kept for these
-pages (:mod:`curator.engine.dedup_cache`), in a moment, and only after a change to the pages from a
+started in the background as soon as the wiki opens, alongside lint's: it is counted by the wiki's
+dedup worker process (:mod:`curator.engine.dedup_worker`: no scan ever runs in the station's own
+process), from the result the last full dedup scan kept for these pages
+(:mod:`curator.engine.dedup_cache`), in a moment, and only after a change to the pages from a
 full scan. The dedup index's every-page build (what follows later changes page by page) is not
 started here: the Duplicates view starts it once its queue is shown. A figure not counted yet reads "…".
 """
@@ -126,6 +128,22 @@ class HealthView(ReviewView):
         layout.addWidget(self.summary)
         layout.addWidget(self.banner)
         layout.addWidget(scroll, 1)
+        self._prestarted: set[int] = set()
+        host.workspace.progress.connect(lambda _done, _total, _what: self._prestart_duplicates())
+
+    def _prestart_duplicates(self) -> None:
+        """Start the shown wiki's dedup worker process while the station still loads (off the GUI
+        thread): its start-up is over by the time the duplicate count asks it."""
+        index = self.wiki_index
+        handles = self.host.workspace.handles
+        if not self.count_duplicates or index in self._prestarted or index >= len(handles) \
+                or handles[index].wiki is None:
+            return
+        from curator.engine.dedup_worker import worker_for
+
+        self._prestarted.add(index)
+        self.host.workspace.read(index, lambda wiki: worker_for(wiki, BACKGROUND_NICENESS).start(),
+                                 lambda _none: None, lambda _exc: None)
 
     def compute(self, wiki: Wiki) -> Health:
         return health(wiki, OPERATOR, duplicates=False, lint=False)
@@ -143,9 +161,10 @@ class HealthView(ReviewView):
         self._counting = {"lint", "duplicates"} if self.count_duplicates else {"lint"}
         if self.count_duplicates:
             index, generation = self.wiki_index, self._generation
-            self.host.workspace.read(index, lambda wiki: duplicate_figure(wiki, OPERATOR, BACKGROUND_NICENESS),
+            self.host.workspace.read(index, lambda wiki: duplicate_figure(wiki, OPERATOR, BACKGROUND_NICENESS,
+                                                                          apart=True),
                                         lambda fig: self._duplicates_counted(index, generation, fig),
-                                        self._step_failed)
+                                        lambda exc: self._duplicates_failed(index, generation, exc))
 
     def show_content(self, result: Any) -> None:
         report: Health = result
@@ -215,9 +234,10 @@ class HealthView(ReviewView):
             return
         self.mark_ready()
         if self.count_duplicates:
-            from curator.engine.dedup import keep_result
+            from curator.engine.dedup_worker import worker_for
 
-            self.host.workspace.read(index, keep_result, lambda _none: None, lambda _exc: None)
+            self.host.workspace.read(index, lambda wiki: worker_for(wiki, BACKGROUND_NICENESS).keep(),
+                                     lambda _none: None, lambda _exc: None)
 
     def _summary(self, report: Health) -> str:
         dup = self.duplicates
@@ -251,6 +271,17 @@ class HealthView(ReviewView):
                 button.show_figure(figure)
             self.summary.setText(self._summary(report))  # the families now counted are waiting too
             self.duplicates_ready.emit()  # (else once the first figures are shown with it)
+        self._counted(index, "duplicates")
+
+    def _duplicates_failed(self, index: int, generation: int, exc: BaseException) -> None:
+        """The dedup worker could not count (it died, or was stopped): one line, the figure left
+        uncounted; the Duplicates view (its figure's queue) asks again, with a Retry."""
+        if index != self.wiki_index or generation != self._generation:
+            return
+        button = self.buttons.get("duplicates")
+        if button is not None:
+            button.label.setText(f"{button.figure.label}: not counted")
+        self.banner.show_result(f"Cannot count the duplicate families: {exc}", ok=False)
         self._counted(index, "duplicates")
 
     def _step_failed(self, exc: BaseException) -> None:

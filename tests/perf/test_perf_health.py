@@ -14,6 +14,11 @@ title-vs-slug and title-prefix links, ~21,000 distinct unresolved targets), one 
 * the Health figures in the station: from opening a warm wiki (``.curator/`` built, a dedup
   result kept) to the figures on screen, and from the window being ready to the figures; target <= 3 s; then the lint
   figures and the duplicate families figure (counted in the background), from opening;
+* the GUI thread's stalls while the dedup worker process builds its every-page index beside a
+  search, a filter and the graph, and the Duplicates queue's time to content;
+* the station's peak resident memory (its own process, and the dedup worker's apart) through a
+  first open with no kept dedup result, Health and the Duplicates view (:mod:`tests.perf.station_memory`),
+  target <= 500 MB, and the families after one change;
 * ``curator health --json`` in a new process (the page cache and the kept dedup result on disk).
 
 The machine is shared: the ratios measured in the same run are what compares across runs.
@@ -21,14 +26,17 @@ The machine is shared: the ratios measured in the same run are what compares acr
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -42,6 +50,7 @@ PAGES = int(os.environ.get("CURATOR_SCALE_PAGES", "32000"))
 RUNS = 5
 COLD_RUNS = 1
 PROBE_RUNS = int(os.environ.get("CURATOR_PROBE_RUNS", "5"))
+MEMORY_RUNS = int(os.environ.get("CURATOR_MEMORY_RUNS", "3"))
 NAIVE_SAMPLE = 20
 CURATOR = str(Path(sys.executable).with_name("curator"))
 ROWS: list[str] = []
@@ -195,7 +204,7 @@ def test_gui_thread_while_the_dedup_index_builds(qtbot, corpus: CorpusInfo, plai
                                                  tmp_path: Path) -> None:
     """The GUI thread's longest stall (a 5 ms timer that must keep firing) from opening the
     Duplicates view on a warm wiki (its queue from the kept result: the time to content) and then
-    WHILE the dedup index's every-page build it starts runs in the station's process: a search
+    WHILE the dedup index's every-page build it starts runs (in the dedup worker process): a search
     typed, a namespace filter, the Global graph; PROBE_RUNS windows. (The station probe of
     test_perf_scale.py opens these before the Duplicates view, so no build runs beside them there.)"""
     from curator.views.main_window import MainWindow
@@ -227,8 +236,10 @@ def test_gui_thread_while_the_dedup_index_builds(qtbot, corpus: CorpusInfo, plai
         steps.setdefault("Duplicates queue (from the kept result)", []).append(
             probe(lambda w=win: w.show_view("dedup"), dedup_view.content_ready, seconds=1.2))
         shown.append(shown_at[0] - began)
-        # (the build has started: a moment after the queue was shown)
-        during.append(bool(session.dedup is not None and session.dedup._building is not None))
+        # (the build has started, in the dedup worker process: a moment after the queue was shown)
+        worker = session.dedup_worker
+        assert session.dedup is None and worker is not None and worker.pid != os.getpid()
+        during.append(bool(worker.status()["building"]))
         steps.setdefault("search typed (4 s window)", []).append(
             probe(lambda w=win: w.browser.search.setText("ledger invoice"), seconds=4.0))
         steps.setdefault("namespace filter (2 s window)", []).append(
@@ -238,7 +249,7 @@ def test_gui_thread_while_the_dedup_index_builds(qtbot, corpus: CorpusInfo, plai
         if graph.mode.currentIndex() != 0:
             steps.setdefault("graph view: Global", []).append(
                 probe(lambda g=graph: g.mode.setCurrentIndex(0), graph.content_ready))
-        built.append(bool(session.dedup is not None and session.dedup._building is not None))
+        built.append(bool(worker.status()["building"]))
         win.close()
     ROWS.append(f"Duplicates queue on screen from opening the view (from the kept result): median "
                 f"{statistics.median(shown):.3f} s (target ~1 s); {statistics.median(shown) / plain:.2f}x a plain read")
@@ -250,6 +261,73 @@ def test_gui_thread_while_the_dedup_index_builds(qtbot, corpus: CorpusInfo, plai
         print(f"\n[perf] {ROWS[-1]}")
     ROWS.append(f"(the build was running when the search was typed in {sum(during)} of {len(during)} runs, and "
                 f"still after the Global graph in {sum(built)})")
+
+
+def _station_memory(root: Path) -> dict[str, Any]:
+    """One station in a process of its own (:mod:`tests.perf.station_memory`): open, Health,
+    Duplicates and its every-page build, one change."""
+    out = subprocess.run([sys.executable, "-m", "tests.perf.station_memory", str(root)], capture_output=True,
+                         timeout=1800, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
+                         cwd=Path(__file__).resolve().parents[2])
+    assert out.returncode == 0, out.stderr.decode()[-3000:]
+    result: dict[str, Any] = json.loads(out.stdout.decode().strip().splitlines()[-1])
+    assert result["worker_pid"] != result["station_pid"] and result["features"] >= PAGES_ON_DISK[0]
+    return result
+
+
+PAGES_ON_DISK: list[int] = []
+
+
+def test_station_memory_first_open(corpus: CorpusInfo, plain: float) -> None:
+    """The station's peak resident memory (its own process) and the dedup worker's, through a
+    first open with no kept dedup result (the page cache and search index built), Health, the
+    Duplicates view and its every-page build; then one change. MEMORY_RUNS runs, and once with no
+    ``.curator/`` at all (a cold open: every page parsed by the station too)."""
+    PAGES_ON_DISK[:] = [len(corpus.pages)]
+    cache = corpus.root / ".curator" / "cache.sqlite"
+
+    def forget_dedup() -> None:
+        with sqlite3.connect(cache) as conn:
+            conn.execute("DELETE FROM derived WHERE name='dedup'")
+
+    runs = []
+    for _ in range(MEMORY_RUNS):
+        forget_dedup()
+        runs.append(_station_memory(corpus.root))
+    state = corpus.root / ".curator"
+    saved = corpus.root.parent / "curator-state-memory"
+    shutil.copytree(state, saved, dirs_exist_ok=True)
+    try:
+        shutil.rmtree(state)
+        cold = _station_memory(corpus.root)
+    finally:
+        shutil.rmtree(state, ignore_errors=True)
+        shutil.copytree(saved, state)
+    mb = 1 << 20
+
+    def med(key: str) -> float:
+        return statistics.median(r[key] for r in runs)
+
+    station = max(max(r["station_peak"], r["station_peak_after_change"]) for r in runs) / mb
+    ROWS.append(f"station process peak resident memory, first open with no kept dedup result through Health, "
+                f"Duplicates and its every-page build ({MEMORY_RUNS} runs): worst {station:.0f} MB, median "
+                f"{med('station_peak') / mb:.0f} MB (target <= 500 MB{' ok' if station <= 500 else ' OVER'}); "
+                f"resident at the end {med('station_rss') / mb:.0f} MB; stages (ready, Health, queue) "
+                + ", ".join(f"{statistics.median(r['stages'][k] for r in runs) / mb:.0f}" for k in ("ready", "health", "queue"))
+                + " MB")
+    ROWS.append(f"  the dedup worker process: peak {med('worker_peak') / mb:.0f} MB (worst "
+                f"{max(r['worker_peak'] for r in runs) / mb:.0f}), resident after the build {med('worker_rss') / mb:.0f} MB, "
+                f"its scan's shingling processes' peak {med('worker_children_peak') / mb:.0f} MB each")
+    ROWS.append(f"  from opening: ready {med('ready'):.2f} s, Health's duplicate figure (a full scan in the worker) "
+                f"{med('duplicates_counted'):.2f} s, Duplicates queue to content {med('queue_to_content'):.3f} s, "
+                f"every-page index built {med('built'):.2f} s; after one change: the station's refresh "
+                f"{med('station_refresh_after_change'):.3f} s, the families from the worker "
+                f"{med('families_after_change'):.3f} s (target <= 1 s)")
+    ROWS.append(f"  no .curator/ at all (1 run): station peak {max(cold['station_peak'], cold['station_peak_after_change']) / mb:.0f} MB, "
+                f"worker peak {cold['worker_peak'] / mb:.0f} MB; ready {cold['ready']:.2f} s, duplicate figure "
+                f"{cold['duplicates_counted']:.2f} s")
+    for row in ROWS[-4:]:
+        print(f"\n[perf] {row}")
 
 
 def test_health_cli(corpus: CorpusInfo, plain: float) -> None:
