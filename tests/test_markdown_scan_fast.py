@@ -1,6 +1,7 @@
 """The parse's fast paths equal their reference definitions.
 
-``scan_links`` is written out for speed; its definition is ``[s.link for s in link_spans(...)]``.
+``scan_links`` and ``headings`` are written out for speed; their definitions are
+``[s.link for s in link_spans(...)]`` and ``[h.text for h in heading_spans(...) if h.text]``.
 ``strip_code`` guards its substring tests with one-character ones; the reference is the
 unguarded test. The wikilink scan is greedy; the reference is the lazy ``WIKILINK`` pattern.
 ``decode``'s CRLF flag is a bounded ``find``; the reference is ``b"\\r\\n" in data[:65536]``.
@@ -51,6 +52,7 @@ def check(path: str, data: bytes) -> None:
         [m.span() for m in _LAZY_WIKILINK.finditer(code_free)]
     for first in (1, parts.body_line):
         assert scan_links(code_free, path, first) == [s.link for s in link_spans(code_free, path, first)]
+    assert markdown_scan.headings(code_free) == [h.text for h in markdown_scan.heading_spans(code_free) if h.text]
     # the single-split branch (same object) equals the zipped one (an equal copy)
     assert snippet(code_free, body) == snippet(code_free, "".join(list(body)))
 
@@ -75,7 +77,7 @@ def test_fast_paths_equal_their_definitions_on_the_corpora(tmp_path: Path, kind:
 
 _PIECES = ["[[", "]]", "[", "]", "![[", "|", "\\|", "#", "#^", "^", "a", "B c", " ", "  ", "\n", "\n\n",
            "\r\n", "\t", "    ", "`", "```", "~~~", "~", "%", "%%", "](", "(", ")", "x.md", "img.png",
-           "http://e.org", "../up.md", "é", "中", "!", "-", "==="]
+           "http://e.org", "../up.md", "é", "中", "!", "-", "===", "---", "# ", "## H #", "   #", "> "]
 
 
 def test_fast_paths_equal_their_definitions_on_random_text() -> None:
