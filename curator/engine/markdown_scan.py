@@ -381,7 +381,7 @@ def scan_links(code_free: str, page_path: str, first_line: int = 1) -> list[RawL
             offset = start
             append(_new_raw_link((target, anchor, alias,
                                   "embed" if start > 0 and code_free[start - 1] == "!" else "wikilink", line)))
-    if "](" in code_free:
+    if "(" in code_free and "](" in code_free:  # (a memchr first: many pages have no "(")
         links += [span.link for span in _markdown_link_spans(code_free, page_path, first_line)]
     return links
 
