@@ -139,6 +139,8 @@ _INT = re.compile(r"0|[1-9][0-9]*")
 _FLOAT = re.compile(r"[0-9]+\.[0-9]+")
 _DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
 _NO_VALUE = object()
+#: Characters that end or nest a scalar inside a flow list (``[a, b]``).
+_FLOW_SPECIAL = frozenset(",[]{}:#\"'")
 
 
 def _fast_scalar(text: str, flow: bool) -> Any:
@@ -157,7 +159,7 @@ def _fast_scalar(text: str, flow: bool) -> Any:
         return inner.replace("''", "'")
     if " #" in text or ": " in text or text.endswith(":") or "  " in text:
         return _NO_VALUE
-    if flow and any(c in text for c in ",[]{}:#\"'"):
+    if flow and not _FLOW_SPECIAL.isdisjoint(text):
         return _NO_VALUE
     if first.isdigit():
         if _INT.fullmatch(text):

@@ -173,7 +173,9 @@ def decode(data: bytes) -> Decoded:
     except UnicodeDecodeError:
         text = data.decode("utf-8", "replace")
         invalid = True
-    return Decoded(text, bom, b"\r\n" in data[:65536], invalid, b"\x00" in data)
+    # (``find`` with an end, not a slice: no 64 KB copy; no CR at all is one ``memchr``)
+    crlf = b"\r" in data and data.find(b"\r\n", 0, 65536) >= 0
+    return Decoded(text, bom, crlf, invalid, b"\x00" in data)
 
 
 # --- field rules -----------------------------------------------------------------------
@@ -321,8 +323,8 @@ def parse_page(path: str, data: bytes, mtime_ns: int = 0) -> tuple[Page, str]:
     aliases = _as_list(meta.get("aliases"))
 
     links = [
-        Link(raw.target, link_key(raw.target), raw.anchor, raw.alias, raw.kind, raw.line)
-        for raw in markdown_scan.scan_links(code_free, path, parts.body_line)
+        _new_link((target, link_key(target), anchor, alias, kind, line))
+        for target, anchor, alias, kind, line in markdown_scan.scan_links(code_free, path, parts.body_line)
     ]
     for entry in related:
         target, anchor, alias = markdown_scan.split_wikilink(entry.strip("[]"))
