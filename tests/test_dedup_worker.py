@@ -186,3 +186,28 @@ def test_agents_keep_their_index_in_process_and_see_only_their_pages(root: Path)
     finally:
         dedup.stop_scans(wiki)
         wiki.close()
+
+
+def test_health_reads_a_kept_count_here_and_asks_the_worker_only_after_a_change(root: Path) -> None:  # noqa: F811
+    """The station's duplicate figure from the result a full scan kept for these very pages is read
+    in the station's process (no index loaded, no worker started: a moment); once a page changed,
+    only a scan can count, and that is the worker's."""
+    other = Wiki(root)
+    dedup.find_families(other)
+    dedup.keep_result(other)
+    expected = dedup.family_count(other)
+    other.close()
+    wiki = Wiki(root)
+    wiki.refresh()
+    try:
+        assert duplicate_figure(wiki, apart=True).value == expected
+        assert wiki.session.dedup is None and wiki.session.dedup_worker is None
+        changed = sorted(root.glob("wiki/*.md"))[0]
+        changed.write_text(changed.read_text(encoding="utf-8") + "\nA new closing sentence about harbours.\n",
+                           encoding="utf-8")
+        wiki.refresh()
+        assert duplicate_figure(wiki, apart=True).value == duplicate_figure(Wiki(root)).value
+        assert wiki.session.dedup is None and wiki.session.dedup_worker is not None
+    finally:
+        dedup.stop_scans(wiki)
+        wiki.close()

@@ -1912,6 +1912,14 @@ def family_count(wiki: Wiki, actor: Actor = OPERATOR, strength: str | None = Non
     return {"content": content, "names": names}.get(strength or "", content + names)
 
 
+def kept_family_count(wiki: Wiki) -> int | None:
+    """The operator's family count (:func:`family_count`) as the result kept for the pages as they
+    are holds it, read without loading any index in this process; None when no such result is
+    kept (then only a scan, or an index following the changes, can count)."""
+    counted = _kept_count(wiki, dismissed_pairs(wiki))
+    return None if counted is None else counted[0] + counted[1]
+
+
 def _kept_count(wiki: Wiki, dismissed: set[tuple[str, str]]) -> tuple[int, int] | None:
     """The operator's family count held by the result kept for the pages as they are (counted
     with the same dismissed pairs), while the wiki's index has not loaded anything yet: Health's

@@ -74,9 +74,13 @@ def duplicate_figure(wiki: Wiki, actor: Actor = OPERATOR, niceness: int = 0, *, 
     if apart:
         if not actor.is_operator:
             raise ValueError("the dedup worker answers for the operator only")
+        from .dedup import kept_family_count
         from .dedup_worker import worker_for
 
-        value = worker_for(wiki, niceness).count()
+        # (the count the last full scan kept for these very pages is read here in a moment, as
+        # the CLI reads it: no index is loaded for it; the worker answers anything else)
+        kept = kept_family_count(wiki)
+        value = kept if kept is not None else worker_for(wiki, niceness).count()
     else:
         from .dedup import family_count
 
