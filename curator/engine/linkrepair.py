@@ -31,11 +31,14 @@ import bisect
 import datetime as _dt
 import itertools
 import json
+import operator
 import posixpath
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from . import frontmatter
 from .actions import ActionContext, ActionResult, Denied, Invalid, run_action
@@ -46,7 +49,16 @@ from .markdown_scan import RawLink, split_wikilink
 from .merge import action_reader, encode_writes
 from .page import Page, link_key, parse_page
 from .relink import LinkRewrite, Retarget, rewrite_page
-from .slugs import SlugFeatures, similarity, slug_features, slugify
+from .slugs import (
+    NO_TRIGRAM,
+    SLUG_MAX,
+    TRIGRAM_LIMIT,
+    plain_slug,
+    similarity,
+    slug_features,
+    slugify,
+    trigram_rows,
+)
 from .status import Status
 from .store import gc_paused
 from .wiki import Wiki
@@ -85,20 +97,45 @@ def _names(page: Page) -> list[str]:
     return out
 
 
+#: why a page is suggested, by stage (an earlier stage wins a tie: see :meth:`Suggester._rank`)
+SAME, BEGINS, SIMILAR = 0, 1, 2
+REASONS = ("same name", "the target begins its name", "similar name")
+
+
 class Suggester:
     """Pages a target may have meant, from an index of page names (file stem, title, aliases as
     slugs) built once per link index: exact names, a sorted list for prefixes, and postings of
-    adjacent word pairs and rare words. Each target then scores a few dozen names, never all."""
+    adjacent word pairs and rare words. Each target then scores a few dozen names, never all.
+
+    Many targets are answered in one batch (:meth:`suggest_many`, what the queue asks): each
+    target's candidate names are gathered from the postings, the shared word pairs counted for
+    every target at once, every (target, name) pair scored with ``slugSim`` in one pass over
+    columns of precomputed features (each name's computed once, for all the targets that meet
+    it), and each target's best pages ranked in arrays. The answer is the one :meth:`suggest`
+    gives for each target alone (the same pages, order and scores)."""
 
     def __init__(self, pages: Mapping[str, Page]) -> None:
         slugs: list[str] = []
         paths: list[str] = []
-        for path, page in pages.items():
+        owner: list[int] = []  # per name: the index of its page in ``_pages``
+        for n, (path, page) in enumerate(pages.items()):
             for name in _names(page):
                 slugs.append(name)
                 paths.append(path)
+                owner.append(n)
         self.slugs, self.paths = slugs, paths
-        self._feats: dict[int, SlugFeatures] = {}
+        self._pages = list(pages)
+        self._owner = np.array(owner, dtype=np.int64)
+        #: each page's place in path order (the tie-break of equal scores)
+        self._path_rank = np.argsort(np.argsort(np.array(self._pages, dtype=object), kind="stable"), kind="stable")
+        count = len(slugs)
+        # name features, computed on first need (a name no target meets costs nothing)
+        self._known = np.zeros(count, dtype=bool)
+        self._alnum: list[str] = [""] * count
+        self._word: list[frozenset[str]] = [frozenset()] * count
+        self._plain = np.zeros(count, dtype=bool)  # a slug trigram_rows takes
+        self._tri_rows = np.full((count, SLUG_MAX), NO_TRIGRAM, dtype=np.uint16)
+        self._alnum_len, self._tri_len, self._word_len = (np.zeros(count, dtype=np.int64) for _ in range(3))
         self._memo: dict[tuple[str, int], list[Suggestion]] = {}
         self._words_index: dict[str, list[int]] | None = None  # built on first need (rarely)
         exact: dict[str, list[int]] = {}
@@ -127,70 +164,226 @@ class Suggester:
 
     def suggest(self, target: str, limit: int = MAX_SUGGESTIONS) -> list[Suggestion]:
         """Up to ``limit`` pages ``target`` may mean, best first (remembered per target)."""
-        memo = self._memo.get((target, limit))
-        if memo is None:
-            memo = self._memo[(target, limit)] = self._suggest(target, limit)
-        return memo
+        return self.suggest_many([target], limit)[0]
 
-    def _suggest(self, target: str, limit: int) -> list[Suggestion]:
-        q = slugify(target)
-        if not q:
-            return []
-        paths = self.paths
-        best: dict[str, tuple[float, str]] = {}
-        qa = q.replace("-", "")
-        for i in self._exact.get(qa, ()):
-            best[paths[i]] = (1.0, "same name")
-        # names the target begins (word-wise): [[Nocturne Bg3 V4]] -> nocturne-bg3-v4-campaign
-        head = q + "-"
-        names = self._sorted
-        first = bisect.bisect_left(names, head)
-        for k in range(first, min(first + PREFIX_HITS, len(names))):
-            name = names[k]
-            if not name.startswith(head):
-                break
-            path = paths[self._sorted_ids[k]]
-            score = PREFIX_SCORE + (1 - PREFIX_SCORE) * len(qa) / (len(name) - name.count("-"))
-            if score > best.get(path, (0.0, ""))[0]:
-                best[path] = (score, "the target begins its name")
-        qw = q.split("-")
-        pool: list[int] = []
-        exact = self._exact
-        for n in range(len(qw) - 1, 0, -1):  # names that begin the target
-            pool += exact.get("".join(qw[:n]), ())
-        # names sharing adjacent word pairs with the target, most pairs first: only the best few
-        # are scored (slugSim costs microseconds, and 20,000 targets each meet dozens of names)
-        shared: list[int] = []
-        pairs = self._pairs
-        for a, b in itertools.pairwise(qw):
-            hits = pairs.get(f"{a}-{b}")
-            if hits is not None and len(hits) <= RUN_POSTINGS:
-                shared += hits
-        if not shared:
-            for w in qw:
-                hits = self._words.get(w)
-                if hits is not None and len(hits) <= RARE_WORD:
+    def suggest_many(self, targets: Sequence[str], limit: int = MAX_SUGGESTIONS) -> list[list[Suggestion]]:
+        """:meth:`suggest` of each of ``targets``, in one batch (targets that fold to the same
+        slug are answered once)."""
+        memo = self._memo
+        folded: dict[str, list[str]] = {}
+        for target in dict.fromkeys(targets):
+            if (target, limit) not in memo:
+                folded.setdefault(slugify(target), []).append(target)
+        for target in folded.pop("", ()):
+            memo[(target, limit)] = []
+        if folded:
+            queries = list(folded)
+            for q, found in zip(queries, self._rank(queries, limit), strict=True):
+                for target in folded[q]:
+                    memo[(target, limit)] = found
+        return [memo[(target, limit)] for target in targets]
+
+    def _rank(self, queries: list[str], limit: int) -> list[list[Suggestion]]:
+        """The suggestions of each slug of ``queries`` (distinct, none empty)."""
+        exact, pairs, names, sorted_ids = self._exact, self._pairs, self._sorted, self._sorted_ids
+        # fixed (target, name, score, stage): the same names and the names the target begins
+        fix_q: list[int] = []
+        fix_n: list[int] = []
+        fix_s: list[float] = []
+        fix_k: list[int] = []
+        pool_q: list[int] = []  # names to score that begin the target
+        pool_n: list[int] = []
+        shared: list[int] = []  # every target's names sharing a word pair with it, in the order met
+        lengths: list[int] = []
+        bottom = len(names)
+        for qi, q in enumerate(queries):
+            qa = q.replace("-", "")
+            hits = exact.get(qa)
+            if hits is not None:
+                for i in hits:
+                    fix_q.append(qi)
+                    fix_n.append(i)
+                    fix_s.append(1.0)
+                    fix_k.append(SAME)
+            # names the target begins (word-wise): [[Nocturne Bg3 V4]] -> nocturne-bg3-v4-campaign
+            head = q + "-"
+            first = bisect.bisect_left(names, head)
+            for k in range(first, min(first + PREFIX_HITS, bottom)):
+                name = names[k]
+                if not name.startswith(head):
+                    break
+                fix_q.append(qi)
+                fix_n.append(sorted_ids[k])
+                fix_s.append(PREFIX_SCORE + (1 - PREFIX_SCORE) * len(qa) / (len(name) - name.count("-")))
+                fix_k.append(BEGINS)
+            qw = q.split("-")
+            for n in range(len(qw) - 1, 0, -1):  # names that begin the target
+                hits = exact.get("".join(qw[:n]))
+                if hits is not None:
+                    pool_q += [qi] * len(hits)
+                    pool_n += hits
+            # names sharing adjacent word pairs with the target (the most pairs first: below)
+            before = len(shared)
+            for a, b in itertools.pairwise(qw):
+                hits = pairs.get(f"{a}-{b}")
+                if hits is not None and len(hits) <= RUN_POSTINGS:
                     shared += hits
-        if len(shared) > SCORED:
-            counts = Counter(shared)  # (in the order first met, as the ties of nlargest need)
-            if len(counts) > SCORED:  # (heapq.nlargest's answer, ties in the order met: a stable sort)
-                pool += sorted(counts, key=counts.__getitem__, reverse=True)[:SCORED]
-            else:
-                pool += counts
-        else:
-            pool += shared
-        if pool:
-            qf = slug_features(q)
-            feats, slugs = self._feats, self.slugs
-            for i in set(pool):
-                f = feats.get(i)
-                if f is None:
-                    f = feats[i] = slug_features(slugs[i])
-                score = similarity(qf, f, SUGGEST_THRESHOLD)
-                if score >= SUGGEST_THRESHOLD and score > best.get(paths[i], (0.0, ""))[0]:
-                    best[paths[i]] = (score, "similar name")
-        ranked = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[0]))[:limit]
-        return [Suggestion(path, round(score, 3), reason) for path, (score, reason) in ranked]
+            if len(shared) == before:
+                for w in qw:
+                    hits = self._words.get(w)
+                    if hits is not None and len(hits) <= RARE_WORD:
+                        shared += hits
+            lengths.append(len(shared) - before)
+        cand_q, cand_n = _most_shared(np.array(shared, dtype=np.int64), np.array(lengths, dtype=np.int64),
+                                      len(self.slugs))
+        pair_q = np.concatenate([np.array(pool_q, dtype=np.int64), cand_q])
+        pair_n = np.concatenate([np.array(pool_n, dtype=np.int64), cand_n])
+        scores = self._scores(queries, pair_q, pair_n)
+        similar = scores >= SUGGEST_THRESHOLD
+        q_all = np.concatenate([np.array(fix_q, dtype=np.int64), pair_q[similar]])
+        n_all = np.concatenate([np.array(fix_n, dtype=np.int64), pair_n[similar]])
+        s_all = np.concatenate([np.array(fix_s, dtype=np.float64), scores[similar]])
+        k_all = np.concatenate([np.array(fix_k, dtype=np.int64), np.full(int(similar.sum()), SIMILAR)])
+        return self._best(len(queries), q_all, self._owner[n_all], s_all, k_all, limit)
+
+    def _features(self, ids: np.ndarray) -> None:
+        """Fill in the features of the names ``ids`` not computed yet."""
+        known = self._known
+        todo = np.unique(ids)
+        todo = todo[~known[todo]]
+        if not len(todo):
+            return
+        known[todo] = True
+        slugs = self.slugs
+        names = [slugs[i] for i in todo.tolist()]
+        alnum, tri, words, plain = _columns(names)
+        self._alnum_len[todo] = list(map(len, alnum))
+        self._word_len[todo] = list(map(len, words))
+        self._plain[todo] = plain
+        for i, a, w in zip(todo.tolist(), alnum, words, strict=True):
+            self._alnum[i], self._word[i] = a, w
+        self._tri_len[todo] = tri[1]
+        self._tri_rows[todo] = tri[0]
+
+    def _scores(self, queries: list[str], pair_q: np.ndarray, pair_n: np.ndarray) -> np.ndarray:
+        """``slugSim`` (:func:`~.slugs.similarity`) of each (target, name) pair, in one pass: the
+        trigrams the two share counted in arrays (each pair's two rows of trigram numbers sorted
+        together, a number met twice being one shared), the rest over columns of strings."""
+        count = len(pair_q)
+        scores = np.zeros(count, dtype=np.float64)
+        if not count:
+            return scores
+        self._features(pair_n)
+        q_alnum, (q_rows, q_tri), q_words, q_plain = _columns(queries)
+        qs, ns = pair_q.tolist(), pair_n.tolist()
+        a_alnum = list(map(q_alnum.__getitem__, qs))
+        b_alnum = list(map(self._alnum.__getitem__, ns))
+        equal = np.fromiter(map(operator.eq, a_alnum, b_alnum), dtype=bool, count=count)
+        inside = np.fromiter(map(operator.contains, b_alnum, a_alnum), dtype=bool, count=count)
+        inside |= np.fromiter(map(operator.contains, a_alnum, b_alnum), dtype=bool, count=count)
+        word_both = np.fromiter(map(len, map(operator.and_, map(q_words.__getitem__, qs),
+                                             map(self._word.__getitem__, ns))), dtype=np.int64, count=count)
+        la = np.fromiter(map(len, q_alnum), dtype=np.int64, count=len(queries))[pair_q]
+        wa = np.fromiter(map(len, q_words), dtype=np.int64, count=len(queries))[pair_q]
+        ta = q_tri[pair_q]
+        lb, wb, tb = self._alnum_len[pair_n], self._word_len[pair_n], self._tri_len[pair_n]
+        plain = q_plain[pair_q] & self._plain[pair_n]
+        tri_both = _shared_trigrams(q_rows, pair_q, self._tri_rows, pair_n, ta, tb, plain)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            tri = tri_both / (ta + tb - tri_both)
+            word = np.where((wa > 0) & (wb > 0), word_both / (wa + wb - word_both), 0.0)
+            scores[:] = np.where(inside, np.maximum(0.7, np.minimum(la, lb) / np.maximum(la, lb)),
+                                 np.maximum(tri, word))
+        scores[equal] = 1.0
+        scores[(la == 0) | (lb == 0)] = 0.0
+        for k in np.flatnonzero(~plain).tolist():  # a slug of other scripts: scored one by one
+            scores[k] = similarity(slug_features(queries[qs[k]]), slug_features(self.slugs[ns[k]]))
+        return scores
+
+    def _best(self, count: int, qs: np.ndarray, pages: np.ndarray, scores: np.ndarray, stages: np.ndarray,
+              limit: int) -> list[list[Suggestion]]:
+        """Each target's best ``limit`` pages: a page's best score (a tie: the earlier stage's
+        reason), then the highest scores first, equal ones in path order."""
+        out: list[list[Suggestion]] = [[] for _ in range(count)]
+        if not len(qs):
+            return out
+        order = np.lexsort((stages, -scores, pages, qs))
+        qs, pages, scores, stages = qs[order], pages[order], scores[order], stages[order]
+        first = np.ones(len(qs), dtype=bool)
+        first[1:] = (qs[1:] != qs[:-1]) | (pages[1:] != pages[:-1])
+        qs, pages, scores, stages = qs[first], pages[first], scores[first], stages[first]
+        order = np.lexsort((self._path_rank[pages], -scores, qs))
+        qs, pages, scores, stages = qs[order], pages[order], scores[order], stages[order]
+        starts = np.flatnonzero(np.r_[True, qs[1:] != qs[:-1]])
+        place = np.arange(len(qs)) - np.repeat(starts, np.diff(np.r_[starts, len(qs)]))
+        keep = place < limit
+        paths = self._pages
+        for qi, page, score, stage in zip(qs[keep].tolist(), pages[keep].tolist(), scores[keep].tolist(),
+                                          stages[keep].tolist(), strict=True):
+            out[qi].append(Suggestion(paths[page], round(score, 3), REASONS[stage]))
+        return out
+
+
+def _columns(slugs: list[str]) -> tuple[list[str], tuple[np.ndarray, np.ndarray], list[frozenset[str]], np.ndarray]:
+    """What scoring reads of ``slugs`` (as :func:`~.slugs.slug_features` has them): letters and
+    digits, (:func:`~.slugs.trigram_rows`, the sizes of the trigram sets), word sets, and
+    whether each is a plain slug (one that is not is left to :func:`~.slugs.similarity`)."""
+    lows = [s.lower() for s in slugs]
+    plain = np.fromiter((plain_slug(s) is not None for s in lows), dtype=bool, count=len(lows))
+    alnum = [low.replace("-", "") for low in lows]
+    words = [frozenset(low.replace("-", " ").split()) for low in lows]
+    rows = np.full((len(lows), SLUG_MAX), NO_TRIGRAM, dtype=np.uint16)
+    sizes = np.zeros(len(lows), dtype=np.int64)
+    where = np.flatnonzero(plain)
+    if len(where):
+        rows[where], sizes[where] = trigram_rows([lows[i] for i in where.tolist()])
+    for k in np.flatnonzero(~plain).tolist():
+        alnum[k] = slug_features(slugs[k]).alnum
+    return alnum, (rows, sizes), words, plain
+
+
+#: pairs whose shared trigrams are counted in one array (a few MB of it)
+CHUNK = 16_384
+
+
+def _shared_trigrams(a_rows: np.ndarray, a: np.ndarray, b_rows: np.ndarray, b: np.ndarray,
+                     a_size: np.ndarray, b_size: np.ndarray, plain: np.ndarray) -> np.ndarray:
+    """How many trigrams row ``a[k]`` of ``a_rows`` and row ``b[k]`` of ``b_rows`` share, for
+    each pair ``k`` that is ``plain`` (0 for the others): both rows side by side, sorted, each
+    number met twice in a row is one shared (a row holds each number once). The pairs go in
+    chunks of similar sizes, each as wide as its largest rows."""
+    out = np.zeros(len(a), dtype=np.int64)
+    order = np.flatnonzero(plain)
+    order = order[np.argsort(a_size[order] + b_size[order], kind="stable")]
+    for start in range(0, len(order), CHUNK):
+        part = order[start:start + CHUNK]
+        wide_a, wide_b = int(a_size[part].max()), int(b_size[part].max())
+        both = np.concatenate((a_rows[a[part], :wide_a], b_rows[b[part], :wide_b]), axis=1)
+        both.sort(axis=1)
+        out[part] = ((both[:, 1:] == both[:, :-1]) & (both[:, 1:] < TRIGRAM_LIMIT)).sum(axis=1)
+    return out
+
+
+def _most_shared(shared: np.ndarray, lengths: np.ndarray, names: int) -> tuple[np.ndarray, np.ndarray]:
+    """(target, name) for each target's :data:`SCORED` names met most often in its run of
+    ``shared`` (``lengths`` per target, in order), equal counts in the order first met."""
+    if not len(shared):
+        return shared, shared
+    owner = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
+    key = owner * names + shared
+    order = np.argsort(key, kind="stable")
+    key = key[order]
+    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    counts = np.diff(np.r_[starts, len(key)])
+    met = order[starts]  # the first time each (target, name) was met (a stable sort keeps it first)
+    group = key[starts] // names
+    name = key[starts] % names
+    order = np.lexsort((met, -counts, group))
+    group, name = group[order], name[order]
+    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+    place = np.arange(len(group)) - np.repeat(starts, np.diff(np.r_[starts, len(group)]))
+    keep = place < SCORED
+    return group[keep], name[keep]
 
 
 #: suggesters a session keeps (the operator's and a few agents'), the oldest dropped first
@@ -287,9 +480,10 @@ def unresolved(wiki: Wiki, actor: Actor = OPERATOR, *, suggest: bool | int = Tru
 def add_suggestions(wiki: Wiki, items: Iterable[Unresolved], actor: Actor = OPERATOR) -> None:
     """Fill in the suggestions of ``items`` (pages ``actor`` may see only)."""
     suggester = suggester_for(wiki, wiki.links_for(actor))
+    items = list(items)
     with gc_paused():
-        for item in items:
-            item.suggestions = suggester.suggest(item.target)
+        for item, found in zip(items, suggester.suggest_many([item.target for item in items]), strict=True):
+            item.suggestions = found
 
 
 def _written(edges: Sequence[Edge]) -> str:
