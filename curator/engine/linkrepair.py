@@ -36,7 +36,7 @@ import posixpath
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -78,8 +78,9 @@ METHODS: tuple[str, ...] = ("alias", "rewrite")
 
 # --- suggestions ------------------------------------------------------------------------------------
 
-@dataclass(slots=True, frozen=True)
-class Suggestion:
+class Suggestion(NamedTuple):
+    """A page a target may mean (a tuple: the queue of a big wiki holds ~100,000 of them)."""
+
     path: str
     score: float
     reason: str
@@ -90,7 +91,7 @@ class Suggestion:
 
 def _names(page: Page) -> list[str]:
     out: list[str] = []
-    for raw in (page.stem, page.title, *page.aliases):
+    for raw in (posixpath.splitext(page.path.rpartition("/")[2])[0], page.title, *page.aliases):  # (page.stem)
         name = slugify(raw)
         if name and name not in out:
             out.append(name)
@@ -124,33 +125,48 @@ class Suggester:
                 paths.append(path)
                 owner.append(n)
         self.slugs, self.paths = slugs, paths
-        self._pages = list(pages)
+        self._pages = listed = list(pages)
         self._owner = np.array(owner, dtype=np.int64)
         #: each page's place in path order (the tie-break of equal scores)
-        self._path_rank = np.argsort(np.argsort(np.array(self._pages, dtype=object), kind="stable"), kind="stable")
+        self._path_rank = np.empty(len(listed), dtype=np.int64)
+        self._path_rank[sorted(range(len(listed)), key=listed.__getitem__)] = np.arange(len(listed))
         count = len(slugs)
-        # name features, computed on first need (a name no target meets costs nothing)
-        self._known = np.zeros(count, dtype=bool)
-        self._alnum: list[str] = [""] * count
-        self._word: list[frozenset[str]] = [frozenset()] * count
-        self._plain = np.zeros(count, dtype=bool)  # a slug trigram_rows takes
-        self._tri_rows = np.full((count, SLUG_MAX), NO_TRIGRAM, dtype=np.uint16)
-        self._alnum_len, self._tri_len, self._word_len = (np.zeros(count, dtype=np.int64) for _ in range(3))
         self._memo: dict[tuple[str, int], list[Suggestion]] = {}
         self._words_index: dict[str, list[int]] | None = None  # built on first need (rarely)
+        #: letters and digits of each name, and the names by them
+        self._alnum = alnum = [name.replace("-", "") for name in slugs]
         exact: dict[str, list[int]] = {}
-        pairs: dict[str, list[int]] = {}
-        for i, name in enumerate(slugs):
-            exact.setdefault(name.replace("-", ""), []).append(i)
-            if "-" in name:
-                parts = name.split("-")
-                for k in range(len(parts) - 1):
-                    pairs.setdefault(parts[k] + "-" + parts[k + 1], []).append(i)
+        for i, key in enumerate(alnum):
+            exact.setdefault(key, []).append(i)
         self._exact = exact
-        self._pairs = pairs
-        ordered = sorted(zip(slugs, range(len(slugs)), strict=True))
-        self._sorted = [name for name, _i in ordered]
-        self._sorted_ids = [i for _name, i in ordered]
+        numbers = {key: k for k, key in enumerate(exact)}
+        self._alnum_id = np.fromiter(map(numbers.__getitem__, alnum), dtype=np.int64, count=count)
+        self._alnum_numbers = numbers
+        self._alnum_len = np.fromiter(map(len, alnum), dtype=np.int64, count=count)
+        # the words of every name, numbered; postings of adjacent word pairs (by their two numbers)
+        split = [name.split("-") for name in slugs]
+        flat = list(itertools.chain.from_iterable(split))
+        self._vocab = vocab = {w: k for k, w in enumerate(dict.fromkeys(flat))}
+        words = np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat))
+        sizes = np.fromiter(map(len, split), dtype=np.int64, count=count)
+        owner_of = np.repeat(np.arange(count, dtype=np.int64), sizes)
+        self._word_rows, self._word_len = _rows(words, owner_of, sizes, count)
+        same = owner_of[1:] == owner_of[:-1]  # word k and k + 1 are adjacent in one name
+        keys = (words[:-1] * len(vocab) + words[1:])[same]
+        order = np.argsort(keys, kind="stable")  # each pair's names in order, as they were met
+        keys = keys[order]
+        self._pair_names = owner_of[:-1][same][order]
+        firsts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if len(keys) else np.zeros(0, dtype=np.int64)
+        self._pair_keys = keys[firsts]
+        self._pair_start = firsts
+        self._pair_len = np.diff(np.r_[firsts, len(keys)])
+        # trigrams and whether a name is a plain slug, computed on first need
+        self._known = np.zeros(count, dtype=bool)
+        self._plain = np.zeros(count, dtype=bool)
+        self._tri_rows = np.full((count, SLUG_MAX), NO_TRIGRAM, dtype=np.uint16)
+        self._tri_len = np.zeros(count, dtype=np.int64)
+        self._sorted_ids = sorted(range(len(slugs)), key=slugs.__getitem__)  # (equal names: in order)
+        self._sorted = list(map(slugs.__getitem__, self._sorted_ids))
 
     @property
     def _words(self) -> dict[str, list[int]]:
@@ -185,7 +201,7 @@ class Suggester:
 
     def _rank(self, queries: list[str], limit: int) -> list[list[Suggestion]]:
         """The suggestions of each slug of ``queries`` (distinct, none empty)."""
-        exact, pairs, names, sorted_ids = self._exact, self._pairs, self._sorted, self._sorted_ids
+        exact, names, sorted_ids = self._exact, self._sorted, self._sorted_ids
         # fixed (target, name, score, stage): the same names and the names the target begins
         fix_q: list[int] = []
         fix_n: list[int] = []
@@ -193,52 +209,39 @@ class Suggester:
         fix_k: list[int] = []
         pool_q: list[int] = []  # names to score that begin the target
         pool_n: list[int] = []
-        shared: list[int] = []  # every target's names sharing a word pair with it, in the order met
-        lengths: list[int] = []
+        split = [q.split("-") for q in queries]
         bottom = len(names)
-        for qi, q in enumerate(queries):
+        for qi, (q, qw) in enumerate(zip(queries, split, strict=True)):
             qa = q.replace("-", "")
             hits = exact.get(qa)
             if hits is not None:
-                for i in hits:
-                    fix_q.append(qi)
-                    fix_n.append(i)
-                    fix_s.append(1.0)
-                    fix_k.append(SAME)
+                fix_q += [qi] * len(hits)
+                fix_n += hits
+                fix_s += [1.0] * len(hits)
+                fix_k += [SAME] * len(hits)
             # names the target begins (word-wise): [[Nocturne Bg3 V4]] -> nocturne-bg3-v4-campaign
             head = q + "-"
             first = bisect.bisect_left(names, head)
-            for k in range(first, min(first + PREFIX_HITS, bottom)):
-                name = names[k]
-                if not name.startswith(head):
-                    break
-                fix_q.append(qi)
-                fix_n.append(sorted_ids[k])
-                fix_s.append(PREFIX_SCORE + (1 - PREFIX_SCORE) * len(qa) / (len(name) - name.count("-")))
-                fix_k.append(BEGINS)
-            qw = q.split("-")
+            if first < bottom and names[first].startswith(head):
+                for k in range(first, min(first + PREFIX_HITS, bottom)):
+                    name = names[k]
+                    if not name.startswith(head):
+                        break
+                    fix_q.append(qi)
+                    fix_n.append(sorted_ids[k])
+                    fix_s.append(PREFIX_SCORE + (1 - PREFIX_SCORE) * len(qa) / (len(name) - name.count("-")))
+                    fix_k.append(BEGINS)
             for n in range(len(qw) - 1, 0, -1):  # names that begin the target
                 hits = exact.get("".join(qw[:n]))
                 if hits is not None:
                     pool_q += [qi] * len(hits)
                     pool_n += hits
-            # names sharing adjacent word pairs with the target (the most pairs first: below)
-            before = len(shared)
-            for a, b in itertools.pairwise(qw):
-                hits = pairs.get(f"{a}-{b}")
-                if hits is not None and len(hits) <= RUN_POSTINGS:
-                    shared += hits
-            if len(shared) == before:
-                for w in qw:
-                    hits = self._words.get(w)
-                    if hits is not None and len(hits) <= RARE_WORD:
-                        shared += hits
-            lengths.append(len(shared) - before)
-        cand_q, cand_n = _most_shared(np.array(shared, dtype=np.int64), np.array(lengths, dtype=np.int64),
-                                      len(self.slugs))
+        words, owner, sizes = self._numbered(split)
+        shared, shared_q = self._sharing(split, words, owner)
+        cand_q, cand_n = _most_shared(shared, shared_q, len(self.slugs))
         pair_q = np.concatenate([np.array(pool_q, dtype=np.int64), cand_q])
         pair_n = np.concatenate([np.array(pool_n, dtype=np.int64), cand_n])
-        scores = self._scores(queries, pair_q, pair_n)
+        scores = self._scores(queries, pair_q, pair_n, _rows(words, owner, sizes, len(queries)))
         similar = scores >= SUGGEST_THRESHOLD
         q_all = np.concatenate([np.array(fix_q, dtype=np.int64), pair_q[similar]])
         n_all = np.concatenate([np.array(fix_n, dtype=np.int64), pair_n[similar]])
@@ -246,8 +249,53 @@ class Suggester:
         k_all = np.concatenate([np.array(fix_k, dtype=np.int64), np.full(int(similar.sum()), SIMILAR)])
         return self._best(len(queries), q_all, self._owner[n_all], s_all, k_all, limit)
 
+    def _numbered(self, split: list[list[str]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The targets' words as numbers (the names' numbers; a word no name has gets a number
+        of its own), the target of each, and how many each target has."""
+        flat = list(itertools.chain.from_iterable(split))
+        vocab = self._vocab
+        words = np.fromiter(map(vocab.get, flat, itertools.repeat(-1)), dtype=np.int64, count=len(flat))
+        unknown: dict[str, int] = {}
+        for k in np.flatnonzero(words < 0).tolist():
+            words[k] = unknown.setdefault(flat[k], len(vocab) + len(unknown))
+        sizes = np.fromiter(map(len, split), dtype=np.int64, count=len(split))
+        return words, np.repeat(np.arange(len(split), dtype=np.int64), sizes), sizes
+
+    def _sharing(self, split: list[list[str]], words: np.ndarray, owner: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Every target's names that share an adjacent word pair with it (pairs no more than
+        :data:`RUN_POSTINGS` names share), in the order met: the target's pairs in order, each
+        pair's names in order; a target sharing none gets the names sharing its rare words
+        (:data:`RARE_WORD`). As (names, targets)."""
+        known = len(self._vocab)
+        same = owner[1:] == owner[:-1]
+        first, second, by = words[:-1][same], words[1:][same], owner[:-1][same]
+        keep = (first < known) & (second < known)
+        keys, by = first[keep] * known + second[keep], by[keep]
+        at = np.minimum(np.searchsorted(self._pair_keys, keys), max(len(self._pair_keys) - 1, 0))
+        found = self._pair_keys[at] == keys if len(self._pair_keys) else np.zeros(len(keys), dtype=bool)
+        lengths = self._pair_len[at] if len(self._pair_keys) else np.zeros(len(keys), dtype=np.int64)
+        use = found & (lengths <= RUN_POSTINGS)
+        at, by, lengths = at[use], by[use], lengths[use]
+        ends = np.cumsum(lengths)
+        places = np.repeat(self._pair_start[at] - (ends - lengths), lengths) + np.arange(int(ends[-1]) if len(ends) else 0)
+        shared, shared_q = self._pair_names[places], np.repeat(by, lengths)
+        met = np.zeros(len(split), dtype=bool)
+        met[by] = True
+        more: list[int] = []
+        more_q: list[int] = []
+        for qi in np.flatnonzero(~met).tolist():
+            for w in split[qi]:
+                hits = self._words.get(w)
+                if hits is not None and len(hits) <= RARE_WORD:
+                    more += hits
+                    more_q += [qi] * len(hits)
+        if more:
+            shared = np.concatenate([shared, np.array(more, dtype=np.int64)])
+            shared_q = np.concatenate([shared_q, np.array(more_q, dtype=np.int64)])
+        return shared, shared_q
+
     def _features(self, ids: np.ndarray) -> None:
-        """Fill in the features of the names ``ids`` not computed yet."""
+        """Fill in the trigrams of the names ``ids`` not computed yet."""
         known = self._known
         todo = np.unique(ids)
         todo = todo[~known[todo]]
@@ -255,40 +303,43 @@ class Suggester:
             return
         known[todo] = True
         slugs = self.slugs
-        names = [slugs[i] for i in todo.tolist()]
-        alnum, tri, words, plain = _columns(names)
-        self._alnum_len[todo] = list(map(len, alnum))
-        self._word_len[todo] = list(map(len, words))
+        plain, (rows, sizes) = _trigrams([slugs[i] for i in todo.tolist()])
         self._plain[todo] = plain
-        for i, a, w in zip(todo.tolist(), alnum, words, strict=True):
-            self._alnum[i], self._word[i] = a, w
-        self._tri_len[todo] = tri[1]
-        self._tri_rows[todo] = tri[0]
+        self._tri_rows[todo] = rows
+        self._tri_len[todo] = sizes
 
-    def _scores(self, queries: list[str], pair_q: np.ndarray, pair_n: np.ndarray) -> np.ndarray:
+    def _scores(self, queries: list[str], pair_q: np.ndarray, pair_n: np.ndarray,
+                q_words: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
         """``slugSim`` (:func:`~.slugs.similarity`) of each (target, name) pair, in one pass: the
-        trigrams the two share counted in arrays (each pair's two rows of trigram numbers sorted
-        together, a number met twice being one shared), the rest over columns of strings."""
+        trigrams and the words the two share counted in arrays (each pair's two rows of numbers
+        sorted together, a number met twice being one shared), containment over strings. A pair
+        with a slug of other scripts is scored by :func:`~.slugs.similarity` itself."""
         count = len(pair_q)
-        scores = np.zeros(count, dtype=np.float64)
         if not count:
-            return scores
+            return np.zeros(0, dtype=np.float64)
         self._features(pair_n)
-        q_alnum, (q_rows, q_tri), q_words, q_plain = _columns(queries)
+        q_plain, (q_rows, q_tri) = _trigrams(queries)
+        plain = q_plain[pair_q] & self._plain[pair_n]
+        q_alnum = [q.replace("-", "") for q in queries]
+        numbers = self._alnum_numbers
+        q_id = np.fromiter(map(numbers.get, q_alnum, itertools.repeat(-1)), dtype=np.int64, count=len(queries))
+        equal = (q_id[pair_q] == self._alnum_id[pair_n]) & (q_id[pair_q] >= 0)
+        la = np.fromiter(map(len, q_alnum), dtype=np.int64, count=len(queries))[pair_q]
+        lb = self._alnum_len[pair_n]
+        inside = equal.copy()
         qs, ns = pair_q.tolist(), pair_n.tolist()
         a_alnum = list(map(q_alnum.__getitem__, qs))
         b_alnum = list(map(self._alnum.__getitem__, ns))
-        equal = np.fromiter(map(operator.eq, a_alnum, b_alnum), dtype=bool, count=count)
-        inside = np.fromiter(map(operator.contains, b_alnum, a_alnum), dtype=bool, count=count)
-        inside |= np.fromiter(map(operator.contains, a_alnum, b_alnum), dtype=bool, count=count)
-        word_both = np.fromiter(map(len, map(operator.and_, map(q_words.__getitem__, qs),
-                                             map(self._word.__getitem__, ns))), dtype=np.int64, count=count)
-        la = np.fromiter(map(len, q_alnum), dtype=np.int64, count=len(queries))[pair_q]
-        wa = np.fromiter(map(len, q_words), dtype=np.int64, count=len(queries))[pair_q]
-        ta = q_tri[pair_q]
-        lb, wb, tb = self._alnum_len[pair_n], self._word_len[pair_n], self._tri_len[pair_n]
-        plain = q_plain[pair_q] & self._plain[pair_n]
-        tri_both = _shared_trigrams(q_rows, pair_q, self._tri_rows, pair_n, ta, tb, plain)
+        for small, large, which in ((a_alnum, b_alnum, la < lb), (b_alnum, a_alnum, lb < la)):
+            where = np.flatnonzero(which & plain).tolist()
+            inside[where] = np.fromiter(map(operator.contains, map(large.__getitem__, where),
+                                            map(small.__getitem__, where)), dtype=bool, count=len(where))
+        ta, tb = q_tri[pair_q], self._tri_len[pair_n]
+        tri_both = _shared_counts(q_rows, pair_q, self._tri_rows, pair_n, ta, tb, plain, TRIGRAM_LIMIT)
+        (w_rows, wa), wb = q_words, self._word_len[pair_n]
+        wa = wa[pair_q]
+        word_both = _shared_counts(w_rows, pair_q, self._word_rows, pair_n, wa, wb, plain, NO_WORD)
+        scores = np.zeros(count, dtype=np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):
             tri = tri_both / (ta + tb - tri_both)
             word = np.where((wa > 0) & (wb > 0), word_both / (wa + wb - word_both), 0.0)
@@ -304,9 +355,8 @@ class Suggester:
               limit: int) -> list[list[Suggestion]]:
         """Each target's best ``limit`` pages: a page's best score (a tie: the earlier stage's
         reason), then the highest scores first, equal ones in path order."""
-        out: list[list[Suggestion]] = [[] for _ in range(count)]
         if not len(qs):
-            return out
+            return [[] for _ in range(count)]
         order = np.lexsort((stages, -scores, pages, qs))
         qs, pages, scores, stages = qs[order], pages[order], scores[order], stages[order]
         first = np.ones(len(qs), dtype=bool)
@@ -317,68 +367,88 @@ class Suggester:
         starts = np.flatnonzero(np.r_[True, qs[1:] != qs[:-1]])
         place = np.arange(len(qs)) - np.repeat(starts, np.diff(np.r_[starts, len(qs)]))
         keep = place < limit
-        paths = self._pages
-        for qi, page, score, stage in zip(qs[keep].tolist(), pages[keep].tolist(), scores[keep].tolist(),
-                                          stages[keep].tolist(), strict=True):
-            out[qi].append(Suggestion(paths[page], round(score, 3), REASONS[stage]))
-        return out
+        qs, pages, stages = qs[keep], pages[keep], stages[keep]
+        paths, reasons = self._pages, REASONS
+        made = list(map(Suggestion._make, zip(map(paths.__getitem__, pages.tolist()),
+                                              map(round, scores[keep].tolist(), itertools.repeat(3)),
+                                              map(reasons.__getitem__, stages.tolist()), strict=True)))
+        ends = np.cumsum(np.bincount(qs, minlength=count)).tolist()
+        return [made[start:end] for start, end in zip([0, *ends[:-1]], ends, strict=True)]
 
 
-def _columns(slugs: list[str]) -> tuple[list[str], tuple[np.ndarray, np.ndarray], list[frozenset[str]], np.ndarray]:
-    """What scoring reads of ``slugs`` (as :func:`~.slugs.slug_features` has them): letters and
-    digits, (:func:`~.slugs.trigram_rows`, the sizes of the trigram sets), word sets, and
-    whether each is a plain slug (one that is not is left to :func:`~.slugs.similarity`)."""
-    lows = [s.lower() for s in slugs]
-    plain = np.fromiter((plain_slug(s) is not None for s in lows), dtype=bool, count=len(lows))
-    alnum = [low.replace("-", "") for low in lows]
-    words = [frozenset(low.replace("-", " ").split()) for low in lows]
-    rows = np.full((len(lows), SLUG_MAX), NO_TRIGRAM, dtype=np.uint16)
-    sizes = np.zeros(len(lows), dtype=np.int64)
+def _trigrams(slugs: list[str]) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """Which of ``slugs`` are :data:`~.slugs.plain_slug` (a slug that is not is scored by
+    :func:`~.slugs.similarity` itself), and their :func:`~.slugs.trigram_rows` (empty rows for
+    the others)."""
+    plain = np.fromiter((plain_slug(s) is not None for s in slugs), dtype=bool, count=len(slugs))
+    rows = np.full((len(slugs), SLUG_MAX), NO_TRIGRAM, dtype=np.uint16)
+    sizes = np.zeros(len(slugs), dtype=np.int64)
     where = np.flatnonzero(plain)
     if len(where):
-        rows[where], sizes[where] = trigram_rows([lows[i] for i in where.tolist()])
-    for k in np.flatnonzero(~plain).tolist():
-        alnum[k] = slug_features(slugs[k]).alnum
-    return alnum, (rows, sizes), words, plain
+        rows[where], sizes[where] = trigram_rows([slugs[i] for i in where.tolist()])
+    return plain, (rows, sizes)
+
+
+#: what fills up a row of word numbers (:func:`_rows`)
+NO_WORD = np.iinfo(np.int32).max
+
+
+def _rows(words: np.ndarray, owner: np.ndarray, sizes: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """The word numbers of each of ``count`` slugs (``words``, ``owner`` the slug of each, in
+    order, ``sizes`` per slug) as a row of distinct numbers, ascending, filled up with
+    :data:`NO_WORD`; and how many distinct each has."""
+    wide = int(sizes.max()) if len(sizes) else 0
+    rows = np.full((count, max(wide, 1)), NO_WORD, dtype=np.int32)
+    starts = np.cumsum(sizes) - sizes
+    rows[owner, np.arange(len(words)) - starts[owner]] = words
+    rows.sort(axis=1)
+    rows[:, 1:][rows[:, 1:] == rows[:, :-1]] = NO_WORD  # each word once
+    rows.sort(axis=1)
+    return rows, (rows != NO_WORD).sum(axis=1)
 
 
 #: pairs whose shared trigrams are counted in one array (a few MB of it)
 CHUNK = 16_384
 
 
-def _shared_trigrams(a_rows: np.ndarray, a: np.ndarray, b_rows: np.ndarray, b: np.ndarray,
-                     a_size: np.ndarray, b_size: np.ndarray, plain: np.ndarray) -> np.ndarray:
-    """How many trigrams row ``a[k]`` of ``a_rows`` and row ``b[k]`` of ``b_rows`` share, for
-    each pair ``k`` that is ``plain`` (0 for the others): both rows side by side, sorted, each
-    number met twice in a row is one shared (a row holds each number once). The pairs go in
-    chunks of similar sizes, each as wide as its largest rows."""
+def _shared_counts(a_rows: np.ndarray, a: np.ndarray, b_rows: np.ndarray, b: np.ndarray, a_size: np.ndarray,
+                   b_size: np.ndarray, plain: np.ndarray, limit: int) -> np.ndarray:
+    """How many numbers row ``a[k]`` of ``a_rows`` and row ``b[k]`` of ``b_rows`` share (each
+    row: distinct numbers below ``limit``, ascending, ``a_size[k]``/``b_size[k]`` of them, then
+    fill), for each pair ``k`` that is ``plain`` (0 for the others): both rows side by side,
+    sorted, each number met twice in a row being one shared. The pairs go in chunks of similar
+    sizes, each as wide as its largest rows."""
     out = np.zeros(len(a), dtype=np.int64)
     order = np.flatnonzero(plain)
     order = order[np.argsort(a_size[order] + b_size[order], kind="stable")]
     for start in range(0, len(order), CHUNK):
         part = order[start:start + CHUNK]
-        wide_a, wide_b = int(a_size[part].max()), int(b_size[part].max())
+        wide_a, wide_b = max(int(a_size[part].max()), 1), max(int(b_size[part].max()), 1)
         both = np.concatenate((a_rows[a[part], :wide_a], b_rows[b[part], :wide_b]), axis=1)
         both.sort(axis=1)
-        out[part] = ((both[:, 1:] == both[:, :-1]) & (both[:, 1:] < TRIGRAM_LIMIT)).sum(axis=1)
+        out[part] = ((both[:, 1:] == both[:, :-1]) & (both[:, 1:] < limit)).sum(axis=1)
     return out
 
 
-def _most_shared(shared: np.ndarray, lengths: np.ndarray, names: int) -> tuple[np.ndarray, np.ndarray]:
-    """(target, name) for each target's :data:`SCORED` names met most often in its run of
-    ``shared`` (``lengths`` per target, in order), equal counts in the order first met."""
+def _most_shared(shared: np.ndarray, owner: np.ndarray, names: int) -> tuple[np.ndarray, np.ndarray]:
+    """(target, name) for each target's :data:`SCORED` names met most often among ``shared``
+    (``owner``: the target of each; a target's in the order met), equal counts in the order
+    first met."""
     if not len(shared):
         return shared, shared
-    owner = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
     key = owner * names + shared
-    order = np.argsort(key, kind="stable")
+    order = np.argsort(key, kind="stable")  # (a radix sort: faster than the default here)
     key = key[order]
     starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
     counts = np.diff(np.r_[starts, len(key)])
-    met = order[starts]  # the first time each (target, name) was met (a stable sort keeps it first)
+    met = order[starts]  # the first time each (target, name) was met: a stable sort keeps it first
     group = key[starts] // names
     name = key[starts] % names
-    order = np.lexsort((met, -counts, group))
+    top, places = int(counts.max()) + 1, len(shared)
+    if (int(owner.max()) + 1) * top * places < 2**62:  # one key: target, then the most met, then the first met
+        order = np.argsort((group * top + (top - counts)) * places + met, kind="stable")
+    else:
+        order = np.lexsort((met, -counts, group))
     group, name = group[order], name[order]
     starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
     place = np.arange(len(group)) - np.repeat(starts, np.diff(np.r_[starts, len(group)]))

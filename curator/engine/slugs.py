@@ -76,8 +76,9 @@ TRIGRAM_LIMIT = _BASE**3
 NO_TRIGRAM = np.iinfo(np.uint16).max
 _NUMBER = np.zeros(256, dtype=np.uint16)
 _NUMBER[[ord(c) for c in _SYMBOLS]] = np.arange(1, _BASE, dtype=np.uint16)
-#: the slugs :func:`trigram_rows` takes: what ``slugify`` makes of ASCII text
-plain_slug = re.compile(f"[a-z0-9-]{{1,{SLUG_MAX}}}").fullmatch
+#: the slugs :func:`trigram_rows` takes: what ``slugify`` makes of ASCII text (words of a-z, 0-9 split by
+#: single hyphens, at most ``SLUG_MAX`` characters)
+plain_slug = re.compile(rf"(?=[a-z0-9-]{{1,{SLUG_MAX}}}\Z)[a-z0-9]+(?:-[a-z0-9]+)*").fullmatch
 
 
 def trigram_rows(slugs: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
