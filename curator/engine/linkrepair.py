@@ -57,6 +57,7 @@ from .slugs import (
     similarity,
     slug_features,
     slugify,
+    slugify_many,
     trigram_rows,
 )
 from .status import Status
@@ -89,13 +90,12 @@ class Suggestion(NamedTuple):
         return {"path": self.path, "score": self.score, "reason": self.reason}
 
 
-def _names(page: Page) -> list[str]:
-    out: list[str] = []
-    for raw in (posixpath.splitext(page.path.rpartition("/")[2])[0], page.title, *page.aliases):  # (page.stem)
-        name = slugify(raw)
-        if name and name not in out:
-            out.append(name)
-    return out
+def _stem(path: str) -> str:
+    """``Page.stem`` from the path (``posixpath.splitext`` of the file name, quicker for ``x.md``)."""
+    name = path.rpartition("/")[2]
+    if name.endswith(".md") and name[:-3].lstrip("."):
+        return name[:-3]
+    return posixpath.splitext(name)[0]
 
 
 #: why a page is suggested, by stage (an earlier stage wins a tie: see :meth:`Suggester._rank`)
@@ -116,15 +116,27 @@ class Suggester:
     gives for each target alone (the same pages, order and scores)."""
 
     def __init__(self, pages: Mapping[str, Page]) -> None:
-        slugs: list[str] = []
-        paths: list[str] = []
+        records = list(pages.values())
+        stems = slugify_many([_stem(page.path) for page in records])
+        titles = slugify_many([page.title for page in records])
+        aliases = iter(slugify_many([a for page in records if page.aliases for a in page.aliases]))
+        slugs: list[str] = []  # every page's names: file stem, title, aliases, as slugs (once each)
         owner: list[int] = []  # per name: the index of its page in ``_pages``
-        for n, (path, page) in enumerate(pages.items()):
-            for name in _names(page):
-                slugs.append(name)
-                paths.append(path)
+        for n, (stem, title, page) in enumerate(zip(stems, titles, records, strict=True)):
+            if stem:
+                slugs.append(stem)
                 owner.append(n)
-        self.slugs, self.paths = slugs, paths
+            if title and title != stem:
+                slugs.append(title)
+                owner.append(n)
+            if page.aliases:
+                names = [stem, title]
+                for alias in itertools.islice(aliases, len(page.aliases)):
+                    if alias and alias not in names:
+                        names.append(alias)
+                        slugs.append(alias)
+                        owner.append(n)
+        self.slugs = slugs
         self._pages = listed = list(pages)
         self._owner = np.array(owner, dtype=np.int64)
         #: each page's place in path order (the tie-break of equal scores)

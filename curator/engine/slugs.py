@@ -45,6 +45,24 @@ def slugify(text: str) -> str:
     return slug
 
 
+_NON_ALNUM_ASCII = re.compile(r"[^a-z0-9\0]+")  # (after lower(): what _NON_ALNUM matches in ASCII)
+
+
+def slugify_many(texts: Sequence[str]) -> list[str]:
+    """:func:`slugify` of each of ``texts``, the ASCII ones in one pass (joined, lowered and
+    hyphenated at once, then split): a name index slugifies ~80,000 file names, titles and aliases."""
+    out = [""] * len(texts)
+    plain = [k for k, text in enumerate(texts) if text.isascii() and "\0" not in text]
+    for k in set(range(len(texts))).difference(plain) if len(plain) < len(texts) else ():
+        out[k] = slugify(texts[k])
+    if plain:
+        joined = _NON_ALNUM_ASCII.sub("-", "\0".join([texts[k] for k in plain]).lower())
+        for k, slug in zip(plain, joined.split("\0"), strict=True):
+            slug = slug.strip("-")
+            out[k] = slug if len(slug) <= SLUG_MAX else slug[:SLUG_MAX].rstrip("-")
+    return out
+
+
 def _alnum(text: str) -> str:
     return _NON_ALNUM.sub("", text.lower())
 
