@@ -553,7 +553,8 @@ def unresolved(wiki: Wiki, actor: Actor = OPERATOR, *, suggest: bool | int = Tru
                 continue
             out.append(Unresolved(_written(edges), key, len(edges), sorted({e.source for e in edges}),
                                   [(e.source, e.link.line) for e in edges]))
-        out.sort(key=lambda u: (-u.count, u.key))
+        out.sort(key=operator.attrgetter("key"))  # then by count, most first (a stable sort: keys in order)
+        out.sort(key=operator.attrgetter("count"), reverse=True)
     if suggest is not False:
         add_suggestions(wiki, out if suggest is True else out[:int(suggest)], actor)
     return out
@@ -569,8 +570,11 @@ def add_suggestions(wiki: Wiki, items: Iterable[Unresolved], actor: Actor = OPER
 
 
 def _written(edges: Sequence[Edge]) -> str:
-    """The target as its links most often write it."""
-    return Counter(e.link.target for e in edges).most_common(1)[0][0]
+    """The target as its links most often write it (equal counts: the first written)."""
+    written = [e.link.target for e in edges]
+    if written.count(written[0]) == len(written):  # (most targets are written one way)
+        return written[0]
+    return Counter(written).most_common(1)[0][0]
 
 
 def unresolved_totals(wiki: Wiki, actor: Actor = OPERATOR) -> tuple[int, int]:
