@@ -369,7 +369,7 @@ class Suggester:
         reason), then the highest scores first, equal ones in path order."""
         if not len(qs):
             return [[] for _ in range(count)]
-        order = np.lexsort((stages, -scores, pages, qs))
+        order = np.lexsort((stages, -scores, qs * len(self._pages) + pages))
         qs, pages, scores, stages = qs[order], pages[order], scores[order], stages[order]
         first = np.ones(len(qs), dtype=bool)
         first[1:] = (qs[1:] != qs[:-1]) | (pages[1:] != pages[:-1])
@@ -381,7 +381,7 @@ class Suggester:
         keep = place < limit
         qs, pages, stages = qs[keep], pages[keep], stages[keep]
         paths, reasons = self._pages, REASONS
-        made = list(map(Suggestion._make, zip(map(paths.__getitem__, pages.tolist()),
+        made = list(map(tuple.__new__, itertools.repeat(Suggestion), zip(map(paths.__getitem__, pages.tolist()),
                                               map(round, scores[keep].tolist(), itertools.repeat(3)),
                                               map(reasons.__getitem__, stages.tolist()), strict=True)))
         ends = np.cumsum(np.bincount(qs, minlength=count)).tolist()
