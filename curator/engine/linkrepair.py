@@ -112,8 +112,9 @@ class Suggester:
     target's candidate names are gathered from the postings, the shared word pairs counted for
     every target at once, every (target, name) pair scored with ``slugSim`` in one pass over
     columns of precomputed features (each name's computed once, for all the targets that meet
-    it), and each target's best pages ranked in arrays. The answer is the one :meth:`suggest`
-    gives for each target alone (the same pages, order and scores)."""
+    it), and each target's best pages ranked in arrays. Each target gets what scoring it alone
+    gives (the same pages, order and scores: ``tests/test_link_suggestions.py`` keeps that
+    one-at-a-time suggester as the reference)."""
 
     def __init__(self, pages: Mapping[str, Page]) -> None:
         records = list(pages.values())
