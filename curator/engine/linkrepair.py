@@ -33,6 +33,7 @@ import itertools
 import json
 import operator
 import posixpath
+import threading
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -118,7 +119,10 @@ class Suggester:
 
     def __init__(self, pages: Mapping[str, Page]) -> None:
         records = list(pages.values())
-        stems = slugify_many([_stem(page.path) for page in records])
+        stems = [_stem(page.path) for page in records]
+        odd = list(itertools.compress(range(len(stems)), map(operator.not_, map(plain_slug, stems))))
+        for k, slug in zip(odd, slugify_many([stems[k] for k in odd]), strict=True):  # (most are slugs already)
+            stems[k] = slug
         titles = slugify_many([page.title for page in records])
         aliases = iter(slugify_many([a for page in records if page.aliases for a in page.aliases]))
         slugs: list[str] = []  # every page's names: file stem, title, aliases, as slugs (once each)
@@ -145,6 +149,7 @@ class Suggester:
         self._path_rank[sorted(range(len(listed)), key=listed.__getitem__)] = np.arange(len(listed))
         count = len(slugs)
         self._memo: dict[tuple[str, int], list[Suggestion]] = {}
+        self._lock = threading.Lock()  # a session's suggester serves the station's threads
         self._words_index: dict[str, list[int]] | None = None  # built on first need (rarely)
         #: letters and digits of each name, and the names by them
         self._alnum = alnum = [name.replace("-", "") for name in slugs]
@@ -200,14 +205,16 @@ class Suggester:
         slug are answered once)."""
         memo = self._memo
         folded: dict[str, list[str]] = {}
-        for target in dict.fromkeys(targets):
-            if (target, limit) not in memo:
-                folded.setdefault(slugify(target), []).append(target)
+        todo = [target for target in dict.fromkeys(targets) if (target, limit) not in memo]
+        for target, q in zip(todo, slugify_many(todo), strict=True):
+            folded.setdefault(q, []).append(target)
         for target in folded.pop("", ()):
             memo[(target, limit)] = []
         if folded:
             queries = list(folded)
-            for q, found in zip(queries, self._rank(queries, limit), strict=True):
+            with self._lock:  # (the name features are filled in as targets need them)
+                ranked = self._rank(queries, limit)
+            for q, found in zip(queries, ranked, strict=True):
                 for target in folded[q]:
                     memo[(target, limit)] = found
         return [memo[(target, limit)] for target in targets]
@@ -314,12 +321,12 @@ class Suggester:
         todo = todo[~known[todo]]
         if not len(todo):
             return
-        known[todo] = True
         slugs = self.slugs
         plain, (rows, sizes) = _trigrams([slugs[i] for i in todo.tolist()])
         self._plain[todo] = plain
         self._tri_rows[todo] = rows
         self._tri_len[todo] = sizes
+        known[todo] = True
 
     def _scores(self, queries: list[str], pair_q: np.ndarray, pair_n: np.ndarray,
                 q_words: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
@@ -382,9 +389,12 @@ class Suggester:
         keep = place < limit
         qs, pages, stages = qs[keep], pages[keep], stages[keep]
         paths, reasons = self._pages, REASONS
+        values, which = np.unique(scores[keep], return_inverse=True)  # (few distinct: each rounded once)
+        rounded = [round(v, 3) for v in values.tolist()]
         made = list(map(tuple.__new__, itertools.repeat(Suggestion), zip(map(paths.__getitem__, pages.tolist()),
-                                              map(round, scores[keep].tolist(), itertools.repeat(3)),
-                                              map(reasons.__getitem__, stages.tolist()), strict=True)))
+                                                                         map(rounded.__getitem__, which.tolist()),
+                                                                         map(reasons.__getitem__, stages.tolist()),
+                                                                         strict=True)))
         ends = np.cumsum(np.bincount(qs, minlength=count)).tolist()
         return [made[start:end] for start, end in zip([0, *ends[:-1]], ends, strict=True)]
 
@@ -393,7 +403,7 @@ def _trigrams(slugs: list[str]) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarra
     """Which of ``slugs`` are :data:`~.slugs.plain_slug` (a slug that is not is scored by
     :func:`~.slugs.similarity` itself), and their :func:`~.slugs.trigram_rows` (empty rows for
     the others)."""
-    plain = np.fromiter((plain_slug(s) is not None for s in slugs), dtype=bool, count=len(slugs))
+    plain = np.fromiter(map(operator.truth, map(plain_slug, slugs)), dtype=bool, count=len(slugs))
     rows = np.full((len(slugs), SLUG_MAX), NO_TRIGRAM, dtype=np.uint16)
     sizes = np.zeros(len(slugs), dtype=np.int64)
     where = np.flatnonzero(plain)
