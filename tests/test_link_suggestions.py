@@ -16,18 +16,9 @@ import numpy as np
 import pytest
 
 from curator.engine import linkrepair
-from curator.engine.linkrepair import Suggester, Suggestion
+from curator.engine.linkrepair import NO_TRIGRAM, TRIGRAM_LIMIT, Suggester, Suggestion, trigram_rows
 from curator.engine.page import Page, parse_page
-from curator.engine.slugs import (
-    NO_TRIGRAM,
-    TRIGRAM_LIMIT,
-    plain_slug,
-    similarity,
-    slug_features,
-    slugify,
-    slugify_many,
-    trigram_rows,
-)
+from curator.engine.slugs import plain_slug, similarity, slug_features, slugify, slugify_many
 
 # --- the reference: the suggester as it was, one target at a time (every name scored by slugSim) ---
 

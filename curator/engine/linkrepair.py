@@ -50,17 +50,7 @@ from .markdown_scan import RawLink, split_wikilink
 from .merge import action_reader, encode_writes
 from .page import Page, link_key, parse_page
 from .relink import LinkRewrite, Retarget, rewrite_page
-from .slugs import (
-    NO_TRIGRAM,
-    SLUG_MAX,
-    TRIGRAM_LIMIT,
-    plain_slug,
-    similarity,
-    slug_features,
-    slugify,
-    slugify_many,
-    trigram_rows,
-)
+from .slugs import SLUG_MAX, plain_slug, similarity, slug_features, slugify, slugify_many
 from .status import Status
 from .store import gc_paused
 from .wiki import Wiki
@@ -399,9 +389,39 @@ class Suggester:
         return [made[start:end] for start, end in zip([0, *ends[:-1]], ends, strict=True)]
 
 
+#: the characters of an ASCII slug and its padding, numbered from 1 (0: past the end)
+_SYMBOLS = "abcdefghijklmnopqrstuvwxyz0123456789- "
+_BASE = len(_SYMBOLS) + 1
+#: a trigram's number is below this; a row of :func:`trigram_rows` is filled up with :data:`NO_TRIGRAM`
+TRIGRAM_LIMIT = _BASE**3
+NO_TRIGRAM = np.iinfo(np.uint16).max
+_NUMBER = np.zeros(256, dtype=np.uint16)
+_NUMBER[[ord(c) for c in _SYMBOLS]] = np.arange(1, _BASE, dtype=np.uint16)
+
+
+def trigram_rows(slugs: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The trigram sets of :func:`~.slugs.slug_features` for many :data:`~.slugs.plain_slug` slugs at once, as
+    numbers: (a ``len(slugs) x SLUG_MAX`` array of ``uint16``, each row a slug's distinct trigram
+    numbers in ascending order followed by :data:`NO_TRIGRAM`; the size of each set). Two slugs
+    share a trigram exactly when their rows share its number."""
+    count = len(slugs)
+    chars = np.array([s.encode("ascii") for s in slugs], dtype=f"S{SLUG_MAX}").view(np.uint8)
+    sizes = np.fromiter(map(len, slugs), dtype=np.int64, count=count)
+    padded = np.zeros((count, SLUG_MAX + 2), dtype=np.int32)  # " slug " (0 past its end)
+    padded[:, 0] = _BASE - 1
+    padded[:, 1:-1] = _NUMBER[chars.reshape(count, SLUG_MAX)]
+    padded[np.arange(count), sizes + 1] = _BASE - 1
+    rows = ((padded[:, :-2] * _BASE + padded[:, 1:-1]) * _BASE + padded[:, 2:]).astype(np.uint16)
+    rows[np.arange(SLUG_MAX) >= sizes[:, None]] = NO_TRIGRAM  # a slug of n characters has n trigrams
+    rows.sort(axis=1)
+    rows[:, 1:][rows[:, 1:] == rows[:, :-1]] = NO_TRIGRAM  # each trigram once
+    rows.sort(axis=1)
+    return rows, (rows != NO_TRIGRAM).sum(axis=1)
+
+
 def _trigrams(slugs: list[str]) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
     """Which of ``slugs`` are :data:`~.slugs.plain_slug` (a slug that is not is scored by
-    :func:`~.slugs.similarity` itself), and their :func:`~.slugs.trigram_rows` (empty rows for
+    :func:`~.slugs.similarity` itself), and their :func:`trigram_rows` (empty rows for
     the others)."""
     plain = np.fromiter(map(operator.truth, map(plain_slug, slugs)), dtype=bool, count=len(slugs))
     rows = np.full((len(slugs), SLUG_MAX), NO_TRIGRAM, dtype=np.uint16)

@@ -7,8 +7,6 @@ import unicodedata
 from collections.abc import Sequence
 from typing import NamedTuple
 
-import numpy as np
-
 # Anything that is not a letter or digit in any script. ``\w`` covers letters, digits and "_" in
 # every script, so "not \w, or _" is "not a letter or digit".
 _NON_ALNUM = re.compile(r"[\W_]+")
@@ -86,37 +84,9 @@ def slug_features(slug: str) -> SlugFeatures:
                         frozenset(low.replace("-", " ").split()))
 
 
-#: the characters of an ASCII slug and its padding, numbered from 1 (0: past the end)
-_SYMBOLS = "abcdefghijklmnopqrstuvwxyz0123456789- "
-_BASE = len(_SYMBOLS) + 1
-#: a trigram's number is below this; a row of :func:`trigram_rows` is filled up with :data:`NO_TRIGRAM`
-TRIGRAM_LIMIT = _BASE**3
-NO_TRIGRAM = np.iinfo(np.uint16).max
-_NUMBER = np.zeros(256, dtype=np.uint16)
-_NUMBER[[ord(c) for c in _SYMBOLS]] = np.arange(1, _BASE, dtype=np.uint16)
-#: the slugs :func:`trigram_rows` takes: what ``slugify`` makes of ASCII text (words of a-z, 0-9 split by
-#: single hyphens, at most ``SLUG_MAX`` characters)
+#: the slugs a batched scorer takes as they are: what ``slugify`` makes of ASCII text (words of
+#: a-z, 0-9 split by single hyphens, at most ``SLUG_MAX`` characters)
 plain_slug = re.compile(rf"(?=[a-z0-9-]{{1,{SLUG_MAX}}}\Z)[a-z0-9]+(?:-[a-z0-9]+)*").fullmatch
-
-
-def trigram_rows(slugs: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """The trigram sets of :func:`slug_features` for many :data:`plain_slug` slugs at once, as
-    numbers: (a ``len(slugs) x SLUG_MAX`` array of ``uint16``, each row a slug's distinct trigram
-    numbers in ascending order followed by :data:`NO_TRIGRAM`; the size of each set). Two slugs
-    share a trigram exactly when their rows share its number."""
-    count = len(slugs)
-    chars = np.array([s.encode("ascii") for s in slugs], dtype=f"S{SLUG_MAX}").view(np.uint8)
-    sizes = np.fromiter(map(len, slugs), dtype=np.int64, count=count)
-    padded = np.zeros((count, SLUG_MAX + 2), dtype=np.int32)  # " slug " (0 past its end)
-    padded[:, 0] = _BASE - 1
-    padded[:, 1:-1] = _NUMBER[chars.reshape(count, SLUG_MAX)]
-    padded[np.arange(count), sizes + 1] = _BASE - 1
-    rows = ((padded[:, :-2] * _BASE + padded[:, 1:-1]) * _BASE + padded[:, 2:]).astype(np.uint16)
-    rows[np.arange(SLUG_MAX) >= sizes[:, None]] = NO_TRIGRAM  # a slug of n characters has n trigrams
-    rows.sort(axis=1)
-    rows[:, 1:][rows[:, 1:] == rows[:, :-1]] = NO_TRIGRAM  # each trigram once
-    rows.sort(axis=1)
-    return rows, (rows != NO_TRIGRAM).sum(axis=1)
 
 
 def similarity(a: SlugFeatures, b: SlugFeatures, floor: float = 0.0) -> float:
