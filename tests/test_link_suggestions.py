@@ -15,10 +15,10 @@ from collections.abc import Mapping
 import numpy as np
 import pytest
 
-from curator.engine import linkrepair
-from curator.engine.linkrepair import NO_TRIGRAM, TRIGRAM_LIMIT, Suggester, Suggestion, trigram_rows
+from curator.engine import suggest as sg
 from curator.engine.page import Page, parse_page
 from curator.engine.slugs import plain_slug, similarity, slug_features, slugify, slugify_many
+from curator.engine.suggest import NO_TRIGRAM, TRIGRAM_LIMIT, Suggester, Suggestion, trigram_rows
 
 # --- the reference: the suggester as it was, one target at a time (every name scored by slugSim) ---
 
@@ -53,7 +53,7 @@ class Reference:
         self.sorted = [name for name, _i in ordered]
         self.sorted_ids = [i for _name, i in ordered]
 
-    def suggest(self, target: str, limit: int = linkrepair.MAX_SUGGESTIONS) -> list[Suggestion]:
+    def suggest(self, target: str, limit: int = sg.MAX_SUGGESTIONS) -> list[Suggestion]:
         q = slugify(target)
         if not q:
             return []
@@ -64,12 +64,12 @@ class Reference:
             best[paths[i]] = (1.0, "same name")
         head = q + "-"
         first = bisect.bisect_left(self.sorted, head)
-        for k in range(first, min(first + linkrepair.PREFIX_HITS, len(self.sorted))):
+        for k in range(first, min(first + sg.PREFIX_HITS, len(self.sorted))):
             name = self.sorted[k]
             if not name.startswith(head):
                 break
             path = paths[self.sorted_ids[k]]
-            score = linkrepair.PREFIX_SCORE + (1 - linkrepair.PREFIX_SCORE) * len(qa) / (len(name) - name.count("-"))
+            score = sg.PREFIX_SCORE + (1 - sg.PREFIX_SCORE) * len(qa) / (len(name) - name.count("-"))
             if score > best.get(path, (0.0, ""))[0]:
                 best[path] = (score, "the target begins its name")
         qw = q.split("-")
@@ -79,22 +79,22 @@ class Reference:
         shared: list[int] = []
         for a, b in itertools.pairwise(qw):
             hits = self.pairs.get(f"{a}-{b}")
-            if hits is not None and len(hits) <= linkrepair.RUN_POSTINGS:
+            if hits is not None and len(hits) <= sg.RUN_POSTINGS:
                 shared += hits
         if not shared:
             for w in qw:
                 hits = self.words.get(w)
-                if hits is not None and len(hits) <= linkrepair.RARE_WORD:
+                if hits is not None and len(hits) <= sg.RARE_WORD:
                     shared += hits
-        if len(shared) > linkrepair.SCORED:
+        if len(shared) > sg.SCORED:
             counts = Counter(shared)
-            pool += sorted(counts, key=counts.__getitem__, reverse=True)[:linkrepair.SCORED]
+            pool += sorted(counts, key=counts.__getitem__, reverse=True)[:sg.SCORED]
         else:
             pool += shared
         qf = slug_features(q)
         for i in set(pool):
             score = similarity(qf, slug_features(self.slugs[i]))
-            if score >= linkrepair.SUGGEST_THRESHOLD and score > best.get(paths[i], (0.0, ""))[0]:
+            if score >= sg.SUGGEST_THRESHOLD and score > best.get(paths[i], (0.0, ""))[0]:
                 best[paths[i]] = (score, "similar name")
         ranked = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[0]))[:limit]
         return [Suggestion(path, round(score, 3), reason) for path, (score, reason) in ranked]
@@ -164,10 +164,10 @@ def test_batch_gives_each_target_what_the_one_by_one_suggester_gave(seed: int,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     rng = random.Random(seed)
     if seed % 2:  # small limits, so that every cut is crossed: common pairs and words, many shared, prefixes
-        monkeypatch.setattr(linkrepair, "RUN_POSTINGS", rng.randint(1, 6))
-        monkeypatch.setattr(linkrepair, "RARE_WORD", rng.randint(1, 6))
-        monkeypatch.setattr(linkrepair, "SCORED", rng.randint(1, 4))
-        monkeypatch.setattr(linkrepair, "PREFIX_HITS", rng.randint(1, 3))
+        monkeypatch.setattr(sg, "RUN_POSTINGS", rng.randint(1, 6))
+        monkeypatch.setattr(sg, "RARE_WORD", rng.randint(1, 6))
+        monkeypatch.setattr(sg, "SCORED", rng.randint(1, 4))
+        monkeypatch.setattr(sg, "PREFIX_HITS", rng.randint(1, 3))
     pages = _wiki(rng, rng.choice([40, 150, 400]))
     targets = _targets(rng, pages, 300)
     reference = Reference(pages)
@@ -196,7 +196,7 @@ def test_every_suggested_score_is_slugsim_or_the_prefix_score() -> None:
             sims = [similarity(slug_features(q), slug_features(n)) for n in names[s.path]]
             if s.reason == "similar name":
                 # (slugSim of one of the page's names: the one a candidate, not always the best)
-                assert s.score in {round(x, 3) for x in sims} and s.score >= linkrepair.SUGGEST_THRESHOLD
+                assert s.score in {round(x, 3) for x in sims} and s.score >= sg.SUGGEST_THRESHOLD
                 seen += 1
             elif s.reason == "same name":
                 assert s.score == 1.0 and max(sims) == 1.0
@@ -228,7 +228,7 @@ def test_trigram_rows_are_the_trigram_sets_and_count_what_two_share() -> None:
         numbers[s] = set(row[:size].tolist())
     a = np.array([rng.randrange(len(slugs)) for _ in range(5000)])
     b = np.array([rng.randrange(len(slugs)) for _ in range(5000)])
-    counted = linkrepair._shared_counts(rows, a, rows, b, sizes[a], sizes[b], np.ones(len(a), dtype=bool),
+    counted = sg._shared_counts(rows, a, rows, b, sizes[a], sizes[b], np.ones(len(a), dtype=bool),
                                         TRIGRAM_LIMIT)
     for i, j, n in zip(a.tolist(), b.tolist(), counted.tolist(), strict=True):
         assert n == len(slug_features(slugs[i]).tri & slug_features(slugs[j]).tri)
