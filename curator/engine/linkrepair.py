@@ -27,15 +27,14 @@ operator (a fix must not be a way around the inbox). :data:`IGNORED_FILE` config
 
 from __future__ import annotations
 
-import bisect
 import datetime as _dt
-import itertools
 import json
+import operator
 import posixpath
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import frontmatter
 from .actions import ActionContext, ActionResult, Denied, Invalid, run_action
@@ -44,153 +43,32 @@ from .decision_files import load_decision_file
 from .links import Edge, LinkIndex
 from .markdown_scan import RawLink, split_wikilink
 from .merge import action_reader, encode_writes
-from .page import Page, link_key, parse_page
+from .page import link_key, parse_page
 from .relink import LinkRewrite, Retarget, rewrite_page
-from .slugs import SlugFeatures, similarity, slug_features, slugify
+from .slugs import slugify
 from .status import Status
 from .store import gc_paused
 from .wiki import Wiki
 
+if TYPE_CHECKING:
+    from .suggest import MAX_SUGGESTIONS as MAX_SUGGESTIONS
+    from .suggest import Suggester as Suggester
+    from .suggest import Suggestion as Suggestion
+
+
+def __getattr__(name: str) -> Any:
+    """:class:`~.suggest.Suggester`, :class:`~.suggest.Suggestion` and the like, from :mod:`.suggest`
+    on first use (it imports numpy; the fixes need none of it)."""
+    if name in ("Suggester", "Suggestion", "MAX_SUGGESTIONS"):
+        from . import suggest
+
+        return getattr(suggest, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 #: The tracked decision file of ignored targets (root-level ``.curator-*``: operator-only).
 IGNORED_FILE = ".curator-ignored-links.json"
-MAX_SUGGESTIONS = 5
-SUGGEST_THRESHOLD = 0.4  # slugSim floor, as for append's candidates
-PREFIX_SCORE = 0.8  # a target that is a word-wise prefix of a name scores 0.8 .. 1.0
-#: Postings longer than this are not followed (a word half the wiki's names share finds nothing).
-RARE_WORD = 40
-RUN_POSTINGS = 200
-PREFIX_HITS = 20
-SCORED = 8  # names scored with slugSim per target, besides prefixes (the most shared word pairs)
 METHODS: tuple[str, ...] = ("alias", "rewrite")
 
-
-# --- suggestions ------------------------------------------------------------------------------------
-
-@dataclass(slots=True, frozen=True)
-class Suggestion:
-    path: str
-    score: float
-    reason: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "score": self.score, "reason": self.reason}
-
-
-def _names(page: Page) -> list[str]:
-    out: list[str] = []
-    for raw in (page.stem, page.title, *page.aliases):
-        name = slugify(raw)
-        if name and name not in out:
-            out.append(name)
-    return out
-
-
-class Suggester:
-    """Pages a target may have meant, from an index of page names (file stem, title, aliases as
-    slugs) built once per link index: exact names, a sorted list for prefixes, and postings of
-    adjacent word pairs and rare words. Each target then scores a few dozen names, never all."""
-
-    def __init__(self, pages: Mapping[str, Page]) -> None:
-        slugs: list[str] = []
-        paths: list[str] = []
-        for path, page in pages.items():
-            for name in _names(page):
-                slugs.append(name)
-                paths.append(path)
-        self.slugs, self.paths = slugs, paths
-        self._feats: dict[int, SlugFeatures] = {}
-        self._memo: dict[tuple[str, int], list[Suggestion]] = {}
-        self._words_index: dict[str, list[int]] | None = None  # built on first need (rarely)
-        exact: dict[str, list[int]] = {}
-        pairs: dict[str, list[int]] = {}
-        for i, name in enumerate(slugs):
-            exact.setdefault(name.replace("-", ""), []).append(i)
-            if "-" in name:
-                parts = name.split("-")
-                for k in range(len(parts) - 1):
-                    pairs.setdefault(parts[k] + "-" + parts[k + 1], []).append(i)
-        self._exact = exact
-        self._pairs = pairs
-        ordered = sorted(zip(slugs, range(len(slugs)), strict=True))
-        self._sorted = [name for name, _i in ordered]
-        self._sorted_ids = [i for _name, i in ordered]
-
-    @property
-    def _words(self) -> dict[str, list[int]]:
-        if self._words_index is None:
-            words: dict[str, list[int]] = {}
-            for i, name in enumerate(self.slugs):
-                for w in set(name.split("-")):
-                    words.setdefault(w, []).append(i)
-            self._words_index = words
-        return self._words_index
-
-    def suggest(self, target: str, limit: int = MAX_SUGGESTIONS) -> list[Suggestion]:
-        """Up to ``limit`` pages ``target`` may mean, best first (remembered per target)."""
-        memo = self._memo.get((target, limit))
-        if memo is None:
-            memo = self._memo[(target, limit)] = self._suggest(target, limit)
-        return memo
-
-    def _suggest(self, target: str, limit: int) -> list[Suggestion]:
-        q = slugify(target)
-        if not q:
-            return []
-        paths = self.paths
-        best: dict[str, tuple[float, str]] = {}
-        qa = q.replace("-", "")
-        for i in self._exact.get(qa, ()):
-            best[paths[i]] = (1.0, "same name")
-        # names the target begins (word-wise): [[Nocturne Bg3 V4]] -> nocturne-bg3-v4-campaign
-        head = q + "-"
-        names = self._sorted
-        first = bisect.bisect_left(names, head)
-        for k in range(first, min(first + PREFIX_HITS, len(names))):
-            name = names[k]
-            if not name.startswith(head):
-                break
-            path = paths[self._sorted_ids[k]]
-            score = PREFIX_SCORE + (1 - PREFIX_SCORE) * len(qa) / (len(name) - name.count("-"))
-            if score > best.get(path, (0.0, ""))[0]:
-                best[path] = (score, "the target begins its name")
-        qw = q.split("-")
-        pool: list[int] = []
-        exact = self._exact
-        for n in range(len(qw) - 1, 0, -1):  # names that begin the target
-            pool += exact.get("".join(qw[:n]), ())
-        # names sharing adjacent word pairs with the target, most pairs first: only the best few
-        # are scored (slugSim costs microseconds, and 20,000 targets each meet dozens of names)
-        shared: list[int] = []
-        pairs = self._pairs
-        for a, b in itertools.pairwise(qw):
-            hits = pairs.get(f"{a}-{b}")
-            if hits is not None and len(hits) <= RUN_POSTINGS:
-                shared += hits
-        if not shared:
-            for w in qw:
-                hits = self._words.get(w)
-                if hits is not None and len(hits) <= RARE_WORD:
-                    shared += hits
-        if len(shared) > SCORED:
-            counts = Counter(shared)  # (in the order first met, as the ties of nlargest need)
-            if len(counts) > SCORED:  # (heapq.nlargest's answer, ties in the order met: a stable sort)
-                pool += sorted(counts, key=counts.__getitem__, reverse=True)[:SCORED]
-            else:
-                pool += counts
-        else:
-            pool += shared
-        if pool:
-            qf = slug_features(q)
-            feats, slugs = self._feats, self.slugs
-            for i in set(pool):
-                f = feats.get(i)
-                if f is None:
-                    f = feats[i] = slug_features(slugs[i])
-                score = similarity(qf, f, SUGGEST_THRESHOLD)
-                if score >= SUGGEST_THRESHOLD and score > best.get(paths[i], (0.0, ""))[0]:
-                    best[paths[i]] = (score, "similar name")
-        ranked = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[0]))[:limit]
-        return [Suggestion(path, round(score, 3), reason) for path, (score, reason) in ranked]
 
 
 #: suggesters a session keeps (the operator's and a few agents'), the oldest dropped first
@@ -202,6 +80,8 @@ def suggester_for(wiki: Wiki, links: LinkIndex) -> Suggester:
     the wiki's session as long as those pages' names are current: it depends on the pages' paths,
     titles and aliases only, and an index updated after a change that left every name as it was
     shares them (:attr:`~.links.LinkIndex.names`), so an edit does not build it again."""
+    from .suggest import Suggester
+
     session = wiki.session
     names = links.names
     with session.services_lock:
@@ -278,7 +158,8 @@ def unresolved(wiki: Wiki, actor: Actor = OPERATOR, *, suggest: bool | int = Tru
                 continue
             out.append(Unresolved(_written(edges), key, len(edges), sorted({e.source for e in edges}),
                                   [(e.source, e.link.line) for e in edges]))
-        out.sort(key=lambda u: (-u.count, u.key))
+        out.sort(key=operator.attrgetter("key"))  # then by count, most first (a stable sort: keys in order)
+        out.sort(key=operator.attrgetter("count"), reverse=True)
     if suggest is not False:
         add_suggestions(wiki, out if suggest is True else out[:int(suggest)], actor)
     return out
@@ -287,14 +168,18 @@ def unresolved(wiki: Wiki, actor: Actor = OPERATOR, *, suggest: bool | int = Tru
 def add_suggestions(wiki: Wiki, items: Iterable[Unresolved], actor: Actor = OPERATOR) -> None:
     """Fill in the suggestions of ``items`` (pages ``actor`` may see only)."""
     suggester = suggester_for(wiki, wiki.links_for(actor))
+    items = list(items)
     with gc_paused():
-        for item in items:
-            item.suggestions = suggester.suggest(item.target)
+        for item, found in zip(items, suggester.suggest_many([item.target for item in items]), strict=True):
+            item.suggestions = found
 
 
 def _written(edges: Sequence[Edge]) -> str:
-    """The target as its links most often write it."""
-    return Counter(e.link.target for e in edges).most_common(1)[0][0]
+    """The target as its links most often write it (equal counts: the first written)."""
+    written = [e.link.target for e in edges]
+    if written.count(written[0]) == len(written):  # (most targets are written one way)
+        return written[0]
+    return Counter(written).most_common(1)[0][0]
 
 
 def unresolved_totals(wiki: Wiki, actor: Actor = OPERATOR) -> tuple[int, int]:

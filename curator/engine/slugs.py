@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from typing import NamedTuple
 
 # Anything that is not a letter or digit in any script. ``\w`` covers letters, digits and "_" in
@@ -42,6 +43,24 @@ def slugify(text: str) -> str:
     return slug
 
 
+_NON_ALNUM_ASCII = re.compile(r"[^a-z0-9\0]+")  # (after lower(): what _NON_ALNUM matches in ASCII)
+
+
+def slugify_many(texts: Sequence[str]) -> list[str]:
+    """:func:`slugify` of each of ``texts``, the ASCII ones in one pass (joined, lowered and
+    hyphenated at once, then split): a name index slugifies ~80,000 file names, titles and aliases."""
+    out = [""] * len(texts)
+    plain = [k for k, text in enumerate(texts) if text.isascii() and "\0" not in text]
+    for k in set(range(len(texts))).difference(plain) if len(plain) < len(texts) else ():
+        out[k] = slugify(texts[k])
+    if plain:
+        joined = _NON_ALNUM_ASCII.sub("-", "\0".join([texts[k] for k in plain]).lower())
+        for k, slug in zip(plain, joined.split("\0"), strict=True):
+            slug = slug.strip("-")
+            out[k] = slug if len(slug) <= SLUG_MAX else slug[:SLUG_MAX].rstrip("-")
+    return out
+
+
 def _alnum(text: str) -> str:
     return _NON_ALNUM.sub("", text.lower())
 
@@ -63,6 +82,11 @@ def slug_features(slug: str) -> SlugFeatures:
         alnum = _alnum(slug)
     return SlugFeatures(slug, alnum, frozenset([padded[i : i + 3] for i in range(len(padded) - 2)]),
                         frozenset(low.replace("-", " ").split()))
+
+
+#: the slugs a batched scorer takes as they are: what ``slugify`` makes of ASCII text (words of
+#: a-z, 0-9 split by single hyphens, at most ``SLUG_MAX`` characters)
+plain_slug = re.compile(rf"(?=[a-z0-9-]{{1,{SLUG_MAX}}}\Z)[a-z0-9]+(?:-[a-z0-9]+)*").fullmatch
 
 
 def similarity(a: SlugFeatures, b: SlugFeatures, floor: float = 0.0) -> float:
