@@ -110,6 +110,11 @@ class DedupWorker:
         #: The CPU priority drop of the worker process (and of the processes its scans start).
         self.niceness = niceness
         self._lock = threading.Lock()  # the process, its channel and the calls waiting
+        #: held around every wait for, and look at, the process's end: two threads waiting for one
+        #: child race (one reaps it; until that thread records the exit code, the other's waitpid
+        #: fails and multiprocessing reports the child alive) -- the reader's wait and stop()'s did,
+        #: and a stopped worker was once reported still running
+        self._reaping = threading.Lock()
         self._process: Any = None  # multiprocessing's process object
         self._conn: Connection | None = None
         self._calls: dict[int, _Call] = {}
@@ -166,7 +171,10 @@ class DedupWorker:
         """The running worker's process id (None: none runs)."""
         with self._lock:
             process = self._process
-        return process.pid if process is not None and process.is_alive() else None
+        if process is None:
+            return None
+        with self._reaping:
+            return process.pid if process.is_alive() else None
 
     def _call(self, op: str, **args: Any) -> _Call:
         with self._lock:
@@ -231,7 +239,9 @@ class DedupWorker:
             else:
                 call.value = value
             call.done.set()
-        process.join(STOP_WAIT)
+        with self._reaping:
+            process.join(STOP_WAIT)
+            code = process.exitcode
         conn.close()
         with self._lock:
             if self._conn is conn:
@@ -241,7 +251,7 @@ class DedupWorker:
                 del self._calls[i]
             stopped = self._stopped
         why = ("the duplicate finder was stopped (the wiki is closing)" if stopped else
-               f"the duplicate finder's process ended unexpectedly ({_ended(process.exitcode)}); "
+               f"the duplicate finder's process ended unexpectedly ({_ended(code)}); "
                "it starts again when asked")
         for _i, call in waiting:
             call.error = ScanStopped(why) if stopped else WorkerGone(why)
@@ -257,16 +267,17 @@ class DedupWorker:
             return
         with suppress(OSError, ValueError):
             conn.send_bytes(pickle.dumps((_STOP, "stop", {}, (None, None))))
-        process.join(LEAVE_WAIT)
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            if process.exitcode is not None:
-                break
-            try:
-                os.killpg(process.pid, sig)  # (the worker leads its own group: its scan's workers too)
-            except OSError:
-                with suppress(OSError):
-                    os.kill(process.pid, sig)
-            process.join(STOP_WAIT)
+        with self._reaping:
+            process.join(LEAVE_WAIT)
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                if process.exitcode is not None:
+                    break
+                try:
+                    os.killpg(process.pid, sig)  # (the worker leads its own group: its scan's workers too)
+                except OSError:
+                    with suppress(OSError):
+                        os.kill(process.pid, sig)
+                process.join(STOP_WAIT)
 
 
 _LIVE: weakref.WeakSet[DedupWorker] = weakref.WeakSet()
