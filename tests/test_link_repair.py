@@ -18,7 +18,6 @@ from curator.engine.errors import PageNotFound
 from curator.engine.health import health
 from curator.engine.linkrepair import (
     IGNORED_FILE,
-    Suggester,
     create,
     fix,
     fix_many,
@@ -27,6 +26,7 @@ from curator.engine.linkrepair import (
     unresolved,
 )
 from curator.engine.page import parse_page
+from curator.engine.suggest import Suggester
 from curator.engine.wiki import Wiki
 
 from .test_curation_merge import commit_all, git, snapshot

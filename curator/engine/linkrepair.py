@@ -50,26 +50,13 @@ from .status import Status
 from .store import gc_paused
 from .wiki import Wiki
 
-if TYPE_CHECKING:
-    from .suggest import MAX_SUGGESTIONS as MAX_SUGGESTIONS
-    from .suggest import Suggester as Suggester
-    from .suggest import Suggestion as Suggestion
+if TYPE_CHECKING:  # (at run time from .suggest on first use: it imports numpy, the fixes need none)
+    from .suggest import Suggester, Suggestion
 
-
-def __getattr__(name: str) -> Any:
-    """:class:`~.suggest.Suggester`, :class:`~.suggest.Suggestion` and the like, from :mod:`.suggest`
-    on first use (it imports numpy; the fixes need none of it)."""
-    if name in ("Suggester", "Suggestion", "MAX_SUGGESTIONS"):
-        from . import suggest
-
-        return getattr(suggest, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 #: The tracked decision file of ignored targets (root-level ``.curator-*``: operator-only).
 IGNORED_FILE = ".curator-ignored-links.json"
 METHODS: tuple[str, ...] = ("alias", "rewrite")
-
-
 
 #: suggesters a session keeps (the operator's and a few agents'), the oldest dropped first
 KEPT_SUGGESTERS = 4

@@ -37,8 +37,8 @@ if TYPE_CHECKING:
     from .dedup import DedupIndex
     from .dedup_worker import DedupWorker
     from .graph import LinkGraph
-    from .linkrepair import Suggester
     from .links import LinkIndex
+    from .suggest import Suggester
 
 #: The pending record of an interrupted action, under ``.curator/`` (see :mod:`.actions`).
 PENDING_NAME = "pending.jsonl"
