@@ -561,7 +561,7 @@ def test_a_walk_ahead_shares_a_big_folders_stats_and_gives_exactly_the_scan(
     # A folder of SHARE_MIN entries or more is stat'ed half here, half by a helper process: the
     # same pages in the same order with the same stamps, attachments and sub-folders as a scan.
     monkeypatch.setattr(walker_module, "SHARE_MIN", 8)
-    monkeypatch.setattr(walker_module, "_cores", lambda: 2)
+    monkeypatch.setattr(walker_module, "cores", lambda: 2)
     pages = {f"big/p{i:02}.md": "x" * i for i in range(30)}
     pages.update({"a.md": "# A\n", "big/sub/z.md": "# Z\n", "big/sub2/y.md": "# Y\n", "other/q.md": "q"})
     pages.update({f"big2/r{i}.md": "r" * i for i in range(9)})

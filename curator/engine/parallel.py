@@ -20,7 +20,7 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
-from .walker import PageFile
+from .walker import PageFile, cores
 
 T = TypeVar("T")
 #: Files per chunk: small enough to balance two workers, big enough to amortise pickling.
@@ -29,10 +29,7 @@ CHUNK_FILES = 500
 
 def workers() -> int:
     """How many worker processes to use: the cores this process may run on."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
+    return cores()
 
 
 def _context() -> Any:

@@ -330,7 +330,7 @@ def walk_ahead(root: Path | str) -> bool:
     def answer() -> bytes:
         start = time.time_ns()  # before the first stat, as the store takes it
         attachments: list[str] = []
-        share = _Shared() if _cores() > 1 else None
+        share = _Shared() if cores() > 1 else None
         found = scan(Path(real), attachments, share=share)
         if share is not None:
             share.finish(found)
@@ -370,12 +370,12 @@ def _forked(answer: Callable[[], bytes]) -> tuple[int, int] | None:
     return pid, read
 
 
-def _cores() -> int:
-    """The cores this process may run on."""
+def cores() -> int:
+    """The cores this process may run on (at least 1)."""
     try:
-        return len(os.sched_getaffinity(0))
+        return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
-        return os.cpu_count() or 1
+        return max(1, os.cpu_count() or 1)
 
 
 def take_ahead(root: Path | str) -> tuple[int, StampsKey, list[str]] | None:
