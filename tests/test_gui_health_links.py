@@ -287,3 +287,18 @@ def test_lint_figures_update_the_buttons_shown_and_add_their_own(qtbot, tmp_path
     qtbot.mouseClick(health.buttons["lint:orphan"], Qt.MouseButton.LeftButton)
     assert win.views.currentWidget() is win.view_index["lint"]
     win.close()
+
+
+def test_links_preview_highlights_carry_their_own_text_colour() -> None:
+    """The preview's light added/removed backgrounds keep dark text: in the dark theme the view's
+    light text on them was unreadable (seen in a 32,000-page screenshot)."""
+    import re
+
+    from curator.engine.linkrepair import FixPlan
+    from curator.engine.relink import LinkRewrite
+    from curator.views.links_view import plan_html
+
+    plan = FixPlan("alias", [("Plan Mk2", "plan-mk2", "wiki/plan-mk2-ii.md")], aliases={"wiki/plan-mk2-ii.md": ["Plan Mk2"]},
+                   rewrites=[LinkRewrite("wiki/a.md", 3, "wikilink", "[[Plan Mk2]]", "[[plan-mk2-ii|Plan Mk2]]")])
+    styles = re.findall(r"style='([^']*background[^']*)'", plan_html(plan))
+    assert len(styles) == 3 and all("color:" in s for s in styles)

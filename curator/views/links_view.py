@@ -46,6 +46,7 @@ from curator.engine.linkrepair import (
     unresolved,
 )
 from curator.engine.status import Status
+from curator.models.dedup import ADDED_BG, REMOVED_BG
 from curator.models.linkrepair import COL_SUGGESTION, COL_TARGET, UnresolvedModel
 
 from .review_view import ReviewView, record_table
@@ -67,15 +68,15 @@ def plan_html(plan: FixPlan) -> str:
     for target, _key, page in plan.fixes:
         out.append(f"<div>[[{html.escape(target)}]] &rarr; <b>{html.escape(page)}</b></div>")
     for page, names in plan.aliases.items():
-        out.append(f"<p><b>{html.escape(page)}</b>: <span style='background:#e8f6ec'>aliases + "
+        out.append(f"<p><b>{html.escape(page)}</b>: <span style='background:{ADDED_BG}; color:#1b1b1b'>aliases + "
                    f"{html.escape(', '.join(names))}</span> (the linking pages are not touched)</p>")
     if plan.rewrites:
         out.append("<table cellspacing=0 cellpadding=3 border=1 style='border-color:#ccc'>"
                    "<tr><th>Page</th><th>Line</th><th>Now</th><th>Becomes</th></tr>")
         for r in plan.rewrites[:OCCURRENCES_SHOWN]:
             out.append(f"<tr><td>{html.escape(r.page)}</td><td>{r.line}</td>"
-                       f"<td style='background:#fdecea'><code>{html.escape(r.old)}</code></td>"
-                       f"<td style='background:#e8f6ec'><code>{html.escape(r.new)}</code></td></tr>")
+                       f"<td style='background:{REMOVED_BG}; color:#1b1b1b'><code>{html.escape(r.old)}</code></td>"
+                       f"<td style='background:{ADDED_BG}; color:#1b1b1b'><code>{html.escape(r.new)}</code></td></tr>")
         out.append("</table>")
         if len(plan.rewrites) > OCCURRENCES_SHOWN:
             out.append(f"<p>… and {len(plan.rewrites) - OCCURRENCES_SHOWN} more</p>")
