@@ -15,8 +15,9 @@ import multiprocessing
 import os
 import sys
 import threading
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
@@ -51,11 +52,15 @@ def chunks(files: Sequence[PageFile], size: int = CHUNK_FILES) -> list[list[Page
 
 
 def map_chunks(fn: Callable[..., T], root: str, files: Sequence[PageFile],
-               *args: Any, niceness: int = 0) -> Iterator[T] | None:
+               *args: Any, niceness: int = 0, ahead: int | None = None) -> Iterator[T] | None:
     """``fn(root, chunk, *args)`` for every chunk of ``files`` in worker processes, in order.
 
     ``niceness`` above 0 lowers the workers' CPU priority by that much (work in the background
     of the station: the cores go to the GUI thread first, and to the workers whenever it idles).
+    ``ahead``: at most that many chunks are given to the workers beyond those the caller has
+    taken (a caller slower than the workers, the search index's bulk insert, must not find the
+    rest of the wiki's text waiting for it in memory); None: every chunk at once (a caller that
+    does other work first and then takes them all). A result is let go once it was taken.
 
     None when there is a single core or no pool can be started: run ``fn`` in process then.
     """
@@ -71,20 +76,30 @@ def map_chunks(fn: Callable[..., T], root: str, files: Sequence[PageFile],
     except (OSError, ValueError, NotImplementedError):
         return None
     parts = chunks(files)
+    first = len(parts) if ahead is None else min(len(parts), max(1, ahead))
     try:
-        futures = [pool.submit(fn, root, part, *args) for part in parts]
+        futures: deque[Future[T] | None] = deque(pool.submit(fn, root, part, *args) for part in parts[:first])
     except (OSError, RuntimeError, BrokenProcessPool):
         pool.shutdown(wait=False, cancel_futures=True)
         return None
 
     def results() -> Iterator[T]:
         try:
-            for i, future in enumerate(futures):
+            for i in range(len(parts)):
+                future = futures.popleft()  # (taken: its result is the caller's alone)
+                if (more := i + len(futures) + 1) < len(parts):
+                    try:
+                        futures.append(pool.submit(fn, root, parts[more], *args))
+                    except (OSError, RuntimeError, BrokenProcessPool):
+                        futures.append(None)  # (done here when its turn comes)
                 try:
-                    yield future.result()
+                    result = future.result() if future is not None else fn(root, parts[i], *args)
                 except (OSError, BrokenProcessPool):
                     # A worker died (killed, out of memory): this chunk is done here instead.
-                    yield fn(root, parts[i], *args)
+                    result = fn(root, parts[i], *args)
+                del future
+                yield result
+                del result
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
 

@@ -420,7 +420,8 @@ class SearchIndex:
                     self._clear(conn)
                     from . import parallel  # (multiprocessing: only for a bulk build)
 
-                    results = parallel.map_chunks(index_rows, real_root, files, niceness=niceness)
+                    results = parallel.map_chunks(index_rows, real_root, files, niceness=niceness,
+                                                  ahead=2 * parallel.workers())
                     if results is None:
                         results = iter([index_rows(real_root, files)])
                     doc_id = 0
