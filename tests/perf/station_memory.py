@@ -61,9 +61,11 @@ def main(root: str) -> None:
         health: Any = win.view_index["health"]
         ready = wait(lambda: win.workspace.ready)
         stages = {"ready": _vm("VmRSS")}
+        peaks = {"ready": _vm("VmHWM")}
         counted = wait(lambda: "duplicates" in health.buttons and health.buttons["duplicates"].figure.value is not None)
         wait(health.is_content_ready)
         stages["health"] = _vm("VmRSS")
+        peaks["health"] = _vm("VmHWM")
         view: Any = win.view_index["dedup"]
         shown: list[float] = []
         view.content_ready.connect(lambda: shown.append(time.perf_counter() - start))
@@ -71,6 +73,7 @@ def main(root: str) -> None:
         win.show_view("dedup")
         wait(lambda: bool(shown))
         stages["queue"] = _vm("VmRSS")
+        peaks["queue"] = _vm("VmHWM")
         worker = win.workspace.wiki(0).session.dedup_worker
         assert worker is not None and win.workspace.wiki(0).session.dedup is None
         time.sleep(1.5)  # (the build starts a second after the queue is shown)
@@ -101,7 +104,7 @@ def main(root: str) -> None:
                "built": built, "families": view.model.rowCount(),
                "station_refresh_after_change": t1 - t0, "families_after_change": t2 - t1,
                "worker_peak_after_change": after["peak"], "station_peak_after_change": _vm("VmHWM"),
-               "stages": stages}
+               "stages": stages, "peaks": peaks}
         win.close()
         app.processEvents()
         print(json.dumps(out), flush=True)

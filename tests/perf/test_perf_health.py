@@ -18,7 +18,8 @@ title-vs-slug and title-prefix links, ~21,000 distinct unresolved targets), one 
   search, a filter and the graph, and the Duplicates queue's time to content;
 * the station's peak resident memory (its own process, and the dedup worker's apart) through a
   first open with no kept dedup result, Health and the Duplicates view (:mod:`tests.perf.station_memory`),
-  target <= 500 MB, and the families after one change;
+  target <= 500 MB, and the families after one change; the same with no ``.curator/`` at all (a
+  cold open: the page cache and the search index built by the station too), target <= 500 MB;
 * ``curator health --json`` in a new process (the page cache and the kept dedup result on disk).
 
 The machine is shared: the ratios measured in the same run are what compares across runs.
@@ -51,6 +52,7 @@ RUNS = 5
 COLD_RUNS = 1
 PROBE_RUNS = int(os.environ.get("CURATOR_PROBE_RUNS", "5"))
 MEMORY_RUNS = int(os.environ.get("CURATOR_MEMORY_RUNS", "3"))
+COLD_MEMORY_RUNS = int(os.environ.get("CURATOR_COLD_MEMORY_RUNS", "3"))
 NAIVE_SAMPLE = 20
 CURATOR = str(Path(sys.executable).with_name("curator"))
 ROWS: list[str] = []
@@ -278,55 +280,65 @@ def _station_memory(root: Path) -> dict[str, Any]:
 PAGES_ON_DISK: list[int] = []
 
 
-def test_station_memory_first_open(corpus: CorpusInfo, plain: float) -> None:
-    """The station's peak resident memory (its own process) and the dedup worker's, through a
-    first open with no kept dedup result (the page cache and search index built), Health, the
-    Duplicates view and its every-page build; then one change. MEMORY_RUNS runs, and once with no
-    ``.curator/`` at all (a cold open: every page parsed by the station too)."""
-    PAGES_ON_DISK[:] = [len(corpus.pages)]
-    cache = corpus.root / ".curator" / "cache.sqlite"
-
-    def forget_dedup() -> None:
-        with sqlite3.connect(cache) as conn:
-            conn.execute("DELETE FROM derived WHERE name='dedup'")
-
-    runs = []
-    for _ in range(MEMORY_RUNS):
-        forget_dedup()
-        runs.append(_station_memory(corpus.root))
-    state = corpus.root / ".curator"
-    saved = corpus.root.parent / "curator-state-memory"
-    shutil.copytree(state, saved, dirs_exist_ok=True)
-    try:
-        shutil.rmtree(state)
-        cold = _station_memory(corpus.root)
-    finally:
-        shutil.rmtree(state, ignore_errors=True)
-        shutil.copytree(saved, state)
+def _memory_rows(runs: list[dict[str, Any]], what: str) -> list[str]:
     mb = 1 << 20
 
     def med(key: str) -> float:
         return statistics.median(r[key] for r in runs)
 
     station = max(max(r["station_peak"], r["station_peak_after_change"]) for r in runs) / mb
-    ROWS.append(f"station process peak resident memory, first open with no kept dedup result through Health, "
-                f"Duplicates and its every-page build ({MEMORY_RUNS} runs): worst {station:.0f} MB, median "
-                f"{med('station_peak') / mb:.0f} MB (target <= 500 MB{' ok' if station <= 500 else ' OVER'}); "
-                f"resident at the end {med('station_rss') / mb:.0f} MB; stages (ready, Health, queue) "
-                + ", ".join(f"{statistics.median(r['stages'][k] for r in runs) / mb:.0f}" for k in ("ready", "health", "queue"))
-                + " MB")
-    ROWS.append(f"  the dedup worker process: peak {med('worker_peak') / mb:.0f} MB (worst "
-                f"{max(r['worker_peak'] for r in runs) / mb:.0f}), resident after the build {med('worker_rss') / mb:.0f} MB, "
-                f"its scan's shingling processes' peak {med('worker_children_peak') / mb:.0f} MB each")
-    ROWS.append(f"  from opening: ready {med('ready'):.2f} s, Health's duplicate figure (a full scan in the worker) "
-                f"{med('duplicates_counted'):.2f} s, Duplicates queue to content {med('queue_to_content'):.3f} s, "
-                f"every-page index built {med('built'):.2f} s; after one change: the station's refresh "
-                f"{med('station_refresh_after_change'):.3f} s, the families from the worker "
-                f"{med('families_after_change'):.3f} s (target <= 1 s)")
-    ROWS.append(f"  no .curator/ at all (1 run): station peak {max(cold['station_peak'], cold['station_peak_after_change']) / mb:.0f} MB, "
-                f"worker peak {cold['worker_peak'] / mb:.0f} MB; ready {cold['ready']:.2f} s, duplicate figure "
-                f"{cold['duplicates_counted']:.2f} s")
-    for row in ROWS[-4:]:
+    peak = statistics.median(max(r["station_peak"], r["station_peak_after_change"]) for r in runs) / mb
+    return [f"station process peak resident memory, {what} through Health, Duplicates and its every-page "
+            f"build ({len(runs)} runs): median {peak:.0f} MB, worst {station:.0f} MB, each run "
+            + ", ".join(f"{max(r['station_peak'], r['station_peak_after_change']) / mb:.0f}" for r in runs)
+            + f" (target <= 500 MB{' ok' if station <= 500 else ' OVER'}); resident at the end "
+            f"{med('station_rss') / mb:.0f} MB; resident at the stages (ready, Health, queue) "
+            + ", ".join(f"{statistics.median(r['stages'][k] for r in runs) / mb:.0f}" for k in ("ready", "health", "queue"))
+            + " MB, peak by then " + ", ".join(f"{statistics.median(r['peaks'][k] for r in runs) / mb:.0f}"
+                                              for k in ("ready", "health", "queue")) + " MB",
+            f"  the dedup worker process: peak {med('worker_peak') / mb:.0f} MB (worst "
+            f"{max(r['worker_peak'] for r in runs) / mb:.0f}), resident after the build {med('worker_rss') / mb:.0f} MB, "
+            f"its scan's shingling processes' peak {med('worker_children_peak') / mb:.0f} MB each",
+            f"  from opening: ready {med('ready'):.2f} s, Health's duplicate figure (a full scan in the worker) "
+            f"{med('duplicates_counted'):.2f} s, Duplicates queue to content {med('queue_to_content'):.3f} s, "
+            f"every-page index built {med('built'):.2f} s; after one change: the station's refresh "
+            f"{med('station_refresh_after_change'):.3f} s, the families from the worker "
+            f"{med('families_after_change'):.3f} s (target <= 1 s)"]
+
+
+def test_station_memory_first_open(corpus: CorpusInfo, plain: float) -> None:
+    """The station's peak resident memory (its own process) and the dedup worker's, through a
+    first open with no kept dedup result (the page cache and search index built), Health, the
+    Duplicates view and its every-page build; then one change. MEMORY_RUNS runs."""
+    PAGES_ON_DISK[:] = [len(corpus.pages)]
+    cache = corpus.root / ".curator" / "cache.sqlite"
+    runs = []
+    for _ in range(MEMORY_RUNS):
+        with sqlite3.connect(cache) as conn:
+            conn.execute("DELETE FROM derived WHERE name='dedup'")
+        runs.append(_station_memory(corpus.root))
+    ROWS.extend(_memory_rows(runs, "first open with no kept dedup result"))
+    for row in ROWS[-3:]:
+        print(f"\n[perf] {row}")
+
+
+def test_station_memory_no_curator_dir(corpus: CorpusInfo, plain: float) -> None:
+    """The same with no ``.curator/`` at all (COLD_MEMORY_RUNS runs): the station parses every
+    page into a new page cache and builds the search index in bulk (its first search) itself."""
+    PAGES_ON_DISK[:] = [len(corpus.pages)]
+    state = corpus.root / ".curator"
+    saved = corpus.root.parent / "curator-state-memory"
+    shutil.copytree(state, saved, dirs_exist_ok=True)
+    runs = []
+    try:
+        for _ in range(COLD_MEMORY_RUNS):
+            shutil.rmtree(state, ignore_errors=True)
+            runs.append(_station_memory(corpus.root))
+    finally:
+        shutil.rmtree(state, ignore_errors=True)
+        shutil.copytree(saved, state)
+    ROWS.extend(_memory_rows(runs, "no .curator/ at all (a cold open)"))
+    for row in ROWS[-3:]:
         print(f"\n[perf] {row}")
 
 
