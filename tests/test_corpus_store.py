@@ -405,9 +405,17 @@ def test_derived_data_of_an_earlier_state_comes_with_the_pages_changed_since(
     other.refresh()
     assert other.store.derived_since("x") == (b"data", {"a.md", "b.md", "c.md", "d.md"})
     (root / "a.md").write_text("# A three\n")
-    other.refresh()  # ... and writes a state this one has not seen
+    other.refresh()  # ... and writes a state this one has not seen: its step is known, so this
+    (root / "b.md").write_text("# B again\n")  # store takes it up before writing its own
+    assert sorted(wiki.store.refresh(["b.md"]).paths) == ["a.md", "b.md"]
+    assert store.pages["a.md"].title == "A three"
+    assert store.derived_since("x") == (b"data", {"a.md", "b.md", "c.md", "d.md"})
+    with _db(root) as conn:  # another process wrote after a state it did not know (no step)
+        conn.execute("DELETE FROM changes WHERE token = (SELECT data FROM snapshot WHERE part='token')")
+    (root / "a.md").write_text("# A four\n")
+    other.refresh()
     other.close()
-    (root / "b.md").write_text("# B again\n")
+    (root / "b.md").write_text("# B once more\n")
     wiki.store.refresh(["b.md"])  # written after a state it did not read: the chain is broken
     assert store.derived_since("x") is None
     wiki.close()

@@ -56,6 +56,7 @@ is not built yet (``active()`` false) is not fed: it builds itself in bulk when 
 from __future__ import annotations
 
 import gc
+import json
 import marshal
 import os
 import sqlite3
@@ -879,15 +880,114 @@ class PageStore:
         as :attr:`pages` (not decoded again from the records just written).
         """
         with self._lock, gc_paused():
+            adopted = None
             if not self._stamps_loaded:
                 self._load_state()
+            else:
+                adopted = self._adopt()
             # A walk started ahead for this root is the first refresh's, or no one's: after
             # anything was written it would be out of date.
             ahead = take_ahead(self._real_root) if self._first else None
             self._first = False
             if paths is not None:
-                return self._refresh_paths(list(paths), self._pages)
-            return self._refresh_all(progress, walking, keep_pages, ahead)
+                changes = self._refresh_paths(list(paths), self._pages)
+            else:
+                changes = self._refresh_all(progress, walking, keep_pages, ahead)
+            if adopted:  # (what changed for this store: known before the adoption, and now)
+                theirs, before = adopted.paths, {*adopted.modified, *adopted.removed}
+                now, mine = set(self._known(theirs)), set(theirs)
+                changes.added = [*(p for p in theirs if p in now and p not in before),
+                                 *(p for p in changes.added if p not in mine)]
+                changes.modified = [*(p for p in theirs if p in now and p in before),
+                                    *(p for p in changes.modified if p not in mine)]
+                changes.removed = [*(p for p in theirs if p not in now and p in before),
+                                   *(p for p in changes.removed if p not in mine)]
+            return changes
+
+    # --- another process's writes -------------------------------------------------------
+    def _adopt(self) -> ChangeSet | None:
+        """Take the state another process wrote since this one's (the station's dedup worker, a
+        CLI command) instead of parsing its pages again and writing a state of our own, which
+        would leave the chain of states (see :meth:`derived_since`) with a step of unknown
+        predecessor, and the other process's derived data refused (:meth:`save_derived`).
+
+        Only when every step from this store's state to the database's is known (its predecessor
+        and its listed paths): then the database holds this store's pages but for those paths,
+        whose stamps, listing, racy-stamp digests and records are read from it, exactly as a new
+        process would read them (the next refresh compares them with the disk, racy pages read
+        again). Not with an extension fed (the search index needs each page's text, which the
+        records do not hold: such a store parses those pages itself, see :meth:`_write`). Returns
+        what changed for this store (None: nothing adopted)."""
+        token, conn = self._token, self._conn
+        if token is None or any(ext.active() for ext in self._extensions):
+            return None
+        conn.execute("BEGIN")
+        try:
+            row = conn.execute("SELECT data FROM snapshot WHERE part='token'").fetchone()
+            if row is None or row[0] == token:
+                return None
+            changed = self._steps_between(row[0], token)
+            if changed is None:
+                return None
+            changed = {p for p in changed if utf8_name(p)}  # (the others: parsed by each process)
+            parts = dict(conn.execute("SELECT part, data FROM snapshot").fetchall())
+            current = parts.get("token")
+            snap = _decode_snapshot(parts.get("stamps"))
+            if current is None or snap is None or "info" not in parts:
+                return None
+            rows = conn.execute(
+                "SELECT p.path, p.mtime_ns, p.size, p.title, p.layer, p.trust, r.record, y.digest FROM pages p"
+                " JOIN records r ON r.path = p.path LEFT JOIN racy y ON y.path = p.path"
+                " WHERE p.path IN (SELECT value FROM json_each(?))", (json.dumps(sorted(changed)),)).fetchall()
+        finally:
+            conn.execute("COMMIT")
+        try:
+            pages = {r[0]: Page.from_row(decode_record(r[6])) for r in rows} if self._pages is not None else {}
+        except (ValueError, TypeError, EOFError, KeyError, zlib.error):
+            return None  # (parsed again by the refresh, as before)
+        adopted = ChangeSet()
+        before = set(self._known(sorted(changed)))
+        now = {r[0] for r in rows}
+        for path in sorted(changed):
+            if path in now:
+                (adopted.modified if path in before else adopted.added).append(path)
+            elif path in before:
+                adopted.removed.append(path)
+        unstored = self._unstored  # (in memory only: kept as they are)
+        kept = [(p, self._stamps[p], self._infos()[p]) for p in unstored if p in self._stamps]
+        self._set_snap(snap)
+        self._stamp_map, self._info, self._info_blob, self._token = None, None, parts["info"], current
+        if kept:
+            self._stamps.update((p, stamp) for p, stamp, _ in kept)
+            self._infos().update((p, info) for p, _, info in kept)
+        racy = self._racy
+        for path, *_, page_digest in rows:
+            if page_digest is not None:
+                racy[path] = page_digest
+            else:
+                racy.pop(path, None)
+        for path in adopted.removed:
+            racy.pop(path, None)
+        if self._pages is not None:
+            for path in adopted.removed:
+                self._pages.pop(path, None)
+            self._pages.update(pages)
+        return adopted
+
+    def _steps_between(self, current: bytes, token: bytes) -> set[str] | None:
+        """The paths written by every state from ``token`` to ``current`` (None: a step is not
+        known, or too big to list)."""
+        steps = {t: (prev, paths) for t, prev, paths in self._conn.execute("SELECT * FROM changes")}
+        changed: set[str] = set()
+        at: bytes | None = current
+        while at != token:
+            step = steps.pop(at, None) if at is not None else None
+            if step is None or step[1] is None:
+                return None
+            at = step[0]
+            changed.update(zlib.decompress(step[1]).decode("utf-8", "surrogateescape").split("\0"))
+        changed.discard("")
+        return changed
 
     def _refresh_all(self, progress: Callable[[int, int], None] | None = None,
                      walking: Callable[[int, int], None] | None = None, keep_pages: bool = False,
@@ -1081,6 +1181,12 @@ class PageStore:
             # the state this write follows: the one this process read, unless another wrote since
             current = conn.execute("SELECT data FROM snapshot WHERE part='token'").fetchone()
             prev = self._token if current is not None and current[0] == self._token else None
+            if prev is None and current is not None and self._token is not None:
+                # another process wrote since (see _adopt): this write still follows its state
+                # when it writes again every page that process wrote since this one's
+                since = self._steps_between(current[0], self._token)
+                if since is not None and since <= {*removed, *(f.path for f in stale)}:
+                    prev = current[0]
             info = self._infos()
             unracy = [(p,) for p in settled if racy.pop(p, None) is not None]
             for path in removed:
