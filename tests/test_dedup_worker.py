@@ -221,3 +221,38 @@ def test_health_reads_a_kept_count_here_and_asks_the_worker_only_after_a_change(
     finally:
         dedup.stop_scans(wiki)
         wiki.close()
+
+
+def test_the_workers_refresh_keeps_the_stations_chain_of_states(root: Path) -> None:  # noqa: F811
+    """The station changes a page, then the worker follows it for the families: the worker takes
+    the station's state up (it writes none of its own), so the station's lint and graph results
+    are still saved under its state, and the next open finds them (before, the worker's write of
+    that page made the station's saves refused and the next open recompute them in full)."""
+    from curator.engine.lint import lint
+
+    wiki = Wiki(root)
+    wiki.refresh()
+    worker = worker_for(wiki)
+    try:
+        worker.families()
+        target = root / "wiki" / "chain-page.md"
+        target.write_text(page("A Chain Page", facts(5, 41)), "utf-8")
+        assert wiki.refresh().added == ["wiki/chain-page.md"]
+        state = wiki.store.state
+        worker.families()  # (the worker refreshes that page)
+        with sqlite3.connect(root / ".curator" / "cache.sqlite") as conn:
+            token = conn.execute("SELECT data FROM snapshot WHERE part='token'").fetchone()[0]
+        conn.close()
+        assert token == state == wiki.store.state
+        issues = lint(wiki)  # saves its answer under the station's state
+        assert wiki.store.derived("lint") is not None
+    finally:
+        dedup.stop_scans(wiki)
+        wiki.close()
+    again = Wiki(root)
+    try:
+        again.refresh()
+        assert again.store.derived("lint") is not None  # found again, not computed from every page
+        assert [i.to_json() for i in lint(again)] == [i.to_json() for i in issues]
+    finally:
+        again.close()
