@@ -13,25 +13,10 @@ import os
 import sqlite3
 from pathlib import Path
 
-import pytest
-
-import curator.engine.store as store_module
-from curator.engine.page import Page, parse_page
+from curator.engine.page import Page
 from curator.engine.wiki import Wiki
 from tests.corpus import write_pages
-
-
-@pytest.fixture
-def parsed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every path the page cache parses (in this process)."""
-    seen: list[str] = []
-
-    def counting(path: str, data: bytes, mtime_ns: int = 0):  # type: ignore[no-untyped-def]
-        seen.append(path)
-        return parse_page(path, data, mtime_ns)
-
-    monkeypatch.setattr(store_module, "parse_page", counting)
-    return seen
+from tests.test_corpus_store import parse_counter  # noqa: F401
 
 
 def _token(root: Path) -> bytes:
@@ -53,7 +38,7 @@ def _wiki(tmp_path: Path) -> tuple[Path, Wiki, Wiki]:
     return root, station, worker
 
 
-def test_the_workers_refresh_takes_up_the_stations_state(tmp_path: Path, parsed: list[str]) -> None:
+def test_the_workers_refresh_takes_up_the_stations_state(tmp_path: Path, parse_counter: list[str]) -> None:  # noqa: F811
     root, station, worker = _wiki(tmp_path)
     try:
         (root / "p1.md").write_text("# Page one, edited\n\nSee [[p9]].\n")
@@ -62,9 +47,9 @@ def test_the_workers_refresh_takes_up_the_stations_state(tmp_path: Path, parsed:
         assert sorted(station.refresh().paths) == ["new.md", "p1.md", "p5.md"]
         state = station.store.state
         station.store.save_derived("lint", b"computed at S1", state)
-        parsed.clear()
+        parse_counter.clear()
         changes = worker.refresh(["p1.md"])  # (what the station told the worker it saw change)
-        assert parsed == []  # read from the database, not parsed again
+        assert parse_counter == []  # read from the database, not parsed again
         assert (changes.added, changes.modified, changes.removed) == (["new.md"], ["p1.md"], ["p5.md"])
         assert worker.store.state == state == _token(root)  # nothing written: the chain goes on
         assert worker.pages["p1.md"].title == "Page one, edited" and "p5.md" not in worker.pages
@@ -81,8 +66,8 @@ def test_the_workers_refresh_takes_up_the_stations_state(tmp_path: Path, parsed:
         # and the other way round: the worker writes what it sees first, the station takes it up
         (root / "p2.md").write_text("# Page two, edited\n")
         worker.refresh(["p2.md"])
-        parsed.clear()
-        assert station.refresh(["p2.md"]).modified == ["p2.md"] and parsed == []
+        parse_counter.clear()
+        assert station.refresh(["p2.md"]).modified == ["p2.md"] and parse_counter == []
         assert station.store.state == worker.store.state and station.pages["p2.md"].title == "Page two, edited"
         assert station.store.derived_since("lint") == (b"computed at S1", {"p2.md"})
     finally:
@@ -129,7 +114,7 @@ class _Fed:
 
 
 def test_a_store_feeding_an_extension_parses_and_its_write_follows_the_other(tmp_path: Path,
-                                                                           parsed: list[str]) -> None:
+                                                                           parse_counter: list[str]) -> None:  # noqa: F811
     root, station, worker = _wiki(tmp_path)
     fed = _Fed()
     station.store.add_extension(fed)
@@ -137,9 +122,9 @@ def test_a_store_feeding_an_extension_parses_and_its_write_follows_the_other(tmp
         station.store.save_derived("lint", b"computed", station.store.state)
         (root / "p4.md").write_text("# Page four, edited\n")
         worker.refresh(["p4.md"])  # another process writes first
-        parsed.clear()
+        parse_counter.clear()
         assert station.refresh(["p4.md"]).modified == ["p4.md"]
-        assert parsed == ["p4.md"] and fed.fed == ["p4.md"]  # the extension has the page's text
+        assert parse_counter == ["p4.md"] and fed.fed == ["p4.md"]  # the extension has the page's text
         # its own state, whose step follows the other's: what it saved earlier is found again
         assert station.store.state == _token(root) != worker.store.state
         assert station.store.derived_since("lint") == (b"computed", {"p4.md"})
