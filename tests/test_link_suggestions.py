@@ -17,7 +17,7 @@ import pytest
 
 from curator.engine import suggest as sg
 from curator.engine.page import Page, parse_page
-from curator.engine.slugs import plain_slug, similarity, slug_features, slugify, slugify_many
+from curator.engine.slugs import all_plain, plain_slug, similarity, slug_features, slugify, slugify_many
 from curator.engine.suggest import NO_TRIGRAM, TRIGRAM_LIMIT, Suggester, Suggestion, trigram_rows
 
 # --- the reference: the suggester as it was, one target at a time (every name scored by slugSim) ---
@@ -212,9 +212,43 @@ def test_slugify_many_is_slugify_of_each() -> None:
     texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 80))) for _ in range(3000)]
     texts += ["", "-", "a" * 70, "a-" * 40, "Nocturne Bg3 V4", "C++ Guide", " x ", "Ｆｕｌｌ　Ｗｉｄｔｈ"]
     assert slugify_many(texts) == [slugify(t) for t in texts]
+    ascii_only = [t for t in texts if t.isascii() and "\0" not in t]  # (all at once: the common case)
+    ascii_only += ["", "-", "--a--", " a b ", "A_B", "a" * 59 + "-b", "x" * 61, "-" * 70, "a--b"]
+    assert slugify_many(ascii_only) == [slugify(t) for t in ascii_only]
+    assert slugify_many(["one"]) == ["one"] and slugify_many([]) == []
 
 
-def test_trigram_rows_are_the_trigram_sets_and_count_what_two_share() -> None:
+def test_plain_slugs_are_the_ascii_ones_slugify_makes() -> None:
+    rng = random.Random(11)
+    alphabet = "abcXYZ019 -_.!/:é付款ß\tİ"
+    slugs = [s for s in (slugify("".join(rng.choice(alphabet) for _ in range(rng.randint(1, 80)))) for _ in range(3000)) if s]
+    assert all(bool(plain_slug(s)) == s.isascii() for s in slugs)  # what the batch takes as plain
+    assert not all_plain(slugs) and all_plain([s for s in slugs if plain_slug(s)]) and all_plain([])
+    assert not all_plain(["a", "b-"]) and not all_plain(["a", ""]) and not all_plain(["a" * 61])
+    assert all_plain(["a", "b-c", "a" * 60])
+
+
+def test_letter_pairs_never_rule_out_a_string_inside_another() -> None:
+    rng = random.Random(3)
+    words = ["".join(rng.choice("abcde019") for _ in range(rng.randint(1, 8))) for _ in range(300)]
+    strings = ["".join(rng.sample(words, rng.randint(1, 4)))[:60] for _ in range(3000)]
+    masks = sg.letter_pairs(strings, np.ones(len(strings), dtype=bool)).tolist()
+    inside = ruled_out = 0
+    for _ in range(40000):
+        i, j = rng.randrange(len(strings)), rng.randrange(len(strings))
+        small, large = strings[i], strings[j]
+        if small in large:
+            inside += 1
+            assert masks[i] & ~masks[j] == 0, (small, large)
+        elif masks[i] & ~masks[j]:
+            ruled_out += 1
+    assert inside > 100 and ruled_out > 10000  # (it does rule most out)
+    assert sg.letter_pairs(["ab", "x"], np.array([False, True])).tolist() == [0, 0]
+
+
+@pytest.mark.parametrize("rows", [sg.ROWS, 7])
+def test_trigram_rows_are_the_trigram_sets_and_count_what_two_share(rows: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sg, "ROWS", rows)  # (slugs in parts of similar lengths: many parts too)
     rng = random.Random(7)
     slugs = sorted({slugify(_phrase(rng, 1, 12)) for _ in range(2000)} | {"a", "aa", "aaaa", "ab-ab-ab-ab",
                                                                             "x" * 60, "1-2-3"})

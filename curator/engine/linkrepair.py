@@ -138,15 +138,14 @@ def unresolved(wiki: Wiki, actor: Actor = OPERATOR, *, suggest: bool | int = Tru
         found = {k: v for k, v in found.items() if k in wanted}
     out: list[Unresolved] = []
     with gc_paused():  # ~20,000 rows next to a wiki's millions of objects: see gc_paused
-        for key, edges in found.items():
+        for key, edges in sorted(found.items(), key=operator.itemgetter(0)):  # (by key, then by count below)
             if len(edges) == 1:  # most targets (a Counter and a set each cost more than the rest)
-                edge = edges[0]
-                out.append(Unresolved(edge.link.target, key, 1, [edge.source], [(edge.source, edge.link.line)]))
+                source, link, _res = edges[0]
+                out.append(Unresolved(link.target, key, 1, [source], [(source, link.line)]))
                 continue
             out.append(Unresolved(_written(edges), key, len(edges), sorted({e.source for e in edges}),
                                   [(e.source, e.link.line) for e in edges]))
-        out.sort(key=operator.attrgetter("key"))  # then by count, most first (a stable sort: keys in order)
-        out.sort(key=operator.attrgetter("count"), reverse=True)
+        out.sort(key=operator.attrgetter("count"), reverse=True)  # most first (a stable sort: keys in order)
     if suggest is not False:
         add_suggestions(wiki, out if suggest is True else out[:int(suggest)], actor)
     return out

@@ -177,14 +177,18 @@ class LinkIndex:
         #: from this one by changes that left each name as it was (what name tables are kept by)
         self.names = object()
         ordered = sorted(pages, key=_order)
-        self._pages = _Files((p, path_key(p), pages[p].slug) for p in ordered)
+        self._pages = _Files(zip(ordered, *_page_keys(ordered), strict=True))
         files = sorted(attachments, key=_order)
         self.attachments: tuple[str, ...] = tuple(files)
         self._files = _Files((f, link_key(f), link_key(f.rpartition("/")[2])) for f in files)
         self._by_name: dict[str, list[str]] = defaultdict(list)
-        for path in ordered:
-            for name in _names(pages[path]):
-                self._by_name[name].append(path)
+        records = [pages[path] for path in ordered]
+        for path, page, title in zip(ordered, records, link_keys([page.title for page in records]), strict=True):
+            if page.aliases:
+                for name in _names(page):
+                    self._by_name[name].append(path)
+            elif title:  # (what _names gives a page with no aliases)
+                self._by_name[title].append(path)
         self._base: dict[str, Resolution] = {}
         #: every key ever resolved, by its last segment (at least those of ``_base``; shared by
         #: the indexes updated from this one, each reading it through its own ``_base``)
@@ -202,24 +206,39 @@ class LinkIndex:
         incoming, unresolved, outgoing = self.incoming, self.unresolved, self.outgoing
         attached, missing = self.attachment_links, self.missing_attachments
         new = tuple.__new__  # an Edge without the Python-level __new__ (half the cost)
+        #: a key no folder changes -> (its resolution, the list its edges go to, the page it names):
+        #: most links are by such keys, each key met a few times (one look-up per link)
+        filed: dict[str, tuple[Resolution, list[Edge], str | None]] = {}
         for path in sorted(pages):
             folder = folder_of(path)
             edges: list[Edge] = []
             for link in pages[path].links:
                 key = link[1]
+                hit = filed.get(key)
+                if hit is not None:
+                    res, into, target = hit
+                    edge = new(Edge, (path, link, res))
+                    edges.append(edge)
+                    if target != path:
+                        into.append(edge)
+                    continue
                 res = anywhere.get(key) or resolve(key, folder)
                 edge = new(Edge, (path, link, res))
                 edges.append(edge)
                 target = res.path
                 if target is not None:
-                    if target != path:
-                        incoming[target].append(edge)
+                    if target == path:
+                        continue  # (a link to itself: in its outgoing edges only)
+                    into = incoming[target]
                 elif res.attachment is not None:
-                    attached[res.attachment].append(edge)
+                    into = attached[res.attachment]
                 elif res.names_file:
-                    missing[key].append(edge)
+                    into = missing[key]
                 else:
-                    unresolved[key].append(edge)
+                    into = unresolved[key]
+                into.append(edge)
+                if anywhere.get(key) is res:
+                    filed[key] = (res, into, target)
             outgoing[path] = edges
 
     def updated(self, pages: Mapping[str, Page], attachments: Iterable[str] = ()) -> LinkIndex:
@@ -403,7 +422,8 @@ class LinkIndex:
     def resolve_key(self, key: str, folder: str = "") -> Resolution:
         base = self._base.get(key)
         if base is None:
-            base = self._base[key] = self._resolve(key)
+            base = self._base[key] = self._resolve_bare(key) if key.isalnum() or key.replace("-", "").isalnum() \
+                else self._resolve(key)
             self._by_last.setdefault(key.rpartition("/")[2], []).append(key)
             if len(base.candidates) <= 1 and not (key.startswith(".") or "/." in key):
                 # one page (or none) has the name and no ./ or ../ to follow: no folder changes it
@@ -435,6 +455,22 @@ class LinkIndex:
                 return base
         hit = self._pages.relative(key, folder)
         return base if hit is None or hit == base.path else Resolution(key, hit, base.candidates)
+
+    def _resolve_bare(self, key: str) -> Resolution:
+        """:meth:`_resolve` of a key of letters, digits and ``-`` only (most links: no folder, no
+        file extension, nothing relative), in fewer steps: the page at the root by that name (the
+        others sharing its name its candidates), else those by that file stem, else by title or alias."""
+        pages = self._pages
+        named = pages.by_name.get(key)
+        exact = pages.by_path.get(key)
+        if exact is not None:
+            return Resolution(key, exact, tuple(named) if named else (exact,))
+        if named:
+            return Resolution(key, named[0], tuple(named))
+        found = self._by_name.get(key)
+        if found:
+            return Resolution(key, found[0], tuple(found))
+        return Resolution(key, None)
 
     def _resolve(self, key: str) -> Resolution:
         """The context-free resolution (from the root); :meth:`resolve_key` adds the folder step."""
@@ -477,6 +513,34 @@ class LinkIndex:
 
     def ambiguous_edges(self) -> list[Edge]:
         return [e for edges in self.outgoing.values() for e in edges if e.resolution.ambiguous]
+
+
+#: what ``str.split()`` splits ASCII text at
+_ASCII_SPACES = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
+
+
+def _page_keys(paths: list[str]) -> tuple[list[str], list[str]]:
+    """(:func:`~.page.path_key`, :func:`~.page.slug_of`) of each of ``paths``: at once for ASCII
+    ``folder/name.md`` paths with no whitespace and no name starting with a dot (as nearly all
+    are: a key is then the path lowered without ``.md``, a slug its last segment)."""
+    joined = "\0".join(paths).lower()
+    if joined.isascii() and joined.count("\0") == len(paths) - 1 and joined.count(".md\0") == len(paths) - 1 \
+            and joined.endswith(".md") and not any(c in joined for c in _ASCII_SPACES) \
+            and "/." not in joined and "\0." not in joined and not joined.startswith("."):
+        keys = joined[:-3].replace(".md\0", "\0").split("\0")
+        return keys, [key.rpartition("/")[2] for key in keys]
+    return list(map(path_key, paths)), list(map(slug_of, paths))
+
+
+def link_keys(texts: list[str]) -> list[str]:
+    """:func:`~.page.link_key` of each of ``texts``: at once for ASCII texts (lowered, each run of
+    whitespace one ``-``, none at either end, ``.md`` cut off)."""
+    joined = "\0".join(texts)
+    if not (joined.isascii() and joined.count("\0") == len(texts) - 1 and "\x01" not in joined):
+        return list(map(link_key, texts))
+    spaced = "\x01".join(joined.lower().split())  # (a NUL is no whitespace: the texts stay apart)
+    keys = spaced.replace("\x01\0", "\0").replace("\0\x01", "\0").replace("\x01", "-") + "\0"
+    return keys.replace(".md\0", "\0").split("\0")[:-1] if texts else []
 
 
 def _last(key: str) -> str:

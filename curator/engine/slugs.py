@@ -44,11 +44,21 @@ def slugify(text: str) -> str:
 
 
 _NON_ALNUM_ASCII = re.compile(r"[^a-z0-9\0]+")  # (after lower(): what _NON_ALNUM matches in ASCII)
+#: ASCII -> what slugify keeps of it: letters lowered, digits (and the NUL joining texts) as they are, the rest "-"
+_ASCII_SLUG = {c: (chr(c).lower() if chr(c).isalnum() or c == 0 else "-") for c in range(128)}
+_HYPHENS = re.compile("--+")
 
 
 def slugify_many(texts: Sequence[str]) -> list[str]:
     """:func:`slugify` of each of ``texts``, the ASCII ones in one pass (joined, lowered and
     hyphenated at once, then split): a name index slugifies ~80,000 file names, titles and aliases."""
+    joined = "\0".join(texts)
+    if texts and joined.isascii() and joined.count("\0") == len(texts) - 1:  # (the common case: all at once)
+        joined = _HYPHENS.sub("-", joined.translate(_ASCII_SLUG))
+        out = joined.replace("-\0", "\0").replace("\0-", "\0").strip("-").split("\0")
+        if max(map(len, out)) > SLUG_MAX:
+            out = [slug if len(slug) <= SLUG_MAX else slug[:SLUG_MAX].rstrip("-") for slug in out]
+        return out
     out = [""] * len(texts)
     plain = [k for k, text in enumerate(texts) if text.isascii() and "\0" not in text]
     for k in set(range(len(texts))).difference(plain) if len(plain) < len(texts) else ():
@@ -87,6 +97,14 @@ def slug_features(slug: str) -> SlugFeatures:
 #: the slugs a batched scorer takes as they are: what ``slugify`` makes of ASCII text (words of
 #: a-z, 0-9 split by single hyphens, at most ``SLUG_MAX`` characters)
 plain_slug = re.compile(rf"(?=[a-z0-9-]{{1,{SLUG_MAX}}}\Z)[a-z0-9]+(?:-[a-z0-9]+)*").fullmatch
+
+
+_PLAIN_JOINED = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*(?:\0[a-z0-9]+(?:-[a-z0-9]+)*)*").fullmatch
+
+
+def all_plain(slugs: Sequence[str]) -> bool:
+    """Whether every one of ``slugs`` is a :data:`plain_slug` (one pass over them joined)."""
+    return not slugs or (_PLAIN_JOINED("\0".join(slugs)) is not None and max(map(len, slugs)) <= SLUG_MAX)
 
 
 def similarity(a: SlugFeatures, b: SlugFeatures, floor: float = 0.0) -> float:

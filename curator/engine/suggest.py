@@ -7,7 +7,6 @@ numpy, which only the suggestions use.
 
 from __future__ import annotations
 
-import bisect
 import itertools
 import operator
 import posixpath
@@ -18,7 +17,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .page import Page
-from .slugs import SLUG_MAX, plain_slug, similarity, slug_features, slugify_many
+from .slugs import SLUG_MAX, all_plain, plain_slug, similarity, slug_features, slugify_many
 
 MAX_SUGGESTIONS = 5
 SUGGEST_THRESHOLD = 0.4  # slugSim floor, as for append's candidates
@@ -41,6 +40,9 @@ class Suggestion(NamedTuple):
 
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "score": self.score, "reason": self.reason}
+
+
+_NAMES_OF = operator.attrgetter("path", "title", "aliases")
 
 
 def _stem(path: str) -> str:
@@ -70,32 +72,31 @@ class Suggester:
     one-at-a-time suggester as the reference)."""
 
     def __init__(self, pages: Mapping[str, Page]) -> None:
-        records = list(pages.values())
-        stems = [_stem(page.path) for page in records]
-        odd = list(itertools.compress(range(len(stems)), map(operator.not_, map(plain_slug, stems))))
-        for k, slug in zip(odd, slugify_many([stems[k] for k in odd]), strict=True):  # (most are slugs already)
-            stems[k] = slug
-        titles = slugify_many([page.title for page in records])
-        aliases = iter(slugify_many([a for page in records if page.aliases for a in page.aliases]))
-        slugs: list[str] = []  # every page's names: file stem, title, aliases, as slugs (once each)
-        owner: list[int] = []  # per name: the index of its page in ``_pages``
-        for n, (stem, title, page) in enumerate(zip(stems, titles, records, strict=True)):
-            if stem:
-                slugs.append(stem)
-                owner.append(n)
-            if title and title != stem:
-                slugs.append(title)
-                owner.append(n)
-            if page.aliases:
-                names = [stem, title]
-                for alias in itertools.islice(aliases, len(page.aliases)):
-                    if alias and alias not in names:
-                        names.append(alias)
-                        slugs.append(alias)
-                        owner.append(n)
+        records = list(map(_NAMES_OF, pages.values()))  # (path, title, aliases) of each page
+        stems = [_stem(path) for path, _title, _aliases in records]
+        if not all_plain(stems):  # (most are slugs already)
+            odd = list(itertools.compress(range(len(stems)), map(operator.not_, map(plain_slug, stems))))
+            for k, slug in zip(odd, slugify_many([stems[k] for k in odd]), strict=True):
+                stems[k] = slug
+        titles = slugify_many([title for _path, title, _aliases in records])
+        aliases = iter(slugify_many([a for _path, _title, listed in records if listed for a in listed]))
+        # every page's names: file stem, title, aliases, as slugs, once each (and nothing empty)
+        names: list[tuple[str, ...]] = list(zip(stems, titles, strict=True))
+        kept: list[tuple[bool, ...]] = list(zip(map(operator.truth, stems),
+                                                map(operator.and_, map(operator.truth, titles),
+                                                    map(operator.ne, titles, stems)), strict=True))
+        for n in itertools.compress(range(len(records)), map(operator.itemgetter(2), records)):  # (the few aliased)
+            mine = list(names[n])
+            for alias in itertools.islice(aliases, len(records[n][2])):
+                if alias and alias not in mine:
+                    mine.append(alias)
+            names[n], kept[n] = tuple(mine), (*kept[n], *[True] * (len(mine) - 2))
+        slugs = list(itertools.compress(itertools.chain.from_iterable(names), itertools.chain.from_iterable(kept)))
+        per_page = np.fromiter(map(sum, kept), dtype=np.int64, count=len(kept))
+        owner = np.repeat(np.arange(len(kept), dtype=np.int64), per_page)  # per name: its page's place in ``_pages``
         self.slugs = slugs
         self._pages = listed = list(pages)
-        self._owner = np.array(owner, dtype=np.int64)
+        self._owner = owner
         #: each page's place in path order (the tie-break of equal scores)
         self._path_rank = np.empty(len(listed), dtype=np.int64)
         self._path_rank[sorted(range(len(listed)), key=listed.__getitem__)] = np.arange(len(listed))
@@ -104,21 +105,21 @@ class Suggester:
         self._lock = threading.Lock()  # a session's suggester serves the station's threads
         self._words_index: dict[str, list[int]] | None = None  # built on first need (rarely)
         #: letters and digits of each name, and the names by them
-        self._alnum = alnum = [name.replace("-", "") for name in slugs]
-        exact: dict[str, list[int]] = {}
-        for i, key in enumerate(alnum):
-            exact.setdefault(key, []).append(i)
-        self._exact = exact
-        numbers = {key: k for k, key in enumerate(exact)}
-        self._alnum_id = np.fromiter(map(numbers.__getitem__, alnum), dtype=np.int64, count=count)
+        self._alnum = alnum = "\0".join(slugs).replace("-", "").split("\0") if slugs else []
+        numbers = dict(zip(dict.fromkeys(alnum), itertools.count()))
+        self._alnum_id = ids = np.fromiter(map(numbers.__getitem__, alnum), dtype=np.int64, count=count)
         self._alnum_numbers = numbers
+        #: the names by those numbers: ``_alnum_names[_alnum_start[k]:][:_alnum_count[k]]`` have number k
+        self._alnum_names = np.argsort(ids, kind="stable")
+        self._alnum_count = np.bincount(ids, minlength=len(numbers))
+        self._alnum_start = np.cumsum(self._alnum_count) - self._alnum_count
         self._alnum_len = np.fromiter(map(len, alnum), dtype=np.int64, count=count)
         # the words of every name, numbered; postings of adjacent word pairs (by their two numbers)
-        split = [name.split("-") for name in slugs]
-        flat = list(itertools.chain.from_iterable(split))
-        self._vocab = vocab = {w: k for k, w in enumerate(dict.fromkeys(flat))}
+        flat = "-".join(slugs).split("-") if slugs else []
+        self._vocab = vocab = dict(zip(dict.fromkeys(flat), itertools.count()))
         words = np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat))
-        sizes = np.fromiter(map(len, split), dtype=np.int64, count=count)
+        lengths = np.fromiter(map(len, slugs), dtype=np.int64, count=count)
+        sizes = lengths - self._alnum_len + 1  # (the hyphens, and one)
         owner_of = np.repeat(np.arange(count, dtype=np.int64), sizes)
         self._word_rows, self._word_len = _rows(words, owner_of, sizes, count)
         same = owner_of[1:] == owner_of[:-1]  # word k and k + 1 are adjacent in one name
@@ -135,8 +136,10 @@ class Suggester:
         self._plain = np.zeros(count, dtype=bool)
         self._tri_rows = np.full((count, SLUG_MAX), NO_TRIGRAM, dtype=np.uint16)
         self._tri_len = np.zeros(count, dtype=np.int64)
-        self._sorted_ids = sorted(range(len(slugs)), key=slugs.__getitem__)  # (equal names: in order)
-        self._sorted = list(map(slugs.__getitem__, self._sorted_ids))
+        self._pairs_met = np.zeros(count, dtype=np.uint64)
+        encoded = np.array([name.encode() for name in slugs], dtype=bytes)  # (UTF-8 bytes sort as str does)
+        self._sorted_ids = np.argsort(encoded, kind="stable")  # (equal names: in order)
+        self._sorted_names = encoded[self._sorted_ids]
 
     @property
     def _words(self) -> dict[str, list[int]]:
@@ -173,53 +176,51 @@ class Suggester:
 
     def _rank(self, queries: list[str], limit: int) -> list[list[Suggestion]]:
         """The suggestions of each slug of ``queries`` (distinct, none empty)."""
-        exact, names, sorted_ids = self._exact, self._sorted, self._sorted_ids
-        # fixed (target, name, score, stage): the same names and the names the target begins
-        fix_q: list[int] = []
-        fix_n: list[int] = []
-        fix_s: list[float] = []
-        fix_k: list[int] = []
-        pool_q: list[int] = []  # names to score that begin the target
-        pool_n: list[int] = []
         split = [q.split("-") for q in queries]
-        bottom = len(names)
-        for qi, (q, qw) in enumerate(zip(queries, split, strict=True)):
-            qa = q.replace("-", "")
-            hits = exact.get(qa)
-            if hits is not None:
-                fix_q += [qi] * len(hits)
-                fix_n += hits
-                fix_s += [1.0] * len(hits)
-                fix_k += [SAME] * len(hits)
-            # names the target begins (word-wise): [[Nocturne Bg3 V4]] -> nocturne-bg3-v4-campaign
-            head = q + "-"
-            first = bisect.bisect_left(names, head)
-            if first < bottom and names[first].startswith(head):
-                for k in range(first, min(first + PREFIX_HITS, bottom)):
-                    name = names[k]
-                    if not name.startswith(head):
-                        break
-                    fix_q.append(qi)
-                    fix_n.append(sorted_ids[k])
-                    fix_s.append(PREFIX_SCORE + (1 - PREFIX_SCORE) * len(qa) / (len(name) - name.count("-")))
-                    fix_k.append(BEGINS)
-            for n in range(len(qw) - 1, 0, -1):  # names that begin the target
-                hits = exact.get("".join(qw[:n]))
-                if hits is not None:
-                    pool_q += [qi] * len(hits)
-                    pool_n += hits
+        q_alnum = [q.replace("-", "") for q in queries]
+        numbers = self._alnum_numbers
+        q_id = np.fromiter(map(numbers.get, q_alnum, itertools.repeat(-1)), dtype=np.int64, count=len(queries))
+        # the same names (letters and digits equal): fixed at 1.0
+        same_q, same_n = self._named(q_id)
+        # names the target begins (word-wise): [[Nocturne Bg3 V4]] -> nocturne-bg3-v4-campaign, the first
+        # PREFIX_HITS in name order (those starting with "q-" sort before "q.", "." following "-")
+        names = self._sorted_names
+        first = np.searchsorted(names, np.array([(q + "-").encode() for q in queries], dtype=bytes))
+        hits = np.minimum(np.searchsorted(names, np.array([(q + ".").encode() for q in queries], dtype=bytes)) - first,
+                          PREFIX_HITS)
+        begin_q = np.repeat(np.arange(len(queries), dtype=np.int64), hits)
+        begin_n = self._sorted_ids[np.repeat(first - (np.cumsum(hits) - hits), hits) + np.arange(len(begin_q))]
+        q_len = np.fromiter(map(len, q_alnum), dtype=np.int64, count=len(queries))
+        begin_s = PREFIX_SCORE + (1 - PREFIX_SCORE) * q_len[begin_q] / self._alnum_len[begin_n]
+        # names that begin the target (its first words, all but the last), to be scored
+        heads = [list(itertools.accumulate(qw[:-1])) for qw in split]
+        pool_q, pool_n = self._named(np.fromiter(map(numbers.get, itertools.chain.from_iterable(heads),
+                                                     itertools.repeat(-1)), dtype=np.int64))
+        pool_q = np.repeat(np.arange(len(queries), dtype=np.int64), [len(h) for h in heads])[pool_q]
         words, owner, sizes = self._numbered(split)
         shared, shared_q = self._sharing(split, words, owner)
         cand_q, cand_n = _most_shared(shared, shared_q, len(self.slugs))
-        pair_q = np.concatenate([np.array(pool_q, dtype=np.int64), cand_q])
-        pair_n = np.concatenate([np.array(pool_n, dtype=np.int64), cand_n])
-        scores = self._scores(queries, pair_q, pair_n, _rows(words, owner, sizes, len(queries)))
+        pair_q = np.concatenate([pool_q, cand_q])
+        pair_n = np.concatenate([pool_n, cand_n])
+        scores = self._scores(queries, q_alnum, q_id, q_len, pair_q, pair_n,
+                              _rows(words, owner, sizes, len(queries)), SUGGEST_THRESHOLD)
         similar = scores >= SUGGEST_THRESHOLD
-        q_all = np.concatenate([np.array(fix_q, dtype=np.int64), pair_q[similar]])
-        n_all = np.concatenate([np.array(fix_n, dtype=np.int64), pair_n[similar]])
-        s_all = np.concatenate([np.array(fix_s, dtype=np.float64), scores[similar]])
-        k_all = np.concatenate([np.array(fix_k, dtype=np.int64), np.full(int(similar.sum()), SIMILAR)])
+        q_all = np.concatenate([same_q, begin_q, pair_q[similar]])
+        n_all = np.concatenate([same_n, begin_n, pair_n[similar]])
+        s_all = np.concatenate([np.ones(len(same_q)), begin_s, scores[similar]])
+        k_all = np.concatenate([np.full(len(same_q), SAME), np.full(len(begin_q), BEGINS),
+                                np.full(int(similar.sum()), SIMILAR)])
         return self._best(len(queries), q_all, self._owner[n_all], s_all, k_all, limit)
+
+    def _named(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(k, a name) for each name whose letters and digits are numbered ``ids[k]`` (-1: none
+        is), each k's names in name order."""
+        where = np.flatnonzero(ids >= 0)
+        ids = ids[where]
+        sizes = self._alnum_count[ids]
+        ends = np.cumsum(sizes)
+        places = np.repeat(self._alnum_start[ids] - (ends - sizes), sizes) + np.arange(int(ends[-1]) if len(ends) else 0)
+        return np.repeat(where, sizes), self._alnum_names[places]
 
     def _numbered(self, split: list[list[str]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The targets' words as numbers (the names' numbers; a word no name has gets a number
@@ -267,50 +268,56 @@ class Suggester:
         return shared, shared_q
 
     def _features(self, ids: np.ndarray) -> None:
-        """Fill in the trigrams of the names ``ids`` not computed yet."""
+        """Fill in the trigrams and letter pairs of the names ``ids`` not computed yet."""
         known = self._known
         todo = np.unique(ids)
         todo = todo[~known[todo]]
         if not len(todo):
             return
-        slugs = self.slugs
-        plain, (rows, sizes) = _trigrams([slugs[i] for i in todo.tolist()])
+        listed = todo.tolist()
+        plain, (rows, sizes) = _trigrams([self.slugs[i] for i in listed])
         self._plain[todo] = plain
         self._tri_rows[todo] = rows
         self._tri_len[todo] = sizes
+        self._pairs_met[todo] = letter_pairs([self._alnum[i] for i in listed], plain)
         known[todo] = True
 
-    def _scores(self, queries: list[str], pair_q: np.ndarray, pair_n: np.ndarray,
-                q_words: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    def _scores(self, queries: list[str], q_alnum: list[str], q_id: np.ndarray, q_len: np.ndarray,
+                pair_q: np.ndarray, pair_n: np.ndarray, q_words: tuple[np.ndarray, np.ndarray],
+                floor: float = 0.0) -> np.ndarray:
         """``slugSim`` (:func:`~.slugs.similarity`) of each (target, name) pair, in one pass: the
         trigrams and the words the two share counted in arrays (each pair's two rows of numbers
-        sorted together, a number met twice being one shared), containment over strings. A pair
-        with a slug of other scripts is scored by :func:`~.slugs.similarity` itself."""
+        sorted together, a number met twice being one shared), containment over strings (only
+        where the shorter's letter pairs are among the longer's). A pair with a slug of other
+        scripts is scored by :func:`~.slugs.similarity` itself. (``q_alnum``, ``q_id``, ``q_len``:
+        each target's letters and digits, their number among the names', their length.)
+
+        A pair scoring below ``floor`` may get 0 instead: neither Jaccard is counted for a pair
+        whose set sizes alone keep it below ``floor`` (smaller / larger, as ``similarity``'s floor)."""
         count = len(pair_q)
         if not count:
             return np.zeros(0, dtype=np.float64)
         self._features(pair_n)
         q_plain, (q_rows, q_tri) = _trigrams(queries)
         plain = q_plain[pair_q] & self._plain[pair_n]
-        q_alnum = [q.replace("-", "") for q in queries]
-        numbers = self._alnum_numbers
-        q_id = np.fromiter(map(numbers.get, q_alnum, itertools.repeat(-1)), dtype=np.int64, count=len(queries))
         equal = (q_id[pair_q] == self._alnum_id[pair_n]) & (q_id[pair_q] >= 0)
-        la = np.fromiter(map(len, q_alnum), dtype=np.int64, count=len(queries))[pair_q]
-        lb = self._alnum_len[pair_n]
+        la, lb = q_len[pair_q], self._alnum_len[pair_n]
         inside = equal.copy()
-        qs, ns = pair_q.tolist(), pair_n.tolist()
-        a_alnum = list(map(q_alnum.__getitem__, qs))
-        b_alnum = list(map(self._alnum.__getitem__, ns))
-        for small, large, which in ((a_alnum, b_alnum, la < lb), (b_alnum, a_alnum, lb < la)):
-            where = np.flatnonzero(which & plain).tolist()
-            inside[where] = np.fromiter(map(operator.contains, map(large.__getitem__, where),
-                                            map(small.__getitem__, where)), dtype=bool, count=len(where))
+        q_met, n_met = letter_pairs(q_alnum, q_plain)[pair_q], self._pairs_met[pair_n]
+        for small, large, s_of, l_of, which in ((q_alnum, self._alnum, pair_q, pair_n, (la < lb) & ((q_met & ~n_met) == 0)),
+                                                (self._alnum, q_alnum, pair_n, pair_q, (lb < la) & ((n_met & ~q_met) == 0))):
+            where = np.flatnonzero(which & plain)
+            inside[where] = np.fromiter(map(operator.contains, map(large.__getitem__, l_of[where].tolist()),
+                                            map(small.__getitem__, s_of[where].tolist())), dtype=bool, count=len(where))
         ta, tb = q_tri[pair_q], self._tri_len[pair_n]
-        tri_both = _shared_counts(q_rows, pair_q, self._tri_rows, pair_n, ta, tb, plain, TRIGRAM_LIMIT)
         (w_rows, wa), wb = q_words, self._word_len[pair_n]
         wa = wa[pair_q]
-        word_both = _shared_counts(w_rows, pair_q, self._word_rows, pair_n, wa, wb, plain, NO_WORD)
+        rest = plain & ~inside & (la > 0) & (lb > 0)  # (the rest are scored without the Jaccards)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            tri_reach = np.minimum(ta, tb) / np.maximum(ta, tb) >= floor
+            word_reach = (np.minimum(wa, wb) / np.maximum(wa, wb) >= floor) & (wa > 0) & (wb > 0)
+        tri_both = _shared_counts(q_rows, pair_q, self._tri_rows, pair_n, ta, tb, rest & tri_reach, TRIGRAM_LIMIT)
+        word_both = _shared_counts(w_rows, pair_q, self._word_rows, pair_n, wa, wb, rest & word_reach, NO_WORD)
         scores = np.zeros(count, dtype=np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):
             tri = tri_both / (ta + tb - tri_both)
@@ -320,7 +327,7 @@ class Suggester:
         scores[equal] = 1.0
         scores[(la == 0) | (lb == 0)] = 0.0
         for k in np.flatnonzero(~plain).tolist():  # a slug of other scripts: scored one by one
-            scores[k] = similarity(slug_features(queries[qs[k]]), slug_features(self.slugs[ns[k]]))
+            scores[k] = similarity(slug_features(queries[int(pair_q[k])]), slug_features(self.slugs[int(pair_n[k])]))
         return scores
 
     def _best(self, count: int, qs: np.ndarray, pages: np.ndarray, scores: np.ndarray, stages: np.ndarray,
@@ -329,19 +336,27 @@ class Suggester:
         reason), then the highest scores first, equal ones in path order."""
         if not len(qs):
             return [[] for _ in range(count)]
-        order = np.lexsort((stages, -scores, qs * len(self._pages) + pages))
-        qs, pages, scores, stages = qs[order], pages[order], scores[order], stages[order]
+        values, rank = np.unique(scores, return_inverse=True)  # (few distinct: each rounded once)
+        rank = len(values) - 1 - rank.reshape(-1)  # 0 for the highest score
+        width, pages_count = len(values), len(self._pages)
+        if count * pages_count * width * len(REASONS) < 2**62:  # one number per key, sorted at once
+            order = np.argsort(((qs * pages_count + pages) * width + rank) * len(REASONS) + stages)
+        else:
+            order = np.lexsort((stages, rank, qs * pages_count + pages))
+        qs, pages, rank, stages = qs[order], pages[order], rank[order], stages[order]
         first = np.ones(len(qs), dtype=bool)
         first[1:] = (qs[1:] != qs[:-1]) | (pages[1:] != pages[:-1])
-        qs, pages, scores, stages = qs[first], pages[first], scores[first], stages[first]
-        order = np.lexsort((self._path_rank[pages], -scores, qs))
-        qs, pages, scores, stages = qs[order], pages[order], scores[order], stages[order]
+        qs, pages, rank, stages = qs[first], pages[first], rank[first], stages[first]
+        if count * width * pages_count < 2**62:
+            order = np.argsort((qs * width + rank) * pages_count + self._path_rank[pages])
+        else:
+            order = np.lexsort((self._path_rank[pages], rank, qs))
+        qs, pages, rank, stages = qs[order], pages[order], rank[order], stages[order]
         starts = np.flatnonzero(np.r_[True, qs[1:] != qs[:-1]])
         place = np.arange(len(qs)) - np.repeat(starts, np.diff(np.r_[starts, len(qs)]))
         keep = place < limit
-        qs, pages, stages = qs[keep], pages[keep], stages[keep]
+        qs, pages, stages, which = qs[keep], pages[keep], stages[keep], len(values) - 1 - rank[keep]
         paths, reasons = self._pages, REASONS
-        values, which = np.unique(scores[keep], return_inverse=True)  # (few distinct: each rounded once)
         rounded = [round(v, 3) for v in values.tolist()]
         made = list(map(tuple.__new__, itertools.repeat(Suggestion), zip(map(paths.__getitem__, pages.tolist()),
                                                                          map(rounded.__getitem__, which.tolist()),
@@ -365,33 +380,69 @@ def trigram_rows(slugs: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """The trigram sets of :func:`~.slugs.slug_features` for many :data:`~.slugs.plain_slug` slugs at once, as
     numbers: (a ``len(slugs) x SLUG_MAX`` array of ``uint16``, each row a slug's distinct trigram
     numbers in ascending order followed by :data:`NO_TRIGRAM`; the size of each set). Two slugs
-    share a trigram exactly when their rows share its number."""
+    share a trigram exactly when their rows share its number. (:data:`ROWS` slugs at a time, of
+    similar lengths, each part as wide as its longest.)"""
     count = len(slugs)
-    chars = np.array([s.encode("ascii") for s in slugs], dtype=f"S{SLUG_MAX}").view(np.uint8)
-    sizes = np.fromiter(map(len, slugs), dtype=np.int64, count=count)
-    padded = np.zeros((count, SLUG_MAX + 2), dtype=np.int32)  # " slug " (0 past its end)
-    padded[:, 0] = _BASE - 1
-    padded[:, 1:-1] = _NUMBER[chars.reshape(count, SLUG_MAX)]
-    padded[np.arange(count), sizes + 1] = _BASE - 1
-    rows = ((padded[:, :-2] * _BASE + padded[:, 1:-1]) * _BASE + padded[:, 2:]).astype(np.uint16)
-    rows[np.arange(SLUG_MAX) >= sizes[:, None]] = NO_TRIGRAM  # a slug of n characters has n trigrams
-    rows.sort(axis=1)
-    rows[:, 1:][rows[:, 1:] == rows[:, :-1]] = NO_TRIGRAM  # each trigram once
-    rows.sort(axis=1)
-    return rows, (rows != NO_TRIGRAM).sum(axis=1)
+    lengths = np.fromiter(map(len, slugs), dtype=np.int64, count=count)
+    rows = np.full((count, SLUG_MAX), NO_TRIGRAM, dtype=np.uint16)
+    sizes = np.zeros(count, dtype=np.int64)
+    order = np.argsort(lengths, kind="stable")
+    for start in range(0, count, ROWS):
+        part = order[start:start + ROWS]
+        chars = np.array([slugs[i].encode("ascii") for i in part.tolist()])
+        wide, n = chars.itemsize, lengths[part]
+        padded = np.zeros((len(part), wide + 2), dtype=np.int32)  # " slug " (0 past its end)
+        padded[:, 0] = _BASE - 1
+        padded[:, 1:-1] = _NUMBER[chars.view(np.uint8).reshape(len(part), wide)]
+        padded[np.arange(len(part)), n + 1] = _BASE - 1
+        tri = ((padded[:, :-2] * _BASE + padded[:, 1:-1]) * _BASE + padded[:, 2:]).astype(np.uint16)
+        tri[np.arange(wide) >= n[:, None]] = NO_TRIGRAM  # a slug of n characters has n trigrams
+        tri.sort(axis=1)
+        twice = (tri[:, 1:] == tri[:, :-1]) & (tri[:, 1:] != NO_TRIGRAM)
+        again = np.flatnonzero(twice.any(axis=1))  # (the few with a trigram twice)
+        tri[:, 1:][twice] = NO_TRIGRAM  # each trigram once
+        tri[again] = np.sort(tri[again], axis=1)
+        rows[part, :wide] = tri
+        sizes[part] = (tri != NO_TRIGRAM).sum(axis=1)
+    return rows, sizes
 
 
 def _trigrams(slugs: list[str]) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
-    """Which of ``slugs`` are :data:`~.slugs.plain_slug` (a slug that is not is scored by
-    :func:`~.slugs.similarity` itself), and their :func:`trigram_rows` (empty rows for
-    the others)."""
-    plain = np.fromiter(map(operator.truth, map(plain_slug, slugs)), dtype=bool, count=len(slugs))
+    """Which of ``slugs`` (each what :func:`~.slugs.slugify` makes, none empty) are
+    :data:`~.slugs.plain_slug`: the ASCII ones, as slugify makes ASCII letters and digits only
+    (a slug that is not is scored by :func:`~.slugs.similarity` itself); and their
+    :func:`trigram_rows` (empty rows for the others)."""
+    plain = np.fromiter(map(str.isascii, slugs), dtype=bool, count=len(slugs))
     rows = np.full((len(slugs), SLUG_MAX), NO_TRIGRAM, dtype=np.uint16)
     sizes = np.zeros(len(slugs), dtype=np.int64)
     where = np.flatnonzero(plain)
     if len(where):
         rows[where], sizes[where] = trigram_rows([slugs[i] for i in where.tolist()])
     return plain, (rows, sizes)
+
+
+#: each pair of character codes (two bytes) -> its bit in a :func:`letter_pairs` mask (none past the end)
+_PAIR_BIT = np.left_shift(np.uint64(1), ((np.arange(1 << 16, dtype=np.uint64) >> np.uint64(8)) * np.uint64(37)
+                                          + np.arange(1 << 16, dtype=np.uint64)) % np.uint64(64))
+_PAIR_BIT[np.arange(1 << 16) % 256 == 0] = 0
+#: rows of characters turned into numbers at once (temporary arrays of a few MB at most)
+ROWS = 4096
+
+
+def letter_pairs(alnum: Sequence[str], plain: np.ndarray) -> np.ndarray:
+    """A 64-bit mask of the adjacent character pairs of each ASCII letters-and-digits string of
+    ``alnum`` that is ``plain`` (0 for the others), each pair one bit (hashed): a string inside
+    another has its pairs among the other's, so a mask with a bit the other's lacks rules it out."""
+    out = np.zeros(len(alnum), dtype=np.uint64)
+    where = np.flatnonzero(plain).tolist()
+    for start in range(0, len(where), ROWS):
+        part = where[start:start + ROWS]
+        chars = np.array([alnum[i].encode("ascii") for i in part])
+        if chars.itemsize < 2:
+            continue  # (one character each: no pairs)
+        codes = chars.view(np.uint8).reshape(len(part), chars.itemsize).astype(np.uint16)
+        out[part] = np.bitwise_or.reduce(_PAIR_BIT[(codes[:, :-1] << 8) | codes[:, 1:]], axis=1)
+    return out
 
 
 #: what fills up a row of word numbers (:func:`_rows`)
