@@ -409,3 +409,41 @@ def test_the_info_line_wraps_rather_than_being_cut(window: MainWindow) -> None:
     assert view.info.wordWrap()
     view.info.setText("; ".join(["31,999 pages, 19,549 not yet written hidden (tick Unresolved to show them)"] * 3))
     assert view.info.heightForWidth(view.width()) > view.info.fontMetrics().height() * 1.5
+
+
+@pytest.mark.parametrize("attachments", [False, True])
+def test_a_graph_is_numbered_once_for_the_global_view_and_the_communities(tmp_path: Path, attachments: bool) -> None:
+    """The global view and the overview by community share one numbering of the graph, made
+    once per graph: the same ids, links and node attributes as numbering every node (or the
+    pages alone, for the communities) afresh."""
+    import numpy as np
+
+    from curator.engine.actor import OPERATOR
+    from curator.engine.graph import graph_for
+    from curator.engine.layout import LayoutEngine
+    from curator.engine.wiki import Wiki
+    from curator.views import graph_view
+    from tests.corpus import generate
+
+    info = generate(tmp_path / "w", 400, seed=3, profile="real-shaped", cjk=False)
+    (info.root / "wiki" / "pic.png").write_bytes(b"\x89PNG")
+    (info.root / "wiki" / "with-pic.md").write_text("# With pic\n\n![[pic.png]] [[with-pic]] [[Nowhere Yet]]\n")
+    wiki = Wiki(info.root)
+    graph = graph_for(wiki, OPERATOR, attachments)
+    num = graph_view.numbered(graph)
+    assert graph_view.numbered(graph) is num  # made once
+    ids = sorted(graph.nodes)
+    assert num.ids == ids
+    assert np.array_equal(num.edges, graph_view._edge_pairs(graph, ids))
+    assert len(num.edges) > 400 and any(i.startswith("unresolved:") for i in ids)
+    assert attachments == any(i.startswith("attachment:") for i in ids)
+    assert num.labels == [graph.nodes[i].label for i in ids]
+    assert num.resolved.tolist() == [graph.nodes[i].page is not None for i in ids]
+    assert np.array_equal(num.degree, np.bincount(num.edges.ravel(), minlength=len(ids)))
+    pages = sorted(i for i in ids if graph.nodes[i].page is not None)
+    sub_ids, sub_edges = graph_view._page_subgraph(num)
+    assert sub_ids == pages
+    assert np.array_equal(sub_edges, graph_view._edge_pairs(graph, pages))
+    data = graph_view.build_graph_data(wiki, LayoutEngine(), None, 2, attachments=attachments)
+    assert data.ids == ids and np.array_equal(data.edges, num.edges) and data.layers == num.layers
+    assert data.ids is not num.ids  # (each view has its own copy)
