@@ -56,6 +56,8 @@ ATTACHMENT_COLOR = "#d97706"
 COMMUNITY_COLOR = "#5b7fa6"
 #: Pages considered for a permanent label (the best connected in view); hover shows any title.
 LABEL_LIMIT = 60
+#: Label candidates placed per event-loop turn (see GraphView._draw_labels).
+LABEL_SLICE = 12
 #: The labels' vertical anchor (pyqtgraph's, in text heights): the text sits above its node.
 LABEL_ANCHOR_Y = -0.4
 #: Above this many pages the global graph starts with orphans hidden (the count is shown): tens
@@ -444,6 +446,10 @@ class GraphView(WikiView):
         self._labels: list[Any] = []
         self._spare_labels: list[Any] = []  # label items hidden in the plot, to be reused
         self._label_nodes: list[int] = []
+        #: the labels of the placement before, by node, that the one under way has not placed or
+        #: hidden yet (see _draw_labels); and that placement's number (a newer one takes over)
+        self._labels_before: dict[int, Any] = {}
+        self._label_generation = 0
         self._hover_index: int | None = None
 
         self.mode.currentIndexChanged.connect(self._mode_changed)
@@ -818,19 +824,32 @@ class GraphView(WikiView):
         rebuilt from the shown nodes each time, never left from an earlier graph. The text items
         stay in the plot once made (adding or removing one costs pyqtgraph a few milliseconds of
         view bookkeeping, 60 of them a relabel); a label not placed is hidden, and a node labelled
-        before keeps its item (only moved).
+        before keeps its item (only moved). The candidates are placed LABEL_SLICE per event-loop
+        turn (all 60 in one turn were 30-120 ms of GUI thread at 32,000 pages, sharing the
+        interpreter lock with the edges' rendering); a newer placement takes over from one under
+        way, with the labels that one had not dealt with yet.
         """
-        d = self.data
-        before = dict(zip(self._label_nodes, self._labels, strict=True))
+        self._label_generation += 1
+        before = self._labels_before
+        before.update(zip(self._label_nodes, self._labels, strict=True))
         self._labels, self._label_nodes = [], []
-        spare = self._spare_labels
-        if d is not None and len(self._shown_index):
-            ranked = self._label_candidates(d)
+        d = self.data
+        ranked = self._label_candidates(d) if d is not None and len(self._shown_index) else []
+        self._place_labels(self._label_generation, ranked, [])
+
+    def _place_labels(self, generation: int, ranked: list[int], placed: list[Any]) -> None:
+        """Place the next LABEL_SLICE candidates of ``ranked`` (see :meth:`_draw_labels`; ``placed``:
+        the scene rectangles of the labels placed so far), then the rest in a later turn; at the
+        end, hide the labels of the placement before that were not placed again."""
+        if generation != self._label_generation:
+            return  # a newer placement took over
+        d = self.data
+        before, spare = self._labels_before, self._spare_labels
+        if d is not None and ranked:
             color = self.palette().text().color()
-            placed: list[Any] = []
             vb = self.plot.plotItem.vb
             bounds = vb.sceneBoundingRect()
-            for i in ranked:
+            for i in ranked[:LABEL_SLICE]:
                 text = d.labels[i] if d.members is not None else _short(d.labels[i])  # (a community's is short)
                 item = before.pop(i, None)
                 if item is None:
@@ -855,9 +874,14 @@ class GraphView(WikiView):
                 placed.append(rect)
                 self._labels.append(item)
                 self._label_nodes.append(int(i))
+            rest = ranked[LABEL_SLICE:]
+            if rest:
+                QTimer.singleShot(0, self, lambda: self._place_labels(generation, rest, placed))
+                return
         for item in before.values():  # nodes no longer labelled
             item.setVisible(False)
             spare.append(item)
+        before.clear()
 
     def _new_label(self) -> Any:
         item = _pg().TextItem("", color=self.palette().text().color(), anchor=(0.5, LABEL_ANCHOR_Y))
@@ -881,11 +905,14 @@ class GraphView(WikiView):
         return ranked
 
     def _clear_labels(self) -> None:
-        for item in self._labels:
+        self._label_generation += 1  # (a placement under way stops)
+        labels = [*self._labels, *self._labels_before.values()]
+        for item in labels:
             item.setVisible(False)
-        self._spare_labels.extend(self._labels)  # hidden in the plot, kept for the next placement
+        self._spare_labels.extend(labels)  # hidden in the plot, kept for the next placement
         self._labels = []
         self._label_nodes = []
+        self._labels_before = {}
 
     def label_nodes(self) -> list[str]:
         """Ids of the nodes that carry a permanent label now (for tests)."""
