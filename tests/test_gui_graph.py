@@ -124,6 +124,7 @@ def _hub_wiki(n_linked: int, n_orphans: int) -> dict[str, str]:
 
 def _assert_labels_sane(qtbot, view: GraphView) -> None:  # type: ignore[no-untyped-def]
     qtbot.wait(150)  # the relabel timer after a range change
+    qtbot.waitUntil(lambda: not view.placing_labels(), timeout=5_000)  # (a few candidates per turn)
     assert view.data is not None
     labelled = view.label_nodes()
     assert labelled, "some nodes are labelled"
@@ -430,8 +431,9 @@ def test_a_graph_is_numbered_once_for_the_global_view_and_the_communities(tmp_pa
     (info.root / "wiki" / "with-pic.md").write_text("# With pic\n\n![[pic.png]] [[with-pic]] [[Nowhere Yet]]\n")
     wiki = Wiki(info.root)
     graph = graph_for(wiki, OPERATOR, attachments)
-    num = graph_view.numbered(graph)
-    assert graph_view.numbered(graph) is num  # made once
+    numbering = graph_view.Numbering()
+    num = numbering.of(graph)
+    assert numbering.of(graph) is num  # made once
     ids = sorted(graph.nodes)
     assert num.ids == ids
     assert np.array_equal(num.edges, graph_view._edge_pairs(graph, ids))
@@ -444,9 +446,14 @@ def test_a_graph_is_numbered_once_for_the_global_view_and_the_communities(tmp_pa
     sub_ids, sub_edges = graph_view._page_subgraph(num)
     assert sub_ids == pages
     assert np.array_equal(sub_edges, graph_view._edge_pairs(graph, pages))
-    data = graph_view.build_graph_data(wiki, LayoutEngine(), None, 2, attachments=attachments)
+    data = graph_view.build_graph_data(wiki, LayoutEngine(), None, 2, attachments=attachments, numbering=numbering)
     assert data.ids == ids and np.array_equal(data.edges, num.edges) and data.layers == num.layers
     assert data.ids is not num.ids  # (each view has its own copy)
+    assert numbering.of(graph) is num  # the global view used it
+    if not attachments:  # the overview by community numbers the same graph: its pages
+        community = graph_view.build_community_data(wiki, numbering)
+        assert numbering.of(graph) is num and community.members
+        assert sum(len(m) for m in community.members) + community.alone == len(pages)
 
 
 def test_labels_are_placed_a_slice_per_turn_and_a_newer_placement_takes_over(qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]

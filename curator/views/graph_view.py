@@ -146,10 +146,11 @@ def _layer_array(d: GraphData) -> np.ndarray:
 
 
 def build_graph_data(wiki: Wiki, engine: LayoutEngine, center: str | None, depth: int,
-                     full: bool = False, attachments: bool = False, members: list[str] | None = None) -> GraphData:
+                     full: bool = False, attachments: bool = False, members: list[str] | None = None,
+                     numbering: Numbering | None = None) -> GraphData:
     """The graph as the operator sees it, laid out: all of it, ``depth`` hops around ``center``,
     or the pages ``members`` (a community of the overview), with the attachment files pages link
-    to as nodes when ``attachments`` is set."""
+    to as nodes when ``attachments`` is set (all of it numbered by ``numbering`` when given)."""
     import gc
 
     from curator.engine.store import gc_paused
@@ -158,7 +159,7 @@ def build_graph_data(wiki: Wiki, engine: LayoutEngine, center: str | None, depth
     # the GUI thread, for half a second at 50,000 nodes; none of them are cyclic: build them with
     # the collector paused, then move them out of its sight (reference counting frees them).
     with gc_paused():
-        data = _build_graph_data(wiki, engine, center, depth, full, attachments, members)
+        data = _build_graph_data(wiki, engine, center, depth, full, attachments, members, numbering)
         gc.freeze()
     return data
 
@@ -167,8 +168,9 @@ def build_graph_data(wiki: Wiki, engine: LayoutEngine, center: str | None, depth
 class Numbered:
     """Nodes of a link graph numbered in sorted order, their unique links as index pairs and what
     the graph view shows of each node. The numbering of a whole graph (:func:`numbered`) is made
-    once per graph (the graph itself is kept until the pages change) and shared by the global
-    view and the overview by community, which needs its pages only: at 32,000 pages, numbering
+    once per graph by the graph view (:class:`Numbering`; the graph itself is kept until the
+    pages change) and shared by the global view and the overview by community, which needs its
+    pages only: at 32,000 pages, numbering
     it afresh for each (a sort of 50,000 ids, a Python loop over 190,000 links, one over every
     node) was ~0.5 s of the builder thread per view, its longest calls holding the interpreter
     lock the GUI thread waited for 25-55 ms at a time."""
@@ -210,16 +212,31 @@ def _number(graph: LinkGraph, ids: list[str], edges: np.ndarray) -> Numbered:
 
 #: Linking pages whose links :func:`numbered` looks up per call into C (~6,000 links, 1-2 ms).
 NUMBER_CHUNK = 1000
-_numbered: weakref.WeakKeyDictionary[LinkGraph, Numbered] = weakref.WeakKeyDictionary()
-_numbered_lock = threading.Lock()
+
+
+class Numbering:
+    """The last graph one graph view numbered for one wiki and its numbering (see :class:`Numbered`),
+    kept by the view: the global view and the overview by community of the same graph share it.
+    The graph itself is not kept alive by it (the wiki's session holds it while it is current)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._graph: weakref.ref[LinkGraph] | None = None
+        self._numbered: Numbered | None = None
+
+    def of(self, graph: LinkGraph) -> Numbered:
+        """Every node of ``graph`` numbered, made once for it."""
+        with self._lock:
+            if self._graph is not None and self._graph() is graph and self._numbered is not None:
+                return self._numbered
+        made = numbered(graph)
+        with self._lock:
+            self._graph, self._numbered = weakref.ref(graph), made
+        return made
 
 
 def numbered(graph: LinkGraph) -> Numbered:
-    """Every node of ``graph`` numbered (see :class:`Numbered`), made on first use."""
-    with _numbered_lock:
-        found = _numbered.get(graph)
-    if found is not None:
-        return found
+    """Every node of ``graph`` numbered (see :class:`Numbered`)."""
     from curator.engine.layout import unique_pairs
 
     ids = sorted(graph.nodes)  # (nearly sorted already: the pages in order, the other nodes among them)
@@ -235,9 +252,7 @@ def numbered(graph: LinkGraph) -> Numbered:
         src = np.fromiter(map(get, sources[start:start + NUMBER_CHUNK]), dtype=np.int64, count=len(part))
         dst = np.fromiter(map(get, chain.from_iterable(part)), dtype=np.int64, count=int(lengths.sum()))
         pairs.append(np.column_stack([np.repeat(src, lengths), dst]))
-    made = _number(graph, ids, unique_pairs(np.concatenate(pairs) if pairs else np.zeros((0, 2)), len(ids)))
-    with _numbered_lock:
-        return _numbered.setdefault(graph, made)
+    return _number(graph, ids, unique_pairs(np.concatenate(pairs) if pairs else np.zeros((0, 2)), len(ids)))
 
 
 def _page_subgraph(num: Numbered) -> tuple[list[str], np.ndarray]:
@@ -273,7 +288,7 @@ def _edge_pairs(graph: LinkGraph, ids: list[str]) -> np.ndarray:
                         len(ids))
 
 
-def build_community_data(wiki: Wiki) -> GraphData:
+def build_community_data(wiki: Wiki, numbering: Numbering | None = None) -> GraphData:
     """The overview by community (see :mod:`curator.engine.communities`): one node per community
     of pages, named by its best-linked page, sized by membership, linked to the communities its
     pages link to. Computed off the GUI thread (Leiden itself in a worker process)."""
@@ -286,7 +301,7 @@ def build_community_data(wiki: Wiki) -> GraphData:
     _pg()
     with gc_paused():
         graph = graph_for(wiki, OPERATOR, False)
-        ids, pairs = _page_subgraph(numbered(graph))
+        ids, pairs = _page_subgraph(numbering.of(graph) if numbering is not None else numbered(graph))
         found = find_communities(ids, pairs)
         gc.freeze()
     groups = found.communities
@@ -302,7 +317,8 @@ def build_community_data(wiki: Wiki) -> GraphData:
 
 
 def _build_graph_data(wiki: Wiki, engine: LayoutEngine, center: str | None, depth: int,
-                      full: bool, attachments: bool, members: list[str] | None = None) -> GraphData:
+                      full: bool, attachments: bool, members: list[str] | None = None,
+                      numbering: Numbering | None = None) -> GraphData:
     from curator.engine.layout import ELSEWHERE_ABOVE, LayoutProcess
 
     # A big wiki's global graph is laid out in a worker process (see LayoutProcess), started
@@ -310,14 +326,15 @@ def _build_graph_data(wiki: Wiki, engine: LayoutEngine, center: str | None, dept
     elsewhere = LayoutProcess(engine.cache_path) if center is None and members is None and \
         wiki.store.count() > ELSEWHERE_ABOVE else None
     try:
-        return _graph_data_laid_out(wiki, engine, elsewhere, center, depth, full, attachments, members)
+        return _graph_data_laid_out(wiki, engine, elsewhere, center, depth, full, attachments, members, numbering)
     finally:
         if elsewhere is not None:
             elsewhere.close()
 
 
 def _graph_data_laid_out(wiki: Wiki, engine: LayoutEngine, elsewhere: LayoutProcess | None, center: str | None,
-                         depth: int, full: bool, attachments: bool, members: list[str] | None) -> GraphData:
+                         depth: int, full: bool, attachments: bool, members: list[str] | None,
+                         numbering: Numbering | None = None) -> GraphData:
     import time
 
     from curator.engine.graph import graph_for
@@ -336,7 +353,7 @@ def _graph_data_laid_out(wiki: Wiki, engine: LayoutEngine, elsewhere: LayoutProc
         center = None
         nodes = None  # every node: the graph's numbering
     if nodes is None:
-        num = numbered(graph)
+        num = numbering.of(graph) if numbering is not None else numbered(graph)
     else:
         ids = sorted(nodes)
         num = _number(graph, ids, _edge_pairs(graph, ids))
@@ -363,6 +380,8 @@ class GraphView(WikiView):
         super().__init__(host)
         self.data: GraphData | None = None
         self._engines: dict[int, LayoutEngine] = {}
+        #: per wiki: the last graph numbered for the global view and the communities (see Numbering)
+        self._numberings: dict[int, Numbering] = {}
         self._stale = True
         self._busy = False
         self._shown_index = np.zeros(0, dtype=np.int64)
@@ -450,6 +469,7 @@ class GraphView(WikiView):
         #: hidden yet (see _draw_labels); and that placement's number (a newer one takes over)
         self._labels_before: dict[int, Any] = {}
         self._label_generation = 0
+        self._placing = False
         self._hover_index: int | None = None
 
         self.mode.currentIndexChanged.connect(self._mode_changed)
@@ -593,7 +613,8 @@ class GraphView(WikiView):
         if self.by_community and self._community is None:
             self._stale = False
             self.info.setText("Finding communities…")
-            self.host.workspace.read(index, build_community_data, self._show,
+            numbering = self._numbering(index)
+            self.host.workspace.read(index, lambda wiki: build_community_data(wiki, numbering), self._show,
                                      lambda exc: self.info.setText(f"Graph failed: {exc}"))
             return
         community = self._community if self.by_community else None
@@ -602,6 +623,7 @@ class GraphView(WikiView):
             current = self.host.current
             center = current[1] if current and current[0] == index else None
         engines = self._engines
+        numbering = self._numbering(index)
         depth = self.depth_slider.value()
         files = self.attachments.isChecked()
         self._stale = False
@@ -615,12 +637,16 @@ class GraphView(WikiView):
             engine = engines.get(index)
             if engine is None:
                 engine = engines.setdefault(index, engine_for(wiki.state_dir))
-            data = build_graph_data(wiki, engine, center, depth, full, files, members)
+            data = build_graph_data(wiki, engine, center, depth, full, files, members,
+                                    None if files else numbering)
             if community is not None:
                 data.community = community[0]
             return data
 
         self.host.workspace.read(index, build, self._show, lambda exc: self.info.setText(f"Graph failed: {exc}"))
+
+    def _numbering(self, index: int) -> Numbering:
+        return self._numberings.setdefault(index, Numbering())
 
     def _orphans_chosen(self, _checked: bool) -> None:
         self._orphans_auto = False  # the operator decided: keep their choice
@@ -830,6 +856,7 @@ class GraphView(WikiView):
         way, with the labels that one had not dealt with yet.
         """
         self._label_generation += 1
+        self._placing = True
         before = self._labels_before
         before.update(zip(self._label_nodes, self._labels, strict=True))
         self._labels, self._label_nodes = [], []
@@ -882,6 +909,11 @@ class GraphView(WikiView):
             item.setVisible(False)
             spare.append(item)
         before.clear()
+        self._placing = False
+
+    def placing_labels(self) -> bool:
+        """Whether a placement of the labels is under way (see :meth:`_draw_labels`)."""
+        return self._placing
 
     def _new_label(self) -> Any:
         item = _pg().TextItem("", color=self.palette().text().color(), anchor=(0.5, LABEL_ANCHOR_Y))
@@ -906,6 +938,7 @@ class GraphView(WikiView):
 
     def _clear_labels(self) -> None:
         self._label_generation += 1  # (a placement under way stops)
+        self._placing = False
         labels = [*self._labels, *self._labels_before.values()]
         for item in labels:
             item.setVisible(False)
