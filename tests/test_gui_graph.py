@@ -124,6 +124,7 @@ def _hub_wiki(n_linked: int, n_orphans: int) -> dict[str, str]:
 
 def _assert_labels_sane(qtbot, view: GraphView) -> None:  # type: ignore[no-untyped-def]
     qtbot.wait(150)  # the relabel timer after a range change
+    qtbot.waitUntil(lambda: not view.placing_labels(), timeout=5_000)  # (a few candidates per turn)
     assert view.data is not None
     labelled = view.label_nodes()
     assert labelled, "some nodes are labelled"
@@ -409,3 +410,75 @@ def test_the_info_line_wraps_rather_than_being_cut(window: MainWindow) -> None:
     assert view.info.wordWrap()
     view.info.setText("; ".join(["31,999 pages, 19,549 not yet written hidden (tick Unresolved to show them)"] * 3))
     assert view.info.heightForWidth(view.width()) > view.info.fontMetrics().height() * 1.5
+
+
+@pytest.mark.parametrize("attachments", [False, True])
+def test_a_graph_is_numbered_once_for_the_global_view_and_the_communities(tmp_path: Path, attachments: bool) -> None:
+    """The global view and the overview by community share one numbering of the graph, made
+    once per graph: the same ids, links and node attributes as numbering every node (or the
+    pages alone, for the communities) afresh."""
+    import numpy as np
+
+    from curator.engine.actor import OPERATOR
+    from curator.engine.graph import graph_for
+    from curator.engine.layout import LayoutEngine
+    from curator.engine.wiki import Wiki
+    from curator.views import graph_view
+    from tests.corpus import generate
+
+    info = generate(tmp_path / "w", 400, seed=3, profile="real-shaped", cjk=False)
+    (info.root / "wiki" / "pic.png").write_bytes(b"\x89PNG")
+    (info.root / "wiki" / "with-pic.md").write_text("# With pic\n\n![[pic.png]] [[with-pic]] [[Nowhere Yet]]\n")
+    wiki = Wiki(info.root)
+    graph = graph_for(wiki, OPERATOR, attachments)
+    numbering = graph_view.Numbering()
+    num = numbering.of(graph)
+    assert numbering.of(graph) is num  # made once
+    ids = sorted(graph.nodes)
+    assert num.ids == ids
+    assert np.array_equal(num.edges, graph_view._edge_pairs(graph, ids))
+    assert len(num.edges) > 400 and any(i.startswith("unresolved:") for i in ids)
+    assert attachments == any(i.startswith("attachment:") for i in ids)
+    assert num.labels == [graph.nodes[i].label for i in ids]
+    assert num.resolved.tolist() == [graph.nodes[i].page is not None for i in ids]
+    assert np.array_equal(num.degree, np.bincount(num.edges.ravel(), minlength=len(ids)))
+    pages = sorted(i for i in ids if graph.nodes[i].page is not None)
+    sub_ids, sub_edges = graph_view._page_subgraph(num)
+    assert sub_ids == pages
+    assert np.array_equal(sub_edges, graph_view._edge_pairs(graph, pages))
+    data = graph_view.build_graph_data(wiki, LayoutEngine(), None, 2, attachments=attachments, numbering=numbering)
+    assert data.ids == ids and np.array_equal(data.edges, num.edges) and data.layers == num.layers
+    assert data.ids is not num.ids  # (each view has its own copy)
+    assert numbering.of(graph) is num  # the global view used it
+    if not attachments:  # the overview by community numbers the same graph: its pages
+        community = graph_view.build_community_data(wiki, numbering)
+        assert numbering.of(graph) is num and community.members
+        assert sum(len(m) for m in community.members) + community.alone == len(pages)
+
+
+def test_labels_are_placed_a_slice_per_turn_and_a_newer_placement_takes_over(qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The label candidates are placed a few per event-loop turn (all at once were 30-120 ms of
+    GUI thread at 32,000 pages); a placement begun while another is under way (a zoom, a new
+    graph) takes over, and no label of either is left without its node or shown twice."""
+    from curator.views import graph_view
+
+    win = _open_graph(qtbot, tmp_path, _hub_wiki(80, 5))
+    view = graph_of(win)
+    _assert_labels_sane(qtbot, view)
+    full = len(view.label_nodes())
+    assert full > 2
+    monkeypatch.setattr(graph_view, "LABEL_SLICE", 2)
+    view._draw_labels()
+    assert len(view.label_nodes()) <= 2  # one slice in this turn, the rest later
+    view.plot.plotItem.vb.scaleBy((0.5, 0.5))  # the view moves: a newer placement takes over
+    view._draw_labels()
+    assert len(view.label_nodes()) <= 2
+    _assert_labels_sane(qtbot, view)
+    view.plot.plotItem.vb.scaleBy((2, 2))
+    _assert_labels_sane(qtbot, view)
+    assert len(view.label_nodes()) == full  # back where it was: the same labels, placed in slices
+    view._draw_labels()
+    view._redraw()  # the nodes drawn again mid-placement: every label goes, then is placed again
+    _assert_labels_sane(qtbot, view)
+    win.close()

@@ -300,3 +300,32 @@ def test_actor_department_from_cli_parsing() -> None:
     a = parse_actor("agent:dudu", "sales")
     assert a.department == "sales"
     assert parse_actor("agent:dudu", "  ").department is None
+
+
+def test_policy_summary_counts_the_pages_of_each_row(tmp_path: Path) -> None:
+    """Every row's page count (and an agent's visible count) is that of the pages at the root
+    for "", else of the pages under the folder the row names, at any depth: a configured nested
+    namespace, a department, one holding no page."""
+    from curator.engine.scope import policy_summary
+    from curator.engine.wiki import Wiki
+    from tests.corpus import write_pages
+
+    paths = ["index.md", "log.md", "wiki/a.md", "wiki/board/minutes.md", "wiki/board/old/b.md",
+             "wikiboard.md", "wiki-x/c.md", "ops/team/d.md", "ops/e.md", "departments/hr/f.md",
+             "departments/hr/deep/g.md", "departments/sales/h.md", "departments/i.md"]
+    write_pages(tmp_path, {p: f"# {p}\n" for p in paths})
+    write_scope(tmp_path, '[namespaces."wiki/board"]\nmode = "operator_only"\n'
+                          '[namespaces."ops/team"]\nmode = "agent_writable"\n'
+                          '[namespaces."empty/one"]\nmode = "operator_only"\n')
+    wiki = Wiki(tmp_path)
+    agent = Actor("agent", "dudu", department="hr")
+    for actor in (None, agent):
+        rows = {r["namespace"]: r for r in policy_summary(wiki, actor)["namespaces"]}
+        expected = {"": 3, "wiki": 3, "wiki/board": 2, "wiki-x": 1, "ops": 2, "ops/team": 1,
+                    "departments": 4, "departments/hr": 2, "departments/sales": 1, "empty/one": 0}
+        assert {ns: rows[ns]["pages"] for ns in expected} == expected
+        for ns, row in rows.items():
+            under = [p for p in paths if ("/" not in p if ns == "" else p.startswith(ns + "/"))]
+            assert row["pages"] == len(under), ns
+            if actor is not None:
+                assert row["visible_pages"] == sum(wiki.visible(actor, p) for p in under), ns

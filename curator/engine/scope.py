@@ -522,17 +522,32 @@ def policy_summary(wiki: Wiki, actor: Actor | None = None, *, own_view: bool = F
     if own_view and actor is not None and not actor.is_operator:
         paths = [p for p in paths if policy.can_read(actor, p)]
     counts: dict[str, int] = {}
-    for path in paths:
-        ns = namespace_of(path)
-        parts = path.split("/")
-        if ns == DEPARTMENTS and len(parts) >= 3:
-            ns = f"{DEPARTMENTS}/{parts[1]}"
+    top = [namespace_of(path) for path in paths]
+    for path, ns in zip(paths, top, strict=True):
+        if ns == DEPARTMENTS:
+            parts = path.split("/")
+            if len(parts) >= 3:
+                ns = f"{DEPARTMENTS}/{parts[1]}"
         counts[ns] = counts.get(ns, 0) + 1
     summary = policy.summary(sorted(counts))
     summary["wiki"] = wiki.root.name
+    # Each row's pages: those at the root for "", else those under the folder it names (any
+    # depth: a configured namespace may be a nested folder), in one pass over the paths (a pass
+    # per row was ~200 ms of the station's background at 32,000 pages).
+    rows: dict[str, list[str]] = {row["namespace"]: [] for row in summary["namespaces"]}
+    root = rows.get("")
+    for path, ns in zip(paths, top, strict=True):
+        if root is not None and ns == "":
+            root.append(path)
+        cut = path.find("/")
+        while cut >= 0:
+            under = rows.get(path[:cut]) if cut else None
+            if under is not None:
+                under.append(path)
+            cut = path.find("/", cut + 1)
     for row in summary["namespaces"]:
         key = row["namespace"]
-        members = [p for p in paths if (namespace_of(p) == "" if key == "" else p.startswith(key + "/"))]
+        members = rows[key]
         row["pages"] = len(members)
         if actor is not None and not actor.is_operator:
             row["visible_pages"] = sum(1 for p in members if policy.can_read(actor, p))

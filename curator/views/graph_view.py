@@ -9,7 +9,10 @@ outline pens, and the positions pushed in a few ``setData`` calls. Filters only 
 from __future__ import annotations
 
 import os
+import threading
+import weakref
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from curator.text import plural
@@ -53,6 +56,8 @@ ATTACHMENT_COLOR = "#d97706"
 COMMUNITY_COLOR = "#5b7fa6"
 #: Pages considered for a permanent label (the best connected in view); hover shows any title.
 LABEL_LIMIT = 60
+#: Label candidates placed per event-loop turn (see GraphView._draw_labels).
+LABEL_SLICE = 12
 #: The labels' vertical anchor (pyqtgraph's, in text heights): the text sits above its node.
 LABEL_ANCHOR_Y = -0.4
 #: Above this many pages the global graph starts with orphans hidden (the count is shown): tens
@@ -141,10 +146,11 @@ def _layer_array(d: GraphData) -> np.ndarray:
 
 
 def build_graph_data(wiki: Wiki, engine: LayoutEngine, center: str | None, depth: int,
-                     full: bool = False, attachments: bool = False, members: list[str] | None = None) -> GraphData:
+                     full: bool = False, attachments: bool = False, members: list[str] | None = None,
+                     numbering: Numbering | None = None) -> GraphData:
     """The graph as the operator sees it, laid out: all of it, ``depth`` hops around ``center``,
     or the pages ``members`` (a community of the overview), with the attachment files pages link
-    to as nodes when ``attachments`` is set."""
+    to as nodes when ``attachments`` is set (all of it numbered by ``numbering`` when given)."""
     import gc
 
     from curator.engine.store import gc_paused
@@ -153,9 +159,112 @@ def build_graph_data(wiki: Wiki, engine: LayoutEngine, center: str | None, depth
     # the GUI thread, for half a second at 50,000 nodes; none of them are cyclic: build them with
     # the collector paused, then move them out of its sight (reference counting frees them).
     with gc_paused():
-        data = _build_graph_data(wiki, engine, center, depth, full, attachments, members)
+        data = _build_graph_data(wiki, engine, center, depth, full, attachments, members, numbering)
         gc.freeze()
     return data
+
+
+@dataclass(slots=True)
+class Numbered:
+    """Nodes of a link graph numbered in sorted order, their unique links as index pairs and what
+    the graph view shows of each node. The numbering of a whole graph (:func:`numbered`) is made
+    once per graph by the graph view (:class:`Numbering`; the graph itself is kept until the
+    pages change) and shared by the global view and the overview by community, which needs its
+    pages only: at 32,000 pages, numbering
+    it afresh for each (a sort of 50,000 ids, a Python loop over 190,000 links, one over every
+    node) was ~0.5 s of the builder thread per view, its longest calls holding the interpreter
+    lock the GUI thread waited for 25-55 ms at a time."""
+
+    ids: list[str]
+    edges: np.ndarray  # (m, 2) unique (low, high) index pairs, sorted
+    labels: list[str]
+    layers: list[str]  # page layer, "unresolved" or "attachment"
+    namespaces: list[str]
+    trust: np.ndarray
+    resolved: np.ndarray  # bool: a page (not a target not yet written, nor an attachment)
+    degree: np.ndarray
+    folded_labels: list[str]
+    kinds: np.ndarray
+    layer_array: np.ndarray
+
+
+def _number(graph: LinkGraph, ids: list[str], edges: np.ndarray) -> Numbered:
+    """The nodes ``ids`` of ``graph`` (sorted) with their links ``edges``, numbered."""
+    nodes = graph.nodes
+    labels, layers, namespaces = [], [], []
+    trust = np.zeros(len(ids))
+    resolved = np.zeros(len(ids), dtype=bool)
+    for i, node_id in enumerate(ids):
+        node = nodes[node_id]
+        labels.append(node.label)
+        if node.page is None:
+            layers.append(node.layer)  # unresolved, or attachment
+            namespaces.append("")
+        else:
+            layers.append(node.page.layer)
+            namespaces.append(node.page.namespace)
+            trust[i] = node.page.trust
+            resolved[i] = True
+    degree = np.bincount(edges.ravel(), minlength=len(ids)) if len(ids) else np.zeros(0)
+    return Numbered(ids, edges, labels, layers, namespaces, trust, resolved, degree,
+                    [label.casefold() for label in labels], kind_codes(layers), np.array(layers))
+
+
+#: Linking pages whose links :func:`numbered` looks up per call into C (~6,000 links, 1-2 ms).
+NUMBER_CHUNK = 1000
+
+
+class Numbering:
+    """The last graph one graph view numbered for one wiki and its numbering (see :class:`Numbered`),
+    kept by the view: the global view and the overview by community of the same graph share it.
+    The graph itself is not kept alive by it (the wiki's session holds it while it is current)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._graph: weakref.ref[LinkGraph] | None = None
+        self._numbered: Numbered | None = None
+
+    def of(self, graph: LinkGraph) -> Numbered:
+        """Every node of ``graph`` numbered, made once for it."""
+        with self._lock:
+            if self._graph is not None and self._graph() is graph and self._numbered is not None:
+                return self._numbered
+        made = numbered(graph)
+        with self._lock:
+            self._graph, self._numbered = weakref.ref(graph), made
+        return made
+
+
+def numbered(graph: LinkGraph) -> Numbered:
+    """Every node of ``graph`` numbered (see :class:`Numbered`)."""
+    from curator.engine.layout import unique_pairs
+
+    ids = sorted(graph.nodes)  # (nearly sorted already: the pages in order, the other nodes among them)
+    get = {n: i for i, n in enumerate(ids)}.__getitem__
+    sources, targets = list(graph.out), list(graph.out.values())
+    # every link's ends looked up in C (the target of every link is a node of the graph: what
+    # _edge_pairs gives for every node), NUMBER_CHUNK linking pages per call: one call for all
+    # 190,000 links held the interpreter lock 20-180 ms; between calls it changes hands
+    pairs = []
+    for start in range(0, len(sources), NUMBER_CHUNK):
+        part = targets[start:start + NUMBER_CHUNK]
+        lengths = np.fromiter(map(len, part), dtype=np.int64, count=len(part))
+        src = np.fromiter(map(get, sources[start:start + NUMBER_CHUNK]), dtype=np.int64, count=len(part))
+        dst = np.fromiter(map(get, chain.from_iterable(part)), dtype=np.int64, count=int(lengths.sum()))
+        pairs.append(np.column_stack([np.repeat(src, lengths), dst]))
+    return _number(graph, ids, unique_pairs(np.concatenate(pairs) if pairs else np.zeros((0, 2)), len(ids)))
+
+
+def _page_subgraph(num: Numbered) -> tuple[list[str], np.ndarray]:
+    """The pages of ``num`` (sorted) and the unique links between them as index pairs: what
+    numbering the pages alone gives (a subsequence of a sorted list is sorted, and renumbering
+    keeps each pair's order and the pairs' order)."""
+    pages = np.flatnonzero(num.resolved)
+    remap = np.full(len(num.ids), -1, dtype=np.int64)
+    remap[pages] = np.arange(len(pages))
+    pairs = remap[num.edges] if len(num.edges) else np.zeros((0, 2), dtype=np.int64)
+    ids = num.ids
+    return [ids[i] for i in pages.tolist()], pairs[(pairs >= 0).all(axis=1)]
 
 
 def _edge_pairs(graph: LinkGraph, ids: list[str]) -> np.ndarray:
@@ -179,7 +288,7 @@ def _edge_pairs(graph: LinkGraph, ids: list[str]) -> np.ndarray:
                         len(ids))
 
 
-def build_community_data(wiki: Wiki) -> GraphData:
+def build_community_data(wiki: Wiki, numbering: Numbering | None = None) -> GraphData:
     """The overview by community (see :mod:`curator.engine.communities`): one node per community
     of pages, named by its best-linked page, sized by membership, linked to the communities its
     pages link to. Computed off the GUI thread (Leiden itself in a worker process)."""
@@ -192,8 +301,8 @@ def build_community_data(wiki: Wiki) -> GraphData:
     _pg()
     with gc_paused():
         graph = graph_for(wiki, OPERATOR, False)
-        ids = sorted(n for n, node in graph.nodes.items() if node.page is not None)
-        found = find_communities(ids, _edge_pairs(graph, ids))
+        ids, pairs = _page_subgraph(numbering.of(graph) if numbering is not None else numbered(graph))
+        found = find_communities(ids, pairs)
         gc.freeze()
     groups = found.communities
     labels = [f"{_short(graph.nodes[c.hub].label, LABEL_CHARS - 12)} ({len(c.members):,} pages)" for c in groups]
@@ -208,7 +317,8 @@ def build_community_data(wiki: Wiki) -> GraphData:
 
 
 def _build_graph_data(wiki: Wiki, engine: LayoutEngine, center: str | None, depth: int,
-                      full: bool, attachments: bool, members: list[str] | None = None) -> GraphData:
+                      full: bool, attachments: bool, members: list[str] | None = None,
+                      numbering: Numbering | None = None) -> GraphData:
     from curator.engine.layout import ELSEWHERE_ABOVE, LayoutProcess
 
     # A big wiki's global graph is laid out in a worker process (see LayoutProcess), started
@@ -216,14 +326,15 @@ def _build_graph_data(wiki: Wiki, engine: LayoutEngine, center: str | None, dept
     elsewhere = LayoutProcess(engine.cache_path) if center is None and members is None and \
         wiki.store.count() > ELSEWHERE_ABOVE else None
     try:
-        return _graph_data_laid_out(wiki, engine, elsewhere, center, depth, full, attachments, members)
+        return _graph_data_laid_out(wiki, engine, elsewhere, center, depth, full, attachments, members, numbering)
     finally:
         if elsewhere is not None:
             elsewhere.close()
 
 
 def _graph_data_laid_out(wiki: Wiki, engine: LayoutEngine, elsewhere: LayoutProcess | None, center: str | None,
-                         depth: int, full: bool, attachments: bool, members: list[str] | None) -> GraphData:
+                         depth: int, full: bool, attachments: bool, members: list[str] | None,
+                         numbering: Numbering | None = None) -> GraphData:
     import time
 
     from curator.engine.graph import graph_for
@@ -240,9 +351,13 @@ def _graph_data_laid_out(wiki: Wiki, engine: LayoutEngine, elsewhere: LayoutProc
         engine = LayoutEngine()  # a local view must not disturb the global positions
     else:
         center = None
-        nodes = set(graph.nodes)
-    ids = sorted(nodes)
-    edges = _edge_pairs(graph, ids)
+        nodes = None  # every node: the graph's numbering
+    if nodes is None:
+        num = numbering.of(graph) if numbering is not None else numbered(graph)
+    else:
+        ids = sorted(nodes)
+        num = _number(graph, ids, _edge_pairs(graph, ids))
+    ids, edges = num.ids, num.edges
     start = time.perf_counter()
     glob = center is None and members is None
     pos = elsewhere.layout(ids, edges, full=full and glob, save=glob) if elsewhere is not None else None
@@ -254,24 +369,10 @@ def _graph_data_laid_out(wiki: Wiki, engine: LayoutEngine, elsewhere: LayoutProc
             engine.save()
         pos = np.array([pos_map.get(n, (0.0, 0.0)) for n in ids], dtype=float).reshape(-1, 2)
     elapsed = time.perf_counter() - start
-    labels, layers, namespaces = [], [], []
-    trust = np.zeros(len(ids))
-    resolved = np.zeros(len(ids), dtype=bool)
-    for i, node_id in enumerate(ids):
-        node = graph.nodes[node_id]
-        labels.append(node.label)
-        if node.page is None:
-            layers.append(node.layer)  # unresolved, or attachment
-            namespaces.append("")
-        else:
-            layers.append(node.page.layer)
-            namespaces.append(node.page.namespace)
-            trust[i] = node.page.trust
-            resolved[i] = True
-    degree = np.bincount(edges.ravel(), minlength=len(ids)) if len(ids) else np.zeros(0)
-    return finish(GraphData(ids, labels, layers, namespaces, trust, degree, resolved, pos, edges, center, elapsed,
-                            [label.casefold() for label in labels], layer_array=np.array(layers),
-                            kinds=kind_codes(layers)))
+    # (copies: a whole graph's numbering is shared by every view of it)
+    return finish(GraphData(list(ids), list(num.labels), list(num.layers), list(num.namespaces), num.trust.copy(),
+                            num.degree.copy(), num.resolved.copy(), pos, edges.copy(), center, elapsed,
+                            list(num.folded_labels), kinds=num.kinds.copy(), layer_array=num.layer_array.copy()))
 
 
 class GraphView(WikiView):
@@ -279,6 +380,8 @@ class GraphView(WikiView):
         super().__init__(host)
         self.data: GraphData | None = None
         self._engines: dict[int, LayoutEngine] = {}
+        #: per wiki: the last graph numbered for the global view and the communities (see Numbering)
+        self._numberings: dict[int, Numbering] = {}
         self._stale = True
         self._busy = False
         self._shown_index = np.zeros(0, dtype=np.int64)
@@ -362,6 +465,11 @@ class GraphView(WikiView):
         self._labels: list[Any] = []
         self._spare_labels: list[Any] = []  # label items hidden in the plot, to be reused
         self._label_nodes: list[int] = []
+        #: the labels of the placement before, by node, that the one under way has not placed or
+        #: hidden yet (see _draw_labels); and that placement's number (a newer one takes over)
+        self._labels_before: dict[int, Any] = {}
+        self._label_generation = 0
+        self._placing = False
         self._hover_index: int | None = None
 
         self.mode.currentIndexChanged.connect(self._mode_changed)
@@ -505,7 +613,8 @@ class GraphView(WikiView):
         if self.by_community and self._community is None:
             self._stale = False
             self.info.setText("Finding communities…")
-            self.host.workspace.read(index, build_community_data, self._show,
+            numbering = self._numbering(index)
+            self.host.workspace.read(index, lambda wiki: build_community_data(wiki, numbering), self._show,
                                      lambda exc: self.info.setText(f"Graph failed: {exc}"))
             return
         community = self._community if self.by_community else None
@@ -514,6 +623,7 @@ class GraphView(WikiView):
             current = self.host.current
             center = current[1] if current and current[0] == index else None
         engines = self._engines
+        numbering = self._numbering(index)
         depth = self.depth_slider.value()
         files = self.attachments.isChecked()
         self._stale = False
@@ -527,12 +637,16 @@ class GraphView(WikiView):
             engine = engines.get(index)
             if engine is None:
                 engine = engines.setdefault(index, engine_for(wiki.state_dir))
-            data = build_graph_data(wiki, engine, center, depth, full, files, members)
+            data = build_graph_data(wiki, engine, center, depth, full, files, members,
+                                    None if files else numbering)
             if community is not None:
                 data.community = community[0]
             return data
 
         self.host.workspace.read(index, build, self._show, lambda exc: self.info.setText(f"Graph failed: {exc}"))
+
+    def _numbering(self, index: int) -> Numbering:
+        return self._numberings.setdefault(index, Numbering())
 
     def _orphans_chosen(self, _checked: bool) -> None:
         self._orphans_auto = False  # the operator decided: keep their choice
@@ -736,19 +850,33 @@ class GraphView(WikiView):
         rebuilt from the shown nodes each time, never left from an earlier graph. The text items
         stay in the plot once made (adding or removing one costs pyqtgraph a few milliseconds of
         view bookkeeping, 60 of them a relabel); a label not placed is hidden, and a node labelled
-        before keeps its item (only moved).
+        before keeps its item (only moved). The candidates are placed LABEL_SLICE per event-loop
+        turn (all 60 in one turn were 30-120 ms of GUI thread at 32,000 pages, sharing the
+        interpreter lock with the edges' rendering); a newer placement takes over from one under
+        way, with the labels that one had not dealt with yet.
         """
-        d = self.data
-        before = dict(zip(self._label_nodes, self._labels, strict=True))
+        self._label_generation += 1
+        self._placing = True
+        before = self._labels_before
+        before.update(zip(self._label_nodes, self._labels, strict=True))
         self._labels, self._label_nodes = [], []
-        spare = self._spare_labels
-        if d is not None and len(self._shown_index):
-            ranked = self._label_candidates(d)
+        d = self.data
+        ranked = self._label_candidates(d) if d is not None and len(self._shown_index) else []
+        self._place_labels(self._label_generation, ranked, [])
+
+    def _place_labels(self, generation: int, ranked: list[int], placed: list[Any]) -> None:
+        """Place the next LABEL_SLICE candidates of ``ranked`` (see :meth:`_draw_labels`; ``placed``:
+        the scene rectangles of the labels placed so far), then the rest in a later turn; at the
+        end, hide the labels of the placement before that were not placed again."""
+        if generation != self._label_generation:
+            return  # a newer placement took over
+        d = self.data
+        before, spare = self._labels_before, self._spare_labels
+        if d is not None and ranked:
             color = self.palette().text().color()
-            placed: list[Any] = []
             vb = self.plot.plotItem.vb
             bounds = vb.sceneBoundingRect()
-            for i in ranked:
+            for i in ranked[:LABEL_SLICE]:
                 text = d.labels[i] if d.members is not None else _short(d.labels[i])  # (a community's is short)
                 item = before.pop(i, None)
                 if item is None:
@@ -773,9 +901,19 @@ class GraphView(WikiView):
                 placed.append(rect)
                 self._labels.append(item)
                 self._label_nodes.append(int(i))
+            rest = ranked[LABEL_SLICE:]
+            if rest:
+                QTimer.singleShot(0, self, lambda: self._place_labels(generation, rest, placed))
+                return
         for item in before.values():  # nodes no longer labelled
             item.setVisible(False)
             spare.append(item)
+        before.clear()
+        self._placing = False
+
+    def placing_labels(self) -> bool:
+        """Whether a placement of the labels is under way (see :meth:`_draw_labels`)."""
+        return self._placing
 
     def _new_label(self) -> Any:
         item = _pg().TextItem("", color=self.palette().text().color(), anchor=(0.5, LABEL_ANCHOR_Y))
@@ -799,11 +937,15 @@ class GraphView(WikiView):
         return ranked
 
     def _clear_labels(self) -> None:
-        for item in self._labels:
+        self._label_generation += 1  # (a placement under way stops)
+        self._placing = False
+        labels = [*self._labels, *self._labels_before.values()]
+        for item in labels:
             item.setVisible(False)
-        self._spare_labels.extend(self._labels)  # hidden in the plot, kept for the next placement
+        self._spare_labels.extend(labels)  # hidden in the plot, kept for the next placement
         self._labels = []
         self._label_nodes = []
+        self._labels_before = {}
 
     def label_nodes(self) -> list[str]:
         """Ids of the nodes that carry a permanent label now (for tests)."""

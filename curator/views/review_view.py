@@ -80,7 +80,10 @@ class ReviewView(WikiView):
         self._timer.setInterval(RELOAD_DELAY_MS)
         self._timer.timeout.connect(self.reload)
         self.wiki_choice.currentIndexChanged.connect(self._wiki_switched)
-        host.workspace.loaded.connect(lambda _s: self.schedule_reload(now=True))
+        # after a load, once the window is usable: begun beside the first paint of the filled page
+        # table, a view's computation (Health's: the link index built) made that paint 2-3 times
+        # as long, the GUI thread sharing the interpreter lock with it
+        host.workspace.background_started.connect(lambda: self.schedule_reload(now=True))
         host.workspace.pages_changed.connect(self._pages_changed)
         host.workspace.action_done.connect(self._action_done)
 
@@ -119,14 +122,14 @@ class ReviewView(WikiView):
     # --- reloading ------------------------------------------------------------------------------
     def schedule_reload(self, now: bool = False) -> None:
         self._stale = True
-        if not self.host.workspace.ready:
+        if not self.host.workspace.settled:  # (reloaded once the window is usable)
             return
         if self.isVisible():
             self._timer.start(0 if now else RELOAD_DELAY_MS)
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
-        if self._stale and self.host.workspace.ready:
+        if self._stale and self.host.workspace.settled:
             self._timer.start(0)
 
     def reload(self) -> None:

@@ -297,6 +297,12 @@ class Workspace(QObject):
         if not self.defer_background:
             self.start_background()
 
+    @property
+    def settled(self) -> bool:
+        """Whether the views may compute their content: the load is over and the work that
+        follows it has started (:meth:`start_background`, once the window is usable)."""
+        return self.ready and self._background_started
+
     def start_background(self) -> None:
         """Start the work that follows a load (once per load): a big workspace's links resolved
         (``inbound_ready``), then every missing full-text index built (``search_built``)."""
