@@ -125,7 +125,6 @@ def _run(argv: Sequence[str] | None) -> int:
     if ahead:
         # A command that reads the whole wiki first checks every page's stamp: that walk starts
         # now, in a child process, while this one imports the program (see walker.walk_ahead).
-        # (Not ``search``: the search index checks its pages by its own folder and page stamps.)
         from curator.engine.walker import walk_ahead
 
         ahead = walk_ahead(getattr(args, "wiki", None) or ".")

@@ -518,3 +518,52 @@ def test_a_page_rewritten_in_its_stamp_after_the_build_is_indexed_again(root: Pa
     assert "wiki/a.md" in second.pages
     assert paths(second.search.search("mangoes", refresh=False)) == ["wiki/a.md"]
     second.close()
+
+
+# --- the one-shot sweep: a walk started ahead ----------------------------------------------------
+
+def test_a_walk_started_ahead_is_the_sweep_and_an_unchanged_one_is_compared_in_one_go(
+        wiki: Wiki, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from curator.engine import walker
+
+    page = write(root, "wiki/a.md", "guava\n")
+    write(root, "wiki/b.md", "quince\n")
+    assert paths(wiki.search.search("guava")) == ["wiki/a.md"]  # built
+    page.write_text("lychee now\n", encoding="utf-8")  # in place: no folder changes
+    os.utime(page, ns=(10**18, 10**18))
+    assert walker.walk_ahead(root)
+    restats: list[int] = []
+    monkeypatch.setattr(search_mod.SearchIndex, "_restat", lambda self: restats.append(1) or set())
+    assert paths(wiki.search.search("lychee")) == ["wiki/a.md"]  # found by the walk's stamps
+    assert root.resolve().as_posix() not in walker._AHEAD and not restats  # the walk was the sweep
+    walked = _db(wiki).execute("SELECT value FROM search_meta WHERE key='walked'").fetchone()
+    assert walked is not None
+    # the same stamps again: one digest compared, no page-by-page comparison
+    compared: list[int] = []
+    stamps_of = search_mod.stamps_of
+    monkeypatch.setattr(search_mod, "stamps_of", lambda key: compared.append(1) or stamps_of(key))
+    assert walker.walk_ahead(root)
+    assert paths(wiki.search.search("lychee")) == ["wiki/a.md"] and not compared
+    # a page gone and a page added in place of nothing else (the folder check sees them too), and
+    # an in-place edit: each found by the next walk
+    (root / "wiki/b.md").unlink()
+    write(root, "filler/f00.md", "persimmon\n")
+    os.utime(root / "filler/f00.md", ns=(10**18 + 5, 10**18 + 5))
+    assert walker.walk_ahead(root)
+    assert wiki.search.search("quince") == [] and compared and not restats
+    assert walker.walk_ahead(root)
+    assert paths(wiki.search.search("persimmon")) == ["filler/f00.md"] and not restats
+
+
+def test_a_page_the_bulk_build_indexed_is_forgotten_when_deleted_before_the_cache_saw_it(
+        wiki: Wiki, root: Path) -> None:
+    write(root, "wiki/a.md", "guava\n")
+    write(root, "wiki/b.md", "quince\n")
+    assert paths(wiki.search.search("quince")) == ["wiki/b.md"]  # the bulk build; the page cache is empty
+    (root / "wiki/b.md").unlink()
+    assert wiki.search.search("quince") == []
+    second = Wiki(root)
+    try:
+        assert second.search.search("quince") == []
+    finally:
+        second.close()
