@@ -522,37 +522,54 @@ def test_a_page_rewritten_in_its_stamp_after_the_build_is_indexed_again(root: Pa
 
 # --- the one-shot sweep: a walk started ahead ----------------------------------------------------
 
-def test_a_walk_started_ahead_is_the_sweep_and_an_unchanged_one_is_compared_in_one_go(
+def test_a_sweep_started_ahead_is_the_one_shot_check_and_the_query_runs_meanwhile(
         wiki: Wiki, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from curator.engine import walker
 
     page = write(root, "wiki/a.md", "guava\n")
-    write(root, "wiki/b.md", "quince\n")
     assert paths(wiki.search.search("guava")) == ["wiki/a.md"]  # built
-    page.write_text("lychee now\n", encoding="utf-8")  # in place: no folder changes
+    # nothing changed: the child's answer is taken, the query answered once (while it ran)
+    queries: list[str] = []
+    rows = search_mod.SearchIndex._rows
+    monkeypatch.setattr(search_mod.SearchIndex, "_rows", lambda self, q: queries.append(q.text) or rows(self, q))
+    assert walker.sweep_ahead(root) and walker.sweep_pending(root)
+    assert paths(wiki.search.search("guava")) == ["wiki/a.md"]
+    assert not walker.sweep_pending(root) and queries == ["guava"]
+    # an edit in place (no folder changes), found by the child's sweep: the query answered again
+    page.write_text("lychee now\n", encoding="utf-8")
     os.utime(page, ns=(10**18, 10**18))
-    assert walker.walk_ahead(root)
-    restats: list[int] = []
-    monkeypatch.setattr(search_mod.SearchIndex, "_restat", lambda self: restats.append(1) or set())
-    assert paths(wiki.search.search("lychee")) == ["wiki/a.md"]  # found by the walk's stamps
-    assert root.resolve().as_posix() not in walker._AHEAD and not restats  # the walk was the sweep
-    walked = _db(wiki).execute("SELECT value FROM search_meta WHERE key='walked'").fetchone()
-    assert walked is not None
-    # the same stamps again: one digest compared, no page-by-page comparison
-    compared: list[int] = []
-    stamps_of = search_mod.stamps_of
-    monkeypatch.setattr(search_mod, "stamps_of", lambda key: compared.append(1) or stamps_of(key))
-    assert walker.walk_ahead(root)
-    assert paths(wiki.search.search("lychee")) == ["wiki/a.md"] and not compared
-    # a page gone and a page added in place of nothing else (the folder check sees them too), and
-    # an in-place edit: each found by the next walk
-    (root / "wiki/b.md").unlink()
-    write(root, "filler/f00.md", "persimmon\n")
-    os.utime(root / "filler/f00.md", ns=(10**18 + 5, 10**18 + 5))
-    assert walker.walk_ahead(root)
-    assert wiki.search.search("quince") == [] and compared and not restats
-    assert walker.walk_ahead(root)
-    assert paths(wiki.search.search("persimmon")) == ["filler/f00.md"] and not restats
+    assert walker.sweep_ahead(root)
+    monkeypatch.setattr(search_mod, "SWEEP_SQL", "SELECT no_such_column")  # (this process sweeps nothing itself)
+    assert paths(wiki.search.search("lychee")) == ["wiki/a.md"] and queries[1:] == ["lychee", "lychee"]
+    monkeypatch.undo()
+    assert wiki.search.search("guava") == []
+    # gone: found by the child's sweep too
+    page.unlink()
+    assert walker.sweep_ahead(root)
+    assert wiki.search.search("lychee") == []
+
+
+def test_a_failed_sweep_ahead_leaves_the_sweep_to_the_process(tmp_path: Path) -> None:
+    from curator.engine import walker
+
+    root = tmp_path / "w"
+    write(root, "wiki/a.md", "guava\n")
+    first = Wiki(root)
+    assert paths(first.search.search("guava")) == ["wiki/a.md"]  # built
+    first.close()
+    (root / ".curator").rename(tmp_path / "away")
+    assert walker.sweep_ahead(root)  # no database: the child fails
+    pid = walker._SWEEPS[os.path.realpath(root)][0]
+    os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)  # (its end awaited, then the database put back)
+    (tmp_path / "away").rename(root / ".curator")
+    (root / "wiki/a.md").write_text("lychee\n", encoding="utf-8")
+    os.utime(root / "wiki/a.md", ns=(10**18, 10**18))
+    w = Wiki(root)
+    try:
+        assert paths(w.search.search("lychee")) == ["wiki/a.md"]  # swept by this process
+        assert not walker.sweep_pending(root)
+    finally:
+        w.close()
 
 
 def test_a_page_the_bulk_build_indexed_is_forgotten_when_deleted_before_the_cache_saw_it(

@@ -34,13 +34,12 @@ pass a quarter of the live pages the next search rebuilds the index in bulk.
 Freshness (docs/design.md §7): before answering, :meth:`SearchIndex.search` runs
 :meth:`SearchIndex.refresh`. A one-shot process (the CLI) checks every page: it stats the folders
 that may hold pages and lists again those whose mtime moved (creations, deletions, renames,
-editors' atomic saves), and compares every page's (mtime, size) with the index (edits written in
-place): 32,000 stats, no page-cache decoding, so it stays far below the naive scan. Those stats
-are the walk the command started ahead in a child process while it imported the program
-(:func:`~.walker.walk_ahead`); the digest of what it found is saved with each sweep, so a walk
-that finds every stamp as the last sweep left it is compared in one go (without one, every
-indexed page is stat'ed and compared). A long-lived process with a file watcher (the MCP server) sets
-:attr:`SearchIndex.sweep_interval` so the per-page sweep runs only every so often, the watcher
+editors' atomic saves), and stats every indexed page and compares (mtime, size) with the index
+(edits written in place): 32,000 stats, no directory walk and no page-cache decoding, so it stays
+far below the naive scan. The command starts that sweep in a child process at its start
+(:func:`~.walker.sweep_ahead`), so it runs while the program is imported. A long-lived process
+with a file watcher (the MCP server) sets :attr:`SearchIndex.sweep_interval` so the per-page
+sweep runs only every so often, the watcher
 reporting edits through ``wiki.refresh(paths)`` in between. A full walk runs only when nothing is
 known yet.
 """
@@ -63,8 +62,8 @@ from .actor import OPERATOR, Actor
 from .errors import CuratorError, UsageError
 from .page import Page, decode, parse_layer
 from .query import Query, fold, fold_char, index_text, parse_query
-from .store import RACY_NS, ChangeSet, checkpoint, digest, read_and_parse
-from .walker import EXCLUDED_DIRS, PageFile, json_line, stamps_of, take_ahead, utf8_name, walk
+from .store import RACY_NS, ChangeSet, checkpoint, read_and_parse
+from .walker import EXCLUDED_DIRS, SWEEP_SQL, PageFile, json_line, sweep_pending, take_sweep, utf8_name, walk
 
 if TYPE_CHECKING:
     from .wiki import Wiki
@@ -226,7 +225,7 @@ class SearchIndex:
         conn.execute("INSERT INTO search_fts (search_fts) VALUES ('delete-all')")
         for table in ("search_docs", "search_dirs"):
             conn.execute(f"DELETE FROM {table}")
-        conn.execute("DELETE FROM search_meta WHERE key IN ('last_sweep', 'dead', 'built', 'bulk', 'walked')")
+        conn.execute("DELETE FROM search_meta WHERE key IN ('last_sweep', 'dead', 'built', 'bulk')")
 
     # --- keeping fresh -------------------------------------------------------------------
     def refresh(self, *, full: bool = False) -> ChangeSet:
@@ -249,17 +248,15 @@ class SearchIndex:
             else:
                 last = self._meta(self._conn, "last_sweep")
                 sweep = last is None or time.time() - float(last) >= interval
-            # (a walk started ahead is taken first: a refresh of the store would drop it)
-            walked = self._changed_pages() if sweep else None
             candidates, stamps, gone = self._changed_dirs(tracked)
-            if walked is not None:
-                candidates |= walked[0]
+            if sweep:
+                candidates |= self._changed_pages()
             changes = ChangeSet()
             if candidates:
                 changes = self.wiki.refresh(sorted(candidates))
                 self._drop_gone(candidates, changes)
             if stamps or gone or sweep:
-                self._save_dirs(stamps, gone=gone, swept=sweep, walked=walked[1] if walked else None)
+                self._save_dirs(stamps, gone=gone, swept=sweep)
             return changes
 
     def stop_building(self) -> None:
@@ -360,22 +357,25 @@ class SearchIndex:
             candidates.update(p for p in known if p not in seen)
         return candidates, stamps, gone
 
-    def _changed_pages(self) -> tuple[set[str], bytes | None]:
-        """Pages whose (mtime, size) on disk differs from the index's (edits written in place;
-        with a walk, also pages added or removed), and the digest of the walk that found them
-        (None: no walk was started ahead, so every indexed page was stat'ed instead)."""
-        ahead = take_ahead(self.wiki.root)
-        if ahead is None:
-            return self._restat(), None
-        joined, mtimes, sizes = ahead[1]
-        seen = digest(joined.encode("utf-8", "surrogateescape") + mtimes + sizes)
-        if seen.hex() == self._meta(self._conn, "walked"):
-            return set(), seen  # every stamp as the last sweep found it, when the index was in step
-        disk = stamps_of(ahead[1])
-        known = {p: (m, sz) for p, m, sz in self._conn.execute("SELECT path, mtime_ns, size FROM search_docs")}
-        out = {p for p, m, sz in zip(disk.paths, disk.mtimes, disk.sizes, strict=True)
-               if known.pop(p, None) != (m, sz) and utf8_name(p)}
-        return out | known.keys(), seen  # (the indexed pages left are gone from disk)
+    def _changed_pages(self) -> set[str]:
+        """Indexed pages whose (mtime, size) on disk differs, or that are gone: edits written in
+        place (the sweep a one-shot command started ahead, :func:`~.walker.sweep_ahead`, when
+        there is one)."""
+        ahead = take_sweep(self.wiki.root)
+        if ahead is not None:
+            return set(ahead)
+        base = str(self.wiki.root) + os.sep
+        out: set[str] = set()
+        lstat = os.lstat
+        for path, mtime, size in self._conn.execute(SWEEP_SQL):
+            try:
+                st = lstat(base + path)
+            except OSError:
+                out.add(path)
+                continue
+            if st.st_mtime_ns != mtime or st.st_size != size:
+                out.add(path)
+        return out
 
     def _drop_gone(self, candidates: set[str], changes: ChangeSet) -> None:
         """Retire the indexed ``candidates`` gone from disk that the page cache's refresh did not
@@ -396,25 +396,8 @@ class SearchIndex:
                 conn.execute("ROLLBACK")
                 raise
 
-    def _restat(self) -> set[str]:
-        """Indexed pages whose (mtime, size) on disk differs: edits written in place."""
-        base = str(self.wiki.root) + os.sep
-        out: set[str] = set()
-        lstat = os.lstat
-        for path, mtime, size in self._conn.execute("SELECT path, mtime_ns, size FROM search_docs"):
-            try:
-                st = lstat(base + path)
-            except OSError:
-                out.add(path)
-                continue
-            if st.st_mtime_ns != mtime or st.st_size != size:
-                out.add(path)
-        return out
-
     def _save_dirs(self, stamps: dict[str, int], *, gone: Sequence[str] = (), replace: bool = False,
-                   swept: bool = False, walked: bytes | None = None) -> None:
-        """Save the folders' mtimes (and, ``swept``, the sweep's time; ``walked``, the digest of
-        the walk it compared, the index now in step with what it found)."""
+                   swept: bool = False) -> None:
         conn = self._conn
         with self.wiki.store.connection():  # one connection: never interleave with a store transaction
             try:
@@ -431,8 +414,6 @@ class SearchIndex:
                 if swept:
                     conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('last_sweep', ?)",
                                  (repr(time.time()),))
-                if walked is not None:
-                    conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('walked', ?)", (walked.hex(),))
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -508,10 +489,29 @@ class SearchIndex:
         limit = max(1, min(int(limit), MAX_LIMIT))
         if q.is_empty:
             return []
-        if refresh:
+        rows: list[_Row] | None = None
+        if refresh and self._built and sweep_pending(self.wiki.root):
+            # A sweep runs in a child process (a one-shot command's): the query is answered while
+            # it stats the pages, and again only when the refresh that takes it changed the index.
+            generation = self._generation
+            rows = self._matching(q, actor, min_trust, limit)
+            if self.refresh() or self._generation != generation:
+                rows = None
+        elif refresh:
             self.refresh()
         else:
             self.ensure_built()
+        if rows is None:
+            rows = self._matching(q, actor, min_trust, limit)
+        highlight = q.highlighter()
+        hits = [SearchHit(r.path, r.title, r.score, r.layer, r.trust, self._snippet(r.path, highlight))
+                for r in rows]
+        if expand and hits:
+            hits += self._expand(hits, q, actor, min_trust, limit, highlight)
+        return hits
+
+    def _matching(self, q: Query, actor: Actor, min_trust: float | None, limit: int) -> list[_Row]:
+        """The first ``limit`` rows matching ``q`` that ``actor`` may see, best first."""
         rows: list[_Row] = []
         with self.wiki.store.connection():  # one connection: do not read in the middle of a store write
             hidden = {} if actor.is_operator else self._hidden(actor)
@@ -524,12 +524,7 @@ class SearchIndex:
                 rows.append(row)
                 if len(rows) >= limit:
                     break
-        highlight = q.highlighter()
-        hits = [SearchHit(r.path, r.title, r.score, r.layer, r.trust, self._snippet(r.path, highlight))
-                for r in rows]
-        if expand and hits:
-            hits += self._expand(hits, q, actor, min_trust, limit, highlight)
-        return hits
+        return rows
 
     def relevance(self, query: str | Query, refresh: bool = True, actor: Actor = OPERATOR) -> dict[str, float]:
         """Score of every page matching ``query`` (no visibility check: callers filter), scored
