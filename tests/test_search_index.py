@@ -526,6 +526,7 @@ def test_a_sweep_started_ahead_is_the_one_shot_check_and_the_query_runs_meanwhil
         wiki: Wiki, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from curator.engine import walker
 
+    monkeypatch.setattr(walker, "SHARE_MIN", 4)  # (the sweep's second half stat'ed by a helper)
     page = write(root, "wiki/a.md", "guava\n")
     assert paths(wiki.search.search("guava")) == ["wiki/a.md"]  # built
     # nothing changed: the child's answer is taken, the query answered once (while it ran)

@@ -63,7 +63,17 @@ from .errors import CuratorError, UsageError
 from .page import Page, decode, parse_layer
 from .query import Query, fold, fold_char, index_text, parse_query
 from .store import RACY_NS, ChangeSet, checkpoint, read_and_parse
-from .walker import EXCLUDED_DIRS, SWEEP_SQL, PageFile, json_line, sweep_pending, take_sweep, utf8_name, walk
+from .walker import (
+    EXCLUDED_DIRS,
+    SWEEP_SQL,
+    PageFile,
+    changed_stamps,
+    json_line,
+    sweep_pending,
+    take_sweep,
+    utf8_name,
+    walk,
+)
 
 if TYPE_CHECKING:
     from .wiki import Wiki
@@ -362,20 +372,9 @@ class SearchIndex:
         place (the sweep a one-shot command started ahead, :func:`~.walker.sweep_ahead`, when
         there is one)."""
         ahead = take_sweep(self.wiki.root)
-        if ahead is not None:
-            return set(ahead)
-        base = str(self.wiki.root) + os.sep
-        out: set[str] = set()
-        lstat = os.lstat
-        for path, mtime, size in self._conn.execute(SWEEP_SQL):
-            try:
-                st = lstat(base + path)
-            except OSError:
-                out.add(path)
-                continue
-            if st.st_mtime_ns != mtime or st.st_size != size:
-                out.add(path)
-        return out
+        if ahead is None:
+            ahead = changed_stamps(str(self.wiki.root), self._conn.execute(SWEEP_SQL))
+        return set(ahead)
 
     def _drop_gone(self, candidates: set[str], changes: ChangeSet) -> None:
         """Retire the indexed ``candidates`` gone from disk that the page cache's refresh did not
