@@ -372,12 +372,10 @@ def sweep_ahead(root: Path | str) -> bool:
         helper = _forked(lambda: marshal.dumps(changed_stamps(real, rows[half:]))) if half else None
         changed = changed_stamps(real, rows[:half] if helper is not None else rows)
         if helper is not None:
-            pid, fd = helper
-            with os.fdopen(fd, "rb") as pipe:
-                data = pipe.read()
-            if os.waitpid(pid, 0)[1] != 0:
+            more = _collect(helper)
+            if type(more) is not list:
                 raise OSError("the sweep's helper failed")
-            changed += marshal.loads(data)
+            changed += more
         return marshal.dumps(changed)
 
     child = _forked(answer)
@@ -411,17 +409,7 @@ def take_sweep(root: Path | str) -> list[str] | None:
     """The paths the sweep :func:`sweep_ahead` started for ``root`` found changed or gone; None
     when none was started or it failed (the caller sweeps itself). A sweep is taken once."""
     sweep = _SWEEPS.pop(os.path.realpath(root), None)
-    if sweep is None:
-        return None
-    pid, fd = sweep
-    try:
-        with os.fdopen(fd, "rb") as pipe:
-            data = pipe.read()
-        if os.waitpid(pid, 0)[1] != 0:
-            return None
-        changed = marshal.loads(data)
-    except (OSError, ValueError, EOFError, TypeError):
-        return None
+    changed = None if sweep is None else _collect(sweep)
     return changed if type(changed) is list and all(type(p) is str for p in changed) else None
 
 
@@ -452,6 +440,19 @@ def _forked(answer: Callable[[], bytes]) -> tuple[int, int] | None:
     return pid, read
 
 
+def _collect(child: tuple[int, int]) -> Any:
+    """The answer a :func:`_forked` child sent, unmarshalled (None when it failed)."""
+    pid, fd = child
+    try:
+        with os.fdopen(fd, "rb") as pipe:
+            data = pipe.read()
+        if os.waitpid(pid, 0)[1] != 0:
+            return None
+        return marshal.loads(data)
+    except (OSError, ValueError, EOFError, TypeError):
+        return None
+
+
 def cores() -> int:
     """The cores this process may run on (at least 1)."""
     try:
@@ -466,16 +467,10 @@ def take_ahead(root: Path | str) -> tuple[int, StampsKey, list[str]] | None:
     :func:`scan` gives them; None when none was started (or it failed: the caller walks itself).
     A walk is taken once."""
     ahead = _AHEAD.pop(os.path.realpath(root), None)
-    if ahead is None:
-        return None
-    pid, fd = ahead
+    answer = None if ahead is None else _collect(ahead)
     try:
-        with os.fdopen(fd, "rb") as pipe:
-            data = pipe.read()
-        if os.waitpid(pid, 0)[1] != 0:
-            return None
-        start, joined, mtimes, sizes, attachments = marshal.loads(data)
-    except (OSError, ValueError, EOFError, TypeError):
+        start, joined, mtimes, sizes, attachments = answer  # type: ignore[misc]
+    except (ValueError, TypeError):
         return None
     key = (joined, mtimes, sizes)
     return (start, key, attachments) if well_formed(key) else None
