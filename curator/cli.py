@@ -125,10 +125,14 @@ def _run(argv: Sequence[str] | None) -> int:
     if ahead:
         # A command that reads the whole wiki first checks every page's stamp: that walk starts
         # now, in a child process, while this one imports the program (see walker.walk_ahead).
-        # (Not ``search``: the search index checks its pages by its own folder and page stamps.)
         from curator.engine.walker import walk_ahead
 
         ahead = walk_ahead(getattr(args, "wiki", None) or ".")
+    elif argv is None and getattr(args, "sweep_ahead", False):
+        # ``search`` checks every page by the index's own stamps: that sweep starts now, the same way.
+        from curator.engine.walker import sweep_ahead
+
+        ahead = sweep_ahead(getattr(args, "wiki", None) or ".")
     module_name, _, func_name = args.handler.partition(":")
     try:
         handler = getattr(importlib.import_module(module_name), func_name)

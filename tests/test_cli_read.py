@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -78,6 +79,46 @@ def test_index_defaults_to_the_current_folder(corpus: CorpusInfo, capsys: pytest
     monkeypatch.chdir(corpus.root)
     rows = run_json(capsys, "index")
     assert isinstance(rows, list) and len(rows) == len(corpus.pages)
+
+
+def test_index_saves_the_operators_listing_and_never_gives_it_for_other_pages(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    info = generate(tmp_path / "wiki", 30, seed=3)
+    wiki = ["--wiki", str(info.root)]
+    first_json = run_json(capsys, *wiki, "index")
+    _, first_text, _ = run(capsys, *wiki, "index")
+    from curator.engine.wiki import Wiki
+
+    w = Wiki(info.root)
+    try:  # both forms saved under the store's state
+        w.store.count()
+        for name in ("index-json", "index-text"):
+            assert w.store.derived(name) is not None, name
+    finally:
+        w.close()
+    # answered again from the saved listing: the same bytes as computed
+    assert run_json(capsys, *wiki, "index") == first_json
+    assert run(capsys, *wiki, "index")[1] == first_text
+    # an agent gets its own listing, never the operator's saved one
+    policy = info.root / ".scope.toml"
+    policy.write_text('[namespaces."wiki"]\nvisible_to_departments = ["ops"]\n', encoding="utf-8")
+    hidden = [r for r in first_json if isinstance(r, dict) and str(r["path"]).startswith("wiki/")]
+    assert hidden
+    agent = run_json(capsys, *wiki, "--as", "agent:bot-1", "--department", "sales", "index")
+    assert isinstance(agent, list) and not any(str(r["path"]).startswith("wiki/") for r in agent)
+    policy.unlink()
+    # a page changed on disk: a new state, a listing computed again
+    page = info.root / info.pages[0]
+    text = page.read_text(encoding="utf-8")
+    assert text.startswith("---\n") and "\ntitle: " in text
+    page.write_text(re.sub(r"(?m)^title: .*$", "title: A Retitled Page", text, count=1), encoding="utf-8")
+    os.utime(page, ns=(10**18, 10**18))
+    rows = run_json(capsys, *wiki, "index")
+    assert isinstance(rows, list)
+    row = next(r for r in rows if r["path"] == info.pages[0])
+    assert row["title"] == "A Retitled Page" and row["bytes"] == page.stat().st_size
+    _, out, _ = run(capsys, *wiki, "index")
+    assert "A Retitled Page" in out and out != first_text
 
 
 # --- read ----------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -126,3 +127,23 @@ def test_console_script_search(corpus: CorpusInfo) -> None:
                           capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)[0]["path"] == CJK_PATH
+
+
+def test_console_script_search_finds_an_edit_in_place(tmp_path: Path) -> None:
+    # the console script sweeps every page in a child process while it imports (walker.sweep_ahead)
+    info = generate(tmp_path / "wiki", 30, seed=5)
+    argv = [CURATOR, "--wiki", str(info.root), "search"]
+    for _ in range(2):  # built, then answered with the sweep ahead
+        proc = subprocess.run([*argv, "zanzibarite", "--json"], capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0 and json.loads(proc.stdout) == [], proc.stderr
+    page = info.root / info.pages[3]
+    with page.open("a", encoding="utf-8") as f:
+        f.write("\nThe zanzibarite ledger.\n")  # in place: no folder changes
+    os.utime(page, ns=(10**18, 10**18))
+    proc = subprocess.run([*argv, "zanzibarite", "--json"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert [h["path"] for h in json.loads(proc.stdout)] == [info.pages[3]]
+    page.write_text(page.read_text(encoding="utf-8").replace("zanzibarite", "basalt"), encoding="utf-8")
+    os.utime(page, ns=(10**18 + 7, 10**18 + 7))
+    proc = subprocess.run([*argv, "zanzibarite"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.strip() == "0 hits", proc.stdout

@@ -518,3 +518,70 @@ def test_a_page_rewritten_in_its_stamp_after_the_build_is_indexed_again(root: Pa
     assert "wiki/a.md" in second.pages
     assert paths(second.search.search("mangoes", refresh=False)) == ["wiki/a.md"]
     second.close()
+
+
+# --- the one-shot sweep: a walk started ahead ----------------------------------------------------
+
+def test_a_sweep_started_ahead_is_the_one_shot_check_and_the_query_runs_meanwhile(
+        wiki: Wiki, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from curator.engine import walker
+
+    monkeypatch.setattr(walker, "SHARE_MIN", 4)  # (the sweep's second half stat'ed by a helper)
+    page = write(root, "wiki/a.md", "guava\n")
+    assert paths(wiki.search.search("guava")) == ["wiki/a.md"]  # built
+    # nothing changed: the child's answer is taken, the query answered once (while it ran)
+    queries: list[str] = []
+    rows = search_mod.SearchIndex._rows
+    monkeypatch.setattr(search_mod.SearchIndex, "_rows", lambda self, q: queries.append(q.text) or rows(self, q))
+    assert walker.sweep_ahead(root) and walker.sweep_pending(root)
+    assert paths(wiki.search.search("guava")) == ["wiki/a.md"]
+    assert not walker.sweep_pending(root) and queries == ["guava"]
+    # an edit in place (no folder changes), found by the child's sweep: the query answered again
+    page.write_text("lychee now\n", encoding="utf-8")
+    os.utime(page, ns=(10**18, 10**18))
+    assert walker.sweep_ahead(root)
+    monkeypatch.setattr(search_mod, "SWEEP_SQL", "SELECT no_such_column")  # (this process sweeps nothing itself)
+    assert paths(wiki.search.search("lychee")) == ["wiki/a.md"] and queries[1:] == ["lychee", "lychee"]
+    monkeypatch.undo()
+    assert wiki.search.search("guava") == []
+    # gone: found by the child's sweep too
+    page.unlink()
+    assert walker.sweep_ahead(root)
+    assert wiki.search.search("lychee") == []
+
+
+def test_a_failed_sweep_ahead_leaves_the_sweep_to_the_process(tmp_path: Path) -> None:
+    from curator.engine import walker
+
+    root = tmp_path / "w"
+    write(root, "wiki/a.md", "guava\n")
+    first = Wiki(root)
+    assert paths(first.search.search("guava")) == ["wiki/a.md"]  # built
+    first.close()
+    (root / ".curator").rename(tmp_path / "away")
+    assert walker.sweep_ahead(root)  # no database: the child fails
+    pid = walker._SWEEPS[os.path.realpath(root)][0]
+    os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)  # (its end awaited, then the database put back)
+    (tmp_path / "away").rename(root / ".curator")
+    (root / "wiki/a.md").write_text("lychee\n", encoding="utf-8")
+    os.utime(root / "wiki/a.md", ns=(10**18, 10**18))
+    w = Wiki(root)
+    try:
+        assert paths(w.search.search("lychee")) == ["wiki/a.md"]  # swept by this process
+        assert not walker.sweep_pending(root)
+    finally:
+        w.close()
+
+
+def test_a_page_the_bulk_build_indexed_is_forgotten_when_deleted_before_the_cache_saw_it(
+        wiki: Wiki, root: Path) -> None:
+    write(root, "wiki/a.md", "guava\n")
+    write(root, "wiki/b.md", "quince\n")
+    assert paths(wiki.search.search("quince")) == ["wiki/b.md"]  # the bulk build; the page cache is empty
+    (root / "wiki/b.md").unlink()
+    assert wiki.search.search("quince") == []
+    second = Wiki(root)
+    try:
+        assert second.search.search("quince") == []
+    finally:
+        second.close()

@@ -60,7 +60,11 @@ def terminal_safe(text: str) -> str:
 def write_json(data: Any) -> None:
     """One JSON document on stdout (see :func:`~curator.engine.walker.json_document`): the bytes
     as they are, so a long graph document is not decoded and encoded again."""
-    out = json_document_bytes(data)
+    write_json_bytes(json_document_bytes(data))
+
+
+def write_json_bytes(out: bytes) -> None:
+    """Print a JSON document's bytes (:func:`write_json`'s, saved): as they are."""
     buffer = getattr(sys.stdout, "buffer", None)
     if buffer is None:  # a stream without bytes underneath: write the text
         sys.stdout.write(out.decode("utf-8", "surrogateescape"))

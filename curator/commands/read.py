@@ -70,17 +70,66 @@ def _display_width(text: str) -> int:
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
+#: The operator's listing as ``index`` prints it (the JSON document's bytes, or the text), saved in
+#: the page cache under the store's state (:meth:`~curator.engine.store.PageStore.save_derived`, as
+#: lint's answer is): a warm ``index`` of unchanged pages prints it again without building a row.
+SAVED_LISTING = {True: "index-json", False: "index-text"}
+#: Tag of the saved listing's format (a saved one of another format is computed again).
+_LISTING_FORMAT = b"listing-1\0"
+
+
 def run_index(inv: Invocation, args: argparse.Namespace) -> int:
+    import zlib
+
+    from .invocation import write_json_bytes
+
     # The summary columns of the page cache: a warm index decodes no page record.
     wiki, actor = inv.wiki, inv.actor
-    pages = wiki.store.summaries()
-    if not actor.is_operator:  # (the operator sees every page)
-        pages = [s for s in pages if wiki.visible(actor, s[0])]
+    store = wiki.store
+    if not actor.is_operator:  # (the operator sees every page, and its listing is saved)
+        pages = [s for s in store.summaries() if wiki.visible(actor, s[0])]
+        _emit_index(inv, pages)
+        return 0
+    store.count()  # (refreshed once: the state is current; nothing decoded)
+    name, state = SAVED_LISTING[inv.json], store.state
+    saved = _from_saved_listing(store.derived(name))
+    if saved is None:
+        saved = _emit_index(inv, store.summaries())
+        if state is not None:  # (not when another thread's refresh wrote meanwhile)
+            store.save_derived(name, zlib.compress(_LISTING_FORMAT + saved, 6), state=state)
+    elif inv.json:
+        write_json_bytes(saved)
+    else:
+        inv.emit(None, saved.decode("utf-8", "surrogateescape"))
+    return 0
+
+
+def _from_saved_listing(blob: bytes | None) -> bytes | None:
+    """The listing :func:`run_index` saved (None: none, or not of this format)."""
+    import zlib
+
+    if blob is None:
+        return None
+    try:
+        data = zlib.decompress(blob)
+    except zlib.error:
+        return None
+    return data[len(_LISTING_FORMAT):] if data.startswith(_LISTING_FORMAT) else None
+
+
+def _emit_index(inv: Invocation, pages: list[tuple[str, int, str, str, float]]) -> bytes:
+    """Print the listing of ``pages``; return what was printed (the JSON document's bytes, or
+    the text in UTF-8, a name that is not UTF-8 kept as its bytes)."""
+    from curator.engine.walker import json_document_bytes
+
+    from .invocation import write_json_bytes
+
     rows = [{"path": path, "bytes": size, "title": title, "layer": layer, "trust": trust}
             for path, size, title, layer, trust in pages]
     if inv.json:
-        inv.emit(rows)
-        return 0
+        out = json_document_bytes(rows)
+        write_json_bytes(out)
+        return out
     widths = [_display_width(p[0]) for p in pages]
     width = max(widths, default=4)
     # (an unreadable page is listed with size -1; lint says why)
@@ -89,8 +138,9 @@ def run_index(inv: Invocation, args: argparse.Namespace) -> int:
              for (path, size, title, layer, trust), w in zip(pages, widths, strict=True)]
     unreadable = sum(1 for p in pages if p[1] < 0)
     lines.append(f"{len(pages)} pages" + (f", {unreadable} unreadable (see 'curator lint')" if unreadable else ""))
-    inv.emit(rows, "\n".join(lines))
-    return 0
+    text = "\n".join(lines)
+    inv.emit(rows, text)
+    return text.encode("utf-8", "surrogateescape")
 
 
 def run_read(inv: Invocation, args: argparse.Namespace) -> int:

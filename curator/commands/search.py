@@ -26,7 +26,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--expand", action="store_true",
                    help="add the pages linked from and linking to each hit (marked expanded)")
     p.add_argument("--rebuild", action="store_true", help="rebuild the search index first")
-    p.set_defaults(handler="curator.commands.search:run_search")
+    p.set_defaults(handler="curator.commands.search:run_search", sweep_ahead=True)
 
     p = sub.add_parser(
         "context", parents=[parent], help="the wiki text injected into an agent's prompt",

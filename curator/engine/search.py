@@ -36,8 +36,10 @@ Freshness (docs/design.md §7): before answering, :meth:`SearchIndex.search` run
 that may hold pages and lists again those whose mtime moved (creations, deletions, renames,
 editors' atomic saves), and stats every indexed page and compares (mtime, size) with the index
 (edits written in place): 32,000 stats, no directory walk and no page-cache decoding, so it stays
-far below the naive scan. A long-lived process with a file watcher (the MCP server) sets
-:attr:`SearchIndex.sweep_interval` so the per-page sweep runs only every so often, the watcher
+far below the naive scan. The command starts that sweep in a child process at its start
+(:func:`~.walker.sweep_ahead`), so it runs while the program is imported. A long-lived process
+with a file watcher (the MCP server) sets :attr:`SearchIndex.sweep_interval` so the per-page
+sweep runs only every so often, the watcher
 reporting edits through ``wiki.refresh(paths)`` in between. A full walk runs only when nothing is
 known yet.
 """
@@ -61,7 +63,17 @@ from .errors import CuratorError, UsageError
 from .page import Page, decode, parse_layer
 from .query import Query, fold, fold_char, index_text, parse_query
 from .store import RACY_NS, ChangeSet, checkpoint, read_and_parse
-from .walker import EXCLUDED_DIRS, PageFile, json_line, utf8_name, walk
+from .walker import (
+    EXCLUDED_DIRS,
+    SWEEP_SQL,
+    PageFile,
+    changed_stamps,
+    json_line,
+    sweep_pending,
+    take_sweep,
+    utf8_name,
+    walk,
+)
 
 if TYPE_CHECKING:
     from .wiki import Wiki
@@ -249,7 +261,10 @@ class SearchIndex:
             candidates, stamps, gone = self._changed_dirs(tracked)
             if sweep:
                 candidates |= self._changed_pages()
-            changes = self.wiki.refresh(sorted(candidates)) if candidates else ChangeSet()
+            changes = ChangeSet()
+            if candidates:
+                changes = self.wiki.refresh(sorted(candidates))
+                self._drop_gone(candidates, changes)
             if stamps or gone or sweep:
                 self._save_dirs(stamps, gone=gone, swept=sweep)
             return changes
@@ -353,19 +368,32 @@ class SearchIndex:
         return candidates, stamps, gone
 
     def _changed_pages(self) -> set[str]:
-        """Indexed pages whose (mtime, size) on disk differs: edits written in place."""
-        base = str(self.wiki.root) + os.sep
-        out: set[str] = set()
-        lstat = os.lstat
-        for path, mtime, size in self._conn.execute("SELECT path, mtime_ns, size FROM search_docs"):
+        """Indexed pages whose (mtime, size) on disk differs, or that are gone: edits written in
+        place (the sweep a one-shot command started ahead, :func:`~.walker.sweep_ahead`, when
+        there is one)."""
+        ahead = take_sweep(self.wiki.root)
+        if ahead is None:
+            ahead = changed_stamps(str(self.wiki.root), self._conn.execute(SWEEP_SQL))
+        return set(ahead)
+
+    def _drop_gone(self, candidates: set[str], changes: ChangeSet) -> None:
+        """Retire the indexed ``candidates`` gone from disk that the page cache's refresh did not
+        report removed: pages a bulk build indexed from the files before the cache ever saw them
+        (without this they were found by every search after their deletion)."""
+        removed, root = set(changes.removed), self.wiki.root
+        gone = [p for p in sorted(candidates) if p not in removed and not os.path.lexists(root / p)]
+        if not gone:
+            return
+        conn = self._conn
+        with self.wiki.store.connection():
+            conn.execute("BEGIN IMMEDIATE")
             try:
-                st = lstat(base + path)
-            except OSError:
-                out.add(path)
-                continue
-            if st.st_mtime_ns != mtime or st.st_size != size:
-                out.add(path)
-        return out
+                for path in gone:
+                    self._tombstone(conn, path)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
 
     def _save_dirs(self, stamps: dict[str, int], *, gone: Sequence[str] = (), replace: bool = False,
                    swept: bool = False) -> None:
@@ -460,10 +488,29 @@ class SearchIndex:
         limit = max(1, min(int(limit), MAX_LIMIT))
         if q.is_empty:
             return []
-        if refresh:
+        rows: list[_Row] | None = None
+        if refresh and self._built and sweep_pending(self.wiki.root):
+            # A sweep runs in a child process (a one-shot command's): the query is answered while
+            # it stats the pages, and again only when the refresh that takes it changed the index.
+            generation = self._generation
+            rows = self._matching(q, actor, min_trust, limit)
+            if self.refresh() or self._generation != generation:
+                rows = None
+        elif refresh:
             self.refresh()
         else:
             self.ensure_built()
+        if rows is None:
+            rows = self._matching(q, actor, min_trust, limit)
+        highlight = q.highlighter()
+        hits = [SearchHit(r.path, r.title, r.score, r.layer, r.trust, self._snippet(r.path, highlight))
+                for r in rows]
+        if expand and hits:
+            hits += self._expand(hits, q, actor, min_trust, limit, highlight)
+        return hits
+
+    def _matching(self, q: Query, actor: Actor, min_trust: float | None, limit: int) -> list[_Row]:
+        """The first ``limit`` rows matching ``q`` that ``actor`` may see, best first."""
         rows: list[_Row] = []
         with self.wiki.store.connection():  # one connection: do not read in the middle of a store write
             hidden = {} if actor.is_operator else self._hidden(actor)
@@ -476,12 +523,7 @@ class SearchIndex:
                 rows.append(row)
                 if len(rows) >= limit:
                     break
-        highlight = q.highlighter()
-        hits = [SearchHit(r.path, r.title, r.score, r.layer, r.trust, self._snippet(r.path, highlight))
-                for r in rows]
-        if expand and hits:
-            hits += self._expand(hits, q, actor, min_trust, limit, highlight)
-        return hits
+        return rows
 
     def relevance(self, query: str | Query, refresh: bool = True, actor: Actor = OPERATOR) -> dict[str, float]:
         """Score of every page matching ``query`` (no visibility check: callers filter), scored

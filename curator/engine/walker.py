@@ -9,7 +9,7 @@ import re
 import sys
 import time
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import suppress
 from operator import attrgetter
 from pathlib import Path
@@ -343,6 +343,76 @@ def walk_ahead(root: Path | str) -> bool:
     return True
 
 
+#: The search index's stamps of every page it holds (``curator.engine.search``), as a sweep reads them.
+SWEEP_SQL = "SELECT path, mtime_ns, size FROM search_docs"
+#: Sweeps started ahead (:func:`sweep_ahead`), by the real path of their root: (child pid, pipe).
+_SWEEPS: dict[str, tuple[int, int]] = {}
+
+
+def sweep_ahead(root: Path | str) -> bool:
+    """Start, in a child process, the search index's sweep of ``root`` (every page it holds
+    stat'ed and compared by (mtime, size), see ``SearchIndex.refresh``), for :func:`take_sweep`
+    to collect: what a one-shot ``search`` checks before it answers, run while it imports the
+    program, as :func:`walk_ahead` runs a walk. The child reads the index's stamps from the
+    wiki's database (``.curator/cache.sqlite``, read-only); it fails (the sweep is then made in
+    the process) when there is none. False when no sweep was started."""
+    real = os.path.realpath(os.path.expanduser(root))
+    if not CAN_WALK_AHEAD or real in _SWEEPS:
+        return False
+
+    def answer() -> bytes:
+        import sqlite3
+
+        database = Path(real, ".curator", "cache.sqlite")
+        conn = sqlite3.connect(f"{database.as_uri()}?mode=ro", uri=True)
+        rows = conn.execute(SWEEP_SQL).fetchall()
+        conn.close()
+        # a big wiki's second half is stat'ed by a helper meanwhile (as a walk ahead shares a big folder's)
+        half = len(rows) // 2 if cores() > 1 and len(rows) >= SHARE_MIN else 0
+        helper = _forked(lambda: marshal.dumps(changed_stamps(real, rows[half:]))) if half else None
+        changed = changed_stamps(real, rows[:half] if helper is not None else rows)
+        if helper is not None:
+            more = _collect(helper)
+            if type(more) is not list:
+                raise OSError("the sweep's helper failed")
+            changed += more
+        return marshal.dumps(changed)
+
+    child = _forked(answer)
+    if child is None:
+        return False
+    _SWEEPS[real] = child
+    return True
+
+
+def changed_stamps(root: str, rows: Iterable[tuple[str, int, int]]) -> list[str]:
+    """The paths among ``rows`` (path, mtime_ns, size) whose stamp below ``root`` differs, or gone."""
+    base, lstat = root + os.sep, os.lstat
+    changed: list[str] = []
+    for path, mtime, size in rows:
+        try:
+            st = lstat(base + path)
+        except OSError:
+            changed.append(path)
+            continue
+        if st.st_mtime_ns != mtime or st.st_size != size:
+            changed.append(path)
+    return changed
+
+
+def sweep_pending(root: Path | str) -> bool:
+    """Whether a sweep :func:`sweep_ahead` started for ``root`` waits to be taken."""
+    return bool(_SWEEPS) and os.path.realpath(root) in _SWEEPS
+
+
+def take_sweep(root: Path | str) -> list[str] | None:
+    """The paths the sweep :func:`sweep_ahead` started for ``root`` found changed or gone; None
+    when none was started or it failed (the caller sweeps itself). A sweep is taken once."""
+    sweep = _SWEEPS.pop(os.path.realpath(root), None)
+    changed = None if sweep is None else _collect(sweep)
+    return changed if type(changed) is list and all(type(p) is str for p in changed) else None
+
+
 def _forked(answer: Callable[[], bytes]) -> tuple[int, int] | None:
     """(pid, pipe) of a forked child that sends ``answer()`` down the pipe and exits (status 1
     when it raised), leaving without any of the parent's cleanup; None when it cannot start."""
@@ -370,6 +440,19 @@ def _forked(answer: Callable[[], bytes]) -> tuple[int, int] | None:
     return pid, read
 
 
+def _collect(child: tuple[int, int]) -> Any:
+    """The answer a :func:`_forked` child sent, unmarshalled (None when it failed)."""
+    pid, fd = child
+    try:
+        with os.fdopen(fd, "rb") as pipe:
+            data = pipe.read()
+        if os.waitpid(pid, 0)[1] != 0:
+            return None
+        return marshal.loads(data)
+    except (OSError, ValueError, EOFError, TypeError):
+        return None
+
+
 def cores() -> int:
     """The cores this process may run on (at least 1)."""
     try:
@@ -384,16 +467,10 @@ def take_ahead(root: Path | str) -> tuple[int, StampsKey, list[str]] | None:
     :func:`scan` gives them; None when none was started (or it failed: the caller walks itself).
     A walk is taken once."""
     ahead = _AHEAD.pop(os.path.realpath(root), None)
-    if ahead is None:
-        return None
-    pid, fd = ahead
+    answer = None if ahead is None else _collect(ahead)
     try:
-        with os.fdopen(fd, "rb") as pipe:
-            data = pipe.read()
-        if os.waitpid(pid, 0)[1] != 0:
-            return None
-        start, joined, mtimes, sizes, attachments = marshal.loads(data)
-    except (OSError, ValueError, EOFError, TypeError):
+        start, joined, mtimes, sizes, attachments = answer  # type: ignore[misc]
+    except (ValueError, TypeError):
         return None
     key = (joined, mtimes, sizes)
     return (start, key, attachments) if well_formed(key) else None
@@ -407,9 +484,9 @@ def well_formed(key: StampsKey) -> bool:
 
 
 def drop_ahead() -> None:
-    """Forget every walk started ahead and not taken (the child, its answer unread, ends)."""
-    while _AHEAD:
-        _real, (pid, fd) = _AHEAD.popitem()
+    """Forget every walk and sweep started ahead and not taken (the child, its answer unread, ends)."""
+    while _AHEAD or _SWEEPS:
+        _real, (pid, fd) = (_AHEAD or _SWEEPS).popitem()
         with suppress(OSError):
             os.close(fd)  # (the child's write fails: it leaves)
         with suppress(OSError):
