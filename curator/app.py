@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from PySide6.QtWidgets import QApplication
+
     from curator.views.main_window import MainWindow
     from curator.views.settings import Settings
 
@@ -77,6 +79,7 @@ def run(target: str | None, screenshot: str | None = None, view: str = "main",
     icon = resources_dir() / "icons" / "curator.svg"
     if icon.exists():
         app.setWindowIcon(QIcon(str(icon)))
+    _close_on_signals(app)
     settings = Settings()
     if theme:
         settings.theme = theme
@@ -88,6 +91,33 @@ def run(target: str | None, screenshot: str | None = None, view: str = "main",
         return app.exec()
     finally:
         shutdown(app)
+
+
+def _close_on_signals(app: QApplication) -> None:
+    """Ctrl-C in the terminal (SIGINT) or a SIGTERM closes the station as closing its windows
+    does (unsaved edits asked about, the wikis closed in order); a second one quits at once.
+
+    Python runs its signal handlers only between bytecodes of the main thread, which sits in
+    Qt's event loop: a timer gives it that turn. Without this, Ctrl-C raised KeyboardInterrupt
+    inside whichever slot ran next (a traceback on the terminal) and the station went on."""
+    import signal
+
+    from PySide6.QtCore import QTimer
+
+    asked = {"close": False}
+
+    def on_signal(_signum: int, _frame: object) -> None:
+        if asked["close"]:
+            app.quit()  # (shutdown() still runs: see run())
+            return
+        asked["close"] = True
+        QTimer.singleShot(0, app.closeAllWindows)
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, on_signal)
+    tick = QTimer(app)
+    tick.timeout.connect(lambda: None)
+    tick.start(200)
 
 
 def shutdown(app: object) -> None:
