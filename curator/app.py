@@ -44,6 +44,16 @@ def choose_target(target: str | None, settings: Settings) -> Path:
 
 
 def open_workspace_window(folder: Path, settings: Settings, watch: bool = True) -> MainWindow:
+    from curator.engine.store import gc_paused
+
+    with gc_paused():  # (see _run)
+        window = _workspace_window(folder, settings, watch)
+    window.start()
+    return window
+
+
+def _workspace_window(folder: Path, settings: Settings, watch: bool) -> MainWindow:
+    """The window of ``folder``'s workspace, shown, its load not started (:meth:`MainWindow.start`)."""
     from curator.views.main_window import MainWindow
     from curator.views.registry import install_views
     from curator.views.workspace import Workspace
@@ -56,15 +66,65 @@ def open_workspace_window(folder: Path, settings: Settings, watch: bool = True) 
     _windows.append(window)
     window.destroyed.connect(lambda *_: _windows.remove(window) if window in _windows else None)
     window.show()
-    window.start()
     return window
+
+
+def _walk_ahead(target: str | None) -> bool:
+    """Start the walk of the named wiki's files (every page's stamp, the first thing its load
+    needs) in a forked child now, while this process imports Qt and the views and builds the
+    window (~0.2-0.5 s of stats at 32,000 pages, on the other core; see walker.walk_ahead).
+
+    Only while this process is small: one thread and no Qt application yet (a station started by
+    the console script, not one made inside a test or another program). Not for a home: its
+    wikis are walked one by one, each by its own store. Returns whether a walk was started."""
+    import threading
+
+    if not target or threading.active_count() > 1 or "PySide6.QtCore" in sys.modules:
+        return False
+    from curator.engine.home import is_home
+    from curator.engine.walker import walk_ahead
+
+    path = Path(target).expanduser()
+    if not path.is_dir() or is_home(path):
+        return False
+    return walk_ahead(path)
 
 
 def run(target: str | None, screenshot: str | None = None, view: str = "main",
         theme: str | None = None) -> int:
+    ahead = _walk_ahead(target)
+    try:
+        return _run(target, screenshot, view, theme)
+    finally:
+        if ahead:
+            from curator.engine.walker import drop_ahead
+
+            drop_ahead()  # (a walk the load did not take: the wiki failed to open first)
+
+
+def _run(target: str | None, screenshot: str | None, view: str, theme: str | None) -> int:
     os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
     if screenshot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from curator.engine.store import gc_paused
+
+    # Up to the window on screen the station only imports and builds (~10^5 objects: modules,
+    # classes, widgets, none of them garbage), and the cyclic collector went over them again and
+    # again (~0.1 s of a warm open). The pause ends, its survivors frozen, before the load starts:
+    # the load pauses the collector itself, and a pause ending during it would resume it there.
+    with gc_paused():
+        app, window = _start_up(target, screenshot, theme)
+    window.start()
+    try:
+        if screenshot:
+            return _screenshot(app, window, Path(screenshot), view)
+        return app.exec()
+    finally:
+        shutdown(app)
+
+
+def _start_up(target: str | None, screenshot: str | None, theme: str | None) -> tuple[QApplication, MainWindow]:
+    """The application and the window of the chosen folder, shown (its load not started)."""
     from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication
 
@@ -84,13 +144,7 @@ def run(target: str | None, screenshot: str | None = None, view: str = "main",
     if theme:
         settings.theme = theme
     folder = choose_target(target, settings)
-    window = open_workspace_window(folder, settings, watch=not screenshot)
-    try:
-        if screenshot:
-            return _screenshot(app, window, Path(screenshot), view)
-        return app.exec()
-    finally:
-        shutdown(app)
+    return app, _workspace_window(folder, settings, watch=not screenshot)
 
 
 def _close_on_signals(app: QApplication) -> None:
