@@ -56,8 +56,9 @@ ATTACHMENT_COLOR = "#d97706"
 COMMUNITY_COLOR = "#5b7fa6"
 #: Pages considered for a permanent label (the best connected in view); hover shows any title.
 LABEL_LIMIT = 60
-#: Label candidates placed per event-loop turn (see GraphView._draw_labels).
-LABEL_SLICE = 12
+#: Label candidates placed per event-loop turn (see GraphView._draw_labels): 12 a turn were
+#: 10-17 ms of the GUI thread's Python and Qt calls, 35-50 ms under load.
+LABEL_SLICE = 6
 #: The labels' vertical anchor (pyqtgraph's, in text heights): the text sits above its node.
 LABEL_ANCHOR_Y = -0.4
 #: Above this many pages the global graph starts with orphans hidden (the count is shown): tens
@@ -79,9 +80,15 @@ MODES = ("Global", "Local", "Communities")
 
 
 def _pg() -> Any:
-    """pyqtgraph, imported on first use (half a second: the station opens without it)."""
+    """pyqtgraph, imported on first use (half a second: the station opens without it), with the
+    view's drawing layer (see :mod:`.graph_edges`): the view imports it here, off the GUI thread
+    (compiled from source, with PySide's import hook reading its source, it was 20-50 ms of the
+    GUI thread when the plot was first made)."""
+    import importlib
+
     import pyqtgraph
 
+    importlib.import_module(".graph_edges", __package__)
     return pyqtgraph
 
 
@@ -113,6 +120,8 @@ class GraphData:
     segments: np.ndarray | None = None
     namespace_choices: list[str] | None = None
     unresolved: np.ndarray | None = None
+    #: each node's position in ``ids``, by id (made with the graph: see :func:`node_index`)
+    index: dict[str, int] | None = None
 
 
 def finish(data: GraphData) -> GraphData:
@@ -123,7 +132,17 @@ def finish(data: GraphData) -> GraphData:
         else np.zeros((0, 4))
     data.namespace_choices = sorted({n for n in data.namespaces if n})
     data.unresolved = ~data.resolved & (_layer_array(data) == "unresolved")
+    data.index = {node: i for i, node in enumerate(data.ids)}
     return data
+
+
+def node_index(d: GraphData, node_id: str) -> int | None:
+    """Where the node ``node_id`` is in ``d.ids`` (None: not in the graph), from the table made
+    with the graph: ``list.index`` over 50,000 ids was 6-18 ms of the GUI thread per redraw (the
+    highlight looks up the open page each time)."""
+    if d.index is None:  # (a graph made elsewhere: the builders give it)
+        d.index = {node: i for i, node in enumerate(d.ids)}
+    return d.index.get(node_id)
 
 
 def _short(text: str, chars: int = LABEL_CHARS) -> str:
@@ -499,18 +518,15 @@ class GraphView(WikiView):
         if self._plot is not None:
             return self._plot
         pg = _pg()
-        # (no context menus: made at construction, the view box's menu alone was ~40 ms of
-        # widgets on the GUI thread)
-        plot = self._plot = pg.PlotWidget(background=self.palette().base().color(), enableMenu=False)
-        plot.hideAxis("left")
-        plot.hideAxis("bottom")
+        from .graph_edges import EdgeLayer, GraphPlot
+
+        # (a view box alone, without a PlotItem's axes and forms, nor context menus: see GraphPlot)
+        plot = self._plot = GraphPlot(self.palette().base().color())
         plot.setAspectLocked(True)
         # Edges are line segments in an opaque grey, the colour a translucent one took over the
         # background (an opaque pen is an order of magnitude faster to rasterise), stroked into
         # an image by a worker thread and only blitted on the GUI thread (see graph_edges): a
         # PlotCurveItem stroked them all in every paint, 70-110 ms at 32,000 pages.
-        from .graph_edges import EdgeLayer
-
         self.edges_item = EdgeLayer(_edge_colour(self.palette().base().color()))
         plot.addItem(self.edges_item)
         # The nodes are drawn into the edge layer's image too, over the edges (see graph_edges).
@@ -705,7 +721,9 @@ class GraphView(WikiView):
         if not self.orphans.isChecked():
             mask &= d.degree > 0
         if d.center is not None:
-            mask[d.ids.index(d.center)] = True
+            c = node_index(d, d.center)
+            if c is not None:
+                mask[c] = True
         return mask
 
     def _redraw(self, *_args: object) -> None:
@@ -725,10 +743,10 @@ class GraphView(WikiView):
         else:
             sizes = 6 + 3 * np.sqrt(np.minimum(d.degree[shown], 100))
         sizes = np.rint(np.where(d.resolved[shown], sizes, 6))
-        if d.center is not None:
-            c = int(remap[d.ids.index(d.center)])
-            if c >= 0:
-                sizes[c] = max(sizes[c], 20)
+        center = node_index(d, d.center) if d.center is not None else None
+        if center is not None and remap[center] >= 0:
+            c = int(remap[center])
+            sizes[c] = max(sizes[c], 20)
         kinds = self._kinds(d)[shown]
         self._draw_generation += 1
         chunks = []
@@ -743,14 +761,17 @@ class GraphView(WikiView):
         every = d.segments if d.segments is not None else finish(d).segments
         assert every is not None
         keep = mask[d.edges[:, 0]] & mask[d.edges[:, 1]] if len(d.edges) else np.zeros(0, dtype=bool)
-        # (the kinds in NODE_Z's order: bottom up; the kept edges picked by the drawing worker)
-        self.edges_item.set_segments(every, nodes, keep)
+        # (the kinds in NODE_Z's order: bottom up; the kept edges picked by the drawing worker;
+        # a kept edge joins two shown nodes, so the nodes' extent is the whole picture's)
+        shown_pos = d.pos[shown]
+        extent = (*shown_pos.min(axis=0), *shown_pos.max(axis=0)) if len(shown) else None
+        self.edges_item.set_segments(every, nodes, keep, extent=extent)
         if self.label_item.toPlainText() and not self._hover_shown():
             self.label_item.setText("")  # never a label whose node is gone
         self._clear_labels()  # placed again once the nodes are drawn (see _draw_chunks)
         self._update_highlight()
         pages = int(d.resolved[shown].sum())
-        where = f" around {d.labels[d.ids.index(d.center)]}" if d.center else ""
+        where = f" around {d.labels[center]}" if d.center and center is not None else ""
         if d.community:
             where = f" in the community of {d.community}"
         text = f"{plural(pages, 'page')}, {len(shown) - pages:,} not yet written{where}"
@@ -765,7 +786,10 @@ class GraphView(WikiView):
         if ghosts:
             text += f"; {ghosts:,} not yet written hidden (tick Unresolved to show them)"
         self.info.setText(text)
-        self._draw_chunks(self._draw_generation, chunks, first=True)
+        # the nodes from the next event-loop turn on (the first chunk's ~10 ms of pyqtgraph
+        # added to this turn's ~10 ms of its own made one 40-70 ms stall under load)
+        generation = self._draw_generation
+        QTimer.singleShot(0, self, lambda: self._draw_chunks(generation, chunks, first=True))
 
     def _node_item(self, kind: str, n: int) -> Any:
         """The ``n``-th scatter item of a kind of node (made on first use)."""
@@ -930,10 +954,9 @@ class GraphView(WikiView):
         pages = inside[d.resolved[inside]]
         weight = d.degree if d.members is None else np.array([len(m) for m in d.members])  # communities: size
         ranked = [int(i) for i in pages[np.argsort(-weight[pages], kind="stable")][:LABEL_LIMIT]]
-        if d.center is not None:
-            c = d.ids.index(d.center)
-            if c in shown:
-                ranked = [c, *[i for i in ranked if i != c]]
+        c = node_index(d, d.center) if d.center is not None else None
+        if c is not None and c in shown:
+            ranked = [c, *[i for i in ranked if i != c]]
         return ranked
 
     def _clear_labels(self) -> None:
@@ -960,11 +983,8 @@ class GraphView(WikiView):
         current = self.host.current
         spots: list[Any] = []
         if d is not None and current is not None and current[0] == self.wiki_index:
-            try:
-                i = d.ids.index(current[1])
-            except ValueError:
-                i = -1
-            if i >= 0 and np.isin(i, self._shown_index):
+            i = node_index(d, current[1])
+            if i is not None and np.isin(i, self._shown_index):
                 spots = [d.pos[i]]
         self.highlight_item.setData(pos=np.array(spots, dtype=float).reshape(-1, 2))
 
@@ -1025,7 +1045,8 @@ class GraphView(WikiView):
     def node_screen_pos(self, node_id: str) -> Any:
         """Where a node is drawn, in view coordinates (for tests)."""
         assert self.data is not None
-        i = self.data.ids.index(node_id)
+        i = node_index(self.data, node_id)
+        assert i is not None, node_id
         scene = self.plot.plotItem.vb.mapViewToScene(_pg().Point(*self.data.pos[i]))
         return self.plot.mapFromScene(scene)
 
