@@ -14,6 +14,8 @@ Without ``CURATOR_STALL_WIKI`` a 32,000-page real-shaped corpus is generated fir
 
 from __future__ import annotations
 
+import functools
+import itertools
 import os
 import statistics
 import sys
@@ -109,7 +111,7 @@ def _time_calls() -> None:
 
 def _report(name: str, ticks: list[float], dog: Watchdog) -> float:
     worst = 0.0
-    for before, after in zip(ticks, ticks[1:], strict=False):
+    for before, after in itertools.pairwise(ticks):
         gap = (after - before) * 1000
         worst = max(worst, gap)
         if gap < REPORT_MS:
@@ -186,11 +188,11 @@ def test_graph_view_stalls(qtbot, tmp_path: Path) -> None:  # type: ignore[no-un
         assert isinstance(graph, GraphView)
         results.setdefault("graph view load", []).append(
             probe(f"graph view load ({graph.mode.currentText()})", graph.content_ready,
-                  lambda: win.show_view("graph")))
+                  functools.partial(win.show_view, "graph")))
         assert graph.data is not None
         if graph.mode.currentIndex() != 0:
             results.setdefault("Global", []).append(
-                probe("Global", graph.content_ready, lambda: graph.mode.setCurrentIndex(0)))
+                probe("Global", graph.content_ready, functools.partial(graph.mode.setCurrentIndex, 0)))
         win.close()
     dog.stop()
     load = Path("/proc/loadavg").read_text().split()[:3]
