@@ -598,14 +598,21 @@ class GraphView(WikiView):
 
     def showEvent(self, event: Any) -> None:
         super().showEvent(event)
-        self._maybe_reload()
-        if self._plot is None and not self._plot_asked:
-            # pyqtgraph imported off the GUI thread, then the plot made while the graph is still
-            # being computed, not in the turn that draws it
-            from .tasks import run_task
+        if self._plot is None:
+            # pyqtgraph imported off the GUI thread, then the plot made, then the graph computed
+            # (the builder waits for that import anyway): made while the builder ran, the plot's
+            # Qt calls each waited for the interpreter lock it held (50-170 ms under load)
+            if not self._plot_asked:
+                from .tasks import run_task
 
-            self._plot_asked = True
-            run_task(_pg, lambda _module: self._ensure_plot(), owner=self)
+                self._plot_asked = True
+                run_task(_pg, lambda _module: self._plot_made(), lambda _exc: self._maybe_reload(), owner=self)
+            return
+        self._maybe_reload()
+
+    def _plot_made(self) -> None:
+        self._ensure_plot()
+        self._maybe_reload()
 
     def _depth_changed(self, value: int) -> None:
         self.depth_label.setText(f"Depth {value}")
