@@ -159,3 +159,25 @@ def test_the_edge_layer_extent_is_what_measuring_its_parts_gives(qtbot, window: 
     # (and the layer alone, without the hint, measures the same)
     layer.set_segments(layer._segments, [(s, c, p, z) for s, c, p, z in layer._nodes], layer._keep)
     assert layer.boundingRect() == measured
+
+
+def test_a_turn_of_label_placement_stops_at_its_time_budget(qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no time to spare, each event-loop turn places one candidate only; the placement
+    then ends with the very labels an unhurried one places."""
+    from curator.views import graph_view
+
+    from .test_gui_graph import _hub_wiki
+
+    win = _open_graph(qtbot, tmp_path, _hub_wiki(80, 5))
+    try:
+        view = graph_of(win)
+        qtbot.waitUntil(lambda: len(view.label_nodes()) > 2 and not view.placing_labels(), timeout=10_000)
+        unhurried = view.label_nodes()
+        monkeypatch.setattr(graph_view, "LABEL_TURN_SECONDS", 0.0, raising=False)
+        view._draw_labels()
+        assert len(view.label_nodes()) <= 1  # this turn: the first candidate only
+        qtbot.waitUntil(lambda: not view.placing_labels(), timeout=10_000)
+        assert view.label_nodes() == unhurried
+    finally:
+        win.close()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 import weakref
 from dataclasses import dataclass, field
 from itertools import chain
@@ -56,9 +57,13 @@ ATTACHMENT_COLOR = "#d97706"
 COMMUNITY_COLOR = "#5b7fa6"
 #: Pages considered for a permanent label (the best connected in view); hover shows any title.
 LABEL_LIMIT = 60
-#: Label candidates placed per event-loop turn (see GraphView._draw_labels): 12 a turn were
-#: 10-17 ms of the GUI thread's Python and Qt calls, 35-50 ms under load.
+#: Label candidates placed per event-loop turn at most (see GraphView._draw_labels): 12 a turn
+#: were 10-17 ms of the GUI thread's Python and Qt calls, 35-50 ms under load.
 LABEL_SLICE = 6
+#: A turn places no more candidates once it has taken this long (seconds; the first always):
+#: making a label's text item is 2-4 ms, so the first placement in a new window, which makes
+#: them all, took 20-25 ms a turn of 6, two to three times that under load.
+LABEL_TURN_SECONDS = 0.004
 #: The labels' vertical anchor (pyqtgraph's, in text heights): the text sits above its node.
 LABEL_ANCHOR_Y = -0.4
 #: Above this many pages the global graph starts with orphans hidden (the count is shown): tens
@@ -67,8 +72,9 @@ ORPHAN_HIDE_ABOVE = 3000
 LABEL_CHARS = 28
 #: How strongly the edges' grey shows over the background (they are drawn opaque, pre-blended).
 EDGE_ALPHA = 90
-#: Nodes handed to pyqtgraph per event-loop turn (see GraphView._draw_chunks).
-DRAW_CHUNK = 2000
+#: Nodes handed to pyqtgraph per event-loop turn (see GraphView._draw_chunks): 2,000 were ~9 ms
+#: of the GUI thread a turn (20-30 ms under load); the items hold them never paint (HitTargets).
+DRAW_CHUNK = 1000
 #: Drawing order of the kinds of node, bottom up: ghosts under pages, identity pages on top.
 NODE_Z = {"unresolved": 1, "attachment": 2, "deep": 3, "context": 4, "core": 5, "identity": 6, "community": 7}
 #: Above this many pages the graph view opens on its overview by community (one node per
@@ -354,8 +360,6 @@ def _build_graph_data(wiki: Wiki, engine: LayoutEngine, center: str | None, dept
 def _graph_data_laid_out(wiki: Wiki, engine: LayoutEngine, elsewhere: LayoutProcess | None, center: str | None,
                          depth: int, full: bool, attachments: bool, members: list[str] | None,
                          numbering: Numbering | None = None) -> GraphData:
-    import time
-
     from curator.engine.graph import graph_for
     from curator.engine.layout import LayoutEngine
 
@@ -882,8 +886,9 @@ class GraphView(WikiView):
         stay in the plot once made (adding or removing one costs pyqtgraph a few milliseconds of
         view bookkeeping, 60 of them a relabel); a label not placed is hidden, and a node labelled
         before keeps its item (only moved). The candidates are placed LABEL_SLICE per event-loop
-        turn (all 60 in one turn were 30-120 ms of GUI thread at 32,000 pages, sharing the
-        interpreter lock with the edges' rendering); a newer placement takes over from one under
+        turn at most, and no more once a turn has taken LABEL_TURN_SECONDS (all 60 in one turn
+        were 30-120 ms of GUI thread at 32,000 pages, sharing the interpreter lock with the edges'
+        rendering); a newer placement takes over from one under
         way, with the labels that one had not dealt with yet.
         """
         self._label_generation += 1
@@ -896,9 +901,10 @@ class GraphView(WikiView):
         self._place_labels(self._label_generation, ranked, [])
 
     def _place_labels(self, generation: int, ranked: list[int], placed: list[Any]) -> None:
-        """Place the next LABEL_SLICE candidates of ``ranked`` (see :meth:`_draw_labels`; ``placed``:
-        the scene rectangles of the labels placed so far), then the rest in a later turn; at the
-        end, hide the labels of the placement before that were not placed again."""
+        """Place the next candidates of ``ranked`` (LABEL_SLICE at most, fewer once this turn has
+        taken LABEL_TURN_SECONDS; see :meth:`_draw_labels`; ``placed``: the scene rectangles of
+        the labels placed so far), then the rest in a later turn; at the end, hide the labels of
+        the placement before that were not placed again."""
         if generation != self._label_generation:
             return  # a newer placement took over
         d = self.data
@@ -907,7 +913,11 @@ class GraphView(WikiView):
             color = self.palette().text().color()
             vb = self.plot.plotItem.vb
             bounds = vb.sceneBoundingRect()
+            began, count = time.perf_counter(), 0
             for i in ranked[:LABEL_SLICE]:
+                if count and time.perf_counter() - began >= LABEL_TURN_SECONDS:
+                    break
+                count += 1
                 text = d.labels[i] if d.members is not None else _short(d.labels[i])  # (a community's is short)
                 item = before.pop(i, None)
                 if item is None:
@@ -932,7 +942,7 @@ class GraphView(WikiView):
                 placed.append(rect)
                 self._labels.append(item)
                 self._label_nodes.append(int(i))
-            rest = ranked[LABEL_SLICE:]
+            rest = ranked[count:]
             if rest:
                 QTimer.singleShot(0, self, lambda: self._place_labels(generation, rest, placed))
                 return
