@@ -135,11 +135,8 @@ def test_graph_view_stalls(qtbot, tmp_path: Path) -> None:  # type: ignore[no-un
     from PySide6.QtCore import QTimer
 
     from curator.views.graph_view import GraphView
-    from curator.views.main_window import MainWindow
-    from curator.views.registry import install_views
     from curator.views.wiki_view import WikiView
-    from curator.views.workspace import Workspace
-    from tests.gui_helpers import temp_settings
+    from tests.gui_helpers import loaded_window
 
     given = os.environ.get("CURATOR_STALL_WIKI")
     root = Path(given) if given else generate(tmp_path / "wiki", 32000, seed=0, profile="real-shaped",
@@ -166,19 +163,9 @@ def test_graph_view_stalls(qtbot, tmp_path: Path) -> None:  # type: ignore[no-un
 
     results: dict[str, list[float]] = {}
     if not given:  # a first open makes .curator/
-        win = MainWindow(Workspace(root, watch=False), temp_settings(tmp_path))
-        qtbot.addWidget(win)
-        with qtbot.waitSignal(win.ready, timeout=300_000):
-            win.start()
-        win.close()
+        loaded_window(qtbot, root, tmp_path, watch=False, timeout=300_000).close()
     for _ in range(RUNS):
-        win = MainWindow(Workspace(root, watch=False), temp_settings(tmp_path))
-        install_views(win)
-        qtbot.addWidget(win)
-        win.resize(1400, 900)
-        win.show()
-        with qtbot.waitSignal(win.ready, timeout=300_000):
-            win.start()
+        win = loaded_window(qtbot, root, tmp_path, watch=False, station=True, timeout=300_000)
         health = win.view("health")
         assert isinstance(health, WikiView)
         if not health.is_content_ready():
