@@ -39,13 +39,22 @@ def temp_settings(tmp_path: Path):  # type: ignore[no-untyped-def]
     return Settings(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
 
 
-def loaded_window(qtbot, root: Path, tmp_path: Path, *, watch: bool = True):  # type: ignore[no-untyped-def]
-    """A station window on ``root`` with its settings under ``tmp_path``, loaded (``ready``)."""
+def loaded_window(qtbot, root: Path, tmp_path: Path, *, watch: bool = True,  # type: ignore[no-untyped-def]
+                  station: bool = False, timeout: int = 15_000):
+    """A station window on ``root`` with its settings under ``tmp_path``, loaded (``ready``);
+    with ``station``, every view installed and the window shown at 1400x900 first, as the
+    station's benchmarks open it."""
     from curator.views.main_window import MainWindow
     from curator.views.workspace import Workspace
 
     win = MainWindow(Workspace(root, watch=watch), temp_settings(tmp_path))
     qtbot.addWidget(win)
-    with qtbot.waitSignal(win.ready, timeout=15_000):
+    if station:
+        from curator.views.registry import install_views
+
+        install_views(win)
+        win.resize(1400, 900)
+        win.show()
+    with qtbot.waitSignal(win.ready, timeout=timeout):
         win.start()
     return win

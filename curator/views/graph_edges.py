@@ -21,6 +21,7 @@ Imported with pyqtgraph (see ``graph_view._pg``), never while the station opens.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -30,6 +31,7 @@ import shiboken6
 from pyqtgraph.graphicsItems.ScatterPlotItem import Symbols
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt, QThreadPool, QTimer
 from PySide6.QtGui import QBrush, QColor, QImage, QPainter, QPen, QTransform
+from PySide6.QtWidgets import QGraphicsItem
 
 from .tasks import run_task
 
@@ -78,18 +80,35 @@ def _same(a: _Key | None, b: _Key | None) -> bool:
 
 #: Segments per ``drawLines`` call. The call holds the interpreter lock while it rasterises
 #: (~0.7 us a segment: 150,000 edges in one call kept the GUI thread waiting 100-200 ms while a
-#: worker drew them); between calls the lock goes to whichever thread waits for it.
-STROKE_CHUNK = 4096
+#: worker drew them); between calls a worker hands the lock over (see :func:`_yield_lock`).
+STROKE_CHUNK = 1024
+#: Nodes a worker draws between two hand-overs of the interpreter lock (~1.5 us a node).
+NODE_CHUNK = 512
 
 
-def stroke(painter: QPainter, segments: np.ndarray, keep: np.ndarray | None = None) -> None:
+def _yield_lock() -> None:
+    """Let a thread waiting for the interpreter lock (the GUI thread, above all) take it now.
+
+    A thread that wants the lock waits for its holder to let go, or for the switch interval
+    (5 ms) and then for the holder's current C call to end: the GUI thread needs the lock again
+    after each of its Qt calls, so a paint of the view or a step of the graph's loading, a few
+    dozen such calls, waited 50-100 ms behind the edges' worker. ``sleep(0)`` releases the lock
+    (a waiting thread is woken and takes it) and costs microseconds when nobody waits."""
+    time.sleep(0)
+
+
+def stroke(painter: QPainter, segments: np.ndarray, keep: np.ndarray | None = None,
+           worker: bool = False) -> None:
     """Draw ``segments`` ((m, 4) float64: x0, y0, x1, y1) with ``painter``'s pen, only those
     ``keep`` marks when given, in ``drawLines`` calls of STROKE_CHUNK segments over the array's
-    own memory (no QLineF object per edge; the kept ones picked chunk by chunk)."""
+    own memory (no QLineF object per edge; the kept ones picked chunk by chunk); from a
+    ``worker`` thread, handing the interpreter lock over between calls."""
     if not len(segments):
         return
     lines = np.ascontiguousarray(segments, dtype=np.float64)
     for start in range(0, len(lines), STROKE_CHUNK):
+        if worker and start:
+            _yield_lock()
         part = lines[start:start + STROKE_CHUNK]  # (contiguous: a view of whole rows)
         if keep is not None:
             part = part[keep[start:start + STROKE_CHUNK]]  # (a new contiguous array)
@@ -119,12 +138,14 @@ def _stamp(symbol: str, colour: QColor, size: float, ratio: float) -> QImage:
     return image
 
 
-def draw_nodes(painter: QPainter, nodes: list[NodeGroup], affine: tuple[float, ...], ratio: float = 1.0) -> None:
+def draw_nodes(painter: QPainter, nodes: list[NodeGroup], affine: tuple[float, ...], ratio: float = 1.0,
+               worker: bool = False) -> None:
     """Draw each group's symbol at its nodes' centres mapped by ``affine`` (item coordinates to
     the painter's logical pixels, which its transform must leave as they are): one image of the
     symbol per size (``ratio``: the device's pixels per logical pixel), then one ``drawImage`` a
     node. (Each call holds the interpreter lock for microseconds: a ``drawPoints`` of 32,000
-    antialiased wide points held it for tens of milliseconds at a time.)"""
+    antialiased wide points held it for tens of milliseconds at a time.) From a ``worker``
+    thread, the interpreter lock is handed over every NODE_CHUNK nodes (see :func:`_yield_lock`)."""
     m11, m12, m21, m22, dx, dy = affine
     for symbol, colour, pos, sizes in nodes:
         if not len(pos):
@@ -136,7 +157,9 @@ def draw_nodes(painter: QPainter, nodes: list[NodeGroup], affine: tuple[float, .
             half = stamp.width() / ratio / 2
             mine = sizes == size
             draw = painter.drawImage
-            for px, py in zip((x[mine] - half).tolist(), (y[mine] - half).tolist(), strict=True):
+            for n, (px, py) in enumerate(zip((x[mine] - half).tolist(), (y[mine] - half).tolist(), strict=True)):
+                if worker and n % NODE_CHUNK == NODE_CHUNK - 1:
+                    _yield_lock()
                 draw(QPointF(px, py), stamp)
 
 
@@ -160,9 +183,9 @@ def render_edges(segments: np.ndarray, key: _Key, colour: QColor, nodes: list[No
     painter = QPainter(image)
     try:
         painter.setPen(QPen(colour, 1))
-        stroke(painter, lines, keep)
+        stroke(painter, lines, keep, worker=True)
         if nodes:
-            draw_nodes(painter, nodes, affine, ratio)
+            draw_nodes(painter, nodes, affine, ratio, worker=True)
     finally:
         painter.end()
     return image
@@ -170,10 +193,58 @@ def render_edges(segments: np.ndarray, key: _Key, colour: QColor, nodes: list[No
 
 class HitTargets(pg.ScatterPlotItem):  # type: ignore[misc]  # (pyqtgraph has no type hints)
     """A scatter item that never paints: its points are drawn by the :class:`EdgeLayer`; it
-    only finds the node under the mouse (hover, tip, click)."""
+    only finds the node under the mouse (hover, tip, click).
+
+    It tells the scene it has nothing to paint (``ItemHasNoContents``), so a paint of the view
+    skips it altogether: before, every paint called its ``paint`` and (twice) its
+    ``boundingRect`` from C++, each call waiting for the interpreter lock while the edges'
+    worker or the station's background reads held it; with 20 of them at 32,000 pages, a paint
+    of the view took 50-100 ms under load for 5-10 ms of work. The scene still finds it under
+    the mouse (hover and click look items up by position, contents or not)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, True)
 
     def paint(self, *_args: Any) -> None:
         return
+
+
+class GraphPlot(pg.GraphicsView):  # type: ignore[misc]  # (pyqtgraph has no type hints)
+    """The graph view's plot: one view box filling a graphics view, with the part of
+    ``PlotWidget``'s interface the view uses (``plotItem.vb``, ``addItem``, ``removeItem``,
+    ``autoRange``, ``clear``, ``setAspectLocked``).
+
+    A ``PlotWidget`` also makes a ``PlotItem``: four axes, a title, an auto-range button and
+    its options form (~90 signal connections), all hidden or disabled in the graph view. Making
+    it was 10-20 ms of the GUI thread's Python, 70-170 ms under load (each Qt call waiting for
+    the interpreter lock the graph's builder and the station's background reads held); this
+    is ~1.5 ms. No context menus (the view box's menu alone was ~40 ms of widgets)."""
+
+    def __init__(self, background: QColor) -> None:
+        super().__init__(background=background)
+        self.vb = pg.ViewBox(enableMenu=False)
+        self.setCentralItem(self.vb)
+
+    @property
+    def plotItem(self) -> GraphPlot:
+        """As ``PlotWidget.plotItem`` (``plot.plotItem.vb``: the view box)."""
+        return self
+
+    def addItem(self, item: Any, ignoreBounds: bool = False) -> None:
+        self.vb.addItem(item, ignoreBounds=ignoreBounds)
+
+    def removeItem(self, item: Any) -> None:
+        self.vb.removeItem(item)
+
+    def autoRange(self, padding: float | None = None) -> None:
+        self.vb.autoRange(padding=padding)
+
+    def clear(self) -> None:
+        self.vb.clear()
+
+    def setAspectLocked(self, lock: bool = True, ratio: float = 1) -> None:
+        self.vb.setAspectLocked(lock, ratio)
 
 
 class EdgeLayer(pg.GraphicsObject):  # type: ignore[misc]  # (pyqtgraph has no type hints)
@@ -202,17 +273,30 @@ class EdgeLayer(pg.GraphicsObject):  # type: ignore[misc]  # (pyqtgraph has no t
 
     # --- content ----------------------------------------------------------------------
     def set_segments(self, segments: np.ndarray, nodes: list[NodeGroup] | None = None,
-                     keep: np.ndarray | None = None) -> None:
+                     keep: np.ndarray | None = None,
+                     extent: tuple[float, float, float, float] | None = None) -> None:
         """Show these edges ((m, 4): x0, y0, x1, y1 in data coordinates; only those ``keep``
         marks when given, picked by the worker that draws them: a copy of the kept rows of
         190,000 took the GUI thread ~30 ms) and these nodes (drawn in this order, bottom up)
-        instead of the last."""
+        instead of the last. ``extent`` (x0, y0, x1, y1): the extent of both, when the caller
+        knows it (the graph view: every kept edge joins two of the nodes); otherwise it is
+        computed here (a masked min and max over 190,000 segments: 8-15 ms of the GUI thread)."""
         self.prepareGeometryChange()
         self._segments = np.ascontiguousarray(segments, dtype=np.float64).reshape(-1, 4)
         self._keep = None if keep is None or keep.all() else np.asarray(keep, dtype=bool).reshape(-1)
         self._nodes = [(symbol, QColor(colour), np.asarray(pos, dtype=np.float64).reshape(-1, 2),
                         np.asarray(sizes, dtype=np.float64).reshape(-1))
                        for symbol, colour, pos, sizes in nodes or ()]
+        if extent is None:
+            self._bounds = self._extent()
+        else:
+            x0, y0, x1, y1 = (float(v) for v in extent)
+            self._bounds = QRectF(x0, y0, x1 - x0, y1 - y0)
+        self._generation += 1
+        self.update()
+
+    def _extent(self) -> QRectF:
+        """The extent of the edges drawn and the nodes."""
         # (each part's extremes where it lies: no copy of 200,000 segments' coordinates)
         kept = self._segments if self._keep is None else self._segments[:0]
         xs = [a for a in (kept[:, 0::2], *(pos[:, 0] for _s, _c, pos, _z in self._nodes)) if a.size]
@@ -221,14 +305,11 @@ class EdgeLayer(pg.GraphicsObject):  # type: ignore[misc]  # (pyqtgraph has no t
             where = self._keep[:, None]
             for part, out in ((self._segments[:, 0::2], xs), (self._segments[:, 1::2], ys)):
                 out += [np.array([np.min(part, where=where, initial=np.inf), np.max(part, where=where, initial=-np.inf)])]
-        if xs:
-            x0, y0 = min(float(a.min()) for a in xs), min(float(a.min()) for a in ys)
-            x1, y1 = max(float(a.max()) for a in xs), max(float(a.max()) for a in ys)
-            self._bounds = QRectF(x0, y0, x1 - x0, y1 - y0)
-        else:
-            self._bounds = QRectF()
-        self._generation += 1
-        self.update()
+        if not xs:
+            return QRectF()
+        x0, y0 = min(float(a.min()) for a in xs), min(float(a.min()) for a in ys)
+        x1, y1 = max(float(a.max()) for a in xs), max(float(a.max()) for a in ys)
+        return QRectF(x0, y0, x1 - x0, y1 - y0)
 
     def _empty(self) -> bool:
         return not self.segment_count() and not self._nodes
@@ -301,8 +382,6 @@ class EdgeLayer(pg.GraphicsObject):  # type: ignore[misc]  # (pyqtgraph has no t
         nodes = list(self._nodes)
 
         def work() -> tuple[QImage, float]:
-            import time
-
             start = time.perf_counter()
             image = render_edges(segments, key, colour, nodes, keep)
             return image, (time.perf_counter() - start) * 1000

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 import weakref
 from dataclasses import dataclass, field
 from itertools import chain
@@ -56,8 +57,13 @@ ATTACHMENT_COLOR = "#d97706"
 COMMUNITY_COLOR = "#5b7fa6"
 #: Pages considered for a permanent label (the best connected in view); hover shows any title.
 LABEL_LIMIT = 60
-#: Label candidates placed per event-loop turn (see GraphView._draw_labels).
-LABEL_SLICE = 12
+#: Label candidates placed per event-loop turn at most (see GraphView._draw_labels): 12 a turn
+#: were 10-17 ms of the GUI thread's Python and Qt calls, 35-50 ms under load.
+LABEL_SLICE = 6
+#: A turn places no more candidates once it has taken this long (seconds; the first always):
+#: making a label's text item is 2-4 ms, so the first placement in a new window, which makes
+#: them all, took 20-25 ms a turn of 6, two to three times that under load.
+LABEL_TURN_SECONDS = 0.004
 #: The labels' vertical anchor (pyqtgraph's, in text heights): the text sits above its node.
 LABEL_ANCHOR_Y = -0.4
 #: Above this many pages the global graph starts with orphans hidden (the count is shown): tens
@@ -66,8 +72,9 @@ ORPHAN_HIDE_ABOVE = 3000
 LABEL_CHARS = 28
 #: How strongly the edges' grey shows over the background (they are drawn opaque, pre-blended).
 EDGE_ALPHA = 90
-#: Nodes handed to pyqtgraph per event-loop turn (see GraphView._draw_chunks).
-DRAW_CHUNK = 2000
+#: Nodes handed to pyqtgraph per event-loop turn (see GraphView._draw_chunks): 2,000 were ~9 ms
+#: of the GUI thread a turn (20-30 ms under load); the items hold them never paint (HitTargets).
+DRAW_CHUNK = 1000
 #: Drawing order of the kinds of node, bottom up: ghosts under pages, identity pages on top.
 NODE_Z = {"unresolved": 1, "attachment": 2, "deep": 3, "context": 4, "core": 5, "identity": 6, "community": 7}
 #: Above this many pages the graph view opens on its overview by community (one node per
@@ -79,9 +86,15 @@ MODES = ("Global", "Local", "Communities")
 
 
 def _pg() -> Any:
-    """pyqtgraph, imported on first use (half a second: the station opens without it)."""
+    """pyqtgraph, imported on first use (half a second: the station opens without it), with the
+    view's drawing layer (see :mod:`.graph_edges`): the view imports it here, off the GUI thread
+    (compiled from source, with PySide's import hook reading its source, it was 20-50 ms of the
+    GUI thread when the plot was first made)."""
+    import importlib
+
     import pyqtgraph
 
+    importlib.import_module(".graph_edges", __package__)
     return pyqtgraph
 
 
@@ -113,6 +126,8 @@ class GraphData:
     segments: np.ndarray | None = None
     namespace_choices: list[str] | None = None
     unresolved: np.ndarray | None = None
+    #: each node's position in ``ids``, by id (made with the graph: see :func:`node_index`)
+    index: dict[str, int] | None = None
 
 
 def finish(data: GraphData) -> GraphData:
@@ -123,7 +138,17 @@ def finish(data: GraphData) -> GraphData:
         else np.zeros((0, 4))
     data.namespace_choices = sorted({n for n in data.namespaces if n})
     data.unresolved = ~data.resolved & (_layer_array(data) == "unresolved")
+    data.index = {node: i for i, node in enumerate(data.ids)}
     return data
+
+
+def node_index(d: GraphData, node_id: str) -> int | None:
+    """Where the node ``node_id`` is in ``d.ids`` (None: not in the graph), from the table made
+    with the graph: ``list.index`` over 50,000 ids was 6-18 ms of the GUI thread per redraw (the
+    highlight looks up the open page each time)."""
+    if d.index is None:  # (a graph made elsewhere: the builders give it)
+        d.index = {node: i for i, node in enumerate(d.ids)}
+    return d.index.get(node_id)
 
 
 def _short(text: str, chars: int = LABEL_CHARS) -> str:
@@ -335,8 +360,6 @@ def _build_graph_data(wiki: Wiki, engine: LayoutEngine, center: str | None, dept
 def _graph_data_laid_out(wiki: Wiki, engine: LayoutEngine, elsewhere: LayoutProcess | None, center: str | None,
                          depth: int, full: bool, attachments: bool, members: list[str] | None,
                          numbering: Numbering | None = None) -> GraphData:
-    import time
-
     from curator.engine.graph import graph_for
     from curator.engine.layout import LayoutEngine
 
@@ -499,18 +522,15 @@ class GraphView(WikiView):
         if self._plot is not None:
             return self._plot
         pg = _pg()
-        # (no context menus: made at construction, the view box's menu alone was ~40 ms of
-        # widgets on the GUI thread)
-        plot = self._plot = pg.PlotWidget(background=self.palette().base().color(), enableMenu=False)
-        plot.hideAxis("left")
-        plot.hideAxis("bottom")
+        from .graph_edges import EdgeLayer, GraphPlot
+
+        # (a view box alone, without a PlotItem's axes and forms, nor context menus: see GraphPlot)
+        plot = self._plot = GraphPlot(self.palette().base().color())
         plot.setAspectLocked(True)
         # Edges are line segments in an opaque grey, the colour a translucent one took over the
         # background (an opaque pen is an order of magnitude faster to rasterise), stroked into
         # an image by a worker thread and only blitted on the GUI thread (see graph_edges): a
         # PlotCurveItem stroked them all in every paint, 70-110 ms at 32,000 pages.
-        from .graph_edges import EdgeLayer
-
         self.edges_item = EdgeLayer(_edge_colour(self.palette().base().color()))
         plot.addItem(self.edges_item)
         # The nodes are drawn into the edge layer's image too, over the edges (see graph_edges).
@@ -582,14 +602,21 @@ class GraphView(WikiView):
 
     def showEvent(self, event: Any) -> None:
         super().showEvent(event)
-        self._maybe_reload()
-        if self._plot is None and not self._plot_asked:
-            # pyqtgraph imported off the GUI thread, then the plot made while the graph is still
-            # being computed, not in the turn that draws it
-            from .tasks import run_task
+        if self._plot is None:
+            # pyqtgraph imported off the GUI thread, then the plot made, then the graph computed
+            # (the builder waits for that import anyway): made while the builder ran, the plot's
+            # Qt calls each waited for the interpreter lock it held (50-170 ms under load)
+            if not self._plot_asked:
+                from .tasks import run_task
 
-            self._plot_asked = True
-            run_task(_pg, lambda _module: self._ensure_plot(), owner=self)
+                self._plot_asked = True
+                run_task(_pg, lambda _module: self._plot_made(), lambda _exc: self._maybe_reload(), owner=self)
+            return
+        self._maybe_reload()
+
+    def _plot_made(self) -> None:
+        self._ensure_plot()
+        self._maybe_reload()
 
     def _depth_changed(self, value: int) -> None:
         self.depth_label.setText(f"Depth {value}")
@@ -705,7 +732,9 @@ class GraphView(WikiView):
         if not self.orphans.isChecked():
             mask &= d.degree > 0
         if d.center is not None:
-            mask[d.ids.index(d.center)] = True
+            c = node_index(d, d.center)
+            if c is not None:
+                mask[c] = True
         return mask
 
     def _redraw(self, *_args: object) -> None:
@@ -725,10 +754,10 @@ class GraphView(WikiView):
         else:
             sizes = 6 + 3 * np.sqrt(np.minimum(d.degree[shown], 100))
         sizes = np.rint(np.where(d.resolved[shown], sizes, 6))
-        if d.center is not None:
-            c = int(remap[d.ids.index(d.center)])
-            if c >= 0:
-                sizes[c] = max(sizes[c], 20)
+        center = node_index(d, d.center) if d.center is not None else None
+        if center is not None and remap[center] >= 0:
+            c = int(remap[center])
+            sizes[c] = max(sizes[c], 20)
         kinds = self._kinds(d)[shown]
         self._draw_generation += 1
         chunks = []
@@ -743,14 +772,17 @@ class GraphView(WikiView):
         every = d.segments if d.segments is not None else finish(d).segments
         assert every is not None
         keep = mask[d.edges[:, 0]] & mask[d.edges[:, 1]] if len(d.edges) else np.zeros(0, dtype=bool)
-        # (the kinds in NODE_Z's order: bottom up; the kept edges picked by the drawing worker)
-        self.edges_item.set_segments(every, nodes, keep)
+        # (the kinds in NODE_Z's order: bottom up; the kept edges picked by the drawing worker;
+        # a kept edge joins two shown nodes, so the nodes' extent is the whole picture's)
+        shown_pos = d.pos[shown]
+        extent = (*shown_pos.min(axis=0), *shown_pos.max(axis=0)) if len(shown) else None
+        self.edges_item.set_segments(every, nodes, keep, extent=extent)
         if self.label_item.toPlainText() and not self._hover_shown():
             self.label_item.setText("")  # never a label whose node is gone
         self._clear_labels()  # placed again once the nodes are drawn (see _draw_chunks)
         self._update_highlight()
         pages = int(d.resolved[shown].sum())
-        where = f" around {d.labels[d.ids.index(d.center)]}" if d.center else ""
+        where = f" around {d.labels[center]}" if d.center and center is not None else ""
         if d.community:
             where = f" in the community of {d.community}"
         text = f"{plural(pages, 'page')}, {len(shown) - pages:,} not yet written{where}"
@@ -765,7 +797,10 @@ class GraphView(WikiView):
         if ghosts:
             text += f"; {ghosts:,} not yet written hidden (tick Unresolved to show them)"
         self.info.setText(text)
-        self._draw_chunks(self._draw_generation, chunks, first=True)
+        # the nodes from the next event-loop turn on (the first chunk's ~10 ms of pyqtgraph
+        # added to this turn's ~10 ms of its own made one 40-70 ms stall under load)
+        generation = self._draw_generation
+        QTimer.singleShot(0, self, lambda: self._draw_chunks(generation, chunks, first=True))
 
     def _node_item(self, kind: str, n: int) -> Any:
         """The ``n``-th scatter item of a kind of node (made on first use)."""
@@ -851,8 +886,9 @@ class GraphView(WikiView):
         stay in the plot once made (adding or removing one costs pyqtgraph a few milliseconds of
         view bookkeeping, 60 of them a relabel); a label not placed is hidden, and a node labelled
         before keeps its item (only moved). The candidates are placed LABEL_SLICE per event-loop
-        turn (all 60 in one turn were 30-120 ms of GUI thread at 32,000 pages, sharing the
-        interpreter lock with the edges' rendering); a newer placement takes over from one under
+        turn at most, and no more once a turn has taken LABEL_TURN_SECONDS (all 60 in one turn
+        were 30-120 ms of GUI thread at 32,000 pages, sharing the interpreter lock with the edges'
+        rendering); a newer placement takes over from one under
         way, with the labels that one had not dealt with yet.
         """
         self._label_generation += 1
@@ -865,9 +901,10 @@ class GraphView(WikiView):
         self._place_labels(self._label_generation, ranked, [])
 
     def _place_labels(self, generation: int, ranked: list[int], placed: list[Any]) -> None:
-        """Place the next LABEL_SLICE candidates of ``ranked`` (see :meth:`_draw_labels`; ``placed``:
-        the scene rectangles of the labels placed so far), then the rest in a later turn; at the
-        end, hide the labels of the placement before that were not placed again."""
+        """Place the next candidates of ``ranked`` (LABEL_SLICE at most, fewer once this turn has
+        taken LABEL_TURN_SECONDS; see :meth:`_draw_labels`; ``placed``: the scene rectangles of
+        the labels placed so far), then the rest in a later turn; at the end, hide the labels of
+        the placement before that were not placed again."""
         if generation != self._label_generation:
             return  # a newer placement took over
         d = self.data
@@ -876,7 +913,11 @@ class GraphView(WikiView):
             color = self.palette().text().color()
             vb = self.plot.plotItem.vb
             bounds = vb.sceneBoundingRect()
+            began, count = time.perf_counter(), 0
             for i in ranked[:LABEL_SLICE]:
+                if count and time.perf_counter() - began >= LABEL_TURN_SECONDS:
+                    break
+                count += 1
                 text = d.labels[i] if d.members is not None else _short(d.labels[i])  # (a community's is short)
                 item = before.pop(i, None)
                 if item is None:
@@ -901,7 +942,7 @@ class GraphView(WikiView):
                 placed.append(rect)
                 self._labels.append(item)
                 self._label_nodes.append(int(i))
-            rest = ranked[LABEL_SLICE:]
+            rest = ranked[count:]
             if rest:
                 QTimer.singleShot(0, self, lambda: self._place_labels(generation, rest, placed))
                 return
@@ -930,10 +971,9 @@ class GraphView(WikiView):
         pages = inside[d.resolved[inside]]
         weight = d.degree if d.members is None else np.array([len(m) for m in d.members])  # communities: size
         ranked = [int(i) for i in pages[np.argsort(-weight[pages], kind="stable")][:LABEL_LIMIT]]
-        if d.center is not None:
-            c = d.ids.index(d.center)
-            if c in shown:
-                ranked = [c, *[i for i in ranked if i != c]]
+        c = node_index(d, d.center) if d.center is not None else None
+        if c is not None and c in shown:
+            ranked = [c, *[i for i in ranked if i != c]]
         return ranked
 
     def _clear_labels(self) -> None:
@@ -960,11 +1000,8 @@ class GraphView(WikiView):
         current = self.host.current
         spots: list[Any] = []
         if d is not None and current is not None and current[0] == self.wiki_index:
-            try:
-                i = d.ids.index(current[1])
-            except ValueError:
-                i = -1
-            if i >= 0 and np.isin(i, self._shown_index):
+            i = node_index(d, current[1])
+            if i is not None and np.isin(i, self._shown_index):
                 spots = [d.pos[i]]
         self.highlight_item.setData(pos=np.array(spots, dtype=float).reshape(-1, 2))
 
@@ -1025,7 +1062,8 @@ class GraphView(WikiView):
     def node_screen_pos(self, node_id: str) -> Any:
         """Where a node is drawn, in view coordinates (for tests)."""
         assert self.data is not None
-        i = self.data.ids.index(node_id)
+        i = node_index(self.data, node_id)
+        assert i is not None, node_id
         scene = self.plot.plotItem.vb.mapViewToScene(_pg().Point(*self.data.pos[i]))
         return self.plot.mapFromScene(scene)
 
