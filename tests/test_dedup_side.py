@@ -1,5 +1,5 @@
-"""A dedup scan's side work in a forked child (curator/engine/dedup_side.py): the name signals and the
-inbound counts found there answer exactly as found in process, the scanning process builds no link
+"""A dedup scan's side work in a forked child (curator/engine/dedup_side.py): the title and tag pairs and
+the inbound counts found there answer exactly as found in process, the scanning process builds no link
 index for them, a change after the scan is counted from the link index, and a child that fails or
 dies is replaced by the work done in process."""
 
@@ -42,7 +42,7 @@ def in_process(corpus: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]
         return _answer(corpus)
 
 
-def test_the_name_signals_found_in_the_forked_child_answer_as_in_process(
+def test_the_titles_and_tags_found_in_the_forked_child_answer_as_in_process(
         corpus: Path, in_process: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     where = tmp_path / "titles-pid"
     real = dedup.DedupIndex._scan_titles
@@ -65,7 +65,7 @@ def test_the_name_signals_found_in_the_forked_child_answer_as_in_process(
     assert int(where.read_text()) != os.getpid()  # (found in another process)
     assert not built  # (the child counted the inbound links: no link index built here)
     assert answer == in_process
-    assert sum(len(p) for p in answer[2].values()) and any(answer[2][s] for s in dedup.NAME_SIGNALS)
+    assert sum(len(p) for p in answer[2].values()) and answer[2]["title"]
 
 
 def test_after_a_change_the_inbound_counts_come_from_the_link_index(tmp_path: Path,
@@ -102,8 +102,7 @@ def _dying(self: dedup.DedupIndex, send: dedup_side.Send, feats: list[dedup.Feat
 def _half(self: dedup.DedupIndex, send: dedup_side.Send, feats: list[dedup.Features]) -> None:
     self._scan_titles(feats)
     self._scan_tags(feats)
-    self._scan_slugs(feats)
-    send({signal: list(self.pairs[signal].items()) for signal in dedup.NAME_SIGNALS})
+    send({signal: list(self.pairs[signal].items()) for signal in dedup.SIDE_SIGNALS})
     os._exit(3)  # (dies before the inbound counts)
 
 

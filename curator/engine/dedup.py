@@ -126,11 +126,11 @@ SIGNALS: tuple[str, ...] = ("title", "tags", "slug", "body", "containment")
 #: Signals that compare the text itself: a pair with one of them joins its pages into a family;
 #: a pair with name signals only (title, slug, tags) never does.
 CONTENT_SIGNALS: frozenset[str] = frozenset({"body", "containment"})
-#: The signals that need no body (a scan's forked child finds them: :mod:`.dedup_side`).
-NAME_SIGNALS: tuple[str, ...] = ("title", "tags", "slug")
+#: The signals a scan's forked child finds (:mod:`.dedup_side`): they need no body.
+SIDE_SIGNALS: tuple[str, ...] = ("title", "tags")
 #: Pages to shingle from which a scan uses worker processes (below, starting them costs more).
 PARALLEL_SHINGLES = 1500
-#: Pages from which a scan finds its name signals and inbound counts in a forked child while it
+#: Pages from which a scan finds its title and tag pairs and inbound counts in a forked child while it
 #: compares the bodies (:mod:`.dedup_side`; below, that work is shorter than the fork).
 SIDE_PAGES = 1500
 #: A kept result (:mod:`.dedup_cache`) holds the scores of every two pages of a text family up to
@@ -1089,9 +1089,9 @@ class DedupIndex:
         """:meth:`scan`'s work. The bodies are shingled (and the slugs' keys hashed) in worker
         processes while this one computes every page's features (and, when it will not fork,
         compares titles and tags: they need no body). Then, at scale in a process that may fork,
-        the name signals (titles, tags, slugs) and the inbound counts are found in a forked child
-        (:mod:`.dedup_side`, started into ``side``) while this process compares the bodies: that
-        work needs no body, and the body comparison leaves the second core idle."""
+        the titles, tags and inbound counts are found in a forked child (:mod:`.dedup_side`,
+        started into ``side``) while this process compares the slugs and the bodies: that work
+        needs no body, and the body comparison leaves the second core idle."""
         fork = len(order) >= SIDE_PAGES and dedup_side.may_fork()
         work = self._start_shingles(pages, order)
         try:
@@ -1111,13 +1111,13 @@ class DedupIndex:
         child = dedup_side.fork_side(lambda send: self._side_work(send, feats)) if fork else None
         if child is not None:
             side.append(child)
-        else:
-            if fork:  # (the child could not start: here after all)
-                for step in (self._scan_titles, self._scan_tags):
-                    self._check_stop()
-                    step(feats)
-            self._scan_slugs(feats)
-        self._scan_queries = None
+        elif fork:  # (the child could not start: here after all)
+            for step in (self._scan_titles, self._scan_tags):
+                self._check_stop()
+                step(feats)
+        # (the slugs here, the child busy enough: titles and the link index take it as long as the
+        # body comparison takes this process)
+        self._scan_slugs(feats)
         self._check_stop()
         for f, sh in zip(feats, bodies, strict=True):
             f.shingles = sh
@@ -1135,22 +1135,21 @@ class DedupIndex:
 
     def _side_work(self, send: dedup_side.Send, feats: list[Features]) -> None:
         """In the forked child of a scan (:mod:`.dedup_side`; ``self`` is its copy of the index,
-        every page's features and slug keys filed, no body compared yet): the name signals'
-        pairs, then every page's inbound count (in ``feats``' order)."""
+        every page's features filed, no body compared yet): the title and tag pairs, then every
+        page's inbound count (in ``feats``' order)."""
         self._scan_titles(feats)
         self._scan_tags(feats)
-        self._scan_slugs(feats)
-        send({signal: list(self.pairs[signal].items()) for signal in NAME_SIGNALS})
+        send({signal: list(self.pairs[signal].items()) for signal in SIDE_SIGNALS})
         key = self._links_key()
         links = self.wiki.links
         send((key, [links.inbound(f.path) for f in feats]))
 
     def _take_side(self, side: dedup_side.Side, feats: list[Features]) -> None:
-        """The name signals' pairs and the inbound counts from the scan's forked child, the pairs
+        """The title and tag pairs and the inbound counts from the scan's forked child, the pairs
         found here instead when it did not answer."""
         found: dict[str, list[tuple[tuple[str, str], float]]] | None = side.take()
         if found is None:
-            for step in (self._scan_titles, self._scan_tags, self._scan_slugs):
+            for step in (self._scan_titles, self._scan_tags):
                 self._check_stop()
                 step(feats)
             return

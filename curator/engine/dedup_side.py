@@ -1,8 +1,8 @@
 """Work a dedup scan hands to a forked process of its own (docs/design.md §9, §12).
 
-Once a full scan has every page's features and slug keys, its name signals (titles, tags, slugs)
-need no body, and the families' inbound counts only the link index; in one process they ran one
-after the other with the body comparison (counts, bands, containment: one core busy, the other
+Once a full scan has every page's features, its title and tag pairs need no body, and the
+families' inbound counts only the link index; in one process they ran one after the other with
+the slugs and the body comparison (counts, bands, containment: one core busy, the other
 idle), and a thread beside it gained nothing (rapidfuzz's ``cdist`` and the Python name work
 hold the interpreter lock). So :func:`fork_side` forks the scanning process then (the features
 are inherited: nothing is sent to the child) and runs that work in the child while the scanning
