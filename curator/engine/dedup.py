@@ -47,8 +47,10 @@ the older one.
 :func:`index_for` keeps one :class:`DedupIndex` per wiki. Its first call answers from the result
 a full scan kept for the pages as they are (:mod:`.dedup_cache`: pairs, scores and inbound counts
 under the page store's state), else scans every page: the bodies are shingled in worker
-processes (:data:`PARALLEL_SHINGLES`) while this process compares names, then the bodies are
-compared. Once every page's features are in memory (a scan, or :meth:`DedupIndex.build`), later
+processes (:data:`PARALLEL_SHINGLES`) while this process computes every page's features, then the
+slugs and the bodies are compared, the titles, tags and inbound counts meanwhile in a forked child
+where this process may fork (:data:`SIDE_PAGES`, :mod:`.dedup_side`; elsewhere the titles and tags
+are compared while the workers shingle). Once every page's features are in memory (a scan, or :meth:`DedupIndex.build`), later
 calls re-examine only the pages whose (mtime, size) changed since, and what those changes move
 for other pages (:meth:`DedupIndex.update`), so every answer is exactly a full scan's. An index
 answering from a kept result is built (:meth:`DedupIndex.build`, the station's background work)
