@@ -47,8 +47,10 @@ the older one.
 :func:`index_for` keeps one :class:`DedupIndex` per wiki. Its first call answers from the result
 a full scan kept for the pages as they are (:mod:`.dedup_cache`: pairs, scores and inbound counts
 under the page store's state), else scans every page: the bodies are shingled in worker
-processes (:data:`PARALLEL_SHINGLES`) while this process compares names, then the bodies are
-compared. Once every page's features are in memory (a scan, or :meth:`DedupIndex.build`), later
+processes (:data:`PARALLEL_SHINGLES`) while this process computes every page's features, then the
+slugs and the bodies are compared, the titles, tags and inbound counts meanwhile in a forked child
+where this process may fork (:data:`SIDE_PAGES`, :mod:`.dedup_side`; elsewhere the titles and tags
+are compared while the workers shingle). Once every page's features are in memory (a scan, or :meth:`DedupIndex.build`), later
 calls re-examine only the pages whose (mtime, size) changed since, and what those changes move
 for other pages (:meth:`DedupIndex.update`), so every answer is exactly a full scan's. An index
 answering from a kept result is built (:meth:`DedupIndex.build`, the station's background work)
@@ -70,7 +72,7 @@ import unicodedata
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import suppress
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -78,7 +80,7 @@ from typing import Any, TypeVar
 import numpy as np
 from rapidfuzz import fuzz, process
 
-from . import dedup_cache, frontmatter, parallel
+from . import dedup_cache, dedup_side, frontmatter, parallel
 from .actions import ARCHIVE_DIR, ActionContext, ActionResult, Invalid, run_action
 from .actor import OPERATOR, Actor
 from .decision_files import load_decision_file
@@ -126,8 +128,13 @@ SIGNALS: tuple[str, ...] = ("title", "tags", "slug", "body", "containment")
 #: Signals that compare the text itself: a pair with one of them joins its pages into a family;
 #: a pair with name signals only (title, slug, tags) never does.
 CONTENT_SIGNALS: frozenset[str] = frozenset({"body", "containment"})
+#: The signals a scan's forked child finds (:mod:`.dedup_side`): they need no body.
+SIDE_SIGNALS: tuple[str, ...] = ("title", "tags")
 #: Pages to shingle from which a scan uses worker processes (below, starting them costs more).
 PARALLEL_SHINGLES = 1500
+#: Pages from which a scan finds its title and tag pairs and inbound counts in a forked child while it
+#: compares the bodies (:mod:`.dedup_side`; below, that work is shorter than the fork).
+SIDE_PAGES = 1500
 #: A kept result (:mod:`.dedup_cache`) holds the scores of every two pages of a text family up to
 #: this size (a family's survivor, and so the pairs asked about, depend on who looks and on what was
 #: dismissed); a bigger one is asked about from a full scan.
@@ -999,6 +1006,12 @@ class DedupIndex:
         self._scored: dict[str, set[tuple[str, str]]] = defaultdict(set)
         self._links: LinkIndex | None = None  # the link index of the families being built
         self._inbound: dict[str, int] = {}  # and the counts read from it so far
+        #: The fired pairs and groups one answer computed (:meth:`_answering`): an answer and the
+        #: save of its result (:meth:`_keep`) ask for the same ones up to four times.
+        self._memo: dict[tuple[Any, ...], Any] | None = None
+        self._same = True  # (a scan's shingles are of the bytes the store read: see _all_shingles)
+        #: (:meth:`_links_key`, every page's inbound count) found by a scan's forked child
+        self._scan_inbound: tuple[tuple[bytes | None, bytes], dict[str, int]] | None = None
         self.scanned = False
         #: The store state a kept result was loaded for (answers come from it: no features, no
         #: index; the first change to the pages makes the next update a full scan), else None.
@@ -1066,36 +1079,108 @@ class DedupIndex:
             token = self.wiki.store.state  # the state these pages are (refreshed by .pages)
             self._reset()
             order = sorted(pages)
-            # The bodies are shingled (and the slugs' keys hashed) in worker processes while this
-            # one compares titles and tags (they need no body), then the slugs and the bodies.
-            work = self._start_shingles(pages, order)
+            side: list[dedup_side.Side] = []  # (the forked child of _scan_all, if it started one)
             try:
-                none = np.zeros(0, dtype=np.uint64)
-                feats = [features_of(pages[p], none) for p in order]
-                self.features = {f.path: f for f in feats}
-                for f in feats:
-                    self._index_names(f)
+                self._scan_all(pages, order, side)
+            finally:
+                for child in side:
+                    child.close()
+            self._unkept, self._unkept_update = (token if self._same else None), False
+
+    def _scan_all(self, pages: dict[str, Page], order: list[str], side: list[dedup_side.Side]) -> None:
+        """:meth:`scan`'s work. The bodies are shingled (and the slugs' keys hashed) in worker
+        processes while this one computes every page's features (and, when it will not fork,
+        compares titles and tags: they need no body). Then, at scale in a process that may fork,
+        the titles, tags and inbound counts are found in a forked child (:mod:`.dedup_side`,
+        started into ``side``) while this process compares the slugs and the bodies: that work
+        needs no body, and the body comparison leaves the second core idle."""
+        fork = len(order) >= SIDE_PAGES and dedup_side.may_fork()
+        work = self._start_shingles(pages, order)
+        try:
+            none = np.zeros(0, dtype=np.uint64)
+            feats = [features_of(pages[p], none) for p in order]
+            self.features = {f.path: f for f in feats}
+            for f in feats:
+                self._index_names(f)
+            if not fork:
                 for step in (self._scan_titles, self._scan_tags):
                     self._check_stop()
                     step(feats)
-            finally:
-                bodies, slug_keys, same = self._all_shingles(work)  # (workers are waited for whatever happened)
-            self._check_stop()
-            self._index_slugs(feats, slug_keys)
-            self._scan_slugs(feats)
-            self._check_stop()
-            for f, sh in zip(feats, bodies, strict=True):
-                f.shingles = sh
-            self.boilerplate_pages = max(BOILERPLATE_MIN_PAGES, len(feats) // 2000)
-            counts = self._count_shingles(feats)
-            for f, c in zip(feats, counts, strict=True):
-                self._discount(f, c, bands=False)
-            self._index_all_bands(feats)
-            for step in (self._scan_bodies, self._scan_containment):
+        finally:
+            bodies, slug_keys, self._same = self._all_shingles(work)  # (workers are waited for whatever happened)
+        self._check_stop()
+        self._index_slugs(feats, slug_keys)
+        child = dedup_side.fork_side(lambda send: self._side_work(send, feats)) if fork else None
+        if child is not None:
+            side.append(child)
+        elif fork:  # (the child could not start: here after all)
+            for step in (self._scan_titles, self._scan_tags):
                 self._check_stop()
                 step(feats)
-            self.scanned = True
-            self._unkept, self._unkept_update = (token if same else None), False
+        # (the slugs here, the child busy enough: titles and the link index take it as long as the
+        # body comparison takes this process)
+        self._scan_slugs(feats)
+        self._check_stop()
+        for f, sh in zip(feats, bodies, strict=True):
+            f.shingles = sh
+        self.boilerplate_pages = max(BOILERPLATE_MIN_PAGES, len(feats) // 2000)
+        counts = self._count_shingles(feats)
+        for f, c in zip(feats, counts, strict=True):
+            self._discount(f, c, bands=False)
+        self._index_all_bands(feats)
+        for step in (self._scan_bodies, self._scan_containment):
+            self._check_stop()
+            step(feats)
+        if child is not None:
+            self._take_side(child, feats)
+        self.scanned = True
+
+    def _side_work(self, send: dedup_side.Send, feats: list[Features]) -> None:
+        """In the forked child of a scan (:mod:`.dedup_side`; ``self`` is its copy of the index,
+        every page's features filed, no body compared yet): the title and tag pairs, then every
+        page's inbound count (in ``feats``' order)."""
+        self._scan_titles(feats)
+        self._scan_tags(feats)
+        send({signal: list(self.pairs[signal].items()) for signal in SIDE_SIGNALS})
+        key = self._links_key()
+        links = self.wiki.links
+        send((key, [links.inbound(f.path) for f in feats]))
+
+    def _take_side(self, side: dedup_side.Side, feats: list[Features]) -> None:
+        """The title and tag pairs and the inbound counts from the scan's forked child, the pairs
+        found here instead when it did not answer."""
+        found: dict[str, list[tuple[tuple[str, str], float]]] | None = side.take()
+        if found is None:
+            for step in (self._scan_titles, self._scan_tags):
+                self._check_stop()
+                step(feats)
+            return
+        for signal, pairs in found.items():
+            filed, partners = self.pairs[signal], self.partners[signal]
+            for (a, b), score in pairs:  # (in the order the child found them, as here)
+                filed[(a, b)] = score
+                partners[a].add(b)
+                partners[b].add(a)
+        counted: tuple[tuple[bytes | None, bytes], list[int]] | None = side.take()
+        if counted is not None:
+            self._scan_inbound = counted[0], dict(zip((f.path for f in feats), counted[1], strict=True))
+
+    def _links_key(self) -> tuple[bytes | None, bytes]:
+        """What the operator's link index (the inbound counts) is built from: the pages' state and
+        the attachment files."""
+        store = self.wiki.store
+        return store.state, store.attachments_key()
+
+    def _side_counts(self) -> dict[str, int]:
+        """Every page's inbound count as the scan's forked child found it while the pages are as
+        it read them (empty otherwise: the link index answers, :meth:`inbound`)."""
+        found = self._scan_inbound
+        if found is None or self.kept is not None:
+            return {}
+        if found[0][0] is None or found[0] != self._links_key():
+            self._scan_inbound = None
+            return {}
+        return found[1]
 
     def _count_shingles(self, feats: list[Features]) -> list[np.ndarray]:
         """Count on how many pages each shingle occurs; return each page's per-shingle counts
@@ -1630,6 +1715,11 @@ class DedupIndex:
                page: str | None = None) -> dict[tuple[str, str], list[str]]:
         """Pair -> the signals that fired for it, over the pairs of pages ``actor`` may see (both
         pages), dismissed pairs left out. Call with the lock held."""
+        memo = self._memo
+        key = ("fired", actor, frozenset(dismissed), page)
+        if memo is not None and key in memo:
+            found: dict[tuple[str, str], list[str]] = memo[key]
+            return found
         pages = self.wiki.pages
         known = pages.keys() if self.kept is not None else self.features.keys()  # (a kept result: these pages)
         if actor.is_operator:
@@ -1648,21 +1738,38 @@ class DedupIndex:
                 if signal != "body" and (len(partners[a]) > MAX_FANOUT or len(partners[b]) > MAX_FANOUT):
                     continue  # a crowd of look-alikes (a template, a category, an anthology), not a twin
                 fired[pair].append(signal)
+        if memo is not None:
+            memo[key] = fired
         return fired
+
+    @contextmanager
+    def _answering(self) -> Iterator[None]:
+        """While one answer is computed (the lock held, the pairs as they are): :meth:`_fired` and
+        :meth:`_groups` computed once per question (a scan meanwhile resets the memo: :meth:`_reset`)."""
+        self._memo = {}
+        try:
+            yield
+        finally:
+            self._memo = None
 
     def candidates(self, actor: Actor = OPERATOR, dismissed: set[tuple[str, str]] | None = None,
                    page: str | None = None) -> list[Candidate]:
         """Candidate pairs ``actor`` may see (both pages), dismissed pairs left out."""
-        with self._lock:
+        with self._lock, self._answering():
+            self._inbound = self._side_counts()  # (see families)
             try:
-                fired = self._fired(actor, dismissed or set(), page)
-                out = [self._candidate(pair, signals) for pair, signals in fired.items()]
-            except _NeedScan:
-                self.scan()
-                fired = self._fired(actor, dismissed or set(), page)
-                out = [self._candidate(pair, signals) for pair, signals in fired.items()]
-            if self._unkept is not None and not self._unkept_update:
-                self._keep()
+                try:
+                    fired = self._fired(actor, dismissed or set(), page)
+                    out = [self._candidate(pair, signals) for pair, signals in fired.items()]
+                except _NeedScan:
+                    self.scan()
+                    self._inbound = self._side_counts()
+                    fired = self._fired(actor, dismissed or set(), page)
+                    out = [self._candidate(pair, signals) for pair, signals in fired.items()]
+                if self._unkept is not None and not self._unkept_update:
+                    self._keep()
+            finally:
+                self._inbound = {}
         out.sort(key=lambda c: (-len(c.signals), -max(c.scores[s] for s in c.signals), c.keep, c.merge))
         return out
 
@@ -1677,15 +1784,17 @@ class DedupIndex:
         Families are built from the visible pages' pairs only: an agent never sees a hidden page,
         nor two pages joined through one.
         """
-        with self._lock, gc_paused():  # thousands of families next to the wiki's millions of objects
+        with self._lock, gc_paused(), self._answering():  # thousands of families next to the wiki's millions of objects
             # one look-up (and policy check) for every page's count (a kept result holds its own)
-            self._links = self.wiki.links if self.kept is None else None
-            self._inbound = {}
+            # (the scan's forked child counted every page's inbound links: then none is built)
+            self._inbound = self._side_counts()
+            self._links = self.wiki.links if self.kept is None and not self._inbound else None
             try:
                 try:
                     out = self._families(actor, dismissed or set())
                 except _NeedScan:  # a kept result without the scores a big family asks for
                     self.scan()
+                    self._inbound = self._side_counts()
                     out = self._families(actor, dismissed or set())
                 if self._unkept is not None and not self._unkept_update:
                     self._keep()
@@ -1699,6 +1808,12 @@ class DedupIndex:
                            list[tuple[tuple[str, str], list[str]]]]:
         """The families' pages before they are ranked (see :meth:`families`): (members, edges) of
         each content family, and the name-only pairs that are families of their own."""
+        memo = self._memo
+        key = ("groups", actor, frozenset(dismissed))
+        if memo is not None and key in memo:
+            found: tuple[list[tuple[list[str], dict[tuple[str, str], list[str]]]],
+                         list[tuple[tuple[str, str], list[str]]]] = memo[key]
+            return found
         fired = self._fired(actor, dismissed)
         parent: dict[str, str] = {}
 
@@ -1722,7 +1837,10 @@ class DedupIndex:
             edges[root(pair[0])][pair] = sig
         names = [(pair, sig) for pair, sig in fired.items()
                  if pair not in strong and pair[0] not in parent and pair[1] not in parent]
-        return [(members[r], edges[r]) for r in members], names
+        out = [(members[r], edges[r]) for r in members], names
+        if memo is not None:
+            memo[key] = out
+        return out
 
     def _families(self, actor: Actor, dismissed: set[tuple[str, str]]) -> list[Family]:
         content, names = self._groups(actor, dismissed)
@@ -1734,7 +1852,7 @@ class DedupIndex:
     def count(self, actor: Actor = OPERATOR, dismissed: set[tuple[str, str]] | None = None) -> tuple[int, int]:
         """(content families, name-only families) :meth:`families` would list, without building
         them (no scores, no inbound counts): the Health figure."""
-        with self._lock, gc_paused():
+        with self._lock, gc_paused(), self._answering():
             content, names = self._groups(actor, dismissed or set())
             if self._unkept is not None and not self._unkept_update:
                 self._keep()
@@ -1775,11 +1893,12 @@ class DedupIndex:
         same title) counts only for the copy the links resolve to, never for both."""
         if self.kept is not None and path in self._kept_inbound:
             return self._kept_inbound[path]
+        count = self._inbound.get(path)
+        if count is not None:
+            return count
         if self._links is None:
             return self.wiki.links.inbound(path)
-        count = self._inbound.get(path)
-        if count is None:
-            count = self._inbound[path] = self._links.inbound(path)
+        count = self._inbound[path] = self._links.inbound(path)
         return count
 
     def scores(self, a: str, b: str) -> dict[str, float]:
