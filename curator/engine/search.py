@@ -37,7 +37,9 @@ that may hold pages and lists again those whose mtime moved (creations, deletion
 editors' atomic saves), and stats every indexed page and compares (mtime, size) with the index
 (edits written in place): 32,000 stats, no directory walk and no page-cache decoding, so it stays
 far below the naive scan. The command starts that sweep in a child process at its start
-(:func:`~.walker.sweep_ahead`), so it runs while the program is imported. A long-lived process
+(:func:`~.walker.sweep_ahead`), so it runs while the program is imported; the child reads the
+index's stamps packed in one value (``search_stamps``, deleted by triggers whenever a document
+changes, packed again by the next sweep's save). A long-lived process
 with a file watcher (the MCP server) sets :attr:`SearchIndex.sweep_interval` so the per-page
 sweep runs only every so often, the watcher
 reporting edits through ``wiki.refresh(paths)`` in between. A full walk runs only when nothing is
