@@ -104,6 +104,33 @@ def test_packed_stamps_that_are_not_ours_are_refused() -> None:
         assert walker.unpack_stamps(junk) is None
 
 
+def test_a_packed_value_of_another_form_is_not_read_and_gives_way(root: Path) -> None:
+    w = Wiki(root)
+    try:
+        assert w.search.search("ledger")
+    finally:
+        w.close()
+    conn = sqlite3.connect(root / ".curator" / "cache.sqlite")
+    conn.execute("DELETE FROM search_stamps")
+    conn.execute("INSERT INTO search_stamps VALUES ('stamps 0', X'00')")  # (an older form, say)
+    conn.commit()
+    conn.close()
+    page = root / "wiki/entities/page-02.md"
+    page.write_text(page.read_text(encoding="utf-8").replace("ledger", "zither"), encoding="utf-8")
+    os.utime(page, ns=(10**18, 10**18))
+    assert walker.sweep_ahead(root)  # the child reads the rows instead
+    w = Wiki(root)
+    try:
+        assert [h.path for h in w.search.search("zither")] == ["wiki/entities/page-02.md"]
+    finally:
+        w.close()
+    packed = _packed(root)  # written again, in its own form, the other value gone
+    assert packed is not None and _as_rows(walker.unpack_stamps(packed)) == _rows(root)
+    conn = sqlite3.connect(root / ".curator" / "cache.sqlite")
+    assert conn.execute("SELECT part FROM search_stamps").fetchall() == [(walker.PACKED_PART,)]
+    conn.close()
+
+
 def test_the_packed_stamps_follow_every_change_of_the_documents(root: Path) -> None:
     w = Wiki(root)
     try:

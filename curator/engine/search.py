@@ -68,6 +68,7 @@ from .query import Query, fold, fold_char, index_text, parse_query
 from .store import RACY_NS, ChangeSet, checkpoint, read_and_parse
 from .walker import (
     EXCLUDED_DIRS,
+    PACKED_PART,
     SWEEP_SQL,
     PageFile,
     changed_stamps,
@@ -296,8 +297,8 @@ class SearchIndex:
         :data:`SWEEP_RECORD_EVERY` ago, and the stamps are packed. A write costs a one-shot
         search more than its query: the database's write-ahead log made again, then copied back
         into the database and synced when the process closes it."""
-        row = self._conn.execute("SELECT (SELECT value FROM search_meta WHERE key = 'last_sweep'),"
-                                 " EXISTS (SELECT 1 FROM search_stamps)").fetchone()
+        row = self._conn.execute("SELECT (SELECT value FROM search_meta WHERE key = 'last_sweep'), EXISTS"
+                                 " (SELECT 1 FROM search_stamps WHERE part = ?)", (PACKED_PART,)).fetchone()
         try:
             age = time.time() - float(row[0])
         except (TypeError, ValueError):
@@ -448,7 +449,8 @@ class SearchIndex:
                 if swept:
                     conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('last_sweep', ?)",
                                  (repr(time.time()),))
-                    if conn.execute("SELECT 1 FROM search_stamps").fetchone() is None:
+                    held = conn.execute("SELECT 1 FROM search_stamps WHERE part = ?", (PACKED_PART,))
+                    if held.fetchone() is None:
                         self._pack_stamps(conn)
                 conn.execute("COMMIT")
             except BaseException:
@@ -462,7 +464,8 @@ class SearchIndex:
             packed = pack_stamps(conn)
         except (TypeError, OverflowError):  # a stamp no 64-bit integer holds: the sweeps read the rows
             return
-        conn.execute("INSERT INTO search_stamps VALUES ('stamps', ?)", (packed,))
+        conn.execute("DELETE FROM search_stamps")  # (a value of another form, if any)
+        conn.execute("INSERT INTO search_stamps VALUES (?, ?)", (PACKED_PART, packed))
 
     def _under(self, d: str) -> list[str]:
         """Indexed pages below folder ``d``."""

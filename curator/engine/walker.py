@@ -345,9 +345,12 @@ def walk_ahead(root: Path | str) -> bool:
 
 #: The search index's stamps of every page it holds (``curator.engine.search``), as a sweep reads them.
 SWEEP_SQL = "SELECT path, mtime_ns, size FROM search_docs"
+#: The name of the packed value below: a new form of it gets a new name (a value of another form
+#: is then never read, and the next change of the documents deletes it).
+PACKED_PART = "stamps 1"
 #: The same stamps in one value (:func:`pack_stamps`), which the index keeps beside its rows while
 #: they are unchanged: one blob read in one go instead of 32,000 rows made into tuples.
-PACKED_SQL = "SELECT data FROM search_stamps WHERE part = 'stamps'"
+PACKED_SQL = f"SELECT data FROM search_stamps WHERE part = '{PACKED_PART}'"
 #: Sweeps started ahead (:func:`sweep_ahead`), by the real path of their root: (child pid, pipe).
 _SWEEPS: dict[str, tuple[int, int]] = {}
 
