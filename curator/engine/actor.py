@@ -12,6 +12,8 @@ _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$")
 
 @dataclass(slots=True, frozen=True)
 class Actor:
+    """Who acts: the operator, an agent or a capability."""
+
     kind: str  # "operator" | "agent" | "capability"
     id: str = ""
     department: str | None = None

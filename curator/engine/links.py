@@ -43,6 +43,8 @@ from .page import Link, Page, link_key, path_key, slug_of
 
 @dataclass(slots=True, frozen=True)
 class Resolution:
+    """Where one link key leads."""
+
     key: str
     path: str | None  # the page the link points to, or None
     candidates: tuple[str, ...] = ()  # every page (or file) sharing the name at the deciding step

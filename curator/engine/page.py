@@ -65,6 +65,8 @@ _new_link = functools.partial(tuple.__new__, Link)
 
 @dataclass(slots=True, frozen=True)
 class Problem:
+    """One problem found in a page."""
+
     code: str  # frontmatter | layer | trust | source-type | encoding | nul-bytes | empty | links |
     #: broken-anchor (a ``[[#heading]]`` into the page itself)
     message: str
@@ -155,6 +157,8 @@ class Page:
 
 @dataclass(slots=True)
 class Decoded:
+    """A page's bytes as text, with how they were written."""
+
     text: str  # without BOM; CRLF kept as is
     bom: bool
     crlf: bool

@@ -165,6 +165,8 @@ class Decision:
 
 @dataclass(slots=True)
 class ParsedPolicy:
+    """A ``.scope.toml`` as parsed."""
+
     rules: dict[str, NamespaceRule] = field(default_factory=dict)
     review: ReviewRule = field(default_factory=ReviewRule)
     error: str | None = None  # the file exists but does not parse: no policy

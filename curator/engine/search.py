@@ -37,7 +37,9 @@ that may hold pages and lists again those whose mtime moved (creations, deletion
 editors' atomic saves), and stats every indexed page and compares (mtime, size) with the index
 (edits written in place): 32,000 stats, no directory walk and no page-cache decoding, so it stays
 far below the naive scan. The command starts that sweep in a child process at its start
-(:func:`~.walker.sweep_ahead`), so it runs while the program is imported. A long-lived process
+(:func:`~.walker.sweep_ahead`), so it runs while the program is imported; the child reads the
+index's stamps packed in one value (``search_stamps``, deleted by triggers whenever a document
+changes, packed again by the next sweep's save). A long-lived process
 with a file watcher (the MCP server) sets :attr:`SearchIndex.sweep_interval` so the per-page
 sweep runs only every so often, the watcher
 reporting edits through ``wiki.refresh(paths)`` in between. A full walk runs only when nothing is
@@ -49,6 +51,7 @@ from __future__ import annotations
 import heapq
 import math
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -65,10 +68,12 @@ from .query import Query, fold, fold_char, index_text, parse_query
 from .store import RACY_NS, ChangeSet, checkpoint, read_and_parse
 from .walker import (
     EXCLUDED_DIRS,
+    PACKED_PART,
     SWEEP_SQL,
     PageFile,
     changed_stamps,
     json_line,
+    pack_stamps,
     sweep_pending,
     take_sweep,
     utf8_name,
@@ -86,6 +91,9 @@ WEIGHTS = (4.0, 1.0, 2.0)
 #: Seconds between two (mtime, size) sweeps of every page triggered by searches: 0, every search
 #: checks every page (docs/design.md §7); a process with a file watcher raises it (see the module doc).
 SWEEP_INTERVAL = 0.0
+#: Seconds a recorded sweep time stays good enough for the next sweeps that change nothing (they
+#: write nothing): a sweep interval (the MCP server's is minutes) then counts from up to this early.
+SWEEP_RECORD_EVERY = 1.0
 #: Tombstones (ids of replaced rows) per live page above which the next search rebuilds.
 MAX_DEAD_SHARE = 0.25
 #: Markers around matched words in snippets (the GUI renders them; agents read them as is).
@@ -93,6 +101,9 @@ HIGHLIGHT = ("«", "»")
 SNIPPET_CHARS = 240
 MAX_INDEXED_CHARS = 2_000_000  # a page's body beyond this is not indexed (keeps builds bounded)
 _SNIPPET_SCAN = 50_000  # snippets look for a match in this much of the body
+#: Rows a search first asks SQLite for, best first (see SearchIndex._rows): every hit of the
+#: largest limit with room for the rows a filter or a hidden page leaves out.
+FIRST_ROWS = 2 * MAX_LIMIT
 
 
 class BuildStopped(CuratorError):
@@ -101,6 +112,8 @@ class BuildStopped(CuratorError):
 
 @dataclass(slots=True)
 class SearchHit:
+    """One page a search found (or added by ``expand``)."""
+
     path: str
     title: str
     score: float
@@ -117,6 +130,8 @@ class SearchHit:
 
 @dataclass(slots=True)
 class _Row:
+    """A matching page's indexed metadata and its score."""
+
     path: str
     title: str
     layer: str
@@ -156,7 +171,7 @@ class SearchIndex:
         conn.execute("CREATE TABLE IF NOT EXISTS search_meta (key TEXT PRIMARY KEY, value TEXT)")
         row = conn.execute("SELECT value FROM search_meta WHERE key='schema'").fetchone()
         if row is None or row[0] != SEARCH_SCHEMA:
-            for table in ("search_fts", "search_docs", "search_dirs"):
+            for table in ("search_fts", "search_docs", "search_dirs", "search_stamps"):
                 conn.execute(f"DROP TABLE IF EXISTS {table}")
             conn.execute("DELETE FROM search_meta")
             conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('schema', ?)", (SEARCH_SCHEMA,))
@@ -171,6 +186,13 @@ class SearchIndex:
             " tokenize='unicode61 remove_diacritics 2')"
         )
         conn.execute("CREATE TABLE IF NOT EXISTS search_dirs (dir TEXT PRIMARY KEY, mtime_ns INTEGER)")
+        # Every document's stamp in one value (walker.pack_stamps), for the one-shot sweep to read
+        # in one go; any change to the documents deletes it (in the same transaction, whichever
+        # program made it), and the next sweep's save writes it again (see _save_dirs).
+        conn.execute("CREATE TABLE IF NOT EXISTS search_stamps (part TEXT PRIMARY KEY, data BLOB)")
+        for event in ("INSERT", "UPDATE", "DELETE"):
+            conn.execute(f"CREATE TRIGGER IF NOT EXISTS search_docs_{event.lower()}_stamps AFTER {event}"
+                         " ON search_docs BEGIN DELETE FROM search_stamps; END")
         self._built = self._meta(conn, "built") == "1"
 
     @staticmethod
@@ -265,9 +287,23 @@ class SearchIndex:
             if candidates:
                 changes = self.wiki.refresh(sorted(candidates))
                 self._drop_gone(candidates, changes)
-            if stamps or gone or sweep:
+            if stamps or gone or (sweep and (candidates or not self._sweep_recorded())):
                 self._save_dirs(stamps, gone=gone, swept=sweep)
             return changes
+
+    def _sweep_recorded(self) -> bool:
+        """Whether the sweep just made that changed nothing needs no write: one was recorded
+        (``last_sweep``, which another process with a sweep interval goes by) less than
+        :data:`SWEEP_RECORD_EVERY` ago, and the stamps are packed. A write costs a one-shot
+        search more than its query: the database's write-ahead log made again, then copied back
+        into the database and synced when the process closes it."""
+        row = self._conn.execute("SELECT (SELECT value FROM search_meta WHERE key = 'last_sweep'), EXISTS"
+                                 " (SELECT 1 FROM search_stamps WHERE part = ?)", (PACKED_PART,)).fetchone()
+        try:
+            age = time.time() - float(row[0])
+        except (TypeError, ValueError):
+            return False
+        return bool(row[1]) and 0.0 <= age < SWEEP_RECORD_EVERY
 
     def stop_building(self) -> None:
         """Abandon a bulk build in progress (the station closing): it rolls back, nothing kept."""
@@ -413,10 +449,23 @@ class SearchIndex:
                 if swept:
                     conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('last_sweep', ?)",
                                  (repr(time.time()),))
+                    held = conn.execute("SELECT 1 FROM search_stamps WHERE part = ?", (PACKED_PART,))
+                    if held.fetchone() is None:
+                        self._pack_stamps(conn)
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
+
+    @staticmethod
+    def _pack_stamps(conn: sqlite3.Connection) -> None:
+        """Keep every document's stamp packed (the documents changed since it was last packed)."""
+        try:
+            packed = pack_stamps(conn)
+        except (TypeError, OverflowError):  # a stamp no 64-bit integer holds: the sweeps read the rows
+            return
+        conn.execute("DELETE FROM search_stamps")  # (a value of another form, if any)
+        conn.execute("INSERT INTO search_stamps VALUES (?, ?)", (PACKED_PART, packed))
 
     def _under(self, d: str) -> list[str]:
         """Indexed pages below folder ``d``."""
@@ -502,7 +551,7 @@ class SearchIndex:
             self.ensure_built()
         if rows is None:
             rows = self._matching(q, actor, min_trust, limit)
-        highlight = q.highlighter()
+        highlight = Highlighter(q)
         hits = [SearchHit(r.path, r.title, r.score, r.layer, r.trust, self._snippet(r.path, highlight))
                 for r in rows]
         if expand and hits:
@@ -537,7 +586,8 @@ class SearchIndex:
             self.ensure_built()
         with self.wiki.store.connection():
             hidden = {} if actor.is_operator else self._hidden(actor)
-            found = self._rows(q) if not hidden or not q.positive_match() else self._visible_rows(q, hidden)
+            everything = not hidden or not q.positive_match()
+            found = self._rows(q, None) if everything else self._visible_rows(q, hidden)
             return {row.path: row.score for row in found}
 
     def pages_sharing(self, words: Sequence[str], *, limit: int = 12, terms: int = 4,
@@ -583,8 +633,13 @@ class SearchIndex:
             q.layers = {name} if not q.layers or name in q.layers else {"\x00none"}
         return q
 
-    def _rows(self, q: Query) -> Iterator[_Row]:
-        """Candidate pages passing the metadata filters, by score then path."""
+    def _rows(self, q: Query, first: int | None = FIRST_ROWS) -> Iterator[_Row]:
+        """Candidate pages passing the metadata filters, by score then path.
+
+        SQLite is asked for the ``first`` best rows only (its top-N sort keeps that many, where
+        sorting all 16,000 matches of a common word cost more than the rest of the query), then,
+        only if the caller takes more, for all of them again, the rows already given skipped by
+        their place in that order. None: all at once."""
         w_title, w_body, w_extra = WEIGHTS
         columns = "d.path, d.title, d.layer, d.trust, d.tags"
         positive, negative = q.positive_match(), q.excluded_match()
@@ -603,8 +658,20 @@ class SearchIndex:
                 args = (negative,)
             sql += " ORDER BY score DESC, d.path"
         try:
-            cursor = self._conn.execute(sql, args)
-            for path, title, layer, trust, tags, score in cursor:
+            given = 0
+            last: tuple[float, str] | None = None
+            for path, title, layer, trust, tags, score in self._conn.execute(
+                    sql if first is None else f"{sql} LIMIT {int(first)}", args):
+                given += 1
+                last = (-score, path)
+                tag_list = tags.split("\n") if tags else []
+                if q.accepts(path, layer, trust, tag_list):
+                    yield _Row(path, title, layer, trust, tag_list, score)
+            if first is None or given < first or last is None:
+                return
+            for path, title, layer, trust, tags, score in self._conn.execute(sql, args):
+                if (-score, path) <= last:
+                    continue  # (given already: the order is by score, then by the unique path)
                 tag_list = tags.split("\n") if tags else []
                 if q.accepts(path, layer, trust, tag_list):
                     yield _Row(path, title, layer, trust, tag_list, score)
@@ -904,11 +971,40 @@ def _folded_with_map(text: str) -> tuple[str, list[int] | None]:
     return "".join(out), (None if same_length else index)
 
 
+class Highlighter:
+    """A query's snippet pattern (:meth:`~.query.Query.highlighter`), compiled on first use in
+    the form the text needs: ASCII text (nearly every page) gets the pattern that finds the same
+    there and compiles in a fraction of the time (the full one, for other text, costs ~4 ms of a
+    one-shot search)."""
+
+    __slots__ = ("_patterns", "_query")
+
+    def __init__(self, query: Query) -> None:
+        self._query = query
+        self._patterns: dict[bool, re.Pattern[str] | None] = {}
+
+    def for_text(self, folded: str) -> re.Pattern[str] | None:
+        """The pattern to look for the query's words in ``folded`` (folded text) with."""
+        ascii_text = folded.isascii()
+        if ascii_text not in self._patterns:
+            self._patterns[ascii_text] = self._query.highlighter(ascii_text)
+        return self._patterns[ascii_text]
+
+
+def _pattern_for(pattern: Any, folded: str) -> Any:
+    """``pattern`` (a compiled pattern, a :class:`Highlighter` or None) for searching ``folded``."""
+    return pattern.for_text(folded) if isinstance(pattern, Highlighter) else pattern
+
+
 def highlight_text(text: str, pattern: Any) -> str:
-    """``text`` with every match of ``pattern`` (over folded text) wrapped in :data:`HIGHLIGHT`."""
+    """``text`` with every match of ``pattern`` (over folded text) wrapped in :data:`HIGHLIGHT`;
+    ``pattern``: a compiled pattern, a :class:`Highlighter` or None."""
     if pattern is None or not text:
         return text
     folded, index = _folded_with_map(text)
+    pattern = _pattern_for(pattern, folded)
+    if pattern is None:
+        return text
     spans: list[tuple[int, int]] = []
     for m in pattern.finditer(folded):
         if m.end() == m.start():
@@ -930,14 +1026,16 @@ def highlight_text(text: str, pattern: Any) -> str:
 
 
 def make_snippet(body: str, pattern: Any, width: int = SNIPPET_CHARS) -> str:
-    """About ``width`` characters of ``body`` around the first match, matches highlighted."""
+    """About ``width`` characters of ``body`` around the first match, matches highlighted
+    (``pattern`` as :func:`highlight_text` takes it)."""
     flat = " ".join(body[:_SNIPPET_SCAN].split())
     if not flat:
         return ""
     start = 0
     if pattern is not None:
         folded, index = _folded_with_map(flat)
-        m = pattern.search(folded)
+        found = _pattern_for(pattern, folded)
+        m = None if found is None else found.search(folded)
         if m is not None:
             first = index[m.start()] if index else m.start()
             start = max(0, first - width // 3)
@@ -952,7 +1050,7 @@ def make_snippet(body: str, pattern: Any, width: int = SNIPPET_CHARS) -> str:
     return ("…" if start else "") + window + ("…" if end < len(flat) else "")
 
 
-__all__ = ["DEFAULT_LIMIT", "HIGHLIGHT", "MAX_LIMIT", "SearchHit", "SearchIndex", "fold",
+__all__ = ["DEFAULT_LIMIT", "HIGHLIGHT", "MAX_LIMIT", "Highlighter", "SearchHit", "SearchIndex", "fold",
            "highlight_text", "make_snippet"]
 
 

@@ -1,0 +1,268 @@
+"""The one-shot search's cheaper steps give exactly what the plain ones give (issue 17).
+
+- the index's stamps packed in one value are its rows, and a sweep ahead by them finds in-place
+  edits of the same size and pages gone; they are dropped by every change of the documents
+  (whichever program makes it) and written again by the next sweep;
+- the ranking asked of SQLite in two steps (the best rows first, the rest only when needed)
+  gives the rows of one query over everything, in the same order, whatever the filters drop;
+- the snippet pattern for ASCII text finds the same as the full one there;
+- a sweep that changed nothing shortly after another writes nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+from curator.engine import query as query_mod
+from curator.engine import search as search_mod
+from curator.engine import walker
+from curator.engine.query import parse_query
+from curator.engine.wiki import Wiki
+
+
+def write(root: Path, rel: str, text: str) -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _rows(root: Path) -> list[tuple[str, int, int]]:
+    conn = sqlite3.connect(root / ".curator" / "cache.sqlite")
+    try:
+        return [tuple(r) for r in conn.execute(walker.SWEEP_SQL)]
+    finally:
+        conn.close()
+
+
+def _as_rows(stamps: walker.Stamps | None) -> list[tuple[str, int, int]]:
+    assert stamps is not None
+    return list(zip(*stamps, strict=True))
+
+
+def _packed(root: Path) -> bytes | None:
+    conn = sqlite3.connect(root / ".curator" / "cache.sqlite")
+    try:
+        row = conn.execute(walker.PACKED_SQL).fetchone()
+        return None if row is None else bytes(row[0])
+    finally:
+        conn.close()
+
+
+@pytest.fixture()
+def root(tmp_path: Path) -> Path:
+    r = tmp_path / "w"
+    for i in range(40):
+        write(r, f"wiki/entities/page-{i:02d}.md", f"# Page {i}\n\nledger entry {i}\n")
+    for i in range(6):
+        write(r, f"wiki/deep/er/p{i}.md", f"deep ledger {i}\n")
+    write(r, "top.md", "top ledger\n")
+    return r
+
+
+# --- the sweep ------------------------------------------------------------------------------
+
+def test_the_packed_stamps_are_the_rows_and_the_sweep_by_them_finds_every_change(root: Path) -> None:
+    w = Wiki(root)
+    try:
+        assert w.search.search("ledger")  # built
+    finally:
+        w.close()
+    rows = _rows(root)
+    conn = sqlite3.connect(root / ".curator" / "cache.sqlite")
+    try:
+        unpacked = walker.unpack_stamps(walker.pack_stamps(conn))
+    finally:
+        conn.close()
+    assert unpacked is not None and list(zip(*unpacked, strict=True)) == rows
+    real = os.path.realpath(root)
+    # an in-place edit of the same size with only the stamp moved, a page grown, pages gone
+    edited = root / "wiki/entities/page-07.md"
+    edited.write_text(edited.read_text(encoding="utf-8").replace("ledger", "LEDGER"), encoding="utf-8")
+    os.utime(edited, ns=(10**18, 10**18))
+    (root / "wiki/entities/page-11.md").write_text("grown ledger text\n", encoding="utf-8")
+    (root / "wiki/entities/page-30.md").unlink()
+    (root / "top.md").unlink()
+    assert sorted(walker.changed_stamps(real, zip(*unpacked, strict=True))) == [
+        "top.md", "wiki/entities/page-07.md", "wiki/entities/page-11.md", "wiki/entities/page-30.md"]
+
+
+def test_packed_stamps_that_are_not_ours_are_refused() -> None:
+    import marshal
+
+    assert walker.unpack_stamps(marshal.dumps(("", b"", b""))) == walker.Stamps([], [], [])
+    for junk in (b"", b"not marshal", 42, None, marshal.dumps(("a\0b", b"\0" * 8, b"\0" * 16)),
+                 marshal.dumps({"d": 1}), marshal.dumps(("a", b"\0" * 7, b"\0" * 8)),
+                 marshal.dumps(("a", "x" * 8, b"\0" * 8)), marshal.dumps(("a", b"\0" * 8))):
+        assert walker.unpack_stamps(junk) is None
+
+
+def test_a_packed_value_of_another_form_is_not_read_and_gives_way(root: Path) -> None:
+    w = Wiki(root)
+    try:
+        assert w.search.search("ledger")
+    finally:
+        w.close()
+    conn = sqlite3.connect(root / ".curator" / "cache.sqlite")
+    conn.execute("DELETE FROM search_stamps")
+    conn.execute("INSERT INTO search_stamps VALUES ('stamps 0', X'00')")  # (an older form, say)
+    conn.commit()
+    conn.close()
+    page = root / "wiki/entities/page-02.md"
+    page.write_text(page.read_text(encoding="utf-8").replace("ledger", "zither"), encoding="utf-8")
+    os.utime(page, ns=(10**18, 10**18))
+    assert walker.sweep_ahead(root)  # the child reads the rows instead
+    w = Wiki(root)
+    try:
+        assert [h.path for h in w.search.search("zither")] == ["wiki/entities/page-02.md"]
+    finally:
+        w.close()
+    packed = _packed(root)  # written again, in its own form, the other value gone
+    assert packed is not None and _as_rows(walker.unpack_stamps(packed)) == _rows(root)
+    conn = sqlite3.connect(root / ".curator" / "cache.sqlite")
+    assert conn.execute("SELECT part FROM search_stamps").fetchall() == [(walker.PACKED_PART,)]
+    conn.close()
+
+
+def test_the_packed_stamps_follow_every_change_of_the_documents(root: Path) -> None:
+    w = Wiki(root)
+    try:
+        assert w.search.search("ledger")  # the build: the stamps packed by its sweep's save
+        packed = _packed(root)
+        assert packed is not None and _as_rows(walker.unpack_stamps(packed)) == _rows(root)
+        # an edit the index takes in: the packed stamps are gone with the old document
+        page = write(root, "wiki/entities/page-03.md", "changed ledger words\n")
+        os.utime(page, ns=(10**18, 10**18))
+        w.refresh(["wiki/entities/page-03.md"])
+        assert _packed(root) is None
+        # the next sweep packs them again, as the rows are now
+        assert w.search.search("changed")
+        again = _packed(root)
+        assert again is not None and _as_rows(walker.unpack_stamps(again)) == _rows(root)
+        assert again != packed
+        # a write by SQL alone (another program's) drops them too
+        conn = sqlite3.connect(root / ".curator" / "cache.sqlite")
+        conn.execute("DELETE FROM search_docs WHERE path = 'top.md'")
+        conn.commit()
+        conn.close()
+        assert _packed(root) is None
+    finally:
+        w.close()
+
+
+def test_a_sweep_ahead_by_the_packed_stamps_finds_an_edit_in_place(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(walker, "SHARE_MIN", 4)  # (a helper takes the second half)
+    w = Wiki(root)
+    try:
+        assert w.search.search("ledger")
+        assert _packed(root) is not None
+        page = root / "wiki/entities/page-21.md"
+        page.write_text(page.read_text(encoding="utf-8").replace("ledger", "zither"), encoding="utf-8")
+        os.utime(page, ns=(10**18, 10**18))  # same size, only the stamp tells
+        (root / "wiki/deep/er/p2.md").unlink()
+        assert walker.sweep_ahead(root)
+        monkeypatch.setattr(search_mod, "SWEEP_SQL", "SELECT no_such_column")  # (this process sweeps nothing)
+        assert [h.path for h in w.search.search("zither")] == ["wiki/entities/page-21.md"]
+        indexed = {path for path, _m, _s in _rows(root)}  # the page gone was found by the same sweep
+        assert "wiki/deep/er/p2.md" not in indexed and "wiki/deep/er/p3.md" in indexed
+    finally:
+        w.close()
+
+
+# --- the ranking in two steps ------------------------------------------------------------------
+
+@pytest.mark.parametrize("text", ["ledger", "ledger -deep", "path:deep ledger", "path:top ledger", "-ledger",
+                                  "layer:core", "path:entities", "entry OR deep"])
+def test_the_ranking_in_two_steps_is_the_ranking_of_one_query(root: Path, text: str) -> None:
+    w = Wiki(root)
+    try:
+        w.search.refresh()
+        q = parse_query(text)
+        with w.store.connection():
+            whole = list(w.search._rows(q, None))
+            for first in (1, 2, 5, 46, 47, 200):
+                assert list(w.search._rows(q, first)) == whole
+    finally:
+        w.close()
+
+
+def test_a_search_whose_filter_drops_the_first_rows_finds_the_rest(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    w = Wiki(root)
+    try:
+        expected = [h.path for h in w.search.search("path:deep ledger", limit=100)]
+        assert len(expected) == 6
+        monkeypatch.setattr(search_mod.SearchIndex._rows, "__defaults__", (3,))  # (FIRST_ROWS, as bound)
+        assert [h.path for h in w.search.search("path:deep ledger", limit=100)] == expected
+        assert [h.path for h in w.search.search("path:deep ledger", limit=4)] == expected[:4]
+    finally:
+        w.close()
+
+
+# --- snippets -------------------------------------------------------------------------------
+
+def _spans(pattern: re.Pattern[str] | None, text: str) -> list[tuple[int, int]]:
+    return [] if pattern is None else [m.span() for m in pattern.finditer(text)]
+
+
+@pytest.mark.parametrize("text", ["ledger", "led*", '"refund policy"', "a OR b1 OR 12", "café menu", "付款 ledger",
+                                  "x_y", "naïve* résumé", "-draft ledger", "tag:finance", "über*"])
+def test_the_pattern_for_ascii_text_finds_what_the_full_one_finds(text: str) -> None:
+    rng = random.Random(text)
+    q = parse_query(text)
+    full, ascii_only = q.highlighter(), q.highlighter(ascii_text=True)
+    assert (full is None) == (ascii_only is None)
+    alphabet = [*"abcdefghijklmnopqrstuvwxyz0123456789_ -.,'\"()\n\t", "ledger", "led", "refund", "policy",
+                "cafe", "menu", "naive", "resume", "a", "b1", "12", "x_y", "uber"]
+    for _ in range(300):
+        sample = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 40)))
+        assert _spans(ascii_only, sample) == _spans(full, sample)
+        highlighter = search_mod.Highlighter(q)
+        assert search_mod.make_snippet(sample, highlighter) == search_mod.make_snippet(sample, full)
+        assert search_mod.highlight_text(sample, highlighter) == search_mod.highlight_text(sample, full)
+    for sample in ("Café ledger — naïve", "付款流程 ledger", "Ünïcödé über alles", "ledger\u00a0ledger"):
+        highlighter = search_mod.Highlighter(q)  # text that is not ASCII: the full pattern
+        assert search_mod.make_snippet(sample, highlighter) == search_mod.make_snippet(sample, full)
+        assert search_mod.highlight_text(sample, highlighter) == search_mod.highlight_text(sample, full)
+
+
+def test_an_ascii_word_is_one_segment_without_the_pattern() -> None:
+    for word in ("ledger", "a1", "Z", "x" * 50):
+        assert query_mod._segments(word) == query_mod._segment().findall(word)
+    assert query_mod._segments("付款ab") == query_mod._segment().findall("付款ab")
+
+
+# --- nothing to write ---------------------------------------------------------------------------
+
+def test_a_sweep_that_changed_nothing_just_after_another_writes_nothing(root: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    w = Wiki(root)
+    try:
+        assert w.search.search("ledger")
+        conn = sqlite3.connect(root / ".curator" / "cache.sqlite")
+        version = conn.execute("PRAGMA data_version").fetchone()[0]
+        last = conn.execute("SELECT value FROM search_meta WHERE key = 'last_sweep'").fetchone()
+        assert w.search.search("ledger")  # swept again: nothing changed, the record is fresh
+        assert conn.execute("PRAGMA data_version").fetchone()[0] == version
+        # the record goes stale: the next sweep writes its time again
+        monkeypatch.setattr(search_mod, "SWEEP_RECORD_EVERY", 0.0)
+        time.sleep(0.01)
+        assert w.search.search("ledger")
+        assert conn.execute("PRAGMA data_version").fetchone()[0] != version
+        assert conn.execute("SELECT value FROM search_meta WHERE key = 'last_sweep'").fetchone() != last
+        # a change is always written, the fresh record or not
+        monkeypatch.setattr(search_mod, "SWEEP_RECORD_EVERY", 3600.0)
+        version = conn.execute("PRAGMA data_version").fetchone()[0]
+        page = write(root, "wiki/entities/page-05.md", "# Page 5\n\nkumquat entry 5\n")
+        os.utime(page, ns=(10**18, 10**18))
+        assert [h.path for h in w.search.search("kumquat")] == ["wiki/entities/page-05.md"]
+        assert conn.execute("PRAGMA data_version").fetchone()[0] != version
+        conn.close()
+    finally:
+        w.close()
