@@ -1,8 +1,6 @@
-"""The page cache's bulk write and the link index's name keys, kept exact while made cheaper
-(session 9): pages read with ``os.read`` to the end, the name tables of a parse in worker
-processes written as each chunk arrives, records compressed only above
-:data:`~curator.engine.store.COMPRESS_ABOVE`, and the keys of a mostly-ASCII wiki made at once
-with the few others one by one."""
+"""The page cache's bulk write, kept exact while made cheaper (session 9): pages read with
+``os.read`` to the end, the name tables of a parse in worker processes written as each chunk
+arrives, records compressed only above :data:`~curator.engine.store.COMPRESS_ABOVE`."""
 
 from __future__ import annotations
 
@@ -16,8 +14,7 @@ import pytest
 
 import curator.engine.parallel as parallel_module
 import curator.engine.store as store_module
-from curator.engine.links import LinkIndex, _names, _page_keys, link_keys
-from curator.engine.page import link_key, parse_page, path_key, slug_of
+from curator.engine.page import parse_page
 from curator.engine.store import COMPRESS_ABOVE, decode_record, encode_record, read_page_bytes
 from curator.engine.wiki import Wiki
 from tests.corpus import write_pages
@@ -139,37 +136,3 @@ def test_a_parse_in_worker_processes_writes_the_same_name_rows_as_one_here(
     # and a lookup by name finds the same pages
     again = Wiki(bulk)
     assert sorted(again.store.pages_named(["p3", "page-4"])) == sorted(Wiki(serial).store.pages_named(["p3", "page-4"]))
-
-
-# --- the link index's keys -----------------------------------------------------------------
-
-def test_page_keys_of_a_mostly_ascii_wiki_are_path_key_and_slug_of_each() -> None:
-    paths = [f"wiki/page-{i}.md" for i in range(500)]
-    paths[17] = "wiki/付款流程.md"
-    paths[230] = "concepts/Ann Smith.md"
-    paths[400] = "notes/.hidden.md"
-    paths[499] = "x/Y.MD"
-    paths.append("a/b")
-    assert _page_keys(paths) == ([path_key(p) for p in paths], [slug_of(p) for p in paths])
-
-
-def test_link_keys_of_mostly_ascii_texts_are_link_key_of_each() -> None:
-    texts = [f"Page {i}" for i in range(300)] + ["Péage  Deux", "付款 流程.md", "x\u3000y", "\u00a0a", "İstanbul",
-                                                 "  Two  Spaces .md", "", " "]
-    texts = texts[150:] + texts[:150]
-    assert link_keys(texts) == [link_key(t) for t in texts]
-
-
-def test_names_by_title_and_alias_are_those_of_each_page(tmp_path: Path) -> None:
-    pages = {}
-    for path, text in _pages(60).items():
-        pages[path] = parse_page(path, text if isinstance(text, bytes) else text.encode())[0]
-    pages["odd.md"] = parse_page("odd.md", "---\ntitle: Ünïcode Title\naliases: [ Same , same, Άλφα ]\n---\n".encode())[0]
-    index = LinkIndex(pages)
-    expected: dict[str, list[str]] = {}
-    for path in sorted(pages, key=lambda p: (len(p), p)):
-        for name in sorted(_names(pages[path])):
-            expected.setdefault(name, []).append(path)
-    assert dict(index._by_name) == expected
-    third = next(p for p in pages if p.endswith("/p3.md"))
-    assert index.resolve("Άλφα").path == "odd.md" and index.resolve("Péage 3").path == third

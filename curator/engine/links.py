@@ -32,7 +32,6 @@ import bisect
 import functools
 import heapq
 import posixpath
-import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -190,16 +189,9 @@ class LinkIndex:
         self._files = _Files((f, link_key(f), link_key(f.rpartition("/")[2])) for f in files)
         self._by_name: dict[str, list[str]] = defaultdict(list)
         records = [pages[path] for path in ordered]
-        titles = link_keys([page.title for page in records])
-        aliased = [i for i, page in enumerate(records) if page.aliases]
-        # every alias of every page in one go (most are ASCII: see link_keys), then page by page
-        flat = [alias for i in aliased for alias in records[i].aliases]
-        alias_keys = iter(link_keys(flat) if all(type(a) is str for a in flat) else list(map(link_key, flat)))
-        names_of = {i: {n for n in (titles[i], *(next(alias_keys) for _ in records[i].aliases)) if n}
-                    for i in aliased}  # (what _names gives each of them)
-        for i, (path, title) in enumerate(zip(ordered, titles, strict=True)):
-            if i in names_of:
-                for name in names_of[i]:
+        for path, page, title in zip(ordered, records, link_keys([page.title for page in records]), strict=True):
+            if page.aliases:
+                for name in _names(page):
                     self._by_name[name].append(path)
             elif title:  # (what _names gives a page with no aliases)
                 self._by_name[title].append(path)
@@ -536,42 +528,25 @@ _ASCII_SPACES = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
 def _page_keys(paths: list[str]) -> tuple[list[str], list[str]]:
     """(:func:`~.page.path_key`, :func:`~.page.slug_of`) of each of ``paths``: at once for ASCII
     ``folder/name.md`` paths with no whitespace and no name starting with a dot (as nearly all
-    are: a key is then the path lowered without ``.md``, a slug its last segment), one by one for
-    the others (a wiki with a few non-ASCII names still has the rest done at once)."""
+    are: a key is then the path lowered without ``.md``, a slug its last segment)."""
     joined = "\0".join(paths).lower()
-    if joined.count("\0") != len(paths) - 1:
-        return list(map(path_key, paths)), list(map(slug_of, paths))
-    keys = f"{joined}\0".replace(".md\0", "\0").split("\0")[:-1] if paths else []
-    slugs = [key.rpartition("/")[2] for key in keys]
-    if not (joined.isascii() and joined.count(".md\0") == len(paths) - 1 and joined.endswith(".md")
-            and not any(c in joined for c in _ASCII_SPACES) and "/." not in joined and "\0." not in joined
-            and not joined.startswith(".")):
-        plain = _PLAIN_PATH.fullmatch
-        for i, path in enumerate(paths):
-            if not plain(path):
-                keys[i], slugs[i] = path_key(path), slug_of(path)
-    return keys, slugs
-
-
-#: A path :func:`_page_keys` may take the key of as the path lowered without ``.md``: printable
-#: ASCII with no space, no folder or file name starting with a dot, ending with ``.md`` in any case.
-_PLAIN_PATH = re.compile(r"(?:[!-\-0-~][!-.0-~]*/)*[!-\-0-~][!-.0-~]*\.[mM][dD]")
+    if joined.isascii() and joined.count("\0") == len(paths) - 1 and joined.count(".md\0") == len(paths) - 1 \
+            and joined.endswith(".md") and not any(c in joined for c in _ASCII_SPACES) \
+            and "/." not in joined and "\0." not in joined and not joined.startswith("."):
+        keys = joined[:-3].replace(".md\0", "\0").split("\0")
+        return keys, [key.rpartition("/")[2] for key in keys]
+    return list(map(path_key, paths)), list(map(slug_of, paths))
 
 
 def link_keys(texts: list[str]) -> list[str]:
     """:func:`~.page.link_key` of each of ``texts``: at once for ASCII texts (lowered, each run of
-    whitespace one ``-``, none at either end, ``.md`` cut off), one by one for the others."""
+    whitespace one ``-``, none at either end, ``.md`` cut off)."""
     joined = "\0".join(texts)
-    if joined.count("\0") != len(texts) - 1 or "\x01" in joined:
+    if not (joined.isascii() and joined.count("\0") == len(texts) - 1 and "\x01" not in joined):
         return list(map(link_key, texts))
     spaced = "\x01".join(joined.lower().split())  # (a NUL is no whitespace: the texts stay apart)
     keys = spaced.replace("\x01\0", "\0").replace("\0\x01", "\0").replace("\x01", "-") + "\0"
-    out = keys.replace(".md\0", "\0").split("\0")[:-1] if texts else []
-    if not joined.isascii():  # (what a non-ASCII text became above is not its key: made again)
-        for i, text in enumerate(texts):
-            if not text.isascii():
-                out[i] = link_key(text)
-    return out
+    return keys.replace(".md\0", "\0").split("\0")[:-1] if texts else []
 
 
 def _last(key: str) -> str:
