@@ -38,16 +38,6 @@ def test_a_missing_page_reads_as_none_and_a_symlink_is_not_followed(tmp_path: Pa
     assert read_page_bytes(str(tmp_path), "link.md", 6) is None
 
 
-@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="needs permissions that bind")
-def test_an_unreadable_page_reads_as_unreadable(tmp_path: Path) -> None:
-    (tmp_path / "p.md").write_text("x")
-    os.chmod(tmp_path / "p.md", 0)
-    try:
-        assert read_page_bytes(str(tmp_path), "p.md", 1) is store_module._UNREADABLE
-    finally:
-        os.chmod(tmp_path / "p.md", 0o644)
-
-
 # --- records -------------------------------------------------------------------------------
 
 def test_only_records_above_the_threshold_are_compressed_and_both_decode(tmp_path: Path) -> None:
