@@ -1,0 +1,128 @@
+"""The page cache's bulk write, kept exact while made cheaper (session 9): pages read with
+``os.read`` to the end, the name tables of a parse in worker processes written as each chunk
+arrives, records compressed only above :data:`~curator.engine.store.COMPRESS_ABOVE`."""
+
+from __future__ import annotations
+
+import marshal
+import os
+import sqlite3
+import zlib
+from pathlib import Path
+
+import pytest
+
+import curator.engine.parallel as parallel_module
+import curator.engine.store as store_module
+from curator.engine.page import parse_page
+from curator.engine.store import COMPRESS_ABOVE, decode_record, encode_record, read_page_bytes
+from curator.engine.wiki import Wiki
+from tests.corpus import write_pages
+
+# --- reading a page ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("hint", [-1, 0, 5, 4095, 4096, 4097, 1 << 20])
+@pytest.mark.parametrize("length", [0, 1, 4096, 3 * (1 << 20) + 7])
+def test_a_page_is_read_whole_whatever_size_its_stat_said(tmp_path: Path, hint: int, length: int) -> None:
+    # (a page that grew or shrank between the walk's stat and the read is read as it is now)
+    data = bytes(range(256)) * (length // 256) + b"x" * (length % 256)
+    (tmp_path / "p.md").write_bytes(data)
+    assert read_page_bytes(str(tmp_path), "p.md", hint) == data
+    assert read_page_bytes(str(tmp_path), "p.md") == data
+
+
+def test_a_missing_page_reads_as_none_and_a_symlink_is_not_followed(tmp_path: Path) -> None:
+    (tmp_path / "real.md").write_text("secret")
+    os.symlink(tmp_path / "real.md", tmp_path / "link.md")
+    assert read_page_bytes(str(tmp_path), "gone.md", 10) is None
+    assert read_page_bytes(str(tmp_path), "link.md", 6) is None
+
+
+# --- records -------------------------------------------------------------------------------
+
+def test_only_records_above_the_threshold_are_compressed_and_both_decode(tmp_path: Path) -> None:
+    small = parse_page("a.md", b"# A\n\n" + b"[[b]] " * 40)[0].to_row()
+    big = parse_page("h.md", b"# Hub\n\n" + b"".join(b"[[page-%d]] " % i for i in range(2000)))[0].to_row()
+    small_blob, big_blob = encode_record(small), encode_record(big)
+    assert len(small_blob) <= COMPRESS_ABOVE and small_blob[:1] != b"Z"
+    assert marshal.loads(small_blob) == [*small[:15], [list(c) for c in zip(*small[15], strict=True)], *small[16:]]
+    assert big_blob[:1] == b"Z" and len(zlib.decompress(big_blob[1:])) > COMPRESS_ABOVE > len(big_blob) / 4
+    for row, blob in ((small, small_blob), (big, big_blob)):
+        decoded = decode_record(blob)
+        decoded[15] = [list(link) for link in decoded[15]]
+        assert decoded == row
+    # a small record an earlier threshold compressed (a cache written before) still decodes
+    decoded = decode_record(b"Z" + zlib.compress(small_blob, 1))
+    decoded[15] = [list(link) for link in decoded[15]]
+    assert decoded == small
+
+
+# --- the name tables of a bulk write -------------------------------------------------------
+
+def _name_rows(root: Path) -> tuple[set[tuple[str, int, int]], set[tuple[str, int, int]], dict[str, bytes]]:
+    conn = sqlite3.connect(root / ".curator" / "cache.sqlite")
+    try:
+        records = {path: rec for path, rec in conn.execute("SELECT path, record FROM records")}
+        tables = []
+        for table in ("link_names", "page_names"):
+            tables.append(set(conn.execute(f"SELECT r.path, t.h, 1 FROM {table} t JOIN records r ON r.rowid = t.src")))
+            # every row points at a record
+            assert conn.execute(f"SELECT count(*) FROM {table} WHERE src NOT IN (SELECT rowid FROM records)"
+                                ).fetchone()[0] == 0
+    finally:
+        conn.close()
+    return tables[0], tables[1], records
+
+
+def _rows(records: dict[str, bytes]) -> dict[str, list[object]]:
+    """The records decoded, without their mtimes (the two wikis were written at other moments)."""
+    out: dict[str, list[object]] = {}
+    for path, blob in records.items():
+        row = decode_record(blob)
+        row[2], row[15] = 0, list(row[15])
+        out[path] = row
+    return out
+
+
+def _pages(n: int) -> dict[str, str | bytes]:
+    out: dict[str, str | bytes] = {}
+    for i in range(n):
+        folder = ("wiki/", "notes/", "", "wiki/people/")[i % 4]
+        out[f"{folder}p{i}.md"] = (f"---\ntitle: Page {i}\naliases: [P{i}, Péage {i}]\n---\n# Page {i}\n\n"
+                                   f"See [[p{(i * 7) % n}]], [[wiki/p{i + 1}]] and [[Page {i // 2}]].\n")
+    return out
+
+
+def test_a_parse_in_worker_processes_writes_the_same_name_rows_as_one_here(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pages = _pages(230)
+    serial = write_pages(tmp_path / "serial", pages)
+    bulk = write_pages(tmp_path / "bulk", pages)
+    monkeypatch.setattr(store_module, "PARALLEL_MIN", 1 << 30)
+    one = Wiki(serial)
+    assert len(one.pages) == 230
+    one.close()
+    # many small chunks from two workers, their name rows written as each one comes in
+    monkeypatch.setattr(store_module, "PARALLEL_MIN", 10)
+    cut = parallel_module.chunks
+    monkeypatch.setattr(parallel_module, "chunks", lambda files: cut(files, 9))
+    monkeypatch.setattr(parallel_module, "workers", lambda: 2)
+    calls: list[int] = []
+    insert = store_module.PageStore._insert_names
+
+    def counting(self: store_module.PageStore, first: int, chunk_names: list[tuple[int, str, str]]) -> None:
+        calls.append(len(chunk_names))
+        insert(self, first, chunk_names)
+
+    monkeypatch.setattr(store_module.PageStore, "_insert_names", counting)
+    two = Wiki(bulk)
+    assert len(two.pages) == 230
+    two.close()
+    assert sum(calls) == 26 and calls.count(1) >= 20  # (chunk by chunk, not all at the end)
+    links_a, names_a, records_a = _name_rows(serial)
+    links_b, names_b, records_b = _name_rows(bulk)
+    assert _rows(records_a) == _rows(records_b)
+    assert links_a == links_b and names_a == names_b and len(links_a) > 230
+    # and a lookup by name finds the same pages
+    again = Wiki(bulk)
+    assert sorted(again.store.pages_named(["p3", "page-4"])) == sorted(Wiki(serial).store.pages_named(["p3", "page-4"]))
