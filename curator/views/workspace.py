@@ -291,6 +291,10 @@ class Workspace(QObject):
             handle.wiki.changed.connect(functools.partial(self._on_engine_change, handle))
         if self._watch:
             self._start_watching()
+            # An edit made after the load's walk (made ahead at the station's start, see
+            # app._walk_ahead) and before the watch began raised no event: one refresh once the
+            # watcher runs (the timer's next turn) finds it, as F5 would.
+            self.mark_dirty()
         self._timer.start()
         self._linked = bool(snapshot.inbound) or not self._link_later
         self.loaded.emit(snapshot)
