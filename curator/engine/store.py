@@ -100,10 +100,10 @@ PARALLEL_MIN = 1500
 PARALLEL_MIN_PATHS = 6000
 #: Records longer than this are stored zlib-compressed (marked by a leading ``Z``, which no
 #: marshal dump of a list starts with): the big rows hold most of the bytes, and the cache must
-#: stay smaller than the pages. Not the ordinary ones: at 1 KB, 30% of a 32,000-page real-shaped
-#: wiki's records were compressed (those of 1-2 KB) for 0.34 s of its cold parse's ~5 s of CPU and
-#: a decompression on every decode, to keep the cache at 0.32x the pages' bytes instead of 0.38x.
-COMPRESS_ABOVE = 4096
+#: stay smaller than the pages. (4 KB was tried: it saved ~0.34 s of a 32,000-page real-shaped
+#: wiki's ~5 s of cold-parse CPU, but with the full-text index built the cache grew to 1.04x the
+#: pages' bytes, over issue 17's 1.0x; at 1 KB it is 0.99x.)
+COMPRESS_ABOVE = 1024
 #: The racy-stamp guard's margin (see the module docstring): a page whose mtime is less than this
 #: before the moment its stamp was taken (the stat, before the read) may still be rewritten with
 #: the same mtime, so its digest is kept and checked on the next refresh. It covers the kernel's
