@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 #: Modules ``search`` must not import: none of them is needed to answer from the index.
 HEAVY = ("yaml", "markdown_it", "igraph", "numpy", "rapidfuzz", "PySide6")
@@ -22,12 +23,12 @@ print(json.dumps({"code": code, "out": out.getvalue(), "modules": sorted(sys.mod
 """
 
 
-def _probe(wiki: Path, *argv: str) -> dict[str, object]:
+def _probe(wiki: Path, *argv: str) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     proc = subprocess.run([sys.executable, "-c", _PROBE, "--wiki", str(wiki), *argv],
                           capture_output=True, text=True, timeout=120, env=env)
     assert proc.returncode == 0, proc.stderr
-    result: dict[str, object] = json.loads(proc.stdout.splitlines()[-1])
+    result: dict[str, Any] = json.loads(proc.stdout.splitlines()[-1])
     return result
 
 
@@ -37,10 +38,9 @@ def test_search_imports_no_heavy_module(tmp_path: Path) -> None:
     (wiki / "notes" / "ledger.md").write_text("---\ntitle: Ledger\ntags: [finance]\n---\nThe ledger balances.\n")
     (wiki / "notes" / "other.md").write_text("# Other\nNothing here.\n")
     first = _probe(wiki, "search", "ledger", "--json")  # builds the index (may import more)
-    assert first["code"] == 0 and "notes/ledger.md" in str(first["out"])
+    assert first["code"] == 0 and "notes/ledger.md" in first["out"]
     warm = _probe(wiki, "search", "ledger", "--json")
     assert warm["code"] == 0
-    assert [row["path"] for row in json.loads(str(warm["out"]))] == ["notes/ledger.md"]
-    modules = set(warm["modules"])  # type: ignore[call-overload]
-    loaded = sorted(m for m in modules if m.split(".")[0] in HEAVY)
+    assert [row["path"] for row in json.loads(warm["out"])] == ["notes/ledger.md"]
+    loaded = sorted(m for m in warm["modules"] if m.split(".")[0] in HEAVY)
     assert loaded == [], f"curator search imported {loaded}"
