@@ -324,3 +324,131 @@ def test_a_one_shot_graph_is_rebuilt_from_the_saved_edges_only_for_the_same_page
     (root / "pic.png").write_bytes(b"\x89PNG")
     with_file, from_saved = _fresh_export(root, attachments=True)
     assert not from_saved and "attachment:pic.png" in {n["id"] for n in with_file["nodes"]}  # type: ignore[attr-defined]
+
+
+# --- the operator's whole graph as saved pieces (graph_export) -------------------------------
+
+
+@pytest.fixture()
+def big_chain(chain: Wiki) -> Wiki:
+    """The chain plus 60 filler pages linking along and out (more than 50 nodes: the document
+    printed one key per line, the form the saved pieces make)."""
+    for i in range(60):
+        write(chain.root, f"fill/p{i:02d}.md",
+              page(f"Filler {i}", "deep", f"Next [[p{i + 1:02d}]], back to [[Alpha]], and [[Ghost {i % 7}]]."))
+    return Wiki(chain.root)
+
+
+def _document(root: Path, attachments: bool = False) -> tuple[bytes | None, bool]:
+    """A new process's saved-pieces document, and whether it left every page undecoded (from the
+    saved pieces, patched from the edited pages alone when there were edits)."""
+    from curator.engine.graph_export import node_link_document
+
+    wiki = Wiki(root)
+    try:
+        return node_link_document(wiki, attachments), not wiki.store.decoded
+    finally:
+        wiki.close()
+
+
+def _live_bytes(root: Path, attachments: bool = False) -> bytes:
+    from curator.engine.walker import json_document_bytes
+
+    return json_document_bytes(_live_export(root, attachments))
+
+
+def test_the_saved_document_is_the_live_one_byte_for_byte_through_edits(big_chain: Wiki) -> None:
+    root = big_chain.root
+
+    def same(expect_patched: bool, attachments: bool = False) -> None:
+        document, undecoded = _document(root, attachments)
+        assert document is not None
+        assert document == _live_bytes(root, attachments)
+        assert undecoded is expect_patched
+        assert _document(root, attachments) == (document, True)  # saved as it is now
+
+    same(False)  # the first call builds and saves the pieces
+    same(True)
+    # links that change: a new edge, a new unresolved target, the first spelling of one changed,
+    # the only link to an unresolved target gone
+    write(root, "a.md", page("Alpha", "identity", "See [[Zed]] and [[b]] and [[d]] twice: [[d]].", "[x, y]"))
+    same(True)
+    write(root, "b.md", page("Beta", "core", "On to [gamma](topics/c.md), [[ZED]] and [[new one]]."))
+    same(True)
+    write(root, "a.md", page("Alpha", "identity", "Only [[b]].", "[x, y]"))  # "Zed" now first written in b
+    same(True)
+    write(root, "fill/p03.md", page("Filler 3", "core", "Tags and layer changed, [[ghost 0]] respelled.", "[q]"))
+    same(True)
+    # an attachment appears (not the saved key: built again), then a link to it changes
+    write(root, "lonely.md", page("Lonely", body="![[pic.png]] and [[a]]"))
+    (root / "pic.png").write_bytes(b"\x89PNG")
+    same(False, attachments=True)
+    write(root, "lonely.md", page("Lonely", body="![[pic.png]] only"))
+    same(True, attachments=True)
+    same(False)  # (the document without attachments was saved before pic.png was there)
+    # names: a title, an alias, a page added, a page removed: every link resolved again
+    write(root, "d.md", page("Delta Two", "deep", "", "[x, y]"))
+    same(False)
+    write(root, "b.md", "---\ntitle: Beta\naliases: [Delta]\n---\n# Beta\n")
+    same(False)
+    write(root, "f.md", page("Foxtrot", body="[[a]]"))
+    same(False)
+    (root / "f.md").unlink()
+    same(False)
+    write(root, "e.md", "---\nrelated: [d, a]\n---\n# Epsilon\n")
+    same(True)
+
+
+def test_a_short_graph_is_not_saved_in_pieces(chain: Wiki) -> None:
+    from curator.engine.graph_export import node_link_document
+
+    assert node_link_document(chain) is None  # (printed indented by the general path)
+    assert chain.store.derived_since("graph-json") is None
+
+
+def test_cli_graph_json_is_the_live_document_after_an_in_place_edit(
+        big_chain: Wiki, capsys: pytest.CaptureFixture[str]) -> None:
+    root = big_chain.root
+    code, out, _ = run_cli(capsys, "--wiki", str(root), "graph", "--format", "json")
+    assert code == 0 and out.encode() == _live_bytes(root)
+    write(root, "fill/p10.md", page("Filler 10", body="Now only [[Beta]] and [[Nowhere Else]]."))
+    code, out, _ = run_cli(capsys, "--wiki", str(root), "graph", "--format", "json")
+    assert code == 0 and out.encode() == _live_bytes(root)
+    data = json.loads(out)
+    assert {"source": "fill/p10.md", "target": "b.md", "weight": 1, "kinds": ["wikilink"]} in data["edges"]
+    assert not any(e["source"] == "fill/p10.md" and e["target"] == "fill/p11.md" for e in data["edges"])
+
+
+def test_an_agent_never_gets_the_operators_saved_document(big_chain: Wiki, capsys: pytest.CaptureFixture[str]) -> None:
+    root = big_chain.root
+    write(root, "secret/plan.md", page("Zanzibar Plan", body="[[Alpha]]"))
+    write(root, "fill/p20.md", page("Filler 20", body="[[plan]]"))
+    code, out, _ = run_cli(capsys, "--wiki", str(root), "graph", "--format", "json")
+    assert code == 0 and "secret/plan.md" in {n["id"] for n in json.loads(out)["nodes"]}  # saved now
+    write(root, ".scope.toml", '[namespaces."secret"]\nvisible_to_departments = ["ops"]\n')
+    code, out, err = run_cli(capsys, "--wiki", str(root), "--as", "agent:bot-1", "--department", "sales",
+                             "graph", "--format", "json")
+    assert code == 0, err
+    ids = {n["id"] for n in json.loads(out)["nodes"]}
+    assert "secret/plan.md" not in ids and "Zanzibar" not in out
+    assert "fill/p20.md" in ids and "unresolved:plan" in ids  # shown like a page that does not exist
+
+
+@pytest.mark.parametrize("blob", [b"", b"not marshal", b"\xe9\x00\x01", None])
+def test_a_damaged_or_old_saved_document_is_built_again(big_chain: Wiki, blob: bytes | None) -> None:
+    import marshal
+
+    root = big_chain.root
+    first, _ = _document(root)
+    wiki = Wiki(root)
+    try:
+        wiki.store.count()
+        saved = wiki.store.derived_since("graph-json")
+        assert saved is not None
+        old = marshal.dumps((0, *marshal.loads(saved[0])[1:]))  # another format's version
+        wiki.store.save_derived("graph-json", old if blob is None else blob)
+    finally:
+        wiki.close()
+    again, undecoded = _document(root)
+    assert again == first == _live_bytes(root) and not undecoded
+    assert _document(root) == (first, True)  # saved again, readable

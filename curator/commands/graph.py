@@ -103,6 +103,17 @@ def run_graph(inv: Invocation, args: argparse.Namespace) -> int:
 
     depth = _check_positive(args.depth, "--depth")
     fmt = "json" if inv.json else args.format
+    if fmt == "json" and not args.center and inv.actor.is_operator:
+        # The operator's whole graph: its saved pieces joined, when they are current (or were
+        # brought up to date from the pages edited since): no page record decoded for the rest.
+        from curator.engine.graph_export import node_link_document
+
+        from .invocation import write_json_bytes
+
+        document = node_link_document(inv.wiki, attachments=args.attachments)
+        if document is not None:
+            write_json_bytes(document)
+            return 0
     result = export(inv.wiki, fmt, args.center, depth, inv.actor, attachments=args.attachments)
     if isinstance(result, str):
         inv.emit(result, result)

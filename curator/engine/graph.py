@@ -155,6 +155,18 @@ class LinkGraph:
             if edges:
                 self._add_edges(source, edges, attachments, can_see)
 
+    @classmethod
+    def of_source(cls, source: str, edges: list[Edge], attachments: bool) -> LinkGraph:
+        """The operator's edges from ``source`` alone, made from its resolved ``edges`` exactly as
+        a build of every page makes them (every page a node, all visible), with the nodes that
+        are not pages they name: how a saved document is patched after an edit (:mod:`.graph_export`)."""
+        graph = cls(None, ())
+        graph._inc = None
+        graph.nodes = {source: Node(source, None, "")}
+        graph.nodes.update((t, Node(t, None, "")) for _, _, res in edges if (t := res.path) is not None)
+        graph._add_edges(source, edges, attachments, None)
+        return graph
+
     def _add_edges(self, source: str, edges: list[Edge], attachments: bool,
                    can_see: Callable[[str], bool] | None) -> None:
         """The edges made by ``source``'s links (its resolved ``edges``), and the nodes they name."""
@@ -263,7 +275,7 @@ class LinkGraph:
         """This graph (of every page, in path order) as :meth:`from_saved` reads it: the nodes
         that are not pages, each source with its number of edges, and packed arrays of the edges'
         targets, weights and kinds, in the order they were made (so the rebuilt graph lists nodes
-        and edges exactly as this one); and a digest of each page's names (see :func:`_names`)."""
+        and edges exactly as this one); and a digest of each page's names (see :func:`names_digest`)."""
         ids = list(self.nodes)
         index = {n: i for i, n in enumerate(ids)}
         named = [node.page for node in self.nodes.values() if node.page is not None]
@@ -291,7 +303,7 @@ class LinkGraph:
             _SAVED_FORMAT, key, n_pages, [n.id for n in extras], [n.label for n in extras],
             bytes(n.attachment for n in extras), src.tobytes(), count.tobytes(), dst.tobytes(),
             weight.tobytes(), kind.tobytes(), list(kinds),
-            self._names if self._names is not None else b"".join(_names(p) for p in named))), 1)
+            self._names if self._names is not None else b"".join(names_digest(p) for p in named))), 1)
 
     @classmethod
     def from_saved(cls, blob: bytes, pages: dict[str, Page], key: bytes, changed: Iterable[str] = (),
@@ -325,7 +337,7 @@ class LinkGraph:
             if resolve is None or any(p not in nodes for p in edited):  # (a page gone: the set differs)
                 return None
             at = {p: i for i, p in enumerate(order)}  # (the same paths as when saved: none added or removed)
-            if any(names[8 * at[p]:8 * at[p] + 8] != _names(pages[p]) for p in edited):
+            if any(names[8 * at[p]:8 * at[p] + 8] != names_digest(pages[p]) for p in edited):
                 return None
         for node_id, label, attached in zip(extra_ids, labels, is_attachment, strict=True):
             nodes[node_id] = Node(node_id, None, label, bool(attached))
@@ -378,7 +390,7 @@ class LinkGraph:
         self.nodes = {**pages, **extras}
 
 
-def _names(page: Page) -> bytes:
+def names_digest(page: Page) -> bytes:
     """A digest of what links resolve to ``page`` by besides its path (and the slug made from
     the path): its title and aliases."""
     names = "\0".join((page.title, *page.aliases)).encode("utf-8", "surrogateescape")
