@@ -11,9 +11,9 @@ ratios are what compares across runs, and the notes give the median CPU seconds 
 sub-second commands (user + system), which a busy machine inflates far less than wall time. Medians over 5 runs (the cold index and the cold station
 open re-create ``.curator/`` each time).
 
-``graph --format json`` is measured twice: on unchanged pages (the resolved edges the previous
-call saved in the cache are reused) and as the first call after an edit that adds a link (the
-saved edges brought up to date: only the edited page's links resolved again). ``lint`` too: as
+``graph --format json`` is measured twice: on unchanged pages (the document's pieces the previous
+call saved in the cache are joined) and as the first call after an edit that adds a link (the
+saved pieces brought up to date: only the edited page decoded and its links resolved again). ``lint`` too: as
 the first call after such an edit (every link resolved, every page checked) and on unchanged
 pages (the answer the previous call saved).
 
@@ -226,7 +226,7 @@ def test_cli_figures(corpus: CorpusInfo, baselines: dict[str, float]) -> None:
     _record("search (CLI, checks every page first)", search, "naive", None, "target <= 0.25x naive")
     assert b'"path"' in _run([*wiki, "search", "ledger", "--json"])
     graph, cpu = _timed(lambda: _run([*wiki, "graph", "--format", "json"]), RUNS)
-    _record("graph --format json", graph, "naive graph", 3.0, f"unchanged pages: the saved edges; cpu {cpu:.2f} s")
+    _record("graph --format json", graph, "naive graph", 3.0, f"unchanged pages: the saved pieces; cpu {cpu:.2f} s")
     edited = corpus.root / corpus.pages[0]
 
     linked = next(p for _, _, p in corpus.sample_links if p != corpus.pages[0])
