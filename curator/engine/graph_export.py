@@ -232,9 +232,10 @@ def _source_pieces(graph: LinkGraph, source: str, page: Page,
 
     out = graph.out.get(source, {})
     dumps = orjson.dumps
-    run = b",".join(dumps({"source": source, "target": t, "weight": d.weight,
-                           "kinds": sorted(d.kinds) if len(d.kinds) > 1 else list(d.kinds)})
-                    for t in sorted(out) for d in (out[t],))
+    # (one call for the run, its brackets cut off: a call per edge cost 220,000 calls at 32,000 pages)
+    run: bytes = dumps([{"source": source, "target": t, "weight": d.weight,
+                         "kinds": sorted(d.kinds) if len(d.kinds) > 1 else list(d.kinds)}
+                        for t in sorted(out) for d in (out[t],)])[1:-1]
     extras = tuple(t for t in out if t not in pages)
     if not extras:
         return run, (), ()
