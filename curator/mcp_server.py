@@ -28,7 +28,8 @@ Freshness: the station, the CLI and other agents change the wiki between calls. 
    atomically saved pages); see :mod:`curator.engine.search`. What it finds is re-parsed into this
    process's page cache, which drops the link index, so reads, neighbours and the graph see it.
 2. A :class:`PageWatcher` (watchdog) notes every page file changed on disk, edits written in
-   place included; the call refreshes exactly those. With the watcher running, the search
+   place included; the call refreshes exactly those (an attachment file that came or went, which
+   links resolve to, makes it walk every folder instead). With the watcher running, the search
    index's stat sweep of every page (about 35 ms on 10,000 pages) is only a rare safety net
    (:data:`WATCHED_SWEEP_INTERVAL`) instead of running before every search; without a watcher (no
    inotify watches left, say) every search sweeps, like the CLI's, and finds in-place edits.
@@ -167,9 +168,13 @@ class AgentDoor:
                 self._data_version = version
             watcher = self.watcher
             if watcher is not None:
-                dirty = watcher.drain()
-                if dirty:
-                    wiki.refresh(dirty)
+                if watcher.drain_attachments():  # links to it resolve otherwise: a full walk
+                    watcher.drain()
+                    wiki.refresh()
+                else:
+                    dirty = watcher.drain()
+                    if dirty:
+                        wiki.refresh(dirty)
         except sqlite3.OperationalError as exc:
             # Another process holds the cache database in a long write: answer from what this
             # process has rather than fail the call; the next call looks again.

@@ -114,3 +114,42 @@ def test_watcher_keeps_only_page_files(tmp_path: Path) -> None:
     watcher.note(str(tmp_path.parent / "elsewhere.md"))
     assert watcher.drain() == ["B.MD", "wiki/a.md"]
     assert watcher.drain() == []
+
+
+def test_watcher_notes_attachment_files_coming_or_going_only(tmp_path: Path) -> None:
+    watcher = PageWatcher(tmp_path)
+    for rel in (".curator/cache.sqlite-wal", ".git/index", "raw/dump.pdf", "wiki/.pic.png.tmp", "wiki/a.md"):
+        watcher.note(str(tmp_path / rel))
+    watcher.note(str(tmp_path / "wiki/pic.png"), listed=False)  # written and closed: the same file
+    assert watcher.drain_attachments() is False
+    watcher.note(str(tmp_path / "wiki/pic.png"))
+    assert watcher.drain_attachments() is True and watcher.drain_attachments() is False
+    assert watcher.drain() == ["wiki/a.md"]
+
+
+def test_an_attachment_file_that_appears_is_linked_to_without_a_sweep(tmp_path: Path) -> None:
+    from curator.engine.graph import export
+
+    root = make_wiki(tmp_path / "w")
+    with open(root / "wiki/refunds.md", "a", encoding="utf-8") as f:
+        f.write("\nThe form: [[refund-form.pdf]].\n")
+    door = open_door(root, "dudu")
+    try:
+        door.warm(watch=True)
+        door.wiki.search.sweep_interval = None  # only the watcher may find the file
+
+        def ids() -> set[str]:
+            door.call(door.index)
+            data = export(door.wiki, "json", attachments=True)
+            assert isinstance(data, dict)
+            return {n["id"] for n in data["nodes"]}
+
+        assert "attachment:wiki/refund-form.pdf" not in ids()
+        (root / "wiki/refund-form.pdf").write_bytes(b"%PDF-1.4\n")
+        deadline = time.monotonic() + 3.0
+        while "attachment:wiki/refund-form.pdf" not in (seen := ids()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert "attachment:wiki/refund-form.pdf" in seen
+    finally:
+        door.close()
+        door.wiki.close()

@@ -138,6 +138,19 @@ def is_page_path(rel: str) -> bool:
     )
 
 
+def is_attachment_path(rel: str) -> bool:
+    """Whether a root-relative posix path is where a walk lists an attachment file (ignores
+    existence and the file's kind): not a page, not hidden, in no excluded folder."""
+    parts = rel.split("/")
+    return (
+        not rel.lower().endswith(".md")
+        and ".." not in parts
+        and not rel.startswith("/")
+        and not parts[-1].startswith(".")
+        and not any(p in EXCLUDED_DIRS for p in parts[:-1])
+    )
+
+
 class Stamps(NamedTuple):
     """Every page a scan found, as three parallel lists in the order found: what a refresh
     compares with its snapshot in one go (list equality runs in C; no tuple or dict per page)."""

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from .walker import EXCLUDED_DIRS, is_page_path
+from .walker import EXCLUDED_DIRS, is_attachment_path, is_page_path
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +33,7 @@ class PageWatcher:
     def __init__(self, root: Path) -> None:
         self.root = str(root)
         self._dirty: set[str] = set()
+        self._attachments = False  # an attachment file came or went
         self._lock = threading.Lock()
         self._observer: Any = None
         self._handler: Any = None
@@ -60,9 +61,11 @@ class PageWatcher:
 
         class Handler(FileSystemEventHandler):
             def on_any_event(self, event: FileSystemEvent) -> None:
-                watcher.note(event.src_path)
+                # (a close after writing changes no attachment file: only its coming or going does)
+                listed = not isinstance(event, FileClosedEvent)
+                watcher.note(event.src_path, listed)
                 if event.dest_path:
-                    watcher.note(event.dest_path)
+                    watcher.note(event.dest_path, listed)
 
         observer = Observer()
         observer.daemon = True
@@ -91,20 +94,32 @@ class PageWatcher:
             except OSError as exc:  # gone again, or no watches left: the sweep covers it
                 log.warning("not watching %s: %s", ns, exc)
 
-    def note(self, path: str | bytes) -> None:
-        # Only page files matter here: new folders are found by the folder-mtime check.
+    def note(self, path: str | bytes, listed: bool = True) -> None:
+        """Note the file at ``path`` (absolute) as changed: a page, or (``listed``: it came or
+        went) an attachment file, which links resolve to (new folders are found by the
+        folder-mtime check)."""
         path = os.fsdecode(path)
-        if not path.lower().endswith(".md"):
-            return
         rel = os.path.relpath(path, self.root).replace(os.sep, "/")
-        if is_page_path(rel):
+        if path.lower().endswith(".md"):
+            if is_page_path(rel):
+                with self._lock:
+                    self._dirty.add(rel)
+        elif listed and is_attachment_path(rel):
             with self._lock:
-                self._dirty.add(rel)
+                self._attachments = True
 
     def drain(self) -> list[str]:
+        """The pages changed since the last drain, by path."""
         with self._lock:
             dirty, self._dirty = self._dirty, set()
         return sorted(dirty)
+
+    def drain_attachments(self) -> bool:
+        """Whether an attachment file came or went since the last call (the set of attachment
+        files is known only from a walk of every folder: see :func:`~.walker.scan`)."""
+        with self._lock:
+            changed, self._attachments = self._attachments, False
+        return changed
 
     def stop(self) -> None:
         if self._observer is not None:
