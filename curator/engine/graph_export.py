@@ -255,6 +255,7 @@ def _node_bytes(node: Node) -> bytes:
     import orjson
 
     data: dict[str, Any] = {"id": node.id, "mermaid_id": mermaid_id(node.id), **node_attributes(node)}
-    out: bytes = orjson.dumps(data)
-    return out
+    # Copied to its size: orjson's bytes keep its whole output buffer (~6 KB for a ~600-byte node;
+    # 250 MB kept for the 51,000 nodes of 32,000 pages).
+    return memoryview(orjson.dumps(data)).tobytes()
 
