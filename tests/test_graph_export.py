@@ -452,3 +452,22 @@ def test_a_damaged_or_old_saved_document_is_built_again(big_chain: Wiki, blob: b
     again, undecoded = _document(root)
     assert again == first == _live_bytes(root) and not undecoded
     assert _document(root) == (first, True)  # saved again, readable
+
+
+def test_explain_never_trims_the_shared_link_index(chain: Wiki, monkeypatch: pytest.MonkeyPatch) -> None:
+    """graph_around finds no index built (another thread holds the lock, building it), then
+    links_around gets the built one: the page's graph is cut from a copy, never from it."""
+    links = chain.links
+    before = {source: list(edges) for source, edges in links.outgoing.items()}
+    real = Wiki.built_links
+    calls = [0]
+
+    def first_busy(self: Wiki, actor: Actor = g.OPERATOR) -> object:
+        calls[0] += 1
+        return None if calls[0] == 1 else real(self, actor)
+
+    monkeypatch.setattr(Wiki, "built_links", first_busy)
+    assert g.explain(chain, "b").in_degree == 1
+    assert calls[0] >= 2 and chain.links is links
+    assert {source: list(edges) for source, edges in links.outgoing.items()} == before
+    assert "d.md" in {e.target for e in links.outgoing["topics/c.md"]}  # another page's links kept

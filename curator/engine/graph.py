@@ -26,6 +26,7 @@ reused; any other change resolves every link.
 
 from __future__ import annotations
 
+import copy
 import marshal
 import zlib
 from array import array
@@ -456,15 +457,18 @@ def graph_around(wiki: Wiki, path: str, actor: Actor = OPERATOR) -> LinkGraph:
     ``explain`` then resolves only the links that can reach the page)."""
     if wiki.built_links(actor) is not None:
         return graph_for(wiki, actor)
-    links = wiki.links_around(path, actor)  # a throwaway index: trimmed to the page's edges here
+    links = wiki.links_around(path, actor)
     mine = links.outgoing.get(path, [])
     outgoing = {path: mine}
     for edge in links.backlinks(path):
         outgoing.setdefault(edge.source, []).append(edge)
-    links.outgoing = outgoing  # ``links.pages`` holds every page these edges name
+    # Trimmed to the page's edges in a copy: the index may be the actor's shared one after all
+    # (built on another thread since the check above), which must keep every page's links.
+    trimmed = copy.copy(links)
+    trimmed.outgoing = outgoing  # ``pages`` holds every page these edges name
     around = {path, *outgoing, *(e.target for e in mine if e.target is not None)}
     with gc_paused():
-        return LinkGraph(links, around, False, lambda p: wiki.visible(actor, p))
+        return LinkGraph(trimmed, around, False, lambda p: wiki.visible(actor, p))
 
 
 def resolve_node(wiki: Wiki, graph: LinkGraph, ref: str, actor: Actor = OPERATOR) -> str:
