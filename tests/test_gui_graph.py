@@ -482,3 +482,49 @@ def test_labels_are_placed_a_slice_per_turn_and_a_newer_placement_takes_over(qtb
     view._redraw()  # the nodes drawn again mid-placement: every label goes, then is placed again
     _assert_labels_sane(qtbot, view)
     win.close()
+
+
+def test_the_node_under_the_mouse_grows_and_its_marker_never_outlives_it(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtCore import QEvent, QPoint, QPointF
+    from PySide6.QtGui import QMouseEvent
+    from PySide6.QtWidgets import QApplication
+
+    from curator.views.graph_view import _brush
+
+    view = graph_of(window)
+    view.plot.autoRange()
+    qtbot.waitUntil(view.edges_item.is_drawn, timeout=10_000)
+    centre = view.node_screen_pos("wiki/p1.md")
+    size = next(float(item.data["size"][0]) for item in view.node_items["core"] if len(item.data))
+    beside = QPoint(round(centre.x() + size * 0.5 + 1.5), round(centre.y()))  # just outside the node
+
+    def colour(at: QPoint) -> tuple[int, int, int]:
+        c = view.plot.grab().toImage().pixelColor(at)
+        return c.red(), c.green(), c.blue()
+
+    def move(to: QPoint) -> None:  # (QTest's mouseMove moves the cursor: no event offscreen)
+        qtbot.wait(50)  # (pyqtgraph's scene drops a move within 10 ms of the last)
+        viewport = view.plot.viewport()
+        QApplication.sendEvent(viewport, QMouseEvent(
+            QEvent.Type.MouseMove, QPointF(to), QPointF(viewport.mapToGlobal(to)),
+            Qt.MouseButton.NoButton, Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier))
+
+    core = _brush("core").color()
+    assert colour(beside) != (core.red(), core.green(), core.blue())
+    move(centre)
+    qtbot.waitUntil(lambda: view.hovered() == "wiki/p1.md", timeout=5_000)
+    labelled = "wiki/p1.md" in view.label_nodes()
+    assert view.label_item.toPlainText() == ("" if labelled else "P1")  # its title shown once
+    assert colour(beside) == (core.red(), core.green(), core.blue())  # drawn bigger, in its colour
+    move(QPoint(2, 2))  # off every node
+    qtbot.waitUntil(lambda: view.hovered() is None, timeout=5_000)
+    assert view.label_item.toPlainText() == ""
+    move(centre)
+    qtbot.waitUntil(lambda: view.hovered() == "wiki/p1.md", timeout=5_000)
+    view.layer_buttons["core"].setChecked(False)  # the hovered node filtered out: nothing left of it
+    assert view.hovered() is None and view.label_item.toPlainText() == ""
+    view.layer_buttons["core"].setChecked(True)
+    qtbot.waitUntil(lambda: "wiki/p2.md" in view.label_nodes(), timeout=10_000)
+    move(view.node_screen_pos("wiki/p2.md"))  # a node with its permanent label: no second one
+    qtbot.waitUntil(lambda: view.hovered() == "wiki/p2.md", timeout=5_000)
+    assert view.label_item.toPlainText() == ""

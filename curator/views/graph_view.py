@@ -53,6 +53,8 @@ SYMBOLS = {"identity": "star", "core": "o", "context": "s", "deep": "d", "unreso
            "community": "o"}
 GHOST_COLOR = "#b0b0b0"
 HIGHLIGHT_COLOR = "#e67e22"
+#: A hovered node is drawn this much bigger (at least 6 px more), outlined.
+HOVER_GROWTH = 1.6
 ATTACHMENT_COLOR = "#d97706"
 COMMUNITY_COLOR = "#5b7fa6"
 #: Pages considered for a permanent label (the best connected in view); hover shows any title.
@@ -494,6 +496,7 @@ class GraphView(WikiView):
         self._label_generation = 0
         self._placing = False
         self._hover_index: int | None = None
+        self._hover_source: Any = None  # the hit-target item that reported the hovered node
 
         self.mode.currentIndexChanged.connect(self._mode_changed)
         self.depth_slider.valueChanged.connect(self._depth_changed)
@@ -542,6 +545,12 @@ class GraphView(WikiView):
         self.highlight_item = pg.ScatterPlotItem(pxMode=True, brush=None, size=22,
                                                  pen=pg.mkPen(HIGHLIGHT_COLOR, width=3))
         plot.addItem(self.highlight_item)
+        # the node under the mouse, drawn again bigger and outlined over every other node (the
+        # nodes are pixels of the edge layer's image: only this one point is painted by Qt)
+        self.hover_item = pg.ScatterPlotItem(pxMode=True, pen=pg.mkPen(self.palette().text().color(), width=1.5))
+        self.hover_item.setZValue(max(NODE_Z.values()) + 1)
+        self.hover_item.setAcceptHoverEvents(False)  # (the hit targets under it keep the mouse)
+        plot.addItem(self.hover_item)
         self.label_item = pg.TextItem(anchor=(0.5, 1.4), color=self.palette().text().color())
         plot.addItem(self.label_item)
         plot.scene().sigMouseClicked.connect(self._scene_clicked)
@@ -688,7 +697,7 @@ class GraphView(WikiView):
         for widget in (self.ghosts, self.orphans, self.attachments, self.min_trust, self.namespace, self.size_by,
                        *self.layer_buttons.values()):
             widget.setEnabled(pages)
-        self.label_item.setText("")  # a hover label belongs to the graph that was shown before
+        self._clear_hover()  # a hovered node belongs to the graph that was shown before
         many = data.center is None and data.community is None and int(data.resolved.sum()) > ORPHAN_HIDE_ABOVE
         for auto, box in ((self._orphans_auto, self.orphans), (self._ghosts_auto, self.ghosts)):
             if auto:  # a big global graph starts with orphans and not-yet-written targets hidden
@@ -777,8 +786,8 @@ class GraphView(WikiView):
         shown_pos = d.pos[shown]
         extent = (*shown_pos.min(axis=0), *shown_pos.max(axis=0)) if len(shown) else None
         self.edges_item.set_segments(every, nodes, keep, extent=extent)
-        if self.label_item.toPlainText() and not self._hover_shown():
-            self.label_item.setText("")  # never a label whose node is gone
+        if self._hover_index is not None and not self._hover_shown():
+            self._clear_hover()  # never a label or a marker whose node is gone
         self._clear_labels()  # placed again once the nodes are drawn (see _draw_chunks)
         self._update_highlight()
         pages = int(d.resolved[shown].sum())
@@ -1025,16 +1034,40 @@ class GraphView(WikiView):
             return f"{d.labels[i]} (not yet written)"
         return f"{d.labels[i]}\n{d.ids[i]}\n{d.layers[i]}, trust {d.trust[i]:.2f}, {plural(int(d.degree[i]), 'link')}"
 
-    def _hovered(self, _item: Any, points: Any, _ev: Any) -> None:
+    def _hovered(self, item: Any, points: Any, _ev: Any) -> None:
+        # Every hit-target item near the mouse reports (one per kind and chunk, topmost first):
+        # only the one whose node is shown may take the marker away, not the others, empty.
         d = self.data
         if d is None or len(points) == 0:
-            self.label_item.setText("")
-            self._hover_index = None
+            if d is None or item is self._hover_source:
+                self._clear_hover()
             return
-        i = int(points[0].data())
+        point = points[0]
+        i = int(point.data())
         self._hover_index = i
-        self.label_item.setText(d.labels[i])
+        self._hover_source = item
+        # (a node with its permanent label shown keeps that one: never two labels for a node)
+        self.label_item.setText("" if i in self._label_nodes else d.labels[i])
         self.label_item.setPos(*d.pos[i])
+        size = float(point.size())
+        self.hover_item.setData(pos=d.pos[i:i + 1], size=[max(size * HOVER_GROWTH, size + 6)],
+                                symbol=[point.symbol()], brush=[point.brush()])
+
+    def _clear_hover(self) -> None:
+        self._hover_index = None
+        self._hover_source = None
+        if self._plot is not None:
+            self.label_item.setText("")
+            self.hover_item.clear()
+
+    def hovered(self) -> str | None:
+        """The id of the node drawn as hovered (for tests)."""
+        d = self.data
+        if d is None or self._plot is None or not len(self.hover_item.data):
+            return None
+        x, y = self.hover_item.data["x"][0], self.hover_item.data["y"][0]
+        hits = np.flatnonzero((d.pos[:, 0] == x) & (d.pos[:, 1] == y))
+        return d.ids[int(hits[0])] if len(hits) else None
 
     def _clicked(self, _item: Any, points: Any, _ev: Any) -> None:
         d = self.data
