@@ -746,14 +746,28 @@ def shingle_files(root: str, files: list[PageFile], racy: frozenset[str] = froze
     need only the paths: computed here, they are off that process too."""
     with gc_paused():  # (millions of word ids, none cyclic: the collector doubled the time)
         read = [read_bytes(root, f.path) for f in files]
-        sets = shingles_many([body_of(data) for data in read])
-        entries, queries, owners = _slug_keys([_slug_words(f.path)[1] for f in files])
+        made = shingle_texts([f.path for f in files], [body_of(data) for data in read])
+        return [(f.path, sh, digest(data) if f.path in racy else b"", entries, queries)
+                for f, data, (sh, entries, queries) in zip(files, read, made, strict=True)]
+
+
+#: What :func:`shingle_texts` answers per page: its body's shingles, its slug table entries and
+#: queries (:func:`_slug_keys`), as bytes.
+Shingles = tuple[bytes, bytes, bytes]
+
+
+def shingle_texts(paths: list[str], bodies: list[str]) -> list[Shingles]:
+    """A :data:`Shingles` for each page (``paths``) of ``bodies``: what a scan needs of a page's
+    text, made by :func:`shingle_files` or, during a bulk parse, in the parse workers (the page
+    store's :attr:`~.store.PageStore.byproduct`: the text is in hand there)."""
+    with gc_paused():
+        sets = shingles_many(bodies)
+        entries, queries, owners = _slug_keys([_slug_words(p)[1] for p in paths])
         order = np.argsort(owners, kind="stable")
         entries, queries = entries[order], queries[order]
-        cut = np.searchsorted(owners[order], np.arange(len(files) + 1)).tolist()
-        return [(f.path, sh.tobytes(), digest(data) if f.path in racy else b"",
-                 entries[cut[i]:cut[i + 1]].tobytes(), queries[cut[i]:cut[i + 1]].tobytes())
-                for i, (f, sh, data) in enumerate(zip(files, sets, read, strict=True))]
+        cut = np.searchsorted(owners[order], np.arange(len(paths) + 1)).tolist()
+        return [(sh.tobytes(), entries[cut[i]:cut[i + 1]].tobytes(), queries[cut[i]:cut[i + 1]].tobytes())
+                for i, sh in enumerate(sets)]
 
 
 def _runs(words: tuple[str, ...]) -> set[str]:
@@ -953,9 +967,10 @@ class _Shingling:
 
     root: str
     order: list[str]
-    files: list[PageFile]
+    files: list[PageFile]  # the pages to shingle (those the bulk parse did not)
     racy: dict[str, bytes]  # the store's digests of the pages its racy-stamp guard checks
     chunks: Iterator[list[Shingled]] | None  # the workers' results; None: here
+    done: dict[str, Shingles]  # the pages the store's bulk parse shingled (its by-products)
 
 
 class ScanStopped(CuratorError):
@@ -1027,11 +1042,21 @@ class DedupIndex:
         """Start shingling every page body (in ``order``): in worker processes when there are many,
         which run while this process compares names (see :meth:`scan`)."""
         store, root = self.wiki.store, str(self.wiki.root)
-        racy = {p: d for p in order if (d := store.racy_digest(p)) is not None}
-        files = [PageFile(p, pages[p].mtime_ns, pages[p].size) for p in order]
+        made, store.byproducts = store.byproducts, {}
+        done: dict[str, Shingles] = {}
+        files: list[PageFile] = []
+        for p in order:
+            page = pages[p]
+            found = made.get(p)
+            if found is not None and found[0] == (page.mtime_ns, page.size):
+                done[p] = found[1]  # (of the very bytes the store parsed)
+            else:
+                files.append(PageFile(p, page.mtime_ns, page.size))
+        del made
+        racy = {f.path: d for f in files if (d := store.racy_digest(f.path)) is not None}
         chunks = (parallel.map_chunks(shingle_files, root, files, frozenset(racy), niceness=self.niceness)
                   if len(files) >= PARALLEL_SHINGLES else None)
-        return _Shingling(root, order, files, racy, chunks)
+        return _Shingling(root, order, files, racy, chunks, done)
 
     def _stop_shingling(self, chunks: Iterator[Any] | None) -> None:
         """When the scan is stopped (:meth:`stop`): cancel the workers' queued chunks (closing
@@ -1058,9 +1083,14 @@ class DedupIndex:
         chunks = work.chunks
         out: dict[str, np.ndarray] = {}
         keys: dict[str, tuple[bytes, bytes]] = {}
+        for path, (blob, entries, queries) in work.done.items():
+            out[path] = np.frombuffer(blob, dtype=np.uint64)
+            keys[path] = entries, queries
+        work.done.clear()
         same = True
         self._stop_shingling(chunks)
-        for chunk in chunks if chunks is not None else (shingle_files(work.root, work.files, frozenset(racy)),):
+        for chunk in (chunks if chunks is not None else
+                      (shingle_files(work.root, work.files, frozenset(racy)),) if work.files else ()):
             for path, blob, read, entries, queries in chunk:
                 out[path] = np.frombuffer(blob, dtype=np.uint64)
                 keys[path] = entries, queries
@@ -1524,10 +1554,21 @@ class DedupIndex:
                 self.scan()
                 return sorted(self.features)
             if not self.scanned:
-                if self._load_kept():
-                    return []
-                self.scan()
-                return sorted(self.features)
+                store = self.wiki.store
+                # A first load that parses the pages in bulk (a cold cache) shingles them in its
+                # parse workers too, for the scan that follows if no kept result answers.
+                collect = not store.loaded
+                if collect:
+                    store.byproduct = shingle_texts
+                try:
+                    if self._load_kept():
+                        return []
+                    store.byproduct = None
+                    self.scan()  # (takes the by-products whose page is as parsed: _start_shingles)
+                    return sorted(self.features)
+                finally:
+                    if collect:  # (none outlive the call, whatever ended it)
+                        store.byproduct, store.byproducts = None, {}
             pages = self.wiki.pages
             token = self.wiki.store.state
             if paths is None:

@@ -292,9 +292,13 @@ def read_page_bytes(real_root: str, path: str, size: int = -1) -> bytes | None:
 #: rows (:func:`link_name_hashes`, :func:`page_name_hashes`), the body (or None), for a racy page
 #: the digest of the bytes parsed (else None), and the row itself when asked for (else None).
 Parsed = tuple[tuple[Any, ...], bytes, set[int], set[int], str | None, bytes | None, list[Any] | None]
-#: What :func:`parse_chunk` answers: the chunk's :data:`Parsed` (without their name hashes) and
-#: the rows of the two name tables for all of them (see :func:`_name_rows`).
-Chunk = tuple[list[Parsed], str, str]
+#: What :func:`parse_chunk` answers: the chunk's :data:`Parsed` (without their name hashes), the
+#: rows of the two name tables for all of them (see :func:`_name_rows`), and what the chunk's
+#: by-product function made of their bodies (see :attr:`PageStore.byproduct`; None without one).
+Chunk = tuple[list[Parsed], str, str, list[Any] | None]
+#: A function run in the parse workers on the (paths, bodies) of each chunk they parsed, answering
+#: one compact value per page (a module-level function: it is sent to the workers by name).
+Byproduct = Callable[[list[str], list[str]], list[Any]]
 _NO_HASHES: set[int] = set()
 
 
@@ -318,21 +322,26 @@ def parse_files(real_root: str, files: list[PageFile], with_body: bool,
     return out
 
 
-def parse_chunk(real_root: str, files: list[PageFile], with_body: bool, racy_from: int | None = None) -> Chunk:
+def parse_chunk(real_root: str, files: list[PageFile], with_body: bool, racy_from: int | None = None,
+                byproduct: Byproduct | None = None) -> Chunk:
     """:func:`parse_files` in a worker process (a bulk parse): each page's name hashes are sent as
     the chunk's rows of the name tables instead (:func:`_name_rows`), which the writing process
     inserts in one statement each, in C (building, sorting and binding 200,000 rows of them one
-    by one cost it more than a third of its share of a cold index)."""
-    parsed = parse_files(real_root, files, with_body, racy_from, False)
+    by one cost it more than a third of its share of a cold index). With ``byproduct``, its
+    answer for the pages' bodies too, made here while the text is in hand (the dedup scan's
+    shingles: read and decoded once, not again by a second pool of workers)."""
+    parsed = parse_files(real_root, files, with_body or byproduct is not None, racy_from, False)
+    extra = (byproduct([entry[0][0] for entry in parsed], [entry[4] or "" for entry in parsed])
+             if byproduct is not None else None)
     links: list[int] = []
     names: list[int] = []
     for i, entry in enumerate(parsed):
         if utf8_name(entry[0][0]):  # (a name no database holds has no rows: see PageStore._write)
             links += [h << 20 | i for h in entry[2]]
             names += [h << 20 | i for h in entry[3]]
-    out = [(head, record, _NO_HASHES, _NO_HASHES, body, page_digest, row)
+    out = [(head, record, _NO_HASHES, _NO_HASHES, body if with_body else None, page_digest, row)
            for head, record, _, _, body, page_digest, row in parsed]
-    return out, _name_rows(links), _name_rows(names)
+    return out, _name_rows(links), _name_rows(names), extra
 
 
 def _name_rows(keys: list[int]) -> str:
@@ -455,6 +464,11 @@ class PageStore:
         #: Every non-page file the last full walk saw (``Attachments/a.png``), for link resolution.
         self.attachments: tuple[str, ...] = ()
         self._extensions: list[StoreExtension] = []
+        #: Run on the bodies of every page the next bulk parses in worker processes parse (see
+        #: :data:`Byproduct`), its answers kept in :attr:`byproducts` for whoever set it.
+        self.byproduct: Byproduct | None = None
+        #: path -> ((mtime_ns, size) of the bytes parsed, the byproduct's value for them)
+        self.byproducts: dict[str, tuple[tuple[int, int], Any]] = {}
         self._conn = self._connect()
 
     # --- connection -------------------------------------------------------------------
@@ -1173,12 +1187,17 @@ class PageStore:
         if len(stale) >= (PARALLEL_MIN if parallel_min is None else parallel_min) and names is not None:
             from . import parallel  # (multiprocessing: imported only when there is bulk work)
 
-            chunks = parallel.map_chunks(parse_chunk, self._real_root, stale, with_body, racy_from)
+            byproduct = self.byproduct
+            chunks = parallel.map_chunks(parse_chunk, self._real_root, stale, with_body, racy_from, byproduct)
             if chunks is not None:
                 done = 0
-                for chunk, link_rows, page_rows in chunks:
+                kept = self.byproducts
+                for chunk, link_rows, page_rows, extra in chunks:
                     names.append((done, link_rows, page_rows))
                     done += len(chunk)
+                    if extra is not None:
+                        for (head, *_), value in zip(chunk, extra, strict=True):
+                            kept[head[0]] = ((head[2], head[1]), value)
                     yield from chunk
                 return
         yield from parse_files(self._real_root, stale, with_body, racy_from)
