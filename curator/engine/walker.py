@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import marshal
 import os
 import re
@@ -223,6 +224,12 @@ _GONE = -1
 
 def _stat_all(entries: list[os.DirEntry[Any]]) -> tuple[array[int], array[int]]:
     """(mtimes, sizes) of ``entries``, :data:`_GONE` for one that can no longer be stat'ed."""
+    try:  # (regular files, as the walk found them: ``stat()`` is their lstat)
+        stats = list(map(_stat_of, entries))
+    except OSError:  # one vanished: entry by entry
+        pass
+    else:
+        return array("q", map(_mtime_of, stats)), array("q", map(_size_of, stats))
     mtimes, sizes = array("q"), array("q")
     for entry in entries:
         try:
@@ -590,9 +597,8 @@ def _entries(entries: list[os.DirEntry[Any]], directory: str, rel_dir: str,
     """The pages among ``entries`` added to ``found``, the other files to ``attachments``; the
     sub-folders to walk. With ``later``, the pages are not stat'ed here: each is added with the
     stamp (0, 0) and its entry put in ``later``, to be stat'ed and filled in by the caller."""
-    if later is None:
-        with suppress(OSError):  # (a page that vanished since the listing: the loop below skips it)
-            return _entries_at_once(entries, directory, rel_dir, attachments, found)
+    with suppress(OSError):  # (a page that vanished since the listing: the loop below skips it)
+        return _entries_at_once(entries, directory, rel_dir, attachments, found, later)
     excluded = EXCLUDED_DIRS
     add_path, add_mtime, add_size = found.paths.append, found.mtimes.append, found.sizes.append
     subdirs: list[tuple[str, str]] = []
@@ -634,14 +640,15 @@ _size_of = attrgetter("st_size")
 
 
 def _entries_at_once(entries: list[os.DirEntry[Any]], directory: str, rel_dir: str,
-                     attachments: list[str] | None, found: Stamps) -> list[tuple[str, str]]:
-    """:func:`_entries` (without ``later``), its pages stat'ed and added by calls that loop in C:
-    a 28,000-page folder spends a fifth less time than in the per-entry loop, which stays the
-    way for a folder where a stat fails (OSError: nothing is added to ``found`` then)."""
+                     attachments: list[str] | None, found: Stamps,
+                     later: list[os.DirEntry[Any]] | None = None) -> list[tuple[str, str]]:
+    """:func:`_entries`, its pages stat'ed and added by calls that loop in C (a 28,000-page
+    folder's Python overhead is mostly that loop's); the per-entry loop stays the way for a
+    folder where a stat fails (OSError: nothing is added to ``found`` or ``later`` then)."""
     sfx = _PAGE_SUFFIXES
     pages = [e for e in entries if e.is_file(follow_symlinks=False) and e.name.endswith(sfx)]
     # (``stat()`` follows symlinks, but these are regular files: it is their lstat)
-    stats = list(map(_stat_of, pages))
+    stats = list(map(_stat_of, pages)) if later is None else []
     subdirs: list[tuple[str, str]] = []
     if len(pages) < len(entries):
         excluded = EXCLUDED_DIRS
@@ -662,6 +669,11 @@ def _entries_at_once(entries: list[os.DirEntry[Any]], directory: str, rel_dir: s
             if attachments is not None and not name.startswith("."):
                 attachments.append(f"{rel_dir}{name}")
     found.paths.extend(map(rel_dir.__add__, map(_name_of, pages)))
+    if later is not None:  # (stat'ed by the caller, see _Shared.entries)
+        later += pages
+        found.mtimes.extend(itertools.repeat(0, len(pages)))
+        found.sizes.extend(itertools.repeat(0, len(pages)))
+        return subdirs
     found.mtimes.extend(map(_mtime_of, stats))
     found.sizes.extend(map(_size_of, stats))
     return subdirs
