@@ -599,26 +599,39 @@ def _entries(entries: list[os.DirEntry[Any]], directory: str, rel_dir: str,
     stamp (0, 0) and its entry put in ``later``, to be stat'ed and filled in by the caller."""
     with suppress(OSError):  # (a page that vanished since the listing: the loop below skips it)
         return _entries_at_once(entries, directory, rel_dir, attachments, found, later)
-    excluded = EXCLUDED_DIRS
     add_path, add_mtime, add_size = found.paths.append, found.mtimes.append, found.sizes.append
+    for entry in entries:  # one stat per page, entry by entry
+        try:
+            # d_type answers these without a system call (a symlink is no regular file here; a
+            # FIFO or a device named .md is no page: reading it could block)
+            if not (entry.is_file(follow_symlinks=False) and entry.name.endswith(_PAGE_SUFFIXES)):
+                continue
+            if later is not None:
+                later.append(entry)
+                add_path(rel_dir + entry.name)
+                add_mtime(0)
+                add_size(0)
+                continue
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        add_path(rel_dir + entry.name)
+        add_mtime(st.st_mtime_ns)
+        add_size(st.st_size)
+    return _others(entries, directory, rel_dir, attachments)
+
+
+def _others(entries: list[os.DirEntry[Any]], directory: str, rel_dir: str,
+            attachments: list[str] | None) -> list[tuple[str, str]]:
+    """The entries that are no page: the other files added to ``attachments`` (symlinks and
+    dot-files left out); the sub-folders to walk (the excluded ones left out)."""
+    excluded, sfx = EXCLUDED_DIRS, _PAGE_SUFFIXES
     subdirs: list[tuple[str, str]] = []
-    for entry in entries:  # the hot loop of every refresh: one stat per page, nothing else
+    for entry in entries:
         name = entry.name
         try:
-            # d_type answers these without a system call (a symlink is neither a regular file nor
-            # a folder here; a FIFO or a device named .md is no page: reading it could block)
             if entry.is_file(follow_symlinks=False):
-                if name.endswith(_PAGE_SUFFIXES):
-                    if later is not None:
-                        later.append(entry)
-                        add_path(rel_dir + name)
-                        add_mtime(0)
-                        add_size(0)
-                        continue
-                    st = entry.stat(follow_symlinks=False)
-                    add_path(rel_dir + name)
-                    add_mtime(st.st_mtime_ns)
-                    add_size(st.st_size)
+                if name.endswith(sfx):
                     continue
             elif entry.is_dir(follow_symlinks=False):
                 if name not in excluded:
@@ -649,25 +662,7 @@ def _entries_at_once(entries: list[os.DirEntry[Any]], directory: str, rel_dir: s
     pages = [e for e in entries if e.is_file(follow_symlinks=False) and e.name.endswith(sfx)]
     # (``stat()`` follows symlinks, but these are regular files: it is their lstat)
     stats = list(map(_stat_of, pages)) if later is None else []
-    subdirs: list[tuple[str, str]] = []
-    if len(pages) < len(entries):
-        excluded = EXCLUDED_DIRS
-        for entry in entries:
-            name = entry.name
-            try:
-                if entry.is_file(follow_symlinks=False):
-                    if name.endswith(sfx):
-                        continue
-                elif entry.is_dir(follow_symlinks=False):
-                    if name not in excluded:
-                        subdirs.append((f"{directory}/{name}", f"{rel_dir}{name}/"))
-                    continue
-                elif entry.is_symlink():
-                    continue
-            except OSError:
-                continue
-            if attachments is not None and not name.startswith("."):
-                attachments.append(f"{rel_dir}{name}")
+    subdirs = _others(entries, directory, rel_dir, attachments) if len(pages) < len(entries) else []
     found.paths.extend(map(rel_dir.__add__, map(_name_of, pages)))
     if later is not None:  # (stat'ed by the caller, see _Shared.entries)
         later += pages
