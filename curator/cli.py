@@ -16,14 +16,45 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 #: Command groups, in the order their commands appear in ``--help``.
 COMMAND_GROUPS: tuple[str, ...] = ("read", "write", "inbox", "provenance", "properties", "graph", "links", "search",
                                   "scope", "sync", "gui", "mcp")
 
 
+def _terminal_columns() -> int:
+    """The terminal's width as :func:`shutil.get_terminal_size` gives it (``COLUMNS``, else the
+    terminal of stdout, else 80), found without importing :mod:`shutil` (and with it bz2 and lzma)."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help formatter with its width found by :func:`_terminal_columns`: argparse makes
+    one for every option it adds, and its own import of shutil cost every command a few ms."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position,
+                         _terminal_columns() - 2 if width is None else width)
+
+
 class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose errors are one line and exit 2."""
+    """An ArgumentParser whose errors are one line and exit 2 (and whose help is laid out by
+    :class:`_Formatter`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         sys.stderr.write(f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
@@ -62,16 +93,31 @@ def _command_of(argv: Sequence[str]) -> str | None:
     return None
 
 
+#: Which group holds each command (every group's ``COMMANDS``, written out: finding the group of
+#: ``search`` by importing each group until one declares it cost a one-shot command ~10 ms; a test
+#: checks that this map and the groups' ``COMMANDS`` agree).
+COMMAND_GROUP: dict[str, str] = {
+    **dict.fromkeys(("init", "index", "read", "neighbors", "read-all", "lint"), "read"),
+    **dict.fromkeys(("append", "ingest", "history", "undo", "redo", "recover"), "write"),
+    "inbox": "inbox",
+    **dict.fromkeys(("blame", "injections", "activity"), "provenance"),
+    "set": "properties",
+    **dict.fromkeys(("graph", "path", "explain", "dedup", "dismiss", "merge", "move", "archive"), "graph"),
+    **dict.fromkeys(("links", "health"), "links"),
+    **dict.fromkeys(("search", "context"), "search"),
+    **dict.fromkeys(("scope", "file-doc", "auto"), "scope"),
+    **dict.fromkeys(("sync", "conflicts", "resolve"), "sync"),
+    "gui": "gui",
+    "mcp": "mcp",
+}
+
+
 def _groups_for(argv: Sequence[str] | None) -> tuple[str, ...]:
     """Only the command group that holds the command being run: building every command's
     parser costs ~12 ms, a tenth of an agent's whole ``curator append``. Help, a missing or an
     unknown command get every group (so the listing and the error are complete)."""
-    command = _command_of(sys.argv[1:] if argv is None else argv)
-    if command is not None:
-        for group in COMMAND_GROUPS:
-            if command in importlib.import_module(f"curator.commands.{group}").COMMANDS:
-                return (group,)
-    return COMMAND_GROUPS
+    group = COMMAND_GROUP.get(_command_of(sys.argv[1:] if argv is None else argv) or "")
+    return (group,) if group is not None else COMMAND_GROUPS
 
 
 def build_parser(groups: Sequence[str] = COMMAND_GROUPS) -> argparse.ArgumentParser:

@@ -376,7 +376,7 @@ def test_each_group_declares_exactly_the_commands_it_registers() -> None:
     import argparse
     import importlib
 
-    from curator.cli import COMMAND_GROUPS, _command_of, _groups_for, build_parser
+    from curator.cli import COMMAND_GROUP, COMMAND_GROUPS, _command_of, _groups_for, build_parser
 
     seen: set[str] = set()
     for group in COMMAND_GROUPS:
@@ -386,6 +386,8 @@ def test_each_group_declares_exactly_the_commands_it_registers() -> None:
         assert set(sub.choices) == set(declared), group
         assert not seen & set(declared)
         seen |= set(declared)
+        assert {c for c, g in COMMAND_GROUP.items() if g == group} == set(declared), group
+    assert set(COMMAND_GROUP) == seen  # (the CLI's static map names every command, each in its group)
     assert _command_of(["--wiki", "append", "--json", "append", "x"]) == "append"
     assert _groups_for(["--as", "agent:a", "append", "s", "c"]) == ("write",)
     assert _groups_for(["--help"]) == COMMAND_GROUPS

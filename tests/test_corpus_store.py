@@ -80,6 +80,50 @@ def test_walk_of_a_root_given_through_a_symlink(tmp_path: Path) -> None:
     assert [f.path for f in walk(tmp_path / "link")] == ["a.md"]
 
 
+def test_a_folder_is_walked_at_once_exactly_as_entry_by_entry(tmp_path: Path) -> None:
+    # _entries stats a folder's pages in calls that loop in C (_entries_at_once); a folder with
+    # a stat that fails goes entry by entry (the page that vanished left out). Either way: the
+    # same pages, stamps, sub-folders and attachments in the same order.
+    pages = {f"f/p{i}.md": "x" * i for i in range(6)}
+    pages.update({"f/UP.MD": "u", "f/sub/s.md": "s", "f/raw/r.md": "r", "f/.hidden.md": "h"})
+    root = write_pages(tmp_path / "w", pages)
+    folder = root / "f"
+    (folder / "pic.png").write_bytes(b"png")
+    (folder / ".dotfile").write_bytes(b"")
+    os.symlink("p1.md", folder / "alias.md")
+    os.mkfifo(folder / "pipe.md")
+
+    Walked = tuple[walker_module.Stamps, list[str], list[tuple[str, str]]]
+
+    def walked(vanish: str | None = None) -> Walked:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        if vanish is not None:
+            os.unlink(folder / vanish)
+        found = walker_module.Stamps([], [], [])
+        files: list[str] = []
+        subdirs = walker_module._entries(entries, str(folder), "f/", files, found)
+        return found, files, subdirs
+
+    def by_entry(vanish: str | None = None) -> Walked:
+        def failing(*_args: object) -> object:
+            raise OSError("as a vanished page's stat")
+
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(walker_module, "_entries_at_once", failing)
+            return walked(vanish)
+
+    at_once = walked()
+    assert at_once == by_entry()
+    found, files, subdirs = at_once
+    assert found.paths == ["f/.hidden.md", "f/UP.MD", *(f"f/p{i}.md" for i in range(6))]
+    assert found.sizes == [1, 1, *range(6)]
+    assert files == ["f/pic.png", "f/pipe.md"]
+    assert subdirs == [(f"{folder}/sub", "f/sub/")]
+    gone = walked("p3.md")  # (listed, then gone before its stat: the fast path fails, the loop skips it)
+    assert gone[0].paths == [p for p in found.paths if p != "f/p3.md"]
+    assert gone[1:] == (files, subdirs)
+
+
 @pytest.mark.parametrize(
     ("path", "is_page"),
     [("a.md", True), ("wiki/A.MD", True), ("wiki/raw/x.md", False), (".git/x.md", False),
