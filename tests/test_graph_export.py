@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import networkx as nx
@@ -253,6 +254,33 @@ def _live_export(root: Path, attachments: bool = False) -> dict[str, object]:
         wiki.close()
 
 
+def _link_edits(root: Path, same: Callable[[bool], None]) -> None:
+    """Edits of the chain that change links only (``same(True)``): a new edge, a new unresolved
+    target (before "nowhere" in the nodes), the only link to "nowhere" gone, the first spelling
+    of an unresolved target changed."""
+    write(root, "a.md", page("Alpha", "identity", "See [[Zed]] and [[b]] and [[d]] twice: [[d]].", "[x, y]"))
+    same(True)
+    write(root, "b.md", page("Beta", "core", "On to [gamma](topics/c.md), [[ZED]] and [[new one]]."))
+    same(True)
+    write(root, "a.md", page("Alpha", "identity", "Only [[b]].", "[x, y]"))  # "Zed" now first written in b
+    same(True)
+
+
+def _name_edits(root: Path, same: Callable[[bool], None]) -> None:
+    """Edits of the chain that change a page's names (a title, an alias), add a page and remove
+    it (``same(False)``: every link resolved again), then one that changes links only."""
+    write(root, "d.md", page("Delta Two", "deep", "", "[x, y]"))
+    same(False)
+    write(root, "b.md", "---\ntitle: Beta\naliases: [Delta]\n---\n# Beta\n")
+    same(False)
+    write(root, "f.md", page("Foxtrot", body="[[a]]"))
+    same(False)
+    (root / "f.md").unlink()
+    same(False)
+    write(root, "e.md", "---\nrelated: [d, a]\n---\n# Epsilon\n")
+    same(True)
+
+
 def test_a_saved_graph_is_brought_up_to_date_from_the_edited_pages_only(chain: Wiki) -> None:
     """After an edit that changes links only, a one-shot graph re-resolves the edited pages' links
     and reuses the rest of the saved edges: the same document, byte for byte, as a live build. An
@@ -267,14 +295,7 @@ def test_a_saved_graph_is_brought_up_to_date_from_the_edited_pages_only(chain: W
         assert from_saved is expect_incremental
         assert _fresh_export(root, attachments) == (live, True)  # saved again as it is now
 
-    # links that change: a new edge, a new unresolved target (before "nowhere" in the nodes), the
-    # only link to "nowhere" gone, the first spelling of an unresolved target changed
-    write(root, "a.md", page("Alpha", "identity", "See [[Zed]] and [[b]] and [[d]] twice: [[d]].", "[x, y]"))
-    same(True)
-    write(root, "b.md", page("Beta", "core", "On to [gamma](topics/c.md), [[ZED]] and [[new one]]."))
-    same(True)
-    write(root, "a.md", page("Alpha", "identity", "Only [[b]].", "[x, y]"))  # "Zed" now first written in b
-    same(True)
+    _link_edits(root, same)
     write(root, "lonely.md", page("Lonely", body="![[pic.png]] and [[a]]"))
     (root / "pic.png").write_bytes(b"\x89PNG")
     same(False, attachments=True)  # (a new attachment file: not the saved key)
@@ -285,16 +306,7 @@ def test_a_saved_graph_is_brought_up_to_date_from_the_edited_pages_only(chain: W
     same(False)  # (the graph without attachments was saved before pic.png was there)
     write(root, "lonely.md", page("Lonely", body="[[Delta]], [[Beta]] and [[c]]"))
     same(True)
-    write(root, "d.md", page("Delta Two", "deep", "", "[x, y]"))
-    same(False)
-    write(root, "b.md", "---\ntitle: Beta\naliases: [Delta]\n---\n# Beta\n")
-    same(False)
-    write(root, "f.md", page("Foxtrot", body="[[a]]"))
-    same(False)
-    (root / "f.md").unlink()
-    same(False)
-    write(root, "e.md", "---\nrelated: [d, a]\n---\n# Epsilon\n")
-    same(True)
+    _name_edits(root, same)
 
 
 def test_a_one_shot_graph_is_rebuilt_from_the_saved_edges_only_for_the_same_pages(chain: Wiki) -> None:
@@ -369,14 +381,7 @@ def test_the_saved_document_is_the_live_one_byte_for_byte_through_edits(big_chai
 
     same(False)  # the first call builds and saves the pieces
     same(True)
-    # links that change: a new edge, a new unresolved target, the first spelling of one changed,
-    # the only link to an unresolved target gone
-    write(root, "a.md", page("Alpha", "identity", "See [[Zed]] and [[b]] and [[d]] twice: [[d]].", "[x, y]"))
-    same(True)
-    write(root, "b.md", page("Beta", "core", "On to [gamma](topics/c.md), [[ZED]] and [[new one]]."))
-    same(True)
-    write(root, "a.md", page("Alpha", "identity", "Only [[b]].", "[x, y]"))  # "Zed" now first written in b
-    same(True)
+    _link_edits(root, same)
     write(root, "fill/p03.md", page("Filler 3", "core", "Tags and layer changed, [[ghost 0]] respelled.", "[q]"))
     same(True)
     # an attachment appears (not the saved key: built again), then a link to it changes
@@ -387,16 +392,7 @@ def test_the_saved_document_is_the_live_one_byte_for_byte_through_edits(big_chai
     same(True, attachments=True)
     same(False)  # (the document without attachments was saved before pic.png was there)
     # names: a title, an alias, a page added, a page removed: every link resolved again
-    write(root, "d.md", page("Delta Two", "deep", "", "[x, y]"))
-    same(False)
-    write(root, "b.md", "---\ntitle: Beta\naliases: [Delta]\n---\n# Beta\n")
-    same(False)
-    write(root, "f.md", page("Foxtrot", body="[[a]]"))
-    same(False)
-    (root / "f.md").unlink()
-    same(False)
-    write(root, "e.md", "---\nrelated: [d, a]\n---\n# Epsilon\n")
-    same(True)
+    _name_edits(root, same)
 
 
 def test_a_short_graph_is_not_saved_in_pieces(chain: Wiki) -> None:

@@ -1016,12 +1016,7 @@ class GraphView(WikiView):
 
     def highlighted(self) -> str | None:
         """The id of the node ringed as selected (for tests)."""
-        d = self.data
-        if d is None or self._plot is None or not len(self.highlight_item.data):
-            return None
-        x, y = self.highlight_item.data["x"][0], self.highlight_item.data["y"][0]
-        hits = np.flatnonzero((d.pos[:, 0] == x) & (d.pos[:, 1] == y))
-        return d.ids[int(hits[0])] if len(hits) else None
+        return self._marked_node(self.highlight_item) if self._plot is not None else None
 
     def _tip(self, x: float, y: float, data: Any) -> str:
         d = self.data
@@ -1062,10 +1057,14 @@ class GraphView(WikiView):
 
     def hovered(self) -> str | None:
         """The id of the node drawn as hovered (for tests)."""
+        return self._marked_node(self.hover_item) if self._plot is not None else None
+
+    def _marked_node(self, item: Any) -> str | None:
+        """The id of the node a one-point marker item is drawn over (None: none)."""
         d = self.data
-        if d is None or self._plot is None or not len(self.hover_item.data):
+        if d is None or not len(item.data):
             return None
-        x, y = self.hover_item.data["x"][0], self.hover_item.data["y"][0]
+        x, y = item.data["x"][0], item.data["y"][0]
         hits = np.flatnonzero((d.pos[:, 0] == x) & (d.pos[:, 1] == y))
         return d.ids[int(hits[0])] if len(hits) else None
 
