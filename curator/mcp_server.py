@@ -168,13 +168,11 @@ class AgentDoor:
                 self._data_version = version
             watcher = self.watcher
             if watcher is not None:
+                dirty = watcher.drain()
                 if watcher.drain_attachments():  # links to it resolve otherwise: a full walk
-                    watcher.drain()
                     wiki.refresh()
-                else:
-                    dirty = watcher.drain()
-                    if dirty:
-                        wiki.refresh(dirty)
+                elif dirty:
+                    wiki.refresh(dirty)
         except sqlite3.OperationalError as exc:
             # Another process holds the cache database in a long write: answer from what this
             # process has rather than fail the call; the next call looks again.

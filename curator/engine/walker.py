@@ -128,28 +128,25 @@ class PageFile(NamedTuple):
     size: int
 
 
+def _walked_parts(rel: str) -> list[str] | None:
+    """The parts of a root-relative posix path a walk can reach (inside the root, in no excluded
+    folder); None for one it never reaches."""
+    parts = rel.split("/")
+    if ".." in parts or rel.startswith("/") or any(p in EXCLUDED_DIRS for p in parts[:-1]):
+        return None
+    return parts
+
+
 def is_page_path(rel: str) -> bool:
     """Whether a root-relative posix path lies where pages live (ignores existence)."""
-    parts = rel.split("/")
-    return (
-        rel.lower().endswith(".md")
-        and ".." not in parts
-        and not rel.startswith("/")
-        and not any(p in EXCLUDED_DIRS for p in parts[:-1])
-    )
+    return rel.lower().endswith(".md") and _walked_parts(rel) is not None
 
 
 def is_attachment_path(rel: str) -> bool:
     """Whether a root-relative posix path is where a walk lists an attachment file (ignores
     existence and the file's kind): not a page, not hidden, in no excluded folder."""
-    parts = rel.split("/")
-    return (
-        not rel.lower().endswith(".md")
-        and ".." not in parts
-        and not rel.startswith("/")
-        and not parts[-1].startswith(".")
-        and not any(p in EXCLUDED_DIRS for p in parts[:-1])
-    )
+    parts = None if rel.lower().endswith(".md") else _walked_parts(rel)
+    return parts is not None and not parts[-1].startswith(".")
 
 
 class Stamps(NamedTuple):
