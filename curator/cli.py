@@ -160,40 +160,84 @@ def _tolerant_output() -> None:
             reconfigure(errors="curator-replace")
 
 
+#: The commands that check every page before they answer, by what they start ahead: "walk" (the
+#: store's walk, ``walk_ahead=True`` in their parser) or "sweep" (the search index's,
+#: ``sweep_ahead=True``). Written out, as :data:`COMMAND_GROUP` is, so the check starts before the
+#: parser is built (~15 ms of a warm ``index``); a test checks this map against the parsers.
+AHEAD: dict[str, str] = {
+    **dict.fromkeys(("index", "read", "neighbors", "read-all", "lint", "graph", "path", "explain", "dedup",
+                     "health", "links unresolved"), "walk"),
+    "search": "sweep",
+}
+
+
+def _ahead_of(argv: Sequence[str]) -> tuple[str, str] | None:
+    """What the console script's ``argv`` starts ahead (see :data:`AHEAD`) and for which root
+    (``--wiki``, else the current folder); None for help, a version, or any other command. Only
+    a guess made before parsing: :func:`_start_ahead` checks it against the parsed options."""
+    if any(arg in ("-h", "--help", "--version") for arg in argv):
+        return None
+    command = _command_of(argv)
+    if command is None:
+        return None
+    rest = list(argv[list(argv).index(command) + 1:])
+    kind = AHEAD.get(command) or AHEAD.get(f"{command} {_command_of(rest) or ''}")
+    if kind is None:
+        return None
+    root = "."
+    for i, arg in enumerate(argv):  # (the last --wiki wins, as argparse has it)
+        if arg == "--wiki" and i + 1 < len(argv):
+            root = argv[i + 1]
+        elif arg.startswith("--wiki="):
+            root = arg.removeprefix("--wiki=")
+    return kind, root
+
+
+def _start_ahead(kind: str, root: str) -> bool:
+    """Start the walk (or sweep) of ``root`` in a child process, while this one builds the parser
+    and imports the program (see walker.walk_ahead)."""
+    from curator.engine import walker
+
+    return walker.walk_ahead(root) if kind == "walk" else walker.sweep_ahead(root)
+
+
 def _run(argv: Sequence[str] | None) -> int:
     _tolerant_output()
-    parser = build_parser(_groups_for(argv))
-    args = parser.parse_args(argv)
-    if not getattr(args, "command", None):
-        parser.print_help()
-        return 2
-    ahead = argv is None and getattr(args, "walk_ahead", False)
-    if ahead:
-        # A command that reads the whole wiki first checks every page's stamp: that walk starts
-        # now, in a child process, while this one imports the program (see walker.walk_ahead).
-        from curator.engine.walker import walk_ahead
-
-        ahead = walk_ahead(getattr(args, "wiki", None) or ".")
-    elif argv is None and getattr(args, "sweep_ahead", False):
-        # ``search`` checks every page by the index's own stamps: that sweep starts now, the same way.
-        from curator.engine.walker import sweep_ahead
-
-        ahead = sweep_ahead(getattr(args, "wiki", None) or ".")
-    module_name, _, func_name = args.handler.partition(":")
+    # A command that reads the whole wiki first checks every page's stamp: that check starts
+    # first, from the command line as written, and the parsed options confirm it below.
+    guess = _ahead_of(sys.argv[1:]) if argv is None else None
+    ahead = guess is not None and _start_ahead(*guess)
     try:
-        handler = getattr(importlib.import_module(module_name), func_name)
-        from curator.commands.invocation import Invocation
-
-        inv = Invocation(args)
-        try:
-            return int(handler(inv, args) or 0)
-        finally:
-            inv.close()
+        parser = build_parser(_groups_for(argv))
+        args = parser.parse_args(argv)
+        if not getattr(args, "command", None):
+            parser.print_help()
+            return 2
+        kind = "walk" if getattr(args, "walk_ahead", False) else "sweep" if getattr(args, "sweep_ahead", False) else None
+        wanted = (kind, getattr(args, "wiki", None) or ".") if argv is None and kind else None
+        if wanted != guess:
+            # (the guess missed: an option spelled another way, say) the parsed command's check
+            # starts now; a check started for another root is never taken (drop_ahead ends it)
+            ahead = (wanted is not None and _start_ahead(*wanted)) or ahead
+        return _call(args)
     finally:
         if ahead:
             from curator.engine.walker import drop_ahead
 
             drop_ahead()  # (a walk no refresh took: an error came first)
+
+
+def _call(args: argparse.Namespace) -> int:
+    """Run the parsed command's handler."""
+    module_name, _, func_name = args.handler.partition(":")
+    handler = getattr(importlib.import_module(module_name), func_name)
+    from curator.commands.invocation import Invocation
+
+    inv = Invocation(args)
+    try:
+        return int(handler(inv, args) or 0)
+    finally:
+        inv.close()
 
 
 #: Commands that run for long (a window, a server, a sync loop): they keep the cyclic collector.

@@ -394,6 +394,49 @@ def test_each_group_declares_exactly_the_commands_it_registers() -> None:
     assert _groups_for(["nonsense"]) == COMMAND_GROUPS
 
 
+def test_the_check_started_before_parsing_is_the_one_each_parser_asks_for() -> None:
+    """The console script starts a command's walk (or sweep) before it builds the parser, from
+    the static map AHEAD: it must name exactly the commands whose parser sets walk_ahead or
+    sweep_ahead, and the guess from the words must be what the parsed options say."""
+    import argparse
+
+    from curator.cli import AHEAD, COMMAND_GROUPS, _ahead_of, build_parser
+
+    asked: dict[str, str] = {}
+
+    def visit(parser: argparse.ArgumentParser, prefix: str) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, child in action.choices.items():
+                    defaults = child._defaults
+                    kind = "walk" if defaults.get("walk_ahead") else "sweep" if defaults.get("sweep_ahead") else None
+                    if kind:
+                        asked[f"{prefix}{name}"] = kind
+                    visit(child, f"{prefix}{name} ")
+
+    visit(build_parser(COMMAND_GROUPS), "")
+    assert asked == AHEAD
+    assert _ahead_of(["index"]) == ("walk", ".")
+    assert _ahead_of(["--wiki", "w", "--json", "links", "unresolved"]) == ("walk", "w")
+    assert _ahead_of(["search", "ledger", "--wiki=w2"]) == ("sweep", "w2")
+    assert _ahead_of(["--as", "index", "append", "s", "fact"]) is None  # (index is the actor here)
+    assert _ahead_of(["links", "fix", "T", "--to", "P"]) is None
+    for argv in (["index", "--help"], ["--version"], ["-h"], [], ["append", "index", "x"]):
+        assert _ahead_of(argv) is None, argv
+
+
+def test_a_wrong_guess_before_parsing_still_checks_the_wiki_the_options_name(tmp_path: Path) -> None:
+    """An option spelled so the guess from the words misses it (``--wik``, an abbreviation
+    argparse accepts, whose value then looks like the command): the parsed options start the
+    walk instead, of the wiki they name, and that wiki is the one answered."""
+    root = write_pages(tmp_path / "w", {"a.md": "# A\n\nalpha\n"})
+    elsewhere = write_pages(tmp_path / "cwd", {"z.md": "# Z\n"})
+    proc = subprocess.run([CURATOR, "--wik", str(root), "index", "--json"], capture_output=True, text=True,
+                          cwd=elsewhere, timeout=120)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert [row["path"] for row in json.loads(proc.stdout)] == ["a.md"]
+
+
 def test_the_console_script_sees_edits_made_right_before_it(tmp_path: Path) -> None:
     """The console script walks the wiki ahead (a child process, see walker.walk_ahead): what it
     answers is still the files as they are when it starts. A page rewritten in place within the

@@ -176,6 +176,42 @@ def test_a_sweep_ahead_by_the_packed_stamps_finds_an_edit_in_place(root: Path, m
         w.close()
 
 
+@pytest.mark.parametrize("packed", [True, False])
+def test_a_sweep_ahead_split_in_two_finds_exactly_what_one_sweep_finds(
+        root: Path, monkeypatch: pytest.MonkeyPatch, packed: bool) -> None:
+    """The sweep ahead cuts the packed paths near their middle and a helper stats the second
+    part from its own copy: whatever the cut, every page is checked once, by its folder's
+    descriptor (a folder gone, or become a file, counts every page in it as changed)."""
+    w = Wiki(root)
+    try:
+        assert w.search.search("ledger")
+    finally:
+        w.close()
+    if not packed:  # (an index without the packed value: the child reads the rows)
+        conn = sqlite3.connect(root / ".curator" / "cache.sqlite")
+        conn.execute("DELETE FROM search_stamps")
+        conn.commit()
+        conn.close()
+    rows = _rows(root)
+    edited = ["wiki/entities/page-01.md", "wiki/entities/page-38.md", "top.md"]  # both halves, the root
+    for rel in edited:
+        page = root / rel
+        page.write_text(page.read_text(encoding="utf-8").replace("ledger", "LEDGER"), encoding="utf-8")
+        os.utime(page, ns=(10**18, 10**18))
+    for name in os.listdir(root / "wiki/deep/er"):
+        (root / "wiki/deep/er" / name).unlink()
+    (root / "wiki/deep/er").rmdir()
+    (root / "wiki/deep/er").write_text("a file where the folder was\n", encoding="utf-8")
+    (root / "wiki/entities/page-20.md").unlink()
+    expected = sorted(walker.changed_stamps(os.path.realpath(root), rows))
+    assert expected == sorted([*edited, "wiki/entities/page-20.md", *(f"wiki/deep/er/p{i}.md" for i in range(6))])
+    assert sorted(walker._changed_by_full_path(os.path.realpath(root), rows)) == expected
+    for share_min in (1, 4, 10_000):  # (10,000: no helper)
+        monkeypatch.setattr(walker, "SHARE_MIN", share_min)
+        assert walker.sweep_ahead(root)
+        assert sorted(walker.take_sweep(root) or ["the sweep failed"]) == expected, share_min
+
+
 # --- the ranking in two steps ------------------------------------------------------------------
 
 @pytest.mark.parametrize("text", ["ledger", "ledger -deep", "path:deep ledger", "path:top ledger", "-ledger",
