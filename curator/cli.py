@@ -80,17 +80,23 @@ def _global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
 _VALUE_OPTIONS = frozenset({"--wiki", "--as", "--department", "--shared"})
 
 
-def _command_of(argv: Sequence[str]) -> str | None:
-    """The command name in ``argv`` (the first word that is not a global option or its value)."""
+def _command_at(argv: Sequence[str]) -> int | None:
+    """Where the command name is in ``argv`` (the first word that is not a global option or its value)."""
     skip = False
-    for arg in argv:
+    for i, arg in enumerate(argv):
         if skip:
             skip = False
         elif arg in _VALUE_OPTIONS:
             skip = True
         elif not arg.startswith("-"):
-            return arg
+            return i
     return None
+
+
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The command name in ``argv`` (see :func:`_command_at`)."""
+    at = _command_at(argv)
+    return argv[at] if at is not None else None
 
 
 #: Which group holds each command (every group's ``COMMANDS``, written out: finding the group of
@@ -177,11 +183,11 @@ def _ahead_of(argv: Sequence[str]) -> tuple[str, str] | None:
     a guess made before parsing: :func:`_start_ahead` checks it against the parsed options."""
     if any(arg in ("-h", "--help", "--version") for arg in argv):
         return None
-    command = _command_of(argv)
-    if command is None:
+    at = _command_at(argv)
+    if at is None:
         return None
-    rest = list(argv[list(argv).index(command) + 1:])
-    kind = AHEAD.get(command) or AHEAD.get(f"{command} {_command_of(rest) or ''}")
+    command = argv[at]
+    kind = AHEAD.get(command) or AHEAD.get(f"{command} {_command_of(argv[at + 1:]) or ''}")
     if kind is None:
         return None
     root = "."

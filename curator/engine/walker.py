@@ -395,12 +395,7 @@ def sweep_ahead(root: Path | str) -> bool:
                 packed = None
             key = _packed_key(packed[0]) if packed is not None else None
             if key is None:
-                paths, mtimes, sizes = Stamps([], [], [])
-                for path, mtime, size in conn.execute(SWEEP_SQL):
-                    paths.append(path)
-                    mtimes.append(mtime)
-                    sizes.append(size)
-                key = stamps_key(Stamps(paths, mtimes, sizes))
+                key = _index_stamps_key(conn)
         finally:
             conn.close()
         joined, mtimes_bytes, sizes_bytes = key
@@ -433,12 +428,17 @@ def pack_stamps(conn: Any) -> bytes:
     """The index's stamps (:data:`SWEEP_SQL`, read from the database connection ``conn``) as one
     value: their :func:`stamps_key`, marshalled. TypeError or OverflowError for a stamp that is
     no 64-bit integer."""
+    return marshal.dumps(_index_stamps_key(conn))
+
+
+def _index_stamps_key(conn: Any) -> StampsKey:
+    """The :func:`stamps_key` of the index's stamps (:data:`SWEEP_SQL`, read from ``conn``)."""
     paths, mtimes, sizes = Stamps([], [], [])
     for path, mtime, size in conn.execute(SWEEP_SQL):
         paths.append(path)
         mtimes.append(mtime)
         sizes.append(size)
-    return marshal.dumps(stamps_key(Stamps(paths, mtimes, sizes)))
+    return stamps_key(Stamps(paths, mtimes, sizes))
 
 
 def _packed_key(data: object) -> StampsKey | None:
@@ -491,10 +491,10 @@ def changed_stamps(root: str, rows: Iterable[tuple[str, int, int]]) -> list[str]
                     fd = -1  # (the folder is gone, or no folder: every page in it changed)
                 folders[folder] = fd
             try:
-                if fd < 0:
-                    raise OSError
-                st = lstat(name, dir_fd=fd)
+                st = lstat(name, dir_fd=fd) if fd >= 0 else None
             except OSError:
+                st = None
+            if st is None:
                 changed.append(path)
                 continue
             if st.st_mtime_ns != mtime or st.st_size != size:
