@@ -368,6 +368,9 @@ PACKED_PART = "stamps 1"
 #: The same stamps in one value (:func:`pack_stamps`), which the index keeps beside its rows while
 #: they are unchanged: one blob read in one go instead of 32,000 rows made into tuples.
 PACKED_SQL = f"SELECT data FROM search_stamps WHERE part = '{PACKED_PART}'"
+#: How much of the database a sweep's child maps into memory (address space only: the pages it
+#: reads are the ones mapped in).
+SWEEP_MMAP = 1 << 30
 #: Sweeps started ahead (:func:`sweep_ahead`), by the real path of their root: (child pid, pipe).
 _SWEEPS: dict[str, tuple[int, int]] = {}
 
@@ -389,6 +392,9 @@ def sweep_ahead(root: Path | str) -> bool:
         database = Path(real, ".curator", "cache.sqlite")
         conn = sqlite3.connect(f"{database.as_uri()}?mode=ro", uri=True)
         try:
+            # Read through a memory map: the packed stamps (~1.7 MB at 32,000 pages) then come in
+            # without a read call per database page, half the time of this step in a new process.
+            conn.execute(f"PRAGMA mmap_size = {SWEEP_MMAP}")
             try:
                 packed = conn.execute(PACKED_SQL).fetchone()
             except sqlite3.OperationalError:  # (an index from before the packed stamps)
