@@ -13,6 +13,9 @@ from typing import Any
 
 #: Modules ``search`` must not import: none of them is needed to answer from the index.
 HEAVY = ("yaml", "markdown_it", "igraph", "numpy", "rapidfuzz", "PySide6")
+#: Nor these of the engine's, when no page changed: the link index and the Markdown scanner that
+#: parses pages (~2 ms of a one-shot search's start, which shares the cores with its sweep).
+UNPARSED = ("curator.engine.links", "curator.engine.markdown_scan")
 
 _PROBE = """
 import contextlib, io, json, sys
@@ -44,3 +47,8 @@ def test_search_imports_no_heavy_module(tmp_path: Path) -> None:
     assert [row["path"] for row in json.loads(warm["out"])] == ["notes/ledger.md"]
     loaded = sorted(m for m in warm["modules"] if m.split(".")[0] in HEAVY)
     assert loaded == [], f"curator search imported {loaded}"
+    engine = sorted(m for m in warm["modules"] if m in UNPARSED)
+    assert engine == [], f"a search of unchanged pages imported {engine}"
+    (wiki / "notes" / "other.md").write_text("# Other\nThe ledger again.\n")
+    edited = _probe(wiki, "search", "ledger", "--json")  # (the edited page is parsed: they load)
+    assert sorted(row["path"] for row in json.loads(edited["out"])) == ["notes/ledger.md", "notes/other.md"]

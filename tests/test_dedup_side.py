@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from curator.engine import dedup, dedup_side
-from curator.engine import wiki as wiki_module
+from curator.engine import links as links_module
 from curator.engine.wiki import Wiki
 from tests.corpus import generate
 
@@ -54,13 +54,13 @@ def test_the_titles_and_tags_found_in_the_forked_child_answer_as_in_process(
     monkeypatch.setattr(dedup.DedupIndex, "_scan_titles", titles)
     monkeypatch.setattr(dedup, "SIDE_PAGES", 1)
     built: list[int] = []
-    real_links = getattr(wiki_module, "LinkIndex")  # noqa: B009 (what wiki.py builds its link index with)
+    real_links = links_module.LinkIndex  # (what wiki.py builds its link index with, imported when first used)
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         built.append(os.getpid())
         return real_links(*args, **kwargs)
 
-    monkeypatch.setattr(wiki_module, "LinkIndex", counted)
+    monkeypatch.setattr(links_module, "LinkIndex", counted)
     answer = _answer(corpus)
     assert int(where.read_text()) != os.getpid()  # (found in another process)
     assert not built  # (the child counted the inbound links: no link index built here)

@@ -13,7 +13,7 @@ import unicodedata
 from dataclasses import asdict, dataclass, field
 from typing import Any, NamedTuple
 
-from . import frontmatter, markdown_scan
+from . import frontmatter
 from .slugs import normalize_target
 
 LAYERS: tuple[str, ...] = ("identity", "core", "context", "deep")
@@ -280,6 +280,8 @@ def _unique(items: list[str]) -> list[str]:
 
 def parse_page(path: str, data: bytes, mtime_ns: int = 0) -> tuple[Page, str]:
     """Parse one page; returns the :class:`Page` and its body text (frontmatter removed)."""
+    from . import markdown_scan  # (here: a command that parses no page, such as search, never loads it)
+
     dec = decode(data)
     problems: list[Problem] = []
     if dec.invalid_utf8:

@@ -18,14 +18,16 @@ from typing import TYPE_CHECKING, Protocol
 from .actor import OPERATOR, Actor
 from .errors import NotAWiki, PageNotFound
 from .events import Signal
-from .links import LinkIndex, links_reaching, local_index, odd_key
 from .page import Page, link_key, path_key
 from .scope import Decision, ScopePolicy, protected_decision
 from .search import SearchIndex
 from .slugs import slug_sim
 from .store import ChangeSet, PageStore, gc_paused
 
-if TYPE_CHECKING:  # (git, the journal and the write lock are imported when first used)
+if TYPE_CHECKING:
+    # (imported when first used: git, the journal and the write lock, and the link index, which
+    # a one-shot command such as ``search`` never builds: ~3 ms of its start with the Markdown scanner)
+    from .links import LinkIndex
     from .session import WikiSession
 
 STATE_DIR = ".curator"
@@ -163,6 +165,8 @@ class Wiki:
     def links(self) -> LinkIndex:
         """The operator's link index of the pages as they are: built once, then brought up to
         date from the pages each change touched (:meth:`~.links.LinkIndex.updated`)."""
+        from .links import LinkIndex
+
         reload = getattr(self.policy, "reload", None)
         if reload is not None:  # an edited .scope.toml drops the caches built under the old one
             reload()
@@ -215,6 +219,8 @@ class Wiki:
         if len(visible) == len(pages) and len(files) == len(attachments):
             index = self.links
         else:
+            from .links import LinkIndex
+
             with gc_paused():  # as for the full index: many small objects, none cyclic
                 index = LinkIndex(visible, files) if seen is None else seen.index.updated(visible, files)
         with self._lock:
@@ -267,6 +273,8 @@ class Wiki:
             around = self._around_from_store(path, actor)
             if around is not None:
                 return around
+        from .links import local_index
+
         pages = self.pages
         if actor.is_operator:
             index = local_index(pages, path, store.attachments)
@@ -284,6 +292,8 @@ class Wiki:
         could reach it, and the pages that can take part in resolving any of those links (see
         :func:`~.links.local_index`), as ``actor`` sees them; None for a page with a link
         :func:`~.links.local_index` cannot decide locally (``[[a/..]]``)."""
+        from .links import links_reaching, local_index, odd_key
+
         store = self.store
         page = store.page(path)
         if page is None:
@@ -357,6 +367,8 @@ class Wiki:
         built = self.built_links(actor)
         if built is not None:
             return built
+        from .links import LinkIndex, odd_key
+
         key = link_key(ref)
         store = self.store
         if store.decoded or not store.partial_reads or odd_key(key):
