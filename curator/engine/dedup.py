@@ -1168,13 +1168,17 @@ class DedupIndex:
     def _side_work(self, send: dedup_side.Send, feats: list[Features]) -> None:
         """In the forked child of a scan (:mod:`.dedup_side`; ``self`` is its copy of the index,
         every page's features filed, no body compared yet): the title and tag pairs, then every
-        page's inbound count (in ``feats``' order)."""
+        page's inbound count (in ``feats``' order). Both are made before either is sent: a send
+        bigger than the pipe holds waits until the scanning process reads it, which it does only
+        once its own work is done (the inbound counts came ~0.4 s after that at 32,000 pages)."""
         self._scan_titles(feats)
         self._scan_tags(feats)
-        send({signal: list(self.pairs[signal].items()) for signal in SIDE_SIGNALS})
+        pairs = {signal: list(self.pairs[signal].items()) for signal in SIDE_SIGNALS}
         key = self._links_key()
         links = self.wiki.links
-        send((key, [links.inbound(f.path) for f in feats]))
+        counts = (key, [links.inbound(f.path) for f in feats])
+        send(pairs)
+        send(counts)
 
     def _take_side(self, side: dedup_side.Side, feats: list[Features]) -> None:
         """The title and tag pairs and the inbound counts from the scan's forked child, the pairs
