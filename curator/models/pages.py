@@ -334,23 +334,39 @@ class PageFilterProxy(QSortFilterProxyModel):
         #: the filter lets every row through (no answer to compute: the rows a wiki's load
         #: appends, 2,500 at a time, are each asked for from C++)
         self._everything = True
+        #: a filter was set with ``defer``: the rows are those of the filter before it
+        self.stale = False
         self._source: PageTableModel | None = None
 
     def setSourceModel(self, model: QAbstractItemModel) -> None:
         self._source = model if isinstance(model, PageTableModel) else None
         super().setSourceModel(model)
 
-    def set_filter(self, page_filter: PageFilter) -> None:
+    def set_filter(self, page_filter: PageFilter, *, defer: bool = False) -> None:
+        """Filter the rows by ``page_filter``. With ``defer`` (no view shows these rows now),
+        only note it: :meth:`catch_up` filters them when they are about to be seen."""
         self.filter = page_filter
         self._everything = page_filter == PageFilter()
+        if defer:
+            self.stale = True
+            return
+        self._apply()
+
+    def catch_up(self) -> None:
+        """Filter the rows by the filter :meth:`set_filter` deferred, if one was."""
+        if self.stale:
+            self._apply()
+
+    def _apply(self) -> None:
+        self.stale = False
         model = self.sourceModel()
         # Qt asks filterAcceptsRow once per row (32,000 calls from C++ at 32,000 pages): the
         # answers are computed here in one list comprehension, and each call only looks its row
         # up. The proxy's rows are then rebuilt in one layout change, not filtered in place: that
         # announces every run of rows that came or went (thousands of runs after a search of 32,000
         # pages, each one re-laid out by the table: half a second when a search is cleared).
-        if isinstance(model, PageTableModel):
-            self._accepted = page_filter.accepted(model.rows)
+        if isinstance(model, PageTableModel) and not self._everything:  # (else every answer is yes)
+            self._accepted = self.filter.accepted(model.rows)
         try:
             self.invalidate()  # the mapping is rebuilt (and filterAcceptsRow asked) right here
             self.rowCount()
