@@ -164,6 +164,8 @@ def add_lint(report: Health, wiki: Wiki, actor: Actor = OPERATOR) -> Health:
                       for f in report.figures if not f.key.startswith("lint:")]
     kinds = [k for k in LINT_ORDER if k in by_kind] + sorted(k for k in by_kind if k not in LINT_ORDER)
     for kind in kinds:
-        report.figures.append(Figure(f"lint:{kind}", f"Lint: {kind}", by_kind[kind], f"lint:{kind}",
+        # ("problems": lint reports a page's repeated link to one target once, so the unresolved-
+        # link problems can be fewer than the unresolved links counted beside them)
+        report.figures.append(Figure(f"lint:{kind}", f"Lint problems: {kind}", by_kind[kind], f"lint:{kind}",
                                      "curator lint", SEVERITY.get(kind, "warning")))
     return report
