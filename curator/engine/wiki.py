@@ -26,7 +26,7 @@ from .store import ChangeSet, PageStore, gc_paused
 
 if TYPE_CHECKING:
     # (imported when first used: git, the journal and the write lock, and the link index, which
-    # a one-shot command such as ``search`` never builds: ~3 ms of its start with the Markdown scanner)
+    # a one-shot command such as ``search`` never builds: ~2 ms of its start with the Markdown scanner)
     from .links import LinkIndex
     from .session import WikiSession
 
