@@ -180,7 +180,7 @@ def test_a_sweep_ahead_by_the_packed_stamps_finds_an_edit_in_place(root: Path, m
 def test_a_sweep_ahead_split_in_two_finds_exactly_what_one_sweep_finds(
         root: Path, monkeypatch: pytest.MonkeyPatch, packed: bool) -> None:
     """The sweep ahead cuts the packed paths near their middle and a helper stats the second
-    part from its own copy: whatever the cut, every page is checked once, by its folder's
+    part from its own copy: whatever the cut, every page is checked once, through the root's
     descriptor (a folder gone, or become a file, counts every page in it as changed)."""
     w = Wiki(root)
     try:

@@ -506,7 +506,8 @@ def changed_stamps(root: str, rows: Iterable[tuple[str, int, int]]) -> list[str]
 
 
 def _changed_by_full_path(root: str, rows: Iterable[tuple[str, int, int]]) -> list[str]:
-    """:func:`changed_stamps` where a folder cannot be opened as a descriptor (each page by its full path)."""
+    """:func:`changed_stamps` where no stat can be made through a folder's descriptor, or the
+    root cannot be opened (each page by its full path)."""
     base, lstat = root + os.sep, os.lstat
     changed: list[str] = []
     for path, mtime, size in rows:

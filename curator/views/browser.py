@@ -210,8 +210,7 @@ class PageBrowser(QWidget):
         if keys is None:
             self._all_results, self._shown_query = [], ""
             self.results.show_results([], False)
-        self._show_mode()
-        self._update_count()
+        self._show_mode()  # (which updates the count)
 
     # --- ranked results -----------------------------------------------------------------
     @property
@@ -230,8 +229,7 @@ class PageBrowser(QWidget):
         self._all_results = results
         self._total_matches = total
         self._show_results()
-        self._show_mode()
-        self._update_count()
+        self._show_mode()  # (which updates the count)
 
     def _show_results(self) -> None:
         f = self.current_filter()
