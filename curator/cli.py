@@ -202,7 +202,7 @@ def _ahead_of(argv: Sequence[str]) -> tuple[str, str] | None:
 def _start_ahead(kind: str, root: str) -> bool:
     """Start the walk (or sweep) of ``root`` in a child process, while this one builds the parser
     and imports the program (see walker.walk_ahead)."""
-    from curator.engine import walker
+    from curator.engine.corpus import walker
 
     return walker.walk_ahead(root) if kind == "walk" else walker.sweep_ahead(root)
 
@@ -228,7 +228,7 @@ def _run(argv: Sequence[str] | None) -> int:
         return _call(args)
     finally:
         if ahead:
-            from curator.engine.walker import drop_ahead
+            from curator.engine.corpus.walker import drop_ahead
 
             drop_ahead()  # (a walk no refresh took: an error came first)
 

@@ -25,7 +25,7 @@ Freshness: the station, the CLI and other agents change the wiki between calls. 
 :meth:`AgentDoor.fresh` runs, cheaply (well under a millisecond on 10,000 pages when nothing changed):
 
 1. ``wiki.search.refresh()``: folders whose mtime moved are listed again (new, deleted, renamed and
-   atomically saved pages); see :mod:`curator.engine.search`. What it finds is re-parsed into this
+   atomically saved pages); see :mod:`curator.engine.search.index`. What it finds is re-parsed into this
    process's page cache, which drops the link index, so reads, neighbours and the graph see it.
 2. A :class:`PageWatcher` (watchdog) notes every page file changed on disk, edits written in
    place included; the call refreshes exactly those (an attachment file that came or went, which
@@ -41,7 +41,7 @@ Freshness: the station, the CLI and other agents change the wiki between calls. 
 4. ``wiki_read`` and ``files_neighbors`` also stat the page asked for, so an edit of that page is
    seen even before its watcher event arrives.
 
-Appends additionally catch up through the journal inside :func:`~curator.engine.actions.run_action`.
+Appends additionally catch up through the journal inside :func:`~curator.engine.write.actions.run_action`.
 """
 
 from __future__ import annotations
@@ -55,11 +55,11 @@ from typing import Annotated, Any, TypeVar
 
 from pydantic import Field
 
-from curator.engine.actor import Actor, parse_actor
+from curator.engine.corpus.store import ChangeSet
+from curator.engine.corpus.walker import display_path
+from curator.engine.corpus.watcher import PageWatcher, namespaces
 from curator.engine.errors import CuratorError
-from curator.engine.store import ChangeSet
-from curator.engine.walker import display_path
-from curator.engine.watcher import PageWatcher, namespaces
+from curator.engine.policy.actor import Actor, parse_actor
 from curator.engine.wiki import Wiki
 from curator.text import plural
 
@@ -209,7 +209,7 @@ class AgentDoor:
     # --- writing ---------------------------------------------------------------------------
     def append(self, slug: str, content: str, links: Sequence[str] | None = None,
                create_new: bool = False) -> str:
-        from curator.engine.append import append
+        from curator.engine.write.append import append
 
         result = append(self.wiki, slug, content, list(links or ()), bool(create_new), self.actor)
         if result.is_error:
@@ -232,7 +232,7 @@ class AgentDoor:
         return text
 
     def ingest(self, filename: str, content: str | None = None, url: str | None = None) -> str:
-        from curator.engine.append import ingest
+        from curator.engine.write.append import ingest
 
         if (content is None) == (url is None):
             raise ToolInputError("invalid: give exactly one of content or url")
@@ -246,7 +246,7 @@ class AgentDoor:
     # --- reading ---------------------------------------------------------------------------
     def search(self, query: str, min_trust: float | None = None, layer: str | None = None,
                expand: bool = False, limit: int = 10) -> str:
-        from curator.engine.search import MAX_LIMIT
+        from curator.engine.search.index import MAX_LIMIT
 
         if not query or not query.strip():
             raise ToolInputError("invalid: the query is empty")
@@ -270,7 +270,7 @@ class AgentDoor:
         return "\n".join(lines)
 
     def read(self, page_name: str) -> str:
-        from curator.engine.reading import read
+        from curator.engine.read.reading import read
 
         return read(self.wiki, page_name, self.actor).text
 
@@ -281,20 +281,20 @@ class AgentDoor:
         return "\n".join(lines)
 
     def neighbors(self, slug: str, max_bytes: int = 30_000, snippet_chars: int = 280) -> str:
-        from curator.engine.reading import neighbors
+        from curator.engine.read.reading import neighbors
 
         _positive(max_bytes, "max_bytes")
         _positive(snippet_chars, "snippet_chars")
         return neighbors(self.wiki, slug, self.actor, max_bytes, snippet_chars).text
 
     def read_all(self, max_bytes: int = 200_000) -> str:
-        from curator.engine.reading import read_all
+        from curator.engine.read.reading import read_all
 
         _positive(max_bytes, "max_bytes")
         return read_all(self.wiki, self.actor, max_bytes).text or "the wiki has no pages you can see"
 
     def graph(self, center: str | None = None, depth: int = 2) -> str:
-        from curator.engine.graph import export
+        from curator.engine.graph.link_graph import export
 
         if depth < 0:
             raise ToolInputError(f"invalid: depth must be 0 or more, not {depth}")
@@ -303,7 +303,7 @@ class AgentDoor:
         return result
 
     def dedup(self) -> str:
-        from curator.engine.dedup import find_families
+        from curator.engine.dedup.index import find_families
 
         # Families of the pages this agent may read only (a hidden page never joins two visible
         # ones, nor shows up as a member): docs/design.md §6, §12.
@@ -322,8 +322,8 @@ class AgentDoor:
         return "\n".join(lines)
 
     def context(self, budget: int = 8000, query: str | None = None) -> str:
-        from curator.engine.agent_context import build_context
-        from curator.engine.injections import EMPTY_ANSWER, record
+        from curator.engine.read.agent_context import build_context
+        from curator.engine.read.injections import EMPTY_ANSWER, record
 
         if budget < 0:
             raise ToolInputError(f"invalid: budget must be 0 or more bytes, not {budget}")
@@ -493,7 +493,7 @@ def serve(wiki: Wiki, agent: str, department: str | None = None, sync_every: flo
     door.warm(watch=True)
     stop = threading.Event()
     if sync_every > 0:
-        from curator.engine.sync import AutoSync, sync
+        from curator.engine.sync.remote import AutoSync, sync
 
         door.auto_sync = AutoSync(lambda: sync(wiki, actor), interval=sync_every,
                                   after_action_delay=min(5.0, sync_every))

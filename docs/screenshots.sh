@@ -7,7 +7,7 @@ curator=.venv/bin/curator
 state=$(mktemp -d)
 trap 'rm -rf "$state"' EXIT
 export XDG_DATA_HOME="$state/data" XDG_CONFIG_HOME="$state/config" QT_QPA_PLATFORM=offscreen
-demo=$(.venv/bin/python -c 'from curator.app import demo_wiki; print(demo_wiki())')
+demo=$(.venv/bin/python -c 'from curator.views.shell.app import demo_wiki; print(demo_wiki())')
 # A little history, as an operator's first session would leave it.
 "$curator" --wiki "$demo" set kestrel-payouts trust 0.92 >/dev/null
 "$curator" --wiki "$demo" --as agent:dudu append kestrel-payouts \

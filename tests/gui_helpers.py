@@ -44,13 +44,13 @@ def loaded_window(qtbot, root: Path, tmp_path: Path, *, watch: bool = True,  # t
     """A station window on ``root`` with its settings under ``tmp_path``, loaded (``ready``);
     with ``station``, every view installed and the window shown at 1400x900 first, as the
     station's benchmarks open it."""
-    from curator.views.main_window import MainWindow
+    from curator.views.shell.main_window import MainWindow
     from curator.views.workspace import Workspace
 
     win = MainWindow(Workspace(root, watch=watch), temp_settings(tmp_path))
     qtbot.addWidget(win)
     if station:
-        from curator.views.registry import install_views
+        from curator.views.shell.registry import install_views
 
         install_views(win)
         win.resize(1400, 900)

@@ -7,10 +7,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from curator.engine.actor import OPERATOR, Actor
-from curator.engine.bootstrap import init_wiki
-from curator.engine.sync import sync
+from curator.engine.policy.actor import OPERATOR, Actor
+from curator.engine.sync.remote import sync
 from curator.engine.wiki import Wiki
+from curator.engine.write.bootstrap import init_wiki
 
 GIT_ID = ["-c", "user.name=test", "-c", "user.email=test@example.invalid", "-c", "commit.gpgsign=false"]
 

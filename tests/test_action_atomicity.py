@@ -19,15 +19,15 @@ from pathlib import Path
 
 import pytest
 
-from curator.engine.actions import recover_pending, undo
-from curator.engine.actor import OPERATOR
-from curator.engine.bootstrap import init_wiki
+from curator.engine.policy.actor import OPERATOR
 from curator.engine.wiki import Wiki
+from curator.engine.write.actions import recover_pending, undo
+from curator.engine.write.bootstrap import init_wiki
 
 _WORKER = """
 import sys
 from curator.engine.wiki import Wiki
-from curator.engine.merge import merge_pages
+from curator.engine.write.merge import merge_pages
 w = Wiki(sys.argv[1])
 w.pages
 print("ready", flush=True)
@@ -126,7 +126,7 @@ def test_undo_after_a_killed_merge_reverts_the_merge_not_the_action_before(tmp_p
     root = tmp_path / "w"
     make_wiki(root, 30)
     crash = _WORKER.replace("print(\"ready\", flush=True)\n",
-                            "from curator.engine import git\ngit.Git.commit_paths = lambda *a, **k: "
+                            "from curator.engine.repo import git\ngit.Git.commit_paths = lambda *a, **k: "
                             "__import__('os')._exit(9)\n")
     proc = subprocess.run([sys.executable, "-c", crash, str(root)], capture_output=True, text=True)
     assert proc.returncode == 9, proc.stderr
@@ -151,12 +151,12 @@ def test_recover_cli_reports_the_roll_back_or_forward(tmp_path: Path, where: str
     make_wiki(root, 20)
     # "apply": killed as the 10th file is put in place (a single write ends in an os.replace, a
     # batch rewrites each file in place), so half the merge is on disk; "commit": killed at the commit.
-    hook = ("import os\nfrom curator.engine import actions\n_r, _w, _n = os.replace, actions._rewrite_in_place, [0]\n"
+    hook = ("import os\nfrom curator.engine.write import actions\n_r, _w, _n = os.replace, actions._rewrite_in_place, [0]\n"
             "def tick():\n    _n[0] += 1\n    if _n[0] == 10: os._exit(9)\n"
             "def rp(src, dst):\n    tick()\n    return _r(src, dst)\n"
             "def wp(full, old, new):\n    tick()\n    return _w(full, old, new)\n"
             "os.replace, actions._rewrite_in_place = rp, wp\n") if where == "apply" else (
-        "from curator.engine import git\ngit.Git.commit_paths = lambda *a, **k: __import__('os')._exit(9)\n")
+        "from curator.engine.repo import git\ngit.Git.commit_paths = lambda *a, **k: __import__('os')._exit(9)\n")
     crash = _WORKER.replace("print(\"ready\", flush=True)\n", hook)
     proc = subprocess.run([sys.executable, "-c", crash, str(root)], capture_output=True, text=True)
     assert proc.returncode == 9, proc.stderr
@@ -180,12 +180,12 @@ def test_recover_cli_reports_the_roll_back_or_forward(tmp_path: Path, where: str
 
 _FAULTS = {
     # stopped after every file is written, before git is asked to commit
-    "before_commit": "from curator.engine import git\ngit.Git.commit_paths = lambda *a, **k: os._exit(9)\n",
+    "before_commit": "from curator.engine.repo import git\ngit.Git.commit_paths = lambda *a, **k: os._exit(9)\n",
     # the commit made, the process gone before the journal line
-    "after_commit": ("from curator.engine import git\n_c = git.Git.commit_paths\n"
+    "after_commit": ("from curator.engine.repo import git\n_c = git.Git.commit_paths\n"
                      "def c(*a, **k):\n    _c(*a, **k)\n    os._exit(9)\ngit.Git.commit_paths = c\n"),
     # journaled, gone before the pending record is cleared
-    "after_journal": ("from curator.engine import journal\n_a = journal.Journal.append\n"
+    "after_journal": ("from curator.engine.repo import journal\n_a = journal.Journal.append\n"
                       "def a(self, rec):\n    _a(self, rec)\n    if rec.get('action') == 'merge': os._exit(9)\n"
                       "journal.Journal.append = a\n"),
 }

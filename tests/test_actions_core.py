@@ -13,12 +13,20 @@ from pathlib import Path
 
 import pytest
 
-from curator.engine.actions import ActionContext, ActionFailed, Invalid, history, revert, run_action, undo
-from curator.engine.actor import OPERATOR, Actor
-from curator.engine.bootstrap import init_wiki
-from curator.engine.git import lock_is_stale
-from curator.engine.scope import Decision
+from curator.engine.policy.actor import OPERATOR, Actor
+from curator.engine.policy.scope import Decision
+from curator.engine.repo.git import lock_is_stale
 from curator.engine.wiki import Wiki
+from curator.engine.write.actions import (
+    ActionContext,
+    ActionFailed,
+    Invalid,
+    history,
+    revert,
+    run_action,
+    undo,
+)
+from curator.engine.write.bootstrap import init_wiki
 
 AGENT = Actor("agent", "dudu")
 
@@ -216,7 +224,7 @@ def test_actions_run_with_the_cyclic_collector_paused_and_restore_it(wiki: Wiki)
 
 
 def test_write_many_fsyncs_every_written_file_once(wiki: Wiki, monkeypatch: pytest.MonkeyPatch) -> None:
-    from curator.engine import actions
+    from curator.engine.write import actions
 
     flushed: list[str] = []
     guard = threading.Lock()
@@ -239,7 +247,7 @@ def test_write_many_fsyncs_every_written_file_once(wiki: Wiki, monkeypatch: pyte
 
 
 def test_default_patience_is_spec_value() -> None:
-    from curator.engine import lock
+    from curator.engine.repo import lock
 
     assert lock.PATIENCE_S == 3.75
 
@@ -247,8 +255,8 @@ def test_default_patience_is_spec_value() -> None:
 _CRASHER = """
 import os, sys
 from curator.engine.wiki import Wiki
-from curator.engine.actor import Actor
-from curator.engine.actions import run_action
+from curator.engine.policy.actor import Actor
+from curator.engine.write.actions import run_action
 w = Wiki(sys.argv[1])
 def apply(ctx):
     ctx.journal["note"] = "crash test"
@@ -279,8 +287,8 @@ def test_action_killed_while_applying_is_rolled_back_whole(wiki: Wiki) -> None:
 
 
 _COMMIT_CRASHER = _CRASHER.replace("    os._exit(9)  # dies between write and commit, like a SIGKILL\n", "") \
-    .replace("from curator.engine.actions import run_action",
-             "from curator.engine.actions import run_action\nfrom curator.engine import git\n"
+    .replace("from curator.engine.write.actions import run_action",
+             "from curator.engine.write.actions import run_action\nfrom curator.engine.repo import git\n"
              "git.Git.commit_paths = lambda *a, **k: os._exit(9)") \
     .replace('"edit", "crash", apply)', '"edit", "crash", apply, body="Reviewed-by: operator")')
 
@@ -334,7 +342,7 @@ def test_stale_index_lock_is_cleared_but_a_held_one_is_not(wiki: Wiki) -> None:
 
 
 def test_failed_commit_is_reported_not_fatal_and_recovered_later(wiki: Wiki, monkeypatch) -> None:
-    from curator.engine.git import Git, GitError
+    from curator.engine.repo.git import Git, GitError
 
     def fail(self, *a, **k):
         raise GitError("git commit failed: simulated")
@@ -448,8 +456,8 @@ def test_recovery_finds_a_commit_that_lands_while_it_looks(wiki: Wiki, monkeypat
     """A process killed while committing can leave its git children running, so the interrupted
     action's commit may land while recovery rolls it forward (which then finds nothing left to
     commit): recovery sees the commit, records it, and commits nothing twice."""
-    from curator.engine.actions import recover_pending
-    from curator.engine.git import Git, GitError
+    from curator.engine.repo.git import Git, GitError
+    from curator.engine.write.actions import recover_pending
 
     real = Git.commit_paths
 
@@ -479,7 +487,7 @@ def test_the_collector_stays_paused_until_the_last_pause_in_any_thread_ends() ->
     (the first collection after the pause must not walk it)."""
     import threading
 
-    from curator.engine.store import gc_paused
+    from curator.engine.corpus.store import gc_paused
 
     entered, first_done, states = threading.Event(), threading.Event(), []
 

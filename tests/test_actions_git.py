@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from curator.engine.git import Git, GitError
+from curator.engine.repo.git import Git, GitError
 
 AUTHOR = ("agent:t", "t@agents.invalid")
 
@@ -107,7 +107,7 @@ def test_loose_objects_written_here_are_what_git_reads(tmp_path: Path, monkeypat
     read-only, idempotent, no temporary file left; a stale temporary name is stepped over."""
     import os
 
-    from curator.engine import git as gitmod
+    from curator.engine.repo import git as gitmod
 
     root = tmp_path / "r"
     root.mkdir()
@@ -144,7 +144,7 @@ def test_a_big_commit_stores_every_blob_before_the_branch_moves(tmp_path: Path, 
     ``PACK_MIN`` new blobs on they go into one pack (``git fast-import``), else loose."""
     import hashlib
 
-    from curator.engine import git as gitmod
+    from curator.engine.repo import git as gitmod
 
     root = tmp_path / "r"
     root.mkdir()
@@ -199,10 +199,10 @@ def test_an_action_lets_git_pack_the_repository_when_its_auto_gc_rule_says_so(tm
     """Our git commands run with gc.auto=0 (never a gc inside an action, under the lock); after an
     action, with the lock released, git's own `gc --auto` runs when its rule is met, honouring the
     repository's own settings."""
-    from curator.engine.actions import ActionContext, git_of, run_action
-    from curator.engine.actor import OPERATOR
-    from curator.engine.bootstrap import init_wiki
+    from curator.engine.policy.actor import OPERATOR
     from curator.engine.wiki import Wiki
+    from curator.engine.write.actions import ActionContext, git_of, run_action
+    from curator.engine.write.bootstrap import init_wiki
 
     def write(path: str) -> Callable[[ActionContext], None]:
         return lambda ctx: ctx.write_text(path, f"# {path}\n")

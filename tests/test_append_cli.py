@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from curator.engine.bootstrap import init_wiki
+from curator.engine.write.bootstrap import init_wiki
 
 
 def git(root: Path, *args: str) -> str:
@@ -159,8 +159,8 @@ def test_history_undo_and_recover(root: Path) -> None:
 
 
 def test_recover_commits_an_interrupted_append(root: Path) -> None:
-    crash = ("import os,sys\nfrom curator.engine.wiki import Wiki\nfrom curator.engine import actions\n"
-             "from curator.engine.append import append\n"
+    crash = ("import os,sys\nfrom curator.engine.wiki import Wiki\nfrom curator.engine.write import actions\n"
+             "from curator.engine.write.append import append\n"
              "def boom(*a, **k): os._exit(9)\n"
              "actions.Git.commit_paths = boom\n"
              "append(Wiki(sys.argv[1]), 'ann-smith', 'Ann moved to Lisbon')\n")

@@ -14,16 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from curator.engine.actor import Actor
-from curator.engine.append import append
-from curator.engine.bootstrap import init_wiki
+from curator.engine.policy.actor import Actor
 from curator.engine.wiki import Wiki
+from curator.engine.write.append import append
+from curator.engine.write.bootstrap import init_wiki
 
 _WORKER = r"""
 import sys
 from curator.engine.wiki import Wiki
-from curator.engine.actor import Actor
-from curator.engine.append import append
+from curator.engine.policy.actor import Actor
+from curator.engine.write.append import append
 root, worker, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 w = Wiki(root)
 actor = Actor("agent", f"w{worker}")

@@ -10,8 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from curator.engine.actor import OPERATOR, Actor
-from curator.engine.append import (
+from curator.engine.corpus.slugs import similarity, slug_features, slug_sim, slugify
+from curator.engine.policy.actor import OPERATOR, Actor
+from curator.engine.policy.scope import Decision
+from curator.engine.wiki import Wiki
+from curator.engine.write.append import (
     append,
     clean_bullet,
     compose_bullet,
@@ -20,10 +23,7 @@ from curator.engine.append import (
     route,
     title_of,
 )
-from curator.engine.bootstrap import init_wiki
-from curator.engine.scope import Decision
-from curator.engine.slugs import similarity, slug_features, slug_sim, slugify
-from curator.engine.wiki import Wiki
+from curator.engine.write.bootstrap import init_wiki
 
 DAY = dt.date(2026, 3, 4)
 AGENT = Actor("agent", "dudu")
@@ -340,7 +340,7 @@ def test_denied_by_scope(wiki: Wiki) -> None:
 
 
 def test_long_lived_process_routes_from_the_cache(wiki: Wiki, monkeypatch) -> None:
-    import curator.engine.append as ap
+    import curator.engine.write.append as ap
 
     assert "wiki/ann-smith.md" in wiki.pages
     monkeypatch.setattr(ap._DirCache, "pages", lambda self: (_ for _ in ()).throw(AssertionError("listed")))
@@ -353,8 +353,8 @@ def test_dir_cache_lists_what_the_walker_walks(tmp_path: Path) -> None:
     import os
     import time
 
-    from curator.engine.append import _DirCache
-    from curator.engine.walker import walk
+    from curator.engine.corpus.walker import walk
+    from curator.engine.write.append import _DirCache
     from tests.corpus import generate
 
     root = tmp_path / "c"
@@ -406,7 +406,7 @@ def test_slug_sim_matches_the_spec_formula_on_random_slugs() -> None:
 
 
 def test_candidate_prefilter_never_drops_a_page_that_scores() -> None:
-    from curator.engine.append import could_score
+    from curator.engine.write.append import could_score
 
     rng = random.Random(9)
     parts = ["ann", "smith", "an", "nn", "pay", "ments", "payments", "x", "0", "00", "付款", "ledger", "a"]

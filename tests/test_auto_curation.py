@@ -11,15 +11,14 @@ from pathlib import Path
 import pytest
 
 from curator.cli import main
-from curator.engine.actions import recover_pending
-from curator.engine.actor import OPERATOR, Actor
-from curator.engine.autofile import file_doc
-from curator.engine.bootstrap import init_wiki
-from curator.engine.curation import FAULT_ENV, FAULT_EXIT, confirm, list_auto, remove, share
-from curator.engine.frontmatter import load, split
+from curator.engine.corpus.frontmatter import load, split
+from curator.engine.filing.autofile import file_doc
+from curator.engine.filing.curation import FAULT_ENV, FAULT_EXIT, confirm, list_auto, remove, share
+from curator.engine.policy.actor import OPERATOR, Actor
 from curator.engine.wiki import Wiki
-
-from .test_auto_grading import SOP, SPEC
+from curator.engine.write.actions import recover_pending
+from curator.engine.write.bootstrap import init_wiki
+from tests.test_auto_grading import SOP, SPEC
 
 DUDU = Actor("agent", "dudu", "ops")
 PAGE = "auto/sop/incident-response-sop.md"

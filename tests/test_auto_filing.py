@@ -11,13 +11,12 @@ from pathlib import Path
 import pytest
 
 from curator.cli import main
-from curator.engine.actor import OPERATOR, Actor
-from curator.engine.autofile import content_hash, file_doc, page_slug, revisions_of
-from curator.engine.bootstrap import init_wiki
-from curator.engine.frontmatter import load, split
+from curator.engine.corpus.frontmatter import load, split
+from curator.engine.filing.autofile import content_hash, file_doc, page_slug, revisions_of
+from curator.engine.policy.actor import OPERATOR, Actor
 from curator.engine.wiki import Wiki
-
-from .test_auto_grading import CHARTER, CHITCHAT, SOP, SPEC
+from curator.engine.write.bootstrap import init_wiki
+from tests.test_auto_grading import CHARTER, CHITCHAT, SOP, SPEC
 
 DUDU = Actor("agent", "dudu", "ops")
 NOON = dt.datetime(2026, 3, 2, 12, 0, tzinfo=dt.UTC)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from curator.engine.grading import (
+from curator.engine.filing.grading import (
     FILE_THRESHOLD,
     REVIEW_THRESHOLD,
     classify,

@@ -15,7 +15,7 @@ from typing import Any
 HEAVY = ("yaml", "markdown_it", "igraph", "numpy", "rapidfuzz", "PySide6")
 #: Nor these of the engine's, when no page changed: the link index and the Markdown scanner that
 #: parses pages (~2 ms of a one-shot search's start, which shares the cores with its sweep).
-UNPARSED = ("curator.engine.links", "curator.engine.markdown_scan")
+UNPARSED = ("curator.engine.corpus.links", "curator.engine.corpus.markdown_scan")
 
 _PROBE = """
 import contextlib, io, json, sys

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from curator.engine.actor import OPERATOR, Actor
-from curator.engine.agent_context import DEFAULT_BUDGET, build_context, layer_header, render_page
+from curator.engine.policy.actor import OPERATOR, Actor
+from curator.engine.read.agent_context import DEFAULT_BUDGET, build_context, layer_header, render_page
 from curator.engine.wiki import Wiki
 
 AGENT = Actor("agent", "bot", "sales")

@@ -104,7 +104,7 @@ def test_real_shaped_profile_has_the_measured_shape(tmp_path: Path) -> None:
 
 
 def test_real_shaped_is_deterministic_and_parses_as_expected(tmp_path: Path) -> None:
-    from curator.engine.page import parse_page
+    from curator.engine.corpus.page import parse_page
 
     a = generate(tmp_path / "a", 300, seed=7, profile="real-shaped", cjk=False)
     b = generate(tmp_path / "b", 300, seed=7, profile="real-shaped", cjk=False)

@@ -9,8 +9,8 @@ import tracemalloc
 import pytest
 
 from curator.cli import main
-from curator.engine.page import parse_page
-from curator.engine.reading import json_size
+from curator.engine.corpus.page import parse_page
+from curator.engine.read.reading import json_size
 from tests.corpus import HOSTILE_PAGES, CorpusInfo, generate
 
 pytestmark = pytest.mark.timeout(120)
@@ -136,7 +136,7 @@ def test_the_ten_megabyte_page_stays_bounded(corpus: CorpusInfo) -> None:
 def test_an_unchanged_hostile_corpus_is_served_from_the_cache(corpus: CorpusInfo,
                                                               capsys: pytest.CaptureFixture[str],
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    import curator.engine.store as store_module
+    import curator.engine.corpus.store as store_module
 
     run_json(capsys, "--wiki", str(corpus.root), "index")
 

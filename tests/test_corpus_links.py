@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from curator.engine.actor import OPERATOR
-from curator.engine.lint import lint
+from curator.engine.policy.actor import OPERATOR
+from curator.engine.review.lint import lint
 from curator.engine.wiki import Wiki
 from tests.corpus import generate, write_pages
 
@@ -162,11 +162,11 @@ def test_the_generated_corpus_resolves_as_designed(tmp_path: Path) -> None:
 
 def test_the_operators_lint_is_answered_again_for_the_same_pages_and_files_only(tmp_path: Path,
                                                                                  monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """Lint's saved answer (see curator/engine/lint.py): a new process on the same pages answers
+    """Lint's saved answer (see curator/engine/review/lint.py): a new process on the same pages answers
     it without resolving anything; an in-place edit, a new attachment file or an agent get a
     fresh one, equal to lint computed from scratch."""
-    from curator.engine import lint as lint_module
-    from curator.engine.actor import parse_actor
+    from curator.engine.policy.actor import parse_actor
+    from curator.engine.review import lint as lint_module
 
     root = write_pages(tmp_path, {
         "wiki/hub.md": "[[ghost]] [[plan#Nowhere]] ![[diagram.png]] [[plan]]\n",

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from curator.engine import frontmatter
-from curator.engine.markdown_scan import strip_code
-from curator.engine.page import (
+from curator.engine.corpus import frontmatter
+from curator.engine.corpus.markdown_scan import strip_code
+from curator.engine.corpus.page import (
     DEFAULT_TRUST,
     SOURCE_TYPE_FACTORS,
     Page,
@@ -290,7 +290,7 @@ def test_link_keys_normalise_case_whitespace_and_md_suffix() -> None:
 
 
 def test_a_huge_page_parses_in_bounded_time_and_keeps_bounded_links() -> None:
-    from curator.engine.page import MAX_LINKS_PER_PAGE
+    from curator.engine.corpus.page import MAX_LINKS_PER_PAGE
 
     body = "[[same]] and `code` and #tag\n" * 60_000
     page = parse(body)

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-import curator.engine.store as store_module
-import curator.engine.walker as walker_module
-from curator.engine.page import parse_page
-from curator.engine.walker import (
+import curator.engine.corpus.store as store_module
+import curator.engine.corpus.walker as walker_module
+from curator.engine.corpus.page import parse_page
+from curator.engine.corpus.walker import (
     CAN_WALK_AHEAD,
     EXCLUDED_DIRS,
     drop_ahead,
@@ -253,7 +253,7 @@ def test_pages_round_trip_through_the_cache(tmp_path: Path) -> None:
 def test_record_and_row_forms_round_trip(tmp_path: Path) -> None:
     import json
 
-    from curator.engine.page import Page
+    from curator.engine.corpus.page import Page
 
     info = generate(tmp_path / "w", 12, hostile=True)
     for page in Wiki(info.root).pages.values():
@@ -295,7 +295,7 @@ def _open_once(root: Path) -> None:
 
 
 def test_walk_order_sorts_paths_as_the_walk_yields_them(tmp_path: Path) -> None:
-    from curator.engine.walker import scan, walk_order
+    from curator.engine.corpus.walker import scan, walk_order
 
     info = generate(tmp_path / "w", 40, hostile=True)
     write_pages(info.root, {"wiki/a/z.md": "z", "wiki/a.md": "a", "wiki/a-b.md": "ab", "wiki/b/a.md": "a",
@@ -485,7 +485,7 @@ def test_the_walk_reports_the_pages_it_finds(tmp_path: Path, monkeypatch: pytest
     """A refresh of the whole tree calls ``walking(found, expected)`` as the walk finds pages (every
     folder, and every few entries of a big one), ``expected`` the pages cached (0 on a first open);
     an exception it raises (a cancel) stops the refresh and loses nothing."""
-    import curator.engine.walker as walker_module
+    import curator.engine.corpus.walker as walker_module
 
     monkeypatch.setattr(walker_module, "WALK_PROGRESS_EVERY", 4)
     pages = {f"big/p{i:02}.md": f"# P{i}\n" for i in range(10)}
@@ -517,7 +517,7 @@ def test_the_walk_reports_the_pages_it_finds(tmp_path: Path, monkeypatch: pytest
 def test_long_lists_of_objects_print_one_per_line_exactly(tmp_path: Path) -> None:
     import orjson
 
-    from curator.engine.walker import _long_document, json_document_bytes
+    from curator.engine.corpus.walker import _long_document, json_document_bytes
 
     tricky = ['},{"path":"x"}', 'quote " and }, {"', "new\nline", "tab\t", "日本語", ""]
     rows = [{"path": f"p{i}.md", "title": tricky[i % len(tricky)], "trust": i / 7, "n": None}
@@ -547,8 +547,8 @@ def test_a_fifo_named_like_a_page_is_no_page(tmp_path: Path) -> None:
 def test_a_refresh_of_named_pages_that_come_and_go_keeps_an_exact_snapshot(tmp_path: Path) -> None:
     """An action's refresh (named paths) keeps the last scan's order: pages gone drop out, pages
     added go last; the snapshot still holds exactly the pages, and the next process lists them."""
-    from curator.engine.store import _decode_snapshot
-    from curator.engine.walker import stamps_of
+    from curator.engine.corpus.store import _decode_snapshot
+    from curator.engine.corpus.walker import stamps_of
 
     root = write_pages(tmp_path / "w", {"a.md": "# A\n", "b.md": "# B\n", "wiki/c.md": "# C\n"})
     _open_once(root)
@@ -702,7 +702,7 @@ def test_the_cli_walks_ahead_for_a_reading_command_only(tmp_path: Path, monkeypa
     """The console script (no argv given) starts the walk for commands that read the whole wiki
     and write nothing first; never for a writing command, nor for an in-process caller."""
     from curator import cli
-    from curator.engine import walker
+    from curator.engine.corpus import walker
 
     root = write_pages(tmp_path / "w", {"a.md": "# A\n"})
     started: list[str] = []

@@ -12,15 +12,18 @@ from types import SimpleNamespace
 
 import pytest
 
-from curator.engine import dedup, frontmatter, graph, merge
-from curator.engine.actions import Invalid, undo
-from curator.engine.actor import OPERATOR
-from curator.engine.bootstrap import init_wiki
-from curator.engine.links import LinkIndex
-from curator.engine.markdown_scan import display_label, link_spans, strip_code
-from curator.engine.merge import merge_pages, plan_merge, preview_merge
-from curator.engine.page import Page, parse_page
+from curator.engine.corpus import frontmatter
+from curator.engine.corpus.links import LinkIndex
+from curator.engine.corpus.markdown_scan import display_label, link_spans, strip_code
+from curator.engine.corpus.page import Page, parse_page
+from curator.engine.dedup import index as dedup
+from curator.engine.graph import link_graph as graph
+from curator.engine.policy.actor import OPERATOR
 from curator.engine.wiki import Wiki
+from curator.engine.write import merge
+from curator.engine.write.actions import Invalid, undo
+from curator.engine.write.bootstrap import init_wiki
+from curator.engine.write.merge import merge_pages, plan_merge, preview_merge
 from curator.models.dedup import page_side
 
 KEEP = """---

@@ -13,15 +13,14 @@ from types import SimpleNamespace
 
 import pytest
 
-from curator.engine.actions import undo
-from curator.engine.actor import OPERATOR, Actor
-from curator.engine.bootstrap import init_wiki
 from curator.engine.errors import PageNotFound
-from curator.engine.lint import lint
-from curator.engine.move import archive_page, move_page, plan_move, preview_move, repair_move
+from curator.engine.policy.actor import OPERATOR, Actor
+from curator.engine.review.lint import lint
 from curator.engine.wiki import Wiki
-
-from .test_curation_merge import _link, _page_text, _pages, _resolved, commit_all, git, shown, snapshot
+from curator.engine.write.actions import undo
+from curator.engine.write.bootstrap import init_wiki
+from curator.engine.write.move import archive_page, move_page, plan_move, preview_move, repair_move
+from tests.test_curation_merge import _link, _page_text, _pages, _resolved, commit_all, git, shown, snapshot
 
 TARGET = """---
 title: Tide Tables
@@ -284,7 +283,7 @@ def test_property_move_leaves_every_link_resolved_to_the_new_path() -> None:
 
 def test_show_many_reads_what_show_reads(root: Path) -> None:
     """Undo reads every version of a big merge or move with one git call (``show_many``)."""
-    from curator.engine.actions import git_of
+    from curator.engine.write.actions import git_of
 
     (root / "wiki/naïve name.md").write_text("# Naïve\n", encoding="utf-8")
     commit_all(root, "odd name")

@@ -13,10 +13,9 @@ from typing import Any
 
 import pytest
 
-from curator.engine import dedup
+from curator.engine.dedup import index as dedup
 from curator.engine.wiki import Wiki
-
-from .test_dedup_families import FAMILY, LEDGER, facts, family_of, full_scan, page, root  # noqa: F401
+from tests.test_dedup_families import FAMILY, LEDGER, facts, family_of, full_scan, page, root  # noqa: F401
 
 WAIT = 30  # seconds: a generous bound for what must not block
 

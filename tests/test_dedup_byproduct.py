@@ -1,5 +1,5 @@
 """A cold first scan's shingles made in the page store's bulk parse workers (the store's
-by-product, :attr:`~curator.engine.store.PageStore.byproduct`): the same families as a scan that
+by-product, :attr:`~curator.engine.corpus.store.PageStore.byproduct`): the same families as a scan that
 reads every page itself, only of the very bytes parsed, nothing of them kept after the scan."""
 
 from __future__ import annotations
@@ -10,12 +10,11 @@ from typing import Any
 
 import pytest
 
-from curator.engine import dedup
-from curator.engine import store as store_module
-from curator.engine.page import parse_page
+from curator.engine.corpus import store as store_module
+from curator.engine.corpus.page import parse_page
+from curator.engine.dedup import index as dedup
 from curator.engine.wiki import Wiki
-
-from .test_dedup_families import COPY, ORIGINAL, count_shingled, facts, page, root  # noqa: F401
+from tests.test_dedup_families import COPY, ORIGINAL, count_shingled, facts, page, root  # noqa: F401
 
 
 def families(wiki: Wiki) -> list[dict[str, Any]]:

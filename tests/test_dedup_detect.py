@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from curator.engine import dedup
-from curator.engine.actor import Actor, parse_actor
+from curator.engine.dedup import index as dedup
+from curator.engine.policy.actor import Actor, parse_actor
 from curator.engine.wiki import Wiki
 
 SYLLABLES = ("ka", "lo", "mi", "ren", "tor", "vex", "an", "qui", "sel", "dor", "pa", "zu", "bri", "mon",

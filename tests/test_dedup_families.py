@@ -13,14 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from curator.engine import dedup
-from curator.engine.actor import parse_actor
-from curator.engine.merge import content_lines, merge_pages
-from curator.engine.move import move_page
+from curator.engine.dedup import index as dedup
+from curator.engine.policy.actor import parse_actor
 from curator.engine.wiki import Wiki
-
-from .gui_helpers import make_wiki
-from .test_corpus_store import move_store_clock
+from curator.engine.write.merge import content_lines, merge_pages
+from curator.engine.write.move import move_page
+from tests.gui_helpers import make_wiki
+from tests.test_corpus_store import move_store_clock
 
 _rng = random.Random(19)
 _VOCAB = sorted({"".join(_rng.choice(("ka", "lo", "mi", "ren", "tor", "vex", "an", "qui", "sel", "dor", "pa",
@@ -333,7 +332,7 @@ def count_shingled(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 def kept_blob(root: Path) -> bytes | None:
     """The dedup result kept for the pages as they are now (a new process's view)."""
-    from curator.engine import dedup_cache
+    from curator.engine.dedup import cache as dedup_cache
 
     wiki = Wiki(root)
     wiki.refresh()  # the store's state is current
@@ -351,7 +350,7 @@ def full_scan(root: Path) -> list[dict[str, object]]:
 
 def test_the_kept_result_answers_only_for_the_pages_it_was_scanned_from(root: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    from curator.engine import dedup_cache
+    from curator.engine.dedup import cache as dedup_cache
 
     first = [f.to_json() for f in dedup.find_families(Wiki(root))]
     assert kept_blob(root) is not None and first == full_scan(root)
@@ -403,7 +402,7 @@ def test_a_same_size_rewrite_within_one_tick_is_never_answered_from_the_kept_res
     than the store did is not kept at all."""
     import os
 
-    from curator.engine import store as store_module
+    from curator.engine.corpus import store as store_module
 
     later = "notes/later-notes.md"
     (root / later).write_text(page("Later Notes", facts(8, 77)), "utf-8")
@@ -458,7 +457,7 @@ def test_a_background_scan_shingles_in_niced_workers_with_the_same_answer(root: 
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     import shutil
 
-    from curator.engine import parallel
+    from curator.engine.corpus import parallel
 
     alone = [f.to_json() for f in dedup.find_families(Wiki(root))]  # shingled in this process
     shutil.rmtree(root / ".curator")  # nothing kept
@@ -562,7 +561,7 @@ def test_a_kept_result_asked_for_a_pair_it_does_not_hold_scans_first(root: Path)
 
 
 def test_a_scan_stopped_while_the_workers_shingle_cancels_them(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from curator.engine import parallel
+    from curator.engine.corpus import parallel
 
     closed: list[bool] = []
     real = parallel.map_chunks

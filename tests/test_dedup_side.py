@@ -1,4 +1,4 @@
-"""A dedup scan's side work in a forked child (curator/engine/dedup_side.py): the title and tag pairs and
+"""A dedup scan's side work in a forked child (curator/engine/dedup/side.py): the title and tag pairs and
 the inbound counts found there answer exactly as found in process, the scanning process builds no link
 index for them, a change after the scan is counted from the link index, and a child that fails or
 dies is replaced by the work done in process."""
@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
-from curator.engine import dedup, dedup_side
-from curator.engine import links as links_module
+from curator.engine.corpus import links as links_module
+from curator.engine.dedup import index as dedup
+from curator.engine.dedup import side as dedup_side
 from curator.engine.wiki import Wiki
 from tests.corpus import generate
 

@@ -14,7 +14,7 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from curator.engine import dedup
+from curator.engine.dedup import index as dedup
 
 _ASCII_TOKEN = re.compile(r"[a-z0-9]+")  # the words of a lowercased ASCII text
 
@@ -63,7 +63,7 @@ def test_string_hashes_are_stable_across_processes_and_equal_for_equal_strings()
     by_string = dict(zip(strings, hashes.tolist(), strict=True))
     assert len(set(by_string.values())) == len(by_string)  # distinct strings, distinct hashes here
     assert dedup.str_hashes(["ab", "ab\x00"])[0] != dedup.str_hashes(["ab\x00"])[0]  # (the length counts)
-    code = ("from curator.engine import dedup; import sys; "
+    code = ("from curator.engine.dedup import index as dedup; import sys; "
             "print(' '.join(map(str, dedup.str_hashes(sys.argv[1:]).tolist())))")
     sample = strings[:50]
     other = subprocess.run([sys.executable, "-c", code, *sample], capture_output=True, text=True, check=True)

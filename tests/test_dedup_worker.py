@@ -1,4 +1,4 @@
-"""The station's dedup work in a worker process (:mod:`curator.engine.dedup_worker`): it scans in
+"""The station's dedup work in a worker process (:mod:`curator.engine.dedup.worker`): it scans in
 another process than the station's, answers exactly what the in-process index answers before and
 after a change, a worker killed while a call waits is said in one line and the next call starts
 another, closing stops it, and nothing changes for agents (their index stays in their process)."""
@@ -15,13 +15,12 @@ from typing import Any
 
 import pytest
 
-from curator.engine import dedup
-from curator.engine.actor import parse_actor
-from curator.engine.dedup_worker import WorkerGone, worker_for
-from curator.engine.health import duplicate_figure
+from curator.engine.dedup import index as dedup
+from curator.engine.dedup.worker import WorkerGone, worker_for
+from curator.engine.policy.actor import parse_actor
+from curator.engine.review.health import duplicate_figure
 from curator.engine.wiki import Wiki
-
-from .test_dedup_families import HIDDEN, LEDGER, NEXT, facts, family_of, page, root  # noqa: F401
+from tests.test_dedup_families import HIDDEN, LEDGER, NEXT, facts, family_of, page, root  # noqa: F401
 
 WAIT = 60  # seconds: a generous bound for what must not block
 
@@ -117,7 +116,7 @@ class HeldStore:
 
 def forget_the_last_step(folder: Path) -> None:
     """Drop the record of what the last write of the page cache changed: a process that had not
-    read it cannot take that state up (:meth:`~curator.engine.store.PageStore._adopt`), it parses
+    read it cannot take that state up (:meth:`~curator.engine.corpus.store.PageStore._adopt`), it parses
     the pages itself and writes."""
     with sqlite3.connect(folder / ".curator" / "cache.sqlite") as conn:
         conn.execute("DELETE FROM changes WHERE token = (SELECT data FROM snapshot WHERE part='token')")
@@ -228,7 +227,7 @@ def test_the_workers_refresh_keeps_the_stations_chain_of_states(root: Path) -> N
     the station's state up (it writes none of its own), so the station's lint and graph results
     are still saved under its state, and the next open finds them (before, the worker's write of
     that page made the station's saves refused and the next open recompute them in full)."""
-    from curator.engine.lint import lint
+    from curator.engine.review.lint import lint
 
     wiki = Wiki(root)
     wiki.refresh()

@@ -7,14 +7,13 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from curator.engine.actions import undo
-from curator.engine.actor import OPERATOR, Actor
-from curator.engine.append import append
-from curator.engine.edit import create_page, merge_edit, new_page_path, save_page
-from curator.engine.inbox import list_items
+from curator.engine.policy.actor import OPERATOR, Actor
+from curator.engine.review.inbox import list_items
 from curator.engine.wiki import Wiki
-
-from .gui_helpers import make_wiki
+from curator.engine.write.actions import undo
+from curator.engine.write.append import append
+from curator.engine.write.edit import create_page, merge_edit, new_page_path, save_page
+from tests.gui_helpers import make_wiki
 
 AGENT = Actor("agent", "dudu")
 PAGE = "wiki/refunds.md"

@@ -11,8 +11,8 @@ import random
 from pathlib import Path
 from typing import Any
 
-from curator.engine import frontmatter
-from curator.engine.page import decode, parse_page
+from curator.engine.corpus import frontmatter
+from curator.engine.corpus.page import decode, parse_page
 from tests.corpus import HOSTILE_PAGES, generate
 
 

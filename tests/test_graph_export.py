@@ -12,9 +12,9 @@ import networkx as nx
 import pytest
 
 from curator.cli import main
-from curator.engine import graph as g
-from curator.engine.actor import Actor, parse_actor
 from curator.engine.errors import PageNotFound
+from curator.engine.graph import link_graph as g
+from curator.engine.policy.actor import Actor, parse_actor
 from curator.engine.wiki import Wiki
 
 NODE_LINE = re.compile(r'^    ([nu][0-9a-f]{12})(\(\(|\(\[|\(|\[|>)"([^"\n]*)"(\)\)|\]\)|\)|\])$')
@@ -354,7 +354,7 @@ def big_chain(chain: Wiki) -> Wiki:
 def _document(root: Path, attachments: bool = False) -> tuple[bytes | None, bool]:
     """A new process's saved-pieces document, and whether it left every page undecoded (from the
     saved pieces, patched from the edited pages alone when there were edits)."""
-    from curator.engine.graph_export import node_link_document
+    from curator.engine.graph.export import node_link_document
 
     wiki = Wiki(root)
     try:
@@ -364,7 +364,7 @@ def _document(root: Path, attachments: bool = False) -> tuple[bytes | None, bool
 
 
 def _live_bytes(root: Path, attachments: bool = False) -> bytes:
-    from curator.engine.walker import json_document_bytes
+    from curator.engine.corpus.walker import json_document_bytes
 
     return json_document_bytes(_live_export(root, attachments))
 
@@ -396,7 +396,7 @@ def test_the_saved_document_is_the_live_one_byte_for_byte_through_edits(big_chai
 
 
 def test_a_short_graph_is_not_saved_in_pieces(chain: Wiki) -> None:
-    from curator.engine.graph_export import node_link_document
+    from curator.engine.graph.export import node_link_document
 
     assert node_link_document(chain) is None  # (printed indented by the general path)
     assert chain.store.derived_since("graph-json") is None

@@ -13,9 +13,8 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 
-from curator.views.main_window import MainWindow
-
-from .test_gui_graph import CHAIN, _open_graph, graph_of
+from curator.views.shell.main_window import MainWindow
+from tests.test_gui_graph import CHAIN, _open_graph, graph_of
 
 
 @pytest.fixture
@@ -32,7 +31,7 @@ def test_a_paint_of_the_view_skips_the_hit_targets_yet_the_mouse_finds_them(
     mouse: a click on a node opens its page."""
     from PySide6.QtWidgets import QGraphicsItem
 
-    from curator.views import graph_edges
+    from curator.views.graph import edges as graph_edges
 
     calls: list[str] = []
     paint, bounds = graph_edges.HitTargets.paint, graph_edges.pg.ScatterPlotItem.boundingRect
@@ -77,7 +76,7 @@ def test_the_plot_is_a_view_box_alone(window: MainWindow) -> None:
     holds every item of the view and frames the graph."""
     import pyqtgraph as pg
 
-    from curator.views.graph_edges import GraphPlot
+    from curator.views.graph.edges import GraphPlot
 
     view = graph_of(window)
     plot = view.plot
@@ -101,7 +100,7 @@ def test_the_edges_worker_hands_the_interpreter_lock_over(qtbot, monkeypatch: py
     handing the lock over between; drawing on the GUI thread (an export) never does."""
     from PySide6.QtGui import QImage, QPainter
 
-    from curator.views import graph_edges
+    from curator.views.graph import edges as graph_edges
 
     handed: list[int] = []
     monkeypatch.setattr(graph_edges, "_yield_lock", lambda: handed.append(1))
@@ -128,7 +127,7 @@ def test_the_edges_worker_hands_the_interpreter_lock_over(qtbot, monkeypatch: py
 def test_the_redraw_finds_nodes_through_the_graph_id_table(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
     """The table made with the graph gives each node's place in ``ids`` (also for a graph made
     without it), and the open page is ringed through it."""
-    from curator.views.graph_view import GraphData, finish, node_index
+    from curator.views.graph.graph_view import GraphData, finish, node_index
 
     view = graph_of(window)
     d = view.data
@@ -165,9 +164,8 @@ def test_a_turn_of_label_placement_stops_at_its_time_budget(qtbot, tmp_path: Pat
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """With no time to spare, each event-loop turn places one candidate only; the placement
     then ends with the very labels an unhurried one places."""
-    from curator.views import graph_view
-
-    from .test_gui_graph import _hub_wiki
+    from curator.views.graph import graph_view
+    from tests.test_gui_graph import _hub_wiki
 
     win = _open_graph(qtbot, tmp_path, _hub_wiki(80, 5))
     try:

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from curator.engine.graph import graph_for
-from curator.engine.layout import LayoutEngine, LayoutProcess, engine_for, layout_graph
+from curator.engine.graph.layout import LayoutEngine, LayoutProcess, engine_for, layout_graph
+from curator.engine.graph.link_graph import graph_for
 from curator.engine.wiki import Wiki
 
 
@@ -92,7 +92,7 @@ def test_layout_of_a_wiki_graph_and_empty_graph(tmp_path: Path) -> None:
 
 
 def test_engine_modules_do_not_import_qt() -> None:
-    code = ("import sys, curator.engine.layout, curator.engine.graph; "
+    code = ("import sys, curator.engine.graph.layout, curator.engine.graph.link_graph; "
             "sys.exit(1 if any(m.startswith(('PySide6', 'pyqtgraph')) for m in sys.modules) else 0)")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
@@ -101,7 +101,7 @@ def test_a_big_main_component_is_laid_out_in_a_worker_process(monkeypatch: pytes
     """igraph holds the interpreter lock through a whole layout (seconds at 30,000 nodes, the
     station's GUI thread frozen meanwhile), so a big one runs in a worker process, and comes back
     as the same kind of picture (igraph's own random steps differ from run to run anyway)."""
-    from curator.engine import layout
+    from curator.engine.graph import layout
 
     nodes = [f"n{i:03d}" for i in range(120)]
     edges = [(nodes[i], nodes[(i * 7 + 3) % 120]) for i in range(120)] + [(nodes[i], nodes[i + 1]) for i in range(119)]

@@ -8,17 +8,16 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QDialog
 
-from curator.engine.actor import Actor
-from curator.engine.autofile import file_doc
-from curator.engine.bootstrap import init_wiki
-from curator.engine.frontmatter import load, split
+from curator.engine.corpus.frontmatter import load, split
+from curator.engine.filing.autofile import file_doc
+from curator.engine.policy.actor import Actor
 from curator.engine.wiki import Wiki
-from curator.views.auto_view import AutoView, ConfirmDialog, RemoveDialog, ShareDialog
-from curator.views.main_window import MainWindow
+from curator.engine.write.bootstrap import init_wiki
+from curator.views.review.auto_filed import AutoView, ConfirmDialog, RemoveDialog, ShareDialog
+from curator.views.shell.main_window import MainWindow
 from curator.views.workspace import Workspace
-
-from .gui_helpers import GIT_ID, make_wiki, temp_settings
-from .test_auto_grading import SOP, SPEC
+from tests.gui_helpers import GIT_ID, make_wiki, temp_settings
+from tests.test_auto_grading import SOP, SPEC
 
 DUDU = Actor("agent", "dudu", "ops")
 SOP_PAGE = "auto/sop/incident-response-sop.md"

@@ -12,12 +12,11 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QFontMetrics, QKeySequence
 from PySide6.QtWidgets import QApplication, QDialog, QMessageBox
 
-from curator.views import appearance
-from curator.views.main_window import MIN_PAGE_PANE, NOT_A_REPO, MainWindow
 from curator.views.settings import Settings
+from curator.views.shell import appearance
+from curator.views.shell.main_window import MIN_PAGE_PANE, NOT_A_REPO, MainWindow
 from curator.views.workspace import Workspace
-
-from .gui_helpers import GIT_ID, PAGES, loaded_window, make_wiki, temp_settings
+from tests.gui_helpers import GIT_ID, PAGES, loaded_window, make_wiki, temp_settings
 
 LONG = {
     **PAGES,
@@ -144,7 +143,7 @@ def test_embeds_render_inline_in_the_page_view(qtbot, tmp_path: Path) -> None:  
     html = win.page_view.browser.toHtml()
     assert "📎" not in html
     # every glyph the page shows for an embed is in the page's font (no missing-glyph box)
-    from curator.views.render import EMBED_GLYPH
+    from curator.views.page.render import EMBED_GLYPH
 
     assert EMBED_GLYPH in text or "▸" in text
     metrics = QFontMetrics(win.page_view.browser.font())
@@ -159,21 +158,21 @@ def test_redo_from_the_station(qtbot, window: MainWindow) -> None:  # type: igno
     assert shortcut_of(window, "Redo")[0] == "Ctrl+Shift+Z"
     root = window.workspace.root
     results: list[object] = []
-    from curator.engine.actor import OPERATOR
-    from curator.engine.properties import set_property
+    from curator.engine.policy.actor import OPERATOR
+    from curator.engine.write.properties import set_property
 
     window.run_action(0, lambda wiki: set_property(wiki, OPERATOR, "wiki/home.md", "trust", 0.55),
                       "trust", results.append)
     qtbot.waitUntil(lambda: len(results) == 1, timeout=10_000)
     assert "trust: 0.55" in (root / "wiki/home.md").read_text()
-    window.run_action(0, lambda wiki: __import__("curator.engine.actions", fromlist=["undo"]).undo(wiki, OPERATOR),
+    window.run_action(0, lambda wiki: __import__("curator.engine.write.actions", fromlist=["undo"]).undo(wiki, OPERATOR),
                       "undo", results.append)
     qtbot.waitUntil(lambda: len(results) == 2, timeout=10_000)
     assert "trust: 0.9" in (root / "wiki/home.md").read_text()
     window.redo_action.trigger()
     qtbot.waitUntil(lambda: "trust: 0.55" in (root / "wiki/home.md").read_text(), timeout=10_000)
     # and from History: undo, then its Redo button
-    from curator.views.history_view import HistoryView
+    from curator.views.history.history_view import HistoryView
 
     history = HistoryView(window)
     window.add_view("history", history, "History")
@@ -241,7 +240,7 @@ def test_help_lists_the_shortcuts_and_about_names_the_versions(qtbot, window: Ma
     from PySide6.QtCore import qVersion
 
     from curator import __version__
-    from curator.views.help import AboutDialog, ShortcutsDialog
+    from curator.views.shell.help import AboutDialog, ShortcutsDialog
 
     shown: list[QDialog] = []
     window.exec_dialog = lambda d: shown.append(d) or False  # type: ignore[assignment,func-returns-value]
@@ -260,7 +259,7 @@ def test_help_lists_the_shortcuts_and_about_names_the_versions(qtbot, window: Ma
 
 
 def test_first_run_hint_points_at_a_registered_view_once(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from curator.views.registry import install_views
+    from curator.views.shell.registry import install_views
 
     root = make_wiki(tmp_path / "wiki")
     settings = temp_settings(tmp_path)
@@ -346,8 +345,8 @@ def test_a_rejected_edit_is_shown_as_plain_text_and_the_field_restored(qtbot, tm
 # --- rough edges ------------------------------------------------------------------------------------------
 
 def test_page_count_follows_a_merge(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
-    from curator.engine.actor import OPERATOR
-    from curator.engine.merge import merge_pages
+    from curator.engine.policy.actor import OPERATOR
+    from curator.engine.write.merge import merge_pages
 
     assert window.browser.count.text() == "5 pages"
     done: list[object] = []
@@ -400,7 +399,7 @@ def test_the_page_pane_cannot_be_collapsed(qtbot, tmp_path: Path) -> None:  # ty
     win.splitter.moveSplitter(win.width(), 2)  # dragging the right handle over the page pane
     assert win.splitter.sizes()[1] >= MIN_PAGE_PANE
     # a state saved with the pane collapsed (by an older version) is restored with room for the page
-    from curator.views.main_window import MainWindow as Window
+    from curator.views.shell.main_window import MainWindow as Window
 
     win.settings.set_splitter_state("main", win.splitter.saveState())
     win.close()
@@ -412,9 +411,9 @@ def test_the_page_pane_cannot_be_collapsed(qtbot, tmp_path: Path) -> None:  # ty
 
 
 def test_history_selects_the_newest_entry(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from curator.engine.actor import OPERATOR
-    from curator.engine.properties import set_property
-    from curator.views.history_view import HistoryView
+    from curator.engine.policy.actor import OPERATOR
+    from curator.engine.write.properties import set_property
+    from curator.views.history.history_view import HistoryView
 
     win, history = window_with(qtbot, tmp_path, "history", HistoryView, "History", start=True)
     qtbot.waitUntil(lambda: len(history.all_entries) == 1, timeout=10_000)
@@ -436,7 +435,7 @@ def test_history_selects_the_newest_entry(qtbot, tmp_path: Path) -> None:  # typ
 
 
 def test_auto_filed_titles_are_not_cut_short(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from curator.views.auto_view import COL_TITLE, TITLE_WIDTH, AutoView
+    from curator.views.review.auto_filed import COL_TITLE, TITLE_WIDTH, AutoView
 
     win, view = window_with(qtbot, tmp_path, "auto", AutoView, "Auto-filed")
     view.resize(520, 600)  # a narrow pane
@@ -450,7 +449,7 @@ def test_auto_filed_titles_are_not_cut_short(qtbot, tmp_path: Path) -> None:  # 
 
 
 def test_policy_context_text_is_wide_enough(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from curator.views.policy_view import MIN_CONTEXT_WIDTH, PolicyView
+    from curator.views.policy.policy_view import MIN_CONTEXT_WIDTH, PolicyView
 
     win, view = window_with(qtbot, tmp_path, "policy", PolicyView, "Policy")
     win.show()
@@ -480,7 +479,7 @@ def test_demo_find_bar_and_outline(qtbot, tmp_path: Path) -> None:  # type: igno
     import shutil
 
     from curator.paths import resources_dir
-    from curator.views.registry import install_views
+    from curator.views.shell.registry import install_views
 
     root = tmp_path / "demo"
     shutil.copytree(resources_dir() / "demo-wiki", root)
@@ -533,9 +532,9 @@ def test_the_system_theme_follows_the_desktop_palette(qtbot, tmp_path: Path) -> 
 def test_a_hidden_history_colours_its_diff_only_once_shown(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """The diff the History view reads as the window opens is set while the view is hidden, but
     coloured (a call into Python per line, on the GUI thread) only when the view is shown."""
-    from curator.engine.actor import OPERATOR
-    from curator.engine.properties import set_property
-    from curator.views.history_view import HistoryView
+    from curator.engine.policy.actor import OPERATOR
+    from curator.engine.write.properties import set_property
+    from curator.views.history.history_view import HistoryView
 
     win, history = window_with(qtbot, tmp_path, "history", HistoryView, "History")
     win.resize(900, 600)

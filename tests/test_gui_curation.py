@@ -10,14 +10,13 @@ import pytest
 from PySide6.QtCore import QPoint
 from PySide6.QtWidgets import QDialog
 
-from curator.engine.merge import preview_merge
 from curator.engine.wiki import Wiki
+from curator.engine.write.merge import preview_merge
 from curator.models.dedup import ADDED_BG
-from curator.views.curation_dialogs import ArchiveDialog, MoveDialog
-from curator.views.dedup_view import MergePreviewDialog
-
-from .gui_helpers import loaded_window, make_wiki
-from .test_gui_dedup import open_queue
+from curator.views.page.curation_dialogs import ArchiveDialog, MoveDialog
+from curator.views.review.duplicates import MergePreviewDialog
+from tests.gui_helpers import loaded_window, make_wiki
+from tests.test_gui_dedup import open_queue
 
 
 def git(root: Path, *args: str) -> str:

@@ -9,13 +9,12 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QDialog
 
-from curator.engine.dedup import DECISIONS_FILE, Family
+from curator.engine.dedup.index import DECISIONS_FILE, Family
 from curator.models.dedup import diff_html
-from curator.views.dedup_view import DedupView, MergePreviewDialog
-from curator.views.main_window import MainWindow
+from curator.views.review.duplicates import DedupView, MergePreviewDialog
+from curator.views.shell.main_window import MainWindow
 from curator.views.workspace import Workspace
-
-from .gui_helpers import make_wiki, temp_settings
+from tests.gui_helpers import make_wiki, temp_settings
 
 KEEP, GONE = "wiki/refund-policy.md", "notes/refunds-old.md"
 PX, PX_NOTES = "wiki/project-x.md", "wiki/project-x-notes.md"
@@ -284,7 +283,7 @@ def test_a_killed_worker_is_said_in_one_line_with_a_retry(qtbot, queue) -> None:
     import os
     import signal
 
-    from .test_dedup_worker import HeldStore, forget_the_last_step
+    from tests.test_dedup_worker import HeldStore, forget_the_last_step
 
     root, win, view = queue
     session = win.workspace.wiki(0).session

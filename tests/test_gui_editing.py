@@ -13,14 +13,13 @@ from PySide6.QtCore import QPoint, Qt, QUrl
 from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import QDialog, QMessageBox
 
-from curator.engine.actor import Actor
-from curator.engine.append import append
+from curator.engine.policy.actor import Actor
 from curator.engine.wiki import Wiki
-from curator.views.curation_dialogs import MoveDialog
-from curator.views.edit_dialogs import ConflictDialog, CreatePageDialog
-
-from .gui_helpers import loaded_window, make_wiki
-from .test_gui_curation import commits, git
+from curator.engine.write.append import append
+from curator.views.page.curation_dialogs import MoveDialog
+from curator.views.page.edit_dialogs import ConflictDialog, CreatePageDialog
+from tests.gui_helpers import loaded_window, make_wiki
+from tests.test_gui_curation import commits, git
 
 REFUNDS = "wiki/refunds.md"
 

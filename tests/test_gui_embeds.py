@@ -7,14 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from curator.engine.reading import embedded
+from curator.engine.read.reading import embedded
 from curator.engine.wiki import Wiki
-from curator.views.main_window import MainWindow, gather_page
-from curator.views.render import MAX_EMBED_DEPTH, render_page
+from curator.views.page.render import MAX_EMBED_DEPTH, render_page
+from curator.views.shell.main_window import MainWindow, gather_page
 from curator.views.workspace import Workspace
+from tests.gui_helpers import make_wiki, temp_settings
 from tests.obsidian_vault import PAGES, build, write_files
-
-from .gui_helpers import make_wiki, temp_settings
 
 
 def station_vault(tmp_path: Path) -> Path:
@@ -76,7 +75,7 @@ def test_transclusion_is_cycle_safe_and_depth_limited(tmp_path: Path) -> None:
 
 @pytest.fixture
 def window(qtbot, tmp_path: Path):  # type: ignore[no-untyped-def]
-    from curator.views.graph_view import GraphView
+    from curator.views.graph.graph_view import GraphView
 
     win = MainWindow(Workspace(station_vault(tmp_path), watch=False), temp_settings(tmp_path))
     win.add_view("graph", GraphView(win), "Graph")
@@ -112,7 +111,7 @@ def test_the_page_view_loads_wiki_images_from_other_folders_and_nothing_else(win
 
 
 def test_the_graph_view_shows_attachments_as_a_toggle(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
-    from curator.views.graph_view import GraphView
+    from curator.views.graph.graph_view import GraphView
 
     graph = window.view_index["graph"]
     assert isinstance(graph, GraphView)

@@ -7,11 +7,10 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 
-from curator.views.graph_view import GraphView
-from curator.views.main_window import MainWindow
+from curator.views.graph.graph_view import GraphView
+from curator.views.shell.main_window import MainWindow
 from curator.views.workspace import Workspace
-
-from .gui_helpers import make_wiki, temp_settings
+from tests.gui_helpers import make_wiki, temp_settings
 
 CHAIN = {
     f"wiki/p{i}.md": f"---\ntitle: P{i}\nlayer: {'core' if i % 2 else 'context'}\ntrust: 0.{i + 1}\n---\n"
@@ -152,7 +151,7 @@ def _assert_labels_sane(qtbot, view: GraphView) -> None:  # type: ignore[no-unty
 
 
 def test_big_graph_hides_orphans_with_the_count_and_labels_do_not_collide(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from curator.views import graph_view
+    from curator.views.graph import graph_view
 
     win = _open_graph(qtbot, tmp_path, _hub_wiki(150, graph_view.ORPHAN_HIDE_ABOVE))
     view = graph_of(win)
@@ -215,7 +214,7 @@ def _two_clusters(n: int, m: int) -> dict[str, str]:
 
 def test_community_overview_shows_communities_sized_by_membership_and_expands_on_click(  # type: ignore[no-untyped-def]
         qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from curator.views import graph_view
+    from curator.views.graph import graph_view
 
     monkeypatch.setattr(graph_view, "COMMUNITIES_ABOVE", 30)  # 41 pages count as big here
     win = _open_graph(qtbot, tmp_path, _two_clusters(20, 12))
@@ -258,7 +257,7 @@ def test_small_wiki_opens_on_the_global_graph(window: MainWindow) -> None:
 
 def _edge_pixel_at(view: GraphView, a: str, b: str) -> bool:
     """Whether the plot, as it is on screen now, shows the edge colour between nodes ``a`` and ``b``."""
-    from curator.views.graph_view import _edge_colour
+    from curator.views.graph.graph_view import _edge_colour
 
     image = view.plot.grab().toImage()
     pa, pb = view.node_screen_pos(a), view.node_screen_pos(b)
@@ -300,8 +299,8 @@ def test_edges_are_drawn_off_the_gui_thread_and_follow_the_view(qtbot, window: M
 def test_nodes_are_drawn_by_the_layer_and_found_by_the_mouse(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
     """The nodes are in the layer's image, each in its kind's colour at its place (the scatter
     items that find them under the mouse never paint), and leave the image with a hidden kind."""
-    from curator.views.graph_edges import HitTargets
-    from curator.views.graph_view import _brush
+    from curator.views.graph.edges import HitTargets
+    from curator.views.graph.graph_view import _brush
 
     view = graph_of(window)
     qtbot.waitUntil(view.edges_item.is_drawn, timeout=10_000)
@@ -334,7 +333,7 @@ def test_stroke_draws_every_segment_in_chunks(qtbot, monkeypatch) -> None:  # ty
     import numpy as np
     from PySide6.QtGui import QColor, QImage, QPainter, QPen
 
-    from curator.views import graph_edges
+    from curator.views.graph import edges as graph_edges
 
     monkeypatch.setattr(graph_edges, "STROKE_CHUNK", 3)
     # seven horizontal segments, one per row 2, 4, ..., 14 (three chunks: 3 + 3 + 1)
@@ -352,8 +351,8 @@ def test_stroke_draws_every_segment_in_chunks(qtbot, monkeypatch) -> None:  # ty
 def test_the_node_kinds_come_with_the_graph_built_off_the_gui_thread(window: MainWindow) -> None:
     """Each node's kind (its scatter item, by NODE_Z's order) is computed with the graph in the
     background, not by the GUI thread's first redraw (a Python loop over every node)."""
-    from curator.engine.layout import LayoutEngine
-    from curator.views.graph_view import NODE_Z, build_community_data, build_graph_data
+    from curator.engine.graph.layout import LayoutEngine
+    from curator.views.graph.graph_view import NODE_Z, build_community_data, build_graph_data
 
     view = graph_of(window)
     wiki = window.workspace.wiki(0)
@@ -372,7 +371,7 @@ def test_stroke_draws_only_the_kept_segments(qtbot, monkeypatch) -> None:  # typ
     import numpy as np
     from PySide6.QtGui import QColor, QImage, QPainter, QPen
 
-    from curator.views import graph_edges
+    from curator.views.graph import edges as graph_edges
 
     monkeypatch.setattr(graph_edges, "STROKE_CHUNK", 3)
     segments = np.array([[1.0, y, 18.0, y] for y in range(2, 16, 2)])  # rows 2, 4, ..., 14
@@ -419,11 +418,11 @@ def test_a_graph_is_numbered_once_for_the_global_view_and_the_communities(tmp_pa
     pages alone, for the communities) afresh."""
     import numpy as np
 
-    from curator.engine.actor import OPERATOR
-    from curator.engine.graph import graph_for
-    from curator.engine.layout import LayoutEngine
+    from curator.engine.graph.layout import LayoutEngine
+    from curator.engine.graph.link_graph import graph_for
+    from curator.engine.policy.actor import OPERATOR
     from curator.engine.wiki import Wiki
-    from curator.views import graph_view
+    from curator.views.graph import graph_view
     from tests.corpus import generate
 
     info = generate(tmp_path / "w", 400, seed=3, profile="real-shaped", cjk=False)
@@ -461,7 +460,7 @@ def test_labels_are_placed_a_slice_per_turn_and_a_newer_placement_takes_over(qtb
     """The label candidates are placed a few per event-loop turn (all at once were 30-120 ms of
     GUI thread at 32,000 pages); a placement begun while another is under way (a zoom, a new
     graph) takes over, and no label of either is left without its node or shown twice."""
-    from curator.views import graph_view
+    from curator.views.graph import graph_view
 
     win = _open_graph(qtbot, tmp_path, _hub_wiki(80, 5))
     view = graph_of(win)
@@ -489,7 +488,7 @@ def test_the_node_under_the_mouse_grows_and_its_marker_never_outlives_it(qtbot, 
     from PySide6.QtGui import QMouseEvent
     from PySide6.QtWidgets import QApplication
 
-    from curator.views.graph_view import _brush
+    from curator.views.graph.graph_view import _brush
 
     view = graph_of(window)
     view.plot.autoRange()

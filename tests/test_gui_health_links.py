@@ -9,17 +9,16 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 
-from curator.engine import dedup
-from curator.engine.health import Figure
+from curator.engine.dedup import index as dedup
+from curator.engine.review.health import Figure
 from curator.engine.wiki import Wiki
-from curator.views.health_view import HealthView
-from curator.views.links_view import LinksView
-from curator.views.lint_view import LintView
-from curator.views.main_window import MainWindow
-from curator.views.registry import install_views
+from curator.views.review.health import HealthView
+from curator.views.review.links import LinksView
+from curator.views.review.lint import LintView
+from curator.views.shell.main_window import MainWindow
+from curator.views.shell.registry import install_views
 from curator.views.workspace import Workspace
-
-from .gui_helpers import make_wiki, temp_settings
+from tests.gui_helpers import make_wiki, temp_settings
 
 PAGES = {
     "wiki/home.md": "---\ntitle: Home\nlayer: identity\ntrust: 0.9\n---\n# Home\n\n"
@@ -193,7 +192,7 @@ def test_links_preview_of_an_older_selection_never_replaces_the_newer(qtbot, tmp
 
 def test_links_view_suggests_for_rows_beyond_the_first_on_selection(qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]
                                                                     monkeypatch) -> None:
-    import curator.views.links_view as links_view
+    import curator.views.review.links as links_view
 
     monkeypatch.setattr(links_view, "SUGGEST_ROWS", 1)
     root = make_wiki(tmp_path / "w", PAGES)
@@ -294,9 +293,9 @@ def test_links_preview_highlights_carry_their_own_text_colour() -> None:
     light text on them was unreadable (seen in a 32,000-page screenshot)."""
     import re
 
-    from curator.engine.linkrepair import FixPlan
-    from curator.engine.relink import LinkRewrite
-    from curator.views.links_view import plan_html
+    from curator.engine.review.linkrepair import FixPlan
+    from curator.engine.write.relink import LinkRewrite
+    from curator.views.review.links import plan_html
 
     plan = FixPlan("alias", [("Plan Mk2", "plan-mk2", "wiki/plan-mk2-ii.md")], aliases={"wiki/plan-mk2-ii.md": ["Plan Mk2"]},
                    rewrites=[LinkRewrite("wiki/a.md", 3, "wikilink", "[[Plan Mk2]]", "[[plan-mk2-ii|Plan Mk2]]")])

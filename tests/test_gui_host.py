@@ -13,16 +13,15 @@ import pytest
 from PySide6.QtCore import QObject, QThreadPool, Signal
 from PySide6.QtWidgets import QWidget
 
-from curator.engine.actions import ActionContext, run_action
-from curator.engine.actor import OPERATOR
-from curator.engine.append import append
+from curator.engine.policy.actor import OPERATOR
 from curator.engine.wiki import Wiki
-from curator.views.auto_view import AutoView
-from curator.views.history_view import HistoryView
-from curator.views.policy_view import PolicyView
+from curator.engine.write.actions import ActionContext, run_action
+from curator.engine.write.append import append
+from curator.views.history.history_view import HistoryView
+from curator.views.policy.policy_view import PolicyView
+from curator.views.review.auto_filed import AutoView
 from curator.views.workspace import Workspace
-
-from .gui_helpers import GIT_ID, make_wiki
+from tests.gui_helpers import GIT_ID, make_wiki
 
 
 class FakeHost(QObject):

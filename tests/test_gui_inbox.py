@@ -10,15 +10,14 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QDialog
 
-from curator.engine.actor import Actor
-from curator.engine.append import append
-from curator.engine.inbox import INBOX_DIR
+from curator.engine.policy.actor import Actor
+from curator.engine.review.inbox import INBOX_DIR
 from curator.engine.wiki import Wiki
-from curator.views.inbox_view import EditDialog, InboxView, RejectDialog
-from curator.views.main_window import MainWindow
+from curator.engine.write.append import append
+from curator.views.review.inbox import EditDialog, InboxView, RejectDialog
+from curator.views.shell.main_window import MainWindow
 from curator.views.workspace import Workspace
-
-from .gui_helpers import PAGES, make_wiki, temp_settings
+from tests.gui_helpers import PAGES, make_wiki, temp_settings
 
 POLICY = '[review]\ncreate = true\nlayers = ["identity", "core"]\n'
 EXTRA = {"notes/oslo.md": "# Oslo\n\n- The payments team moved to Oslo in 2024\n- Oslo is cold in winter\n",
@@ -148,7 +147,7 @@ def test_edit_then_approve_and_reject_with_a_reason(qtbot, panel) -> None:  # ty
 
 
 def test_policy_view_shows_the_review_rules(qtbot, panel) -> None:  # type: ignore[no-untyped-def]
-    from curator.views.policy_view import POLICY_COLUMNS, PolicyView
+    from curator.views.policy.policy_view import POLICY_COLUMNS, PolicyView
 
     root, _ids, win, _view = panel
     (root / ".scope.toml").write_text(POLICY + '[namespaces."notes"]\nreview = true\n', encoding="utf-8")

@@ -50,7 +50,7 @@ def test_links_resolved_after_the_window_shows_give_the_same_counts(qtbot, tmp_p
 
 def test_first_page_from_an_index_around_it_matches_the_whole_index(tmp_path: Path) -> None:
     from curator.engine.wiki import Wiki
-    from curator.views.main_window import gather_page
+    from curator.views.shell.main_window import gather_page
 
     root = make_wiki(tmp_path / "w", PAGES)
     around = Wiki(root)
@@ -69,8 +69,8 @@ def test_window_is_usable_before_the_background_loads_start(qtbot, tmp_path: Pat
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """The page list is filled and the first page readable when ``ready`` fires, before the
     links of a big workspace are resolved: those (and the search index) start only then."""
-    from curator.views import main_window
-    from curator.views.main_window import MainWindow
+    from curator.views.shell import main_window
+    from curator.views.shell.main_window import MainWindow
     from curator.views.workspace import Workspace
     from tests.gui_helpers import temp_settings
 
@@ -114,7 +114,7 @@ def test_screenshot_says_when_the_window_is_usable(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    from curator.app import USABLE_LINE
+    from curator.views.shell.app import USABLE_LINE
 
     root = make_wiki(tmp_path / "w", PAGES)
     shot = tmp_path / "main.png"
@@ -158,10 +158,10 @@ def test_views_not_on_screen_read_their_content_after_the_window_is_usable(qtbot
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """The policy summary and the history are read once the window is usable, after the page
     list is filled (at 32,000 pages their reads held the interpreter lock the list's batches needed)."""
-    from curator.views import main_window
-    from curator.views.history_view import HistoryView
-    from curator.views.main_window import MainWindow
-    from curator.views.policy_view import PolicyView
+    from curator.views.history.history_view import HistoryView
+    from curator.views.policy.policy_view import PolicyView
+    from curator.views.shell import main_window
+    from curator.views.shell.main_window import MainWindow
     from curator.views.workspace import Workspace
     from tests.gui_helpers import temp_settings
 
@@ -189,8 +189,8 @@ def test_the_background_loads_start_after_the_filled_table_is_painted(qtbot, tmp
     """The filled page table is painted before the links, the policy and the history start to
     load (begun beside them, the first paint shared the interpreter lock with 2-3 busy threads:
     150-250 ms of GUI thread at 32,000 pages); a window that is not shown starts them at once."""
-    from curator.views import main_window
-    from curator.views.main_window import MainWindow
+    from curator.views.shell import main_window
+    from curator.views.shell.main_window import MainWindow
     from curator.views.widgets import TableView
     from curator.views.workspace import Workspace
     from tests.gui_helpers import temp_settings
@@ -231,9 +231,9 @@ def test_the_landing_view_computes_once_the_window_is_usable(qtbot, tmp_path: Pa
     link resolved) only when the rest of the load starts, once the filled page table is painted:
     begun when it was shown, it shared the interpreter lock with that paint (120-250 ms of GUI
     thread at 32,000 pages). Here the rest of the load is held back until the test starts it."""
-    from curator.views.health_view import HealthView
-    from curator.views.main_window import MainWindow
-    from curator.views.registry import install_views
+    from curator.views.review.health import HealthView
+    from curator.views.shell.main_window import MainWindow
+    from curator.views.shell.registry import install_views
     from curator.views.workspace import Workspace
     from tests.gui_helpers import temp_settings
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from curator.views.main_window import MainWindow
+from curator.views.shell.main_window import MainWindow
 from curator.views.workspace import Workspace
 from tests.corpus import generate
 from tests.gui_helpers import temp_settings
@@ -81,7 +81,7 @@ def test_cancel_stops_a_cold_open(qtbot, big_wiki: Path, tmp_path: Path) -> None
 
 def test_the_search_index_builds_in_the_background_after_the_open(qtbot, big_wiki: Path, tmp_path: Path,  # type: ignore[no-untyped-def]
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    from curator.views import main_window
+    from curator.views.shell import main_window
 
     monkeypatch.setattr(main_window, "MENTIONS_BUILD_LIMIT", 100)  # 1,200 pages count as big here
     ws = Workspace(big_wiki, watch=False)
@@ -97,7 +97,7 @@ def test_the_search_index_builds_in_the_background_after_the_open(qtbot, big_wik
 
 
 def test_closing_stops_a_background_build(tmp_path: Path) -> None:
-    from curator.engine.search import BuildStopped
+    from curator.engine.search.index import BuildStopped
     from curator.engine.wiki import Wiki
 
     root = generate(tmp_path / "w", 300, seed=2, profile="real-shaped", cjk=False).root

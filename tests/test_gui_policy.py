@@ -9,11 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from curator.views.main_window import MainWindow
-from curator.views.policy_view import PolicyView
+from curator.views.policy.policy_view import PolicyView
+from curator.views.shell.main_window import MainWindow
 from curator.views.workspace import Workspace
-
-from .gui_helpers import make_wiki, temp_settings
+from tests.gui_helpers import make_wiki, temp_settings
 
 SCOPE = """
 [namespaces."wiki"]

@@ -9,18 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from curator.engine.actor import Actor
-from curator.engine.agent_context import build_context
-from curator.engine.append import append
-from curator.engine.injections import record
+from curator.engine.policy.actor import Actor
+from curator.engine.read.agent_context import build_context
+from curator.engine.read.injections import record
 from curator.engine.wiki import Wiki
-from curator.views.history_view import HistoryView
-from curator.views.main_window import MainWindow
-from curator.views.page_view import COL_GUTTER, COL_WHO, actor_colour
-from curator.views.policy_view import PolicyView
+from curator.engine.write.append import append
+from curator.views.history.history_view import HistoryView
+from curator.views.page.page_view import COL_GUTTER, COL_WHO, actor_colour
+from curator.views.policy.policy_view import PolicyView
+from curator.views.shell.main_window import MainWindow
 from curator.views.workspace import Workspace
-
-from .gui_helpers import PAGES, make_wiki, temp_settings
+from tests.gui_helpers import PAGES, make_wiki, temp_settings
 
 DUDU = Actor("agent", "dudu")
 MIMI = Actor("agent", "mimi")
@@ -138,8 +137,8 @@ def test_policy_injection_timeline_shows_as_sent_and_diff(qtbot, window: MainWin
     root = window.workspace.root
     wiki = Wiki(root)
     try:
-        from curator.engine.actor import OPERATOR
-        from curator.engine.injections import read_records, rebuild
+        from curator.engine.policy.actor import OPERATOR
+        from curator.engine.read.injections import read_records, rebuild
 
         expected = rebuild(wiki, read_records(wiki, OPERATOR, agent="dudu")[-1]).text
     finally:

@@ -14,10 +14,9 @@ import pytest
 from PySide6.QtCore import Qt
 
 from curator.cli import main as cli
-from curator.views.search_results import MARK_BG, marked_html
-
-from .corpus import generate
-from .gui_helpers import loaded_window
+from curator.views.browser.search_results import MARK_BG, marked_html
+from tests.corpus import generate
+from tests.gui_helpers import loaded_window
 
 QUERIES = (
     "refund", "payment", "invoice ledger", '"customer vendor"', "refund OR chargeback",

@@ -2,7 +2,7 @@
 walk is made ahead in a forked child while the program imports, the cyclic collector is paused
 while the window is built and running again before the load starts; a home is not walked ahead.
 
-Each case runs the station in a new process (``curator.app.run`` with ``--screenshot``): a walk
+Each case runs the station in a new process (``curator.views.shell.app.run`` with ``--screenshot``): a walk
 ahead forks, which only a small, single-threaded process may do."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from curator.engine.walker import CAN_WALK_AHEAD
+from curator.engine.corpus.walker import CAN_WALK_AHEAD
 from tests.gui_helpers import make_wiki
 
 PAGES = {
@@ -28,8 +28,8 @@ PAGES = {
 #: Runs the station on argv[1] with a screenshot, recording what the start-up did; prints JSON.
 PROBE = r"""
 import gc, json, sys
-from curator.engine import walker
-import curator.app as app
+from curator.engine.corpus import walker
+import curator.views.shell.app as app
 
 seen = {"collections": 0, "taken": [], "gc_at_start": None, "pages": None}
 take = walker.take_ahead
@@ -42,7 +42,7 @@ def take_ahead(root):
 walker.take_ahead = take_ahead
 gc.callbacks.append(lambda phase, _info: seen.update(collections=seen["collections"] + (phase == "start")))
 
-import curator.engine.store as store
+import curator.engine.corpus.store as store
 store.take_ahead = take_ahead  # (the store's own name for it)
 # (an older station built and started its window in one call: measured around that call)
 name = "_start_up" if hasattr(app, "_start_up") else "open_workspace_window"

@@ -9,10 +9,9 @@ import pytest
 from PySide6.QtCore import Qt
 
 from curator.models.pages import COL_TITLE, PageFilterProxy, PageRow, PageTableModel, RecordRole
-from curator.views.main_window import MainWindow
+from curator.views.shell.main_window import MainWindow
 from curator.views.workspace import Workspace
-
-from .gui_helpers import loaded_window, make_wiki, temp_settings
+from tests.gui_helpers import loaded_window, make_wiki, temp_settings
 
 
 @pytest.fixture
@@ -98,7 +97,7 @@ def test_page_models_pass_qtmodeltester(qtmodeltester, window: MainWindow) -> No
 
 
 def test_model_sorts_and_returns_records(qtmodeltester) -> None:  # type: ignore[no-untyped-def]
-    from curator.engine.page import Page
+    from curator.engine.corpus.page import Page
 
     model = PageTableModel()
     rows = [PageRow(0, "w", Page(path=f"p{i}.md", size=1, mtime_ns=0, title=t, trust=tr))
@@ -120,7 +119,7 @@ def test_model_sorts_and_returns_records(qtmodeltester) -> None:  # type: ignore
 def test_inbound_counts_show_sort_and_follow_changes() -> None:
     """The inbound counts the link task delivers show in the Inbound column, sort it, give way
     to a changed row's own count, and are dropped with the rows they counted."""
-    from curator.engine.page import Page
+    from curator.engine.corpus.page import Page
     from curator.models.pages import COL_INBOUND
 
     def row(name: str, inbound: int = 0) -> PageRow:
@@ -145,7 +144,7 @@ def test_changed_inbound_counts_replace_only_theirs() -> None:
     """After a change only the counts that changed arrive: they replace those pages' counts (in
     the rows' own counts too, before the link task delivered any), the rest stay, and a table
     sorted by Inbound is sorted again."""
-    from curator.engine.page import Page
+    from curator.engine.corpus.page import Page
     from curator.models.pages import COL_INBOUND
 
     def row(name: str, inbound: int = 0) -> PageRow:
@@ -202,7 +201,7 @@ def test_a_filter_over_every_row_answers_as_each_row_is_asked() -> None:
     (the root's too, and one with a slash), tags in any case, search matches, and their mixes."""
     import random
 
-    from curator.engine.page import LAYERS, Page
+    from curator.engine.corpus.page import LAYERS, Page
     from curator.models.pages import PageFilter
 
     rng = random.Random(17)
@@ -231,7 +230,7 @@ def test_rows_sorted_in_runs_come_in_the_order_of_one_sort(monkeypatch: pytest.M
     key then (wiki, path), for every column, both ways, with equal titles, trusts and counts."""
     import random
 
-    from curator.engine.page import LAYERS, Page
+    from curator.engine.corpus.page import LAYERS, Page
     from curator.models import pages
     from curator.models.pages import HEADERS, _sort_key
 
@@ -257,7 +256,7 @@ def test_rows_sorted_in_runs_come_in_the_order_of_one_sort(monkeypatch: pytest.M
 def test_appended_rows_pass_the_filter_in_force() -> None:
     """Rows a load appends in batches show under the filter that lets everything through, and
     only the matching ones under a narrower filter (also set back to the default after)."""
-    from curator.engine.page import Page
+    from curator.engine.corpus.page import Page
     from curator.models.pages import PageFilter
 
     def row(name: str, layer: str, trust: float) -> PageRow:
@@ -291,7 +290,7 @@ def test_edit_trust_is_one_commit_in_history_and_undo_restores(qtbot, window: Ma
     before = _commits(root)
     history = window.view_index.get("history")
     if history is None:  # the window under test was built without install_views
-        from curator.views.history_view import HistoryView
+        from curator.views.history.history_view import HistoryView
 
         history = HistoryView(window)
         window.add_view("history", history, "History")
@@ -368,7 +367,7 @@ def test_search_box_filters_to_fts_matches(qtbot, window: MainWindow) -> None:  
 
 
 def test_quick_switcher_finds_by_alias_and_opens(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
-    from curator.views.quick_switcher import QuickSwitcher
+    from curator.views.browser.quick_switcher import QuickSwitcher
 
     dialog = QuickSwitcher(window.model.rows, window)
     dialog.edit.setText("refnds")

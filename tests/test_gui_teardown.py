@@ -15,10 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from curator.views.main_window import MainWindow
+from curator.views.shell.main_window import MainWindow
 from curator.views.workspace import Workspace
-
-from .gui_helpers import make_wiki, temp_settings
+from tests.gui_helpers import make_wiki, temp_settings
 
 
 def test_closing_waits_for_reads_in_flight_and_starts_no_new_ones(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -60,7 +59,7 @@ def test_results_arriving_after_the_window_is_gone_are_dropped(qtbot, tmp_path: 
     from PySide6.QtCore import QCoreApplication, QEvent
 
     from curator.engine.errors import CuratorError
-    from curator.views.policy_view import PolicyView
+    from curator.views.policy.policy_view import PolicyView
     from curator.views.tasks import run_task
 
     root = make_wiki(tmp_path / "wiki")

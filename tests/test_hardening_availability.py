@@ -15,12 +15,11 @@ from typing import Any
 import pytest
 from mcp import ClientSession
 
-from curator.engine.actor import OPERATOR
-from curator.engine.bootstrap import init_wiki
-from curator.engine.sync import sync
-
-from .sync_helpers import make_net
-from .test_mcp_server import call, run
+from curator.engine.policy.actor import OPERATOR
+from curator.engine.sync.remote import sync
+from curator.engine.write.bootstrap import init_wiki
+from tests.sync_helpers import make_net
+from tests.test_mcp_server import call, run
 
 IDENT = ["-c", "user.name=t", "-c", "user.email=t@t.invalid"]
 BAD = os.fsencode("wiki/") + b"caf\xe9 \xff menu.md"  # Latin-1 bytes: not a UTF-8 name
@@ -60,10 +59,9 @@ def root(tmp_path: Path) -> Path:
 
 def open_station(qtbot, root: Path, tmp_path: Path):  # type: ignore[no-untyped-def]
     """The station on ``root``, shown and loaded (offscreen)."""
-    from curator.views.main_window import MainWindow
+    from curator.views.shell.main_window import MainWindow
     from curator.views.workspace import Workspace
-
-    from .gui_helpers import temp_settings
+    from tests.gui_helpers import temp_settings
 
     win = MainWindow(Workspace(root, watch=False), temp_settings(tmp_path))
     qtbot.addWidget(win)
@@ -259,7 +257,8 @@ def test_tooltip_guard_is_per_widget_and_survives_a_theme_change(qtbot, tmp_path
     from PySide6.QtGui import QHelpEvent
     from PySide6.QtWidgets import QApplication, QComboBox, QLabel, QTableWidget, QTableWidgetItem, QToolTip
 
-    from curator.views import appearance, plain_tips
+    from curator.views import plain_tips
+    from curator.views.shell import appearance
 
     app = QApplication.instance()
     plain_tips.install()

@@ -13,9 +13,8 @@ from typing import Any
 import pytest
 from mcp import ClientSession
 
-from curator.engine.bootstrap import init_wiki
-
-from .test_mcp_server import call, run
+from curator.engine.write.bootstrap import init_wiki
+from tests.test_mcp_server import call, run
 
 IDENT = ["-c", "user.name=t", "-c", "user.email=t@t.invalid"]
 SCOPE = '[namespaces.hr]\nvisible_to_departments = ["hr"]\n'

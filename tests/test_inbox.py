@@ -14,14 +14,13 @@ from typing import Any
 import pytest
 
 from curator.cli import main
-from curator.engine.actor import OPERATOR, Actor
-from curator.engine.bootstrap import init_wiki
-from curator.engine.inbox import INBOX_DIR, approve, fact_key, get_item, list_items, similar_facts
-from curator.engine.scope import parse_scope
-from curator.engine.sync import sync
+from curator.engine.policy.actor import OPERATOR, Actor
+from curator.engine.policy.scope import parse_scope
+from curator.engine.review.inbox import INBOX_DIR, approve, fact_key, get_item, list_items, similar_facts
+from curator.engine.sync.remote import sync
 from curator.engine.wiki import Wiki
-
-from .sync_helpers import PAGE, make_net
+from curator.engine.write.bootstrap import init_wiki
+from tests.sync_helpers import PAGE, make_net
 
 REPO = Path(__file__).resolve().parents[1]
 IDENT = ["-c", "user.name=t", "-c", "user.email=t@t.invalid"]
@@ -338,7 +337,7 @@ def test_similar_facts_anywhere_in_the_wiki(capsys: pytest.CaptureFixture[str], 
 def _held_in_net(tmp_path: Path) -> tuple[Any, str]:
     net = make_net(tmp_path, {"wiki/ann-smith.md": PAGE, ".scope.toml": POLICY})
     agent = Actor("agent", "dudu")
-    from curator.engine.append import append
+    from curator.engine.write.append import append
 
     res = append(net.a, "ann-smith", "Ann moved to Oslo", actor=agent)
     assert res.status == "pending", res.message
@@ -386,9 +385,9 @@ def test_concurrent_approve_on_two_clones_applies_once(tmp_path: Path) -> None:
 
 KILL = """
 import os, sys
-from curator.engine import git as g
-from curator.engine.actor import OPERATOR
-from curator.engine.inbox import approve
+from curator.engine.repo import git as g
+from curator.engine.policy.actor import OPERATOR
+from curator.engine.review.inbox import approve
 from curator.engine.wiki import Wiki
 
 def die(self, paths, message, author):
@@ -422,9 +421,9 @@ def test_nothing_lost_if_killed_mid_approve(capsys: pytest.CaptureFixture[str], 
 
 KILL_BETWEEN = """
 import os, sys
-from curator.engine import actions
-from curator.engine.actor import OPERATOR
-from curator.engine.inbox import approve
+from curator.engine.write import actions
+from curator.engine.policy.actor import OPERATOR
+from curator.engine.review.inbox import approve
 from curator.engine.wiki import Wiki
 
 def die(self, rel, data):
@@ -471,7 +470,7 @@ def test_approve_on_both_clones_before_either_syncs_merges_to_one_fact(tmp_path:
 def test_the_same_fact_held_on_two_clones_syncs_to_one_item(tmp_path: Path) -> None:
     """The item's id is the fact's: two clones holding the same fact add the same file with other
     details (agent, time); the sync keeps the first submission, not a conflict."""
-    from curator.engine.append import append
+    from curator.engine.write.append import append
 
     net = make_net(tmp_path, {"wiki/ann-smith.md": PAGE, ".scope.toml": POLICY})
     try:

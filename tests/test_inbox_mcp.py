@@ -8,11 +8,10 @@ from pathlib import Path
 
 from mcp import ClientSession
 
-from curator.engine.actor import OPERATOR
-from curator.engine.inbox import INBOX_DIR, approve, list_items, reject
+from curator.engine.policy.actor import OPERATOR
+from curator.engine.review.inbox import INBOX_DIR, approve, list_items, reject
 from curator.engine.wiki import Wiki
-
-from .test_mcp_server import IDENT, assert_one_line_error, call, git_log, make_wiki, run
+from tests.test_mcp_server import IDENT, assert_one_line_error, call, git_log, make_wiki, run
 
 POLICY = """\
 [review]

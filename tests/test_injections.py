@@ -11,12 +11,11 @@ from pathlib import Path
 from mcp import ClientSession
 
 from curator.cli import main
-from curator.engine.actor import OPERATOR, Actor
-from curator.engine.append import append
-from curator.engine.injections import diff_today, get_record, read_records, rebuild
+from curator.engine.policy.actor import OPERATOR, Actor
+from curator.engine.read.injections import diff_today, get_record, read_records, rebuild
 from curator.engine.wiki import Wiki
-
-from .test_mcp_server import call, make_wiki, run
+from curator.engine.write.append import append
+from tests.test_mcp_server import call, make_wiki, run
 
 
 def cli(root: Path, *args: str, actor: str = "operator") -> tuple[int, str]:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 # the same git and CLI helpers and small wiki as the write commands' tests
-from .test_append_cli import cli, git, seed_wiki
+from tests.test_append_cli import cli, git, seed_wiki
 
 
 @pytest.fixture
@@ -85,8 +85,8 @@ def test_append_with_index_lock_held_says_committed_and_the_next_action_repairs_
 
 def test_recover_repairs_an_index_left_stale_by_a_killed_update_index(root: Path) -> None:
     # update-index killed after update-ref (simulated: git's index update fails for good)
-    crash = ("import sys\nfrom curator.engine import git\nfrom curator.engine.wiki import Wiki\n"
-             "from curator.engine.append import append\n_run = git.Git.run\n"
+    crash = ("import sys\nfrom curator.engine.repo import git\nfrom curator.engine.wiki import Wiki\n"
+             "from curator.engine.write.append import append\n_run = git.Git.run\n"
              "def run(self, *args, **kw):\n"
              "    if args and args[0] == 'update-index': raise git.GitError('git update-index failed: killed')\n"
              "    return _run(self, *args, **kw)\n"
@@ -111,7 +111,7 @@ def test_recover_repairs_an_index_left_stale_by_a_killed_update_index(root: Path
 # --- nothing under .curator/ is taken from a remote ------------------------------------------------
 
 def test_sync_refuses_commits_that_track_curator_state(tmp_path: Path) -> None:
-    from .sync_helpers import GIT_ID, make_net
+    from tests.sync_helpers import GIT_ID, make_net
 
     net = make_net(tmp_path)
     try:
@@ -148,7 +148,7 @@ def test_sync_refuses_commits_that_track_curator_state(tmp_path: Path) -> None:
 # --- resolve --theirs keeps the facts this clone had committed ----------------------------------------
 
 def test_resolve_theirs_keeps_the_local_clones_facts(tmp_path: Path) -> None:
-    from .sync_helpers import make_net
+    from tests.sync_helpers import make_net
 
     net = make_net(tmp_path)
     try:
@@ -203,8 +203,8 @@ def test_append_and_undo_leave_the_operators_uncommitted_edits_uncommitted(root:
 def test_an_append_killed_at_its_commit_is_recovered_without_the_operators_edits(root: Path) -> None:
     page = root / "wiki" / "ann-smith.md"
     page.write_text(OPERATOR_DRAFT)
-    crash = ("import os, sys\nfrom curator.engine import git\nfrom curator.engine.wiki import Wiki\n"
-             "from curator.engine.append import append\ngit.Git.commit_paths = lambda *a, **k: os._exit(9)\n"
+    crash = ("import os, sys\nfrom curator.engine.repo import git\nfrom curator.engine.wiki import Wiki\n"
+             "from curator.engine.write.append import append\ngit.Git.commit_paths = lambda *a, **k: os._exit(9)\n"
              "append(Wiki(sys.argv[1]), 'ann-smith', 'Ann moved to Lisbon')\n")
     proc = subprocess.run([sys.executable, "-c", crash, str(root)], capture_output=True, text=True)
     assert proc.returncode == 9, proc.stderr
@@ -226,7 +226,7 @@ def test_an_edit_next_to_the_actions_lines_is_refused_with_a_clear_message(root:
 
 
 def test_mcp_append_on_a_page_with_uncommitted_edits_commits_only_the_fact(tmp_path: Path) -> None:
-    from .test_mcp_server import call, make_wiki, run
+    from tests.test_mcp_server import call, make_wiki, run
 
     root = make_wiki(tmp_path / "w")
     page = root / "wiki" / "payments.md"
@@ -280,7 +280,7 @@ def test_a_backslash_in_a_page_name_is_that_page_not_a_folder(root: Path) -> Non
     assert not (root / "wiki" / "back").exists()
     assert git(root, "show", "--name-only", "--format=", "HEAD").strip() == '"wiki/back\\\\slash.md"'
     # the same through the agents' door
-    from .test_mcp_server import call, run
+    from tests.test_mcp_server import call, run
 
     async def body(s) -> None:  # type: ignore[no-untyped-def]
         is_error, text = await call(s, "wiki_append", slug="back\\slash", content="third fact from an agent")
@@ -370,7 +370,7 @@ class _Server:
 
 
 def test_ingest_refuses_loopback_and_private_addresses_cli_and_mcp(root: Path) -> None:
-    from .test_mcp_server import call, run
+    from tests.test_mcp_server import call, run
 
     with _Server({"/page": (200, {}, b"<html>local secret</html>")}) as srv:
         for url in (f"{srv.url}/page", f"http://localhost:{srv.server.server_address[1]}/page",
@@ -387,7 +387,7 @@ def test_ingest_refuses_loopback_and_private_addresses_cli_and_mcp(root: Path) -
         assert srv.hits == []  # nothing was ever fetched
     assert not (root / "raw").exists()
     for host in ("10.0.0.1", "192.168.1.20", "169.254.169.254", "100.64.0.1", "::1", "fc00::1", "0.0.0.0"):
-        from curator.engine.append import public_address
+        from curator.engine.write.append import public_address
 
         assert not public_address(host), host
     assert public_address("93.184.216.34")
@@ -395,9 +395,9 @@ def test_ingest_refuses_loopback_and_private_addresses_cli_and_mcp(root: Path) -
 
 def test_ingest_refuses_a_redirect_that_changes_the_scheme(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Only here is loopback let through (in process), to serve the redirects from 127.0.0.1.
-    from curator.engine import append as append_mod
-    from curator.engine.actions import Invalid
     from curator.engine.wiki import Wiki
+    from curator.engine.write import append as append_mod
+    from curator.engine.write.actions import Invalid
 
     monkeypatch.setattr(append_mod, "public_address", lambda host: host == "127.0.0.1")
     with _Server({"/ok": (200, {}, b"fine"), "/to-ftp": (302, {"Location": "ftp://127.0.0.1/etc/passwd"}, b""),
@@ -433,12 +433,12 @@ def test_the_merge_driver_on_binary_input_reports_a_conflict_without_a_traceback
     for name, data in (("base", b"a\0b\xff\n"), ("ours", b"a\0c\xfe\n"), ("theirs", b"a\0d\xfd\n")):
         files[name] = tmp_path / name
         files[name].write_bytes(data)
-    proc = subprocess.run([sys.executable, "-m", "curator.engine.merge_driver", str(files["base"]),
+    proc = subprocess.run([sys.executable, "-m", "curator.engine.sync.merge_driver", str(files["base"]),
                            str(files["ours"]), str(files["theirs"]), "wiki/bin.md"], capture_output=True, text=True)
     assert proc.returncode == 1  # a conflict for git to report
     assert "Traceback" not in proc.stderr and proc.stderr.count("\n") <= 2, proc.stderr
     assert files["ours"].read_bytes() == b"a\0c\xfe\n"  # our side kept as it was
-    proc = subprocess.run([sys.executable, "-m", "curator.engine.merge_driver", str(files["base"]),
+    proc = subprocess.run([sys.executable, "-m", "curator.engine.sync.merge_driver", str(files["base"]),
                            str(tmp_path / "missing"), str(files["theirs"])], capture_output=True, text=True)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1
 
@@ -495,7 +495,7 @@ def test_neighbors_json_refuses_a_budget_too_small_for_any_answer(root: Path) ->
 def test_neighbors_text_through_the_mcp_door_keeps_to_max_bytes(root: Path) -> None:
     from mcp import ClientSession
 
-    from .test_mcp_server import call, run
+    from tests.test_mcp_server import call, run
 
     _many_inbound(root)
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import random
 
-from curator.engine.links import LinkIndex, _page_keys, link_keys
-from curator.engine.page import link_key, parse_page, path_key, slug_of
+from curator.engine.corpus.links import LinkIndex, _page_keys, link_keys
+from curator.engine.corpus.page import link_key, parse_page, path_key, slug_of
 
 ALPHABET = "abAB/.- _0mdMD\t\n\x1cé\x00\x01付"
 

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from curator.engine.actions import undo
-from curator.engine.actor import OPERATOR, Actor
-from curator.engine.bootstrap import init_wiki
+from curator.engine.corpus.page import parse_page
 from curator.engine.errors import PageNotFound
-from curator.engine.health import health
-from curator.engine.linkrepair import (
+from curator.engine.policy.actor import OPERATOR, Actor
+from curator.engine.review.health import health
+from curator.engine.review.link_suggest import Suggester
+from curator.engine.review.linkrepair import (
     IGNORED_FILE,
     create,
     fix,
@@ -25,11 +25,10 @@ from curator.engine.linkrepair import (
     preview_fix,
     unresolved,
 )
-from curator.engine.page import parse_page
-from curator.engine.suggest import Suggester
 from curator.engine.wiki import Wiki
-
-from .test_curation_merge import commit_all, git, snapshot
+from curator.engine.write.actions import undo
+from curator.engine.write.bootstrap import init_wiki
+from tests.test_curation_merge import commit_all, git, snapshot
 
 AGENT = Actor("agent", "dudu", "sales")
 CAMPAIGN = "---\ntitle: Nocturne Bg3 V4 Campaign\ntags: [games]\n---\n# Nocturne Bg3 V4 Campaign\n\nThe campaign.\n"
@@ -292,7 +291,7 @@ def test_health_figures_and_queues(root: Path) -> None:
 
 
 def test_health_counts_agent_writes_of_the_last_day(root: Path) -> None:
-    from curator.engine.append import append
+    from curator.engine.write.append import append
 
     wiki = Wiki(root)
     assert health(wiki, duplicates=False).figure("agent_writes_24h").value == 0

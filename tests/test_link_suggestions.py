@@ -15,10 +15,17 @@ from collections.abc import Mapping
 import numpy as np
 import pytest
 
-from curator.engine import suggest as sg
-from curator.engine.page import Page, parse_page
-from curator.engine.slugs import all_plain, plain_slug, similarity, slug_features, slugify, slugify_many
-from curator.engine.suggest import NO_TRIGRAM, TRIGRAM_LIMIT, Suggester, Suggestion, trigram_rows
+from curator.engine.corpus.page import Page, parse_page
+from curator.engine.corpus.slugs import (
+    all_plain,
+    plain_slug,
+    similarity,
+    slug_features,
+    slugify,
+    slugify_many,
+)
+from curator.engine.review import link_suggest as sg
+from curator.engine.review.link_suggest import NO_TRIGRAM, TRIGRAM_LIMIT, Suggester, Suggestion, trigram_rows
 
 # --- the reference: the suggester as it was, one target at a time (every name scored by slugSim) ---
 

@@ -20,10 +20,10 @@ from typing import Any
 
 import pytest
 
-from curator.engine import links as links_module
-from curator.engine.actor import OPERATOR, Actor, parse_actor
-from curator.engine.links import LinkIndex, folder_of
-from curator.engine.page import link_key
+from curator.engine.corpus import links as links_module
+from curator.engine.corpus.links import LinkIndex, folder_of
+from curator.engine.corpus.page import link_key
+from curator.engine.policy.actor import OPERATOR, Actor, parse_actor
 from curator.engine.wiki import Wiki
 
 FOLDERS = ["", "wiki", "wiki/people", "WIKI", "departments/sales", "departments/hr", "notes/a/b"]
@@ -390,7 +390,7 @@ def test_the_suggester_is_kept_while_every_name_is(tmp_path: Path) -> None:
     """Link repair's suggester depends on the pages' names only: an edit that leaves them keeps it
     (suggestions remembered), a new title or a page moved makes a new one, and an agent is never
     suggested a page moved into a folder it may not read."""
-    from curator.engine.linkrepair import suggester_for, unresolved
+    from curator.engine.review.linkrepair import suggester_for, unresolved
 
     wiki = _wiki(tmp_path / "w", {"wiki/a.md": "[[Nocturne Bg3]] [[Ledger Review]]\n",
                                   "wiki/nocturne-bg3-campaign.md": "# Nocturne\n", "wiki/b.md": "x\n"})

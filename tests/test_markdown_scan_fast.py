@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from curator.engine import markdown_scan
-from curator.engine.frontmatter import split
-from curator.engine.markdown_scan import link_spans, scan_links, snippet, strip_code
-from curator.engine.page import decode
+from curator.engine.corpus import markdown_scan
+from curator.engine.corpus.frontmatter import split
+from curator.engine.corpus.markdown_scan import link_spans, scan_links, snippet, strip_code
+from curator.engine.corpus.page import decode
 from tests.corpus import generate
 
 _LAZY_WIKILINK = re.compile(r"\[\[([^\[\]\n]+?)\]\]")

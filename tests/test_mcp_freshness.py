@@ -9,13 +9,12 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from curator.engine.actor import Actor
-from curator.engine.append import append
-from curator.engine.watcher import PageWatcher
+from curator.engine.corpus.watcher import PageWatcher
+from curator.engine.policy.actor import Actor
 from curator.engine.wiki import Wiki
+from curator.engine.write.append import append
 from curator.mcp_server import WATCHED_SWEEP_INTERVAL, AgentDoor, open_door
-
-from .test_mcp_server import make_wiki
+from tests.test_mcp_server import make_wiki
 
 
 def _poll(door: AgentDoor, query: str, path: str, seconds: float = 3.0) -> str:
@@ -128,7 +127,7 @@ def test_watcher_notes_attachment_files_coming_or_going_only(tmp_path: Path) -> 
 
 
 def test_an_attachment_file_that_appears_is_linked_to_without_a_sweep(tmp_path: Path) -> None:
-    from curator.engine.graph import export
+    from curator.engine.graph.link_graph import export
 
     root = make_wiki(tmp_path / "w")
     with open(root / "wiki/refunds.md", "a", encoding="utf-8") as f:

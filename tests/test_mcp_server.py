@@ -20,10 +20,10 @@ import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from curator.engine.actor import Actor
-from curator.engine.append import append
-from curator.engine.bootstrap import init_wiki
+from curator.engine.policy.actor import Actor
 from curator.engine.wiki import Wiki
+from curator.engine.write.append import append
+from curator.engine.write.bootstrap import init_wiki
 
 REPO = Path(__file__).resolve().parents[1]
 IDENT = ["-c", "user.name=t", "-c", "user.email=t@t.invalid"]
@@ -306,7 +306,7 @@ def test_changes_made_by_other_processes_are_seen(wiki_root: Path) -> None:
 
 
 def test_reading_tools_graph_context_dedup_and_ingest(wiki_root: Path) -> None:
-    from curator.engine.agent_context import build_context
+    from curator.engine.read.agent_context import build_context
 
     w = Wiki(wiki_root)
     try:  # exactly what the engine injects for this agent
@@ -383,7 +383,7 @@ def test_dedup_gives_families_the_agent_may_read(tmp_path: Path) -> None:
 
     # the operator's scan keeps its result (every page, the finance copy too): the agents' servers
     # answer from it, visibility applied at answer time
-    from curator.engine import dedup
+    from curator.engine.dedup import index as dedup
     from curator.engine.wiki import Wiki
 
     assert HIDDEN in {p for f in dedup.find_families(Wiki(root)) for p in f.pages}

@@ -11,7 +11,7 @@ import anyio
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from .sync_helpers import make_net
+from tests.sync_helpers import make_net
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from curator.engine import dedup
-from curator.engine.actions import undo
-from curator.engine.actor import Actor, parse_actor
-from curator.engine.bootstrap import init_wiki
-from curator.engine.merge import merge_pages, preview_merge
-from curator.engine.scope import Decision
+from curator.engine.dedup import index as dedup
+from curator.engine.policy.actor import Actor, parse_actor
+from curator.engine.policy.scope import Decision
 from curator.engine.wiki import Wiki
+from curator.engine.write.actions import undo
+from curator.engine.write.bootstrap import init_wiki
+from curator.engine.write.merge import merge_pages, preview_merge
 
 KEPT = """---
 title: Kept Page

@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 
 from curator.cli import main
-from curator.engine.actor import OPERATOR, parse_actor
+from curator.engine.corpus.links import JOINED_MATCH_ABOVE, LinkIndex, links_reaching, local_index
+from curator.engine.corpus.page import Link, Page
 from curator.engine.errors import PageNotFound
-from curator.engine.graph import explain
-from curator.engine.links import JOINED_MATCH_ABOVE, LinkIndex, links_reaching, local_index
-from curator.engine.page import Link, Page
+from curator.engine.graph.link_graph import explain
+from curator.engine.policy.actor import OPERATOR, parse_actor
 from curator.engine.wiki import Wiki
 from tests.corpus import generate, write_pages
 from tests.obsidian_vault import build

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from curator.engine import markdown_scan
-from curator.engine.bootstrap import init_wiki
-from curator.engine.graph import ATTACHMENT_PREFIX, graph_for, to_node_link
-from curator.engine.lint import lint
-from curator.engine.merge import merge_pages, preview_merge
-from curator.engine.walker import walk
+from curator.engine.corpus import markdown_scan
+from curator.engine.corpus.walker import walk
+from curator.engine.graph.link_graph import ATTACHMENT_PREFIX, graph_for, to_node_link
+from curator.engine.review.lint import lint
 from curator.engine.wiki import Wiki
+from curator.engine.write.bootstrap import init_wiki
+from curator.engine.write.merge import merge_pages, preview_merge
 from tests.obsidian_vault import NFD_NAME, build, comparison, table
 
 
@@ -252,8 +252,8 @@ def test_reading_view_hides_comments_and_block_ids_but_not_in_code() -> None:
 
 
 def test_embeds_attachments_and_anchors_honour_visibility(tmp_path: Path) -> None:
-    from curator.engine.actor import Actor
-    from curator.engine.reading import embedded
+    from curator.engine.policy.actor import Actor
+    from curator.engine.read.reading import embedded
 
     root = tmp_path / "w"
     pages = {

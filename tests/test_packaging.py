@@ -16,12 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from curator.engine import autofile, frontmatter
-from curator.engine.grading import FILE, REVIEW, grade
-from curator.engine.lint import lint
-from curator.engine.page import LAYERS
-from curator.engine.scope import parse_scope
-from curator.engine.slugs import slug_sim
+from curator.engine.corpus import frontmatter
+from curator.engine.corpus.page import LAYERS
+from curator.engine.corpus.slugs import slug_sim
+from curator.engine.filing import autofile
+from curator.engine.filing.grading import FILE, REVIEW, grade
+from curator.engine.policy.scope import parse_scope
+from curator.engine.review.lint import lint
 from curator.engine.wiki import Wiki
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,5 +1,5 @@
 """Bulk work handed to worker processes a few chunks ahead of a caller slower than the workers
-(:func:`curator.engine.parallel.map_chunks` ``ahead``): the station's first search-index build
+(:func:`curator.engine.corpus.parallel.map_chunks` ``ahead``): the station's first search-index build
 inserted into SQLite slower than two workers prepared the text, and every chunk's rows waited in
 its memory (+110 MB at 32,000 pages, a cold open's peak over 500 MB)."""
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from curator.engine import parallel
-from curator.engine.walker import PageFile
+from curator.engine.corpus import parallel
+from curator.engine.corpus.walker import PageFile
 from curator.engine.wiki import Wiki
 
 

@@ -8,11 +8,10 @@ from pathlib import Path
 import pytest
 
 from curator.cli import main
-from curator.engine.actor import OPERATOR, parse_actor
-from curator.engine.properties import set_property
+from curator.engine.policy.actor import OPERATOR, parse_actor
 from curator.engine.wiki import Wiki
-
-from .gui_helpers import make_wiki
+from curator.engine.write.properties import set_property
+from tests.gui_helpers import make_wiki
 
 PAGE = ("---\ntitle: Ann\nlayer: core\ntrust: 0.5\n# owner's note\ncustom_key: {keep: me}\ntags: [a]\n---\n"
         "# Ann\n\nBody stays.\n")

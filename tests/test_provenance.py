@@ -11,15 +11,15 @@ from typing import Any
 import pytest
 
 from curator.cli import main
-from curator.engine.actor import OPERATOR, Actor
-from curator.engine.append import append
-from curator.engine.bootstrap import init_wiki
 from curator.engine.errors import PageNotFound
-from curator.engine.inbox import approve, list_items
-from curator.engine.merge import merge_pages
-from curator.engine.properties import set_property
-from curator.engine.provenance import activity, blame, undo_agent
+from curator.engine.history.provenance import activity, blame, undo_agent
+from curator.engine.policy.actor import OPERATOR, Actor
+from curator.engine.review.inbox import approve, list_items
 from curator.engine.wiki import Wiki
+from curator.engine.write.append import append
+from curator.engine.write.bootstrap import init_wiki
+from curator.engine.write.merge import merge_pages
+from curator.engine.write.properties import set_property
 
 IDENT = ["-c", "user.name=seeder", "-c", "user.email=s@t.invalid"]
 POLICY = """\
@@ -141,7 +141,7 @@ def test_blame_follows_a_moved_page(root: Path) -> None:
     shas = write_story(root)
     wiki = Wiki(root)
     try:
-        from curator.engine.move import move_page
+        from curator.engine.write.move import move_page
 
         # the real `curator move`: the page moves and gains its old slug as an alias
         moved = ok(move_page(wiki, "wiki/ann.md", "people/ann.md", OPERATOR))

@@ -7,12 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from curator.engine.actions import history, last_redoable, redo, run_action, undo
-from curator.engine.actor import OPERATOR, Actor
-from curator.engine.bootstrap import init_wiki
+from curator.engine.policy.actor import OPERATOR, Actor
 from curator.engine.wiki import Wiki
-
-from .test_actions_core import edit, git
+from curator.engine.write.actions import history, last_redoable, redo, run_action, undo
+from curator.engine.write.bootstrap import init_wiki
+from tests.test_actions_core import edit, git
 
 AGENT = Actor("agent", "dudu")
 POLICY = '[namespaces.secret]\nmode = "operator_only"\n'

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from curator.engine import parallel, store
-from curator.engine.page import Page
-from curator.engine.walker import PageFile, walk
+from curator.engine.corpus import parallel, store
+from curator.engine.corpus.page import Page
+from curator.engine.corpus.walker import PageFile, walk
 from curator.engine.wiki import Wiki
 from tests.corpus import generate
 
@@ -172,8 +172,8 @@ def test_search_check_decodes_no_page_record(tmp_path: Path, monkeypatch: pytest
 
 
 def test_a_huge_commit_diff_is_cut_without_reading_it_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from curator.engine import diffs
-    from curator.engine.actions import git_of
+    from curator.engine.history import diffs
+    from curator.engine.write.actions import git_of
 
     info = generate(tmp_path / "w", 300, seed=3, profile="real-shaped", cjk=False, git=True)
     wiki = Wiki(info.root)

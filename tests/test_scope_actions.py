@@ -7,12 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from curator.engine.actions import ActionContext, run_action
-from curator.engine.append import append
-from curator.engine.bootstrap import init_wiki
 from curator.engine.wiki import Wiki
-
-from .test_scope_policy import ACTORS, MATRIX, POLICY
+from curator.engine.write.actions import ActionContext, run_action
+from curator.engine.write.append import append
+from curator.engine.write.bootstrap import init_wiki
+from tests.test_scope_policy import ACTORS, MATRIX, POLICY
 
 
 @pytest.fixture(scope="module")

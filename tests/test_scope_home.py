@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from curator.engine.corpus.home import Home, agent_of, home_of, is_home, is_shared_wiki, shared_wiki_for
 from curator.engine.errors import CuratorError
-from curator.engine.home import Home, agent_of, home_of, is_home, is_shared_wiki, shared_wiki_for
 
 
 @pytest.fixture

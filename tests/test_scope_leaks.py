@@ -7,13 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from curator.engine.actor import OPERATOR, Actor
-from curator.engine.agent_context import build_context
 from curator.engine.errors import CuratorError
-from curator.engine.graph import explain, export, find_path, graph_for
+from curator.engine.graph.link_graph import explain, export, find_path, graph_for
+from curator.engine.policy.actor import OPERATOR, Actor
+from curator.engine.read.agent_context import build_context
 from curator.engine.wiki import Wiki
-
-from .test_scope_reads import make_wiki
+from tests.test_scope_reads import make_wiki
 
 HIDDEN = ("hr/payroll.md", "departments/sales/pipeline.md")
 PAGES = {

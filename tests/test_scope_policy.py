@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from curator.engine.actor import OPERATOR, Actor, parse_actor
-from curator.engine.scope import ScopePolicy, namespace_of, parse_scope
+from curator.engine.policy.actor import OPERATOR, Actor, parse_actor
+from curator.engine.policy.scope import ScopePolicy, namespace_of, parse_scope
 
 POLICY = """
 [namespaces."synced"]
@@ -236,7 +236,7 @@ def test_malformed_file_is_fail_safe_no_policy(tmp_path: Path, caplog: pytest.Lo
     policy = ScopePolicy(tmp_path)
     dudu = Actor("agent", "dudu")
     assert not policy.can_write(dudu, "locked/x.md")
-    with caplog.at_level(logging.WARNING, logger="curator.engine.scope"):
+    with caplog.at_level(logging.WARNING, logger="curator.engine.policy.scope"):
         write_scope(tmp_path, '[namespaces.locked\nmode = "operator_only"\n')
         assert policy.can_write(dudu, "locked/x.md")  # no policy: writable again
     assert policy.exists and policy.error is not None and "does not parse" in policy.error
@@ -306,7 +306,7 @@ def test_policy_summary_counts_the_pages_of_each_row(tmp_path: Path) -> None:
     """Every row's page count (and an agent's visible count) is that of the pages at the root
     for "", else of the pages under the folder the row names, at any depth: a configured nested
     namespace, a department, one holding no page."""
-    from curator.engine.scope import policy_summary
+    from curator.engine.policy.scope import policy_summary
     from curator.engine.wiki import Wiki
     from tests.corpus import write_pages
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from curator.cli import main
-from curator.engine.actor import OPERATOR, Actor
 from curator.engine.errors import PageNotFound
-from curator.engine.lint import lint
-from curator.engine.reading import neighbors, read, read_all
+from curator.engine.policy.actor import OPERATOR, Actor
+from curator.engine.read.reading import neighbors, read, read_all
+from curator.engine.review.lint import lint
 from curator.engine.wiki import Wiki
 
 SECRET = "salary-band-table"

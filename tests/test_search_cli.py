@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from curator.cli import main
-from curator.engine.actor import Actor
-from curator.engine.agent_context import build_context
+from curator.engine.policy.actor import Actor
+from curator.engine.read.agent_context import build_context
 from curator.engine.wiki import Wiki
 from tests.corpus import CJK_PATH, CorpusInfo, generate
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from curator.engine import search as search_mod
-from curator.engine.actor import Actor
 from curator.engine.errors import UsageError
+from curator.engine.policy.actor import Actor
+from curator.engine.search import index as search_mod
 from curator.engine.wiki import Wiki
 
 AGENT = Actor("agent", "bot", "sales")
@@ -268,7 +268,7 @@ def test_snippet_highlights_matched_words_around_the_match(root: Path) -> None:
 
 
 def test_make_snippet_and_highlight_helpers() -> None:
-    from curator.engine.query import parse_query
+    from curator.engine.search.query import parse_query
 
     pattern = parse_query("cafe 付款 pre*").highlighter()
     assert search_mod.highlight_text("Un CAFÉ, prepaid 付款流程", pattern) == "Un «CAFÉ», «prepaid» «付款»流程"
@@ -365,7 +365,7 @@ def test_engine_refresh_keeps_the_index_in_step(wiki: Wiki, root: Path) -> None:
 
 
 def test_many_tombstones_make_the_next_search_rebuild(wiki: Wiki, root: Path) -> None:
-    from curator.engine import search
+    from curator.engine.search import index as search
 
     page = write(root, "wiki/churn.md", "churn zero\n")
     wiki.search.refresh()  # built (the first search builds it)
@@ -524,7 +524,7 @@ def test_a_page_rewritten_in_its_stamp_after_the_build_is_indexed_again(root: Pa
 
 def test_a_sweep_started_ahead_is_the_one_shot_check_and_the_query_runs_meanwhile(
         wiki: Wiki, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from curator.engine import walker
+    from curator.engine.corpus import walker
 
     monkeypatch.setattr(walker, "SHARE_MIN", 4)  # (the sweep's second half stat'ed by a helper)
     page = write(root, "wiki/a.md", "guava\n")
@@ -551,7 +551,7 @@ def test_a_sweep_started_ahead_is_the_one_shot_check_and_the_query_runs_meanwhil
 
 
 def test_a_failed_sweep_ahead_leaves_the_sweep_to_the_process(tmp_path: Path) -> None:
-    from curator.engine import walker
+    from curator.engine.corpus import walker
 
     root = tmp_path / "w"
     write(root, "wiki/a.md", "guava\n")

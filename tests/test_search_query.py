@@ -7,7 +7,7 @@ import sqlite3
 
 import pytest
 
-from curator.engine.query import MAX_TERMS, cjk_tokens, index_text, parse_query
+from curator.engine.search.query import MAX_TERMS, cjk_tokens, index_text, parse_query
 
 
 @pytest.fixture(scope="module")

@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from curator.engine import query as query_mod
-from curator.engine import search as search_mod
-from curator.engine import walker
-from curator.engine.query import parse_query
+from curator.engine.corpus import walker
+from curator.engine.search import index as search_mod
+from curator.engine.search import query as query_mod
+from curator.engine.search.query import parse_query
 from curator.engine.wiki import Wiki
 
 

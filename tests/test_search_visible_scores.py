@@ -15,11 +15,10 @@ from pathlib import Path
 import pytest
 from mcp import ClientSession
 
-from curator.engine.actor import OPERATOR, parse_actor
+from curator.engine.policy.actor import OPERATOR, parse_actor
 from curator.engine.wiki import Wiki
-
-from .gui_helpers import make_wiki
-from .test_mcp_server import call, run
+from tests.gui_helpers import make_wiki
+from tests.test_mcp_server import call, run
 
 SCOPE = '[namespaces.hr]\nvisible_to_departments = ["hr"]\n'
 ENG = ["--as", "agent:eng", "--department", "engineering"]

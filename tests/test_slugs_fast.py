@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from curator.engine import slugs
+from curator.engine.corpus import slugs
 
 ALPHABETS = ["abcXYZ019-_ .é付", "aB1 -", "ab -\t\n", "aé-İß ", "x-"]
 EDGES = ["", " ", "-", "a1", "abc", "a-b", "1", "x" * 70, "a-" * 40, "a " * 40, "-a", "a--b", "ABC", "a_b",

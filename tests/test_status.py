@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from curator.engine.actions import ActionResult
-from curator.engine.autofile import FileDocResult
+from curator.engine.filing.autofile import FileDocResult
 from curator.engine.status import ERRORS, Status
+from curator.engine.write.actions import ActionResult
 
 
 def test_only_locked_denied_invalid_and_error_are_errors() -> None:

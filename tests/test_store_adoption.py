@@ -13,7 +13,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-from curator.engine.page import Page
+from curator.engine.corpus.page import Page
 from curator.engine.wiki import Wiki
 from tests.corpus import write_pages
 from tests.test_corpus_store import parse_counter  # noqa: F401

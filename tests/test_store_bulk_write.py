@@ -1,6 +1,6 @@
 """The page cache's bulk write, kept exact while made cheaper (session 9): pages read with
 ``os.read`` to the end, the name tables of a parse in worker processes written as each chunk
-arrives, records compressed only above :data:`~curator.engine.store.COMPRESS_ABOVE`."""
+arrives, records compressed only above :data:`~curator.engine.corpus.store.COMPRESS_ABOVE`."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-import curator.engine.parallel as parallel_module
-import curator.engine.store as store_module
-from curator.engine.page import parse_page
-from curator.engine.store import COMPRESS_ABOVE, decode_record, encode_record, read_page_bytes
+import curator.engine.corpus.parallel as parallel_module
+import curator.engine.corpus.store as store_module
+from curator.engine.corpus.page import parse_page
+from curator.engine.corpus.store import COMPRESS_ABOVE, decode_record, encode_record, read_page_bytes
 from curator.engine.wiki import Wiki
 from tests.corpus import write_pages
 

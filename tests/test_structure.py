@@ -3,7 +3,7 @@
 * one owner per wiki: no module keeps a table of per-wiki services (they live on ``wiki.session``);
 * the page store's lock, connection and load flag are its own (public API: ``connection()``, ``loaded``);
 * no module imports another module's private names;
-* one git backend: no git process is started outside ``curator/engine/git.py``, and no other
+* one git backend: no git process is started outside ``curator/engine/repo/git.py``, and no other
   module spells a git command (they call its typed methods).
 """
 
@@ -14,8 +14,7 @@ import re
 from pathlib import Path
 
 from curator.engine.wiki import Wiki
-
-from .gui_helpers import make_wiki
+from tests.gui_helpers import make_wiki
 
 SRC = Path(__file__).resolve().parent.parent / "curator"
 
@@ -53,10 +52,10 @@ def test_git_runs_only_in_the_git_backend() -> None:
     offenders = []
     for path, text in _sources():
         rel = path.relative_to(SRC).as_posix()
-        if rel == "engine/git.py":
+        if rel == "engine/repo/git.py":
             continue
         for i, line in enumerate(text.splitlines(), 1):
-            if rel == "engine/autofile.py" and "subprocess" in line:
+            if rel == "engine/filing/autofile.py" and "subprocess" in line:
                 continue  # the configured arbiter command (not git), see run_arbiter
             if spawn.search(line) or (raw.search(line) and "build_server" not in line):
                 offenders.append(f"{rel}:{i}: {line.strip()}")
@@ -74,16 +73,16 @@ def test_design_references_point_at_the_design_notes() -> None:
 
 
 def test_gitpython_is_not_a_dependency() -> None:
-    # The backend explains why (curator/engine/git.py); a declared but unused dependency is not kept.
+    # The backend explains why (curator/engine/repo/git.py); a declared but unused dependency is not kept.
     pyproject = (SRC.parent / "pyproject.toml").read_text(encoding="utf-8")
     assert "gitpython" not in pyproject.lower()
     assert not any(re.search(r"^\s*(import git\b|from git\b)", t, re.M) for _p, t in _sources())
 
 
 def test_each_wiki_owns_its_services(tmp_path: Path) -> None:
-    from curator.engine.append import route
-    from curator.engine.dedup import index_for
-    from curator.engine.graph import graph_for
+    from curator.engine.dedup.index import index_for
+    from curator.engine.graph.link_graph import graph_for
+    from curator.engine.write.append import route
 
     root = make_wiki(tmp_path / "wiki")
     first, second = Wiki(root), Wiki(root)

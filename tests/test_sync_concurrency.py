@@ -9,17 +9,16 @@ import sys
 import time
 from pathlib import Path
 
-from curator.engine.sync import sync
-
-from .sync_helpers import make_net
+from curator.engine.sync.remote import sync
+from tests.sync_helpers import make_net
 
 # One worker: appends its facts (a few pages shared by everyone, one created concurrently on both
 # clones) and syncs every SYNC_EVERY seconds, between appends.
 WORKER = r"""
 import hashlib, json, random, sys, time
-from curator.engine.actor import Actor
-from curator.engine.append import append
-from curator.engine.sync import sync
+from curator.engine.policy.actor import Actor
+from curator.engine.write.append import append
+from curator.engine.sync.remote import sync
 from curator.engine.wiki import Wiki
 
 root, name, count, every = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])

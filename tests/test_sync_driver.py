@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from curator.engine import frontmatter
-from curator.engine.merge_driver import (
+from curator.engine.corpus import frontmatter
+from curator.engine.sync.merge_driver import (
     ATTRIBUTES_LINE,
     ATTRIBUTES_LINES,
     attributes_with_driver,
@@ -19,8 +19,7 @@ from curator.engine.merge_driver import (
     merge_record,
     merge_texts,
 )
-
-from .sync_helpers import GIT_ID, PAGE
+from tests.sync_helpers import GIT_ID, PAGE
 
 BASE = PAGE
 

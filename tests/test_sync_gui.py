@@ -8,16 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from curator.engine.actions import ActionContext, run_action
-from curator.engine.actor import OPERATOR
-from curator.engine.append import append
-from curator.engine.sync import sync
+from curator.engine.policy.actor import OPERATOR
+from curator.engine.sync.remote import sync
 from curator.engine.wiki import Wiki
-from curator.views.main_window import MainWindow
-from curator.views.sync_status import SyncStatusWidget, install
+from curator.engine.write.actions import ActionContext, run_action
+from curator.engine.write.append import append
+from curator.views.shell.main_window import MainWindow
+from curator.views.shell.sync_status import SyncStatusWidget, install
 from curator.views.workspace import Workspace
-
-from .gui_helpers import GIT_ID, make_wiki, temp_settings
+from tests.gui_helpers import GIT_ID, make_wiki, temp_settings
 
 
 def git(root: Path, *args: str) -> str:

@@ -11,14 +11,13 @@ from pathlib import Path
 import pytest
 
 from curator.cli import main
-from curator.engine import frontmatter
-from curator.engine.actions import ActionContext, history, run_action
-from curator.engine.actor import OPERATOR, Actor
-from curator.engine.append import append
-from curator.engine.properties import set_property
-from curator.engine.sync import AutoSync, conflict_sides, conflicts, resolve, setup, sync, sync_status
-
-from .sync_helpers import AGENT, Net, bullets, git, head, make_net, parents, read
+from curator.engine.corpus import frontmatter
+from curator.engine.policy.actor import OPERATOR, Actor
+from curator.engine.sync.remote import AutoSync, conflict_sides, conflicts, resolve, setup, sync, sync_status
+from curator.engine.write.actions import ActionContext, history, run_action
+from curator.engine.write.append import append
+from curator.engine.write.properties import set_property
+from tests.sync_helpers import AGENT, Net, bullets, git, head, make_net, parents, read
 
 PAGE = "wiki/ann-smith.md"
 
@@ -261,7 +260,7 @@ def test_offline_then_catch_up(net: Net, tmp_path: Path) -> None:
 
 def test_auto_sync_after_actions_is_debounced() -> None:
     calls: list[float] = []
-    from curator.engine.actions import ActionResult
+    from curator.engine.write.actions import ActionResult
 
     auto = AutoSync(lambda: calls.append(1) or ActionResult("up_to_date"), interval=100, after_action_delay=5)
     assert auto.maybe_sync(now=0.0) is not None  # first call: at once
@@ -278,7 +277,7 @@ def test_auto_sync_after_actions_is_debounced() -> None:
 def test_init_installs_the_driver_and_a_fresh_clone_gets_it_on_first_sync(net: Net) -> None:
     assert "*.md merge=curator" in (net.a.root / ".gitattributes").read_text()
     config = git(net.a.root, "config", "--get", "merge.curator.driver").strip()
-    assert "curator.engine.merge_driver" in config and config.startswith("/")
+    assert "curator.engine.sync.merge_driver" in config and config.startswith("/")
     assert subprocess.run(["git", "config", "--get", "merge.curator.driver"], cwd=net.b.root,
                           capture_output=True).returncode == 1  # config does not travel
     assert sync(net.b).status == "up_to_date"
@@ -304,8 +303,8 @@ def test_setup_is_an_action_commit_once(tmp_path: Path) -> None:
 
 
 def test_no_remote_is_invalid(tmp_path: Path) -> None:
-    from curator.engine.bootstrap import init_wiki
     from curator.engine.wiki import Wiki
+    from curator.engine.write.bootstrap import init_wiki
 
     init_wiki(tmp_path / "solo")
     wiki = Wiki(tmp_path / "solo")
@@ -316,8 +315,8 @@ def test_no_remote_is_invalid(tmp_path: Path) -> None:
 
 
 def test_first_push_to_an_empty_remote(tmp_path: Path) -> None:
-    from curator.engine.bootstrap import init_wiki
     from curator.engine.wiki import Wiki
+    from curator.engine.write.bootstrap import init_wiki
 
     subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(tmp_path / "r.git")], check=True)
     init_wiki(tmp_path / "w")
@@ -364,7 +363,7 @@ def test_cli_sync_conflicts_and_resolve(net: Net, capsys: pytest.CaptureFixture[
 
 
 def test_undo_after_a_merge_reverts_an_action_not_the_merge(net: Net) -> None:
-    from curator.engine.actions import undo
+    from curator.engine.write.actions import undo
 
     append(net.a, "ann-smith", "Ann reviews the quarterly budget", actor=AGENT)
     sync(net.a)

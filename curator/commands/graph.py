@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .invocation import Invocation
+    from curator.commands.invocation import Invocation
 
 
 #: The commands :func:`register` adds (lets the CLI build only the parser it needs).
@@ -99,16 +99,15 @@ def _check_positive(value: int, name: str, minimum: int = 0) -> int:
 
 
 def run_graph(inv: Invocation, args: argparse.Namespace) -> int:
-    from curator.engine.graph import export
+    from curator.engine.graph.link_graph import export
 
     depth = _check_positive(args.depth, "--depth")
     fmt = "json" if inv.json else args.format
     if fmt == "json" and not args.center and inv.actor.is_operator:
         # The operator's whole graph: its saved pieces joined, when they are current (or were
         # brought up to date from the pages edited since): no page record decoded for the rest.
-        from curator.engine.graph_export import node_link_document
-
-        from .invocation import write_json_bytes
+        from curator.commands.invocation import write_json_bytes
+        from curator.engine.graph.export import node_link_document
 
         document = node_link_document(inv.wiki, attachments=args.attachments)
         if document is not None:
@@ -123,7 +122,7 @@ def run_graph(inv: Invocation, args: argparse.Namespace) -> int:
 
 
 def run_path(inv: Invocation, args: argparse.Namespace) -> int:
-    from curator.engine.graph import find_path
+    from curator.engine.graph.link_graph import find_path
 
     result = find_path(inv.wiki, args.source, args.target, inv.actor)
     inv.emit(result.to_json(), result.render())
@@ -131,7 +130,7 @@ def run_path(inv: Invocation, args: argparse.Namespace) -> int:
 
 
 def run_explain(inv: Invocation, args: argparse.Namespace) -> int:
-    from curator.engine.graph import explain
+    from curator.engine.graph.link_graph import explain
 
     result = explain(inv.wiki, args.page, inv.actor, _check_positive(args.limit, "--limit", 1))
     inv.emit(result.to_json(), result.render())
@@ -139,7 +138,7 @@ def run_explain(inv: Invocation, args: argparse.Namespace) -> int:
 
 
 def run_dedup(inv: Invocation, args: argparse.Namespace) -> int:
-    from curator.engine.dedup import find_duplicates, find_families
+    from curator.engine.dedup.index import find_duplicates, find_families
     from curator.engine.errors import UsageError
 
     if args.groups:
@@ -162,10 +161,9 @@ def run_dedup(inv: Invocation, args: argparse.Namespace) -> int:
 
 
 def run_dismiss(inv: Invocation, args: argparse.Namespace) -> int:
-    from curator.engine.dedup import dismiss_pages
+    from curator.commands.write import finish
+    from curator.engine.dedup.index import dismiss_pages
     from curator.engine.errors import UsageError
-
-    from .write import finish
 
     if len(args.pages) < (1 if args.member else 2):
         raise UsageError("name two pages (or more: a family), or --member PAGE and the pages of its family")
@@ -173,9 +171,8 @@ def run_dismiss(inv: Invocation, args: argparse.Namespace) -> int:
 
 
 def run_merge(inv: Invocation, args: argparse.Namespace) -> int:
-    from curator.engine.merge import merge_pages, preview_merge
-
-    from .write import finish
+    from curator.commands.write import finish
+    from curator.engine.write.merge import merge_pages, preview_merge
 
     if args.preview:
         plan = preview_merge(inv.wiki, args.keep, args.merge, inv.actor)
@@ -185,10 +182,9 @@ def run_merge(inv: Invocation, args: argparse.Namespace) -> int:
 
 
 def run_move(inv: Invocation, args: argparse.Namespace) -> int:
+    from curator.commands.write import finish
     from curator.engine.errors import UsageError
-    from curator.engine.move import move_page, preview_move, repair_move
-
-    from .write import finish
+    from curator.engine.write.move import move_page, preview_move, repair_move
 
     if args.repair:
         if args.preview:
@@ -202,8 +198,7 @@ def run_move(inv: Invocation, args: argparse.Namespace) -> int:
 
 
 def run_archive(inv: Invocation, args: argparse.Namespace) -> int:
-    from curator.engine.move import archive_page
-
-    from .write import finish
+    from curator.commands.write import finish
+    from curator.engine.write.move import archive_page
 
     return finish(inv, archive_page(inv.wiki, args.page, inv.actor))

@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .invocation import Invocation
+    from curator.commands.invocation import Invocation
 
 
 #: The commands :func:`register` adds (lets the CLI build only the parser it needs).
@@ -27,7 +27,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 
 
 def run_gui(inv: Invocation, args: argparse.Namespace) -> int:
-    from curator.app import run
+    from curator.views.shell.app import run
 
     target = args.dir or getattr(args, "wiki", None)
     return run(target, screenshot=args.screenshot, view=args.view, theme=args.theme)

@@ -11,7 +11,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .invocation import Invocation
+    from curator.commands.invocation import Invocation
 
 
 #: The commands :func:`register` adds (lets the CLI build only the parser it needs).
@@ -50,7 +50,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 def run_list(inv: Invocation, args: argparse.Namespace) -> int:
     import sys
 
-    from curator.engine.inbox import list_items, read_items
+    from curator.engine.review.inbox import list_items, read_items
 
     damaged: list[str] = []
     if inv.actor.is_operator and (inv.wiki_dir / ".git").exists():
@@ -68,7 +68,7 @@ def run_list(inv: Invocation, args: argparse.Namespace) -> int:
 
 
 def run_show(inv: Invocation, args: argparse.Namespace) -> int:
-    from curator.engine.inbox import get_item, item_view
+    from curator.engine.review.inbox import get_item, item_view
 
     actor = None if inv.actor.is_operator else inv.actor
     item = get_item(inv.wiki, args.id, actor)
@@ -83,7 +83,7 @@ def run_show(inv: Invocation, args: argparse.Namespace) -> int:
 
 
 def _finish(inv: Invocation, result: Any) -> int:
-    from curator.engine.append import to_cli_json
+    from curator.engine.write.append import to_cli_json
 
     data = to_cli_json(result) if result.action == "wiki_append" else result.to_json()
     data.setdefault("id", result.data.get("id"))
@@ -92,12 +92,12 @@ def _finish(inv: Invocation, result: Any) -> int:
 
 
 def run_approve(inv: Invocation, args: argparse.Namespace) -> int:
-    from curator.engine.inbox import approve
+    from curator.engine.review.inbox import approve
 
     return _finish(inv, approve(inv.wiki, inv.actor, args.id, args.content))
 
 
 def run_reject(inv: Invocation, args: argparse.Namespace) -> int:
-    from curator.engine.inbox import reject
+    from curator.engine.review.inbox import reject
 
     return _finish(inv, reject(inv.wiki, inv.actor, args.id, args.reason))

@@ -1,6 +1,6 @@
 """One run of the command line, as every command handler gets it (``inv``): the parsed options,
 the wiki, the actor, and output helpers. (Not to be confused with an action's
-:class:`~curator.engine.actions.ActionContext` or an agent's context, :mod:`curator.engine.agent_context`.)"""
+:class:`~curator.engine.write.actions.ActionContext` or an agent's context, :mod:`curator.engine.read.agent_context`.)"""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from curator.engine.actor import Actor, parse_actor
-from curator.engine.walker import json_document_bytes
+from curator.engine.corpus.walker import json_document_bytes
+from curator.engine.policy.actor import Actor, parse_actor
 from curator.engine.wiki import Wiki
 
 
@@ -58,7 +58,7 @@ def terminal_safe(text: str) -> str:
 
 
 def write_json(data: Any) -> None:
-    """One JSON document on stdout (see :func:`~curator.engine.walker.json_document`): the bytes
+    """One JSON document on stdout (see :func:`~curator.engine.corpus.walker.json_document`): the bytes
     as they are, so a long graph document is not decoded and encoded again."""
     write_json_bytes(json_document_bytes(data))
 

@@ -11,7 +11,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .invocation import Invocation
+    from curator.commands.invocation import Invocation
 
 
 #: The commands :func:`register` adds (lets the CLI build only the parser it needs).
@@ -72,7 +72,7 @@ def _finish(inv: Invocation, result: Any) -> int:
 
 def run_unresolved(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.errors import UsageError
-    from curator.engine.linkrepair import unresolved
+    from curator.engine.review.linkrepair import unresolved
 
     if args.limit < 0:
         raise UsageError(f"--limit must be 0 (all) or more, not {args.limit}")
@@ -91,7 +91,7 @@ def run_unresolved(inv: Invocation, args: argparse.Namespace) -> int:
 
 
 def run_fix(inv: Invocation, args: argparse.Namespace) -> int:
-    from curator.engine.linkrepair import fix, preview_fix
+    from curator.engine.review.linkrepair import fix, preview_fix
 
     if args.preview:
         plan = preview_fix(inv.wiki, [(args.target, args.to)], args.by, inv.actor)
@@ -101,19 +101,19 @@ def run_fix(inv: Invocation, args: argparse.Namespace) -> int:
 
 
 def run_create(inv: Invocation, args: argparse.Namespace) -> int:
-    from curator.engine.linkrepair import create
+    from curator.engine.review.linkrepair import create
 
     return _finish(inv, create(inv.wiki, args.target, inv.actor))
 
 
 def run_ignore(inv: Invocation, args: argparse.Namespace) -> int:
-    from curator.engine.linkrepair import ignore
+    from curator.engine.review.linkrepair import ignore
 
     return _finish(inv, ignore(inv.wiki, args.target, inv.actor))
 
 
 def run_health(inv: Invocation, args: argparse.Namespace) -> int:
-    from curator.engine.health import health
+    from curator.engine.review.health import health
 
     report = health(inv.wiki, inv.actor, duplicates=not args.no_duplicates)
     inv.emit(report.to_json(), report.render())

@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .invocation import Invocation
+    from curator.commands.invocation import Invocation
 
 
 #: The commands :func:`register` adds (lets the CLI build only the parser it needs).

@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .invocation import Invocation
+    from curator.commands.invocation import Invocation
 
 
 #: The commands :func:`register` adds (lets the CLI build only the parser it needs).
@@ -22,7 +22,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 
 
 def run_set(inv: Invocation, args: argparse.Namespace) -> int:
-    from curator.engine.properties import set_property
+    from curator.engine.write.properties import set_property
 
     result = set_property(inv.wiki, inv.actor, args.page, args.property, args.value)
     inv.emit(result.to_json(), result.message + (f" [{result.commit[:8]}]" if result.commit else ""))

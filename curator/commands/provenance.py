@@ -9,7 +9,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .invocation import Invocation
+    from curator.commands.invocation import Invocation
 
 
 #: The commands :func:`register` adds (lets the CLI build only the parser it needs).
@@ -49,7 +49,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 
 
 def run_blame(inv: Invocation, args: argparse.Namespace) -> int:
-    from curator.engine.provenance import blame
+    from curator.engine.history.provenance import blame
 
     lines = blame(inv.wiki, args.page, inv.actor)
     rows = [b.to_json() for b in lines]
@@ -67,7 +67,7 @@ def run_blame(inv: Invocation, args: argparse.Namespace) -> int:
 
 
 def run_injections(inv: Invocation, args: argparse.Namespace) -> int:
-    from curator.engine.injections import diff_today, get_record, read_records, rebuild
+    from curator.engine.read.injections import diff_today, get_record, read_records, rebuild
 
     if args.n is not None:
         rec = get_record(inv.wiki, inv.actor, args.n)
@@ -94,7 +94,7 @@ def run_injections(inv: Invocation, args: argparse.Namespace) -> int:
 
 
 def run_activity(inv: Invocation, args: argparse.Namespace) -> int:
-    from curator.engine.provenance import activity
+    from curator.engine.history.provenance import activity
 
     entries = activity(inv.wiki, args.agent, inv.actor, args.since)
     lines = [f"{e.commit[:10]}  {e.time[:19].replace('T', ' ')}  {e.subject}" for e in entries]

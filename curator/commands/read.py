@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .invocation import Invocation
+    from curator.commands.invocation import Invocation
 
 
 #: The commands :func:`register` adds (lets the CLI build only the parser it needs).
@@ -53,7 +53,7 @@ def _positive(value: int, name: str) -> int:
 def run_init(inv: Invocation, args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from curator.engine.bootstrap import init_wiki
+    from curator.engine.write.bootstrap import init_wiki
 
     result = init_wiki(Path(args.dir) if args.dir else inv.wiki_dir)
     inv.emit({"status": "ok", "root": str(result.root), "created_repo": result.created_repo,
@@ -71,7 +71,7 @@ def _display_width(text: str) -> int:
 
 
 #: The operator's listing as ``index`` prints it (the JSON document's bytes, or the text), saved in
-#: the page cache under the store's state (:meth:`~curator.engine.store.PageStore.save_derived`, as
+#: the page cache under the store's state (:meth:`~curator.engine.corpus.store.PageStore.save_derived`, as
 #: lint's answer is): a warm ``index`` of unchanged pages prints it again without building a row.
 SAVED_LISTING = {True: "index-json", False: "index-text"}
 #: Tag of the saved listing's format (a saved one of another format is computed again).
@@ -81,7 +81,7 @@ _LISTING_FORMAT = b"listing-1\0"
 def run_index(inv: Invocation, args: argparse.Namespace) -> int:
     import zlib
 
-    from .invocation import write_json_bytes
+    from curator.commands.invocation import write_json_bytes
 
     # The summary columns of the page cache: a warm index decodes no page record.
     wiki, actor = inv.wiki, inv.actor
@@ -120,9 +120,8 @@ def _from_saved_listing(blob: bytes | None) -> bytes | None:
 def _emit_index(inv: Invocation, pages: list[tuple[str, int, str, str, float]]) -> bytes:
     """Print the listing of ``pages``; return what was printed (the JSON document's bytes, or
     the text in UTF-8, a name that is not UTF-8 kept as its bytes)."""
-    from curator.engine.walker import json_document_bytes
-
-    from .invocation import write_json_bytes
+    from curator.commands.invocation import write_json_bytes
+    from curator.engine.corpus.walker import json_document_bytes
 
     rows = [{"path": path, "bytes": size, "title": title, "layer": layer, "trust": trust}
             for path, size, title, layer, trust in pages]
@@ -144,7 +143,7 @@ def _emit_index(inv: Invocation, pages: list[tuple[str, int, str, str, float]]) 
 
 
 def run_read(inv: Invocation, args: argparse.Namespace) -> int:
-    from curator.engine.reading import read
+    from curator.engine.read.reading import read
 
     result = read(inv.wiki, args.page, inv.actor)
     inv.emit(result.to_json(), result.text)
@@ -152,7 +151,7 @@ def run_read(inv: Invocation, args: argparse.Namespace) -> int:
 
 
 def run_neighbors(inv: Invocation, args: argparse.Namespace) -> int:
-    from curator.engine.reading import neighbors
+    from curator.engine.read.reading import neighbors
 
     result = neighbors(inv.wiki, args.page, inv.actor, _positive(args.max_bytes, "--max-bytes"),
                        _positive(args.snippet_chars, "--snippet-chars"))
@@ -161,7 +160,7 @@ def run_neighbors(inv: Invocation, args: argparse.Namespace) -> int:
 
 
 def run_read_all(inv: Invocation, args: argparse.Namespace) -> int:
-    from curator.engine.reading import read_all
+    from curator.engine.read.reading import read_all
 
     result = read_all(inv.wiki, inv.actor, _positive(args.max_bytes, "--max-bytes"))
     inv.emit(result.to_json(), result.text)
@@ -169,7 +168,7 @@ def run_read_all(inv: Invocation, args: argparse.Namespace) -> int:
 
 
 def run_lint(inv: Invocation, args: argparse.Namespace) -> int:
-    from curator.engine.lint import lint
+    from curator.engine.review.lint import lint
 
     issues = lint(inv.wiki, inv.actor)
     if inv.json:

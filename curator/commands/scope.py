@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .invocation import Invocation
+    from curator.commands.invocation import Invocation
 
 _DOC_TYPES = ("charter", "sop", "spec", "policy", "reference")
 _LAYERS = ("identity", "core", "context", "deep")
@@ -56,7 +56,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 
 
 def run_scope(inv: Invocation, args: argparse.Namespace) -> int:
-    from curator.engine.scope import policy_summary
+    from curator.engine.policy.scope import policy_summary
 
     # An actor asking for itself gets the summary of what it may see (no hidden folder counted).
     summary = policy_summary(inv.wiki, None if inv.actor.is_operator else inv.actor, own_view=True)
@@ -100,8 +100,8 @@ def run_file_doc(inv: Invocation, args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
-    from curator.engine.autofile import file_doc
     from curator.engine.errors import UsageError
+    from curator.engine.filing.autofile import file_doc
 
     if args.file:
         try:
@@ -119,7 +119,7 @@ def run_file_doc(inv: Invocation, args: argparse.Namespace) -> int:
 
 
 def run_auto_list(inv: Invocation, args: argparse.Namespace) -> int:
-    from curator.engine.curation import list_auto
+    from curator.engine.filing.curation import list_auto
 
     rows = [e.to_json() for e in list_auto(inv.wiki, inv.actor)]
     lines = [f"{r['path']:<48} {r['type']:<9} score {r['score'] if r['score'] is not None else '-':>3}  "
@@ -130,15 +130,15 @@ def run_auto_list(inv: Invocation, args: argparse.Namespace) -> int:
 
 
 def run_auto_confirm(inv: Invocation, args: argparse.Namespace) -> int:
-    from curator.engine.curation import confirm
+    from curator.engine.filing.curation import confirm
 
     return _answer(inv, confirm(inv.wiki, args.page, actor=inv.actor, folder=args.to, layer=args.layer,
                                 trust=args.trust))
 
 
 def run_auto_share(inv: Invocation, args: argparse.Namespace) -> int:
-    from curator.engine.curation import share
-    from curator.engine.home import shared_wiki_for
+    from curator.engine.corpus.home import shared_wiki_for
+    from curator.engine.filing.curation import share
     from curator.engine.wiki import Wiki
 
     shared = Wiki(shared_wiki_for(inv.wiki.root, getattr(args, "shared", None)))
@@ -149,6 +149,6 @@ def run_auto_share(inv: Invocation, args: argparse.Namespace) -> int:
 
 
 def run_auto_remove(inv: Invocation, args: argparse.Namespace) -> int:
-    from curator.engine.curation import remove
+    from curator.engine.filing.curation import remove
 
     return _answer(inv, remove(inv.wiki, args.page, actor=inv.actor))

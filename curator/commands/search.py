@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .invocation import Invocation
+    from curator.commands.invocation import Invocation
 
 
 #: The commands :func:`register` adds (lets the CLI build only the parser it needs).
@@ -44,7 +44,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 
 def run_search(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.errors import UsageError
-    from curator.engine.search import MAX_LIMIT
+    from curator.engine.search.index import MAX_LIMIT
 
     if not 1 <= args.limit <= MAX_LIMIT:
         raise UsageError(f"--limit must be between 1 and {MAX_LIMIT}, not {args.limit}")
@@ -78,16 +78,16 @@ def run_search(inv: Invocation, args: argparse.Namespace) -> int:
 
 
 def run_context(inv: Invocation, args: argparse.Namespace) -> int:
-    from curator.engine.actor import parse_actor
-    from curator.engine.agent_context import build_context
     from curator.engine.errors import UsageError
+    from curator.engine.policy.actor import parse_actor
+    from curator.engine.read.agent_context import build_context
 
     if args.budget < 0:
         raise UsageError(f"--budget must be 0 or more bytes, not {args.budget}")
     actor = parse_actor(f"agent:{args.agent}", getattr(args, "department", None)) if args.agent else inv.actor
     result = build_context(inv.wiki, actor, budget=args.budget, query=args.query)
     if not args.no_record:
-        from curator.engine.injections import record
+        from curator.engine.read.injections import record
 
         record(inv.wiki, actor, result, query=args.query or None, source="cli")
     if inv.json:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .invocation import Invocation
+    from curator.commands.invocation import Invocation
 
 
 #: The commands :func:`register` adds (lets the CLI build only the parser it needs).
@@ -63,22 +63,22 @@ def _finish(inv: Invocation, result: Any) -> int:
 
 def run_sync(inv: Invocation, args: argparse.Namespace) -> int:
     if args.merge_driver is not None:
-        from curator.engine.merge_driver import main
+        from curator.engine.sync.merge_driver import main
 
         return main(args.merge_driver)
     if args.setup:
-        from curator.engine.sync import setup
+        from curator.engine.sync.remote import setup
 
         return _finish(inv, setup(inv.wiki, inv.actor))
     if args.status:
         return _status(inv, args)
-    from curator.engine.sync import sync
+    from curator.engine.sync.remote import sync
 
     return _finish(inv, sync(inv.wiki, inv.actor, args.remote))
 
 
 def _status(inv: Invocation, args: argparse.Namespace) -> int:
-    from curator.engine.sync import conflicts, sync_status
+    from curator.engine.sync.remote import conflicts, sync_status
 
     st = sync_status(inv.wiki, args.remote)
     found = conflicts(inv.wiki)
@@ -109,7 +109,7 @@ def _conflict_lines(found: list[Any]) -> list[str]:
 
 def run_conflicts(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.errors import CuratorError
-    from curator.engine.sync import conflict_sides, conflicts, match_conflict
+    from curator.engine.sync.remote import conflict_sides, conflicts, match_conflict
 
     found = conflicts(inv.wiki)
     if args.page is None:
@@ -130,7 +130,7 @@ def run_conflicts(inv: Invocation, args: argparse.Namespace) -> int:
 
 def run_resolve(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.errors import CuratorError, UsageError
-    from curator.engine.sync import resolve
+    from curator.engine.sync.remote import resolve
 
     data = None
     choice = args.choice

@@ -10,9 +10,8 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from curator.engine.actions import ActionResult
-
-    from .invocation import Invocation
+    from curator.commands.invocation import Invocation
+    from curator.engine.write.actions import ActionResult
 
 
 #: The commands :func:`register` adds (lets the CLI build only the parser it needs).
@@ -76,7 +75,7 @@ def finish(inv: Invocation, result: ActionResult, data: dict[str, Any] | None = 
 
 
 def run_append(inv: Invocation, args: argparse.Namespace) -> int:
-    from curator.engine.append import append, to_cli_json
+    from curator.engine.write.append import append, to_cli_json
 
     result = append(inv.wiki, args.slug, args.content, args.link, args.create_new, inv.actor)
     return finish(inv, result, to_cli_json(result))
@@ -85,8 +84,8 @@ def run_append(inv: Invocation, args: argparse.Namespace) -> int:
 def run_ingest(inv: Invocation, args: argparse.Namespace) -> int:
     import sys
 
-    from curator.engine.append import MAX_INGEST_BYTES, ingest
     from curator.engine.errors import CuratorError
+    from curator.engine.write.append import MAX_INGEST_BYTES, ingest
 
     if args.file is not None:
         try:
@@ -104,8 +103,8 @@ def run_ingest(inv: Invocation, args: argparse.Namespace) -> int:
 
 
 def run_history(inv: Invocation, args: argparse.Namespace) -> int:
-    from curator.engine.actions import history
     from curator.engine.errors import UsageError
+    from curator.engine.write.actions import history
 
     if args.limit <= 0:
         raise UsageError(f"--limit must be a positive number, not {args.limit}")
@@ -117,13 +116,13 @@ def run_history(inv: Invocation, args: argparse.Namespace) -> int:
 
 
 def run_undo(inv: Invocation, args: argparse.Namespace) -> int:
-    from curator.engine.actions import revert, undo
     from curator.engine.errors import UsageError
+    from curator.engine.write.actions import revert, undo
 
     if args.agent is not None or args.since is not None:
         if args.agent is None or args.since is None or args.commit:
             raise UsageError("use --agent ID and --since DATE together (and not with --commit)")
-        from curator.engine.provenance import undo_agent
+        from curator.engine.history.provenance import undo_agent
 
         return finish(inv, undo_agent(inv.wiki, inv.actor, args.agent, args.since))
     result = revert(inv.wiki, inv.actor, args.commit) if args.commit else undo(inv.wiki, inv.actor)
@@ -131,14 +130,14 @@ def run_undo(inv: Invocation, args: argparse.Namespace) -> int:
 
 
 def run_redo(inv: Invocation, args: argparse.Namespace) -> int:
-    from curator.engine.actions import redo
+    from curator.engine.write.actions import redo
 
     return finish(inv, redo(inv.wiki, inv.actor))
 
 
 def run_recover(inv: Invocation, args: argparse.Namespace) -> int:
-    from curator.engine.actions import recover_pending
-    from curator.engine.append import rebuild_from_journal
+    from curator.engine.write.actions import recover_pending
+    from curator.engine.write.append import rebuild_from_journal
 
     pending = recover_pending(inv.wiki)
     if pending is not None and pending.is_error:

@@ -26,19 +26,19 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .git import Git
-from .journal import Journal
-from .lock import WikiLock
-from .watcher import PageWatcher, top_folders
+from curator.engine.corpus.watcher import PageWatcher, top_folders
+from curator.engine.repo.git import Git
+from curator.engine.repo.journal import Journal
+from curator.engine.repo.lock import WikiLock
 
 if TYPE_CHECKING:
-    from .actor import Actor
-    from .append import RouteCache
-    from .dedup import DedupIndex
-    from .dedup_worker import DedupWorker
-    from .graph import LinkGraph
-    from .links import LinkIndex
-    from .suggest import Suggester
+    from curator.engine.corpus.links import LinkIndex
+    from curator.engine.dedup.index import DedupIndex
+    from curator.engine.dedup.worker import DedupWorker
+    from curator.engine.graph.link_graph import LinkGraph
+    from curator.engine.policy.actor import Actor
+    from curator.engine.review.link_suggest import Suggester
+    from curator.engine.write.append import RouteCache
 
 #: The pending record of an interrupted action, under ``.curator/`` (see :mod:`.actions`).
 PENDING_NAME = "pending.jsonl"
@@ -72,7 +72,7 @@ class WikiSession:
     def route_cache(self) -> RouteCache:
         with self.services_lock:
             if self._route_cache is None:
-                from .append import RouteCache
+                from curator.engine.write.append import RouteCache
 
                 self._route_cache = RouteCache()
             return self._route_cache

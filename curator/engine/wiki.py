@@ -15,20 +15,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from .actor import OPERATOR, Actor
-from .errors import NotAWiki, PageNotFound
-from .events import Signal
-from .page import Page, link_key, path_key
-from .scope import Decision, ScopePolicy, protected_decision
-from .search import SearchIndex
-from .slugs import slug_sim
-from .store import ChangeSet, PageStore, gc_paused
+from curator.engine.corpus.page import Page, link_key, path_key
+from curator.engine.corpus.slugs import slug_sim
+from curator.engine.corpus.store import ChangeSet, PageStore, gc_paused
+from curator.engine.errors import NotAWiki, PageNotFound
+from curator.engine.events import Signal
+from curator.engine.policy.actor import OPERATOR, Actor
+from curator.engine.policy.scope import Decision, ScopePolicy, protected_decision
+from curator.engine.search.index import SearchIndex
 
 if TYPE_CHECKING:
     # (imported when first used: git, the journal and the write lock, and the link index, which
     # a one-shot command such as ``search`` never builds: ~2 ms of its start with the Markdown scanner)
-    from .links import LinkIndex
-    from .session import WikiSession
+    from curator.engine.corpus.links import LinkIndex
+    from curator.engine.session import WikiSession
 
 STATE_DIR = ".curator"
 
@@ -111,7 +111,7 @@ class Wiki:
             with self._lock:
                 session = self._session
                 if session is None:
-                    from .session import WikiSession
+                    from curator.engine.session import WikiSession
 
                     session = self._session = WikiSession(self.root, self.state_dir)
         return session
@@ -165,7 +165,7 @@ class Wiki:
     def links(self) -> LinkIndex:
         """The operator's link index of the pages as they are: built once, then brought up to
         date from the pages each change touched (:meth:`~.links.LinkIndex.updated`)."""
-        from .links import LinkIndex
+        from curator.engine.corpus.links import LinkIndex
 
         reload = getattr(self.policy, "reload", None)
         if reload is not None:  # an edited .scope.toml drops the caches built under the old one
@@ -219,7 +219,7 @@ class Wiki:
         if len(visible) == len(pages) and len(files) == len(attachments):
             index = self.links
         else:
-            from .links import LinkIndex
+            from curator.engine.corpus.links import LinkIndex
 
             with gc_paused():  # as for the full index: many small objects, none cyclic
                 index = LinkIndex(visible, files) if seen is None else seen.index.updated(visible, files)
@@ -273,7 +273,7 @@ class Wiki:
             around = self._around_from_store(path, actor)
             if around is not None:
                 return around
-        from .links import local_index
+        from curator.engine.corpus.links import local_index
 
         pages = self.pages
         if actor.is_operator:
@@ -292,7 +292,7 @@ class Wiki:
         could reach it, and the pages that can take part in resolving any of those links (see
         :func:`~.links.local_index`), as ``actor`` sees them; None for a page with a link
         :func:`~.links.local_index` cannot decide locally (``[[a/..]]``)."""
-        from .links import links_reaching, local_index, odd_key
+        from curator.engine.corpus.links import links_reaching, local_index, odd_key
 
         store = self.store
         page = store.page(path)
@@ -367,7 +367,7 @@ class Wiki:
         built = self.built_links(actor)
         if built is not None:
             return built
-        from .links import LinkIndex, odd_key
+        from curator.engine.corpus.links import LinkIndex, odd_key
 
         key = link_key(ref)
         store = self.store
@@ -388,7 +388,7 @@ class Wiki:
 
     def read_text(self, path: str) -> str:
         """The page's full text as stored (BOM removed, invalid bytes replaced)."""
-        from .page import decode
+        from curator.engine.corpus.page import decode
 
         return decode((self.root / path).read_bytes()).text
 

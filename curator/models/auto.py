@@ -1,6 +1,6 @@
 """The auto-filed panel's model: pages under ``auto/`` and those held in ``_review/`` (docs/design.md §10).
 
-:func:`gather_auto` runs off the GUI thread: the engine's :func:`~curator.engine.curation.list_auto`
+:func:`gather_auto` runs off the GUI thread: the engine's :func:`~curator.engine.filing.curation.list_auto`
 rows plus what the panel shows beside them (source, department, revision log, the name a share
 would give the copy) and the folders a confirmed page can move to. :func:`details_html` shows one
 page's filing details for the preview pane.
@@ -16,11 +16,10 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor
 
-from curator.engine.autofile import AUTO_DIR, REVIEW_DIR, revisions_of
-from curator.engine.curation import AutoEntry, list_auto, share_target
-from curator.engine.grading import FILE_THRESHOLD, REVIEW_THRESHOLD
-
-from .records import RecordRole, RecordTableModel
+from curator.engine.filing.autofile import AUTO_DIR, REVIEW_DIR, revisions_of
+from curator.engine.filing.curation import AutoEntry, list_auto, share_target
+from curator.engine.filing.grading import FILE_THRESHOLD, REVIEW_THRESHOLD
+from curator.models.records import RecordRole, RecordTableModel
 
 if TYPE_CHECKING:
     from curator.engine.wiki import Wiki

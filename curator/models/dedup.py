@@ -1,6 +1,6 @@
 """The duplicate review queue's model and the side-by-side comparison of two pages.
 
-Rows are the dedup engine's :class:`~curator.engine.dedup.Family` records, highest impact first
+Rows are the dedup engine's :class:`~curator.engine.dedup.index.Family` records, highest impact first
 (as the engine ranks them); families the operator skipped in this session go to the end of the
 queue. :func:`gather_pair` runs off the GUI thread and builds everything the comparison of the
 survivor with one member shows: both pages' metadata, inbound-link counts and an aligned diff of
@@ -18,11 +18,10 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor
 
-from curator.engine import frontmatter
-from curator.engine.dedup import Family
+from curator.engine.corpus import frontmatter
+from curator.engine.dedup.index import Family
+from curator.models.records import RecordRole, RecordTableModel
 from curator.text import plural
-
-from .records import RecordRole, RecordTableModel
 
 if TYPE_CHECKING:
     from curator.engine.wiki import Wiki

@@ -1,7 +1,7 @@
 """The Inbox view's model: agent writes held for an operator's review (docs/design.md §13).
 
 :func:`gather_inbox` (off the GUI thread) lists the pending items through the engine;
-:func:`item_html` shows one item as :func:`~curator.engine.inbox.item_view` describes it: who,
+:func:`item_html` shows one item as :func:`~curator.engine.review.inbox.item_view` describes it: who,
 when, where, why it was held, the target page with the fact in place as a diff, and the three
 most similar facts anywhere in the wiki (each linking to its page).
 """
@@ -14,9 +14,8 @@ from urllib.parse import quote
 
 from PySide6.QtCore import Qt
 
-from curator.engine.inbox import InboxItem, list_items
-
-from .records import RecordRole, RecordTableModel
+from curator.engine.review.inbox import InboxItem, list_items
+from curator.models.records import RecordRole, RecordTableModel
 
 if TYPE_CHECKING:
     from curator.engine.wiki import Wiki
@@ -71,7 +70,7 @@ def diff_html(diff: str) -> str:
 
 
 def item_html(view: dict[str, Any]) -> str:
-    """The detail pane of one item (``view`` is :func:`~curator.engine.inbox.item_view`'s answer)."""
+    """The detail pane of one item (``view`` is :func:`~curator.engine.review.inbox.item_view`'s answer)."""
     plain = "border-style: none; padding: 1px 10px 1px 0px;"
     fields = [("Agent", view["actor"]), ("Department", view.get("department") or "—"),
               ("Time", str(view["time"]).replace("T", " ").removesuffix("Z") + " UTC"),

@@ -6,10 +6,9 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 
-from curator.engine.linkrepair import Unresolved
-from curator.engine.lint import LintIssue
-
-from .records import RecordRole, RecordTableModel
+from curator.engine.review.linkrepair import Unresolved
+from curator.engine.review.lint import LintIssue
+from curator.models.records import RecordRole, RecordTableModel
 
 __all__ = ["LintModel", "RecordRole", "UnresolvedModel"]
 

@@ -22,7 +22,7 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QBrush, QColor
 
-from curator.engine.page import LAYER_RANK, Page
+from curator.engine.corpus.page import LAYER_RANK, Page
 
 COL_TITLE, COL_PATH, COL_LAYER, COL_TRUST, COL_TAGS, COL_INBOUND, COL_UPDATED, COL_WIKI = range(8)
 HEADERS = ("Title", "Path", "Layer", "Trust", "Tags", "Inbound", "Updated", "Wiki")

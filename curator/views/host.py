@@ -1,7 +1,7 @@
 """What a station view may use of the window that holds it: :class:`ViewHost`.
 
 Views (graph, duplicates, inbox, auto-filed, policy, history, the sync status) get a host, not the
-:class:`~curator.views.main_window.MainWindow`: the workspace (reads off the GUI thread, the wikis),
+:class:`~curator.views.shell.main_window.MainWindow`: the workspace (reads off the GUI thread, the wikis),
 running an engine action (its result reported), reporting, and navigation to a page or another
 view. :class:`MainWindow` is the station's host; a test may pass any object with these members.
 """
@@ -16,8 +16,7 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QWidget
 
     from curator.engine.wiki import Wiki
-
-    from .workspace import Workspace
+    from curator.views.workspace import Workspace
 
 #: A page of the workspace: (wiki index, path).
 Key = tuple[int, str]

@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QPaintEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QListView, QPushButton, QTableView, QToolButton, QWidget
 
-from curator.engine.page import LAYERS
+from curator.engine.corpus.page import LAYERS
 from curator.models.pages import LAYER_COLORS
 
 

@@ -8,7 +8,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QWidget
 
 if TYPE_CHECKING:
-    from .host import ViewHost
+    from curator.views.host import ViewHost
 
 
 class WikiView(QWidget):

@@ -20,20 +20,19 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
 
-from curator.engine.actions import ActionResult
-from curator.engine.store import ChangeSet, gc_paused
+from curator.engine.corpus.store import ChangeSet, gc_paused
 from curator.engine.wiki import Wiki
+from curator.engine.write.actions import ActionResult
 from curator.models.pages import PageRow
 from curator.text import plural
-
-from .tasks import WriterQueue, run_task
+from curator.views.tasks import WriterQueue, run_task
 
 log = logging.getLogger(__name__)
 
 
 def discover_wikis(path: Path) -> list[tuple[str, Path]]:
     """(label, root) of each wiki under ``path``: every wiki of a home (docs/design.md §2), or the one wiki."""
-    from curator.engine.home import Home, is_home
+    from curator.engine.corpus.home import Home, is_home
 
     path = path.expanduser().resolve()
     return Home(path).wikis() if is_home(path) else [(path.name, path)]
@@ -341,7 +340,7 @@ class Workspace(QObject):
     def _build_search_indexes(self) -> None:
         """Build the full-text index of every wiki that has none, in the background.
 
-        The index is built by the first search (see curator.engine.search); at 32,000 pages that
+        The index is built by the first search (see curator.engine.search.index); at 32,000 pages that
         takes seconds, so the station does it right after the pages are shown instead of making
         the first page wait for its unlinked mentions.
         """
@@ -355,7 +354,7 @@ class Workspace(QObject):
         self.search_built.emit(index)
 
     def _search_build_failed(self, exc: BaseException) -> None:
-        from curator.engine.search import BuildStopped
+        from curator.engine.search.index import BuildStopped
 
         if not isinstance(exc, BuildStopped):  # stopped: the station is closing
             self.failed.emit(f"Search index: {exc}")
@@ -512,7 +511,7 @@ class Workspace(QObject):
         if self._observer is not None:
             self._observer.stop()
             self._observer.join(timeout=2)
-        from curator.engine.dedup import stop_scans
+        from curator.engine.dedup.index import stop_scans
 
         for handle in self.handles:
             if handle.wiki is not None:

@@ -34,9 +34,9 @@ def main(root: str) -> None:
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
-    from curator.views.main_window import MainWindow
-    from curator.views.registry import install_views
     from curator.views.settings import Settings
+    from curator.views.shell.main_window import MainWindow
+    from curator.views.shell.registry import install_views
     from curator.views.workspace import Workspace
 
     app = QApplication.instance() or QApplication([])

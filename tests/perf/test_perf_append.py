@@ -17,11 +17,11 @@ import sys
 import time
 from pathlib import Path
 
-from curator.engine.actor import Actor
-from curator.engine.append import append, compose_bullet, find_duplicate, insert_bullet, page_slug
-from curator.engine.slugs import slug_sim, slugify
-from curator.engine.walker import EXCLUDED_DIRS
+from curator.engine.corpus.slugs import slug_sim, slugify
+from curator.engine.corpus.walker import EXCLUDED_DIRS
+from curator.engine.policy.actor import Actor
 from curator.engine.wiki import Wiki
+from curator.engine.write.append import append, compose_bullet, find_duplicate, insert_bullet, page_slug
 from tests.corpus import generate
 
 N_PAGES = 10_000

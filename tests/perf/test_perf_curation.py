@@ -20,12 +20,12 @@ from pathlib import Path
 
 import pytest
 
-from curator.engine.actions import undo
-from curator.engine.actor import OPERATOR
-from curator.engine.merge import merge_pages
-from curator.engine.move import move_page
-from curator.engine.walker import EXCLUDED_DIRS
+from curator.engine.corpus.walker import EXCLUDED_DIRS
+from curator.engine.policy.actor import OPERATOR
 from curator.engine.wiki import Wiki
+from curator.engine.write.actions import undo
+from curator.engine.write.merge import merge_pages
+from curator.engine.write.move import move_page
 from tests.corpus import IDENTITY, generate, plain_read
 
 pytestmark = pytest.mark.timeout(2400)

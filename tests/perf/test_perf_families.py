@@ -7,10 +7,10 @@ a sample compared on the five signals, extrapolated by n^2):
 
 * **cold**: ``curator dedup --groups --json`` in a new process with no ``.curator/`` (target 10 s),
   and in a new process whose ``.curator/`` (the page cache and the dedup result kept by the run
-  before, :mod:`curator.engine.dedup_cache`) is kept from the run before (target 10 s);
+  before, :mod:`curator.engine.dedup.cache`) is kept from the run before (target 10 s);
 * **warm**: the station: its first families (from the kept result), the dedup index built in the
   background after that (a full scan, every page's features in memory), then
-  :func:`~curator.engine.dedup.find_families` with nothing changed, and after one page changed
+  :func:`~curator.engine.dedup.index.find_families` with nothing changed, and after one page changed
   (target 1 s), both with the wiki's link index rebuilt inside the timing and with it rebuilt
   before (the station's page list rebuilds it on every change for its inbound counts);
 * **size**: every file in ``.curator/`` after the runs above, against the pages' bytes (issue 17:
@@ -41,8 +41,8 @@ from typing import Any
 
 import pytest
 
-from curator.engine import dedup
-from curator.engine.slugs import slug_sim
+from curator.engine.corpus.slugs import slug_sim
+from curator.engine.dedup import index as dedup
 from curator.engine.wiki import Wiki
 from tests.corpus import CorpusInfo, generate, plain_read
 from tests.perf.test_perf_scale import _median

@@ -22,12 +22,13 @@ from collections.abc import Callable
 import networkx as nx
 import pytest
 
-from curator.engine import dedup, markdown_scan
-from curator.engine.frontmatter import split
-from curator.engine.graph import LinkGraph, graph_for
-from curator.engine.layout import LayoutEngine
-from curator.engine.page import decode, link_key
-from curator.engine.slugs import slug_sim
+from curator.engine.corpus import markdown_scan
+from curator.engine.corpus.frontmatter import split
+from curator.engine.corpus.page import decode, link_key
+from curator.engine.corpus.slugs import slug_sim
+from curator.engine.dedup import index as dedup
+from curator.engine.graph.layout import LayoutEngine
+from curator.engine.graph.link_graph import LinkGraph, graph_for
 from curator.engine.wiki import Wiki
 from tests.corpus import generate
 

@@ -84,7 +84,8 @@ def _time_calls() -> None:
 
     import pyqtgraph as pg
 
-    from curator.views import graph_edges, graph_view
+    from curator.views.graph import edges as graph_edges
+    from curator.views.graph import graph_view
 
     gui = threading.get_ident()
     targets: list[tuple[Any, str]] = [(graph_view.GraphView, m) for m in (
@@ -134,7 +135,7 @@ def _report(name: str, ticks: list[float], dog: Watchdog) -> float:
 def test_graph_view_stalls(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from PySide6.QtCore import QTimer
 
-    from curator.views.graph_view import GraphView
+    from curator.views.graph.graph_view import GraphView
     from curator.views.wiki_view import WikiView
     from tests.gui_helpers import loaded_window
 

@@ -16,10 +16,10 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtGui import QColor
 
-from curator.engine.layout import LayoutEngine
+from curator.engine.graph.layout import LayoutEngine
 from curator.engine.wiki import Wiki
-from curator.views.graph_view import GraphView, _edge_colour, build_graph_data
-from curator.views.main_window import MainWindow
+from curator.views.graph.graph_view import GraphView, _edge_colour, build_graph_data
+from curator.views.shell.main_window import MainWindow
 from curator.views.workspace import Workspace
 from tests.corpus import generate
 from tests.gui_helpers import temp_settings

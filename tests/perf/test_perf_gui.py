@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QElapsedTimer, QTimer
 
-from curator.views.main_window import MainWindow
+from curator.views.shell.main_window import MainWindow
 from curator.views.workspace import Workspace
 from tests.corpus import generate
 from tests.gui_helpers import temp_settings

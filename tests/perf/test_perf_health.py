@@ -41,8 +41,8 @@ from typing import Any
 
 import pytest
 
-from curator.engine.linkrepair import unresolved
-from curator.engine.slugs import slug_sim, slugify
+from curator.engine.corpus.slugs import slug_sim, slugify
+from curator.engine.review.linkrepair import unresolved
 from curator.engine.wiki import Wiki
 from tests.corpus import CorpusInfo, generate, plain_read
 from tests.perf.test_perf_scale import _median as scale_median
@@ -109,7 +109,7 @@ def test_links_unresolved_cli(corpus: CorpusInfo, plain: float) -> None:
 
 
 def test_links_unresolved_warm(corpus: CorpusInfo, plain: float) -> None:
-    from curator.views.links_view import SUGGEST_ROWS
+    from curator.views.review.links import SUGGEST_ROWS
 
     wiki = Wiki(corpus.root)
     wiki.refresh()
@@ -156,8 +156,8 @@ def test_links_unresolved_warm(corpus: CorpusInfo, plain: float) -> None:
 
 
 def test_health_in_the_station(qtbot, corpus: CorpusInfo, plain: float, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from curator.views.main_window import MainWindow
-    from curator.views.registry import install_views
+    from curator.views.shell.main_window import MainWindow
+    from curator.views.shell.registry import install_views
     from curator.views.workspace import Workspace
     from tests.gui_helpers import temp_settings
 
@@ -209,8 +209,8 @@ def test_gui_thread_while_the_dedup_index_builds(qtbot, corpus: CorpusInfo, plai
     WHILE the dedup index's every-page build it starts runs (in the dedup worker process): a search
     typed, a namespace filter, the Global graph; PROBE_RUNS windows. (The station probe of
     test_perf_scale.py opens these before the Duplicates view, so no build runs beside them there.)"""
-    from curator.views.main_window import MainWindow
-    from curator.views.registry import install_views
+    from curator.views.shell.main_window import MainWindow
+    from curator.views.shell.registry import install_views
     from curator.views.workspace import Workspace
     from tests.gui_helpers import temp_settings
     from tests.perf.stall_probe import StallProbe
@@ -366,8 +366,8 @@ def test_health_cli(corpus: CorpusInfo, plain: float) -> None:
 
 
 def test_duplicate_figure_first_scan(corpus: CorpusInfo, plain: float) -> None:
-    from curator.engine.dedup import DedupIndex
-    from curator.engine.health import duplicate_figure
+    from curator.engine.dedup.index import DedupIndex
+    from curator.engine.review.health import duplicate_figure
 
     wiki = Wiki(corpus.root)
     wiki.refresh()

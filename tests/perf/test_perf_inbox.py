@@ -1,7 +1,7 @@
 """The review inbox at scale: 2,000 pending items in a 30,000-page wiki (issue 20, docs/design.md §13).
 
 Budgets: ``curator inbox list`` <= 0.5 s end to end (a fresh CLI process, median); the similar-fact
-lookup of one item (:func:`~curator.engine.inbox.similar_facts`) <= 50 ms from the warm index
+lookup of one item (:func:`~curator.engine.review.inbox.similar_facts`) <= 50 ms from the warm index
 (median). Compared in the same run with naive baselines: listing by walking the whole wiki for
 item files, similar facts by comparing the fact with every bullet of every page; and with a
 plain read of every file of the wiki.
@@ -26,7 +26,8 @@ import sys
 import time
 from pathlib import Path
 
-from curator.engine.inbox import (
+from curator.engine.corpus.walker import walk
+from curator.engine.review.inbox import (
     INBOX_DIR,
     InboxItem,
     _bullets,
@@ -36,7 +37,6 @@ from curator.engine.inbox import (
     list_items,
     similar_facts,
 )
-from curator.engine.walker import walk
 from curator.engine.wiki import Wiki
 from tests.corpus import generate
 

@@ -66,9 +66,9 @@ def test_screenshot_mode_under_load_never_crashes(tmp_path: Path) -> None:
 
 
 def test_append_cost_of_the_pending_record(tmp_path: Path) -> None:
-    from curator.engine.actor import Actor
-    from curator.engine.append import append
+    from curator.engine.policy.actor import Actor
     from curator.engine.wiki import Wiki
+    from curator.engine.write.append import append
 
     root = tmp_path / "w"
     make_wiki(root, 200)

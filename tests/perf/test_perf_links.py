@@ -3,7 +3,7 @@
 Run: ``.venv/bin/python -m pytest tests/perf/test_perf_links.py -s -p no:cacheprovider``.
 Measured in one run, medians of three:
 
-* ours: building the :class:`~curator.engine.links.LinkIndex` from the cached pages (every link of
+* ours: building the :class:`~curator.engine.corpus.links.LinkIndex` from the cached pages (every link of
   every page resolved from its own page: same folder, shortest path, attachments; backlinks);
 * a naive baseline: the same rule applied by scanning every page path (and attachment) for each
   link, on a sample of links, extrapolated to all of them;
@@ -18,7 +18,7 @@ figure beside a plain read of every page file and the rebuild every change cost 
 
 * the wiki's link index brought up to date after one page changed (a fact appended, a link added,
   a title changed, a page added or removed), target <= 0.1 s;
-* :func:`~curator.engine.dedup.find_families` from the station's warm index after one page
+* :func:`~curator.engine.dedup.index.find_families` from the station's warm index after one page
   changed, the link index update inside the timing, target <= 1 s;
 * the Links view's queue (every unresolved target, suggestions for the first 500 from a fresh
   suggester) after one page changed, the update inside, target <= 1 s;
@@ -42,10 +42,11 @@ from typing import Any
 
 import pytest
 
-from curator.engine import dedup, frontmatter, markdown_scan
-from curator.engine.linkrepair import unresolved
-from curator.engine.links import LinkIndex
-from curator.engine.page import link_key, parse_page
+from curator.engine.corpus import frontmatter, markdown_scan
+from curator.engine.corpus.links import LinkIndex
+from curator.engine.corpus.page import link_key, parse_page
+from curator.engine.dedup import index as dedup
+from curator.engine.review.linkrepair import unresolved
 from curator.engine.wiki import Wiki
 from tests.corpus import CorpusInfo, generate, plain_read
 from tests.perf.test_perf_graph import timed  # median of three runs
@@ -250,7 +251,7 @@ class Edits:
 
 
 def test_link_index_after_one_change(real: CorpusInfo, plain: float) -> None:
-    from curator.views.links_view import SUGGEST_ROWS
+    from curator.views.review.links import SUGGEST_ROWS
 
     assert real.real is not None
     wiki = Wiki(real.root)

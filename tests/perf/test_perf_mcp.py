@@ -22,7 +22,7 @@ import anyio
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from curator.engine.append import page_slug
+from curator.engine.write.append import page_slug
 from curator.mcp_server import open_door
 from tests.corpus import WORDS, generate
 

@@ -14,9 +14,9 @@ import statistics
 import time
 from pathlib import Path
 
-from curator.engine.bootstrap import init_wiki
-from curator.views.page_view import PageView
-from curator.views.render import render_page
+from curator.engine.write.bootstrap import init_wiki
+from curator.views.page.page_view import PageView
+from curator.views.page.render import render_page
 from tests.corpus import generate
 from tests.test_hardening_availability import large_pages, open_station, open_with_probe
 

@@ -18,9 +18,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from curator.engine.actor import OPERATOR
-from curator.engine.injections import LOG_NAME, read_records
-from curator.engine.provenance import blame
+from curator.engine.history.provenance import blame
+from curator.engine.policy.actor import OPERATOR
+from curator.engine.read.injections import LOG_NAME, read_records
 from curator.engine.wiki import Wiki
 from tests.corpus import generate
 

@@ -217,7 +217,7 @@ def test_cli_figures(corpus: CorpusInfo, baselines: dict[str, float]) -> None:
     rows = _run([*wiki, "index", "--json"]).decode().count('"path"')
     assert rows == len(corpus.pages)
     page_bytes = sum((corpus.root / p).stat().st_size for p in corpus.pages)
-    # The first search builds the full-text index (see curator/engine/search.py).
+    # The first search builds the full-text index (see curator/engine/search/index.py).
     first = _median(lambda: _run([*wiki, "search", "ledger"]), 1)
     _record("first search after index (builds FTS)", first, "plain", None)
     cache = _cache_bytes(state)
@@ -291,7 +291,7 @@ def _gui_open(root: str, screenshot: Path) -> tuple[float, float, int]:
     first page shown: Python's and Qt's start-up, the load, the first page), seconds of the
     whole process (that, then the landing view's content, the rendering, its 200 ms settling
     delay and the shutdown), and its peak resident KB."""
-    from curator.app import USABLE_LINE
+    from curator.views.shell.app import USABLE_LINE
 
     env = {**ENV, "QT_QPA_PLATFORM": "offscreen"}
     start = time.perf_counter()
@@ -355,10 +355,10 @@ def test_station_gui_thread_probe(qtbot, corpus: CorpusInfo, baselines: dict[str
     any duplicate scan.)"""
     from PySide6.QtCore import QElapsedTimer, QTimer
 
-    from curator.views.graph_view import GraphView
-    from curator.views.health_view import HealthView
-    from curator.views.main_window import MainWindow
-    from curator.views.registry import install_views
+    from curator.views.graph.graph_view import GraphView
+    from curator.views.review.health import HealthView
+    from curator.views.shell.main_window import MainWindow
+    from curator.views.shell.registry import install_views
     from curator.views.wiki_view import WikiView
     from curator.views.workspace import Workspace
     from tests.gui_helpers import temp_settings

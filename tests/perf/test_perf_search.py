@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-from curator.engine.walker import walk
+from curator.engine.corpus.walker import walk
 from curator.engine.wiki import Wiki
 from tests.corpus import WORDS, generate
 
@@ -195,7 +195,7 @@ def test_agent_search_scores_over_visible_pages_cost(tmp_path: Path) -> None:
     """Issue 14: an agent with hidden pages gets bm25 over the pages it may see (as on a copy of
     the wiki without the others). Measured on the 32,000-page real-shaped corpus against the
     operator's plain FTS5 ranking in the same run, in-process and from the CLI."""
-    from curator.engine.actor import OPERATOR, parse_actor
+    from curator.engine.policy.actor import OPERATOR, parse_actor
     from tests.corpus import generate as generate_corpus
     from tests.corpus import plain_read
 

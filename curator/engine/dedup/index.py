@@ -1,0 +1,2156 @@
+"""Duplicate candidates (docs/design.md §9) and families (docs/design.md §12), found at wiki scale and kept up to date
+page by page.
+
+Five signals make a pair a candidate:
+
+* **title**: the same normalised title (case, punctuation and separators folded), or a title
+  similarity (rapidfuzz ``ratio`` of the case-folded titles) of at least 0.9;
+* **tags**: tag Jaccard >= 0.8 for two pages in the same folder that both have tags, sharing at
+  least two tags that are not categories of the folder (see below);
+* **slug**: ``slugSim`` >= 0.7 (subset names such as ``project-x`` / ``project-x-notes``);
+* **body**: near-identical bodies, shingle Jaccard >= 0.8 on word 5-shingles, found with
+  MinHash-LSH and verified exactly, with boilerplate shared by many pages discounted;
+* **containment**: at least 60 % of the smaller body's shingles found in the other page (a page
+  copying 5 of another's 6 facts under a new title), counting only text on at most
+  :data:`CONTAINMENT_MAX_PAGES` pages; blocked by the shingles every page samples alike (one in
+  :data:`CONTAINMENT_SAMPLE`) and verified exactly.
+
+No signal compares all pairs. Titles are compared with rapidfuzz's C ``cdist`` inside length
+windows (a ratio of 0.9 bounds the length difference); slugs are blocked by exact keys (every
+contiguous run of their words, their word set with one or two words left out where that can
+still reach the threshold, and every one-character deletion); tags by the rare tags of each folder;
+bodies by LSH bands; containment by runs of equal samples in one sorted array. A full scan files
+slug keys and bands in sorted key tables (:class:`_KeyTable`: stable hashes, one sort, one join).
+
+**Families** (:func:`find_families`, ``curator dedup --groups``) are the connected pages of the
+pairs whose text says they are copies (body, containment); name-only pairs never join pages (a
+page sharing a copy's title is not one more copy) and stay families of their own two pages,
+ranked after the others. Each family names its survivor by the same keep rule as a pair
+(:meth:`DedupIndex.keep_rank`) and is ranked by impact (inbound links and trust of its pages).
+
+What must not flood the queue is discounted, not hidden behind a threshold:
+
+* **numbered series** (``meeting-1`` / ``meeting-12``, ``Q3 budget`` / ``Q4 budget``): pages whose
+  names differ in their numbers are different pages, so title, slug and tag signals skip them;
+* **templates**: body shingles found on more than ``boilerplate_pages`` pages are boilerplate and
+  left out of the body comparison; tags used by more than :data:`RARE_TAG_PAGES` pages of a folder
+  are categories and do not count as shared evidence; and a page that matches more than :data:`MAX_FANOUT` pages on one name
+  signal (a title every template copy shares, a generic slug contained in many others) loses that
+  signal, since a true duplicate has one or two twins, not a crowd.
+
+"Not duplicates" decisions live in :data:`DECISIONS_FILE` at the wiki root, a tracked file that is
+committed by the ``dismiss`` action, so a dismissed pair (or family, or one member taken out of a
+family) never returns for anyone who clones the wiki; entries follow their pages through renames
+(:func:`dismissed_pairs`). ``keep`` is the page with more trust, then more inbound links, then
+the older one.
+
+:func:`index_for` keeps one :class:`DedupIndex` per wiki. Its first call answers from the result
+a full scan kept for the pages as they are (:mod:`.dedup_cache`: pairs, scores and inbound counts
+under the page store's state), else scans every page: the bodies are shingled in worker
+processes (:data:`PARALLEL_SHINGLES`) while this process computes every page's features, then the
+slugs and the bodies are compared, the titles, tags and inbound counts meanwhile in a forked child
+where this process may fork (:data:`SIDE_PAGES`, :mod:`.dedup_side`; elsewhere the titles and tags
+are compared while the workers shingle). Once every page's features are in memory (a scan, or :meth:`DedupIndex.build`), later
+calls re-examine only the pages whose (mtime, size) changed since, and what those changes move
+for other pages (:meth:`DedupIndex.update`), so every answer is exactly a full scan's. An index
+answering from a kept result is built (:meth:`DedupIndex.build`, the station's background work)
+apart: the scan fills a new index while the kept result goes on answering, then its state is
+taken in one step.
+"""
+
+from __future__ import annotations
+
+import bisect
+import datetime as _dt
+import hashlib
+import itertools
+import json
+import posixpath
+import re
+import threading
+import unicodedata
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+from rapidfuzz import fuzz, process
+
+from curator.engine.corpus import frontmatter, parallel
+from curator.engine.corpus.links import LinkIndex
+from curator.engine.corpus.page import Page, decode, link_key
+from curator.engine.corpus.slugs import SlugFeatures, similarity, slug_features, slugify
+from curator.engine.corpus.store import digest, gc_paused
+from curator.engine.corpus.walker import PageFile
+from curator.engine.dedup import cache as dedup_cache
+from curator.engine.dedup import side as dedup_side
+from curator.engine.errors import CuratorError
+from curator.engine.policy.actor import OPERATOR, Actor
+from curator.engine.status import Status
+from curator.engine.wiki import Wiki
+from curator.engine.write.actions import ARCHIVE_DIR, ActionContext, ActionResult, Invalid, run_action
+from curator.engine.write.decision_files import load_decision_file
+
+TITLE_SIMILARITY = 0.9
+TAG_JACCARD = 0.8
+SLUG_SIMILARITY = 0.7
+BODY_JACCARD = 0.8
+SHINGLE_WORDS = 5
+#: Fewer discounted shingles than this: too little own text to call two bodies duplicates.
+MIN_SHINGLES = 5
+#: A page matching more pages than this on one name signal (title, slug, tags) loses that signal.
+MAX_FANOUT = 5
+#: A tag on more pages of a folder than this is a category, not evidence of sameness; a tag
+#: match needs at least MIN_RARE_TAGS shared tags that are not categories.
+RARE_TAG_PAGES = 8
+MIN_RARE_TAGS = 2
+#: Body shingles on more pages than max(this, pages / 2000) are boilerplate.
+BOILERPLATE_MIN_PAGES = 8
+NUM_PERM = 64
+BANDS, ROWS = 16, 4  # P(candidate | J=0.8) = 1 - (1 - 0.8**4)**16 > 0.9997
+DECISIONS_FILE = ".curator-decisions.json"
+#: Containment (docs/design.md §12): the smaller body has at least this share of its (discounted) shingles
+#: in the other page. Blocked by sampled shingles (one in CONTAINMENT_SAMPLE: those whose top bits
+#: are zero, the same sample on every page, so shared samples estimate shared text), verified
+#: exactly on the whole bodies.
+CONTAINMENT = 0.6
+CONTAINMENT_SAMPLE = 4
+#: A pair is verified when it shares at least this share of the smaller page's samples (and
+#: at least CONTAINMENT_MIN_HITS of them); the estimate's spread sits well above it at 0.6.
+CONTAINMENT_HITS = 0.3
+CONTAINMENT_MIN_HITS = 2
+#: Containment counts only text found on at most this many pages: a copy has a few twins, while
+#: a passage a dozen pages share (a quoted policy, a template tail) is no evidence of one more.
+CONTAINMENT_MAX_PAGES = MAX_FANOUT + 1
+SIGNALS: tuple[str, ...] = ("title", "tags", "slug", "body", "containment")
+#: Signals that compare the text itself: a pair with one of them joins its pages into a family;
+#: a pair with name signals only (title, slug, tags) never does.
+CONTENT_SIGNALS: frozenset[str] = frozenset({"body", "containment"})
+#: The signals a scan's forked child finds (:mod:`.dedup_side`): they need no body.
+SIDE_SIGNALS: tuple[str, ...] = ("title", "tags")
+#: Pages to shingle from which a scan uses worker processes (below, starting them costs more).
+PARALLEL_SHINGLES = 1500
+#: Pages from which a scan finds its title and tag pairs and inbound counts in a forked child while it
+#: compares the bodies (:mod:`.dedup_side`; below, that work is shorter than the fork).
+SIDE_PAGES = 1500
+#: A kept result (:mod:`.dedup_cache`) holds the scores of every two pages of a text family up to
+#: this size (a family's survivor, and so the pairs asked about, depend on who looks and on what was
+#: dismissed); a bigger one is asked about from a full scan.
+KEPT_FAMILY_MAX = 40
+#: The per-page signatures file of session 4's design, removed by the first scan that finds it.
+OLD_SIGNATURES = "dedup-shingles.npz"
+#: What a kept result's answer depends on besides the pages (part of its key).
+SETTINGS = (TITLE_SIMILARITY, TAG_JACCARD, SLUG_SIMILARITY, BODY_JACCARD, SHINGLE_WORDS, MIN_SHINGLES,
+            MAX_FANOUT, RARE_TAG_PAGES, MIN_RARE_TAGS, BOILERPLATE_MIN_PAGES, NUM_PERM, BANDS, ROWS,
+            CONTAINMENT, CONTAINMENT_SAMPLE, CONTAINMENT_HITS, CONTAINMENT_MIN_HITS, CONTAINMENT_MAX_PAGES)
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+_TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]|[^\W_]+")
+_NON_ALNUM = re.compile(r"[\W_]+")
+_DIGITS = re.compile(r"\d+")
+
+_SAMPLE_SHIFT = np.uint64(65 - CONTAINMENT_SAMPLE.bit_length())  # 4 -> the top 2 bits zero
+_rng = np.random.default_rng(20240531)  # fixed: signatures are comparable across calls
+_PERM_A = _rng.integers(1, 2**63, NUM_PERM, dtype=np.uint64) | np.uint64(1)
+_PERM_B = _rng.integers(0, 2**63, NUM_PERM, dtype=np.uint64)
+_SHINGLE_MULT = _rng.integers(1, 2**63, SHINGLE_WORDS, dtype=np.uint64) | np.uint64(1)
+_BAND_MULT = _rng.integers(1, 2**63, ROWS, dtype=np.uint64) | np.uint64(1)
+
+
+# --- normalisation -------------------------------------------------------------------------
+
+def fold(text: str) -> str:
+    """Case, punctuation and separators folded away: ``Project-X Notes!`` -> ``projectxnotes``."""
+    return _NON_ALNUM.sub("", _folded(text))
+
+
+def fold_spaced(text: str) -> str:
+    """Case folded, punctuation and separators as single spaces (for similarity ratios)."""
+    return " ".join(_NON_ALNUM.sub(" ", _folded(text)).split())
+
+
+def _folded(text: str) -> str:
+    """NFKC, case folded (an ASCII text: lowercased, which is the same)."""
+    return text.lower() if text.isascii() else unicodedata.normalize("NFKC", text).casefold()
+
+
+def numbers(text: str) -> tuple[str, ...]:
+    """The numbers in a name (leading zeros dropped): a series differs exactly here."""
+    return tuple(m.lstrip("0") or "0" for m in _DIGITS.findall(text))
+
+
+def tokens(text: str) -> list[str]:
+    """Words (CJK characters one by one), lowercased."""
+    return _TOKEN.findall(text.lower())
+
+
+def _splitmix(z: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser (a bijection of 64-bit values), wrapping."""
+    with np.errstate(over="ignore"):
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    out: np.ndarray = z ^ (z >> np.uint64(31))
+    return out
+
+
+def _mults(n: int) -> np.ndarray:
+    """``n`` odd 64-bit multipliers, the k-th the same for every ``n`` (splitmix64 of k)."""
+    with np.errstate(over="ignore"):
+        z = np.arange(1, n + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    return _splitmix(z) | np.uint64(1)
+
+
+#: Word ids: a polynomial hash of the word's lowercased UTF-8 bytes (``sum(byte_j * P**j)``,
+#: wrapping 64-bit) with its length mixed in, finished by splitmix64: stable across processes
+#: (``hash`` of a str is salted per process, so samples, bands and borderline answers would
+#: differ from one run to the next), and computed for every word of many texts at once from
+#: prefix sums (:func:`_word_ids`), no Python object per word. :func:`word_id` is the definition.
+_WORD_P, _WORD_LEN = (int(x) for x in _mults(2).tolist())
+_WORD_PINV = pow(_WORD_P, -1, 1 << 64)
+_U64 = (1 << 64) - 1
+#: Texts shingled in one block of at most this many bytes (a bigger text is a block alone). A
+#: block's temporaries (8 bytes per byte) stay below the allocator's mmap threshold, so they are
+#: reused, not fresh zeroed pages each: blocks of 4 MB spent a third of the shingling in the kernel.
+_WORD_BLOCK = 1 << 20
+_powers: list[np.ndarray] = [np.ones(1, dtype=np.uint64), np.ones(1, dtype=np.uint64)]  # P**j, P**-j
+
+
+def word_id(word: str) -> int:
+    """A word's stable 64-bit id (the definition :func:`_word_ids` computes in bulk)."""
+    h = 0
+    data = word.encode("utf-8", "surrogatepass")
+    for j, c in enumerate(data):
+        h = (h + c * pow(_WORD_P, j, 1 << 64)) & _U64
+    return int(_splitmix(np.array([h ^ ((len(data) * _WORD_LEN) & _U64)], dtype=np.uint64))[0])
+
+
+def _word_powers(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``P**j`` and ``P**-j`` (wrapping) for j < at least ``n``."""
+    if len(_powers[0]) < n:
+        size = max(n, min(2 * len(_powers[0]), _WORD_BLOCK))
+        with np.errstate(over="ignore"):
+            for i, base in enumerate((_WORD_P, _WORD_PINV)):
+                steps = np.full(size, base, dtype=np.uint64)
+                steps[0] = 1
+                _powers[i] = np.cumprod(steps, dtype=np.uint64)
+    return _powers[0], _powers[1]
+
+
+def _word_ids(data: bytes, ascii_words: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(ids, start offsets) of the words of ``data``: with ``ascii_words``, the runs of ASCII
+    letters and digits of an ASCII text, lowercased; else the runs of bytes other than spaces
+    (lowercased words joined by spaces). A word's hash is ``(S[end] - S[start]) * P**-start``
+    over the prefix sums ``S`` of ``byte_j * P**j``."""
+    b = np.frombuffer(data, dtype=np.uint8)
+    n = len(b)
+    inword = np.zeros(n + 2, dtype=bool)  # (a byte of no word on either side)
+    if ascii_words:  # (bit operations: a table look-up per byte costs 3x more)
+        letter = (b | np.uint8(0x20)) - np.uint8(97) < np.uint8(26)
+        np.logical_or(letter, b - np.uint8(48) < np.uint8(10), out=inword[1:-1])
+        b = b | (letter.view(np.uint8) << np.uint8(5))
+    else:
+        np.not_equal(b, 32, out=inword[1:-1])
+    edges = np.flatnonzero(inword[1:] != inword[:-1])
+    starts, ends = edges[0::2], edges[1::2]
+    pw, ipw = _word_powers(n)
+    with np.errstate(over="ignore"):
+        sums = np.zeros(n + 1, dtype=np.uint64)
+        np.cumsum(b * pw[:n], out=sums[1:])
+        h = (sums[ends] - sums[starts]) * ipw[starts]
+        h ^= (ends - starts).astype(np.uint64) * np.uint64(_WORD_LEN)
+    return _splitmix(h), starts
+
+
+def _hashes(ids: np.ndarray, k: int) -> np.ndarray:
+    """The hash of every run of ``k`` consecutive word ids."""
+    n = len(ids) - k + 1
+    with np.errstate(over="ignore"):
+        h: np.ndarray = ids[0:n] * _SHINGLE_MULT[0]
+        for j in range(1, k):
+            h = h * np.uint64(31) + ids[j:j + n] * _SHINGLE_MULT[j]
+    return h
+
+
+def _sorted_unique(h: np.ndarray) -> np.ndarray:
+    """``h``'s distinct values, sorted (numpy >= 2.3's ``np.unique`` hashes: ~10x slower here)."""
+    h = np.sort(h)
+    keep = np.empty(len(h), dtype=bool)
+    keep[:1] = True
+    np.not_equal(h[1:], h[:-1], out=keep[1:])
+    return h[keep]
+
+
+def shingles(text: str) -> np.ndarray:
+    """Sorted unique 64-bit hashes of the word 5-shingles of ``text`` (the same in every process;
+    a text of fewer words is one shingle of them all)."""
+    return shingles_many([text])[0]
+
+
+def shingles_many(texts: list[str]) -> list[np.ndarray]:
+    """:func:`shingles` of each of ``texts``: the words of many texts hashed in one block
+    (:func:`_word_ids`: ASCII texts by bit tests on their bytes, the others' words by the regex, joined by
+    spaces), every window hashed in one pass (a window never spans two texts), then each text's
+    sorted apart."""
+    out: list[np.ndarray] = [np.zeros(0, dtype=np.uint64)] * len(texts)
+    ascii_texts: list[tuple[int, bytes]] = []
+    other: list[tuple[int, bytes]] = []
+    for i, text in enumerate(texts):
+        if not text.isascii():
+            low = text.lower()
+            if not low.isascii():
+                other.append((i, " ".join(_TOKEN.findall(low)).encode("utf-8", "surrogatepass")))
+                continue
+            text = low
+        ascii_texts.append((i, text.encode("ascii")))
+    for group, ascii_words in ((ascii_texts, True), (other, False)):
+        start = 0
+        while start < len(group):
+            stop, size = start + 1, len(group[start][1])
+            while stop < len(group) and size + len(group[stop][1]) < _WORD_BLOCK:
+                size += len(group[stop][1]) + 1
+                stop += 1
+            block = group[start:stop]
+            ids, starts = _word_ids(b" ".join(data for _, data in block), ascii_words)
+            offsets = np.cumsum([0, *(len(data) + 1 for _, data in block)])
+            counts = np.diff(np.searchsorted(starts, offsets)).tolist()
+            for (i, _), sets in zip(block, _shingle_sets(ids, counts), strict=True):
+                out[i] = sets
+            start = stop
+    return out
+
+
+def _shingle_sets(ids: np.ndarray, counts: list[int]) -> list[np.ndarray]:
+    """The shingles of consecutive texts whose word ids are ``ids`` (``counts`` words each)."""
+    k = SHINGLE_WORDS
+    h = _hashes(ids, k) if len(ids) >= k else ids[:0]
+    out: list[np.ndarray] = []
+    start = 0
+    for n in counts:
+        if n >= k:
+            out.append(_sorted_unique(h[start:start + n - k + 1]))
+        elif n:
+            out.append(_hashes(ids[start:start + n], n))  # (one shingle)
+        else:
+            out.append(np.zeros(0, dtype=np.uint64))
+        start += n
+    return out
+
+
+#: Values looked up per block by :func:`_counts_above`.
+_COUNT_BLOCK = 1 << 18
+
+
+def _threads(fn: Callable[[_T], _R], parts: list[_T]) -> list[_R]:
+    """``fn`` of each of ``parts``, in a thread per core when there are several (numpy's sorts,
+    look-ups and comparisons let go of the interpreter lock: a scan's counting uses every core)."""
+    threads = min(len(parts), parallel.workers(), 4)
+    if threads < 2:
+        return [fn(p) for p in parts]
+    with ThreadPoolExecutor(threads) as pool:
+        return list(pool.map(fn, parts))
+
+
+def _distinct_counts(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted distinct values, how often each occurs) of uint64 ``values``: each range of top
+    bits sorted apart (a thread per core), so the ranges' answers concatenated are in order."""
+    ranges = 1 << (min(parallel.workers(), 4) - 1).bit_length()
+    bounds = [np.uint64(i << (65 - ranges.bit_length())) for i in range(1, ranges)]  # (where each range starts)
+
+    def distinct(i: int) -> tuple[np.ndarray, np.ndarray]:
+        inside = (None if ranges == 1 else values < bounds[0] if i == 0 else values >= bounds[-1] if i == ranges - 1
+                  else (values >= bounds[i - 1]) & (values < bounds[i]))
+        part = values.copy() if inside is None else values[inside]
+        part.sort()
+        first = np.empty(len(part), dtype=bool)
+        first[:1] = True
+        np.not_equal(part[1:], part[:-1], out=first[1:])
+        starts = np.flatnonzero(first)
+        return part[starts], np.diff(np.append(starts, len(part)))
+
+    found = _threads(distinct, list(range(ranges)))
+    return np.concatenate([k for k, _ in found]), np.concatenate([c for _, c in found])
+
+
+def _slot_table(keys: np.ndarray) -> np.ndarray:
+    """An open-addressing table (linear probing from the top bits) of distinct uint64 ``keys``:
+    each slot holds the index of a key, or -1; at most one slot in eight is used."""
+    bits = max(8, (8 * len(keys)).bit_length())
+    mask = (1 << bits) - 1
+    slots = np.full(1 << bits, -1, dtype=np.int64)
+    at = (keys >> np.uint64(64 - bits)).astype(np.int64)
+    pending = np.arange(len(keys), dtype=np.int64)
+    while len(pending):
+        where = at[pending]
+        free = slots[where] < 0
+        placed, into = pending[free], where[free]
+        slots[into] = placed  # (two keys for one free slot: one of them wins it)
+        won = slots[into] == placed
+        pending = np.concatenate([pending[~free], placed[~won]])
+        at[pending] = (at[pending] + 1) & mask
+    return slots
+
+
+def _find_slots(keys: np.ndarray, slots: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """The index in ``keys`` of each of ``values`` (-1 for a value not among them), looked up in
+    their :func:`_slot_table` ``slots``."""
+    bits = len(slots).bit_length() - 1
+    mask = len(slots) - 1
+    at = (values >> np.uint64(64 - bits)).astype(np.int64)
+    out = np.full(len(values), -1, dtype=np.int64)
+    todo: np.ndarray | None = None  # (None: every value, first round)
+    while todo is None or len(todo):
+        where = at if todo is None else at[todo]
+        slot = slots[where]
+        used = slot >= 0
+        hit = used & (keys[np.maximum(slot, 0)] == (values if todo is None else values[todo]))
+        if todo is None:
+            out[hit] = slot[hit]
+            todo = np.flatnonzero(used & ~hit)
+        else:
+            out[todo[hit]] = slot[hit]
+            todo = todo[used & ~hit]
+        at[todo] = (at[todo] + 1) & mask
+    return out
+
+
+def _counts_above(values: np.ndarray, keys: np.ndarray, counts: np.ndarray, limit: int) -> np.ndarray:
+    """How often each of ``values`` occurs (``keys``: the distinct values, sorted; ``counts``:
+    theirs), exact above ``limit`` and 1 at or below it (what a discount tells apart): the few
+    values above it looked up in a hash table, a thread per core, rather than all of them found
+    by sorting."""
+    above = counts > limit
+    often, times = keys[above], counts[above]
+    if not len(often):
+        return np.ones(len(values), dtype=np.int64)
+    slots = _slot_table(often)
+    out = np.empty(len(values), dtype=np.int64)
+    step = _COUNT_BLOCK  # (small blocks: their temporaries are reused, not fresh pages each)
+
+    def count(start: int) -> None:
+        found = _find_slots(often, slots, values[start:start + step])
+        out[start:start + step] = np.where(found >= 0, times[np.maximum(found, 0)], 1)
+
+    _threads(count, list(range(0, len(values), step)))
+    return out
+
+
+def minhash(sh: np.ndarray, chunk: int = 4096) -> np.ndarray:
+    """MinHash signature (``NUM_PERM`` uint32 values) of a non-empty shingle set."""
+    out = np.full(NUM_PERM, np.iinfo(np.uint64).max, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for start in range(0, len(sh), chunk):  # chunks bound memory on a 10 MB page
+            part = sh[start:start + chunk]
+            hv = (_PERM_A[:, None] * part[None, :] + _PERM_B[:, None]) >> np.uint64(32)
+            np.minimum(out, hv.min(axis=1), out=out)
+    return out.astype(np.uint32)
+
+
+def minhash_many(sets: list[np.ndarray], chunk: int = 1 << 16) -> list[np.ndarray]:
+    """:func:`minhash` of each of ``sets`` (non-empty), the small ones many at a time: one matrix
+    product over about ``chunk`` values and a segmented minimum, not one per page."""
+    out: list[np.ndarray] = [np.zeros(0, dtype=np.uint32)] * len(sets)
+    sizes = [len(x) for x in sets]
+    i = 0
+    while i < len(sets):
+        if sizes[i] >= chunk:
+            out[i] = minhash(sets[i])
+            i += 1
+            continue
+        j, total = i, 0
+        while j < len(sets) and sizes[j] < chunk and total + sizes[j] <= chunk:
+            total += sizes[j]
+            j += 1
+        part = np.concatenate(sets[i:j])
+        with np.errstate(over="ignore"):
+            hv = (_PERM_A[:, None] * part[None, :] + _PERM_B[:, None]) >> np.uint64(32)
+        starts = np.zeros(j - i, dtype=np.int64)
+        np.cumsum(sizes[i:j - 1], out=starts[1:])
+        mins = np.minimum.reduceat(hv, starts, axis=1).T.astype(np.uint32)
+        out[i:j] = list(mins)
+        i = j
+    return out
+
+
+def band_keys(sig: np.ndarray) -> list[int]:
+    rows = sig.reshape(BANDS, ROWS).astype(np.uint64)
+    with np.errstate(over="ignore"):
+        keys = (rows * _BAND_MULT[None, :]).sum(axis=1, dtype=np.uint64)
+    return [int(k) for k in keys]
+
+
+def band_keys_many(sigs: list[np.ndarray]) -> np.ndarray:
+    """:func:`band_keys` of each signature, one row each (one pass over them all)."""
+    if not sigs:
+        return np.zeros((0, BANDS), dtype=np.uint64)
+    rows = np.stack(sigs).reshape(len(sigs), BANDS, ROWS).astype(np.uint64)
+    with np.errstate(over="ignore"):
+        keys: np.ndarray = (rows * _BAND_MULT[None, None, :]).sum(axis=2, dtype=np.uint64)
+    return keys
+
+
+_KEY_WORDS = 8  # strings up to this many 8-byte words are hashed many at a time
+_KEY_MULT = _mults(_KEY_WORDS + 1)
+
+
+def str_hashes(strings: list[str]) -> np.ndarray:
+    """Stable 64-bit hashes of ``strings`` (the same in every process, unlike ``hash``; equal
+    strings, equal hashes): the UTF-8 bytes in 8-byte words, zero-padded, each word times its own
+    odd multiplier, summed with the length times another. For blocking keys: a collision only
+    makes one more candidate, which is verified exactly."""
+    raw = [s.encode("utf-8", "surrogatepass") for s in strings]
+    out = np.zeros(len(raw), dtype=np.uint64)
+    if not raw:
+        return out
+    lengths = np.fromiter(map(len, raw), dtype=np.uint64, count=len(raw))
+    width = 8 * _KEY_WORDS
+    short = np.flatnonzero(lengths <= width)
+    every = len(short) == len(raw)
+    with np.errstate(over="ignore"):
+        for start in range(0, len(short), 1 << 17):  # (bounded memory)
+            part = short[start:start + (1 << 17)]
+            chosen = raw[start:start + (1 << 17)] if every else [raw[i] for i in part.tolist()]
+            words = np.array(chosen, dtype=f"S{width}").view(np.uint64).reshape(len(part), _KEY_WORDS)
+            out[part] = words @ _KEY_MULT[1:]
+        for i in np.flatnonzero(lengths > width).tolist():
+            data = raw[i] + bytes(-len(raw[i]) % 8)
+            words = np.frombuffer(data, dtype=np.uint64)
+            out[i] = (words * _mults(len(words) + 1)[1:]).sum(dtype=np.uint64)
+        out += lengths * _KEY_MULT[0]
+    return out
+
+
+class _KeyTable:
+    """Pages filed under 64-bit keys, found again by key: the pages of a full scan in two arrays
+    sorted by key (keys, owners' slots: one sort, not a set per key), pages placed since in a
+    dict of sets, a scanned page forgotten since marked dead."""
+
+    def __init__(self) -> None:
+        self.keys = np.zeros(0, dtype=np.uint64)
+        self.owners = np.zeros(0, dtype=np.int64)
+        self.paths: list[str] = []
+        self.slot: dict[str, int] = {}
+        self.dead = np.zeros(0, dtype=bool)
+        self.extra: dict[int, set[str]] = defaultdict(set)
+        self.extra_keys: dict[str, list[int]] = {}
+
+    def build(self, paths: list[str], keys: np.ndarray, owners: np.ndarray,
+              slot: dict[str, int] | None = None) -> None:
+        """File ``paths`` (slots) under ``keys`` (``owners``: the slot of each key); ``slot``:
+        each path's slot, when known (tables of the same pages share it: it is never changed)."""
+        order = np.argsort(keys, kind="stable")
+        self.keys, self.owners = keys[order], owners[order]
+        self.paths = paths
+        self.slot = slot if slot is not None else {p: i for i, p in enumerate(paths)}
+        self.dead = np.zeros(len(paths), dtype=bool)
+        self.extra = defaultdict(set)
+        self.extra_keys = {}
+
+    def runs(self) -> tuple[np.ndarray, np.ndarray]:
+        """(a, b) slots of every two pages of the scan filed under one key (a < b, each pair once)."""
+        n = np.int64(max(1, len(self.paths)))
+        pairs = _sorted_unique(_run_pairs(self.keys, self.owners, n))
+        a, b = pairs // n, pairs % n
+        keep = a != b
+        return a[keep], b[keep]
+
+    def add(self, path: str, keys: Iterable[int]) -> None:
+        filed = self.extra_keys.setdefault(path, [])
+        for key in keys:
+            self.extra[key].add(path)
+            filed.append(key)
+
+    def remove(self, path: str) -> None:
+        slot = self.slot.get(path)
+        if slot is not None:
+            self.dead[slot] = True
+        for key in self.extra_keys.pop(path, ()):
+            members = self.extra.get(key)
+            if members is not None:
+                members.discard(path)
+                if not members:
+                    del self.extra[key]
+
+    def find(self, keys: np.ndarray) -> set[str]:
+        """The live pages filed under any of ``keys``."""
+        return set(self.hits(keys))
+
+    def hits(self, keys: np.ndarray) -> dict[str, int]:
+        """How many of ``keys`` each live page is filed under."""
+        out: dict[str, int] = defaultdict(int)
+        if len(self.keys) and len(keys):
+            lo = np.searchsorted(self.keys, keys, "left")
+            hi = np.searchsorted(self.keys, keys, "right")
+            for s, e in zip(lo.tolist(), hi.tolist(), strict=True):
+                for slot in self.owners[s:e].tolist():
+                    if not self.dead[slot]:
+                        out[self.paths[slot]] += 1
+        for key in keys.tolist():
+            for path in self.extra.get(key, ()):
+                out[path] += 1
+        return out
+
+    def meets(self, keys: np.ndarray, owners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(query slot, page slot) for every page of the scan filed under one of the query
+        ``keys`` (``owners``: the querying page's slot of each key) whose slot is above the
+        query's, each pair once, sorted."""
+        if not len(self.keys) or not len(keys):
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        ordered = np.argsort(keys)  # (sorted needles: each search starts where the last ended)
+        keys, owners = keys[ordered], owners[ordered]
+        lo = np.searchsorted(self.keys, keys, "left")
+        counts = np.searchsorted(self.keys, keys, "right") - lo
+        total = int(counts.sum())
+        if not total:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        ends = np.cumsum(counts)
+        at = np.arange(total, dtype=np.int64) + np.repeat(lo - (ends - counts), counts)
+        n = np.int64(max(1, len(self.paths)))
+        a, b = np.repeat(owners.astype(np.int64), counts), self.owners[at]
+        above = b > a
+        pairs = _sorted_unique(a[above] * n + b[above])
+        return pairs // n, pairs % n
+
+
+def _run_pairs(vals: np.ndarray, owner: np.ndarray, n: np.int64) -> np.ndarray:
+    """``min * n + max`` of the owners of every two entries in each run of equal values of the
+    sorted ``vals`` (``owner``: each entry's), once per value the two share."""
+    starts = np.flatnonzero(np.r_[True, vals[1:] != vals[:-1]])
+    lengths = np.diff(np.r_[starts, len(vals)])
+    found: list[np.ndarray] = []
+    for length in np.unique(lengths[lengths >= 2]).tolist():
+        run = starts[lengths == length]
+        i, j = np.triu_indices(length, 1)
+        a, b = owner[run[:, None] + i[None, :]].ravel(), owner[run[:, None] + j[None, :]].ravel()
+        found.append(np.minimum(a, b) * n + np.maximum(a, b))
+    return np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+
+
+def _sample(body: np.ndarray) -> np.ndarray:
+    """The shingles every page samples alike (one in CONTAINMENT_SAMPLE: the top bits zero)."""
+    return body[(body >> _SAMPLE_SHIFT) == 0] if len(body) else body
+
+
+def jaccard(a: set[str] | frozenset[str], b: set[str] | frozenset[str]) -> float:
+    if not a or not b:
+        return 0.0
+    return len(a & b) / len(a | b)
+
+
+def common(a: np.ndarray, b: np.ndarray) -> int:
+    """How many values two sorted unique arrays share: the smaller looked up in the larger
+    (``np.intersect1d`` sorts both again, which costs 20x more next to a 100 KB page)."""
+    if len(a) > len(b):
+        a, b = b, a
+    if not len(a):
+        return 0
+    idx = np.searchsorted(b, a)
+    idx[idx == len(b)] = 0
+    return int(np.count_nonzero(b[idx] == a))
+
+
+def containment(a: np.ndarray, b: np.ndarray) -> float:
+    """Share of the smaller set found in the other (sorted unique arrays)."""
+    if not len(a) or not len(b):
+        return 0.0
+    return common(a, b) / min(len(a), len(b))
+
+
+def array_jaccard(a: np.ndarray, b: np.ndarray) -> float:
+    if not len(a) or not len(b):
+        return 0.0
+    inter = common(a, b)
+    return inter / (len(a) + len(b) - inter)
+
+
+# --- per-page features ---------------------------------------------------------------------
+
+@dataclass(slots=True)
+class Features:
+    path: str
+    stamp: tuple[int, int]  # (mtime_ns, size) it was computed from
+    folder: str
+    title_key: str  # fold(title)
+    title_text: str  # fold_spaced(title)
+    title_numbers: tuple[str, ...]
+    slug: str  # the page's link slug (``slugSim`` input)
+    slug_alnum: str
+    slug_words: tuple[str, ...]
+    slug_numbers: tuple[str, ...]
+    tags: frozenset[str]
+    shingles: np.ndarray  # all body shingles
+    body: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))  # minus boilerplate
+    rare: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))  # on few pages (containment)
+    bands: list[int] = field(default_factory=list)
+    _slug_feats: SlugFeatures | None = None
+
+    @property
+    def slug_feats(self) -> SlugFeatures:
+        """``slugSim``'s view of the slug, computed once (a scan compares each slug many times)."""
+        sf = self._slug_feats
+        if sf is None:
+            sf = self._slug_feats = slug_features(self.slug)
+        return sf
+
+
+def page_features(page: Page, body_text: str) -> Features:
+    return features_of(page, shingles(body_text))
+
+
+def features_of(page: Page, body_shingles: np.ndarray) -> Features:
+    """A page's features, its body already shingled (:func:`shingles`)."""
+    path, title, slug = page.path, page.title, page.slug
+    stem, words = _slug_words(path)
+    return Features(
+        path=path, stamp=(page.mtime_ns, page.size), folder=posixpath.dirname(path),
+        title_key=fold(title), title_text=fold_spaced(title), title_numbers=numbers(title),
+        slug=slug, slug_alnum="".join(words), slug_words=words, slug_numbers=numbers(stem),
+        tags=frozenset(t.casefold() for t in page.tags), shingles=body_shingles,
+    )
+
+
+def _slug_words(path: str) -> tuple[str, tuple[str, ...]]:
+    """(stem, the words of its slug) of the page at ``path``: what every slug signal reads."""
+    stem = posixpath.splitext(path.rpartition("/")[2])[0]  # (Page.stem)
+    return stem, tuple(w for w in slugify(stem).split("-") if w)
+
+
+def read_body(root: Path | str, path: str) -> str:
+    """A page's body as the dedup signals read it (frontmatter left out; "" when unreadable)."""
+    return body_of(read_bytes(root, path))
+
+
+def read_bytes(root: Path | str, path: str) -> bytes:
+    """A page's bytes (b"" when unreadable)."""
+    try:
+        return Path(root, path).read_bytes()
+    except OSError:
+        return b""
+
+
+def body_of(data: bytes) -> str:
+    """The body of a page's bytes as the dedup signals read it (frontmatter left out)."""
+    return frontmatter.split(decode(data).text).body
+
+
+#: What :func:`shingle_files` answers per page: path, its body's shingles, the digest of the bytes
+#: read (a racy page's, else b""), its slug table entries and queries (:func:`_slug_keys`), as bytes.
+Shingled = tuple[str, bytes, bytes, bytes, bytes]
+
+
+def shingle_files(root: str, files: list[PageFile], racy: frozenset[str] = frozenset()) -> list[Shingled]:
+    """A :data:`Shingled` for each of ``files``: the bulk of a first scan, run in worker processes
+    (:func:`~.parallel.map_chunks`) while the scanning process compares titles. The slug keys
+    need only the paths: computed here, they are off that process too."""
+    with gc_paused():  # (millions of word ids, none cyclic: the collector doubled the time)
+        read = [read_bytes(root, f.path) for f in files]
+        made = shingle_texts([f.path for f in files], [body_of(data) for data in read])
+        return [(f.path, sh, digest(data) if f.path in racy else b"", entries, queries)
+                for f, data, (sh, entries, queries) in zip(files, read, made, strict=True)]
+
+
+#: What :func:`shingle_texts` answers per page: its body's shingles, its slug table entries and
+#: queries (:func:`_slug_keys`), as bytes.
+Shingles = tuple[bytes, bytes, bytes]
+
+
+def shingle_texts(paths: list[str], bodies: list[str]) -> list[Shingles]:
+    """A :data:`Shingles` for each page (``paths``) of ``bodies``: what a scan needs of a page's
+    text, made by :func:`shingle_files` or, during a bulk parse, in the parse workers (the page
+    store's :attr:`~.store.PageStore.byproduct`: the text is in hand there)."""
+    with gc_paused():
+        sets = shingles_many(bodies)
+        entries, queries, owners = _slug_keys([_slug_words(p)[1] for p in paths])
+        order = np.argsort(owners, kind="stable")
+        entries, queries = entries[order], queries[order]
+        cut = np.searchsorted(owners[order], np.arange(len(paths) + 1)).tolist()
+        return [(sh.tobytes(), entries[cut[i]:cut[i + 1]].tobytes(), queries[cut[i]:cut[i + 1]].tobytes())
+                for i, sh in enumerate(sets)]
+
+
+def _runs(words: tuple[str, ...]) -> set[str]:
+    """Every contiguous run of words, joined (runs of up to 12 words)."""
+    n = len(words)
+    return {"".join(words[i:j]) for i in range(n) for j in range(i + 1, min(n, i + 12) + 1)}
+
+
+def _symmetric_keys(words: tuple[str, ...]) -> set[str]:
+    """Keys two near-equal slugs share: word sets with words left out, one-character deletions."""
+    keys: set[str] = set()
+    uniq = sorted(set(words))
+    if uniq:
+        keys.add("w:" + " ".join(uniq))
+    if len(uniq) <= 10:
+        # d words left out only where |rest| / (|rest| + d) >= 0.7 can still hold
+        for d in (1, 2):
+            if len(uniq) - d >= 2.34 * d:
+                for rest in itertools.combinations(uniq, len(uniq) - d):
+                    keys.add("w:" + " ".join(rest))
+    s = "".join(words)
+    if 4 <= len(s) <= 64:  # one-character edits: plurals, typos, hyphenation
+        keys.add("d:" + s)
+        for i in range(len(s)):
+            keys.add("d:" + s[:i] + s[i + 1:])
+    return keys
+
+
+#: What tells the three kinds of slug key apart (their hashes XORed with these).
+_SLUG_WHOLE, _SLUG_RUN, _SLUG_SYMMETRIC = (np.uint64(x) for x in _mults(3).tolist())
+
+
+def _slug_keys(slugs: list[tuple[str, ...]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(entries, queries, owners): the hashed keys each page is filed under in the slug table,
+    the keys that find every page whose slug may reach slugSim >= 0.7 with its own, and the
+    index in ``slugs`` (each page's slug words, :attr:`Features.slug_words`) of the page of each
+    key (entries and queries alike).
+
+    A shorter slug finds the longer ones it is a word run of (its whole slug looked up among
+    their runs), a longer one the shorter ones that are its runs (its runs looked up among whole
+    slugs), near-equal ones meet on a shared symmetric key (:func:`_symmetric_keys`). Every
+    string is hashed once (:func:`str_hashes`); the kind of key is XORed in.
+    """
+    whole: list[str] = []
+    runs: list[str] = []
+    sym: list[str] = []
+    owners: list[int] = []
+    run_counts: list[int] = []
+    sym_counts: list[int] = []
+    for i, words in enumerate(slugs):
+        if not words:
+            continue
+        whole.append("".join(words))
+        owners.append(i)
+        r, k = _runs(words), _symmetric_keys(words)
+        runs.extend(r)
+        sym.extend(k)
+        run_counts.append(len(r))
+        sym_counts.append(len(k))
+    at = np.array(owners, dtype=np.int64)
+    hw, hr, hs = str_hashes(whole), str_hashes(runs), str_hashes(sym)
+    entries = np.concatenate([hw ^ _SLUG_WHOLE, hr ^ _SLUG_RUN, hs ^ _SLUG_SYMMETRIC])
+    queries = np.concatenate([hw ^ _SLUG_RUN, hr ^ _SLUG_WHOLE, hs ^ _SLUG_SYMMETRIC])
+    return entries, queries, np.concatenate([at, np.repeat(at, run_counts), np.repeat(at, sym_counts)])
+
+
+def _age_key(page: Page) -> str:
+    if page.created:
+        return page.created
+    return _dt.datetime.fromtimestamp(page.mtime_ns / 1e9, _dt.UTC).isoformat()
+
+
+# --- decisions --------------------------------------------------------------------------------
+
+def pair_key(a: str, b: str) -> tuple[str, str]:
+    return (a, b) if a <= b else (b, a)
+
+
+def load_decisions(wiki: Wiki) -> dict[str, Any]:
+    """The decisions file (``{"version": 1, "not_duplicates": [...]}``); empty when absent."""
+    return load_decision_file(wiki, DECISIONS_FILE, "not_duplicates")
+
+
+def _follower(wiki: Wiki) -> Callable[[str], str]:
+    """Where a page recorded in a decision is now: the same path while it is there; after a
+    rename or move, the one page that keeps its old name (``move`` adds the old slug as an alias;
+    a move to another folder keeps the stem); a merged or archived page (its ``_archive/`` copy
+    exists) has gone and is not followed."""
+    pages = wiki.pages
+    names: dict[str, set[str]] | None = None
+
+    def follow(path: str) -> str:
+        nonlocal names
+        if path in pages or (wiki.root / ARCHIVE_DIR / path).exists():
+            return path
+        if names is None:
+            names = defaultdict(set)
+            for page in pages.values():
+                for alias in page.aliases:
+                    names["a:" + link_key(alias)].add(page.path)
+                names["s:" + page.slug].add(page.path)
+        stem = link_key(posixpath.splitext(posixpath.basename(path))[0])
+        found = names.get("a:" + stem) or names.get("s:" + stem) or set()
+        return next(iter(found)) if len(found) == 1 else path
+
+    return follow
+
+
+def dismissed_pairs(wiki: Wiki) -> set[tuple[str, str]]:
+    """Every pair of pages (as they are named now) recorded as not duplicates.
+
+    An entry ``{"pages": [...]}`` says no two of its pages are duplicates (a pair, or a whole
+    family); with ``"member": P`` it says only that ``P`` is a duplicate of none of the others.
+    Entries name pages by path at the time of the decision and follow them through renames and
+    moves (:func:`_follower`), so a dismissed family stays dismissed whoever moves its pages; the
+    file itself never needs rewriting (it is operator-only, and an agent may move pages)."""
+    out: set[tuple[str, str]] = set()
+    follow: Callable[[str], str] | None = None
+    for entry in load_decisions(wiki)["not_duplicates"]:
+        pages = entry.get("pages") if isinstance(entry, dict) else None
+        if not (isinstance(pages, list) and len(pages) >= 2 and all(isinstance(p, str) for p in pages)):
+            continue
+        follow = follow or _follower(wiki)
+        now = [follow(p) for p in pages]
+        member = entry.get("member")
+        if isinstance(member, str) and member in pages:
+            m = follow(member)
+            out.update(pair_key(m, p) for p in now if p != m)
+        else:
+            out.update(pair_key(a, b) for a, b in itertools.combinations(now, 2) if a != b)
+    return out
+
+
+def render_decisions(data: dict[str, Any]) -> str:
+    """The file's text: one entry per line-block, sorted, so git diffs and merges stay small."""
+    entries = sorted(data["not_duplicates"], key=lambda e: tuple(e.get("pages", ())))
+    return json.dumps({**data, "not_duplicates": entries}, ensure_ascii=False, indent=2) + "\n"
+
+
+# --- candidates ---------------------------------------------------------------------------------
+
+def signal_words(signals: Iterable[str], scores: dict[str, float]) -> str:
+    """The signals that fired, as a person reads them (``same title; near-identical text (…)``)."""
+    words = {"title": "same title" if scores.get("title") == 1.0
+             else f"similar titles ({scores.get('title', 0.0):.2f})",
+             "tags": f"same folder and tags (Jaccard {scores.get('tags', 0.0):.2f})",
+             "slug": f"similar names (slugSim {scores.get('slug', 0.0):.2f})",
+             "body": f"near-identical text (Jaccard {scores.get('body', 0.0):.2f})",
+             "containment": f"text contained in the other ({scores.get('containment', 0.0):.0%})"}
+    return "; ".join(words[s] for s in signals)
+
+@dataclass(slots=True)
+class Candidate:
+    keep: str
+    merge: str
+    signals: list[str]
+    scores: dict[str, float]
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"keep": self.keep, "merge": self.merge, "reason": self.reason, "scores": self.scores,
+                "signals": self.signals}
+
+
+@dataclass(slots=True)
+class Family:
+    """Pages that are duplicates of one another, reviewed once: ``keep`` stays, the rest merge."""
+
+    pages: list[str]  # keep first, then the others in the keep rule's order
+    keep: str
+    reason: str
+    scores: dict[str, float]  # the best score of each signal that fired inside the family
+    signals: list[str]
+    strength: str  # "content" (joined by their text) | "names" (a pair with name signals only)
+    impact: float  # sum over the pages of (1 + inbound links) x (0.5 + trust): what ranks families
+    members: list[dict[str, Any]]  # per page: path, title, trust, inbound, keep, and vs keep: signals, scores
+    edges: list[dict[str, Any]]  # the pairs that joined them: {pages, signals}
+
+    @property
+    def merges(self) -> list[str]:
+        return self.pages[1:]
+
+    @property
+    def id(self) -> str:
+        """A short key naming this set of pages (stable while its members are)."""
+        return hashlib.sha1("\n".join(sorted(self.pages)).encode("utf-8")).hexdigest()[:12]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "pages": self.pages, "keep": self.keep, "reason": self.reason,
+                "scores": self.scores, "signals": self.signals, "strength": self.strength,
+                "impact": self.impact, "members": self.members, "edges": self.edges}
+
+
+@dataclass(slots=True)
+class _Shingling:
+    """Bodies being shingled for a scan (:meth:`DedupIndex._start_shingles`)."""
+
+    root: str
+    order: list[str]
+    files: list[PageFile]  # the pages to shingle (those the bulk parse did not)
+    racy: dict[str, bytes]  # the store's digests of the pages its racy-stamp guard checks
+    chunks: Iterator[list[Shingled]] | None  # the workers' results; None: here
+    done: dict[str, Shingles]  # the pages the store's bulk parse shingled (its by-products)
+
+
+class ScanStopped(CuratorError):
+    """A scan was abandoned (:meth:`DedupIndex.stop`)."""
+
+
+class _NeedScan(Exception):
+    """A kept result cannot answer this (the scores of two pages of a big family): scan."""
+
+
+#: What a :class:`DedupIndex` keeps of its own when it takes another's scanned state (:meth:`DedupIndex._adopt`).
+_OWN = frozenset({"wiki", "_lock", "niceness", "_stop", "_building"})
+
+
+class DedupIndex:
+    """Per-page features and the verified pairs of every signal, updated page by page."""
+
+    def __init__(self, wiki: Wiki) -> None:
+        self.wiki = wiki
+        self._lock = threading.RLock()
+        #: The CPU priority drop of the worker processes a scan starts (see :func:`index_for`).
+        self.niceness = 0
+        self._stop = threading.Event()  # see stop()
+        self._building: threading.Event | None = None  # set once the build in progress is done
+        self._reset()
+
+    def _reset(self) -> None:
+        self.features: dict[str, Features] = {}
+        #: signal -> pair -> score (pairs are sorted path tuples)
+        self.pairs: dict[str, dict[tuple[str, str], float]] = {s: {} for s in SIGNALS}
+        self.partners: dict[str, dict[str, set[str]]] = {s: defaultdict(set) for s in SIGNALS}
+        self._title_groups: dict[str, set[str]] = defaultdict(set)
+        self._slugs = _KeyTable()  # by the entries of _slug_keys
+        self._scan_queries: tuple[np.ndarray, np.ndarray] | None = None  # (a scan's, till _scan_slugs)
+        self._tag_index: dict[tuple[str, str], set[str]] = defaultdict(set)
+        self._bands = [_KeyTable() for _ in range(BANDS)]
+        self._shingle_keys = np.zeros(0, dtype=np.uint64)
+        self._shingle_counts = np.zeros(0, dtype=np.int64)
+        self._extra_counts: dict[int, int] = defaultdict(int)
+        self._titles: list[str] = []  # title_text by slot, "" for a free slot
+        self._title_len: list[int] = []
+        self._title_slot: dict[str, int] = {}
+        self.boilerplate_pages = BOILERPLATE_MIN_PAGES
+        # containment blocking: every page's sampled body shingles (:func:`_sample`)
+        self._samples = _KeyTable()
+        #: scores of the pairs asked for (families ask again and again), per page of the pair
+        self._scores: dict[tuple[str, str], dict[str, float]] = {}
+        self._scored: dict[str, set[tuple[str, str]]] = defaultdict(set)
+        self._links: LinkIndex | None = None  # the link index of the families being built
+        self._inbound: dict[str, int] = {}  # and the counts read from it so far
+        #: The fired pairs and groups one answer computed (:meth:`_answering`): an answer and the
+        #: save of its result (:meth:`_keep`) ask for the same ones up to four times.
+        self._memo: dict[tuple[Any, ...], Any] | None = None
+        self._same = True  # (a scan's shingles are of the bytes the store read: see _all_shingles)
+        #: (:meth:`_links_key`, every page's inbound count) found by a scan's forked child
+        self._scan_inbound: tuple[tuple[bytes | None, bytes], dict[str, int]] | None = None
+        self.scanned = False
+        #: The store state a kept result was loaded for (answers come from it: no features, no
+        #: index; the first change to the pages makes the next update a full scan), else None.
+        self.kept: bytes | None = None
+        self._kept_inbound: dict[str, int] = {}
+        #: The store state the last full scan (or exact update) read, while its result is not yet
+        #: kept (see _keep); an update's is kept by keep() (the station: after showing the answer)
+        self._unkept: bytes | None = None
+        self._unkept_update = False
+
+    # --- reading pages ----------------------------------------------------------------------
+    def _start_shingles(self, pages: dict[str, Page], order: list[str]) -> _Shingling:
+        """Start shingling every page body (in ``order``): in worker processes when there are many,
+        which run while this process compares names (see :meth:`scan`)."""
+        store, root = self.wiki.store, str(self.wiki.root)
+        made, store.byproducts = store.byproducts, {}
+        done: dict[str, Shingles] = {}
+        files: list[PageFile] = []
+        for p in order:
+            page = pages[p]
+            found = made.get(p)
+            if found is not None and found[0] == (page.mtime_ns, page.size):
+                done[p] = found[1]  # (of the very bytes the store parsed)
+            else:
+                files.append(PageFile(p, page.mtime_ns, page.size))
+        del made
+        racy = {f.path: d for f in files if (d := store.racy_digest(f.path)) is not None}
+        chunks = (parallel.map_chunks(shingle_files, root, files, frozenset(racy), niceness=self.niceness)
+                  if len(files) >= PARALLEL_SHINGLES else None)
+        return _Shingling(root, order, files, racy, chunks, done)
+
+    def _stop_shingling(self, chunks: Iterator[Any] | None) -> None:
+        """When the scan is stopped (:meth:`stop`): cancel the workers' queued chunks (closing
+        their results shuts the pool down: a closing station waits for no shingling), then stop."""
+        if self._stop.is_set():
+            if chunks is not None:
+                # (one chunk waited for: a generator closed before it started never runs its
+                # cleanup, which is what shuts the pool down)
+                with suppress(StopIteration):
+                    next(chunks)
+                close = getattr(chunks, "close", None)
+                if close is not None:
+                    close()
+            self._check_stop()
+
+    def _all_shingles(self, work: _Shingling) -> tuple[list[np.ndarray], list[tuple[bytes, bytes]], bool]:
+        """Every page's body shingles and slug keys (entries, queries: :func:`shingle_files`), in
+        the order shingling started with, and whether the shingles are of the bytes the page
+        store read: a page its racy-stamp guard still checks
+        (:meth:`~.store.PageStore.racy_digest`) may have been rewritten in place, within one tick
+        of the file clock, since the store read it; its digest is compared, and a scan that read
+        other bytes than the store's is not kept (:meth:`_keep`)."""
+        racy = work.racy
+        chunks = work.chunks
+        out: dict[str, np.ndarray] = {}
+        keys: dict[str, tuple[bytes, bytes]] = {}
+        for path, (blob, entries, queries) in work.done.items():
+            out[path] = np.frombuffer(blob, dtype=np.uint64)
+            keys[path] = entries, queries
+        work.done.clear()
+        same = True
+        self._stop_shingling(chunks)
+        for chunk in (chunks if chunks is not None else
+                      (shingle_files(work.root, work.files, frozenset(racy)),) if work.files else ()):
+            for path, blob, read, entries, queries in chunk:
+                out[path] = np.frombuffer(blob, dtype=np.uint64)
+                keys[path] = entries, queries
+                if read and read != racy[path]:
+                    same = False
+            self._stop_shingling(chunks)
+        with suppress(OSError):  # what session 4 kept per page (as big as the pages): not used any more
+            (self.wiki.state_dir / OLD_SIGNATURES).unlink()
+        return [out[p] for p in work.order], [keys[p] for p in work.order], same
+
+    # --- full scan ----------------------------------------------------------------------------
+    def scan(self) -> None:
+        """(Re)build everything from the current pages."""
+        with self._lock, gc_paused():
+            pages = self.wiki.pages
+            token = self.wiki.store.state  # the state these pages are (refreshed by .pages)
+            self._reset()
+            order = sorted(pages)
+            side: list[dedup_side.Side] = []  # (the forked child of _scan_all, if it started one)
+            try:
+                self._scan_all(pages, order, side)
+            finally:
+                for child in side:
+                    child.close()
+            self._unkept, self._unkept_update = (token if self._same else None), False
+
+    def _scan_all(self, pages: dict[str, Page], order: list[str], side: list[dedup_side.Side]) -> None:
+        """:meth:`scan`'s work. The bodies are shingled (and the slugs' keys hashed) in worker
+        processes while this one computes every page's features (and, when it will not fork,
+        compares titles and tags: they need no body). Then, at scale in a process that may fork,
+        the titles, tags and inbound counts are found in a forked child (:mod:`.dedup_side`,
+        started into ``side``) while this process compares the slugs and the bodies: that work
+        needs no body, and the body comparison leaves the second core idle."""
+        fork = len(order) >= SIDE_PAGES and dedup_side.may_fork()
+        work = self._start_shingles(pages, order)
+        try:
+            none = np.zeros(0, dtype=np.uint64)
+            feats = [features_of(pages[p], none) for p in order]
+            self.features = {f.path: f for f in feats}
+            for f in feats:
+                self._index_names(f)
+            if not fork:
+                for step in (self._scan_titles, self._scan_tags):
+                    self._check_stop()
+                    step(feats)
+        finally:
+            bodies, slug_keys, self._same = self._all_shingles(work)  # (workers are waited for whatever happened)
+        self._check_stop()
+        self._index_slugs(feats, slug_keys)
+        child = dedup_side.fork_side(lambda send: self._side_work(send, feats)) if fork else None
+        if child is not None:
+            side.append(child)
+        elif fork:  # (the child could not start: here after all)
+            for step in (self._scan_titles, self._scan_tags):
+                self._check_stop()
+                step(feats)
+        # (the slugs here, the child busy enough: titles and the link index take it as long as the
+        # body comparison takes this process)
+        self._scan_slugs(feats)
+        self._check_stop()
+        for f, sh in zip(feats, bodies, strict=True):
+            f.shingles = sh
+        self.boilerplate_pages = max(BOILERPLATE_MIN_PAGES, len(feats) // 2000)
+        counts = self._count_shingles(feats)
+        for f, c in zip(feats, counts, strict=True):
+            self._discount(f, c, bands=False)
+        self._index_all_bands(feats)
+        for step in (self._scan_bodies, self._scan_containment):
+            self._check_stop()
+            step(feats)
+        if child is not None:
+            self._take_side(child, feats)
+        self.scanned = True
+
+    def _side_work(self, send: dedup_side.Send, feats: list[Features]) -> None:
+        """In the forked child of a scan (:mod:`.dedup_side`; ``self`` is its copy of the index,
+        every page's features filed, no body compared yet): the title and tag pairs, then every
+        page's inbound count (in ``feats``' order). Both are made before either is sent: a send
+        bigger than the pipe holds waits until the scanning process reads it, which it does only
+        once its own work is done (the inbound counts came ~0.4 s after that at 32,000 pages)."""
+        self._scan_titles(feats)
+        self._scan_tags(feats)
+        pairs = {signal: list(self.pairs[signal].items()) for signal in SIDE_SIGNALS}
+        key = self._links_key()
+        links = self.wiki.links
+        counts = (key, [links.inbound(f.path) for f in feats])
+        send(pairs)
+        send(counts)
+
+    def _take_side(self, side: dedup_side.Side, feats: list[Features]) -> None:
+        """The title and tag pairs and the inbound counts from the scan's forked child, the pairs
+        found here instead when it did not answer."""
+        found: dict[str, list[tuple[tuple[str, str], float]]] | None = side.take()
+        if found is None:
+            for step in (self._scan_titles, self._scan_tags):
+                self._check_stop()
+                step(feats)
+            return
+        for signal, pairs in found.items():
+            filed, partners = self.pairs[signal], self.partners[signal]
+            for (a, b), score in pairs:  # (in the order the child found them, as here)
+                filed[(a, b)] = score
+                partners[a].add(b)
+                partners[b].add(a)
+        counted: tuple[tuple[bytes | None, bytes], list[int]] | None = side.take()
+        if counted is not None:
+            self._scan_inbound = counted[0], dict(zip((f.path for f in feats), counted[1], strict=True))
+
+    def _links_key(self) -> tuple[bytes | None, bytes]:
+        """What the operator's link index (the inbound counts) is built from: the pages' state and
+        the attachment files."""
+        store = self.wiki.store
+        return store.state, store.attachments_key()
+
+    def _side_counts(self) -> dict[str, int]:
+        """Every page's inbound count as the scan's forked child found it while the pages are as
+        it read them (empty otherwise: the link index answers, :meth:`inbound`)."""
+        found = self._scan_inbound
+        if found is None or self.kept is not None:
+            return {}
+        if found[0][0] is None or found[0] != self._links_key():
+            self._scan_inbound = None
+            return {}
+        return found[1]
+
+    def _count_shingles(self, feats: list[Features]) -> list[np.ndarray]:
+        """Count on how many pages each shingle occurs; return each page's per-shingle counts
+        (exact above CONTAINMENT_MAX_PAGES, 1 at or below it: what :meth:`_discount` tells apart)."""
+        sizes = [len(f.shingles) for f in feats]
+        if not sum(sizes):
+            return [np.zeros(0, dtype=np.int64) for _ in feats]
+        # One vectorised pass over all shingles instead of a lookup per page: one sort (by ranges
+        # of top bits, a thread each) gives the distinct shingles and their counts; the few on
+        # more than CONTAINMENT_MAX_PAGES pages are then found again in a hash table. (Sorting
+        # every value's position instead, to give each its count, cost ~3x more.)
+        values = np.concatenate([f.shingles for f in feats])
+        self._shingle_keys, self._shingle_counts = _distinct_counts(values)
+        per = _counts_above(values, self._shingle_keys, self._shingle_counts, CONTAINMENT_MAX_PAGES)
+        return np.split(per, np.cumsum(sizes)[:-1])
+
+    def _counts_of(self, sh: np.ndarray) -> np.ndarray:
+        keys = self._shingle_keys
+        if not len(keys):
+            out = np.zeros(len(sh), dtype=np.int64)
+        else:
+            idx = np.minimum(np.searchsorted(keys, sh), len(keys) - 1)
+            out = np.where(keys[idx] == sh, self._shingle_counts[idx], 0)
+        if self._extra_counts:
+            out = out + np.fromiter((self._extra_counts.get(int(x), 0) for x in sh), dtype=np.int64,
+                                    count=len(sh))
+        return out
+
+    def _add_counts(self, sh: np.ndarray, delta: int) -> None:
+        keys = self._shingle_keys
+        if len(keys):
+            idx = np.minimum(np.searchsorted(keys, sh), len(keys) - 1)
+            hit = keys[idx] == sh
+            np.add.at(self._shingle_counts, idx[hit], delta)
+            missing = sh[~hit]
+        else:
+            missing = sh
+        for x in missing.tolist():
+            self._extra_counts[x] += delta
+
+    def _discount(self, f: Features, counts: np.ndarray | None = None, bands: bool = True) -> None:
+        """Boilerplate left out of ``f``'s body and rare text; its bands (unless ``bands`` is
+        False: a scan computes every page's at once, :func:`minhash_many`)."""
+        sh = f.shingles
+        if counts is None:
+            counts = self._counts_of(sh)
+        body = sh[counts <= self.boilerplate_pages] if len(sh) else sh
+        f.body = body if len(body) >= MIN_SHINGLES else np.zeros(0, dtype=np.uint64)
+        rare = sh[counts <= CONTAINMENT_MAX_PAGES] if len(f.body) else f.body
+        f.rare = rare if len(rare) >= MIN_SHINGLES else np.zeros(0, dtype=np.uint64)
+        if bands:
+            f.bands = band_keys(minhash(f.body)) if len(f.body) else []
+
+    def _index(self, f: Features) -> None:
+        self._index_names(f)
+        self._slugs.add(f.path, _slug_keys([f.slug_words])[0].tolist())
+        for b, band in enumerate(f.bands):
+            self._bands[b].add(f.path, (band,))
+
+    def _index_names(self, f: Features) -> None:
+        if f.title_key:
+            self._title_groups[f.title_key].add(f.path)
+        for tag in f.tags:
+            self._tag_index[(f.folder, tag)].add(f.path)
+        slot = len(self._titles)
+        self._titles.append(f.title_text)
+        self._title_len.append(len(f.title_text))
+        self._title_slot[f.path] = slot
+
+    def _index_slugs(self, feats: list[Features], keys: list[tuple[bytes, bytes]]) -> None:
+        """Every page of a scan filed in one sorted slug table, by the keys :func:`shingle_files`
+        hashed (``keys``: each page's entries and queries)."""
+        entries = np.frombuffer(b"".join(e for e, _ in keys), dtype=np.uint64)
+        queries = np.frombuffer(b"".join(q for _, q in keys), dtype=np.uint64)
+        counts = np.fromiter((len(e) // 8 for e, _ in keys), dtype=np.int64, count=len(keys))
+        owners = np.repeat(np.arange(len(keys), dtype=np.int64), counts)
+        self._slugs.build([f.path for f in feats], entries, owners)
+        self._scan_queries = queries, owners
+
+    def _index_all_bands(self, feats: list[Features]) -> None:
+        """Every discounted body's MinHash bands, computed and filed at once (a table per band)."""
+        slots = [i for i, f in enumerate(feats) if len(f.body)]
+        keys = band_keys_many(minhash_many([feats[i].body for i in slots]))
+        for i, row in zip(slots, keys.tolist(), strict=True):
+            feats[i].bands = row
+        paths = [f.path for f in feats]
+        slot = {p: i for i, p in enumerate(paths)}
+        owners = np.array(slots, dtype=np.int64)
+        for b, table in enumerate(self._bands):
+            table.build(paths, keys[:, b], owners, slot)
+
+    def _unindex(self, f: Features) -> None:
+        def drop(table: dict[Any, set[str]], key: Any) -> None:
+            members = table.get(key)
+            if members is not None:
+                members.discard(f.path)
+                if not members:
+                    del table[key]
+
+        drop(self._title_groups, f.title_key)
+        self._slugs.remove(f.path)
+        for tag in f.tags:
+            drop(self._tag_index, (f.folder, tag))
+        for table in self._bands:
+            table.remove(f.path)
+        slot = self._title_slot.pop(f.path, None)
+        if slot is not None:
+            self._titles[slot] = ""
+            self._title_len[slot] = -1
+
+    # --- signal checks (exact verification of blocked candidates) -----------------------------
+    def _check_title(self, a: Features, b: Features) -> float | None:
+        if not a.title_key or not b.title_key or a.title_numbers != b.title_numbers:
+            return None
+        if a.title_key == b.title_key:
+            return 1.0
+        score = fuzz.ratio(a.title_text, b.title_text) / 100
+        return score if score >= TITLE_SIMILARITY else None
+
+    def _check_slug(self, a: Features, b: Features) -> float | None:
+        if a.slug_numbers != b.slug_numbers or not a.slug_alnum or not b.slug_alnum:
+            return None
+        score = similarity(a.slug_feats, b.slug_feats)
+        if score < SLUG_SIMILARITY:
+            return None
+        short, long_ = sorted((a.slug_alnum, b.slug_alnum), key=len)
+        if short != long_ and short in long_:
+            # Containment counts on word boundaries ("project-x" in "project-x-notes") or between
+            # near-identical names ("refund" / "refunds"), not "ai" inside "maintenance".
+            on_words = any("".join(w[i:j]) == short for w in (a.slug_words, b.slug_words)
+                           for i in range(len(w)) for j in range(i + 1, len(w) + 1))
+            if not on_words and len(long_) - len(short) > 1:
+                return None
+        return score
+
+    def _check_tags(self, a: Features, b: Features) -> float | None:
+        if a.folder != b.folder or not a.tags or not b.tags or a.slug_numbers != b.slug_numbers:
+            return None
+        score = jaccard(a.tags, b.tags)
+        if score < TAG_JACCARD:
+            return None
+        # Evidence is two or more shared tags that are not categories of the folder: one shared
+        # topic tag (next to "meeting") is what siblings have, not what twins have.
+        rare = [t for t in a.tags & b.tags if len(self._tag_index.get((a.folder, t), ())) <= RARE_TAG_PAGES]
+        return score if len(rare) >= MIN_RARE_TAGS else None
+
+    def _check_body(self, a: Features, b: Features) -> float | None:
+        score = array_jaccard(a.body, b.body)
+        return score if score >= BODY_JACCARD else None
+
+    def _check_containment(self, a: Features, b: Features) -> float | None:
+        """Share of the smaller body's shingles found in the other body (>= CONTAINMENT); a pair
+        the body signal already calls near-identical is left to it."""
+        if not len(a.rare) or not len(b.rare) or array_jaccard(a.body, b.body) >= BODY_JACCARD:
+            return None
+        score = containment(a.rare, b.rare)
+        return score if score >= CONTAINMENT else None
+
+    def _add(self, signal: str, a: str, b: str, score: float) -> None:
+        key = pair_key(a, b)
+        self.pairs[signal][key] = round(score, 4)
+        self.partners[signal][a].add(b)
+        self.partners[signal][b].add(a)
+
+    def _verify(self, signal: str, a: str, candidates: Iterable[str]) -> None:
+        check = getattr(self, f"_check_{signal}")
+        fa = self.features[a]
+        for b in candidates:
+            if b == a or b not in self.features:
+                continue
+            score = check(fa, self.features[b])
+            if score is not None:
+                self._add(signal, a, b, score)
+
+    # --- blocking: full scan --------------------------------------------------------------------
+    def _scan_titles(self, feats: list[Features]) -> None:
+        for members in self._title_groups.values():
+            if len(members) > 1:
+                ordered = sorted(members)
+                for i, a in enumerate(ordered):
+                    self._verify("title", a, ordered[i + 1:])
+        # Similar (not equal) titles: rapidfuzz cdist, only among titles carrying the same numbers
+        # (others are a series, never a match) and within length windows: ratio >= 0.9 means
+        # 2*min/(la+lb) >= 0.9, i.e. the shorter is at least 9/11 of the longer.
+        groups: dict[tuple[str, ...], list[tuple[int, str]]] = defaultdict(list)
+        for f in feats:
+            if f.title_text:
+                groups[f.title_numbers].append((len(f.title_text), f.path))
+        for lengths in groups.values():
+            if len(lengths) > 1:
+                self._similar_titles(sorted(lengths))
+
+    def _similar_titles(self, order: list[tuple[int, str]], chunk: int = 64) -> None:
+        paths = [p for _, p in order]
+        texts = [self.features[p].title_text for p in paths]
+        lengths = [n for n, _ in order]
+        for start in range(0, len(paths), chunk):
+            stop = min(len(paths), start + chunk)
+            hi = bisect.bisect_right(lengths, int(lengths[stop - 1] * 11 / 9) + 1)
+            if hi <= start + 1:
+                continue
+            scores = process.cdist(texts[start:stop], texts[start:hi], scorer=fuzz.ratio,
+                                   score_cutoff=TITLE_SIMILARITY * 100, dtype=np.uint8, workers=1)
+            rows, cols = np.nonzero(scores)
+            for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
+                if c > r:
+                    self._verify("title", paths[start + r], (paths[start + c],))
+
+    def _verify_slots(self, signal: str, feats: list[Features], a: np.ndarray, b: np.ndarray) -> None:
+        """Verify the pairs (``feats[a[i]]``, ``feats[b[i]]``) of a full scan."""
+        check = getattr(self, f"_check_{signal}")
+        for x, y in zip(a.tolist(), b.tolist(), strict=True):
+            fa, fb = feats[x], feats[y]
+            score = check(fa, fb)
+            if score is not None:
+                self._add(signal, fa.path, fb.path, score)
+
+    def _scan_slugs(self, feats: list[Features]) -> None:
+        queries, owners = self._scan_queries or _slug_keys([f.slug_words for f in feats])[1:]
+        self._scan_queries = None
+        a, b = self._slugs.meets(queries, owners)  # (each pair once: slots are in path order)
+        self._verify_slots("slug", feats, a, b)
+
+    def _scan_tags(self, feats: list[Features]) -> None:
+        for (_folder, _tag), members in self._tag_index.items():
+            if 1 < len(members) <= RARE_TAG_PAGES:
+                ordered = sorted(members)
+                for i, a in enumerate(ordered):
+                    self._verify("tags", a, ordered[i + 1:])
+
+    def _scan_bodies(self, feats: list[Features]) -> None:
+        n = np.int64(max(1, len(feats)))
+        found = [a * n + b for a, b in (table.runs() for table in self._bands)]
+        pairs = _sorted_unique(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
+        self._verify_slots("body", feats, pairs // n, pairs % n)
+
+    def _scan_containment(self, feats: list[Features]) -> None:
+        """Pages sharing enough sampled shingles, verified exactly: one sort of every page's
+        samples, then the pairs inside each run of equal values (a run is short: boilerplate,
+        on more than ``boilerplate_pages`` pages, is already left out of the bodies)."""
+        samples = [_sample(f.rare) for f in feats]
+        sizes = np.array([len(x) for x in samples], dtype=np.int64)
+        vals = np.concatenate(samples) if sizes.sum() else np.zeros(0, dtype=np.uint64)
+        self._samples.build([f.path for f in feats], vals,
+                            np.repeat(np.arange(len(feats), dtype=np.int64), sizes))
+        if not len(vals):
+            return
+        vals, owner = self._samples.keys, self._samples.owners
+        # runs of equal values of length >= 2: every pair of owners in a run shares that sample
+        n = np.int64(len(feats))
+        every = np.sort(_run_pairs(vals, owner, n))
+        if not len(every):
+            return
+        starts = np.flatnonzero(np.r_[True, every[1:] != every[:-1]])
+        pairs, hits = every[starts], np.diff(np.r_[starts, len(every)])  # (np.unique's, by sorting)
+        a, b = pairs // n, pairs % n
+        need = np.maximum(CONTAINMENT_MIN_HITS, np.ceil(CONTAINMENT_HITS * np.minimum(sizes[a], sizes[b])))
+        keep = (hits >= need) & (a != b)
+        for x, y in zip(a[keep].tolist(), b[keep].tolist(), strict=True):
+            self._verify("containment", feats[x].path, (feats[y].path,))
+
+    def _containment_candidates(self, f: Features) -> set[str]:
+        """Pages sharing enough sampled shingles with ``f`` (for one changed page)."""
+        sample = _sample(f.rare)
+        if not len(sample):
+            return set()
+        out = set()
+        for other, n in self._samples.hits(sample).items():
+            g = self.features.get(other)
+            if g is None or other == f.path:
+                continue
+            need = max(CONTAINMENT_MIN_HITS, CONTAINMENT_HITS * min(len(sample), len(_sample(g.rare))))
+            if n >= need:
+                out.add(other)
+        return out
+
+    # --- incremental update -------------------------------------------------------------------
+    def _forget(self, path: str, counts: bool = True) -> None:
+        for pair in self._scored.pop(path, set()):
+            self._scores.pop(pair, None)
+        f = self.features.pop(path, None)
+        if f is None:
+            return
+        self._unindex(f)
+        self._samples.remove(path)
+        if counts:
+            self._add_counts(f.shingles, -1)
+        for signal in SIGNALS:
+            for other in self.partners[signal].pop(path, set()):
+                self.pairs[signal].pop(pair_key(path, other), None)
+                mates = self.partners[signal].get(other)
+                if mates is not None:
+                    mates.discard(path)
+
+    def _place(self, f: Features) -> None:
+        """File a page (its features and counts already in) under every blocking key, discounted
+        by the counts as they are."""
+        self._discount(f)
+        self._index(f)
+        self._samples.add(f.path, _sample(f.rare).tolist())
+
+    def _examine(self, f: Features) -> None:
+        """Verify a placed page against every other page its keys find."""
+        if f.title_key:
+            self._verify("title", f.path, self._title_groups.get(f.title_key, ()))
+        if f.title_text:
+            n = len(f.title_text)
+            lo, hi = int(n * 9 / 11) - 1, int(n * 11 / 9) + 1
+            slots = [i for i, ln in enumerate(self._title_len) if lo <= ln <= hi]
+            texts = [self._titles[i] for i in slots]
+            paths_by_slot = {i: p for p, i in self._title_slot.items()}
+            for _text, _score, k in process.extract(f.title_text, texts, scorer=fuzz.ratio,
+                                                    score_cutoff=TITLE_SIMILARITY * 100, limit=None):
+                self._verify("title", f.path, (paths_by_slot[slots[k]],))
+        self._verify("slug", f.path, self._slugs.find(_slug_keys([f.slug_words])[1]))
+        for tag in f.tags:
+            members = self._tag_index.get((f.folder, tag), set())
+            if len(members) <= RARE_TAG_PAGES:
+                self._verify("tags", f.path, members)
+        body_cands: set[str] = set()
+        for table, band in zip(self._bands, f.bands, strict=False):
+            body_cands |= table.find(np.array([band], dtype=np.uint64))
+        self._verify("body", f.path, body_cands)
+        self._verify("containment", f.path, self._containment_candidates(f))
+
+    def update(self, paths: Iterable[str] | None = None) -> list[str]:
+        """Re-examine changed pages (``paths``, or every page whose (mtime, size) changed); the
+        answer is exactly a full :meth:`scan`'s.
+
+        What a page's pairs depend on besides the two pages is examined again too: every page
+        holding a shingle whose count crossed a threshold because of the change (boilerplate,
+        containment's few pages), every page of a folder's tag whose page count crossed the rare
+        tag limit; a change of the boilerplate limit itself (the number of pages) is a full scan.
+        After an update over every page (no ``paths``) the result is kept as a scan's is.
+        """
+        with self._lock, gc_paused():
+            if self.kept is not None:
+                if self.wiki.pages is not None and self.wiki.store.state == self.kept:  # (.pages: refreshed)
+                    return []
+                self.kept = None  # the pages changed: a full scan (a kept result has no features)
+                self.scan()
+                return sorted(self.features)
+            if not self.scanned:
+                store = self.wiki.store
+                # A first load that parses the pages in bulk (a cold cache) shingles them in its
+                # parse workers too, for the scan that follows if no kept result answers.
+                collect = not store.loaded
+                if collect:
+                    store.byproduct = shingle_texts
+                try:
+                    if self._load_kept():
+                        return []
+                    store.byproduct = None
+                    self.scan()  # (takes the by-products whose page is as parsed: _start_shingles)
+                    return sorted(self.features)
+                finally:
+                    if collect:  # (none outlive the call, whatever ended it)
+                        store.byproduct, store.byproducts = None, {}
+            pages = self.wiki.pages
+            token = self.wiki.store.state
+            if paths is None:
+                stale = [p for p, pg in pages.items()
+                         if p not in self.features or self.features[p].stamp != (pg.mtime_ns, pg.size)]
+                stale += [p for p in self.features if p not in pages]
+            else:
+                stale = list(dict.fromkeys(paths))
+            if not stale:
+                return stale
+            known = self.features
+            n = (len(known) + sum(p not in known for p in stale if p in pages)
+                 - sum(p not in pages for p in stale if p in known))
+            if max(BOILERPLATE_MIN_PAGES, n // 2000) != self.boilerplate_pages:
+                self.scan()  # every page's discount moves
+                return stale
+            same = True
+            fresh: dict[str, Features] = {}
+            store, root = self.wiki.store, self.wiki.root
+            for path in stale:
+                if path in pages:
+                    data = read_bytes(root, path)
+                    fresh[path] = features_of(pages[path], shingles(body_of(data)))
+                    racy = store.racy_digest(path)
+                    same = same and (racy is None or racy == digest(data))
+            old = [known[p] for p in stale if p in known]
+            changed = [*old, *fresh.values()]
+            touched = (np.unique(np.concatenate([f.shingles for f in changed])) if changed
+                       else np.zeros(0, dtype=np.uint64))
+            groups = {(f.folder, t) for f in changed for t in f.tags}
+            before = self._counts_of(touched)
+            sizes = {g: len(self._tag_index.get(g, ())) for g in groups}
+            for path in stale:
+                self._forget(path)
+            # Every count and tag group as it ends up before any page is placed or verified (a
+            # page placed before another changed page's counts are in would keep a discount no
+            # scan gives it).
+            for f in fresh.values():
+                self.features[f.path] = f
+                self._add_counts(f.shingles, +1)
+            after = self._counts_of(touched)
+            again: set[str] = set()
+            limits = (self.boilerplate_pages, CONTAINMENT_MAX_PAGES)
+            crossed = touched[np.logical_or.reduce([(before <= x) != (after <= x) for x in limits])]
+            if len(crossed):
+                again.update(p for p, f in self.features.items() if len(f.shingles) and common(f.shingles, crossed))
+            for g, size in sizes.items():
+                members = self._tag_index.get(g, set())
+                final = len(members) + sum(f.folder == g[0] and g[1] in f.tags for f in fresh.values())
+                if (size <= RARE_TAG_PAGES) != (final <= RARE_TAG_PAGES):
+                    again.update(members)
+            again -= fresh.keys()
+            redo = {p: self.features[p] for p in sorted(again)}  # (unchanged pages: their shingles as they are)
+            for path in redo:
+                self._forget(path, counts=False)
+            work = [*fresh.values(), *redo.values()]
+            for f in work:
+                self.features[f.path] = f
+                self._place(f)
+            for f in work:
+                self._examine(f)
+            if paths is None and same:
+                self._unkept, self._unkept_update = token, True
+            return stale
+
+    def stop(self) -> None:
+        """Abandon a scan in progress, and every later one (the station closing): it raises
+        :class:`ScanStopped` at its next step, leaving the index empty."""
+        self._stop.set()
+
+    def _check_stop(self) -> None:
+        if self._stop.is_set():
+            self._reset()
+            raise ScanStopped("the duplicate scan was stopped (the wiki is closing)")
+
+    def build(self) -> None:
+        """Make sure the index holds every page's features (a full scan when it answers from a kept
+        result or has not scanned yet), so that later changes are followed page by page
+        (:meth:`update`): the station does this in the background after its first answer.
+
+        An index answering from a kept result goes on answering from it meanwhile: the scan fills
+        a new index apart (this one's lock is not held), whose state this one then takes in one
+        step (:meth:`_adopt`). A caller whose pages changed meanwhile waits for it
+        (:func:`index_for`) rather than scan a second time."""
+        with self._lock:
+            if self.scanned and self.kept is None:
+                return
+            running = self._building
+            if running is None:
+                if self.kept is None:
+                    self.scan()  # (nothing to answer from meanwhile)
+                    return
+                kept, done = self.kept, threading.Event()
+                self._building = done
+        if running is not None:  # (a second caller: the build in progress is the one)
+            running.wait()
+            return
+        try:
+            fresh = DedupIndex(self.wiki)
+            fresh.niceness, fresh._stop = self.niceness, self._stop  # (stop() stops it too)
+            fresh.scan()
+            with self._lock:
+                if self.kept == kept:  # (else this one scanned meanwhile: its own result stands)
+                    self._adopt(fresh, kept)
+        finally:
+            with self._lock:
+                self._building = None
+            done.set()
+
+    def _adopt(self, fresh: DedupIndex, kept: bytes) -> None:
+        """Take the state of ``fresh`` (a full scan of the pages this index answered for from the
+        result kept under state ``kept``, or of a later state). Call with the lock held."""
+        for name, value in vars(fresh).items():
+            if name not in _OWN:
+                setattr(self, name, value)
+        if self._unkept == kept:
+            self._unkept = None  # (that result is kept already)
+
+    def _await_build(self) -> None:
+        """Wait for a build in progress (:meth:`build`) when the kept result no longer answers for
+        the pages as they are: the build's features then follow the change page by page, where
+        answering now would take a second full scan. (Call without the lock.)"""
+        done = self._building
+        if done is not None and self.kept is not None and not (
+                self.wiki.pages is not None and self.wiki.store.state == self.kept):
+            done.wait()
+
+    # --- the kept result (:mod:`.dedup_cache`) ----------------------------------------------------
+    def _kept_key(self) -> bytes:
+        return dedup_cache.key_of(self.wiki.store.attachments_key(), SETTINGS)
+
+    def _load_kept(self) -> bool:
+        """Answer from the result a full scan kept for the store's current state, if there is one."""
+        store = self.wiki.store
+        token = store.state if self.wiki.pages is not None else None  # (.pages: refreshed on first use)
+        # (saved under this state, or an earlier one no page changed since: a racy page that
+        # settled, the store's own bookkeeping)
+        found = store.derived_since(dedup_cache.NAME) if token is not None else None
+        kept = dedup_cache.decode(found[0], self._kept_key()) if found is not None and not found[1] else None
+        if kept is None:
+            return False
+        self._reset()
+        for signal in SIGNALS:
+            pairs = self.pairs[signal] = kept.pairs.get(signal, {})
+            partners = self.partners[signal]
+            for a, b in pairs:
+                partners[a].add(b)
+                partners[b].add(a)
+        self._scores = kept.scores
+        self._kept_inbound = kept.inbound
+        self.kept = token
+        return True
+
+    def keep(self) -> None:
+        """Save the result of the last scan or update for the next process, if it is not saved
+        yet. A scan's is saved with its first answer; an update's by this call, which the station
+        makes in the background once the answer is shown (saving costs more than the update)."""
+        with self._lock, gc_paused():
+            if self._unkept is not None:
+                self._keep()
+
+    def _keep(self) -> None:
+        """Save the last full scan's result for its store state (once, after its first answer: the
+        scores and inbound counts that answer computed are reused), unless the pages changed since
+        or it read other bytes than the store (see :meth:`_all_shingles`). Call with the lock held."""
+        token, self._unkept = self._unkept, None
+        store = self.wiki.store
+        if token is None or store.state != token:
+            return
+        fired = self._fired(OPERATOR, set())  # every pair any actor's answer may show is one of these
+        asked = set(fired)
+        for members, _edges in self._groups(OPERATOR, set())[0]:
+            if len(members) <= KEPT_FAMILY_MAX:  # (any two may be a survivor and a member)
+                asked.update(itertools.combinations(sorted(members), 2))
+        scores = {pair: self.scores(*pair) for pair in sorted(asked)}
+        inbound = {p: self.inbound(p) for pair in asked for p in pair}
+        dismissed = dismissed_pairs(self.wiki)
+        joined, alone = self._groups(OPERATOR, dismissed)  # (Health's figure, answered without the pairs)
+        count = (dedup_cache.dismissed_digest(dismissed), len(joined), len(alone))
+        kept = dedup_cache.Kept({s: dict(self.pairs[s]) for s in SIGNALS}, scores, inbound, count)
+        store.save_derived(dedup_cache.NAME, dedup_cache.encode(kept, self._kept_key()))
+
+    # --- answers ---------------------------------------------------------------------------------
+    def _fired(self, actor: Actor, dismissed: set[tuple[str, str]],
+               page: str | None = None) -> dict[tuple[str, str], list[str]]:
+        """Pair -> the signals that fired for it, over the pairs of pages ``actor`` may see (both
+        pages), dismissed pairs left out. Call with the lock held."""
+        memo = self._memo
+        key = ("fired", actor, frozenset(dismissed), page)
+        if memo is not None and key in memo:
+            found: dict[tuple[str, str], list[str]] = memo[key]
+            return found
+        pages = self.wiki.pages
+        known = pages.keys() if self.kept is not None else self.features.keys()  # (a kept result: these pages)
+        if actor.is_operator:
+            visible = known & pages.keys()
+        else:
+            visible = {p for p in known if p in pages and self.wiki.visible(actor, p)}
+        fired: dict[tuple[str, str], list[str]] = defaultdict(list)
+        for signal in SIGNALS:
+            partners = self.partners[signal]
+            for pair in self.pairs[signal]:
+                a, b = pair
+                if a not in visible or b not in visible or pair in dismissed:
+                    continue
+                if page is not None and page not in pair:
+                    continue
+                if signal != "body" and (len(partners[a]) > MAX_FANOUT or len(partners[b]) > MAX_FANOUT):
+                    continue  # a crowd of look-alikes (a template, a category, an anthology), not a twin
+                fired[pair].append(signal)
+        if memo is not None:
+            memo[key] = fired
+        return fired
+
+    @contextmanager
+    def _answering(self) -> Iterator[None]:
+        """While one answer is computed (the lock held, the pairs as they are): :meth:`_fired` and
+        :meth:`_groups` computed once per question (a scan meanwhile resets the memo: :meth:`_reset`)."""
+        self._memo = {}
+        try:
+            yield
+        finally:
+            self._memo = None
+
+    def candidates(self, actor: Actor = OPERATOR, dismissed: set[tuple[str, str]] | None = None,
+                   page: str | None = None) -> list[Candidate]:
+        """Candidate pairs ``actor`` may see (both pages), dismissed pairs left out."""
+        with self._lock, self._answering():
+            self._inbound = self._side_counts()  # (see families)
+            try:
+                try:
+                    fired = self._fired(actor, dismissed or set(), page)
+                    out = [self._candidate(pair, signals) for pair, signals in fired.items()]
+                except _NeedScan:
+                    self.scan()
+                    self._inbound = self._side_counts()
+                    fired = self._fired(actor, dismissed or set(), page)
+                    out = [self._candidate(pair, signals) for pair, signals in fired.items()]
+                if self._unkept is not None and not self._unkept_update:
+                    self._keep()
+            finally:
+                self._inbound = {}
+        out.sort(key=lambda c: (-len(c.signals), -max(c.scores[s] for s in c.signals), c.keep, c.merge))
+        return out
+
+    def families(self, actor: Actor = OPERATOR, dismissed: set[tuple[str, str]] | None = None) -> list[Family]:
+        """Duplicate families ``actor`` may see (docs/design.md §12), highest impact first.
+
+        A pair joins its pages into one family (connected components) only when their text says
+        so: a content signal (body, containment). A pair with name signals only (a shared title,
+        a similar slug, the same tags) never joins anything: it is a family of its own two pages
+        (``strength`` ``names``) when neither page is in a content family, and is dropped
+        otherwise (a page sharing a copy's title is not one more copy). Numbered series never pair at all (their names differ in the numbers).
+        Families are built from the visible pages' pairs only: an agent never sees a hidden page,
+        nor two pages joined through one.
+        """
+        with self._lock, gc_paused(), self._answering():  # thousands of families next to the wiki's millions of objects
+            # one look-up (and policy check) for every page's count (a kept result holds its own)
+            # (the scan's forked child counted every page's inbound links: then none is built)
+            self._inbound = self._side_counts()
+            self._links = self.wiki.links if self.kept is None and not self._inbound else None
+            try:
+                try:
+                    out = self._families(actor, dismissed or set())
+                except _NeedScan:  # a kept result without the scores a big family asks for
+                    self.scan()
+                    self._inbound = self._side_counts()
+                    out = self._families(actor, dismissed or set())
+                if self._unkept is not None and not self._unkept_update:
+                    self._keep()
+                return out
+            finally:
+                self._links = None
+                self._inbound = {}
+
+    def _groups(self, actor: Actor, dismissed: set[tuple[str, str]]
+                ) -> tuple[list[tuple[list[str], dict[tuple[str, str], list[str]]]],
+                           list[tuple[tuple[str, str], list[str]]]]:
+        """The families' pages before they are ranked (see :meth:`families`): (members, edges) of
+        each content family, and the name-only pairs that are families of their own."""
+        memo = self._memo
+        key = ("groups", actor, frozenset(dismissed))
+        if memo is not None and key in memo:
+            found: tuple[list[tuple[list[str], dict[tuple[str, str], list[str]]]],
+                         list[tuple[tuple[str, str], list[str]]]] = memo[key]
+            return found
+        fired = self._fired(actor, dismissed)
+        parent: dict[str, str] = {}
+
+        def root(x: str) -> str:
+            parent.setdefault(x, x)
+            while parent[x] != x:
+                parent[x] = parent[parent[x]]
+                x = parent[x]
+            return x
+
+        strong = {pair: sig for pair, sig in fired.items() if CONTENT_SIGNALS & set(sig)}
+        for a, b in strong:
+            ra, rb = root(a), root(b)
+            if ra != rb:
+                parent[max(ra, rb)] = min(ra, rb)
+        members: dict[str, list[str]] = defaultdict(list)
+        edges: dict[str, dict[tuple[str, str], list[str]]] = defaultdict(dict)
+        for x in parent:
+            members[root(x)].append(x)
+        for pair, sig in strong.items():
+            edges[root(pair[0])][pair] = sig
+        names = [(pair, sig) for pair, sig in fired.items()
+                 if pair not in strong and pair[0] not in parent and pair[1] not in parent]
+        out = [(members[r], edges[r]) for r in members], names
+        if memo is not None:
+            memo[key] = out
+        return out
+
+    def _families(self, actor: Actor, dismissed: set[tuple[str, str]]) -> list[Family]:
+        content, names = self._groups(actor, dismissed)
+        out = [self._family(paths, edges, "content") for paths, edges in content]
+        out += [self._family(list(pair), {pair: sig}, "names") for pair, sig in names]
+        out.sort(key=lambda f: (f.strength != "content", -f.impact, -len(f.pages), f.keep, f.pages))
+        return out
+
+    def count(self, actor: Actor = OPERATOR, dismissed: set[tuple[str, str]] | None = None) -> tuple[int, int]:
+        """(content families, name-only families) :meth:`families` would list, without building
+        them (no scores, no inbound counts): the Health figure."""
+        with self._lock, gc_paused(), self._answering():
+            content, names = self._groups(actor, dismissed or set())
+            if self._unkept is not None and not self._unkept_update:
+                self._keep()
+        return len(content), len(names)
+
+    def _family(self, paths: list[str], edges: dict[tuple[str, str], list[str]], strength: str) -> Family:
+        pages = self.wiki.pages
+        ordered = sorted((pages[p] for p in paths), key=self.keep_rank)
+        keep = ordered[0]
+        best: dict[str, float] = {}
+        fired: set[str] = set()
+        for pair, sig in edges.items():
+            sc = self._pair_scores(*pair)
+            fired.update(sig)
+            for signal in sig:
+                best[signal] = max(best.get(signal, 0.0), sc[signal])
+        signals = [s for s in SIGNALS if s in fired]
+        detail = []
+        impact = 0.0
+        for p in ordered:
+            inbound = self.inbound(p.path)
+            impact += (1 + inbound) * (0.5 + p.trust)
+            row: dict[str, Any] = {"path": p.path, "title": p.title, "trust": p.trust, "inbound": inbound,
+                                   "keep": p.path == keep.path}
+            if p.path != keep.path:
+                row["signals"] = edges.get(pair_key(keep.path, p.path), [])
+                row["scores"] = self._pair_scores(keep.path, p.path)
+            detail.append(row)
+        reason = (f"{len(ordered)} pages: {signal_words(signals, best)} "
+                  f"({self.keep_why(keep, ordered[1])})")
+        return Family(pages=[p.path for p in ordered], keep=keep.path, reason=reason, scores=best,
+                      signals=signals, strength=strength, impact=round(impact, 3), members=detail,
+                      edges=[{"pages": list(pair), "signals": sig} for pair, sig in sorted(edges.items())])
+
+    def inbound(self, path: str) -> int:
+        """Distinct pages whose links resolve to ``path``: the same number ``explain`` and the
+        comparison panel show (:meth:`~.links.LinkIndex.inbound`). A name two copies share (the
+        same title) counts only for the copy the links resolve to, never for both."""
+        if self.kept is not None and path in self._kept_inbound:
+            return self._kept_inbound[path]
+        count = self._inbound.get(path)
+        if count is not None:
+            return count
+        if self._links is None:
+            return self.wiki.links.inbound(path)
+        count = self._inbound[path] = self._links.inbound(path)
+        return count
+
+    def scores(self, a: str, b: str) -> dict[str, float]:
+        """Every signal's score for the pair (whether it fired or not), computed once per version
+        of the two pages (any pair: one a kept result does not hold takes a full scan first)."""
+        with self._lock:
+            try:
+                return self._pair_scores(a, b)
+            except _NeedScan:
+                self.scan()
+                return self._pair_scores(a, b)
+
+    def _pair_scores(self, a: str, b: str) -> dict[str, float]:
+        """:meth:`scores`; raises :class:`_NeedScan` for a pair a kept result does not hold."""
+        key = pair_key(a, b)
+        cached = self._scores.get(key)
+        if cached is None:
+            if self.kept is not None:
+                raise _NeedScan(key)
+            cached = self._scores[key] = self._compute_scores(*key)
+            self._scored[key[0]].add(key)
+            self._scored[key[1]].add(key)
+        return dict(cached)
+
+    def _compute_scores(self, a: str, b: str) -> dict[str, float]:
+        fa, fb = self.features[a], self.features[b]
+        title = 1.0 if fa.title_key and fa.title_key == fb.title_key else fuzz.ratio(fa.title_text, fb.title_text) / 100
+        if len(fa.body) and len(fb.body):
+            body, (sa, sb) = array_jaccard(fa.body, fb.body), (fa.body, fb.body)
+        else:
+            body, (sa, sb) = array_jaccard(fa.shingles, fb.shingles), (fa.shingles, fb.shingles)
+        contained = containment(fa.rare, fb.rare) if len(fa.rare) and len(fb.rare) else containment(sa, sb)
+        return {"title": round(title, 3), "tags": round(jaccard(fa.tags, fb.tags), 3),
+                "slug": round(similarity(fa.slug_feats, fb.slug_feats), 3), "body": round(body, 3),
+                "containment": round(contained, 3)}
+
+    def keep_rank(self, page: Page) -> tuple[float, int, str, str]:
+        """The keep rule (docs/design.md §9), for pairs and families alike: sorted by this, the first page
+        stays: more trust, then more inbound links (the count ``explain`` shows), then older."""
+        return (-page.trust, -self.inbound(page.path), _age_key(page), page.path)
+
+    def keep_why(self, keep: Page, other: Page) -> str:
+        """Why ``keep`` stays rather than ``other``, in the words of the rule's first difference."""
+        return (f"keep {keep.path}: " + ("higher trust" if keep.trust != other.trust else
+                "more inbound links" if self.inbound(keep.path) != self.inbound(other.path) else "older"))
+
+    def _candidate(self, pair: tuple[str, str], signals: list[str]) -> Candidate:
+        pages = self.wiki.pages
+        keep, merge = sorted((pages[p] for p in pair), key=self.keep_rank)
+        scores = self._pair_scores(keep.path, merge.path)
+        reason = signal_words(signals, scores)
+        return Candidate(keep.path, merge.path, list(signals), scores,
+                         f"{reason} ({self.keep_why(keep, merge)})")
+
+
+# --- the per-wiki index -------------------------------------------------------------------------
+
+def index_for(wiki: Wiki, niceness: int = 0, full: bool = False) -> DedupIndex:
+    """The wiki's dedup index (held by its session), brought up to date: the first time, from the
+    result a full scan kept for the pages as they are (:mod:`.dedup_cache`), else by a full scan;
+    with ``full``, always holding every page's features (:meth:`DedupIndex.build`), so that a
+    change is followed page by page. ``niceness`` above 0: a scan's worker processes run at that
+    lower CPU priority (the station's background work, docs/design.md §8)."""
+    session = wiki.session
+    with session.services_lock:
+        index = session.dedup
+        if index is None:
+            index = session.dedup = DedupIndex(wiki)
+    index._await_build()
+    with index._lock:
+        index.niceness = niceness
+        index.update()
+    if full:
+        index.build()
+    return index
+
+
+def stop_scans(wiki: Wiki) -> None:
+    """Abandon the wiki's dedup scan in progress, if any, and stop its dedup worker process
+    (:mod:`.dedup_worker`), if one runs (the station closing)."""
+    session = wiki.session
+    with session.services_lock:
+        index, worker = session.dedup, session.dedup_worker
+    if index is not None:
+        index.stop()
+    if worker is not None:
+        worker.stop()
+
+
+def keep_result(wiki: Wiki) -> None:
+    """Save the wiki's dedup result for the next process if it is not saved yet
+    (:meth:`DedupIndex.keep`)."""
+    session = wiki.session
+    with session.services_lock:
+        index = session.dedup
+    if index is not None:
+        index.keep()
+
+
+def find_duplicates(wiki: Wiki, actor: Actor = OPERATOR, page: str | None = None) -> list[Candidate]:
+    """``curator dedup``: candidate pairs, best first, dismissed pairs left out."""
+    path = wiki.find(page, actor).path if page else None
+    return index_for(wiki).candidates(actor, dismissed_pairs(wiki), path)
+
+
+def _under(path: str, folder: str) -> bool:
+    folder = folder.strip().strip("/")
+    return not folder or path.startswith(folder + "/")
+
+
+def find_families(wiki: Wiki, actor: Actor = OPERATOR, folder: str | None = None,
+                  signal: str | None = None, page: str | None = None, niceness: int = 0) -> list[Family]:
+    """``curator dedup --groups``: duplicate families ``actor`` may see, highest impact first,
+    dismissed pairs left out; only those with a page under ``folder``, with ``signal`` among
+    their signals, or holding ``page``. ``niceness``: as :func:`index_for`'s."""
+    if signal is not None and signal not in SIGNALS:
+        raise CuratorError(f"unknown signal {signal!r}: use one of {', '.join(SIGNALS)}")
+    path = wiki.find(page, actor).path if page else None
+    out = index_for(wiki, niceness).families(actor, dismissed_pairs(wiki))
+    return [f for f in out
+            if (folder is None or any(_under(p, folder) for p in f.pages))
+            and (signal is None or signal in f.signals) and (path is None or path in f.pages)]
+
+
+def family_count(wiki: Wiki, actor: Actor = OPERATOR, strength: str | None = None, niceness: int = 0) -> int:
+    """How many duplicate families ``actor`` has to review (the Health figure; ``strength``
+    ``"content"`` or ``"names"`` counts only those): cheap once the wiki's dedup index is warm
+    (:func:`index_for`), and no family is built to be counted (:meth:`DedupIndex.count`)."""
+    dismissed = dismissed_pairs(wiki)
+    counted = _kept_count(wiki, dismissed) if actor.is_operator else None
+    content, names = counted if counted is not None else index_for(wiki, niceness).count(actor, dismissed)
+    return {"content": content, "names": names}.get(strength or "", content + names)
+
+
+def kept_family_count(wiki: Wiki) -> int | None:
+    """The operator's family count (:func:`family_count`) as the result kept for the pages as they
+    are holds it, read without loading any index in this process; None when no such result is
+    kept (then only a scan, or an index following the changes, can count)."""
+    counted = _kept_count(wiki, dismissed_pairs(wiki))
+    return None if counted is None else counted[0] + counted[1]
+
+
+def _kept_count(wiki: Wiki, dismissed: set[tuple[str, str]]) -> tuple[int, int] | None:
+    """The operator's family count held by the result kept for the pages as they are (counted
+    with the same dismissed pairs), while the wiki's index has not loaded anything yet: Health's
+    figure without decoding every pair."""
+    session = wiki.session
+    with session.services_lock:
+        index = session.dedup
+    if index is not None and (index.scanned or index.kept is not None):
+        return None  # (the index answers, as up to date as it is)
+    store = wiki.store
+    if not store.loaded:
+        wiki.refresh()
+    found = store.derived_since(dedup_cache.NAME) if store.state is not None else None
+    if found is None or found[1]:
+        return None
+    key = dedup_cache.key_of(store.attachments_key(), SETTINGS)
+    return dedup_cache.kept_count(found[0], key, dedup_cache.dismissed_digest(dismissed))
+
+
+def dismiss(wiki: Wiki, a: str, b: str, actor: Actor = OPERATOR) -> ActionResult:
+    """Record "not duplicates" for pages ``a`` and ``b`` in :data:`DECISIONS_FILE` (one commit)."""
+    return dismiss_pages(wiki, [a, b], actor)
+
+
+def dismiss_pages(wiki: Wiki, refs: Iterable[str], actor: Actor = OPERATOR,
+                  member: str | None = None) -> ActionResult:
+    """Record in :data:`DECISIONS_FILE` (one commit, operator-only like every decision file) that
+    no two of ``refs`` are duplicates (a pair, or a whole family); with ``member``, only that
+    ``member`` is a duplicate of none of ``refs`` (one page taken out of its family)."""
+    paths = list(dict.fromkeys(wiki.find(r, actor).path for r in refs))
+    m = wiki.find(member, actor).path if member is not None else None
+    if m is not None:
+        paths = [p for p in paths if p != m]
+        group = sorted([m, *paths])
+        wanted = {pair_key(m, p) for p in paths}
+        target = f"{m} apart from {' + '.join(paths)}"
+    else:
+        group = sorted(paths)
+        wanted = {pair_key(a, b) for a, b in itertools.combinations(group, 2)}
+        target = " + ".join(group)
+
+    def apply(ctx: ActionContext) -> None:
+        if not wanted:
+            raise Invalid(message="a page is not a duplicate of itself; name two different pages")
+        data = load_decisions(wiki)
+        ctx.data["pages"] = group
+        if m is not None:
+            ctx.data["member"] = m
+        names = (f"{m} and {', '.join(paths)}" if m is not None
+                 else f"{group[0]} and {group[1]}" if len(group) == 2
+                 else f"the {len(group)} pages {', '.join(group)}")
+        if wanted <= dismissed_pairs(wiki):
+            ctx.status = Status.UNCHANGED
+            ctx.message = f"{names} are already marked as not duplicates"
+            return
+        entry: dict[str, Any] = {"pages": group, "by": str(actor), "date": _dt.date.today().isoformat()}
+        if m is not None:
+            entry["member"] = m
+        data["not_duplicates"].append(entry)
+        ctx.journal["pages"] = group
+        ctx.write_text(DECISIONS_FILE, render_decisions(data))
+        ctx.status = Status.DISMISSED
+        ctx.message = (f"{m} marked as a duplicate of none of {', '.join(paths)}" if m is not None
+                       else f"{names} marked as not duplicates")
+
+    return run_action(wiki, actor, "dismiss", target, apply)

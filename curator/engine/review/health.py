@@ -1,0 +1,171 @@
+"""Health (docs/design.md §12): one summary of a wiki's state, each figure naming the queue that fixes it.
+
+:func:`health` counts, for what ``actor`` may see: pages, unresolved targets and links (ignored
+targets left out, :mod:`.linkrepair`), duplicate families (:func:`duplicate_figure`), orphans,
+lint problems by kind, auto-filed pages awaiting a decision, inbox items pending and agent writes
+in the last 24 hours. Every :class:`Figure` carries ``queue``: the station view that lists those
+items (``links``, ``dedup``, ``lint:<kind>``, ``auto``, ``inbox``, ``history``), and the CLI names
+the command that lists them.
+
+The duplicate figure needs the dedup index, whose first scan reads every page body (many seconds
+at 30,000 pages), and lint resolves every link and checks every page (about a second): :func:`health`
+takes ``duplicates=False`` and ``lint=False`` to leave them out, and the station fills them in
+afterwards (:func:`add_lint`, :func:`duplicate_figure` counted by its dedup worker process), so the
+other figures are not kept waiting.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from curator.engine.policy.actor import OPERATOR, Actor
+from curator.engine.wiki import Wiki
+
+DAY_SECONDS = 24 * 3600
+
+
+@dataclass(slots=True)
+class Figure:
+    key: str  # stable name (``unresolved_links``, ``lint:orphan``, ...)
+    label: str
+    value: int | None  # None: not counted (yet)
+    queue: str  # the station view that lists these items ("" for none)
+    command: str = ""  # the CLI command that lists them
+    severity: str = "info"  # info | warning | error: how the station colours a non-zero figure
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, "label": self.label, "value": self.value, "queue": self.queue,
+                "command": self.command, "severity": self.severity}
+
+
+@dataclass(slots=True)
+class Health:
+    figures: list[Figure] = field(default_factory=list)
+    lint: dict[str, int] = field(default_factory=dict)
+    elapsed: float = 0.0
+
+    def figure(self, key: str) -> Figure | None:
+        return next((f for f in self.figures if f.key == key), None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"figures": [f.to_json() for f in self.figures], "lint": dict(self.lint),
+                **{f.key: f.value for f in self.figures if ":" not in f.key}}
+
+    def render(self) -> str:
+        width = max((len(f.label) for f in self.figures), default=0)
+        lines = []
+        for f in self.figures:
+            value = "…" if f.value is None else f"{f.value:,}"
+            hint = f"   ({f.command})" if f.command and f.value else ""
+            lines.append(f"{f.label:<{width}}  {value:>8}{hint}")
+        return "\n".join(lines)
+
+
+def duplicate_figure(wiki: Wiki, actor: Actor = OPERATOR, niceness: int = 0, *, apart: bool = False) -> Figure:
+    """How many duplicates wait for review: the duplicate families ``actor`` may see (dismissed
+    ones left out), each reviewed once in the Duplicates view. ``niceness``: the CPU priority drop
+    of a first scan's worker processes (:func:`~.dedup.index_for`). ``apart`` (the station, for
+    the operator only): counted by the wiki's dedup worker process (:mod:`.dedup_worker`), so
+    that no scan runs in this one."""
+    if apart:
+        if not actor.is_operator:
+            raise ValueError("the dedup worker answers for the operator only")
+        from curator.engine.dedup.index import kept_family_count
+        from curator.engine.dedup.worker import worker_for
+
+        # (the count the last full scan kept for these very pages is read here in a moment, as
+        # the CLI reads it: no index is loaded for it; the worker answers anything else)
+        kept = kept_family_count(wiki)
+        value = kept if kept is not None else worker_for(wiki, niceness).count()
+    else:
+        from curator.engine.dedup.index import family_count
+
+        value = family_count(wiki, actor, niceness=niceness)
+    return Figure("duplicates", "Duplicate families", value, "dedup", "curator dedup --groups", "warning")
+
+
+def agent_writes_since(wiki: Wiki, seconds: float, actor: Actor = OPERATOR) -> int:
+    """Commits authored by agents in the last ``seconds`` that ``actor`` may see."""
+    from curator.engine.write.actions import history
+
+    since = int(time.time() - seconds)
+    entries = history(wiki, 100_000, actor, options=(f"--since={since}", "--author=agent:"))
+    return sum(1 for e in entries if e.actor.startswith("agent:"))
+
+
+def _auto_pending(wiki: Wiki, actor: Actor) -> int:
+    from curator.engine.filing.autofile import AUTO_DIR, REVIEW_DIR
+
+    n = 0
+    for path, page in wiki.pages.items():
+        if not path.startswith((AUTO_DIR + "/", REVIEW_DIR + "/")) or not wiki.visible(actor, path):
+            continue
+        if path.startswith(REVIEW_DIR + "/") or not page.meta.get("shared_to"):
+            n += 1
+    return n
+
+
+def _inbox_pending(wiki: Wiki, actor: Actor) -> int:
+    from curator.engine.review.inbox import list_items, pending_count
+
+    return pending_count(wiki) if actor.is_operator else len(list_items(wiki, actor))
+
+
+#: Lint kinds shown as their own figures, in this order; other kinds follow alphabetically.
+LINT_ORDER: tuple[str, ...] = ("unresolved-link", "orphan", "ambiguous-link", "broken-anchor",
+                               "missing-attachment", "frontmatter", "layer", "trust", "duplicate-basename")
+
+
+def health(wiki: Wiki, actor: Actor = OPERATOR, *, duplicates: bool = True, lint: bool = True) -> Health:
+    """The wiki's figures as ``actor`` sees them (see the module docstring). ``lint=False`` or
+    ``duplicates=False`` leave those figures uncounted (``None``) for :func:`add_lint` and
+    :func:`duplicate_figure` to fill in later."""
+    from curator.engine.review.linkrepair import unresolved_totals
+
+    start = time.perf_counter()
+    out = Health()
+    pages = sum(1 for p in wiki.pages if wiki.visible(actor, p))
+    targets, links = unresolved_totals(wiki, actor)
+    figs = out.figures
+    figs.append(Figure("pages", "Pages", pages, "page"))
+    figs.append(Figure("unresolved_targets", "Unresolved link targets", targets, "links",
+                       "curator links unresolved", "warning"))
+    figs.append(Figure("unresolved_links", "Unresolved links", links, "links", "curator links unresolved",
+                       "warning"))
+    figs.append(duplicate_figure(wiki, actor) if duplicates else
+                Figure("duplicates", "Duplicate families", None, "dedup", "curator dedup --groups", "warning"))
+    figs.append(Figure("orphans", "Orphan pages", None, "lint:orphan", "curator lint"))
+    figs.append(Figure("lint_problems", "Lint problems", None, "lint:", "curator lint", "warning"))
+    figs.append(Figure("auto_pending", "Auto-filed pages awaiting a decision", _auto_pending(wiki, actor),
+                       "auto", "curator auto list", "warning"))
+    figs.append(Figure("inbox_pending", "Inbox items pending", _inbox_pending(wiki, actor), "inbox",
+                       "curator inbox list", "warning"))
+    figs.append(Figure("agent_writes_24h", "Agent writes in the last 24 h",
+                       agent_writes_since(wiki, DAY_SECONDS, actor), "history", "curator history"))
+    if lint:
+        add_lint(out, wiki, actor)
+    out.elapsed = time.perf_counter() - start
+    return out
+
+
+def add_lint(report: Health, wiki: Wiki, actor: Actor = OPERATOR) -> Health:
+    """Count lint problems (in all, orphans, and one figure per kind) into ``report``."""
+    from curator.engine.review.lint import SEVERITY, lint
+
+    issues = lint(wiki, actor)
+    by_kind = Counter(i.code for i in issues)
+    report.lint = dict(sorted(by_kind.items(), key=lambda kv: (-kv[1], kv[0])))
+    values = {"orphans": by_kind.get("orphan", 0), "lint_problems": len(issues)}
+    report.figures = [dataclasses.replace(f, value=values[f.key]) if f.key in values else f
+                      for f in report.figures if not f.key.startswith("lint:")]
+    kinds = [k for k in LINT_ORDER if k in by_kind] + sorted(k for k in by_kind if k not in LINT_ORDER)
+    for kind in kinds:
+        # ("problems": lint reports a page's repeated link to one target once, so the unresolved-
+        # link problems can be fewer than the unresolved links counted beside them)
+        report.figures.append(Figure(f"lint:{kind}", f"Lint problems: {kind}", by_kind[kind], f"lint:{kind}",
+                                     "curator lint", SEVERITY.get(kind, "warning")))
+    return report

@@ -1,0 +1,300 @@
+"""Health: the station's landing view (docs/design.md §12). One figure per kind of problem, each a button
+that opens the queue of those items (Links, Duplicates, Lint ▸ kind, Auto-filed, Inbox, History).
+
+The figures come from :func:`curator.engine.review.health.health`, computed off the GUI thread in steps
+so that a large wiki's landing view is never blank: the cheap figures first (``figures_ready``),
+then lint's (orphans, problems by kind: every link resolved and every page checked;
+``lint_ready``) and the duplicate count (``duplicates_ready``; ``content_ready`` once both are),
+started in the background as soon as the wiki opens, alongside lint's: it is counted by the wiki's
+dedup worker process (:mod:`curator.engine.dedup.worker`: no scan ever runs in the station's own
+process), from the result the last full dedup scan kept for these pages
+(:mod:`curator.engine.dedup.cache`), in a moment, and only after a change to the pages from a
+full scan. The dedup index's every-page build (what follows later changes page by page) is not
+started here: the Duplicates view starts it once its queue is shown. A figure not counted yet reads "…".
+"""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QPushButton, QScrollArea, QVBoxLayout, QWidget
+
+from curator.engine.policy.actor import OPERATOR
+from curator.engine.review.health import Figure, Health, add_lint, duplicate_figure, health
+from curator.text import plural
+from curator.views.plain_tips import set_tip
+from curator.views.review.base import ReviewView
+from curator.views.workspace import BACKGROUND_NICENESS
+
+if TYPE_CHECKING:
+    from curator.engine.wiki import Wiki
+    from curator.views.host import ViewHost
+
+COLUMNS = 3
+_COLOURS = {"error": "#922b21", "warning": "#9a6700", "info": "#1f3a5f"}
+
+
+class FigureButton(QPushButton):
+    """A figure: its number large, its label below; clicking opens its queue."""
+
+    def __init__(self, figure: Figure) -> None:
+        super().__init__()
+        self.figure = figure
+        self.setMinimumHeight(74)
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.number = QLabel()
+        self.label = QLabel()
+        self.label.setWordWrap(True)
+        inner = QVBoxLayout(self)
+        inner.setContentsMargins(12, 6, 12, 6)
+        inner.setSpacing(0)
+        for part in (self.number, self.label):
+            part.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+            inner.addWidget(part)
+        self.setStyleSheet("QPushButton { border: 1px solid #c8ccd0; border-radius: 4px; background: #fbfbfc; }"
+                           "QPushButton:hover { background: #eef3f8; }")
+        self.label.setStyleSheet("color: #333; font-size: 12px; background: transparent;")
+        self._colour = ""  # the number's, as styled last (a style sheet set again re-polishes it)
+        self.show_figure(figure)
+
+    def text(self) -> str:
+        return f"{self.number.text()}\n{self.label.text()}"
+
+    def show_figure(self, figure: Figure) -> None:
+        self.figure = figure
+        value = "…" if figure.value is None else f"{figure.value:,}"
+        colour = _COLOURS["info"] if not figure.value else _COLOURS.get(figure.severity, _COLOURS["info"])
+        self.number.setText(value)
+        if colour != self._colour:
+            self._colour = colour
+            self.number.setStyleSheet(f"color: {colour}; font-size: 22px; font-weight: 600; background: transparent;")
+        self.label.setText(figure.label)
+        where = {"links": "the Links view", "dedup": "the Duplicates view", "auto": "the Auto-filed view",
+                 "inbox": "the Inbox", "history": "History", "page": "the page browser"}.get(figure.queue)
+        if figure.queue.startswith("lint:"):
+            kind = figure.queue[5:]
+            where = f"the Lint queue ({kind or 'every kind'})"
+        tip = f"Open {where}" if where else figure.label
+        if figure.command:
+            tip += f" (on the command line: {figure.command})"
+        set_tip(self, tip)
+
+
+class HealthView(ReviewView):
+    #: The first figures are on screen: pages, unresolved links, inbox, auto-filed, agent writes
+    figures_ready = Signal()
+    #: ... then lint's (orphans, problems by kind)
+    lint_ready = Signal()
+    #: ... and, counted alongside lint, the duplicate families (then ``content_ready`` once both are)
+    duplicates_ready = Signal()
+    #: Count duplicates alongside lint, in the background as soon as the wiki opens, whatever its
+    #: size: the dedup index answers from the result its last full scan kept for these pages
+    #: (:mod:`curator.engine.dedup.cache`), which the Duplicates view shares. (A benchmark of the
+    #: other figures alone turns it off.)
+    count_duplicates = True
+
+    def __init__(self, host: ViewHost) -> None:
+        super().__init__(host)
+        self.report: Health | None = None
+        #: the duplicate figure counted for ``report`` (apart from it while lint still fills it in
+        #: on a worker thread), and which of the two counts are still running
+        self.duplicates: Figure | None = None
+        self._counting: set[str] = set()
+        self._generation = 0  # one per reload: a count for older figures is dropped
+        self._lint_running = False
+        self.buttons: dict[str, FigureButton] = {}
+        self.title = QLabel("<h2>Health</h2>")
+        self.summary = QLabel("Counting…")
+        self.summary.setWordWrap(True)
+        top = QHBoxLayout()
+        top.addWidget(self.title)
+        top.addWidget(self.wiki_choice)
+        top.addStretch(1)
+        self.grid_holder = QWidget()
+        self.grid = QGridLayout(self.grid_holder)
+        self.grid.setSpacing(8)
+        self.grid.setAlignment(Qt.AlignmentFlag.AlignTop)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(self.grid_holder)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 4, 8, 4)
+        layout.addLayout(top)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.banner)
+        layout.addWidget(scroll, 1)
+        self._prestarted: set[int] = set()
+        host.workspace.progress.connect(lambda _done, _total, _what: self._prestart_duplicates())
+
+    def _prestart_duplicates(self) -> None:
+        """Start the shown wiki's dedup worker process while the station still loads (off the GUI
+        thread): its start-up is over by the time the duplicate count asks it."""
+        index = self.wiki_index
+        handles = self.host.workspace.handles
+        if not self.count_duplicates or index in self._prestarted or index >= len(handles) \
+                or handles[index].wiki is None:
+            return
+        from curator.engine.dedup.worker import worker_for
+
+        self._prestarted.add(index)
+        self.host.workspace.read(index, lambda wiki: worker_for(wiki, BACKGROUND_NICENESS).start(),
+                                 lambda _none: None, lambda _exc: None)
+
+    def compute(self, wiki: Wiki) -> Health:
+        return health(wiki, OPERATOR, duplicates=False, lint=False)
+
+    def reload(self) -> None:
+        """The figures again; the duplicate count starts at once, next to the first figures (it
+        needs none of them, and is answered from the kept dedup result in a moment)."""
+        starting = self.host.workspace.ready and not self._loading
+        super().reload()
+        if not starting:
+            return
+        self._generation += 1
+        self.duplicates = None
+        self.report = None
+        self._counting = {"lint", "duplicates"} if self.count_duplicates else {"lint"}
+        if self.count_duplicates:
+            index, generation = self.wiki_index, self._generation
+            self.host.workspace.read(index, lambda wiki: duplicate_figure(wiki, OPERATOR, BACKGROUND_NICENESS,
+                                                                          apart=True),
+                                        lambda fig: self._duplicates_counted(index, generation, fig),
+                                        lambda exc: self._duplicates_failed(index, generation, exc))
+
+    def show_content(self, result: Any) -> None:
+        report: Health = result
+        self._with_duplicates(report)  # (counted already, or not yet: then it follows)
+        self.show_report(report)
+        if "duplicates" in self._counting:
+            button = self.buttons.get("duplicates")
+            if button is not None:
+                button.label.setText(f"{button.figure.label}: counting…")
+        self.figures_ready.emit()
+        if self.duplicates is not None:  # counted before the first figures: shown with them
+            self.duplicates_ready.emit()
+        index = self.wiki_index
+        self._lint_running = True
+        self.host.workspace.read(index, lambda wiki: add_lint(report, wiki, OPERATOR),
+                                    lambda done: self._lint_counted(index, done), self._step_failed)
+
+    def _with_duplicates(self, report: Health) -> None:
+        """Put the counted duplicate figure into ``report`` (on the GUI thread, lint done)."""
+        if self.duplicates is not None:
+            dup = self.duplicates
+            report.figures = [dup if f.key == dup.key else f for f in report.figures]
+
+    def show_report(self, report: Health) -> None:
+        """Lay out one button per figure of ``report``. The buttons of the figures shown already
+        (in the same order) are updated in place and only the new ones made: lint's figures
+        follow the first ones, and each button made and styled cost the GUI thread ~5 ms."""
+        self.report = report
+        keys = [f.key for f in report.figures]
+        kept = list(self.buttons)
+        if keys[:len(kept)] != kept:
+            while self.grid.count():
+                item = self.grid.takeAt(0)
+                widget = item.widget() if item is not None else None
+                if widget is not None:
+                    widget.deleteLater()
+            self.buttons, kept = {}, []
+        for figure in report.figures[:len(kept)]:
+            self.buttons[figure.key].show_figure(figure)
+        for n, figure in enumerate(report.figures[len(kept):], start=len(kept)):
+            button = FigureButton(figure)
+            button.clicked.connect(lambda _c=False, b=button: self.open_queue(b.figure.queue))
+            self.buttons[figure.key] = button
+            self.grid.addWidget(button, n // COLUMNS, n % COLUMNS)
+        self.summary.setText(self._summary(report))
+
+    def _lint_counted(self, index: int, report: Health) -> None:
+        if index != self.wiki_index or report is not self.report:
+            return  # the wiki changed meanwhile: a newer report is on its way
+        self._lint_running = False
+        self._with_duplicates(report)
+        self.show_report(report)
+        if "duplicates" in self._counting:
+            button = self.buttons.get("duplicates")
+            if button is not None:
+                button.label.setText(f"{button.figure.label}: counting…")
+        self.lint_ready.emit()
+        self._counted(index, "lint")
+
+    def _counted(self, index: int, step: str) -> None:
+        """``step`` is on screen; once every count is, the view is ready (and a count made after a
+        change is kept for the next open, in the background). The dedup index's every-page build
+        is left to the Duplicates view (:meth:`.DedupView.show_content`): a count from the kept
+        result needs none, and the first change builds it anyway."""
+        self._counting.discard(step)
+        if self._counting:
+            return
+        self.mark_ready()
+        if self.count_duplicates:
+            from curator.engine.dedup.worker import worker_for
+
+            self.host.workspace.read(index, lambda wiki: worker_for(wiki, BACKGROUND_NICENESS).keep(),
+                                     lambda _none: None, lambda _exc: None)
+
+    def _summary(self, report: Health) -> str:
+        dup = self.duplicates
+
+        def fig(key: str) -> Figure | None:
+            return dup if dup is not None and key == dup.key else report.figure(key)
+
+        parts = []
+        for key, what in (("unresolved_targets", "unresolved link target"), ("duplicates", "duplicate family"),
+                          ("lint_problems", "lint problem"), ("inbox_pending", "inbox item"),
+                          ("auto_pending", "auto-filed page")):
+            f = fig(key)
+            if f is not None and f.value:
+                parts.append(plural(f.value, what, "duplicate families" if key == "duplicates" else None))
+        pages = fig("pages")
+        head = f"{pages.value:,} pages in {html.escape(self.wiki_label)}" if pages and pages.value is not None else ""
+        if not parts:
+            return f"{head}: nothing waits for you." if head else "Nothing waits for you."
+        return f"{head}. To review: " + ", ".join(parts) + ". Click a figure to open its queue."
+
+    def _duplicates_counted(self, index: int, generation: int, figure: Figure) -> None:
+        if index != self.wiki_index or generation != self._generation:
+            return  # counted for figures no longer shown
+        self.duplicates = figure
+        report = self.report
+        if report is not None:
+            if not self._lint_running:  # (else lint's worker still rewrites the list: put in after it)
+                self._with_duplicates(report)
+            button = self.buttons.get(figure.key)
+            if button is not None:
+                button.show_figure(figure)
+            self.summary.setText(self._summary(report))  # the families now counted are waiting too
+            self.duplicates_ready.emit()  # (else once the first figures are shown with it)
+        self._counted(index, "duplicates")
+
+    def _duplicates_failed(self, index: int, generation: int, exc: BaseException) -> None:
+        """The dedup worker could not count (it died, or was stopped): one line, the figure left
+        uncounted; the Duplicates view (its figure's queue) asks again, with a Retry."""
+        if index != self.wiki_index or generation != self._generation:
+            return
+        button = self.buttons.get("duplicates")
+        if button is not None:
+            button.label.setText(f"{button.figure.label}: not counted")
+        self.banner.show_result(f"Cannot count the duplicate families: {exc}", ok=False)
+        self._counted(index, "duplicates")
+
+    def _step_failed(self, exc: BaseException) -> None:
+        self.banner.show_result(f"Cannot count everything: {exc}", ok=False)
+        self.mark_ready()
+
+    def open_queue(self, queue: str) -> None:
+        """Show the view that lists a figure's items (its wiki selected)."""
+        name, _, arg = queue.partition(":")
+        view = self.host.view(name)
+        if view is None:
+            return
+        choice = getattr(view, "wiki_choice", None)
+        if choice is not None and choice.count() > self.wiki_index:
+            choice.setCurrentIndex(self.wiki_index)
+        if name == "lint":
+            view.set_kind(arg)  # type: ignore[attr-defined]
+        self.host.show_view(name)
