@@ -10,19 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from curator.engine.corpus.facts import clean_bullet, compose_bullet, find_duplicate, insert_bullet, title_of
 from curator.engine.corpus.slugs import similarity, slug_features, slug_sim, slugify
 from curator.engine.policy.actor import OPERATOR, Actor
 from curator.engine.policy.scope import Decision
 from curator.engine.wiki import Wiki
-from curator.engine.write.append import (
-    append,
-    clean_bullet,
-    compose_bullet,
-    find_duplicate,
-    insert_bullet,
-    route,
-    title_of,
-)
+from curator.engine.write.append import append, route
 from curator.engine.write.bootstrap import init_wiki
 
 DAY = dt.date(2026, 3, 4)

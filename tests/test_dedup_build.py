@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 
 from curator.engine.dedup import index as dedup
+from curator.engine.dedup.index import DedupIndex
+from curator.engine.dedup.worker import stop_scans
 from curator.engine.wiki import Wiki
 from tests.test_dedup_families import FAMILY, LEDGER, facts, family_of, full_scan, page, root  # noqa: F401
 
@@ -36,7 +38,7 @@ class HeldBuild:
                 real(index)  # (full_scan's, in another process's view)
                 return
             self.scans.append(index)
-            if index is not wiki.session.dedup:
+            if index is not wiki.session.peek(DedupIndex):
                 self.started.set()
                 assert self.release.wait(WAIT)
             real(index)
@@ -81,7 +83,7 @@ def test_the_kept_result_answers_while_the_build_runs_then_the_build_follows_cha
     assert dedup.family_count(wiki) == len(full_scan(kept))
     held = HeldBuild(monkeypatch, wiki)
     thread, errors = held.start()
-    index = wiki.session.dedup
+    index = wiki.session.peek(DedupIndex)
     assert index is not None and index.kept is not None
     # the Duplicates queue while the build is held: the kept result's families, at once
     families = in_thread(lambda: [f.to_json() for f in dedup.find_families(wiki)])
@@ -91,7 +93,7 @@ def test_the_kept_result_answers_while_the_build_runs_then_the_build_follows_cha
     thread.join(WAIT)
     assert not thread.is_alive() and errors == []
     assert index.kept is None and index.scanned and set(index.features) == set(wiki.pages)
-    assert wiki.session.dedup is index  # (the same index, holding the built state)
+    assert wiki.session.peek(DedupIndex) is index  # (the same index, holding the built state)
     assert [f.to_json() for f in dedup.find_families(wiki)] == full_scan(kept)
     # a change after the build: followed page by page (no scan), exactly a full scan's answer
     (kept / "wiki/harbour-ledger-again.md").write_text(page("Harbour Ledger Again", facts(6, 42)), "utf-8")
@@ -108,7 +110,7 @@ def test_a_change_during_the_build_waits_for_it_and_is_followed_page_by_page(
     dedup.index_for(wiki)  # (answering from the kept result)
     held = HeldBuild(monkeypatch, wiki)
     thread, errors = held.start()
-    index = wiki.session.dedup
+    index = wiki.session.peek(DedupIndex)
     assert index is not None
     (kept / "wiki/harbour-ledger-again.md").write_text(page("Harbour Ledger Again", facts(6, 42)), "utf-8")
     wiki.refresh()
@@ -131,11 +133,11 @@ def test_closing_the_station_stops_the_build(kept: Path, monkeypatch: pytest.Mon
     dedup.index_for(wiki)
     held = HeldBuild(monkeypatch, wiki)
     thread, errors = held.start()
-    dedup.stop_scans(wiki)  # the station closing
+    stop_scans(wiki)  # the station closing
     held.release.set()
     thread.join(WAIT)
     assert not thread.is_alive() and len(errors) == 1 and isinstance(errors[0], dedup.ScanStopped)
-    index = wiki.session.dedup
+    index = wiki.session.peek(DedupIndex)
     assert index is not None and not index.features and index._building is None
     assert set(family_of(dedup.find_families(wiki), sorted(FAMILY)[0]).pages) == FAMILY  # (the kept result still answers)
 
@@ -155,6 +157,6 @@ def test_a_second_build_waits_for_the_first_and_the_queue_still_answers(
     thread.join(WAIT)
     second.join(WAIT)
     assert not second.is_alive() and errors == []
-    index = wiki.session.dedup
+    index = wiki.session.peek(DedupIndex)
     assert index is not None and index.scanned and index.kept is None
     assert held.scans == [held.scans[0]] and held.scans[0] is not index  # one scan: the first build's

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from curator.engine.dedup import index as dedup
+from curator.engine.dedup.index import DedupIndex
 from curator.engine.policy.actor import parse_actor
 from curator.engine.wiki import Wiki
 from curator.engine.write.merge import content_lines, merge_pages
@@ -598,9 +599,9 @@ def test_a_scan_stopped_while_the_workers_shingle_cancels_them(root: Path, monke
 def test_the_operators_count_is_read_from_the_kept_result_with_the_same_decisions(root: Path) -> None:
     dedup.find_families(Wiki(root))  # kept
     wiki = Wiki(root)
-    assert dedup.family_count(wiki) == len(full_scan(root)) and wiki.session.dedup is None  # (nothing decoded)
+    assert dedup.family_count(wiki) == len(full_scan(root)) and wiki.session.peek(DedupIndex) is None  # (nothing decoded)
     dedup.dismiss_pages(Wiki(root), [OVERVIEW_A, OVERVIEW_B])  # other decisions: counted by the index
     wiki = Wiki(root)
-    assert dedup.family_count(wiki) == len(full_scan(root)) and wiki.session.dedup is not None
+    assert dedup.family_count(wiki) == len(full_scan(root)) and wiki.session.peek(DedupIndex) is not None
     agent = parse_actor("agent:dudu", "sales")
     assert dedup.family_count(Wiki(root), agent) == len(dedup.find_families(Wiki(root), agent))

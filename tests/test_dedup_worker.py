@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from curator.engine.dedup import index as dedup
-from curator.engine.dedup.worker import WorkerGone, worker_for
+from curator.engine.dedup.index import DedupIndex
+from curator.engine.dedup.worker import DedupWorker, WorkerGone, stop_scans, worker_for
 from curator.engine.policy.actor import parse_actor
 from curator.engine.review.health import duplicate_figure
 from curator.engine.wiki import Wiki
@@ -52,7 +53,7 @@ def test_the_station_scans_in_another_process_and_answers_as_in_process(root: Pa
         assert worker.count() == dedup.family_count(Wiki(root)) and worker.count("content") >= 1
         status = worker.status()
         assert status["pid"] != os.getpid() and status["pid"] == worker.pid
-        assert wiki.session.dedup is None  # no dedup index in this process
+        assert wiki.session.peek(DedupIndex) is None  # no dedup index in this process
         worker.build()
         status = worker.status(paths=True)
         assert status["scanned"] and not status["kept"] and set(status["features"]) == set(wiki.pages)
@@ -69,7 +70,7 @@ def test_the_station_scans_in_another_process_and_answers_as_in_process(root: Pa
         assert ([f.to_json() for f in worker.families(folder="wiki", signal="containment")]
                 == [f.to_json() for f in dedup.find_families(Wiki(root), folder="wiki", signal="containment")])
     finally:
-        dedup.stop_scans(wiki)
+        stop_scans(wiki)
         wiki.close()
     assert worker.pid is None
 
@@ -97,7 +98,7 @@ def test_a_change_made_while_the_worker_scans_is_followed(root: Path) -> None:  
         assert fams == in_process(root)
         assert NEXT not in {p for f in fams if f["strength"] == "content" for p in f["pages"]}
     finally:
-        dedup.stop_scans(wiki)
+        stop_scans(wiki)
         wiki.close()
 
 
@@ -158,7 +159,7 @@ def test_a_killed_worker_is_said_in_one_line_and_the_next_call_starts_another(ro
         assert [f.to_json() for f in worker.families()] == in_process(root)
         assert worker.starts == 2 and worker.pid not in (None, first)
     finally:
-        dedup.stop_scans(wiki)
+        stop_scans(wiki)
         wiki.close()
 
 
@@ -170,7 +171,7 @@ def test_stopping_ends_the_worker_and_its_calls(root: Path) -> None:  # noqa: F8
     pid = worker.pid
     assert pid is not None
     start = time.perf_counter()
-    dedup.stop_scans(wiki)  # (the station closing: Workspace.close)
+    stop_scans(wiki)  # (the station closing: Workspace.close)
     assert time.perf_counter() - start < 5
     assert worker.pid is None and gone(pid)
     with pytest.raises(dedup.ScanStopped):
@@ -185,15 +186,15 @@ def test_agents_keep_their_index_in_process_and_see_only_their_pages(root: Path)
     fams = dedup.find_families(wiki, agent)
     assert set(family_of(fams, NEXT).pages) == {"wiki/aizen-bg3-v2-entry-156.md", "wiki/aizen-bg3-v2-copy-entry-156.md"}
     assert all(HIDDEN not in f.pages for f in fams)
-    assert wiki.session.dedup is not None and wiki.session.dedup_worker is None  # in process, no worker
+    assert wiki.session.peek(DedupIndex) is not None and wiki.session.peek(DedupWorker) is None  # in process, no worker
     with pytest.raises(ValueError, match="operator only"):
         duplicate_figure(wiki, agent, apart=True)  # the worker answers for the operator alone
-    assert wiki.session.dedup_worker is None
+    assert wiki.session.peek(DedupWorker) is None
     # the operator's figure from the worker is the in-process one
     try:
         assert duplicate_figure(wiki, apart=True).value == duplicate_figure(Wiki(root)).value
     finally:
-        dedup.stop_scans(wiki)
+        stop_scans(wiki)
         wiki.close()
 
 
@@ -210,15 +211,15 @@ def test_health_reads_a_kept_count_here_and_asks_the_worker_only_after_a_change(
     wiki.refresh()
     try:
         assert duplicate_figure(wiki, apart=True).value == expected
-        assert wiki.session.dedup is None and wiki.session.dedup_worker is None
+        assert wiki.session.peek(DedupIndex) is None and wiki.session.peek(DedupWorker) is None
         changed = sorted(root.glob("wiki/*.md"))[0]
         changed.write_text(changed.read_text(encoding="utf-8") + "\nA new closing sentence about harbours.\n",
                            encoding="utf-8")
         wiki.refresh()
         assert duplicate_figure(wiki, apart=True).value == duplicate_figure(Wiki(root)).value
-        assert wiki.session.dedup is None and wiki.session.dedup_worker is not None
+        assert wiki.session.peek(DedupIndex) is None and wiki.session.peek(DedupWorker) is not None
     finally:
-        dedup.stop_scans(wiki)
+        stop_scans(wiki)
         wiki.close()
 
 
@@ -246,7 +247,7 @@ def test_the_workers_refresh_keeps_the_stations_chain_of_states(root: Path) -> N
         issues = lint(wiki)  # saves its answer under the station's state
         assert wiki.store.derived("lint") is not None
     finally:
-        dedup.stop_scans(wiki)
+        stop_scans(wiki)
         wiki.close()
     again = Wiki(root)
     try:

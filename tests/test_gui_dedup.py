@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QDialog
 
-from curator.engine.dedup.index import DECISIONS_FILE, Family
+from curator.engine.dedup.index import DECISIONS_FILE, DedupIndex, Family
+from curator.engine.dedup.worker import DedupWorker
 from curator.models.dedup import diff_html
 from curator.views.review.duplicates import DedupView, MergePreviewDialog
 from curator.views.shell.main_window import MainWindow
@@ -287,8 +288,8 @@ def test_a_killed_worker_is_said_in_one_line_with_a_retry(qtbot, queue) -> None:
 
     root, win, view = queue
     session = win.workspace.wiki(0).session
-    worker = session.dedup_worker
-    assert worker is not None and session.dedup is None  # the queue came from the worker process
+    worker = session.peek(DedupWorker)
+    assert worker is not None and session.peek(DedupIndex) is None  # the queue came from the worker process
     first = worker.pid
     assert first is not None and first != os.getpid()
     store = win.workspace.wiki(0).store

@@ -10,6 +10,8 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 
 from curator.engine.dedup import index as dedup
+from curator.engine.dedup.index import DedupIndex
+from curator.engine.dedup.worker import DedupWorker
 from curator.engine.review.health import Figure
 from curator.engine.wiki import Wiki
 from curator.views.review.health import HealthView
@@ -246,8 +248,8 @@ def test_duplicates_are_counted_in_the_background_without_a_click(qtbot, tmp_pat
     session = win.workspace.wiki(0).session
     assert health.buttons["duplicates"].figure.value == dedup.family_count(Wiki(root))
     qtbot.wait(300)
-    worker = session.dedup_worker
-    assert worker is not None and session.dedup is None  # (counted in the worker process, not here)
+    worker = session.peek(DedupWorker)
+    assert worker is not None and session.peek(DedupIndex) is None  # (counted in the worker process, not here)
     status = worker.status()
     assert status["pid"] != os.getpid() and not status["features"]  # answered from the kept result
     view = win.view_index["dedup"]
@@ -256,7 +258,7 @@ def test_duplicates_are_counted_in_the_background_without_a_click(qtbot, tmp_pat
     assert view.model.rowCount() == health.buttons["duplicates"].figure.value
     qtbot.waitUntil(lambda: (s := worker.status())["scanned"] and not s["kept"], timeout=15_000)
     assert set(worker.status(paths=True)["features"]) == set(Wiki(root).pages)
-    assert session.dedup is None  # nothing of the dedup index in the station's process
+    assert session.peek(DedupIndex) is None  # nothing of the dedup index in the station's process
     win.close()
     assert worker.pid is None and worker.starts == 1  # closing stopped it
 

@@ -11,9 +11,9 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QDialog
 
 from curator.engine.policy.actor import Actor
-from curator.engine.review.inbox import INBOX_DIR
 from curator.engine.wiki import Wiki
 from curator.engine.write.append import append
+from curator.engine.write.held import INBOX_DIR
 from curator.views.review.inbox import EditDialog, InboxView, RejectDialog
 from curator.views.shell.main_window import MainWindow
 from curator.views.workspace import Workspace

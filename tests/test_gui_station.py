@@ -410,6 +410,24 @@ def test_recent_wikis_and_window_state_are_remembered(qtbot, tmp_path: Path) -> 
     again.close()
 
 
+def test_opening_another_wiki_closes_this_window_and_opens_its_own(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """File ▸ Open: the window asks (open_requested) and the start-up code opens the next window."""
+    from curator.views.shell import app
+
+    first, second = make_wiki(tmp_path / "first"), make_wiki(tmp_path / "second")
+    settings = temp_settings(tmp_path)
+    win = app.open_workspace_window(first, settings, watch=False)
+    qtbot.addWidget(win)
+    qtbot.waitUntil(lambda: bool(win.model.rows), timeout=15_000)
+    win.open_folder(second)
+    assert not win.isVisible()
+    opened = [w for w in app._windows if w is not win and w.isVisible()]
+    assert len(opened) == 1 and opened[0].workspace.handles[0].root == second.resolve()
+    qtbot.addWidget(opened[0])
+    qtbot.waitUntil(lambda: bool(opened[0].model.rows), timeout=15_000)
+    opened[0].close()
+
+
 def test_page_view_never_loads_remote_resources(window: MainWindow) -> None:
     from PySide6.QtCore import QUrl
     from PySide6.QtGui import QTextDocument

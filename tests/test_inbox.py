@@ -16,10 +16,11 @@ import pytest
 from curator.cli import main
 from curator.engine.policy.actor import OPERATOR, Actor
 from curator.engine.policy.scope import parse_scope
-from curator.engine.review.inbox import INBOX_DIR, approve, fact_key, get_item, list_items, similar_facts
+from curator.engine.review.inbox import approve, get_item, list_items, similar_facts
 from curator.engine.sync.remote import sync
 from curator.engine.wiki import Wiki
 from curator.engine.write.bootstrap import init_wiki
+from curator.engine.write.held import INBOX_DIR, fact_key
 from tests.sync_helpers import PAGE, make_net
 
 REPO = Path(__file__).resolve().parents[1]

@@ -9,8 +9,9 @@ from pathlib import Path
 from mcp import ClientSession
 
 from curator.engine.policy.actor import OPERATOR
-from curator.engine.review.inbox import INBOX_DIR, approve, list_items, reject
+from curator.engine.review.inbox import approve, list_items, reject
 from curator.engine.wiki import Wiki
+from curator.engine.write.held import INBOX_DIR
 from tests.test_mcp_server import IDENT, assert_one_line_error, call, git_log, make_wiki, run
 
 POLICY = """\

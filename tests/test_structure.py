@@ -13,7 +13,10 @@ import ast
 import re
 from pathlib import Path
 
+from curator.engine.dedup.index import DedupIndex
+from curator.engine.graph.link_graph import GRAPHS
 from curator.engine.wiki import Wiki
+from curator.engine.write.append import RouteCache
 from tests.gui_helpers import make_wiki
 
 SRC = Path(__file__).resolve().parent.parent / "curator"
@@ -90,14 +93,14 @@ def test_each_wiki_owns_its_services(tmp_path: Path) -> None:
         assert first.session is first.session and first.session is not second.session
         assert first.pages  # loaded: append routes from the cache
         route(first, "ann-smith")
-        assert first.session.route_cache.slugs and not second.session.route_cache.slugs
-        assert index_for(first) is first.session.dedup and second.session.dedup is None
+        assert first.session.service(RouteCache, RouteCache).slugs and second.session.peek(RouteCache) is None
+        assert index_for(first) is first.session.peek(DedupIndex) and second.session.peek(DedupIndex) is None
         graph = graph_for(first)
         assert graph_for(first) is graph  # cached on the session ...
         path = sorted(first.pages)[0]
         (root / path).write_text((root / path).read_text(encoding="utf-8") + "\nmore\n", encoding="utf-8")
         first.refresh([path])  # ... and dropped with the link index when a page changes
-        assert first.session.graphs == {} and graph_for(first) is not graph
+        assert first.session.link_cache(GRAPHS) == {} and graph_for(first) is not graph
     finally:
         first.close()
         second.close()

@@ -8,17 +8,17 @@ import sys
 from pathlib import Path
 
 from curator.engine.corpus import frontmatter
-from curator.engine.sync.merge_driver import (
+from curator.engine.sync.merge_driver import is_record, merge_record
+from curator.engine.write.bootstrap import (
     ATTRIBUTES_LINE,
     ATTRIBUTES_LINES,
     attributes_with_driver,
+    config_ok,
+    configured_command,
     driver_command,
-    is_record,
-    merge_meta,
-    merge_page,
-    merge_record,
-    merge_texts,
+    install_config,
 )
+from curator.engine.write.three_way import merge_meta, merge_page, merge_texts
 from tests.sync_helpers import GIT_ID, PAGE
 
 BASE = PAGE
@@ -142,6 +142,21 @@ def test_attributes_and_command() -> None:
     assert attributes_with_driver(f"{ATTRIBUTES_LINE}\n") == every
     cmd = driver_command("a" * 40, "b" * 40)
     assert cmd.startswith(sys.executable) and cmd.endswith("%O %A %B %P") and "--ours " + "a" * 40 in cmd
+
+
+def test_a_clone_naming_a_moved_driver_module_is_set_up_again(tmp_path: Path) -> None:
+    """A clone set up by an older Curator names the driver's module where it used to live: its
+    config is not taken as working (git would fail to run it on the next merge), and installing
+    the config again names today's module."""
+    root = tmp_path / "r"
+    subprocess.run(["git", "init", "-q", root], check=True)
+    old = f"{sys.executable} -m curator.engine.merge_driver %O %A %B %P"
+    subprocess.run(["git", "-C", root, "config", "merge.curator.driver", old], check=True)
+    assert not config_ok(root)
+    assert install_config(root) and configured_command(root) == driver_command() and config_ok(root)
+    proc = subprocess.run([sys.executable, "-m", "curator.engine.sync.merge_driver", "--help"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr  # the module the config names runs
 
 
 def test_git_merge_runs_the_driver(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """Provenance (docs/design.md §14): ``blame``, ``injections``, ``activity``.
 
-``curator undo --agent ID --since DATE`` (in :mod:`.write`) reverts an agent's writes since then.
+``curator undo --agent ID --since DATE`` (in :mod:`curator.commands.write`) reverts an agent's writes since then.
 """
 
 from __future__ import annotations

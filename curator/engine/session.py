@@ -4,17 +4,19 @@ A :class:`~curator.engine.wiki.Wiki` creates its :class:`WikiSession` on first u
 (``wiki.session``) and every module reaches the wiki's services through it, never through a
 table of its own keyed by the wiki:
 
-* ``git``: the wiki's :class:`~.git.Git` (its tree cache lives as long as the wiki);
+* ``git``: the wiki's :class:`~curator.engine.repo.git.Git` (its tree cache lives as long as the
+  wiki);
 * ``journal`` and ``journal_seen`` (how far this process has read it), ``lock`` (the exclusive
   write lock), ``pending`` (the pending record of an interrupted action) and ``active`` (which
-  thread is inside an action): the action machinery's state (:mod:`.actions`);
-* ``route_cache``: append's routing index of slugs (:mod:`.append`);
-* ``dedup``: the duplicate-detection index, built on first use (:func:`.dedup.index_for`);
-  ``dedup_worker``: the station's, in a worker process of its own (:func:`.dedup_worker.worker_for`);
-* ``graphs`` and ``suggesters``: the link graphs built per actor (:func:`.graph.graph_for`) and
-  link repair's name index (:func:`.linkrepair.suggester_for`) for the current link indexes,
-  dropped with them whenever pages or the policy change;
-* ``watcher``: the file watcher of a long-lived process, when one runs (:meth:`start_watching`).
+  thread is inside an action): the action machinery's state (:mod:`curator.engine.write.actions`);
+* ``watcher``: the file watcher of a long-lived process, when one runs (:meth:`start_watching`);
+* every other service, registered by the package that owns it under its own class
+  (:meth:`service`, :meth:`peek`): append's routing index, the dedup index and the station's
+  dedup worker. The session names none of them, so the session (and the :class:`Wiki` above it)
+  sits below every package that keeps a service here;
+* caches built from the current link indexes (:meth:`link_cache`: the link graphs per reader) or
+  from the pages' names only (:meth:`names_cache`: link repair's suggesters), dropped with them
+  whenever pages or the policy change (:meth:`drop_link_caches`).
 
 Services are created lazily and under :attr:`services_lock`, so two threads never build two of
 one kind (two write locks for one wiki in one process would not exclude each other).
@@ -23,25 +25,19 @@ one kind (two write locks for one wiki in one process would not exclude each oth
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any, TypeVar
 
 from curator.engine.corpus.watcher import PageWatcher, top_folders
 from curator.engine.repo.git import Git
 from curator.engine.repo.journal import Journal
 from curator.engine.repo.lock import WikiLock
 
-if TYPE_CHECKING:
-    from curator.engine.corpus.links import LinkIndex
-    from curator.engine.dedup.index import DedupIndex
-    from curator.engine.dedup.worker import DedupWorker
-    from curator.engine.graph.link_graph import LinkGraph
-    from curator.engine.policy.actor import Actor
-    from curator.engine.review.link_suggest import Suggester
-    from curator.engine.write.append import RouteCache
-
-#: The pending record of an interrupted action, under ``.curator/`` (see :mod:`.actions`).
+#: The pending record of an interrupted action, under ``.curator/`` (see :mod:`curator.engine.write.actions`).
 PENDING_NAME = "pending.jsonl"
+
+S = TypeVar("S")
 
 
 class WikiSession:
@@ -58,33 +54,47 @@ class WikiSession:
         #: ``active.on`` is set while this thread runs an action on the wiki.
         self.active = threading.local()
         self.services_lock = threading.RLock()
-        self._route_cache: RouteCache | None = None
-        self.dedup: DedupIndex | None = None
-        self.dedup_worker: DedupWorker | None = None
-        #: (actor, policy id, with attachments) -> (the link index it was built from, the graph)
-        self.graphs: dict[tuple[Actor, int, bool], tuple[LinkIndex, LinkGraph]] = {}
-        #: id(the page names of a link index, ``LinkIndex.names``) -> (those names, link repair's
-        #: suggester over its pages): kept while a change leaves every page's names as they were
-        self.suggesters: dict[int, tuple[object, Suggester]] = {}
+        self._services: dict[type[Any], Any] = {}
+        self._link_caches: dict[str, dict[Any, Any]] = {}
+        self._names_caches: dict[str, dict[Any, Any]] = {}
         self.watcher: PageWatcher | None = None
 
-    @property
-    def route_cache(self) -> RouteCache:
+    # --- services registered by the packages that own them --------------------------------
+    def service(self, kind: type[S], make: Callable[[], S]) -> S:
+        """The wiki's one ``kind`` of service, made by ``make`` on first use (under the lock)."""
         with self.services_lock:
-            if self._route_cache is None:
-                from curator.engine.write.append import RouteCache
+            found = self._services.get(kind)
+            if found is None:
+                found = self._services[kind] = make()
+            return found  # (stored under its own class)
 
-                self._route_cache = RouteCache()
-            return self._route_cache
+    def peek(self, kind: type[S]) -> S | None:
+        """The wiki's ``kind`` of service if one was made, without making it."""
+        with self.services_lock:
+            return self._services.get(kind)
 
-    def drop_graphs(self, suggesters: bool = True) -> None:
+    def link_cache(self, name: str) -> dict[Any, Any]:
+        """A cache of what is built from the current link indexes, dropped with them
+        (:meth:`drop_link_caches`); ``name`` says whose it is. Read and write it under
+        :attr:`services_lock`."""
+        with self.services_lock:
+            return self._link_caches.setdefault(name, {})
+
+    def names_cache(self, name: str) -> dict[Any, Any]:
+        """Like :meth:`link_cache`, for what depends on the pages' names only: kept when a change
+        leaves every page's names as they were (``drop_link_caches(names=False)``)."""
+        with self.services_lock:
+            return self._names_caches.setdefault(name, {})
+
+    def drop_link_caches(self, names: bool = True) -> None:
         """Forget what was built from the link indexes (gone: pages or the policy changed), and
-        unless ``suggesters`` is False the suggesters (built from the pages' names only: a change
-        of pages keeps those whose names are current, see :func:`.linkrepair.suggester_for`)."""
+        unless ``names`` is False what was built from the pages' names."""
         with self.services_lock:
-            self.graphs.clear()
-            if suggesters:
-                self.suggesters.clear()
+            for cache in self._link_caches.values():
+                cache.clear()
+            if names:
+                for cache in self._names_caches.values():
+                    cache.clear()
 
     # --- the file watcher ---------------------------------------------------------------
     def start_watching(self) -> PageWatcher | None:

@@ -1,7 +1,7 @@
 """The :class:`Wiki`: one wiki root as the engine sees it. GUI, CLI and MCP all start here.
 
 A ``Wiki`` owns the page cache, the link index built from it, the read policy that decides what
-an actor may see, the ``changed`` event, and its :class:`~.session.WikiSession` (git, journal,
+an actor may see, the ``changed`` event, and its :class:`~curator.engine.session.WikiSession` (git, journal,
 write lock, routing/dedup/graph caches, file watcher: no module keeps a table of its own per wiki). Mutations live in their own modules (append,
 actions, merge, ...) and report back through :meth:`Wiki.note_changes`.
 """
@@ -34,7 +34,7 @@ STATE_DIR = ".curator"
 
 
 class ReadPolicy(Protocol):
-    """Decides which pages an actor may see and write (:class:`~.scope.ScopePolicy` implements it)."""
+    """Decides which pages an actor may see and write (:class:`~curator.engine.policy.scope.ScopePolicy` implements it)."""
 
     def can_read(self, actor: Actor, path: str) -> bool: ...
 
@@ -105,7 +105,7 @@ class Wiki:
     @property
     def session(self) -> WikiSession:
         """The wiki's per-process services (git, journal, write lock, caches, watcher), created
-        on first use: see :mod:`.session`."""
+        on first use: see :mod:`curator.engine.session`."""
         session = self._session
         if session is None:
             with self._lock:
@@ -142,11 +142,11 @@ class Wiki:
     def note_changes(self, changes: ChangeSet) -> None:
         """Invalidate what depends on the pages and tell listeners. The link indexes are kept:
         the next one to ask for them brings them up to date from the pages that changed
-        (:meth:`~.links.LinkIndex.updated`), and rebuilds them only for a large change."""
+        (:meth:`~curator.engine.corpus.links.LinkIndex.updated`), and rebuilds them only for a large change."""
         with self._lock:
             self._pages_gen += 1
             if self._session is not None:  # built from link indexes no longer current
-                self._session.drop_graphs(suggesters=False)  # (those kept while names are)
+                self._session.drop_link_caches(names=False)  # (those kept while names are)
         self.changed.emit(changes)
 
     def _policy_changed(self) -> None:
@@ -159,12 +159,12 @@ class Wiki:
         self._links_seen = {}
         self._links_gen += 1
         if self._session is not None:
-            self._session.drop_graphs()  # built from the link indexes just dropped
+            self._session.drop_link_caches()  # built from the link indexes just dropped
 
     @property
     def links(self) -> LinkIndex:
         """The operator's link index of the pages as they are: built once, then brought up to
-        date from the pages each change touched (:meth:`~.links.LinkIndex.updated`)."""
+        date from the pages each change touched (:meth:`~curator.engine.corpus.links.LinkIndex.updated`)."""
         from curator.engine.corpus.links import LinkIndex
 
         reload = getattr(self.policy, "reload", None)
@@ -290,8 +290,8 @@ class Wiki:
     def _around_from_store(self, path: str, actor: Actor) -> LinkIndex | None:
         """:meth:`links_around` from the cache's name tables: the page, the pages with a link that
         could reach it, and the pages that can take part in resolving any of those links (see
-        :func:`~.links.local_index`), as ``actor`` sees them; None for a page with a link
-        :func:`~.links.local_index` cannot decide locally (``[[a/..]]``)."""
+        :func:`~curator.engine.corpus.links.local_index`), as ``actor`` sees them; None for a page with a link
+        :func:`~curator.engine.corpus.links.local_index` cannot decide locally (``[[a/..]]``)."""
         from curator.engine.corpus.links import links_reaching, local_index, odd_key
 
         store = self.store

@@ -14,7 +14,8 @@ from urllib.parse import quote
 
 from PySide6.QtCore import Qt
 
-from curator.engine.review.inbox import InboxItem, list_items
+from curator.engine.review.inbox import list_items
+from curator.engine.write.held import InboxItem
 from curator.models.records import RecordRole, RecordTableModel
 
 if TYPE_CHECKING:

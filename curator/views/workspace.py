@@ -511,7 +511,7 @@ class Workspace(QObject):
         if self._observer is not None:
             self._observer.stop()
             self._observer.join(timeout=2)
-        from curator.engine.dedup.index import stop_scans
+        from curator.engine.dedup.worker import stop_scans
 
         for handle in self.handles:
             if handle.wiki is not None:

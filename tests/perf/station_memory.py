@@ -20,6 +20,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from curator.engine.dedup.index import DedupIndex
+from curator.engine.dedup.worker import DedupWorker
+
 
 def _vm(field: str) -> int:
     with open("/proc/self/status") as f:
@@ -74,8 +77,8 @@ def main(root: str) -> None:
         wait(lambda: bool(shown))
         stages["queue"] = _vm("VmRSS")
         peaks["queue"] = _vm("VmHWM")
-        worker = win.workspace.wiki(0).session.dedup_worker
-        assert worker is not None and win.workspace.wiki(0).session.dedup is None
+        worker = win.workspace.wiki(0).session.peek(DedupWorker)
+        assert worker is not None and win.workspace.wiki(0).session.peek(DedupIndex) is None
         time.sleep(1.5)  # (the build starts a second after the queue is shown)
         wait(lambda: (s := worker.status())["scanned"] and not s["kept"] and not s["building"])
         built = time.perf_counter() - start

@@ -17,11 +17,12 @@ import sys
 import time
 from pathlib import Path
 
+from curator.engine.corpus.facts import compose_bullet, find_duplicate, insert_bullet
 from curator.engine.corpus.slugs import slug_sim, slugify
 from curator.engine.corpus.walker import EXCLUDED_DIRS
 from curator.engine.policy.actor import Actor
 from curator.engine.wiki import Wiki
-from curator.engine.write.append import append, compose_bullet, find_duplicate, insert_bullet, page_slug
+from curator.engine.write.append import append, page_slug
 from tests.corpus import generate
 
 N_PAGES = 10_000

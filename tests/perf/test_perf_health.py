@@ -42,7 +42,9 @@ from typing import Any
 import pytest
 
 from curator.engine.corpus.slugs import slug_sim, slugify
-from curator.engine.review.linkrepair import unresolved
+from curator.engine.dedup.index import DedupIndex
+from curator.engine.dedup.worker import DedupWorker
+from curator.engine.review.linkrepair import SUGGESTERS, unresolved
 from curator.engine.wiki import Wiki
 from tests.corpus import CorpusInfo, generate, plain_read
 from tests.perf.test_perf_scale import _median as scale_median
@@ -117,7 +119,7 @@ def test_links_unresolved_warm(corpus: CorpusInfo, plain: float) -> None:
     assert len(links.unresolved) > 1000
 
     def fresh() -> None:
-        wiki.session.suggesters.clear()  # nothing remembered from the run before
+        wiki.session.names_cache(SUGGESTERS).clear()  # nothing remembered from the run before
 
     queue = _median(lambda: unresolved(wiki, suggest=SUGGEST_ROWS), before=fresh)
     items = unresolved(wiki, suggest=False)
@@ -239,8 +241,8 @@ def test_gui_thread_while_the_dedup_index_builds(qtbot, corpus: CorpusInfo, plai
             probe(lambda w=win: w.show_view("dedup"), dedup_view.content_ready, seconds=1.2))
         shown.append(shown_at[0] - began)
         # (the build has started, in the dedup worker process: a moment after the queue was shown)
-        worker = session.dedup_worker
-        assert session.dedup is None and worker is not None and worker.pid != os.getpid()
+        worker = session.peek(DedupWorker)
+        assert session.peek(DedupIndex) is None and worker is not None and worker.pid != os.getpid()
         during.append(bool(worker.status()["building"]))
         steps.setdefault("search typed (4 s window)", []).append(
             probe(lambda w=win: w.browser.search.setText("ledger invoice"), seconds=4.0))

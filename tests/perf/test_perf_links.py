@@ -46,7 +46,7 @@ from curator.engine.corpus import frontmatter, markdown_scan
 from curator.engine.corpus.links import LinkIndex
 from curator.engine.corpus.page import link_key, parse_page
 from curator.engine.dedup import index as dedup
-from curator.engine.review.linkrepair import unresolved
+from curator.engine.review.linkrepair import SUGGESTERS, unresolved
 from curator.engine.wiki import Wiki
 from tests.corpus import CorpusInfo, generate, plain_read
 from tests.perf.test_perf_graph import timed  # median of three runs
@@ -292,7 +292,7 @@ def test_link_index_after_one_change(real: CorpusInfo, plain: float) -> None:
     # the Links view's queue after one change (a fresh suggester, as the Links view has after a change)
     def changed() -> None:
         edits.fact()
-        wiki.session.suggesters.clear()
+        wiki.session.names_cache(SUGGESTERS).clear()
 
     queue = _timed(lambda: unresolved(wiki, suggest=SUGGEST_ROWS), RUNS, before=changed)
     items = unresolved(wiki, suggest=False)
@@ -310,7 +310,7 @@ def test_every_targets_suggestions(real: CorpusInfo, plain: float) -> None:
     assert wiki.links is not None  # built, as the station has it
 
     def fresh() -> None:
-        wiki.session.suggesters.clear()  # nothing remembered
+        wiki.session.names_cache(SUGGESTERS).clear()  # nothing remembered
 
     bare = _timed(lambda: unresolved(wiki, suggest=False), RUNS)
     every = _timed(lambda: unresolved(wiki), RUNS, before=fresh)

@@ -81,7 +81,7 @@ class Edge(NamedTuple):
 
 def anchor_found(page: Page, anchor: str) -> bool:
     """Whether ``[[page#anchor]]`` points at something on ``page``, matched as Obsidian does
-    (see :func:`~.markdown_scan.anchor_in`)."""
+    (see :func:`~curator.engine.corpus.markdown_scan.anchor_in`)."""
     return markdown_scan.anchor_in(page.headings, page.blocks, anchor)
 
 
@@ -94,7 +94,7 @@ def folder_of(path: str) -> str:
     return path.rpartition("/")[0]
 
 
-#: :func:`~.page.link_key` of a folder, remembered: the folder step of a build asks it of the
+#: :func:`~curator.engine.corpus.page.link_key` of a folder, remembered: the folder step of a build asks it of the
 #: same few hundred folders for every key first met from one (30,000 times at 32,000 pages).
 _folder_key = functools.lru_cache(maxsize=4096)(link_key)
 
@@ -528,7 +528,7 @@ _ASCII_SPACES = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
 
 
 def _page_keys(paths: list[str]) -> tuple[list[str], list[str]]:
-    """(:func:`~.page.path_key`, :func:`~.page.slug_of`) of each of ``paths``: at once for ASCII
+    """(:func:`~curator.engine.corpus.page.path_key`, :func:`~curator.engine.corpus.page.slug_of`) of each of ``paths``: at once for ASCII
     ``folder/name.md`` paths with no whitespace and no name starting with a dot (as nearly all
     are: a key is then the path lowered without ``.md``, a slug its last segment)."""
     joined = "\0".join(paths).lower()
@@ -541,7 +541,7 @@ def _page_keys(paths: list[str]) -> tuple[list[str], list[str]]:
 
 
 def link_keys(texts: list[str]) -> list[str]:
-    """:func:`~.page.link_key` of each of ``texts``: at once for ASCII texts (lowered, each run of
+    """:func:`~curator.engine.corpus.page.link_key` of each of ``texts``: at once for ASCII texts (lowered, each run of
     whitespace one ``-``, none at either end, ``.md`` cut off)."""
     joined = "\0".join(texts)
     if not (joined.isascii() and joined.count("\0") == len(texts) - 1 and "\x01" not in joined):
@@ -627,9 +627,9 @@ def outgoing_of(pages: Mapping[str, Page], paths: Iterable[str], attachments: It
     """The outgoing links of the pages at ``paths``, exactly as :class:`LinkIndex` over all of
     ``pages`` holds them, resolved in an index over the pages that can take part in resolving
     them only (see :func:`local_index`): a saved graph brought up to date after an edit
-    (:mod:`.graph`) re-resolves the edited pages' links, not the wiki's. ``named(names)``, when
+    (:mod:`curator.engine.graph.link_graph`) re-resolves the edited pages' links, not the wiki's. ``named(names)``, when
     given, answers (at least) every page a link could reach by one of ``names``
-    (:meth:`~.store.PageStore.pages_named`): only those are looked at, not every page."""
+    (:meth:`~curator.engine.corpus.store.PageStore.pages_named`): only those are looked at, not every page."""
     chosen = set(paths)
     keys = {link.key for path in chosen for link in pages[path].links}
     if any(odd_key(k) for k in keys):  # ``[[a/..]]``: its page is not named by its last segment

@@ -23,9 +23,9 @@ small; a collision only adds a page, which the caller's exact resolution then ig
 A refresh does not read those rows either: every write also stores one *snapshot* of all the
 stamps (rows of the ``snapshot`` table: the paths, in the order the last scan found them, as one
 string and their mtimes and sizes as packed arrays; the titles, layers and trusts beside them,
-decoded only for a listing), and a warm refresh compares the scan (:func:`~.walker.scan`, or
-the walk a one-shot command started ahead, :func:`~.walker.walk_ahead`) with it in one go, both
-in that flat form (:func:`~.walker.stamps_key`: three equal strings compared in C; the stamps are
+decoded only for a listing), and a warm refresh compares the scan (:func:`~curator.engine.corpus.walker.scan`, or
+the walk a one-shot command started ahead, :func:`~curator.engine.corpus.walker.walk_ahead`) with it in one go, both
+in that flat form (:func:`~curator.engine.corpus.walker.stamps_key`: three equal strings compared in C; the stamps are
 made into a dict by path only when something asks for them). Only when something differs does
 it compare page by page. Triggers on ``pages`` delete
 the snapshot whenever a row changes by any other way (another version of Curator, a repair by
@@ -40,8 +40,8 @@ reads it again and compares the digest: a different text is a modification. Once
 mtime is safely older than a check, any later write would change it, and the entry is dropped.
 
 Each snapshot carries a fresh random token, the store's :attr:`PageStore.state`: data computed
-from every page (the operator's resolved link graph, :mod:`.graph`; the operator's lint answer,
-:mod:`.lint`) is saved under it
+from every page (the operator's resolved link graph, :mod:`curator.engine.graph.link_graph`; the operator's lint answer,
+:mod:`curator.engine.review.lint`) is saved under it
 (:meth:`PageStore.save_derived`) and answered again (:meth:`PageStore.derived`) only while the
 pages are exactly those it was computed from. Each new state also records the one before it
 and the paths its write changed (rows of ``changes``, the last :data:`CHANGES_KEPT`), so data saved
@@ -167,7 +167,7 @@ def _hashes(names: set[str]) -> set[int]:
 
 def link_name_hashes(row: list[Any]) -> set[int]:
     """Hashes of the names each link of a page (a :meth:`Page.to_row`) is looked up by: its
-    key's last segment and the whole key (what :func:`~.links.local_index` matches)."""
+    key's last segment and the whole key (what :func:`~curator.engine.corpus.links.local_index` matches)."""
     keys = {link[1] for link in row[_LINKS]}
     keys.update([key.rpartition("/")[2] for key in keys if "/" in key])
     return _hashes(keys)
@@ -175,7 +175,7 @@ def link_name_hashes(row: list[Any]) -> set[int]:
 
 def page_name_hashes(row: list[Any]) -> set[int]:
     """Hashes of every name a link can reach the page (a :meth:`Page.to_row`) by: slug, the
-    last segment of its path key, title and aliases (what :func:`~.links._matters` asks)."""
+    last segment of its path key, title and aliases (what :func:`~curator.engine.corpus.links._matters` asks)."""
     path = row[0]
     return _hashes({slug_of(path), _last(path_key(path)),
                     link_key(row[3]), *(link_key(a) for a in row[7] if isinstance(a, str))})
@@ -447,7 +447,7 @@ class PageStore:
         self._info: dict[str, tuple[str, str, float]] | None = None
         self._info_blob: bytes | None = None
         #: the stamps as the database's snapshot holds them (None: there is none to trust), in
-        #: the flat form a scan is compared with (:data:`~.walker.StampsKey`); as lists when needed
+        #: the flat form a scan is compared with (:data:`~curator.engine.corpus.walker.StampsKey`); as lists when needed
         self._snap_key: StampsKey | None = None
         self._snap_lists: Stamps | None = None
         #: the snapshot's paths between NULs, for a few membership tests (see _known)
@@ -840,7 +840,7 @@ class PageStore:
         """The :func:`digest` of the page's bytes as the last refresh read them, while the
         racy-stamp guard still checks the page (its stamp may hide a same-size rewrite); None for
         a page whose stamp is to be trusted. Data derived from pages read again elsewhere (the dedup
-        scan, :mod:`.dedup_cache`) is checked by this same rule."""
+        scan, :mod:`curator.engine.dedup.cache`) is checked by this same rule."""
         with self._lock:
             return self._racy.get(path)
 
@@ -906,7 +906,7 @@ class PageStore:
         the whole tree is walked and compared by (mtime, size). ``progress(done, total)`` is called
         as stale pages are parsed (the station's progress bar); an exception it raises (a cancel)
         rolls the refresh back. ``walking(found, expected)`` is called as the walk finds pages
-        (see :func:`~.walker.scan`), ``expected`` the number of pages cached (0: none, a first
+        (see :func:`~curator.engine.corpus.walker.scan`), ``expected`` the number of pages cached (0: none, a first
         open); an exception it raises stops the refresh before anything is written.
         ``keep_pages``: when nothing is cached yet (every page is parsed), keep the parsed pages
         as :attr:`pages` (not decoded again from the records just written).
@@ -1025,7 +1025,7 @@ class PageStore:
                      walking: Callable[[int, int], None] | None = None, keep_pages: bool = False,
                      ahead: tuple[int, StampsKey, list[str]] | None = None) -> ChangeSet:
         """The whole tree compared with the cache (``ahead``: the walk already made, see
-        :func:`~.walker.walk_ahead`)."""
+        :func:`~curator.engine.corpus.walker.walk_ahead`)."""
         changes = ChangeSet()
         expected = self._count()
         kept: dict[str, Page] | None = {} if keep_pages and self._pages is None and not expected else None

@@ -116,7 +116,7 @@ class PageWatcher:
 
     def drain_attachments(self) -> bool:
         """Whether an attachment file came or went since the last call (the set of attachment
-        files is known only from a walk of every folder: see :func:`~.walker.scan`)."""
+        files is known only from a walk of every folder: see :func:`~curator.engine.corpus.walker.scan`)."""
         with self._lock:
             changed, self._attachments = self._attachments, False
         return changed

@@ -6,7 +6,7 @@ share. So what is kept is not per page but the scan's result for one state of th
 verified pair of each signal with its score, every signal's score for each pair of pages that may
 be asked about (the pairs, and every two pages joined into one family by their text), and the
 inbound links of each page in a pair (what the keep rule and the impact of a family count). It is
-saved with :meth:`~.store.PageStore.save_derived` under the store's random state token, so it is
+saved with :meth:`~curator.engine.corpus.store.PageStore.save_derived` under the store's random state token, so it is
 answered only to a process whose refresh finds exactly the pages it was computed from; any change
 to a page gives the store a new state and the next scan is a full one. Decisions ("not
 duplicates") and visibility are not part of it: they are applied to the kept pairs at answer time
@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-#: The name the result is saved as in the page cache (:meth:`~.store.PageStore.save_derived`).
+#: The name the result is saved as in the page cache (:meth:`~curator.engine.corpus.store.PageStore.save_derived`).
 NAME = "dedup"
 #: Bump when the signals, their thresholds or the shingle rules change.
 FORMAT = 3
@@ -56,7 +56,7 @@ class Kept:
 
 def key_of(attachments_key: bytes, settings: object) -> bytes:
     """The key a result is saved with: the attachment files (the store's
-    :meth:`~.store.PageStore.attachments_key`) and the scan's ``settings``."""
+    :meth:`~curator.engine.corpus.store.PageStore.attachments_key`) and the scan's ``settings``."""
     return hashlib.blake2b(attachments_key + b"\1" + repr((FORMAT, settings)).encode(), digest_size=16).digest()
 
 

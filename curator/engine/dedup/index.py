@@ -45,11 +45,11 @@ family) never returns for anyone who clones the wiki; entries follow their pages
 the older one.
 
 :func:`index_for` keeps one :class:`DedupIndex` per wiki. Its first call answers from the result
-a full scan kept for the pages as they are (:mod:`.dedup_cache`: pairs, scores and inbound counts
+a full scan kept for the pages as they are (:mod:`curator.engine.dedup.cache`: pairs, scores and inbound counts
 under the page store's state), else scans every page: the bodies are shingled in worker
 processes (:data:`PARALLEL_SHINGLES`) while this process computes every page's features, then the
 slugs and the bodies are compared, the titles, tags and inbound counts meanwhile in a forked child
-where this process may fork (:data:`SIDE_PAGES`, :mod:`.dedup_side`; elsewhere the titles and tags
+where this process may fork (:data:`SIDE_PAGES`, :mod:`curator.engine.dedup.side`; elsewhere the titles and tags
 are compared while the workers shingle). Once every page's features are in memory (a scan, or :meth:`DedupIndex.build`), later
 calls re-examine only the pages whose (mtime, size) changed since, and what those changes move
 for other pages (:meth:`DedupIndex.update`), so every answer is exactly a full scan's. An index
@@ -130,14 +130,14 @@ SIGNALS: tuple[str, ...] = ("title", "tags", "slug", "body", "containment")
 #: Signals that compare the text itself: a pair with one of them joins its pages into a family;
 #: a pair with name signals only (title, slug, tags) never does.
 CONTENT_SIGNALS: frozenset[str] = frozenset({"body", "containment"})
-#: The signals a scan's forked child finds (:mod:`.dedup_side`): they need no body.
+#: The signals a scan's forked child finds (:mod:`curator.engine.dedup.side`): they need no body.
 SIDE_SIGNALS: tuple[str, ...] = ("title", "tags")
 #: Pages to shingle from which a scan uses worker processes (below, starting them costs more).
 PARALLEL_SHINGLES = 1500
 #: Pages from which a scan finds its title and tag pairs and inbound counts in a forked child while it
-#: compares the bodies (:mod:`.dedup_side`; below, that work is shorter than the fork).
+#: compares the bodies (:mod:`curator.engine.dedup.side`; below, that work is shorter than the fork).
 SIDE_PAGES = 1500
-#: A kept result (:mod:`.dedup_cache`) holds the scores of every two pages of a text family up to
+#: A kept result (:mod:`curator.engine.dedup.cache`) holds the scores of every two pages of a text family up to
 #: this size (a family's survivor, and so the pairs asked about, depend on who looks and on what was
 #: dismissed); a bigger one is asked about from a full scan.
 KEPT_FAMILY_MAX = 40
@@ -744,7 +744,7 @@ Shingled = tuple[str, bytes, bytes, bytes, bytes]
 
 def shingle_files(root: str, files: list[PageFile], racy: frozenset[str] = frozenset()) -> list[Shingled]:
     """A :data:`Shingled` for each of ``files``: the bulk of a first scan, run in worker processes
-    (:func:`~.parallel.map_chunks`) while the scanning process compares titles. The slug keys
+    (:func:`~curator.engine.corpus.parallel.map_chunks`) while the scanning process compares titles. The slug keys
     need only the paths: computed here, they are off that process too."""
     with gc_paused():  # (millions of word ids, none cyclic: the collector doubled the time)
         read = [read_bytes(root, f.path) for f in files]
@@ -761,7 +761,7 @@ Shingles = tuple[bytes, bytes, bytes]
 def shingle_texts(paths: list[str], bodies: list[str]) -> list[Shingles]:
     """A :data:`Shingles` for each page (``paths``) of ``bodies``: what a scan needs of a page's
     text, made by :func:`shingle_files` or, during a bulk parse, in the parse workers (the page
-    store's :attr:`~.store.PageStore.byproduct`: the text is in hand there)."""
+    store's :attr:`~curator.engine.corpus.store.PageStore.byproduct`: the text is in hand there)."""
     with gc_paused():
         sets = shingles_many(bodies)
         entries, queries, owners = _slug_keys([_slug_words(p)[1] for p in paths])
@@ -1078,7 +1078,7 @@ class DedupIndex:
         """Every page's body shingles and slug keys (entries, queries: :func:`shingle_files`), in
         the order shingling started with, and whether the shingles are of the bytes the page
         store read: a page its racy-stamp guard still checks
-        (:meth:`~.store.PageStore.racy_digest`) may have been rewritten in place, within one tick
+        (:meth:`~curator.engine.corpus.store.PageStore.racy_digest`) may have been rewritten in place, within one tick
         of the file clock, since the store read it; its digest is compared, and a scan that read
         other bytes than the store's is not kept (:meth:`_keep`)."""
         racy = work.racy
@@ -1123,7 +1123,7 @@ class DedupIndex:
         """:meth:`scan`'s work. The bodies are shingled (and the slugs' keys hashed) in worker
         processes while this one computes every page's features (and, when it will not fork,
         compares titles and tags: they need no body). Then, at scale in a process that may fork,
-        the titles, tags and inbound counts are found in a forked child (:mod:`.dedup_side`,
+        the titles, tags and inbound counts are found in a forked child (:mod:`curator.engine.dedup.side`,
         started into ``side``) while this process compares the slugs and the bodies: that work
         needs no body, and the body comparison leaves the second core idle."""
         fork = len(order) >= SIDE_PAGES and dedup_side.may_fork()
@@ -1168,7 +1168,7 @@ class DedupIndex:
         self.scanned = True
 
     def _side_work(self, send: dedup_side.Send, feats: list[Features]) -> None:
-        """In the forked child of a scan (:mod:`.dedup_side`; ``self`` is its copy of the index,
+        """In the forked child of a scan (:mod:`curator.engine.dedup.side`; ``self`` is its copy of the index,
         every page's features filed, no body compared yet): the title and tag pairs, then every
         page's inbound count (in ``feats``' order). Both are made before either is sent: a send
         bigger than the pipe holds waits until the scanning process reads it, which it does only
@@ -1702,7 +1702,7 @@ class DedupIndex:
                 self.wiki.pages is not None and self.wiki.store.state == self.kept):
             done.wait()
 
-    # --- the kept result (:mod:`.dedup_cache`) ----------------------------------------------------
+    # --- the kept result (:mod:`curator.engine.dedup.cache`) ----------------------------------------------------
     def _kept_key(self) -> bytes:
         return dedup_cache.key_of(self.wiki.store.attachments_key(), SETTINGS)
 
@@ -1936,7 +1936,7 @@ class DedupIndex:
 
     def inbound(self, path: str) -> int:
         """Distinct pages whose links resolve to ``path``: the same number ``explain`` and the
-        comparison panel show (:meth:`~.links.LinkIndex.inbound`). A name two copies share (the
+        comparison panel show (:meth:`~curator.engine.corpus.links.LinkIndex.inbound`). A name two copies share (the
         same title) counts only for the copy the links resolve to, never for both."""
         if self.kept is not None and path in self._kept_inbound:
             return self._kept_inbound[path]
@@ -2005,15 +2005,13 @@ class DedupIndex:
 
 def index_for(wiki: Wiki, niceness: int = 0, full: bool = False) -> DedupIndex:
     """The wiki's dedup index (held by its session), brought up to date: the first time, from the
-    result a full scan kept for the pages as they are (:mod:`.dedup_cache`), else by a full scan;
+    result a full scan kept for the pages as they are (:mod:`curator.engine.dedup.cache`), else by a full scan;
     with ``full``, always holding every page's features (:meth:`DedupIndex.build`), so that a
     change is followed page by page. ``niceness`` above 0: a scan's worker processes run at that
     lower CPU priority (the station's background work, docs/design.md §8)."""
     session = wiki.session
     with session.services_lock:
-        index = session.dedup
-        if index is None:
-            index = session.dedup = DedupIndex(wiki)
+        index = session.service(DedupIndex, lambda: DedupIndex(wiki))
     index._await_build()
     with index._lock:
         index.niceness = niceness
@@ -2023,24 +2021,12 @@ def index_for(wiki: Wiki, niceness: int = 0, full: bool = False) -> DedupIndex:
     return index
 
 
-def stop_scans(wiki: Wiki) -> None:
-    """Abandon the wiki's dedup scan in progress, if any, and stop its dedup worker process
-    (:mod:`.dedup_worker`), if one runs (the station closing)."""
-    session = wiki.session
-    with session.services_lock:
-        index, worker = session.dedup, session.dedup_worker
-    if index is not None:
-        index.stop()
-    if worker is not None:
-        worker.stop()
-
-
 def keep_result(wiki: Wiki) -> None:
     """Save the wiki's dedup result for the next process if it is not saved yet
     (:meth:`DedupIndex.keep`)."""
     session = wiki.session
     with session.services_lock:
-        index = session.dedup
+        index = session.peek(DedupIndex)
     if index is not None:
         index.keep()
 
@@ -2094,7 +2080,7 @@ def _kept_count(wiki: Wiki, dismissed: set[tuple[str, str]]) -> tuple[int, int] 
     figure without decoding every pair."""
     session = wiki.session
     with session.services_lock:
-        index = session.dedup
+        index = session.peek(DedupIndex)
     if index is not None and (index.scanned or index.kept is not None):
         return None  # (the index answers, as up to date as it is)
     store = wiki.store

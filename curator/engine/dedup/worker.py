@@ -8,13 +8,13 @@ the station keeps its dedup index in a process of its own (:class:`DedupWorker`,
 held by the wiki's session), started (``spawn``: the station runs threads and Qt) on first use,
 whose scans and builds run at the station's background CPU priority (the short answers the
 operator waits for do not), which opens the wiki itself (its own page store, link
-index and :class:`~.dedup.DedupIndex`) and answers, for the operator only:
+index and :class:`~curator.engine.dedup.index.DedupIndex`) and answers, for the operator only:
 
-* :meth:`DedupWorker.families`: :func:`~.dedup.find_families` (dismissed pairs applied);
-* :meth:`DedupWorker.count`: :func:`~.dedup.family_count` (the Health figure);
-* :meth:`DedupWorker.build`: the every-page index (:func:`~.dedup.index_for` ``full``), so that
+* :meth:`DedupWorker.families`: :func:`~curator.engine.dedup.index.find_families` (dismissed pairs applied);
+* :meth:`DedupWorker.count`: :func:`~curator.engine.dedup.index.family_count` (the Health figure);
+* :meth:`DedupWorker.build`: the every-page index (:func:`~curator.engine.dedup.index.index_for` ``full``), so that
   later changes are followed page by page; :meth:`DedupWorker.keep`: keep the result for the next
-  open (:func:`~.dedup.keep_result`); :meth:`DedupWorker.stop`.
+  open (:func:`~curator.engine.dedup.index.keep_result`); :meth:`DedupWorker.stop`.
 
 Every call first brings the worker's page store up to date with the pages as the station sees
 them (the pages the station saw change since the last call, or every page by (mtime, size) when
@@ -27,7 +27,7 @@ unpickled in a few milliseconds: the station's GUI thread never waits for one lo
 
 A worker that dies (killed, out of memory) fails every call waiting on it with
 :class:`WorkerGone` (one line); the next call starts another. :meth:`DedupWorker.stop` (the station
-closing: :func:`~.dedup.stop_scans`) asks the worker to leave, waits a moment, then ends it and
+closing: :func:`stop_scans`) asks the worker to leave, waits a moment, then ends it and
 the processes it started (it leads a process group of its own); a worker whose station died
 without stopping it leaves by itself when its channel closes.
 """
@@ -49,7 +49,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from curator.engine.dedup.index import Family, ScanStopped, find_families
+from curator.engine.dedup.index import DedupIndex, Family, ScanStopped, find_families
 from curator.engine.errors import CuratorError
 from curator.engine.policy.actor import OPERATOR
 
@@ -101,7 +101,7 @@ class DedupWorker:
 
     def __init__(self, root: Path | str, niceness: int = 0, state: Callable[[], bytes | None] | None = None) -> None:
         self.root = str(root)
-        #: The state of the pages as the station sees them (its store's :attr:`~.store.PageStore.state`),
+        #: The state of the pages as the station sees them (its store's :attr:`~curator.engine.corpus.store.PageStore.state`),
         #: sent with every call: the worker refreshes its own store when it moved (or is unknown).
         self._state = state or (lambda: None)
         #: The pages the station saw change since the last call (:meth:`note`), sent with the next
@@ -135,12 +135,12 @@ class DedupWorker:
 
     # --- the calls --------------------------------------------------------------------------
     def families(self, folder: str | None = None, signal: str | None = None) -> list[Family]:
-        """The operator's duplicate families (:func:`~.dedup.find_families`)."""
+        """The operator's duplicate families (:func:`~curator.engine.dedup.index.find_families`)."""
         call = self._call("families", folder=folder, signal=signal)
         return [family for part in call.parts for family in pickle.loads(part)]
 
     def count(self, strength: str | None = None) -> int:
-        """The operator's family count (:func:`~.dedup.family_count`)."""
+        """The operator's family count (:func:`~curator.engine.dedup.index.family_count`)."""
         return int(self._call("count", strength=strength).value)
 
     def build(self) -> None:
@@ -259,7 +259,7 @@ class DedupWorker:
 
     def stop(self) -> None:
         """Stop the worker (the station closing): asked to leave, then ended with the processes
-        it started. Every later call raises :class:`~.dedup.ScanStopped`."""
+        it started. Every later call raises :class:`~curator.engine.dedup.index.ScanStopped`."""
         with self._lock:
             self._stopped = True
             conn, process = self._conn, self._process
@@ -294,10 +294,10 @@ def worker_for(wiki: Wiki, niceness: int = 0) -> DedupWorker:
     """The wiki's dedup worker (held by its session; started by its first call)."""
     session = wiki.session
     with session.services_lock:
-        worker = session.dedup_worker
+        worker = session.peek(DedupWorker)
         if worker is None:
             store = wiki.store
-            worker = session.dedup_worker = DedupWorker(wiki.root, niceness, lambda: store.state)
+            worker = session.service(DedupWorker, lambda: DedupWorker(wiki.root, niceness, lambda: store.state))
             wiki.changed.connect(worker.note)
     return worker
 
@@ -349,7 +349,7 @@ def _may_scan(wiki: Wiki) -> bool:
     kept for the pages as they are answers (else the answer is short: the operator waits for it)."""
     from curator.engine.dedup import cache as dedup_cache
 
-    index = wiki.session.dedup
+    index = wiki.session.peek(DedupIndex)
     store = wiki.store
     if index is not None and ((index.scanned and index.kept is None) or index.kept == store.state):
         return False  # (a change is followed page by page; or the kept result answers)
@@ -395,7 +395,7 @@ def _families(wiki: Wiki, folder: str | None = None, signal: str | None = None) 
 
 
 def _status(wiki: Wiki, paths: bool = False) -> dict[str, Any]:
-    index = wiki.session.dedup
+    index = wiki.session.peek(DedupIndex)
     features = sorted(index.features) if index is not None else []
     return {"pid": os.getpid(), "scanned": bool(index is not None and index.scanned),
             "kept": bool(index is not None and index.kept is not None),
@@ -427,7 +427,6 @@ def serve(conn: Connection, root: str, niceness: int) -> None:
     with suppress(OSError, AttributeError):
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # (a Ctrl-C is the station's to handle)
     _NICENESS[0] = niceness
-    from curator.engine.dedup.index import stop_scans
     from curator.engine.wiki import Wiki
 
     wiki = Wiki(root)
@@ -500,3 +499,15 @@ def _answer(conn: Connection, send: threading.Lock, wiki: Wiki, seen: _Seen,
     if op == "count" and replies[-1][1] == "done":
         with suppress(Exception):  # (only ahead of time: the queue's own call says what fails)
             _warm(wiki)
+
+
+def stop_scans(wiki: Wiki) -> None:
+    """Abandon the wiki's dedup scan in progress, if any, and stop its dedup worker process
+    (:class:`DedupWorker`), if one runs (the station closing)."""
+    session = wiki.session
+    with session.services_lock:
+        index, worker = session.peek(DedupIndex), session.peek(DedupWorker)
+    if index is not None:
+        index.stop()
+    if worker is not None:
+        worker.stop()

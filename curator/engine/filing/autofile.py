@@ -1,7 +1,7 @@
 """Auto-filing pasted documents into ``auto/<type>/<slug>.md`` (docs/design.md §10).
 
-``file_doc(wiki, text, title=..., actor=...)`` grades the text (:mod:`.grading`), then, behind
-gates that all fail closed, files it as one action (:mod:`.actions`: lock, atomic write, one
+``file_doc(wiki, text, title=..., actor=...)`` grades the text (:mod:`curator.engine.filing.grading`), then, behind
+gates that all fail closed, files it as one action (:mod:`curator.engine.write.actions`: lock, atomic write, one
 commit, journal):
 
 1. scope: a ``.scope.toml`` that exists but does not parse stops the write, and

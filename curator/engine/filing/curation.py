@@ -1,6 +1,6 @@
 """Curating auto-filed pages: list, confirm as curated, share to the shared wiki, remove (docs/design.md §10).
 
-Each mutation is an action (:mod:`.actions`): one commit per repository it touches. Confirm,
+Each mutation is an action (:mod:`curator.engine.write.actions`): one commit per repository it touches. Confirm,
 share and remove are the operator's decisions; other actors get ``denied``.
 
 Share spans two repositories. The copy is committed in the shared wiki first (an action nested in

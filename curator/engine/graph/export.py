@@ -2,19 +2,19 @@
 
 At 32,000 pages the node-link document is ~45 MB: building it from a graph means decoding every
 page record (for the nodes' titles, tags, snippets...), making 250,000 dicts and encoding them,
-~2.5 s of a one-shot ``graph`` even when the edges come from the saved graph (:mod:`.graph`).
-So the document is saved in the page cache (:meth:`~.store.PageStore.save_derived`) as its
+~2.5 s of a one-shot ``graph`` even when the edges come from the saved graph (:mod:`curator.engine.graph.link_graph`).
+So the document is saved in the page cache (:meth:`~curator.engine.corpus.store.PageStore.save_derived`) as its
 pieces, each already encoded: one node object per page, one run of edge objects per source page,
 and the nodes that are not pages (unresolved targets, attachments) with the link each source
 makes to them. The same pages print the same pieces joined; after an edit that added, removed or
-renamed no page (what :meth:`~.store.PageStore.derived_since` lists), only the edited pages are
-decoded and their links resolved (:func:`~.links.outgoing_of`), their pieces made again, and the
+renamed no page (what :meth:`~curator.engine.corpus.store.PageStore.derived_since` lists), only the edited pages are
+decoded and their links resolved (:func:`~curator.engine.corpus.links.outgoing_of`), their pieces made again, and the
 other nodes listed as a full build would list them. Anything else (a page added, removed or
 renamed, a different set of attachment files, a name orjson cannot encode) builds the document
 from the graph as before, and saves its pieces for the next call.
 
-The document is byte for byte what :func:`~.walker.json_document_bytes` makes of
-:func:`~.graph.to_node_link` (pinned by the tests).
+The document is byte for byte what :func:`~curator.engine.corpus.walker.json_document_bytes` makes of
+:func:`~curator.engine.graph.link_graph.to_node_link` (pinned by the tests).
 """
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ class _Pieces:
 
     def document(self) -> bytes | None:
         """The node-link document (None when it is short enough to be printed indented: see
-        :func:`~.walker.json_document_bytes`)."""
+        :func:`~curator.engine.corpus.walker.json_document_bytes`)."""
         import orjson
 
         order: dict[str, str] = {}  # the nodes that are not pages, in the order a build makes them
@@ -138,7 +138,7 @@ class _Pieces:
 
 def node_link_document(wiki: Wiki, attachments: bool = False) -> bytes | None:
     """The operator's whole graph as node-link JSON (see the module's docstring); None when it is
-    printed from :func:`~.graph.to_node_link` instead (a short document, or a name orjson
+    printed from :func:`~curator.engine.graph.link_graph.to_node_link` instead (a short document, or a name orjson
     refuses)."""
     store = wiki.store
     store.count()  # (refreshed once: the state and the attachment files are current; nothing decoded)
@@ -169,7 +169,7 @@ def node_link_document(wiki: Wiki, attachments: bool = False) -> bytes | None:
 def _patch(wiki: Wiki, pieces: _Pieces, changed: list[str], attachments: bool) -> bool:
     """Bring ``pieces`` up to date with the ``changed`` pages: False (``pieces`` left as they
     were) when a page was added, removed or renamed, or a link cannot be resolved without every
-    page (see :func:`~.links.outgoing_of`): then every link is resolved again."""
+    page (see :func:`~curator.engine.corpus.links.outgoing_of`): then every link is resolved again."""
     store = wiki.store
     if not store.partial_reads or store.paths != pieces.paths:
         return False

@@ -14,13 +14,13 @@ a cached graph is never older than the index it was built from.
 
 A one-shot process (``curator graph``, ``path``) would resolve every link of the wiki for each
 call (~200,000 at 32,000 pages, most of its time), so the operator's graph is also saved in the
-page cache as its resolved edge list (:meth:`~.store.PageStore.save_derived`), under the store's
+page cache as its resolved edge list (:meth:`~curator.engine.corpus.store.PageStore.save_derived`), under the store's
 state token: the next process whose refresh finds the same pages (and attachment files) rebuilds
 the graph from that list and resolves nothing. Any change to a page gives the store a new state,
 so a saved graph is never answered for pages other than those it was built from. After an edit
 that added, removed or renamed no page (the store lists the pages changed since the saved state:
-:meth:`~.store.PageStore.derived_since`), every other page's links resolve as before, so only the
-edited pages' links are resolved again (:func:`~.links.outgoing_of`) and the rest of the list is
+:meth:`~curator.engine.corpus.store.PageStore.derived_since`), every other page's links resolve as before, so only the
+edited pages' links are resolved again (:func:`~curator.engine.corpus.links.outgoing_of`) and the rest of the list is
 reused; any other change resolves every link.
 """
 
@@ -160,7 +160,7 @@ class LinkGraph:
     def of_source(cls, source: str, edges: list[Edge], attachments: bool) -> LinkGraph:
         """The operator's edges from ``source`` alone, made from its resolved ``edges`` exactly as
         a build of every page makes them (every page a node, all visible), with the nodes that
-        are not pages they name: how a saved document is patched after an edit (:mod:`.graph_export`)."""
+        are not pages they name: how a saved document is patched after an edit (:mod:`curator.engine.graph.export`)."""
         graph = cls(None, ())
         graph._inc = None
         graph.nodes = {source: Node(source, None, "")}
@@ -313,7 +313,7 @@ class LinkGraph:
         """The graph :meth:`saved` wrote, over ``pages`` (every page, as they are now); None when
         the data is not what this version writes or was saved for other ``key``.
 
-        ``changed``: the pages that may differ since it was saved (:meth:`~.store.PageStore.derived_since`).
+        ``changed``: the pages that may differ since it was saved (:meth:`~curator.engine.corpus.store.PageStore.derived_since`).
         When none was added or removed and none changed its names (slug, title, aliases: what
         links resolve by), every other page's links resolve as they did, so only the changed
         pages' outgoing links are resolved again (by ``resolve``, exactly as a full
@@ -402,6 +402,10 @@ def names_digest(page: Page) -> bytes:
 _SAVED_FORMAT = 4
 
 
+#: The session's cache of link graphs (:meth:`~curator.engine.session.WikiSession.link_cache`).
+GRAPHS = "graphs"
+
+
 def graph_for(wiki: Wiki, actor: Actor = OPERATOR, attachments: bool = False) -> LinkGraph:
     """The current link graph as ``actor`` sees it (cached until the wiki's pages change), with
     the attachment files pages link to as nodes when ``attachments`` is set."""
@@ -428,7 +432,7 @@ def graph_for(wiki: Wiki, actor: Actor = OPERATOR, attachments: bool = False) ->
     # Held by the wiki's session and dropped with the link index: a graph of an index no longer
     # current is never answered.
     key = (actor, id(wiki.policy), attachments)
-    graphs = wiki.session.graphs
+    graphs: dict[tuple[Actor, int, bool], tuple[LinkIndex, LinkGraph]] = wiki.session.link_cache(GRAPHS)
     with wiki.session.services_lock:
         cached = graphs.get(key)
     if cached is not None and cached[0] is links:

@@ -286,7 +286,7 @@ def _since_option(since: str | None) -> list[str]:
 def activity(wiki: Wiki, agent: str, viewer: Actor = OPERATOR, since: str | None = None,
              limit: int = 5000) -> list[HistoryEntry]:
     """``agent``'s commits since ``since`` (newest first); a non-operator viewer sees only the
-    commits that touch nothing hidden from it (as in :func:`~.actions.history`)."""
+    commits that touch nothing hidden from it (as in :func:`~curator.engine.write.actions.history`)."""
     who = agent_actor(agent)
     name = who.git_author[0]
     options = ["--fixed-strings", f"--author={name} <", *_since_option(since)]

@@ -24,7 +24,7 @@ exactly ``<dept>`` (built in, whatever the file says) and a namespace with
 everything. Unlisted namespaces are ``agent_writable``: the file can only tighten.
 
 Review (:meth:`ScopePolicy.review_reason`): an agent's write that the policy allows is still
-*held* for an operator (``pending`` in the review inbox, :mod:`.inbox`) when ``[review] create``
+*held* for an operator (``pending`` in the review inbox, :mod:`curator.engine.review.inbox`) when ``[review] create``
 is on and it creates a page, when it appends to a page whose layer ``[review] layers`` lists, or
 when a namespace rule has ``review = true``. The operator (and a capability) is never held. The inbox's own files
 (``_review/inbox/``, ``_review/rejected/``) are operator-only for every door: the engine writes

@@ -100,7 +100,7 @@ class Neighbor:
 
 
 def json_size(data: Any) -> int:
-    """Bytes of ``data`` as the CLI prints it (:func:`~.walker.json_document`)."""
+    """Bytes of ``data`` as the CLI prints it (:func:`~curator.engine.corpus.walker.json_document`)."""
     return len(json_document(data).encode("utf-8", "surrogateescape"))
 
 

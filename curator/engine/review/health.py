@@ -1,7 +1,7 @@
 """Health (docs/design.md §12): one summary of a wiki's state, each figure naming the queue that fixes it.
 
 :func:`health` counts, for what ``actor`` may see: pages, unresolved targets and links (ignored
-targets left out, :mod:`.linkrepair`), duplicate families (:func:`duplicate_figure`), orphans,
+targets left out, :mod:`curator.engine.review.linkrepair`), duplicate families (:func:`duplicate_figure`), orphans,
 lint problems by kind, auto-filed pages awaiting a decision, inbox items pending and agent writes
 in the last 24 hours. Every :class:`Figure` carries ``queue``: the station view that lists those
 items (``links``, ``dedup``, ``lint:<kind>``, ``auto``, ``inbox``, ``history``), and the CLI names
@@ -68,8 +68,8 @@ class Health:
 def duplicate_figure(wiki: Wiki, actor: Actor = OPERATOR, niceness: int = 0, *, apart: bool = False) -> Figure:
     """How many duplicates wait for review: the duplicate families ``actor`` may see (dismissed
     ones left out), each reviewed once in the Duplicates view. ``niceness``: the CPU priority drop
-    of a first scan's worker processes (:func:`~.dedup.index_for`). ``apart`` (the station, for
-    the operator only): counted by the wiki's dedup worker process (:mod:`.dedup_worker`), so
+    of a first scan's worker processes (:func:`~curator.engine.dedup.index.index_for`). ``apart`` (the station, for
+    the operator only): counted by the wiki's dedup worker process (:mod:`curator.engine.dedup.worker`), so
     that no scan runs in this one."""
     if apart:
         if not actor.is_operator:

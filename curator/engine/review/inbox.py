@@ -1,9 +1,11 @@
 """The review inbox: agent writes held for an operator (docs/design.md §13).
 
-The scope policy's ``[review]`` rules (:meth:`~.scope.ScopePolicy.review_reason`) decide which
-agent appends are *held*. The append door (:mod:`.append`) calls :func:`hold` after the scope
-check and fact dedup, before it writes: a held write becomes an item file, a rejected fact an
-answer, and nothing touches the page.
+The scope policy's ``[review]`` rules (:meth:`~curator.engine.policy.scope.ScopePolicy.review_reason`)
+decide which agent appends are *held*. The append door (:mod:`curator.engine.write.append`) calls
+:func:`~curator.engine.write.held.hold` after the scope check and fact dedup, before it writes: a
+held write becomes an item file (:mod:`curator.engine.write.held` owns the files and their keys),
+a rejected fact an answer, and nothing touches the page. This module lists the items and decides
+them.
 
 On disk (tracked and committed, so items travel with the wiki through ``curator sync``; not pages:
 the walker only reads ``*.md``, so the auto-filing lists never see them):
@@ -32,7 +34,7 @@ An item already decided (here, or on another clone and synced or fetched) is ref
 (:func:`fetch_decisions`; offline is fine), so two operators on two clones do not decide one item
 twice; should both decide before either syncs, the sync merge joins the identical changes. The
 same fact held (or rejected) on two clones before they synced is one record after the sync: the
-page merge driver keeps the first (:func:`~.merge_driver.merge_record`).
+page merge driver keeps the first (:func:`~curator.engine.sync.merge_driver.merge_record`).
 
 Reading: :func:`list_items`, :func:`get_item`, :func:`item_view` (the page with the fact in place
 as a unified diff, and :func:`similar_facts`: the three most similar facts anywhere in the wiki,
@@ -43,18 +45,26 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
-import hashlib
 import json
 import os
 import re
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from curator.engine.errors import CuratorError
-from curator.engine.policy.actor import Actor, parse_actor
-from curator.engine.policy.scope import INBOX_FOLDERS
+from curator.engine.policy.actor import Actor
 from curator.engine.status import Status
+from curator.engine.write.held import (
+    ID_LENGTH,
+    INBOX_DIR,
+    InboxItem,
+    encode_record,
+    fact_key,
+    item_path,
+    load_record,
+    now,
+    rejection_path,
+)
 
 # The action machinery, git and YAML are imported where they are used: `curator inbox list`
 # needs none of them, and a fresh process pays ~100 ms to import them.
@@ -64,8 +74,6 @@ if TYPE_CHECKING:
     from curator.engine.wiki import Wiki
     from curator.engine.write.actions import ActionContext, ActionResult
 
-INBOX_DIR, REJECTED_DIR = INBOX_FOLDERS
-ID_LENGTH = 12
 SIMILAR_LIMIT = 3
 #: Pages the full-text index proposes per similar-fact lookup (their bullets are then compared).
 SIMILAR_PAGES = 12
@@ -74,12 +82,6 @@ _WORDS = re.compile(r"[^\W_]+")
 _STOP = frozenset({"a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "have", "in",
                    "is", "it", "its", "of", "on", "or", "that", "the", "this", "to", "was", "were",
                    "will", "with"})
-
-
-def _now() -> str:
-    from curator.engine.write.actions import now_iso
-
-    return now_iso()
 
 
 def _invalid(message: str) -> CuratorError:
@@ -92,148 +94,6 @@ def _result(status: Status, message: str, **kwargs: Any) -> ActionResult:
     from curator.engine.write.actions import ActionResult
 
     return ActionResult(status, message, **kwargs)
-
-
-# --- keys -----------------------------------------------------------------------------------
-
-def fact_key(content: str) -> str:
-    """The fact as fact dedup compares it: links and stamp removed, lowercase words, one space."""
-    from curator.engine.write.append import clean_bullet
-
-    return " ".join(_WORDS.findall(clean_bullet(content).lower()))
-
-
-def item_id(slug: str, content: str) -> str:
-    return hashlib.sha256(f"{slug}\0{fact_key(content)}".encode()).hexdigest()[:ID_LENGTH]
-
-
-def rejection_key(content: str) -> str:
-    return hashlib.sha256(fact_key(content).encode()).hexdigest()[:32]
-
-
-def item_path(iid: str) -> str:
-    return f"{INBOX_DIR}/{iid}.json"
-
-
-def rejection_path(content: str) -> str:
-    return f"{REJECTED_DIR}/{rejection_key(content)}.json"
-
-
-# --- items ------------------------------------------------------------------------------------
-
-@dataclass(slots=True)
-class InboxItem:
-    id: str
-    actor: str
-    department: str | None
-    time: str
-    slug: str
-    target: str
-    content: str
-    links: list[str] = field(default_factory=list)
-    create: bool = False
-    create_new: bool = False
-    reason: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @property
-    def agent(self) -> Actor:
-        return parse_actor(self.actor, self.department)
-
-    @classmethod
-    def from_json(cls, data: Any) -> InboxItem:
-        if not isinstance(data, dict):
-            raise ValueError("not an object")
-        links = data.get("links") or []
-        return cls(id=str(data["id"]), actor=str(data["actor"]),
-                   department=str(data["department"]) if data.get("department") else None,
-                   time=str(data.get("time") or ""), slug=str(data["slug"]), target=str(data["target"]),
-                   content=str(data["content"]), links=[str(x) for x in links if isinstance(x, str)],
-                   create=bool(data.get("create")), create_new=bool(data.get("create_new")),
-                   reason=str(data.get("reason") or ""))
-
-
-def _encode(data: dict[str, Any]) -> bytes:
-    return (json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n").encode("utf-8")
-
-
-def _load(wiki: Wiki, rel: str) -> dict[str, Any] | None:
-    try:
-        data = json.loads((wiki.root / rel).read_bytes())
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as exc:
-        raise CuratorError(f"{rel} is damaged ({exc}); fix it or restore it with git") from None
-    return data if isinstance(data, dict) else None
-
-
-def rejection_of(wiki: Wiki, content: str) -> dict[str, Any] | None:
-    """The rejection record of this fact (any agent, any page), or None."""
-    try:
-        return _load(wiki, rejection_path(content))
-    except CuratorError:
-        return None
-
-
-# --- the hold (called by the append door) ---------------------------------------------------
-
-def _layer_of(text: str) -> str:
-    """The layer a page's text declares (as the page cache would parse it)."""
-    from curator.engine.corpus import frontmatter
-    from curator.engine.corpus.page import parse_layer
-
-    split = frontmatter.split(text)
-    meta, _problem = frontmatter.load(split.raw) if split.raw is not None and not split.problem else ({}, None)
-    return parse_layer(meta.get("layer") if isinstance(meta, dict) else None)[0]
-
-
-def hold(ctx: ActionContext, *, slug: str, fact: str, links: Sequence[str], create_new: bool,
-         page: str, text: str | None) -> bool:
-    """The append door's review step: True when it answered (``rejected`` or ``pending``) and
-    the page must not be written. Runs inside the append action, after the scope check."""
-    actor = ctx.actor
-    if not actor.is_agent:
-        return False  # only agents are held: the operator (who may restate a rejected fact) and
-        # capabilities (jobs mirroring a source) are not
-    wiki = ctx.wiki
-    rejected = rejection_of(wiki, fact)
-    if rejected is not None:
-        reason = str(rejected.get("reason") or "")
-        by = str(rejected.get("by") or "the operator")
-        ctx.status = Status.REJECTED
-        ctx.data.update(reason=reason, page=page)
-        ctx.message = (f"not queued: {by} rejected this fact before (\"{reason}\"); do not submit it "
-                       "again")
-        return True
-    policy = wiki.policy
-    review_reason = getattr(policy, "review_reason", None)
-    if review_reason is None:
-        return False
-    policy.reload()  # type: ignore[attr-defined]  # a ScopePolicy: hot reload before deciding
-    # The page's layer matters only when a [review] layers rule exists (else: no YAML parse).
-    layer = _layer_of(text) if text is not None and policy.review.layers else None  # type: ignore[attr-defined]
-    creates = text is None
-    why = review_reason(actor, page, creates=creates, layer=layer)
-    if why is None:
-        return False
-    iid = item_id(slug, fact)
-    ctx.data.update(id=iid, page=page, created=False, reason=why)
-    ctx.status = Status.PENDING
-    existing = ctx.read_bytes(item_path(iid))
-    if existing is not None:
-        ctx.message = (f"already queued for review as inbox item {iid} ({page}); an operator decides "
-                       "it: do not submit it again")
-        return True
-    item = InboxItem(iid, str(actor), actor.department, _now(), slug, page, fact, list(links),
-                     creates, bool(create_new), why)
-    ctx.name = "inbox_hold"  # the commit says what happened: held, not appended
-    ctx.journal.update(inbox=iid, page=page)
-    ctx.write_record(item_path(iid), _encode(item.to_json()))
-    ctx.message = (f"queued for review as inbox item {iid} ({page}): {why}. An operator approves or "
-                   "rejects it; do not submit it again")
-    return True
 
 
 # --- listing and reading ------------------------------------------------------------------------
@@ -295,7 +155,7 @@ def get_item(wiki: Wiki, ref: str, actor: Actor | None = None) -> InboxItem:
             iid, rel = matches[0], item_path(matches[0])
         elif matches:
             raise _invalid(f"inbox id {ref!r} is ambiguous: {', '.join(matches[:5])}")
-    data = _load(wiki, rel)
+    data = load_record(wiki, rel)
     if data is None:
         raise _invalid(not_pending_message(wiki, iid))
     try:
@@ -420,7 +280,7 @@ def _to_decide(wiki: Wiki, ref: str, what: str, fetch: bool) -> InboxItem | Acti
 
 def _still_pending(ctx: ActionContext, iid: str) -> None:
     """Inside the deciding action (under the lock): the item is still pending, here and on the
-    last fetched state of the remote; else :class:`~.actions.Invalid` (already decided)."""
+    last fetched state of the remote; else :class:`~curator.engine.write.actions.Invalid` (already decided)."""
     if ctx.read_bytes(item_path(iid)) is None:
         raise _invalid(not_pending_message(ctx.wiki, iid))
     _refuse_if_decided_elsewhere(ctx.wiki, iid)
@@ -490,10 +350,10 @@ def reject(wiki: Wiki, actor: Actor, ref: str, reason: str, *, fetch: bool = Tru
 
     def apply(ctx: ActionContext) -> None:
         _still_pending(ctx, item.id)
-        record = {"reason": why, "by": str(actor), "time": _now(), "content": item.content,
+        record = {"reason": why, "by": str(actor), "time": now(), "content": item.content,
                   "item": item.id, "actor": item.actor, "target": item.target}
         ctx.journal.update(inbox=item.id, reason=why)
-        ctx.write_record(rejection_path(item.content), _encode(record))
+        ctx.write_record(rejection_path(item.content), encode_record(record))
         ctx.write_record(item_path(item.id), None)
         ctx.status = Status.REJECTED
         ctx.data.update(id=item.id, reason=why, page=item.target)
@@ -509,7 +369,7 @@ def page_diff(wiki: Wiki, item: InboxItem, content: str | None = None,
     """The target page with the fact in place, as a unified diff against the page as it is now."""
     import difflib
 
-    from curator.engine.write.append import compose_bullet, insert_bullet, scaffold
+    from curator.engine.corpus.facts import compose_bullet, insert_bullet, scaffold
 
     day = today or _dt.date.today()
     bullet = compose_bullet(content or item.content, item.links, day)
@@ -529,7 +389,7 @@ def _query_words(content: str) -> list[str]:
 
 
 def _bullets(text: str) -> list[str]:
-    from curator.engine.write.append import clean_bullet
+    from curator.engine.corpus.facts import clean_bullet
 
     out = []
     for line in text.splitlines():
@@ -549,7 +409,7 @@ def similar_facts(wiki: Wiki, content: str, *, limit: int = SIMILAR_LIMIT, actor
                   refresh: bool = True) -> list[dict[str, Any]]:
     """The ``limit`` bullets anywhere in the wiki most similar to ``content`` (word Jaccard),
     each ``{page, fact, score}``: the full-text index proposes the pages that hold the fact's
-    rarest words (:meth:`~.search.SearchIndex.pages_sharing`), and only their bullets are
+    rarest words (:meth:`~curator.engine.search.index.SearchIndex.pages_sharing`), and only their bullets are
     compared. Pages ``actor`` may not see are left out."""
     words = _query_words(content)
     if not words:
@@ -585,7 +445,7 @@ def similar_facts(wiki: Wiki, content: str, *, limit: int = SIMILAR_LIMIT, actor
 def item_view(wiki: Wiki, item: InboxItem, actor: Actor | None = None, *,
               refresh: bool = True) -> dict[str, Any]:
     """One item as ``curator inbox show --json`` and the station show it (``refresh``: see
-    :meth:`~.search.SearchIndex.search`; a station fed by its file watcher passes False)."""
+    :meth:`~curator.engine.search.index.SearchIndex.search`; a station fed by its file watcher passes False)."""
     data = item.to_json()
     data["diff"] = page_diff(wiki, item)
     with contextlib.suppress(CuratorError):

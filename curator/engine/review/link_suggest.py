@@ -1,7 +1,7 @@
 """Link suggestions (docs/design.md §12): the pages an unresolved target may have meant, for the
-whole queue in one batch (:class:`Suggester`; :mod:`.linkrepair` holds one per link index).
+whole queue in one batch (:class:`Suggester`; :mod:`curator.engine.review.linkrepair` holds one per link index).
 
-Kept apart from :mod:`.linkrepair` so that its fixes (``links fix|create|ignore``) do not import
+Kept apart from :mod:`curator.engine.review.linkrepair` so that its fixes (``links fix|create|ignore``) do not import
 numpy, which only the suggestions use.
 """
 
@@ -292,11 +292,11 @@ class Suggester:
     def _scores(self, queries: list[str], q_alnum: list[str], q_id: np.ndarray, q_len: np.ndarray,
                 pair_q: np.ndarray, pair_n: np.ndarray, q_words: tuple[np.ndarray, np.ndarray],
                 floor: float = 0.0) -> np.ndarray:
-        """``slugSim`` (:func:`~.slugs.similarity`) of each (target, name) pair, in one pass: the
+        """``slugSim`` (:func:`~curator.engine.corpus.slugs.similarity`) of each (target, name) pair, in one pass: the
         trigrams and the words the two share counted in arrays (each pair's two rows of numbers
         sorted together, a number met twice being one shared), containment over strings (only
         where the shorter's letter pairs are among the longer's). A pair with a slug of other
-        scripts is scored by :func:`~.slugs.similarity` itself. (``q_alnum``, ``q_id``, ``q_len``:
+        scripts is scored by :func:`~curator.engine.corpus.slugs.similarity` itself. (``q_alnum``, ``q_id``, ``q_len``:
         each target's letters and digits, their number among the names', their length.)
 
         A pair scoring below ``floor`` may get 0 instead: neither Jaccard is counted for a pair
@@ -384,7 +384,7 @@ _NUMBER[[ord(c) for c in _SYMBOLS]] = np.arange(1, _BASE, dtype=np.uint16)
 
 
 def trigram_rows(slugs: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """The trigram sets of :func:`~.slugs.slug_features` for many :data:`~.slugs.plain_slug` slugs at once, as
+    """The trigram sets of :func:`~curator.engine.corpus.slugs.slug_features` for many :data:`~curator.engine.corpus.slugs.plain_slug` slugs at once, as
     numbers: (a ``len(slugs) x SLUG_MAX`` array of ``uint16``, each row a slug's distinct trigram
     numbers in ascending order followed by :data:`NO_TRIGRAM`; the size of each set). Two slugs
     share a trigram exactly when their rows share its number. (:data:`ROWS` slugs at a time, of
@@ -415,9 +415,9 @@ def trigram_rows(slugs: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _trigrams(slugs: list[str]) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
-    """Which of ``slugs`` (each what :func:`~.slugs.slugify` makes, none empty) are
-    :data:`~.slugs.plain_slug`: the ASCII ones, as slugify makes ASCII letters and digits only
-    (a slug that is not is scored by :func:`~.slugs.similarity` itself); and their
+    """Which of ``slugs`` (each what :func:`~curator.engine.corpus.slugs.slugify` makes, none empty) are
+    :data:`~curator.engine.corpus.slugs.plain_slug`: the ASCII ones, as slugify makes ASCII letters and digits only
+    (a slug that is not is scored by :func:`~curator.engine.corpus.slugs.similarity` itself); and their
     :func:`trigram_rows` (empty rows for the others)."""
     plain = np.fromiter(map(str.isascii, slugs), dtype=bool, count=len(slugs))
     rows = np.full((len(slugs), SLUG_MAX), NO_TRIGRAM, dtype=np.uint16)

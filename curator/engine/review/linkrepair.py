@@ -1,7 +1,7 @@
 """Link repair (docs/design.md §12): the queue of unresolved link targets and the four fixes.
 
 :func:`unresolved` lists every target that resolves to nothing (for the actor: a link to a page it
-may not see is a link to a missing page, :meth:`~.wiki.Wiki.links_for`), with its occurrences, the
+may not see is a link to a missing page, :meth:`~curator.engine.wiki.Wiki.links_for`), with its occurrences, the
 pages that link to it and up to five suggested pages (:class:`Suggester`: the same name, a name the
 target is a word-wise prefix of (``[[Nocturne Bg3 V4]]`` -> ``nocturne-bg3-v4-campaign.md``) or
 that is a prefix of the target, and slugSim over titles, aliases and file names; only pages the
@@ -13,7 +13,7 @@ Each fix is one action, one commit, undoable:
   every occurrence resolves through it, the linking pages are untouched);
 * :func:`fix` ``by="rewrite"``: every occurrence is re-pointed at the page with its display text
   kept (``[[Nocturne Bg3 V4]]`` -> ``[[nocturne-bg3-v4-campaign|Nocturne Bg3 V4]]``), through the
-  one link rewriter (:mod:`.relink`); exactly the linking pages change;
+  one link rewriter (:mod:`curator.engine.write.relink`); exactly the linking pages change;
 * :func:`fix_many`: several targets at once (the station's bulk mode), still one commit;
 * :func:`create`: a page for the target (append's scaffold, no fact yet);
 * :func:`ignore`: the target is recorded in :data:`IGNORED_FILE`, a tracked decision file (like
@@ -58,6 +58,8 @@ if TYPE_CHECKING:  # (at run time from .suggest on first use: it imports numpy, 
 IGNORED_FILE = ".curator-ignored-links.json"
 METHODS: tuple[str, ...] = ("alias", "rewrite")
 
+#: The session's cache of suggesters (:meth:`~curator.engine.session.WikiSession.names_cache`).
+SUGGESTERS = "suggesters"
 #: suggesters a session keeps (the operator's and a few agents'), the oldest dropped first
 KEPT_SUGGESTERS = 4
 
@@ -66,19 +68,19 @@ def suggester_for(wiki: Wiki, links: LinkIndex) -> Suggester:
     """The :class:`Suggester` over the pages of ``links`` (one of ``wiki``'s link indexes), held by
     the wiki's session as long as those pages' names are current: it depends on the pages' paths,
     titles and aliases only, and an index updated after a change that left every name as it was
-    shares them (:attr:`~.links.LinkIndex.names`), so an edit does not build it again."""
+    shares them (:attr:`~curator.engine.corpus.links.LinkIndex.names`), so an edit does not build it again."""
     from curator.engine.review.link_suggest import Suggester
 
     session = wiki.session
     names = links.names
+    kept: dict[int, tuple[object, Suggester]] = session.names_cache(SUGGESTERS)
     with session.services_lock:
-        cached = session.suggesters.get(id(names))
+        cached = kept.get(id(names))
     if cached is not None and cached[0] is names:
         return cached[1]
     with gc_paused():  # ~100,000 small lists, none cyclic (see gc_paused)
         found = Suggester(links.pages)
     with session.services_lock:
-        kept = session.suggesters
         kept[id(names)] = (names, found)
         while len(kept) > KEPT_SUGGESTERS:
             del kept[next(iter(kept))]
@@ -373,7 +375,8 @@ def create(wiki: Wiki, target: str, actor: Actor = OPERATOR, today: _dt.date | N
     day = today or _dt.date.today()
 
     def apply(ctx: ActionContext) -> None:
-        from curator.engine.write.append import route, scaffold
+        from curator.engine.corpus.facts import scaffold
+        from curator.engine.write.append import route
 
         key, edges = _one(wiki, target, actor)
         written = _written(edges)

@@ -1,7 +1,7 @@
 """Lint: what is wrong with the wiki's pages and links, for operators to fix (docs/design.md §3).
 
 Lint resolves every link of the wiki and checks every page (~2 s at 32,000 pages), so the
-operator's answer is also saved in the page cache (:meth:`~.store.PageStore.save_derived`) under
+operator's answer is also saved in the page cache (:meth:`~curator.engine.corpus.store.PageStore.save_derived`) under
 the store's state token and the attachment files it was computed with: the next call (a one-shot
 ``curator lint``, the station's Health and Lint views) whose refresh finds the same pages and files
 answers it again without decoding a page or resolving a link. Any change to a page gives the

@@ -37,7 +37,7 @@ that may hold pages and lists again those whose mtime moved (creations, deletion
 editors' atomic saves), and stats every indexed page and compares (mtime, size) with the index
 (edits written in place): 32,000 stats, no directory walk and no page-cache decoding, so it stays
 far below the naive scan. The command starts that sweep in a child process at its start
-(:func:`~.walker.sweep_ahead`), so it runs while the program is imported; the child reads the
+(:func:`~curator.engine.corpus.walker.sweep_ahead`), so it runs while the program is imported; the child reads the
 index's stamps packed in one value (``search_stamps``, deleted by triggers whenever a document
 changes, packed again by the next sweep's save). A long-lived process
 with a file watcher (the MCP server) sets :attr:`SearchIndex.sweep_interval` so the per-page
@@ -405,7 +405,7 @@ class SearchIndex:
 
     def _changed_pages(self) -> set[str]:
         """Indexed pages whose (mtime, size) on disk differs, or that are gone: edits written in
-        place (the sweep a one-shot command started ahead, :func:`~.walker.sweep_ahead`, when
+        place (the sweep a one-shot command started ahead, :func:`~curator.engine.corpus.walker.sweep_ahead`, when
         there is one)."""
         ahead = take_sweep(self.wiki.root)
         if ahead is None:
@@ -972,7 +972,7 @@ def _folded_with_map(text: str) -> tuple[str, list[int] | None]:
 
 
 class Highlighter:
-    """A query's snippet pattern (:meth:`~.query.Query.highlighter`), compiled on first use in
+    """A query's snippet pattern (:meth:`~curator.engine.search.query.Query.highlighter`), compiled on first use in
     the form the text needs: ASCII text (nearly every page) gets the pattern that finds the same
     there and compiles in a fraction of the time (the full one, for other text, costs ~4 ms of a
     one-shot search)."""
@@ -1056,5 +1056,5 @@ __all__ = ["DEFAULT_LIMIT", "HIGHLIGHT", "MAX_LIMIT", "Highlighter", "SearchHit"
 
 def _indexable(files: Iterable[PageFile]) -> list[PageFile]:
     """The pages the index can hold: a file name that is not UTF-8 fits in no UTF-8 database
-    (such a page is listed and linted, never searched; see :func:`~.walker.utf8_name`)."""
+    (such a page is listed and linted, never searched; see :func:`~curator.engine.corpus.walker.utf8_name`)."""
     return [f for f in files if utf8_name(f.path)]

@@ -1,7 +1,7 @@
 """Many machines, one wiki: sync through a git remote (issue 11).
 
 ``sync(wiki, actor, remote=None)`` fetches, integrates and pushes, and answers with an
-:class:`~.actions.ActionResult` whose status is one of
+:class:`~curator.engine.write.actions.ActionResult` whose status is one of
 
 ``up_to_date``  nothing to fetch, nothing to push;
 ``pulled``      the remote was ahead: fast-forwarded to it;
@@ -22,7 +22,7 @@ it is, every commit (and the shas the journal and ``curator history`` refer to) 
 sync that stops half-way leaves at worst an unreferenced commit object. The merge is computed
 with ``git merge-tree --write-tree`` (no working-tree or index change, so it runs *outside* the
 wiki's write lock while agents keep appending), using the page merge driver of
-:mod:`.merge_driver` (``.gitattributes``: ``*.md merge=curator``; a wiki without that line gets it
+:mod:`curator.engine.sync.merge_driver` (``.gitattributes``: ``*.md merge=curator``; a wiki without that line gets it
 from a fallback attributes file in ``.curator/``; the driver's command is passed on the command
 line, so a fresh clone needs no set-up, and ``sync`` records it in the clone's config for plain
 ``git merge``). Only the step that moves the branch runs as the action ``sync`` under the write
@@ -37,7 +37,7 @@ merge (up to :data:`PUSH_TRIES` times).
 
 The operator's side (``trust`` changed differently on both sides): the side on which a commit
 authored ``operator`` touched the page since the merge base; both or neither: the local side. See
-:mod:`.merge_driver`.
+:mod:`curator.engine.sync.merge_driver`.
 
 Conflicts: ``conflicts(wiki)`` lists them (:class:`ConflictInfo`, with the command that resolves
 each), ``conflict_sides(wiki, path)`` gives base / ours / theirs / merged-with-markers texts for a
@@ -72,8 +72,8 @@ from filelock import FileLock, Timeout
 from curator.engine.policy.actor import OPERATOR, Actor
 from curator.engine.repo.git import Git, GitError, last_line
 from curator.engine.status import Status
-from curator.engine.sync import merge_driver
 from curator.engine.wiki import STATE_DIR
+from curator.engine.write import bootstrap
 from curator.engine.write.actions import (
     ActionContext,
     ActionFailed,
@@ -179,7 +179,7 @@ def _fallback_attributes(g: Git) -> str:
     predates the driver (no ``curator sync --setup`` yet) still merges pages with it; a wiki's own
     ``.gitattributes`` takes precedence (``*.md merge=text`` opts out)."""
     path = g.root / STATE_DIR / "merge.attributes"
-    text = "".join(line + "\n" for line in merge_driver.ATTRIBUTES_LINES).encode()
+    text = "".join(line + "\n" for line in bootstrap.ATTRIBUTES_LINES).encode()
     try:
         current = path.read_bytes()
     except OSError:
@@ -192,7 +192,7 @@ def _fallback_attributes(g: Git) -> str:
 def merge_tree(g: Git, ours: str, theirs: str) -> tuple[str, list[str]]:
     """``git merge-tree --write-tree`` with the page driver told which commits it merges."""
     return g.merge_tree(ours, theirs, [
-        (f"merge.{merge_driver.DRIVER_NAME}.driver", merge_driver.driver_command(ours, theirs)),
+        (f"merge.{bootstrap.DRIVER_NAME}.driver", bootstrap.driver_command(ours, theirs)),
         ("core.attributesFile", _fallback_attributes(g))])
 
 
@@ -320,10 +320,10 @@ def sync(wiki: Wiki, actor: Actor = OPERATOR, remote: str | None = None) -> Acti
         return ActionResult(Status.INVALID, f"this wiki has no git remote '{name}'; add one with "
                             f"'git remote add {name} URL' (any git server or a bare repository)",
                             action="sync", target=name)
-    if not merge_driver.config_ok(wiki.root):
+    if not bootstrap.config_ok(wiki.root):
         # A fresh clone: the repository config does not travel with it.
         with contextlib.suppress(Exception):
-            merge_driver.install_config(wiki.root)
+            bootstrap.install_config(wiki.root)
     wiki.state_dir.mkdir(parents=True, exist_ok=True)
     try:
         with FileLock(str(wiki.state_dir / SYNC_LOCK_NAME), timeout=SYNC_LOCK_PATIENCE):
@@ -641,8 +641,8 @@ def _with_other_sides_facts(g: Git, base: str | None, side: str, other: str, pat
     """The page at ``side`` plus every fact (``- `` bullet) that ``other`` added since ``base`` and
     ``side`` does not state (fact dedup as in append): choosing a side of a conflict keeps the
     other side's facts. Returns (the facts added, the new bytes); no facts when nothing was missing."""
+    from curator.engine.corpus.facts import find_duplicate, insert_bullet
     from curator.engine.corpus.page import decode
-    from curator.engine.write.append import find_duplicate, insert_bullet
 
     chosen, theirs = g.show(side, path), g.show(other, path)
     if chosen is None or theirs is None:
@@ -665,11 +665,11 @@ def _with_other_sides_facts(g: Git, base: str | None, side: str, other: str, pat
 def setup(wiki: Wiki, actor: Actor = OPERATOR) -> ActionResult:
     """Install the page merge driver: ``.gitattributes`` (an action commit when it changes) and
     the repository config (this clone only, with this interpreter's absolute path)."""
-    configured = merge_driver.install_config(wiki.root)
+    configured = bootstrap.install_config(wiki.root)
 
     def apply(ctx: ActionContext) -> None:
         text, _ = ctx.read_text(".gitattributes")
-        new = merge_driver.attributes_with_driver(text or "")
+        new = bootstrap.attributes_with_driver(text or "")
         if new is not None:
             ctx.write_text(".gitattributes", new)
         ctx.status = Status.OK
@@ -677,7 +677,7 @@ def setup(wiki: Wiki, actor: Actor = OPERATOR) -> ActionResult:
                                  ("recorded the driver in the repository config", configured)) if did]
         ctx.message = ("merge driver installed: " + " and ".join(done)) if done else \
             "the merge driver was already installed"
-        ctx.data["driver"] = merge_driver.driver_command()
+        ctx.data["driver"] = bootstrap.driver_command()
 
     return run_action(wiki, actor, "sync_setup", "merge driver", apply)
 

@@ -3,8 +3,8 @@
 Append, property edits, merge, "not duplicates" decisions, confirm/share/remove of auto-filed
 pages, revert, sync: each is an *action*, whatever door it came through (GUI, CLI, MCP). An action
 
-1. takes the wiki's exclusive write lock (:mod:`.lock`, 3.75 s patience, else ``locked``) and
-   pauses the cyclic garbage collector until it is done (:func:`~.store.gc_paused`: nothing an
+1. takes the wiki's exclusive write lock (:mod:`curator.engine.repo.lock`, 3.75 s patience, else ``locked``) and
+   pauses the cyclic garbage collector until it is done (:func:`~curator.engine.corpus.store.gc_paused`: nothing an
    action builds is cyclic, and a collection mid-merge re-scans the whole cached wiki);
 2. first finishes an *interrupted earlier action* from its pending record (see "Atomicity"
    below: rolled wholly forward or wholly back, never committed half-done), and picks up pages
@@ -67,12 +67,12 @@ API
     pending marker), ``body`` (commit message body). Methods: ``safe_path(rel)`` (normalised
     root-relative posix path or :class:`Invalid`), ``check_write(rel)`` (policy, raises
     :class:`Denied`), ``read_bytes(rel)``, ``read_text(rel)`` (:class:`Invalid` on invalid UTF-8;
-    returns the decoded text and its :class:`~.page.Decoded` flags), ``write_bytes(rel, data)``,
+    returns the decoded text and its :class:`~curator.engine.corpus.page.Decoded` flags), ``write_bytes(rel, data)``,
     ``write_text(rel, text, bom=False)``, ``write_many({rel: data})`` (thousands of files at once:
     one marker save, in-place writes of the changed bytes, an fsync of exactly those files), ``move(src, dst)``, ``delete(rel, archive=True)``
     (moves to ``_archive/<rel>``; returns the archive path), ``touched`` (paths in order).
 
-``ActionResult``: ``status`` (a :class:`~.status.Status`), ``message``, ``commit`` (sha or
+``ActionResult``: ``status`` (a :class:`~curator.engine.status.Status`), ``message``, ``commit`` (sha or
     None), ``changed`` (paths), ``data``; ``ok`` / ``is_error`` (decided by
     :attr:`Status.is_error <.status.Status.is_error>`: ``locked``, ``denied``, ``invalid``,
     ``error``); ``to_json()`` -> ``{"status", "message", "commit", "changed", **data}``.
@@ -82,7 +82,7 @@ API
     ``data["index_error"]``); the next action repairs the index.
 
 Policy: every path an action writes, moves or deletes (both ends of a move, and the archive
-    copy) goes through ``wiki.check_write(actor, path)`` (a :class:`~.scope.Decision`; the
+    copy) goes through ``wiki.check_write(actor, path)`` (a :class:`~curator.engine.policy.scope.Decision`; the
     operator is always allowed, others per ``wiki.policy.check_write``, i.e. the scope policy,
     re-read when ``.scope.toml`` changed). A refusal is a ``denied`` answer quoting its reason.
 
@@ -91,10 +91,10 @@ Policy: every path an action writes, moves or deletes (both ends of a move, and 
     subject>``, body ``This reverts commit <sha>.``) applied file by file with a three-way merge,
     so later unrelated changes survive; a conflict is an ``invalid`` answer, nothing written.
 ``history(wiki, limit=50)``: :class:`HistoryEntry` list, newest first, from one ``git log``.
-``git_of(wiki)`` / ``journal_of(wiki)``: the wiki's :class:`~.git.Git` and :class:`~.journal.Journal`.
+``git_of(wiki)`` / ``journal_of(wiki)``: the wiki's :class:`~curator.engine.repo.git.Git` and :class:`~curator.engine.repo.journal.Journal`.
 ``atomic_write(path, data)``: temp + fsync + rename, for state files outside an action.
 ``recover_pending(wiki)``: run step 2 on its own (``curator recover`` does, then rebuilds from
-    the journal, see :mod:`.append`); ``undo`` runs it first too, so it reverts what the wiki holds.
+    the journal, see :mod:`curator.engine.write.append`); ``undo`` runs it first too, so it reverts what the wiki holds.
 
 Two repositories (share to the shared wiki): nest the actions. Inside ``apply`` of the action on
 the source wiki, run the action on the shared wiki first; mark the source only when it succeeded::
@@ -233,7 +233,7 @@ def _state(wiki: Wiki) -> WikiSession:
 
 
 def git_of(wiki: Wiki) -> Git:
-    """The :class:`~.git.Git` of a wiki (shared with the action machinery)."""
+    """The :class:`~curator.engine.repo.git.Git` of a wiki (shared with the action machinery)."""
     return _state(wiki).git
 
 
@@ -346,7 +346,7 @@ class ActionContext:
 
         ``save=False`` (for a batch of files) only buffers the record's lines; :meth:`_save_marker`
         writes them, and must run before the first of those files changes. ``plain``: the batch's
-        :meth:`~.git.Git.plain_blobs` answer; ``durable``: a roll-back copy not yet in git's
+        :meth:`~curator.engine.repo.git.Git.plain_blobs` answer; ``durable``: a roll-back copy not yet in git's
         objects is fsynced (the batch rewrites files in place, see :meth:`write_many`).
         """
         if path in self._originals:
@@ -406,7 +406,7 @@ class ActionContext:
     def write_record(self, rel: str, data: bytes | None) -> str:
         """Write (``data``) or remove (``None``) one of the engine's own tracked records on the
         actor's behalf, *without* the actor's write check: the review inbox's item files, which
-        no agent may write directly (:func:`~.scope.is_inbox_path`) but which its held append
+        no agent may write directly (:func:`~curator.engine.policy.scope.is_inbox_path`) but which its held append
         creates (docs/design.md §13). Atomic and rolled back like every other write of the action."""
         from curator.engine.policy.scope import is_inbox_path
 

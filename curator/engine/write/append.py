@@ -1,15 +1,15 @@
 """The one write door: append one clean, durable fact to the right page (docs/design.md §4).
 
 ``append(wiki, slug, content, links=(), create_new=False, actor=OPERATOR)`` answers with an
-:class:`~.actions.ActionResult` whose ``data`` holds ``created``, ``page``, ``candidates`` (list of
+:class:`~curator.engine.write.actions.ActionResult` whose ``data`` holds ``created``, ``page``, ``candidates`` (list of
 ``{slug, path, score}``) and ``matched``; statuses ``appended | duplicate | candidates`` (successes)
 and ``locked | denied | invalid`` (errors). It runs as the action ``wiki_append: <slug>``, so the
-lock, the policy check, the exact-path commit and the journal line come from :mod:`.actions`.
+lock, the policy check, the exact-path commit and the journal line come from :mod:`curator.engine.write.actions`.
 
 Routing stays cheap on big wikis: an exact slug is a dictionary lookup (or, in a one-shot
 process, a substring search over cached folder listings: no walk, no parse). Only without an
 exact match is every page scored, on slug features computed once per path and kept
-(:func:`~.slugs.similarity` with the 0.4 floor: the scores kept are exactly ``slugSim``'s).
+(:func:`~curator.engine.corpus.slugs.similarity` with the 0.4 floor: the scores kept are exactly ``slugSim``'s).
 
 Also here: :func:`ingest` (a raw source into ``raw/``, docs/design.md §11) and :func:`rebuild_from_journal`
 (``curator recover``: facts the journal knows that the pages lost are written back).
@@ -32,21 +32,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from curator.engine.corpus import frontmatter
-from curator.engine.corpus.page import DEFAULT_LAYER, DEFAULT_TRUST
+from curator.engine.corpus.facts import (
+    compose_bullet,
+    find_duplicate,
+    insert_bullet,
+    refresh_updated,
+    scaffold,
+)
 from curator.engine.corpus.slugs import SlugFeatures, similarity, slug_features, slugify
 from curator.engine.corpus.walker import EXCLUDED_DIRS, json_line
 from curator.engine.policy.actor import OPERATOR, Actor
 from curator.engine.status import Status
 from curator.engine.write.actions import ActionContext, ActionResult, Denied, Invalid, journal_of, run_action
+from curator.engine.write.held import Approval, hold
 
 if TYPE_CHECKING:
-    from curator.engine.review.inbox import Approval
     from curator.engine.wiki import Wiki
 
 ROUTE_THRESHOLD = 0.4
 MAX_CANDIDATES = 5
-DUP_JACCARD = 0.8
 QUOTE_CHARS = 80
 #: Namespaces append never routes to (docs/design.md §2): auto-filed pages and pages held for review.
 UNROUTABLE = frozenset({"auto", "_review"})
@@ -56,12 +60,7 @@ MAX_FACT_CHARS = 4000
 MAX_FACT_LINE = 1000
 
 _WORDS = re.compile(r"[^\W_]+")
-_LINK = re.compile(r"!?\[\[[^\]\n]*\]\]")
-_STAMP = re.compile(r"\s*\(added \d{4}-\d{2}-\d{2}\)\s*$")
-BULLET_RE = re.compile(r"^\s*- (.*)$")
-HEADING_RE = re.compile(r"^(#{1,6})\s")
-UPDATES_RE = re.compile(r"^##\s+updates\s*#*\s*$", re.IGNORECASE)
-FENCE_RE = re.compile(r"^\s*(```|~~~)")
+
 
 
 @dataclass(slots=True, frozen=True)
@@ -128,7 +127,7 @@ def _routable(path: str) -> bool:
 
 def _route_cache(wiki: Wiki) -> RouteCache:
     """The routing index of ``wiki``, synced with its loaded page cache (no walk, no parse)."""
-    cache = wiki.session.route_cache
+    cache = wiki.session.service(RouteCache, RouteCache)
     with cache.lock:
         cache.sync(wiki.pages.keys())
     return cache
@@ -190,7 +189,7 @@ def routable_paths(wiki: Wiki, actor: Actor) -> list[str]:
 class _DirCache:
     """Page names and slugs of a wiki, listed folder by folder and reused while a folder's mtime
     is unchanged (adding, removing or renaming an entry changes its folder's mtime), kept in
-    ``.curator/route-paths.json``. Follows :func:`~.walker.walk`'s rules (excluded folders, no
+    ``.curator/route-paths.json``. Follows :func:`~curator.engine.corpus.walker.walk`'s rules (excluded folders, no
     symlinks). A folder listed less than a clock tick after its last change is listed again next
     time (a change in the same tick would not move its mtime): 50 ms on file systems with
     sub-second timestamps, 2 s on those with whole seconds.
@@ -308,7 +307,7 @@ class _DirCache:
 
 def could_score(q: SlugFeatures, slugs: Sequence[str], floor: float) -> list[int]:
     """Indexes of ``slugs`` that may reach ``floor`` against ``q``; every other one provably
-    scores below it, so only these need features and a :func:`~.slugs.similarity` call.
+    scores below it, so only these need features and a :func:`~curator.engine.corpus.slugs.similarity` call.
 
     ``slugs`` are slugify() output (lowercase letters/digits and single inner hyphens). A pair
     reaches the floor only by containment of the letters-and-digits forms (checked directly), by
@@ -355,7 +354,7 @@ def route(wiki: Wiki, slug: str, actor: Actor = OPERATOR) -> tuple[str | None, l
     An exact match is a dictionary lookup; only without one is every routable page scored.
     Pages the actor may not see are neither targets nor candidates, and routing never guesses
     across a visibility boundary (docs/design.md §4.9): a name taken by a page the actor cannot see raises
-    :class:`~.actions.Denied`, a name shared by pages with different readers :class:`~.actions.Invalid`
+    :class:`~curator.engine.write.actions.Denied`, a name shared by pages with different readers :class:`~curator.engine.write.actions.Invalid`
     (pass the page's path then, see :func:`page_by_path`).
     """
     slugs, exact_of, feature = _routing_view(wiki)
@@ -391,138 +390,6 @@ def route(wiki: Wiki, slug: str, actor: Actor = OPERATOR) -> tuple[str | None, l
             scored.append(Candidate(f.slug, path, score))
     scored.sort(key=lambda c: (-c.score, c.path))
     return None, scored[:MAX_CANDIDATES]
-
-
-# --- facts and bullets ---------------------------------------------------------------------
-
-def clean_bullet(text: str) -> str:
-    """A bullet as dedup compares it: dash, ``[[links]]`` and the ``(added ...)`` stamp removed."""
-    text = text.strip()
-    if text.startswith("- "):
-        text = text[2:]
-    text = _STAMP.sub("", _LINK.sub("", text))
-    return " ".join(text.split())
-
-
-def _words(text: str) -> list[str]:
-    return _WORDS.findall(text.lower())
-
-
-def find_duplicate(page_text: str, content: str) -> str | None:
-    """The cleaned bullet of ``page_text`` that ``content`` restates, or None (docs/design.md §4.5)."""
-    return matching_fact((m.group(1) for m in map(BULLET_RE.match, _body_lines(page_text)) if m), content)
-
-
-def matching_fact(bullets: Iterable[str], content: str) -> str | None:
-    """The first of ``bullets`` (texts after their dash) that ``content`` restates, cleaned, or None.
-
-    The fact dedup of docs/design.md §4.5: word-set Jaccard >= 0.8, or one contains the other (normalised).
-    """
-    fact_words = _words(clean_bullet(content))
-    if not fact_words:
-        return None
-    fact_set = set(fact_words)
-    fact_norm = f" {' '.join(fact_words)} "
-    for text in bullets:
-        bullet = clean_bullet(text)
-        words = _words(bullet)
-        if not words:
-            continue
-        bset = set(words)
-        if len(fact_set & bset) / len(fact_set | bset) >= DUP_JACCARD:
-            return bullet
-        norm = f" {' '.join(words)} "
-        if norm in fact_norm or fact_norm in norm:
-            return bullet
-    return None
-
-
-def _body_lines(text: str) -> list[str]:
-    return text.replace("\r\n", "\n").split("\n")
-
-
-def compose_bullet(content: str, links: Sequence[str], day: _dt.date) -> str:
-    """``- <content> [[link]] ... (added YYYY-MM-DD)``: one line, links slugified, empties dropped."""
-    text = " ".join(content.split())
-    if text.startswith("- "):
-        text = text[2:].lstrip()
-    slugs = list(dict.fromkeys(s for s in (slugify(link) for link in links) if s))
-    parts = [text, *(f"[[{s}]]" for s in slugs), f"(added {day.isoformat()})"]
-    return "- " + " ".join(parts)
-
-
-def title_of(slug: str) -> str:
-    """``ann-smith`` -> ``Ann Smith`` (words capitalised; other scripts unchanged)."""
-    return " ".join(w[:1].upper() + w[1:] for w in slug.split("-") if w)
-
-
-def scaffold(slug: str, bullet: str, day: _dt.date, title: str | None = None) -> str:
-    """A new page: frontmatter, ``# Title``, ``## Updates`` and the first bullet (none when
-    ``bullet`` is empty: ``curator links create`` makes the page a link names, facts come later).
-    ``title`` defaults to the slug in title case."""
-    title = title or title_of(slug)
-    head = frontmatter.update("", {"title": title, "layer": DEFAULT_LAYER, "trust": DEFAULT_TRUST,
-                                   "created": day, "updated": day})
-    return f"{head}\n# {title}\n\n## Updates\n" + (f"\n{bullet}\n" if bullet else "")
-
-
-def insert_bullet(text: str, bullet: str) -> str:
-    """``text`` with ``bullet`` at the end of its ``## Updates`` section (added at the end if
-    absent), in the text's own line endings; ``updated`` refreshed when the page has frontmatter."""
-    nl = "\r\n" if "\r\n" in text else "\n"
-    lines = text.split(nl) if nl == "\r\n" else text.split("\n")
-    trailing = lines and lines[-1] == ""
-    if trailing:
-        lines.pop()
-    split = frontmatter.split(text)
-    start = 0
-    if split.raw is not None and not split.problem:
-        start = split.body_line - 1
-    heading = end = None
-    in_fence = False
-    for i in range(start, len(lines)):
-        line = lines[i]
-        if FENCE_RE.match(line):
-            in_fence = not in_fence
-            continue
-        if in_fence:
-            continue
-        if heading is None:
-            if UPDATES_RE.match(line.strip()):
-                heading = i
-        else:
-            m = HEADING_RE.match(line)
-            if m and len(m.group(1)) <= 2:
-                end = i
-                break
-    if heading is None:
-        while lines and not lines[-1].strip():
-            lines.pop()
-        block = ([""] if lines else []) + ["## Updates", "", bullet]
-        lines.extend(block)
-    else:
-        stop = len(lines) if end is None else end
-        last = heading
-        for i in range(stop - 1, heading, -1):
-            if lines[i].strip():
-                last = i
-                break
-        new = [bullet] if last > heading else ["", bullet]
-        if end is not None and (last + 1 >= len(lines) or lines[last + 1].strip()):
-            new.append("")  # keep a blank line before the next section
-        lines[last + 1 : last + 1] = new
-    out = nl.join(lines) + nl
-    return out
-
-
-def _refresh_updated(text: str, day: _dt.date) -> str:
-    split = frontmatter.split(text)
-    if split.raw is None or split.problem:
-        return text  # no (or broken) frontmatter: not ours to invent or repair
-    _meta, problem = frontmatter.load(split.raw)
-    if problem:
-        return text
-    return frontmatter.update(text, {"updated": day})
 
 
 # --- the door ----------------------------------------------------------------------------------
@@ -572,8 +439,8 @@ def append(wiki: Wiki, slug: str, content: str, links: Sequence[str] = (), creat
     """Append ``content`` as one bullet to the page ``slug`` routes to (docs/design.md §4).
 
     An agent's write the review policy holds is answered ``pending`` (queued in the review
-    inbox, :mod:`.inbox`) and a fact the operator rejected before ``rejected``. ``approval`` is
-    how :func:`.inbox.approve` applies a held item through this same door: never held again,
+    inbox, :mod:`curator.engine.review.inbox`) and a fact the operator rejected before ``rejected``. ``approval`` is
+    how :func:`curator.engine.review.inbox.approve` applies a held item through this same door: never held again,
     the item checked and closed in the same commit. ``slug`` may also be a page's path
     (``departments/hr/salaries``): the way to pick one of several pages of one name that
     different people read (routing refuses to guess there).
@@ -631,16 +498,14 @@ def append(wiki: Wiki, slug: str, content: str, links: Sequence[str] = (), creat
                 if approval is not None:
                     approval.close(ctx)  # the page states it by now: the item is decided
                 return
-            new_text = _refresh_updated(insert_bullet(text, bullet), day)
+            new_text = refresh_updated(insert_bullet(text, bullet), day)
             bom = dec.bom
         else:
             new_text, bom = scaffold(s, bullet, day), False
         # Review (docs/design.md §13): after the scope check and dedup, before anything is written.
-        if approval is None:
-            from curator.engine.review.inbox import hold
-
-            if hold(ctx, slug=s, fact=fact, links=links, create_new=create_new, page=target, text=text):
-                return
+        if approval is None and hold(ctx, slug=s, fact=fact, links=links, create_new=create_new, page=target,
+                                     text=text):
+            return
         ctx.journal.update(slug=s, content=fact, created=created, page=target, links=links)
         ctx.write_text(target, new_text, bom=bom)
         if approval is not None:

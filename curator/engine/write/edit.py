@@ -27,14 +27,14 @@ import posixpath
 import re
 
 from curator.engine.corpus import frontmatter
+from curator.engine.corpus.facts import find_duplicate, insert_bullet, scaffold, title_of
 from curator.engine.corpus.slugs import slugify
 from curator.engine.errors import CuratorError
 from curator.engine.policy.actor import Actor
 from curator.engine.status import Status
-from curator.engine.sync.merge_driver import lift_facts, merge_texts
 from curator.engine.wiki import Wiki
 from curator.engine.write.actions import ActionContext, ActionResult, Invalid, run_action
-from curator.engine.write.append import find_duplicate, insert_bullet, scaffold, title_of
+from curator.engine.write.three_way import lift_facts, merge_texts
 
 __all__ = ["create_page", "merge_edit", "new_page_path", "save_page"]
 

@@ -6,7 +6,7 @@
   lines and nested sub-bullets is one unit, every other block (paragraph, table, code, quote,
   list) is one unit, headings (ATX or setext, as the renderer reads them) are units of their own;
 * the bullets of its fact log (before any section, or in ``## Updates``) are added to ``keep``'s
-  ``## Updates`` through append's fact dedup (:func:`~.append.matching_fact`), one by one (a
+  ``## Updates`` through append's fact dedup (:func:`~curator.engine.corpus.facts.matching_fact`), one by one (a
   bullet added counts for the next); a bullet declined as a duplicate is listed with the bullet
   it matched;
 * everything else goes under ``## From <merged title>`` at the end of ``keep``, in its order,
@@ -15,12 +15,12 @@
   block ``keep`` already has is not repeated);
 * a **conservation check** (:func:`check_conservation`) then proves that every content line of
   every input is in the result (compared as a person reads it: links by the text they show) or
-  belongs to a deduplicated bullet; otherwise :class:`~.actions.Invalid` names the line and
+  belongs to a deduplicated bullet; otherwise :class:`~curator.engine.write.actions.Invalid` names the line and
   nothing is written;
 * ``tags``, ``related`` and ``aliases`` are united; the merged pages' slugs and titles become
   aliases of ``keep``;
 * every link to a merged page anywhere is re-pointed at ``keep`` showing the same text as before
-  (:mod:`.relink`: wikilinks, embeds, markdown links, ``related:``, frontmatter property links;
+  (:mod:`curator.engine.write.relink`: wikilinks, embeds, markdown links, ``related:``, frontmatter property links;
   code untouched); a link that would make ``keep`` link to itself becomes its display text;
 * the merged pages move to ``_archive/`` (nothing is deleted); one commit, so ``curator undo``
   restores every file byte for byte.
@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from curator.engine.corpus import frontmatter, markdown_scan
+from curator.engine.corpus.facts import insert_bullet, matching_fact
 from curator.engine.corpus.page import Page
 from curator.engine.policy.actor import OPERATOR, Actor
 from curator.engine.status import Status
@@ -52,7 +53,6 @@ from curator.engine.write.actions import (
     require_write,
     run_action,
 )
-from curator.engine.write.append import insert_bullet, matching_fact
 from curator.engine.write.relink import (
     LinkRewrite,
     Retarget,
@@ -109,7 +109,7 @@ def _is_fence(line: str) -> bool:
 
 def _setext(lines: list[str]) -> dict[int, tuple[int, int, str]]:
     """The setext headings of the body split into ``lines`` (a paragraph underlined by ``===`` or
-    ``---``), found as the renderer reads them (:func:`.markdown_scan.heading_spans`: not in code,
+    ``---``), found as the renderer reads them (:func:`curator.engine.corpus.markdown_scan.heading_spans`: not in code,
     not a list item's or a quote's ``---``): first line -> (the line past its underline, level,
     text as written, its lines joined)."""
     body = "\n".join(lines)

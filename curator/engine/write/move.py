@@ -3,7 +3,7 @@
 ``move_page(wiki, page, new_path, actor)``: one action (``move: <old> -> <new>``). Every link to the
 page anywhere (wikilinks by stem, title, alias or path, embeds, markdown links made relative to
 each linking page, ``related:`` and frontmatter property links) is re-pointed with its display text
-kept (:mod:`.relink`); the page's own relative markdown links are re-based from its new folder; its
+kept (:mod:`curator.engine.write.relink`); the page's own relative markdown links are re-based from its new folder; its
 old slug (and its old title, when the title changes) become aliases. One commit; undo restores
 every file byte for byte.
 

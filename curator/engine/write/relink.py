@@ -1,7 +1,7 @@
 """Re-pointing links when pages are merged, moved or renamed (docs/design.md §9), display text kept.
 
 One rewriter serves merge, move and the repair of a rename done outside Curator. It edits the link
-occurrences the page scanner extracts (:func:`~.markdown_scan.link_spans`, code-aware, with their
+occurrences the page scanner extracts (:func:`~curator.engine.corpus.markdown_scan.link_spans`, code-aware, with their
 spans and kinds), so every link kind the scanner knows is re-pointed and code is never touched:
 
 * a wikilink or embed keeps what it shows: ``[[Merge Title]]`` -> ``[[keep|Merge Title]]``,

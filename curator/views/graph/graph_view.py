@@ -88,7 +88,7 @@ MODES = ("Global", "Local", "Communities")
 
 def _pg() -> Any:
     """pyqtgraph, imported on first use (half a second: the station opens without it), with the
-    view's drawing layer (see :mod:`.graph_edges`): the view imports it here, off the GUI thread
+    view's drawing layer (see :mod:`curator.views.graph.edges`): the view imports it here, off the GUI thread
     (compiled from source, with PySide's import hook reading its source, it was 20-50 ms of the
     GUI thread when the plot was first made)."""
     import importlib

@@ -3,9 +3,9 @@
 Only local resources inside the wiki are ever loaded; remote images and anything else are
 refused, and external links open in the system browser only when clicked.
 
-A large page (:class:`~.render.ChunkedPage`) is rendered one bounded chunk per event-loop turn,
+A large page (:class:`~curator.views.page.render.ChunkedPage`) is rendered one bounded chunk per event-loop turn,
 so the GUI thread stays responsive on any page on disk; past its first
-:data:`~.render.PREVIEW_BYTES` a bar says "This page is large: showing the first N KB" with a
+:data:`~curator.views.page.render.PREVIEW_BYTES` a bar says "This page is large: showing the first N KB" with a
 "Show all" button that goes on the same way.
 """
 
@@ -108,7 +108,7 @@ def blame_tooltip(b: BlameLine) -> str:
     lines.append(f"line {b.line}: {text}")
     if b.commit:
         lines.append("Double-click to open the commit in History")
-    # plain text: the station's tooltip filter (:mod:`.plain_tips`) shows it escaped, never as markup
+    # plain text: the station's tooltip filter (:mod:`curator.views.plain_tips`) shows it escaped, never as markup
     return "\n".join(lines)
 
 
@@ -323,7 +323,7 @@ class PageView(QWidget):
 
         ``key`` names the page; the Source tab is its editor when ``editable``. The same page shown
         again (changed on disk) while its buffer has unsaved edits keeps the buffer: it is marked
-        as changed on disk, and saving it merges (the window's save, :mod:`.editing`).
+        as changed on disk, and saving it merges (the window's save, :mod:`curator.views.page.editing`).
         """
         self._timer.stop()
         self._chunked = None

@@ -1,7 +1,7 @@
 """The duplicate review queue: duplicate families, the survivor compared with each member, and
 the decisions (docs/design.md §12).
 
-A family is every page that is a copy of the others (the engine's :class:`~.dedup.Family`),
+A family is every page that is a copy of the others (the engine's :class:`~curator.engine.dedup.index.Family`),
 reviewed once. Its members are listed with the suggested survivor first and why (the merge keep
 rule: more trust, then more inbound links, then older) and each member's signal scores against
 it; the comparison shows the survivor next to the selected member. Each decision is one engine

@@ -225,7 +225,7 @@ class HealthView(ReviewView):
     def _counted(self, index: int, step: str) -> None:
         """``step`` is on screen; once every count is, the view is ready (and a count made after a
         change is kept for the next open, in the background). The dedup index's every-page build
-        is left to the Duplicates view (:meth:`.DedupView.show_content`): a count from the kept
+        is left to the Duplicates view (:meth:`curator.views.review.duplicates.DedupView.show_content`): a count from the kept
         result needs none, and the first change builds it anyway."""
         self._counting.discard(step)
         if self._counting:

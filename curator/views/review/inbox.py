@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from curator.engine.policy.actor import OPERATOR
-from curator.engine.review.inbox import InboxItem
+from curator.engine.write.held import InboxItem
 from curator.models.inbox import COL_FACT, COL_TARGET, InboxModel, item_html
 from curator.views.page.page_view import SafeBrowser
 from curator.views.page.render import render_message

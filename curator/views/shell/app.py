@@ -59,6 +59,7 @@ def _workspace_window(folder: Path, settings: Settings, watch: bool) -> MainWind
     from curator.views.workspace import Workspace
 
     window = MainWindow(Workspace(folder, watch=watch), settings)
+    window.open_requested.connect(lambda next_folder: open_workspace_window(next_folder, settings))
     install_views(window)
     from curator.views.shell.sync_status import install as install_sync
 

@@ -2,7 +2,7 @@
 
 ``system`` leaves the platform's palette and style alone (and so follows it when it changes);
 ``light`` and ``dark`` set a Fusion palette of that kind on the whole application. The rendered
-page follows too: :func:`is_dark` picks the page style sheet (:func:`~.render.page_style`).
+page follows too: :func:`is_dark` picks the page style sheet (:func:`~curator.views.page.render.page_style`).
 """
 
 from __future__ import annotations

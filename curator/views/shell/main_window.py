@@ -134,6 +134,9 @@ def unlinked_mentions(wiki: Wiki, page: Page, limit: int = 50,
 class MainWindow(QMainWindow):
     #: Emitted when the first load has finished and the window shows real content.
     ready = Signal()
+    #: Emitted, after this window closed, with the folder the operator chose to open instead
+    #: (File ▸ Open, Recent): whoever made the window opens the next one (:mod:`curator.views.shell.app`).
+    open_requested = Signal(Path)
 
     def __init__(self, workspace: Workspace, settings: Settings | None = None) -> None:
         super().__init__()
@@ -921,10 +924,8 @@ class MainWindow(QMainWindow):
 
     def open_folder(self, folder: Path) -> None:
         """Open another wiki or home in this window (replacing the current one)."""
-        from curator.views.shell.app import open_workspace_window
-
         if self.close():  # (not when unsaved edits kept it open)
-            open_workspace_window(folder, self.settings)
+            self.open_requested.emit(folder)
 
     def _restore_state(self) -> None:
         geometry = self.settings.geometry

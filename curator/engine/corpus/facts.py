@@ -1,0 +1,160 @@
+"""The facts of a page: the bullets of its ``## Updates`` section (docs/design.md §4.5, §4.6).
+
+One grammar for every writer and reader of facts: the append door composes and inserts a bullet
+here and asks whether the page already states the fact; the merge of duplicates, the operator's
+edits, the inbox and the sync's page merge driver use the same functions, so a fact is the same
+fact everywhere. Text in, text out: nothing here reads a file or knows who writes.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from collections.abc import Iterable, Sequence
+
+from curator.engine.corpus import frontmatter
+from curator.engine.corpus.page import DEFAULT_LAYER, DEFAULT_TRUST
+from curator.engine.corpus.slugs import slugify
+
+#: Fact dedup: a fact restates a bullet whose word-set Jaccard with it is at least this.
+DUP_JACCARD = 0.8
+
+_WORDS = re.compile(r"[^\W_]+")
+_LINK = re.compile(r"!?\[\[[^\]\n]*\]\]")
+_STAMP = re.compile(r"\s*\(added \d{4}-\d{2}-\d{2}\)\s*$")
+BULLET_RE = re.compile(r"^\s*- (.*)$")
+HEADING_RE = re.compile(r"^(#{1,6})\s")
+UPDATES_RE = re.compile(r"^##\s+updates\s*#*\s*$", re.IGNORECASE)
+FENCE_RE = re.compile(r"^\s*(```|~~~)")
+
+
+def clean_bullet(text: str) -> str:
+    """A bullet as dedup compares it: dash, ``[[links]]`` and the ``(added ...)`` stamp removed."""
+    text = text.strip()
+    if text.startswith("- "):
+        text = text[2:]
+    text = _STAMP.sub("", _LINK.sub("", text))
+    return " ".join(text.split())
+
+
+def _words(text: str) -> list[str]:
+    return _WORDS.findall(text.lower())
+
+
+def find_duplicate(page_text: str, content: str) -> str | None:
+    """The cleaned bullet of ``page_text`` that ``content`` restates, or None (docs/design.md §4.5)."""
+    return matching_fact((m.group(1) for m in map(BULLET_RE.match, _body_lines(page_text)) if m), content)
+
+
+def matching_fact(bullets: Iterable[str], content: str) -> str | None:
+    """The first of ``bullets`` (texts after their dash) that ``content`` restates, cleaned, or None.
+
+    The fact dedup of docs/design.md §4.5: word-set Jaccard >= 0.8, or one contains the other (normalised).
+    """
+    fact_words = _words(clean_bullet(content))
+    if not fact_words:
+        return None
+    fact_set = set(fact_words)
+    fact_norm = f" {' '.join(fact_words)} "
+    for text in bullets:
+        bullet = clean_bullet(text)
+        words = _words(bullet)
+        if not words:
+            continue
+        bset = set(words)
+        if len(fact_set & bset) / len(fact_set | bset) >= DUP_JACCARD:
+            return bullet
+        norm = f" {' '.join(words)} "
+        if norm in fact_norm or fact_norm in norm:
+            return bullet
+    return None
+
+
+def _body_lines(text: str) -> list[str]:
+    return text.replace("\r\n", "\n").split("\n")
+
+
+def compose_bullet(content: str, links: Sequence[str], day: _dt.date) -> str:
+    """``- <content> [[link]] ... (added YYYY-MM-DD)``: one line, links slugified, empties dropped."""
+    text = " ".join(content.split())
+    if text.startswith("- "):
+        text = text[2:].lstrip()
+    slugs = list(dict.fromkeys(s for s in (slugify(link) for link in links) if s))
+    parts = [text, *(f"[[{s}]]" for s in slugs), f"(added {day.isoformat()})"]
+    return "- " + " ".join(parts)
+
+
+def title_of(slug: str) -> str:
+    """``ann-smith`` -> ``Ann Smith`` (words capitalised; other scripts unchanged)."""
+    return " ".join(w[:1].upper() + w[1:] for w in slug.split("-") if w)
+
+
+def scaffold(slug: str, bullet: str, day: _dt.date, title: str | None = None) -> str:
+    """A new page: frontmatter, ``# Title``, ``## Updates`` and the first bullet (none when
+    ``bullet`` is empty: ``curator links create`` makes the page a link names, facts come later).
+    ``title`` defaults to the slug in title case."""
+    title = title or title_of(slug)
+    head = frontmatter.update("", {"title": title, "layer": DEFAULT_LAYER, "trust": DEFAULT_TRUST,
+                                   "created": day, "updated": day})
+    return f"{head}\n# {title}\n\n## Updates\n" + (f"\n{bullet}\n" if bullet else "")
+
+
+def insert_bullet(text: str, bullet: str) -> str:
+    """``text`` with ``bullet`` at the end of its ``## Updates`` section (added at the end if
+    absent), in the text's own line endings; ``updated`` refreshed when the page has frontmatter."""
+    nl = "\r\n" if "\r\n" in text else "\n"
+    lines = text.split(nl) if nl == "\r\n" else text.split("\n")
+    trailing = lines and lines[-1] == ""
+    if trailing:
+        lines.pop()
+    split = frontmatter.split(text)
+    start = 0
+    if split.raw is not None and not split.problem:
+        start = split.body_line - 1
+    heading = end = None
+    in_fence = False
+    for i in range(start, len(lines)):
+        line = lines[i]
+        if FENCE_RE.match(line):
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            continue
+        if heading is None:
+            if UPDATES_RE.match(line.strip()):
+                heading = i
+        else:
+            m = HEADING_RE.match(line)
+            if m and len(m.group(1)) <= 2:
+                end = i
+                break
+    if heading is None:
+        while lines and not lines[-1].strip():
+            lines.pop()
+        block = ([""] if lines else []) + ["## Updates", "", bullet]
+        lines.extend(block)
+    else:
+        stop = len(lines) if end is None else end
+        last = heading
+        for i in range(stop - 1, heading, -1):
+            if lines[i].strip():
+                last = i
+                break
+        new = [bullet] if last > heading else ["", bullet]
+        if end is not None and (last + 1 >= len(lines) or lines[last + 1].strip()):
+            new.append("")  # keep a blank line before the next section
+        lines[last + 1 : last + 1] = new
+    out = nl.join(lines) + nl
+    return out
+
+
+def refresh_updated(text: str, day: _dt.date) -> str:
+    """``text`` with its frontmatter's ``updated`` set to ``day`` (a page without frontmatter, or
+    with frontmatter that does not parse, is returned as it is)."""
+    split = frontmatter.split(text)
+    if split.raw is None or split.problem:
+        return text  # no (or broken) frontmatter: not ours to invent or repair
+    _meta, problem = frontmatter.load(split.raw)
+    if problem:
+        return text
+    return frontmatter.update(text, {"updated": day})
