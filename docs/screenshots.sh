@@ -40,14 +40,14 @@ git -C "$vault" init -q && git -C "$vault" add -A && \
 echo docs/screenshots/embeds.png
 # The merge preview of the demo's project-lantern pair, as the duplicate queue opens it.
 CURATOR_SCREENSHOT_DIR=docs/screenshots .venv/bin/python -m pytest -q -p no:cacheprovider \
-  tests/test_gui_curation.py -k demo_lantern >/dev/null
+  tests/views/page/test_gui_curation.py -k demo_lantern >/dev/null
 echo "docs/screenshots/merge-dialog.png"
 # Find in page (Ctrl+F) and the outline of headings, on the demo's Kestrel Payouts.
 CURATOR_SCREENSHOT_DIR=docs/screenshots .venv/bin/python -m pytest -q -p no:cacheprovider \
-  tests/test_gui_comfort.py -k demo_find >/dev/null
+  tests/views/shell/test_gui_comfort.py -k demo_find >/dev/null
 echo "docs/screenshots/find-outline.png"
 # The editor with [[ completion open, the three-way view of a save after an agent's append, and
 # ranked search results: grabbed by the station tests that exercise them.
 CURATOR_SCREENSHOT_DIR=docs/screenshots .venv/bin/python -m pytest -q -p no:cacheprovider \
-  tests/test_gui_editing.py tests/test_gui_search_results.py -k "completion or three_versions or snippets" >/dev/null
+  tests/views/page/test_gui_editing.py tests/views/browser/test_gui_search_results.py -k "completion or three_versions or snippets" >/dev/null
 echo "docs/screenshots/editor.png docs/screenshots/edit-conflict.png docs/screenshots/search-results.png"

@@ -2,7 +2,7 @@
 independent implementation of Obsidian's documented link rule to compare Curator against.
 
 Run ``python -m tests.obsidian_vault`` to print the comparison table (every link of the vault:
-Curator's target vs the rule's) as Markdown; ``tests/test_obsidian_compat.py`` asserts it.
+Curator's target vs the rule's) as Markdown; ``tests/engine/corpus/test_obsidian_compat.py`` asserts it.
 
 The reference rule (:func:`obsidian_target`) is written from the documentation, not from
 Curator's code: it works on the raw file list with plain loops and ``casefold``, and knows

@@ -169,7 +169,7 @@ def test_dedup_full_and_incremental(wiki: Wiki) -> None:
 
 def test_dedup_scan_planted_wiki(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Titles without numbers (one big comparison group) and 900 planted pairs at 30,000 pages."""
-    from tests.test_dedup_detect import generate_planted
+    from tests.engine.dedup.test_dedup_detect import generate_planted
 
     root = tmp_path_factory.mktemp("perf-planted") / "w"
     info = generate_planted(root, regular=PAGES - 1_000, per_kind=300, seed=9)

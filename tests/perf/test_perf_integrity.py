@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_action_atomicity import kill_merges, make_wiki
-from tests.test_gui_teardown import make_wiki as make_gui_wiki
+from tests.engine.write.test_action_atomicity import kill_merges, make_wiki
+from tests.views.shell.test_gui_teardown import make_wiki as make_gui_wiki
 
 pytestmark = pytest.mark.timeout(1200)
 

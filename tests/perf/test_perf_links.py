@@ -49,9 +49,9 @@ from curator.engine.dedup import index as dedup
 from curator.engine.review.linkrepair import SUGGESTERS, unresolved
 from curator.engine.wiki import Wiki
 from tests.corpus import CorpusInfo, generate, plain_read
+from tests.engine.review.test_link_suggestions import Reference
 from tests.perf.test_perf_graph import timed  # median of three runs
 from tests.perf.test_perf_scale import _timed
-from tests.test_link_suggestions import Reference
 
 PAGES = 32_000
 ATTACHMENTS = 4_000

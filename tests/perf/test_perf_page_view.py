@@ -18,7 +18,7 @@ from curator.engine.write.bootstrap import init_wiki
 from curator.views.page.page_view import PageView
 from curator.views.page.render import render_page
 from tests.corpus import generate
-from tests.test_hardening_availability import large_pages, open_station, open_with_probe
+from tests.engine.test_hardening_availability import large_pages, open_station, open_with_probe
 
 RUNS = 3
 PREFIX = 100 * 1024

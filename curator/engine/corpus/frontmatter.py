@@ -115,7 +115,7 @@ def _plain(value: Any, budget: list[int]) -> Any:
 # of a cold index on those; :func:`fast_load` reads exactly that subset and answers ``None`` for
 # anything else (comments, nesting, folded text, escapes, anchors, timestamps, odd numbers...), so
 # the caller falls back to PyYAML. Where it answers, the result equals what :func:`load` makes of
-# PyYAML's (types included); tests/test_frontmatter_fast.py checks that on the corpus generators,
+# PyYAML's (types included); tests/engine/corpus/test_frontmatter_fast.py checks that on the corpus generators,
 # the hostile set and random mixes of tricky lines.
 
 _FAST_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?: +(.*))?")

@@ -355,7 +355,7 @@ def _markdown_link_spans(code_free: str, page_path: str, first_line: int) -> lis
 def scan_links(code_free: str, page_path: str, first_line: int = 1) -> list[RawLink]:
     """Links in a code-free body of the page at root-relative ``page_path``.
 
-    Equal to ``[span.link for span in link_spans(...)]`` (tests/test_markdown_scan_fast.py pins
+    Equal to ``[span.link for span in link_spans(...)]`` (tests/engine/corpus/test_markdown_scan_fast.py pins
     it), without the spans: every page's parse calls this, so the wikilink loop is written out
     (lines counted inline, the common ``[[target]]`` split without a call, no span objects).
     """

@@ -75,7 +75,7 @@ class Suggester:
     every target at once, every (target, name) pair scored with ``slugSim`` in one pass over
     columns of precomputed features (each name's computed once, for all the targets that meet
     it), and each target's best pages ranked in arrays. Each target gets what scoring it alone
-    gives (the same pages, order and scores: ``tests/test_link_suggestions.py`` keeps that
+    gives (the same pages, order and scores: ``tests/engine/review/test_link_suggestions.py`` keeps that
     one-at-a-time suggester as the reference)."""
 
     def __init__(self, pages: Mapping[str, Page]) -> None:

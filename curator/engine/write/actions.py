@@ -40,7 +40,7 @@ back** (each path gets its ``orig`` bytes again, or is removed; nothing is commi
 the journal has the action) only the journal and git's index are brought in line, else the
 recorded paths are committed as ``recover: <action>: <target>``, which ``undo`` treats as that
 action. A kill at any point therefore leaves, after recovery, the whole action or none of it
-(``tests/test_action_atomicity.py`` SIGKILLs a 200-page merge 50 times and checks the tree).
+(``tests/engine/write/test_action_atomicity.py`` SIGKILLs a 200-page merge 50 times and checks the tree).
 
 Someone else's edits
 --------------------

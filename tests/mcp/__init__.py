@@ -1,0 +1,1 @@
+"""Tests of the agents' MCP server, through a real MCP client."""

@@ -1,0 +1,1 @@
+"""Tests of the station (pytest-qt, offscreen); one folder per view package."""
