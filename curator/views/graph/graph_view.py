@@ -95,7 +95,7 @@ def _pg() -> Any:
 
     import pyqtgraph
 
-    importlib.import_module(".graph_edges", __package__)
+    importlib.import_module("curator.views.graph.edges")
     return pyqtgraph
 
 

@@ -9,10 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QGuiApplication, QKeySequence
+from PySide6.QtGui import QCloseEvent, QGuiApplication
 from PySide6.QtWidgets import (
     QDialog,
-    QFileDialog,
     QLabel,
     QMainWindow,
     QMessageBox,
@@ -36,11 +35,13 @@ from curator.views.browser.browser import PageBrowser
 from curator.views.browser.quick_switcher import QuickSwitcher
 from curator.views.page.editing import EditController, read_only_reason
 from curator.views.page.page_view import PageView
-from curator.views.page.render import ChunkedPage, chunk_page, page_style, render_message, render_page
+from curator.views.page.render import ChunkedPage, chunk_page, render_message, render_page
 from curator.views.page.side_panel import LinkInfo, SidePanel, document_headings
 from curator.views.review.base import run_dialog
-from curator.views.settings import ZOOM_DEFAULT, ZOOM_MAX, ZOOM_MIN, ZOOM_STEP, Settings
+from curator.views.settings import Settings
 from curator.views.shell import appearance
+from curator.views.shell.appearance import PageAppearance
+from curator.views.shell.menus import MainMenus
 from curator.views.tasks import share_interpreter_with_gui
 from curator.views.widgets import Banner
 from curator.views.workspace import Snapshot, Workspace
@@ -199,7 +200,8 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.cancel_button)
 
         self.editing = EditController(self)
-        self._build_actions()
+        self.appearance = PageAppearance(self)
+        self.menus = MainMenus(self)
         self._connect()
         self.setWindowTitle(f"Curator — {workspace.root.name}")
         self.page_view.show_page(render_message("Loading…", f"Reading {workspace.root}"), "", None)
@@ -212,71 +214,10 @@ class MainWindow(QMainWindow):
         self._outline_timer.timeout.connect(self._update_outline)
         self.page_view.browser.document().contentsChanged.connect(self._outline_timer.start)
         appearance.apply_theme(self.settings.theme)
-        self._apply_page_style()
-        QGuiApplication.styleHints().colorSchemeChanged.connect(self._system_scheme_changed)
+        self.appearance.apply_page_style()
+        QGuiApplication.styleHints().colorSchemeChanged.connect(self.appearance.system_scheme_changed)
 
     # --- construction -----------------------------------------------------------------
-    def _action(self, text: str, shortcut: str | QKeySequence | QKeySequence.StandardKey | list[Any] | None,
-                slot: Callable[[], object], menu: Any) -> QAction:
-        action = QAction(text, self)
-        if isinstance(shortcut, list):
-            action.setShortcuts(shortcut)
-        elif shortcut is not None:
-            action.setShortcut(shortcut)
-        action.triggered.connect(slot)
-        menu.addAction(action)
-        self.addAction(action)
-        return action
-
-    def _build_actions(self) -> None:
-        bar = self.menuBar()
-        file_menu = bar.addMenu("&File")
-        self._action("&New page…", QKeySequence(QKeySequence.StandardKey.New), self.editing.new_page, file_menu)
-        self.save_action = self._action("&Save page", QKeySequence(QKeySequence.StandardKey.Save),
-                                        lambda: self.editing.save(), file_menu)
-        self._action("&Open wiki or home…", QKeySequence.StandardKey.Open, self.open_dialog, file_menu)
-        self.recent_menu = file_menu.addMenu("Open &recent")
-        self.recent_menu.aboutToShow.connect(self._fill_recent)
-        file_menu.addSeparator()
-        self._action("&Quit", QKeySequence.StandardKey.Quit, self.close, file_menu)
-        edit_menu = bar.addMenu("&Edit")
-        self.undo_action = self._action("&Undo last action", QKeySequence.StandardKey.Undo, self.undo_last,
-                                        edit_menu)
-        self.redo_action = self._action("&Redo", [QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")],
-                                        self.redo_last, edit_menu)
-        edit_menu.addSeparator()
-        self.find_action = self._action("&Find in page…", QKeySequence("Ctrl+F"), self.find_in_page, edit_menu)
-        go_menu = bar.addMenu("&Go")
-        self._action("&Search the wiki", QKeySequence("Ctrl+K"), self.focus_search, go_menu)
-        self._action("&Quick switcher…", "Ctrl+P", self.quick_switcher, go_menu)
-        self.back_action = self._action("&Back", QKeySequence("Alt+Left"), self.go_back, go_menu)
-        self.forward_action = self._action("&Forward", QKeySequence("Alt+Right"), self.go_forward, go_menu)
-        page_menu = bar.addMenu("&Page")
-        self.move_action = self._action("&Move or rename…", QKeySequence("F2"), self.ask_move, page_menu)
-        self.archive_action = self._action("&Archive…", None, self.ask_archive, page_menu)
-        view_menu = bar.addMenu("&View")
-        self._action("&Refresh", QKeySequence("F5"), self.workspace.refresh_now, view_menu)
-        view_menu.addSeparator()
-        self._action("Zoom &in", [QKeySequence("Ctrl+="), QKeySequence("Ctrl++")], self.zoom_in, view_menu)
-        self._action("Zoom &out", QKeySequence("Ctrl+-"), self.zoom_out, view_menu)
-        self._action("&Actual size", QKeySequence("Ctrl+0"), self.zoom_reset, view_menu)
-        theme_menu = view_menu.addMenu("&Theme")
-        self.theme_actions: dict[str, QAction] = {}
-        group = QActionGroup(self)
-        for name, label in appearance.THEME_LABELS.items():
-            action = theme_menu.addAction(label)
-            action.setCheckable(True)
-            action.setChecked(name == self.settings.theme)
-            action.triggered.connect(lambda _c=False, n=name: self.set_theme(n))
-            group.addAction(action)
-            self.theme_actions[name] = action
-        view_menu.addSeparator()
-        self.view_menu = view_menu
-        help_menu = bar.addMenu("&Help")
-        self._action("&Keyboard shortcuts", QKeySequence("Ctrl+/"), self.show_shortcuts, help_menu)
-        self._action("&About Curator", None, self.show_about, help_menu)
-        self._update_nav()
-
     def _connect(self) -> None:
         ws = self.workspace
         ws.loaded.connect(self._on_loaded)
@@ -573,8 +514,7 @@ class MainWindow(QMainWindow):
             self.open_page(self.forward_stack.pop(), push=False)
 
     def _update_nav(self) -> None:
-        self.back_action.setEnabled(bool(self.back_stack))
-        self.forward_action.setEnabled(bool(self.forward_stack))
+        self.menus.update_nav(bool(self.back_stack), bool(self.forward_stack))
 
     # --- search -----------------------------------------------------------------------
     def find_in_page(self) -> None:
@@ -751,68 +691,19 @@ class MainWindow(QMainWindow):
         self.run_action(index, lambda wiki: redo(wiki, OPERATOR), "Redoing the last undo")
 
     # --- appearance -------------------------------------------------------------------
-    def zoom_in(self) -> None:
-        self.set_zoom(self.settings.zoom + ZOOM_STEP)
-
-    def zoom_out(self) -> None:
-        self.set_zoom(self.settings.zoom - ZOOM_STEP)
-
-    def zoom_reset(self) -> None:
-        self.set_zoom(ZOOM_DEFAULT)
-
-    def set_zoom(self, percent: int) -> None:
-        """Page text at ``percent`` of the normal size (remembered in the settings)."""
-        percent = max(ZOOM_MIN, min(ZOOM_MAX, percent))
-        if percent == self.settings.zoom:
-            return
-        self.settings.zoom = percent
-        self._apply_page_style(rerender=True)
-        self.status(f"Zoom {percent} %")
-
-    def set_theme(self, theme: str) -> None:
-        """View ▸ Theme: ``system`` (follow the desktop), ``light`` or ``dark`` (remembered)."""
-        self.settings.theme = theme
-        self.theme_actions[theme].setChecked(True)
-        appearance.apply_theme(theme)
-        self._apply_page_style(rerender=True)
-
-    def _system_scheme_changed(self, *_args: object) -> None:
-        if self.settings.theme == "system":
-            self._apply_page_style(rerender=True)
-
     def changeEvent(self, event: QEvent) -> None:
         # the desktop's palette changed (light to dark) without a colour-scheme signal
-        if event.type() == QEvent.Type.PaletteChange and self.settings.theme == "system":
-            dark = appearance.is_dark()
-            if dark != getattr(self, "_styled_dark", dark):
-                self._apply_page_style(rerender=True)
+        look: PageAppearance | None = getattr(self, "appearance", None)  # (None while being built)
+        if event.type() == QEvent.Type.PaletteChange and look is not None:
+            look.palette_changed()
         super().changeEvent(event)
 
-    def _apply_page_style(self, rerender: bool = False) -> None:
-        """The rendered page's style sheet for the zoom and the palette; the source's font size."""
-        zoom, dark = self.settings.zoom, appearance.is_dark()
-        self._styled_dark = dark
-        self.page_view.browser.document().setDefaultStyleSheet(page_style(zoom, dark))
-        source = self.page_view.source
-        font = source.font()
-        if not hasattr(self, "_source_points"):
-            self._source_points = font.pointSizeF() if font.pointSizeF() > 0 else 10.0
-        font.setPointSizeF(self._source_points * zoom / 100)
-        source.setFont(font)
-        if rerender and self.current is not None and self._loaded:
+    def rerender_page(self) -> None:
+        """Show the open page again (its style changed: zoom, theme)."""
+        if self.current is not None and self._loaded:
             self.open_page(self.current, push=False)
 
-    # --- help and hints ---------------------------------------------------------------
-    def show_shortcuts(self) -> None:
-        from curator.views.shell.help import ShortcutsDialog
-
-        self.exec_dialog(ShortcutsDialog(self))
-
-    def show_about(self) -> None:
-        from curator.views.shell.help import AboutDialog
-
-        self.exec_dialog(AboutDialog(self))
-
+    # --- hints -------------------------------------------------------------------------
     def _add_banner(self, banner: Banner) -> Banner:
         self.banners.addWidget(banner)
         return banner
@@ -859,7 +750,7 @@ class MainWindow(QMainWindow):
         self.repo_banner.label.setText(text)
         self.repo_banner.show()
         self.side.properties.setEnabled(False)
-        for action in (self.undo_action, self.redo_action, self.move_action, self.archive_action):
+        for action in self.menus.writing_actions():
             action.setEnabled(False)
 
     def initialise(self) -> None:
@@ -879,8 +770,7 @@ class MainWindow(QMainWindow):
                 self.status(result.message)
                 self._check_repositories()
                 if not self.not_repos:
-                    for action in (self.undo_action, self.redo_action, self.move_action,
-                                   self.archive_action):
+                    for action in self.menus.writing_actions():
                         action.setEnabled(True)
                     if self.current is not None:
                         self.open_page(self.current, push=False)
@@ -908,19 +798,6 @@ class MainWindow(QMainWindow):
 
     def _screenshot_mode(self) -> bool:
         return bool(self.property("screenshot"))
-
-    def open_dialog(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Open a wiki or a home", str(self.workspace.root))
-        if folder:
-            self.open_folder(Path(folder))
-
-    def _fill_recent(self) -> None:
-        self.recent_menu.clear()
-        for path in self.settings.recent_wikis:
-            action = self.recent_menu.addAction(path)
-            action.triggered.connect(lambda _c=False, p=path: self.open_folder(Path(p)))
-        if not self.settings.recent_wikis:
-            self.recent_menu.addAction("(none)").setEnabled(False)
 
     def open_folder(self, folder: Path) -> None:
         """Open another wiki or home in this window (replacing the current one)."""

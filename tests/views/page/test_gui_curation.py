@@ -52,8 +52,8 @@ def test_f2_moves_the_current_page_keeps_links_and_undo_restores(qtbot, window) 
         return True
 
     win.exec_dialog = answer
-    assert win.move_action.shortcut().toString() == "F2"
-    win.move_action.trigger()
+    assert win.menus.move.shortcut().toString() == "F2"
+    win.menus.move.trigger()
     qtbot.waitUntil(lambda: commits(root) == n + 1, timeout=10_000)
     assert asked and not (root / "wiki/refunds.md").exists()
     payments = (root / "wiki/payments.md").read_text("utf-8")

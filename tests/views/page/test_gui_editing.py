@@ -85,8 +85,8 @@ def test_source_is_an_editor_with_link_completion_and_ctrl_s_is_one_edit_commit(
     assert editor.dirty and win.page_view.edit_bar.isVisible()
     assert "Unsaved changes" in win.page_view.edit_label.text()
     expected = editor.toPlainText()
-    assert win.save_action.shortcut().toString() == "Ctrl+S"
-    win.save_action.trigger()
+    assert win.menus.save.shortcut().toString() == "Ctrl+S"
+    win.menus.save.trigger()
     qtbot.waitUntil(lambda: commits(root) == n + 1, timeout=10_000)
     assert (root / REFUNDS).read_text("utf-8") == expected
     assert git(root, "log", "-1", "--format=%s|%an") == f"edit: {REFUNDS}|operator"
@@ -94,7 +94,7 @@ def test_source_is_an_editor_with_link_completion_and_ctrl_s_is_one_edit_commit(
     qtbot.waitUntil(lambda: not editor.dirty, timeout=5000)
     # the link just written resolves: the page shown again lists it as an outgoing link
     qtbot.waitUntil(lambda: "curator:wiki/payments.md" in win.page_view.browser.toHtml(), timeout=10_000)
-    win.save_action.trigger()  # nothing to save: no commit
+    win.menus.save.trigger()  # nothing to save: no commit
     qtbot.wait(300)
     assert commits(root) == n + 1
 
@@ -130,7 +130,7 @@ def test_save_after_an_agents_append_shows_three_versions_and_keeps_both(qtbot, 
         return True
 
     win.exec_dialog = keep_both
-    win.save_action.trigger()
+    win.menus.save.trigger()
     qtbot.waitUntil(lambda: commits(root) == n + 1, timeout=10_000)
     text = (root / REFUNDS).read_text("utf-8")
     assert "45 for members" in text and "- Chargebacks count as refunds" in text  # both kept
@@ -159,7 +159,7 @@ def test_a_conflict_declined_writes_nothing_and_keeps_the_buffer(qtbot, window) 
         return False
 
     win.exec_dialog = decline
-    win.save_action.trigger()
+    win.menus.save.trigger()
     qtbot.waitUntil(lambda: bool(seen), timeout=10_000)
     qtbot.wait(200)
     assert commits(root) == n and (root / REFUNDS).read_bytes() == disk
@@ -240,7 +240,7 @@ def test_a_red_link_creates_its_page_and_opens_it_in_the_editor(qtbot, window) -
     assert not win.page_view.source.isReadOnly()
     # File ▸ New page (Ctrl+N) into a chosen folder
     win.exec_dialog = lambda d: (d.name.setText("Meeting Notes"), d.folder.setEditText("notes"), True)[2]  # type: ignore[attr-defined]
-    new = next(a for a in win.findChildren(type(win.save_action)) if a.text() == "&New page…")
+    new = next(a for a in win.findChildren(type(win.menus.save)) if a.text() == "&New page…")
     assert new.shortcut().toString() == "Ctrl+N"
     new.trigger()
     qtbot.waitUntil(lambda: (root / "notes/meeting-notes.md").exists() and commits(root) == n + 2, timeout=10_000)

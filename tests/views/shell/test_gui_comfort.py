@@ -67,7 +67,7 @@ def test_find_in_page_counts_steps_wraps_and_escape_closes(qtbot, window: MainWi
     window.show()
     bar = window.page_view.find_bar
     assert not bar.isVisible()
-    window.find_action.trigger()
+    window.menus.find.trigger()
     assert bar.isVisible() and window.focusWidget() is bar.field  # typing goes to the find field
     qtbot.keyClicks(bar.field, "refund")
     text = window.page_view.browser.toPlainText().lower()
@@ -169,7 +169,7 @@ def test_redo_from_the_station(qtbot, window: MainWindow) -> None:  # type: igno
                       "undo", results.append)
     qtbot.waitUntil(lambda: len(results) == 2, timeout=10_000)
     assert "trust: 0.9" in (root / "wiki/home.md").read_text()
-    window.redo_action.trigger()
+    window.menus.redo.trigger()
     qtbot.waitUntil(lambda: "trust: 0.55" in (root / "wiki/home.md").read_text(), timeout=10_000)
     # and from History: undo, then its Redo button
     from curator.views.history.history_view import HistoryView
@@ -194,9 +194,9 @@ def test_zoom_is_remembered_across_a_restart(qtbot, tmp_path: Path) -> None:  # 
     style = win.page_view.browser.document().defaultStyleSheet()
     assert "font-size: 14px" in style
     with qtbot.waitSignal(win.ready, timeout=10_000):
-        win.zoom_in()
-    win.zoom_in()
-    win.zoom_in()  # 130 %
+        win.appearance.zoom_in()
+    win.appearance.zoom_in()
+    win.appearance.zoom_in()  # 130 %
     assert "font-size: 18px" in win.page_view.browser.document().defaultStyleSheet()
     win.close()
     # a new window with the same settings file (a restart) opens at 130 %
@@ -205,7 +205,7 @@ def test_zoom_is_remembered_across_a_restart(qtbot, tmp_path: Path) -> None:  # 
     qtbot.addWidget(again)
     assert again.settings.zoom == 130
     assert "font-size: 18px" in again.page_view.browser.document().defaultStyleSheet()
-    again.zoom_reset()
+    again.appearance.zoom_reset()
     assert again.settings.zoom == 100
     again.close()
 
@@ -216,9 +216,9 @@ def test_theme_override_applies_and_is_remembered(qtbot, tmp_path: Path) -> None
     app = QApplication.instance()
     assert isinstance(app, QApplication)
     try:
-        assert win.theme_actions["system"].isChecked()
+        assert win.menus.theme_actions["system"].isChecked()
         with qtbot.waitSignal(win.ready, timeout=10_000):
-            win.theme_actions["dark"].trigger()
+            win.menus.theme_actions["dark"].trigger()
         assert appearance.is_dark()
         assert app.palette().color(app.palette().ColorRole.Base).lightness() < 60
         style = win.page_view.browser.document().defaultStyleSheet()
@@ -226,8 +226,8 @@ def test_theme_override_applies_and_is_remembered(qtbot, tmp_path: Path) -> None
         assert win.settings.theme == "dark"
         win.close()
         again = loaded_window(qtbot, root, tmp_path)
-        assert again.theme_actions["dark"].isChecked() and appearance.is_dark()
-        again.set_theme("light")
+        assert again.menus.theme_actions["dark"].isChecked() and appearance.is_dark()
+        again.appearance.set_theme("light")
         assert not appearance.is_dark() and "#f4f6f8" in again.page_view.browser.document().defaultStyleSheet()
         again.close()
     finally:
@@ -244,13 +244,13 @@ def test_help_lists_the_shortcuts_and_about_names_the_versions(qtbot, window: Ma
 
     shown: list[QDialog] = []
     window.exec_dialog = lambda d: shown.append(d) or False  # type: ignore[assignment,func-returns-value]
-    window.show_shortcuts()
+    window.menus.show_shortcuts()
     table = shown[-1]
     assert isinstance(table, ShortcutsDialog)
     rows = {table.table.item(r, 1).text(): table.table.item(r, 0).text() for r in range(table.table.rowCount())}
     assert rows["Find in page"] == QKeySequence("Ctrl+F").toString(QKeySequence.SequenceFormat.NativeText)
     assert "Redo" in rows and "Zoom in" in rows and "Search the wiki" in rows and "Close the find bar" in rows
-    window.show_about()
+    window.menus.show_about()
     about = shown[-1]
     assert isinstance(about, AboutDialog)
     text = about.label.text()
@@ -301,7 +301,7 @@ def test_a_folder_that_is_not_a_repository_opens_read_only_and_initialises(qtbot
     assert banner is not None and banner.isVisible()
     assert banner.label.text().startswith(NOT_A_REPO)
     assert "Welcome" in win.page_view.browser.toPlainText()  # it reads
-    assert not win.side.properties.isEnabled() and not win.undo_action.isEnabled()
+    assert not win.side.properties.isEnabled() and not win.menus.undo.isEnabled()
     assert not (root / ".git").exists()
     ran: list[str] = []
     answers: list[object] = []
@@ -313,7 +313,7 @@ def test_a_folder_that_is_not_a_repository_opens_read_only_and_initialises(qtbot
     log = subprocess.run(["git", "log", "--format=%s"], cwd=root, capture_output=True, text=True).stdout
     assert log.split("\n")[0] == "curator init"
     qtbot.waitUntil(lambda: win.side.properties.isEnabled(), timeout=10_000)
-    assert win.undo_action.isEnabled() and win.not_repos == []
+    assert win.menus.undo.isEnabled() and win.not_repos == []
     win.close()
 
 
