@@ -303,7 +303,7 @@ class AgentDoor:
         return result
 
     def dedup(self) -> str:
-        from curator.engine.dedup.index import find_families
+        from curator.engine.dedup.families import find_families
 
         # Families of the pages this agent may read only (a hidden page never joins two visible
         # ones, nor shows up as a member): docs/design.md §6, §12.

@@ -138,7 +138,7 @@ def run_explain(inv: Invocation, args: argparse.Namespace) -> int:
 
 
 def run_dedup(inv: Invocation, args: argparse.Namespace) -> int:
-    from curator.engine.dedup.index import find_duplicates, find_families
+    from curator.engine.dedup.families import find_duplicates, find_families
     from curator.engine.errors import UsageError
 
     if args.groups:

@@ -20,6 +20,7 @@ import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from curator.engine.dedup import families as dedup_families
 from curator.engine.policy.actor import Actor
 from curator.engine.wiki import Wiki
 from curator.engine.write.append import append
@@ -384,10 +385,9 @@ def test_dedup_gives_families_the_agent_may_read(tmp_path: Path) -> None:
 
     # the operator's scan keeps its result (every page, the finance copy too): the agents' servers
     # answer from it, visibility applied at answer time
-    from curator.engine.dedup import index as dedup
     from curator.engine.wiki import Wiki
 
-    assert HIDDEN in {p for f in dedup.find_families(Wiki(root)) for p in f.pages}
+    assert HIDDEN in {p for f in dedup_families.find_families(Wiki(root)) for p in f.pages}
     kept = Wiki(root)
     kept.refresh()
     assert kept.store.derived("dedup") is not None

@@ -10,7 +10,7 @@ a sample compared on the five signals, extrapolated by n^2):
   before, :mod:`curator.engine.dedup.cache`) is kept from the run before (target 10 s);
 * **warm**: the station: its first families (from the kept result), the dedup index built in the
   background after that (a full scan, every page's features in memory), then
-  :func:`~curator.engine.dedup.index.find_families` with nothing changed, and after one page changed
+  :func:`~curator.engine.dedup.families.find_families` with nothing changed, and after one page changed
   (target 1 s), both with the wiki's link index rebuilt inside the timing and with it rebuilt
   before (the station's page list rebuilds it on every change for its inbound counts);
 * **size**: every file in ``.curator/`` after the runs above, against the pages' bytes (issue 17:
@@ -42,6 +42,7 @@ from typing import Any
 import pytest
 
 from curator.engine.corpus.slugs import slug_sim
+from curator.engine.dedup import families as dedup_families
 from curator.engine.dedup import index as dedup
 from curator.engine.wiki import Wiki
 from tests.corpus import CorpusInfo, generate, plain_read
@@ -142,13 +143,13 @@ def test_dedup_groups_cold_and_warm(corpus: CorpusInfo) -> None:
     wiki = Wiki(root)
     assert len(wiki.pages) == n_pages
     start = time.perf_counter()
-    assert [f.to_json() for f in dedup.find_families(wiki)] == groups[0]  # (the kept result's answer)
+    assert [f.to_json() for f in dedup_families.find_families(wiki)] == groups[0]  # (the kept result's answer)
     first = time.perf_counter() - start
     start = time.perf_counter()
     dedup.index_for(wiki, full=True)  # the station's background build after its first answer
     built = time.perf_counter() - start
-    assert [f.to_json() for f in dedup.find_families(wiki)] == groups[0]  # (the full scan's answer)
-    warm = _median(lambda: dedup.find_families(wiki), RUNS)
+    assert [f.to_json() for f in dedup_families.find_families(wiki)] == groups[0]  # (the full scan's answer)
+    warm = _median(lambda: dedup_families.find_families(wiki), RUNS)
     page = real.families[0][1]
     path = root / page
     original = path.read_text("utf-8")
@@ -158,14 +159,14 @@ def test_dedup_groups_cold_and_warm(corpus: CorpusInfo) -> None:
         path.write_text(original + f"\n- One more note {next(edits)}.\n", "utf-8")
         wiki.refresh()
 
-    after_change = _median(lambda: dedup.find_families(wiki), RUNS, before=change)
+    after_change = _median(lambda: dedup_families.find_families(wiki), RUNS, before=change)
 
     def change_seen_by_station() -> None:
         change()
         assert wiki.links is not None  # the station's page list rebuilds its inbound counts on a change
 
-    after_station = _median(lambda: dedup.find_families(wiki), RUNS, before=change_seen_by_station)
-    fams = dedup.find_families(wiki)
+    after_station = _median(lambda: dedup_families.find_families(wiki), RUNS, before=change_seen_by_station)
+    fams = dedup_families.find_families(wiki)
     assert set(real.families[0]) in [set(f.pages) for f in fams]
 
     index = dedup.index_for(wiki)

@@ -27,6 +27,7 @@ from curator.engine.corpus.frontmatter import split
 from curator.engine.corpus.page import decode, link_key
 from curator.engine.corpus.slugs import slug_sim
 from curator.engine.dedup import index as dedup
+from curator.engine.dedup.families import FamilyAnswers
 from curator.engine.graph.layout import LayoutEngine
 from curator.engine.graph.link_graph import LinkGraph, graph_for
 from curator.engine.wiki import Wiki
@@ -136,12 +137,12 @@ def test_dedup_full_and_incremental(wiki: Wiki) -> None:
     def full() -> dedup.DedupIndex:
         index = dedup.DedupIndex(wiki)
         index.scan()
-        index.candidates()
+        FamilyAnswers(index).candidates()
         return index
 
     median = timed(full, 2)
     index = full()
-    found = index.candidates()
+    found = FamilyAnswers(index).candidates()
     sample = sorted(wiki.pages)[:: len(wiki.pages) // 600][:600]
     start = time.perf_counter()
     naive_pairs(index, sample)
@@ -160,7 +161,7 @@ def test_dedup_full_and_incremental(wiki: Wiki) -> None:
         full_path.write_text(full_path.read_text(encoding="utf-8") + "\n- One more fact.\n", encoding="utf-8")
         wiki.refresh([path])
         assert index.update() == [path]
-        index.candidates()
+        FamilyAnswers(index).candidates()
 
     incremental = timed(one_change, 5)
     report("dedup incremental rescan after one page changed", incremental, 2, median, "the full scan")
@@ -179,10 +180,10 @@ def test_dedup_scan_planted_wiki(tmp_path_factory: pytest.TempPathFactory) -> No
 
     def full() -> list[dedup.Candidate]:
         index.scan()
-        return index.candidates()
+        return FamilyAnswers(index).candidates()
 
     median = timed(full, 1)
-    found = {dedup.pair_key(c.keep, c.merge) for c in index.candidates()}
+    found = {dedup.pair_key(c.keep, c.merge) for c in FamilyAnswers(index).candidates()}
     recall = {kind: sum(dedup.pair_key(*p) in found for p in pairs) / len(pairs)
               for kind, pairs in info.pairs.items()}
     sample = sorted(wiki.pages)[:: n // 600][:600]

@@ -18,7 +18,7 @@ figure beside a plain read of every page file and the rebuild every change cost 
 
 * the wiki's link index brought up to date after one page changed (a fact appended, a link added,
   a title changed, a page added or removed), target <= 0.1 s;
-* :func:`~curator.engine.dedup.index.find_families` from the station's warm index after one page
+* :func:`~curator.engine.dedup.families.find_families` from the station's warm index after one page
   changed, the link index update inside the timing, target <= 1 s;
 * the Links view's queue (every unresolved target, suggestions for the first 500 from a fresh
   suggester) after one page changed, the update inside, target <= 1 s;
@@ -45,7 +45,7 @@ import pytest
 from curator.engine.corpus import frontmatter, markdown_scan
 from curator.engine.corpus.links import LinkIndex
 from curator.engine.corpus.page import link_key, parse_page
-from curator.engine.dedup import index as dedup
+from curator.engine.dedup import families as dedup_families
 from curator.engine.review.linkrepair import SUGGESTERS, unresolved
 from curator.engine.wiki import Wiki
 from tests.corpus import CorpusInfo, generate, plain_read
@@ -276,16 +276,16 @@ def test_link_index_after_one_change(real: CorpusInfo, plain: float) -> None:
 
     # families from the station's warm dedup index after one change, the update inside
     start = time.perf_counter()
-    dedup.find_families(wiki)
+    dedup_families.find_families(wiki)
     first = time.perf_counter() - start
-    families = _timed(lambda: dedup.find_families(wiki), RUNS, before=edits.fact)
+    families = _timed(lambda: dedup_families.find_families(wiki), RUNS, before=edits.fact)
 
     def rebuilt() -> None:  # the way it was: every change dropped the link index
         edits.fact()
         wiki._drop_links()
 
-    before = _timed(lambda: dedup.find_families(wiki), RUNS, before=rebuilt)
-    assert set(real.real.families[0]) in [set(f.pages) for f in dedup.find_families(wiki)]
+    before = _timed(lambda: dedup_families.find_families(wiki), RUNS, before=rebuilt)
+    assert set(real.real.families[0]) in [set(f.pages) for f in dedup_families.find_families(wiki)]
     _row("families from the warm index after one page changed, link index update inside", families, plain,
          1.0, f"; with the link index rebuilt (before) {before[0]:.3f} s; first call (index built) {first:.1f} s")
 

@@ -22,11 +22,9 @@ still reach the threshold, and every one-character deletion); tags by the rare t
 bodies by LSH bands; containment by runs of equal samples in one sorted array. A full scan files
 slug keys and bands in sorted key tables (:class:`_KeyTable`: stable hashes, one sort, one join).
 
-**Families** (:func:`find_families`, ``curator dedup --groups``) are the connected pages of the
-pairs whose text says they are copies (body, containment); name-only pairs never join pages (a
-page sharing a copy's title is not one more copy) and stay families of their own two pages,
-ranked after the others. Each family names its survivor by the same keep rule as a pair
-(:meth:`DedupIndex.keep_rank`) and is ranked by impact (inbound links and trust of its pages).
+**Families** and the answers for one reader (which pairs an agent sees, the keep rule, Health's
+count, saving an answer's result for the next process) are :mod:`curator.engine.dedup.families`'s:
+this index finds and verifies the pairs.
 
 What must not flood the queue is discounted, not hidden behind a threshold:
 
@@ -42,7 +40,7 @@ What must not flood the queue is discounted, not hidden behind a threshold:
 committed by the ``dismiss`` action, so a dismissed pair (or family, or one member taken out of a
 family) never returns for anyone who clones the wiki; entries follow their pages through renames
 (:func:`dismissed_pairs`). ``keep`` is the page with more trust, then more inbound links, then
-the older one.
+the older one (:meth:`~curator.engine.dedup.families.FamilyAnswers.keep_rank`).
 
 :func:`index_for` keeps one :class:`DedupIndex` per wiki. Its first call answers from the result
 a full scan kept for the pages as they are (:mod:`curator.engine.dedup.cache`: pairs, scores and inbound counts
@@ -72,7 +70,7 @@ import unicodedata
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -81,7 +79,6 @@ import numpy as np
 from rapidfuzz import fuzz, process
 
 from curator.engine.corpus import frontmatter, parallel
-from curator.engine.corpus.links import LinkIndex
 from curator.engine.corpus.page import Page, decode, link_key
 from curator.engine.corpus.slugs import SlugFeatures, similarity, slug_features, slugify
 from curator.engine.corpus.store import digest, gc_paused
@@ -836,12 +833,6 @@ def _slug_keys(slugs: list[tuple[str, ...]]) -> tuple[np.ndarray, np.ndarray, np
     return entries, queries, np.concatenate([at, np.repeat(at, run_counts), np.repeat(at, sym_counts)])
 
 
-def _age_key(page: Page) -> str:
-    if page.created:
-        return page.created
-    return _dt.datetime.fromtimestamp(page.mtime_ns / 1e9, _dt.UTC).isoformat()
-
-
 # --- decisions --------------------------------------------------------------------------------
 
 def pair_key(a: str, b: str) -> tuple[str, str]:
@@ -979,7 +970,7 @@ class ScanStopped(CuratorError):
     """A scan was abandoned (:meth:`DedupIndex.stop`)."""
 
 
-class _NeedScan(Exception):
+class NeedScan(Exception):
     """A kept result cannot answer this (the scores of two pages of a big family): scan."""
 
 
@@ -1021,11 +1012,6 @@ class DedupIndex:
         #: scores of the pairs asked for (families ask again and again), per page of the pair
         self._scores: dict[tuple[str, str], dict[str, float]] = {}
         self._scored: dict[str, set[tuple[str, str]]] = defaultdict(set)
-        self._links: LinkIndex | None = None  # the link index of the families being built
-        self._inbound: dict[str, int] = {}  # and the counts read from it so far
-        #: The fired pairs and groups one answer computed (:meth:`_answering`): an answer and the
-        #: save of its result (:meth:`_keep`) ask for the same ones up to four times.
-        self._memo: dict[tuple[Any, ...], Any] | None = None
         self._same = True  # (a scan's shingles are of the bytes the store read: see _all_shingles)
         #: (:meth:`_links_key`, every page's inbound count) found by a scan's forked child
         self._scan_inbound: tuple[tuple[bytes | None, bytes], dict[str, int]] | None = None
@@ -1033,11 +1019,11 @@ class DedupIndex:
         #: The store state a kept result was loaded for (answers come from it: no features, no
         #: index; the first change to the pages makes the next update a full scan), else None.
         self.kept: bytes | None = None
-        self._kept_inbound: dict[str, int] = {}
+        self.kept_inbound: dict[str, int] = {}
         #: The store state the last full scan (or exact update) read, while its result is not yet
         #: kept (see _keep); an update's is kept by keep() (the station: after showing the answer)
-        self._unkept: bytes | None = None
-        self._unkept_update = False
+        self.unkept: bytes | None = None
+        self.unkept_update = False
 
     # --- reading pages ----------------------------------------------------------------------
     def _start_shingles(self, pages: dict[str, Page], order: list[str]) -> _Shingling:
@@ -1117,7 +1103,7 @@ class DedupIndex:
             finally:
                 for child in side:
                     child.close()
-            self._unkept, self._unkept_update = (token if self._same else None), False
+            self.unkept, self.unkept_update = (token if self._same else None), False
 
     def _scan_all(self, pages: dict[str, Page], order: list[str], side: list[dedup_side.Side]) -> None:
         """:meth:`scan`'s work. The bodies are shingled (and the slugs' keys hashed) in worker
@@ -1207,7 +1193,7 @@ class DedupIndex:
         store = self.wiki.store
         return store.state, store.attachments_key()
 
-    def _side_counts(self) -> dict[str, int]:
+    def side_counts(self) -> dict[str, int]:
         """Every page's inbound count as the scan's forked child found it while the pages are as
         it read them (empty otherwise: the link index answers, :meth:`inbound`)."""
         found = self._scan_inbound
@@ -1637,7 +1623,7 @@ class DedupIndex:
             for f in work:
                 self._examine(f)
             if paths is None and same:
-                self._unkept, self._unkept_update = token, True
+                self.unkept, self.unkept_update = token, True
             return stale
 
     def stop(self) -> None:
@@ -1690,8 +1676,8 @@ class DedupIndex:
         for name, value in vars(fresh).items():
             if name not in _OWN:
                 setattr(self, name, value)
-        if self._unkept == kept:
-            self._unkept = None  # (that result is kept already)
+        if self.unkept == kept:
+            self.unkept = None  # (that result is kept already)
 
     def _await_build(self) -> None:
         """Wait for a build in progress (:meth:`build`) when the kept result no longer answers for
@@ -1703,7 +1689,7 @@ class DedupIndex:
             done.wait()
 
     # --- the kept result (:mod:`curator.engine.dedup.cache`) ----------------------------------------------------
-    def _kept_key(self) -> bytes:
+    def kept_key(self) -> bytes:
         return dedup_cache.key_of(self.wiki.store.attachments_key(), SETTINGS)
 
     def _load_kept(self) -> bool:
@@ -1713,7 +1699,7 @@ class DedupIndex:
         # (saved under this state, or an earlier one no page changed since: a racy page that
         # settled, the store's own bookkeeping)
         found = store.derived_since(dedup_cache.NAME) if token is not None else None
-        kept = dedup_cache.decode(found[0], self._kept_key()) if found is not None and not found[1] else None
+        kept = dedup_cache.decode(found[0], self.kept_key()) if found is not None and not found[1] else None
         if kept is None:
             return False
         self._reset()
@@ -1724,247 +1710,33 @@ class DedupIndex:
                 partners[a].add(b)
                 partners[b].add(a)
         self._scores = kept.scores
-        self._kept_inbound = kept.inbound
+        self.kept_inbound = kept.inbound
         self.kept = token
         return True
 
-    def keep(self) -> None:
-        """Save the result of the last scan or update for the next process, if it is not saved
-        yet. A scan's is saved with its first answer; an update's by this call, which the station
-        makes in the background once the answer is shown (saving costs more than the update)."""
-        with self._lock, gc_paused():
-            if self._unkept is not None:
-                self._keep()
+    @property
+    def lock(self) -> threading.RLock:
+        """Held while the index changes or answers (reentrant: an answer may scan)."""
+        return self._lock
 
-    def _keep(self) -> None:
-        """Save the last full scan's result for its store state (once, after its first answer: the
-        scores and inbound counts that answer computed are reused), unless the pages changed since
-        or it read other bytes than the store (see :meth:`_all_shingles`). Call with the lock held."""
-        token, self._unkept = self._unkept, None
-        store = self.wiki.store
-        if token is None or store.state != token:
-            return
-        fired = self._fired(OPERATOR, set())  # every pair any actor's answer may show is one of these
-        asked = set(fired)
-        for members, _edges in self._groups(OPERATOR, set())[0]:
-            if len(members) <= KEPT_FAMILY_MAX:  # (any two may be a survivor and a member)
-                asked.update(itertools.combinations(sorted(members), 2))
-        scores = {pair: self.scores(*pair) for pair in sorted(asked)}
-        inbound = {p: self.inbound(p) for pair in asked for p in pair}
-        dismissed = dismissed_pairs(self.wiki)
-        joined, alone = self._groups(OPERATOR, dismissed)  # (Health's figure, answered without the pairs)
-        count = (dedup_cache.dismissed_digest(dismissed), len(joined), len(alone))
-        kept = dedup_cache.Kept({s: dict(self.pairs[s]) for s in SIGNALS}, scores, inbound, count)
-        store.save_derived(dedup_cache.NAME, dedup_cache.encode(kept, self._kept_key()))
-
-    # --- answers ---------------------------------------------------------------------------------
-    def _fired(self, actor: Actor, dismissed: set[tuple[str, str]],
-               page: str | None = None) -> dict[tuple[str, str], list[str]]:
-        """Pair -> the signals that fired for it, over the pairs of pages ``actor`` may see (both
-        pages), dismissed pairs left out. Call with the lock held."""
-        memo = self._memo
-        key = ("fired", actor, frozenset(dismissed), page)
-        if memo is not None and key in memo:
-            found: dict[tuple[str, str], list[str]] = memo[key]
-            return found
-        pages = self.wiki.pages
-        known = pages.keys() if self.kept is not None else self.features.keys()  # (a kept result: these pages)
-        if actor.is_operator:
-            visible = known & pages.keys()
-        else:
-            visible = {p for p in known if p in pages and self.wiki.visible(actor, p)}
-        fired: dict[tuple[str, str], list[str]] = defaultdict(list)
-        for signal in SIGNALS:
-            partners = self.partners[signal]
-            for pair in self.pairs[signal]:
-                a, b = pair
-                if a not in visible or b not in visible or pair in dismissed:
-                    continue
-                if page is not None and page not in pair:
-                    continue
-                if signal != "body" and (len(partners[a]) > MAX_FANOUT or len(partners[b]) > MAX_FANOUT):
-                    continue  # a crowd of look-alikes (a template, a category, an anthology), not a twin
-                fired[pair].append(signal)
-        if memo is not None:
-            memo[key] = fired
-        return fired
-
-    @contextmanager
-    def _answering(self) -> Iterator[None]:
-        """While one answer is computed (the lock held, the pairs as they are): :meth:`_fired` and
-        :meth:`_groups` computed once per question (a scan meanwhile resets the memo: :meth:`_reset`)."""
-        self._memo = {}
-        try:
-            yield
-        finally:
-            self._memo = None
-
-    def candidates(self, actor: Actor = OPERATOR, dismissed: set[tuple[str, str]] | None = None,
-                   page: str | None = None) -> list[Candidate]:
-        """Candidate pairs ``actor`` may see (both pages), dismissed pairs left out."""
-        with self._lock, self._answering():
-            self._inbound = self._side_counts()  # (see families)
-            try:
-                try:
-                    fired = self._fired(actor, dismissed or set(), page)
-                    out = [self._candidate(pair, signals) for pair, signals in fired.items()]
-                except _NeedScan:
-                    self.scan()
-                    self._inbound = self._side_counts()
-                    fired = self._fired(actor, dismissed or set(), page)
-                    out = [self._candidate(pair, signals) for pair, signals in fired.items()]
-                if self._unkept is not None and not self._unkept_update:
-                    self._keep()
-            finally:
-                self._inbound = {}
-        out.sort(key=lambda c: (-len(c.signals), -max(c.scores[s] for s in c.signals), c.keep, c.merge))
-        return out
-
-    def families(self, actor: Actor = OPERATOR, dismissed: set[tuple[str, str]] | None = None) -> list[Family]:
-        """Duplicate families ``actor`` may see (docs/design.md §12), highest impact first.
-
-        A pair joins its pages into one family (connected components) only when their text says
-        so: a content signal (body, containment). A pair with name signals only (a shared title,
-        a similar slug, the same tags) never joins anything: it is a family of its own two pages
-        (``strength`` ``names``) when neither page is in a content family, and is dropped
-        otherwise (a page sharing a copy's title is not one more copy). Numbered series never pair at all (their names differ in the numbers).
-        Families are built from the visible pages' pairs only: an agent never sees a hidden page,
-        nor two pages joined through one.
-        """
-        with self._lock, gc_paused(), self._answering():  # thousands of families next to the wiki's millions of objects
-            # one look-up (and policy check) for every page's count (a kept result holds its own)
-            # (the scan's forked child counted every page's inbound links: then none is built)
-            self._inbound = self._side_counts()
-            self._links = self.wiki.links if self.kept is None and not self._inbound else None
-            try:
-                try:
-                    out = self._families(actor, dismissed or set())
-                except _NeedScan:  # a kept result without the scores a big family asks for
-                    self.scan()
-                    self._inbound = self._side_counts()
-                    out = self._families(actor, dismissed or set())
-                if self._unkept is not None and not self._unkept_update:
-                    self._keep()
-                return out
-            finally:
-                self._links = None
-                self._inbound = {}
-
-    def _groups(self, actor: Actor, dismissed: set[tuple[str, str]]
-                ) -> tuple[list[tuple[list[str], dict[tuple[str, str], list[str]]]],
-                           list[tuple[tuple[str, str], list[str]]]]:
-        """The families' pages before they are ranked (see :meth:`families`): (members, edges) of
-        each content family, and the name-only pairs that are families of their own."""
-        memo = self._memo
-        key = ("groups", actor, frozenset(dismissed))
-        if memo is not None and key in memo:
-            found: tuple[list[tuple[list[str], dict[tuple[str, str], list[str]]]],
-                         list[tuple[tuple[str, str], list[str]]]] = memo[key]
-            return found
-        fired = self._fired(actor, dismissed)
-        parent: dict[str, str] = {}
-
-        def root(x: str) -> str:
-            parent.setdefault(x, x)
-            while parent[x] != x:
-                parent[x] = parent[parent[x]]
-                x = parent[x]
-            return x
-
-        strong = {pair: sig for pair, sig in fired.items() if CONTENT_SIGNALS & set(sig)}
-        for a, b in strong:
-            ra, rb = root(a), root(b)
-            if ra != rb:
-                parent[max(ra, rb)] = min(ra, rb)
-        members: dict[str, list[str]] = defaultdict(list)
-        edges: dict[str, dict[tuple[str, str], list[str]]] = defaultdict(dict)
-        for x in parent:
-            members[root(x)].append(x)
-        for pair, sig in strong.items():
-            edges[root(pair[0])][pair] = sig
-        names = [(pair, sig) for pair, sig in fired.items()
-                 if pair not in strong and pair[0] not in parent and pair[1] not in parent]
-        out = [(members[r], edges[r]) for r in members], names
-        if memo is not None:
-            memo[key] = out
-        return out
-
-    def _families(self, actor: Actor, dismissed: set[tuple[str, str]]) -> list[Family]:
-        content, names = self._groups(actor, dismissed)
-        out = [self._family(paths, edges, "content") for paths, edges in content]
-        out += [self._family(list(pair), {pair: sig}, "names") for pair, sig in names]
-        out.sort(key=lambda f: (f.strength != "content", -f.impact, -len(f.pages), f.keep, f.pages))
-        return out
-
-    def count(self, actor: Actor = OPERATOR, dismissed: set[tuple[str, str]] | None = None) -> tuple[int, int]:
-        """(content families, name-only families) :meth:`families` would list, without building
-        them (no scores, no inbound counts): the Health figure."""
-        with self._lock, gc_paused(), self._answering():
-            content, names = self._groups(actor, dismissed or set())
-            if self._unkept is not None and not self._unkept_update:
-                self._keep()
-        return len(content), len(names)
-
-    def _family(self, paths: list[str], edges: dict[tuple[str, str], list[str]], strength: str) -> Family:
-        pages = self.wiki.pages
-        ordered = sorted((pages[p] for p in paths), key=self.keep_rank)
-        keep = ordered[0]
-        best: dict[str, float] = {}
-        fired: set[str] = set()
-        for pair, sig in edges.items():
-            sc = self._pair_scores(*pair)
-            fired.update(sig)
-            for signal in sig:
-                best[signal] = max(best.get(signal, 0.0), sc[signal])
-        signals = [s for s in SIGNALS if s in fired]
-        detail = []
-        impact = 0.0
-        for p in ordered:
-            inbound = self.inbound(p.path)
-            impact += (1 + inbound) * (0.5 + p.trust)
-            row: dict[str, Any] = {"path": p.path, "title": p.title, "trust": p.trust, "inbound": inbound,
-                                   "keep": p.path == keep.path}
-            if p.path != keep.path:
-                row["signals"] = edges.get(pair_key(keep.path, p.path), [])
-                row["scores"] = self._pair_scores(keep.path, p.path)
-            detail.append(row)
-        reason = (f"{len(ordered)} pages: {signal_words(signals, best)} "
-                  f"({self.keep_why(keep, ordered[1])})")
-        return Family(pages=[p.path for p in ordered], keep=keep.path, reason=reason, scores=best,
-                      signals=signals, strength=strength, impact=round(impact, 3), members=detail,
-                      edges=[{"pages": list(pair), "signals": sig} for pair, sig in sorted(edges.items())])
-
-    def inbound(self, path: str) -> int:
-        """Distinct pages whose links resolve to ``path``: the same number ``explain`` and the
-        comparison panel show (:meth:`~curator.engine.corpus.links.LinkIndex.inbound`). A name two copies share (the
-        same title) counts only for the copy the links resolve to, never for both."""
-        if self.kept is not None and path in self._kept_inbound:
-            return self._kept_inbound[path]
-        count = self._inbound.get(path)
-        if count is not None:
-            return count
-        if self._links is None:
-            return self.wiki.links.inbound(path)
-        count = self._inbound[path] = self._links.inbound(path)
-        return count
-
+    # --- scores of a pair ------------------------------------------------------------------------
     def scores(self, a: str, b: str) -> dict[str, float]:
         """Every signal's score for the pair (whether it fired or not), computed once per version
         of the two pages (any pair: one a kept result does not hold takes a full scan first)."""
         with self._lock:
             try:
-                return self._pair_scores(a, b)
-            except _NeedScan:
+                return self.pair_scores(a, b)
+            except NeedScan:
                 self.scan()
-                return self._pair_scores(a, b)
+                return self.pair_scores(a, b)
 
-    def _pair_scores(self, a: str, b: str) -> dict[str, float]:
-        """:meth:`scores`; raises :class:`_NeedScan` for a pair a kept result does not hold."""
+    def pair_scores(self, a: str, b: str) -> dict[str, float]:
+        """:meth:`scores`; raises :class:`NeedScan` for a pair a kept result does not hold."""
         key = pair_key(a, b)
         cached = self._scores.get(key)
         if cached is None:
             if self.kept is not None:
-                raise _NeedScan(key)
+                raise NeedScan(key)
             cached = self._scores[key] = self._compute_scores(*key)
             self._scored[key[0]].add(key)
             self._scored[key[1]].add(key)
@@ -1981,24 +1753,6 @@ class DedupIndex:
         return {"title": round(title, 3), "tags": round(jaccard(fa.tags, fb.tags), 3),
                 "slug": round(similarity(fa.slug_feats, fb.slug_feats), 3), "body": round(body, 3),
                 "containment": round(contained, 3)}
-
-    def keep_rank(self, page: Page) -> tuple[float, int, str, str]:
-        """The keep rule (docs/design.md §9), for pairs and families alike: sorted by this, the first page
-        stays: more trust, then more inbound links (the count ``explain`` shows), then older."""
-        return (-page.trust, -self.inbound(page.path), _age_key(page), page.path)
-
-    def keep_why(self, keep: Page, other: Page) -> str:
-        """Why ``keep`` stays rather than ``other``, in the words of the rule's first difference."""
-        return (f"keep {keep.path}: " + ("higher trust" if keep.trust != other.trust else
-                "more inbound links" if self.inbound(keep.path) != self.inbound(other.path) else "older"))
-
-    def _candidate(self, pair: tuple[str, str], signals: list[str]) -> Candidate:
-        pages = self.wiki.pages
-        keep, merge = sorted((pages[p] for p in pair), key=self.keep_rank)
-        scores = self._pair_scores(keep.path, merge.path)
-        reason = signal_words(signals, scores)
-        return Candidate(keep.path, merge.path, list(signals), scores,
-                         f"{reason} ({self.keep_why(keep, merge)})")
 
 
 # --- the per-wiki index -------------------------------------------------------------------------
@@ -2019,78 +1773,6 @@ def index_for(wiki: Wiki, niceness: int = 0, full: bool = False) -> DedupIndex:
     if full:
         index.build()
     return index
-
-
-def keep_result(wiki: Wiki) -> None:
-    """Save the wiki's dedup result for the next process if it is not saved yet
-    (:meth:`DedupIndex.keep`)."""
-    session = wiki.session
-    with session.services_lock:
-        index = session.peek(DedupIndex)
-    if index is not None:
-        index.keep()
-
-
-def find_duplicates(wiki: Wiki, actor: Actor = OPERATOR, page: str | None = None) -> list[Candidate]:
-    """``curator dedup``: candidate pairs, best first, dismissed pairs left out."""
-    path = wiki.find(page, actor).path if page else None
-    return index_for(wiki).candidates(actor, dismissed_pairs(wiki), path)
-
-
-def _under(path: str, folder: str) -> bool:
-    folder = folder.strip().strip("/")
-    return not folder or path.startswith(folder + "/")
-
-
-def find_families(wiki: Wiki, actor: Actor = OPERATOR, folder: str | None = None,
-                  signal: str | None = None, page: str | None = None, niceness: int = 0) -> list[Family]:
-    """``curator dedup --groups``: duplicate families ``actor`` may see, highest impact first,
-    dismissed pairs left out; only those with a page under ``folder``, with ``signal`` among
-    their signals, or holding ``page``. ``niceness``: as :func:`index_for`'s."""
-    if signal is not None and signal not in SIGNALS:
-        raise CuratorError(f"unknown signal {signal!r}: use one of {', '.join(SIGNALS)}")
-    path = wiki.find(page, actor).path if page else None
-    out = index_for(wiki, niceness).families(actor, dismissed_pairs(wiki))
-    return [f for f in out
-            if (folder is None or any(_under(p, folder) for p in f.pages))
-            and (signal is None or signal in f.signals) and (path is None or path in f.pages)]
-
-
-def family_count(wiki: Wiki, actor: Actor = OPERATOR, strength: str | None = None, niceness: int = 0) -> int:
-    """How many duplicate families ``actor`` has to review (the Health figure; ``strength``
-    ``"content"`` or ``"names"`` counts only those): cheap once the wiki's dedup index is warm
-    (:func:`index_for`), and no family is built to be counted (:meth:`DedupIndex.count`)."""
-    dismissed = dismissed_pairs(wiki)
-    counted = _kept_count(wiki, dismissed) if actor.is_operator else None
-    content, names = counted if counted is not None else index_for(wiki, niceness).count(actor, dismissed)
-    return {"content": content, "names": names}.get(strength or "", content + names)
-
-
-def kept_family_count(wiki: Wiki) -> int | None:
-    """The operator's family count (:func:`family_count`) as the result kept for the pages as they
-    are holds it, read without loading any index in this process; None when no such result is
-    kept (then only a scan, or an index following the changes, can count)."""
-    counted = _kept_count(wiki, dismissed_pairs(wiki))
-    return None if counted is None else counted[0] + counted[1]
-
-
-def _kept_count(wiki: Wiki, dismissed: set[tuple[str, str]]) -> tuple[int, int] | None:
-    """The operator's family count held by the result kept for the pages as they are (counted
-    with the same dismissed pairs), while the wiki's index has not loaded anything yet: Health's
-    figure without decoding every pair."""
-    session = wiki.session
-    with session.services_lock:
-        index = session.peek(DedupIndex)
-    if index is not None and (index.scanned or index.kept is not None):
-        return None  # (the index answers, as up to date as it is)
-    store = wiki.store
-    if not store.loaded:
-        wiki.refresh()
-    found = store.derived_since(dedup_cache.NAME) if store.state is not None else None
-    if found is None or found[1]:
-        return None
-    key = dedup_cache.key_of(store.attachments_key(), SETTINGS)
-    return dedup_cache.kept_count(found[0], key, dedup_cache.dismissed_digest(dismissed))
 
 
 def dismiss(wiki: Wiki, a: str, b: str, actor: Actor = OPERATOR) -> ActionResult:

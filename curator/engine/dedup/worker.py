@@ -10,11 +10,11 @@ whose scans and builds run at the station's background CPU priority (the short a
 operator waits for do not), which opens the wiki itself (its own page store, link
 index and :class:`~curator.engine.dedup.index.DedupIndex`) and answers, for the operator only:
 
-* :meth:`DedupWorker.families`: :func:`~curator.engine.dedup.index.find_families` (dismissed pairs applied);
-* :meth:`DedupWorker.count`: :func:`~curator.engine.dedup.index.family_count` (the Health figure);
+* :meth:`DedupWorker.families`: :func:`~curator.engine.dedup.families.find_families` (dismissed pairs applied);
+* :meth:`DedupWorker.count`: :func:`~curator.engine.dedup.families.family_count` (the Health figure);
 * :meth:`DedupWorker.build`: the every-page index (:func:`~curator.engine.dedup.index.index_for` ``full``), so that
   later changes are followed page by page; :meth:`DedupWorker.keep`: keep the result for the next
-  open (:func:`~curator.engine.dedup.index.keep_result`); :meth:`DedupWorker.stop`.
+  open (:func:`~curator.engine.dedup.families.keep_result`); :meth:`DedupWorker.stop`.
 
 Every call first brings the worker's page store up to date with the pages as the station sees
 them (the pages the station saw change since the last call, or every page by (mtime, size) when
@@ -49,7 +49,8 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from curator.engine.dedup.index import DedupIndex, Family, ScanStopped, find_families
+from curator.engine.dedup.families import find_families
+from curator.engine.dedup.index import DedupIndex, Family, ScanStopped
 from curator.engine.errors import CuratorError
 from curator.engine.policy.actor import OPERATOR
 
@@ -135,12 +136,12 @@ class DedupWorker:
 
     # --- the calls --------------------------------------------------------------------------
     def families(self, folder: str | None = None, signal: str | None = None) -> list[Family]:
-        """The operator's duplicate families (:func:`~curator.engine.dedup.index.find_families`)."""
+        """The operator's duplicate families (:func:`~curator.engine.dedup.families.find_families`)."""
         call = self._call("families", folder=folder, signal=signal)
         return [family for part in call.parts for family in pickle.loads(part)]
 
     def count(self, strength: str | None = None) -> int:
-        """The operator's family count (:func:`~curator.engine.dedup.index.family_count`)."""
+        """The operator's family count (:func:`~curator.engine.dedup.families.family_count`)."""
         return int(self._call("count", strength=strength).value)
 
     def build(self) -> None:
@@ -330,7 +331,8 @@ def _background(op: str) -> None:
 
 
 def _build(wiki: Wiki) -> None:
-    from curator.engine.dedup.index import index_for, keep_result
+    from curator.engine.dedup.families import keep_result
+    from curator.engine.dedup.index import index_for
 
     _background("build")
     keep_result(wiki)  # (the answer after a change: kept for the next open)
@@ -338,7 +340,7 @@ def _build(wiki: Wiki) -> None:
 
 
 def _keep(wiki: Wiki) -> None:
-    from curator.engine.dedup.index import keep_result
+    from curator.engine.dedup.families import keep_result
 
     _background("keep")
     keep_result(wiki)
@@ -358,7 +360,7 @@ def _may_scan(wiki: Wiki) -> bool:
 
 
 def _count(wiki: Wiki, strength: str | None = None) -> int:
-    from curator.engine.dedup.index import family_count
+    from curator.engine.dedup.families import family_count
 
     if _may_scan(wiki):
         _background("count")

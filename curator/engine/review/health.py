@@ -74,7 +74,7 @@ def duplicate_figure(wiki: Wiki, actor: Actor = OPERATOR, niceness: int = 0, *, 
     if apart:
         if not actor.is_operator:
             raise ValueError("the dedup worker answers for the operator only")
-        from curator.engine.dedup.index import kept_family_count
+        from curator.engine.dedup.families import kept_family_count
         from curator.engine.dedup.worker import worker_for
 
         # (the count the last full scan kept for these very pages is read here in a moment, as
@@ -82,7 +82,7 @@ def duplicate_figure(wiki: Wiki, actor: Actor = OPERATOR, niceness: int = 0, *, 
         kept = kept_family_count(wiki)
         value = kept if kept is not None else worker_for(wiki, niceness).count()
     else:
-        from curator.engine.dedup.index import family_count
+        from curator.engine.dedup.families import family_count
 
         value = family_count(wiki, actor, niceness=niceness)
     return Figure("duplicates", "Duplicate families", value, "dedup", "curator dedup --groups", "warning")

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from curator.engine.dedup import families as dedup_families
 from curator.engine.dedup import index as dedup
 from curator.engine.dedup.index import DedupIndex
 from curator.engine.dedup.worker import stop_scans
@@ -63,7 +64,7 @@ class HeldBuild:
 
 @pytest.fixture
 def kept(root: Path) -> Iterator[Path]:  # noqa: F811 (the fixture imported above)
-    dedup.find_families(Wiki(root))  # a full scan's result, kept for the next process
+    dedup_families.find_families(Wiki(root))  # a full scan's result, kept for the next process
     yield root
 
 
@@ -80,13 +81,13 @@ def in_thread(func: Any) -> Any:
 def test_the_kept_result_answers_while_the_build_runs_then_the_build_follows_changes(
         kept: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     wiki = Wiki(kept)
-    assert dedup.family_count(wiki) == len(full_scan(kept))
+    assert dedup_families.family_count(wiki) == len(full_scan(kept))
     held = HeldBuild(monkeypatch, wiki)
     thread, errors = held.start()
     index = wiki.session.peek(DedupIndex)
     assert index is not None and index.kept is not None
     # the Duplicates queue while the build is held: the kept result's families, at once
-    families = in_thread(lambda: [f.to_json() for f in dedup.find_families(wiki)])
+    families = in_thread(lambda: [f.to_json() for f in dedup_families.find_families(wiki)])
     assert families == full_scan(kept)
     assert index.kept is not None and held.scans == [held.scans[0]] and held.scans[0] is not index
     held.release.set()
@@ -94,14 +95,14 @@ def test_the_kept_result_answers_while_the_build_runs_then_the_build_follows_cha
     assert not thread.is_alive() and errors == []
     assert index.kept is None and index.scanned and set(index.features) == set(wiki.pages)
     assert wiki.session.peek(DedupIndex) is index  # (the same index, holding the built state)
-    assert [f.to_json() for f in dedup.find_families(wiki)] == full_scan(kept)
+    assert [f.to_json() for f in dedup_families.find_families(wiki)] == full_scan(kept)
     # a change after the build: followed page by page (no scan), exactly a full scan's answer
     (kept / "wiki/harbour-ledger-again.md").write_text(page("Harbour Ledger Again", facts(6, 42)), "utf-8")
     wiki.refresh()
     scans = len(held.scans)
-    assert [f.to_json() for f in dedup.find_families(wiki)] == full_scan(kept)
+    assert [f.to_json() for f in dedup_families.find_families(wiki)] == full_scan(kept)
     assert len(held.scans) == scans
-    assert "wiki/harbour-ledger-again.md" in family_of(dedup.find_families(wiki), LEDGER).pages
+    assert "wiki/harbour-ledger-again.md" in family_of(dedup_families.find_families(wiki), LEDGER).pages
 
 
 def test_a_change_during_the_build_waits_for_it_and_is_followed_page_by_page(
@@ -115,7 +116,7 @@ def test_a_change_during_the_build_waits_for_it_and_is_followed_page_by_page(
     (kept / "wiki/harbour-ledger-again.md").write_text(page("Harbour Ledger Again", facts(6, 42)), "utf-8")
     wiki.refresh()
     answer: list[list[dedup.Family]] = []
-    asker = threading.Thread(target=lambda: answer.append(dedup.find_families(wiki)))
+    asker = threading.Thread(target=lambda: answer.append(dedup_families.find_families(wiki)))
     asker.start()
     asker.join(0.5)
     assert asker.is_alive() and not answer  # the kept result no longer answers: it waits
@@ -139,7 +140,7 @@ def test_closing_the_station_stops_the_build(kept: Path, monkeypatch: pytest.Mon
     assert not thread.is_alive() and len(errors) == 1 and isinstance(errors[0], dedup.ScanStopped)
     index = wiki.session.peek(DedupIndex)
     assert index is not None and not index.features and index._building is None
-    assert set(family_of(dedup.find_families(wiki), sorted(FAMILY)[0]).pages) == FAMILY  # (the kept result still answers)
+    assert set(family_of(dedup_families.find_families(wiki), sorted(FAMILY)[0]).pages) == FAMILY  # (the kept result still answers)
 
 
 def test_a_second_build_waits_for_the_first_and_the_queue_still_answers(
@@ -152,7 +153,7 @@ def test_a_second_build_waits_for_the_first_and_the_queue_still_answers(
     second.start()
     second.join(0.3)
     assert second.is_alive()  # waiting for the first build, not scanning the index in place
-    assert [f.to_json() for f in in_thread(lambda: dedup.find_families(wiki))] == full_scan(kept)
+    assert [f.to_json() for f in in_thread(lambda: dedup_families.find_families(wiki))] == full_scan(kept)
     held.release.set()
     thread.join(WAIT)
     second.join(WAIT)

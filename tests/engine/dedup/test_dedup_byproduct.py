@@ -12,13 +12,15 @@ import pytest
 
 from curator.engine.corpus import store as store_module
 from curator.engine.corpus.page import parse_page
+from curator.engine.dedup import families as dedup_families
 from curator.engine.dedup import index as dedup
+from curator.engine.dedup.families import FamilyAnswers
 from curator.engine.wiki import Wiki
 from tests.engine.dedup.test_dedup_families import COPY, ORIGINAL, count_shingled, facts, page, root  # noqa: F401
 
 
 def families(wiki: Wiki) -> list[dict[str, Any]]:
-    return [f.to_json() for f in dedup.find_families(wiki)]
+    return [f.to_json() for f in dedup_families.find_families(wiki)]
 
 
 @pytest.fixture
@@ -39,7 +41,7 @@ def test_a_cold_scan_from_the_parse_workers_finds_what_a_warm_one_does(
     index = dedup.DedupIndex(warm)
     index.scan()
     assert sorted(shingled) == sorted(warm.pages)
-    assert [f.to_json() for f in index.families(dismissed=dedup.dismissed_pairs(warm))] == cold
+    assert [f.to_json() for f in FamilyAnswers(index).families(dismissed=dedup.dismissed_pairs(warm))] == cold
     warm.close()
     shutil.rmtree(root / ".curator")
     monkeypatch.setattr(store_module, "PARALLEL_MIN", 1 << 30)  # a cold load parsed here: no by-products

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from curator.engine.dedup import families as dedup_families
 from curator.engine.dedup import index as dedup
+from curator.engine.dedup.families import FamilyAnswers
 from curator.engine.policy.actor import Actor, parse_actor
 from curator.engine.wiki import Wiki
 
@@ -127,7 +129,7 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> Planted:
 
 def test_recall_of_planted_pairs_without_flood(planted: Planted) -> None:
     wiki = Wiki(planted.root)
-    found = {dedup.pair_key(c.keep, c.merge): c for c in dedup.find_duplicates(wiki)}
+    found = {dedup.pair_key(c.keep, c.merge): c for c in dedup_families.find_duplicates(wiki)}
     for kind, pairs in planted.pairs.items():
         hits = [p for p in pairs if dedup.pair_key(*p) in found]
         assert len(hits) / len(pairs) >= 0.95, (kind, len(hits), len(pairs))
@@ -146,7 +148,7 @@ def test_candidate_shape_and_keep_rule(tmp_path: Path) -> None:
     (tmp_path / "a/crane-schedule.md").write_text(_page("Crane Schedule", ["x", "cranes"], text, 0.5, "2023-01-01"))
     (tmp_path / "a/crane-schedules.md").write_text(_page("Crane Schedules", ["x", "cranes"], text, 0.9, "2024-01-01"))
     wiki = Wiki(tmp_path)
-    [cand] = dedup.find_duplicates(wiki)
+    [cand] = dedup_families.find_duplicates(wiki)
     assert (cand.keep, cand.merge) == ("a/crane-schedules.md", "a/crane-schedule.md")  # more trust
     assert set(cand.to_json()) >= {"keep", "merge", "reason", "scores"}
     assert set(cand.scores) == {"title", "tags", "slug", "body", "containment"}
@@ -156,11 +158,11 @@ def test_candidate_shape_and_keep_rule(tmp_path: Path) -> None:
     (tmp_path / "a/crane-schedules.md").write_text(_page("Crane Schedules", ["x", "cranes"], text, 0.5, "2024-01-01"))
     (tmp_path / "linker.md").write_text("# L\n[[crane-schedules]]\n")
     wiki.refresh()
-    [cand] = dedup.find_duplicates(wiki)
+    [cand] = dedup_families.find_duplicates(wiki)
     assert cand.keep == "a/crane-schedules.md" and "more inbound links" in cand.reason
     (tmp_path / "linker.md").write_text("# L\n")
     wiki.refresh()
-    [cand] = dedup.find_duplicates(wiki)
+    [cand] = dedup_families.find_duplicates(wiki)
     assert cand.keep == "a/crane-schedule.md" and "older" in cand.reason
 
 
@@ -171,7 +173,7 @@ def test_series_and_generic_names_are_not_candidates(tmp_path: Path) -> None:
     (tmp_path / "maintenance.md").write_text("# Maintenance\n")
     (tmp_path / "q3-budget.md").write_text("# Q3 Budget\n")
     (tmp_path / "q4-budget.md").write_text("# Q4 Budget\n")
-    assert dedup.find_duplicates(Wiki(tmp_path)) == []
+    assert dedup_families.find_duplicates(Wiki(tmp_path)) == []
 
 
 def test_slug_signal_subset_and_plural(tmp_path: Path) -> None:
@@ -179,7 +181,7 @@ def test_slug_signal_subset_and_plural(tmp_path: Path) -> None:
     (tmp_path / "project-x-notes.md").write_text("# Beta\n")
     (tmp_path / "refund.md").write_text("# Gamma\n")
     (tmp_path / "refunds.md").write_text("# Delta\n")
-    pairs = {dedup.pair_key(c.keep, c.merge): c for c in dedup.find_duplicates(Wiki(tmp_path))}
+    pairs = {dedup.pair_key(c.keep, c.merge): c for c in dedup_families.find_duplicates(Wiki(tmp_path))}
     assert set(pairs) == {("project-x-notes.md", "project-x.md"), ("refund.md", "refunds.md")}
     assert pairs[("project-x-notes.md", "project-x.md")].scores["slug"] >= 0.7
 
@@ -198,14 +200,14 @@ def test_visibility_filters_pairs(tmp_path: Path) -> None:
     (tmp_path / "crane.md").write_text("# Crane Plan\n")
     wiki = Wiki(tmp_path)
     wiki.policy = HidePeople()  # type: ignore[assignment]
-    assert dedup.find_duplicates(wiki, parse_actor("agent:bot")) == []
-    assert len(dedup.find_duplicates(wiki)) == 1
+    assert dedup_families.find_duplicates(wiki, parse_actor("agent:bot")) == []
+    assert len(dedup_families.find_duplicates(wiki)) == 1
 
 
 def test_incremental_update_matches_a_full_scan(planted: Planted, tmp_path: Path) -> None:
     wiki = Wiki(planted.root)
     index = dedup.index_for(wiki, full=True)  # every page's features: changes followed page by page
-    before = {dedup.pair_key(c.keep, c.merge) for c in index.candidates()}
+    before = {dedup.pair_key(c.keep, c.merge) for c in FamilyAnswers(index).candidates()}
     src = planted.pairs["body"][0][0]
     text = (planted.root / src).read_text(encoding="utf-8")
     new = planted.root / "wiki/zz-fresh-copy.md"
@@ -214,16 +216,16 @@ def test_incremental_update_matches_a_full_scan(planted: Planted, tmp_path: Path
         wiki.refresh()
         changed = index.update()
         assert changed == ["wiki/zz-fresh-copy.md"]
-        after = {dedup.pair_key(c.keep, c.merge) for c in index.candidates()}
+        after = {dedup.pair_key(c.keep, c.merge) for c in FamilyAnswers(index).candidates()}
         assert dedup.pair_key(src, "wiki/zz-fresh-copy.md") in after
         full = dedup.DedupIndex(wiki)
         full.scan()
-        assert {dedup.pair_key(c.keep, c.merge) for c in full.candidates()} == after
+        assert {dedup.pair_key(c.keep, c.merge) for c in FamilyAnswers(full).candidates()} == after
     finally:
         new.unlink()
         wiki.refresh()
         index.update()
-    assert {dedup.pair_key(c.keep, c.merge) for c in index.candidates()} == before
+    assert {dedup.pair_key(c.keep, c.merge) for c in FamilyAnswers(index).candidates()} == before
 
 
 def test_shingles_of_many_texts_are_each_texts_own() -> None:

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from curator.engine.dedup import families as dedup_families
 from curator.engine.dedup import index as dedup
+from curator.engine.dedup.families import FamilyAnswers
 from curator.engine.dedup.index import DedupIndex
 from curator.engine.policy.actor import parse_actor
 from curator.engine.wiki import Wiki
@@ -93,7 +95,7 @@ def family_of(families: list[dedup.Family], path: str) -> dedup.Family:
 
 def test_four_copies_are_one_family_with_the_keep_rules_survivor(root: Path) -> None:
     wiki = Wiki(root)
-    families = dedup.find_families(wiki)
+    families = dedup_families.find_families(wiki)
     fam = family_of(families, ORIGINAL)
     assert set(fam.pages) == FAMILY
     assert fam.strength == "content" and "body" in fam.signals
@@ -101,8 +103,8 @@ def test_four_copies_are_one_family_with_the_keep_rules_survivor(root: Path) -> 
     assert fam.keep == FIXED and fam.pages[0] == FIXED
     assert "more inbound links" in fam.reason
     index = dedup.index_for(wiki)
-    assert fam.pages == sorted(fam.pages, key=lambda p: index.keep_rank(wiki.pages[p]))
-    for c in dedup.find_duplicates(wiki, page=FIXED):
+    assert fam.pages == sorted(fam.pages, key=lambda p: FamilyAnswers(index).keep_rank(wiki.pages[p]))
+    for c in dedup_families.find_duplicates(wiki, page=FIXED):
         if {c.keep, c.merge} <= FAMILY:
             assert c.keep == FIXED
     members = {m["path"]: m for m in fam.members}
@@ -117,21 +119,21 @@ def test_four_copies_are_one_family_with_the_keep_rules_survivor(root: Path) -> 
 
 def test_two_thirds_copy_is_found_by_containment(root: Path) -> None:
     wiki = Wiki(root)
-    fam = family_of(dedup.find_families(wiki), LEDGER)
+    fam = family_of(dedup_families.find_families(wiki), LEDGER)
     assert set(fam.pages) == {LEDGER, LEDGER_COPY}
     assert fam.signals == ["containment"]
     score = fam.scores["containment"]
     assert dedup.CONTAINMENT <= score < 1
     member = next(m for m in fam.members if not m["keep"])
     assert member["scores"]["body"] < dedup.BODY_JACCARD  # the old body signal alone misses it
-    with_containment = dedup.find_families(wiki, signal="containment")
+    with_containment = dedup_families.find_families(wiki, signal="containment")
     assert fam in with_containment and all("containment" in f.signals for f in with_containment)
-    assert not [f for f in dedup.find_families(wiki, signal="body") if LEDGER in f.pages]
+    assert not [f for f in dedup_families.find_families(wiki, signal="body") if LEDGER in f.pages]
 
 
 def test_title_only_and_series_pages_are_not_joined(root: Path) -> None:
     wiki = Wiki(root)
-    families = dedup.find_families(wiki)
+    families = dedup_families.find_families(wiki)
     fam = family_of(families, ORIGINAL)
     assert SAME_TITLE not in fam.pages and NEXT not in fam.pages and NEXT_COPY not in fam.pages
     # the next entry of the series is a family of its own, never joined to 155
@@ -147,17 +149,17 @@ def test_title_only_and_series_pages_are_not_joined(root: Path) -> None:
 
 def test_filters_by_folder_and_signal(root: Path) -> None:
     wiki = Wiki(root)
-    assert {f.keep for f in dedup.find_families(wiki, folder="notes")} == {FIXED}  # OLD is under notes/
-    assert {frozenset(f.pages) for f in dedup.find_families(wiki, folder="projects/")} == {
+    assert {f.keep for f in dedup_families.find_families(wiki, folder="notes")} == {FIXED}  # OLD is under notes/
+    assert {frozenset(f.pages) for f in dedup_families.find_families(wiki, folder="projects/")} == {
         frozenset({OVERVIEW_A, OVERVIEW_B})}
-    assert [f.keep for f in dedup.find_families(wiki, page=OLD)] == [FIXED]
+    assert [f.keep for f in dedup_families.find_families(wiki, page=OLD)] == [FIXED]
     with pytest.raises(dedup.CuratorError, match="unknown signal"):
-        dedup.find_families(wiki, signal="colour")
+        dedup_families.find_families(wiki, signal="colour")
 
 
 def test_family_merge_is_one_commit_and_loses_nothing(root: Path) -> None:
     wiki = Wiki(root)
-    fam = family_of(dedup.find_families(wiki), ORIGINAL)
+    fam = family_of(dedup_families.find_families(wiki), ORIGINAL)
     before = {p: (root / p).read_text("utf-8") for p in fam.pages}
     head = git(root, "rev-parse", "HEAD")
     result = merge_pages(wiki, fam.keep, fam.merges)
@@ -173,7 +175,7 @@ def test_family_merge_is_one_commit_and_loses_nothing(root: Path) -> None:
     assert "Written after the review with the team." in kept
     for gone in fam.merges:
         assert not (root / gone).exists() and (root / "_archive" / gone).exists()
-    assert not [f for f in dedup.find_families(wiki) if FIXED in f.pages]
+    assert not [f for f in dedup_families.find_families(wiki) if FIXED in f.pages]
 
 
 def git(root: Path, *args: str) -> str:
@@ -182,15 +184,15 @@ def git(root: Path, *args: str) -> str:
 
 def test_dismissed_family_and_member_stay_hidden_after_rename_and_fresh_clone(root: Path, tmp_path: Path) -> None:
     wiki = Wiki(root)
-    assert set(family_of(dedup.find_families(wiki), ORIGINAL).pages) == FAMILY
+    assert set(family_of(dedup_families.find_families(wiki), ORIGINAL).pages) == FAMILY
     head = git(root, "rev-parse", "HEAD")
     res = dedup.dismiss_pages(wiki, [OLD, *FAMILY - {OLD}], member=OLD)
     assert res.status == "dismissed" and git(root, "rev-list", "--count", f"{head}..HEAD") == "1"
     assert git(root, "show", "--name-only", "--format=", "HEAD").splitlines() == [dedup.DECISIONS_FILE]
-    assert set(family_of(dedup.find_families(wiki), ORIGINAL).pages) == FAMILY - {OLD}
-    res = dedup.dismiss_pages(wiki, family_of(dedup.find_families(wiki), ORIGINAL).pages)
+    assert set(family_of(dedup_families.find_families(wiki), ORIGINAL).pages) == FAMILY - {OLD}
+    res = dedup.dismiss_pages(wiki, family_of(dedup_families.find_families(wiki), ORIGINAL).pages)
     assert res.status == "dismissed"
-    assert not [f for f in dedup.find_families(wiki) if len(set(f.pages) & FAMILY) > 1]
+    assert not [f for f in dedup_families.find_families(wiki) if len(set(f.pages) & FAMILY) > 1]
     again = dedup.dismiss_pages(wiki, sorted(FAMILY - {OLD}))
     assert again.status == "unchanged" and again.commit is None
     # a rename of one member (by an agent: no decision file needed) keeps the family dismissed
@@ -200,33 +202,33 @@ def test_dismissed_family_and_member_stay_hidden_after_rename_and_fresh_clone(ro
     moved = move_page(wiki, OLD, "archive-notes/aizen-old.md")
     assert moved.ok, moved.message
     dismissed = {FIXED, ORIGINAL, "wiki/aizen-entry-155-copy.md", "archive-notes/aizen-old.md"}
-    assert not [f for f in dedup.find_families(wiki) if len(set(f.pages) & dismissed) > 1]
+    assert not [f for f in dedup_families.find_families(wiki) if len(set(f.pages) & dismissed) > 1]
     # a fresh clone knows the decisions too
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(root), str(clone)], check=True)
     fresh = Wiki(clone)
-    assert not [f for f in dedup.find_families(fresh) if len(set(f.pages) & dismissed) > 1]
-    assert family_of(dedup.find_families(fresh), LEDGER)  # other families are still there
+    assert not [f for f in dedup_families.find_families(fresh) if len(set(f.pages) & dismissed) > 1]
+    assert family_of(dedup_families.find_families(fresh), LEDGER)  # other families are still there
     # a new copy joins them again: a new page was never dismissed
     (clone / "wiki/aizen-155-third-copy.md").write_text(wiki_pages()[ORIGINAL].replace("2024-01-01", "2025-01-01"))
     fresh.refresh()
-    assert "wiki/aizen-155-third-copy.md" in family_of(dedup.find_families(fresh), ORIGINAL).pages
+    assert "wiki/aizen-155-third-copy.md" in family_of(dedup_families.find_families(fresh), ORIGINAL).pages
 
 
 def test_agents_cannot_dismiss_and_never_see_hidden_pages_in_families(root: Path) -> None:
     wiki = Wiki(root)
-    assert HIDDEN in family_of(dedup.find_families(wiki), NEXT).pages  # the operator sees it
+    assert HIDDEN in family_of(dedup_families.find_families(wiki), NEXT).pages  # the operator sees it
     agent = parse_actor("agent:dudu", "sales")
-    for fam in dedup.find_families(wiki, agent):
+    for fam in dedup_families.find_families(wiki, agent):
         assert all(wiki.visible(agent, p) for p in fam.pages), fam.pages
         assert all(wiki.visible(agent, p) for e in fam.edges for p in e["pages"])
         assert HIDDEN not in json.dumps(fam.to_json())
-    assert set(family_of(dedup.find_families(wiki, agent), NEXT).pages) == {NEXT, NEXT_COPY}
-    assert dedup.family_count(wiki, agent) == dedup.family_count(wiki)  # the same families, minus the page
-    assert dedup.family_count(wiki, strength="names") == 1  # the two Overview pages
-    assert dedup.family_count(wiki, strength="content") == dedup.family_count(wiki) - 1
+    assert set(family_of(dedup_families.find_families(wiki, agent), NEXT).pages) == {NEXT, NEXT_COPY}
+    assert dedup_families.family_count(wiki, agent) == dedup_families.family_count(wiki)  # the same families, minus the page
+    assert dedup_families.family_count(wiki, strength="names") == 1  # the two Overview pages
+    assert dedup_families.family_count(wiki, strength="content") == dedup_families.family_count(wiki) - 1
     finance = parse_actor("agent:fin", "finance")
-    assert HIDDEN in family_of(dedup.find_families(wiki, finance), NEXT).pages
+    assert HIDDEN in family_of(dedup_families.find_families(wiki, finance), NEXT).pages
     # decisions are the operator's: an agent's dismissal is denied and writes nothing
     head = git(root, "rev-parse", "HEAD")
     res = dedup.dismiss_pages(wiki, sorted(FAMILY), agent)
@@ -234,7 +236,7 @@ def test_agents_cannot_dismiss_and_never_see_hidden_pages_in_families(root: Path
     with pytest.raises(dedup.CuratorError):  # a page it cannot see is not found for it
         dedup.dismiss_pages(wiki, [NEXT, HIDDEN], agent)
     with pytest.raises(dedup.CuratorError):
-        dedup.find_families(wiki, agent, page=HIDDEN)
+        dedup_families.find_families(wiki, agent, page=HIDDEN)
 
 
 def test_a_hidden_page_never_joins_two_visible_ones(tmp_path: Path) -> None:
@@ -247,9 +249,9 @@ def test_a_hidden_page_never_joins_two_visible_ones(tmp_path: Path) -> None:
         **{f"filler/p{i}.md": page(f"P {i}", facts(5, 500 + i)) for i in range(10)},
     }
     wiki = Wiki(make_wiki(tmp_path / "w", pages))
-    assert {"wiki/a.md", "wiki/b.md"} <= set(family_of(dedup.find_families(wiki), "wiki/a.md").pages)
+    assert {"wiki/a.md", "wiki/b.md"} <= set(family_of(dedup_families.find_families(wiki), "wiki/a.md").pages)
     agent = parse_actor("agent:dudu", "sales")
-    assert not [f for f in dedup.find_families(wiki, agent) if {"wiki/a.md", "wiki/b.md"} <= set(f.pages)]
+    assert not [f for f in dedup_families.find_families(wiki, agent) if {"wiki/a.md", "wiki/b.md"} <= set(f.pages)]
 
 
 def run_cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -285,17 +287,17 @@ def test_cli_groups_json_and_family_dismiss(root: Path) -> None:
 
 def test_containment_follows_pages_changed_after_the_index_was_built(root: Path) -> None:
     wiki = Wiki(root)
-    assert dedup.find_families(wiki)  # the index is warm from here on
+    assert dedup_families.find_families(wiki)  # the index is warm from here on
     ledger = facts(6, 42)
     late = "wiki/late-ledger-digest.md"
     (root / late).write_text(page("Late Ledger Digest", [*ledger[1:], *facts(1, 99)]), "utf-8")
     wiki.refresh()
-    fam = family_of(dedup.find_families(wiki), late)
+    fam = family_of(dedup_families.find_families(wiki), late)
     assert {LEDGER, late} <= set(fam.pages) and "containment" in fam.signals
     # and it goes when the copy is rewritten into a page of its own
     (root / late).write_text(page("Late Ledger Digest", facts(6, 5)), "utf-8")
     wiki.refresh()
-    assert not [f for f in dedup.find_families(wiki) if late in f.pages]
+    assert not [f for f in dedup_families.find_families(wiki) if late in f.pages]
 
 
 def test_cli_filters_need_groups(root: Path) -> None:
@@ -345,45 +347,45 @@ def full_scan(root: Path) -> list[dict[str, object]]:
     wiki = Wiki(root)
     index = dedup.DedupIndex(wiki)
     index.scan()
-    index._unkept = None  # (compared with, not kept)
-    return [f.to_json() for f in index.families(dedup.OPERATOR, dedup.dismissed_pairs(wiki))]
+    index.unkept = None  # (compared with, not kept)
+    return [f.to_json() for f in FamilyAnswers(index).families(dedup.OPERATOR, dedup.dismissed_pairs(wiki))]
 
 
 def test_the_kept_result_answers_only_for_the_pages_it_was_scanned_from(root: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     from curator.engine.dedup import cache as dedup_cache
 
-    first = [f.to_json() for f in dedup.find_families(Wiki(root))]
+    first = [f.to_json() for f in dedup_families.find_families(Wiki(root))]
     assert kept_blob(root) is not None and first == full_scan(root)
     shingled = count_shingled(monkeypatch)
     # a new process on an unchanged wiki reads no body and answers the same
     again = Wiki(root)
-    assert [f.to_json() for f in dedup.find_families(again)] == first and shingled == []
+    assert [f.to_json() for f in dedup_families.find_families(again)] == first and shingled == []
     assert dedup.index_for(again).kept is not None and not dedup.index_for(again).features
     # a page changed outside: the next process scans every page again, and the new text counts
     (root / LEDGER_COPY).write_text(page("Dock Accounts Summary", facts(6, 5), trust=0.6), "utf-8")
     assert kept_blob(root) is None
-    fresh = [f.to_json() for f in dedup.find_families(Wiki(root))]
+    fresh = [f.to_json() for f in dedup_families.find_families(Wiki(root))]
     assert sorted(shingled) == sorted(Wiki(root).pages)
     assert not [f for f in fresh if LEDGER_COPY in f["pages"]] and fresh == full_scan(root)
     shingled.clear()
-    assert [f.to_json() for f in dedup.find_families(Wiki(root))] == fresh and shingled == []
+    assert [f.to_json() for f in dedup_families.find_families(Wiki(root))] == fresh and shingled == []
     # a decision is applied to the kept pairs at answer time, like to a scan's
-    dedup.dismiss_pages(Wiki(root), family_of(dedup.find_families(Wiki(root)), NEXT).pages)
-    decided = [f.to_json() for f in dedup.find_families(Wiki(root))]
+    dedup.dismiss_pages(Wiki(root), family_of(dedup_families.find_families(Wiki(root)), NEXT).pages)
+    decided = [f.to_json() for f in dedup_families.find_families(Wiki(root))]
     assert not [f for f in decided if NEXT in f["pages"]] and decided == full_scan(root)
     # a new attachment file (links may resolve to it: inbound counts) is another key
     (root / "wiki/diagram.png").write_bytes(b"png")
     wiki = Wiki(root)
     wiki.refresh()
     blob = wiki.store.derived(dedup_cache.NAME)
-    assert blob is not None and dedup_cache.decode(blob, dedup.DedupIndex(wiki)._kept_key()) is None
+    assert blob is not None and dedup_cache.decode(blob, dedup.DedupIndex(wiki).kept_key()) is None
     # a damaged blob is ignored (scanned again), never trusted
     wiki = Wiki(root)
     wiki.refresh()
     wiki.store.save_derived(dedup_cache.NAME, b"not a kept result")
     shingled.clear()
-    assert [f.to_json() for f in dedup.find_families(Wiki(root))] == full_scan(root) and shingled
+    assert [f.to_json() for f in dedup_families.find_families(Wiki(root))] == full_scan(root) and shingled
     assert not (root / ".curator" / dedup.OLD_SIGNATURES).exists()
 
 
@@ -391,7 +393,7 @@ def test_session_4s_signatures_file_is_removed_by_the_next_scan(root: Path) -> N
     (root / ".curator").mkdir(exist_ok=True)
     old = root / ".curator" / dedup.OLD_SIGNATURES
     old.write_bytes(b"\0" * 1000)
-    dedup.find_families(Wiki(root))
+    dedup_families.find_families(Wiki(root))
     assert not old.exists()
 
 
@@ -407,7 +409,7 @@ def test_a_same_size_rewrite_within_one_tick_is_never_answered_from_the_kept_res
 
     later = "notes/later-notes.md"
     (root / later).write_text(page("Later Notes", facts(8, 77)), "utf-8")
-    assert not [f for f in dedup.find_families(Wiki(root)) if later in f.pages]
+    assert not [f for f in dedup_families.find_families(Wiki(root)) if later in f.pages]
     assert kept_blob(root) is not None  # just written (racy), and the bytes scanned are the store's
 
     def rewrite(text: str) -> None:
@@ -419,18 +421,18 @@ def test_a_same_size_rewrite_within_one_tick_is_never_answered_from_the_kept_res
         assert ((root / later).stat().st_mtime_ns, (root / later).stat().st_size) == (st.st_mtime_ns, st.st_size)
 
     rewrite(page("Later Notes", facts(6, 155)))  # the text of the 155 family
-    assert later in family_of(dedup.find_families(Wiki(root)), ORIGINAL).pages  # another process
+    assert later in family_of(dedup_families.find_families(Wiki(root)), ORIGINAL).pages  # another process
     shingled = count_shingled(monkeypatch)
-    assert later in family_of(dedup.find_families(Wiki(root)), ORIGINAL).pages and shingled == []
+    assert later in family_of(dedup_families.find_families(Wiki(root)), ORIGINAL).pages and shingled == []
     # rewritten between the store's read and the scan's: the answer is the scan's, never kept
     rewrite(page("Later Notes", facts(8, 77)))
     wiki = Wiki(root)
     wiki.refresh()  # the store reads the page again (a new state: nothing kept for it)
     assert wiki.store.derived("dedup") is None and wiki.store.racy_digest(later) is not None
     rewrite(page("Later Notes", facts(6, 155)))
-    assert later in family_of(dedup.find_families(wiki), ORIGINAL).pages  # the bytes scanned
+    assert later in family_of(dedup_families.find_families(wiki), ORIGINAL).pages  # the bytes scanned
     assert wiki.store.derived("dedup") is None  # not kept under a state of other bytes
-    assert later in family_of(dedup.find_families(Wiki(root)), ORIGINAL).pages  # re-read by the store
+    assert later in family_of(dedup_families.find_families(Wiki(root)), ORIGINAL).pages  # re-read by the store
     assert kept_blob(root) is not None
     # once the store trusts the stamp, the kept result holds
     move_store_clock(monkeypatch, 2 * store_module.RACY_NS)
@@ -438,8 +440,8 @@ def test_a_same_size_rewrite_within_one_tick_is_never_answered_from_the_kept_res
     settled.refresh()
     assert settled.store.racy_digest(later) is None
     shingled.clear()
-    assert later in family_of(dedup.find_families(settled), ORIGINAL).pages and shingled == []
-    assert [f.to_json() for f in dedup.find_families(Wiki(root))] == full_scan(root)
+    assert later in family_of(dedup_families.find_families(settled), ORIGINAL).pages and shingled == []
+    assert [f.to_json() for f in dedup_families.find_families(Wiki(root))] == full_scan(root)
 
 
 def test_the_count_is_the_number_of_families_listed(root: Path) -> None:
@@ -447,11 +449,11 @@ def test_the_count_is_the_number_of_families_listed(root: Path) -> None:
     agent = parse_actor("agent:dudu", "sales")
     dedup.dismiss_pages(wiki, [LEDGER, LEDGER_COPY])
     for actor in (dedup.OPERATOR, agent):
-        families = dedup.find_families(wiki, actor)
-        assert dedup.family_count(wiki, actor) == len(families) > 0
+        families = dedup_families.find_families(wiki, actor)
+        assert dedup_families.family_count(wiki, actor) == len(families) > 0
         for strength in ("content", "names"):
-            assert dedup.family_count(wiki, actor, strength) == sum(f.strength == strength for f in families)
-    assert not [f for f in dedup.find_families(wiki) if LEDGER in f.pages]  # dismissed: neither listed nor counted
+            assert dedup_families.family_count(wiki, actor, strength) == sum(f.strength == strength for f in families)
+    assert not [f for f in dedup_families.find_families(wiki) if LEDGER in f.pages]  # dismissed: neither listed nor counted
 
 
 def test_a_background_scan_shingles_in_niced_workers_with_the_same_answer(root: Path,
@@ -460,7 +462,7 @@ def test_a_background_scan_shingles_in_niced_workers_with_the_same_answer(root: 
 
     from curator.engine.corpus import parallel
 
-    alone = [f.to_json() for f in dedup.find_families(Wiki(root))]  # shingled in this process
+    alone = [f.to_json() for f in dedup_families.find_families(Wiki(root))]  # shingled in this process
     shutil.rmtree(root / ".curator")  # nothing kept
     seen: list[int] = []
     real = parallel.map_chunks
@@ -472,9 +474,9 @@ def test_a_background_scan_shingles_in_niced_workers_with_the_same_answer(root: 
     monkeypatch.setattr(parallel, "map_chunks", spy)
     monkeypatch.setattr(dedup, "PARALLEL_SHINGLES", 1)
     wiki = Wiki(root)
-    assert dedup.family_count(wiki, niceness=10) == len(alone)
+    assert dedup_families.family_count(wiki, niceness=10) == len(alone)
     assert seen == [10]  # the station's scan: worker processes at a lower CPU priority
-    assert [f.to_json() for f in dedup.find_families(wiki)] == alone
+    assert [f.to_json() for f in dedup_families.find_families(wiki)] == alone
 
 
 def test_a_stopped_scan_raises_and_keeps_nothing(root: Path) -> None:
@@ -487,14 +489,14 @@ def test_a_stopped_scan_raises_and_keeps_nothing(root: Path) -> None:
 
 
 def test_an_agent_sees_no_hidden_page_through_the_kept_result(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert HIDDEN in family_of(dedup.find_families(Wiki(root)), NEXT).pages  # the operator's scan, kept
+    assert HIDDEN in family_of(dedup_families.find_families(Wiki(root)), NEXT).pages  # the operator's scan, kept
     shingled = count_shingled(monkeypatch)
     agent = parse_actor("agent:dudu", "sales")
     wiki = Wiki(root)
-    for fam in dedup.find_families(wiki, agent):
+    for fam in dedup_families.find_families(wiki, agent):
         assert HIDDEN not in json.dumps(fam.to_json())
-    assert set(family_of(dedup.find_families(wiki, agent), NEXT).pages) == {NEXT, NEXT_COPY}
-    assert [c for c in dedup.find_duplicates(wiki, agent) if HIDDEN in (c.keep, c.merge)] == []
+    assert set(family_of(dedup_families.find_families(wiki, agent), NEXT).pages) == {NEXT, NEXT_COPY}
+    assert [c for c in dedup_families.find_duplicates(wiki, agent) if HIDDEN in (c.keep, c.merge)] == []
     assert dedup.index_for(wiki).kept is not None and shingled == []  # answered from the kept result
     out = run_cli(root, "--as", "agent:dudu", "--department", "sales", "dedup", "--groups", "--json")
     assert out.returncode == 0 and HIDDEN not in out.stdout and NEXT_COPY in out.stdout
@@ -516,9 +518,9 @@ def test_an_update_answers_exactly_what_a_full_scan_does(root: Path) -> None:
         index.update()
         full = dedup.DedupIndex(wiki)
         full.scan()
-        full._unkept = None  # (compared with, not kept)
+        full.unkept = None  # (compared with, not kept)
         assert index.pairs == full.pairs, step
-        assert index.families() == full.families(), step
+        assert FamilyAnswers(index).families() == FamilyAnswers(full).families(), step
 
     check("nothing changed")
     for i in range(9):  # the ledger's text on 3, 4, ... 11 pages
@@ -541,17 +543,17 @@ def test_an_update_answers_exactly_what_a_full_scan_does(root: Path) -> None:
     check("9 tagged pages")
     # what the update answered is kept for the next process (once asked to: the station does after
     # showing it)
-    assert [f.to_json() for f in dedup.find_families(wiki)] == full_scan(root)
+    assert [f.to_json() for f in dedup_families.find_families(wiki)] == full_scan(root)
     assert kept_blob(root) is None
-    dedup.keep_result(wiki)
+    dedup_families.keep_result(wiki)
     assert kept_blob(root) is not None
     again = Wiki(root)
-    assert [f.to_json() for f in dedup.find_families(again)] == full_scan(root)
+    assert [f.to_json() for f in dedup_families.find_families(again)] == full_scan(root)
     assert dedup.index_for(again).kept is not None
 
 
 def test_a_kept_result_asked_for_a_pair_it_does_not_hold_scans_first(root: Path) -> None:
-    dedup.find_families(Wiki(root))  # kept
+    dedup_families.find_families(Wiki(root))  # kept
     wiki = Wiki(root)
     index = dedup.index_for(wiki)
     assert index.kept is not None and (LEDGER, OVERVIEW_A) not in index._scores
@@ -597,11 +599,11 @@ def test_a_scan_stopped_while_the_workers_shingle_cancels_them(root: Path, monke
 
 
 def test_the_operators_count_is_read_from_the_kept_result_with_the_same_decisions(root: Path) -> None:
-    dedup.find_families(Wiki(root))  # kept
+    dedup_families.find_families(Wiki(root))  # kept
     wiki = Wiki(root)
-    assert dedup.family_count(wiki) == len(full_scan(root)) and wiki.session.peek(DedupIndex) is None  # (nothing decoded)
+    assert dedup_families.family_count(wiki) == len(full_scan(root)) and wiki.session.peek(DedupIndex) is None  # (nothing decoded)
     dedup.dismiss_pages(Wiki(root), [OVERVIEW_A, OVERVIEW_B])  # other decisions: counted by the index
     wiki = Wiki(root)
-    assert dedup.family_count(wiki) == len(full_scan(root)) and wiki.session.peek(DedupIndex) is not None
+    assert dedup_families.family_count(wiki) == len(full_scan(root)) and wiki.session.peek(DedupIndex) is not None
     agent = parse_actor("agent:dudu", "sales")
-    assert dedup.family_count(Wiki(root), agent) == len(dedup.find_families(Wiki(root), agent))
+    assert dedup_families.family_count(Wiki(root), agent) == len(dedup_families.find_families(Wiki(root), agent))

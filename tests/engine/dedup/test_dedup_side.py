@@ -15,6 +15,7 @@ import pytest
 from curator.engine.corpus import links as links_module
 from curator.engine.dedup import index as dedup
 from curator.engine.dedup import side as dedup_side
+from curator.engine.dedup.families import FamilyAnswers
 from curator.engine.wiki import Wiki
 from tests.corpus import generate
 
@@ -31,8 +32,8 @@ def _answer(root: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dic
     nothing kept (the scan's own answer)."""
     index = dedup.DedupIndex(Wiki(root))
     index.scan()
-    families = [f.to_json() for f in index.families()]
-    candidates = [c.to_json() for c in index.candidates()]
+    families = [f.to_json() for f in FamilyAnswers(index).families()]
+    candidates = [c.to_json() for c in FamilyAnswers(index).candidates()]
     return families, candidates, {s: dict(index.pairs[s]) for s in dedup.SIGNALS}
 
 
@@ -75,7 +76,7 @@ def test_after_a_change_the_inbound_counts_come_from_the_link_index(tmp_path: Pa
     monkeypatch.setattr(dedup, "SIDE_PAGES", 1)
     wiki = Wiki(root)
     index = dedup.index_for(wiki)
-    before = {f.keep: f for f in index.families()}
+    before = {f.keep: f for f in FamilyAnswers(index).families()}
     family = next(f for f in before.values() if len(f.pages) >= 2)
     target = family.pages[-1]  # (a page the keep rule ranks last: more links can make it the survivor)
     stem = Path(target).stem
@@ -83,11 +84,11 @@ def test_after_a_change_the_inbound_counts_come_from_the_link_index(tmp_path: Pa
         (root / f"linker-{i}.md").write_text(f"# Linker {i}\n\nSee [[{stem}]] and [[{target}]].\n")
     wiki.refresh()
     index = dedup.index_for(wiki)  # (an update, page by page: no scan, no child)
-    after = [f.to_json() for f in index.families()]
+    after = [f.to_json() for f in FamilyAnswers(index).families()]
     monkeypatch.setattr(dedup, "SIDE_PAGES", 10**9)
     fresh = dedup.DedupIndex(Wiki(root))
     fresh.scan()
-    assert after == [f.to_json() for f in fresh.families()]
+    assert after == [f.to_json() for f in FamilyAnswers(fresh).families()]
     inbound = {m["path"]: m["inbound"] for f in after for m in f["members"]}
     assert inbound[target] == {m["path"]: m["inbound"] for m in family.members}[target] + 6
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from curator.engine.dedup import families as dedup_families
 from curator.engine.dedup import index as dedup
 from curator.engine.dedup.index import DedupIndex
 from curator.engine.dedup.worker import DedupWorker, WorkerGone, stop_scans, worker_for
@@ -30,7 +31,7 @@ def in_process(folder: Path) -> list[dict[str, Any]]:
     """The families a new process's in-process index gives the operator (a full scan)."""
     wiki = Wiki(folder)
     try:
-        return [f.to_json() for f in dedup.find_families(wiki)]
+        return [f.to_json() for f in dedup_families.find_families(wiki)]
     finally:
         wiki.close()
 
@@ -50,7 +51,7 @@ def test_the_station_scans_in_another_process_and_answers_as_in_process(root: Pa
     try:
         assert worker_for(wiki) is worker  # one per wiki
         assert [f.to_json() for f in worker.families()] == in_process(root)
-        assert worker.count() == dedup.family_count(Wiki(root)) and worker.count("content") >= 1
+        assert worker.count() == dedup_families.family_count(Wiki(root)) and worker.count("content") >= 1
         status = worker.status()
         assert status["pid"] != os.getpid() and status["pid"] == worker.pid
         assert wiki.session.peek(DedupIndex) is None  # no dedup index in this process
@@ -68,7 +69,7 @@ def test_the_station_scans_in_another_process_and_answers_as_in_process(root: Pa
         assert worker.status()["scanned"] and worker.starts == 1  # (no new scan, no new worker)
         # the folder and signal filters are the in-process ones
         assert ([f.to_json() for f in worker.families(folder="wiki", signal="containment")]
-                == [f.to_json() for f in dedup.find_families(Wiki(root), folder="wiki", signal="containment")])
+                == [f.to_json() for f in dedup_families.find_families(Wiki(root), folder="wiki", signal="containment")])
     finally:
         stop_scans(wiki)
         wiki.close()
@@ -183,7 +184,7 @@ def test_agents_keep_their_index_in_process_and_see_only_their_pages(root: Path)
     wiki = Wiki(root)
     wiki.refresh()
     agent = parse_actor("agent:dudu", "sales")
-    fams = dedup.find_families(wiki, agent)
+    fams = dedup_families.find_families(wiki, agent)
     assert set(family_of(fams, NEXT).pages) == {"wiki/aizen-bg3-v2-entry-156.md", "wiki/aizen-bg3-v2-copy-entry-156.md"}
     assert all(HIDDEN not in f.pages for f in fams)
     assert wiki.session.peek(DedupIndex) is not None and wiki.session.peek(DedupWorker) is None  # in process, no worker
@@ -203,9 +204,9 @@ def test_health_reads_a_kept_count_here_and_asks_the_worker_only_after_a_change(
     in the station's process (no index loaded, no worker started: a moment); once a page changed,
     only a scan can count, and that is the worker's."""
     other = Wiki(root)
-    dedup.find_families(other)
-    dedup.keep_result(other)
-    expected = dedup.family_count(other)
+    dedup_families.find_families(other)
+    dedup_families.keep_result(other)
+    expected = dedup_families.family_count(other)
     other.close()
     wiki = Wiki(root)
     wiki.refresh()

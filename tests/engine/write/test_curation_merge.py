@@ -16,7 +16,9 @@ from curator.engine.corpus import frontmatter
 from curator.engine.corpus.links import LinkIndex
 from curator.engine.corpus.markdown_scan import display_label, link_spans, strip_code
 from curator.engine.corpus.page import Page, parse_page
+from curator.engine.dedup import families as dedup_families
 from curator.engine.dedup import index as dedup
+from curator.engine.dedup.families import FamilyAnswers
 from curator.engine.graph import link_graph as graph
 from curator.engine.policy.actor import OPERATOR
 from curator.engine.wiki import Wiki
@@ -334,13 +336,13 @@ def test_keep_rule_uses_the_inbound_count_explain_shows(tmp_path: Path) -> None:
     (root / "lone.md").write_text("# Lone\n\nSee [[aizen-bg3-v2-ADCwQxVe]].\n", encoding="utf-8")
     commit_all(root)
     wiki = Wiki(root)
-    pair = next(c for c in dedup.find_duplicates(wiki)
+    pair = next(c for c in dedup_families.find_duplicates(wiki)
                 if {c.keep, c.merge} == {"aizen-bg3-v2.md", "aizen-bg3-v2-ADCwQxVe.md"})
     assert pair.keep == "aizen-bg3-v2.md", pair.reason
     assert "more inbound links" in pair.reason
     index = dedup.index_for(wiki)
     for path, count in (("aizen-bg3-v2.md", 12), ("aizen-bg3-v2-ADCwQxVe.md", 1)):
-        assert index.inbound(path) == count
+        assert FamilyAnswers(index).inbound(path) == count
         assert graph.explain(wiki, path).in_degree == count
         assert page_side(wiki, path).inbound == count
 

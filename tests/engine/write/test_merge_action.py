@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from curator.engine.dedup import families as dedup_families
 from curator.engine.dedup import index as dedup
 from curator.engine.policy.actor import Actor, parse_actor
 from curator.engine.policy.scope import Decision
@@ -193,23 +194,23 @@ def test_dismissed_pair_never_returns_even_after_reopening(root: Path) -> None:
     git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "more")
     wiki = Wiki(root)
     pair = ("crane-plan.md", "crane-plans.md")
-    assert pair in {dedup.pair_key(c.keep, c.merge) for c in dedup.find_duplicates(wiki)}
+    assert pair in {dedup.pair_key(c.keep, c.merge) for c in dedup_families.find_duplicates(wiki)}
     result = dedup.dismiss(wiki, "crane-plans", "crane-plan.md")
     assert result.status == "dismissed" and result.commit
     assert git(root, "log", "-1", "--format=%s").strip() == "dismiss: crane-plan.md + crane-plans.md"
     assert git(root, "show", "--name-only", "--format=", "HEAD").split() == [dedup.DECISIONS_FILE]
-    assert pair not in {dedup.pair_key(c.keep, c.merge) for c in dedup.find_duplicates(wiki)}
+    assert pair not in {dedup.pair_key(c.keep, c.merge) for c in dedup_families.find_duplicates(wiki)}
     again = dedup.dismiss(wiki, "crane-plan", "crane-plans")
     assert again.status == "unchanged" and again.commit is None
     wiki.close()
     fresh = Wiki(root)  # re-opened (and, being tracked, the file travels with a clone)
-    assert pair not in {dedup.pair_key(c.keep, c.merge) for c in dedup.find_duplicates(fresh)}
+    assert pair not in {dedup.pair_key(c.keep, c.merge) for c in dedup_families.find_duplicates(fresh)}
     data = json.loads((root / dedup.DECISIONS_FILE).read_text())
     assert data["not_duplicates"][0]["pages"] == list(pair)
     assert "crane" not in git(root, "status", "--porcelain")
     # undo brings the pair back
     assert undo(fresh, parse_actor("operator")).status == "reverted"
-    assert pair in {dedup.pair_key(c.keep, c.merge) for c in dedup.find_duplicates(fresh)}
+    assert pair in {dedup.pair_key(c.keep, c.merge) for c in dedup_families.find_duplicates(fresh)}
 
 
 def test_damaged_decisions_file_is_a_clear_error(root: Path) -> None:
@@ -217,7 +218,7 @@ def test_damaged_decisions_file_is_a_clear_error(root: Path) -> None:
     from curator.engine.errors import CuratorError
 
     with pytest.raises(CuratorError, match="damaged"):
-        dedup.find_duplicates(Wiki(root))
+        dedup_families.find_duplicates(Wiki(root))
 
 
 def cli(root: Path, *args: str) -> tuple[int, str, str]:

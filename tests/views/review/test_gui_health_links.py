@@ -9,7 +9,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 
-from curator.engine.dedup import index as dedup
+from curator.engine.dedup import families as dedup_families
 from curator.engine.dedup.index import DedupIndex
 from curator.engine.dedup.worker import DedupWorker
 from curator.engine.review.health import Figure
@@ -232,7 +232,7 @@ def test_duplicates_are_counted_in_the_background_without_a_click(qtbot, tmp_pat
     qtbot.waitUntil(lambda: "duplicates" in health.buttons and health.buttons["duplicates"].figure.value is not None,
                     timeout=15_000)
     assert win.views.currentWidget() is health  # counted with nobody opening Duplicates
-    assert health.buttons["duplicates"].figure.value == dedup.family_count(Wiki(root))
+    assert health.buttons["duplicates"].figure.value == dedup_families.family_count(Wiki(root))
     again = Wiki(root)
     again.refresh()
     assert again.store.derived("dedup") is not None  # the next open answers from the kept result
@@ -246,7 +246,7 @@ def test_duplicates_are_counted_in_the_background_without_a_click(qtbot, tmp_pat
                     timeout=15_000)
     qtbot.waitUntil(health.is_content_ready, timeout=15_000)
     session = win.workspace.wiki(0).session
-    assert health.buttons["duplicates"].figure.value == dedup.family_count(Wiki(root))
+    assert health.buttons["duplicates"].figure.value == dedup_families.family_count(Wiki(root))
     qtbot.wait(300)
     worker = session.peek(DedupWorker)
     assert worker is not None and session.peek(DedupIndex) is None  # (counted in the worker process, not here)
