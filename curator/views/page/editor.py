@@ -7,7 +7,7 @@ anywhere in either); choosing one inserts the name a link resolves by (the file 
 when several pages share it) and the closing ``]]``.
 
 The editor only holds text: saving is the engine's ``edit`` action, run by the window
-(:mod:`curator.views.page.editing`). It remembers the text it opened (``base``), which the save compares with the
+(:mod:`curator.views.shell.editing`). It remembers the text it opened (``base``), which the save compares with the
 file on disk, so a change made meanwhile is merged rather than overwritten.
 """
 

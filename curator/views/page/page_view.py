@@ -323,7 +323,7 @@ class PageView(QWidget):
 
         ``key`` names the page; the Source tab is its editor when ``editable``. The same page shown
         again (changed on disk) while its buffer has unsaved edits keeps the buffer: it is marked
-        as changed on disk, and saving it merges (the window's save, :mod:`curator.views.page.editing`).
+        as changed on disk, and saving it merges (the window's save, :mod:`curator.views.shell.editing`).
         """
         self._timer.stop()
         self._chunked = None

@@ -33,7 +33,6 @@ from curator.text import plural
 from curator.views import plain_tips
 from curator.views.browser.browser import PageBrowser
 from curator.views.browser.quick_switcher import QuickSwitcher
-from curator.views.page.editing import EditController, read_only_reason
 from curator.views.page.page_view import PageView
 from curator.views.page.render import ChunkedPage, chunk_page, render_message, render_page
 from curator.views.page.side_panel import LinkInfo, SidePanel, document_headings
@@ -41,6 +40,7 @@ from curator.views.review.base import run_dialog
 from curator.views.settings import Settings
 from curator.views.shell import appearance
 from curator.views.shell.appearance import PageAppearance
+from curator.views.shell.editing import EditController, read_only_reason
 from curator.views.shell.menus import MainMenus
 from curator.views.tasks import share_interpreter_with_gui
 from curator.views.widgets import Banner
