@@ -47,15 +47,12 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from curator.engine.policy.actor import Actor
-
-if TYPE_CHECKING:
-    from curator.engine.wiki import Wiki
 
 
 def _warn(message: str, *args: object) -> None:
@@ -510,7 +507,21 @@ def _deny_reason(actor: Actor, path: str, rule: NamespaceRule) -> str:
     return f"{ns} is {rule.mode}; {actor} may not write {path}"
 
 
-def policy_summary(wiki: Wiki, actor: Actor | None = None, *, own_view: bool = False) -> dict[str, Any]:
+class PolicyWiki(Protocol):
+    """What :func:`policy_summary` reads of a wiki (the :class:`~curator.engine.wiki.Wiki`, which
+    sits above the policy)."""
+
+    @property
+    def root(self) -> Path: ...
+
+    @property
+    def scope(self) -> ScopePolicy: ...
+
+    @property
+    def pages(self) -> Mapping[str, object]: ...
+
+
+def policy_summary(wiki: PolicyWiki, actor: Actor | None = None, *, own_view: bool = False) -> dict[str, Any]:
     """What the station's policy panel and ``curator scope --json`` show.
 
     Every configured namespace and every namespace holding pages (``departments/<dept>`` listed

@@ -58,7 +58,7 @@ import time
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from curator.engine.corpus import frontmatter
 from curator.engine.corpus.page import Page, decode, parse_layer
@@ -81,7 +81,36 @@ from curator.engine.policy.actor import OPERATOR, Actor
 from curator.engine.search.query import Query, fold, fold_char, index_text, parse_query
 
 if TYPE_CHECKING:
-    from curator.engine.wiki import Wiki
+    from pathlib import Path
+
+    from curator.engine.corpus.links import LinkIndex
+    from curator.engine.corpus.store import PageStore
+
+
+class IndexedWiki(Protocol):
+    """What the index uses of the wiki it serves (the :class:`~curator.engine.wiki.Wiki`, which
+    sits above search and holds the index as ``wiki.search``)."""
+
+    @property
+    def root(self) -> Path: ...
+
+    @property
+    def store(self) -> PageStore: ...
+
+    @property
+    def policy(self) -> object:
+        """The read policy (its identity and ``generation`` key the hidden-page cache)."""
+        ...
+
+    @property
+    def pages(self) -> dict[str, Page]: ...
+
+    def refresh(self, paths: Iterable[str] | None = None) -> ChangeSet: ...
+
+    def visible(self, actor: Actor, path: str) -> bool: ...
+
+    def links_for(self, actor: Actor = ...) -> LinkIndex: ...
+
 
 SEARCH_SCHEMA = "3"  # bump when the indexed columns or text rules change: the index is rebuilt
 DEFAULT_LIMIT = 10
@@ -143,7 +172,7 @@ class _Row:
 class SearchIndex:
     """The FTS5 index of one wiki. ``wiki.search`` is the instance every caller uses."""
 
-    def __init__(self, wiki: Wiki) -> None:
+    def __init__(self, wiki: IndexedWiki) -> None:
         self.wiki = wiki
         self._lock = threading.RLock()
         self._built = False  # read from the database by setup()
