@@ -16,8 +16,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
-from PySide6.QtCore import QPoint, Qt, QTimer, QUrl, Signal
-from PySide6.QtGui import QBrush, QColor, QDesktopServices, QFont, QKeySequence, QShortcut, QTextCursor
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QPoint, Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import (
+    QBrush,
+    QColor,
+    QDesktopServices,
+    QFont,
+    QImage,
+    QImageReader,
+    QKeySequence,
+    QPainter,
+    QShortcut,
+    QTextCursor,
+    QTextDocument,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -35,6 +47,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from curator.engine.read.attachments import read_inline
 from curator.views.page.editor import PageEditor
 from curator.views.page.find_bar import FindBar
 from curator.views.page.render import (
@@ -55,8 +68,48 @@ if TYPE_CHECKING:
 EXTERNAL_SCHEMES = ("http", "https", "mailto")
 
 
+#: The largest picture decoded for the page view (width x height): a small file can declare a
+#: huge picture (a 20,000 x 20,000 PNG is 1.6 GB decoded).
+MAX_INLINE_PIXELS = 40_000_000
+#: The text key of a placeholder image: why the reference is not shown.
+PLACEHOLDER_KEY = "curator-placeholder"
+
+
+def placeholder_image(reason: str) -> QImage:
+    """What the page shows for an image it does not load: a small grey box (its tooltip-less
+    reason kept in the image's text, ``PLACEHOLDER_KEY``)."""
+    image = QImage(32, 24, QImage.Format.Format_ARGB32)
+    image.fill(QColor("#d5d8dc"))
+    painter = QPainter(image)
+    painter.setPen(QColor("#7f8c8d"))
+    painter.drawRect(0, 0, 31, 23)
+    painter.drawLine(0, 0, 31, 23)
+    painter.drawLine(0, 23, 31, 0)
+    painter.end()
+    image.setText(PLACEHOLDER_KEY, reason)
+    return image
+
+
+def decode_image(data: bytes, name: str) -> QImage:
+    """``data`` as a picture, or a placeholder when it is none or larger than MAX_INLINE_PIXELS."""
+    buffer = QBuffer()
+    buffer.setData(QByteArray(data))
+    buffer.open(QIODevice.OpenModeFlag.ReadOnly)
+    reader = QImageReader(buffer)
+    size = reader.size()
+    if size.isValid() and size.width() * size.height() > MAX_INLINE_PIXELS:
+        return placeholder_image(f"{name} is {size.width()} x {size.height()} pixels: too large to show")
+    image = reader.read()
+    if image.isNull():
+        return placeholder_image(f"{name} is not a picture Curator can show")
+    return image
+
+
 class SafeBrowser(QTextBrowser):
-    """A QTextBrowser that never fetches remote resources."""
+    """A QTextBrowser that loads nothing itself: pictures inside the wiki are read by the engine
+    (:func:`~curator.engine.read.attachments.read_inline`) and handed over as data; every other
+    reference (remote, outside the wiki, a device, a FIFO, too large) is a placeholder. Never
+    ``None``: QTextDocument would then load the resource itself."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -67,12 +120,15 @@ class SafeBrowser(QTextBrowser):
 
     def loadResource(self, type_: int, url: QUrl | str) -> object:
         url = QUrl(url) if isinstance(url, str) else url
-        if url.scheme() in ("", "file") and self.base_dir is not None:
-            local = (self.base_dir / unquote(url.path())).resolve()
-            root = (self.root or self.base_dir).resolve()
-            if local.is_file() and (local == root or root in local.parents):
-                return super().loadResource(type_, QUrl.fromLocalFile(str(local)))
-        return None  # remote images, scripts, style sheets: never loaded
+        if type_ != int(QTextDocument.ResourceType.ImageResource):
+            return QByteArray()  # style sheets, documents: never loaded
+        name = url.toString()
+        if self.base_dir is None:
+            return placeholder_image(f"{name}: no page is open")
+        found = read_inline(self.root or self.base_dir, self.base_dir, url.toString(QUrl.ComponentFormattingOption.FullyEncoded))
+        if found.data is None:
+            return placeholder_image(found.reason)
+        return decode_image(found.data, unquote(url.path()))
 
 
 #: One colour per agent (picked by a hash of its name, so an agent keeps its colour everywhere).

@@ -9,6 +9,7 @@ import pytest
 
 from curator.engine.read.reading import embedded
 from curator.engine.wiki import Wiki
+from curator.views.page.page_view import PLACEHOLDER_KEY
 from curator.views.page.render import MAX_EMBED_DEPTH, render_page
 from curator.views.shell.main_window import MainWindow, gather_page
 from curator.views.workspace import Workspace
@@ -103,10 +104,11 @@ def test_the_page_view_loads_wiki_images_from_other_folders_and_nothing_else(win
     qtbot.waitUntil(lambda: "Transclusion demo" in browser.toPlainText(), timeout=10_000)
     assert browser.base_dir == root / "Guides" and browser.root == root
     image = int(QTextDocument.ResourceType.ImageResource)
-    assert browser.loadResource(image, QUrl("../Attachments/web-clipper-kde.png")) is not None
-    assert browser.loadResource(image, QUrl("https://example.com/tracker.png")) is None
+    shown = browser.loadResource(image, QUrl("../Attachments/web-clipper-kde.png"))
+    assert shown.text(PLACEHOLDER_KEY) == "" and not shown.isNull()  # the picture itself
+    assert browser.loadResource(image, QUrl("https://example.com/tracker.png")).text(PLACEHOLDER_KEY)
     (root.parent / "outside.png").write_bytes((root / "Attachments/diagram.png").read_bytes())
-    assert browser.loadResource(image, QUrl("../../outside.png")) is None
+    assert "outside" in browser.loadResource(image, QUrl("../../outside.png")).text(PLACEHOLDER_KEY)
     assert "Check the invoice against the purchase order" in browser.toPlainText()
 
 

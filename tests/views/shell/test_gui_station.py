@@ -430,14 +430,18 @@ def test_opening_another_wiki_closes_this_window_and_opens_its_own(qtbot, tmp_pa
 
 def test_page_view_never_loads_remote_resources(window: MainWindow) -> None:
     from PySide6.QtCore import QUrl
-    from PySide6.QtGui import QTextDocument
+    from PySide6.QtGui import QImage, QTextDocument
+
+    from curator.views.page.page_view import PLACEHOLDER_KEY
 
     browser = window.page_view.browser
     root = window.workspace.handles[0].root
-    (root / "wiki" / "pic.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    picture = QImage(2, 2, QImage.Format.Format_RGB32)
+    picture.fill(0)
+    assert picture.save(str(root / "wiki" / "pic.png"))
     browser.base_dir = root / "wiki"
     image = int(QTextDocument.ResourceType.ImageResource)
-    assert browser.loadResource(image, QUrl("https://example.com/tracker.png")) is None
-    assert browser.loadResource(image, QUrl("../../outside.png")) is None
-    assert browser.loadResource(image, QUrl("pic.png")) is not None
+    assert "remote" in browser.loadResource(image, QUrl("https://example.com/tracker.png")).text(PLACEHOLDER_KEY)
+    assert "outside" in browser.loadResource(image, QUrl("../../outside.png")).text(PLACEHOLDER_KEY)
+    assert browser.loadResource(image, QUrl("pic.png")).text(PLACEHOLDER_KEY) == ""
     assert not browser.openExternalLinks() and not browser.openLinks()
