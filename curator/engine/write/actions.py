@@ -291,18 +291,25 @@ class ActionContext:
         norm = posixpath.normpath(raw)
         if norm in (".", "") or norm.split("/")[0] in _FORBIDDEN_TOP:
             raise Invalid(message=f"invalid path {rel!r}")
-        root = self.wiki.root
-        # A symlinked folder could still lead outside: the real parent must lie in the root
-        # (checked once per folder and action: a merge touches thousands of pages in few folders).
+        # No write (or read inside an action) follows a symbolic link at any level of the path:
+        # through ``wiki/pol -> ../policies`` a write to ``wiki/pol/rules.md`` would land in
+        # ``policies/`` while the policy was asked about ``wiki/``. So every folder of the path
+        # is a real folder, and the policy decides on the path as it is on disk (checked once per
+        # folder and action: a merge touches thousands of pages in few folders).
         folder = posixpath.dirname(norm)
-        if folder not in self._safe_folders:
-            try:
-                (root / norm).parent.resolve().relative_to(root)
-            except ValueError:
-                raise Invalid(message=f"invalid path {rel!r}: leads outside the wiki") from None
-            self._safe_folders.add(folder)
+        if folder and folder not in self._safe_folders:
+            walked = ""
+            for part in folder.split("/"):
+                walked = f"{walked}/{part}" if walked else part
+                if walked in self._safe_folders:
+                    continue
+                if os.path.islink(os.path.join(self._root_s, walked)):
+                    raise Invalid(message=f"invalid path {rel!r}: {walked} is a symbolic link; Curator "
+                                  "does not write through links (write to the folder it points to)")
+                self._safe_folders.add(walked)
         if os.path.islink(os.path.join(self._root_s, norm)):  # (strings: thousands per merge)
-            raise Invalid(message=f"invalid path {rel!r}: is a symbolic link")
+            raise Invalid(message=f"invalid path {rel!r}: is a symbolic link; Curator does not write "
+                          "through links")
         return norm
 
     def check_write(self, rel: str) -> str:
