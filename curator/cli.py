@@ -103,7 +103,7 @@ def _command_of(argv: Sequence[str]) -> str | None:
 #: ``search`` by importing each group until one declares it cost a one-shot command ~10 ms; a test
 #: checks that this map and the groups' ``COMMANDS`` agree).
 COMMAND_GROUP: dict[str, str] = {
-    **dict.fromkeys(("init", "index", "read", "neighbors", "read-all", "lint"), "read"),
+    **dict.fromkeys(("init", "trust", "index", "read", "neighbors", "read-all", "lint"), "read"),
     **dict.fromkeys(("append", "ingest", "history", "undo", "redo", "recover"), "write"),
     "inbox": "inbox",
     **dict.fromkeys(("blame", "injections", "activity"), "provenance"),

@@ -10,12 +10,22 @@ if TYPE_CHECKING:
 
 
 #: The commands :func:`register` adds (lets the CLI build only the parser it needs).
-COMMANDS: tuple[str, ...] = ("init", "index", "read", "neighbors", "read-all", "lint")
+COMMANDS: tuple[str, ...] = ("init", "trust", "index", "read", "neighbors", "read-all", "lint")
 
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p = sub.add_parser("init", parents=[parent], help="make a folder a wiki (git repository, .gitignore)")
     p.add_argument("dir", nargs="?", help="the folder (default: --wiki, else the current folder)")
     p.set_defaults(handler="curator.commands.read:run_init")
+
+    p = sub.add_parser("trust", parents=[parent],
+                       help="let git run the programs a wiki's own git configuration names (hooks, "
+                            "filters, fsmonitor, ...): off until you trust the wiki")
+    p.add_argument("dir", nargs="?", help="the wiki (default: --wiki, else the current folder)")
+    how = p.add_mutually_exclusive_group()
+    how.add_argument("--remove", action="store_true", help="stop trusting the wiki")
+    how.add_argument("--show", action="store_true", help="only list what its configuration would run")
+    how.add_argument("--list", action="store_true", help="list the wikis you trust")
+    p.set_defaults(handler="curator.commands.read:run_trust")
 
     p = sub.add_parser("index", parents=[parent], help="list every page with its layer and trust")
     p.set_defaults(handler="curator.commands.read:run_index", walk_ahead=True)
@@ -58,6 +68,45 @@ def run_init(inv: Invocation, args: argparse.Namespace) -> int:
     result = init_wiki(Path(args.dir) if args.dir else inv.wiki_dir)
     inv.emit({"status": "ok", "root": str(result.root), "created_repo": result.created_repo,
               "commit": result.commit, "message": result.message}, result.message)
+    return 0
+
+
+def run_trust(inv: Invocation, args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from curator.engine.repo import trust
+    from curator.engine.repo.git import Git
+
+    if not inv.actor.is_operator:
+        inv.emit({"status": "denied", "message": "only the operator trusts a wiki"},
+                 "denied: only the operator trusts a wiki")
+        return 1
+    if args.list:
+        roots = trust.trusted_roots()
+        inv.emit({"status": "ok", "trusted": roots}, "\n".join(roots) if roots else "(no wiki is trusted)")
+        return 0
+    root = (Path(args.dir) if args.dir else inv.wiki_dir).resolve()
+    if not (root / ".git").exists():
+        inv.emit({"status": "invalid", "message": f"{root} is not a git repository"},
+                 f"invalid: {root} is not a git repository")
+        return 1
+    programs = Git(root, trusted=False).programs()
+    if args.show:
+        state = "trusted" if trust.is_trusted(root) else "not trusted"
+        lines = [f"{root} is {state}; its git configuration names:", *(f"  {p}" for p in programs)] \
+            if programs else [f"{root} is {state}; its git configuration names no program"]
+        inv.emit({"status": "ok", "root": str(root), "trusted": trust.is_trusted(root), "programs": programs},
+                 "\n".join(lines))
+        return 0
+    if args.remove:
+        changed = trust.distrust(root)
+        message = f"no longer trusting {root}" if changed else f"{root} was not trusted"
+    else:
+        changed = trust.trust(root)
+        message = (f"trusting {root}" if changed else f"{root} is trusted already") + (
+            ": git may now run " + "; ".join(programs) if programs else ": its git configuration names no program")
+    inv.emit({"status": "ok", "root": str(root), "trusted": not args.remove, "changed": changed,
+              "programs": programs}, message)
     return 0
 
 

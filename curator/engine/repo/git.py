@@ -41,10 +41,38 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from curator.engine.errors import CuratorError
+from curator.engine.repo.trust import is_trusted
 
 _BASE = ["git", "--literal-pathspecs", "-c", "core.quotepath=false", "-c", "commit.gpgsign=false",
          "-c", "core.autocrlf=false", "-c", "core.safecrlf=false", "-c", "gc.auto=0",
          "-c", "maintenance.auto=false"]
+#: What every git call on a wiki the operator has not trusted overrides (docs/design.md §5): the
+#: configuration that names a program git would run on ordinary commands. Per-name settings
+#: (filters, diff and merge drivers, remotes' pack programs) are added from the repository's own
+#: configuration (:meth:`Git.guard`); commands that print patches also get ``--no-ext-diff``.
+NEUTRAL_CONFIG = (
+    "core.fsmonitor=false", f"core.hooksPath={os.devnull}", "core.sshCommand=ssh", "core.askPass=",
+    "core.pager=cat", "core.editor=:", "sequence.editor=:", "credential.helper=",
+    "gpg.program=gpg", "gpg.ssh.program=ssh-keygen", "gpg.x509.program=gpgsm",
+    "protocol.ext.allow=never", "submodule.recurse=false", "fetch.recurseSubmodules=false",
+)
+#: The neutral stand-ins of per-name programs: no filter, ``cat`` as the text converter (the file
+#: as it is), git's own text merge for a merge driver, git's own pack programs.
+_PER_NAME = {
+    "filter": {"clean": "", "smudge": "", "process": "", "required": "false"},
+    "diff": {"textconv": "cat", "command": ""},
+    "merge": {"driver": "git merge-file %A %O %B"},
+    "remote": {"uploadpack": "git-upload-pack", "receivepack": "git-receive-pack"},
+}
+#: The network commands' own options for git's pack programs (see :meth:`Git.network`).
+_PACK_PROGRAM = {"fetch": "--upload-pack=git-upload-pack", "ls-remote": "--upload-pack=git-upload-pack",
+                 "push": "--receive-pack=git-receive-pack"}
+#: Keys of a repository's configuration that name a program (shown before the operator trusts it).
+_PROGRAM_KEY = re.compile(
+    r"^(core\.(fsmonitor|hookspath|sshcommand|askpass|pager|editor|gitproxy)|sequence\.editor"
+    r"|diff\.external|credential\.(.+\.)?helper|gpg\.(.+\.)?program|pager\..+|alias\..+"
+    r"|include\.path|includeif\..+\.path|filter\..+\.(clean|smudge|process)|diff\..+\.(textconv|command)"
+    r"|merge\..+\.driver|remote\..+\.(uploadpack|receivepack|url|pushurl)|url\..+\.(insteadof|pushinsteadof))$")
 _LOCK_MSG = re.compile(r"Unable to create '([^']+\.lock)': File exists")
 #: git's default ``gc.autoPackLimit`` and ``gc.auto`` (see :meth:`Git.gc_due`).
 AUTO_PACK_LIMIT = 50
@@ -142,9 +170,13 @@ def lock_is_stale(lock: Path, repo_root: Path) -> bool:
 class Git:
     """Git commands for one repository (the wiki root)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, trusted: bool | None = None) -> None:
         self.root = Path(root)
         self.git_dir = self.root / ".git"
+        #: Whether the operator trusts this wiki's own git configuration (``curator trust``); when
+        #: not, every call overrides what names a program (:meth:`guard`).
+        self.trusted = is_trusted(self.root) if trusted is None else trusted
+        self._guard: tuple[float, list[str]] | None = None  # (.git/config mtime, the -c arguments)
         # Parsed trees by sha (immutable, so never stale) and commit -> root tree: a long-lived
         # process re-reads nothing it wrote or read before.
         self._trees: OrderedDict[str, dict[bytes, tuple[bytes, bytes]]] = OrderedDict()
@@ -161,7 +193,7 @@ class Git:
         must not (a page called ``a*.md`` never globs)."""
         ident = author or ("curator", "curator@curator.invalid")
         base = _BASE if literal else [x for x in _BASE if x != "--literal-pathspecs"]
-        cmd = [*base, "-c", f"user.name={ident[0]}", "-c", f"user.email={ident[1]}", *args]
+        cmd = [*base, *self.guard(), "-c", f"user.name={ident[0]}", "-c", f"user.email={ident[1]}", *args]
         for attempt in range(2):
             proc = subprocess.run(cmd, cwd=self.root, capture_output=True, env=_env(author),
                                   input=input)
@@ -177,9 +209,72 @@ class Git:
 
     def start(self, *args: str) -> subprocess.Popen[bytes]:
         """Start ``git <args>`` with pipes (for calls that run side by side; no lock retry)."""
-        cmd = [*_BASE, "-c", "user.name=curator", "-c", "user.email=curator@curator.invalid", *args]
+        cmd = [*_BASE, *self.guard(), "-c", "user.name=curator", "-c", "user.email=curator@curator.invalid",
+               *args]
         return subprocess.Popen(cmd, cwd=self.root, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, env=_env(None))
+
+    # --- programs the repository's own configuration names ---------------------------------
+    def guard(self) -> list[str]:
+        """The ``-c`` arguments every git call of this wiki carries: none when the operator
+        trusts it; else :data:`NEUTRAL_CONFIG` and a neutral stand-in for every filter, diff and
+        merge driver and remote pack program the repository's configuration names."""
+        if self.trusted:
+            return []
+        config = self.git_dir / "config"
+        try:
+            stamp = config.stat().st_mtime
+        except OSError:
+            stamp = -1.0
+        if self._guard is not None and self._guard[0] == stamp:
+            return self._guard[1]
+        args = [x for item in NEUTRAL_CONFIG for x in ("-c", item)]
+        for key, _value in self._local_config(args) if stamp >= 0 else ():
+            section, _, rest = key.partition(".")
+            name, _, leaf = rest.rpartition(".")
+            stand_in = _PER_NAME.get(section, {}).get(leaf) if name else None
+            if stand_in is not None:
+                args += ["-c", f"{section}.{name}.{leaf}={stand_in}"]
+        self._guard = (stamp, args)
+        return args
+
+    def _local_config(self, neutral: list[str]) -> list[tuple[str, str]]:
+        """(key, value) of the repository's own configuration (includes followed), read with
+        every program neutralised (``git config`` runs none, but a hook path could be set)."""
+        proc = subprocess.run(["git", *neutral, "config", "--local", "--includes", "--list", "-z"],
+                              cwd=self.root, capture_output=True, env=_env(None))
+        out = []
+        for item in proc.stdout.decode("utf-8", "surrogateescape").split("\0"):
+            key, _, value = item.partition("\n")
+            if key:
+                out.append((key.lower() if key.count(".") < 2 else _lower_ends(key), value))
+        return out
+
+    def programs(self) -> list[str]:
+        """What this repository's own configuration and hooks would have git run (``key = value``
+        lines, ``hook NAME``): what Curator neutralises until the operator trusts the wiki. Our
+        own page merge driver (``merge.curator.driver`` naming ``curator.engine.sync``) is not
+        listed."""
+        found = []
+        for key, value in self._local_config([x for item in NEUTRAL_CONFIG for x in ("-c", item)]):
+            if not _PROGRAM_KEY.match(key.lower()):
+                continue
+            if key.lower() == "core.fsmonitor" and value.lower() in ("false", "0", "no", "off", ""):
+                continue
+            if key.lower().startswith("remote.") and key.lower().endswith(("url", "pushurl")) \
+                    and not value.startswith("ext::"):
+                continue  # an ordinary remote (only the ext:: transport runs a program)
+            if key.lower() == "merge.curator.driver" and "curator.engine.sync.merge_driver" in value:
+                continue
+            found.append(f"{key} = {value}")
+        hooks = self.git_dir / "hooks"
+        try:
+            names = sorted(e.name for e in os.scandir(hooks)
+                           if not e.name.endswith(".sample") and e.is_file() and os.access(e.path, os.X_OK))
+        except OSError:
+            names = []
+        found += [f"hook {name}" for name in names]
+        return found
 
     def _clear_stale_lock(self, lock: Path) -> bool:
         """Remove ``lock`` when stale; wait a little for a fresh one held by a live git."""
@@ -210,7 +305,7 @@ class Git:
         115 MB wiki must not be held in memory to show its first screens.
         """
         ident = ("curator", "curator@curator.invalid")
-        cmd = [*_BASE, "-c", f"user.name={ident[0]}", "-c", f"user.email={ident[1]}", *args]
+        cmd = [*_BASE, *self.guard(), "-c", f"user.name={ident[0]}", "-c", f"user.email={ident[1]}", *args]
         with subprocess.Popen(cmd, cwd=self.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               env=_env(None)) as proc:
             assert proc.stdout is not None and proc.stderr is not None
@@ -466,13 +561,18 @@ class Git:
         """Start ``git blame --porcelain HEAD -- path`` (following moves and copies at
         ``copy_score`` when given); the caller reads it, so two can run side by side."""
         follow = [f"-M{copy_score}", f"-C{copy_score}"] if copy_score is not None else []
-        return self.start("blame", "--porcelain", *follow, "HEAD", "--", path)
+        plain = ["--no-textconv"] if not self.trusted else []
+        return self.start("blame", "--porcelain", *plain, *follow, "HEAD", "--", path)
 
     def patch(self, commit: str, *, stat: bool, limit: int) -> tuple[str, bool]:
         """``git show`` of ``commit`` (header, optional stat, patch), at most ``limit`` bytes read,
         and whether there was more."""
-        return self.out_head("show", "--no-color", *(["--stat"] if stat else []), "--patch",
+        return self.out_head("show", "--no-color", *self._no_programs(), *(["--stat"] if stat else []), "--patch",
                              "--format=%H%n%an <%ae>%n%aI%n%n%B", commit, limit=limit)
+
+    def _no_programs(self) -> list[str]:
+        """A patch of an untrusted wiki is git's own: no external diff, no text converter."""
+        return [] if self.trusted else ["--no-ext-diff", "--no-textconv"]
 
     def changed_count(self, commit: str) -> int:
         """How many files ``commit`` changed (a tree diff, no content compared)."""
@@ -535,8 +635,8 @@ class Git:
             env.pop("GIT_DIR", None)
 
             def git(*args: str, data: bytes | None = None) -> str:
-                proc = subprocess.run(["git", "--literal-pathspecs", *args], cwd=self.root, env=env, input=data,
-                                      capture_output=True)
+                proc = subprocess.run(["git", "--literal-pathspecs", *self.guard(), *args], cwd=self.root, env=env,
+                                      input=data, capture_output=True)
                 if proc.returncode != 0:
                     raise GitError(f"git {args[0]} failed: {last_line(proc.stderr)}")
                 return proc.stdout.decode().strip()
@@ -557,7 +657,12 @@ class Git:
         env.setdefault("GIT_SSH_COMMAND", "ssh -o BatchMode=yes -o ConnectTimeout=20")
         for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
             env.pop(key, None)
-        cmd = ["git", "-c", "core.quotepath=false", "-c", "gc.auto=0", "-c", "maintenance.auto=false", *args]
+        if not self.trusted and args and args[0] in _PACK_PROGRAM:
+            # (a remote's uploadpack/receivepack setting is not overridden by ``-c``: git takes
+            # the first value it read, the repository's; the option is)
+            args = (args[0], _PACK_PROGRAM[args[0]], *args[1:])
+        cmd = ["git", "-c", "core.quotepath=false", "-c", "gc.auto=0", "-c", "maintenance.auto=false",
+               *self.guard(), *args]
         try:
             return subprocess.run(cmd, cwd=self.root, capture_output=True, env=env, timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -596,7 +701,7 @@ class Git:
         if not self.gc_due():
             return False
         # No pipes: the background gc must not keep a pipe of ours open until it ends.
-        subprocess.run(["git", "-c", "core.quotepath=false", "gc", "--auto", "--quiet"], cwd=self.root,
+        subprocess.run(["git", "-c", "core.quotepath=false", *self.guard(), "gc", "--auto", "--quiet"], cwd=self.root,
                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                        env=_env(None), check=False)
         return True
@@ -965,7 +1070,8 @@ def merge_file_raw(current: bytes, base: bytes, other: bytes,
 def run_here(*args: str) -> str | None:
     """``git <args>``'s output in the repository git runs us in (a merge driver: the cwd and
     git's own environment name the repository), or None when it fails."""
-    proc = subprocess.run(["git", "-c", "core.quotepath=false", *args], capture_output=True, text=True)
+    neutral = [x for item in NEUTRAL_CONFIG for x in ("-c", item)]
+    proc = subprocess.run(["git", "-c", "core.quotepath=false", *neutral, *args], capture_output=True, text=True)
     return proc.stdout.strip() if proc.returncode == 0 else None
 
 
@@ -1215,3 +1321,11 @@ def _rewrite_tree(git: Git, trees: _TreeReader, folder: str,
     sha = write_loose_object(git.git_dir, b"tree", _tree_bytes(entries))
     git.remember_tree(sha, entries)
     return sha
+
+
+def _lower_ends(key: str) -> str:
+    """A ``section.name.leaf`` key with its section and leaf lowercased (git's rule: the middle
+    name keeps its case)."""
+    section, _, rest = key.partition(".")
+    name, _, leaf = rest.rpartition(".")
+    return f"{section.lower()}.{name}.{leaf.lower()}"

@@ -168,3 +168,25 @@ def attributes_with_driver(existing: str) -> str | None:
         return None
     sep = "" if not existing or existing.endswith("\n") else "\n"
     return existing + sep + "".join(line + "\n" for line in missing)
+
+
+# --- trusting a wiki's own git configuration (docs/design.md §5) -------------------------------------
+
+def untrusted_programs(root: Path) -> list[str]:
+    """What the git configuration and hooks of the wiki at ``root`` name for git to run, while
+    the operator does not trust it (Curator runs none of it then); [] once trusted."""
+    from curator.engine.repo.trust import is_trusted
+
+    if is_trusted(root) or not (root / ".git").exists():
+        return []
+    return Git(root, trusted=False).programs()
+
+
+def trust_wiki(git: Git) -> bool:
+    """Trust the wiki of ``git`` (the operator's decision, kept in the user's configuration):
+    this process's git calls stop overriding it at once. True if it changed."""
+    from curator.engine.repo.trust import trust
+
+    changed = trust(git.root)
+    git.trusted = True
+    return changed

@@ -59,6 +59,7 @@ MIN_PAGE_PANE = 260
 #: else the review queues.
 FIRST_RUN_TARGETS = ("health", "dedup", "inbox")
 NOT_A_REPO = "This folder is not a git repository — Initialise"
+UNTRUSTED = "Not trusted"
 
 
 def gather_page(wiki: Wiki, path: str) -> tuple[Page, str, str | ChunkedPage, LinkInfo]:
@@ -185,6 +186,9 @@ class MainWindow(QMainWindow):
         column.addWidget(self.splitter, 1)
         self.setCentralWidget(central)
         self.repo_banner: Banner | None = None
+        self.trust_banner: Banner | None = None
+        #: wikis whose own git configuration names programs, with what they name (see _check_trust)
+        self.untrusted: dict[int, list[str]] = {}
         self.hint_banner: Banner | None = None
         #: wikis of the workspace that are not git repositories (opened read-only until initialised)
         self.not_repos: list[int] = []
@@ -349,6 +353,7 @@ class MainWindow(QMainWindow):
             self.settings.add_recent(str(self.workspace.root))
             self._first_run_hint()
         self._check_repositories()
+        self._check_trust()
         if self.landing is not None:
             self.show_view(self.landing)  # the wiki's Health, not an arbitrary page, comes first
         first = snapshot.prepared
@@ -752,6 +757,50 @@ class MainWindow(QMainWindow):
         self.side.properties.setEnabled(False)
         for action in self.menus.writing_actions():
             action.setEnabled(False)
+
+    def _check_trust(self) -> None:
+        """A wiki whose own git configuration names programs (hooks, filters, fsmonitor, ...)
+        that Curator does not run until the operator trusts it: a banner says what they are."""
+        from curator.engine.write.bootstrap import untrusted_programs
+
+        found = {h.index: untrusted_programs(h.root) for h in self.workspace.handles
+                 if h.index not in self.not_repos}
+        self.untrusted = {i: programs for i, programs in found.items() if programs}
+        if not self.untrusted:
+            if self.trust_banner is not None:
+                self.trust_banner.hide()
+            return
+        names = ", ".join(self.workspace.handles[i].label for i in self.untrusted)
+        every = [p for programs in self.untrusted.values() for p in programs]
+        shown = ", ".join(every[:3]) + (f" (+{len(every) - 3} more)" if len(every) > 3 else "")
+        text = (f"{UNTRUSTED}: {names} names programs for git to run ({shown}); Curator runs none of "
+                "them until you trust the wiki.")
+        if self.trust_banner is None:
+            self.trust_banner = self._add_banner(Banner(text, tone="warning"))
+            self.trust_banner.add_button("Trust this wiki…", self.trust_wikis)
+        self.trust_banner.label.setText(text)
+        self.trust_banner.setToolTip("\n".join(every))
+        self.trust_banner.show()
+
+    def trust_wikis(self) -> None:
+        """Ask, listing every program, then trust the wikis the banner names."""
+        from curator.engine.write.bootstrap import trust_wiki
+
+        every = "\n".join(f"{self.workspace.handles[i].label}: {p}"
+                          for i, programs in self.untrusted.items() for p in programs)
+        box = QMessageBox(QMessageBox.Icon.Warning, "Trust this wiki?",
+                          "Git will run these programs, named by the wiki's own configuration, on "
+                          "Curator's next git commands. Trust it only if you know where it came from.",
+                          QMessageBox.StandardButton.Cancel, self)
+        box.setDetailedText(every)
+        trust_button = box.addButton("Trust", QMessageBox.ButtonRole.AcceptRole)
+        self.exec_dialog(box)
+        if box.clickedButton() is not trust_button:
+            return
+        for index in list(self.untrusted):
+            trust_wiki(self.workspace.wiki(index).session.git)
+        self.status("Trusted: git runs what the wiki's configuration names")
+        self._check_trust()
 
     def initialise(self) -> None:
         """Run ``curator init`` (the engine's ``init_wiki``) on every wiki that is not a repository."""

@@ -1,0 +1,78 @@
+"""Which wikis the operator trusts to run programs their own git configuration names
+(docs/design.md §5): ``curator trust DIR``.
+
+A repository's ``.git/config`` (and its hooks folder) can name programs git runs on ordinary
+commands: a file-system monitor, hooks, clean/smudge filters, diff text converters, merge drivers,
+credential helpers, upload/receive-pack programs. A wiki that came from elsewhere (downloaded,
+unzipped, cloned from a shared remote) is not the operator's: until the operator trusts it, every
+git call Curator makes overrides those settings (:class:`~curator.engine.repo.git.Git`). The list
+of trusted wikis lives in the user's own configuration folder, never in a repository, so no wiki
+can trust itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from curator.engine.errors import CuratorError
+
+TRUST_FILE = "trusted-wikis.json"
+
+
+def trust_file() -> Path:
+    from platformdirs import user_config_path
+
+    return user_config_path("curator", appauthor=False) / TRUST_FILE
+
+
+def _key(root: Path) -> str:
+    return str(Path(root).resolve())
+
+
+def trusted_roots() -> list[str]:
+    """The wiki roots the operator trusts (resolved paths), as recorded."""
+    try:
+        data = json.loads(trust_file().read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError):
+        return []  # a damaged list trusts nothing (the safe reading); `curator trust` rewrites it
+    roots = data.get("trusted") if isinstance(data, dict) else None
+    return [str(r) for r in roots if isinstance(r, str)] if isinstance(roots, list) else []
+
+
+def is_trusted(root: Path) -> bool:
+    return _key(root) in trusted_roots()
+
+
+def _save(roots: list[str]) -> None:
+    path = trust_file()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps({"trusted": sorted(set(roots))}, indent=2) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise CuratorError(f"cannot record trusted wikis in {path}: {exc.strerror or exc}") from None
+
+
+def trust(root: Path) -> bool:
+    """Trust the wiki at ``root`` (its git configuration's programs run again); True if it changed."""
+    roots = trusted_roots()
+    key = _key(root)
+    if key in roots:
+        return False
+    _save([*roots, key])
+    return True
+
+
+def distrust(root: Path) -> bool:
+    """Stop trusting the wiki at ``root``; True if it was trusted."""
+    roots = trusted_roots()
+    key = _key(root)
+    if key not in roots:
+        return False
+    _save([r for r in roots if r != key])
+    return True

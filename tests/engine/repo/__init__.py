@@ -1,0 +1,1 @@
+"""Tests of curator/engine/repo/."""
