@@ -32,6 +32,9 @@ def _yaml() -> tuple[Any, Any]:
 MAX_FRONTMATTER_CHARS = 64 * 1024
 MAX_ALIASES = 64
 MAX_NODES = 20_000
+#: Integers are kept as numbers within 64 bits; a longer one is kept as its text (a 30-digit id is
+#: not arithmetic, and a 4,301-digit one made Python's int() refuse, which stopped every command).
+MAX_INT = 2**63 - 1
 
 _FENCE = re.compile(r"^---[ \t]*\r?$")
 
@@ -88,13 +91,24 @@ class _TooBig(Exception):
     pass
 
 
+class _TooLong(Exception):
+    """An integer with more digits than Python converts to text (4,300)."""
+
+
 def _plain(value: Any, budget: list[int]) -> Any:
     """Convert loaded YAML to JSON-safe values, spending one unit of ``budget`` per node."""
     budget[0] -= 1
     if budget[0] < 0:
         raise _TooBig
-    if value is None or isinstance(value, (bool, int, str)):
+    if value is None or isinstance(value, (bool, str)):
         return value
+    if isinstance(value, int):
+        if -MAX_INT - 1 <= value <= MAX_INT:
+            return value
+        try:
+            return str(value)
+        except ValueError:
+            raise _TooLong from None
     if isinstance(value, float):
         return value if math.isfinite(value) else str(value)
     if isinstance(value, (_dt.date, _dt.datetime)):
@@ -163,7 +177,7 @@ def _fast_scalar(text: str, flow: bool) -> Any:
         return _NO_VALUE
     if first.isdigit():
         if _INT.fullmatch(text):
-            return int(text)
+            return int(text) if len(text) <= 18 else _NO_VALUE  # (PyYAML's reading decides: _plain)
         if _FLOAT.fullmatch(text):
             return float(text)
         m = _DATE.fullmatch(text)
@@ -301,6 +315,8 @@ def load_yaml(raw: str) -> tuple[dict[str, Any], str | None]:
         return _plain(data, [MAX_NODES]), None
     except (_TooBig, RecursionError):
         return {}, f"frontmatter expands to more than {MAX_NODES} values (YAML alias bomb?); ignored"
+    except _TooLong:
+        return {}, "frontmatter holds an integer too long to read; ignored"
 
 
 # --- rewriting -----------------------------------------------------------------------------
