@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from curator.engine.corpus import frontmatter
+from curator.engine.corpus.lookalike import visible_form
 from curator.engine.corpus.page import DEFAULT_LAYER, DEFAULT_TRUST
 from curator.engine.corpus.slugs import slugify
 
@@ -37,8 +38,10 @@ def clean_bullet(text: str) -> str:
     return " ".join(text.split())
 
 
-def _words(text: str) -> list[str]:
-    return _WORDS.findall(text.lower())
+def fact_words(text: str) -> list[str]:
+    """The words fact dedup compares: as a reader sees them (invisible characters removed,
+    look-alike letters folded: :func:`~curator.engine.corpus.lookalike.visible_form`), lowercase."""
+    return _WORDS.findall(visible_form(text).lower())
 
 
 def find_duplicate(page_text: str, content: str) -> str | None:
@@ -49,16 +52,17 @@ def find_duplicate(page_text: str, content: str) -> str | None:
 def matching_fact(bullets: Iterable[str], content: str) -> str | None:
     """The first of ``bullets`` (texts after their dash) that ``content`` restates, cleaned, or None.
 
-    The fact dedup of docs/design.md §4.5: word-set Jaccard >= 0.8, or one contains the other (normalised).
+    The fact dedup of docs/design.md §4.5: word-set Jaccard >= 0.8, or one contains the other (normalised,
+    compared as a reader sees them: :func:`fact_words`).
     """
-    fact_words = _words(clean_bullet(content))
-    if not fact_words:
+    content_words = fact_words(clean_bullet(content))
+    if not content_words:
         return None
-    fact_set = set(fact_words)
-    fact_norm = f" {' '.join(fact_words)} "
+    fact_set = set(content_words)
+    fact_norm = f" {' '.join(content_words)} "
     for text in bullets:
         bullet = clean_bullet(text)
-        words = _words(bullet)
+        words = fact_words(bullet)
         if not words:
             continue
         bset = set(words)

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from curator.engine.corpus.facts import clean_bullet
+from curator.engine.corpus.facts import clean_bullet, fact_words
 from curator.engine.errors import CuratorError
 from curator.engine.policy.actor import Actor, parse_actor
 from curator.engine.policy.scope import INBOX_FOLDERS
@@ -31,7 +30,6 @@ if TYPE_CHECKING:
 
 INBOX_DIR, REJECTED_DIR = INBOX_FOLDERS
 ID_LENGTH = 12
-_WORDS = re.compile(r"[^\W_]+")
 
 
 def now() -> str:
@@ -56,9 +54,9 @@ class Approval(Protocol):
 # --- keys -----------------------------------------------------------------------------------
 
 def fact_key(content: str) -> str:
-    """The fact as fact dedup compares it: links and stamp removed, lowercase words, one space."""
-
-    return " ".join(_WORDS.findall(clean_bullet(content).lower()))
+    """The fact as fact dedup compares it: links and stamp removed, its words as a reader sees them
+    (look-alike letters folded, invisible characters gone), lowercase, one space."""
+    return " ".join(fact_words(clean_bullet(content)))
 
 
 def item_id(slug: str, content: str) -> str:
