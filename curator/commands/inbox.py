@@ -50,6 +50,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 def run_list(inv: Invocation, args: argparse.Namespace) -> int:
     import sys
 
+    from curator.engine.corpus.lookalike import escape_controls
     from curator.engine.review.inbox import list_items, read_items
 
     damaged: list[str] = []
@@ -60,24 +61,28 @@ def run_list(inv: Invocation, args: argparse.Namespace) -> int:
     if damaged and inv.actor.is_operator:
         sys.stderr.write(f"curator: warning: {len(damaged)} inbox item file(s) do not parse and are not "
                          f"listed: {', '.join(damaged[:5])}; fix them or restore them with git\n")
-    lines = [f"{i.id}  {i.time[:16].replace('T', ' ')}  {i.actor:<18} {i.target:<36} "
-             f"{'(new page) ' if i.create else ''}{i.content[:70]}" for i in items]
+    shown = escape_controls  # what is decided on reads as stored (no bidi reordering, no hidden lines)
+    lines = [f"{i.id}  {shown(i.time[:16].replace('T', ' '))}  {shown(i.actor):<18} {shown(i.target):<36} "
+             f"{'(new page) ' if i.create else ''}{shown(i.content[:70])}" for i in items]
     inv.emit([i.to_json() for i in items],
              "\n".join(lines) + f"\n{len(items)} pending" if lines else "the inbox is empty")
     return 0
 
 
 def run_show(inv: Invocation, args: argparse.Namespace) -> int:
+    from curator.engine.corpus.lookalike import escape_controls
     from curator.engine.review.inbox import get_item, item_view
 
     actor = None if inv.actor.is_operator else inv.actor
     item = get_item(inv.wiki, args.id, actor)
     data = item_view(inv.wiki, item, inv.actor)
-    text = [f"inbox item {item.id}: {item.actor}" + (f" ({item.department})" if item.department else "")
-            + f" at {item.time}", f"target: {item.target}" + (" (new page)" if item.create else ""),
-            f"held: {item.reason}", f"fact: {item.content}", "", data["diff"].rstrip("\n"), "",
-            "similar facts:"]
-    text += [f"  {s['score']:.2f}  {s['page']}: {s['fact']}" for s in data["similar"]] or ["  (none)"]
+    shown = escape_controls  # what is decided on reads as stored (no bidi reordering, no forged lines)
+    text = [f"inbox item {item.id}: {shown(item.actor)}"
+            + (f" ({shown(item.department)})" if item.department else "")
+            + f" at {shown(item.time)}", f"target: {shown(item.target)}" + (" (new page)" if item.create else ""),
+            f"held: {shown(item.reason)}", f"fact: {shown(item.content)}", "",
+            "\n".join(shown(line) for line in data["diff"].rstrip("\n").split("\n")), "", "similar facts:"]
+    text += [f"  {s['score']:.2f}  {shown(s['page'])}: {shown(s['fact'])}" for s in data["similar"]] or ["  (none)"]
     inv.emit(data, "\n".join(text))
     return 0
 

@@ -14,6 +14,7 @@ from urllib.parse import quote
 
 from PySide6.QtCore import Qt
 
+from curator.engine.corpus.lookalike import escape_controls
 from curator.engine.review.inbox import list_items
 from curator.engine.write.held import InboxItem
 from curator.models.records import RecordRole, RecordTableModel
@@ -47,10 +48,11 @@ class InboxModel(RecordTableModel[InboxItem]):
 
     def cell(self, item: InboxItem, col: int, role: int) -> Any:
         if role == Qt.ItemDataRole.DisplayRole:
-            target = item.target + ("  (new page)" if item.create else "")
-            return (item.actor, item.department or "—", _when(item), target, item.content)[col]
+            target = escape_controls(item.target) + ("  (new page)" if item.create else "")
+            return (escape_controls(item.actor), escape_controls(item.department or "—"), _when(item), target,
+                    escape_controls(item.content))[col]
         if role == Qt.ItemDataRole.ToolTipRole:
-            return f"{item.content}\n\nHeld because {item.reason}"
+            return f"{escape_controls(item.content)}\n\nHeld because {escape_controls(item.reason)}"
         return None
 
 
@@ -65,7 +67,7 @@ def diff_html(diff: str) -> str:
         else:
             colour, background = _DIFF_COLOURS.get(line[:1], ("#222222", "#ffffff"))
         lines.append(f'<span style="color:{colour}; background-color:{background};">'
-                     f"{html.escape(line) or '&nbsp;'}</span>")
+                     f"{html.escape(escape_controls(line)) or '&nbsp;'}</span>")
     return ('<pre style="font-family: monospace; white-space: pre-wrap; background-color:#ffffff;">'
             + "<br>".join(lines) + "</pre>")
 
@@ -78,13 +80,14 @@ def item_html(view: dict[str, Any]) -> str:
               ("Target page", view["target"] + ("  (a new page)" if view.get("create") else "")),
               ("Held because", view.get("reason") or "—"), ("Item", view["id"])]
     cells = "".join(f'<tr><td style="color:#555555; {plain}">{name}</td>'
-                    f'<td style="{plain}">{html.escape(str(value))}</td></tr>' for name, value in fields)
+                    f'<td style="{plain}">{html.escape(escape_controls(str(value)))}</td></tr>'
+                    for name, value in fields)
     similar = view.get("similar") or []
     rows = "".join(
-        f'<li><a href="curator:{quote(s["page"])}">{html.escape(s["page"])}</a> '
-        f'<span style="color:#555555;">({s["score"]:.2f})</span>: {html.escape(s["fact"])}</li>'
+        f'<li><a href="curator:{quote(s["page"])}">{html.escape(escape_controls(s["page"]))}</a> '
+        f'<span style="color:#555555;">({s["score"]:.2f})</span>: {html.escape(escape_controls(s["fact"]))}</li>'
         for s in similar) or "<li><i>no similar fact anywhere in the wiki</i></li>"
-    return (f"<html><body><h3>{html.escape(view['content'])}</h3>"
+    return (f"<html><body><h3>{html.escape(escape_controls(view['content']))}</h3>"
             f'<div style="background-color:#f4f6f7; padding:6px;"><table cellspacing="0">{cells}</table></div>'
             f"<p><b>The page with the fact in place</b></p>{diff_html(view.get('diff') or '')}"
             f"<p><b>Most similar facts in the wiki</b></p><ul>{rows}</ul></body></html>")

@@ -69,3 +69,20 @@ def visible_form(text: str) -> str:
 def lookalike_key(text: str) -> str:
     """A key under which look-alike strings meet: :func:`visible_form`, casefolded."""
     return visible_form(text).casefold()
+
+
+def escape_controls(text: str) -> str:
+    """``text`` with every control and format character shown as ``<U+XXXX>``: what the operator
+    decides on (a fact, a title, a path) reads as stored, never reordered by a bidirectional
+    override (``‮yaP fo sutats‬`` shown as "status of Pay") nor hiding a zero-width character.
+    Tabs stay; line breaks are shown too (a forged second line cannot pass as the tool's own)."""
+    if text.isascii() and text.isprintable():
+        return text
+    out = []
+    for char in text:
+        category = unicodedata.category(char)
+        if (category in ("Cc", "Cf") and char != "\t") or char in ("\u2028", "\u2029"):
+            out.append(f"<U+{ord(char):04X}>")
+        else:
+            out.append(char)
+    return "".join(out)

@@ -7,7 +7,11 @@ from dataclasses import dataclass
 
 from curator.engine.errors import UsageError
 
-_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$")
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,127}")
+#: A department: letters (any script), digits, spaces, ``.``, ``_``, ``-``; no line breaks or
+#: control characters (a name is printed in decisions and commit trailers: a newline in it forged
+#: a ``Reviewed-by: operator`` line).
+_DEPARTMENT = re.compile(r"[^\W_][\w .-]{0,63}")
 
 
 @dataclass(slots=True, frozen=True)
@@ -45,10 +49,13 @@ def parse_actor(text: str | None, department: str | None = None) -> Actor:
     """Parse ``operator``, ``agent:<id>`` or ``capability:<name>``; raise a one-line usage error."""
     text = (text or "operator").strip()
     dept = department.strip() if department and department.strip() else None
+    if dept is not None and not _DEPARTMENT.fullmatch(dept):
+        raise UsageError(f"invalid department {dept[:40]!r}: use letters, digits, spaces, '.', '_' and '-' "
+                         "(at most 64, no line breaks or control characters)")
     if text == "operator":
         return Actor("operator", department=dept)
     kind, sep, ident = text.partition(":")
-    if sep and kind in ("agent", "capability") and _ID.match(ident):
+    if sep and kind in ("agent", "capability") and _ID.fullmatch(ident):
         return Actor(kind, ident, dept)
     raise UsageError(
         f"invalid actor {text!r}: use 'operator', 'agent:<id>' or 'capability:<name>' "

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from curator.engine.corpus.links import Edge, anchor_found
+from curator.engine.corpus.lookalike import escape_controls, lookalike_key
 from curator.engine.corpus.walker import utf8_name
 from curator.engine.policy.actor import OPERATOR, Actor
 from curator.engine.wiki import Wiki
@@ -32,7 +33,7 @@ SEVERITY = {"frontmatter": ERROR, "layer": ERROR, "trust": ERROR, "encoding": ER
 #: The name the operator's answer is saved under in the page cache, and the version of what is
 #: saved: bump it whenever what lint reports changes (a saved answer of another version is not used).
 SAVED_NAME = "lint"
-_SAVED_FORMAT = 1
+_SAVED_FORMAT = 2  # (2: look-alike names are reported)
 
 
 def _link_problem(edge: Edge, visible: dict[str, Any], can_see: Callable[[str], bool]) -> tuple[str, str] | None:
@@ -182,9 +183,33 @@ def _page_issues(wiki: Wiki, actor: Actor) -> list[LintIssue]:
             for path in paths:
                 issues.append(LintIssue(path, "duplicate-basename", WARNING,
                                         f"{len(paths)} pages are named {stem!r}: {', '.join(paths[:4])}"))
+    issues.extend(_lookalike_names(stems))
     issues.extend(_folder_case(visible))
     issues.sort(key=_sort_key)
     return issues
+
+
+def _lookalike_names(stems: dict[str, list[str]]) -> list[LintIssue]:
+    """Pages whose names differ only by look-alike or invisible characters (``pаyments`` with a
+    Cyrillic ``а`` beside ``payments``): one reads as the other, and routing takes them as one."""
+    groups: dict[str, list[str]] = defaultdict(list)
+    for stem in stems:
+        if not stem.isascii():  # (an ASCII name folds to itself: only others can look like it)
+            groups[lookalike_key(stem)].append(stem)
+    out = []
+    for key, names in groups.items():
+        if key in stems and key not in names:
+            names.append(key)
+        if len(names) < 2:
+            continue
+        paths = sorted(p for name in names for p in stems[name])
+        for stem in names:
+            for path in stems[stem]:
+                others = ", ".join(escape_controls(p) for p in paths if p != path)
+                out.append(LintIssue(path, "lookalike-name", WARNING,
+                                     f"the name {escape_controls(stem)!r} looks like another page's ({others}); "
+                                     "rename one (routing takes them as the same name)"))
+    return out
 
 
 def _folder_case(paths: Iterable[str]) -> list[LintIssue]:

@@ -39,6 +39,7 @@ from curator.engine.corpus.facts import (
     refresh_updated,
     scaffold,
 )
+from curator.engine.corpus.lookalike import lookalike_key
 from curator.engine.corpus.slugs import SlugFeatures, similarity, slug_features, slugify
 from curator.engine.corpus.walker import EXCLUDED_DIRS, json_line
 from curator.engine.policy.actor import OPERATOR, Actor
@@ -362,7 +363,7 @@ def route(wiki: Wiki, slug: str, actor: Actor = OPERATOR) -> tuple[str | None, l
     def visible(path: str) -> bool:
         return actor.is_operator or wiki.visible(actor, path)
 
-    named = exact_of(slug)
+    named = exact_of(slug) or _lookalikes(slug, slugs, exact_of)
     exact = [p for p in named if visible(p)]
     if len(exact) < len(named):
         # The name is taken by a page this writer cannot see: creating (or picking) another page
@@ -390,6 +391,16 @@ def route(wiki: Wiki, slug: str, actor: Actor = OPERATOR) -> tuple[str | None, l
             scored.append(Candidate(f.slug, path, score))
     scored.sort(key=lambda c: (-c.score, c.path))
     return None, scored[:MAX_CANDIDATES]
+
+
+def _lookalikes(slug: str, slugs: Mapping[str, str], exact_of: Callable[[str], list[str]]) -> list[str]:
+    """Pages whose name is ``slug`` to a reader (``pаyments`` with a Cyrillic ``а`` is
+    ``payments``): routing takes look-alike names as one, so no look-alike page is created beside
+    a page and no fact goes to the look-alike instead (only reached when no name matched exactly)."""
+    key = lookalike_key(slug)
+    found = exact_of(key) if key != slug else []
+    return found + [p for p, s in slugs.items() if not s.isascii() and s != slug and lookalike_key(s) == key
+                    and p not in found]
 
 
 # --- the door ----------------------------------------------------------------------------------

@@ -1,0 +1,51 @@
+"""Look-alike page names (issue 45): ``wiki/pаyments.md`` (a Cyrillic ``а``) beside ``payments``
+was reported by nothing, and an agent's ``pаyments`` made a second page. Lint names the pair;
+routing takes look-alike names as the same name."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from curator.engine.corpus.lookalike import escape_controls
+from tests.gui_helpers import make_wiki
+
+LATIN = "wiki/payments.md"
+CYRILLIC = "wiki/p\u0430yments.md"
+
+
+def cli(root: Path, *args: str) -> tuple[int, str]:
+    proc = subprocess.run([sys.executable, "-m", "curator.cli", "--wiki", str(root), *args],
+                          capture_output=True, text=True, timeout=60)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def test_lint_reports_both_pages_of_a_lookalike_pair(tmp_path: Path) -> None:
+    root = make_wiki(tmp_path / "w", {LATIN: "# Payments\n", CYRILLIC: "# Payments too\n",
+                                      "wiki/refunds.md": "# Refunds\n"})
+    _rc, out = cli(root, "lint", "--json")
+    issues = [i for i in json.loads(out) if i["code"] == "lookalike-name"]
+    assert sorted(i["path"] for i in issues) == sorted([LATIN, CYRILLIC]), out
+    assert all("looks like" in i["message"] for i in issues)
+
+
+def test_routing_takes_lookalike_names_as_one(tmp_path: Path) -> None:
+    root = make_wiki(tmp_path / "w", {LATIN: "# Payments\n\n## Updates\n\n- Cards settle in two days\n"})
+    rc, out = cli(root, "--as", "agent:bob", "append", "p\u0430yments", "Refunds take five days", "--json")
+    answer = json.loads(out)
+    assert rc == 0 and answer["status"] == "appended" and answer["page"] == LATIN, answer
+    assert not (root / CYRILLIC).exists()
+    # the other way round: only the look-alike page exists, the Latin name reaches it
+    other = make_wiki(tmp_path / "o", {CYRILLIC: "# Payments\n\n## Updates\n\n- Cards settle in two days\n"})
+    rc, out = cli(other, "--as", "agent:bob", "append", "payments", "Refunds take five days", "--json")
+    answer = json.loads(out)
+    assert rc == 0 and answer["page"] == CYRILLIC and not (other / LATIN).exists(), answer
+
+
+def test_controls_are_shown_escaped() -> None:
+    assert escape_controls("Approve \u202eyaP fo sutats\u202c all refunds") == \
+        "Approve <U+202E>yaP fo sutats<U+202C> all refunds"
+    assert escape_controls("a\u200bb\nReviewed-by: operator") == "a<U+200B>b<U+000A>Reviewed-by: operator"
+    assert escape_controls("plain text, Ünïcode, 東京") == "plain text, Ünïcode, 東京"
