@@ -499,10 +499,46 @@ def serve(wiki: Wiki, agent: str, department: str | None = None, sync_every: flo
                                   after_action_delay=min(5.0, sync_every))
         door.auto_sync.start_thread(stop, tick=min(1.0, sync_every))
     try:
-        build_server(door).run("stdio")
+        import anyio
+
+        anyio.run(serve_stdio, build_server(door))
     finally:
         stop.set()
         door.close()
+
+
+async def serve_stdio(server: Any) -> None:
+    """Serve ``server`` (an ``MCPServer``) over stdin/stdout as ``server.run("stdio")`` does, and
+    answer every line that is not a JSON-RPC message: ``-32700`` (parse error) when it is not
+    JSON, ``-32600`` (invalid request) when it is JSON of another shape, each with ``id: null``
+    (the SDK's transport only logged them, and the client waited for an answer that never came)."""
+    import anyio
+    from mcp.server.stdio import stdio_server
+    from mcp.shared.message import SessionMessage
+    from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
+
+    # (MCPServer.run_stdio_async runs its low-level server on stdio_server's streams the same way)
+    lowlevel = server._lowlevel_server
+    async with stdio_server() as (read_stream, write_stream):
+        send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+
+        async def sort_out() -> None:
+            async with send:
+                async for item in read_stream:
+                    if not isinstance(item, Exception):
+                        await send.send(item)
+                        continue
+                    errors: list[dict[str, Any]] = getattr(item, "errors", list)()
+                    not_json = any(e.get("type") == "json_invalid" for e in errors)
+                    error = ErrorData(code=PARSE_ERROR if not_json else INVALID_REQUEST,
+                                      message="Parse error: the line is not JSON" if not_json
+                                      else "Invalid request: not a JSON-RPC 2.0 message")
+                    await write_stream.send(SessionMessage(JSONRPCError(jsonrpc="2.0", id=None, error=error)))
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(sort_out)
+            await lowlevel.run(receive, write_stream, lowlevel.create_initialization_options())
+            tasks.cancel_scope.cancel()
 
 
 def open_door(root: Path | str, agent: str, department: str | None = None) -> AgentDoor:
