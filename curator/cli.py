@@ -302,6 +302,11 @@ def _main(argv: Sequence[str] | None) -> int:
             return exc.exit_code
         if os.environ.get("CURATOR_DEBUG"):
             raise
+        from curator.engine.errors import is_disk_full
+
+        if is_disk_full(exc):  # (outside an action: nothing of the wiki was written or committed)
+            sys.stderr.write("curator: error: disk full: nothing was committed; free some space and try again\n")
+            return 1
         first = terminal_safe(str(exc).splitlines()[0]) if str(exc) else ""
         sys.stderr.write(
             f"curator: internal error: {type(exc).__name__}: {first} "

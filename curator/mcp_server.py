@@ -58,7 +58,7 @@ from pydantic import Field
 from curator.engine.corpus.store import ChangeSet
 from curator.engine.corpus.walker import display_path
 from curator.engine.corpus.watcher import PageWatcher, namespaces
-from curator.engine.errors import CuratorError
+from curator.engine.errors import CuratorError, is_disk_full
 from curator.engine.policy.actor import Actor, parse_actor
 from curator.engine.wiki import Wiki
 from curator.text import plural
@@ -133,7 +133,14 @@ class AgentDoor:
                 self.wiki.search.sweep_interval = WATCHED_SWEEP_INTERVAL
                 self.wiki.changed.connect(self._on_changed)
             _ = self.wiki.pages
-            self.wiki.search.refresh()
+            try:
+                self.wiki.search.refresh()
+            except Exception as exc:
+                if not is_disk_full(exc):
+                    raise
+                # The index is a cache: the server answers without it being current (a search
+                # then says the disk is full); it must not refuse to start.
+                logging.getLogger(__name__).warning("disk full: the search index is not up to date")
             self._data_version = self._db_version()
             _ = self.wiki.links
 
@@ -385,6 +392,8 @@ def build_server(door: AgentDoor) -> Any:
         except CuratorError as exc:
             raise ToolError(display_path(_one_line(exc))) from None
         except Exception as exc:  # an engine bug still reaches the model as one line
+            if is_disk_full(exc):
+                raise ToolError("disk full: nothing was committed; try again later") from None
             raise ToolError(display_path(f"internal error: {type(exc).__name__}: {_one_line(exc)}")) from None
 
     def tool(description: str) -> Callable[[Callable[..., str]], Callable[..., str]]:

@@ -1303,7 +1303,8 @@ class PageStore:
             if len(stale) >= (PARALLEL_MIN if parallel_min is None else parallel_min):
                 checkpoint(conn)
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # (SQLite rolls back by itself on a full disk)
+                conn.execute("ROLLBACK")
             # the in-memory stamps may be ahead of the database: reload them
             self._loaded = self._stamps_loaded = False
             self._pages = self._info = self._info_blob = self._token = None

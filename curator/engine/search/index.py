@@ -457,7 +457,8 @@ class SearchIndex:
                     self._tombstone(conn, path)
                 conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:  # (SQLite rolls back by itself on a full disk)
+                    conn.execute("ROLLBACK")
                 raise
 
     def _save_dirs(self, stamps: dict[str, int], *, gone: Sequence[str] = (), replace: bool = False,
@@ -483,7 +484,8 @@ class SearchIndex:
                         self._pack_stamps(conn)
                 conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:  # (SQLite rolls back by itself on a full disk)
+                    conn.execute("ROLLBACK")
                 raise
 
     @staticmethod
@@ -542,7 +544,8 @@ class SearchIndex:
                     conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('bulk', ?)", (f"{doc_id} {walked_ns}",))
                     conn.execute("COMMIT")
                 except BaseException:
-                    conn.execute("ROLLBACK")
+                    if conn.in_transaction:  # (SQLite rolls back by itself on a full disk)
+                        conn.execute("ROLLBACK")
                     raise
                 self._built = True
             self._save_dirs(stamps, replace=True, swept=True)

@@ -141,7 +141,7 @@ from typing import TYPE_CHECKING, Any
 from curator.engine.corpus.page import Decoded, decode
 from curator.engine.corpus.store import gc_paused
 from curator.engine.corpus.walker import json_line
-from curator.engine.errors import CuratorError
+from curator.engine.errors import DISK_FULL_NOTHING_WRITTEN, CuratorError, DiskFull, is_disk_full
 from curator.engine.policy.actor import OPERATOR, Actor, parse_actor
 from curator.engine.repo.git import Git, GitError, IndexNotUpdated, LogEntry, fsync_path, merge_file_raw
 from curator.engine.repo.journal import Journal
@@ -528,9 +528,14 @@ class ActionContext:
                         full.unlink()
                     _prune_empty_dirs(root, full.parent)
                 elif not full.exists() or full.read_bytes() != original:
-                    atomic_write(full, original)
+                    try:
+                        atomic_write(full, original)
+                    except OSError as exc:
+                        if not is_disk_full(exc) or not full.exists():
+                            raise
+                        _overwrite_in_place(full, original)  # (no room for a temporary copy)
             except OSError:
-                continue  # best effort; the marker stays so recovery can commit what remains
+                continue  # best effort; the marker stays so recovery can roll back what remains
         self._clear_marker_if_clean()
 
     def _header(self) -> dict[str, Any]:
@@ -970,9 +975,16 @@ def _run_locked(wiki: Wiki, st: WikiSession, actor: Actor, name: str, target: st
         ctx._rollback()
         data = {**ctx.data, **exc.data}
         return ActionResult(exc.status, exc.message, data=data, action=name, target=target)
-    except BaseException:
-        ctx._rollback()
-        raise
+    except BaseException as exc:
+        if not is_disk_full(exc):
+            ctx._rollback()
+            raise
+        try:
+            ctx._rollback()
+        except BaseException:
+            raise DiskFull("disk full: the action stopped half-way and could not be undone; free some "
+                           "space, then run 'curator recover'") from exc
+        raise DiskFull(DISK_FULL_NOTHING_WRITTEN) from exc
     result = _finish(wiki, st, ctx)
     if recovered is not None and recovered.commit:
         result.data.setdefault("recovered", recovered.commit)
@@ -997,9 +1009,19 @@ def _finish(wiki: Wiki, st: WikiSession, ctx: ActionContext) -> ActionResult:
         return ActionResult(exc.status, exc.message, data={**ctx.data, **exc.data}, action=ctx.name,
                             target=ctx.target)
     # Every file is written: from here on recovery rolls the action forward, never back.
-    _pending_append(st, [], {"phase": "commit", "changed": changed, "body": ctx.body.strip(),
-                             "contents": {p: st.git.store_blob(b) for p, b in contents.items()},
-                             "journal": ctx._journal_record(None, committed=False, changed=changed)})
+    try:
+        _pending_append(st, [], {"phase": "commit", "changed": changed, "body": ctx.body.strip(),
+                                 "contents": {p: st.git.store_blob(b) for p, b in contents.items()},
+                                 "journal": ctx._journal_record(None, committed=False, changed=changed)})
+    except BaseException as exc:
+        # Not recorded as done: undo the writes, so that an action answered with an error is never
+        # committed later by recovery (the pending record still says "roll back").
+        ctx._rollback()
+        if is_disk_full(exc):
+            raise DiskFull(DISK_FULL_NOTHING_WRITTEN if not ctx._changed() else
+                           "disk full: the action stopped half-way; free some space, then run "
+                           "'curator recover' (it undoes the rest)") from exc
+        raise
     index_ok = True
     try:
         sha = st.git.commit_paths(changed, message, ctx.actor.git_author,
@@ -1014,12 +1036,34 @@ def _finish(wiki: Wiki, st: WikiSession, ctx: ActionContext) -> ActionResult:
         sha = None
         data["commit_error"] = str(exc)
         text = f"{text} (not committed: {exc}; the next action will commit it)".strip()
-    st.journal.append(ctx._journal_record(sha, committed=sha is not None, changed=changed))
+    except OSError as exc:
+        if not is_disk_full(exc):
+            raise
+        # Written and recorded: recovery rolls it forward, so the answer says it is done.
+        sha = None
+        data["commit_error"] = "disk full"
+        text = f"{text} (not committed yet: the disk is full; the next action will commit it)".strip()
+    try:
+        st.journal.append(ctx._journal_record(sha, committed=sha is not None, changed=changed))
+    except OSError as exc:
+        if not is_disk_full(exc):
+            raise
+        data["journal_error"] = "disk full"  # (done and committed or pending: the answer stays a success)
     st.journal_seen = st.journal.size()
     if sha is not None and index_ok:
         _clear_marker(st)  # else keep it: the next action's recovery commits (or repairs) these paths
     wiki.refresh_loaded(changed)
     return ActionResult(ctx.status, text, sha, changed, data, ctx.name, ctx.target)
+
+
+def _overwrite_in_place(path: Path, data: bytes) -> None:
+    """Put ``data`` back into ``path`` without a temporary copy (a rollback on a full disk: the
+    original is not longer than what the action wrote, so it fits in the file's own blocks)."""
+    with open(path, "r+b") as f:
+        f.write(data)
+        f.truncate()
+        f.flush()
+        os.fsync(f.fileno())
 
 
 def _apart_contents(g: Git, ctx: ActionContext, changed: list[str]) -> dict[str, bytes]:
