@@ -773,8 +773,8 @@ class MainWindow(QMainWindow):
         names = ", ".join(self.workspace.handles[i].label for i in self.untrusted)
         every = [p for programs in self.untrusted.values() for p in programs]
         shown = ", ".join(every[:3]) + (f" (+{len(every) - 3} more)" if len(every) > 3 else "")
-        text = (f"{UNTRUSTED}: {names} names programs for git to run ({shown}); Curator runs none of "
-                "them until you trust the wiki.")
+        text = (f"{UNTRUSTED}: the git configuration of {names} names programs for git to run ({shown}); "
+                "Curator runs none of them until you trust the wiki.")
         if self.trust_banner is None:
             self.trust_banner = self._add_banner(Banner(text, tone="warning"))
             self.trust_banner.add_button("Trust this wiki…", self.trust_wikis)
