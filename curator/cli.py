@@ -20,7 +20,7 @@ from typing import Any
 
 #: Command groups, in the order their commands appear in ``--help``.
 COMMAND_GROUPS: tuple[str, ...] = ("read", "write", "inbox", "provenance", "properties", "graph", "links", "search",
-                                  "scope", "sync", "gui", "mcp")
+                                  "scope", "sync", "operators", "gui", "mcp")
 
 
 def _terminal_columns() -> int:
@@ -113,6 +113,7 @@ COMMAND_GROUP: dict[str, str] = {
     **dict.fromkeys(("search", "context"), "search"),
     **dict.fromkeys(("scope", "file-doc", "auto"), "scope"),
     **dict.fromkeys(("sync", "conflicts", "resolve"), "sync"),
+    "operators": "operators",
     "gui": "gui",
     "mcp": "mcp",
 }

@@ -517,7 +517,7 @@ def serve(wiki: Wiki, agent: str, department: str | None = None, sync_every: flo
 
 
 async def serve_stdio(server: Any) -> None:
-    """Serve ``server`` (an ``MCPServer``) over stdin/stdout as ``server.run("stdio")`` does, and
+    """Serve ``server`` (an ``MCPServer``) over stdin/stdout as its own stdio transport does, and
     answer every line that is not a JSON-RPC message: ``-32700`` (parse error) when it is not
     JSON, ``-32600`` (invalid request) when it is JSON of another shape, each with ``id: null``
     (the SDK's transport only logged them, and the client waited for an answer that never came)."""

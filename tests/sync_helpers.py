@@ -68,12 +68,37 @@ class Net:
             wiki.close()
 
 
+def signed(*args: str) -> list[str]:
+    """``git`` arguments that make a ``commit`` signed with the tests' operator key (as an operator
+    committing with plain git and ``commit.gpgsign`` would)."""
+    from curator.engine.repo.signing import signing_key
+
+    key = signing_key()
+    assert key is not None, "the tests' operator key (tests/conftest.py) is missing"
+    return ["-c", "gpg.format=ssh", "-c", f"user.signingkey={key}", *args, "-S"]
+
+
+def operator_allow_list() -> str:
+    """The operator allow-list line of the tests' signing key (tests/conftest.py), or ""."""
+    from curator.engine.repo.signing import signing_key
+
+    key = signing_key()
+    public = key.with_name(key.name + ".pub") if key is not None else None
+    if public is None or not public.exists():
+        return ""
+    kind, blob = public.read_text().split()[:2]
+    return f'operator namespaces="git" {kind} {blob}\n'
+
+
 def make_net(tmp: Path, pages: dict[str, str] | None = None, clones: tuple[str, ...] = ("b",)) -> Net:
     """``a`` is made with ``curator init`` and pushed; the other clones are ``git clone``s of it."""
     remote = tmp / "remote.git"
     subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
     root = tmp / "a"
     init_wiki(root)
+    allowed = operator_allow_list()
+    if allowed and ".curator-operators" not in (pages or {}):
+        (root / ".curator-operators").write_text(allowed, encoding="utf-8")
     for rel, text in (pages if pages is not None else {"wiki/ann-smith.md": PAGE}).items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text, encoding="utf-8")

@@ -1,8 +1,9 @@
 """Many machines, one wiki: ``sync``, ``conflicts``, ``resolve`` (issue 11).
 
 ``curator sync`` fetches, merges and pushes as one action (``up_to_date | pulled | pushed | merged |
-conflict | offline``); ``--setup`` installs the page merge driver, ``--status`` reports without
-touching the network. Error answers (``locked``, ``invalid``, ``error``) exit 1, every other 0.
+conflict | held | offline``); ``--setup`` installs the page merge driver, ``--status`` reports without
+touching the network; ``--held`` lists incoming commits held for an operator (the trust rules of
+:mod:`curator.engine.sync.incoming`), ``--accept`` / ``--drop`` decide them. Error answers (``locked``, ``invalid``, ``error``) exit 1, every other 0.
 """
 
 from __future__ import annotations
@@ -32,6 +33,13 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                       help="install the page merge driver (.gitattributes and the repository config)")
     mode.add_argument("--status", action="store_true",
                       help="ahead/behind, last sync and conflicts, without touching the network")
+    mode.add_argument("--held", action="store_true",
+                      help="the incoming commits the last sync held for an operator, and why")
+    mode.add_argument("--accept", action="store_true",
+                      help="merge the held incoming commits as they are, then sync (operator)")
+    mode.add_argument("--drop", action="store_true",
+                      help="merge the held commits with every path they changed kept as it is here, "
+                           "then sync (operator)")
     # The frozen (PyInstaller) build runs the merge driver through its own executable.
     mode.add_argument("--merge-driver", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     p.set_defaults(handler="curator.commands.sync:run_sync")
@@ -72,9 +80,30 @@ def run_sync(inv: Invocation, args: argparse.Namespace) -> int:
         return _finish(inv, setup(inv.wiki, inv.actor))
     if args.status:
         return _status(inv, args)
+    if args.held:
+        return _held(inv)
+    if args.accept or args.drop:
+        from curator.engine.sync.remote import decide_held
+
+        return _finish(inv, decide_held(inv.wiki, inv.actor, keep=args.accept))
     from curator.engine.sync.remote import sync
 
     return _finish(inv, sync(inv.wiki, inv.actor, args.remote))
+
+
+def _held(inv: Invocation) -> int:
+    from curator.engine.corpus.lookalike import escape_controls
+    from curator.engine.sync.remote import held_changes
+
+    held = held_changes(inv.wiki) or {"held": [], "paths": []}
+    lines = [f"{len(held['held'])} incoming commit(s) of {held.get('remote') or 'the remote'} held for an "
+             "operator ('curator sync --accept' merges them, '--drop' keeps their changes out):"] \
+        if held["held"] else ["nothing is held"]
+    for c in held["held"]:
+        lines.append(f"  {c['sha'][:12]}  {escape_controls(c['author'])}: {escape_controls(c['subject'])}")
+        lines += [f"      {escape_controls(why)}" for why in c["reasons"]]
+    inv.emit(held, "\n".join(lines))
+    return 0
 
 
 def _status(inv: Invocation, args: argparse.Namespace) -> int:

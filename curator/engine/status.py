@@ -66,6 +66,7 @@ class Status(StrEnum):
     PULLED = "pulled"
     PUSHED = "pushed"
     CONFLICT = "conflict"
+    HELD = "held"  # incoming commits wait for an operator (curator sync --held)
     OFFLINE = "offline"
     RECORDED = "recorded"
     RESOLVED = "resolved"

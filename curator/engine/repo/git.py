@@ -396,6 +396,52 @@ class Git:
         proc = self.run("cat-file", "blob", f"{commit}:{path}", check=False)
         return proc.stdout if proc.returncode == 0 else None
 
+    def good_signers(self, rng: str, allowed_signers: Path) -> dict[str, str]:
+        """Commit -> signer (the principal of ``allowed_signers``, git's SSH allowed-signers file)
+        for the commits of ``rng`` whose SSH signature git verifies as good against that file;
+        unsigned commits and bad or unknown signatures are left out."""
+        proc = self.run("-c", "gpg.format=ssh", "-c", f"gpg.ssh.allowedSignersFile={allowed_signers}",
+                        "-c", "gpg.ssh.program=ssh-keygen", "log", "--format=%H%x00%G?%x00%GS", rng,
+                        check=False)
+        out = {}
+        for line in proc.stdout.decode("utf-8", "replace").splitlines():
+            sha, _, rest = line.partition("\0")
+            status, _, signer = rest.partition("\0")
+            if status == "G" and signer:
+                out[sha] = signer
+        return out
+
+    def commits_between(self, ours: str, theirs: str) -> list[str]:
+        """The commits of ``theirs`` that ``ours`` lacks, oldest first (parents before children)."""
+        return self.out("rev-list", "--reverse", "--topo-order", f"{ours}..{theirs}").split()
+
+    def author_and_subject(self, commit: str) -> tuple[str, str]:
+        author, _, subject = self.out("log", "-1", "--format=%an%x00%s", commit).partition("\0")
+        return author, subject
+
+    def tree_of(self, commit: str) -> str:
+        return self.out("rev-parse", f"{commit}^{{tree}}")
+
+    def changes_of(self, commit: str) -> list[tuple[str, str, str]]:
+        """(status, new mode, path) of what ``commit`` changed: against its parent, or for a
+        merge what its result holds that none of its parents had (``--cc``: what the merge itself
+        wrote); a root commit against nothing."""
+        parents = self.out("rev-list", "--parents", "-n1", commit).split()[1:]
+        args = ["diff-tree", "-r", "-z", "--no-commit-id", "--raw", "--no-renames"]
+        if not parents:
+            args.append("--root")
+        elif len(parents) > 1:
+            args.append("--cc")
+        fields = self.run(*args, commit).stdout.decode("utf-8", "surrogateescape").split("\0")
+        out = []
+        for meta, path in zip(fields[0::2], fields[1::2], strict=False):
+            if not meta.startswith(":"):
+                continue
+            words = meta.lstrip(":").split()
+            parent_count = len(meta) - len(meta.lstrip(":"))
+            out.append((words[-1], words[:parent_count + 1][-1], path))
+        return out
+
     def show_many(self, wanted: Sequence[tuple[str, str]]) -> dict[tuple[str, str], bytes | None]:
         """:meth:`show` for many (commit, path) pairs with one ``cat-file --batch`` call."""
         out: dict[tuple[str, str], bytes | None] = {}
@@ -612,9 +658,11 @@ class Git:
         conflicts = list(dict.fromkeys(p for p in parts[1:] if p)) if proc.returncode == 1 else []
         return tree, conflicts
 
-    def make_commit(self, tree: str, parents: Sequence[str], message: str, author: tuple[str, str]) -> str:
-        """A commit object of ``tree`` with ``parents`` (``git commit-tree``); no ref moves."""
-        args = ["commit-tree", tree]
+    def make_commit(self, tree: str, parents: Sequence[str], message: str, author: tuple[str, str],
+                    sign: Path | None = None) -> str:
+        """A commit object of ``tree`` with ``parents`` (``git commit-tree``, signed with ``sign``);
+        no ref moves."""
+        args = [*_signing_args(sign), "commit-tree", *(["-S"] if sign else []), tree]
         for p in parents:
             args += ["-p", p]
         return self.run(*args, input=message.encode("utf-8"), author=author).stdout.decode().strip()
@@ -892,7 +940,7 @@ class Git:
         return self._fast_ok() and self._plain_blobs([path])
 
     def commit_paths(self, paths: Sequence[str], message: str, author: tuple[str, str],
-                     contents: dict[str, bytes] | None = None) -> str:
+                     contents: dict[str, bytes] | None = None, sign: Path | None = None) -> str:
         """Stage and commit exactly ``paths`` (created, modified or deleted); return the sha.
 
         Whatever else is modified or staged in the tree stays out of the commit and stays as it
@@ -907,16 +955,19 @@ class Git:
         ``contents``: for some of ``paths``, the bytes to commit instead of the file's (the file
         keeps uncommitted edits of someone else; see :meth:`can_commit_bytes`). Their index entry
         gets the committed blob, so ``git status`` shows those edits as unstaged, as before.
+
+        ``sign``: the SSH key the commit is signed with (an operator's action,
+        :mod:`curator.engine.repo.signing`).
         """
         paths = list(dict.fromkeys(paths))
         contents = {p: b for p, b in (contents or {}).items() if p in paths}
         if not paths:
             raise GitError("nothing to commit: no paths")
         if self._fast_ok():
-            return self._commit_plumbing(paths, message, author, contents)
+            return self._commit_plumbing(paths, message, author, contents, sign)
         if contents:
             raise GitError("cannot commit given contents in this repository")
-        return self._commit_porcelain(paths, message, author)
+        return self._commit_porcelain(paths, message, author, sign)
 
     def _fast_ok(self) -> bool:
         if not self.git_dir.is_dir() or not (self.git_dir / "objects").is_dir():
@@ -927,7 +978,8 @@ class Git:
             return False
         return "objectformat" not in config
 
-    def _commit_porcelain(self, paths: list[str], message: str, author: tuple[str, str]) -> str:
+    def _commit_porcelain(self, paths: list[str], message: str, author: tuple[str, str],
+                          sign: Path | None = None) -> str:
         existing = [p for p in paths if os.path.lexists(self.root / p)]
         gone = sorted(self.tracked([p for p in paths if p not in existing]))
         if existing:
@@ -935,15 +987,15 @@ class Git:
         todo = existing + gone
         if not todo:
             raise GitError("nothing to commit: none of the paths exist or are tracked")
-        self.run("commit", "-q", "--no-verify", "--allow-empty-message", "-m", message, "--", *todo,
-                 author=author)
+        self.run(*_signing_args(sign), "commit", "-q", "--no-verify", "--allow-empty-message", "-m", message,
+                 *(["-S"] if sign else []), "--", *todo, author=author)
         sha = self.head()
         if sha is None:
             raise GitError("git commit left no HEAD")
         return sha
 
     def _commit_plumbing(self, paths: list[str], message: str, author: tuple[str, str],
-                         contents: dict[str, bytes]) -> str:
+                         contents: dict[str, bytes], sign: Path | None = None) -> str:
         head = self.head()
         given = {p: write_loose_object(self.git_dir, b"blob", b) for p, b in contents.items()}
         root = str(self.root)
@@ -1008,7 +1060,10 @@ class Git:
         lines.append(f"author {name} <{email}> {stamp}")
         lines.append(f"committer {name} <{email}> {stamp}")
         body = message if message.endswith("\n") else message + "\n"
-        commit = write_loose_object(self.git_dir, b"commit", ("\n".join(lines) + "\n\n" + body).encode("utf-8"))
+        data = ("\n".join(lines) + "\n\n" + body).encode("utf-8")
+        if sign is not None:
+            data = signed_commit_object(data, sign)
+        commit = write_loose_object(self.git_dir, b"commit", data)
         self._commit_trees[commit] = root_sha or ""
         # The index and the branch are updated side by side (they take different git locks).
         # Should update-ref fail, the change is merely staged, as after `git add`; should
@@ -1321,6 +1376,35 @@ def _rewrite_tree(git: Git, trees: _TreeReader, folder: str,
     sha = write_loose_object(git.git_dir, b"tree", _tree_bytes(entries))
     git.remember_tree(sha, entries)
     return sha
+
+
+def ssh_signature(payload: bytes, key: Path) -> str:
+    """The armored SSH signature of ``payload`` in git's namespace (``ssh-keygen -Y sign -n git``)."""
+    try:
+        proc = subprocess.run(["ssh-keygen", "-Y", "sign", "-n", "git", "-f", str(key)], input=payload,
+                              capture_output=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise CuratorError(f"cannot sign the commit with {key}: {exc}") from None
+    if proc.returncode != 0 or b"BEGIN SSH SIGNATURE" not in proc.stdout:
+        last = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no signature"]
+        raise CuratorError(f"cannot sign the commit with {key}: {last[0]}")
+    return proc.stdout.decode("ascii").strip()
+
+
+def signed_commit_object(body: bytes, key: Path) -> bytes:
+    """A commit object's text with its ``gpgsig`` header (after ``committer``), as git writes a
+    signed commit: the signature covers the object without that header."""
+    signature = ssh_signature(body, key)
+    head, sep, message = body.partition(b"\n\n")
+    header = "gpgsig " + "\n ".join(signature.splitlines())
+    return head + b"\n" + header.encode("ascii") + sep + message
+
+
+def _signing_args(key: Path | None) -> list[str]:
+    """The configuration git's own signing (``commit -S``, ``commit-tree -S``) needs for ``key``."""
+    if key is None:
+        return []
+    return ["-c", "gpg.format=ssh", "-c", f"user.signingkey={key}", "-c", "gpg.ssh.program=ssh-keygen"]
 
 
 def _lower_ends(key: str) -> str:

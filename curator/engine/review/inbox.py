@@ -295,6 +295,7 @@ class Approval:
 
     def check(self, ctx: ActionContext) -> None:
         _still_pending(ctx, self.item_id)
+        ctx.operator_signs = True  # (the operator's decision, committed as the agent)
         ctx.body = f"Inbox-item: {self.item_id}\nReviewed-by: {self.reviewer}"
         ctx.data.update(id=self.item_id, reviewed_by=self.reviewer)
         ctx.journal.update(inbox=self.item_id, reviewed_by=self.reviewer)

@@ -72,6 +72,7 @@ from filelock import FileLock, Timeout
 from curator.engine.policy.actor import OPERATOR, Actor
 from curator.engine.repo.git import Git, GitError, last_line
 from curator.engine.status import Status
+from curator.engine.sync import incoming
 from curator.engine.wiki import STATE_DIR
 from curator.engine.write import bootstrap
 from curator.engine.write.actions import (
@@ -83,13 +84,14 @@ from curator.engine.write.actions import (
     git_of,
     journal_of,
     now_iso,
+    operator_key,
     run_action,
 )
 
 if TYPE_CHECKING:
     from curator.engine.wiki import Wiki
 
-RESULTS = ("up_to_date", "pulled", "pushed", "merged", "conflict", "offline")
+RESULTS = ("up_to_date", "pulled", "pushed", "merged", "conflict", "held", "offline")
 SYNC_LOCK_NAME = "sync.lock"
 STATE_NAME = "sync.json"
 CONFLICTS_NAME = "conflicts.json"
@@ -196,17 +198,28 @@ def merge_tree(g: Git, ours: str, theirs: str) -> tuple[str, list[str]]:
         ("core.attributesFile", _fallback_attributes(g))])
 
 
-def _plan(g: Git, ours: str | None, theirs: str, actor: Actor, label: str) -> _Plan:
+def _plan(g: Git, ours: str | None, theirs: str, actor: Actor, label: str,
+          keep_ours: Sequence[str] = ()) -> _Plan:
+    """How to integrate ``theirs``; with ``keep_ours`` (held paths the operator dropped) a merge
+    commit whose tree keeps those paths as ``ours`` has them, even where a fast-forward would do."""
     if ours == theirs or (ours and g.is_ancestor(theirs, ours)):
         return _Plan(ours, theirs, "none")
-    if ours is None or g.is_ancestor(ours, theirs):
+    if ours is None or (g.is_ancestor(ours, theirs) and not keep_ours):
         return _Plan(ours, theirs, "ff", theirs)
-    tree, conflicts = merge_tree(g, ours, theirs)
+    if g.is_ancestor(ours, theirs):
+        tree, conflicts = g.tree_of(theirs), list[str]()
+    else:
+        tree, conflicts = merge_tree(g, ours, theirs)
     if conflicts:
         return _Plan(ours, theirs, "conflict", tree=tree, conflicts=conflicts)
+    note = ""
+    if keep_ours:
+        tree = g.tree_with(tree, {path: g.tree_entry(ours, path) for path in keep_ours})
+        shown = ", ".join(keep_ours[:5]) + (f" and {len(keep_ours) - 5} more" if len(keep_ours) > 5 else "")
+        note = f"\n\nHeld and dropped by the operator (kept as they were here): {shown}."
     commit = g.make_commit(tree, [ours, theirs], f"sync: merge {label}\n\nMerged {theirs[:12]} into "
-                           f"{ours[:12]}; pages changed on both sides by Curator's page merge driver.",
-                           actor.git_author)
+                           f"{ours[:12]}; pages changed on both sides by Curator's page merge driver.{note}",
+                           actor.git_author, sign=operator_key(actor))
     return _Plan(ours, theirs, "merge", commit, tree)
 
 
@@ -229,14 +242,14 @@ def _fast_forward(wiki: Wiki, ctx: ActionContext, g: Git, old: str | None, targe
 
 
 def _integrate(wiki: Wiki, actor: Actor, g: Git, theirs: str, label: str, remote: str,
-               branch: str) -> ActionResult:
-    plan = _plan(g, g.head(), theirs, actor, label)  # optimistic: outside the write lock
+               branch: str, keep_ours: Sequence[str] = ()) -> ActionResult:
+    plan = _plan(g, g.head(), theirs, actor, label, keep_ours)  # optimistic: outside the write lock
 
     def apply(ctx: ActionContext) -> None:
         nonlocal plan
         head = g.head()
         if plan.ours != head:  # an action committed meanwhile: merge again, now under the lock
-            plan = _plan(g, head, theirs, actor, label)
+            plan = _plan(g, head, theirs, actor, label, keep_ours)
         conflicts_file = wiki.state_dir / CONFLICTS_NAME
         ctx.data.update(kind=plan.kind, changed=[], conflicts=[])
         if plan.kind == "none":
@@ -345,11 +358,33 @@ def _sync_locked(wiki: Wiki, actor: Actor, g: Git, remote: str, branch: str) -> 
     changed: list[str] = []
     message = ""
     for attempt in range(PUSH_TRIES):
+        before = g.resolve(tracking)
         state, why = fetch(g, remote, branch, tracking)
         if state == "offline":
             return _offline(g, base, changed, tracking, f"{remote} is unreachable ({why}); local actions "
                             "keep working and the next sync catches up")
         theirs = g.resolve(tracking) if state == "ok" else None
+        if theirs is not None and before is not None and not g.is_ancestor(before, theirs):
+            # A force-push: commits this clone had seen there are gone. Never merged silently.
+            g.update_ref(tracking, before)
+            return ActionResult(
+                Status.INVALID, f"refused to merge {label}: its history was rewritten ({before[:12]}, seen "
+                "there before, is no longer part of it); nothing merged or pushed. Find out why, then "
+                f"'git fetch {remote}' and merge by hand, or reset the remote branch", data={**base,
+                "rewritten": before}, action="sync", target=label)
+        head_now = g.head()
+        if theirs is not None and head_now is not None:
+            commits = incoming.check_incoming(wiki, g, head_now, theirs, incoming.accepted(wiki))
+            held = [c for c in commits if c.reasons]
+            if held:
+                incoming.write_held(wiki, remote, theirs, commits)
+                first = held[0]
+                return ActionResult(
+                    Status.HELD, f"held {len(held)} incoming commit(s) of {label} for an operator "
+                    f"({first.sha[:12]} by {first.author} {first.reasons[0]}); nothing merged or pushed: "
+                    "see 'curator sync --held', then --accept or --drop",
+                    data={**base, "held": [c.to_json() for c in held]}, action="sync", target=label)
+            incoming.clear_held(wiki)
         if theirs is not None:
             local_state = _tracked_local_state(g, g.head(), theirs)
             if local_state:
@@ -359,7 +394,9 @@ def _sync_locked(wiki: Wiki, actor: Actor, g: Git, remote: str, branch: str) -> 
                     f"{STATE_DIR}/, a clone's local state that is never taken from a remote; remove it "
                     f"there ('git rm -r --cached {STATE_DIR}' and commit) and sync again",
                     data={**base, "refused": local_state}, action="sync", target=label)
-            res = _integrate(wiki, actor, g, theirs, label, remote, branch)
+            res = _integrate(wiki, actor, g, theirs, label, remote, branch, incoming.dropped_paths(wiki, theirs))
+            if res.status in ("merged", "pulled"):
+                incoming.forget_drop(wiki)
             if res.is_error or res.status == "conflict":
                 res.data.update({k: v for k, v in base.items() if k not in res.data})
                 res.data.pop("kind", None)
@@ -401,6 +438,31 @@ def _sync_locked(wiki: Wiki, actor: Actor, g: Git, remote: str, branch: str) -> 
     data = {**base, "ahead": ahead, "behind": behind, "changed": changed}
     return ActionResult(status, text, head if (pulled or merged) else None, changed, data,
                         action="sync", target=f"{remote}/{branch}")
+
+
+def held_changes(wiki: Wiki) -> dict[str, Any] | None:
+    """What the last sync held for an operator (``curator sync --held``), or None."""
+    return incoming.read_held(wiki)
+
+
+def decide_held(wiki: Wiki, actor: Actor, keep: bool) -> ActionResult:
+    """The operator's decision on the held incoming commits, then a sync: ``keep`` (accept) merges
+    them as they are; else (drop) they are merged with every path they changed kept as it is
+    here, and the next push carries that to the remote."""
+    if not actor.is_operator:
+        return ActionResult(Status.DENIED, "only the operator decides held incoming commits", action="sync")
+    held = incoming.read_held(wiki)
+    if held is None or not held.get("held"):
+        return ActionResult(Status.INVALID, "nothing is held: the last sync merged everything it fetched",
+                            action="sync")
+    shas = [str(c.get("sha")) for c in held["held"]]
+    incoming.accept(wiki, shas)
+    if not keep:
+        incoming.drop(wiki, str(held.get("theirs")), [str(p) for p in held.get("paths", [])])
+    result = sync(wiki, actor, str(held.get("remote") or "") or None)
+    what = "accepted" if keep else "dropped (their changes kept out)"
+    result.message = f"{len(shas)} held commit(s) {what}; {result.message}"
+    return result
 
 
 def _offline(g: Git, base: dict[str, Any], changed: list[str], tracking: str, text: str) -> ActionResult:
@@ -456,7 +518,7 @@ class SyncStatus:
             return "no remote"
         if self.conflicts:
             return f"{len(self.conflicts)} conflict{'s' if len(self.conflicts) != 1 else ''}"
-        parts = []
+        parts = ["held for review"] if self.last_status == "held" else []
         if self.offline:
             parts.append("offline")
         if self.ahead or self.behind:
@@ -619,7 +681,7 @@ def resolve(wiki: Wiki, actor: Actor, refs: Sequence[str], choice: str, data: by
                                f"resolve: {names}\n\nMerged {theirs[:12]} ({state.get('remote', 'remote')}/"
                                f"{state.get('branch', '')}) with the conflicts resolved: "
                                + "; ".join(f"{p}: {chosen[p].get('choice')}" for p in paths) + ".",
-                               ctx.actor.git_author)
+                               ctx.actor.git_author, sign=operator_key(ctx.actor))
         changed = _fast_forward(wiki, ctx, g, head, commit)
         _clear(wiki.state_dir / CONFLICTS_NAME)
         ctx.status = Status.RESOLVED

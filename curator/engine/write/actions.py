@@ -267,6 +267,9 @@ class ActionContext:
         self.data: dict[str, Any] = {}
         self.journal: dict[str, Any] = {}
         self.body = ""
+        #: The commit is the operator's decision though another actor authors it (an approved
+        #: inbox item is committed as its agent): signed with the operator's key all the same.
+        self.operator_signs = False
         self._state = state
         self._id = action_id
         self._head = head
@@ -881,7 +884,7 @@ def _roll_forward(wiki: Wiki, st: WikiSession, rec: _Pending, actor: Actor, acti
         sha = st.git.commit_paths(dirty, f"recover: {subject}\n\nCommitted by Curator's recovery: an "
                                   "interrupted action had written all of these changes but not committed "
                                   "them." + (f"\n\n{body}" if body else ""), actor.git_author,
-                                  **({"contents": contents} if contents else {}))
+                                  contents=contents or None, sign=operator_key(actor))
     except IndexNotUpdated as exc:
         sha = exc.commit
         with contextlib.suppress(GitError):
@@ -1024,8 +1027,8 @@ def _finish(wiki: Wiki, st: WikiSession, ctx: ActionContext) -> ActionResult:
         raise
     index_ok = True
     try:
-        sha = st.git.commit_paths(changed, message, ctx.actor.git_author,
-                                  **({"contents": contents} if contents else {}))
+        sha = st.git.commit_paths(changed, message, ctx.actor.git_author, contents=contents or None,
+                                  sign=operator_key(OPERATOR if ctx.operator_signs else ctx.actor))
     except IndexNotUpdated as exc:
         sha, index_ok = exc.commit, False
         _pending_append(st, [], {"phase": "committed", "commit": sha})
@@ -1054,6 +1057,16 @@ def _finish(wiki: Wiki, st: WikiSession, ctx: ActionContext) -> ActionResult:
         _clear_marker(st)  # else keep it: the next action's recovery commits (or repairs) these paths
     wiki.refresh_loaded(changed)
     return ActionResult(ctx.status, text, sha, changed, data, ctx.name, ctx.target)
+
+
+def operator_key(actor: Actor) -> Path | None:
+    """The key an action's commit is signed with: the operator's (when this user set one,
+    ``curator operators sign``), so that other clones take what only an operator may change."""
+    if not actor.is_operator:
+        return None
+    from curator.engine.repo.signing import signing_key
+
+    return signing_key()
 
 
 def _overwrite_in_place(path: Path, data: bytes) -> None:

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QMenu,
+    QMessageBox,
     QPlainTextEdit,
     QPushButton,
     QSplitter,
@@ -39,8 +40,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from curator.engine.corpus.lookalike import escape_controls
 from curator.engine.policy.actor import OPERATOR
-from curator.engine.sync.remote import AutoSync, SyncStatus, conflict_sides, resolve, sync, sync_status
+from curator.engine.sync.remote import (
+    AutoSync,
+    SyncStatus,
+    conflict_sides,
+    decide_held,
+    held_changes,
+    resolve,
+    sync,
+    sync_status,
+)
 from curator.engine.write.actions import ActionResult
 from curator.text import plural
 from curator.views.plain_tips import set_tip
@@ -179,7 +190,7 @@ class SyncStatusWidget(QWidget):
         if st.conflicts:
             tip.append("conflicts: " + ", ".join(st.conflicts))
         set_tip(self, "\n".join(tip))
-        color = "#c0392b" if st.conflicts else ("#b9770e" if st.offline else "")
+        color = "#c0392b" if st.conflicts else ("#b9770e" if st.offline or st.last_status == "held" else "")
         self.label.setStyleSheet(f"color: {color};" if color else "")
         self.sync_action.setEnabled(st.has_remote)
         self.status_changed.emit(st)
@@ -226,7 +237,7 @@ class SyncStatusWidget(QWidget):
         self._auto(index).record(result)
         if result.is_error:
             self.host.report_result(result)
-        elif result.status in ("pulled", "merged", "conflict"):
+        elif result.status in ("pulled", "merged", "conflict", "held"):
             self.host.status(result.message)
         self.refresh(index)
 
@@ -255,6 +266,45 @@ class SyncStatusWidget(QWidget):
             for path in st.conflicts:
                 action = self.menu.addAction(f"Resolve {path}…")
                 action.triggered.connect(lambda _c=False, p=path: self.open_conflict(p))
+        held = self.held()
+        if held:
+            self.menu.addSeparator()
+            accept = self.menu.addAction(f"Accept {plural(len(held), 'held incoming commit')}…")
+            accept.triggered.connect(lambda _c=False: self.decide_held(keep=True))
+            drop = self.menu.addAction("Drop them (keep their changes out)…")
+            drop.triggered.connect(lambda _c=False: self.decide_held(keep=False))
+
+    # --- incoming commits held for the operator (curator sync --held) ------------------------
+    def held(self) -> list[dict[str, Any]]:
+        """The incoming commits the last sync of the shown wiki held, with their reasons."""
+        if not self._loaded(self.index()):
+            return []
+        found = held_changes(self.workspace.wiki(self.index()))
+        return list(found.get("held") or []) if found else []
+
+    def decide_held(self, keep: bool) -> None:
+        """Ask (listing every held commit and why), then accept or drop them and sync."""
+        held = self.held()
+        if not held:
+            return
+        details = "\n".join(f"{c['sha'][:12]} {escape_controls(c['author'])}: {escape_controls(c['subject'])}\n"
+                            + "\n".join(f"    {escape_controls(r)}" for r in c["reasons"]) for c in held)
+        what = ("Merge them as they are" if keep else
+                "Merge them with every path they changed kept as it is here (the next push carries that back)")
+        if not self.confirm(f"{plural(len(held), 'incoming commit')} held for review", what + "?", details):
+            return
+        index = self.index()
+        self.host.run_action(index, lambda wiki: decide_held(wiki, OPERATOR, keep=keep),
+                             "Accepting held commits" if keep else "Dropping held commits",
+                             done=functools.partial(self._synced, index))
+
+    def confirm(self, title: str, text: str, details: str) -> bool:
+        """Ask the operator (tests replace it)."""
+        box = QMessageBox(QMessageBox.Icon.Question, title, text,
+                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, self)
+        box.setDetailedText(details)
+        box.exec()
+        return box.clickedButton() is box.button(QMessageBox.StandardButton.Yes)
 
     def set_auto(self, on: bool) -> None:
         self.auto_enabled = on

@@ -392,7 +392,7 @@ from curator.engine.policy.actor import OPERATOR
 from curator.engine.review.inbox import approve
 from curator.engine.wiki import Wiki
 
-def die(self, paths, message, author):
+def die(self, paths, message, author, **options):
     os._exit(9)  # killed after the files are written, before the commit
 
 g.Git.commit_paths = die

@@ -17,7 +17,7 @@ from curator.engine.sync.remote import AutoSync, conflict_sides, conflicts, reso
 from curator.engine.write.actions import ActionContext, history, run_action
 from curator.engine.write.append import append
 from curator.engine.write.properties import set_property
-from tests.sync_helpers import AGENT, Net, bullets, git, head, make_net, parents, read
+from tests.sync_helpers import AGENT, Net, bullets, git, head, make_net, parents, read, signed
 
 PAGE = "wiki/ann-smith.md"
 
@@ -377,7 +377,7 @@ def test_undo_after_a_merge_reverts_an_action_not_the_merge(net: Net) -> None:
 
 def test_a_wiki_without_the_attributes_line_still_merges_pages(net: Net) -> None:
     git(net.a.root, "rm", "-q", ".gitattributes")
-    git(net.a.root, "commit", "-q", "-m", "older wiki: no attributes")
+    git(net.a.root, *signed("commit", "-q", "-m", "older wiki: no attributes"))  # (a configuration file: signed)
     assert sync(net.a).status == "pushed" and sync(net.b).status == "pulled"
     assert not (net.b.root / ".gitattributes").exists()
     append(net.a, "ann-smith", "Ann moved to the Bergen office", actor=AGENT)

@@ -17,6 +17,7 @@ from curator.views.shell.main_window import MainWindow
 from curator.views.shell.sync_status import SyncStatusWidget, install
 from curator.views.workspace import Workspace
 from tests.gui_helpers import GIT_ID, make_wiki, temp_settings
+from tests.sync_helpers import operator_allow_list
 
 
 def git(root: Path, *args: str) -> str:
@@ -28,6 +29,9 @@ def station(qtbot, tmp_path: Path) -> Iterator[tuple[MainWindow, Path, Path]]:  
     remote = tmp_path / "remote.git"
     subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
     root = make_wiki(tmp_path / "wiki")
+    (root / ".curator-operators").write_text(operator_allow_list(), encoding="utf-8")  # (the tests' key)
+    git(root, "add", ".curator-operators")
+    git(root, "commit", "-qm", "operators")
     git(root, "remote", "add", "origin", str(remote))
     git(root, "push", "-q", "origin", "main")
     git(root, "fetch", "-q", "origin")
@@ -122,3 +126,37 @@ def test_conflicts_are_counted_and_resolved_from_the_dialog(qtbot, station, tmp_
     wait_text(qtbot, widget, "↑2")  # the edit and the resolving merge commit wait to be pushed
     assert "14 days" in (root / "wiki/refunds.md").read_text()
     assert git(root, "log", "-1", "--format=%s").strip() == "resolve: wiki/refunds.md"
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_held_incoming_commits_are_shown_and_decided_in_the_station(qtbot, station, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                                     keep: bool) -> None:
+    """Another clone relaxes the policy with plain git: the station's sync holds it, says so,
+    and the sync menu accepts or drops it after asking."""
+    win, root, remote = station
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(remote), str(other))
+    (other / ".scope.toml").write_text('[namespaces.wiki]\nmode = "agent_writable"\n# relaxed\n')
+    git(other, "add", ".scope.toml")
+    git(other, "commit", "-qm", "relax the policy")
+    git(other, "push", "-q", "origin", "main")
+    before = (root / ".scope.toml").read_text() if (root / ".scope.toml").exists() else None
+    widget = install(win, interval=3600, tick_ms=50)
+    widget.sync_now()
+    qtbot.waitUntil(lambda: widget.last_result is not None, timeout=15_000)
+    assert widget.last_result is not None and widget.last_result.status == "held"
+    wait_text(qtbot, widget, "held for review")
+    held = widget.held()
+    assert len(held) == 1 and "changes .scope.toml" in held[0]["reasons"][0]
+    widget._fill_menu()
+    labels = [a.text() for a in widget.menu.actions()]
+    assert any(t.startswith("Accept 1 held incoming commit") for t in labels), labels
+    asked: list[str] = []
+    widget.confirm = lambda title, text, details: asked.append(details) or True  # type: ignore[method-assign]
+    widget.last_result = None
+    widget.decide_held(keep=keep)
+    qtbot.waitUntil(lambda: widget.last_result is not None, timeout=15_000)
+    assert asked and "changes .scope.toml" in asked[0]
+    now = (root / ".scope.toml").read_text() if (root / ".scope.toml").exists() else None
+    assert ("# relaxed" in (now or "")) == keep and (keep or now == before)
+    assert widget.held() == []

@@ -1,0 +1,59 @@
+"""The wiki's operators and this user's signing key: ``operators add NAME KEYFILE | list |
+remove NAME | sign KEYFILE`` (docs/design.md §5, guide: "Trust between machines")."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from curator.commands.invocation import Invocation
+
+
+#: The commands :func:`register` adds (lets the CLI build only the parser it needs).
+COMMANDS: tuple[str, ...] = ("operators",)
+
+
+def register(sub: Any, parent: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("operators", parents=[parent],
+                       help="the operators whose signed commits other clones take, and your signing key")
+    what = p.add_subparsers(dest="what", metavar="<add|list|remove|sign>", required=True)
+    q = what.add_parser("add", parents=[parent], help="put an operator's SSH public key on the wiki's list")
+    q.add_argument("name")
+    q.add_argument("keyfile", help="the SSH public key file (e.g. ~/.ssh/id_ed25519.pub)")
+    q = what.add_parser("list", parents=[parent], help="the operators on the wiki's list")
+    q = what.add_parser("remove", parents=[parent], help="take an operator's keys off the list")
+    q.add_argument("name")
+    q = what.add_parser("sign", parents=[parent],
+                        help="sign your operator commits with this SSH key (kept in your user configuration)")
+    q.add_argument("keyfile", nargs="?", help="the private key file (e.g. ~/.ssh/id_ed25519); none: stop signing")
+    p.set_defaults(handler="curator.commands.operators:run_operators")
+
+
+def run_operators(inv: Invocation, args: argparse.Namespace) -> int:
+    from curator.engine.repo.signing import set_signing_key, signing_key
+    from curator.engine.sync.operators import add_operator, list_operators, remove_operator
+
+    if args.what == "sign":
+        if not inv.actor.is_operator:
+            inv.emit({"status": "denied"}, "denied: only the operator signs operator commits")
+            return 1
+        key = Path(args.keyfile).expanduser() if args.keyfile else None
+        if key is not None and not key.is_file():
+            inv.emit({"status": "invalid"}, f"invalid: {key} is not a file")
+            return 1
+        set_signing_key(key)
+        now = signing_key()
+        inv.emit({"status": "ok", "key": str(now) if now else None},
+                 f"operator commits are signed with {now}" if now else "operator commits are not signed")
+        return 0
+    if args.what == "list":
+        ops = list_operators(inv.wiki)
+        inv.emit([{"name": o.name, "type": o.key_type, "key": o.key} for o in ops],
+                 "\n".join(f"{o.name}  {o.key_type} ...{o.key[-16:]}" for o in ops) or "no operator is listed")
+        return 0
+    result = (add_operator(inv.wiki, inv.actor, args.name, Path(args.keyfile).expanduser()) if args.what == "add"
+              else remove_operator(inv.wiki, inv.actor, args.name))
+    inv.emit(result.to_json(), f"{result.status}: {result.message}")
+    return 1 if result.is_error else 0
