@@ -1,7 +1,9 @@
 """A read-only table of records (one row per record, fixed column headers) for the review views.
 
 Subclasses say what a cell shows (:meth:`RecordTableModel.cell`); the record itself is returned
-under :data:`RecordRole`, as in the page browser's model.
+under :data:`RecordRole`, as in the page browser's model. Every text a review queue shows is shown
+with its control and format characters escaped (``<U+202E>``): what the operator decides on reads
+as stored, never reordered by a bidirectional override (docs/design.md §13).
 """
 
 from __future__ import annotations
@@ -10,7 +12,10 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 
+from curator.engine.corpus.lookalike import escape_controls
+
 RecordRole = Qt.ItemDataRole.UserRole + 1
+_TEXT_ROLES = frozenset({Qt.ItemDataRole.DisplayRole})  # (tooltips keep the line breaks they are made of)
 _Index = QModelIndex | QPersistentModelIndex
 T = TypeVar("T")
 
@@ -45,7 +50,10 @@ class RecordTableModel(QAbstractTableModel, Generic[T]):
         record = self.records[index.row()]
         if role == RecordRole:
             return record
-        return self.cell(record, index.column(), role)
+        value = self.cell(record, index.column(), role)
+        if isinstance(value, str) and role in _TEXT_ROLES:
+            return escape_controls(value)
+        return value
 
     def cell(self, record: T, column: int, role: int) -> Any:
         """What ``record`` shows in ``column`` for ``role`` (None for nothing)."""

@@ -69,3 +69,17 @@ def test_a_department_with_line_breaks_or_controls_is_refused(root: Path, depart
     mcp = subprocess.run([sys.executable, "-m", "curator.cli", "mcp", "--wiki", str(root), "--agent", "bob",
                           "--department", department], capture_output=True, text=True, timeout=60, input="")
     assert mcp.returncode != 0 and "invalid department" in mcp.stderr, mcp.stderr
+
+
+def test_every_review_queue_shows_controls_escaped(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The duplicate, link-repair, lint and auto-filed queues share the records model: a path or
+    message with a bidi override shows escaped there too."""
+    from PySide6.QtCore import Qt
+
+    from curator.engine.review.lint import LintIssue
+    from curator.models.linkrepair import LintModel
+
+    model = LintModel()
+    model.set_records([LintIssue("invoice-\u202efdp.exe.md", "orphan", "warning", "no \u202eother page")])
+    shown = [model.data(model.index(0, c), Qt.ItemDataRole.DisplayRole) for c in range(model.columnCount())]
+    assert "invoice-<U+202E>fdp.exe.md" in shown and not any("\u202e" in str(c) for c in shown), shown
