@@ -48,9 +48,8 @@ class InboxModel(RecordTableModel[InboxItem]):
 
     def cell(self, item: InboxItem, col: int, role: int) -> Any:
         if role == Qt.ItemDataRole.DisplayRole:
-            target = escape_controls(item.target) + ("  (new page)" if item.create else "")
-            return (escape_controls(item.actor), escape_controls(item.department or "—"), _when(item), target,
-                    escape_controls(item.content))[col]
+            target = item.target + ("  (new page)" if item.create else "")
+            return (item.actor, item.department or "—", _when(item), target, item.content)[col]  # (escaped by RecordTableModel)
         if role == Qt.ItemDataRole.ToolTipRole:
             return f"{escape_controls(item.content)}\n\nHeld because {escape_controls(item.reason)}"
         return None

@@ -71,7 +71,7 @@ _PACK_PROGRAM = {"fetch": "--upload-pack=git-upload-pack", "ls-remote": "--uploa
 _PROGRAM_KEY = re.compile(
     r"^(core\.(fsmonitor|hookspath|sshcommand|askpass|pager|editor|gitproxy)|sequence\.editor"
     r"|diff\.external|credential\.(.+\.)?helper|gpg\.(.+\.)?program|pager\..+|alias\..+"
-    r"|include\.path|includeif\..+\.path|filter\..+\.(clean|smudge|process)|diff\..+\.(textconv|command)"
+    r"|filter\..+\.(clean|smudge|process)|diff\..+\.(textconv|command)"
     r"|merge\..+\.driver|remote\..+\.(uploadpack|receivepack|url|pushurl)|url\..+\.(insteadof|pushinsteadof))$")
 _LOCK_MSG = re.compile(r"Unable to create '([^']+\.lock)': File exists")
 #: git's default ``gc.autoPackLimit`` and ``gc.auto`` (see :meth:`Git.gc_due`).
@@ -247,7 +247,7 @@ class Git:
         for item in proc.stdout.decode("utf-8", "surrogateescape").split("\0"):
             key, _, value = item.partition("\n")
             if key:
-                out.append((key.lower() if key.count(".") < 2 else _lower_ends(key), value))
+                out.append((key, value))  # (git prints section and leaf in lower case already)
         return out
 
     def programs(self) -> list[str]:
@@ -261,9 +261,13 @@ class Git:
                 continue
             if key.lower() == "core.fsmonitor" and value.lower() in ("false", "0", "no", "off", ""):
                 continue
-            if key.lower().startswith("remote.") and key.lower().endswith(("url", "pushurl")) \
-                    and not value.startswith("ext::"):
+            low = key.lower()
+            if low.startswith("remote.") and low.endswith(("url", "pushurl")) and not value.startswith("ext::"):
                 continue  # an ordinary remote (only the ext:: transport runs a program)
+            if low.startswith("url.") and not key[4:].startswith("ext::"):
+                continue  # a rewrite to an ordinary URL
+            if low.startswith("alias.") and not value.startswith("!"):
+                continue  # an alias of a git command runs no program
             if key.lower() == "merge.curator.driver" and "curator.engine.sync.merge_driver" in value:
                 continue
             found.append(f"{key} = {value}")
@@ -411,22 +415,25 @@ class Git:
                 out[sha] = signer
         return out
 
-    def commits_between(self, ours: str, theirs: str) -> list[str]:
-        """The commits of ``theirs`` that ``ours`` lacks, oldest first (parents before children)."""
-        return self.out("rev-list", "--reverse", "--topo-order", f"{ours}..{theirs}").split()
-
-    def author_and_subject(self, commit: str) -> tuple[str, str]:
-        author, _, subject = self.out("log", "-1", "--format=%an%x00%s", commit).partition("\0")
-        return author, subject
+    def commits_between(self, ours: str, theirs: str) -> list[tuple[str, list[str], str, str]]:
+        """(commit, parents, author name, subject) of the commits of ``theirs`` that ``ours``
+        lacks, oldest first (parents before children), read in one call."""
+        out = self.run("log", "--reverse", "--topo-order", "-z", "--format=%H%x01%P%x01%an%x01%s",
+                       f"{ours}..{theirs}").stdout.decode("utf-8", "replace")
+        found = []
+        for record in out.split("\0"):
+            fields = record.strip("\n").split("\x01")
+            if len(fields) == 4:
+                found.append((fields[0], fields[1].split(), fields[2], fields[3]))
+        return found
 
     def tree_of(self, commit: str) -> str:
         return self.out("rev-parse", f"{commit}^{{tree}}")
 
-    def changes_of(self, commit: str) -> list[tuple[str, str, str]]:
-        """(status, new mode, path) of what ``commit`` changed: against its parent, or for a
-        merge what its result holds that none of its parents had (``--cc``: what the merge itself
-        wrote); a root commit against nothing."""
-        parents = self.out("rev-list", "--parents", "-n1", commit).split()[1:]
+    def changes_of(self, commit: str, parents: Sequence[str]) -> list[tuple[str, str, str]]:
+        """(status, new mode, path) of what ``commit`` (with ``parents``) changed: against its
+        parent, or for a merge what its result holds that none of its parents had (``--cc``:
+        what the merge itself wrote); a root commit against nothing."""
         args = ["diff-tree", "-r", "-z", "--no-commit-id", "--raw", "--no-renames"]
         if not parents:
             args.append("--root")
@@ -1405,11 +1412,3 @@ def _signing_args(key: Path | None) -> list[str]:
     if key is None:
         return []
     return ["-c", "gpg.format=ssh", "-c", f"user.signingkey={key}", "-c", "gpg.ssh.program=ssh-keygen"]
-
-
-def _lower_ends(key: str) -> str:
-    """A ``section.name.leaf`` key with its section and leaf lowercased (git's rule: the middle
-    name keeps its case)."""
-    section, _, rest = key.partition(".")
-    name, _, leaf = rest.rpartition(".")
-    return f"{section.lower()}.{name}.{leaf.lower()}"

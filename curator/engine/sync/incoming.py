@@ -80,16 +80,15 @@ def author_actor(name: str) -> Actor | None:
 def check_incoming(wiki: Wiki, g: Git, ours: str, theirs: str, accepted: Iterable[str] = ()) -> list[IncomingCommit]:
     """Every commit in ``ours..theirs`` with the reasons it may not be merged unreviewed (an empty
     list of reasons: it may); ``accepted`` commits (the operator's decision) pass."""
-    shas = g.commits_between(ours, theirs)
-    if not shas:
+    commits = g.commits_between(ours, theirs)
+    if not commits:
         return []
     signers = _signers(g, ours, f"{ours}..{theirs}")
     done = set(accepted)
     out = []
-    for sha in shas:
-        author, subject = g.author_and_subject(sha)
+    for sha, parents, author, subject in commits:
         commit = IncomingCommit(sha, author, subject, signers.get(sha))
-        changes = g.changes_of(sha)
+        changes = g.changes_of(sha, parents)
         commit.paths = [path for _status, _mode, path in changes]
         if sha in done or commit.signer is not None:
             out.append(commit)
@@ -183,8 +182,8 @@ def drop(wiki: Wiki, theirs: str, paths: list[str]) -> None:
                                                encoding="utf-8")
 
 
-def dropped_paths(wiki: Wiki, theirs: str) -> list[str]:
-    """The paths a drop keeps out of merging ``theirs`` (or of a later commit built on it)."""
+def dropped_paths(wiki: Wiki) -> list[str]:
+    """The paths the operator's drop keeps out of the next merge (forgotten once it is made)."""
     try:
         data = json.loads((wiki.state_dir / DROPPED_NAME).read_text(encoding="utf-8"))
     except (OSError, ValueError):

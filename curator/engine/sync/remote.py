@@ -394,7 +394,7 @@ def _sync_locked(wiki: Wiki, actor: Actor, g: Git, remote: str, branch: str) -> 
                     f"{STATE_DIR}/, a clone's local state that is never taken from a remote; remove it "
                     f"there ('git rm -r --cached {STATE_DIR}' and commit) and sync again",
                     data={**base, "refused": local_state}, action="sync", target=label)
-            res = _integrate(wiki, actor, g, theirs, label, remote, branch, incoming.dropped_paths(wiki, theirs))
+            res = _integrate(wiki, actor, g, theirs, label, remote, branch, incoming.dropped_paths(wiki))
             if res.status in ("merged", "pulled"):
                 incoming.forget_drop(wiki)
             if res.is_error or res.status == "conflict":

@@ -189,6 +189,7 @@ class MainWindow(QMainWindow):
         self.trust_banner: Banner | None = None
         #: wikis whose own git configuration names programs, with what they name (see _check_trust)
         self.untrusted: dict[int, list[str]] = {}
+        self.trust_checked = False  # (the check runs off the GUI thread after the load)
         self.hint_banner: Banner | None = None
         #: wikis of the workspace that are not git repositories (opened read-only until initialised)
         self.not_repos: list[int] = []
@@ -763,8 +764,17 @@ class MainWindow(QMainWindow):
         that Curator does not run until the operator trusts it: a banner says what they are."""
         from curator.engine.write.bootstrap import untrusted_programs
 
-        found = {h.index: untrusted_programs(h.root) for h in self.workspace.handles
-                 if h.index not in self.not_repos}
+        handles = [h for h in self.workspace.handles if h.index not in self.not_repos]
+        if not handles:
+            return
+
+        def gather(_wiki: Wiki) -> dict[int, list[str]]:  # (a git process per wiki: off the GUI thread)
+            return {h.index: untrusted_programs(h.root) for h in handles}
+
+        self.workspace.read(handles[0].index, gather, self._show_trust)
+
+    def _show_trust(self, found: dict[int, list[str]]) -> None:
+        self.trust_checked = True
         self.untrusted = {i: programs for i, programs in found.items() if programs}
         if not self.untrusted:
             if self.trust_banner is not None:
@@ -800,7 +810,7 @@ class MainWindow(QMainWindow):
         for index in list(self.untrusted):
             trust_wiki(self.workspace.wiki(index).session.git)
         self.status("Trusted: git runs what the wiki's configuration names")
-        self._check_trust()
+        self._show_trust({})  # (every wiki the banner named is trusted now)
 
     def initialise(self) -> None:
         """Run ``curator init`` (the engine's ``init_wiki``) on every wiki that is not a repository."""

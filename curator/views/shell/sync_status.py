@@ -277,8 +277,9 @@ class SyncStatusWidget(QWidget):
     # --- incoming commits held for the operator (curator sync --held) ------------------------
     def held(self) -> list[dict[str, Any]]:
         """The incoming commits the last sync of the shown wiki held, with their reasons."""
-        if not self._loaded(self.index()):
-            return []
+        st = self.statuses.get(self.index())
+        if not self._loaded(self.index()) or st is None or st.last_status != "held":
+            return []  # (the held record is read only when the last sync said it held something)
         found = held_changes(self.workspace.wiki(self.index()))
         return list(found.get("held") or []) if found else []
 

@@ -154,6 +154,7 @@ def test_the_station_says_what_an_untrusted_wiki_would_run_and_trusts_it_when_as
 
     root, _ran = hostile(tmp_path)
     win = loaded_window(qtbot, root, tmp_path)
+    qtbot.waitUntil(lambda: win.trust_checked, timeout=15_000)
     banner = win.trust_banner
     assert banner is not None and banner.isVisibleTo(win)
     assert "Curator runs none of them" in banner.label.text() and "core.fsmonitor" in banner.toolTip()
@@ -177,5 +178,6 @@ def test_a_wiki_whose_configuration_names_nothing_shows_no_banner(qtbot, tmp_pat
     from tests.gui_helpers import make_wiki
 
     win = loaded_window(qtbot, make_wiki(tmp_path / "plain"), tmp_path)
+    qtbot.waitUntil(lambda: win.trust_checked, timeout=15_000)
     assert win.trust_banner is None or not win.trust_banner.isVisibleTo(win)
     win.close()
