@@ -9,7 +9,6 @@ back), and asks the operator through dialogs that tests can answer programmatica
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +53,7 @@ class Banner(QLabel):
     def __init__(self) -> None:
         super().__init__()
         self.setWordWrap(True)
+        self.setTextFormat(Qt.TextFormat.PlainText)  # (an escaped quote showed as "&#x27;")
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.hide()
 
@@ -61,7 +61,7 @@ class Banner(QLabel):
         colour, background = ("#1e6b3a", "#e8f6ec") if ok else ("#922b21", "#fdecea")
         self.setStyleSheet(f"QLabel {{ color: {colour}; background: {background}; padding: 6px; "
                            f"border: 1px solid {colour}; border-radius: 3px; }}")
-        self.setText(html.escape(text))
+        self.setText(text)
         set_tip(self, text)
         self.show()
 
