@@ -75,7 +75,7 @@ def signed(*args: str) -> list[str]:
 
     key = signing_key()
     assert key is not None, "the tests' operator key (tests/conftest.py) is missing"
-    return ["-c", "gpg.format=ssh", "-c", f"user.signingkey={key}", *args, "-S"]
+    return [*key.git_config(), *args, "-S"]
 
 
 def operator_allow_list() -> str:
@@ -83,7 +83,7 @@ def operator_allow_list() -> str:
     from curator.engine.repo.signing import signing_key
 
     key = signing_key()
-    public = key.with_name(key.name + ".pub") if key is not None else None
+    public = Path(key.key + ".pub") if key is not None else None
     if public is None or not public.exists():
         return ""
     kind, blob = public.read_text().split()[:2]

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from curator.engine.errors import CuratorError
+from curator.engine.repo.signing import SigningKey
 from curator.engine.repo.trust import is_trusted
 
 _BASE = ["git", "--literal-pathspecs", "-c", "core.quotepath=false", "-c", "commit.gpgsign=false",
@@ -186,16 +187,17 @@ class Git:
 
     # --- plumbing ----------------------------------------------------------------------
     def run(self, *args: str, author: tuple[str, str] | None = None, check: bool = True,
-            input: bytes | None = None, literal: bool = True) -> subprocess.CompletedProcess[bytes]:
+            input: bytes | None = None, literal: bool = True,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
         """Run ``git <args>`` in the root; on a stale ``.lock`` clear it and retry once.
 
         ``literal=False`` lets git expand pathspec magic (``:(glob)...``), which every other call
-        must not (a page called ``a*.md`` never globs)."""
+        must not (a page called ``a*.md`` never globs). ``env``: variables set for this call."""
         ident = author or ("curator", "curator@curator.invalid")
         base = _BASE if literal else [x for x in _BASE if x != "--literal-pathspecs"]
         cmd = [*base, *self.guard(), "-c", f"user.name={ident[0]}", "-c", f"user.email={ident[1]}", *args]
         for attempt in range(2):
-            proc = subprocess.run(cmd, cwd=self.root, capture_output=True, env=_env(author),
+            proc = subprocess.run(cmd, cwd=self.root, capture_output=True, env={**_env(author), **(env or {})},
                                   input=input)
             if proc.returncode == 0 or not check:
                 return proc
@@ -400,19 +402,31 @@ class Git:
         proc = self.run("cat-file", "blob", f"{commit}:{path}", check=False)
         return proc.stdout if proc.returncode == 0 else None
 
-    def good_signers(self, rng: str, allowed_signers: Path) -> dict[str, str]:
-        """Commit -> signer (the principal of ``allowed_signers``, git's SSH allowed-signers file)
-        for the commits of ``rng`` whose SSH signature git verifies as good against that file;
-        unsigned commits and bad or unknown signatures are left out."""
-        proc = self.run("-c", "gpg.format=ssh", "-c", f"gpg.ssh.allowedSignersFile={allowed_signers}",
-                        "-c", "gpg.ssh.program=ssh-keygen", "log", "--format=%H%x00%G?%x00%GS", rng,
-                        check=False)
+    def good_signers(self, rng: str, allowed_signers: Path | None, openpgp_home: Path | None = None,
+                     openpgp_names: dict[str, str] | None = None) -> dict[str, str]:
+        """Commit -> signer for the commits of ``rng`` whose signature git verifies as good: an SSH
+        signature against ``allowed_signers`` (git's allowed-signers file; the signer is its
+        principal), an OpenPGP one by a key of the keyring ``openpgp_home`` whose primary
+        fingerprint ``openpgp_names`` names (the signer is that name). Unsigned commits and bad or
+        unknown signatures are left out."""
+        config = ["-c", "gpg.ssh.program=ssh-keygen", "-c", "gpg.program=gpg"]
+        if allowed_signers is not None:
+            config += ["-c", f"gpg.ssh.allowedSignersFile={allowed_signers}"]
+        env = {"GNUPGHOME": str(openpgp_home)} if openpgp_home is not None else None
+        proc = self.run(*config, "log", "--format=%H%x00%G?%x00%GS%x00%GP%x00%GF", rng, check=False, env=env)
+        names = {k.upper(): v for k, v in (openpgp_names or {}).items()}
         out = {}
         for line in proc.stdout.decode("utf-8", "replace").splitlines():
-            sha, _, rest = line.partition("\0")
-            status, _, signer = rest.partition("\0")
-            if status == "G" and signer:
-                out[sha] = signer
+            sha, status, signer, primary, fingerprint = (line.split("\0") + [""] * 5)[:5]
+            if status != "G":
+                continue
+            if fingerprint.startswith(("SHA256:", "MD5:")):  # SSH: the allowed-signers principal
+                if signer and allowed_signers is not None:
+                    out[sha] = signer
+            else:  # OpenPGP: the allow-list's name for the key, never the key's own user id
+                name = names.get(primary.upper()) or names.get(fingerprint.upper())
+                if name:
+                    out[sha] = name
         return out
 
     def commits_between(self, ours: str, theirs: str) -> list[tuple[str, list[str], str, str]]:
@@ -666,10 +680,10 @@ class Git:
         return tree, conflicts
 
     def make_commit(self, tree: str, parents: Sequence[str], message: str, author: tuple[str, str],
-                    sign: Path | None = None) -> str:
+                    sign: SigningKey | None = None) -> str:
         """A commit object of ``tree`` with ``parents`` (``git commit-tree``, signed with ``sign``);
         no ref moves."""
-        args = [*_signing_args(sign), "commit-tree", *(["-S"] if sign else []), tree]
+        args = [*(sign.git_config() if sign else []), "commit-tree", *(["-S"] if sign else []), tree]
         for p in parents:
             args += ["-p", p]
         return self.run(*args, input=message.encode("utf-8"), author=author).stdout.decode().strip()
@@ -947,7 +961,7 @@ class Git:
         return self._fast_ok() and self._plain_blobs([path])
 
     def commit_paths(self, paths: Sequence[str], message: str, author: tuple[str, str],
-                     contents: dict[str, bytes] | None = None, sign: Path | None = None) -> str:
+                     contents: dict[str, bytes] | None = None, sign: SigningKey | None = None) -> str:
         """Stage and commit exactly ``paths`` (created, modified or deleted); return the sha.
 
         Whatever else is modified or staged in the tree stays out of the commit and stays as it
@@ -963,7 +977,7 @@ class Git:
         keeps uncommitted edits of someone else; see :meth:`can_commit_bytes`). Their index entry
         gets the committed blob, so ``git status`` shows those edits as unstaged, as before.
 
-        ``sign``: the SSH key the commit is signed with (an operator's action,
+        ``sign``: the key the commit is signed with (an operator's action,
         :mod:`curator.engine.repo.signing`).
         """
         paths = list(dict.fromkeys(paths))
@@ -986,7 +1000,7 @@ class Git:
         return "objectformat" not in config
 
     def _commit_porcelain(self, paths: list[str], message: str, author: tuple[str, str],
-                          sign: Path | None = None) -> str:
+                          sign: SigningKey | None = None) -> str:
         existing = [p for p in paths if os.path.lexists(self.root / p)]
         gone = sorted(self.tracked([p for p in paths if p not in existing]))
         if existing:
@@ -994,7 +1008,7 @@ class Git:
         todo = existing + gone
         if not todo:
             raise GitError("nothing to commit: none of the paths exist or are tracked")
-        self.run(*_signing_args(sign), "commit", "-q", "--no-verify", "--allow-empty-message", "-m", message,
+        self.run(*(sign.git_config() if sign else []), "commit", "-q", "--no-verify", "--allow-empty-message", "-m", message,
                  *(["-S"] if sign else []), "--", *todo, author=author)
         sha = self.head()
         if sha is None:
@@ -1002,7 +1016,7 @@ class Git:
         return sha
 
     def _commit_plumbing(self, paths: list[str], message: str, author: tuple[str, str],
-                         contents: dict[str, bytes], sign: Path | None = None) -> str:
+                         contents: dict[str, bytes], sign: SigningKey | None = None) -> str:
         head = self.head()
         given = {p: write_loose_object(self.git_dir, b"blob", b) for p, b in contents.items()}
         root = str(self.root)
@@ -1385,30 +1399,10 @@ def _rewrite_tree(git: Git, trees: _TreeReader, folder: str,
     return sha
 
 
-def ssh_signature(payload: bytes, key: Path) -> str:
-    """The armored SSH signature of ``payload`` in git's namespace (``ssh-keygen -Y sign -n git``)."""
-    try:
-        proc = subprocess.run(["ssh-keygen", "-Y", "sign", "-n", "git", "-f", str(key)], input=payload,
-                              capture_output=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise CuratorError(f"cannot sign the commit with {key}: {exc}") from None
-    if proc.returncode != 0 or b"BEGIN SSH SIGNATURE" not in proc.stdout:
-        last = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no signature"]
-        raise CuratorError(f"cannot sign the commit with {key}: {last[0]}")
-    return proc.stdout.decode("ascii").strip()
-
-
-def signed_commit_object(body: bytes, key: Path) -> bytes:
+def signed_commit_object(body: bytes, key: SigningKey) -> bytes:
     """A commit object's text with its ``gpgsig`` header (after ``committer``), as git writes a
     signed commit: the signature covers the object without that header."""
-    signature = ssh_signature(body, key)
+    signature = key.sign(body)
     head, sep, message = body.partition(b"\n\n")
     header = "gpgsig " + "\n ".join(signature.splitlines())
     return head + b"\n" + header.encode("ascii") + sep + message
-
-
-def _signing_args(key: Path | None) -> list[str]:
-    """The configuration git's own signing (``commit -S``, ``commit-tree -S``) needs for ``key``."""
-    if key is None:
-        return []
-    return ["-c", "gpg.format=ssh", "-c", f"user.signingkey={key}", "-c", "gpg.ssh.program=ssh-keygen"]

@@ -39,6 +39,8 @@ if TYPE_CHECKING:
 
 #: The allow-list of operators' signing keys (git's allowed-signers format), at the wiki root.
 OPERATORS_FILE = ".curator-operators"
+#: The OpenPGP public keys the allow-list's ``openpgp`` lines name (armored).
+OPENPGP_KEYS_FILE = ".curator-operators.asc"
 #: What is held, and what the operator accepted, under ``.curator/`` (local, never synced).
 HELD_NAME = "sync-held.json"
 ACCEPTED_NAME = "sync-accepted.json"
@@ -122,16 +124,30 @@ def _why_not(wiki: Wiki, actor: Actor, status: str, mode: str, path: str) -> str
 
 
 def _signers(g: Git, ours: str, rng: str) -> dict[str, str]:
-    """Commit -> the operator (principal) whose allow-listed key signed it, for the commits of
-    ``rng`` with a good signature; the allow-list is ``.curator-operators`` as ``ours`` has it."""
-    allowed = g.show(ours, OPERATORS_FILE)
-    if not allowed or not allowed.strip():
+    """Commit -> the operator whose allow-listed key signed it, for the commits of ``rng`` with a
+    good signature; the allow-list (``.curator-operators`` and its OpenPGP keys) is as ``ours``
+    has it, never as the incoming commits would make it."""
+    from curator.engine.repo.signing import OPENPGP, OpenPGPKeyring
+
+    allowed = (g.show(ours, OPERATORS_FILE) or b"").decode("utf-8", "replace")
+    ssh_lines, openpgp = [], {}
+    for line in allowed.splitlines():
+        words = line.split()
+        if len(words) == 3 and words[1] == OPENPGP:
+            openpgp[words[2].upper()] = words[0]
+        elif words and not words[0].startswith("#"):
+            ssh_lines.append(line)
+    if not ssh_lines and not openpgp:
         return {}
     fd, name = tempfile.mkstemp(prefix="curator-operators-")
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(allowed)
-        return g.good_signers(rng, Path(name))
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write("".join(line + "\n" for line in ssh_lines))
+        if not openpgp:
+            return g.good_signers(rng, Path(name) if ssh_lines else None)
+        with OpenPGPKeyring() as ring:
+            ring.add(g.show(ours, OPENPGP_KEYS_FILE) or b"")
+            return g.good_signers(rng, Path(name) if ssh_lines else None, ring.home, openpgp)
     finally:
         os.unlink(name)
 

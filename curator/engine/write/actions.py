@@ -150,6 +150,7 @@ from curator.engine.session import PENDING_NAME, WikiSession
 from curator.engine.status import Status
 
 if TYPE_CHECKING:
+    from curator.engine.repo.signing import SigningKey
     from curator.engine.wiki import Wiki
 
 STATE_HINT = ".curator"  # where PENDING_NAME lives, for messages
@@ -1059,7 +1060,7 @@ def _finish(wiki: Wiki, st: WikiSession, ctx: ActionContext) -> ActionResult:
     return ActionResult(ctx.status, text, sha, changed, data, ctx.name, ctx.target)
 
 
-def operator_key(actor: Actor) -> Path | None:
+def operator_key(actor: Actor) -> SigningKey | None:
     """The key an action's commit is signed with: the operator's (when this user set one,
     ``curator operators sign``), so that other clones take what only an operator may change."""
     if not actor.is_operator:
