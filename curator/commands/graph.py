@@ -47,7 +47,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--groups", action="store_true", help="duplicate families instead of pairs")
     p.add_argument("--folder", metavar="FOLDER", help="with --groups: only families with a page under FOLDER")
     p.add_argument("--signal", metavar="SIGNAL",
-                   help="with --groups: only families where SIGNAL fired (title, tags, slug, body, containment)")
+                   help="with --groups: only families where SIGNAL fired (title, tags, slug, body, containment, lookalike)")
     p.set_defaults(handler="curator.commands.graph:run_dedup", walk_ahead=True)
 
     p = sub.add_parser("dismiss", parents=[parent],

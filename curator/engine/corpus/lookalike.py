@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html
 import unicodedata
+from collections.abc import Iterable
 from functools import lru_cache
 
 #: Characters dropped besides the format (Cf) category: the Mongolian vowel separator and the
@@ -71,18 +72,40 @@ def lookalike_key(text: str) -> str:
     return visible_form(text).casefold()
 
 
-def escape_controls(text: str) -> str:
+def escape_controls(text: str, keep_lines: bool = False) -> str:
     """``text`` with every control and format character shown as ``<U+XXXX>``: what the operator
     decides on (a fact, a title, a path) reads as stored, never reordered by a bidirectional
     override (``‮yaP fo sutats‬`` shown as "status of Pay") nor hiding a zero-width character.
-    Tabs stay; line breaks are shown too (a forged second line cannot pass as the tool's own)."""
-    if text.isascii() and text.isprintable():
+    Tabs stay; line breaks are shown too (a forged second line cannot pass as the tool's own),
+    unless ``keep_lines`` (a whole answer of several lines: its own line breaks stay)."""
+    plain = text.replace("\n", "").replace("\r", "").replace("\t", "") if keep_lines else text
+    if text.isascii() and plain.isprintable():
         return text
     out = []
     for char in text:
         category = unicodedata.category(char)
-        if (category in ("Cc", "Cf") and char != "\t") or char in ("\u2028", "\u2029"):
+        if keep_lines and char in "\r\n":
+            out.append(char)
+        elif (category in ("Cc", "Cf") and char != "\t") or char in ("\u2028", "\u2029"):
             out.append(f"<U+{ord(char):04X}>")
         else:
             out.append(char)
     return "".join(out)
+
+
+def lookalike_groups(names: Iterable[str]) -> list[list[str]]:
+    """The groups of ``names`` that differ only by look-alike or invisible characters
+    (``pаyments`` with a Cyrillic ``а`` beside ``payments``), each sorted; names that look like
+    no other are left out. An ASCII name folds to itself: only the others are folded."""
+    names = set(names)
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        if not name.isascii():
+            groups.setdefault(lookalike_key(name), []).append(name)
+    out = []
+    for key, found in groups.items():
+        if key in names and key not in found:
+            found.append(key)
+        if len(found) > 1:
+            out.append(sorted(found))
+    return out

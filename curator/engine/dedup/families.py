@@ -20,19 +20,23 @@ from __future__ import annotations
 
 import datetime as _dt
 import itertools
+import posixpath
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from curator.engine.corpus.links import LinkIndex
+from curator.engine.corpus.lookalike import lookalike_groups
 from curator.engine.corpus.page import Page
 from curator.engine.corpus.store import gc_paused
 from curator.engine.dedup import cache as dedup_cache
 from curator.engine.dedup.index import (
     CONTENT_SIGNALS,
     KEPT_FAMILY_MAX,
+    LOOKALIKE,
     MAX_FANOUT,
+    REPORTED_SIGNALS,
     SETTINGS,
     SIGNALS,
     Candidate,
@@ -119,6 +123,9 @@ class FamilyAnswers:
                 if signal != "body" and (len(partners[a]) > MAX_FANOUT or len(partners[b]) > MAX_FANOUT):
                     continue  # a crowd of look-alikes (a template, a category, an anthology), not a twin
                 fired[pair].append(signal)
+        for pair in _lookalike_pairs(visible):
+            if pair not in dismissed and (page is None or page in pair):
+                fired[pair].append(LOOKALIKE)
         if memo is not None:
             memo[key] = fired
         return fired
@@ -248,11 +255,11 @@ class FamilyAnswers:
         best: dict[str, float] = {}
         fired: set[str] = set()
         for pair, sig in edges.items():
-            sc = self.index.pair_scores(*pair)
+            sc = self._pair_scores(pair, sig)
             fired.update(sig)
             for signal in sig:
                 best[signal] = max(best.get(signal, 0.0), sc[signal])
-        signals = [s for s in SIGNALS if s in fired]
+        signals = [s for s in REPORTED_SIGNALS if s in fired]
         detail = []
         impact = 0.0
         for p in ordered:
@@ -262,13 +269,23 @@ class FamilyAnswers:
                                    "keep": p.path == keep.path}
             if p.path != keep.path:
                 row["signals"] = edges.get(pair_key(keep.path, p.path), [])
-                row["scores"] = self.index.pair_scores(keep.path, p.path)
+                row["scores"] = self._pair_scores(pair_key(keep.path, p.path), row["signals"])
             detail.append(row)
         reason = (f"{len(ordered)} pages: {signal_words(signals, best)} "
                   f"({self.keep_why(keep, ordered[1])})")
         return Family(pages=[p.path for p in ordered], keep=keep.path, reason=reason, scores=best,
                       signals=signals, strength=strength, impact=round(impact, 3), members=detail,
                       edges=[{"pages": list(pair), "signals": sig} for pair, sig in sorted(edges.items())])
+
+    def _pair_scores(self, pair: tuple[str, str], signals: list[str]) -> dict[str, float]:
+        """The pair's scores; a pair only its look-alike names join has none scanned (and asks
+        for no scan): its names score 1."""
+        if signals == [LOOKALIKE]:
+            return {LOOKALIKE: 1.0}
+        scores = self.index.pair_scores(*pair)
+        if LOOKALIKE in signals:
+            scores[LOOKALIKE] = 1.0
+        return scores
 
     def inbound(self, path: str) -> int:
         """Distinct pages whose links resolve to ``path``: the same number ``explain`` and the
@@ -297,7 +314,7 @@ class FamilyAnswers:
     def _candidate(self, pair: tuple[str, str], signals: list[str]) -> Candidate:
         pages = self.wiki.pages
         keep, merge = sorted((pages[p] for p in pair), key=self.keep_rank)
-        scores = self.index.pair_scores(keep.path, merge.path)
+        scores = self._pair_scores(pair_key(keep.path, merge.path), signals)
         reason = signal_words(signals, scores)
         return Candidate(keep.path, merge.path, list(signals), scores,
                          f"{reason} ({self.keep_why(keep, merge)})")
@@ -327,6 +344,19 @@ def find_duplicates(wiki: Wiki, actor: Actor = OPERATOR, page: str | None = None
     return answers_for(wiki).candidates(actor, dismissed_pairs(wiki), path)
 
 
+def _lookalike_pairs(paths: Iterable[str]) -> list[tuple[str, str]]:
+    """The pairs of ``paths`` whose file names differ only by look-alike or invisible characters
+    (lint's ``lookalike-name``): what reads as one page's name is two pages."""
+    stems: dict[str, list[str]] = defaultdict(list)
+    for path in paths:
+        stems[posixpath.basename(path).removesuffix(".md")].append(path)
+    out = []
+    for names in lookalike_groups(stems):
+        found = sorted(p for name in names for p in stems[name])
+        out += [pair_key(a, b) for a, b in itertools.combinations(found, 2)]
+    return out
+
+
 def _under(path: str, folder: str) -> bool:
     folder = folder.strip().strip("/")
     return not folder or path.startswith(folder + "/")
@@ -337,8 +367,8 @@ def find_families(wiki: Wiki, actor: Actor = OPERATOR, folder: str | None = None
     """``curator dedup --groups``: duplicate families ``actor`` may see, highest impact first,
     dismissed pairs left out; only those with a page under ``folder``, with ``signal`` among
     their signals, or holding ``page``. ``niceness``: as :func:`index_for`'s."""
-    if signal is not None and signal not in SIGNALS:
-        raise CuratorError(f"unknown signal {signal!r}: use one of {', '.join(SIGNALS)}")
+    if signal is not None and signal not in REPORTED_SIGNALS:
+        raise CuratorError(f"unknown signal {signal!r}: use one of {', '.join(REPORTED_SIGNALS)}")
     path = wiki.find(page, actor).path if page else None
     out = answers_for(wiki, niceness).families(actor, dismissed_pairs(wiki))
     return [f for f in out

@@ -124,6 +124,11 @@ CONTAINMENT_MIN_HITS = 2
 #: a passage a dozen pages share (a quoted policy, a template tail) is no evidence of one more.
 CONTAINMENT_MAX_PAGES = MAX_FANOUT + 1
 SIGNALS: tuple[str, ...] = ("title", "tags", "slug", "body", "containment")
+#: Two page names that differ only by look-alike or invisible characters (``pаyments`` with a
+#: Cyrillic ``а`` beside ``payments``): found from the names when an answer is made, not scanned.
+LOOKALIKE = "lookalike"
+#: Every signal an answer may name.
+REPORTED_SIGNALS: tuple[str, ...] = (*SIGNALS, LOOKALIKE)
 #: Signals that compare the text itself: a pair with one of them joins its pages into a family;
 #: a pair with name signals only (title, slug, tags) never does.
 CONTENT_SIGNALS: frozenset[str] = frozenset({"body", "containment"})
@@ -909,7 +914,8 @@ def signal_words(signals: Iterable[str], scores: dict[str, float]) -> str:
              "tags": f"same folder and tags (Jaccard {scores.get('tags', 0.0):.2f})",
              "slug": f"similar names (slugSim {scores.get('slug', 0.0):.2f})",
              "body": f"near-identical text (Jaccard {scores.get('body', 0.0):.2f})",
-             "containment": f"text contained in the other ({scores.get('containment', 0.0):.0%})"}
+             "containment": f"text contained in the other ({scores.get('containment', 0.0):.0%})",
+             LOOKALIKE: "look-alike names (one reads as the other)"}
     return "; ".join(words[s] for s in signals)
 
 @dataclass(slots=True)

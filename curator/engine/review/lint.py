@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from curator.engine.corpus.links import Edge, anchor_found
-from curator.engine.corpus.lookalike import escape_controls, lookalike_key
+from curator.engine.corpus.lookalike import escape_controls, lookalike_groups
 from curator.engine.corpus.walker import utf8_name
 from curator.engine.policy.actor import OPERATOR, Actor
 from curator.engine.wiki import Wiki
@@ -192,16 +192,8 @@ def _page_issues(wiki: Wiki, actor: Actor) -> list[LintIssue]:
 def _lookalike_names(stems: dict[str, list[str]]) -> list[LintIssue]:
     """Pages whose names differ only by look-alike or invisible characters (``pаyments`` with a
     Cyrillic ``а`` beside ``payments``): one reads as the other, and routing takes them as one."""
-    groups: dict[str, list[str]] = defaultdict(list)
-    for stem in stems:
-        if not stem.isascii():  # (an ASCII name folds to itself: only others can look like it)
-            groups[lookalike_key(stem)].append(stem)
     out = []
-    for key, names in groups.items():
-        if key in stems and key not in names:
-            names.append(key)
-        if len(names) < 2:
-            continue
+    for names in lookalike_groups(stems):
         paths = sorted(p for name in names for p in stems[name])
         for stem in names:
             for path in stems[stem]:

@@ -48,7 +48,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from curator.engine.dedup.index import SIGNALS, Family
+from curator.engine.corpus.lookalike import escape_controls
+from curator.engine.dedup.index import REPORTED_SIGNALS, Family
 from curator.engine.dedup.worker import WorkerGone
 from curator.engine.policy.actor import OPERATOR
 from curator.engine.write.merge import MergePlan
@@ -90,13 +91,13 @@ class MergePreviewDialog(QDialog):
         super().__init__(parent)
         self.plan = plan
         self.setWindowTitle("Merge duplicate pages")
-        merged = ", ".join(plan.merges)
+        merged = escape_controls(", ".join(plan.merges))
         summary = QLabel(
-            f"Merge <b>{html.escape(merged)}</b> into <b>{html.escape(plan.keep)}</b>?<br>"
+            f"Merge <b>{html.escape(merged)}</b> into <b>{html.escape(escape_controls(plan.keep))}</b>?<br>"
             f"{plural(len(plan.bullets_added), 'bullet')} added to Updates, {len(plan.bullets_skipped)} already there; "
             f"{plural(len(plan.sections_added), 'section')} added under '## From …'; "
             f"{plural(len(plan.rewrites), 'link')} rewritten in {plural(len(plan.pages_rewritten), 'page')}, each showing "
-            f"the same text; {html.escape(merged)} moves to {html.escape(', '.join(plan.archives))}. "
+            f"the same text; {html.escape(merged)} moves to {html.escape(escape_controls(', '.join(plan.archives)))}. "
             "Nothing is lost (every line is checked); one commit; Edit ▸ Undo restores everything.")
         summary.setWordWrap(True)
         extras = [f"{label} added: {', '.join(items)}" for label, items in
@@ -114,14 +115,15 @@ class MergePreviewDialog(QDialog):
         self.rewrites.setHeaderLabels(["Page", "Line", "Link now", "Becomes"])
         self.rewrites.setRootIsDecorated(False)
         for r in plan.rewrites:
-            QTreeWidgetItem(self.rewrites, [r.page, str(r.line), r.old, r.new or "(removed: it names the kept page)"])
+            QTreeWidgetItem(self.rewrites, [escape_controls(r.page), str(r.line), escape_controls(r.old),
+                                            escape_controls(r.new) if r.new else "(removed: it names the kept page)"])
         for col in range(4):
             self.rewrites.resizeColumnToContents(col)
         self.skipped = QTreeWidget()
         self.skipped.setHeaderLabels(["Bullet", "Already there as"])
         self.skipped.setRootIsDecorated(False)
         for s in plan.bullets_skipped:
-            QTreeWidgetItem(self.skipped, [s["bullet"], s["matched"]])
+            QTreeWidgetItem(self.skipped, [escape_controls(s["bullet"]), escape_controls(s["matched"])])
         self.tabs = QTabWidget()
         self.tabs.addTab(self.diff, f"Resulting {plan.keep}")
         self.tabs.addTab(self.rewrites, f"Links rewritten ({len(plan.rewrites)})")
@@ -179,7 +181,7 @@ class DedupView(ReviewView):
         self.folder.setMaximumWidth(180)
         self.signal = QComboBox()
         self.signal.addItem("Every signal", "")
-        for name in SIGNALS:
+        for name in REPORTED_SIGNALS:
             self.signal.addItem(name, name)
         self.signal.setToolTip("Only families where this signal fired")
         self.dismiss_family_button = QPushButton("Not duplicates")
@@ -382,7 +384,7 @@ class DedupView(ReviewView):
             return
         member = self.pair[1] if self.pair is not None and self.family is not None and self.family.id == f.id else None
         self.family = f
-        self.reason.setText(f"<b>Why:</b> {html.escape(f.reason)}")
+        self.reason.setText(f"<b>Why:</b> {html.escape(escape_controls(f.reason))}")
         self._fill_members(member)
 
     def _fill_members(self, member: str | None = None) -> None:
@@ -403,9 +405,9 @@ class DedupView(ReviewView):
                 signals, common = "", ""
             else:
                 scores = self._scores(f, keep, path)
-                signals = ", ".join(f"{s} {scores[s]:.2f}" for s in self._signals(f, keep, path)) or "(via another member)"
+                signals = ", ".join(f"{s} {scores.get(s, 0.0):.2f}" for s in self._signals(f, keep, path)) or "(via another member)"
                 common = f"{scores.get('containment', 0.0):.0%}"
-            item = QTreeWidgetItem(self.members, [path, role, f"{m.get('trust', 0.5):.2f}",
+            item = QTreeWidgetItem(self.members, [escape_controls(path), role, f"{m.get('trust', 0.5):.2f}",
                                                   str(m.get("inbound", 0)), signals, common])
             item.setData(0, Qt.ItemDataRole.UserRole, path)
             if is_keep:
@@ -434,7 +436,7 @@ class DedupView(ReviewView):
         operator has not chosen another survivor)."""
         row = next((m for m in f.members if m["path"] == path), {})
         scores: dict[str, float] = row.get("scores", {}) if keep == f.keep else {}
-        return scores or {s: 0.0 for s in SIGNALS}
+        return scores or {s: 0.0 for s in REPORTED_SIGNALS}
 
     def _member_selected(self) -> None:
         item = self.members.currentItem()
@@ -460,8 +462,8 @@ class DedupView(ReviewView):
         self.left_card.meta.setText(meta_html(left, right))
         self.right_card.meta.setText(meta_html(right, left))
         suggested = self.family is not None and self.family.keep == left.path
-        self.left_card.setTitle(f"Survivor{' (suggested)' if suggested else ''}: {left.title}")
-        self.right_card.setTitle(f"Member: {right.title}")
+        self.left_card.setTitle(f"Survivor{' (suggested)' if suggested else ''}: {escape_controls(left.title)}")
+        self.right_card.setTitle(f"Member: {escape_controls(right.title)}")
         self.right_card.keep.setText("Keep this one instead")
         scroll = self.diff.verticalScrollBar().value() if self.comparison is not None else 0
         self.comparison = comparison

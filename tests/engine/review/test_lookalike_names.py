@@ -49,3 +49,22 @@ def test_controls_are_shown_escaped() -> None:
         "Approve <U+202E>yaP fo sutats<U+202C> all refunds"
     assert escape_controls("a\u200bb\nReviewed-by: operator") == "a<U+200B>b<U+000A>Reviewed-by: operator"
     assert escape_controls("plain text, Ünïcode, 東京") == "plain text, Ünïcode, 東京"
+
+
+def test_dedup_reports_lookalike_names_to_those_who_see_both(tmp_path: Path) -> None:
+    """Two pages whose names read the same but whose texts differ: dedup names them (a family of
+    their names, signal ``lookalike``), not only lint; an agent who may not see one of them is
+    not told of it."""
+    root = make_wiki(tmp_path / "w", {LATIN: "# Payments\n\nCards settle in two days.\n",
+                                      CYRILLIC: "# Payment rules\n\nThe bank sends statements at six.\n",
+                                      "departments/hr/p\u0430yments.md": "# HR payments\n\nSalaries on the 25th.\n",
+                                      "wiki/refunds.md": "# Refunds\n"})
+    _rc, out = cli(root, "dedup", "--groups", "--json")
+    families = [f for f in json.loads(out) if "lookalike" in f["signals"]]
+    assert any({LATIN, CYRILLIC} <= set(f["pages"]) for f in families), out
+    assert all("look-alike names" in f["reason"] for f in families)
+    _rc, out = cli(root, "dedup", "--groups", "--signal", "lookalike")
+    assert "look-alike names" in out, out
+    _rc, out = cli(root, "--as", "agent:bob", "dedup", "--json")
+    seen = {p for pair in json.loads(out) for p in (pair["keep"], pair["merge"])}
+    assert "departments/hr/p\u0430yments.md" not in seen and {LATIN, CYRILLIC} <= seen, out
