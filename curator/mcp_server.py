@@ -55,6 +55,7 @@ from typing import Annotated, Any, TypeVar
 
 from pydantic import Field
 
+from curator.engine.corpus.lookalike import escape_controls
 from curator.engine.corpus.store import ChangeSet
 from curator.engine.corpus.walker import display_path
 from curator.engine.corpus.watcher import PageWatcher, namespaces
@@ -384,13 +385,17 @@ def build_server(door: AgentDoor) -> Any:
 
     server = _server_class()(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING")
 
-    def run(fn: Callable[[], str], page_ref: str | None = None) -> str:
+    def run(fn: Callable[[], str], page_ref: str | None = None, as_stored: bool = False) -> str:
         # Every answer and error leaves as valid UTF-8: a file name that is not (its bytes held as
-        # lone surrogates) is shown with U+FFFD instead of breaking the stdio stream.
+        # lone surrogates) is shown with U+FFFD instead of breaking the stdio stream. Answers an
+        # agent decides on (which page to append to, what is a duplicate) show bidirectional and
+        # invisible characters as <U+XXXX>, as the CLI and the station do; what reads a page
+        # (``as_stored``) gives its text as stored.
         try:
-            return display_path(door.call(fn, page_ref))
+            answer = display_path(door.call(fn, page_ref))
+            return answer if as_stored else escape_controls(answer, keep_lines=True)
         except CuratorError as exc:
-            raise ToolError(display_path(_one_line(exc))) from None
+            raise ToolError(escape_controls(display_path(_one_line(exc)))) from None
         except Exception as exc:  # an engine bug still reaches the model as one line
             if is_disk_full(exc):
                 raise ToolError("disk full: nothing was committed; try again later") from None
@@ -434,7 +439,7 @@ def build_server(door: AgentDoor) -> Any:
     @tool("Read one page in full (frontmatter and body). page_name is its path (e.g. wiki/ann.md) or "
           "its slug or title, as wiki_search and wiki_index list them.")
     def wiki_read(page_name: Annotated[str, Field(description="the page's path, slug or title")]) -> str:
-        return run(lambda: door.read(page_name), page_name)
+        return run(lambda: door.read(page_name), page_name, as_stored=True)
 
     @tool("List every page you may see with its title, layer, trust and size. Use it to get an "
           "overview; use wiki_search to find something.")
@@ -448,14 +453,14 @@ def build_server(door: AgentDoor) -> Any:
         max_bytes: Annotated[int, Field(description="output budget in bytes")] = 30_000,
         snippet_chars: Annotated[int, Field(description="length of each neighbour's snippet")] = 280,
     ) -> str:
-        return run(lambda: door.neighbors(slug, max_bytes, snippet_chars), slug)
+        return run(lambda: door.neighbors(slug, max_bytes, snippet_chars), slug, as_stored=True)
 
     @tool("Every page you may see, identity layer first, then core, context and deep, until "
           "max_bytes. For small wikis; prefer wiki_search or wiki_context on large ones.")
     def wiki_read_all(
         max_bytes: Annotated[int, Field(description="output budget in bytes")] = 200_000,
     ) -> str:
-        return run(lambda: door.read_all(max_bytes))
+        return run(lambda: door.read_all(max_bytes), as_stored=True)
 
     @tool("The link graph as a Mermaid diagram (graph LR): around center up to depth links away, or "
           "every page when no center is given (large on big wikis: pass a center).")
@@ -477,7 +482,7 @@ def build_server(door: AgentDoor) -> Any:
         budget: Annotated[int, Field(description="byte budget")] = 8000,
         query: Annotated[str | None, Field(description="rank pages by relevance to this first")] = None,
     ) -> str:
-        return run(lambda: door.context(budget, query))
+        return run(lambda: door.context(budget, query), as_stored=True)
 
     @tool("Store a raw source (a transcript, a document, a web page) under raw/ in the wiki, not as a "
           "page. Give content or an http(s) url. Then record the facts worth keeping with wiki_append.")

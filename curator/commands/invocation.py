@@ -53,8 +53,15 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\x80-\x9f]|\r(?!\n)")
 
 def terminal_safe(text: str) -> str:
     """``text`` for a terminal: control characters (a file name with an ANSI escape, say) shown
-    as ``\\x1b``-style escapes instead of being acted on. JSON output escapes them by itself."""
-    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+    as ``\\x1b``-style escapes instead of being acted on, and bidirectional and invisible format
+    characters as ``<U+202E>`` (a path or fact read for a decision reads as stored, never
+    reordered nor hiding a zero-width character). JSON output keeps the stored text."""
+    text = _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+    if text.isascii():
+        return text
+    from curator.engine.corpus.lookalike import escape_controls
+
+    return escape_controls(text, keep_lines=True)
 
 
 def write_json(data: Any) -> None:

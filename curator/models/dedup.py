@@ -19,6 +19,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor
 
 from curator.engine.corpus import frontmatter
+from curator.engine.corpus.lookalike import escape_controls
 from curator.engine.dedup.index import Family
 from curator.models.records import RecordRole, RecordTableModel
 from curator.text import plural
@@ -134,10 +135,16 @@ def meta_html(side: Side, other: Side | None) -> str:
     rows = []
     for name, value in side.fields():
         differs = name in theirs and theirs[name] != value and name != "Path"
-        marked = (f'<span style="background-color:{CHANGED_META_BG}; color:#1b1b1b;">{html.escape(value)}</span>'
-                  if differs else html.escape(value))
+        marked = (f'<span style="background-color:{CHANGED_META_BG}; color:#1b1b1b;">{_shown(value)}</span>'
+                  if differs else _shown(value))
         rows.append(f'<tr><td style="color:#555555; padding-right:8px;">{name}</td><td>{marked}</td></tr>')
     return f'<table cellspacing="0" cellpadding="1">{"".join(rows)}</table>'
+
+
+def _shown(text: str) -> str:
+    """``text`` for the comparison's HTML: escaped, and a bidirectional or invisible character
+    shown as ``<U+XXXX>`` (the operator decides which copy stays on what is really there)."""
+    return html.escape(escape_controls(text))
 
 
 _WORD = re.compile(r"\s+|\w+|[^\w\s]")
@@ -153,11 +160,11 @@ def _words_marked(a: str, b: str) -> tuple[str, str]:
     wa, wb = _WORD.findall(a), _WORD.findall(b)
     matcher = difflib.SequenceMatcher(None, wa, wb, autojunk=False)
     if matcher.ratio() < WORD_MARK_MIN_RATIO:
-        return html.escape(a), html.escape(b)
+        return _shown(a), _shown(b)
     left: list[str] = []
     right: list[str] = []
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        sa, sb = html.escape("".join(wa[i1:i2])), html.escape("".join(wb[j1:j2]))
+        sa, sb = _shown("".join(wa[i1:i2])), _shown("".join(wb[j1:j2]))
         if tag == "equal":
             left.append(sa)
             right.append(sb)
@@ -192,13 +199,13 @@ def diff_html(a: str, b: str, context: int | None = None) -> tuple[str, float]:
                 head = context if i1 > 0 else 0
                 tail = context if i2 < len(la) else 0
                 for k in range(head):
-                    text = html.escape(la[i1 + k])
+                    text = _shown(la[i1 + k])
                     rows.append(_cell(text, None, i1 + k + 1) + _cell(text, None, j1 + k + 1))
                 folded = f'<i style="color:#777777;">… {plural(i2 - i1 - head - tail, "unchanged line")} …</i>'
                 rows.append(_cell(folded, EMPTY_BG, None) + _cell(folded, EMPTY_BG, None))
                 keep = range(i2 - i1 - tail, i2 - i1)
             for k in keep:
-                text = html.escape(la[i1 + k])
+                text = _shown(la[i1 + k])
                 rows.append(_cell(text, None, i1 + k + 1) + _cell(text, None, j1 + k + 1))
             continue
         n = max(i2 - i1, j2 - j1)
@@ -208,8 +215,8 @@ def diff_html(a: str, b: str, context: int | None = None) -> tuple[str, float]:
             if has_a and has_b:
                 left, right = _words_marked(la[i], lb[j])
             else:
-                left = html.escape(la[i]) if has_a else ""
-                right = html.escape(lb[j]) if has_b else ""
+                left = _shown(la[i]) if has_a else ""
+                right = _shown(lb[j]) if has_b else ""
             rows.append(_cell(left, REMOVED_BG if has_a else EMPTY_BG, i + 1 if has_a else None)
                         + _cell(right, ADDED_BG if has_b else EMPTY_BG, j + 1 if has_b else None))
     same = sum(block.size for block in matcher.get_matching_blocks())

@@ -83,3 +83,51 @@ def test_every_review_queue_shows_controls_escaped(qtbot) -> None:  # type: igno
     model.set_records([LintIssue("invoice-\u202efdp.exe.md", "orphan", "warning", "no \u202eother page")])
     shown = [model.data(model.index(0, c), Qt.ItemDataRole.DisplayRole) for c in range(model.columnCount())]
     assert "invoice-<U+202E>fdp.exe.md" in shown and not any("\u202e" in str(c) for c in shown), shown
+
+
+# --- every other place a path, title or fact is shown for a decision -------------------------------
+
+SPOOFED = "wiki/invoice-\u202efdp.exe.md"
+BODY = ("# Invoice\n\nPayment terms for the supplier invoices of the north region, net thirty days,\n"
+        "approved by the finance lead every Monday after the weekly close of the ledger.\n")
+
+
+@pytest.fixture
+def spoofed(tmp_path: Path) -> Path:
+    """A page with a bidi override in its name, a near-copy of another page, and a link to a
+    missing page whose name carries one too."""
+    return make_wiki(tmp_path / "s", {"wiki/invoice.md": BODY, SPOOFED: BODY + "\nOne more line.\n",
+                                      "wiki/notes.md": "# Notes\n\nSee [[pay \u202eyaP]] for the rest.\n"})
+
+
+def test_dedup_and_links_text_output_show_controls_escaped(spoofed: Path) -> None:
+    for args in (["dedup"], ["dedup", "--groups"], ["links", "unresolved"], ["lint"]):
+        out = cli(spoofed, *args).stdout
+        assert "\u202e" not in out and "<U+202E>" in out, (args, out)
+    # JSON keeps the stored text: a program reading it gets the real name
+    families = json.loads(cli(spoofed, "dedup", "--groups", "--json").stdout)
+    assert any(SPOOFED in f["pages"] for f in families), families
+
+
+def test_the_duplicate_comparison_shows_controls_escaped(qtbot, spoofed: Path) -> None:  # type: ignore[no-untyped-def]
+    from curator.models.dedup import gather_pair, meta_html
+
+    comparison = gather_pair(Wiki(spoofed), "wiki/invoice.md", SPOOFED)
+    meta = meta_html(comparison.right, comparison.left)
+    for shown in (comparison.html, meta):
+        assert "\u202e" not in shown, shown
+    assert "&lt;U+202E&gt;" in meta
+
+
+def test_mcp_answers_an_agent_decides_on_show_controls_escaped(spoofed: Path) -> None:
+    from tests.mcp.test_mcp_server import call, run
+
+    async def body(s) -> None:  # type: ignore[no-untyped-def]
+        for tool, args in (("wiki_index", {}), ("wiki_search", {"query": "invoice"}), ("wiki_dedup", {})):
+            _err, text = await call(s, tool, **args)
+            assert "\u202e" not in text and "<U+202E>" in text, (tool, text)
+        # reading a page gives it as stored
+        _err, text = await call(s, "wiki_read", page_name="wiki/notes.md")
+        assert "[[pay \u202eyaP]]" in text, text
+
+    run(spoofed, body)
