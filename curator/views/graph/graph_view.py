@@ -524,7 +524,7 @@ class GraphView(WikiView):
         if self._plot is not None:
             return self._plot
         pg = _pg()
-        from curator.views.graph.edges import EdgeLayer, GraphPlot
+        from curator.views.graph.edges import EdgeLayer, GraphPlot, Marker
 
         # (a view box alone, without a PlotItem's axes and forms, nor context menus: see GraphPlot)
         plot = self._plot = GraphPlot(self.palette().base().color())
@@ -541,14 +541,13 @@ class GraphView(WikiView):
         # kind (the items, in chunks of DRAW_CHUNK points, are made as the nodes are drawn).
         self.node_items: dict[str, list[Any]] = {kind: [] for kind in NODE_Z}
         # the selected (open) page: a ring drawn over its node
-        self.highlight_item = pg.ScatterPlotItem(pxMode=True, brush=None, size=22,
+        self.highlight_item = Marker(pxMode=True, brush=None, size=22,
                                                  pen=pg.mkPen(HIGHLIGHT_COLOR, width=3))
         plot.addItem(self.highlight_item)
         # the node under the mouse, drawn again bigger and outlined over every other node (the
         # nodes are pixels of the edge layer's image: only this one point is painted by Qt)
-        self.hover_item = pg.ScatterPlotItem(pxMode=True, pen=pg.mkPen(self.palette().text().color(), width=1.5))
+        self.hover_item = Marker(pxMode=True, pen=pg.mkPen(self.palette().text().color(), width=1.5))
         self.hover_item.setZValue(max(NODE_Z.values()) + 1)
-        self.hover_item.setAcceptHoverEvents(False)  # (the hit targets under it keep the mouse)
         plot.addItem(self.hover_item)
         self.label_item = pg.TextItem(anchor=(0.5, 1.4), color=self.palette().text().color())
         plot.addItem(self.label_item)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt
 
 from curator.views.graph.graph_view import GraphView
 from curator.views.shell.main_window import MainWindow
@@ -527,3 +527,53 @@ def test_the_node_under_the_mouse_grows_and_its_marker_never_outlives_it(qtbot, 
     move(view.node_screen_pos("wiki/p2.md"))  # a node with its permanent label: no second one
     qtbot.waitUntil(lambda: view.hovered() == "wiki/p2.md", timeout=5_000)
     assert view.label_item.toPlainText() == ""
+
+
+# --- a person's mouse (issue 43): move, hover, press, release --------------------------------------
+
+def _hover_then_click(qtbot, view: GraphView, node: str) -> None:  # type: ignore[no-untyped-def]
+    """Move the mouse onto ``node``, wait until the view marks it hovered (the marker drawn over
+    it), then press and release there, as a person's mouse does."""
+    from PySide6.QtTest import QTest
+
+    viewport = view.plot.viewport()
+    at = view.node_screen_pos(node)
+    QTest.mouseMove(viewport, at + QPoint(-30, -30))  # from somewhere else first
+    qtbot.wait(50)  # (pyqtgraph's scene drops a move within 10 ms of the last)
+    QTest.mouseMove(viewport, at)
+    qtbot.waitUntil(lambda: view.hovered() == node, timeout=5_000)
+    qtbot.wait(50)
+    QTest.mousePress(viewport, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, at)
+    QTest.mouseRelease(viewport, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, at, 30)
+
+
+def test_a_hovered_node_opens_its_page_on_click(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    view = graph_of(window)
+    view.plot.autoRange()
+    qtbot.waitUntil(view.edges_item.is_drawn, timeout=10_000)
+    with qtbot.waitSignal(window.ready, timeout=5000):
+        _hover_then_click(qtbot, view, "wiki/p4.md")
+    assert window.current == (0, "wiki/p4.md")
+    assert view.highlighted() == "wiki/p4.md"
+    # and the next node the mouse goes to, with the first one ringed as the open page
+    with qtbot.waitSignal(window.ready, timeout=5000):
+        _hover_then_click(qtbot, view, "wiki/p1.md")
+    assert window.current == (0, "wiki/p1.md")
+
+
+def test_a_hovered_community_shows_its_pages_on_click(  # type: ignore[no-untyped-def]
+        qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from curator.views.graph import graph_view
+
+    monkeypatch.setattr(graph_view, "COMMUNITIES_ABOVE", 30)  # 41 pages count as big here
+    win = _open_graph(qtbot, tmp_path, _two_clusters(20, 12))
+    view = graph_of(win)
+    d = view.data
+    assert d is not None and d.members is not None
+    qtbot.waitUntil(view.edges_item.is_drawn, timeout=10_000)
+    beta = next(i for i, m in enumerate(d.members) if "wiki/beta/beta-000.md" in m)
+    with qtbot.waitSignal(view.content_ready, timeout=30_000):
+        _hover_then_click(qtbot, view, d.ids[beta])
+    assert view.data is not None and view.data.members is None
+    assert shown_ids(view) == {f"wiki/beta/beta-{i:03d}.md" for i in range(12)}
+    win.close()
