@@ -210,6 +210,22 @@ class HitTargets(pg.ScatterPlotItem):  # type: ignore[misc]  # (pyqtgraph has no
         return
 
 
+class Marker(pg.ScatterPlotItem):  # type: ignore[misc]  # (pyqtgraph has no type hints)
+    """A scatter item drawn over a node (the hovered node, the open page's ring) that leaves the
+    mouse to the :class:`HitTargets` under it.
+
+    pyqtgraph's scene gives a click to the topmost item near it that accepts it, and a scatter
+    item accepts any click on one of its points: the hover marker, over the node a person
+    always hovers before clicking, took every such click, so a click opened nothing."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.setAcceptHoverEvents(False)
+
+    def mouseClickEvent(self, ev: Any) -> None:
+        ev.ignore()
+
+
 class GraphPlot(pg.GraphicsView):  # type: ignore[misc]  # (pyqtgraph has no type hints)
     """The graph view's plot: one view box filling a graphics view, with the part of
     ``PlotWidget``'s interface the view uses (``plotItem.vb``, ``addItem``, ``removeItem``,

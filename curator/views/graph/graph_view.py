@@ -8,10 +8,12 @@ outline pens, and the positions pushed in a few ``setData`` calls. Filters only 
 
 from __future__ import annotations
 
+import html
 import os
 import threading
 import time
 import weakref
+from collections import Counter
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import TYPE_CHECKING, Any
@@ -42,6 +44,7 @@ from curator.views.widgets import layer_toggles
 from curator.views.wiki_view import WikiView
 
 if TYPE_CHECKING:
+    from curator.engine.corpus.page import Page
     from curator.engine.graph.layout import LayoutEngine, LayoutProcess
     from curator.engine.graph.link_graph import LinkGraph
     from curator.engine.wiki import Wiki
@@ -84,6 +87,15 @@ NODE_Z = {"unresolved": 1, "attachment": 2, "deep": 3, "context": 4, "core": 5, 
 COMMUNITIES_ABOVE = 10_000
 #: The modes of the view, in the order of its selector.
 MODES = ("Global", "Local", "Communities")
+#: A wiki where no page has a ``layer`` (an Obsidian vault) would be one grey: its pages are
+#: coloured by top-level folder instead (by first tag when they are not in two folders or more),
+#: the biggest this many groups a colour each, the rest in OTHER_COLOR (see :func:`page_groups`).
+GROUP_COLOURS = 8
+OTHER_COLOR = "#7f8c8d"
+#: pyqtgraph's palette the groups' colours come from (nine colours; see :func:`_group_brush`).
+GROUP_PALETTE = "PAL-relaxed"
+#: How the legend names pages at the wiki's root and pages without a tag.
+TOP_LEVEL, NO_TAG = "(top level)", "(no tag)"
 
 
 def _pg() -> Any:
@@ -129,6 +141,12 @@ class GraphData:
     unresolved: np.ndarray | None = None
     #: each node's position in ``ids``, by id (made with the graph: see :func:`node_index`)
     index: dict[str, int] | None = None
+    #: a wiki without layers (see :func:`page_groups`): what colours its pages ("folder" or
+    #: "tag"), the coloured groups' names (biggest first) and each node's group (its position in
+    #: ``group_names``; ``len(group_names)``: another group; -1: not a page)
+    group_by: str | None = None
+    group_names: list[str] = field(default_factory=list)
+    groups: np.ndarray | None = None
 
 
 def finish(data: GraphData) -> GraphData:
@@ -212,6 +230,44 @@ class Numbered:
     folded_labels: list[str]
     kinds: np.ndarray
     layer_array: np.ndarray
+    #: see GraphData: (group_by, group_names, groups), or None (the wiki has layers)
+    grouping: tuple[str, list[str], np.ndarray] | None = None
+
+
+def page_groups(graph: LinkGraph, ids: list[str]) -> tuple[str, list[str], np.ndarray] | None:
+    """How the nodes ``ids`` of ``graph`` are coloured when no page of the wiki has a ``layer``:
+    ("folder" or "tag", the GROUP_COLOURS biggest groups' names, each node's group as in
+    :class:`GraphData`); None when some page has a layer, or every page falls in one group.
+    The groups are those of the whole wiki, so a folder keeps its colour in every view of it.
+    A folder is a top-level one, below the folders every page is in (a vault kept in ``wiki/``
+    is coloured by ``wiki/people``, ``wiki/projects``...)."""
+    pages = [node.page for node in graph.nodes.values() if node.page is not None]
+    if any(page.meta.get("layer") is not None for page in pages):
+        return None
+    dirs = [page.path.split("/")[:-1] for page in pages]
+    depth = 0
+    while all(len(d) > depth for d in dirs) and len({d[depth] for d in dirs}) == 1:
+        depth += 1
+
+    def folder(page: Page) -> str:
+        return "/".join(page.path.split("/")[:-1][:depth + 1]) or TOP_LEVEL
+
+    def tag(page: Page) -> str:
+        return page.tags[0] if page.tags else NO_TAG
+
+    counts = Counter(map(folder, pages))
+    by, key = "folder", folder
+    if len(counts) < 2:
+        counts = Counter(map(tag, pages))
+        by, key = "tag", tag
+        if len(counts) < 2:
+            return None
+    names = [name for name, _n in sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:GROUP_COLOURS]]
+    code = {name: i for i, name in enumerate(names)}
+    nodes, other = graph.nodes, len(names)
+    groups = np.array([-1 if (page := nodes[node_id].page) is None else code.get(key(page), other)
+                       for node_id in ids], dtype=np.int64)
+    return by, names, groups
 
 
 def _number(graph: LinkGraph, ids: list[str], edges: np.ndarray) -> Numbered:
@@ -233,7 +289,8 @@ def _number(graph: LinkGraph, ids: list[str], edges: np.ndarray) -> Numbered:
             resolved[i] = True
     degree = np.bincount(edges.ravel(), minlength=len(ids)) if len(ids) else np.zeros(0)
     return Numbered(ids, edges, labels, layers, namespaces, trust, resolved, degree,
-                    [label.casefold() for label in labels], kind_codes(layers), np.array(layers))
+                    [label.casefold() for label in labels], kind_codes(layers), np.array(layers),
+                    page_groups(graph, ids))
 
 
 #: Linking pages whose links :func:`numbered` looks up per call into C (~6,000 links, 1-2 ms).
@@ -394,9 +451,13 @@ def _graph_data_laid_out(wiki: Wiki, engine: LayoutEngine, elsewhere: LayoutProc
         pos = np.array([pos_map.get(n, (0.0, 0.0)) for n in ids], dtype=float).reshape(-1, 2)
     elapsed = time.perf_counter() - start
     # (copies: a whole graph's numbering is shared by every view of it)
-    return finish(GraphData(list(ids), list(num.labels), list(num.layers), list(num.namespaces), num.trust.copy(),
-                            num.degree.copy(), num.resolved.copy(), pos, edges.copy(), center, elapsed,
-                            list(num.folded_labels), kinds=num.kinds.copy(), layer_array=num.layer_array.copy()))
+    data = GraphData(list(ids), list(num.labels), list(num.layers), list(num.namespaces), num.trust.copy(),
+                     num.degree.copy(), num.resolved.copy(), pos, edges.copy(), center, elapsed,
+                     list(num.folded_labels), kinds=num.kinds.copy(), layer_array=num.layer_array.copy())
+    if num.grouping is not None:
+        data.group_by, names, groups = num.grouping
+        data.group_names, data.groups = list(names), groups.copy()
+    return finish(data)
 
 
 class GraphView(WikiView):
@@ -445,6 +506,13 @@ class GraphView(WikiView):
         filters.addWidget(self.orphans)
         filters.addWidget(self.attachments)
         self.layer_buttons = layer_toggles(filters, self._redraw)
+        # a wiki without layers: which colour is which folder or tag (the layer toggles hidden)
+        self.legend = QLabel()
+        self.legend.setTextFormat(Qt.TextFormat.RichText)
+        self.legend.setWordWrap(True)
+        self.legend.setVisible(False)
+        #: the legend's entries: each group's name and colour ("other" last, when there are more)
+        self.legend_entries: list[tuple[str, QColor]] = []
         filters.addStretch(1)
         more = QHBoxLayout()
         more.addWidget(QLabel("Min trust"))
@@ -484,6 +552,7 @@ class GraphView(WikiView):
         layout.addLayout(top)
         layout.addLayout(filters)
         layout.addLayout(more)
+        layout.addWidget(self.legend)
         layout.addWidget(self._plot_slot, 1)
         layout.addWidget(self.info)
         self._labels: list[Any] = []
@@ -524,7 +593,7 @@ class GraphView(WikiView):
         if self._plot is not None:
             return self._plot
         pg = _pg()
-        from curator.views.graph.edges import EdgeLayer, GraphPlot
+        from curator.views.graph.edges import EdgeLayer, GraphPlot, Marker
 
         # (a view box alone, without a PlotItem's axes and forms, nor context menus: see GraphPlot)
         plot = self._plot = GraphPlot(self.palette().base().color())
@@ -541,14 +610,13 @@ class GraphView(WikiView):
         # kind (the items, in chunks of DRAW_CHUNK points, are made as the nodes are drawn).
         self.node_items: dict[str, list[Any]] = {kind: [] for kind in NODE_Z}
         # the selected (open) page: a ring drawn over its node
-        self.highlight_item = pg.ScatterPlotItem(pxMode=True, brush=None, size=22,
+        self.highlight_item = Marker(pxMode=True, brush=None, size=22,
                                                  pen=pg.mkPen(HIGHLIGHT_COLOR, width=3))
         plot.addItem(self.highlight_item)
         # the node under the mouse, drawn again bigger and outlined over every other node (the
         # nodes are pixels of the edge layer's image: only this one point is painted by Qt)
-        self.hover_item = pg.ScatterPlotItem(pxMode=True, pen=pg.mkPen(self.palette().text().color(), width=1.5))
+        self.hover_item = Marker(pxMode=True, pen=pg.mkPen(self.palette().text().color(), width=1.5))
         self.hover_item.setZValue(max(NODE_Z.values()) + 1)
-        self.hover_item.setAcceptHoverEvents(False)  # (the hit targets under it keep the mouse)
         plot.addItem(self.hover_item)
         self.label_item = pg.TextItem(anchor=(0.5, 1.4), color=self.palette().text().color())
         plot.addItem(self.label_item)
@@ -713,8 +781,37 @@ class GraphView(WikiView):
         self.namespace.addItems(namespaces)
         self.namespace.setCurrentText(current if current in namespaces else "All namespaces")
         self.namespace.blockSignals(False)
+        self._update_legend(data)
         self._fit_pending = True
         self._redraw()
+
+    def _update_legend(self, d: GraphData) -> None:
+        """Show which colour is which group for a wiki coloured by folder or tag, in place of the
+        layer toggles (every page of such a wiki is "deep": the layers' colours would mislead)."""
+        grouped = d.groups is not None and d.group_by is not None
+        for button in self.layer_buttons.values():
+            button.setVisible(not grouped)
+        self.legend_entries = []
+        if grouped:
+            n = len(d.group_names)
+            entries = [(name, _group_brush(g, n).color()) for g, name in enumerate(d.group_names)]
+            assert d.groups is not None
+            if bool((d.groups == n).any()):
+                entries.append(("other", _group_brush(n, n).color()))
+            self.legend_entries = entries
+            swatches = "&nbsp; ".join(f'<span style="color:{colour.name()}">&#9632;</span>&nbsp;{html.escape(name)}'
+                                      for name, colour in entries)
+            self.legend.setText(f"Colour by {d.group_by}: {swatches}")
+            self.legend.setToolTip(f"No page has a layer: pages are coloured by {d.group_by}"
+                                   + (f" (the {n} biggest; the rest are other)" if len(entries) > n else ""))
+        self.legend.setVisible(grouped)
+
+    def _node_brush(self, i: int, kind_brush: Any) -> Any:
+        """The brush node ``i`` is drawn with: its group's in a wiki coloured by folder or tag."""
+        d = self.data
+        if d is None or d.groups is None or d.groups[i] < 0:
+            return kind_brush
+        return _group_brush(int(d.groups[i]), len(d.group_names))
 
     # --- drawing ----------------------------------------------------------------------
     def visible_mask(self) -> np.ndarray:
@@ -773,7 +870,12 @@ class GraphView(WikiView):
         for code, kind in enumerate(self.node_items):
             mine = kinds == code
             pos, size, index = d.pos[shown[mine]], sizes[mine], shown[mine]
-            nodes.append((SYMBOLS[kind], _brush(kind).color(), pos, size))
+            if d.groups is not None and kind in LAYER_COLORS:  # pages of a wiki without layers
+                groups, n = d.groups[index], len(d.group_names)
+                nodes += [(SYMBOLS[kind], _group_brush(g, n).color(), pos[groups == g], size[groups == g])
+                          for g in range(n + 1)]
+            else:
+                nodes.append((SYMBOLS[kind], _brush(kind).color(), pos, size))
             for n, start in enumerate(range(0, max(len(index), 1), DRAW_CHUNK)):
                 part = slice(start, start + DRAW_CHUNK)
                 chunks.append((kind, n, pos[part], size[part], index[part]))
@@ -1045,7 +1147,7 @@ class GraphView(WikiView):
         self.label_item.setPos(*d.pos[i])
         size = float(point.size())
         self.hover_item.setData(pos=d.pos[i:i + 1], size=[max(size * HOVER_GROWTH, size + 6)],
-                                symbol=[point.symbol()], brush=[point.brush()])
+                                symbol=[point.symbol()], brush=[self._node_brush(i, point.brush())])
 
     def _clear_hover(self) -> None:
         self._hover_index = None
@@ -1117,4 +1219,23 @@ def _brush(layer: str) -> Any:
         if layer == "unresolved":
             color.setAlpha(140)
         brush = _BRUSHES[layer] = _pg().mkBrush(color)
+    return brush
+
+
+_GROUP_BRUSHES: dict[tuple[int, int], Any] = {}
+
+
+def _group_brush(group: int, count: int) -> Any:
+    """The brush of group ``group`` of ``count`` coloured groups (``count`` and above: the rest):
+    a colour of pyqtgraph's palette for telling data sets apart, spread over it (its colours run
+    round the hues: two groups get two far apart, not neighbours)."""
+    brush = _GROUP_BRUSHES.get((group, count))
+    if brush is None:
+        pg = _pg()
+        if group >= count:
+            colour = QColor(OTHER_COLOR)
+        else:
+            palette = pg.colormap.get(GROUP_PALETTE).getColors(mode="qcolor")[:-1]  # (its last is its first)
+            colour = palette[group * len(palette) // count]
+        brush = _GROUP_BRUSHES[group, count] = pg.mkBrush(colour)
     return brush

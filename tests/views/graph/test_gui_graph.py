@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt
 
 from curator.views.graph.graph_view import GraphView
 from curator.views.shell.main_window import MainWindow
@@ -527,3 +527,120 @@ def test_the_node_under_the_mouse_grows_and_its_marker_never_outlives_it(qtbot, 
     move(view.node_screen_pos("wiki/p2.md"))  # a node with its permanent label: no second one
     qtbot.waitUntil(lambda: view.hovered() == "wiki/p2.md", timeout=5_000)
     assert view.label_item.toPlainText() == ""
+
+
+# --- a person's mouse (issue 43): move, hover, press, release --------------------------------------
+
+def _hover_then_click(qtbot, view: GraphView, node: str) -> None:  # type: ignore[no-untyped-def]
+    """Move the mouse onto ``node``, wait until the view marks it hovered (the marker drawn over
+    it), then press and release there, as a person's mouse does."""
+    from PySide6.QtTest import QTest
+
+    viewport = view.plot.viewport()
+    at = view.node_screen_pos(node)
+    QTest.mouseMove(viewport, at + QPoint(-30, -30))  # from somewhere else first
+    qtbot.wait(50)  # (pyqtgraph's scene drops a move within 10 ms of the last)
+    QTest.mouseMove(viewport, at)
+    qtbot.waitUntil(lambda: view.hovered() == node, timeout=5_000)
+    qtbot.wait(50)
+    QTest.mousePress(viewport, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, at)
+    QTest.mouseRelease(viewport, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, at, 30)
+
+
+def test_a_hovered_node_opens_its_page_on_click(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    view = graph_of(window)
+    view.plot.autoRange()
+    qtbot.waitUntil(view.edges_item.is_drawn, timeout=10_000)
+    with qtbot.waitSignal(window.ready, timeout=5000):
+        _hover_then_click(qtbot, view, "wiki/p4.md")
+    assert window.current == (0, "wiki/p4.md")
+    assert view.highlighted() == "wiki/p4.md"
+    # and the next node the mouse goes to, with the first one ringed as the open page
+    with qtbot.waitSignal(window.ready, timeout=5000):
+        _hover_then_click(qtbot, view, "wiki/p1.md")
+    assert window.current == (0, "wiki/p1.md")
+
+
+def test_a_hovered_community_shows_its_pages_on_click(  # type: ignore[no-untyped-def]
+        qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from curator.views.graph import graph_view
+
+    monkeypatch.setattr(graph_view, "COMMUNITIES_ABOVE", 30)  # 41 pages count as big here
+    win = _open_graph(qtbot, tmp_path, _two_clusters(20, 12))
+    view = graph_of(win)
+    d = view.data
+    assert d is not None and d.members is not None
+    qtbot.waitUntil(view.edges_item.is_drawn, timeout=10_000)
+    beta = next(i for i, m in enumerate(d.members) if "wiki/beta/beta-000.md" in m)
+    with qtbot.waitSignal(view.content_ready, timeout=30_000):
+        _hover_then_click(qtbot, view, d.ids[beta])
+    assert view.data is not None and view.data.members is None
+    assert shown_ids(view) == {f"wiki/beta/beta-{i:03d}.md" for i in range(12)}
+    win.close()
+
+
+# --- a wiki without layers (issue 43): coloured by folder or tag, with a legend ----------------------
+
+def _rgb_at(view: GraphView, node: str) -> tuple[int, int, int]:
+    c = view.plot.grab().toImage().pixelColor(view.node_screen_pos(node))
+    return c.red(), c.green(), c.blue()
+
+
+def _rgb(colour) -> tuple[int, int, int]:  # type: ignore[no-untyped-def]
+    return colour.red(), colour.green(), colour.blue()
+
+
+def test_a_wiki_without_layers_is_coloured_by_folder_with_a_legend(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from curator.views.graph import graph_view
+
+    # ten folders under wiki/ (every page is in it: the folders below it are the groups), the
+    # first with 12 pages down to the last with 3, and a page in wiki/ itself; no layer anywhere
+    pages = {f"wiki/f{k}/page-{k}-{i}.md": f"---\ntitle: F{k} {i}\n---\nsee [[page-{k}-{(i + 1) % (12 - k)}]]\n"
+             for k in range(10) for i in range(12 - k)}
+    pages["wiki/index.md"] = "---\ntitle: Index\n---\n[[page-0-0]] [[page-9-0]]\n"
+    win = _open_graph(qtbot, tmp_path, pages)
+    view = graph_of(win)
+    d = view.data
+    assert d is not None and d.group_by == "folder"
+    qtbot.waitUntil(view.edges_item.is_drawn, timeout=10_000)
+    entries = view.legend_entries
+    names = [name for name, _c in entries]
+    assert names == [f"wiki/f{k}" for k in range(graph_view.GROUP_COLOURS)] + ["other"]  # biggest first, capped
+    assert view.legend.isVisible() and "Colour by folder" in view.legend.text()
+    assert all(name in view.legend.text() for name in names)
+    assert not any(button.isVisible() for button in view.layer_buttons.values())  # no layers to toggle
+    colours = {name: _rgb(colour) for name, colour in entries}
+    assert len(set(colours.values())) == len(entries)  # a colour each
+    # each node is drawn in its folder's colour (the smallest folders' as other)
+    assert _rgb_at(view, "wiki/f0/page-0-3.md") == colours["wiki/f0"]
+    assert _rgb_at(view, "wiki/f1/page-1-0.md") == colours["wiki/f1"]
+    assert _rgb_at(view, "wiki/f9/page-9-1.md") == colours["other"]
+    assert _rgb_at(view, "wiki/f0/page-0-3.md") != _rgb_at(view, "wiki/f1/page-1-0.md")
+    # the hovered node's marker keeps its folder's colour
+    from PySide6.QtTest import QTest
+
+    QTest.mouseMove(view.plot.viewport(), view.node_screen_pos("wiki/f1/page-1-0.md"))
+    qtbot.waitUntil(lambda: view.hovered() == "wiki/f1/page-1-0.md", timeout=5_000)
+    assert _rgb(view.hover_item.data["brush"][0].color()) == colours["wiki/f1"]
+    win.close()
+
+
+def test_a_wiki_without_layers_nor_folders_is_coloured_by_first_tag(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    pages = {f"note-{i}.md": f"---\ntitle: Note {i}\ntags: [{'recipe' if i % 2 else 'travel'}, misc]\n---\n"
+                             f"[[note-{(i + 1) % 6}]]\n" for i in range(6)}
+    pages["untagged.md"] = "# Untagged\n\n[[note-0]]\n"
+    win = _open_graph(qtbot, tmp_path, pages)
+    view = graph_of(win)
+    assert view.data is not None and view.data.group_by == "tag"
+    qtbot.waitUntil(view.edges_item.is_drawn, timeout=10_000)
+    colours = {name: _rgb(colour) for name, colour in view.legend_entries}
+    assert set(colours) == {"recipe", "travel", "(no tag)"} and "Colour by tag" in view.legend.text()
+    assert _rgb_at(view, "note-1.md") == colours["recipe"] != _rgb_at(view, "note-0.md") == colours["travel"]
+    win.close()
+
+
+def test_a_wiki_with_layers_keeps_the_layer_colours_and_no_legend(window: MainWindow) -> None:
+    view = graph_of(window)
+    assert view.data is not None and view.data.groups is None and view.legend_entries == []
+    assert not view.legend.isVisible()
+    assert all(button.isVisible() for button in view.layer_buttons.values())
