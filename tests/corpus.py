@@ -414,6 +414,81 @@ _NAME_WORDS: tuple[str, ...] = (
 )
 
 
+#: Unresolved links of the shapes that fool a name-similarity suggester, each with its right answer
+#: (issue 43): wrong ones (a first name inside or at the start of long titles, an acronym that
+#: begins a slug, one word of a CamelCase name) and right near-misses (a plural, CamelCase written
+#: as words, punctuation, a page renamed with a word added). Their pages' names use words of their
+#: own, none of :data:`_NAME_WORDS`, so no drawn name competes.
+LABELLED_MIN_PAGES = 1000
+_FIRST_NAMES: tuple[str, ...] = (
+    "julian", "marcus", "helena", "livia", "octavia", "claudia", "felix", "aurelia", "cassius",
+    "flavia", "lucius", "priscilla", "quintus", "severus", "tullia",
+)
+_PLACES: tuple[str, ...] = ("rome-the-aventine-hill", "ostia-harbour-quarter", "capua-old-forum",
+                            "ravenna-marsh-road", "verona-river-bend")
+_ACRONYMS: tuple[str, ...] = ("pr", "qa", "ci", "hr", "kpi", "okr", "sla", "etl", "cdn", "vpn", "rfc",
+                              "mvp", "poc", "crm", "erp")
+_ACRONYM_TAILS: tuple[str, ...] = ("1-add-rpgclaw-design-doc", "7-fix-flaky-upload", "checklist-for-launch",
+                                   "12-rework", "budget-draft")
+_CAMEL: tuple[tuple[str, str], ...] = (
+    ("Validation", "Failure"), ("Retry", "Policy"), ("Cache", "Invalidation"), ("Token", "Bucket"),
+    ("Rate", "Limiter"), ("Session", "Store"), ("Event", "Queue"), ("Schema", "Registry"),
+    ("Payment", "Gateway"), ("Config", "Loader"), ("Shard", "Builder"), ("Query", "Planner"),
+    ("Stream", "Reader"), ("Task", "Scheduler"), ("Auth", "Provider"),
+)
+_THINGS: tuple[str, ...] = (
+    "lantern", "compass", "anvil", "chisel", "kettle", "mortar", "saddle", "barrel", "ladder",
+    "trowel", "hammer", "lathe", "quiver", "satchel", "spindle",
+)
+_PAIRS: tuple[tuple[str, str], ...] = (
+    ("copper", "kettle"), ("granite", "quarry"), ("willow", "basket"), ("amber", "lamp"),
+    ("iron", "gate"), ("salt", "marsh"), ("pine", "ridge"), ("stone", "bridge"), ("wool", "market"),
+    ("clay", "oven"), ("glass", "works"), ("river", "mill"), ("hill", "fort"), ("oak", "barn"),
+    ("moss", "garden"),
+)
+_METALS: tuple[str, ...] = ("brass", "tin", "silver", "bronze", "pewter")
+LABELLED_SHAPES: tuple[str, ...] = ("first-name", "acronym", "camel-word", "plural", "camel-as-words",
+                                    "punctuation", "renamed")
+
+
+def _labelled_pages() -> tuple[list[tuple[str, str]], list[tuple[str, str | None, str]]]:
+    """The pages of the labelled links ((file stem, title) each) and the links ((target as
+    written, file stem of the right page or None, shape) each)."""
+    pages: list[tuple[str, str]] = []
+    links: list[tuple[str, str | None, str]] = []
+
+    def page(stem: str, title: str | None = None) -> str:
+        pages.append((stem, title or _title_of(stem)))
+        return stem
+
+    for k, name in enumerate(_FIRST_NAMES):  # [[Julian]]: no page is Julian's
+        page(f"{_PLACES[k % len(_PLACES)]}-private-{name}-townhouse")
+        page(f"{name}-{('calendar', 'letters', 'estate', 'portrait', 'tomb')[k % 5]}-notes-and-sources")
+        links.append((name.capitalize(), None, "first-name"))
+    for k, acronym in enumerate(_ACRONYMS):  # [[PR]]: many things begin with "pr"
+        page(f"{acronym}-{_ACRONYM_TAILS[k % len(_ACRONYM_TAILS)]}")
+        links.append((acronym.upper(), None, "acronym"))
+    for k, (head, tail) in enumerate(_CAMEL):
+        # [[Validation]] -> ValidationFailure is wrong; [[Token Bucket]] -> TokenBucket is right.
+        # Some files are named by the CamelCase, some by its words (validation-failure.md)
+        stem = page(head + tail if k % 2 else f"{head}-{tail}".lower(), head + tail)
+        links.append((head, None, "camel-word"))
+        if k % 3 == 0:
+            links.append((tail, None, "camel-word"))
+        if k % 2:  # (validation-failure.md: [[Validation Failure]] resolves)
+            links.append((f"{head} {tail}", stem, "camel-as-words"))
+    for thing in _THINGS:  # [[Lanterns]] -> lantern, [[Compasses]] -> compass
+        links.append((thing.capitalize() + ("es" if thing.endswith("s") else "s"), page(thing), "plural"))
+    for k, (first, second) in enumerate(_PAIRS):  # [[Copper Kettle: Notes]] -> copper-kettle-notes
+        notes = page(f"{first}-{second}-notes")
+        mark = (": ", " – ", "'s ", ", ", " / ")[k % 5]
+        links.append((f"{first.capitalize()} {second.capitalize()}{mark}Notes", notes, "punctuation"))
+    for k, thing in enumerate(_THINGS):  # [[Brass Lantern]] -> brass-lantern-survey (renamed, a word added)
+        renamed = page(f"{_METALS[k % len(_METALS)]}-{thing}-{('survey', 'archive', 'records')[k % 3]}")
+        links.append((f"{_METALS[k % len(_METALS)].capitalize()} {thing.capitalize()}", renamed, "renamed"))
+    return pages, links
+
+
 @dataclass(slots=True)
 class RealShapedExtras:
     """What a real-shaped corpus holds beyond :class:`CorpusInfo`'s regular pages."""
@@ -428,6 +503,10 @@ class RealShapedExtras:
     #: (``[[Nocturne Bg3 V4]]`` -> ``nocturne-bg3-v4-campaign.md``) resolve to nothing by name;
     #: link repair suggests the page
     title_prefix_links: list[tuple[str, str, str]] = field(default_factory=list)
+    #: unresolved links labelled with the page they mean (None: no page is right), one per line
+    #: of :data:`LABELLED_SHAPES`' kinds: (source page, target as written, right page or None,
+    #: shape); written only from :data:`LABELLED_MIN_PAGES` pages on
+    labelled_links: list[tuple[str, str, str | None, str]] = field(default_factory=list)
     #: pages over 100 KB, and those over 1 MB
     over_100k: list[str] = field(default_factory=list)
     over_1m: list[str] = field(default_factory=list)
@@ -604,8 +683,24 @@ def generate_real_shaped(root: Path, n_pages: int = REAL_N_PAGES, seed: int = 0,
     pair_pages: dict[int, list[int]] = defaultdict(list)
     for j, (pair, _) in two_thirds.items():
         pair_pages[pair].append(j)
-    paths = [f"{folder}/{stem}.md" for folder, stem in zip(folders, stems, strict=True)]
     titles = [_title_of(s) for s in stems]
+    # The labelled links' pages take the names of evenly spread single pages (no draw changes),
+    # and each link is written on another single page.
+    labelled_lines: dict[int, list[str]] = defaultdict(list)
+    labelled: list[tuple[int, str, int | None, str]] = []
+    if n_pages >= LABELLED_MIN_PAGES:
+        own_pages, own_links = _labelled_pages()
+        free = [j for j in range(n_regular) if j not in family_of and j not in two_thirds]
+        step = len(free) // (len(own_pages) + len(own_links))
+        hosts = free[::step]
+        place: dict[str, int] = {}
+        for j, (stem, title) in zip(hosts, own_pages, strict=False):
+            stems[j], titles[j] = stem, title
+            place[stem] = j
+        for j, (written, right, shape) in zip(hosts[len(own_pages):], own_links, strict=False):
+            labelled_lines[j].append(f"- Also [[{written}]].")
+            labelled.append((j, written, None if right is None else place[right], shape))
+    paths = [f"{folder}/{stem}.md" for folder, stem in zip(folders, stems, strict=True)]
     sizes = [_real_size(rng) for _ in range(n_regular)]
     singles = [j for j in range(n_regular) if j not in family_of and j not in two_thirds]
     for j in rng.sample(singles, n_100k):
@@ -687,6 +782,7 @@ def generate_real_shaped(root: Path, n_pages: int = REAL_N_PAGES, seed: int = 0,
                 missing = f"todo-{stems[o]}-notes"
                 lines.append(f"- To write: [[{missing}]].")
                 info.unresolved.add(missing)
+        lines += labelled_lines.get(j, [])
         fam = family_of.get(j)
         if fam is not None:
             # a copy carries the original's links (a copy of the page, not of its topic)
@@ -747,6 +843,9 @@ def generate_real_shaped(root: Path, n_pages: int = REAL_N_PAGES, seed: int = 0,
         text = "---\ntitle: Log\ntype: log\n---\n# Log\n\n" + "\n".join(entries)
         write("log.md", text)
         info.expected["log.md"] = Expected("Log", "deep", 0.5, [])
+    extras.labelled_links = [(paths[j], written, None if right is None else paths[right], shape)
+                             for j, written, right, shape in labelled]
+    info.unresolved.update(written for _j, written, _right, _shape in labelled)
     extras.over_1m = list(hubs)
     extras.over_100k += hubs
     extras.families = [[paths[m] for m in members] for members in families]

@@ -29,7 +29,11 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     lsub = links.add_subparsers(dest="links_command", metavar="<action>", required=True,
                                 parser_class=type(links))
     p = lsub.add_parser("unresolved", parents=[parent],
-                        help="unresolved targets, most links first: [{target, count, pages, suggestions}]")
+                        help="unresolved targets, most links first: [{target, count, pages, suggestions, confidence, "
+                        "needs_look}]",
+                        description="Each target with up to five suggested pages, best first, and how sure "
+                        "the top one is (confidence, 0-1): one below 0.9 is marked 'needs a look' "
+                        "(needs_look in --json) and is left out of the station's bulk accept.")
     p.add_argument("--limit", type=int, default=0, metavar="N", help="at most N targets (default: all)")
     p.add_argument("--no-suggestions", action="store_true", help="leave the suggestions out (faster)")
     p.set_defaults(handler="curator.commands.links:run_unresolved", walk_ahead=True)
@@ -84,6 +88,8 @@ def run_unresolved(inv: Invocation, args: argparse.Namespace) -> int:
     for u in items:
         best = u.suggestions[0] if u.suggestions else None
         hint = f"  -> {best.path} ({best.score:.2f})" if best else ""
+        if u.needs_look:
+            hint += f"  needs a look (confidence {u.confidence:.2f})"
         lines.append(f"{u.count:>6}  [[{u.target}]] in {len(u.pages)} page(s){hint}")
     lines.append(f"{total} unresolved target(s), {sum(u.count for u in items)} link(s) shown")
     inv.emit([u.to_json() for u in items], "\n".join(lines))

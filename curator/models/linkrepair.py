@@ -28,10 +28,15 @@ class UnresolvedModel(RecordTableModel[Unresolved]):
             if column == COL_PAGES:
                 return len(record.pages)
             if column == COL_SUGGESTION:
-                return f"{best.path}  ({best.score:.2f})" if best else "—"
+                if best is None:
+                    return "—"
+                return f"needs a look: {best.path}  ({best.score:.2f})" if record.needs_look \
+                    else f"{best.path}  ({best.score:.2f})"
         if role == Qt.ItemDataRole.ToolTipRole:
             if column == COL_SUGGESTION and best is not None:
-                return f"{best.path}: {best.reason} (score {best.score:.2f})"
+                why = (" — a guess, not accepted in bulk: choose the page yourself" if record.needs_look
+                       else " — sure: accepted in bulk")
+                return f"{best.path}: {best.reason} (score {best.score:.2f}, confidence {record.confidence:.2f}){why}"
             if column == COL_PAGES:
                 return "\n".join(record.pages[:20]) + ("\n…" if len(record.pages) > 20 else "")
         if role == Qt.ItemDataRole.TextAlignmentRole and column in (COL_LINKS, COL_PAGES):

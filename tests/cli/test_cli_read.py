@@ -257,6 +257,24 @@ def test_bad_usage_exits_2_with_one_line(corpus: CorpusInfo, capsys: pytest.Capt
         assert_one_line_error(err)
     else:  # no command: the help text, on stdout
         assert "usage: curator" in out
+def test_lint_reports_every_problem_of_a_link(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # [[Topic#No Such Heading]] with two Topic.md is ambiguous AND its anchor is missing from the
+    # page it resolves to: both are reported at once, not the anchor only after the ambiguity is fixed
+    root = write_pages(tmp_path / "w", {
+        "a/Topic.md": "# Topic\n\n## Real Heading\n",
+        "b/Topic.md": "# Topic\n\n## Real Heading\n",
+        "notes.md": "# Notes\n\nSee [[Topic#No Such Heading]] and [[Topic#Real Heading]].\n",
+    })
+    issues = run_json(capsys, "--wiki", str(root), "lint")
+    assert isinstance(issues, list)
+    mine = sorted(i["code"] for i in issues if i["path"] == "notes.md" and i["code"] != "orphan")
+    assert mine == ["ambiguous-link", "broken-anchor"]
+    broken = next(i for i in issues if i["path"] == "notes.md" and i["code"] == "broken-anchor")
+    assert "'No Such Heading'" in broken["message"] and broken["line"] == 3
+    code, out, _ = run(capsys, "--wiki", str(root), "lint")
+    assert code == 0 and "[ambiguous-link]" in out and "[broken-anchor] [[Topic#No Such Heading]]" in out
+
+
 
 
 def test_an_unexpected_failure_is_one_line_not_a_traceback(corpus: CorpusInfo,

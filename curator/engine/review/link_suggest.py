@@ -61,8 +61,39 @@ def _stem(path: str) -> str:
 
 
 #: why a page is suggested, by stage (an earlier stage wins a tie: see :meth:`Suggester._rank`)
-SAME, BEGINS, SIMILAR = 0, 1, 2
-REASONS = ("same name", "the target begins its name", "similar name")
+SAME, PLURAL, BEGINS, SIMILAR = 0, 1, 2, 3
+REASONS = ("same name", "the same name but for a plural", "the target begins its name", "similar name")
+#: a name that is the target but for a plural ending ([[Lanterns]] -> lantern.md): as sure as a
+#: prefix covering most of a name, and below the same name
+PLURAL_SCORE = 0.95
+#: the confidence at or above which a top suggestion is taken without a look (the Links view's
+#: bulk accept): on the labelled links of the real-shaped test corpus (first names and acronyms
+#: that begin or sit inside long names, one word of a CamelCase name, plurals, punctuation,
+#: renamed pages) the top suggestions at or above it are right >= 95 % of the time
+#: (tests/engine/review/test_link_precision.py measures it)
+ACCEPT_CONFIDENCE = 0.9
+#: a runner-up scoring this close to the top suggestion makes the choice between them a guess
+AMBIGUOUS_MARGIN = 0.05
+#: the confidence of a guess (below :data:`ACCEPT_CONFIDENCE`, whatever the scores)
+GUESS = 0.5
+
+
+def number_forms(alnum: str) -> list[str]:
+    """The letters-and-digits forms of a name with its last word in the other number:
+    ``lanterns`` -> ``lantern``, ``boxes`` -> ``box``, ``entries`` -> ``entry`` and back. (Too
+    short a name is left alone: ``as`` is not the plural of ``a``.)"""
+    if len(alnum) < 3 or not alnum[-1].isalpha():
+        return []
+    forms = [alnum + "s", alnum + "es"]
+    if alnum.endswith("y"):
+        forms.append(alnum[:-1] + "ies")
+    if alnum.endswith("s"):
+        forms.append(alnum[:-1])
+        if alnum.endswith("es"):
+            forms.append(alnum[:-2])
+        if alnum.endswith("ies"):
+            forms.append(alnum[:-3] + "y")
+    return forms
 
 
 class Suggester:
@@ -111,6 +142,9 @@ class Suggester:
         self._memo: dict[tuple[str, int], list[Suggestion]] = {}
         self._lock = threading.Lock()  # a session's suggester serves the station's threads
         self._words_index: dict[str, list[int]] | None = None  # built on first need (rarely)
+        self._page_at: dict[str, int] | None = None  # each page's place, and its names: on first need
+        self._first_name: list[int] = []
+        self._name_count: list[int] = []
         #: letters and digits of each name, and the names by them
         self._alnum = alnum = "\0".join(slugs).replace("-", "").split("\0") if slugs else []
         numbers = dict(zip(dict.fromkeys(alnum), itertools.count()))
@@ -189,6 +223,11 @@ class Suggester:
         q_id = np.fromiter(map(numbers.get, q_alnum, itertools.repeat(-1)), dtype=np.int64, count=len(queries))
         # the same names (letters and digits equal): fixed at 1.0
         same_q, same_n = self._named(q_id)
+        # names that are the target but for a plural ending: [[Lanterns]] -> lantern
+        forms = [number_forms(a) for a in q_alnum]
+        plural_q, plural_n = self._named(np.fromiter(map(numbers.get, itertools.chain.from_iterable(forms),
+                                                         itertools.repeat(-1)), dtype=np.int64))
+        plural_q = np.repeat(np.arange(len(queries), dtype=np.int64), [len(f) for f in forms])[plural_q]
         # names the target begins (word-wise): [[Nocturne Bg3 V4]] -> nocturne-bg3-v4-campaign, the first
         # PREFIX_HITS in name order (those starting with "q-" sort before "q.", "." following "-")
         names = self._sorted_names
@@ -212,12 +251,48 @@ class Suggester:
         scores = self._scores(queries, q_alnum, q_id, q_len, pair_q, pair_n,
                               _rows(words, owner, sizes, len(queries)), SUGGEST_THRESHOLD)
         similar = scores >= SUGGEST_THRESHOLD
-        q_all = np.concatenate([same_q, begin_q, pair_q[similar]])
-        n_all = np.concatenate([same_n, begin_n, pair_n[similar]])
-        s_all = np.concatenate([np.ones(len(same_q)), begin_s, scores[similar]])
-        k_all = np.concatenate([np.full(len(same_q), SAME), np.full(len(begin_q), BEGINS),
-                                np.full(int(similar.sum()), SIMILAR)])
+        q_all = np.concatenate([same_q, plural_q, begin_q, pair_q[similar]])
+        n_all = np.concatenate([same_n, plural_n, begin_n, pair_n[similar]])
+        s_all = np.concatenate([np.ones(len(same_q)), np.full(len(plural_q), PLURAL_SCORE), begin_s, scores[similar]])
+        k_all = np.concatenate([np.full(len(same_q), SAME), np.full(len(plural_q), PLURAL),
+                                np.full(len(begin_q), BEGINS), np.full(int(similar.sum()), SIMILAR)])
         return self._best(len(queries), q_all, self._owner[n_all], s_all, k_all, limit)
+
+    def confidence(self, target: str, found: Sequence[Suggestion]) -> float:
+        """How sure the top of ``found`` (:meth:`suggest` of ``target``) is, 0 .. 1: a page may be
+        taken without a look at :data:`ACCEPT_CONFIDENCE` or more.
+
+        The score of the top suggestion, except where a name's likeness misleads: a target that
+        begins a name counts the share of the name's words it covers (one word is a topic the
+        page is one part of: [[Julian]] -> julian-calendar-notes, [[PR]] -> pr-1-add-design-doc,
+        [[Validation]] -> validation-failure; two words of three are a page renamed with a word
+        added), and a runner-up as good as the top makes it a guess."""
+        if not found:
+            return 0.0
+        top = found[0]
+        sure = top.score
+        if top.reason == REASONS[BEGINS]:
+            words = slugify_many([target])[0].split("-")
+            covered = max((len(words) / len(name.split("-")) for name in self._names_of(top.path)
+                           if name.startswith("-".join(words) + "-")), default=0.0)
+            sure = PREFIX_SCORE + (1 - PREFIX_SCORE) * covered if len(words) > 1 and covered >= 0.5 \
+                else GUESS * covered
+        if len(found) > 1 and found[1].score >= top.score - AMBIGUOUS_MARGIN:
+            sure = min(sure, GUESS)
+        return round(sure, 3)
+
+    def _names_of(self, path: str) -> list[str]:
+        """The names (slugs) of the page ``path``."""
+        if self._page_at is None:
+            self._page_at = {p: k for k, p in enumerate(self._pages)}
+            counts = np.bincount(self._owner, minlength=len(self._pages))
+            self._first_name = (np.cumsum(counts) - counts).tolist()
+            self._name_count = counts.tolist()
+        k = self._page_at.get(path)
+        if k is None:
+            return []
+        start = self._first_name[k]
+        return self.slugs[start:start + self._name_count[k]]
 
     def _named(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(k, a name) for each name whose letters and digits are numbered ``ids[k]`` (-1: none

@@ -117,10 +117,25 @@ class Unresolved:
     pages: list[str]  # linking pages, sorted
     lines: list[tuple[str, int]] = field(default_factory=list)  # (page, line) of each occurrence
     suggestions: list[Suggestion] = field(default_factory=list)
+    #: how sure the top suggestion is (:meth:`~curator.engine.review.link_suggest.Suggester.confidence`)
+    confidence: float = 0.0
+
+    @property
+    def sure(self) -> bool:
+        """Whether the top suggestion may be taken without a look (the bulk accept takes only these)."""
+        from curator.engine.review.link_suggest import ACCEPT_CONFIDENCE
+
+        return bool(self.suggestions) and self.confidence >= ACCEPT_CONFIDENCE
+
+    @property
+    def needs_look(self) -> bool:
+        """A suggestion that is not :attr:`sure`: someone must look before it is taken."""
+        return bool(self.suggestions) and not self.sure
 
     def to_json(self) -> dict[str, Any]:
         return {"target": self.target, "key": self.key, "count": self.count, "pages": list(self.pages),
-                "suggestions": [s.to_json() for s in self.suggestions]}
+                "suggestions": [s.to_json() for s in self.suggestions], "confidence": self.confidence,
+                "needs_look": self.needs_look}
 
 
 def _targets(links: LinkIndex, ignored: set[str]) -> dict[str, list[Edge]]:
@@ -160,6 +175,7 @@ def add_suggestions(wiki: Wiki, items: Iterable[Unresolved], actor: Actor = OPER
     with gc_paused():
         for item, found in zip(items, suggester.suggest_many([item.target for item in items]), strict=True):
             item.suggestions = found
+            item.confidence = suggester.confidence(item.target, found) if found else 0.0
 
 
 def _written(edges: Sequence[Edge]) -> str:

@@ -33,23 +33,27 @@ SEVERITY = {"frontmatter": ERROR, "layer": ERROR, "trust": ERROR, "encoding": ER
 #: The name the operator's answer is saved under in the page cache, and the version of what is
 #: saved: bump it whenever what lint reports changes (a saved answer of another version is not used).
 SAVED_NAME = "lint"
-_SAVED_FORMAT = 2  # (2: look-alike names are reported)
+_SAVED_FORMAT = 3  # (2: look-alike names are reported; 3: an ambiguous link's broken anchor too)
 
 
-def _link_problem(edge: Edge, visible: dict[str, Any], can_see: Callable[[str], bool]) -> tuple[str, str] | None:
-    """(code, what it is about) for a link that lint reports, or None. A file the reader may not
-    see is reported exactly like a missing one (lint is no oracle for hidden files)."""
+def _link_problems(edge: Edge, visible: dict[str, Any],
+                   can_see: Callable[[str], bool]) -> tuple[tuple[str, str], ...]:
+    """(code, what it is about) of each problem lint reports for a link (none: empty). A file the
+    reader may not see is reported exactly like a missing one (lint is no oracle for hidden files).
+    An ambiguous link is also checked for its anchor in the page it resolves to: reporting only
+    the ambiguity would hide a broken anchor until the ambiguity is fixed."""
     res, link = edge.resolution, edge.link
     if res.path is None:
         if res.attachment is not None and can_see(res.attachment):
-            return None
-        return ("missing-attachment" if res.names_file else "unresolved-link"), res.key
+            return ()
+        return (("missing-attachment" if res.names_file else "unresolved-link"), res.key),
+    found: list[tuple[str, str]] = []
     if res.ambiguous and sum(1 for c in res.candidates if c in visible) > 1:
-        return "ambiguous-link", res.key
+        found.append(("ambiguous-link", res.key))
     target = visible.get(res.path)
     if link.anchor and target is not None and not anchor_found(target, link.anchor):
-        return "broken-anchor", f"{res.key}#{link.anchor}"
-    return None
+        found.append(("broken-anchor", f"{res.key}#{link.anchor}"))
+    return tuple(found)
 
 
 def _link_message(code: str, edge: Edge, visible: dict[str, Any]) -> str:
@@ -142,7 +146,7 @@ def _page_issues(wiki: Wiki, actor: Actor) -> list[LintIssue]:
     # and what one without an anchor reports, which depends on its resolution alone (links naming
     # the same target from the same folder share one), is decided once per resolution. (The
     # index holds every resolution, so their ids stay unique meanwhile.)
-    verdicts: dict[int, tuple[str, str] | None] = {}
+    verdicts: dict[int, tuple[tuple[str, str], ...]] = {}
     for path, page in visible.items():
         stems[page.slug].append(path)
         if not utf8_name(path):
@@ -157,20 +161,19 @@ def _page_issues(wiki: Wiki, actor: Actor) -> list[LintIssue]:
         for edge in [e for e in outgoing.get(path, ())
                      if e[1].anchor or e[2].path is None or len(e[2].candidates) > 1]:
             if edge[1].anchor:
-                broken = _link_problem(edge, visible, can_see)
+                problems = _link_problems(edge, visible, can_see)
             else:
                 rid = id(edge[2])
-                broken = verdicts[rid] if rid in verdicts else verdicts.setdefault(
-                    rid, _link_problem(edge, visible, can_see))
-            if broken is None:
-                continue
-            seen = reported.get(broken)
-            if seen is not None:
-                seen[1] += 1
-                continue
-            code = broken[0]
-            reported[broken] = [len(issues), 1]
-            issues.append(LintIssue(path, code, WARNING, _link_message(code, edge, visible), edge.link.line))
+                problems = verdicts[rid] if rid in verdicts else verdicts.setdefault(
+                    rid, _link_problems(edge, visible, can_see))
+            for broken in problems:
+                seen = reported.get(broken)
+                if seen is not None:
+                    seen[1] += 1
+                    continue
+                code = broken[0]
+                reported[broken] = [len(issues), 1]
+                issues.append(LintIssue(path, code, WARNING, _link_message(code, edge, visible), edge.link.line))
         for index, count in reported.values():
             if count > 1:
                 first = issues[index]

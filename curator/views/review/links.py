@@ -4,9 +4,10 @@ Each row is a target that resolves to nothing, with its number of links, the pag
 and the best suggested page. Selecting a row lists its suggestions and its occurrences (page and
 line) and previews, for the chosen suggestion and method, exactly what will change: the alias
 added to the page, or every link rewritten with its text kept. Each repair is one engine action
-(one commit, Edit ▸ Undo): **Fix** (the chosen suggestion), **Accept top suggestions** for every
-selected row at once (the bulk mode: still ONE commit), **Create page**, **Ignore** (a committed
-decision: the target never comes back, for anyone who clones the wiki).
+(one commit, Edit ▸ Undo): **Fix** (the chosen suggestion), **Accept sure suggestions** for every
+selected row whose top suggestion is sure (the bulk mode: still ONE commit; a row whose top is a
+guess shows "needs a look" and is left out), **Create page**, **Ignore** (a committed decision:
+the target never comes back, for anyone who clones the wiki).
 
 Suggestions are computed with the queue for the first :data:`SUGGEST_ROWS` targets (the ones with
 most links) and for any other target when it is selected.
@@ -97,8 +98,9 @@ class LinksView(ReviewView):
         self.fix_button = QPushButton("Fix")
         self.fix_button.setToolTip("Repair every link to the selected target with the chosen suggestion "
                                    "(one commit)")
-        self.bulk_button = QPushButton("Accept top suggestions")
-        self.bulk_button.setToolTip("For every selected target, its top suggestion: all in ONE commit")
+        self.bulk_button = QPushButton("Accept sure suggestions")
+        self.bulk_button.setToolTip("For every selected target whose top suggestion is sure, that suggestion: "
+                                    "all in ONE commit (those marked 'needs a look' are left out: Fix each)")
         self.create_button = QPushButton("Create page")
         self.create_button.setToolTip("Create the page the target names (one commit)")
         self.ignore_button = QPushButton("Ignore")
@@ -169,7 +171,7 @@ class LinksView(ReviewView):
         self.model.set_records(items)
         links = sum(u.count for u in items)
         self.count.setText(f"{len(items):,} unresolved target(s), {links:,} link(s); most links first. "
-                           "Select several rows to accept their top suggestions in one commit."
+                           "Select several rows to accept their sure suggestions in one commit."
                            if items else "Every link resolves: nothing to repair.")
         row = 0
         if current is not None:
@@ -189,9 +191,11 @@ class LinksView(ReviewView):
         self.fix_button.setEnabled(current is not None and self.suggestions.currentRow() >= 0)
         self.create_button.setEnabled(current is not None)
         self.ignore_button.setEnabled(current is not None)
-        self.bulk_button.setEnabled(any(u.suggestions or u.key not in self.suggested for u in selected))
-        self.bulk_button.setText(f"Accept top suggestions ({len(selected)})" if len(selected) > 1
-                                 else "Accept top suggestion")
+        # (a row not suggested for yet may turn out sure: the bulk run suggests for it first)
+        takes = sum(1 for u in selected if u.sure or u.key not in self.suggested)
+        self.bulk_button.setEnabled(takes > 0)
+        self.bulk_button.setText(f"Accept sure suggestions ({takes})" if len(selected) > 1
+                                 else "Accept sure suggestion")
 
     def _selection_changed(self) -> None:
         record: Unresolved | None = self.current_record(self.table)
@@ -260,10 +264,15 @@ class LinksView(ReviewView):
         request = self._preview_request
         selected = self.selected_records(self.table)
         method = self.method.currentData()
+        left_out = ""
         if len(selected) > 1:
-            pairs = [(u.target, u.suggestions[0].path) for u in selected if u.suggestions]
+            pairs = [(u.target, u.suggestions[0].path) for u in selected if u.sure]
+            looks = [u for u in selected if u.needs_look]
+            if looks:
+                left_out = (f"<p><b>{len(looks)} target(s) need a look</b> and are left out (their top "
+                            "suggestion is a guess): select each and Fix it.</p>")
             if not pairs:
-                self.preview.setHtml("<p>None of the selected targets has a suggestion.</p>")
+                self.preview.setHtml(left_out or "<p>None of the selected targets has a suggestion.</p>")
                 return
         else:
             record = self.current_record(self.table)
@@ -279,7 +288,7 @@ class LinksView(ReviewView):
 
         def shown(plan: FixPlan) -> None:
             if current():
-                self.preview.setHtml(plan_html(plan))
+                self.preview.setHtml(left_out + plan_html(plan))
 
         def failed(exc: BaseException) -> None:
             if current():
@@ -304,7 +313,8 @@ class LinksView(ReviewView):
         self.decide([(f"Fixing [[{target}]]", lambda wiki: fix_many(wiki, [(target, page)], method, OPERATOR))])
 
     def accept_top(self) -> None:
-        """The bulk mode: each selected target's top suggestion, all in one action (one commit)."""
+        """The bulk mode: each selected target's sure top suggestion, all in one action (one commit);
+        those that need a look are left out."""
         selected = [dataclasses.replace(u) for u in self.selected_records(self.table)]
         if not selected:
             return
@@ -313,9 +323,10 @@ class LinksView(ReviewView):
 
         def run(wiki: Wiki) -> ActionResult:
             add_suggestions(wiki, missing, OPERATOR)
-            pairs = [(u.target, u.suggestions[0].path) for u in selected if u.suggestions]
+            pairs = [(u.target, u.suggestions[0].path) for u in selected if u.sure]
             if not pairs:
-                return ActionResult(Status.INVALID, "none of the selected targets has a suggestion")
+                return ActionResult(Status.INVALID, "none of the selected targets has a sure suggestion: "
+                                    "each needs a look (choose its page and Fix it)")
             return fix_many(wiki, pairs, method, OPERATOR)
 
         self.decide([(f"Fixing {len(selected)} target(s)", run)])

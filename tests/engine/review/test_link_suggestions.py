@@ -69,6 +69,10 @@ class Reference:
         qa = q.replace("-", "")
         for i in self.exact.get(qa, ()):
             best[paths[i]] = (1.0, "same name")
+        for form in sg.number_forms(qa):
+            for i in self.exact.get(form, ()):
+                if best.get(paths[i], (0.0, ""))[0] < sg.PLURAL_SCORE:
+                    best[paths[i]] = (sg.PLURAL_SCORE, "the same name but for a plural")
         head = q + "-"
         first = bisect.bisect_left(self.sorted, head)
         for k in range(first, min(first + sg.PREFIX_HITS, len(self.sorted))):
@@ -163,6 +167,7 @@ def _targets(rng: random.Random, pages: Mapping[str, Page], count: int) -> list[
         else:
             out.append(_phrase(rng))
     out += [out[0].upper(), out[1] + "!", out[2].replace(" ", "-")]  # targets that fold to one slug
+    out += [rng.choice(names) + rng.choice(["s", "es", "S"]) for _ in range(count // 10)]  # plurals
     return out
 
 
@@ -196,7 +201,7 @@ def test_every_suggested_score_is_slugsim_or_the_prefix_score() -> None:
         for raw in (page.stem, page.title, *page.aliases):
             if slugify(raw):
                 names.setdefault(path, []).append(slugify(raw))
-    seen = 0
+    seen = plurals = 0
     for target, found in zip(targets := _targets(rng, pages, 300), suggester.suggest_many(targets), strict=True):
         q = slugify(target)
         for s in found:
@@ -207,10 +212,14 @@ def test_every_suggested_score_is_slugsim_or_the_prefix_score() -> None:
                 seen += 1
             elif s.reason == "same name":
                 assert s.score == 1.0 and max(sims) == 1.0
+            elif s.reason == "the same name but for a plural":
+                forms = sg.number_forms(q.replace("-", ""))
+                assert s.score == sg.PLURAL_SCORE and any(n.replace("-", "") in forms for n in names[s.path])
+                plurals += 1
             else:
                 assert any(n.startswith(q + "-") for n in names[s.path])
         assert [s.score for s in found] == sorted((s.score for s in found), reverse=True)
-    assert seen > 50
+    assert seen > 50 and plurals > 5
 
 
 def test_slugify_many_is_slugify_of_each() -> None:

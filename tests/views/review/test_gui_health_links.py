@@ -167,6 +167,48 @@ def test_links_bulk_accept_is_one_commit(qtbot, tmp_path: Path) -> None:  # type
     win.close()
 
 
+def test_links_bulk_accept_leaves_out_the_guesses(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """[[Validation]]'s top suggestion (validation-failure, a name it only begins) is a guess: the
+    table says it needs a look and a mouse click on the bulk button repairs only the sure one."""
+    from PySide6.QtTest import QTest
+
+    from curator.models.linkrepair import COL_SUGGESTION
+
+    pages = {**PAGES, "wiki/validation-failure.md": "---\ntitle: ValidationFailure\n---\n# V\n\nBack [[home]].\n",
+             "wiki/checks.md": "# Checks\n\nSee [[Validation]] and [[Harbour Plan]] and [[home]].\n"}
+    root = make_wiki(tmp_path / "w", pages)
+    win = station(qtbot, root, tmp_path)
+    links: LinksView = win.view_index["links"]  # type: ignore[assignment]
+    win.show_view("links")
+    qtbot.waitUntil(links.is_content_ready, timeout=15_000)
+    keys = [u.key for u in links.model.records]
+    guess, sure = keys.index("validation"), keys.index("harbour-plan")
+    shown = links.model.index(guess, COL_SUGGESTION).data()
+    assert shown.startswith("needs a look: wiki/validation-failure.md")
+    assert not links.model.index(sure, COL_SUGGESTION).data().startswith("needs a look")
+    links.select_table_rows(links.table, [guess, sure], guess)
+    links._selection_changed()
+    assert links.bulk_button.isEnabled() and links.bulk_button.text() == "Accept sure suggestions (1)"
+    qtbot.waitUntil(lambda: "1 target(s) need a look" in links.preview.toPlainText()
+                    and "harbour-plan-2026" in links.preview.toPlainText(), timeout=10_000)
+    before = commits(root)
+    button = links.bulk_button
+    centre = button.rect().center()
+    QTest.mouseMove(button, centre)
+    QTest.mousePress(button, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, centre)
+    QTest.mouseRelease(button, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, centre)
+    _wait_writes(qtbot, win)
+    qtbot.waitUntil(lambda: "harbour-plan" not in {u.key for u in links.model.records}, timeout=15_000)
+    assert commits(root) == before + 1
+    assert git(root, "show", "--name-only", "--format=", "HEAD").split() == ["wiki/harbour-plan-2026.md"]
+    assert "validation" in {u.key for u in links.model.records}
+    row = [u.key for u in links.model.records].index("validation")
+    links.select_table_rows(links.table, [row], row)
+    links._selection_changed()
+    assert not links.bulk_button.isEnabled()  # a guess alone: nothing to accept in bulk
+    win.close()
+
+
 def test_links_preview_of_an_older_selection_never_replaces_the_newer(qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]
                                                                     monkeypatch) -> None:
     """Preview reads run on the shared pool and may come back out of order: the pane shows the
