@@ -217,13 +217,15 @@ blockquote {{ margin-left: 12px; padding-left: 8px; background-color: {quote_bg}
 STYLE = page_style()
 
 
-def render_page(text: str, resolve: Resolver, embed: Embedder | None = None, path: str = "") -> str:
+def render_page(text: str, resolve: Resolver, embed: Embedder | None = None, path: str = "", *,
+                foldable: bool = True) -> str:
     """Full HTML of the text of the page at ``path``: frontmatter left out (the side panel shows
     it), links mapped, embeds shown when ``embed`` is given. Foldable callouts carry markers:
-    :func:`~curator.views.page.callouts.fold` makes the HTML shown (all open unless folded)."""
+    :func:`~curator.views.page.callouts.fold` makes the HTML shown (all open unless folded);
+    without ``foldable`` (a preview that does not fold) they are shown open, titles not links."""
     parts = frontmatter.split(text)
     body = parts.body if parts.raw is not None else text
-    html_body = _parser().render(wikilinks_to_markdown(body, resolve, embed, path))
+    html_body = _parser().render(wikilinks_to_markdown(body, resolve, embed, path), {"callouts_foldable": foldable})
     # Qt's rich text has no form controls: show task boxes as characters.
     html_body = _CHECKED.sub("☑", _UNCHECKED.sub("☐", html_body))
     # no <style> here: the view's default style sheet (zoom, theme) applies (see page_style)

@@ -117,6 +117,12 @@ def test_a_large_pages_callouts_are_shown_open_without_fold_links() -> None:
     assert callouts.CALLOUT_SCHEME not in first and "<!--" not in first
 
 
+def test_a_preview_that_does_not_fold_shows_callouts_open_without_links() -> None:
+    html = render_page("> [!tip]- Folded\n> The body.\n", lambda t, s: None, foldable=False)
+    assert 'class="callout callout-tip"' in html and "The body." in html
+    assert callouts.CALLOUT_SCHEME not in html and "<!--" not in html
+
+
 @pytest.fixture
 def window(qtbot, tmp_path: Path):  # type: ignore[no-untyped-def]
     win = MainWindow(Workspace(write_files(make_wiki(tmp_path / "vault", PAGES)), watch=False),
@@ -160,5 +166,15 @@ def test_clicking_a_folded_callouts_title_opens_it_and_again_folds_it(window: Ma
     qtbot.waitUntil(lambda: hidden in browser.toPlainText(), timeout=5_000)
     assert "The outer body." not in browser.toPlainText()  # the other folded one stays folded
     assert window.current == (0, PAGE)  # no navigation: the same page, refolded
+    with qtbot.waitSignal(window.ready, timeout=10_000):
+        window.rerender_page()  # restyled (zoom, theme) or changed on disk: the folds stay
+    assert hidden in browser.toPlainText()
     click_title()
     qtbot.waitUntil(lambda: hidden not in browser.toPlainText(), timeout=5_000)
+    click_title()
+    qtbot.waitUntil(lambda: hidden in browser.toPlainText(), timeout=5_000)
+    with qtbot.waitSignal(window.ready, timeout=10_000):
+        window.open_page((0, "Guides/Payments.md"))
+    with qtbot.waitSignal(window.ready, timeout=10_000):
+        window.open_page((0, PAGE))  # another page in between: opened as written, folded
+    assert "A folded tip" in browser.toPlainText() and hidden not in browser.toPlainText()
