@@ -67,7 +67,7 @@ def kind_of(type_: str) -> Kind:
     return KINDS.get(ALIASES.get(key, key), KINDS["note"])
 
 
-_HEAD = re.compile(r"^\[!([^\]\s]+)\]([+-]?)[ \t]*(.*)$")
+_HEAD = re.compile(r"^\[!([^\]\s]+)\]([+-]?)(?:[ \t]+(.*))?$")  # (``[!x](url)`` is a link)
 _CHEVRON = re.compile(r"<!--callout-chevron:(\d+)-->")
 _FOLDED = re.compile(r"<!--callout-folded:(\d+)-->")
 _MARK = re.compile(r"<!--/?callout-[a-z]+:\d+-->")
@@ -122,7 +122,7 @@ def _core(state: StateCore) -> None:
             i += 1
             continue
         close = _matching_close(tokens, i)
-        type_, fold, title = head.group(1), head.group(2), head.group(3).strip()
+        type_, fold, title = head.group(1), head.group(2), (head.group(3) or "").strip()
         kind = kind_of(type_)
         meta = {"kind": kind.name, "number": number, "fold": fold}
         number += 1

@@ -72,6 +72,8 @@ def test_every_alias_names_its_kind() -> None:
                         "nonsense": "note"}.items():
         html = render_page(f"> [!{alias}]\n> body\n", lambda t, s: None)
         assert f'class="callout callout-{kind}"' in html, alias
+    link = render_page("> [!foo](https://example.com) text\n", lambda t, s: None)
+    assert "<blockquote>" in link and "callout" not in link  # a link, as Obsidian reads it
     faq = render_page("> [!FAQ]\n> body\n", lambda t, s: None)
     assert titles(faq) == [("question", callouts.KINDS["question"].icon, "Faq")]
 
