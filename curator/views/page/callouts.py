@@ -68,6 +68,7 @@ def kind_of(type_: str) -> Kind:
 
 
 _HEAD = re.compile(r"^\[!([^\]\s]+)\]([+-]?)(?:[ \t]+(.*))?$")  # (``[!x](url)`` is a link)
+_BODY_MARK = re.compile(r"<!--(/?)callout-body:(\d+)-->")
 _CHEVRON = re.compile(r"<!--callout-chevron:(\d+)-->")
 _FOLDED = re.compile(r"<!--callout-folded:(\d+)-->")
 _MARK = re.compile(r"<!--/?callout-[a-z]+:\d+-->")
@@ -206,8 +207,21 @@ def fold(page_html: str, folded: set[int]) -> str:
     markers gone."""
     if "<!--callout-" not in page_html:
         return page_html
-    out = page_html
-    for n in folded:  # one at a time: a folded callout may sit inside an open one
-        out = re.sub(f"<!--callout-body:{n}-->.*?<!--/callout-body:{n}-->", "", out, flags=re.DOTALL)
+    # one pass (a pass per folded callout took 160 ms on a page of 400): outside a folded body,
+    # text is kept; inside one, everything up to its own end marker is cut (nested ones with it)
+    parts: list[str] = []
+    last = 0
+    cutting: str | None = None
+    for m in _BODY_MARK.finditer(page_html):
+        closing, number = m.group(1) == "/", m.group(2)
+        if cutting is None:
+            if not closing and int(number) in folded:
+                parts.append(page_html[last:m.start()])
+                cutting = number
+        elif closing and number == cutting:
+            cutting = None
+            last = m.end()
+    parts.append(page_html[last:] if cutting is None else "")
+    out = "".join(parts)
     out = _CHEVRON.sub(lambda m: CLOSED_CHEVRON if int(m.group(1)) in folded else OPEN_CHEVRON, out)
     return _MARK.sub("", out)

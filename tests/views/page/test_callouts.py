@@ -110,6 +110,20 @@ def test_a_folded_callout_shows_its_title_only_nested_ones_too(tmp_path: Path) -
     assert "Hidden until the title is clicked." in opened and "The outer body." not in opened
 
 
+def test_a_folded_callout_inside_an_open_one_and_inside_a_folded_one() -> None:
+    html = render_page("> [!info]+ Outer\n> outer body\n>\n> > [!tip]- Inner\n> > inner body\n>\n"
+                       "> after inner\n\nthe end\n", lambda t, s: None)
+    assert callouts.folded_at_first(html) == {1}
+    first = callouts.fold(html, {1})
+    assert "outer body" in first and "Inner" in first and "inner body" not in first
+    assert "after inner" in first and "the end" in first
+    both = callouts.fold(html, {0, 1})
+    assert "Outer" in both and "outer body" not in both and "Inner" not in both and "the end" in both
+    assert both.count("<table") == both.count("</table>") == 1
+    everything = callouts.fold(html, set())
+    assert "inner body" in everything and "<!--" not in everything
+
+
 def test_a_large_pages_callouts_are_shown_open_without_fold_links() -> None:
     body = "# Big\n\n> [!tip]- Folded\n> The tip's body.\n\n" + "filler words here\n\n" * 800
     chunked = chunk_page(body, lambda t, s: None)
