@@ -38,6 +38,8 @@ git -C "$vault" init -q && git -C "$vault" add -A && \
   git -C "$vault" -c user.name=demo -c user.email=demo@curator.invalid commit -qm vault
 "$curator" gui "$vault" --screenshot docs/screenshots/embeds.png --view "page:Transclusion demo" >/dev/null 2>&1
 echo docs/screenshots/embeds.png
+"$curator" gui "$vault" --screenshot docs/screenshots/callouts.png --view "page:Callouts" >/dev/null 2>&1
+echo docs/screenshots/callouts.png
 # The merge preview of the demo's project-lantern pair, as the duplicate queue opens it.
 CURATOR_SCREENSHOT_DIR=docs/screenshots .venv/bin/python -m pytest -q -p no:cacheprovider \
   tests/views/page/test_gui_curation.py -k demo_lantern >/dev/null

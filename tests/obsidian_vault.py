@@ -97,6 +97,27 @@ PAGES: dict[str, str] = {
         "The second step of [[Payments]], transcluded from its French heading:\n\n"
         "![[Payments#Étape 2 — Vérifier (FR)]]\n\nAnd the rule by its block id: ![[Payments#^pay-rule]]\n"
     ),
+    "Guides/Callouts.md": (
+        "# Callouts\n\n"
+        "> [!note]\n> A note, titled by its type.\n\n"
+        "> [!abstract] Abstract\n> A summary.\n\n> [!tldr] Too long\n> An alias of abstract.\n\n"
+        "> [!info] Where to pay\n> See [[Payments]], and **check** the amount.\n\n"
+        "> [!todo] Todo\n> - [ ] file the invoice\n> - [x] read the order\n\n"
+        "> [!tip]- A folded tip\n> Hidden until the title is clicked.\n\n"
+        "> [!hint]+ An open hint\n> Foldable, shown open.\n\n"
+        "> [!success] Done\n> It worked.\n\n"
+        "> [!question] Question\n> Why?\n\n"
+        "> [!WARNING] Warning\n> Types are case-insensitive.\n\n"
+        "> [!failure] Failure\n> It did not.\n\n"
+        "> [!danger] Danger\n> High voltage.\n\n"
+        "> [!bug] Bug\n> A known bug.\n\n"
+        "> [!example] Example\n> 1. one\n> 2. two\n\n"
+        "> [!quote] Quote\n> Words worth keeping.\n\n"
+        "> [!info]- Nested, folded\n> The outer body.\n>\n"
+        "> > [!warning] Inner\n> > A callout inside a callout.\n\n"
+        "> [!unknown-kind] Unknown\n> An unknown type looks like a note.\n\n"
+        "> A plain quote stays a quote.\n"
+    ),
     ".obsidian/plugins/some-plugin/README.md": "# README\n\n[[Home]]\n",
     ".obsidian/snippets.md": "[[Home]]\n",
     ".trash/Deleted note.md": "# Deleted note\n\n[[Home]]\n",

@@ -48,6 +48,7 @@ from PySide6.QtWidgets import (
 )
 
 from curator.engine.read.attachments import read_inline
+from curator.views.page import callouts
 from curator.views.page.editor import PageEditor
 from curator.views.page.find_bar import FindBar
 from curator.views.page.render import (
@@ -289,6 +290,8 @@ class PageView(QWidget):
         self.find_bar.closed.connect(lambda: self._escape.setEnabled(False))
         self.browser.anchorClicked.connect(self._on_anchor)
         self._chunked: ChunkedPage | None = None
+        self._html = ""  # the page shown, every callout open (folded again on each toggle)
+        self._toggled: set[int] = set()  # callouts the operator folded or opened on this page
         self._next = 0  # next chunk to insert
         self._shown_bytes = 0
         self._limit: float = PREVIEW_BYTES
@@ -389,10 +392,13 @@ class PageView(QWidget):
         self._blame_stale = True
         self._maybe_request()
         keep = self.source.dirty and key is not None and key == self.edit_key
+        if key is None or key != self.edit_key:
+            self._toggled = set()  # (the same page shown again, restyled or changed, keeps its folds)
         self.edit_key = key
         self.read_only_reason = read_only_reason
+        self._html = html if isinstance(html, str) else ""
         if isinstance(html, str):
-            self.browser.setHtml(html)
+            self.browser.setHtml(self._folded_html())
             if keep:
                 self.source.disk_changed = self.source.disk_changed or source != self.source.base
             else:
@@ -519,9 +525,25 @@ class PageView(QWidget):
             self._blame_stale = False
             self.provenance_requested.emit()
 
+    def _folded_html(self) -> str:
+        return callouts.fold(self._html, callouts.folded_at_first(self._html) ^ self._toggled)
+
+    def toggle_callout(self, number: int) -> None:
+        """Fold callout ``number`` of the page shown, or open it (the view stays where it was)."""
+        if not self._html:
+            return
+        self._toggled ^= {number}
+        bar = self.browser.verticalScrollBar()
+        at = bar.value()
+        self.browser.setHtml(self._folded_html())
+        bar.setValue(at)
+
     def _on_anchor(self, url: QUrl) -> None:
         scheme = url.scheme()
-        if scheme == PAGE_SCHEME:
+        if scheme == callouts.CALLOUT_SCHEME:
+            if url.path().isdigit():
+                self.toggle_callout(int(url.path()))
+        elif scheme == PAGE_SCHEME:
             self.page_link_activated.emit(unquote(url.path()), unquote(url.fragment()))
         elif scheme == MISSING_SCHEME:
             self.missing_link_activated.emit(unquote(url.path()))

@@ -4,7 +4,8 @@ Wikilinks become ``curator:`` links the view navigates itself; links to pages no
 ``curator-missing:`` and a distinct style. Embeds are shown as Obsidian shows them: an image file
 inline (``![[shot.png|240]]`` at 240 px, loaded by the view from inside the wiki only), a page or
 its section (``![[Page#Heading]]``, ``![[Page#^block]]``) transcluded as a quoted block, nested at
-most :data:`MAX_EMBED_DEPTH` deep and never into itself. Raw HTML in pages is not rendered (it is
+most :data:`MAX_EMBED_DEPTH` deep and never into itself. Callouts (``> [!tip]-``) are boxes
+with an icon, a title and a colour, foldable (see :mod:`curator.views.page.callouts`). Raw HTML in pages is not rendered (it is
 shown as text), and the view refuses to load remote resources, so a page can never fetch anything.
 """
 
@@ -22,6 +23,7 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.tasklists import tasklists_plugin
 
 from curator.engine.corpus import frontmatter, markdown_scan
+from curator.views.page import callouts
 
 if TYPE_CHECKING:
     from curator.engine.read.reading import Embedded
@@ -54,6 +56,7 @@ def _parser() -> MarkdownIt:
         md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
         md.enable(["table", "strikethrough"])
         md.use(tasklists_plugin, enabled=False)
+        md.use(callouts.callouts_plugin)
         default_link_open = md.renderer.rules.get("link_open")  # type: ignore[attr-defined]  # RendererHTML has rules; the protocol does not say so
 
         def link_open(renderer, tokens, idx, options, env):  # type: ignore[no-untyped-def]
@@ -207,19 +210,22 @@ pre {{ font-family: monospace; padding: 6px; background-color: {code_bg}; }}
 table {{ border-collapse: collapse; }}
 th, td {{ border: 1px solid {rule}; padding: 3px 6px; }}
 blockquote {{ margin-left: 12px; padding-left: 8px; background-color: {quote_bg}; }}
-"""
+{callouts.style(dark)}"""
 
 
 #: The light style at the normal size (views that do not follow the zoom or the theme).
 STYLE = page_style()
 
 
-def render_page(text: str, resolve: Resolver, embed: Embedder | None = None, path: str = "") -> str:
+def render_page(text: str, resolve: Resolver, embed: Embedder | None = None, path: str = "", *,
+                foldable: bool = True) -> str:
     """Full HTML of the text of the page at ``path``: frontmatter left out (the side panel shows
-    it), links mapped, embeds shown when ``embed`` is given."""
+    it), links mapped, embeds shown when ``embed`` is given. Foldable callouts carry markers:
+    :func:`~curator.views.page.callouts.fold` makes the HTML shown (all open unless folded);
+    without ``foldable`` (a preview that does not fold) they are shown open, titles not links."""
     parts = frontmatter.split(text)
     body = parts.body if parts.raw is not None else text
-    html_body = _parser().render(wikilinks_to_markdown(body, resolve, embed, path))
+    html_body = _parser().render(wikilinks_to_markdown(body, resolve, embed, path), {"callouts_foldable": foldable})
     # Qt's rich text has no form controls: show task boxes as characters.
     html_body = _CHECKED.sub("☑", _UNCHECKED.sub("☐", html_body))
     # no <style> here: the view's default style sheet (zoom, theme) applies (see page_style)
@@ -281,7 +287,8 @@ class ChunkedPage:
 
 
 def render_fragment(markdown: str, resolve: Resolver) -> str:
-    out = _parser().render(wikilinks_to_markdown(markdown, resolve))
+    # (callouts numbered per chunk would clash: a large page's callouts are shown open, unfoldable)
+    out = _parser().render(wikilinks_to_markdown(markdown, resolve), {"callouts_foldable": False})
     return _CHECKED.sub("☑", _UNCHECKED.sub("☐", out))
 
 

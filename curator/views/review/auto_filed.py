@@ -368,7 +368,7 @@ class AutoView(ReviewView):
         def build(wiki: Wiki) -> str:
             links = wiki.links
             body = render_page(wiki.read_text(path), lambda target, source: links.resolve(target, source).path,
-                               path=path)
+                               path=path, foldable=False)
             return body.replace("<body>", "<body>" + details_html(row), 1)
 
         def show(text: str) -> None:
