@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPersistentModelIndex, QPoint, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QKeySequence, QPainter, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QComboBox,
     QDoubleSpinBox,
     QHBoxLayout,
@@ -16,6 +17,8 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QMenu,
     QStackedWidget,
+    QStyle,
+    QStyleOptionViewItem,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -26,12 +29,14 @@ from curator.models.pages import (
     COL_LAYER,
     COL_TITLE,
     COL_TRUST,
+    DistinctRole,
     PageFilter,
     PageFilterProxy,
     PageRow,
     PageTableModel,
 )
 from curator.views.browser.search_results import KeyRole, Result, ResultsList
+from curator.views.plain_tips import PlainTipDelegate
 from curator.views.widgets import TableView, layer_toggles
 
 ALL = "All"
@@ -51,6 +56,38 @@ SEARCH_TIP = """Search the wiki; results are ranked as `curator search` ranks th
   trust:>=0.5          only pages with trust of at least 0.5
 
 Enter opens the best result; "Table" shows every match in the page table instead."""
+
+
+class TitleDelegate(PlainTipDelegate):
+    """A title other pages share is followed, dim and right-aligned, by the part of its path that
+    tells it apart (the model's ``DistinctRole``): 30 rows reading "Scene …" become "Scene …  …01",
+    "Scene …  …02". The part keeps its room; the title is cut short first."""
+
+    DIM = QColor("#8a8a8a")
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem,
+              index: QModelIndex | QPersistentModelIndex) -> None:
+        part = str(index.data(DistinctRole) or "")
+        if not part:
+            super().paint(painter, option, index)
+            return
+        opt = QStyleOptionViewItem(option)
+        self.initStyleOption(opt, index)
+        metrics = opt.fontMetrics
+        room = max(0, opt.rect.width() - 12)
+        part = metrics.elidedText(part, Qt.TextElideMode.ElideLeft, int(room * 0.6))
+        part_width = metrics.horizontalAdvance(part)
+        opt.text = metrics.elidedText(opt.text, Qt.TextElideMode.ElideRight, max(0, room - part_width - 10))
+        widget = opt.widget
+        style = widget.style() if widget is not None else QApplication.style()
+        style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, widget)
+        painter.save()
+        selected = bool(opt.state & QStyle.StateFlag.State_Selected)
+        painter.setPen(opt.palette.color(QPalette.ColorRole.HighlightedText) if selected else self.DIM)
+        painter.setFont(opt.font)
+        rect = opt.rect.adjusted(0, 0, -5, 0)
+        painter.drawText(rect, int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter), part)
+        painter.restore()
 
 
 class PageBrowser(QWidget):
@@ -119,6 +156,8 @@ class PageBrowser(QWidget):
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
         header.resizeSection(COL_TITLE, 240)
+        self.title_delegate = TitleDelegate(self.table)
+        self.table.setItemDelegateForColumn(COL_TITLE, self.title_delegate)
         for col in (COL_LAYER, COL_TRUST, COL_INBOUND):
             header.resizeSection(col, 64)
         self.table.activated.connect(self._activated)
