@@ -44,6 +44,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 
 def run_search(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.errors import UsageError
+    from curator.engine.search.display import format_score, plain_snippet
     from curator.engine.search.index import MAX_LIMIT
 
     if not 1 <= args.limit <= MAX_LIMIT:
@@ -67,10 +68,10 @@ def run_search(inv: Invocation, args: argparse.Namespace) -> int:
         return 0
     lines = []
     for h in hits:
-        mark = "+" if h.expanded else f"{h.score:.4g}"
-        lines.append(f"{mark:>8}  {h.path} — {h.title}  [{h.layer}, trust {h.trust:.2f}]")
+        mark = "+" if h.expanded else format_score(h.score)
+        lines.append(f"{mark:>10}  {h.path} — {h.title}  [{h.layer}, trust {h.trust:.2f}]")
         if h.snippet:
-            lines.append(f"          {h.snippet}")
+            lines.append(f"            {plain_snippet(h.snippet)}")
     lines.append(f"{sum(not h.expanded for h in hits)} hits"
                  + (f", {sum(h.expanded for h in hits)} expanded" if args.expand else ""))
     inv.emit(rows, "\n".join(lines))

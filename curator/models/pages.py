@@ -8,6 +8,7 @@ calls at 30,000 pages; the proxy only filters, with a per-row check that reads p
 from __future__ import annotations
 
 import heapq
+import posixpath
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +30,8 @@ HEADERS = ("Title", "Path", "Layer", "Trust", "Tags", "Inbound", "Updated", "Wik
 
 #: Returns the :class:`PageRow` behind an index (Vorta's custom record role).
 RecordRole = Qt.ItemDataRole.UserRole + 1
+#: For a title other pages share: the part of its path that tells it apart ("" for a unique title).
+DistinctRole = Qt.ItemDataRole.UserRole + 2
 
 LAYER_COLORS = {"identity": "#8e44ad", "core": "#2471a3", "context": "#229954", "deep": "#7f8c8d"}
 
@@ -60,6 +63,10 @@ class PageTableModel(QAbstractTableModel):
         self.hidden: set[tuple[int, str]] = set()  # pages hidden from a previewed agent
         #: the inbound link counts, once the links are resolved (see :meth:`set_inbound`)
         self._inbound: dict[tuple[int, str], int] | None = None
+        #: the rows of each title, kept as rows come and go (one dict append a row)
+        self._by_title: dict[str, list[PageRow]] = {}
+        #: each colliding title's differing path parts, worked out when a row of it is shown
+        self._tells: dict[str, dict[tuple[int, str], str]] = {}
 
     # --- structure --------------------------------------------------------------------
     def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
@@ -100,6 +107,8 @@ class PageTableModel(QAbstractTableModel):
             return None
         if role == RecordRole:
             return row
+        if role == DistinctRole:
+            return self.distinct_part(row) if col == COL_TITLE else ""
         if role == Qt.ItemDataRole.ToolTipRole and col == COL_TITLE:
             return page.snippet or page.path
         if role == Qt.ItemDataRole.ForegroundRole:
@@ -129,6 +138,7 @@ class PageTableModel(QAbstractTableModel):
         self.beginResetModel()
         self._rows = list(rows)
         self._inbound = None  # the rows carry their own counts
+        self._index_titles()
         self._sort_rows()
         self.endResetModel()
 
@@ -137,6 +147,7 @@ class PageTableModel(QAbstractTableModel):
         self._rows = []
         self._row_of = {}
         self._inbound = None
+        self._index_titles()
         self.endResetModel()
 
     def append_sorted(self, rows: Sequence[PageRow]) -> None:
@@ -147,9 +158,13 @@ class PageTableModel(QAbstractTableModel):
         n = len(self._rows)
         self.beginInsertRows(QModelIndex(), n, n + len(rows) - 1)
         self._rows.extend(rows)
+        collided = False
         for i, row in enumerate(rows, n):
             self._row_of[row.key] = i
+            collided = self._add_title(row) or collided
         self.endInsertRows()
+        if collided and n:  # rows shown before this batch may now share their title
+            self.dataChanged.emit(self.index(0, COL_TITLE), self.index(n - 1, COL_TITLE), [DistinctRole])
 
     def presort(self, rows: list[PageRow]) -> list[PageRow]:
         """Sort ``rows`` in the model's current order without touching the model (thread-safe).
@@ -171,6 +186,7 @@ class PageTableModel(QAbstractTableModel):
     def update_rows(self, changed: Iterable[PageRow], removed: Iterable[tuple[int, str]]) -> None:
         """Apply an incremental change: replace or add ``changed``, drop ``removed``."""
         changed = list(changed)
+        touched: set[str] = set()
         if self._inbound is not None and changed:  # each changed row brings its own count
             self._inbound = self._inbound | {row.key: row.inbound for row in changed}
         for key in removed:
@@ -178,6 +194,7 @@ class PageTableModel(QAbstractTableModel):
             if r is None:
                 continue
             self.beginRemoveRows(QModelIndex(), r, r)
+            touched.add(self._drop_title(self._rows[r]))
             del self._rows[r]
             self._reindex()
             self.endRemoveRows()
@@ -188,10 +205,64 @@ class PageTableModel(QAbstractTableModel):
                 self.beginInsertRows(QModelIndex(), n, n)
                 self._rows.append(row)
                 self._row_of[row.key] = n
+                self._add_title(row)
+                touched.add(row.page.title)
                 self.endInsertRows()
             else:
+                touched.add(self._drop_title(self._rows[r]))
                 self._rows[r] = row
+                self._add_title(row)
+                touched.add(row.page.title)
                 self.dataChanged.emit(self.index(r, 0), self.index(r, self.columnCount() - 1))
+        for title in touched:
+            self._refresh_title(title)
+
+    # --- titles several pages share ----------------------------------------------------------
+    def distinct_part(self, row: PageRow) -> str:
+        """What tells ``row`` apart from the other pages of its title: the part of its path the
+        others' paths do not share (the wiki's name when the paths are the same); "" when no
+        other page has its title."""
+        title = row.page.title
+        group = self._by_title.get(title)
+        if group is None or len(group) < 2:
+            return ""
+        tells = self._tells.get(title)
+        if tells is None:
+            tells = self._tells[title] = differing_parts(group)
+        return tells.get(row.key, "")
+
+    def _index_titles(self) -> None:
+        by_title: dict[str, list[PageRow]] = {}
+        for row in self._rows:
+            by_title.setdefault(row.page.title, []).append(row)
+        self._by_title = by_title
+        self._tells = {}
+
+    def _add_title(self, row: PageRow) -> bool:
+        """Count ``row`` under its title; whether another row has that title too."""
+        title = row.page.title
+        group = self._by_title.setdefault(title, [])
+        group.append(row)
+        self._tells.pop(title, None)
+        return len(group) > 1
+
+    def _drop_title(self, row: PageRow) -> str:
+        title = row.page.title
+        group = self._by_title.get(title)
+        if group is not None:
+            group[:] = [r for r in group if r.key != row.key]
+            if not group:
+                del self._by_title[title]
+            self._tells.pop(title, None)
+        return title
+
+    def _refresh_title(self, title: str) -> None:
+        """The title cells of ``title``'s other rows show a new differing part (or none now)."""
+        for other in self._by_title.get(title, ()):
+            r = self._row_of.get(other.key)
+            if r is not None:
+                cell = self.index(r, COL_TITLE)
+                self.dataChanged.emit(cell, cell, [DistinctRole])
 
     def inbound(self, row: PageRow) -> int:
         """How many pages link to ``row``'s page (its load's count until :meth:`set_inbound`)."""
@@ -255,6 +326,39 @@ class PageTableModel(QAbstractTableModel):
 
     def _reindex(self) -> None:
         self._row_of = {r.key: i for i, r in enumerate(self._rows)}
+
+
+#: Where a path's differing part may begin or end (a folder, a word of a slug).
+_BOUNDARY = frozenset("/-_ .")
+
+
+def differing_parts(rows: Sequence[PageRow]) -> dict[tuple[int, str], str]:
+    """For rows of one title: each row's path with what all the paths share at its start and its
+    end left out (cut at a folder or word boundary, the cut marked "…"), as Obsidian tells files
+    of one name apart. ``a/x/scene-01.md`` and ``a/x/scene-02.md`` give ``…01`` and ``…02``;
+    ``a/b/index.md`` and ``a/c/index.md`` give ``…/b/…`` and ``…/c/…``."""
+    stems = [posixpath.splitext(r.page.path)[0] for r in rows]
+    if len(set(stems)) == 1:  # the same path in each wiki: the wikis' names tell them apart
+        return {r.key: r.wiki_label for r in rows}
+    shortest = min(map(len, stems))
+    first = stems[0]
+    start = 0
+    while start < shortest and all(s[start] == first[start] for s in stems):
+        start += 1
+    while start > 0 and first[start - 1] not in _BOUNDARY:
+        start -= 1
+    end = 0  # characters all the paths share at their end
+    while end < shortest - start and all(s[-1 - end] == first[-1 - end] for s in stems):
+        end += 1
+    while end > 0 and first[-end] not in _BOUNDARY:
+        end -= 1
+    parts: dict[tuple[int, str], str] = {}
+    for row, stem in zip(rows, stems, strict=True):
+        middle = stem[start:len(stem) - end].strip("/") or row.wiki_label
+        lead = "" if not start else "…/" if stem[start - 1] == "/" else "…"
+        tail = "" if not end else "/…" if stem[-end] == "/" else "…"
+        parts[row.key] = f"{lead}{middle}{tail}"
+    return parts
 
 
 def _sort_key(column: int, r: PageRow) -> Any:

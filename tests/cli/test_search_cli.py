@@ -147,3 +147,21 @@ def test_console_script_search_finds_an_edit_in_place(tmp_path: Path) -> None:
     os.utime(page, ns=(10**18 + 7, 10**18 + 7))
     proc = subprocess.run([*argv, "zanzibarite"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and proc.stdout.strip() == "0 hits", proc.stdout
+
+
+def test_search_text_output_shows_snippets_as_plain_text(tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "wiki"
+    root.mkdir()
+    (root / "fees.md").write_text(
+        "# Fees\n\nThe **refund** fee is waived, see [[refund-policy|the policy]] and [[Ledger]].\n\n"
+        "| Item | Refund fee |\n|---|---|\n| card | none |\n", encoding="utf-8")
+    code, out, _ = run(capsys, "--wiki", str(root), "search", "refund")
+    assert code == 0
+    snippet = next(line.strip() for line in out.splitlines() if "waived" in line)
+    assert snippet == ("Fees The «refund» fee is waived, see the policy and Ledger. "
+                       "Item · «Refund» fee · card · none")
+    score = out.splitlines()[0].split()[0]
+    assert "e" not in score and float(score) > 0
+    code, out, _ = run(capsys, "--wiki", str(root), "search", "refund", "--json")
+    assert "|the policy]]" in json.loads(out)[0]["snippet"]  # JSON: the page's text

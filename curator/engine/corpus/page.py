@@ -323,7 +323,9 @@ def parse_page(path: str, data: bytes, mtime_ns: int = 0) -> tuple[Page, str]:
     title = _as_text(meta.get("title"))
     if title is not None:
         title = " ".join(title.split())
-    title = title or markdown_scan.first_heading(code_free) or posixpath.splitext(path)[0]
+    # Without a title or heading the file name names the page, as Obsidian shows it: the folder is
+    # in the path column already, and "wiki/notes/x" read as a title nobody wrote.
+    title = title or markdown_scan.first_heading(code_free) or posixpath.splitext(posixpath.basename(path))[0]
 
     tags = [t.lstrip("#") for t in _as_list(meta.get("tags"))]
     tags = _unique([t for t in tags if t] + markdown_scan.scan_tags(code_free))

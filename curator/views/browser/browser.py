@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPersistentModelIndex, QPoint, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QKeySequence, QPainter, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QComboBox,
     QDoubleSpinBox,
     QHBoxLayout,
@@ -16,22 +17,28 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QMenu,
     QStackedWidget,
+    QStyle,
+    QStyleOptionViewItem,
     QToolButton,
+    QTreeView,
     QVBoxLayout,
     QWidget,
 )
 
+from curator.models.folders import FolderTreeModel
 from curator.models.pages import (
     COL_INBOUND,
     COL_LAYER,
     COL_TITLE,
     COL_TRUST,
+    DistinctRole,
     PageFilter,
     PageFilterProxy,
     PageRow,
     PageTableModel,
 )
 from curator.views.browser.search_results import KeyRole, Result, ResultsList
+from curator.views.plain_tips import PlainTipDelegate
 from curator.views.widgets import TableView, layer_toggles
 
 ALL = "All"
@@ -51,6 +58,38 @@ SEARCH_TIP = """Search the wiki; results are ranked as `curator search` ranks th
   trust:>=0.5          only pages with trust of at least 0.5
 
 Enter opens the best result; "Table" shows every match in the page table instead."""
+
+
+class TitleDelegate(PlainTipDelegate):
+    """A title other pages share is followed, dim and right-aligned, by the part of its path that
+    tells it apart (the model's ``DistinctRole``): 30 rows reading "Scene …" become "Scene …  …01",
+    "Scene …  …02". The part keeps its room; the title is cut short first."""
+
+    DIM = QColor("#8a8a8a")
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem,
+              index: QModelIndex | QPersistentModelIndex) -> None:
+        part = str(index.data(DistinctRole) or "")
+        if not part:
+            super().paint(painter, option, index)
+            return
+        opt = QStyleOptionViewItem(option)
+        self.initStyleOption(opt, index)
+        metrics = opt.fontMetrics
+        room = max(0, opt.rect.width() - 12)
+        part = metrics.elidedText(part, Qt.TextElideMode.ElideLeft, int(room * 0.6))
+        part_width = metrics.horizontalAdvance(part)
+        opt.text = metrics.elidedText(opt.text, Qt.TextElideMode.ElideRight, max(0, room - part_width - 10))
+        widget = opt.widget
+        style = widget.style() if widget is not None else QApplication.style()
+        style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, widget)
+        painter.save()
+        selected = bool(opt.state & QStyle.StateFlag.State_Selected)
+        painter.setPen(opt.palette.color(QPalette.ColorRole.HighlightedText) if selected else self.DIM)
+        painter.setFont(opt.font)
+        rect = opt.rect.adjusted(0, 0, -5, 0)
+        painter.drawText(rect, int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter), part)
+        painter.restore()
 
 
 class PageBrowser(QWidget):
@@ -104,6 +143,7 @@ class PageBrowser(QWidget):
         more.addWidget(self.namespace, 1)
         more.addWidget(QLabel("Tag"))
         more.addWidget(self.tag, 1)
+        self._more = more
 
         self.table = TableView()
         self.table.setModel(self.proxy)
@@ -119,6 +159,8 @@ class PageBrowser(QWidget):
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
         header.resizeSection(COL_TITLE, 240)
+        self.title_delegate = TitleDelegate(self.table)
+        self.table.setItemDelegateForColumn(COL_TITLE, self.title_delegate)
         for col in (COL_LAYER, COL_TRUST, COL_INBOUND):
             header.resizeSection(col, 64)
         self.table.activated.connect(self._activated)
@@ -134,9 +176,29 @@ class PageBrowser(QWidget):
         self._all_results: list[Result] = []
         self._total_matches = 0
         self._shown_query = ""
+        self.folders = FolderTreeModel()
+        self.tree = QTreeView()
+        self.tree.setModel(self.folders)
+        self.tree.setHeaderHidden(True)
+        self.tree.setUniformRowHeights(True)  # (no per-row size asked from Python when scrolling)
+        self.tree.activated.connect(self._tree_activated)
+        self.tree.selectionModel().currentChanged.connect(lambda cur, _prev: self._tree_activated(cur))
+        self._tree_stale = True
+        self._tree_timer = QTimer(self)
+        self._tree_timer.setSingleShot(True)
+        self._tree_timer.setInterval(300)  # (a wiki's load appends rows in batches: built once)
+        self._tree_timer.timeout.connect(self._refresh_tree)
+        for signal in (model.modelReset, model.rowsInserted, model.rowsRemoved):
+            signal.connect(self._rows_changed)
         self.stack = QStackedWidget()
         self.stack.addWidget(self.table)
         self.stack.addWidget(self.results)
+        self.stack.addWidget(self.tree)
+        self.folders_toggle = QToolButton()
+        self.folders_toggle.setText("Folders")
+        self.folders_toggle.setCheckable(True)
+        self.folders_toggle.setToolTip("Show the pages in a tree of their folders instead of the flat list")
+        self.folders_toggle.toggled.connect(lambda _on: self._show_mode())
         self.table_toggle = QToolButton()
         self.table_toggle.setText("Table")
         self.table_toggle.setCheckable(True)
@@ -147,6 +209,7 @@ class PageBrowser(QWidget):
         status_row.addWidget(self.search_status, 1)
         status_row.addWidget(self.table_toggle)
 
+        self._more.addWidget(self.folders_toggle)
         self.count = QLabel()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -193,7 +256,8 @@ class PageBrowser(QWidget):
         )
 
     def _filters_changed(self, *_args: object) -> None:
-        self.proxy.set_filter(self.current_filter(), defer=self.ranked)
+        self.proxy.set_filter(self.current_filter(), defer=self.ranked or self.in_tree)
+        self._rows_changed()
         if self.searching:
             self._show_results()
         self._update_count()
@@ -245,10 +309,62 @@ class PageBrowser(QWidget):
     def _show_mode(self) -> None:
         self.table_toggle.setVisible(self.searching)
         ranked = self.searching and not self.table_toggle.isChecked()
-        if not ranked:
+        tree = not self.searching and self.folders_toggle.isChecked()
+        if tree:
+            if self._tree_stale:
+                self._refresh_tree()
+        elif not ranked:
             self.proxy.catch_up()  # (a filter set while the ranked results were shown)
-        self.stack.setCurrentWidget(self.results if ranked else self.table)
+        self.stack.setCurrentWidget(self.results if ranked else self.tree if tree else self.table)
         self._update_count()  # (the count is of what is shown: results or table rows)
+
+    # --- folder tree ------------------------------------------------------------------
+    @property
+    def in_tree(self) -> bool:
+        """The folder tree is shown (Folders is on and no search is active)."""
+        return self.stack.currentWidget() is self.tree
+
+    def _rows_changed(self, *_args: object) -> None:
+        self._tree_stale = True
+        if self.in_tree:
+            self._tree_timer.start()
+
+    def _refresh_tree(self) -> None:
+        """Build the tree again from the rows the filters let through, its open folders and
+        current page kept."""
+        if not self._tree_stale:
+            return
+        self._tree_stale = False
+        model = self.folders
+        expanded = [path for path in model.folder_paths() if self.tree.isExpanded(model.folder_index(path))]
+        current = model.node(self.tree.currentIndex())
+        f = self.current_filter()
+        f.matches = None
+        rows = self.model.rows
+        model.set_rows(r for r, ok in zip(rows, f.accepted(rows), strict=True) if ok)
+        for path in expanded:
+            index = model.folder_index(path)
+            if index.isValid():
+                self.tree.setExpanded(index, True)
+        if current is not None and current.record is not None:
+            self._select_in_tree(current.record.key)
+        self._update_count()
+
+    def _tree_activated(self, index: QModelIndex) -> None:
+        node = self.folders.node(index)
+        if node is not None and node.record is not None:
+            self.open_requested.emit(node.record)
+
+    def _select_in_tree(self, key: tuple[int, str]) -> None:
+        index = self.folders.index_of(key)
+        if not index.isValid():
+            return
+        sm = self.tree.selectionModel()
+        sm.blockSignals(True)
+        sm.setCurrentIndex(index, QItemSelectionModel.SelectionFlag.ClearAndSelect)
+        sm.blockSignals(False)
+        self.tree.scrollTo(index)  # (expands the folders above it)
+        self.tree.viewport().update()
 
     def _result_activated(self, index: QModelIndex) -> None:
         if not index.isValid():
@@ -274,7 +390,8 @@ class PageBrowser(QWidget):
                 f"{n:,} result{'s' if n != 1 else ''}"
             self.count.setText(f"{best[:1].upper()}{best[1:]}, ranked as curator search ranks them")
             return
-        shown, total = self.proxy.rowCount(), self.model.rowCount()
+        total = self.model.rowCount()
+        shown = self.folders.root.count if self.in_tree else self.proxy.rowCount()
         noun = "page" if total == 1 else "pages"
         self.count.setText(f"{shown:,} of {total:,} {noun}" if shown != total else f"{total:,} {noun}")
 
@@ -300,6 +417,8 @@ class PageBrowser(QWidget):
 
     def select_key(self, key: tuple[int, str]) -> None:
         """Highlight the row of ``key`` (without emitting open_requested again)."""
+        if self.in_tree:
+            self._select_in_tree(key)
         row = self.model.row_for(key)
         if row is None:
             return

@@ -1,5 +1,6 @@
 """The browser's search results: pages ranked by the engine's score (the order of ``curator
-search``), each with its title, path, layer, trust and a snippet whose matched words are marked.
+search``), each with its title, path, layer, trust and a snippet (as plain text, not markdown) whose matched
+words are marked.
 
 The engine marks matches in snippets ``«so»`` (:data:`curator.engine.search.index.HIGHLIGHT`); here they
 are drawn highlighted. Page text is escaped before it becomes rich text: a snippet never renders
@@ -22,6 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from curator.engine.search.display import format_score, plain_snippet
 from curator.engine.search.index import HIGHLIGHT, SearchHit
 from curator.views.plain_tips import PlainTipDelegate
 from curator.views.widgets import ListView
@@ -65,12 +67,12 @@ def result_html(result: Result, show_wiki: bool) -> str:
     hit = result.hit
     colour = LAYER_COLOURS.get(hit.layer, "#7f8c8d")
     where = f"{html.escape(result.wiki_label)} · " if show_wiki else ""
-    score = "linked from a hit" if hit.expanded else f"score {hit.score:.3g}"
+    score = "linked from a hit" if hit.expanded else f"score {format_score(hit.score)}"
     return (f'<div><b>{html.escape(hit.title)}</b><br>'
             f'<span style="color:#666666;">{where}{html.escape(hit.path)} · '
             f'<span style="color:{colour};">{html.escape(hit.layer)}</span> · trust {hit.trust:.2f} · '
             f'{score}</span><br>'
-            f'<span style="color:#222222;">{marked_html(hit.snippet)}</span></div>')
+            f'<span style="color:#222222;">{marked_html(plain_snippet(hit.snippet))}</span></div>')
 
 
 #: Result rows laid out per event-loop turn (see ResultsList).

@@ -95,10 +95,11 @@ def test_frontmatter_values_become_json_safe() -> None:
 
 # --- title ---------------------------------------------------------------------------------
 
-def test_title_prefers_frontmatter_then_heading_then_path() -> None:
+def test_title_prefers_frontmatter_then_heading_then_file_name() -> None:
     assert parse("---\ntitle: From FM\n---\n# From Heading\n").title == "From FM"
     assert parse("---\nlayer: core\n---\n# From Heading\n").title == "From Heading"
-    assert parse("No heading here.\n", "concepts/some-page.md").title == "concepts/some-page"
+    assert parse("No heading here.\n", "concepts/some-page.md").title == "some-page"
+    assert parse("No heading.\n", "a/b.c/page.v2.md").title == "page.v2"
 
 
 def test_title_whitespace_is_collapsed_and_non_text_titles_fall_back() -> None:
@@ -108,11 +109,11 @@ def test_title_whitespace_is_collapsed_and_non_text_titles_fall_back() -> None:
 
 
 def test_only_a_level_one_heading_within_800_characters_is_a_title() -> None:
-    assert parse("## Second level\n\ntext\n", "wiki/x.md").title == "wiki/x"
+    assert parse("## Second level\n\ntext\n", "wiki/x.md").title == "x"
     near = "a" * 780 + "\n\n# Near\n"
     assert parse(near).title == "Near"
     far = "a" * 800 + "\n\n# Far\n"
-    assert parse(far, "wiki/far.md").title == "wiki/far"
+    assert parse(far, "wiki/far.md").title == "far"
 
 
 def test_a_heading_inside_code_is_not_a_title() -> None:

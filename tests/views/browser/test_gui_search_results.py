@@ -109,3 +109,15 @@ def test_snippet_text_is_escaped_and_marks_highlighted() -> None:
     text = marked_html("a <b>bold</b> «refund» & «more»")
     assert "&lt;b&gt;" in text and "<b>" not in text and "&amp;" in text
     assert text.count(MARK_BG) == 2 and ">refund</span>" in text
+
+
+def test_a_result_shows_its_snippet_as_plain_text_and_its_score_in_fixed_notation() -> None:
+    from curator.engine.search.index import SearchHit
+    from curator.views.browser.search_results import Result, result_html
+
+    hit = SearchHit("wiki/fees.md", "Fees", 1.545e-06, "core", 0.8,
+                    "the **«refund»** fee, see [[refund-policy|the policy]] | card | none |")
+    shown = result_html(Result(0, "", hit), False)
+    assert "score 0.00000155" in shown and "e-06" not in shown
+    assert f'<span style="background-color:{MARK_BG};">refund</span> fee, see the policy · card · none' in shown
+    assert "**" not in shown and "[[" not in shown and "|" not in shown
