@@ -12,13 +12,17 @@
 * everything else goes under ``## From <merged title>`` at the end of ``keep``, in its order,
   headings demoted one level (at least to ``###``): prose, tables, code, and whole headed sections
   with their bullets (a bullet there that ``keep`` already states is dropped and listed, an exact
-  block ``keep`` already has is not repeated);
+  block ``keep`` already has is not repeated); noise is not content: a heading with nothing left
+  under it is not written, a table ``keep`` has under the same header gets only the rows it
+  lacks, a paragraph cut short where ``keep`` has it whole is not written again (a longer one
+  replaces ``keep``'s);
 * a **conservation check** (:func:`check_conservation`) then proves that every content line of
-  every input is in the result (compared as a person reads it: links by the text they show) or
-  belongs to a deduplicated bullet; otherwise :class:`~curator.engine.write.actions.Invalid` names the line and
+  every input is in the result (compared as a person reads it: links by the text they show),
+  belongs to a deduplicated bullet, or is a copy cut short standing word for word in the result
+  (a heading counts for the lines under it); otherwise :class:`~curator.engine.write.actions.Invalid` names the line and
   nothing is written;
-* ``tags``, ``related`` and ``aliases`` are united; the merged pages' slugs and titles become
-  aliases of ``keep``;
+* ``tags`` (as declared in frontmatter), ``related`` and ``aliases`` are united; the merged
+  pages' slugs and titles become aliases of ``keep``;
 * every link to a merged page anywhere is re-pointed at ``keep`` showing the same text as before
   (:mod:`curator.engine.write.relink`: wikilinks, embeds, markdown links, ``related:``, frontmatter property links;
   code untouched); a link that would make ``keep`` link to itself becomes its display text;
@@ -357,6 +361,12 @@ class MergePlan:
             lines.append(f"    already there: {s['bullet'][:100]}  (matches: {s['matched']})")
         if self.sections_added:
             lines.append(f"  sections added: {', '.join(self.sections_added)}")
+        for row in self.rows_added:
+            lines.append(f"    table row added from {row['page']}: {row['row']}")
+        if self.blocks_skipped:
+            lines.append(f"  {len(self.blocks_skipped)} block(s) already on {self.keep} (whole or longer)")
+        if self.blocks_lengthened:
+            lines.append(f"  {len(self.blocks_lengthened)} paragraph(s) of {self.keep} replaced by a longer copy")
         for label, items in (("tags", self.tags_added), ("related", self.related_added),
                              ("aliases", self.aliases_added)):
             if items:

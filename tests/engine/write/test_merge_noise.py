@@ -152,3 +152,11 @@ def test_tags_are_the_union_of_the_declared_tags(tmp_path: Path) -> None:
     assert meta["tags"] == ["story", "drama", "noir"]
     # the body tags moved with their lines: the page's tags are exactly the members' together
     assert set(parse_page("night.md", after.encode())[0].tags) == {t for p in inputs.values() for t in p.tags}
+
+
+def test_the_preview_names_the_rows_and_blocks_it_unites(tmp_path: Path) -> None:
+    table = "| Who | Age |\n| --- | --- |\n| Bob | 42 |\n"
+    root = make_wiki(tmp_path, {"night.md": KEEP, "night-copy.md": member("Night Copy", f"## Ages\n\n{table}")})
+    text = preview_merge(Wiki(root), "night", "night-copy").render()
+    assert "table row added from night-copy.md: | Bob | 42 |" in text
+    assert "1 block(s) already on night.md" in text  # the opening paragraph both pages have
