@@ -91,7 +91,7 @@ _UNREADABLE = b"\0unreadable\0"
 #: The length of each read after the first (see :func:`read_page_bytes`).
 _READ_BLOCK = 1 << 20
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-SCHEMA_VERSION = 13  # bump when Page or the parse rules change: the cache is rebuilt
+SCHEMA_VERSION = 14  # bump when Page or the parse rules change: the cache is rebuilt
 #: Stale pages from which parsing moves to worker processes (below, starting them costs more).
 PARALLEL_MIN = 1500
 #: The same for the pages an action (or a watcher) names: a merge re-indexes its 2,000 rewritten

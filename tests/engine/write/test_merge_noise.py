@@ -160,3 +160,13 @@ def test_the_preview_names_the_rows_and_blocks_it_unites(tmp_path: Path) -> None
     text = preview_merge(Wiki(root), "night", "night-copy").render()
     assert "table row added from night-copy.md: | Bob | 42 |" in text
     assert "1 block(s) already on night.md" in text  # the opening paragraph both pages have
+
+
+def test_a_title_ending_in_hash_is_not_cut(tmp_path: Path) -> None:
+    page = "# Notes on C#\n\nWritten in C# and F#.\n"
+    assert parse_page("c.md", page.encode())[0].title == "Notes on C#"
+    assert parse_page("t.md", b"# Closed title ##\n\ntext\n")[0].title == "Closed title"
+    root = make_wiki(tmp_path, {"night.md": KEEP, "c-notes.md": page})
+    after = merged(root, "night", "c-notes")
+    assert "\n## From Notes on C#\n" in after and "Notes on C," not in after
+    assert "Notes on C#]" in after.split("---", 2)[1]  # the alias, whole
