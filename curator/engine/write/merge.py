@@ -418,29 +418,28 @@ def _first_cell(row: str) -> str:
     return _norm(re.split(r"(?<!\\)\|", row.strip().removeprefix("|"), maxsplit=1)[0])
 
 
-def _union_table(keep_text: str, table: Unit) -> tuple[str, list[str]] | None:
-    """``keep_text`` with the rows of ``table`` it lacks added to its table of the same header
-    (each next to a row of the same first cell, so two versions of a row stand together), and the
-    rows added; None when ``keep`` has no table of that header."""
-    parts = frontmatter.split(keep_text.replace("\r\n", "\n"))
-    header = _norm(table.lines[0])
-    width = table.lines[1].strip().strip("|").count("|")
-    rows = [_norm(x) for x in table.lines[2:]]
-    best: Unit | None = None
-    for unit in units(parts.body):
-        if (_is_table(unit) and _norm(unit.lines[0]) == header
-                and unit.lines[1].strip().strip("|").count("|") == width
-                and (best is None or len(set(rows) & {_norm(x) for x in unit.lines[2:]})
-                     > len(set(rows) & {_norm(x) for x in best.lines[2:]}))):
-            best = unit
-    if best is None:
-        return None
-    lines = keep_text.split("\n")
-    at = parts.body_line - 1 + best.start
-    end = at + len(best.lines)
-    cr = "\r" if lines[at].endswith("\r") else ""
-    merged = [x.removesuffix("\r") for x in lines[at:end]]
-    seen = {_norm(x) for x in merged[2:]}
+def _width(delimiter_row: str) -> int:
+    return delimiter_row.strip().strip("|").count("|")
+
+
+@dataclass(slots=True)
+class _Span:
+    """A block of ``keep``'s body (lines ``start``..``end``) and the lines it is to hold."""
+
+    start: int
+    end: int
+    lines: list[str]
+    changed: bool = False
+
+    @property
+    def key(self) -> str:
+        return " ".join(" ".join(self.lines).split())
+
+
+def _unite_rows(span: _Span, table: Unit) -> list[str]:
+    """The rows of ``table`` that ``span`` (a table of the same header) lacks, added to it each
+    next to a row of the same first cell, so two versions of a row stand together; returns them."""
+    seen = {_norm(x) for x in span.lines[2:]}
     added = []
     for row in table.lines[2:]:
         if _norm(row) in seen:
@@ -448,10 +447,10 @@ def _union_table(keep_text: str, table: Unit) -> tuple[str, list[str]] | None:
         seen.add(_norm(row))
         added.append(row)
         key = _first_cell(row)
-        same = [i for i in range(2, len(merged)) if _first_cell(merged[i]) == key]
-        merged.insert(same[-1] + 1 if same else len(merged), row)
-    lines[at:end] = [x + cr for x in merged]
-    return "\n".join(lines), added
+        same = [i for i in range(2, len(span.lines)) if _first_cell(span.lines[i]) == key]
+        span.lines.insert(same[-1] + 1 if same else len(span.lines), row)
+        span.changed = True
+    return added
 
 
 def _cut_short(short: str, long: str) -> bool:
@@ -466,15 +465,16 @@ def _merge_body(plan: MergePlan, keep_text: str, keep: Page, merge: Page, moved_
                 nl: str, original: str) -> tuple[str, set[str], set[str], set[str]]:
     """``keep_text`` with ``moved_text`` (``merge``'s text, links already re-pointed) merged in;
     returns it, the normalised lines accounted for otherwise (the title heading), the lines of
-    ``merge`` that are a cut-short copy of a paragraph ``keep`` holds whole, and the lines of
-    ``keep`` that a longer copy on ``merge`` replaced.
+    ``merge`` that are a cut-short copy of a paragraph ``keep`` holds whole, and the lines that a
+    longer copy replaced.
 
     Fact dedup compares each bullet as written on ``merge`` (``original``): re-pointing its links
     changes no line boundary, so its units line up with the moved text's by their first line.
     Noise is not content: a heading with nothing left under it is not written, a block ``keep``
     already has is not repeated, a table ``keep`` has under the same header gets only the rows
     it lacks, and a paragraph cut short where ``keep`` has it whole is not written again (one
-    that ``keep`` has cut short replaces ``keep``'s).
+    that ``keep`` has cut short replaces ``keep``'s). ``keep`` is read once: its tables and
+    paragraphs change in place as spans, written back before the bullets go to its Updates.
     """
     exempt: set[str] = set()
     cut: set[str] = set()
@@ -483,9 +483,25 @@ def _merge_body(plan: MergePlan, keep_text: str, keep: Page, merge: Page, moved_
     original_parts = frontmatter.split(original.replace("\r\n", "\n"))
     original_lines = original_parts.body.split("\n")
     as_written = {u.start: u for u in units(original_parts.body) if u.kind == "bullet"}
+    keep_parts = frontmatter.split(keep_text.replace("\r\n", "\n"))
+    keep_units = units(keep_parts.body)
+    keep_blocks = {" ".join(u.source.split()) for u in keep_units if u.kind == "block"}
+    tables: dict[tuple[str, int], list[_Span]] = {}
+    paragraphs: dict[str, list[_Span]] = {}  # by first word
+    spans: list[_Span] = []
+    for u in keep_units:
+        if u.kind != "block" or _is_fence(u.lines[0]):
+            continue
+        span = _Span(u.start, u.start + len(u.lines), list(u.lines))
+        spans.append(span)
+        if _is_table(u):
+            tables.setdefault((_norm(u.lines[0]), _width(u.lines[1])), []).append(span)
+        else:
+            paragraphs.setdefault(span.key.split(" ", 1)[0], []).append(span)
+    bullets: list[str] = []  # for keep's Updates, once its spans are written back
     # (level, lines): a heading (its level as written) or content (level 0) for "## From <title>"
     entries: list[tuple[int, list[str]]] = []
-    facts = _bullet_texts(frontmatter.split(keep_text).body)
+    facts = _bullet_texts(keep_parts.body)
     fact_zone = True
     title_seen = False
     last: tuple[str, int] = ("", -1)  # kind and end line of the last unit put in ``section``
@@ -502,10 +518,6 @@ def _merge_body(plan: MergePlan, keep_text: str, keep: Page, merge: Page, moved_
             return False
         plan.bullets_skipped.append({"page": merge.path, "bullet": written.source, "matched": matched[:80]})
         return True
-
-    def keep_paragraphs() -> list[Unit]:
-        return [u for u in units(frontmatter.split(keep_text.replace("\r\n", "\n")).body)
-                if u.kind == "block" and not _is_table(u) and not _is_fence(u.lines[0])]
 
     def shown(lines: list[str], page_path: str) -> set[str]:
         return {_norm(display_form(x, page_path)) for x in lines} - {""}
@@ -526,7 +538,7 @@ def _merge_body(plan: MergePlan, keep_text: str, keep: Page, merge: Page, moved_
             if dedup(unit):
                 continue
             if fact_zone:
-                keep_text = insert_bullet(keep_text, nl.join(unit.lines))
+                bullets.append(nl.join(unit.lines))
                 plan.bullets_added.append(unit.source)
                 continue
             # a list stays one list: no blank line between bullets that had none
@@ -535,44 +547,51 @@ def _merge_body(plan: MergePlan, keep_text: str, keep: Page, merge: Page, moved_
             last = ("bullet", unit.start + len(unit.lines))
             continue
         key = " ".join(unit.source.split())
-        keep_units = units(frontmatter.split(keep_text.replace("\r\n", "\n")).body)
-        if key in {" ".join(u.source.split()) for u in keep_units if u.kind == "block"}:
+        if key in keep_blocks:
             plan.blocks_skipped.append({"page": merge.path, "block": unit.source})
             continue
+        keep_blocks.add(key)
         if _is_table(unit):
-            united = _union_table(keep_text, unit)
-            if united is not None:
-                keep_text, rows = united
-                plan.rows_added += [{"page": merge.path, "row": row} for row in rows]
+            rows = {_norm(x) for x in unit.lines[2:]}
+            same = tables.get((_norm(unit.lines[0]), _width(unit.lines[1])), [])
+            if same:
+                best = max(same, key=lambda t: len(rows & {_norm(x) for x in t.lines[2:]}))
+                plan.rows_added += [{"page": merge.path, "row": row} for row in _unite_rows(best, unit)]
                 continue
         elif not _is_fence(unit.lines[0]):
-            paragraphs = keep_paragraphs()
-            whole = next((u for u in paragraphs if _cut_short(key, " ".join(u.source.split()))), None)
-            if whole is not None:
+            near = paragraphs.get(key.split(" ", 1)[0], [])
+            if any(_cut_short(key, p.key) for p in near):
                 plan.blocks_skipped.append({"page": merge.path, "block": unit.source})
                 cut |= shown(original_lines[unit.start:unit.start + len(unit.lines)], merge.path)
                 continue
-            shorter = next((u for u in paragraphs if _cut_short(" ".join(u.source.split()), key)), None)
+            shorter = next((p for p in near if _cut_short(p.key, key)), None)
             if shorter is not None:
                 replaced |= shown(shorter.lines, keep.path)
-                lines = keep_text.split("\n")
-                at = frontmatter.split(keep_text.replace("\r\n", "\n")).body_line - 1 + shorter.start
-                cr = "\r" if lines[at].endswith("\r") else ""
-                lines[at:at + len(shorter.lines)] = [x + cr for x in unit.lines]
-                keep_text = "\n".join(lines)
+                shorter.lines, shorter.changed = list(unit.lines), True
                 plan.blocks_lengthened.append({"page": merge.path, "block": unit.source})
                 continue
         entries.append((0, ["", *unit.lines]))
+
+    changed = [s for s in spans if s.changed]
+    if changed:
+        lines = keep_text.split("\n")
+        for span in reversed(changed):
+            at = keep_parts.body_line - 1 + span.start
+            cr = "\r" if lines[at].endswith("\r") else ""
+            lines[at:keep_parts.body_line - 1 + span.end] = [x + cr for x in span.lines]
+        keep_text = "\n".join(lines)
+    for bullet in bullets:
+        keep_text = insert_bullet(keep_text, bullet)
     # a heading stays only with something under it (up to the next heading of its level or above)
     section: list[str] = []
     for at, (level, lines) in enumerate(entries):
         if level:
-            scope = []
+            held = False
             for other_level, _lines in entries[at + 1:]:
-                if other_level and other_level <= level:
+                if not other_level or other_level <= level:
+                    held = not other_level
                     break
-                scope.append(other_level)
-            if 0 not in scope:
+            if not held:
                 continue
         section += lines
     if section:

@@ -170,3 +170,20 @@ def test_a_title_ending_in_hash_is_not_cut(tmp_path: Path) -> None:
     after = merged(root, "night", "c-notes")
     assert "\n## From Notes on C#\n" in after and "Notes on C," not in after
     assert "Notes on C#]" in after.split("---", 2)[1]  # the alias, whole
+
+
+def test_keep_is_read_once_per_merged_page_not_once_per_block(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # (reading keep again for every block made a 1,000-block page into a 380 KB one take minutes)
+    blocks = "".join(f"Own paragraph {i}.\n\n| k{i} | v |\n| --- | --- |\n| y | {i} |\n\n" for i in range(200))
+    root = make_wiki(tmp_path, {"night.md": KEEP, "night-copy.md": member("Night Copy", blocks)})
+    calls: list[int] = []
+    real = merge.units
+
+    def counting(body: str) -> list[merge.Unit]:
+        calls.append(len(body))
+        return real(body)
+
+    monkeypatch.setattr(merge, "units", counting)
+    plan = preview_merge(Wiki(root), "night", "night-copy")
+    assert plan.keep_after.count("Own paragraph") == 200
+    assert len(calls) < 10
