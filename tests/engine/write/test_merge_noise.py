@@ -187,3 +187,13 @@ def test_keep_is_read_once_per_merged_page_not_once_per_block(tmp_path: Path, mo
     plan = preview_merge(Wiki(root), "night", "night-copy")
     assert plan.keep_after.count("Own paragraph") == 200
     assert len(calls) < 10
+
+
+def test_a_row_joins_a_crlf_table_with_crlf(tmp_path: Path) -> None:
+    root = make_wiki(tmp_path, {"night.md": KEEP.replace("\n", "\r\n"),
+                                "night-copy.md": member("Night Copy", "| Who | Age |\n| --- | --- |\n| Bob | 42 |\n")})
+    result = merge_pages(Wiki(root), "night", "night-copy")
+    assert result.ok, result.message
+    after = (root / "night.md").read_bytes()
+    assert b"| Bob | 41 |\r\n| Bob | 42 |\r\n| Cid | 7 |\r\n" in after
+    assert b"\n" not in after.replace(b"\r\n", b"")
