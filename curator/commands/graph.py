@@ -62,8 +62,9 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p = sub.add_parser("merge", parents=[parent],
                        help="merge duplicates into the page that stays, losing nothing (one commit; undo reverts it)",
                        description="Bullets go to KEEP's '## Updates' through fact dedup, everything else under "
-                       "'## From <title>'; every link to a merged page is re-pointed at KEEP showing the same "
-                       "text; merged pages move to _archive/. Refused (nothing written) if any line would be lost.")
+                       "'## From <title>' (no empty heading; a table KEEP has gets only the rows it lacks); every "
+                       "link to a merged page is re-pointed at KEEP showing the same text; merged pages move "
+                       "to _archive/. Refused (nothing written) if any line would be lost.")
     p.add_argument("keep", metavar="KEEP")
     p.add_argument("merge", metavar="MERGE", nargs="+", help="one or more pages to merge into KEEP")
     p.add_argument("--preview", action="store_true",

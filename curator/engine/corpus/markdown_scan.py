@@ -34,7 +34,8 @@ _WIKILINK_SCAN = re.compile(r"\[\[([^\[\]\n]+)\]\]")
 _MDLINK_SCAN = re.compile(r"\[([^\]\n]*)\]\(\s*<?([^()<>\s]+)>?(?:\s+[\"'][^\"'\n]*[\"'])?\s*\)")
 _TAG_SCAN = re.compile(r"#([^\W\d_][\w/-]*|\d+[^\W\d][\w/-]*)")
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
-_HEADING = re.compile(r"^ {0,3}#[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+# (a closing run of "#" needs a space before it: "# C#" is about C#, "# Title #" is "Title")
+_HEADING = re.compile(r"^ {0,3}#[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
 _ANY_HEADING = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
 # Starts with one literal "#" (a leading "^" or "#{1,6}" made the engine try every position:
 # 6x slower); the level is 1 + the length of group 1;

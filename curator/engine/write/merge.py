@@ -12,13 +12,17 @@
 * everything else goes under ``## From <merged title>`` at the end of ``keep``, in its order,
   headings demoted one level (at least to ``###``): prose, tables, code, and whole headed sections
   with their bullets (a bullet there that ``keep`` already states is dropped and listed, an exact
-  block ``keep`` already has is not repeated);
+  block ``keep`` already has is not repeated); noise is not content: a heading with nothing left
+  under it is not written, a table ``keep`` has under the same header gets only the rows it
+  lacks, a paragraph cut short where ``keep`` has it whole is not written again (a longer one
+  replaces ``keep``'s);
 * a **conservation check** (:func:`check_conservation`) then proves that every content line of
-  every input is in the result (compared as a person reads it: links by the text they show) or
-  belongs to a deduplicated bullet; otherwise :class:`~curator.engine.write.actions.Invalid` names the line and
+  every input is in the result (compared as a person reads it: links by the text they show),
+  belongs to a deduplicated bullet, or is a copy cut short standing word for word in the result
+  (a heading counts for the lines under it); otherwise :class:`~curator.engine.write.actions.Invalid` names the line and
   nothing is written;
-* ``tags``, ``related`` and ``aliases`` are united; the merged pages' slugs and titles become
-  aliases of ``keep``;
+* ``tags`` (as declared in frontmatter), ``related`` and ``aliases`` are united; the merged
+  pages' slugs and titles become aliases of ``keep``;
 * every link to a merged page anywhere is re-pointed at ``keep`` showing the same text as before
   (:mod:`curator.engine.write.relink`: wikilinks, embeds, markdown links, ``related:``, frontmatter property links;
   code untouched); a link that would make ``keep`` link to itself becomes its display text;
@@ -69,10 +73,12 @@ __all__ = ["LinkRewrite", "MergePlan", "Unit", "check_conservation", "merge_page
 Reader = Callable[[str], tuple[str, bool]]  # path -> (text without BOM, had BOM)
 
 _FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
-_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$")
+# (a closing run of ``#`` needs a space before it, as CommonMark reads it: "## C#" is about C#)
+_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _UPDATES = re.compile(r"^updates$", re.IGNORECASE)
 _BULLET_START = re.compile(r"^- ")
 _SETEXT_UNDERLINE = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+_TABLE_DELIMITER = re.compile(r"^ {0,3}\|?[ \t]*:?-+:?[ \t]*(\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$")
 
 
 # --- units of a page body -------------------------------------------------------------------------
@@ -214,10 +220,8 @@ def _norm(line: str) -> str:
     return " ".join(line.split())
 
 
-def content_lines(text: str, page_path: str) -> list[tuple[int, str]]:
-    """(1-based line in the file, normalised text) of every non-blank body line, links read as
-    the text they show, headings without their ``#`` marks (a setext heading: its text on its
-    first line, its underline not content)."""
+def _content(text: str, page_path: str) -> list[tuple[int, str, int]]:
+    """:func:`content_lines` with each line's heading level (0: not a heading)."""
     parts = frontmatter.split(text.replace("\r\n", "\n"))
     shown = display_form(parts.body, page_path).split("\n")
     setext = _setext(shown)  # (a setext heading is its text, as an ATX one: its underline is markup)
@@ -225,31 +229,74 @@ def content_lines(text: str, page_path: str) -> list[tuple[int, str]]:
     i = 0
     while i < len(shown):
         if i in setext:
-            end, _level, heading = setext[i]
-            out.append((parts.body_line + i, " ".join(heading.split())))
+            end, level, heading = setext[i]
+            out.append((parts.body_line + i, " ".join(heading.split()), level))
             i = end
             continue
         norm = _norm(shown[i])
-        if norm:
-            out.append((parts.body_line + i, norm))
+        if norm and not ("|" in norm and _TABLE_DELIMITER.match(norm)):  # (a table's delimiter row: markup)
+            h = _HEADING.match(shown[i])
+            out.append((parts.body_line + i, norm, len(h.group(1)) if h else 0))
         i += 1
     return out
 
 
+def content_lines(text: str, page_path: str) -> list[tuple[int, str]]:
+    """(1-based line in the file, normalised text) of every non-blank body line, links read as
+    the text they show, headings without their ``#`` marks (a setext heading: its text on its
+    first line, its underline not content)."""
+    return [(number, line) for number, line, _level in _content(text, page_path)]
+
+
+def _words_within(part: str, whole: str) -> bool:
+    """True when ``part`` (without its closing punctuation) stands in ``whole`` whole-word."""
+    part = part.rstrip(" .,;:…")
+    if not part:
+        return True
+    at = whole.find(part)
+    while at >= 0:
+        after = at + len(part)
+        if (at == 0 or whole[at - 1] == " ") and (after == len(whole) or not whole[after].isalnum()):
+            return True
+        at = whole.find(part, at + 1)
+    return False
+
+
 def check_conservation(inputs: Sequence[tuple[str, str]], result: str, result_path: str,
-                       deduplicated: Sequence[str], exempt: dict[str, set[str]] | None = None) -> None:
+                       deduplicated: Sequence[str], exempt: dict[str, set[str]] | None = None,
+                       cut: dict[str, set[str]] | None = None) -> None:
     """Raise :class:`Invalid` naming the first content line of an input (path, text) that is
     neither in ``result`` nor in a deduplicated bullet (``exempt``: per input, normalised lines
-    that are accounted for otherwise, such as a merged page's title, which becomes an alias)."""
-    have = {line for _, line in content_lines(result, result_path)}
+    that are accounted for otherwise, such as a merged page's title, which becomes an alias;
+    ``cut``: per input, lines of a copy cut short, each of which must stand word for word within
+    the result's text).
+
+    A heading is checked for what stands under it: one with nothing under it (up to the next
+    heading of its level or above), or only lines the result holds, loses nothing when it goes.
+    """
+    result_lines = _content(result, result_path)
+    have = {line for _, line, _ in result_lines}
     for bullet in deduplicated:
         have |= {_norm(x) for x in display_form(bullet, result_path).split("\n")}
+    whole = " ".join(line for _, line, _ in result_lines) if cut else ""
     for path, text in inputs:
         skip = (exempt or {}).get(path, set())
-        for number, line in content_lines(text, path):
-            if line not in have and line not in skip:
-                raise Invalid(message=f"merge refused, nothing written: line {number} of {path} would be "
-                              f"lost ({line[:80]!r}); merge it by hand or report this")
+        shorter = (cut or {}).get(path, set())
+        lines = _content(text, path)
+        for at, (number, line, level) in enumerate(lines):
+            if line in have or line in skip or (line in shorter and _words_within(line, whole)):
+                continue
+            if level:
+                under = []
+                for _, other, other_level in lines[at + 1:]:
+                    if other_level and other_level <= level:
+                        break
+                    if not other_level:
+                        under.append(other)
+                if all(x in have or x in skip or (x in shorter and _words_within(x, whole)) for x in under):
+                    continue
+            raise Invalid(message=f"merge refused, nothing written: line {number} of {path} would be "
+                          f"lost ({line[:80]!r}); merge it by hand or report this")
 
 
 # --- the plan -------------------------------------------------------------------------------------
@@ -263,6 +310,9 @@ class MergePlan:
     bullets_added: list[str] = field(default_factory=list)
     bullets_skipped: list[dict[str, str]] = field(default_factory=list)  # {page, bullet, matched}
     blocks_skipped: list[dict[str, str]] = field(default_factory=list)  # {page, block}: already on keep
+    #: {page, block}: a paragraph of keep that a merged page had longer, replaced by it
+    blocks_lengthened: list[dict[str, str]] = field(default_factory=list)
+    rows_added: list[dict[str, str]] = field(default_factory=list)  # {page, row}: into keep's table
     sections_added: list[str] = field(default_factory=list)  # "## From <title>" headings
     tags_added: list[str] = field(default_factory=list)
     related_added: list[str] = field(default_factory=list)
@@ -289,7 +339,8 @@ class MergePlan:
                 "archives": list(self.archives),
                 "rewrites": [r.to_json() for r in self.rewrites], "pages_rewritten": self.pages_rewritten,
                 "bullets_added": self.bullets_added, "bullets_skipped": self.bullets_skipped,
-                "blocks_skipped": self.blocks_skipped, "sections_added": self.sections_added,
+                "blocks_skipped": self.blocks_skipped, "blocks_lengthened": self.blocks_lengthened,
+                "rows_added": self.rows_added, "sections_added": self.sections_added,
                 "tags_added": self.tags_added, "related_added": self.related_added,
                 "aliases_added": self.aliases_added, "keep_before": self.keep_before,
                 "keep_after": self.keep_after}
@@ -310,6 +361,12 @@ class MergePlan:
             lines.append(f"    already there: {s['bullet'][:100]}  (matches: {s['matched']})")
         if self.sections_added:
             lines.append(f"  sections added: {', '.join(self.sections_added)}")
+        for row in self.rows_added:
+            lines.append(f"    table row added from {row['page']}: {row['row']}")
+        if self.blocks_skipped:
+            lines.append(f"  {len(self.blocks_skipped)} block(s) already on {self.keep} (whole or longer)")
+        if self.blocks_lengthened:
+            lines.append(f"  {len(self.blocks_lengthened)} paragraph(s) of {self.keep} replaced by a longer copy")
         for label, items in (("tags", self.tags_added), ("related", self.related_added),
                              ("aliases", self.aliases_added)):
             if items:
@@ -340,26 +397,111 @@ def _str_list(value: Any) -> list[str]:
     return [t.strip() for t in str(value or "").split(",") if t.strip()]
 
 
+def _declared_tags(text: str) -> list[str]:
+    parts = frontmatter.split(text.replace("\r\n", "\n"))
+    if parts.raw is None or parts.problem:
+        return []
+    return _str_list(frontmatter.load(parts.raw)[0].get("tags"))
+
+
 def _append_section(text: str, lines: list[str], nl: str) -> str:
     body = text.rstrip("\r\n")
     return body + nl + nl + nl.join(lines) + nl
 
 
+def _is_table(unit: Unit) -> bool:
+    return (unit.kind == "block" and len(unit.lines) >= 2 and _TABLE_DELIMITER.match(unit.lines[1]) is not None
+            and all(line.lstrip().startswith("|") for line in unit.lines))
+
+
+def _first_cell(row: str) -> str:
+    return _norm(re.split(r"(?<!\\)\|", row.strip().removeprefix("|"), maxsplit=1)[0])
+
+
+def _width(delimiter_row: str) -> int:
+    return delimiter_row.strip().strip("|").count("|")
+
+
+@dataclass(slots=True)
+class _Span:
+    """A block of ``keep``'s body (lines ``start``..``end``) and the lines it is to hold."""
+
+    start: int
+    end: int
+    lines: list[str]
+    changed: bool = False
+
+    @property
+    def key(self) -> str:
+        return " ".join(" ".join(self.lines).split())
+
+
+def _unite_rows(span: _Span, table: Unit) -> list[str]:
+    """The rows of ``table`` that ``span`` (a table of the same header) lacks, added to it each
+    next to a row of the same first cell, so two versions of a row stand together; returns them."""
+    seen = {_norm(x) for x in span.lines[2:]}
+    added = []
+    for row in table.lines[2:]:
+        if _norm(row) in seen:
+            continue
+        seen.add(_norm(row))
+        added.append(row)
+        key = _first_cell(row)
+        same = [i for i in range(2, len(span.lines)) if _first_cell(span.lines[i]) == key]
+        span.lines.insert(same[-1] + 1 if same else len(span.lines), row)
+        span.changed = True
+    return added
+
+
+def _cut_short(short: str, long: str) -> bool:
+    """True when ``short`` is ``long`` cut off at a word (a copy truncated, its last punctuation
+    aside)."""
+    stem = short.rstrip(" .,;:…")
+    return (len(stem) < len(long) and long.startswith(stem)
+            and (stem == "" or not long[len(stem)].isalnum()))
+
+
 def _merge_body(plan: MergePlan, keep_text: str, keep: Page, merge: Page, moved_text: str,
-                nl: str, original: str) -> tuple[str, set[str]]:
+                nl: str, original: str) -> tuple[str, set[str], set[str], set[str]]:
     """``keep_text`` with ``moved_text`` (``merge``'s text, links already re-pointed) merged in;
-    returns it and the normalised lines accounted for otherwise (the title heading).
+    returns it, the normalised lines accounted for otherwise (the title heading), the lines of
+    ``merge`` that are a cut-short copy of a paragraph ``keep`` holds whole, and the lines that a
+    longer copy replaced.
 
     Fact dedup compares each bullet as written on ``merge`` (``original``): re-pointing its links
     changes no line boundary, so its units line up with the moved text's by their first line.
+    Noise is not content: a heading with nothing left under it is not written, a block ``keep``
+    already has is not repeated, a table ``keep`` has under the same header gets only the rows
+    it lacks, and a paragraph cut short where ``keep`` has it whole is not written again (one
+    that ``keep`` has cut short replaces ``keep``'s). ``keep`` is read once: its tables and
+    paragraphs change in place as spans, written back before the bullets go to its Updates.
     """
     exempt: set[str] = set()
+    cut: set[str] = set()
+    replaced: set[str] = set()
     body = frontmatter.split(moved_text.replace("\r\n", "\n")).body
-    as_written = {u.start: u for u in units(frontmatter.split(original).body) if u.kind == "bullet"}
-    section: list[str] = []  # lines for "## From <title>"
-    keep_blocks = {" ".join(u.source.split()) for u in units(frontmatter.split(keep_text).body)
-                   if u.kind == "block"}
-    facts = _bullet_texts(frontmatter.split(keep_text).body)
+    original_parts = frontmatter.split(original.replace("\r\n", "\n"))
+    original_lines = original_parts.body.split("\n")
+    as_written = {u.start: u for u in units(original_parts.body) if u.kind == "bullet"}
+    keep_parts = frontmatter.split(keep_text.replace("\r\n", "\n"))
+    keep_units = units(keep_parts.body)
+    keep_blocks = {" ".join(u.source.split()) for u in keep_units if u.kind == "block"}
+    tables: dict[tuple[str, int], list[_Span]] = {}
+    paragraphs: dict[str, list[_Span]] = {}  # by first word
+    spans: list[_Span] = []
+    for u in keep_units:
+        if u.kind != "block" or _is_fence(u.lines[0]):
+            continue
+        span = _Span(u.start, u.start + len(u.lines), list(u.lines))
+        spans.append(span)
+        if _is_table(u):
+            tables.setdefault((_norm(u.lines[0]), _width(u.lines[1])), []).append(span)
+        else:
+            paragraphs.setdefault(span.key.split(" ", 1)[0], []).append(span)
+    bullets: list[str] = []  # for keep's Updates, once its spans are written back
+    # (level, lines): a heading (its level as written) or content (level 0) for "## From <title>"
+    entries: list[tuple[int, list[str]]] = []
+    facts = _bullet_texts(keep_parts.body)
     fact_zone = True
     title_seen = False
     last: tuple[str, int] = ("", -1)  # kind and end line of the last unit put in ``section``
@@ -377,9 +519,12 @@ def _merge_body(plan: MergePlan, keep_text: str, keep: Page, merge: Page, moved_
         plan.bullets_skipped.append({"page": merge.path, "bullet": written.source, "matched": matched[:80]})
         return True
 
+    def shown(lines: list[str], page_path: str) -> set[str]:
+        return {_norm(display_form(x, page_path)) for x in lines} - {""}
+
     for unit in units(body):
         if unit.kind == "heading":
-            if unit.level == 1 and not title_seen and not section and " ".join(unit.text.split()) == merge.title:
+            if unit.level == 1 and not title_seen and not entries and " ".join(unit.text.split()) == merge.title:
                 title_seen = True
                 exempt.add(_norm(unit.lines[0]))
                 continue
@@ -387,29 +532,73 @@ def _merge_body(plan: MergePlan, keep_text: str, keep: Page, merge: Page, moved_
             if fact_zone:
                 exempt.add(_norm(unit.lines[0]))
                 continue
-            section += ["", _demote(unit)]
+            entries.append((unit.level, ["", _demote(unit)]))
             continue
         if unit.kind == "bullet":
             if dedup(unit):
                 continue
             if fact_zone:
-                keep_text = insert_bullet(keep_text, nl.join(unit.lines))
+                bullets.append(nl.join(unit.lines))
                 plan.bullets_added.append(unit.source)
                 continue
             # a list stays one list: no blank line between bullets that had none
-            tight = section and last == ("bullet", unit.start)
-            section += [*([] if tight else [""]), *unit.lines]
+            tight = entries and last == ("bullet", unit.start)
+            entries.append((0, [*([] if tight else [""]), *unit.lines]))
             last = ("bullet", unit.start + len(unit.lines))
             continue
-        if " ".join(unit.source.split()) in keep_blocks:
+        key = " ".join(unit.source.split())
+        if key in keep_blocks:
             plan.blocks_skipped.append({"page": merge.path, "block": unit.source})
             continue
-        section += ["", *unit.lines]
+        keep_blocks.add(key)
+        if _is_table(unit):
+            rows = {_norm(x) for x in unit.lines[2:]}
+            same = tables.get((_norm(unit.lines[0]), _width(unit.lines[1])), [])
+            if same:
+                best = max(same, key=lambda t: len(rows & {_norm(x) for x in t.lines[2:]}))
+                plan.rows_added += [{"page": merge.path, "row": row} for row in _unite_rows(best, unit)]
+                continue
+        elif not _is_fence(unit.lines[0]):
+            near = paragraphs.get(key.split(" ", 1)[0], [])
+            if any(_cut_short(key, p.key) for p in near):
+                plan.blocks_skipped.append({"page": merge.path, "block": unit.source})
+                cut |= shown(original_lines[unit.start:unit.start + len(unit.lines)], merge.path)
+                continue
+            shorter = next((p for p in near if _cut_short(p.key, key)), None)
+            if shorter is not None:
+                replaced |= shown(shorter.lines, keep.path)
+                shorter.lines, shorter.changed = list(unit.lines), True
+                plan.blocks_lengthened.append({"page": merge.path, "block": unit.source})
+                continue
+        entries.append((0, ["", *unit.lines]))
+
+    changed = [s for s in spans if s.changed]
+    if changed:
+        lines = keep_text.split("\n")
+        for span in reversed(changed):
+            at = keep_parts.body_line - 1 + span.start
+            cr = "\r" if lines[at].endswith("\r") else ""
+            lines[at:keep_parts.body_line - 1 + span.end] = [x + cr for x in span.lines]
+        keep_text = "\n".join(lines)
+    for bullet in bullets:
+        keep_text = insert_bullet(keep_text, bullet)
+    # a heading stays only with something under it (up to the next heading of its level or above)
+    section: list[str] = []
+    for at, (level, lines) in enumerate(entries):
+        if level:
+            held = False
+            for other_level, _lines in entries[at + 1:]:
+                if not other_level or other_level <= level:
+                    held = not other_level
+                    break
+            if not held:
+                continue
+        section += lines
     if section:
         heading = f"## From {merge.title}"
         plan.sections_added.append(heading)
         keep_text = _append_section(keep_text, [heading, *section], nl)
-    return keep_text, exempt
+    return keep_text, exempt, cut, replaced
 
 
 def plan_merge(wiki: Wiki, keep: Page, merges: Sequence[Page], read: Reader,
@@ -441,14 +630,21 @@ def plan_merge(wiki: Wiki, keep: Page, merges: Sequence[Page], read: Reader,
     # each merged page's text, re-pointed as it will read on keep, merged in
     moving = Retarget(links, {**to_keep, keep.path: keep.path}, frozenset({keep.path}), gone)
     exempt: dict[str, set[str]] = {}
+    cut: dict[str, set[str]] = {}
+    replaced: set[str] = set()  # (a paragraph a longer copy replaced: from keep or an earlier member)
     for m in merges:
         moved_text, _ = rewrite_page(originals[m.path], m.path, moving, new_path=keep.path)
-        keep_text, exempt[m.path] = _merge_body(plan, keep_text, keep, m, moved_text, nl, originals[m.path])
+        keep_text, exempt[m.path], cut[m.path], gone_short = _merge_body(plan, keep_text, keep, m, moved_text, nl,
+                                                                         originals[m.path])
+        replaced |= gone_short
+    cut = {path: lines | replaced for path, lines in {keep.path: set(), **cut}.items()}
 
     # tags, related, aliases united; merged slugs and titles become aliases of keep
     meta = frontmatter.load(keep_parts.raw)[0] if keep_parts.raw is not None else {}
     keep_tags = _str_list(meta.get("tags"))
-    plan.tags_added = _unite(keep_tags, [t for m in merges for t in m.tags], set())
+    # the tags the members declare: a #tag in a body moves with its text (and stays its tag)
+    plan.tags_added = _unite(keep_tags, [t.lstrip("#") for m in merges for t in _declared_tags(originals[m.path])],
+                             set())
     keep_related_all = related_entries(meta) or []
     own = {keep.path, *gone}
     keep_related = [r for r in keep_related_all if links.resolve(entry_target(r), keep.path).path not in own]
@@ -472,7 +668,7 @@ def plan_merge(wiki: Wiki, keep: Page, merges: Sequence[Page], read: Reader,
 
     skipped = [s["bullet"] for s in plan.bullets_skipped]
     inputs = [(keep.path, plan.keep_before)] + [(m.path, originals[m.path]) for m in merges]
-    check_conservation(inputs, keep_text, keep.path, skipped, exempt)
+    check_conservation(inputs, keep_text, keep.path, skipped, exempt, cut)
 
     # links to the merged pages everywhere else
     sources = {e.source for m in merges for e in links.backlinks(m.path)} - own

@@ -92,10 +92,11 @@ class MergePreviewDialog(QDialog):
         self.plan = plan
         self.setWindowTitle("Merge duplicate pages")
         merged = escape_controls(", ".join(plan.merges))
+        rows = f"{plural(len(plan.rows_added), 'table row')} added to tables it has; " if plan.rows_added else ""
         summary = QLabel(
             f"Merge <b>{html.escape(merged)}</b> into <b>{html.escape(escape_controls(plan.keep))}</b>?<br>"
             f"{plural(len(plan.bullets_added), 'bullet')} added to Updates, {len(plan.bullets_skipped)} already there; "
-            f"{plural(len(plan.sections_added), 'section')} added under '## From …'; "
+            f"{plural(len(plan.sections_added), 'section')} added under '## From …'; {rows}"
             f"{plural(len(plan.rewrites), 'link')} rewritten in {plural(len(plan.pages_rewritten), 'page')}, each showing "
             f"the same text; {html.escape(merged)} moves to {html.escape(escape_controls(', '.join(plan.archives)))}. "
             "Nothing is lost (every line is checked); one commit; Edit ▸ Undo restores everything.")
@@ -120,14 +121,17 @@ class MergePreviewDialog(QDialog):
         for col in range(4):
             self.rewrites.resizeColumnToContents(col)
         self.skipped = QTreeWidget()
-        self.skipped.setHeaderLabels(["Bullet", "Already there as"])
+        self.skipped.setHeaderLabels(["Bullet or block", "Already there as"])
         self.skipped.setRootIsDecorated(False)
         for s in plan.bullets_skipped:
             QTreeWidgetItem(self.skipped, [escape_controls(s["bullet"]), escape_controls(s["matched"])])
+        for b in plan.blocks_skipped:
+            QTreeWidgetItem(self.skipped, [escape_controls(b["block"]),
+                                           f"the same text (whole or longer) on {escape_controls(plan.keep)}"])
         self.tabs = QTabWidget()
         self.tabs.addTab(self.diff, f"Resulting {plan.keep}")
         self.tabs.addTab(self.rewrites, f"Links rewritten ({len(plan.rewrites)})")
-        self.tabs.addTab(self.skipped, f"Already there ({len(plan.bullets_skipped)})")
+        self.tabs.addTab(self.skipped, f"Already there ({len(plan.bullets_skipped) + len(plan.blocks_skipped)})")
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
         self.merge_button = buttons.addButton("Merge", QDialogButtonBox.ButtonRole.AcceptRole)
         buttons.accepted.connect(self.accept)

@@ -223,9 +223,10 @@ def test_conservation_check_refuses_and_writes_nothing(root: Path, monkeypatch: 
     before = snapshot(root)
     real = merge._merge_body
 
-    def losing(plan: merge.MergePlan, keep_text: str, *args: object) -> tuple[str, set[str]]:
-        text, exempt = real(plan, keep_text, *args)  # type: ignore[arg-type]
-        return text.replace("  six weeks to arrive ([[Supplier List]] and [[Customs]]) (added 2024-02-04)\n", ""), exempt
+    def losing(plan: merge.MergePlan, keep_text: str, *args: object) -> tuple[str, set[str], set[str], set[str]]:
+        text, exempt, cut, replaced = real(plan, keep_text, *args)  # type: ignore[arg-type]
+        text = text.replace("  six weeks to arrive ([[Supplier List]] and [[Customs]]) (added 2024-02-04)\n", "")
+        return text, exempt, cut, replaced
 
     monkeypatch.setattr(merge, "_merge_body", losing)
     result = merge_pages(Wiki(root), "harbour-crane", "crane-notes")
