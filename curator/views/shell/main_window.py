@@ -157,6 +157,11 @@ class MainWindow(QMainWindow):
         self.landing: str | None = None  # the view shown first when a wiki opens
         self.current: Key | None = None
         self.current_page: Page | None = None
+        #: the page open when this folder was last closed (read in start), and whether the page now
+        #: open was the operator's (or that one): only those are remembered, an open wiki that was
+        #: never read further than its Health opens on Health again
+        self._resume: Key | None = None
+        self._page_chosen = False
         self.back_stack: list[Key] = []
         self.forward_stack: list[Key] = []
         self._loaded = False
@@ -296,14 +301,29 @@ class MainWindow(QMainWindow):
         # the load runs: the first page is gathered in the load's own task, and the workspace's
         # background work (links, full-text index) waits until it is on screen.
         self.workspace.defer_background = True
+        self._resume = self._last_page()
         self.workspace.load(presort=self.model.presort, prepare=self._prepare_first_page)
+
+    def _last_page(self) -> Key | None:
+        if self._screenshot_mode():  # a rendering for the docs shows what it is asked for
+            return None
+        last = self.settings.last_page(str(self.workspace.root))
+        if last is None:
+            return None
+        index = next((h.index for h in self.workspace.handles if str(h.root) == last[0]), None)
+        return (index, last[1]) if index is not None else None
+
+    def _remember_page(self) -> None:
+        chosen = self.current if self._page_chosen and self.current is not None else None
+        self.settings.set_last_page(str(self.workspace.root), None if chosen is None else
+                                    (str(self.workspace.handles[chosen[0]].root), chosen[1]))
 
     def _prepare_first_page(self, snapshot: Snapshot) -> tuple[Key, Any] | None:
         """Off the GUI thread, in the load: the page the window opens on, gathered (or the
         exception gathering it raised, shown as for any page that cannot be opened)."""
         if self.current is not None or not snapshot.rows:
             return None
-        key = self._start_page(snapshot.rows)
+        key = self._first_page(snapshot.rows)
         try:
             return key, gather_page(self.workspace.wiki(key[0]), key[1])
         except Exception as exc:  # shown like any page that cannot be opened
@@ -355,9 +375,13 @@ class MainWindow(QMainWindow):
             self._first_run_hint()
         self._check_repositories()
         self._check_trust()
-        if self.landing is not None:
-            self.show_view(self.landing)  # the wiki's Health, not an arbitrary page, comes first
         first = snapshot.prepared
+        resumed = first is not None and first[0] == self._resume
+        if resumed:
+            self._page_chosen = True  # (remembered again, unless the operator opens another)
+            self.show_view("page")  # the page the operator had open when the wiki was closed
+        elif self.landing is not None:
+            self.show_view(self.landing)  # the wiki's Health, not an arbitrary page, comes first
         if self.current is None and first is not None:
             key, gathered = first  # ready in the Page tab behind the landing view
             self.current = key
@@ -367,6 +391,7 @@ class MainWindow(QMainWindow):
                 self._show_page(key, gathered, "")
         elif self.current is None and snapshot.rows:
             self.open_page(self._start_page(snapshot.rows))
+            self._page_chosen = False  # (the window's choice, not the operator's)
         else:
             self.ready.emit()
         self._start_background_after_paint()  # the window is usable: the rest of the load may run
@@ -394,6 +419,12 @@ class MainWindow(QMainWindow):
         table.painted.connect(start)
         table.viewport().update()
         QTimer.singleShot(BACKGROUND_AFTER_MS, self, start)
+
+    def _first_page(self, rows: list[PageRow]) -> Key:
+        """The page open when the wiki was last closed if it is still there, else the start page."""
+        if self._resume is not None and any(r.key == self._resume for r in rows):
+            return self._resume
+        return self._start_page(rows)
 
     @staticmethod
     def _start_page(rows: list[PageRow]) -> Key:
@@ -427,6 +458,8 @@ class MainWindow(QMainWindow):
         if push and self.current is not None and self.current != key:
             self.back_stack.append(self.current)
             self.forward_stack.clear()
+        if key != self.current:  # (not a page shown again after a change)
+            self._page_chosen = True
         self.current = key
         self._update_nav()
         index, path = key
@@ -875,6 +908,8 @@ class MainWindow(QMainWindow):
                 self.splitter.setSizes([sizes[0], max(680, MIN_PAGE_PANE), sizes[2]])
 
     def save_state(self) -> None:
+        if self._loaded:  # (a window closed while loading has no page to remember)
+            self._remember_page()
         self.settings.geometry = QByteArray(self.saveGeometry())
         self.settings.set_splitter_state("main", QByteArray(self.splitter.saveState()))
         self.settings.sync()
