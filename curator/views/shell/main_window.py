@@ -167,6 +167,9 @@ class MainWindow(QMainWindow):
         self._loaded = False
         self._error_box: QMessageBox | None = None
         self._last_action_wiki: int | None = None
+        #: the station's own actions not answered yet: the pages they change are said by their
+        #: answer, not as "changed on disk" (which also came after it and replaced it)
+        self._actions_running = 0
         #: How dialogs are shown; tests replace it to fill the fields and accept.
         self.exec_dialog: Callable[[QDialog], bool] = run_dialog
 
@@ -446,7 +449,9 @@ class MainWindow(QMainWindow):
                 self.status("The open page was removed or moved.")
             else:
                 self.open_page(self.current, push=False)
-        self.status(f"{plural(len(snapshot.rows) + len(snapshot.removed), 'page')} changed on disk")
+        n = len(snapshot.rows) + len(snapshot.removed)
+        if n and not self._actions_running:  # (nothing: a file that is no page, or the inbound counts)
+            self.status(f"{plural(n, 'page')} changed on disk")
 
     # --- pages ------------------------------------------------------------------------
     def open_page(self, key: Key, push: bool = True, anchor: str = "") -> None:
@@ -628,6 +633,7 @@ class MainWindow(QMainWindow):
                    done: Callable[[Any], None] | None = None) -> None:
         """Send an engine action to wiki ``index``'s writer queue and report its result."""
         def finished(result: Any) -> None:
+            self._actions_running -= 1
             self.report_result(result)
             if done is not None:
                 done(result)
@@ -643,7 +649,12 @@ class MainWindow(QMainWindow):
         self.status(f"{what}…")
         self._last_action_wiki = index  # Ctrl+Z undoes in the wiki that changed last
 
-        self.workspace.run(index, func, finished, lambda exc: self.show_error(f"{what} failed: {exc}"))
+        def failed(exc: BaseException) -> None:
+            self._actions_running -= 1
+            self.show_error(f"{what} failed: {exc}")
+
+        self._actions_running += 1
+        self.workspace.run(index, func, finished, failed)
 
     def report_result(self, result: Any) -> None:
         message = getattr(result, "message", str(result))
