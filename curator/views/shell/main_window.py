@@ -8,16 +8,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer, Signal
+from PySide6.QtCore import QByteArray, QEvent, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QGuiApplication
 from PySide6.QtWidgets import (
     QDialog,
-    QLabel,
     QMainWindow,
     QMessageBox,
     QProgressBar,
     QPushButton,
     QSplitter,
+    QStyle,
+    QStyleOptionProgressBar,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -43,7 +44,7 @@ from curator.views.shell.appearance import PageAppearance
 from curator.views.shell.editing import EditController, read_only_reason
 from curator.views.shell.menus import MainMenus
 from curator.views.tasks import share_interpreter_with_gui
-from curator.views.widgets import Banner
+from curator.views.widgets import Banner, ElidedLabel
 from curator.views.workspace import Snapshot, Workspace
 
 log = logging.getLogger(__name__)
@@ -133,6 +134,17 @@ def unlinked_mentions(wiki: Wiki, page: Page, limit: int = 50,
     return list(found.values())[:limit]
 
 
+def _bar_width(bar: QProgressBar) -> int:
+    """The width ``bar`` needs to show its text whole at 100 %, as its style draws it."""
+    option = QStyleOptionProgressBar()
+    bar.initStyleOption(option)
+    text = bar.format().replace("%p", "100")
+    option.text = text
+    inner = QSize(bar.fontMetrics().horizontalAdvance(text) + 2 * bar.fontMetrics().averageCharWidth(),
+                  bar.sizeHint().height())
+    return bar.style().sizeFromContents(QStyle.ContentsType.CT_ProgressBar, option, inner, bar).width()
+
+
 class MainWindow(QMainWindow):
     #: Emitted when the first load has finished and the window shows real content.
     ready = Signal()
@@ -203,11 +215,10 @@ class MainWindow(QMainWindow):
         self.not_repos: list[int] = []
 
         self.progress = QProgressBar()
-        self.progress.setMaximumWidth(220)
         self.progress.setRange(0, 0)
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.clicked.connect(workspace.cancel)
-        self.status_label = QLabel()
+        self.status_label = ElidedLabel()
         self.statusBar().addWidget(self.status_label, 1)
         self.statusBar().addPermanentWidget(self.progress)
         self.statusBar().addPermanentWidget(self.cancel_button)
@@ -335,8 +346,12 @@ class MainWindow(QMainWindow):
     def _on_progress(self, done: int, total: int, what: str) -> None:
         self.progress.setRange(0, max(total, 1))
         self.progress.setValue(done)
-        # "12 %" alone said nothing while a wiki opened from its cache: the step shows on the bar
-        self.progress.setFormat(f"%p %  {what.split(':')[0].removesuffix('…')}" if what else "%p %")
+        # "12 %" alone said nothing while a wiki opened from its cache: the step shows on the bar,
+        # its verb only (the status text beside it names the wiki and counts the pages), and the
+        # bar is as wide as that text at 100 % (a wiki's name cut it to "48 % nc-re…")
+        step = what.split()[0].removesuffix("…") if what.strip() else ""
+        self.progress.setFormat(f"%p %  {step}" if step else "%p %")
+        self.progress.setMinimumWidth(max(self.progress.minimumWidth(), _bar_width(self.progress)))
         if what:
             self.status(what)
 
