@@ -204,9 +204,9 @@ class PolicyView(WikiView):
         self.right_tabs.addTab(inj, "Injections")
         lower.addWidget(left)
         lower.addWidget(self.right_tabs)
-        # halves: at 1400 px a third left the pages' titles three letters once Layer and Bytes
-        # were shown whole
-        lower.setSizes([430, 430])
+        # near halves, the context a little wider: at 1400 px a third left the pages' titles
+        # three letters once Layer and Bytes were shown whole
+        lower.setSizes([410, 450])
         lower.setStretchFactor(0, 1)
         lower.setStretchFactor(1, 1)
         lower.setCollapsible(1, False)
