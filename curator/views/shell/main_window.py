@@ -446,10 +446,13 @@ class MainWindow(QMainWindow):
 
     @staticmethod
     def _start_page(rows: list[PageRow]) -> Key:
-        """The page to show first: the most trusted identity page (the wiki's front door)."""
+        """The page to show first: the most trusted identity page (the wiki's front door), never
+        an empty file while a page has text (a wiki without frontmatter showed its first dated
+        note, 0 bytes)."""
         from curator.engine.corpus.page import LAYER_RANK
 
-        best = min(rows, key=lambda r: (LAYER_RANK.get(r.page.layer, 3), -r.page.trust, r.page.path))
+        best = min(rows, key=lambda r: (r.page.size == 0, LAYER_RANK.get(r.page.layer, 3), -r.page.trust,
+                                        r.page.path))
         return best.key
 
     def _on_pages_changed(self, snapshot: Snapshot) -> None:

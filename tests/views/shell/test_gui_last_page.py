@@ -54,3 +54,15 @@ def test_last_pages_are_kept_per_folder(tmp_path: Path) -> None:
     assert settings.last_page("/a") is None and settings.last_page("/b") == ("/b/sub", "two.md")
     settings.q.setValue("recent/last_pages", "not json")  # a damaged value is no page, not a crash
     assert settings.last_page("/b") is None
+
+
+def test_a_wiki_without_frontmatter_does_not_start_on_an_empty_file(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # every page alike (no layer, no trust): the first by path was a 0-byte dated note
+    pages = {"wiki/2026-04-08.md": "", "wiki/2026-04-09.md": "# Standup\n\nShipped the payouts fix.\n",
+             "wiki/zebra.md": "# Zebra\n\nStriped.\n"}
+    root = make_wiki(tmp_path / "wiki", pages)
+    win = loaded_window(qtbot, root, tmp_path, station=True)
+    qtbot.waitUntil(lambda: win.current_page is not None, timeout=10_000)
+    assert win.current == (0, "wiki/2026-04-09.md")
+    assert front(win) == "health"
+    win.close()
