@@ -36,7 +36,8 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 
     p = sub.add_parser("dedup", parents=[parent],
                        help="duplicate candidates: [{keep, merge, reason, scores}], best first; "
-                       "--groups: families [{pages, keep, reason, scores}], highest impact first",
+                       "--groups: families [{pages, keep, reason, scores}], text copies before name-only "
+                       "pairs, each highest impact first",
                        description="Pairs from four name and text signals (title, tags, slug, body) and "
                        "containment (>= 60%% of the smaller page's text in the other). With --groups the "
                        "pairs are joined into families of pages whose text makes them copies of one "

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 from PySide6.QtCore import QByteArray, QSettings
 
 MAX_RECENT = 10
+#: Folders whose last open page is kept (the oldest forgotten first).
+MAX_LAST_PAGES = 50
 #: Page text zoom, in percent of the normal size: Ctrl+= / Ctrl+- step by ZOOM_STEP, Ctrl+0 resets.
 ZOOM_DEFAULT, ZOOM_MIN, ZOOM_MAX, ZOOM_STEP = 100, 50, 300, 10
 THEMES = ("system", "light", "dark")
@@ -25,6 +29,31 @@ class Settings:
     def add_recent(self, path: str) -> None:
         items = [path, *(p for p in self.recent_wikis if p != path)][:MAX_RECENT]
         self.q.setValue("recent/wikis", items)
+
+    # the page open when a wiki was closed --------------------------------------------------
+    def _last_pages(self) -> dict[str, list[str]]:
+        try:
+            value = json.loads(str(self.q.value("recent/last_pages", "{}")))
+        except ValueError:
+            return {}
+        if not isinstance(value, dict):
+            return {}
+        return {str(k): [str(x) for x in v] for k, v in value.items()
+                if isinstance(v, list) and len(v) == 2}
+
+    def last_page(self, folder: str) -> tuple[str, str] | None:
+        """(wiki root, page path) open when ``folder`` (a wiki or a home) was last closed."""
+        entry = self._last_pages().get(folder)
+        return (entry[0], entry[1]) if entry else None
+
+    def set_last_page(self, folder: str, page: tuple[str, str] | None) -> None:
+        """Remember ``page`` (wiki root, page path) for ``folder``; None forgets it."""
+        pages = self._last_pages()
+        pages.pop(folder, None)  # re-inserted last: the most recent survive the cap
+        if page is not None:
+            pages[folder] = [page[0], page[1]]
+        kept = dict(list(pages.items())[-MAX_LAST_PAGES:])
+        self.q.setValue("recent/last_pages", json.dumps(kept))
 
     # window state ---------------------------------------------------------------------
     def _bytes(self, key: str) -> QByteArray | None:

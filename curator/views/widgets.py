@@ -4,12 +4,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QPaintEvent
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QListView, QPushButton, QTableView, QToolButton, QWidget
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QPainter, QPaintEvent, QPalette
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QListView,
+    QPushButton,
+    QSizePolicy,
+    QTableView,
+    QToolButton,
+    QWidget,
+)
 
 from curator.engine.corpus.page import LAYERS
 from curator.models.pages import LAYER_COLORS
+from curator.views.plain_tips import set_tip
 
 
 def layer_toggles(row: QHBoxLayout, on_toggle: Callable[..., None]) -> dict[str, QToolButton]:
@@ -58,6 +68,39 @@ class Banner(QWidget):
         self.row.insertWidget(self.row.count() - 1, button)
         self.buttons[text] = button
         return button
+
+
+class ElidedLabel(QLabel):
+    """One line of text that takes the room left to it and ends in "…" when it is longer (the
+    whole text in its tooltip); ``text()`` is always the whole text.
+
+    A plain label asks for its whole text's width as its minimum: in the status bar a long
+    message then pushed over the progress bar beside it, the two drawn on top of each other.
+    """
+
+    def __init__(self, text: str = "") -> None:
+        super().__init__(text)
+        self.setTextFormat(Qt.TextFormat.PlainText)  # (what paintEvent draws)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        set_tip(self, text)
+
+    def setText(self, text: str) -> None:
+        super().setText(text)
+        set_tip(self, text)
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(0, super().minimumSizeHint().height())
+
+    def sizeHint(self) -> QSize:
+        # the room left by its neighbours, not theirs (they keep their own widths whole)
+        return QSize(0, super().sizeHint().height())
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        rect = self.contentsRect()
+        shown = self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight, rect.width())
+        painter = QPainter(self)
+        self.style().drawItemText(painter, rect, int(self.alignment()), self.palette(), self.isEnabled(),
+                                  shown, QPalette.ColorRole.WindowText)
 
 
 class TableView(QTableView):

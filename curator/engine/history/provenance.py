@@ -50,7 +50,7 @@ _UNCOMMITTED = "0" * 40
 _SUBJECT = re.compile(r"^([a-z][a-z0-9_]*): ")
 _REVIEWED = re.compile(r"^Reviewed-by:\s*(.+?)\s*$", re.MULTILINE)
 #: Actions an agent-range undo leaves alone (undone already, or merges of others' work).
-_NOT_UNDONE = frozenset({"revert", "recover", "sync", "resolve"})
+_NOT_UNDONE = frozenset({"revert", "redo", "recover", "sync", "resolve"})
 
 
 @dataclass(slots=True)

@@ -87,9 +87,11 @@ Policy: every path an action writes, moves or deletes (both ends of a move, and 
     re-read when ``.scope.toml`` changed). A refusal is a ``denied`` answer quoting its reason.
 
 ``undo(wiki, actor)`` reverts the newest action not yet reverted; ``redo(wiki, actor)`` reverts
-    the last undo (until a new action is made); ``revert(wiki, actor, commit)`` reverts a given one. Both are actions named ``revert`` (subject ``revert: <original
-    subject>``, body ``This reverts commit <sha>.``) applied file by file with a three-way merge,
-    so later unrelated changes survive; a conflict is an ``invalid`` answer, nothing written.
+    the last undo (until a new action is made); ``revert(wiki, actor, commit)`` reverts a given one.
+    Undo and revert are actions named ``revert`` (subject ``revert: <original subject>``), redo
+    one named ``redo`` (subject ``redo: <the subject the undo took back>``); all have the body
+    ``This reverts commit <sha>.`` and are applied file by file with a three-way merge, so later
+    unrelated changes survive; a conflict is an ``invalid`` answer, nothing written.
 ``history(wiki, limit=50)``: :class:`HistoryEntry` list, newest first, from one ``git log``.
 ``git_of(wiki)`` / ``journal_of(wiki)``: the wiki's :class:`~curator.engine.repo.git.Git` and :class:`~curator.engine.repo.journal.Journal`.
 ``atomic_write(path, data)``: temp + fsync + rename, for state files outside an action.
@@ -1176,7 +1178,7 @@ def last_undoable(wiki: Wiki, scan: int = 200) -> HistoryEntry | None:
             continue
         if entry.action == "recover" and _SUBJECT.match(entry.target):
             return entry  # an interrupted action, completed by recovery
-        if entry.action in ("revert", "recover", "sync", "resolve"):  # merges of remote work: not undone
+        if entry.action in ("revert", "redo", "recover", "sync", "resolve"):  # merges of remote work: not undone
             continue
         return entry
     return None
@@ -1236,9 +1238,9 @@ def redo(wiki: Wiki, actor: Actor) -> ActionResult:
     entry = _recover_then(wiki, last_redoable, "nothing to redo: no undo since the last action")
     if isinstance(entry, ActionResult):
         return entry
+    original = entry.target if entry.action == "revert" else entry.subject
     result = revert(wiki, actor, entry.commit)
     if result.ok:
-        original = entry.target.removeprefix("revert: ") if entry.action == "revert" else entry.subject
         result.status = Status.REDONE
         result.message = f"redid {original} (reverted the undo {entry.commit[:12]})"
         result.data["redone"] = entry.reverts
@@ -1250,18 +1252,23 @@ def revert(wiki: Wiki, actor: Actor, commit: str) -> ActionResult:
 
     Applied file by file: a file unchanged since the commit gets its previous content back; a file
     changed since gets a three-way merge (``git merge-file``); a conflict answers ``invalid``.
+    A revert of a revert (``revert: X``, as :func:`redo` makes) is the action ``redo: X``.
     """
+    name = "revert"
     g = git_of(wiki)
     sha = g.resolve(commit) if re.fullmatch(r"[0-9A-Za-z_./^~@{}-]{1,200}", commit) else None
     if sha is None:
-        return ActionResult(Status.INVALID, f"no commit {commit!r} in this wiki", action="revert")
+        return ActionResult(Status.INVALID, f"no commit {commit!r} in this wiki", action=name)
     entries = g.log(1, rev=sha)
     subject = entries[0].subject if entries else sha[:12]
+    if entries and subject.startswith("revert: ") and _REVERTS.search(entries[0].body):
+        # named for what it does: "revert: revert: edit: x" read as an undo of an undo in History
+        name, subject = "redo", subject.removeprefix("revert: ")
     parent = g.parent(sha)
     paths = g.changed_paths(sha)
     if not paths:
         return ActionResult(Status.INVALID, f"commit {sha[:12]} changes no file; nothing to revert",
-                            action="revert")
+                            action=name)
 
     def apply(ctx: ActionContext) -> None:
         # A revert is a write of every path the commit touched: all are checked before any is
@@ -1301,7 +1308,7 @@ def revert(wiki: Wiki, actor: Actor, commit: str) -> ActionResult:
         ctx.data["reverted"] = sha
         ctx.journal["reverted"] = sha
 
-    return run_action(wiki, actor, "revert", subject, apply, body=f"This reverts commit {sha}.")
+    return run_action(wiki, actor, name, subject, apply, body=f"This reverts commit {sha}.")
 
 
 _STAMP_LINE = re.compile(r"^updated:[ \t]")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QFont, QResizeEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -67,6 +67,23 @@ def preview(wiki: Wiki, actor: Actor, budget: int, query: str | None) -> tuple[C
     return result, policy_summary(wiki, actor), hidden
 
 
+class PagesTree(QTreeWidget):
+    """The preview's pages: Layer and Bytes always whole, Page as wide as its titles in what is
+    left, Why the rest. Sized to the titles alone, Page pushed Layer out of the pane ("La")."""
+
+    def fit_columns(self) -> None:
+        header = self.header()
+        for col in (1, 2):
+            self.resizeColumnToContents(col)
+            header.resizeSection(col, max(header.sectionSize(col), header.sectionSizeHint(col)))
+        room = self.viewport().width() - header.sectionSize(1) - header.sectionSize(2) - header.sectionSizeHint(3)
+        header.resizeSection(0, max(min(self.sizeHintForColumn(0), room), header.sectionSizeHint(0)))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.fit_columns()
+
+
 class PolicyView(WikiView):
     def __init__(self, host: ViewHost) -> None:
         super().__init__(host)
@@ -121,7 +138,7 @@ class PolicyView(WikiView):
 
         self.budget_bar = QProgressBar()
         self.budget_bar.setFormat("%v of %m bytes")
-        self.pages = QTreeWidget()
+        self.pages = PagesTree()
         self.pages.setHeaderLabels(["Page", "Layer", "Bytes", "Why"])
         self.pages.setRootIsDecorated(True)
         self.text = QPlainTextEdit()
@@ -187,9 +204,11 @@ class PolicyView(WikiView):
         self.right_tabs.addTab(inj, "Injections")
         lower.addWidget(left)
         lower.addWidget(self.right_tabs)
-        lower.setSizes([300, 560])
+        # near halves, the context a little wider: at 1400 px a third left the pages' titles
+        # three letters once Layer and Bytes were shown whole
+        lower.setSizes([410, 450])
         lower.setStretchFactor(0, 1)
-        lower.setStretchFactor(1, 2)
+        lower.setStretchFactor(1, 1)
         lower.setCollapsible(1, False)
         self.right_tabs.setMinimumWidth(MIN_CONTEXT_WIDTH)
         self.agent_split = lower
@@ -391,7 +410,7 @@ class PolicyView(WikiView):
             self.pages.addTopLevelItem(top)
         inc.setExpanded(True)
         skip.setExpanded(True)
-        self.pages.resizeColumnToContents(0)
+        self.pages.fit_columns()
         self._hidden = {(index, p) for p in hidden}
         if self.isVisible():  # marks show only while the operator is looking at the preview
             self._mark_toggled(self.mark_hidden.isChecked())

@@ -64,6 +64,7 @@ from curator.models.dedup import (
     diff_html,
     gather_pair,
     meta_html,
+    order_note,
 )
 from curator.text import plural
 from curator.views.page.render import render_message
@@ -314,7 +315,7 @@ class DedupView(ReviewView):
         self.count.setText(f"{n} duplicate famil{'ies' if n != 1 else 'y'} ({pages} pages) in {self.wiki_label}"
                            + (" matching the filter" if filtered else "")
                            + (f" ({skipped} skipped)" if skipped else "")
-                           + (", highest impact first" if n > 1 else ""))
+                           + order_note(families))
         if not families:
             self.family = None
             self.pair = None

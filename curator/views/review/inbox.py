@@ -12,6 +12,7 @@ writes from other processes; an item is a file, not a page, so page events do no
 from __future__ import annotations
 
 import html
+import textwrap
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -288,7 +289,15 @@ class InboxView(ReviewView):
     def _approving(self, item: InboxItem, content: str | None, fetch: bool) -> Callable[[Wiki], ActionResult]:
         from curator.engine.review.inbox import approve
 
-        return lambda wiki: approve(wiki, OPERATOR, item.id, content, fetch=fetch)
+        def run(wiki: Wiki) -> ActionResult:
+            result = approve(wiki, OPERATOR, item.id, content, fetch=fetch)
+            if result.ok and result.status != "duplicate":  # (a duplicate's message says why it closed)
+                # what the operator decided, in their words: the fact and where it went
+                fact = textwrap.shorten(item.content if content is None else content, 80, placeholder="…")
+                result.message = f"approved: {fact} → {item.target}"
+            return result
+
+        return run
 
     def approve_selected(self) -> None:
         items = self.selected_items()

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QTextBrowser,
     QVBoxLayout,
@@ -106,17 +107,22 @@ class LinksView(ReviewView):
         self.ignore_button = QPushButton("Ignore")
         self.ignore_button.setToolTip("Never list this target again (a committed decision, kept in "
                                       ".curator-ignored-links.json)")
+        # Never narrower than its longest choice (squeezed, it read "add as an alias of the pa").
+        self.method.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.method.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
+        # Create and Ignore sit by the count: all six controls on one row did not fit the
+        # middle pane at 1400 px, and the layout cut the combo and the buttons to fit.
         top = QHBoxLayout()
         top.addWidget(self.wiki_choice)
         top.addWidget(self.count, 1)
+        top.addWidget(self.create_button)
+        top.addWidget(self.ignore_button)
         actions = QHBoxLayout()
         actions.addWidget(QLabel("Repair by:"))
         actions.addWidget(self.method)
         actions.addWidget(self.fix_button)
         actions.addWidget(self.bulk_button)
         actions.addStretch(1)
-        actions.addWidget(self.create_button)
-        actions.addWidget(self.ignore_button)
 
         self.table = record_table(self.model, multi=True)
         header = self.table.horizontalHeader()

@@ -34,6 +34,9 @@ class LintView(ReviewView):
         self.model = LintModel()
         self.kinds = QComboBox()
         self.kinds.setToolTip("Which kind of problem to list")
+        # filled after it is first shown: sized to its items then and again ("every kir" when
+        # sized while still empty)
+        self.kinds.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.kinds.currentIndexChanged.connect(self._kind_chosen)
         self.count = QLabel("Checking the pages…")
         top = QHBoxLayout()
@@ -42,7 +45,12 @@ class LintView(ReviewView):
         top.addWidget(self.kinds)
         top.addWidget(self.count, 1)
         self.table = record_table(self.model)
-        self.table.horizontalHeader().setSectionResizeMode(COL_MESSAGE, QHeaderView.ResizeMode.Stretch)
+        header = self.table.horizontalHeader()
+        # the page, line and kind whole (their widths come from the rows on screen and a
+        # thousand more, so a 30,000-problem list costs no more); the problem takes the rest
+        for col in range(self.model.columnCount()):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(COL_MESSAGE, QHeaderView.ResizeMode.Stretch)
         self.table.doubleClicked.connect(self._open)
         self.table.activated.connect(self._open)
         layout = QVBoxLayout(self)

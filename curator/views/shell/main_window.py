@@ -8,16 +8,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer, Signal
+from PySide6.QtCore import QByteArray, QEvent, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QGuiApplication
 from PySide6.QtWidgets import (
     QDialog,
-    QLabel,
     QMainWindow,
     QMessageBox,
     QProgressBar,
     QPushButton,
     QSplitter,
+    QStyle,
+    QStyleOptionProgressBar,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -43,7 +44,7 @@ from curator.views.shell.appearance import PageAppearance
 from curator.views.shell.editing import EditController, read_only_reason
 from curator.views.shell.menus import MainMenus
 from curator.views.tasks import share_interpreter_with_gui
-from curator.views.widgets import Banner
+from curator.views.widgets import Banner, ElidedLabel
 from curator.views.workspace import Snapshot, Workspace
 
 log = logging.getLogger(__name__)
@@ -133,6 +134,17 @@ def unlinked_mentions(wiki: Wiki, page: Page, limit: int = 50,
     return list(found.values())[:limit]
 
 
+def _bar_width(bar: QProgressBar) -> int:
+    """The width ``bar`` needs to show its text whole at 100 %, as its style draws it."""
+    option = QStyleOptionProgressBar()
+    bar.initStyleOption(option)
+    text = bar.format().replace("%p", "100")
+    option.text = text
+    inner = QSize(bar.fontMetrics().horizontalAdvance(text) + 2 * bar.fontMetrics().averageCharWidth(),
+                  bar.sizeHint().height())
+    return bar.style().sizeFromContents(QStyle.ContentsType.CT_ProgressBar, option, inner, bar).width()
+
+
 class MainWindow(QMainWindow):
     #: Emitted when the first load has finished and the window shows real content.
     ready = Signal()
@@ -157,11 +169,19 @@ class MainWindow(QMainWindow):
         self.landing: str | None = None  # the view shown first when a wiki opens
         self.current: Key | None = None
         self.current_page: Page | None = None
+        #: the page open when this folder was last closed (read in start), and whether the page now
+        #: open was the operator's (or that one): only those are remembered, an open wiki that was
+        #: never read further than its Health opens on Health again
+        self._resume: Key | None = None
+        self._page_chosen = False
         self.back_stack: list[Key] = []
         self.forward_stack: list[Key] = []
         self._loaded = False
         self._error_box: QMessageBox | None = None
         self._last_action_wiki: int | None = None
+        #: the station's own actions not answered yet: the pages they change are said by their
+        #: answer, not as "changed on disk" (which also came after it and replaced it)
+        self._actions_running = 0
         #: How dialogs are shown; tests replace it to fill the fields and accept.
         self.exec_dialog: Callable[[QDialog], bool] = run_dialog
 
@@ -195,11 +215,10 @@ class MainWindow(QMainWindow):
         self.not_repos: list[int] = []
 
         self.progress = QProgressBar()
-        self.progress.setMaximumWidth(220)
         self.progress.setRange(0, 0)
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.clicked.connect(workspace.cancel)
-        self.status_label = QLabel()
+        self.status_label = ElidedLabel()
         self.statusBar().addWidget(self.status_label, 1)
         self.statusBar().addPermanentWidget(self.progress)
         self.statusBar().addPermanentWidget(self.cancel_button)
@@ -296,14 +315,29 @@ class MainWindow(QMainWindow):
         # the load runs: the first page is gathered in the load's own task, and the workspace's
         # background work (links, full-text index) waits until it is on screen.
         self.workspace.defer_background = True
+        self._resume = self._last_page()
         self.workspace.load(presort=self.model.presort, prepare=self._prepare_first_page)
+
+    def _last_page(self) -> Key | None:
+        if self._screenshot_mode():  # a rendering for the docs shows what it is asked for
+            return None
+        last = self.settings.last_page(str(self.workspace.root))
+        if last is None:
+            return None
+        index = next((h.index for h in self.workspace.handles if str(h.root) == last[0]), None)
+        return (index, last[1]) if index is not None else None
+
+    def _remember_page(self) -> None:
+        chosen = self.current if self._page_chosen and self.current is not None else None
+        self.settings.set_last_page(str(self.workspace.root), None if chosen is None else
+                                    (str(self.workspace.handles[chosen[0]].root), chosen[1]))
 
     def _prepare_first_page(self, snapshot: Snapshot) -> tuple[Key, Any] | None:
         """Off the GUI thread, in the load: the page the window opens on, gathered (or the
         exception gathering it raised, shown as for any page that cannot be opened)."""
         if self.current is not None or not snapshot.rows:
             return None
-        key = self._start_page(snapshot.rows)
+        key = self._first_page(snapshot.rows)
         try:
             return key, gather_page(self.workspace.wiki(key[0]), key[1])
         except Exception as exc:  # shown like any page that cannot be opened
@@ -312,8 +346,12 @@ class MainWindow(QMainWindow):
     def _on_progress(self, done: int, total: int, what: str) -> None:
         self.progress.setRange(0, max(total, 1))
         self.progress.setValue(done)
-        # "12 %" alone said nothing while a wiki opened from its cache: the step shows on the bar
-        self.progress.setFormat(f"%p %  {what.split(':')[0].removesuffix('…')}" if what else "%p %")
+        # "12 %" alone said nothing while a wiki opened from its cache: the step shows on the bar,
+        # its verb only (the status text beside it names the wiki and counts the pages), and the
+        # bar is as wide as that text at 100 % (a wiki's name cut it to "48 % nc-re…")
+        step = what.split()[0].removesuffix("…") if what.strip() else ""
+        self.progress.setFormat(f"%p %  {step}" if step else "%p %")
+        self.progress.setMinimumWidth(max(self.progress.minimumWidth(), _bar_width(self.progress)))
         if what:
             self.status(what)
 
@@ -355,9 +393,13 @@ class MainWindow(QMainWindow):
             self._first_run_hint()
         self._check_repositories()
         self._check_trust()
-        if self.landing is not None:
-            self.show_view(self.landing)  # the wiki's Health, not an arbitrary page, comes first
         first = snapshot.prepared
+        resumed = first is not None and first[0] == self._resume
+        if resumed:
+            self._page_chosen = True  # (remembered again, unless the operator opens another)
+            self.show_view("page")  # the page the operator had open when the wiki was closed
+        elif self.landing is not None:
+            self.show_view(self.landing)  # the wiki's Health, not an arbitrary page, comes first
         if self.current is None and first is not None:
             key, gathered = first  # ready in the Page tab behind the landing view
             self.current = key
@@ -367,6 +409,7 @@ class MainWindow(QMainWindow):
                 self._show_page(key, gathered, "")
         elif self.current is None and snapshot.rows:
             self.open_page(self._start_page(snapshot.rows))
+            self._page_chosen = False  # (the window's choice, not the operator's)
         else:
             self.ready.emit()
         self._start_background_after_paint()  # the window is usable: the rest of the load may run
@@ -395,12 +438,21 @@ class MainWindow(QMainWindow):
         table.viewport().update()
         QTimer.singleShot(BACKGROUND_AFTER_MS, self, start)
 
+    def _first_page(self, rows: list[PageRow]) -> Key:
+        """The page open when the wiki was last closed if it is still there, else the start page."""
+        if self._resume is not None and any(r.key == self._resume for r in rows):
+            return self._resume
+        return self._start_page(rows)
+
     @staticmethod
     def _start_page(rows: list[PageRow]) -> Key:
-        """The page to show first: the most trusted identity page (the wiki's front door)."""
+        """The page to show first: the most trusted identity page (the wiki's front door), never
+        an empty file while a page has text (a wiki without frontmatter showed its first dated
+        note, 0 bytes)."""
         from curator.engine.corpus.page import LAYER_RANK
 
-        best = min(rows, key=lambda r: (LAYER_RANK.get(r.page.layer, 3), -r.page.trust, r.page.path))
+        best = min(rows, key=lambda r: (r.page.size == 0, LAYER_RANK.get(r.page.layer, 3), -r.page.trust,
+                                        r.page.path))
         return best.key
 
     def _on_pages_changed(self, snapshot: Snapshot) -> None:
@@ -415,7 +467,9 @@ class MainWindow(QMainWindow):
                 self.status("The open page was removed or moved.")
             else:
                 self.open_page(self.current, push=False)
-        self.status(f"{plural(len(snapshot.rows) + len(snapshot.removed), 'page')} changed on disk")
+        n = len(snapshot.rows) + len(snapshot.removed)
+        if n and not self._actions_running:  # (nothing: a file that is no page, or the inbound counts)
+            self.status(f"{plural(n, 'page')} changed on disk")
 
     # --- pages ------------------------------------------------------------------------
     def open_page(self, key: Key, push: bool = True, anchor: str = "") -> None:
@@ -427,6 +481,8 @@ class MainWindow(QMainWindow):
         if push and self.current is not None and self.current != key:
             self.back_stack.append(self.current)
             self.forward_stack.clear()
+        if key != self.current:  # (not a page shown again after a change)
+            self._page_chosen = True
         self.current = key
         self._update_nav()
         index, path = key
@@ -595,6 +651,7 @@ class MainWindow(QMainWindow):
                    done: Callable[[Any], None] | None = None) -> None:
         """Send an engine action to wiki ``index``'s writer queue and report its result."""
         def finished(result: Any) -> None:
+            self._actions_running -= 1
             self.report_result(result)
             if done is not None:
                 done(result)
@@ -610,7 +667,12 @@ class MainWindow(QMainWindow):
         self.status(f"{what}…")
         self._last_action_wiki = index  # Ctrl+Z undoes in the wiki that changed last
 
-        self.workspace.run(index, func, finished, lambda exc: self.show_error(f"{what} failed: {exc}"))
+        def failed(exc: BaseException) -> None:
+            self._actions_running -= 1
+            self.show_error(f"{what} failed: {exc}")
+
+        self._actions_running += 1
+        self.workspace.run(index, func, finished, failed)
 
     def report_result(self, result: Any) -> None:
         message = getattr(result, "message", str(result))
@@ -875,6 +937,8 @@ class MainWindow(QMainWindow):
                 self.splitter.setSizes([sizes[0], max(680, MIN_PAGE_PANE), sizes[2]])
 
     def save_state(self) -> None:
+        if self._loaded:  # (a window closed while loading has no page to remember)
+            self._remember_page()
         self.settings.geometry = QByteArray(self.saveGeometry())
         self.settings.set_splitter_state("main", QByteArray(self.splitter.saveState()))
         self.settings.sync()

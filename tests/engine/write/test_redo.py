@@ -9,7 +9,7 @@ import pytest
 
 from curator.engine.policy.actor import OPERATOR, Actor
 from curator.engine.wiki import Wiki
-from curator.engine.write.actions import history, last_redoable, redo, run_action, undo
+from curator.engine.write.actions import history, last_redoable, redo, revert, run_action, undo
 from curator.engine.write.bootstrap import init_wiki
 from tests.engine.write.test_actions_core import edit, git
 
@@ -85,7 +85,7 @@ def test_an_agent_cannot_redo_around_the_policy(wiki: Wiki) -> None:
     # the operator may
     assert redo(wiki, OPERATOR).status == "redone"
     assert '[namespaces.wiki]' in (root / ".scope.toml").read_text()
-    assert history(wiki, 1)[0].subject.startswith("revert: revert: edit: policy")
+    assert history(wiki, 1)[0].subject.startswith("redo: edit: policy")
 
 
 def test_curator_redo_on_the_command_line(wiki: Wiki) -> None:
@@ -105,3 +105,24 @@ def test_curator_redo_on_the_command_line(wiki: Wiki) -> None:
     assert rc == 0 and out["status"] == "redone" and (root / "wiki" / "one.md").exists()
     rc, out = cli("redo")
     assert rc == 1 and out["status"] == "invalid" and "nothing to redo" in str(out["message"])
+
+
+def test_a_redo_is_named_redo_of_what_the_undo_took_back(wiki: Wiki) -> None:
+    run_action(wiki, OPERATOR, "edit", "one", edit("wiki/one.md", "one\n"))
+    undo(wiki, OPERATOR)
+    assert history(wiki, 1)[0].subject == "revert: edit: one"
+    first = redo(wiki, OPERATOR)
+    entry = history(wiki, 1)[0]
+    assert entry.subject == "redo: edit: one" and entry.action == "redo" and entry.target == "edit: one"
+    assert first.action == "redo" and first.message.startswith("redid edit: one")
+    # undone and redone again: still named after the action, never "revert: revert: ..."
+    assert undo(wiki, OPERATOR).status == "reverted"
+    assert history(wiki, 1)[0].subject == "revert: edit: one"
+    assert redo(wiki, OPERATOR).status == "redone"
+    assert history(wiki, 1)[0].subject == "redo: edit: one"
+    assert (wiki.root / "wiki" / "one.md").read_text() == "one\n"
+    assert redo(wiki, OPERATOR).status == "invalid"
+    # an undo reverted by hand (History's "Revert selected") is a redo too
+    undo(wiki, OPERATOR)
+    assert revert(wiki, OPERATOR, history(wiki, 1)[0].commit).ok
+    assert history(wiki, 1)[0].subject == "redo: edit: one"

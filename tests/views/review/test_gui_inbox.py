@@ -160,3 +160,27 @@ def test_policy_view_shows_the_review_rules(qtbot, panel) -> None:  # type: igno
     col = POLICY_COLUMNS.index("Review")
     rows = {policy.table.item(r, 0).text(): policy.table.item(r, col).text() for r in range(policy.table.rowCount())}
     assert rows["notes"] == "every agent write held" and rows["wiki"] == ""
+
+
+def test_an_approve_is_said_in_the_status_bar_not_as_pages_changed_on_disk(qtbot, panel) -> None:  # type: ignore[no-untyped-def]
+    root, ids, win, view = panel
+    said: list[str] = []
+    shown = win.status
+
+    def status(text: str) -> None:
+        said.append(text)
+        shown(text)
+
+    win.status = status  # type: ignore[method-assign]
+    view.select_ids([ids[0]])
+    n = commits(root)
+    view.approve_selected()
+    qtbot.waitUntil(lambda: commits(root) == n + 1, timeout=15_000)
+    qtbot.waitUntil(lambda: [r.id for r in view.model.rows] == [ids[1], ids[2]], timeout=10_000)
+    qtbot.wait(500)  # (the watcher's look at the files the approve wrote comes after it)
+    assert not [s for s in said if "changed on disk" in s], said
+    assert win.status_label.text().startswith("approved: The payments team moved to Oslo → wiki/payments.md  ["), said
+    assert "approved: The payments team moved to Oslo → wiki/payments.md" in view.banner.text()
+    # a change made outside the station is still said
+    (root / "notes/oslo.md").write_text("# Oslo\n\n- Oslo has a fjord\n", encoding="utf-8")
+    qtbot.waitUntil(lambda: win.status_label.text() == "1 page changed on disk", timeout=10_000)

@@ -183,7 +183,11 @@ def test_redo_from_the_station(qtbot, window: MainWindow) -> None:  # type: igno
     qtbot.waitUntil(lambda: "trust: 0.55" in (root / "wiki/home.md").read_text(), timeout=10_000)
     qtbot.waitUntil(lambda: "redid" in window.status_label.text(), timeout=10_000)
     log = subprocess.run(["git", "log", "-1", "--format=%s"], cwd=root, capture_output=True, text=True).stdout
-    assert log.startswith("revert: revert: set_trust: wiki/home.md")
+    assert log.startswith("redo: set_trust: wiki/home.md")  # (was "revert: revert: set_trust: ...")
+    # History lists it as a redo of the action, not as a revert of a revert
+    qtbot.waitUntil(lambda: history.model.index(0, 2).data() == "redo", timeout=10_000)
+    row = [history.model.index(0, c).data() for c in (2, 3)]
+    assert row[0] == "redo" and row[1].startswith("set_trust: wiki/home.md"), row
 
 
 def test_zoom_is_remembered_across_a_restart(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -1,0 +1,124 @@
+"""At 1400x900 (the size the station opens at on a laptop) nothing the operator reads is cut:
+the status bar's text and progress bar side by side, the Links and Lint choices whole, the
+Lint page column and the policy preview's Layer column whole."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtWidgets import QApplication, QComboBox, QHeaderView, QPushButton
+
+from tests.gui_helpers import PAGES, loaded_window, make_wiki
+
+LONG_PATH = "departments/engineering/runbooks/2026-04-08-incident-review-payments.md"
+# Scratch names a page not yet written (for Links) and links nowhere in (for Lint)
+EXTRA = {LONG_PATH: "---\ntitle: Incident review\nlayer: core\ntrust: 0.7\n---\n# Incident review\n\n"
+                    "See [[Payments]] and [[Vietnam Market Entry Plan]].\n"}
+
+
+@pytest.fixture
+def station(qtbot, tmp_path: Path):  # type: ignore[no-untyped-def]
+    root = make_wiki(tmp_path / "wiki", {**PAGES, **EXTRA})
+    win = loaded_window(qtbot, root, tmp_path, station=True)
+    assert (win.width(), win.height()) == (1400, 900)
+    yield win
+    win.close()
+
+
+def shown(qtbot, win, name: str):  # type: ignore[no-untyped-def]
+    view = win.view_index[name]
+    win.show_view(name)
+    qtbot.waitUntil(view.is_content_ready, timeout=15_000)
+    QApplication.processEvents()
+    return view
+
+
+def text_width(widget, text: str) -> int:  # type: ignore[no-untyped-def]
+    return int(widget.fontMetrics().horizontalAdvance(text))
+
+
+def combo_fits(combo: QComboBox) -> None:
+    longest = max(text_width(combo, combo.itemText(i)) for i in range(combo.count()))
+    # the text's room is the combo less its frame and arrow: at least the longest item
+    assert combo.width() >= combo.sizeHint().width(), (combo.width(), combo.sizeHint().width())
+    assert combo.sizeHint().width() > longest, (combo.sizeHint().width(), longest)
+
+
+def buttons_whole(*buttons: QPushButton) -> None:
+    for b in buttons:
+        assert b.width() >= b.sizeHint().width(), (b.text(), b.width(), b.sizeHint().width())
+
+
+def test_status_text_and_progress_bar_do_not_overlap(qtbot, station) -> None:  # type: ignore[no-untyped-def]
+    from curator.views.shell.sync_status import install
+
+    win = station
+    sync = install(win, auto=False)  # (as the station has it: the bar sits between text and sync)
+    win._busy(True)
+    step = "Reading sync-records-32k-with-a-long-folder-name: 15,000 of 32,000 pages…"
+    win._on_progress(48, 100, step)
+    QApplication.processEvents()
+    bar, label = win.progress, win.status_label
+    assert bar.isVisible() and label.isVisible()
+    assert not label.geometry().intersects(bar.geometry()), (label.geometry(), bar.geometry())
+    assert not bar.geometry().intersects(sync.geometry()), (bar.geometry(), sync.geometry())
+    assert sync.width() >= sync.sizeHint().width(), (sync.width(), sync.sizeHint())  # not squeezed
+    assert bar.text() == "48 %  Reading"
+    assert bar.width() >= text_width(bar, "100 %  Reading")
+    assert label.text() == step  # whole, even where it is drawn shortened
+    long = "Cannot open " + "very-long-folder/" * 20 + "page.md: it is gone"
+    win.status(long)
+    QApplication.processEvents()
+    assert not label.geometry().intersects(bar.geometry())
+    assert label.geometry().right() < bar.geometry().left()
+    # nor does a long message widen the window past the screen it fits (it took the window's
+    # minimum width with it: on a 1400 px screen the bar was drawn over the text)
+    assert win.width() == 1400 and win.minimumSizeHint().width() <= 1400, (win.width(), win.minimumSizeHint())
+    assert label.text() == long and long in label.toolTip()
+    win._busy(False)
+
+
+def test_links_choices_and_buttons_are_whole(qtbot, station) -> None:  # type: ignore[no-untyped-def]
+    view = shown(qtbot, station, "links")
+    assert view.model.rowCount() >= 1
+    assert view.method.itemText(0) == "add as an alias of the page"
+    combo_fits(view.method)
+    buttons_whole(view.fix_button, view.bulk_button, view.create_button, view.ignore_button)
+
+
+def test_lint_kind_choice_and_page_column_are_whole(qtbot, station) -> None:  # type: ignore[no-untyped-def]
+    view = shown(qtbot, station, "lint")
+    assert view.kinds.count() >= 2 and view.kinds.itemText(0).startswith("every kind (")
+    combo_fits(view.kinds)
+    header = view.table.horizontalHeader()
+    model = view.model
+    paths = [model.index(r, 0).data() for r in range(model.rowCount())]
+    assert LONG_PATH in paths
+    for col in range(model.columnCount() - 1):  # the last, the problem, takes what is left
+        widest = max(text_width(view.table, str(model.index(r, col).data() or "")) for r in range(model.rowCount()))
+        assert header.sectionSize(col) >= widest, (col, header.sectionSize(col), widest)
+        assert header.sectionSize(col) >= header.sectionSizeHint(col), col
+    assert header.sectionResizeMode(model.columnCount() - 1) == QHeaderView.ResizeMode.Stretch
+
+
+def test_policy_preview_layer_and_bytes_columns_are_whole(qtbot, station) -> None:  # type: ignore[no-untyped-def]
+    view = shown(qtbot, station, "policy")
+    view.agent.setCurrentText("dudu")
+    with qtbot.waitSignal(view.content_ready, timeout=10_000):
+        view.run_preview()
+    QApplication.processEvents()
+    tree = view.pages
+    header = tree.header()
+    assert tree.topLevelItemCount() == 3 and tree.topLevelItem(0).childCount() >= 1
+    for col in (1, 2):  # Layer, Bytes
+        assert header.sectionSize(col) >= tree.sizeHintForColumn(col), col
+        assert header.sectionSize(col) >= header.sectionSizeHint(col), col
+        assert header.sectionPosition(col) + header.sectionSize(col) <= tree.viewport().width(), col
+    # the titles get what is left, never less than their header
+    assert header.sectionSize(0) >= header.sectionSizeHint(0)
+    # and a narrower pane keeps Layer and Bytes whole too
+    view.agent_split.setSizes([300, 560])
+    QApplication.processEvents()
+    for col in (1, 2):
+        assert header.sectionPosition(col) + header.sectionSize(col) <= tree.viewport().width(), col
