@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from curator.engine.corpus.state import locate_state
 from curator.engine.errors import UsageError
 from curator.engine.policy.actor import Actor
 from curator.engine.search import index as search_mod
@@ -474,7 +475,7 @@ def test_schema_change_and_dropped_page_cache_reindex(root: Path) -> None:
     first = Wiki(root)
     first.search.refresh()
     first.close()
-    db = root / ".curator" / "cache.sqlite"
+    db = locate_state(root) / "cache.sqlite"
     conn = sqlite3.connect(db)
     conn.execute("UPDATE search_meta SET value='old' WHERE key='schema'")
     conn.commit()
@@ -495,7 +496,7 @@ def test_schema_change_and_dropped_page_cache_reindex(root: Path) -> None:
 
 
 def _docs(root: Path) -> tuple[int, int]:
-    conn = sqlite3.connect(root / ".curator" / "cache.sqlite")
+    conn = sqlite3.connect(locate_state(root) / "cache.sqlite")
     try:
         count, last = conn.execute("SELECT count(*), max(id) FROM search_docs").fetchone()
         return int(count), int(last)
@@ -577,11 +578,11 @@ def test_a_failed_sweep_ahead_leaves_the_sweep_to_the_process(tmp_path: Path) ->
     first = Wiki(root)
     assert paths(first.search.search("guava")) == ["wiki/a.md"]  # built
     first.close()
-    (root / ".curator").rename(tmp_path / "away")
+    locate_state(root).rename(tmp_path / "away")
     assert walker.sweep_ahead(root)  # no database: the child fails
     pid = walker._SWEEPS[os.path.realpath(root)][0]
     os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)  # (its end awaited, then the database put back)
-    (tmp_path / "away").rename(root / ".curator")
+    (tmp_path / "away").rename(locate_state(root))
     (root / "wiki/a.md").write_text("lychee\n", encoding="utf-8")
     os.utime(root / "wiki/a.md", ns=(10**18, 10**18))
     w = Wiki(root)
