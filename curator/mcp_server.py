@@ -426,7 +426,8 @@ def build_server(door: AgentDoor) -> Any:
     @tool("Full-text search of the pages you may see, ranked by relevance and trust. Use it before "
           "answering from the wiki and before appending (to find the right page). Query: words (all "
           "must match), \"a phrase\", OR, -word, prefix*, filters layer:core tag:x path:wiki/ "
-          "trust:>=0.5. expand=true adds the pages linked to and from each hit.")
+          "trust:>=0.5 (trust from 0 to 1; an unknown layer or a bad trust is an error). "
+          "expand=true adds the pages linked to and from each hit.")
     def wiki_search(
         query: Annotated[str, Field(description="what to look for")],
         min_trust: Annotated[float | None, Field(description="only pages with at least this trust (0-1)")] = None,

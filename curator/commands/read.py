@@ -48,7 +48,12 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
 
     p = sub.add_parser("lint", parents=[parent],
                        help="report malformed frontmatter, bad values, broken and ambiguous links, orphans, "
-                       "file names that are not UTF-8, folders differing only in case, unreadable pages")
+                       "file names that are not UTF-8, folders differing only in case, unreadable pages; "
+                       "exits 1 when a problem of error severity is found",
+                       description="Report the wiki's problems. Exit status: 0 when no problem of error severity "
+                       "is found (warnings alone), 1 when one is (as linters do), 2 on a usage error.")
+    p.add_argument("--exit-zero", action="store_true",
+                   help="exit 0 even when problems of error severity are found")
     p.set_defaults(handler="curator.commands.read:run_lint", walk_ahead=True)
 
 
@@ -217,15 +222,17 @@ def run_read_all(inv: Invocation, args: argparse.Namespace) -> int:
 
 
 def run_lint(inv: Invocation, args: argparse.Namespace) -> int:
-    from curator.engine.review.lint import lint
+    from curator.engine.review.lint import ERROR, lint
 
     issues = lint(inv.wiki, inv.actor)
+    errors = sum(1 for i in issues if i.severity == ERROR)
+    # (a script or CI step checks the status, as with ruff or eslint; warnings alone pass)
+    status = 1 if errors and not args.exit_zero else 0
     if inv.json:
         inv.emit([i.to_json() for i in issues])
-        return 0
-    errors = sum(1 for i in issues if i.severity == "error")
+        return status
     # (an agent is told how many pages it was shown, never how many there are)
     pages = inv.wiki.store.count() if inv.actor.is_operator else len(inv.wiki.visible_pages(inv.actor))
     summary = f"{len(issues)} problems ({errors} errors) in {pages} pages"
     inv.emit(None, "\n".join([*(i.render() for i in issues), summary]))
-    return 0
+    return status

@@ -16,7 +16,8 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "search", parents=[parent], help="full-text search, trust-weighted",
         description="Words must all match; \"a phrase\", OR, -word, prefix*, and the filters "
-        "layer:L, tag:T, path:P, trust:>=0.5 are understood. Snippets mark matched words «so». "
+        "layer:L, tag:T, path:P, trust:>=0.5 are understood; a filter that could never match "
+        "(layer:bogus, trust:>=7) is a usage error, as --layer bogus is. Snippets mark matched words «so». "
         "Every search first checks every page for changes; the first search of a wiki builds the index.",
     )
     p.add_argument("query", nargs="*", metavar="QUERY", help="the query (several words are joined)")

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from curator.engine.corpus.page import Page, link_key, path_key
 from curator.engine.corpus.slugs import slug_sim
+from curator.engine.corpus.state import state_dir_for
 from curator.engine.corpus.store import ChangeSet, PageStore, gc_paused
 from curator.engine.errors import NotAWiki, PageNotFound
 from curator.engine.events import Signal
@@ -29,9 +30,6 @@ if TYPE_CHECKING:
     # a one-shot command such as ``search`` never builds: ~2 ms of its start with the Markdown scanner)
     from curator.engine.corpus.links import LinkIndex
     from curator.engine.session import WikiSession
-
-STATE_DIR = ".curator"
-
 
 class ReadPolicy(Protocol):
     """Decides which pages an actor may see and write (:class:`~curator.engine.policy.scope.ScopePolicy` implements it)."""
@@ -80,7 +78,8 @@ class Wiki:
         if not root.is_dir():
             raise NotAWiki(f"{root} is a file, not a wiki folder")
         self.root = root.resolve()
-        self.state_dir = self.root / STATE_DIR
+        # (a folder that is not a wiki gets no state in it: see corpus/state.py)
+        self.state_dir = state_dir_for(self.root)
         self.store = PageStore(self.root, self.state_dir)
         # The full-text index (docs/design.md §7) shares the cache's database and is kept in step by it.
         self.search = SearchIndex(self)
@@ -113,6 +112,9 @@ class Wiki:
                 if session is None:
                     from curator.engine.session import WikiSession
 
+                    # Asked again: a folder opened before 'curator init' made it a repository
+                    # must take its write lock and journal where every other process does.
+                    self.state_dir = state_dir_for(self.root)
                     session = self._session = WikiSession(self.root, self.state_dir)
         return session
 

@@ -242,6 +242,23 @@ def test_lint_json_and_text(corpus: CorpusInfo, capsys: pytest.CaptureFixture[st
     assert code == 0 and out.rstrip().endswith(f"in {len(corpus.pages)} pages")
 
 
+def test_lint_exit_status_follows_error_severity(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """As ruff and eslint: 1 when a problem of error severity is found, 0 for warnings alone,
+    and ``--exit-zero`` opts out."""
+    root = write_pages(tmp_path / "w", {"a.md": "---\nlayer: core\n---\n# A\n\nSee [[b]] and [[nowhere]].\n",
+                                        "b.md": "---\nlayer: core\n---\n# B\n\nSee [[a]].\n"})
+    code, out, _ = run(capsys, "--wiki", str(root), "lint")
+    assert code == 0 and "[unresolved-link]" in out and "(0 errors)" in out
+    (root / "b.md").write_text("---\nlayer: bogus\n---\n# B\n\nSee [[a]].\n", encoding="utf-8")
+    code, out, _ = run(capsys, "--wiki", str(root), "lint")
+    assert code == 1 and "error: [layer]" in out and "(1 errors)" in out
+    code, out, _ = run(capsys, "--wiki", str(root), "lint", "--json")
+    assert code == 1 and any(i["code"] == "layer" for i in json.loads(out))
+    for extra in (["--exit-zero"], ["--exit-zero", "--json"]):
+        code, out, _ = run(capsys, "--wiki", str(root), "lint", *extra)
+        assert code == 0 and "layer" in out
+
+
 # --- usage errors ----------------------------------------------------------------------------
 
 @pytest.mark.parametrize(

@@ -88,13 +88,24 @@ def test_hostile_queries_exit_zero(corpus: CorpusInfo, capsys: pytest.CaptureFix
 @pytest.mark.parametrize("argv", [
     ["search", "x", "--limit", "0"], ["search", "x", "--limit", "101"], ["search", "x", "--layer", "bogus"],
     ["search", "x", "--min-trust", "2"], ["search"], ["search", "  "], ["context", "--budget", "-1"],
-    ["context", "--agent", "bad id!"],
+    ["context", "--agent", "bad id!"], ["search", "x layer:bogus"], ["search", "trust:>=abc"],
+    ["search", "x trust:>=7"], ["search", "x -trust:0.5"], ["context", "--query", "x layer:bogus"],
 ])
 def test_usage_errors_are_one_line_exit_2(corpus: CorpusInfo, capsys: pytest.CaptureFixture[str],
                                          argv: list[str]) -> None:
     code, out, err = run(capsys, "--wiki", str(corpus.root), *argv)
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_a_query_filter_that_cannot_match_is_said_as_the_option_is(corpus: CorpusInfo,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "--wiki", str(corpus.root), "search", "--layer", "bogus", "x")
+    assert code == 2 and "unknown layer 'bogus'" in err
+    code, out, err = run(capsys, "--wiki", str(corpus.root), "search", "x layer:bogus")
+    assert (code, out) == (2, "") and "unknown layer 'bogus' in layer:bogus" in err and err.count("\n") == 1
+    code, out, err = run(capsys, "--wiki", str(corpus.root), "search", "payment trust:>=7", "--json")
+    assert (code, out) == (2, "") and "trust:>=7: trust is a number from 0 to 1" in err
 
 
 def test_search_text_output_and_rebuild(corpus: CorpusInfo, capsys: pytest.CaptureFixture[str]) -> None:

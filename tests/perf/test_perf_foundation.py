@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from curator.engine.corpus.state import locate_state
 from tests.corpus import CorpusInfo, generate, plain_read
 
 N_PAGES = 10_000
@@ -94,7 +95,7 @@ def test_cli_does_not_import_qt() -> None:
 
 def test_foundation_budgets(corpus: CorpusInfo) -> None:
     root = str(corpus.root)
-    state = corpus.root / ".curator"
+    state = locate_state(corpus.root)  # (not a repository: under the cache folder)
 
     def plain_in_process() -> int:
         return plain_read(root)

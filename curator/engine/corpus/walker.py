@@ -388,8 +388,10 @@ def sweep_ahead(root: Path | str) -> bool:
         return False
     import sqlite3  # (before the fork: the command needs it anyway, and the child then imports nothing)
 
+    from curator.engine.corpus.state import locate_state
+
     def answer() -> bytes:
-        database = Path(real, ".curator", "cache.sqlite")
+        database = locate_state(Path(real)) / "cache.sqlite"
         conn = sqlite3.connect(f"{database.as_uri()}?mode=ro", uri=True)
         try:
             # Read through a memory map: the packed stamps (~1.7 MB at 32,000 pages) then come in

@@ -658,6 +658,8 @@ class SearchIndex:
     @staticmethod
     def _prepare(query: str | Query, layer: str | None) -> Query:
         q = parse_query(query) if isinstance(query, str) else query
+        if q.problem:
+            raise UsageError(q.problem)
         if layer:
             name, problem = parse_layer(layer)
             if problem:

@@ -1,6 +1,7 @@
 """The search query language and the text rules the full-text index shares with it (docs/design.md §7).
 
-Query language (any input at all is accepted; what cannot be understood is ignored):
+Query language (any text is accepted; what cannot be understood is ignored, except a filter that
+could never match, which is a problem of the query, see :attr:`Query.problem`):
 
 - ``payment flow``: every word must match (AND); words match whole tokens, case-insensitively,
   diacritics folded (``cafe`` finds ``Café``).
@@ -12,7 +13,9 @@ Query language (any input at all is accepted; what cannot be understood is ignor
   ``tag:billing`` (also matches nested ``billing/...`` tags), ``path:ops`` (a case-insensitive
   part of the path; ``*`` and ``?`` make it a glob over the whole path), ``trust:>=0.5`` (also
   ``>``, ``<``, ``<=``, ``=``; a bare number means ``>=``). ``-tag:``, ``-path:`` and ``-layer:``
-  exclude. Other ``word:word`` text is searched as words.
+  exclude. Other ``word:word`` text is searched as words. An unknown layer (``layer:bogus``) and a
+  trust that is not a number from 0 to 1 (``trust:>=abc``, ``trust:>=7``, ``-trust:...``) answer
+  "0 hits" for a reason the user cannot see, so they are problems, as ``--layer bogus`` is.
 
 The MATCH expression for SQLite FTS5 is built here from the parsed terms, every term quoted, so no
 user input can reach FTS5 as syntax (and none can raise an FTS syntax error).
@@ -159,6 +162,12 @@ class Query:
     not_paths: list[str] = field(default_factory=list)
     trust: list[tuple[str, float]] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)  # parts that were not understood
+    problems: list[str] = field(default_factory=list)  # filters that could never match, one line each
+
+    @property
+    def problem(self) -> str | None:
+        """The first filter that could never match, said in one line (None: there is none)."""
+        return self.problems[0] if self.problems else None
 
     @property
     def has_filters(self) -> bool:
@@ -194,6 +203,9 @@ class Query:
     def add_layer(self, value: str, negate: bool = False) -> None:
         layer, problem = parse_layer(value)
         (self.not_layers if negate else self.layers).add(_NO_LAYER if problem else layer)
+        if problem:
+            self.problems.append(f"unknown layer {value!r} in {'-' if negate else ''}layer:{value}: "
+                                 f"use identity, core, context or deep (or l0..l3)")
 
     def accepts(self, path: str, layer: str, trust: float, tags: Sequence[str]) -> bool:
         """Whether a page passes the metadata filters (the text is FTS5's business)."""
@@ -269,7 +281,8 @@ def _path_matches(path: str, pattern: str) -> bool:
 
 
 def parse_query(text: str) -> Query:
-    """Parse a query (see the module doc). Never raises."""
+    """Parse a query (see the module doc). Never raises: filters that could never match are
+    listed in :attr:`Query.problems` for the caller to refuse."""
     text = (text or "").replace("\x00", " ")[:MAX_QUERY_CHARS]
     query = Query(text=text)
     pending_or = False
@@ -329,7 +342,12 @@ def _add_filter(query: Query, key: str, value: str, negate: bool, raw: str) -> N
         (query.not_paths if negate else query.paths).append(value.lower())
     else:
         m = _TRUST.match(value)
-        if m is None or negate:
-            query.ignored.append(raw)
+        if negate:
+            query.problems.append(f"{raw} cannot be negated: use trust:<0.5 (or <, <=, >, >=, = and a number "
+                                  "from 0 to 1)")
+        elif m is None:
+            query.problems.append(f"{raw}: trust is a number from 0 to 1, as in trust:>=0.5 (or <, <=, >, =)")
+        elif float(m.group(2)) > 1:
+            query.problems.append(f"{raw}: trust is a number from 0 to 1, so {m.group(2)} matches no page")
         else:
             query.trust.append((m.group(1) or ">=", float(m.group(2))))

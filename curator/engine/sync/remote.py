@@ -69,11 +69,11 @@ from typing import TYPE_CHECKING, Any
 
 from filelock import FileLock, Timeout
 
+from curator.engine.corpus.state import STATE_DIR
 from curator.engine.policy.actor import OPERATOR, Actor
 from curator.engine.repo.git import Git, GitError, last_line
 from curator.engine.status import Status
 from curator.engine.sync import incoming
-from curator.engine.wiki import STATE_DIR
 from curator.engine.write import bootstrap
 from curator.engine.write.actions import (
     ActionContext,

@@ -613,10 +613,16 @@ class MainWindow(QMainWindow):
         """Rank the pages matching ``query`` as ``curator search`` does (the browser shows the best
         :data:`~curator.engine.search.index.MAX_LIMIT` with snippets) and keep every match for its table."""
         from curator.engine.search.index import MAX_LIMIT
+        from curator.engine.search.query import parse_query
         from curator.views.browser.search_results import Result
 
         if not query:
             self.browser.set_matches(None)
+            return
+        problem = parse_query(query).problem
+        if problem:  # (a filter that can never match: say why, rather than "0 matching pages")
+            self.browser.set_matches(frozenset(), problem)
+            self.browser.set_results([], 0, query)
             return
         results: dict[int, Any] = {}
         pending = len(self.workspace.handles)

@@ -21,8 +21,8 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> CorpusInfo:
     return generate(tmp_path_factory.mktemp("hostile") / "wiki", 30, seed=1, hostile=True, git=True)
 
 
-def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> object:
-    assert main([*argv, "--json"]) == 0
+def run_json(capsys: pytest.CaptureFixture[str], *argv: str, status: int = 0) -> object:
+    assert main([*argv, "--json"]) == status
     out, err = capsys.readouterr()
     assert err == ""
     return json.loads(out)
@@ -54,7 +54,8 @@ def test_index_lists_every_page_and_nothing_else(corpus: CorpusInfo,
 
 
 def test_lint_reports_every_hostile_page(corpus: CorpusInfo, capsys: pytest.CaptureFixture[str]) -> None:
-    issues = run_json(capsys, "--wiki", str(corpus.root), "lint")
+    # (broken frontmatter and bad values are errors: lint's status says so)
+    issues = run_json(capsys, "--wiki", str(corpus.root), "lint", status=1)
     assert isinstance(issues, list)
     assert all(set(i) >= {"path", "code", "severity", "message", "line"} for i in issues)
     codes: dict[str, set[str]] = {}

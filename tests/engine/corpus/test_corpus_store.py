@@ -16,6 +16,7 @@ import pytest
 import curator.engine.corpus.store as store_module
 import curator.engine.corpus.walker as walker_module
 from curator.engine.corpus.page import parse_page
+from curator.engine.corpus.state import locate_state
 from curator.engine.corpus.walker import (
     CAN_WALK_AHEAD,
     EXCLUDED_DIRS,
@@ -203,11 +204,11 @@ def test_refresh_of_named_paths_never_goes_through_symlinks(tmp_path: Path) -> N
 def test_a_corrupted_or_removed_cache_is_rebuilt(tmp_path: Path, parse_counter: list[str]) -> None:
     info = generate(tmp_path / "w", 12)
     Wiki(info.root).close()
-    cache = info.root / ".curator" / "cache.sqlite"
+    cache = locate_state(info.root) / "cache.sqlite"
     assert cache.exists()
     cache.write_bytes(b"this is not a database" * 100)
     for extra in ("cache.sqlite-wal", "cache.sqlite-shm"):
-        (info.root / ".curator" / extra).unlink(missing_ok=True)
+        (locate_state(info.root) / extra).unlink(missing_ok=True)
     parse_counter.clear()
     wiki = Wiki(info.root)
     assert sorted(wiki.pages) == sorted(info.expected) and len(parse_counter) == 12
@@ -226,7 +227,7 @@ def test_a_corrupted_or_removed_cache_is_rebuilt(tmp_path: Path, parse_counter: 
     # the whole folder removed
     import shutil
 
-    shutil.rmtree(info.root / ".curator")
+    shutil.rmtree(locate_state(info.root))
     parse_counter.clear()
     assert len(Wiki(info.root).pages) == 12 and len(parse_counter) == 12
     assert cache.exists()
@@ -235,7 +236,7 @@ def test_a_corrupted_or_removed_cache_is_rebuilt(tmp_path: Path, parse_counter: 
 def test_an_old_cache_schema_is_rebuilt(tmp_path: Path, parse_counter: list[str]) -> None:
     info = generate(tmp_path / "w", 6)
     Wiki(info.root).close()
-    with sqlite3.connect(info.root / ".curator" / "cache.sqlite") as conn:
+    with sqlite3.connect(locate_state(info.root) / "cache.sqlite") as conn:
         conn.execute("PRAGMA user_version=1")
     parse_counter.clear()
     assert len(Wiki(info.root).pages) == 6 and len(parse_counter) == 6
@@ -284,7 +285,7 @@ def test_name_hashes_are_those_of_every_link_key_and_its_last_segment(tmp_path: 
 # --- the snapshot of the stamps and the racy-stamp guard -----------------------------------
 
 def _db(root: Path) -> sqlite3.Connection:
-    return sqlite3.connect(root / ".curator" / "cache.sqlite")
+    return sqlite3.connect(locate_state(root) / "cache.sqlite")
 
 
 def _open_once(root: Path) -> None:

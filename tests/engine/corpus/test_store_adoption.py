@@ -14,13 +14,14 @@ import sqlite3
 from pathlib import Path
 
 from curator.engine.corpus.page import Page
+from curator.engine.corpus.state import locate_state
 from curator.engine.wiki import Wiki
 from tests.corpus import write_pages
 from tests.engine.corpus.test_corpus_store import parse_counter  # noqa: F401
 
 
 def _token(root: Path) -> bytes:
-    with sqlite3.connect(root / ".curator" / "cache.sqlite") as conn:
+    with sqlite3.connect(locate_state(root) / "cache.sqlite") as conn:
         token: bytes = conn.execute("SELECT data FROM snapshot WHERE part='token'").fetchone()[0]
     conn.close()
     return token

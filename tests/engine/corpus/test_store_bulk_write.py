@@ -15,6 +15,7 @@ import pytest
 import curator.engine.corpus.parallel as parallel_module
 import curator.engine.corpus.store as store_module
 from curator.engine.corpus.page import parse_page
+from curator.engine.corpus.state import locate_state
 from curator.engine.corpus.store import COMPRESS_ABOVE, decode_record, encode_record, read_page_bytes
 from curator.engine.wiki import Wiki
 from tests.corpus import write_pages
@@ -60,7 +61,7 @@ def test_only_records_above_the_threshold_are_compressed_and_both_decode(tmp_pat
 # --- the name tables of a bulk write -------------------------------------------------------
 
 def _name_rows(root: Path) -> tuple[set[tuple[str, int, int]], set[tuple[str, int, int]], dict[str, bytes]]:
-    conn = sqlite3.connect(root / ".curator" / "cache.sqlite")
+    conn = sqlite3.connect(locate_state(root) / "cache.sqlite")
     try:
         records = {path: rec for path, rec in conn.execute("SELECT path, record FROM records")}
         tables = []

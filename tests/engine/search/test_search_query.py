@@ -59,6 +59,14 @@ def test_lowercase_or_is_a_word_and_lone_or_is_dropped() -> None:
     assert parse_query("cats OR -dogs").match() == '("cats") NOT ("dogs")'
 
 
+def test_filters_that_cannot_match_are_problems_and_others_are_not() -> None:
+    assert parse_query("pay layer:L1 -layer:deep trust:<=1 trust:0 tag:x path:y").problem is None
+    assert parse_query("layer:").problem is None  # (half typed: nothing to judge yet)
+    assert parse_query("layer:bogus trust:9").problems == [
+        "unknown layer 'bogus' in layer:bogus: use identity, core, context or deep (or l0..l3)",
+        "trust:9: trust is a number from 0 to 1, so 9 matches no page"]
+
+
 def test_term_count_and_length_are_bounded() -> None:
     q = parse_query(" ".join(f"w{i}" for i in range(100)))
     assert sum(len(g) for g in q.groups) == MAX_TERMS

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from curator.engine.corpus import walker
+from curator.engine.corpus.state import locate_state
 from curator.engine.search import index as search_mod
 from curator.engine.search import query as query_mod
 from curator.engine.search.query import parse_query
@@ -35,7 +36,7 @@ def write(root: Path, rel: str, text: str) -> Path:
 
 
 def _rows(root: Path) -> list[tuple[str, int, int]]:
-    conn = sqlite3.connect(root / ".curator" / "cache.sqlite")
+    conn = sqlite3.connect(locate_state(root) / "cache.sqlite")
     try:
         return [tuple(r) for r in conn.execute(walker.SWEEP_SQL)]
     finally:
@@ -48,7 +49,7 @@ def _as_rows(stamps: walker.Stamps | None) -> list[tuple[str, int, int]]:
 
 
 def _packed(root: Path) -> bytes | None:
-    conn = sqlite3.connect(root / ".curator" / "cache.sqlite")
+    conn = sqlite3.connect(locate_state(root) / "cache.sqlite")
     try:
         row = conn.execute(walker.PACKED_SQL).fetchone()
         return None if row is None else bytes(row[0])
@@ -76,7 +77,7 @@ def test_the_packed_stamps_are_the_rows_and_the_sweep_by_them_finds_every_change
     finally:
         w.close()
     rows = _rows(root)
-    conn = sqlite3.connect(root / ".curator" / "cache.sqlite")
+    conn = sqlite3.connect(locate_state(root) / "cache.sqlite")
     try:
         unpacked = walker.unpack_stamps(walker.pack_stamps(conn))
     finally:
@@ -110,7 +111,7 @@ def test_a_packed_value_of_another_form_is_not_read_and_gives_way(root: Path) ->
         assert w.search.search("ledger")
     finally:
         w.close()
-    conn = sqlite3.connect(root / ".curator" / "cache.sqlite")
+    conn = sqlite3.connect(locate_state(root) / "cache.sqlite")
     conn.execute("DELETE FROM search_stamps")
     conn.execute("INSERT INTO search_stamps VALUES ('stamps 0', X'00')")  # (an older form, say)
     conn.commit()
@@ -126,7 +127,7 @@ def test_a_packed_value_of_another_form_is_not_read_and_gives_way(root: Path) ->
         w.close()
     packed = _packed(root)  # written again, in its own form, the other value gone
     assert packed is not None and _as_rows(walker.unpack_stamps(packed)) == _rows(root)
-    conn = sqlite3.connect(root / ".curator" / "cache.sqlite")
+    conn = sqlite3.connect(locate_state(root) / "cache.sqlite")
     assert conn.execute("SELECT part FROM search_stamps").fetchall() == [(walker.PACKED_PART,)]
     conn.close()
 
@@ -148,7 +149,7 @@ def test_the_packed_stamps_follow_every_change_of_the_documents(root: Path) -> N
         assert again is not None and _as_rows(walker.unpack_stamps(again)) == _rows(root)
         assert again != packed
         # a write by SQL alone (another program's) drops them too
-        conn = sqlite3.connect(root / ".curator" / "cache.sqlite")
+        conn = sqlite3.connect(locate_state(root) / "cache.sqlite")
         conn.execute("DELETE FROM search_docs WHERE path = 'top.md'")
         conn.commit()
         conn.close()
@@ -188,7 +189,7 @@ def test_a_sweep_ahead_split_in_two_finds_exactly_what_one_sweep_finds(
     finally:
         w.close()
     if not packed:  # (an index without the packed value: the child reads the rows)
-        conn = sqlite3.connect(root / ".curator" / "cache.sqlite")
+        conn = sqlite3.connect(locate_state(root) / "cache.sqlite")
         conn.execute("DELETE FROM search_stamps")
         conn.commit()
         conn.close()
@@ -281,7 +282,7 @@ def test_a_sweep_that_changed_nothing_just_after_another_writes_nothing(root: Pa
     w = Wiki(root)
     try:
         assert w.search.search("ledger")
-        conn = sqlite3.connect(root / ".curator" / "cache.sqlite")
+        conn = sqlite3.connect(locate_state(root) / "cache.sqlite")
         version = conn.execute("PRAGMA data_version").fetchone()[0]
         last = conn.execute("SELECT value FROM search_meta WHERE key = 'last_sweep'").fetchone()
         assert w.search.search("ledger")  # swept again: nothing changed, the record is fresh

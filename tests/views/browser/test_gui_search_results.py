@@ -121,3 +121,28 @@ def test_a_result_shows_its_snippet_as_plain_text_and_its_score_in_fixed_notatio
     assert "score 0.00000155" in shown and "e-06" not in shown
     assert f'<span style="background-color:{MARK_BG};">refund</span> fee, see the policy · card · none' in shown
     assert "**" not in shown and "[[" not in shown and "|" not in shown
+
+
+def test_a_filter_that_cannot_match_is_said_in_the_search_box_not_zero_hits(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """``layer:bogus`` typed in the search box: the status under it says why nothing is found
+    (as ``curator search`` and the MCP tool do), the results are empty; a good query then works."""
+    root = tmp_path / "corpus"
+    generate(root, 40, git=True)
+    win = loaded_window(qtbot, root, tmp_path)
+    browser = win.browser
+    try:
+        qtbot.waitUntil(win.workspace.wiki(0).search.active, timeout=60_000)
+        search(qtbot, win, "payment")
+        assert browser._all_results
+        browser.search.clear()
+        qtbot.keyClicks(browser.search, "payment layer:bogus")
+        qtbot.waitUntil(lambda: "unknown layer 'bogus'" in browser.search_status.text(), timeout=20_000)
+        assert not browser.search_status.isHidden() and "matching page" not in browser.search_status.text()
+        assert browser._all_results == [] and browser.results.model().rowCount() == 0
+        browser.search.clear()
+        qtbot.keyClicks(browser.search, "payment trust:>=7")
+        qtbot.waitUntil(lambda: "so 7 matches no page" in browser.search_status.text(), timeout=20_000)
+        search(qtbot, win, "payment layer:core")
+        assert "unknown" not in browser.search_status.text()
+    finally:
+        win.close()
