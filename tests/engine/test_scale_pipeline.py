@@ -19,6 +19,7 @@ import pytest
 
 from curator.engine.corpus import parallel, store
 from curator.engine.corpus.page import Page
+from curator.engine.corpus.state import locate_state
 from curator.engine.corpus.walker import PageFile, walk
 from curator.engine.wiki import Wiki
 from tests.corpus import generate
@@ -32,7 +33,7 @@ def rows(pages: dict[str, Page]) -> dict[str, list[object]]:
 
 def name_rows(root: Path) -> dict[str, list[tuple[int, str]]]:
     """The rows of both name tables, by the path of the record each points at (none dangling)."""
-    with sqlite3.connect(root / ".curator" / "cache.sqlite") as conn:
+    with sqlite3.connect(locate_state(root) / "cache.sqlite") as conn:
         out = {table: sorted(conn.execute(f"SELECT n.h, r.path FROM {table} n LEFT JOIN records r"
                                           " ON r.rowid = n.src"))
                for table in ("link_names", "page_names")}
@@ -49,9 +50,9 @@ def test_worker_processes_parse_exactly_like_this_process(tmp_path: Path, monkey
     serial.close()
     expected_names = name_rows(info.root)
     assert len(expected_names["link_names"]) > 1000
-    (info.root / ".curator" / "cache.sqlite").unlink()
+    (locate_state(info.root) / "cache.sqlite").unlink()
     for extra in ("cache.sqlite-wal", "cache.sqlite-shm"):
-        (info.root / ".curator" / extra).unlink(missing_ok=True)
+        (locate_state(info.root) / extra).unlink(missing_ok=True)
     monkeypatch.setattr(store, "PARALLEL_MIN", 2)
     monkeypatch.setattr(parallel, "CHUNK_FILES", 37)
     calls: list[int] = []
@@ -106,7 +107,7 @@ def test_index_and_reads_do_not_build_the_search_index(tmp_path: Path) -> None:
     for argv in (["index", "--json"], ["lint"], ["graph", "--format", "json"],
                  ["neighbors", info.sample_links[0][0]]):
         subprocess.run([CURATOR, "--wiki", root, *argv], capture_output=True, timeout=120)
-    db = sqlite3.connect(info.root / ".curator" / "cache.sqlite")
+    db = sqlite3.connect(locate_state(info.root) / "cache.sqlite")
     assert db.execute("SELECT count(*) FROM pages").fetchone()[0] == len(info.pages)
     assert db.execute("SELECT count(*) FROM search_docs").fetchone()[0] == 0
     assert db.execute("SELECT value FROM search_meta WHERE key='built'").fetchone() is None
@@ -114,7 +115,7 @@ def test_index_and_reads_do_not_build_the_search_index(tmp_path: Path) -> None:
     out = subprocess.run([CURATOR, "--wiki", root, "search", "payment", "--json"], capture_output=True,
                          timeout=120, check=True).stdout
     assert json.loads(out)  # the first search built it
-    db = sqlite3.connect(info.root / ".curator" / "cache.sqlite")
+    db = sqlite3.connect(locate_state(info.root) / "cache.sqlite")
     assert db.execute("SELECT count(*) FROM search_docs").fetchone()[0] == len(info.pages)
     # the page cache is not a second copy of the text: contentless full-text index
     assert db.execute("SELECT sql FROM sqlite_master WHERE name='search_fts'").fetchone()[0].count("content=''")

@@ -42,6 +42,7 @@ from typing import Any
 import pytest
 
 from curator.engine.corpus.slugs import slug_sim
+from curator.engine.corpus.state import locate_state
 from curator.engine.dedup import families as dedup_families
 from curator.engine.dedup import index as dedup
 from curator.engine.wiki import Wiki
@@ -111,7 +112,7 @@ def test_dedup_groups_cold_and_warm(corpus: CorpusInfo) -> None:
     assert real is not None
     plain_read(root)  # warm the OS file cache so every variant reads from memory alike
     plain = _median(lambda: plain_read(root), RUNS)
-    state = root / ".curator"
+    state = locate_state(root)
 
     groups: list[list[dict[str, Any]]] = []
     usage: list[tuple[float, float]] = []  # (CPU seconds, peak MB) of each cold run

@@ -42,6 +42,7 @@ from typing import Any
 import pytest
 
 from curator.engine.corpus.slugs import slug_sim, slugify
+from curator.engine.corpus.state import locate_state
 from curator.engine.dedup.families import FamilyAnswers
 from curator.engine.dedup.index import DedupIndex
 from curator.engine.dedup.worker import DedupWorker
@@ -100,7 +101,7 @@ def test_links_unresolved_cli(corpus: CorpusInfo, plain: float) -> None:
 
     cold = _median(run)
     _row("links unresolved --json, new process (page cache on disk)", cold, plain, 10.0)
-    state = corpus.root / ".curator"
+    state = locate_state(corpus.root)
     saved = corpus.root.parent / "curator-state"
     shutil.copytree(state, saved, dirs_exist_ok=True)
     try:
@@ -314,7 +315,7 @@ def test_station_memory_first_open(corpus: CorpusInfo, plain: float) -> None:
     first open with no kept dedup result (the page cache and search index built), Health, the
     Duplicates view and its every-page build; then one change. MEMORY_RUNS runs."""
     PAGES_ON_DISK[:] = [len(corpus.pages)]
-    cache = corpus.root / ".curator" / "cache.sqlite"
+    cache = locate_state(corpus.root) / "cache.sqlite"
     runs = []
     for _ in range(MEMORY_RUNS):
         with sqlite3.connect(cache) as conn:
@@ -329,7 +330,7 @@ def test_station_memory_no_curator_dir(corpus: CorpusInfo, plain: float) -> None
     """The same with no ``.curator/`` at all (COLD_MEMORY_RUNS runs): the station parses every
     page into a new page cache and builds the search index in bulk (its first search) itself."""
     PAGES_ON_DISK[:] = [len(corpus.pages)]
-    state = corpus.root / ".curator"
+    state = locate_state(corpus.root)
     saved = corpus.root.parent / "curator-state-memory"
     shutil.copytree(state, saved, dirs_exist_ok=True)
     runs = []
@@ -357,7 +358,7 @@ def test_health_cli(corpus: CorpusInfo, plain: float) -> None:
     _row("health --json, new process (page cache and kept dedup result on disk)", _median(run), plain, None)
     # what .curator/ weighs now (page cache, full-text index, kept dedup result, anything else),
     # against the pages' bytes (issue 17: at most 1.0x)
-    state = corpus.root / ".curator"
+    state = locate_state(corpus.root)
     files = {p.name: p.stat().st_size for p in state.iterdir() if p.is_file()}
     pages = sum((corpus.root / rel).stat().st_size for rel in corpus.pages)
     total = sum(files.values())

@@ -27,9 +27,10 @@ import time
 from pathlib import Path
 
 from curator.engine.corpus.walker import walk
-from curator.engine.review.inbox import _bullets, _encode, list_items, similar_facts
+from curator.engine.review.inbox import _bullets, list_items, similar_facts
 from curator.engine.wiki import Wiki
 from curator.engine.write.held import INBOX_DIR, InboxItem, fact_key, item_id
+from curator.engine.write.held import encode_record as _encode
 from tests.corpus import generate
 
 N_PAGES = 30_000

@@ -45,6 +45,7 @@ import pytest
 from curator.engine.corpus import frontmatter, markdown_scan
 from curator.engine.corpus.links import LinkIndex
 from curator.engine.corpus.page import link_key, parse_page
+from curator.engine.corpus.state import locate_state
 from curator.engine.dedup import families as dedup_families
 from curator.engine.review.linkrepair import SUGGESTERS, unresolved
 from curator.engine.wiki import Wiki
@@ -337,7 +338,7 @@ def test_every_targets_suggestions(real: CorpusInfo, plain: float) -> None:
 
 
 def test_links_unresolved_cli_without_state(real: CorpusInfo, plain: float) -> None:
-    state = real.root / ".curator"
+    state = locate_state(real.root)
     argv = [CURATOR, "--wiki", str(real.root), "links", "unresolved", "--json"]
 
     def run() -> None:

@@ -48,6 +48,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from curator.engine.corpus.state import locate_state
 from tests.corpus import CorpusInfo, generate, plain_read
 
 N_PAGES = int(os.environ.get("CURATOR_SCALE_PAGES", "32000"))
@@ -203,7 +204,7 @@ def baselines(corpus: CorpusInfo) -> dict[str, float]:
 
 def test_cli_figures(corpus: CorpusInfo, baselines: dict[str, float]) -> None:
     root = str(corpus.root)
-    state = corpus.root / ".curator"
+    state = locate_state(corpus.root)
     wiki = [CURATOR, "--wiki", root]
 
     def clear() -> None:
@@ -312,7 +313,7 @@ def _gui_open(root: str, screenshot: Path) -> tuple[float, float, int]:
 
 def test_station_figures(corpus: CorpusInfo, baselines: dict[str, float], tmp_path: Path) -> None:
     root = str(corpus.root)
-    state = corpus.root / ".curator"
+    state = locate_state(corpus.root)
     cold_runs = []
     for _ in range(COLD_RUNS):
         shutil.rmtree(state, ignore_errors=True)
@@ -424,7 +425,7 @@ def test_station_gui_thread_probe(qtbot, corpus: CorpusInfo, baselines: dict[str
         results.setdefault(name, []).append((elapsed, worst))
 
     for _ in range(PROBE_RUNS):
-        shutil.rmtree(corpus.root / ".curator", ignore_errors=True)
+        shutil.rmtree(locate_state(corpus.root), ignore_errors=True)
         win = window()
         record("station cold open (in process)", *probe_until(win.ready, win.start))
         win.close()
