@@ -353,11 +353,12 @@ class AgentDoor:
         if not cursor:
             head = _namespace_summary(everything if not namespace else pages, self.budget // 4)
             head.append("Pages in path order:" if not namespace else f"Pages of {namespace.strip('/') or '/'}:")
-        shown = _fitting(entries, self.budget - _size("\n".join(head)) - NOTICE_ROOM)
+        # at least one entry, or a cursor would never move on
+        shown = max(1, _fitting(entries, self.budget - _size("\n".join(head)) - NOTICE_ROOM))
         lines = head + entries[:shown]
         if shown < len(entries):
-            more = _cursor(namespace.strip("/") if namespace else "", rest[shown - 1].path if shown
-                           else (after or ""))
+            # "/" (the pages at the top) is kept apart from "" (every namespace)
+            more = _cursor((namespace.strip("/") or "/") if namespace else "", rest[shown - 1].path)
             also = "" if namespace else ", or namespace=<one of the namespaces> for one of them"
             lines.append(f"[... {len(entries) - shown:,} more pages: pass cursor={more!r}{also}]")
         else:

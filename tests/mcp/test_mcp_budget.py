@@ -170,3 +170,19 @@ def test_the_safety_net_cuts_any_answer_at_a_line_end() -> None:
     assert size(cut) <= 2_000 and cut.endswith("bytes not shown: the answer is cut at 2,000 bytes; ask for less]")
     assert text.startswith(cut.rpartition("\n")[0] + "\n")
     assert cut_to_budget("short", 2_000) == "short"
+
+
+def test_index_pages_through_the_top_level_pages_even_one_at_a_time(door: AgentDoor) -> None:
+    door.budget = 300  # less than the notice's room: still one page per answer, and a cursor
+    top = [p for p in visible(door) if "/" not in p]
+    assert len(top) >= 2
+    seen: list[str] = []
+    cursor: str | None = None
+    for _ in range(len(top) + 1):
+        text = door.call(lambda c=cursor: door.index("/", c))
+        seen += ENTRY.findall(text)
+        more = CURSOR.search(text)
+        if more is None:
+            break
+        cursor = more.group(1)
+    assert seen == top
