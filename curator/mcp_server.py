@@ -10,11 +10,15 @@ Tools (argument names as the seed servers had them)::
 
     wiki_append(slug, content, links?, create_new?)      the only way to write a page
     wiki_search(query, min_trust?, layer?, expand?, limit?)
-    wiki_read(page_name)         wiki_index()            wiki_read_all(max_bytes?)
+    wiki_read(page_name, part?)  wiki_index(namespace?, cursor?)  wiki_read_all(max_bytes?)
     files_neighbors(slug, max_bytes?, snippet_chars?)    wiki_graph(center?, depth?)  (Mermaid)
     wiki_dedup()                 wiki_context(budget?, query?)
     files_wiki_ingest(filename, content? | url?)
 
+Every answer is at most :data:`ANSWER_BUDGET` bytes whatever the
+wiki's size: what does not fit is cut with a last line ``[... N more <things>: how to get them]``
+(a cursor for ``wiki_index``, a part for ``wiki_read``, the community overview for ``wiki_graph``
+without a center). Counts in those lines and summaries count only pages the agent may see.
 Answers are plain text for the model. ``duplicate``, ``candidates``, ``pending`` (held for an
 operator's review, docs/design.md §13) and ``rejected`` answers of append are
 successes whose text says what to do next; only ``locked``, ``denied`` and invalid input (a bad
@@ -46,6 +50,9 @@ Appends additionally catch up through the journal inside :func:`~curator.engine.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 import logging
 import sqlite3
 import threading
@@ -96,8 +103,17 @@ class ToolInputError(CuratorError):
 #: With a file watcher running, the (mtime, size) stat sweep of every page is only a safety net
 #: (for events a watcher can lose, e.g. an overflowing inotify queue): this rarely, not every search.
 WATCHED_SWEEP_INTERVAL = 120.0
-#: ``wiki_dedup`` lists this many families (highest impact first) and counts the rest.
+#: ``wiki_dedup`` lists at most this many families (highest impact first) and counts the rest.
 MAX_FAMILIES = 50
+#: The most bytes (UTF-8) one answer carries, whatever the wiki's size: a 32,000-page wiki's
+#: index alone is about 3 MB, far past a model's context window. What does not fit is cut and
+#: said so in a last line, ``[... N more <things>: how to get them]``.
+ANSWER_BUDGET = 100_000
+#: bytes kept back from a budget for that last line
+NOTICE_ROOM = 400
+#: ``wiki_graph`` without a center draws the whole graph up to this many nodes (when it fits the
+#: budget); above, it answers with the community overview.
+WHOLE_GRAPH_NODES = 300
 
 
 class AgentDoor:
@@ -108,9 +124,14 @@ class AgentDoor:
     and the SDK runs synchronous tools on worker threads.
     """
 
-    def __init__(self, wiki: Wiki, actor: Actor) -> None:
+    def __init__(self, wiki: Wiki, actor: Actor, budget: int = ANSWER_BUDGET) -> None:
         self.wiki = wiki
         self.actor = actor
+        #: the most bytes of one answer (see :data:`ANSWER_BUDGET`)
+        self.budget = budget
+        #: (graph, answer): the community overview of the graph it was computed for (Leiden
+        #: takes seconds on a big wiki; the graph object changes when the pages do)
+        self._overview: tuple[Any, str] | None = None
         self._lock = threading.Lock()
         self._data_version: int | None = None
         self._watching = False  # this door started the wiki's watcher (and stops it on close)
@@ -266,26 +287,82 @@ class AgentDoor:
                                        limit=limit, expand=expand)
         if not hits:
             return f"no pages match {query!r}"
-        lines: list[str] = []
+        entries: list[str] = []
         for h in hits:
             mark = "linked from a hit" if h.expanded else f"score {h.score:.3g}"
-            lines.append(f"- {h.path} — {h.title} [{h.layer}, trust {h.trust:.2f}, {mark}]")
-            if h.snippet:
-                lines.append(f"  {h.snippet}")
+            entry = f"- {h.path} — {h.title} [{h.layer}, trust {h.trust:.2f}, {mark}]"
+            entries.append(f"{entry}\n  {h.snippet}" if h.snippet else entry)
         direct = sum(not h.expanded for h in hits)
-        lines.append(f"{direct} hit(s)" + (f", {len(hits) - direct} linked page(s)" if expand else "")
-                     + ". Read a page with wiki_read(page_name=<path>).")
+        summary = (f"{direct} hit(s)" + (f", {len(hits) - direct} linked page(s)" if expand else "")
+                   + ". Read a page with wiki_read(page_name=<path>).")
+        shown = _fitting(entries, self.budget - _size(summary) - NOTICE_ROOM)
+        lines = entries[:shown]
+        if shown < len(entries):
+            lines.append(f"[... {plural(len(entries) - shown, 'more hit')} not shown: narrow the query "
+                         "or lower limit]")
+        lines.append(summary)
         return "\n".join(lines)
 
-    def read(self, page_name: str) -> str:
+    def read(self, page_name: str, part: int = 1) -> str:
+        """The page as stored; one bigger than the budget comes in parts (cut at line ends where
+        it can be), each but the last ending with how to read the next."""
         from curator.engine.read.reading import read
 
-        return read(self.wiki, page_name, self.actor).text
+        if part < 1:
+            raise ToolInputError(f"invalid: part must be 1 or more, not {part}")
+        result = read(self.wiki, page_name, self.actor)
+        cuts = _parts(result.text, self.budget - NOTICE_ROOM)
+        if part > len(cuts):
+            raise ToolInputError(f"invalid: {result.page.path} has {plural(len(cuts), 'part')}, not {part}")
+        if len(cuts) == 1:
+            return result.text
+        data = result.text.encode("utf-8", "surrogateescape")
+        start, end = cuts[part - 1]
+        text = data[start:end].decode("utf-8", "surrogateescape")
+        where = (f"part {part} of {len(cuts)} of {result.page.path} (bytes {start:,}-{end:,} of "
+                 f"{len(data):,})")
+        if part < len(cuts):
+            return (f"{text}\n[... {plural(len(cuts) - part, 'more part')}: this was {where}; pass "
+                    f"part={part + 1} to read on, or use files_neighbors for its links]")
+        return f"{text}\n[end of the page: this was {where}]"
 
-    def index(self) -> str:
-        pages = self.wiki.visible_pages(self.actor)
-        lines = [f"- {p.path} — {p.title} [{p.layer}, trust {p.trust:.2f}, {p.size} bytes]" for p in pages]
-        lines.append(f"{len(pages)} pages")
+    def index(self, namespace: str | None = None, cursor: str | None = None) -> str:
+        """Every visible page in path order while the answer fits; past that, a summary by
+        namespace and the first pages, with a cursor to page on (see :func:`_cursor`)."""
+        after: str | None = None
+        if cursor:
+            in_namespace, after = _read_cursor(cursor)
+            if namespace and namespace.strip("/") != in_namespace.strip("/"):
+                raise ToolInputError("invalid: this cursor pages through namespace "
+                                     f"{in_namespace or '(all)'!r}, not {namespace!r}")
+            namespace = in_namespace or None
+        pages = sorted(self.wiki.visible_pages(self.actor), key=lambda p: p.path)
+        everything = pages
+        if namespace:
+            chosen = namespace.strip("/")
+            pages = [p for p in pages if p.namespace == chosen]
+            if not pages:  # a namespace of hidden pages only looks like one that does not exist
+                raise ToolInputError(f"invalid: no namespace {namespace!r}; wiki_index without "
+                                     "arguments lists the namespaces")
+        rest = [p for p in pages if after is None or p.path > after]
+        entries = [f"- {p.path} — {p.title} [{p.layer}, trust {p.trust:.2f}, {p.size} bytes]" for p in rest]
+        total = f"{plural(len(pages), 'page')}"
+        if not cursor and not namespace and _size("\n".join([*entries, total])) <= self.budget:
+            return "\n".join([*entries, total])  # a small wiki: the whole list, as it always was
+        head: list[str] = []
+        if not cursor:
+            head = _namespace_summary(everything if not namespace else pages, self.budget // 4)
+            head.append("Pages in path order:" if not namespace else f"Pages of {namespace.strip('/') or '/'}:")
+        # at least one entry, or a cursor would never move on
+        shown = max(1, _fitting(entries, self.budget - _size("\n".join(head)) - NOTICE_ROOM))
+        lines = head + entries[:shown]
+        if shown < len(entries):
+            # "/" (the pages at the top) is kept apart from "" (every namespace)
+            more = _cursor((namespace.strip("/") or "/") if namespace else "", rest[shown - 1].path)
+            also = "" if namespace else ", or namespace=<one of the namespaces> for one of them"
+            lines.append(f"[... {len(entries) - shown:,} more pages: pass cursor={more!r}{also}]")
+        else:
+            lines.append(f"[end of the index: {total}{' in ' + repr(namespace) if namespace else ''}]")
         return "\n".join(lines)
 
     def neighbors(self, slug: str, max_bytes: int = 30_000, snippet_chars: int = 280) -> str:
@@ -293,22 +370,48 @@ class AgentDoor:
 
         _positive(max_bytes, "max_bytes")
         _positive(snippet_chars, "snippet_chars")
+        max_bytes = min(max_bytes, self.budget)
         return neighbors(self.wiki, slug, self.actor, max_bytes, snippet_chars).text
 
-    def read_all(self, max_bytes: int = 200_000) -> str:
+    def read_all(self, max_bytes: int = ANSWER_BUDGET - NOTICE_ROOM) -> str:
         from curator.engine.read.reading import read_all
 
         _positive(max_bytes, "max_bytes")
+        # (read_all's own last line comes on top of max_bytes: room is kept for it)
+        max_bytes = min(max_bytes, self.budget - NOTICE_ROOM)
         return read_all(self.wiki, self.actor, max_bytes).text or "the wiki has no pages you can see"
 
     def graph(self, center: str | None = None, depth: int = 2) -> str:
-        from curator.engine.graph.link_graph import export
+        """Mermaid around ``center`` (the nearest pages first while they fit); without a center,
+        the whole graph of a small wiki, else the community overview."""
+        from curator.engine.graph.link_graph import graph_for, resolve_node, select_nodes, to_mermaid
 
         if depth < 0:
             raise ToolInputError(f"invalid: depth must be 0 or more, not {depth}")
-        result = export(self.wiki, "mermaid", center or None, depth, self.actor)
-        assert isinstance(result, str)
-        return result
+        graph = graph_for(self.wiki, self.actor)
+        room = self.budget - NOTICE_ROOM
+        if not center:
+            if len(graph.nodes) <= WHOLE_GRAPH_NODES:
+                whole = to_mermaid(graph)
+                if _size(whole) <= self.budget:
+                    return whole
+            if self._overview is None or self._overview[0] is not graph:
+                self._overview = (graph, _overview(graph, room))
+            return self._overview[1]
+        nodes = select_nodes(graph, resolve_node(self.wiki, graph, center, self.actor), depth)
+        text = to_mermaid(graph, nodes=nodes)
+        if _size(text) <= self.budget:
+            return text
+        # The most nodes (nearest first) whose diagram fits: the size grows with the node count.
+        low, high = 1, len(nodes) - 1
+        while low < high:
+            mid = (low + high + 1) // 2
+            if _size(to_mermaid(graph, nodes=nodes[:mid])) <= room:
+                low = mid
+            else:
+                high = mid - 1
+        return (f"{to_mermaid(graph, nodes=nodes[:low])}\n    %% [... {len(nodes) - low:,} more pages within "
+                f"{depth} links: pass a smaller depth, or center on one of the pages shown]")
 
     def dedup(self) -> str:
         from curator.engine.dedup.families import find_families
@@ -318,15 +421,16 @@ class AgentDoor:
         found = find_families(self.wiki, self.actor)
         if not found:
             return "no duplicate families"
-        lines = []
-        for f in found[:MAX_FAMILIES]:
-            lines.append(f"- keep {f.keep}  <-  merge {', '.join(f.merges)}: {f.reason}")
-        if len(found) > MAX_FAMILIES:
-            lines.append(f"… and {len(found) - MAX_FAMILIES} more families (the {MAX_FAMILIES} with the most "
-                         "inbound links and trust are listed)")
-        lines.append(f"{plural(len(found), 'duplicate family', 'duplicate families')}. Merging is the curators' "
-                     "decision, made in the station: do not copy pages yourself. Until then, append new "
-                     "facts to the page marked keep.")
+        entries = [f"- keep {f.keep}  <-  merge {', '.join(f.merges)}: {f.reason}" for f in found[:MAX_FAMILIES]]
+        summary = (f"{plural(len(found), 'duplicate family', 'duplicate families')}. Merging is the curators' "
+                   "decision, made in the station: do not copy pages yourself. Until then, append new "
+                   "facts to the page marked keep.")
+        shown = _fitting(entries, self.budget - _size(summary) - NOTICE_ROOM)
+        lines = entries[:shown]
+        if shown < len(found):
+            lines.append(f"[... {len(found) - shown:,} more families: the {shown} with the most inbound links "
+                         "and trust are listed; the station's dedup view shows them all]")
+        lines.append(summary)
         return "\n".join(lines)
 
     def context(self, budget: int = 8000, query: str | None = None) -> str:
@@ -335,6 +439,7 @@ class AgentDoor:
 
         if budget < 0:
             raise ToolInputError(f"invalid: budget must be 0 or more bytes, not {budget}")
+        budget = min(budget, self.budget)
         result = build_context(self.wiki, self.actor, budget=budget, query=query or None)
         record(self.wiki, self.actor, result, query=query or None, source="mcp")  # docs/design.md §14
         return result.text or EMPTY_ANSWER
@@ -343,6 +448,140 @@ class AgentDoor:
 def _positive(value: int, name: str) -> None:
     if value <= 0:
         raise ToolInputError(f"invalid: {name} must be a positive number, not {value}")
+
+
+def _size(text: str) -> int:
+    return len(text.encode("utf-8", "surrogateescape"))
+
+
+def _fitting(entries: Sequence[str], room: int) -> int:
+    """How many of ``entries`` (joined by newlines) fit in ``room`` bytes."""
+    used = 0
+    for k, entry in enumerate(entries):
+        used += _size(entry) + 1
+        if used > room:
+            return k
+    return len(entries)
+
+
+def cut_to_budget(text: str, budget: int) -> str:
+    """``text`` within ``budget`` bytes: cut at a line end where one is near, with a last line
+    saying so (the safety net under every answer; the tools cut their own answers finer)."""
+    if _size(text) <= budget:
+        return text
+    data = text.encode("utf-8", "surrogateescape")
+    end = _cut_at(data, 0, max(0, budget - NOTICE_ROOM))
+    kept = data[:end].removesuffix(b"\n")  # (the notice line brings its own)
+    return (f"{kept.decode('utf-8', 'surrogateescape')}\n[... {len(data) - end:,} more bytes "
+            f"not shown: the answer is cut at {budget:,} bytes; ask for less]")
+
+
+def _cut_at(data: bytes, start: int, room: int) -> int:
+    """Where a part of ``data`` beginning at ``start`` ends: after the last newline within
+    ``room`` bytes when that keeps at least half, else at ``room`` on a character boundary."""
+    end = start + room
+    if end >= len(data):
+        return len(data)
+    newline = data.rfind(b"\n", start, end)
+    if newline >= start + room // 2:
+        return newline + 1
+    while end > start + 1 and data[end] & 0xC0 == 0x80:  # not inside a UTF-8 sequence
+        end -= 1
+    return end
+
+
+def _parts(text: str, room: int) -> list[tuple[int, int]]:
+    """The (start, end) byte ranges ``wiki_read`` gives a page in, each at most ``room`` bytes."""
+    data = text.encode("utf-8", "surrogateescape")
+    cuts: list[tuple[int, int]] = []
+    start = 0
+    while True:
+        end = _cut_at(data, start, room)
+        cuts.append((start, end))
+        if end >= len(data):
+            return cuts
+        start = end
+
+
+def _cursor(namespace: str, after: str) -> str:
+    """An opaque ``wiki_index`` cursor: the namespace paged through and the last path given.
+    A path, not a position, so pages added or removed meanwhile neither repeat nor skip others;
+    it only says where to go on from, so it cannot open anything the agent may not see."""
+    raw = json.dumps([namespace, after], ensure_ascii=False).encode("utf-8", "surrogateescape")
+    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
+def _read_cursor(cursor: str) -> tuple[str, str]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor.strip() + "=" * (-len(cursor.strip()) % 4))
+        namespace, after = json.loads(raw.decode("utf-8", "surrogateescape"))
+        if isinstance(namespace, str) and isinstance(after, str):
+            return namespace, after
+    except (ValueError, TypeError, UnicodeError, binascii.Error):
+        pass
+    raise ToolInputError("invalid: the cursor is not one wiki_index gave; call wiki_index without it "
+                         "to start over")
+
+
+def _namespace_summary(pages: Sequence[Any], room: int) -> list[str]:
+    """Pages, bytes and layers per namespace (first path segment) of ``pages``, biggest first,
+    in about ``room`` bytes."""
+    from collections import Counter
+
+    count: Counter[str] = Counter()
+    size: Counter[str] = Counter()
+    layers: dict[str, Counter[str]] = {}
+    for p in pages:
+        count[p.namespace] += 1
+        size[p.namespace] += p.size
+        layers.setdefault(p.namespace, Counter())[p.layer] += 1
+    entries = [f"- {ns or '/'}: {plural(n, 'page')}, {size[ns]:,} bytes; layers "
+               + ", ".join(f"{layer} {k:,}" for layer, k in layers[ns].most_common())
+               for ns, n in sorted(count.items(), key=lambda kv: (-kv[1], kv[0]))]
+    head = f"{plural(len(pages), 'page')} you may see, in {plural(len(count), 'namespace')} (pass namespace=<name> to list one):"
+    shown = _fitting(entries, room)
+    tail = [f"[... {len(entries) - shown:,} more namespaces, the smallest]"] if shown < len(entries) else []
+    return [head, *entries[:shown], *tail]
+
+
+def _overview(graph: Any, room: int) -> str:
+    """The community overview of ``graph`` as Mermaid (see
+    :mod:`curator.engine.graph.communities`): one node per community, named by its best-linked
+    page, biggest first, while it fits in ``room`` bytes."""
+    import numpy as np
+
+    from curator.engine.graph.communities import find_communities
+    from curator.engine.graph.link_graph import mermaid_id, mermaid_label
+
+    pages = [n for n, node in graph.nodes.items() if node.layer != "unresolved"]
+    index = {n: i for i, n in enumerate(pages)}
+    pairs = [(index[a], index[b]) for a, b in graph.undirected_edges() if a in index and b in index]
+    found = find_communities(pages, np.array(pairs, dtype=np.int64).reshape(-1, 2))
+    groups = found.communities
+    head = [
+        "graph LR",
+        f"    %% Community overview: the {len(pages):,} pages you may see fall into "
+        f"{plural(len(groups), 'community', 'communities')} (pages linked more among themselves than to "
+        f"the rest), biggest first; {plural(found.alone, 'page links', 'pages link')} to no other page.",
+        "    %% Pass center=<a page's path> (each community is named by its best-linked page) for the "
+        "pages around it.",
+    ]
+    nodes = [f'    {mermaid_id(f"c{k}")}["{mermaid_label(graph.nodes[c.hub].label)} ({c.hub}): '
+             f'{len(c.members):,} pages"]' for k, c in enumerate(groups)]
+    used = _size("\n".join(head))
+    shown = _fitting(nodes, (room - used) * 2 // 3)
+    edges = [f"    {mermaid_id(f'c{a}')} ---|{n}| {mermaid_id(f'c{b}')}"
+             for a, b, n in sorted(found.edges, key=lambda e: (-e[2], e[0], e[1])) if a < shown and b < shown]
+    used += _size("\n".join(nodes[:shown])) + 1
+    linked = _fitting(edges, room - used)
+    lines = head + nodes[:shown] + edges[:linked]
+    if shown < len(groups):
+        rest = sum(len(c.members) for c in groups[shown:])
+        lines.append(f"    %% [... {len(groups) - shown:,} more communities ({rest:,} pages): pass "
+                     "center=<a page's path> to see the pages around it]")
+    elif linked < len(edges):
+        lines.append(f"    %% [... {len(edges) - linked:,} more links between communities not drawn]")
+    return "\n".join(lines)
 
 
 # --- the MCP layer ------------------------------------------------------------------------------
@@ -393,7 +632,7 @@ def build_server(door: AgentDoor) -> Any:
         # (``as_stored``) gives its text as stored.
         try:
             answer = display_path(door.call(fn, page_ref))
-            return answer if as_stored else escape_controls(answer, keep_lines=True)
+            return cut_to_budget(answer if as_stored else escape_controls(answer, keep_lines=True), door.budget)
         except CuratorError as exc:
             raise ToolError(escape_controls(display_path(_one_line(exc)))) from None
         except Exception as exc:  # an engine bug still reaches the model as one line
@@ -438,14 +677,27 @@ def build_server(door: AgentDoor) -> Any:
         return run(lambda: door.search(query, min_trust, layer, expand, limit))
 
     @tool("Read one page in full (frontmatter and body). page_name is its path (e.g. wiki/ann.md) or "
-          "its slug or title, as wiki_search and wiki_index list them.")
-    def wiki_read(page_name: Annotated[str, Field(description="the page's path, slug or title")]) -> str:
-        return run(lambda: door.read(page_name), page_name, as_stored=True)
+          "its slug or title, as wiki_search and wiki_index list them. A page over about 100 KB comes "
+          "in parts cut at line ends: the last line says which part this is and to pass part=N+1 for "
+          "the next.")
+    def wiki_read(
+        page_name: Annotated[str, Field(description="the page's path, slug or title")],
+        part: Annotated[int, Field(description="which part of a big page (1 is the start)")] = 1,
+    ) -> str:
+        return run(lambda: door.read(page_name, part), page_name, as_stored=True)
 
-    @tool("List every page you may see with its title, layer, trust and size. Use it to get an "
-          "overview; use wiki_search to find something.")
-    def wiki_index() -> str:
-        return run(door.index)
+    @tool("List the pages you may see with their title, layer, trust and size, in path order. On a "
+          "big wiki the answer starts with a summary by namespace (first folder: pages, bytes, "
+          "layers), lists the first pages and ends with '[... N more pages: pass cursor=...]': call "
+          "again with that cursor to go on, or with namespace to list one folder. Use wiki_search to "
+          "find something.")
+    def wiki_index(
+        namespace: Annotated[str | None, Field(description="only pages under this first folder, e.g. "
+                                               "'wiki' ('/' for pages at the top)")] = None,
+        cursor: Annotated[str | None, Field(description="go on after the previous answer (its "
+                                            "cursor=..., as given)")] = None,
+    ) -> str:
+        return run(lambda: door.index(namespace, cursor))
 
     @tool("A page in full, then the pages it links to (unwritten ones flagged) and the pages linking "
           "to it, as snippets, within max_bytes. Use it to explore around a page.")
@@ -457,14 +709,18 @@ def build_server(door: AgentDoor) -> Any:
         return run(lambda: door.neighbors(slug, max_bytes, snippet_chars), slug, as_stored=True)
 
     @tool("Every page you may see, identity layer first, then core, context and deep, until "
-          "max_bytes. For small wikis; prefer wiki_search or wiki_context on large ones.")
+          "max_bytes (at most about 100 KB). For small wikis; prefer wiki_search or wiki_context on "
+          "large ones.")
     def wiki_read_all(
-        max_bytes: Annotated[int, Field(description="output budget in bytes")] = 200_000,
+        max_bytes: Annotated[int, Field(description="output budget in bytes")] = ANSWER_BUDGET - NOTICE_ROOM,
     ) -> str:
         return run(lambda: door.read_all(max_bytes), as_stored=True)
 
-    @tool("The link graph as a Mermaid diagram (graph LR): around center up to depth links away, or "
-          "every page when no center is given (large on big wikis: pass a center).")
+    @tool("The link graph as a Mermaid diagram (graph LR): around center up to depth links away "
+          "(nearest pages first, cut with a '%% [... N more pages ...]' line past about 100 KB). "
+          "Without center: every page of a small wiki; on a bigger one the community overview, one "
+          "node per group of closely linked pages named by its best-linked page (pass that page as "
+          "center to see around it).")
     def wiki_graph(
         center: Annotated[str | None, Field(description="start at this page (path, slug or title)")] = None,
         depth: Annotated[int, Field(description="links away from center")] = 2,
@@ -472,7 +728,7 @@ def build_server(door: AgentDoor) -> Any:
         return run(lambda: door.graph(center, depth))
 
     @tool("Families of pages that look like copies of one another (which to keep, which to merge, and "
-          "why), highest impact first. Merging is done by the curators in the station; append to the "
+          "why), highest impact first, at most 50 and about 100 KB ('[... N more families ...]'). Merging is done by the curators in the station; append to the "
           "page marked keep.")
     def wiki_dedup() -> str:
         return run(door.dedup)

@@ -32,8 +32,8 @@ IDENT = ["-c", "user.name=t", "-c", "user.email=t@t.invalid"]
 TOOLS = {
     "wiki_append": ["slug", "content", "links", "create_new"],
     "wiki_search": ["query", "min_trust", "layer", "expand", "limit"],
-    "wiki_read": ["page_name"],
-    "wiki_index": [],
+    "wiki_read": ["page_name", "part"],
+    "wiki_index": ["namespace", "cursor"],
     "files_neighbors": ["slug", "max_bytes", "snippet_chars"],
     "wiki_read_all": ["max_bytes"],
     "wiki_graph": ["center", "depth"],

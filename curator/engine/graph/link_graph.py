@@ -31,7 +31,7 @@ import marshal
 import zlib
 from array import array
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -521,9 +521,12 @@ def select_nodes(graph: LinkGraph, center: str | None, depth: int) -> list[str]:
     return sorted(dist, key=lambda n: (dist[n], n))
 
 
-def to_mermaid(graph: LinkGraph, center: str | None = None, depth: int = DEFAULT_DEPTH) -> str:
-    """The graph (or the BFS ball around ``center``) as a Mermaid ``graph LR`` diagram."""
-    nodes = select_nodes(graph, center, depth)
+def to_mermaid(graph: LinkGraph, center: str | None = None, depth: int = DEFAULT_DEPTH,
+               nodes: Sequence[str] | None = None) -> str:
+    """The graph (or the BFS ball around ``center``, or only ``nodes`` when given) as a Mermaid
+    ``graph LR`` diagram."""
+    if nodes is None:
+        nodes = select_nodes(graph, center, depth)
     keep = set(nodes)
     lines = ["graph LR"]
     by_class: dict[str, list[str]] = {}
