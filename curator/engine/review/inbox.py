@@ -560,6 +560,8 @@ def item_view(wiki: Wiki, item: InboxItem, actor: Actor | None = None, *,
     data = item.to_json()
     needed = approvals_needed(wiki, item)
     data.update(approvals=list(item.approvals), needed=needed, approval_status=approval_status(item, needed))
+    elsewhere = _decided_upstream(wiki, item.id)  # (fetched, not merged yet: say so, never offer it again)
+    data["decided"] = elsewhere.to_json() if elsewhere is not None else None
     data["diff"] = page_diff(wiki, item)
     with contextlib.suppress(CuratorError):
         data["similar"] = similar_facts(wiki, item.content, actor=actor, refresh=refresh)
