@@ -162,6 +162,10 @@ def test_review_two_waits_for_a_second_different_person(capsys: pytest.CaptureFi
     body = last(root, "%B")
     assert f"Reviewed-by: {ann}\nReviewed-by: {bob}" in body and last(root, "%an") == "agent:dudu"
     assert items(root) == []
+    # provenance names both reviewers of the line
+    code, lines = cli(capsys, root, "blame", "runbook")
+    [line] = [b for b in lines if "Drain the queue" in b["text"]]
+    assert code == 0 and line["actor"] == "agent:dudu" and line["reviewer"] == f"{ann}, {bob}", line
 
 
 def test_review_two_needs_told_apart_operators(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -237,5 +241,26 @@ def test_a_signed_approval_from_another_clone_is_taken(tmp_path: Path) -> None:
         done = approve(net.b, OPERATOR, iid)
         assert done.status == "appended", done.message
         assert f"Reviewed-by: {ann}\nReviewed-by: {bob}" in git(net.b.root, "log", "-1", "--format=%B")
+    finally:
+        net.close()
+
+
+def test_the_operators_trust_wins_a_merge_when_committed_under_a_persons_name(tmp_path: Path) -> None:
+    from curator.engine.corpus import frontmatter
+    from curator.engine.write.properties import set_property
+    from tests.engine.sync.test_sync_remote import edit, meta
+    from tests.sync_helpers import read
+
+    net = make_net(tmp_path)
+    try:
+        be(net.a.root, ANN)
+        assert set_property(net.a, OPERATOR, "wiki/ann-smith.md", "trust", 0.9).ok
+        assert last(net.a.root, "%an") == "Ann Operator"
+        edit(net.b, Actor("capability", "grader"), "wiki/ann-smith.md",
+             lambda t: frontmatter.update(t, {"trust": 0.3}))
+        assert sync(net.a).status == "pushed"
+        res = sync(net.b)  # b merges: the other side is the operator's, known by its trailer
+        assert res.status == "merged", res.message
+        assert meta(read(net.b))["trust"] == 0.9
     finally:
         net.close()
