@@ -23,8 +23,11 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                            help="agent writes held for review: list, show, approve, reject",
                            description="Agent writes that the [review] rules of .scope.toml hold "
                            "wait here. Approve applies the fact through the append door as the "
-                           "agent (commit trailer Reviewed-by: operator); reject records the reason, "
-                           "and the same fact from any agent is then answered 'rejected'.")
+                           "agent (commit trailer Reviewed-by: <your git user.name <user.email>>); "
+                           "where the policy says review = 2, the first approval is recorded and the "
+                           "item waits until a second, different operator approves. Reject records "
+                           "the reason, and the same fact from any agent is then answered 'rejected'. "
+                           "An item another clone decided shows who decided it and when.")
     isub = inbox.add_subparsers(dest="inbox_command", metavar="<action>", required=True,
                                 parser_class=type(inbox))
     p = isub.add_parser("list", parents=[parent], help="pending items, oldest first")
@@ -62,11 +65,37 @@ def run_list(inv: Invocation, args: argparse.Namespace) -> int:
         sys.stderr.write(f"curator: warning: {len(damaged)} inbox item file(s) do not parse and are not "
                          f"listed: {', '.join(damaged[:5])}; fix them or restore them with git\n")
     shown = escape_controls  # what is decided on reads as stored (no bidi reordering, no hidden lines)
-    lines = [f"{i.id}  {shown(i.time[:16].replace('T', ' '))}  {shown(i.actor):<18} {shown(i.target):<36} "
-             f"{'(new page) ' if i.create else ''}{shown(i.content[:70])}" for i in items]
-    inv.emit([i.to_json() for i in items],
-             "\n".join(lines) + f"\n{len(items)} pending" if lines else "the inbox is empty")
+    elsewhere = _decided_elsewhere(inv) if items else {}
+    rows, lines = [], []
+    for i in items:
+        row = i.to_json()
+        note = ""
+        if i.id in elsewhere:
+            d = elsewhere[i.id]
+            row["decided"] = d.to_json()
+            note = f"\n    already {shown(d.describe())} on {shown(d.where)}: run 'curator sync'"
+        elif i.approvals:
+            from curator.engine.review.inbox import approval_status, approvals_needed
+
+            needed = approvals_needed(inv.wiki, i)
+            row["needed"] = needed
+            note = f"\n    waits: {shown(approval_status(i, needed))}"
+        rows.append(row)
+        lines.append(f"{i.id}  {shown(i.time[:16].replace('T', ' '))}  {shown(i.actor):<18} {shown(i.target):<36} "
+                     f"{'(new page) ' if i.create else ''}{shown(i.content[:70])}{note}")
+    inv.emit(rows, "\n".join(lines) + f"\n{len(items)} pending" if lines else "the inbox is empty")
     return 0
+
+
+def _decided_elsewhere(inv: Invocation) -> dict[str, Any]:
+    """Pending items the remote decided (as last fetched): only a clone with remote-tracking
+    refs can have any, so a wiki without a remote pays no git call."""
+    git_dir = inv.wiki_dir / ".git"
+    if not ((git_dir / "refs" / "remotes").is_dir() or (git_dir / "packed-refs").is_file()):
+        return {}
+    from curator.engine.review.inbox import decided_upstream
+
+    return decided_upstream(inv.wiki)
 
 
 def run_show(inv: Invocation, args: argparse.Namespace) -> int:
@@ -80,7 +109,8 @@ def run_show(inv: Invocation, args: argparse.Namespace) -> int:
     text = [f"inbox item {item.id}: {shown(item.actor)}"
             + (f" ({shown(item.department)})" if item.department else "")
             + f" at {shown(item.time)}", f"target: {shown(item.target)}" + (" (new page)" if item.create else ""),
-            f"held: {shown(item.reason)}", f"fact: {shown(item.content)}", "",
+            f"held: {shown(item.reason)}", f"fact: {shown(item.content)}",
+            *([f"waits: {shown(data['approval_status'])}"] if data["approval_status"] else []), "",
             "\n".join(shown(line) for line in data["diff"].rstrip("\n").split("\n")), "", "similar facts:"]
     text += [f"  {s['score']:.2f}  {shown(s['page'])}: {shown(s['fact'])}" for s in data["similar"]] or ["  (none)"]
     inv.emit(data, "\n".join(text))

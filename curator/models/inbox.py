@@ -78,6 +78,8 @@ def item_html(view: dict[str, Any]) -> str:
               ("Time", str(view["time"]).replace("T", " ").removesuffix("Z") + " UTC"),
               ("Target page", view["target"] + ("  (a new page)" if view.get("create") else "")),
               ("Held because", view.get("reason") or "—"), ("Item", view["id"])]
+    if view.get("approval_status"):
+        fields.append(("Approvals", f"{view['approval_status']} (waits for another operator)"))
     cells = "".join(f'<tr><td style="color:#555555; {plain}">{name}</td>'
                     f'<td style="{plain}">{html.escape(escape_controls(str(value)))}</td></tr>'
                     for name, value in fields)
@@ -86,7 +88,15 @@ def item_html(view: dict[str, Any]) -> str:
         f'<li><a href="curator:{quote(s["page"])}">{html.escape(escape_controls(s["page"]))}</a> '
         f'<span style="color:#555555;">({s["score"]:.2f})</span>: {html.escape(escape_controls(s["fact"]))}</li>'
         for s in similar) or "<li><i>no similar fact anywhere in the wiki</i></li>"
-    return (f"<html><body><h3>{html.escape(escape_controls(view['content']))}</h3>"
+    decided = view.get("decided")
+    banner = ""
+    if decided:
+        when = str(decided.get("time") or "")[:16].replace("T", " ")
+        said = (f"Already {decided['decision']} by {decided['by']}" + (f" at {when}" if when else "")
+                + f" on {decided['where']}: sync to bring the decision here.")
+        banner = (f'<p style="background-color:#fdf2e9; color:#7e5109; padding:6px;"><b>'
+                  f"{html.escape(escape_controls(said))}</b></p>")
+    return (f"<html><body>{banner}<h3>{html.escape(escape_controls(view['content']))}</h3>"
             f'<div style="background-color:#f4f6f7; padding:6px;"><table cellspacing="0">{cells}</table></div>'
             f"<p><b>The page with the fact in place</b></p>{diff_html(view.get('diff') or '')}"
             f"<p><b>Most similar facts in the wiki</b></p><ul>{rows}</ul></body></html>")

@@ -144,7 +144,7 @@ def _reviewers(wiki: Wiki, commits: list[str]) -> dict[str, str]:
     for sha, body in git_of(wiki).messages(commits).items():
         m = _REVIEWED.findall(body)
         if m:
-            out[sha] = m[-1]
+            out[sha] = ", ".join(m)  # (review = 2: every person who approved)
     return out
 
 

@@ -11,6 +11,7 @@ A wiki root may hold ``.scope.toml``::
     mode = "agent_allowlist"
     agents = ["dudu", "kiki"]      # exact agent ids; empty = no agent
     review = true                   # every agent write here is held in the review inbox
+                                    # (review = 2: and needs two different operators' approvals)
 
     [review]                        # agent writes held for an operator (docs/design.md §13)
     create = true                   # an agent creating a page is held
@@ -26,7 +27,9 @@ everything. Unlisted namespaces are ``agent_writable``: the file can only tighte
 Review (:meth:`ScopePolicy.review_reason`): an agent's write that the policy allows is still
 *held* for an operator (``pending`` in the review inbox, :mod:`curator.engine.review.inbox`) when ``[review] create``
 is on and it creates a page, when it appends to a page whose layer ``[review] layers`` lists, or
-when a namespace rule has ``review = true``. The operator (and a capability) is never held. The inbox's own files
+when a namespace rule has ``review = true`` (or a number of approvals: ``review = 2`` holds the
+write until two different operators approved it, :meth:`ScopePolicy.approvals_needed`). The
+operator (and a capability) is never held. The inbox's own files
 (``_review/inbox/``, ``_review/rejected/``) are operator-only for every door: the engine writes
 them on an agent's behalf only when it holds that agent's write.
 
@@ -74,6 +77,8 @@ DEPARTMENTS = "departments"
 MAX_SCOPE_BYTES = 256 * 1024
 #: Folders of the review inbox (docs/design.md §13): written by the engine, decided by the operator only.
 INBOX_FOLDERS: tuple[str, ...] = ("_review/inbox", "_review/rejected")
+#: The most approvals a namespace may ask for (``review = N``).
+MAX_APPROVALS = 9
 
 #: Files that configure the wiki itself: only the operator may create, change or remove them, on
 #: every mutation path (append, merge, undo/revert, ...), whatever ``.scope.toml`` says.
@@ -106,7 +111,9 @@ class NamespaceRule:
     agents: tuple[str, ...] = ()
     synced_from: str | None = None  # capability name, without the ``capability:`` prefix
     visible_to_departments: tuple[str, ...] | None = None  # None = no department restriction
-    review: bool = False  # every agent write here is held for an operator (docs/design.md §13)
+    #: Every agent write here is held until this many different operators approved it (0: not
+    #: held; ``review = true`` is 1; docs/design.md §13).
+    review: int = 0
 
     def applies_to(self, path: str) -> bool:
         """Whether the rule covers ``path``; folder names match whatever their case (``HR/``
@@ -135,7 +142,7 @@ class NamespaceRule:
                 "synced_from": f"capability:{self.synced_from}" if self.synced_from else None,
                 "visible_to_departments": (None if self.visible_to_departments is None
                                            else list(self.visible_to_departments)),
-                "review": self.review}
+                "review": self.review if self.review > 1 else bool(self.review)}
 
 
 @dataclass(slots=True, frozen=True)
@@ -204,10 +211,15 @@ def _parse_rule(key: str, table: Any, warnings: list[str]) -> NamespaceRule:
     if "visible_to_departments" in table:
         # A malformed list hides the namespace from every agent rather than showing it to all.
         visible = _str_list(table["visible_to_departments"], f"{where}: visible_to_departments", warnings) or ()
-    review = table.get("review", False)
-    if not isinstance(review, bool):
-        warnings.append(f"{where}: review must be true or false; treated as true")
-        review = True  # the policy only tightens: a broken flag holds rather than lets through
+    raw = table.get("review", False)
+    if isinstance(raw, bool):
+        review = int(raw)
+    elif isinstance(raw, int) and 0 <= raw <= MAX_APPROVALS:
+        review = raw
+    else:
+        warnings.append(f"{where}: review must be true, false or a number of approvals (1 to "
+                        f"{MAX_APPROVALS}); treated as true")
+        review = 1  # the policy only tightens: a broken flag holds rather than lets through
     unknown = sorted(set(table) - {"mode", "synced_from", "agents", "visible_to_departments", "review"})
     if unknown:
         warnings.append(f"{where}: unknown keys ignored: {', '.join(unknown)}")
@@ -461,8 +473,17 @@ class ScopePolicy:
         for rule in self.rules_for(path):
             if rule.review:
                 ns = f"namespace {rule.key!r}" if rule.key else "the wiki root"
+                if rule.review > 1:
+                    return (f"the policy holds every agent write to {ns} until {rule.review} different "
+                            f"operators approve it (review = {rule.review})")
                 return f"the policy holds every agent write to {ns} (review = true)"
         return None
+
+    def approvals_needed(self, path: str) -> int:
+        """How many different operators must approve a held write to ``path`` (at least 1; the
+        strictest rule covering the path decides)."""
+        self.reload()
+        return max([1, *(rule.review for rule in self.rules_for(path))])
 
     def audience(self, path: str) -> tuple[Any, ...]:
         """Who may read ``path``, as a value two paths share exactly when the same actors may

@@ -429,16 +429,20 @@ class Git:
                     out[sha] = name
         return out
 
-    def commits_between(self, ours: str, theirs: str) -> list[tuple[str, list[str], str, str]]:
-        """(commit, parents, author name, subject) of the commits of ``theirs`` that ``ours``
-        lacks, oldest first (parents before children), read in one call."""
-        out = self.run("log", "--reverse", "--topo-order", "-z", "--format=%H%x01%P%x01%an%x01%s",
+    def commits_between(self, ours: str, theirs: str,
+                        trailer: str = "") -> list[tuple[str, list[str], str, str, list[str]]]:
+        """(commit, parents, author name, subject, values of the ``trailer`` key) of the commits
+        of ``theirs`` that ``ours`` lacks, oldest first (parents before children), in one call."""
+        key = re.sub(r"[^A-Za-z0-9-]", "", trailer)
+        fmt = "%H%x01%P%x01%an%x01%s%x01" + (f"%(trailers:key={key},valueonly,separator=%x02)" if key else "")
+        out = self.run("log", "--reverse", "--topo-order", "-z", f"--format={fmt}",
                        f"{ours}..{theirs}").stdout.decode("utf-8", "replace")
         found = []
         for record in out.split("\0"):
             fields = record.strip("\n").split("\x01")
-            if len(fields) == 4:
-                found.append((fields[0], fields[1].split(), fields[2], fields[3]))
+            if len(fields) == 5:
+                values = [v.strip() for v in fields[4].split("\x02") if v.strip()]
+                found.append((fields[0], fields[1].split(), fields[2], fields[3], values))
         return found
 
     def tree_of(self, commit: str) -> str:
@@ -540,6 +544,19 @@ class Git:
         proc = self.run("config", *(["--local"] if local else []), "--get", key, check=False)
         return proc.stdout.decode("utf-8", "replace").strip() or None if proc.returncode == 0 else None
 
+    def identity(self) -> tuple[str | None, str | None]:
+        """This repository's ``user.name`` and ``user.email`` as git would use them (its own
+        config, else the user's), each None when unset; one ``git config`` call."""
+        proc = self.run("config", "-z", "--show-scope", "--get-regexp", r"^user\.(name|email)$", check=False)
+        found: dict[str, str] = {}
+        fields = proc.stdout.decode("utf-8", "replace").split("\0")
+        for scope, entry in zip(fields[0::2], fields[1::2], strict=False):
+            key, _, value = entry.partition("\n")
+            # Every call names Curator's own neutral identity on the command line: not the user's.
+            if scope != "command" and value.strip():
+                found[key] = value.strip()  # (the last one wins, as for git)
+        return found.get("user.name"), found.get("user.email")
+
     def config_set(self, key: str, value: str) -> None:
         """Set ``key`` in this repository's own config (``--local``)."""
         self.run("config", "--local", key, value)
@@ -601,16 +618,16 @@ class Git:
         """The newest commit of ``rev`` that added ``path`` (created it or moved it there)."""
         return self.out("log", "-n1", "--diff-filter=A", "--format=%H", rev, "--", path) or None
 
-    def deleted_in(self, rev: str, pathspec: str) -> tuple[str, str, str, str] | None:
-        """(sha, author name, subject, body) of the newest commit of ``rev`` that removed a file
-        matching ``pathspec`` (a path, or a ``:(glob)`` pattern), or None."""
-        proc = self.run("log", "-1", "--diff-filter=D", "--format=%H%x00%an%x00%s%x00%B", rev, "--",
+    def deleted_in(self, rev: str, pathspec: str) -> tuple[str, str, str, str, str] | None:
+        """(sha, author name, subject, body, author date in ISO 8601) of the newest commit of
+        ``rev`` that removed a file matching ``pathspec`` (a path, or a ``:(glob)`` pattern), or None."""
+        proc = self.run("log", "-1", "--diff-filter=D", "--format=%H%x00%an%x00%aI%x00%s%x00%B", rev, "--",
                         pathspec, check=False, literal=not pathspec.startswith(":("))
         out = proc.stdout.decode("utf-8", "replace").strip() if proc.returncode == 0 else ""
         if not out:
             return None
-        sha, author, subject, body = [*out.split("\0"), "", "", ""][:4]
-        return sha, author, subject, body
+        sha, author, when, subject, body = [*out.split("\0"), "", "", "", ""][:5]
+        return sha, author, subject, body, when
 
     def renames(self, limit: int) -> str | None:
         """``git log --name-status`` of the renames in the last ``limit`` commits (each commit

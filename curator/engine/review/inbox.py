@@ -26,11 +26,16 @@ Decisions, each one action and one commit, operator only:
 * :func:`approve` runs the append door as the agent that wrote the fact (the commit's author),
   with the approved text (optionally edited), fact dedup re-checked against the page as it is
   now; the item is removed in the same commit, whose message carries ``Inbox-item: <id>`` and
-  ``Reviewed-by: <operator>`` trailers.
+  ``Reviewed-by: <Name <email>>`` trailers (the operator's git identity,
+  :func:`~curator.engine.write.actions.operator_person`). Where the policy asks for more than one
+  approval (``review = 2``), each earlier approval is recorded in the item file (``approvals``,
+  action ``inbox_approval: <id>``, the operator's commit) and the item stays pending; the same
+  person approving again does not count; the last approval applies the fact with one
+  ``Reviewed-by:`` trailer per approver.
 * :func:`reject` records the reason and removes the item (action ``inbox_reject: <id>``).
 
 An item already decided (here, or on another clone and synced or fetched) is refused with
-"already decided by ... in <commit>". Before deciding, a clone with a remote fetches it once
+"already approved by <who> at <time> in <commit>". Before deciding, a clone with a remote fetches it once
 (:func:`fetch_decisions`; offline is fine), so two operators on two clones do not decide one item
 twice; should both decide before either syncs, the sync merge joins the identical changes. The
 same fact held (or rejected) on two clones before they synced is one record after the sync: the
@@ -173,6 +178,16 @@ class Decided:
     decision: str  # approved | rejected | removed
     by: str
     where: str  # "" (this clone) or the remote-tracking ref it was found on
+    time: str = ""  # the deciding commit's author date, ISO 8601
+
+    def describe(self) -> str:
+        """``approved by Ann <ann@example.org> at 2026-05-01 10:00 in 1a2b3c4d5e6f``."""
+        when = f" at {self.time[:16].replace('T', ' ')}" if self.time else ""
+        return f"{self.decision} by {self.by}{when} in {self.commit[:12]}"
+
+    def to_json(self) -> dict[str, str]:
+        return {"decision": self.decision, "by": self.by, "time": self.time, "commit": self.commit,
+                "where": self.where}
 
 
 _TRAILER = re.compile(r"^Reviewed-by:\s*(.+)$", re.MULTILINE)
@@ -192,20 +207,50 @@ def decided(wiki: Wiki, iid: str, rev: str = "HEAD") -> Decided | None:
         return None
     if found is None:
         return None
-    sha, author, subject, body = found
-    trailer = _TRAILER.search(body)
+    sha, author, subject, body, when = found
+    return _decision(sha, author, subject, body, when)
+
+
+def _decision(sha: str, author: str, subject: str, body: str, when: str) -> Decided:
+    reviewers = [r.strip() for r in _TRAILER.findall(body)]
     if subject.startswith("inbox_reject:"):
-        return Decided(sha, "rejected", author, "")
-    if trailer:
-        return Decided(sha, "approved", trailer.group(1).strip(), "")
-    return Decided(sha, "removed", author, "")
+        return Decided(sha, "rejected", author, "", when)
+    if reviewers:
+        return Decided(sha, "approved", ", ".join(reviewers), "", when)
+    return Decided(sha, "removed", author, "", when)
 
 
 def not_pending_message(wiki: Wiki, iid: str) -> str:
     d = decided(wiki, iid)
     if d is None:
         return f"no pending inbox item {iid} (see 'curator inbox list')"
-    return f"inbox item {iid} was already decided by {d.by} ({d.decision}) in {d.commit[:12]}"
+    return f"inbox item {iid} was already {d.describe()}"
+
+
+def decided_upstream(wiki: Wiki) -> dict[str, Decided]:
+    """Items still pending here that the remote (as last fetched) has decided: id -> how, read
+    in one ``git log`` of the commits this clone has not merged yet."""
+    from curator.engine.repo.git import GitError
+    from curator.engine.write.actions import git_of
+
+    tracking = _upstream(wiki)
+    g = git_of(wiki)
+    if tracking is None or g.resolve(tracking) is None:
+        return {}
+    try:
+        entries = g.log(1000, rev=f"HEAD..{tracking}", paths=[INBOX_DIR], options=["--diff-filter=D"])
+    except GitError:
+        return {}
+    out: dict[str, Decided] = {}
+    for e in reversed(entries):  # oldest first: the first decision of an item stands
+        when = _dt.datetime.fromtimestamp(e.time, _dt.UTC).isoformat().replace("+00:00", "Z")
+        for path in e.paths:
+            iid = path.removeprefix(INBOX_DIR + "/").removesuffix(".json")
+            if path.startswith(INBOX_DIR + "/") and iid not in out:
+                d = _decision(e.commit, e.author_name, e.subject, e.body, when)
+                d.where = tracking.removeprefix("refs/remotes/")
+                out[iid] = d
+    return out
 
 
 def _upstream(wiki: Wiki) -> str | None:
@@ -254,8 +299,8 @@ def _decided_upstream(wiki: Wiki, iid: str) -> Decided | None:
 def _refuse_if_decided_elsewhere(wiki: Wiki, iid: str) -> None:
     d = _decided_upstream(wiki, iid)
     if d is not None:
-        raise _invalid(f"inbox item {iid} was already decided by {d.by} ({d.decision}) in "
-                      f"{d.commit[:12]} on {d.where}; run 'curator sync' to bring it here")
+        raise _invalid(f"inbox item {iid} was already {d.describe()} on {d.where}; run 'curator sync' "
+                      "to bring it here")
 
 
 # --- decisions ----------------------------------------------------------------------------------
@@ -288,17 +333,19 @@ def _still_pending(ctx: ActionContext, iid: str) -> None:
 
 @dataclass(slots=True)
 class Approval:
-    """What :func:`approve` hands the append door: the item, checked and closed in its action."""
+    """What :func:`approve` hands the append door: the item, checked and closed in its action.
+    ``reviewers``: every operator who approved it, the one approving now last."""
 
     item_id: str
-    reviewer: str
+    reviewers: list[str]
 
     def check(self, ctx: ActionContext) -> None:
         _still_pending(ctx, self.item_id)
         ctx.operator_signs = True  # (the operator's decision, committed as the agent)
-        ctx.body = f"Inbox-item: {self.item_id}\nReviewed-by: {self.reviewer}"
-        ctx.data.update(id=self.item_id, reviewed_by=self.reviewer)
-        ctx.journal.update(inbox=self.item_id, reviewed_by=self.reviewer)
+        ctx.body = f"Inbox-item: {self.item_id}\n" + "".join(f"Reviewed-by: {r}\n" for r in self.reviewers)
+        reviewed = ", ".join(self.reviewers)
+        ctx.data.update(id=self.item_id, reviewed_by=reviewed)
+        ctx.journal.update(inbox=self.item_id, reviewed_by=reviewed)
 
     def close(self, ctx: ActionContext) -> None:
         ctx.write_record(item_path(self.item_id), None)
@@ -325,18 +372,81 @@ def approve(wiki: Wiki, actor: Actor, ref: str, content: str | None = None, *,
     except CuratorError as exc:
         return _result(Status.INVALID, f"inbox item {item.id} names a bad actor: {exc}",
                        action="inbox_approve", target=item.id)
+    from curator.engine.write.actions import operator_person
+
+    me = operator_person(wiki)
+    needed = approvals_needed(wiki, item)
+    if me in item.approvers:
+        return _result(Status.PENDING, f"inbox item {item.id} waits: you ({me}) approved it already; "
+                       f"{approval_status(item, needed)}. Another operator must approve it"
+                       + _identity_hint(me), action="inbox_approve", target=item.id,
+                       data=_approval_data(item, needed))
+    if len(item.approvers) + 1 < needed:
+        if content is not None:
+            return _result(Status.INVALID, f"inbox item {item.id} needs {needed} approvals: an edited "
+                           "text is given with the last one", action="inbox_approve", target=item.id)
+        return _record_approval(wiki, actor, item.id, me, needed)
     result = append(wiki, item.slug, item.content if content is None else content, item.links, True,
-                    agent, today, approval=Approval(item.id, str(actor)))
+                    agent, today, approval=Approval(item.id, [*item.approvers, me]))
     if result.status == "duplicate" and result.commit:
         result.message += f"; inbox item {item.id} is closed (the page states it already)"
     result.data.setdefault("id", item.id)
     return result
 
 
+def approvals_needed(wiki: Wiki, item: InboxItem) -> int:
+    """How many different operators must approve ``item`` (the policy's ``review = N`` for its
+    page; 1 without such a rule)."""
+    needed = getattr(wiki.policy, "approvals_needed", None)
+    return max(1, int(needed(item.target))) if needed is not None else 1
+
+
+def approval_status(item: InboxItem, needed: int) -> str:
+    """``1 of 2 approvals: Ann <ann@example.org>`` (empty when one approval decides it and none is
+    recorded)."""
+    if needed <= 1 and not item.approvals:
+        return ""
+    who = ", ".join(item.approvers)
+    return f"{len(item.approvals)} of {needed} approvals" + (f": {who}" if who else "")
+
+
+def _identity_hint(me: str) -> str:
+    # Unconfigured clones all commit as the neutral "operator": they cannot be told apart.
+    return "" if me != "operator" else (" (operators are told apart by their git identity: set "
+                                         "'git config user.name' and 'user.email')")
+
+
+def _approval_data(item: InboxItem, needed: int) -> dict[str, Any]:
+    return {"id": item.id, "page": item.target, "approvals": list(item.approvals), "needed": needed}
+
+
+def _record_approval(wiki: Wiki, actor: Actor, iid: str, me: str, needed: int) -> ActionResult:
+    """Record ``me``'s approval in the item file (one operator commit); the item stays pending."""
+    from curator.engine.write.actions import run_action
+
+    def apply(ctx: ActionContext) -> None:
+        _still_pending(ctx, iid)
+        raw = ctx.read_bytes(item_path(iid))
+        assert raw is not None  # (checked just above, under the lock)
+        item = InboxItem.from_json(json.loads(raw))  # as it is now: another approval may have landed
+        if me in item.approvers:
+            raise _invalid(f"inbox item {iid} waits: you ({me}) approved it already")
+        item.approvals.append({"by": me, "time": now()})
+        ctx.write_record(item_path(iid), encode_record(item.to_json()))
+        ctx.body = f"Inbox-item: {iid}\nApproved-by: {me}"
+        ctx.journal.update(inbox=iid, approved_by=me)
+        ctx.status = Status.PENDING
+        ctx.data.update(_approval_data(item, needed))
+        ctx.message = (f"recorded your approval of inbox item {iid} ({item.target}): "
+                       f"{approval_status(item, needed)}; it waits for another operator")
+
+    return run_action(wiki, actor, "inbox_approval", iid, apply)
+
+
 def reject(wiki: Wiki, actor: Actor, ref: str, reason: str, *, fetch: bool = True) -> ActionResult:
     """Reject the held item ``ref``: the reason is recorded (the same fact from any agent is then
     answered ``rejected``) and the item removed; action ``inbox_reject: <id>``. Operator only."""
-    from curator.engine.write.actions import run_action
+    from curator.engine.write.actions import operator_person, run_action
 
     refused = _operator_only(actor, "reject")
     if refused is not None:
@@ -351,7 +461,7 @@ def reject(wiki: Wiki, actor: Actor, ref: str, reason: str, *, fetch: bool = Tru
 
     def apply(ctx: ActionContext) -> None:
         _still_pending(ctx, item.id)
-        record = {"reason": why, "by": str(actor), "time": now(), "content": item.content,
+        record = {"reason": why, "by": operator_person(wiki), "time": now(), "content": item.content,
                   "item": item.id, "actor": item.actor, "target": item.target}
         ctx.journal.update(inbox=item.id, reason=why)
         ctx.write_record(rejection_path(item.content), encode_record(record))
@@ -448,6 +558,10 @@ def item_view(wiki: Wiki, item: InboxItem, actor: Actor | None = None, *,
     """One item as ``curator inbox show --json`` and the station show it (``refresh``: see
     :meth:`~curator.engine.search.index.SearchIndex.search`; a station fed by its file watcher passes False)."""
     data = item.to_json()
+    needed = approvals_needed(wiki, item)
+    data.update(approvals=list(item.approvals), needed=needed, approval_status=approval_status(item, needed))
+    elsewhere = _decided_upstream(wiki, item.id)  # (fetched, not merged yet: say so, never offer it again)
+    data["decided"] = elsewhere.to_json() if elsewhere is not None else None
     data["diff"] = page_diff(wiki, item)
     with contextlib.suppress(CuratorError):
         data["similar"] = similar_facts(wiki, item.content, actor=actor, refresh=refresh)

@@ -63,14 +63,16 @@ class IncomingCommit:
         return asdict(self)
 
 
-def author_actor(name: str) -> Actor | None:
-    """Who a commit's author name says wrote it: ``agent:<id>`` / ``capability:<id>`` as written,
-    ``operator`` as the operator (None: to be believed only with a signature), anyone else as an
+def author_actor(name: str, claimed: Iterable[str] = ()) -> Actor | None:
+    """Who a commit says wrote it: a ``Curator-Actor: operator`` trailer (``claimed``: the
+    trailer's values) or the author name ``operator`` claim the operator (None: to be believed
+    only with a signature; operators commit under their own names, so the name alone never
+    proves or disproves it); else ``agent:<id>`` / ``capability:<id>`` as written, anyone else as an
     agent of no department (a person committing with plain git is not the operator)."""
     from curator.engine.errors import CuratorError
     from curator.engine.policy.actor import parse_actor
 
-    if name == "operator":
+    if name == "operator" or any(value.lower() == "operator" for value in claimed):
         return None
     try:
         actor = parse_actor(name) if ":" in name else None
@@ -82,20 +84,22 @@ def author_actor(name: str) -> Actor | None:
 def check_incoming(wiki: Wiki, g: Git, ours: str, theirs: str, accepted: Iterable[str] = ()) -> list[IncomingCommit]:
     """Every commit in ``ours..theirs`` with the reasons it may not be merged unreviewed (an empty
     list of reasons: it may); ``accepted`` commits (the operator's decision) pass."""
-    commits = g.commits_between(ours, theirs)
+    from curator.engine.write.actions import ACTOR_TRAILER
+
+    commits = g.commits_between(ours, theirs, ACTOR_TRAILER)
     if not commits:
         return []
     signers = _signers(g, ours, f"{ours}..{theirs}")
     done = set(accepted)
     out = []
-    for sha, parents, author, subject in commits:
+    for sha, parents, author, subject, claimed in commits:
         commit = IncomingCommit(sha, author, subject, signers.get(sha))
         changes = g.changes_of(sha, parents)
         commit.paths = [path for _status, _mode, path in changes]
         if sha in done or commit.signer is not None:
             out.append(commit)
             continue
-        actor = author_actor(author)
+        actor = author_actor(author, claimed)
         if actor is None:
             commit.reasons.append("claims to be the operator without an operator's signature")
             actor = Actor("agent", "unknown")
@@ -117,8 +121,9 @@ def _why_not(wiki: Wiki, actor: Actor, status: str, mode: str, path: str) -> str
         return f"deletes the page {path}"
     if is_inbox_path(path):
         # An agent's held write creates its item file (no agent writes one directly); deciding
-        # an item (removing it, recording a rejection) is the operator's.
-        return None if path.startswith(_INBOX_ITEMS) and not deleted else f"decides the inbox record {path}"
+        # an item (removing it, recording an approval in it, recording a rejection) is the operator's.
+        created = status.startswith("A")
+        return None if path.startswith(_INBOX_ITEMS) and created else f"decides the inbox record {path}"
     decision = wiki.check_write(actor, path)
     return None if decision.allowed else f"writes {path}: {decision.reason or 'the policy does not allow it'}"
 

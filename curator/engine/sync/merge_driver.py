@@ -14,7 +14,8 @@ with normal conflict markers). Lock-free and side-effect free apart from ``%A``:
 How two versions of a page merge (facts kept, frontmatter united) is
 :mod:`curator.engine.write.three_way`'s: the operator's conflicting save uses the same merge.
 
-**The operator's side** (for ``trust``): the side on which a commit authored ``operator`` touched
+**The operator's side** (for ``trust``): the side on which an operator's commit (trailer
+``Curator-Actor: operator``, or authored ``operator``) touched
 the page since the merge base. When both or neither did, ours (the local side, i.e. the clone
 that runs the merge) wins. The driver learns the two commits from ``--ours``/``--theirs``
 (:mod:`curator.engine.sync.remote` passes them to ``git merge-tree``), else from ``HEAD`` and ``MERGE_HEAD`` (a plain
@@ -36,7 +37,9 @@ from curator.engine.repo.git import run_here
 from curator.engine.write.bootstrap import RECORD_FOLDERS
 from curator.engine.write.three_way import MISSING, decode_page, merge_bytes, merge_page, parse_parts
 
-OPERATOR_NAME = "operator"  # the git author name of the operator's commits (actor.git_author)
+#: What marks the operator's commits: the ``Curator-Actor: operator`` trailer (operators commit
+#: under their own names); ``operator`` is also the author name of commits made without a git identity.
+OPERATOR_NAME = "operator"
 
 
 # --- the inbox's records ------------------------------------------------------------------------
@@ -82,8 +85,9 @@ def operator_side(path: str | None, ours: str | None = None, theirs: str | None 
 
     def by_operator(tip: str) -> bool:
         rng = f"{base}..{tip}" if base else tip
-        names = run_here("log", "--format=%an", rng, "--", path) or ""
-        return OPERATOR_NAME in names.splitlines()
+        # (the trailer's key is spelled here: the driver runs inside git and imports no actions)
+        found = run_here("log", "--format=%an%n%(trailers:key=Curator-Actor,valueonly)", rng, "--", path) or ""
+        return OPERATOR_NAME in found.splitlines()
 
     o, t = by_operator(ours), by_operator(theirs)
     return "theirs" if t and not o else "ours"

@@ -81,11 +81,13 @@ from curator.engine.write.actions import (
     ActionResult,
     Invalid,
     atomic_write,
+    commit_author,
     git_of,
     journal_of,
     now_iso,
     operator_key,
     run_action,
+    with_actor_trailer,
 )
 
 if TYPE_CHECKING:
@@ -217,9 +219,10 @@ def _plan(g: Git, ours: str | None, theirs: str, actor: Actor, label: str,
         tree = g.tree_with(tree, {path: g.tree_entry(ours, path) for path in keep_ours})
         shown = ", ".join(keep_ours[:5]) + (f" and {len(keep_ours) - 5} more" if len(keep_ours) > 5 else "")
         note = f"\n\nHeld and dropped by the operator (kept as they were here): {shown}."
-    commit = g.make_commit(tree, [ours, theirs], f"sync: merge {label}\n\nMerged {theirs[:12]} into "
-                           f"{ours[:12]}; pages changed on both sides by Curator's page merge driver.{note}",
-                           actor.git_author, sign=operator_key(actor))
+    commit = g.make_commit(tree, [ours, theirs], with_actor_trailer(
+                           f"sync: merge {label}\n\nMerged {theirs[:12]} into {ours[:12]}; pages changed "
+                           f"on both sides by Curator's page merge driver.{note}", actor),
+                           commit_author(actor, g), sign=operator_key(actor))
     return _Plan(ours, theirs, "merge", commit, tree)
 
 
@@ -677,11 +680,11 @@ def resolve(wiki: Wiki, actor: Actor, refs: Sequence[str], choice: str, data: by
                 kept[path] = facts
         new_tree = g.tree_with(tree, entries)
         names = ", ".join(paths)
-        commit = g.make_commit(new_tree, [head, theirs],
+        commit = g.make_commit(new_tree, [head, theirs], with_actor_trailer(
                                f"resolve: {names}\n\nMerged {theirs[:12]} ({state.get('remote', 'remote')}/"
                                f"{state.get('branch', '')}) with the conflicts resolved: "
-                               + "; ".join(f"{p}: {chosen[p].get('choice')}" for p in paths) + ".",
-                               ctx.actor.git_author, sign=operator_key(ctx.actor))
+                               + "; ".join(f"{p}: {chosen[p].get('choice')}" for p in paths) + ".", ctx.actor),
+                               commit_author(ctx.actor, g), sign=operator_key(ctx.actor))
         changed = _fast_forward(wiki, ctx, g, head, commit)
         _clear(wiki.state_dir / CONFLICTS_NAME)
         ctx.status = Status.RESOLVED

@@ -884,9 +884,10 @@ def _roll_forward(wiki: Wiki, st: WikiSession, rec: _Pending, actor: Actor, acti
             contents[p] = data
     try:
         body = str(rec.commit.get("body") or "").strip()  # the action's own (trailers such as Reviewed-by)
-        sha = st.git.commit_paths(dirty, f"recover: {subject}\n\nCommitted by Curator's recovery: an "
+        sha = st.git.commit_paths(dirty, with_actor_trailer(f"recover: {subject}\n\nCommitted by Curator's recovery: an "
                                   "interrupted action had written all of these changes but not committed "
-                                  "them." + (f"\n\n{body}" if body else ""), actor.git_author,
+                                  "them." + (f"\n\n{body}" if body else ""), actor),
+                                  commit_author(actor, st.git),
                                   contents=contents or None, sign=operator_key(actor))
     except IndexNotUpdated as exc:
         sha = exc.commit
@@ -1030,7 +1031,8 @@ def _finish(wiki: Wiki, st: WikiSession, ctx: ActionContext) -> ActionResult:
         raise
     index_ok = True
     try:
-        sha = st.git.commit_paths(changed, message, ctx.actor.git_author, contents=contents or None,
+        sha = st.git.commit_paths(changed, with_actor_trailer(message, ctx.actor),
+                                  commit_author(ctx.actor, st.git), contents=contents or None,
                                   sign=operator_key(OPERATOR if ctx.operator_signs else ctx.actor))
     except IndexNotUpdated as exc:
         sha, index_ok = exc.commit, False
@@ -1060,6 +1062,53 @@ def _finish(wiki: Wiki, st: WikiSession, ctx: ActionContext) -> ActionResult:
         _clear_marker(st)  # else keep it: the next action's recovery commits (or repairs) these paths
     wiki.refresh_loaded(changed)
     return ActionResult(ctx.status, text, sha, changed, data, ctx.name, ctx.target)
+
+
+#: The trailer every operator commit carries (``Curator-Actor: operator``): the author is the
+#: operator's own git identity, so the trailer (and, on other clones, the signature) is what says
+#: the commit is the operator's.
+ACTOR_TRAILER = "Curator-Actor"
+
+
+def _one_line(text: str) -> str:
+    # A configured name is printed in commit headers and trailers: no line breaks (a forged
+    # trailer line), no angle brackets (git strips them from identities).
+    return " ".join(re.sub(r"[<>\x00-\x1f\x7f]", " ", text).split())
+
+
+def operator_identity(g: Git) -> tuple[str, str]:
+    """(name, email) the operator commits as: ``git config user.name``/``user.email`` of the
+    wiki (its own config, else the user's); unset, the neutral ``operator <operator@curator.invalid>``."""
+    name, email = g.identity()
+    fallback = OPERATOR.git_author
+    name = _one_line(name or "")
+    if not name:
+        return fallback
+    return name, _one_line(email or "") or fallback[1]
+
+
+def commit_author(actor: Actor, g: Git) -> tuple[str, str]:
+    """The git author of ``actor``'s commits: the operator's own identity, anyone else's name."""
+    return operator_identity(g) if actor.is_operator else actor.git_author
+
+
+def operator_person(wiki: Wiki) -> str:
+    """Who the operator of this clone is, as decisions name them: ``Name <email>``, or
+    ``operator`` when no git identity is configured."""
+    name, email = operator_identity(git_of(wiki))
+    return "operator" if (name, email) == OPERATOR.git_author else f"{name} <{email}>"
+
+
+def with_actor_trailer(message: str, actor: Actor) -> str:
+    """``message`` with ``Curator-Actor: operator`` as its last trailer when ``actor`` is the
+    operator (joined to a trailer block already there, else a paragraph of its own)."""
+    if not actor.is_operator:
+        return message
+    message = message.rstrip("\n")
+    trailer = f"{ACTOR_TRAILER}: operator"
+    _before, sep, last = message.rpartition("\n\n")
+    in_block = bool(sep) and all(re.match(r"^[A-Za-z][A-Za-z0-9-]*: \S", line) for line in last.splitlines())
+    return f"{message}\n{trailer}" if in_block else f"{message}\n\n{trailer}"
 
 
 def operator_key(actor: Actor) -> SigningKey | None:

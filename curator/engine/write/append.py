@@ -524,7 +524,7 @@ def append(wiki: Wiki, slug: str, content: str, links: Sequence[str] = (), creat
         ctx.status = Status.APPENDED
         ctx.message = f"created {target} with the fact" if created else f"appended to {target}"
         if approval is not None:
-            ctx.message += f" (inbox item {approval.item_id} approved by {approval.reviewer})"
+            ctx.message += f" (inbox item {approval.item_id} approved by {', '.join(approval.reviewers)})"
 
     result = run_action(wiki, actor, "wiki_append", s, apply)
     for key, value in _empty_data().items():

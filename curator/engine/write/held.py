@@ -44,7 +44,7 @@ class Approval(Protocol):
     the append's action (still pending, not decided elsewhere) and closed in the same commit."""
 
     item_id: str
-    reviewer: str
+    reviewers: list[str]
 
     def check(self, ctx: ActionContext) -> None: ...
 
@@ -90,9 +90,19 @@ class InboxItem:
     create: bool = False
     create_new: bool = False
     reason: str = ""
+    #: The approvals recorded so far when the policy asks for more than one (``review = 2``):
+    #: ``{"by": "<Name <email>>", "time": ...}``, one per different operator, oldest first.
+    approvals: list[dict[str, str]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        if not self.approvals:
+            del data["approvals"]  # (an item no one approved yet is stored as before)
+        return data
+
+    @property
+    def approvers(self) -> list[str]:
+        return [a["by"] for a in self.approvals]
 
     @property
     def agent(self) -> Actor:
@@ -108,7 +118,9 @@ class InboxItem:
                    time=str(data.get("time") or ""), slug=str(data["slug"]), target=str(data["target"]),
                    content=str(data["content"]), links=[str(x) for x in links if isinstance(x, str)],
                    create=bool(data.get("create")), create_new=bool(data.get("create_new")),
-                   reason=str(data.get("reason") or ""))
+                   reason=str(data.get("reason") or ""),
+                   approvals=[{"by": str(a["by"]), "time": str(a.get("time") or "")}
+                              for a in data.get("approvals") or [] if isinstance(a, dict) and a.get("by")])
 
 
 def encode_record(data: dict[str, Any]) -> bytes:

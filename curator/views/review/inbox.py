@@ -119,7 +119,9 @@ class InboxView(ReviewView):
         self.reject_button = QPushButton("Reject… (R)")
         self.open_button = QPushButton("Open page")
         self.approve_button.setToolTip("Apply the selected facts to their pages, authored by their agents "
-                                       "(one commit each, with Reviewed-by: operator)")
+                                       "(one commit each, with Reviewed-by: you, as your git user.name "
+                                       "and user.email say); where the policy asks for two approvals, "
+                                       "the first is recorded and the item waits for another operator")
         self.edit_button.setToolTip("Edit the current item's text, then approve exactly that text")
         self.reject_button.setToolTip("Reject the selected items with a reason (one commit each)")
         self.open_button.setToolTip("Open the target page in the page view")
@@ -291,7 +293,8 @@ class InboxView(ReviewView):
 
         def run(wiki: Wiki) -> ActionResult:
             result = approve(wiki, OPERATOR, item.id, content, fetch=fetch)
-            if result.ok and result.status != "duplicate":  # (a duplicate's message says why it closed)
+            # (a duplicate's message says why it closed; a recorded approval, what it waits for)
+            if result.ok and result.status not in ("duplicate", "pending"):
                 # what the operator decided, in their words: the fact and where it went
                 fact = textwrap.shorten(item.content if content is None else content, 80, placeholder="…")
                 result.message = f"approved: {fact} → {item.target}"
