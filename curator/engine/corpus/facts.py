@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from curator.engine.corpus import frontmatter
 from curator.engine.corpus.lookalike import visible_form
@@ -162,3 +163,87 @@ def refresh_updated(text: str, day: _dt.date) -> str:
     if problem:
         return text
     return frontmatter.update(text, {"updated": day})
+
+
+# --- every fact of a page (the meaning queues, docs/design.md §4.7) -------------------------------
+
+#: A fact shorter than this many words says too little to compare by meaning ("TODO", "See below").
+MIN_FACT_WORDS = 3
+_LIST_ITEM = re.compile(r"^(\s*)(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?(.*)$")
+_QUOTE = re.compile(r"^\s*(?:>\s?)+")
+_CALLOUT_HEAD = re.compile(r"^\[!\w[\w-]*\][+-]?\s*")
+_ADDED = re.compile(r"\(added (\d{4}-\d{2}-\d{2})\)")
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """One fact of a page: a list item (with its continuation lines) or a prose paragraph outside
+    the frontmatter, headings, tables and code. ``text`` is as written, joined onto one line, its
+    list marker and ``(added ...)`` stamp removed; ``added`` is the stamp's date."""
+
+    path: str
+    line: int  # 1-based line of the file where the fact starts
+    text: str
+    added: str | None = None
+
+    @property
+    def key(self) -> str:
+        """The fact's identity as a reader sees it (page and normalised words): stable when the
+        fact moves to another line, changed when its words change."""
+        import hashlib
+
+        words = " ".join(fact_words(self.text))
+        return hashlib.sha1(f"{self.path}\0{words}".encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+def page_facts(path: str, text: str) -> list[Fact]:
+    """Every fact of the page ``path`` whose file holds ``text`` (see :class:`Fact`)."""
+    split = frontmatter.split(text.replace("\r\n", "\n"))
+    out: list[Fact] = []
+    lines = split.body.split("\n")
+    start: int | None = None  # index of the first line of the fact being gathered
+    parts: list[str] = []
+    indent = -1  # the list item's marker indent (-1: a paragraph)
+    fence: str | None = None
+
+    def close() -> None:
+        nonlocal start, parts
+        if start is not None:
+            joined = " ".join(p.strip() for p in parts if p.strip())
+            stamp = _ADDED.search(joined)
+            fact = " ".join(_STAMP.sub("", joined).split())
+            if len(fact_words(fact)) >= MIN_FACT_WORDS:
+                out.append(Fact(path, split.body_line + start, fact, stamp.group(1) if stamp else None))
+        start, parts = None, []
+
+    for i, raw in enumerate(lines):
+        stripped = raw.strip()
+        if fence is not None:
+            if stripped.startswith(fence):
+                fence = None
+            continue
+        m = FENCE_RE.match(raw)
+        if m:
+            close()
+            fence = m.group(1)
+            continue
+        line = _QUOTE.sub("", raw) if raw.lstrip().startswith(">") else raw
+        content = line.strip()
+        if not content or HEADING_RE.match(content) or content.startswith("|") or content in ("---", "***"):
+            close()
+            continue
+        if raw.startswith(("    ", "\t")) and start is None:
+            continue  # an indented code block
+        content = _CALLOUT_HEAD.sub("", content)
+        item = _LIST_ITEM.match(line)
+        if item:
+            close()
+            start, parts, indent = i, [item.group(2)], len(item.group(1))
+        elif start is not None and (indent < 0 or len(line) - len(line.lstrip()) > indent):
+            parts.append(content)  # a paragraph's next line, or an item's continuation
+        else:
+            close()
+            if content:
+                start, parts, indent = i, [content], -1
+    close()
+    return out
