@@ -31,6 +31,7 @@ from curator.engine.policy.actor import OPERATOR, Actor
 from curator.engine.read.injections import agent_actor, parse_since
 from curator.engine.status import Status
 from curator.engine.write.actions import (
+    ACTOR_TRAILER,
     ActionContext,
     ActionResult,
     HistoryEntry,
@@ -290,7 +291,15 @@ def activity(wiki: Wiki, agent: str, viewer: Actor = OPERATOR, since: str | None
     who = agent_actor(agent)
     name = who.git_author[0]
     options = ["--fixed-strings", f"--author={name} <", *_since_option(since)]
-    return [e for e in history(wiki, limit, viewer, options) if e.actor == name]
+    mine = [e for e in history(wiki, limit, viewer, options) if e.actor == name]
+    if who.is_operator:
+        # operators commit under their own git names: their commits are the ones with the trailer
+        # (git ANDs --author with --grep, so the two are asked apart and joined)
+        seen = {e.commit for e in mine}
+        signed = ["--fixed-strings", f"--grep={ACTOR_TRAILER}: operator", *_since_option(since)]
+        mine += [e for e in history(wiki, limit, viewer, signed) if e.commit not in seen]
+        mine.sort(key=lambda e: e.time, reverse=True)
+    return mine[:limit]
 
 
 def undo_agent(wiki: Wiki, actor: Actor, agent: str, since: str) -> ActionResult:

@@ -66,6 +66,11 @@ def test_cli_commits_as_the_configured_person_with_the_trailer(capsys: pytest.Ca
     code, out = agent_append(capsys, root, "tea", "Mint tea is by the kettle")
     assert code == 0 and last(root, "%an") == "agent:dudu"
     assert last(root, "%(trailers:key=Curator-Actor,valueonly)") == ""
+    # the operator's activity holds the commits made under the person's name and the neutral one
+    code, acts = cli(capsys, root, "activity", "--agent", "operator")
+    subjects = [a["subject"] for a in acts]
+    assert code == 0 and subjects.count("wiki_append: tea") == 2, acts
+    assert {a["actor"] for a in acts} >= {"Ann Operator", "operator"}, acts
 
 
 def test_a_name_that_would_forge_a_trailer_stays_on_one_line(capsys: pytest.CaptureFixture[str], root: Path) -> None:
