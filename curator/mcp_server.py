@@ -46,10 +46,13 @@ Appends additionally catch up through the journal inside :func:`~curator.engine.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import logging
+import socket
 import sqlite3
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -59,8 +62,9 @@ from curator.engine.corpus.lookalike import escape_controls
 from curator.engine.corpus.store import ChangeSet
 from curator.engine.corpus.walker import display_path
 from curator.engine.corpus.watcher import PageWatcher, namespaces
-from curator.engine.errors import CuratorError, is_disk_full
+from curator.engine.errors import CuratorError, UsageError, is_disk_full
 from curator.engine.policy.actor import Actor, parse_actor
+from curator.engine.policy.tokens import TokenStore
 from curator.engine.wiki import Wiki
 from curator.text import plural
 
@@ -89,6 +93,11 @@ _NEXT_CANDIDATES = ("Nothing was written. If the fact belongs on one of these pa
                     "only when the user asked for a new page.")
 
 
+#: The agent an HTTP request's token names, set for the duration of one tool call (the SDK runs
+#: synchronous tools on worker threads with a copy of the calling task's context).
+_caller: contextvars.ContextVar[Actor | None] = contextvars.ContextVar("curator_mcp_caller", default=None)
+
+
 class ToolInputError(CuratorError):
     """A tool was called with an argument it cannot use (a tool error, one line)."""
 
@@ -108,14 +117,24 @@ class AgentDoor:
     and the SDK runs synchronous tools on worker threads.
     """
 
-    def __init__(self, wiki: Wiki, actor: Actor) -> None:
+    def __init__(self, wiki: Wiki, actor: Actor | None) -> None:
         self.wiki = wiki
-        self.actor = actor
+        self._actor = actor
         self._lock = threading.Lock()
         self._data_version: int | None = None
         self._watching = False  # this door started the wiki's watcher (and stops it on close)
         #: Set by :func:`serve` when auto-sync is on: appends bring the next sync forward.
         self.auto_sync: Any = None
+
+    @property
+    def actor(self) -> Actor:
+        """Who this call acts as: over HTTP the agent of the request's token, else the door's agent."""
+        caller = _caller.get()
+        if caller is not None:
+            return caller
+        if self._actor is None:
+            raise CuratorError("denied: this call carries no agent identity")
+        return self._actor
 
     # --- keeping warm and fresh -------------------------------------------------------------
     @property
@@ -361,6 +380,9 @@ def _server_class() -> type:
 
     class OneLineErrors(MCPServer):
         async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+            # Over HTTP the caller is the agent of this request's token (checked by the SDK's
+            # bearer middleware on every request); nothing else in the request names an identity.
+            caller = _caller.set(_token_actor(context))
             try:
                 return await super().call_tool(name, arguments, context)
             except UnexpectedToolError:
@@ -375,15 +397,62 @@ def _server_class() -> type:
                 if isinstance(cause, ToolError):
                     raise ToolError(str(cause)) from None
                 raise
+            finally:
+                _caller.reset(caller)
 
     return OneLineErrors
 
 
-def build_server(door: AgentDoor) -> Any:
-    """The MCP server (:class:`mcp.server.mcpserver.MCPServer`) serving ``door``'s tools."""
-    from mcp.server.mcpserver.exceptions import ToolError
+def _token_actor(context: Any) -> Actor | None:
+    """The agent the bearer token of the HTTP request behind ``context`` belongs to (None on stdio)."""
+    from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 
-    server = _server_class()(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING")
+    try:
+        request = context.request_context.request
+    except (AttributeError, ValueError):  # no request context: an in-process call
+        return None
+    user = getattr(request, "scope", {}).get("user") if request is not None else None
+    if not isinstance(user, AuthenticatedUser):
+        return None
+    claims = user.access_token.claims or {}
+    return parse_actor(f"agent:{user.access_token.client_id}", claims.get("department"))
+
+
+class AgentTokens:
+    """The SDK's token verifier over :class:`~curator.engine.policy.tokens.TokenStore`: a token
+    is valid while its agent is registered (``curator agents add``), and says who that agent is."""
+
+    def __init__(self, store: TokenStore) -> None:
+        self.store = store
+
+    async def verify_token(self, token: str) -> Any:
+        from mcp.server.auth.provider import AccessToken
+
+        try:
+            actor = self.store.lookup(token)
+        except CuratorError as exc:
+            log.error("%s", exc)
+            return None
+        if actor is None:
+            return None
+        return AccessToken(token=token, client_id=actor.id, scopes=[],
+                           claims={"department": actor.department})
+
+
+def build_server(door: AgentDoor, tokens: AgentTokens | None = None, url: str = "") -> Any:
+    """The MCP server (:class:`mcp.server.mcpserver.MCPServer`) serving ``door``'s tools; with
+    ``tokens`` (over HTTP at ``url``) every request must carry a registered agent's bearer token."""
+    from mcp.server.auth.settings import AuthSettings
+    from mcp.server.mcpserver.exceptions import ToolError
+    from pydantic import AnyHttpUrl
+
+    from curator import __version__
+
+    # Curator issues its own tokens: the issuer is this server, and no OAuth routes are served.
+    auth = (AuthSettings(issuer_url=AnyHttpUrl(url or "http://127.0.0.1"), resource_server_url=None)
+            if tokens is not None else None)
+    server = _server_class()(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING",
+                             version=__version__, token_verifier=tokens, auth=auth)
 
     def run(fn: Callable[[], str], page_ref: str | None = None, as_stored: bool = False) -> str:
         # Every answer and error leaves as valid UTF-8: a file name that is not (its bytes held as
@@ -505,21 +574,106 @@ def serve(wiki: Wiki, agent: str, department: str | None = None, sync_every: flo
     """
     actor = parse_actor(f"agent:{agent}", department)
     door = AgentDoor(wiki, actor)
+    with _running(door, actor, sync_every):
+        import anyio
+
+        anyio.run(serve_stdio, build_server(door))
+
+
+@contextlib.contextmanager
+def _running(door: AgentDoor, sync_actor: Actor, sync_every: float) -> Iterator[None]:
+    """Keep ``door`` warm and watching (and auto-syncing as ``sync_actor``) while serving."""
     door.warm(watch=True)
     stop = threading.Event()
     if sync_every > 0:
         from curator.engine.sync.remote import AutoSync, sync
 
-        door.auto_sync = AutoSync(lambda: sync(wiki, actor), interval=sync_every,
+        wiki = door.wiki
+        door.auto_sync = AutoSync(lambda: sync(wiki, sync_actor), interval=sync_every,
                                   after_action_delay=min(5.0, sync_every))
         door.auto_sync.start_thread(stop, tick=min(1.0, sync_every))
     try:
-        import anyio
-
-        anyio.run(serve_stdio, build_server(door))
+        yield
     finally:
         stop.set()
         door.close()
+
+
+#: How long Ctrl-C / SIGTERM waits for open connections (an agent's idle event stream) before
+#: closing them; a tool call already running always finishes first (its worker thread is awaited).
+SHUTDOWN_GRACE_S = 5
+
+
+def http_url(host: str, port: int, tls: bool = False) -> str:
+    shown = f"[{host}]" if ":" in host else host
+    return f"{'https' if tls else 'http'}://{shown}:{port}"
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port``, or a one-line error (bound here, not by uvicorn, whose
+    failure to bind is a log line and an exit)."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise UsageError(f"cannot serve on {host}:{port}: {exc.strerror}") from None
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        raise UsageError(f"cannot serve on {host}:{port}: {exc.strerror or exc}") from None
+    return sock
+
+
+def serve_http(wiki: Wiki, host: str, port: int, *, tls_cert: str | None = None, tls_key: str | None = None,
+               sync_every: float = 0.0, on_ready: Callable[[str], None] | None = None) -> None:
+    """Serve ``wiki`` over MCP's streamable HTTP at ``/mcp`` to every agent holding a token.
+
+    One engine and one write queue for all: each tool call runs as the agent its request's bearer
+    token names (``curator agents add``), with that agent's department. Ctrl-C and SIGTERM stop
+    taking requests, let the calls under way finish (their commits included), then exit.
+    """
+    import uvicorn
+
+    from curator.engine.policy.actor import OPERATOR
+
+    url = http_url(host, port, bool(tls_cert))
+    door = AgentDoor(wiki, None)
+    with _running(door, OPERATOR, sync_every):
+        server = build_server(door, AgentTokens(TokenStore(wiki.state_dir)), url)
+        app = server.streamable_http_app(host=host)
+        config = uvicorn.Config(app, host=host, port=port, log_level="warning", ssl_certfile=tls_cert,
+                                ssl_keyfile=tls_key, timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
+                                lifespan="on")
+        sock = _bind(host, port)
+        _graceful_server_class()(config, lambda: on_ready(f"{url}/mcp") if on_ready else None).run(sockets=[sock])
+
+
+def _graceful_server_class() -> type:
+    import uvicorn
+
+    class GracefulServer(uvicorn.Server):
+        """uvicorn's server, except that after its graceful stop on Ctrl-C or SIGTERM it returns
+        instead of raising the signal again, so the door closes (watcher, auto-sync) and the
+        command exits 0."""
+
+        def __init__(self, config: Any, on_ready: Callable[[], None]) -> None:
+            super().__init__(config)
+            self.on_ready = on_ready
+
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets)
+            if self.started:  # serving, with the signal handlers in place
+                self.on_ready()
+
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            super().handle_exit(sig, frame)
+            self._captured_signals.clear()
+
+    return GracefulServer
 
 
 async def serve_stdio(server: Any) -> None:
