@@ -644,8 +644,11 @@ def serve_http(wiki: Wiki, host: str, port: int, *, tls_cert: str | None = None,
     door = AgentDoor(wiki, None)
     with _running(door, OPERATOR, sync_every):
         server = build_server(door, AgentTokens(TokenStore(wiki.state_dir)), url)
-        app = server.streamable_http_app(host=host)
-        config = uvicorn.Config(app, host=host, port=port, log_level="warning", ssl_certfile=tls_cert,
+        # Plain JSON answers rather than a server-sent-event stream per call: the tools send
+        # nothing before their answer, and a stream costs each call several milliseconds.
+        app = server.streamable_http_app(host=host, json_response=True)
+        config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False,
+                                ssl_certfile=tls_cert,
                                 ssl_keyfile=tls_key, timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
                                 lifespan="on")
         sock = _bind(host, port)
