@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import signal
+import ssl
 import subprocess
 import sys
 import time
@@ -183,7 +184,8 @@ def test_another_address_without_tls_or_proxy_is_refused_in_one_line(wiki_root: 
     assert len(lines) == 1 and "without TLS" in lines[0] and "--behind-proxy" in lines[0], done.stderr
 
 
-def test_behind_a_proxy_another_address_is_served_with_a_warning(wiki_root: Path) -> None:
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
+def test_behind_a_proxy_another_address_is_served_with_a_warning(wiki_root: Path, stop: int) -> None:
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "curator.cli", "mcp", "--http", f"0.0.0.0:{port}",
                              "--behind-proxy", "--wiki", str(wiki_root)],
@@ -194,8 +196,47 @@ def test_behind_a_proxy_another_address_is_served_with_a_warning(wiki_root: Path
         assert warning.startswith("warning: serving plain HTTP on 0.0.0.0"), warning
         assert "serving MCP at http://0.0.0.0:" in proc.stderr.readline()
     finally:
+        proc.send_signal(stop)
+        assert proc.wait(30) == 0  # a clean stop (Ctrl-C included), not death by the signal
+
+
+def test_with_tls_another_address_is_served_over_https(wiki_root: Path, tmp_path: Path) -> None:
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
+                    "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
+    token = add_agent(wiki_root, "ann")
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "curator.cli", "mcp", "--http", f"0.0.0.0:{port}",
+                             "--tls-cert", str(cert), "--tls-key", str(key), "--wiki", str(wiki_root)],
+                            cwd=Path(curator.__file__).parent.parent, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        assert line.startswith(f"serving MCP at https://0.0.0.0:{port}/mcp"), line  # no warning first
+        import httpx2
+
+        headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"}
+        answer = httpx2.post(f"https://127.0.0.1:{port}/mcp", json=INITIALIZE, headers=headers,
+                             verify=ssl.create_default_context(cafile=str(cert)), timeout=30.0)
+        assert answer.status_code == 200 and '"name":"curator"' in answer.text, answer.text
+    finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(30) == 0
+
+
+@pytest.mark.parametrize("args, says", [
+    (["mcp", "--http", "127.0.0.1:1", "--agent", "ann"], "drop --agent"),
+    (["--as", "agent:ann", "mcp", "--http", "127.0.0.1:1"], "drop --agent"),
+    (["mcp", "--http", "127.0.0.1:1", "--tls-cert", "c.pem"], "both --tls-cert and --tls-key"),
+    (["mcp", "--agent", "ann", "--behind-proxy"], "apply to --http only"),
+    (["mcp", "--http", "127.0.0.1:99999"], "HOST:PORT"),
+    (["mcp"], "--agent ID (stdio) or --http HOST:PORT"),
+])
+def test_options_that_do_not_fit_together_are_one_line_usage_errors(wiki_root: Path, args: list[str],
+                                                                     says: str) -> None:
+    done = run_curator("--wiki", str(wiki_root), *args, check=False)
+    assert done.returncode == 2
+    assert len(done.stderr.strip().splitlines()) == 1 and says in done.stderr, done.stderr
 
 
 def test_mcp_help_offers_only_what_applies_to_it() -> None:
