@@ -1,10 +1,13 @@
-"""The agents' door: an MCP server over stdio on the same engine as the station and the CLI (docs/design.md §11).
+"""The agents' door: an MCP server on the same engine as the station and the CLI (docs/design.md §11).
 
-``curator mcp --wiki DIR --agent ID [--department D]`` runs one long-lived process per agent. It
-opens the wiki once and keeps it warm (page cache, search index, link index, routing index), and
-every tool call runs as the actor ``agent:<ID>`` with that department: reads go through the scope
-policy's visibility (``departments/<dept>/`` pages only for that department), writes through the
-action mechanism (lock, policy check, one commit authored as the agent, journal).
+``curator mcp --wiki DIR --agent ID [--department D]`` runs one long-lived process per agent on
+stdio; ``curator mcp --wiki DIR --http HOST:PORT`` (:func:`serve_http`) serves many agents at once
+over the SDK's streamable HTTP, each request acting as the agent its bearer token names
+(:class:`AgentTokens`). It opens the wiki once and keeps it warm (page cache, search index, link
+index, routing index), and every tool call runs as the actor ``agent:<ID>`` with that department:
+reads go through the scope policy's visibility (``departments/<dept>/`` pages only for that
+department), writes through the action mechanism (lock, policy check, one commit authored as the
+agent, journal).
 
 Tools (argument names as the seed servers had them)::
 
