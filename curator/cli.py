@@ -115,7 +115,7 @@ COMMAND_GROUP: dict[str, str] = {
     **dict.fromkeys(("sync", "conflicts", "resolve"), "sync"),
     "operators": "operators",
     "gui": "gui",
-    "mcp": "mcp",
+    **dict.fromkeys(("mcp", "agents"), "mcp"),
 }
 
 

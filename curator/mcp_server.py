@@ -1,10 +1,13 @@
-"""The agents' door: an MCP server over stdio on the same engine as the station and the CLI (docs/design.md §11).
+"""The agents' door: an MCP server on the same engine as the station and the CLI (docs/design.md §11).
 
-``curator mcp --wiki DIR --agent ID [--department D]`` runs one long-lived process per agent. It
-opens the wiki once and keeps it warm (page cache, search index, link index, routing index), and
-every tool call runs as the actor ``agent:<ID>`` with that department: reads go through the scope
-policy's visibility (``departments/<dept>/`` pages only for that department), writes through the
-action mechanism (lock, policy check, one commit authored as the agent, journal).
+``curator mcp --wiki DIR --agent ID [--department D]`` runs one long-lived process per agent on
+stdio; ``curator mcp --wiki DIR --http HOST:PORT`` (:func:`serve_http`) serves many agents at once
+over the SDK's streamable HTTP, each request acting as the agent its bearer token names
+(:class:`AgentTokens`). It opens the wiki once and keeps it warm (page cache, search index, link
+index, routing index), and every tool call runs as the actor ``agent:<ID>`` with that department:
+reads go through the scope policy's visibility (``departments/<dept>/`` pages only for that
+department), writes through the action mechanism (lock, policy check, one commit authored as the
+agent, journal).
 
 Tools (argument names as the seed servers had them)::
 
@@ -52,11 +55,14 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
+import contextvars
 import json
 import logging
+import socket
 import sqlite3
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -66,8 +72,9 @@ from curator.engine.corpus.lookalike import escape_controls
 from curator.engine.corpus.store import ChangeSet
 from curator.engine.corpus.walker import display_path
 from curator.engine.corpus.watcher import PageWatcher, namespaces
-from curator.engine.errors import CuratorError, is_disk_full
+from curator.engine.errors import CuratorError, UsageError, is_disk_full
 from curator.engine.policy.actor import Actor, parse_actor
+from curator.engine.policy.tokens import TokenStore
 from curator.engine.wiki import Wiki
 from curator.text import plural
 
@@ -94,6 +101,11 @@ _NEXT_DUPLICATE = ("Nothing was written: the page already records this fact. Do 
 _NEXT_CANDIDATES = ("Nothing was written. If the fact belongs on one of these pages, call "
                     "wiki_append again with that page's slug. Pass create_new=true to create '{slug}' "
                     "only when the user asked for a new page.")
+
+
+#: The agent an HTTP request's token names, set for the duration of one tool call (the SDK runs
+#: synchronous tools on worker threads with a copy of the calling task's context).
+_caller: contextvars.ContextVar[Actor | None] = contextvars.ContextVar("curator_mcp_caller", default=None)
 
 
 class ToolInputError(CuratorError):
@@ -124,9 +136,9 @@ class AgentDoor:
     and the SDK runs synchronous tools on worker threads.
     """
 
-    def __init__(self, wiki: Wiki, actor: Actor, budget: int = ANSWER_BUDGET) -> None:
+    def __init__(self, wiki: Wiki, actor: Actor | None, budget: int = ANSWER_BUDGET) -> None:
         self.wiki = wiki
-        self.actor = actor
+        self._actor = actor
         #: the most bytes of one answer (see :data:`ANSWER_BUDGET`)
         self.budget = budget
         #: (graph, answer): the community overview of the graph it was computed for (Leiden
@@ -137,6 +149,16 @@ class AgentDoor:
         self._watching = False  # this door started the wiki's watcher (and stops it on close)
         #: Set by :func:`serve` when auto-sync is on: appends bring the next sync forward.
         self.auto_sync: Any = None
+
+    @property
+    def actor(self) -> Actor:
+        """Who this call acts as: over HTTP the agent of the request's token, else the door's agent."""
+        caller = _caller.get()
+        if caller is not None:
+            return caller
+        if self._actor is None:
+            raise CuratorError("denied: this call carries no agent identity")
+        return self._actor
 
     # --- keeping warm and fresh -------------------------------------------------------------
     @property
@@ -600,6 +622,9 @@ def _server_class() -> type:
 
     class OneLineErrors(MCPServer):
         async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+            # Over HTTP the caller is the agent of this request's token (checked by the SDK's
+            # bearer middleware on every request); nothing else in the request names an identity.
+            caller = _caller.set(_token_actor(context))
             try:
                 return await super().call_tool(name, arguments, context)
             except UnexpectedToolError:
@@ -614,15 +639,62 @@ def _server_class() -> type:
                 if isinstance(cause, ToolError):
                     raise ToolError(str(cause)) from None
                 raise
+            finally:
+                _caller.reset(caller)
 
     return OneLineErrors
 
 
-def build_server(door: AgentDoor) -> Any:
-    """The MCP server (:class:`mcp.server.mcpserver.MCPServer`) serving ``door``'s tools."""
-    from mcp.server.mcpserver.exceptions import ToolError
+def _token_actor(context: Any) -> Actor | None:
+    """The agent the bearer token of the HTTP request behind ``context`` belongs to (None on stdio)."""
+    from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 
-    server = _server_class()(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING")
+    try:
+        request = context.request_context.request
+    except (AttributeError, ValueError):  # no request context: an in-process call
+        return None
+    user = getattr(request, "scope", {}).get("user") if request is not None else None
+    if not isinstance(user, AuthenticatedUser):
+        return None
+    claims = user.access_token.claims or {}
+    return parse_actor(f"agent:{user.access_token.client_id}", claims.get("department"))
+
+
+class AgentTokens:
+    """The SDK's token verifier over :class:`~curator.engine.policy.tokens.TokenStore`: a token
+    is valid while its agent is registered (``curator agents add``), and says who that agent is."""
+
+    def __init__(self, store: TokenStore) -> None:
+        self.store = store
+
+    async def verify_token(self, token: str) -> Any:
+        from mcp.server.auth.provider import AccessToken
+
+        try:
+            actor = self.store.lookup(token)
+        except CuratorError as exc:
+            log.error("%s", exc)
+            return None
+        if actor is None:
+            return None
+        return AccessToken(token=token, client_id=actor.id, scopes=[],
+                           claims={"department": actor.department})
+
+
+def build_server(door: AgentDoor, tokens: AgentTokens | None = None, url: str = "") -> Any:
+    """The MCP server (:class:`mcp.server.mcpserver.MCPServer`) serving ``door``'s tools; with
+    ``tokens`` (over HTTP at ``url``) every request must carry a registered agent's bearer token."""
+    from mcp.server.auth.settings import AuthSettings
+    from mcp.server.mcpserver.exceptions import ToolError
+    from pydantic import AnyHttpUrl
+
+    from curator import __version__
+
+    # Curator issues its own tokens: the issuer is this server, and no OAuth routes are served.
+    auth = (AuthSettings(issuer_url=AnyHttpUrl(url or "http://127.0.0.1"), resource_server_url=None)
+            if tokens is not None else None)
+    server = _server_class()(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING",
+                             version=__version__, token_verifier=tokens, auth=auth)
 
     def run(fn: Callable[[], str], page_ref: str | None = None, as_stored: bool = False) -> str:
         # Every answer and error leaves as valid UTF-8: a file name that is not (its bytes held as
@@ -761,21 +833,109 @@ def serve(wiki: Wiki, agent: str, department: str | None = None, sync_every: flo
     """
     actor = parse_actor(f"agent:{agent}", department)
     door = AgentDoor(wiki, actor)
+    with _running(door, actor, sync_every):
+        import anyio
+
+        anyio.run(serve_stdio, build_server(door))
+
+
+@contextlib.contextmanager
+def _running(door: AgentDoor, sync_actor: Actor, sync_every: float) -> Iterator[None]:
+    """Keep ``door`` warm and watching (and auto-syncing as ``sync_actor``) while serving."""
     door.warm(watch=True)
     stop = threading.Event()
     if sync_every > 0:
         from curator.engine.sync.remote import AutoSync, sync
 
-        door.auto_sync = AutoSync(lambda: sync(wiki, actor), interval=sync_every,
+        wiki = door.wiki
+        door.auto_sync = AutoSync(lambda: sync(wiki, sync_actor), interval=sync_every,
                                   after_action_delay=min(5.0, sync_every))
         door.auto_sync.start_thread(stop, tick=min(1.0, sync_every))
     try:
-        import anyio
-
-        anyio.run(serve_stdio, build_server(door))
+        yield
     finally:
         stop.set()
         door.close()
+
+
+#: How long Ctrl-C / SIGTERM waits for open connections (an agent's idle event stream) before
+#: closing them; a tool call already running always finishes first (its worker thread is awaited).
+SHUTDOWN_GRACE_S = 5
+
+
+def http_url(host: str, port: int, tls: bool = False) -> str:
+    shown = f"[{host}]" if ":" in host else host
+    return f"{'https' if tls else 'http'}://{shown}:{port}"
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port``, or a one-line error (bound here, not by uvicorn, whose
+    failure to bind is a log line and an exit)."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise UsageError(f"cannot serve on {host}:{port}: {exc.strerror}") from None
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        raise UsageError(f"cannot serve on {host}:{port}: {exc.strerror or exc}") from None
+    return sock
+
+
+def serve_http(wiki: Wiki, host: str, port: int, *, tls_cert: str | None = None, tls_key: str | None = None,
+               sync_every: float = 0.0, on_ready: Callable[[str], None] | None = None) -> None:
+    """Serve ``wiki`` over MCP's streamable HTTP at ``/mcp`` to every agent holding a token.
+
+    One engine and one write queue for all: each tool call runs as the agent its request's bearer
+    token names (``curator agents add``), with that agent's department. Ctrl-C and SIGTERM stop
+    taking requests, let the calls under way finish (their commits included), then exit.
+    """
+    import uvicorn
+
+    from curator.engine.policy.actor import OPERATOR
+
+    url = http_url(host, port, bool(tls_cert))
+    door = AgentDoor(wiki, None)
+    with _running(door, OPERATOR, sync_every):
+        server = build_server(door, AgentTokens(TokenStore(wiki.state_dir)), url)
+        # Plain JSON answers rather than a server-sent-event stream per call: the tools send
+        # nothing before their answer, and a stream costs each call several milliseconds.
+        app = server.streamable_http_app(host=host, json_response=True)
+        config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False,
+                                ssl_certfile=tls_cert,
+                                ssl_keyfile=tls_key, timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
+                                lifespan="on")
+        sock = _bind(host, port)
+        _graceful_server_class()(config, lambda: on_ready(f"{url}/mcp") if on_ready else None).run(sockets=[sock])
+
+
+def _graceful_server_class() -> type:
+    import uvicorn
+
+    class GracefulServer(uvicorn.Server):
+        """uvicorn's server, except that after its graceful stop on Ctrl-C or SIGTERM it returns
+        instead of raising the signal again, so the door closes (watcher, auto-sync) and the
+        command exits 0."""
+
+        def __init__(self, config: Any, on_ready: Callable[[], None]) -> None:
+            super().__init__(config)
+            self.on_ready = on_ready
+
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets)
+            if self.started:  # serving, with the signal handlers in place
+                self.on_ready()
+
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            super().handle_exit(sig, frame)
+            self._captured_signals.clear()
+
+    return GracefulServer
 
 
 async def serve_stdio(server: Any) -> None:

@@ -43,3 +43,28 @@ def test_appends_are_pushed_by_the_auto_sync(tmp_path: Path) -> None:
 
     anyio.run(main)
     assert remote_subjects(net.remote)[0] == "wiki_append: ann-smith"
+
+
+def test_appends_over_http_are_pushed_by_the_auto_sync(tmp_path: Path) -> None:
+    from tests.mcp.http_helpers import add_agent, call, http_server, http_session
+
+    net = make_net(tmp_path)
+    root = net.a.root
+    net.close()
+    token = add_agent(root, "dudu")
+    with http_server(root, "--sync-every", "1") as (url, _):
+
+        async def main() -> None:
+            async with http_session(url, token) as session:
+                err, text = await call(session, "wiki_append", slug="ann-smith",
+                                       content="Ann now chairs the Lantern steering group")
+                assert not err, text
+                deadline = time.monotonic() + 20
+                while "wiki_append: ann-smith" not in remote_subjects(net.remote):
+                    assert time.monotonic() < deadline, remote_subjects(net.remote)
+                    await anyio.sleep(0.3)
+
+        anyio.run(main)
+    author = subprocess.run(["git", "--git-dir", str(net.remote), "log", "-1", "--format=%an", "main"],
+                            capture_output=True, text=True, check=True).stdout.strip()
+    assert author == "agent:dudu"
