@@ -27,7 +27,7 @@ def root(tmp_path: Path) -> Path:
     # Dates far in the past: stale on whatever day the test runs.
     (root / "wiki/now.md").write_text("---\nlayer: context\n---\n- The lobby door code is 4711 today (added 2001-02-03)\n"
                                       "- Parking moves to the north lot (added 2001-02-04)\n", encoding="utf-8")
-    (root / "wiki/old.md").write_text("---\ntitle: Old rules\nvalid_until: 2001-01-01\n---\nThe old rules still apply here.\n",
+    (root / "wiki/old.md").write_text("---\ntitle: Old rules\nlayer: core\nvalid_until: 2001-01-01\n---\nThe old rules still apply here.\n",
                                       encoding="utf-8")
     subprocess.run(["git", "add", "-A"], cwd=root, check=True)
     subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "seed"], cwd=root, check=True)
@@ -68,3 +68,11 @@ def test_an_agent_is_refused_and_bad_input_is_one_line(root: Path, capsys: pytes
     assert code == 1 and out.startswith("invalid: no stale fact") and "Traceback" not in out + err
     code, out, err = run(capsys, "--wiki", str(root), "--json", "facts", "verify", "nope")
     assert code == 1 and json.loads(out)["status"] == "invalid"
+
+
+def test_context_leaves_the_expired_page_out_and_says_so_on_stderr(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "--wiki", str(root), "context", "--agent", "bot", "--no-record")
+    assert code == 0 and "old rules" not in out.lower()
+    assert err == "[1 page was left out: past valid_until, no longer vouched for (the operator's stale queue lists it)]\n"
+    code, out, _ = run(capsys, "--wiki", str(root), "--json", "context", "--agent", "bot", "--no-record")
+    assert json.loads(out)["notice"].startswith("[1 page was left out")
