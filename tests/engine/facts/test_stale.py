@@ -201,3 +201,14 @@ def test_bad_durations_are_warnings_and_the_defaults_stay(wiki: Wiki) -> None:
     (wiki.root / ".scope.toml").write_text('[freshness]\ncontext = "a while"\n', encoding="utf-8")
     found = stale_facts(wiki, OPERATOR, TODAY)  # no crash; the default 30 days stay
     assert any(e.path == "wiki/today.md" for e in found) and wiki.scope.warnings
+
+
+def test_retire_of_an_expired_page_archives_it_in_one_commit(wiki: Wiki) -> None:
+    root = wiki.root
+    [page] = [e for e in stale_facts(wiki, OPERATOR, TODAY) if e.path == "wiki/policy.md"]
+    before = commits(root)
+    result = retire(wiki, OPERATOR, page.id, "finance rewrote the policy", TODAY)
+    assert result.ok, result.message
+    assert commits(root) == before + 1 and "finance rewrote the policy" in last_message(root)
+    assert not (root / "wiki/policy.md").exists() and (root / "_archive/wiki/policy.md").is_file()
+    assert not [e for e in stale_facts(wiki, OPERATOR, TODAY) if e.path.endswith("policy.md")]
