@@ -13,7 +13,8 @@ Two sources, neither needing embeddings:
 
 An entry's ``id`` is stable: a hash of the page and the fact's words as a reader sees them
 (:attr:`Fact.key <curator.engine.corpus.facts.Fact.key>`, stamps excluded), so verifying a fact
-or moving it to another line keeps its id.
+or moving it to another line keeps its id; the same words twice on one page are told apart by
+their order (:func:`fact_ids`).
 
 ``verify(wiki, actor, id, today)`` stamps the fact ``(verified YYYY-MM-DD)`` at the end of its
 last line (replacing an older verified stamp), or sets a page's ``verified:`` frontmatter, in one
@@ -67,6 +68,17 @@ def page_id(path: str) -> str:
     return hashlib.sha1(f"page\0{path}".encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
+def fact_ids(facts: list[Fact]) -> list[str]:
+    """The id of each of a page's ``facts``: its :attr:`~Fact.key`, and for the second and later
+    facts with the same words on the page that key with its occurrence (ids never collide)."""
+    seen: dict[str, int] = {}
+    out = []
+    for fact in facts:
+        n = seen[fact.key] = seen.get(fact.key, 0) + 1
+        out.append(fact.key if n == 1 else hashlib.sha1(f"{fact.key}#{n}".encode()).hexdigest()[:16])
+    return out
+
+
 def _date(value: str | None) -> _dt.date | None:
     try:
         return _dt.date.fromisoformat(value) if value else None
@@ -93,7 +105,8 @@ def stale_facts(wiki: Wiki, actor: Actor, today: _dt.date | None = None) -> list
             text = wiki.read_text(page.path)
         except OSError:
             continue  # removed since the cache saw it
-        for fact in page_facts(page.path, text):
+        facts = page_facts(page.path, text)
+        for fact, ident in zip(facts, fact_ids(facts), strict=True):
             stamp = _date(fact.verified) or _date(fact.added)
             if stamp is not None:
                 since = f"{'verified' if fact.verified else 'added'} {stamp.isoformat()}"
@@ -106,7 +119,7 @@ def stale_facts(wiki: Wiki, actor: Actor, today: _dt.date | None = None) -> list
                 since = f"page last changed {stamp.isoformat()}"
             due = stamp + _dt.timedelta(days=days)
             if today > due:
-                out.append(StaleFact(fact.key, fact.path, fact.line, fact.text, due,
+                out.append(StaleFact(ident, fact.path, fact.line, fact.text, due,
                                      f"{source}: {since}, older than {days} days"))
     out.sort(key=lambda s: (s.due, s.path, s.line))
     return out
@@ -136,7 +149,8 @@ def _locate(text: str, entry: StaleFact) -> tuple[list[str], int, int]:
     """The page's lines and the range of ``entry``'s fact in them (found by its id: the line
     may have moved since the queue was read)."""
     lines = text.split("\n")
-    fact: Fact | None = next((f for f in page_facts(entry.path, text) if f.key == entry.id), None)
+    facts = page_facts(entry.path, text)
+    fact: Fact | None = next((f for f, i in zip(facts, fact_ids(facts), strict=True) if i == entry.id), None)
     if fact is None:
         raise Invalid(message=f"the fact {entry.id} is no longer on {entry.path}")
     first, end = _fact_lines(lines, fact.line - 1)

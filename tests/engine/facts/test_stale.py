@@ -212,3 +212,16 @@ def test_retire_of_an_expired_page_archives_it_in_one_commit(wiki: Wiki) -> None
     assert commits(root) == before + 1 and "finance rewrote the policy" in last_message(root)
     assert not (root / "wiki/policy.md").exists() and (root / "_archive/wiki/policy.md").is_file()
     assert not [e for e in stale_facts(wiki, OPERATOR, TODAY) if e.path.endswith("policy.md")]
+
+
+def test_the_same_words_twice_on_a_page_get_two_ids_and_verify_stamps_the_right_one(wiki: Wiki) -> None:
+    root = wiki.root
+    twice = "- The standup moves to ten (added 2026-01-03)\n"
+    (root / "wiki/team.md").write_text(f"---\nlayer: context\n---\n{twice}\n## Later\n\n{twice}", "utf-8")
+    commit_all(root, "team")
+    wiki.refresh()
+    entries = [e for e in stale_facts(wiki, OPERATOR, TODAY) if e.path == "wiki/team.md"]
+    assert [e.line for e in entries] == [4, 8] and len({e.id for e in entries}) == 2
+    assert verify(wiki, OPERATOR, entries[1].id, TODAY).ok
+    lines = (root / "wiki/team.md").read_text("utf-8").splitlines()
+    assert lines[3] == twice.strip() and "(verified 2026-06-01)" in lines[7]
