@@ -20,7 +20,7 @@ from typing import Any
 
 #: Command groups, in the order their commands appear in ``--help``.
 COMMAND_GROUPS: tuple[str, ...] = ("read", "write", "inbox", "provenance", "properties", "graph", "links", "search",
-                                  "scope", "sync", "operators", "gui", "mcp")
+                                  "facts", "scope", "sync", "operators", "gui", "mcp")
 
 
 def _terminal_columns() -> int:
@@ -111,6 +111,7 @@ COMMAND_GROUP: dict[str, str] = {
     **dict.fromkeys(("graph", "path", "explain", "dedup", "dismiss", "merge", "move", "archive"), "graph"),
     **dict.fromkeys(("links", "health"), "links"),
     **dict.fromkeys(("search", "context"), "search"),
+    "facts": "facts",
     **dict.fromkeys(("scope", "file-doc", "auto"), "scope"),
     **dict.fromkeys(("sync", "conflicts", "resolve"), "sync"),
     "operators": "operators",

@@ -464,7 +464,8 @@ class AgentDoor:
         budget = min(budget, self.budget)
         result = build_context(self.wiki, self.actor, budget=budget, query=query or None)
         record(self.wiki, self.actor, result, query=query or None, source="mcp")  # docs/design.md §14
-        return result.text or EMPTY_ANSWER
+        answer = result.text or EMPTY_ANSWER
+        return f"{answer.rstrip()}\n\n{result.notice}" if result.notice else answer
 
 
 def _positive(value: int, name: str) -> None:

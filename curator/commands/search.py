@@ -99,4 +99,6 @@ def run_context(inv: Invocation, args: argparse.Namespace) -> int:
         import sys
 
         sys.stdout.write(result.text)
+        if result.notice:  # on stderr: stdout stays exactly the injected text
+            sys.stderr.write(result.notice + "\n")
     return 0

@@ -23,7 +23,9 @@ DUP_JACCARD = 0.8
 
 _WORDS = re.compile(r"[^\W_]+")
 _LINK = re.compile(r"!?\[\[[^\]\n]*\]\]")
-_STAMP = re.compile(r"\s*\(added \d{4}-\d{2}-\d{2}\)\s*$")
+# The stamps a fact ends with: when it was added, and when an operator last confirmed it
+# (``curator facts verify``, docs/design.md §15); neither is part of what the fact says.
+_STAMP = re.compile(r"(?:\s*\((?:added|verified) \d{4}-\d{2}-\d{2}\))+\s*$")
 BULLET_RE = re.compile(r"^\s*- (.*)$")
 HEADING_RE = re.compile(r"^(#{1,6})\s")
 UPDATES_RE = re.compile(r"^##\s+updates\s*#*\s*$", re.IGNORECASE)
@@ -173,18 +175,21 @@ _LIST_ITEM = re.compile(r"^(\s*)(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?(.*)$")
 _QUOTE = re.compile(r"^\s*(?:>\s?)+")
 _CALLOUT_HEAD = re.compile(r"^\[!\w[\w-]*\][+-]?\s*")
 _ADDED = re.compile(r"\(added (\d{4}-\d{2}-\d{2})\)")
+_VERIFIED = re.compile(r"\(verified (\d{4}-\d{2}-\d{2})\)")
 
 
 @dataclass(frozen=True, slots=True)
 class Fact:
     """One fact of a page: a list item (with its continuation lines) or a prose paragraph outside
     the frontmatter, headings, tables and code. ``text`` is as written, joined onto one line, its
-    list marker and ``(added ...)`` stamp removed; ``added`` is the stamp's date."""
+    list marker and ``(added ...)`` / ``(verified ...)`` stamps removed; ``added`` and ``verified``
+    are the stamps' dates."""
 
     path: str
     line: int  # 1-based line of the file where the fact starts
     text: str
     added: str | None = None
+    verified: str | None = None
 
     @property
     def key(self) -> str:
@@ -211,9 +216,11 @@ def page_facts(path: str, text: str) -> list[Fact]:
         if start is not None:
             joined = " ".join(p.strip() for p in parts if p.strip())
             stamp = _ADDED.search(joined)
+            checked = _VERIFIED.search(joined)
             fact = " ".join(_STAMP.sub("", joined).split())
             if len(fact_words(fact)) >= MIN_FACT_WORDS:
-                out.append(Fact(path, split.body_line + start, fact, stamp.group(1) if stamp else None))
+                out.append(Fact(path, split.body_line + start, fact, stamp.group(1) if stamp else None,
+                                checked.group(1) if checked else None))
         start, parts = None, []
 
     for i, raw in enumerate(lines):

@@ -17,6 +17,12 @@ A wiki root may hold ``.scope.toml``::
     create = true                   # an agent creating a page is held
     layers = ["identity", "core"]   # an agent appending to a page of these layers is held
 
+    [freshness]                     # facts gone stale (docs/design.md §15): per layer
+    context = "30d"                 # the default; "never" switches it off
+
+    [namespaces."ops"]
+    stale_after = "90d"             # every fact under ops/ (wins over its layer's freshness)
+
 Writes: ``agent_writable`` allows everyone, ``read_only`` the operator and the capability named
 by ``synced_from``, ``operator_only`` the operator, ``agent_allowlist`` the operator and the
 listed agents. Reads: ``departments/<dept>/`` is visible only to actors whose department is
@@ -55,6 +61,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from curator.engine.corpus.freshness import parse_duration
 from curator.engine.policy.actor import Actor
 
 
@@ -79,6 +86,10 @@ MAX_SCOPE_BYTES = 256 * 1024
 INBOX_FOLDERS: tuple[str, ...] = ("_review/inbox", "_review/rejected")
 #: The most approvals a namespace may ask for (``review = N``).
 MAX_APPROVALS = 9
+#: Days a fact of a layer stays fresh when ``[freshness]`` does not say (docs/design.md §15): the
+#: context layer is refreshed daily by the agents that write it, so a month-old fact there is due
+#: for a look; nothing else goes stale unless configured.
+DEFAULT_FRESHNESS: dict[str, int | None] = {"context": 30}
 
 #: Files that configure the wiki itself: only the operator may create, change or remove them, on
 #: every mutation path (append, merge, undo/revert, ...), whatever ``.scope.toml`` says.
@@ -114,6 +125,8 @@ class NamespaceRule:
     #: Every agent write here is held until this many different operators approved it (0: not
     #: held; ``review = true`` is 1; docs/design.md §13).
     review: int = 0
+    #: Days a fact here stays fresh (``stale_after``; None: its layer's freshness decides).
+    stale_after: int | None = None
 
     def applies_to(self, path: str) -> bool:
         """Whether the rule covers ``path``; folder names match whatever their case (``HR/``
@@ -142,7 +155,8 @@ class NamespaceRule:
                 "synced_from": f"capability:{self.synced_from}" if self.synced_from else None,
                 "visible_to_departments": (None if self.visible_to_departments is None
                                            else list(self.visible_to_departments)),
-                "review": self.review if self.review > 1 else bool(self.review)}
+                "review": self.review if self.review > 1 else bool(self.review),
+                **({"stale_after_days": self.stale_after} if self.stale_after is not None else {})}
 
 
 @dataclass(slots=True, frozen=True)
@@ -175,6 +189,8 @@ class ParsedPolicy:
     review: ReviewRule = field(default_factory=ReviewRule)
     error: str | None = None  # the file exists but does not parse: no policy
     warnings: list[str] = field(default_factory=list)
+    #: Days a fact of each layer stays fresh (None: never stale); :data:`DEFAULT_FRESHNESS` plus ``[freshness]``.
+    freshness: dict[str, int | None] = field(default_factory=lambda: dict(DEFAULT_FRESHNESS))
 
 
 def _str_list(value: Any, what: str, warnings: list[str]) -> tuple[str, ...] | None:
@@ -220,10 +236,37 @@ def _parse_rule(key: str, table: Any, warnings: list[str]) -> NamespaceRule:
         warnings.append(f"{where}: review must be true, false or a number of approvals (1 to "
                         f"{MAX_APPROVALS}); treated as true")
         review = 1  # the policy only tightens: a broken flag holds rather than lets through
-    unknown = sorted(set(table) - {"mode", "synced_from", "agents", "visible_to_departments", "review"})
+    stale_after: int | None = None
+    if "stale_after" in table:
+        try:
+            stale_after = parse_duration(table["stale_after"])
+        except ValueError as exc:
+            warnings.append(f"{where}: stale_after: {exc}; ignored")
+    unknown = sorted(set(table) - {"mode", "synced_from", "agents", "visible_to_departments", "review",
+                                   "stale_after"})
     if unknown:
         warnings.append(f"{where}: unknown keys ignored: {', '.join(unknown)}")
-    return NamespaceRule(key, mode, agents, synced, visible, review)
+    return NamespaceRule(key, mode, agents, synced, visible, review, stale_after)
+
+
+def _parse_freshness(table: Any, warnings: list[str]) -> dict[str, int | None]:
+    """``[freshness]``: layer name -> duration, over :data:`DEFAULT_FRESHNESS`; a bad entry is
+    warned about and the layer keeps its default."""
+    from curator.engine.corpus.page import LAYERS
+
+    out = dict(DEFAULT_FRESHNESS)
+    if not isinstance(table, dict):
+        warnings.append("[freshness] is not a table; the defaults apply")
+        return out
+    for layer, value in table.items():
+        if layer not in LAYERS:
+            warnings.append(f"[freshness]: unknown layer {layer!r} ignored (use {', '.join(LAYERS)})")
+            continue
+        try:
+            out[layer] = parse_duration(value)
+        except ValueError as exc:
+            warnings.append(f"[freshness]: {layer}: {exc}; the default applies")
+    return out
 
 
 def _parse_review(table: Any, warnings: list[str]) -> ReviewRule:
@@ -269,7 +312,9 @@ def parse_scope(text: str) -> ParsedPolicy:
         result.rules[norm] = _parse_rule(norm, table, result.warnings)
     if "review" in data:
         result.review = _parse_review(data["review"], result.warnings)
-    unknown = sorted(set(data) - {"namespaces", "review"})
+    if "freshness" in data:
+        result.freshness = _parse_freshness(data["freshness"], result.warnings)
+    unknown = sorted(set(data) - {"namespaces", "review", "freshness"})
     if unknown:
         result.warnings.append(f"unknown top-level keys ignored: {', '.join(unknown)}")
     return result
@@ -478,6 +523,17 @@ class ScopePolicy:
                             f"operators approve it (review = {rule.review})")
                 return f"the policy holds every agent write to {ns} (review = true)"
         return None
+
+    def fresh_for(self, path: str, layer: str) -> tuple[int, str] | None:
+        """How many days a fact of ``path`` (a page of ``layer``) stays fresh, and the rule that
+        says so (``namespace 'ops'``, ``context layer``), or None when it never goes stale. The
+        narrowest namespace with ``stale_after`` wins over the layer's freshness."""
+        self.reload()
+        for rule in reversed(self.rules_for(path)):
+            if rule.stale_after is not None:
+                return rule.stale_after, f"namespace {rule.key!r}" if rule.key else "the wiki root"
+        days = self._parsed.freshness.get(layer)
+        return None if days is None else (days, f"{layer} layer")
 
     def approvals_needed(self, path: str) -> int:
         """How many different operators must approve a held write to ``path`` (at least 1; the

@@ -11,14 +11,22 @@ Blocks are separated by one blank line. Within a layer pages are ordered by trus
 then path; with a query, pages matching it come first, best match first. Pages are then taken
 greedily while the UTF-8 size of the whole text stays within the byte budget: a page that does not
 fit is skipped and smaller pages after it may still fill the rest.
+
+A page whose ``valid_until:`` has passed (and that no ``verified:`` date on or after it vouches for,
+:func:`~curator.engine.corpus.freshness.expired_on`) is left out too: an agent must not act on what
+its author said stops being true. :attr:`ContextResult.notice` is the one line the answer adds to
+say how many pages were left out for that reason (it is not part of the injected text, so the
+injection record still rebuilds the text byte for byte).
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from curator.engine.corpus import frontmatter
+from curator.engine.corpus.freshness import expired_on
 from curator.engine.corpus.page import Page, decode
 from curator.engine.policy.actor import Actor
 
@@ -31,6 +39,7 @@ INJECTED_LAYERS: tuple[str, ...] = ("identity", "core")
 SKIP_BUDGET = "over budget"
 SKIP_DO_NOT_INJECT = "do_not_inject"
 SKIP_AUTO = "auto-filed"
+SKIP_EXPIRED = "past valid_until"
 
 
 @dataclass(slots=True)
@@ -62,10 +71,23 @@ class ContextResult:
     def bytes(self) -> int:
         return len(self.text.encode("utf-8", "surrogateescape"))
 
+    @property
+    def notice(self) -> str:
+        """One line saying how many pages were left out because their ``valid_until`` passed
+        ("" when none was)."""
+        n = sum(1 for p in self.skipped if p.reason == SKIP_EXPIRED)
+        if not n:
+            return ""
+        pages = "1 page was" if n == 1 else f"{n} pages were"
+        return f"[{pages} left out: past valid_until, no longer vouched for (the operator's stale queue lists it)]"
+
     def to_json(self) -> dict[str, Any]:
-        return {"text": self.text, "bytes": self.bytes, "budget": self.budget,
-                "included": [p.to_json() for p in self.included],
-                "skipped": [p.to_json() for p in self.skipped]}
+        data: dict[str, Any] = {"text": self.text, "bytes": self.bytes, "budget": self.budget,
+                                "included": [p.to_json() for p in self.included],
+                                "skipped": [p.to_json() for p in self.skipped]}
+        if self.notice:
+            data["notice"] = self.notice
+        return data
 
 
 def layer_header(layer: str) -> str:
@@ -106,9 +128,11 @@ def _joined_size(used: int, placed: int, new: list[str]) -> int:
 
 
 def build_context(wiki: Wiki, actor: Actor, *, budget: int = DEFAULT_BUDGET,
-                  query: str | None = None) -> ContextResult:
-    """The text injected into ``actor``'s prompt, with the pages included and skipped."""
+                  query: str | None = None, today: _dt.date | None = None) -> ContextResult:
+    """The text injected into ``actor``'s prompt, with the pages included and skipped
+    (``today`` decides which ``valid_until`` dates have passed)."""
     budget = max(0, int(budget))
+    today = today or _dt.date.today()
     relevance = wiki.search.relevance(query, actor=actor) if query and query.strip() else {}
     by_layer: dict[str, list[Page]] = {layer: [] for layer in INJECTED_LAYERS}
     for page in wiki.visible_pages(actor):
@@ -126,6 +150,9 @@ def build_context(wiki: Wiki, actor: Actor, *, budget: int = DEFAULT_BUDGET,
             if page.do_not_inject or page.namespace == "auto":
                 reason = SKIP_DO_NOT_INJECT if page.do_not_inject else SKIP_AUTO
                 result.skipped.append(ContextPage(page.path, page.title, layer, 0, reason))
+                continue
+            if expired_on(page.meta, today) is not None:
+                result.skipped.append(ContextPage(page.path, page.title, layer, 0, SKIP_EXPIRED))
                 continue
             try:
                 data = (wiki.root / page.path).read_bytes()

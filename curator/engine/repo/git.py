@@ -184,6 +184,7 @@ class Git:
         self._commit_trees: dict[str, str] = {}
         self._head_reader: _TreeReader | None = None
         self._pinned: tuple[str | None] | None = None  # HEAD, read once for a batch (same_head)
+        self._last_changed: tuple[str, dict[str, int]] | None = None  # (HEAD, last_changed())
 
     # --- plumbing ----------------------------------------------------------------------
     def run(self, *args: str, author: tuple[str, str] | None = None, check: bool = True,
@@ -612,6 +613,27 @@ class Git:
             sha, sep, body = chunk.strip().partition("\x1f")
             if sep:
                 out[sha] = body
+        return out
+
+    def last_changed(self) -> dict[str, int]:
+        """Each path's newest commit time on HEAD (Unix seconds), from one ``git log`` over the
+        whole history, kept until HEAD moves (the stale queue asks it for every page)."""
+        head = self.head()
+        if head is None:
+            return {}
+        cached = self._last_changed
+        if cached is not None and cached[0] == head:
+            return cached[1]
+        raw = self.run("log", "-z", "--name-only", "--no-renames", "--format=%x1e%ct", head).stdout
+        out: dict[str, int] = {}
+        for chunk in raw.decode("utf-8", "surrogateescape").split("\x1e")[1:]:
+            when, _, names = chunk.partition("\0")
+            stamp = int(when.strip() or 0)
+            for name in names.split("\0"):
+                name = name.strip("\n")
+                if name and name not in out:  # newest first: the first time a path shows is its last change
+                    out[name] = stamp
+        self._last_changed = (head, out)
         return out
 
     def added_in(self, path: str, rev: str = "HEAD") -> str | None:
