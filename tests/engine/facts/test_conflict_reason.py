@@ -1,0 +1,176 @@
+"""The "differ where it matters" detector on a planted set: contradictions by number, date,
+duration, time, money, percentage, person, negation and antonym (English and Chinese), and
+pairs that are not contradictions (paraphrases, the same numbers in other words, distractors
+about the same subject)."""
+
+from __future__ import annotations
+
+import pytest
+
+from curator.engine.corpus.facts import Fact
+from curator.engine.facts.conflicts import (
+    conflict_reason,
+    decision_key,
+    find_conflicts,
+    normalise,
+    quantities,
+)
+
+CONTRADICTIONS: list[tuple[str, str, str]] = [
+    # (a, b, a word the reason must name)
+    ("Refunds are accepted within 30 days of purchase.", "Refunds are accepted within 14 days of purchase.", "30 days"),
+    ("Customers can request a refund up to 30 days after purchase.",
+     "Customers may request a refund up to two weeks after purchase.", "30 days"),
+    ("The API rate limit is 100 requests per minute.", "The API rate limit is 500 requests per minute.", "100"),
+    ("Each pull request needs three approvals before merge.",
+     "Each pull request needs 2 approvals before merge.", "3"),
+    ("The staging cluster has 12 nodes.", "The staging cluster has 8 nodes.", "12 nodes"),
+    ("Session tokens expire after 24 hours.", "Session tokens expire after 6 hours.", "24 hours"),
+    ("The annual plan costs $120.", "The annual plan costs $99.", "$120"),
+    ("The discount for students is 20%.", "The discount for students is 35 percent.", "20%"),
+    ("The v2 API was launched on 2023-03-01.", "The v2 API was launched on 2023-05-15.", "2023-03-01"),
+    ("The office moved to Berlin on March 3, 2021.", "The office moved to Berlin on June 10, 2021.", "March 3"),
+    ("The company was founded in 2009.", "The company was founded in 2012.", "2009"),
+    ("The daily standup starts at 9:30 am.", "The daily standup starts at 10:00 am.", "9:30"),
+    ("Backups run every night at 2 am.", "Backups run every night at 4 am.", "2 am"),
+    ("The release manager for Q3 is Alice Chen.", "The release manager for Q3 is Bob Li.", "Alice Chen"),
+    ("The billing service is owned by Priya.", "The billing service is owned by Marco.", "Priya"),
+    ("The cache is enabled by default.", "The cache is not enabled by default.", "not"),
+    ("Guest users can export reports.", "Guest users cannot export reports.", "not"),
+    ("Two-factor login is required for admins.", "Two-factor login is optional for admins.", "required"),
+    ("Deploys happen before the database migration.", "Deploys happen after the database migration.", "before"),
+    ("Direct pushes to main are allowed.", "Direct pushes to main are forbidden.", "allowed"),
+    ("Telemetry is enabled in the desktop build.", "Telemetry is disabled in the desktop build.", "enabled"),
+    ("The new pricing will increase churn among small teams.",
+     "The new pricing will decrease churn among small teams.", "increase"),
+    ("The service never retries failed webhooks.", "The service retries failed webhooks.", "never"),
+    ("退款申请须在30天内提交。", "退款申请须在14天内提交。", "30天"),
+    ("退款申请须在三十天内提交。", "退款申请须在十四天内提交。", "30天"),
+    ("测试集群共有12个节点。", "测试集群共有8个节点。", "12个"),
+    ("新版本于2023年3月1日发布。", "新版本于2023年5月15日发布。", "2023年3月1日"),
+    ("每日例会在上午9点开始。", "每日例会在上午10点开始。", "9点"),
+    ("学生折扣为20%。", "学生折扣为百分之三十五。", "20%"),
+    ("年度套餐价格为120元。", "年度套餐价格为99元。", "120元"),
+    ("第三季度的发布负责人是张伟。", "第三季度的发布负责人是李娜。", "张伟"),
+    ("默认启用缓存。", "默认不启用缓存。", "不"),
+    ("访客可以导出报表。", "访客没有权限导出报表。", ""),
+    ("管理员登录必须使用双因素认证。", "管理员登录可选使用双因素认证。", "必须"),
+    ("直接推送到主分支是允许的。", "直接推送到主分支是禁止的。", "允许"),
+    ("数据库迁移之前执行部署。", "数据库迁移之后执行部署。", "之前"),
+    ("会话令牌在24小时后过期。", "会话令牌在6小时后过期。", "24小时"),
+    ("The team lead is Maria Garcia, based in Madrid.", "The team lead is Tom Baker, based in Madrid.", "Maria"),
+    ("Invoices are due 45 days after the billing date.", "Invoices are due 60 days after the billing date.", "45"),
+    ("Search results are sorted in ascending order by date.",
+     "Search results are sorted in descending order by date.", "ascending"),
+]
+
+NOT_CONTRADICTIONS: list[tuple[str, str]] = [
+    # paraphrases, the same quantity in other words
+    ("Each pull request needs three approvals before merge.", "Each pull request needs 3 approvals before merge."),
+    ("Refunds are accepted within 14 days of purchase.", "Refunds are accepted within two weeks of purchase."),
+    ("Session tokens expire after 24 hours.", "Session tokens expire after one day."),
+    ("The discount for students is 20%.", "Students get a 20 percent discount."),
+    ("The annual plan costs $1,200.", "The annual plan costs $1200 per year."),
+    ("The standup starts at 3 pm.", "The standup starts at 15:00."),
+    ("The v2 API was launched on 2023-03-01.", "The v2 API was launched on March 1, 2023."),
+    ("The cache is not enabled by default.", "The cache is disabled by default."),
+    ("Direct pushes to main are not allowed.", "Direct pushes to main are forbidden."),
+    ("Guest users cannot export reports.", "Guest users are not able to export reports."),
+    ("退款申请须在三十天内提交。", "退款申请须在30天内提交。"),
+    ("默认不启用缓存。", "默认禁用缓存。"),
+    ("学生折扣为百分之二十。", "学生折扣为20%。"),
+    ("每日例会在下午3点开始。", "每日例会在15:00开始。"),
+    ("The staging cluster has 12 nodes.", "Our staging cluster runs on twelve nodes."),
+    # one says more than the other
+    ("Deploys take 30 minutes.", "Deploys take 30 minutes, and a rollback takes 5 minutes."),
+    ("The billing service is owned by Priya.", "The billing service is owned by Priya and written in Go."),
+    ("The cache is enabled by default.", "The cache is enabled by default and holds 512 entries."),
+    # distractors on the same subject
+    ("The API rate limit is 100 requests per minute.", "The API timeout is 30 seconds."),
+    ("Refunds are accepted within 30 days of purchase.", "Invoices are paid within 14 days by the customer."),
+    ("The release manager for Q3 is Alice Chen.", "Alice Chen also reviews the changelog."),
+    ("The cache is enabled by default.", "The cache is cleared every night."),
+    ("Session tokens expire after 24 hours.", "Refresh tokens are stored in the keychain."),
+    ("The company was founded in 2009.", "The company has 250 employees."),
+    ("The staging cluster has 12 nodes.", "The production cluster has 40 nodes in three regions."),
+    ("Telemetry is enabled in the desktop build.", "Crash reports are sent from the desktop build."),
+    ("The office moved to Berlin on March 3, 2021.", "The Berlin office has 80 desks."),
+    ("Backups run every night at 2 am.", "Backups are kept for 90 days."),
+    ("Alice owns the billing service.", "Alice likes the billing service dashboard."),
+    ("退款申请须在30天内提交。", "退款会在5个工作日内到账。"),
+    ("测试集群共有12个节点。", "生产集群部署在三个地区。"),
+    ("默认启用缓存。", "缓存每天夜里清空。"),
+    ("第三季度的发布负责人是张伟。", "张伟同时负责审阅变更日志。"),
+    ("The quarterly report is not published externally.", "The quarterly report is reviewed by finance."),
+    ("Deploys happen before the database migration.", "Deploys happen before noon on weekdays."),
+    ("The mobile app supports iOS 16 and later.", "The mobile app is released every two weeks."),
+    ("The new pricing will increase churn among small teams.", "Small teams pay per seat."),
+    ("Users with no recent activity are archived.", "Users with recent activity are listed first."),
+    ("这些配置不同于生产环境。", "这些配置来自生产环境的模板。"),
+    ("Only admins can delete projects.", "Admins can delete projects after a review."),
+]
+
+
+def test_planted_recall_and_false_positives() -> None:
+    """At least 90 % of the contradictions are found, with a reason naming what differs; at most
+    10 % of the non-contradictions are flagged."""
+    found = [(a, b, want, conflict_reason(a, b)) for a, b, want in CONTRADICTIONS]
+    hits = [f for f in found if f[3] is not None]
+    missed = [f"{a} | {b}" for a, b, _w, r in found if r is None]
+    recall = len(hits) / len(CONTRADICTIONS)
+    flagged = [(a, b, r) for a, b in NOT_CONTRADICTIONS if (r := conflict_reason(a, b)) is not None]
+    fp = len(flagged) / len(NOT_CONTRADICTIONS)
+    print(f"\nrecall {recall:.2f} ({len(hits)}/{len(CONTRADICTIONS)}), false positives {fp:.2f} "
+          f"({len(flagged)}/{len(NOT_CONTRADICTIONS)})")
+    for m in missed:
+        print("  missed:", m)
+    for a, b, r in flagged:
+        print("  flagged:", a, "|", b, "->", r)
+    assert recall >= 0.9, missed
+    assert fp <= 0.10, flagged
+    wrong = [(a, b, r) for a, b, want, r in hits if r is not None and want not in normalise(r) and want not in r]
+    assert len(wrong) <= len(CONTRADICTIONS) // 10, wrong
+
+
+@pytest.mark.parametrize(("a", "b", "reason"), [
+    ("Refunds are accepted within 30 days of purchase.", "Refunds are accepted within 14 days of purchase.",
+     "30 days vs 14 days"),
+    ("退款申请须在30天内提交。", "退款申请须在14天内提交。", "30天 vs 14天"),
+    ("Telemetry is enabled in the desktop build.", "Telemetry is disabled in the desktop build.",
+     "enabled vs disabled"),
+    ("The cache is enabled by default.", "The cache is not enabled by default.", "affirmed vs negated (not)"),
+    ("The release manager for Q3 is Alice Chen.", "The release manager for Q3 is Bob Li.", "Alice Chen vs Bob Li"),
+])
+def test_reason_says_which(a: str, b: str, reason: str) -> None:
+    assert conflict_reason(a, b) == reason
+
+
+def test_number_words_are_numbers() -> None:
+    """"three" and "3", "三十" and "30", "two weeks" and "14 days" are one quantity each."""
+    assert normalise("three approvals, twenty-five users") == "3 approvals, 25 users"
+    assert normalise("三十天内，一百二十个节点") == "30天内,120个节点"  # (NFKC: a full-width comma too)
+    [q1], [q2] = quantities(normalise("two weeks")), quantities("14 days")
+    assert (q1.kind, q1.value) == (q2.kind, q2.value) == ("duration", 14 * 86400)
+
+
+def _fact(path: str, line: int, text: str) -> Fact:
+    return Fact(path, line, text)
+
+
+def test_find_conflicts_orders_and_leaves_out_decided() -> None:
+    a = _fact("wiki/refunds.md", 5, "Refunds are accepted within 30 days of purchase.")
+    b = _fact("wiki/policy.md", 9, "Refunds are accepted within 14 days of purchase.")
+    c = _fact("wiki/ops.md", 3, "Telemetry is enabled in the desktop build.")
+    d = _fact("wiki/ops.md", 4, "Telemetry is disabled in the desktop build.")
+    e = _fact("wiki/ops.md", 7, "Telemetry is sent from the desktop build.")
+    pairs = [(a, b, 0.91), (c, d, 0.97), (c, e, 0.95), (b, a, 0.93)]
+    found = find_conflicts(pairs, decided=set())
+    assert [(x.a.text, x.b.text, x.score) for x in found] == [
+        (c.text, d.text, 0.97), (b.text, a.text, 0.93)]  # (a, b) once, at its best score
+    assert found[1].reason == "14 days vs 30 days"
+    assert found[1].id == find_conflicts([(a, b, 0.5)])[0].id  # stable in either order
+    js = found[0].to_json()
+    assert set(js) == {"id", "score", "reason", "facts"}
+    assert [f["path"] for f in js["facts"]] == ["wiki/ops.md", "wiki/ops.md"]
+    decided = {decision_key("telemetry IS enabled in the desktop build", d.text)}
+    assert [x.a.text for x in find_conflicts(pairs, decided)] == [b.text]
