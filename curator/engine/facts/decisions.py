@@ -117,13 +117,13 @@ def resolve(wiki: Wiki, actor: Actor, conflict: Conflict, keep: str | int) -> Ac
         check(ctx)
         kept, gone = (facts[0], facts[1]) if choice == "1" else (facts[1], facts[0])
         ctx.check_write(gone.path)  # the real page, before it is read
-        if ctx.read_bytes(gone.path) is None:
+        text, flags = ctx.read_text(gone.path)
+        if text is None or flags is None:
             raise Invalid(message=f"{gone.path} no longer exists; list the conflicts again")
-        text, _flags = ctx.read_text(gone.path)
         new = remove_fact(text, gone)
         if new is None:
             raise Invalid(message=f"{gone.path} no longer says \"{gone.text}\"; list the conflicts again")
-        ctx.write_text(gone.path, refresh_updated(new, _dt.date.today()))
+        ctx.write_text(gone.path, refresh_updated(new, _dt.date.today()), bom=flags.bom)
         ctx.data.update(removed=gone.path, kept=kept.path)
         ctx.status = Status.RESOLVED
         ctx.message = f"kept \"{kept.text}\"; removed \"{gone.text}\" from {gone.path}"
