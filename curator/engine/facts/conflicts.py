@@ -10,6 +10,7 @@ weeks" as fourteen days, "is not enabled" as "is disabled"), so a paraphrase is 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import unicodedata
@@ -75,6 +76,8 @@ def _cn_to_number(text: str) -> int:
 def normalise(text: str) -> str:
     """``text`` in the form both sides are compared in (digits, ``%``, ``not`` spelt out)."""
     t = unicodedata.normalize("NFKC", text)
+    t = re.sub(r"!?\[\[([^\]|#]*)[^\]]*\]\]", r"\1", t)  # a [[link]] reads as the page it names
+    t = re.sub(r"\*{1,3}|`+", "", t)  # emphasis and code marks
     t = re.sub(r"\b(can)'?t\b|\bcannot\b", "can not", t, flags=re.IGNORECASE)
     t = re.sub(r"\bwon'?t\b", "will not", t, flags=re.IGNORECASE)
     t = re.sub(r"(\w)n't\b", r"\1 not", t, flags=re.IGNORECASE)
@@ -116,6 +119,7 @@ _ORD = r"(?:st|nd|rd|th)?"
 _DATE_RES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"(?<!\d)(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)"), "ymd"),
     (re.compile(r"(\d{4})\s*年\s*(\d{1,2})\s*月(?:\s*(\d{1,2})\s*[日号])?"), "ymd"),
+    (re.compile(r"(?<![\d-])(\d{4})-(\d{2})()(?![\d-])"), "ymd"),
     (re.compile(rf"\b({_MON})\.?\s+(\d{{1,2}}){_ORD},?\s+(\d{{4}})\b", re.IGNORECASE), "mdy"),
     (re.compile(rf"\b(\d{{1,2}}){_ORD}\s+(?:of\s+)?({_MON})\.?,?\s+(\d{{4}})\b", re.IGNORECASE), "dmy"),
     (re.compile(rf"\b({_MON})\.?,?\s+(\d{{4}})\b", re.IGNORECASE), "my"),
@@ -132,7 +136,9 @@ _SECONDS = {"second": 1, "sec": 1, "s": 1, "minute": 60, "min": 60, "hour": 3600
             "day": 86400, "d": 86400, "week": 604800, "wk": 604800, "month": 2592000, "year": 31536000,
             "yr": 31536000, "秒": 1, "秒钟": 1, "分钟": 60, "小时": 3600, "个小时": 3600, "天": 86400,
             "日": 86400, "周": 604800, "星期": 604800, "个星期": 604800, "个月": 2592000, "年": 31536000}
-_DUR_EN = r"(?:business|working)\s+days?|seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|wks?|months?|years?|yrs?|[smhd](?![a-z])"
+#: (no bare "m": minutes, metres and millions all write it)
+_DUR_EN = (r"(?:business|working)\s+days?|seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|wks?"
+           r"|months?|years?|yrs?|[shd](?![a-z])")
 _DUR_CN = r"工作日|个工作日|秒钟|秒|分钟|个小时|小时|天|日|个星期|星期|周|个月|年"
 _MONEY_PRE = re.compile(r"(?:([$€£¥￥])|\b(usd|eur|gbp|cny|rmb|us\$)\s*)$", re.IGNORECASE)
 _MONEY_POST = re.compile(r"^\s*(usd|eur|gbp|cny|rmb|dollars?|euros?|pounds?|yuan|美元|欧元|英镑|元|块)",
@@ -263,7 +269,9 @@ def quantities(text: str) -> list[Quantity]:
             out.append(Quantity(f"count:{cjk.group(1)}", value, text[start:end + cjk.end()], start,
                                 end + cjk.end()))
         else:
-            out.append(Quantity("number", value, raw, start, end))
+            # a bare number is about what the words before it name ("limit is 5", "Python 3.11")
+            prev = re.search(r"([^\W\d_]+)[^\w]*$", before)
+            out.append(Quantity(f"number:{prev.group(1).lower() if prev else ''}", value, raw, start, end))
     out.sort(key=lambda q: q.start)
     return out
 
@@ -282,7 +290,7 @@ _ANTONYMS_EN = [("enabled", "disabled"), ("enable", "disable"), ("enables", "dis
                 ("minimum", "maximum"), ("more", "less"), ("more", "fewer"), ("higher", "lower"),
                 ("faster", "slower"), ("above", "below"), ("success", "failure"), ("succeeded", "failed"),
                 ("supported", "unsupported"), ("valid", "invalid"), ("online", "offline"),
-                ("internal", "external"), ("synchronous", "asynchronous"), ("sync", "async"),
+                ("internal", "external"), ("synchronous", "asynchronous"), ("synchronously", "asynchronously"), ("sync", "async"),
                 ("inclusive", "exclusive"), ("earliest", "latest"), ("passed", "failed"),
                 ("visible", "hidden"), ("active", "inactive"), ("available", "unavailable"),
                 ("encrypted", "unencrypted"), ("ascending", "descending"), ("always", "never"),
@@ -413,25 +421,56 @@ SAME_SUBJECT = 0.6
 SAME_CLAIM = 0.8
 
 
+@dataclass(frozen=True, slots=True)
+class _Seen:
+    """One text as :func:`conflict_reason` compares it (made once per text: a fact is in many pairs)."""
+
+    norm: str
+    quantities: tuple[Quantity, ...]  # its stamps left out (see _is_stamp)
+    stamps: frozenset[object]  # the dates of its stamps
+    content: tuple[str, ...]  # content words, quantities left out
+    polar: _Polar
+
+
+def _is_stamp(q: Quantity, text: str) -> bool:
+    """A date that opens the fact or stands in parentheses dates the entry (a log line, minutes,
+    a status): it is when the fact was written down, not what it says."""
+    if q.kind != "date":
+        return False
+    if not re.search(r"[^\W_]", text[:q.start]):
+        return True
+    return text[:q.start].rstrip().endswith("(") and text[q.end:].lstrip().startswith(")")
+
+
+@functools.lru_cache(maxsize=4096)
+def _seen(text: str) -> _Seen:
+    norm = normalise(text)
+    qs = quantities(norm)
+    content = tuple(_content(_polar(_without(norm, qs)).tokens))
+    stamps = [q for q in qs if _is_stamp(q, norm)]
+    return _Seen(norm, tuple(q for q in qs if q not in stamps), frozenset(q.value for q in stamps), content,
+                 _polar(norm))
+
+
 def conflict_reason(a: str, b: str) -> str | None:
     """Where ``a`` and ``b`` disagree (``"30 days vs 14 days"``, ``"enabled vs disabled"``), or
     None when nothing that matters differs (a paraphrase, one saying more than the other, or two
     statements about different subjects)."""
-    na, nb = normalise(a), normalise(b)
-    qa, qb = quantities(na), quantities(nb)
-    ca = _content(_polar(_without(na, qa)).tokens)
-    cb = _content(_polar(_without(nb, qb)).tokens)
-    if qa and qb and _overlap(ca, cb) >= SAME_SUBJECT:
+    sa, sb = _seen(a), _seen(b)
+    if sa.stamps and sb.stamps and not sa.stamps & sb.stamps:
+        return None  # entries of a series (a log, minutes, measurements): each true at its own date
+    qa, qb = sa.quantities, sb.quantities
+    if qa and qb and _overlap(list(sa.content), list(sb.content)) >= SAME_SUBJECT:
         for q in qa:
             values_a = {x.value for x in qa if x.kind == q.kind}
             values_b = {x.value for x in qb if x.kind == q.kind}
             if values_b and q.value not in values_b and values_b - values_a:
                 other = next(x for x in qb if x.kind == q.kind and x.value not in values_a)
                 return f"{q.surface} vs {other.surface}"
-    names = _name_reason(na, nb)
+    names = _name_reason(sa.norm, sb.norm)
     if names:
         return names
-    pa, pb = _polar(na), _polar(nb)
+    pa, pb = sa.polar, sb.polar
     if pa.negated != pb.negated:
         ratio = SequenceMatcher(None, _content(pa.tokens), _content(pb.tokens), autojunk=False).ratio()
         if ratio >= SAME_CLAIM:

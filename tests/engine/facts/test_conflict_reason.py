@@ -5,6 +5,8 @@ about the same subject)."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from curator.engine.corpus.facts import Fact
@@ -62,6 +64,26 @@ CONTRADICTIONS: list[tuple[str, str, str]] = [
     ("Invoices are due 45 days after the billing date.", "Invoices are due 60 days after the billing date.", "45"),
     ("Search results are sorted in ascending order by date.",
      "Search results are sorted in descending order by date.", "ascending"),
+    ("The free tier allows 5 projects per account.", "The free tier allows 10 projects per account.", "5 projects"),
+    ("Support replies within 4 hours on weekdays.", "Support replies within 24 hours on weekdays.", "4 hours"),
+    ("The conference takes place on 12 May 2025.", "The conference takes place on 19 May 2025.", "12 May"),
+    ("Our SLA guarantees 99.9% uptime.", "Our SLA guarantees 99.5% uptime.", "99.9%"),
+    ("The lease ends in December 2026.", "The lease ends in March 2026.", "December"),
+    ("The on-call rotation is handled by Sam Patel this week.",
+     "The on-call rotation is handled by Dana Kim this week.", "Sam Patel"),
+    ("Feature flags are stored in Redis.", "Feature flags are stored in Postgres.", "Redis"),
+    ("The export job runs synchronously.", "The export job runs asynchronously.", "synchronously"),
+    ("Password reset links are valid for 15 minutes.", "Password reset links are valid for one hour.", "15"),
+    ("Contractors do not have access to the finance folder.", "Contractors have access to the finance folder.",
+     "not"),
+    ("Meetings are recorded by default.", "Meetings are never recorded by default.", "never"),
+    ("客服在工作日4小时内回复。", "客服在工作日24小时内回复。", "4小时"),
+    ("会议定于2025年5月12日举行。", "会议定于2025年5月19日举行。", "5月12日"),
+    ("免费版每个账户最多5个项目。", "免费版每个账户最多10个项目。", "5个"),
+    ("合同工可以访问财务文件夹。", "合同工不可以访问财务文件夹。", "可以"),
+    ("本周值班由王芳负责。", "本周值班由刘洋负责。", "王芳"),
+    ("导出任务同步执行。", "导出任务异步执行。", "同步"),
+    ("The maximum upload size is 25 MB.", "The maximum upload size is 100 MB.", "25 MB"),
 ]
 
 NOT_CONTRADICTIONS: list[tuple[str, str]] = [
@@ -108,6 +130,24 @@ NOT_CONTRADICTIONS: list[tuple[str, str]] = [
     ("Users with no recent activity are archived.", "Users with recent activity are listed first."),
     ("这些配置不同于生产环境。", "这些配置来自生产环境的模板。"),
     ("Only admins can delete projects.", "Admins can delete projects after a review."),
+    ("The free tier allows 5 projects per account.", "Free accounts may create up to five projects."),
+    ("Support replies within 24 hours on weekdays.", "On weekdays support answers within a day."),
+    ("Password reset links are valid for 60 minutes.", "Password reset links expire after one hour."),
+    ("The conference takes place on 12 May 2025.", "The conference venue holds 400 people."),
+    ("Our SLA guarantees 99.9% uptime.", "Our SLA is reviewed every 12 months."),
+    ("Feature flags are stored in Redis.", "Feature flags are reviewed by Sam Patel."),
+    ("Contractors do not have access to the finance folder.", "Contractors cannot open the finance folder."),
+    ("Meetings are recorded by default.", "Recorded meetings are deleted after 30 days."),
+    ("The export job runs synchronously.", "The export job writes CSV files."),
+    ("The lease ends in December 2026.", "The lease was signed in December 2021 with Acme."),
+    ("客服在工作日24小时内回复。", "工作日客服一天内回复。"),
+    ("免费版每个账户最多5个项目。", "免费版每个账户最多五个项目。"),
+    ("合同工不可以访问财务文件夹。", "合同工无法打开财务文件夹。"),
+    ("本周值班由王芳负责。", "王芳下周休假。"),
+    ("The maximum upload size is 25 MB.", "Uploads larger than 25 MB are rejected."),
+    ("Sam Patel joined the team in 2019.", "Sam Patel manages the payments team."),
+    ("Version 3 removed the legacy API.", "Version 3 added a GraphQL API."),
+    ("Tickets are closed after 7 days without a reply.", "Tickets without a reply for a week are closed."),
 ]
 
 
@@ -151,6 +191,44 @@ def test_number_words_are_numbers() -> None:
     assert normalise("三十天内，一百二十个节点") == "30天内,120个节点"  # (NFKC: a full-width comma too)
     [q1], [q2] = quantities(normalise("two weeks")), quantities("14 days")
     assert (q1.kind, q1.value) == (q2.kind, q2.value) == ("duration", 14 * 86400)
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("2026-11-21 first filing by agent:dudu (source: support chat)",
+     "2026-11-24 first filing by agent:dudu (source: office chat)"),
+    ("**6 October 2026**, Taipei, 10:00-11:30. Present: [[Mei-Lin Chen]].",
+     "**3 November 2026**, Taipei, 16:00-17:00. Present: [[Mei-Lin Chen]]."),
+    ("2026-10-12: frictionless 88 %, challenge success 79 %.", "2026-11-05: frictionless 91 %, challenge success 82 %."),
+    ("**Status**: accepted (2025-06-01). **Deciders**: [[Arjun Mehta]].",
+     "**Status**: accepted (2024-09-20). **Deciders**: [[Arjun Mehta]]."),
+    ("**2026-05** Ho Chi Minh City office opens for Project Tidal.",
+     "Ho Chi Minh City team moved to a shared office in District 3 [[Project Tidal]]"),
+])
+def test_dated_entries_are_a_series_not_a_conflict(a: str, b: str) -> None:
+    """Log lines, minutes and measurements each dated by a leading or parenthesised date are true
+    at their own dates (shapes met in the demo wiki's neighbouring facts)."""
+    assert conflict_reason(a, b) is None
+
+
+def test_a_claimed_date_still_conflicts_and_links_read_as_names() -> None:
+    assert conflict_reason("The **v2 API** launched on 2023-03-01 ([[API]]).",
+                           "The v2 API launched on 2023-05-15 ([[API|the api]]).") == "2023-03-01 vs 2023-05-15"
+    assert conflict_reason("2024-01-05: the release manager is [[Alice Chen]].",
+                           "2024-01-05: the release manager is [[Bob Li|Bob]].") == "Alice Chen vs Bob Li"
+
+
+def test_odd_text_never_breaks_the_detector() -> None:
+    """A unit letter that is no duration ("m": metres) is a count; scraps of digits, numerals and
+    units (a seeded sample) give a one-line reason or None, never an exception."""
+    assert conflict_reason("The pool is 25 m long.", "The pool is 50 M long.") == "25 m vs 50 M"
+    rng = random.Random(41)
+    alphabet = [*"0123456789 .,:%$€¥年月日天点个十百千万亿两零一二三四五六七八九不没有未mMsShHdD", "May", "Jan",
+                " weeks", " hours", " not", " never", " enabled", " disabled", "百分之", " twenty", "-",
+                " and ", " hundred", " million", "k", "[[", "]]", "**", "(", ")"]
+    for _ in range(3000):
+        a, b = ("".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30))) for _ in range(2))
+        reason = conflict_reason(a, b)
+        assert reason is None or (reason and "\n" not in reason)
 
 
 def _fact(path: str, line: int, text: str) -> Fact:
