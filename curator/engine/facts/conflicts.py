@@ -20,6 +20,7 @@ from difflib import SequenceMatcher
 from typing import Any
 
 from curator.engine.corpus.facts import Fact, fact_words
+from curator.engine.errors import CuratorError
 
 # --- one form for both texts ------------------------------------------------------------------
 
@@ -545,3 +546,16 @@ def find_conflicts(pairs: Iterable[tuple[Fact, Fact, float]],
         if found.id not in out or out[found.id].score < found.score:
             out[found.id] = found
     return sorted(out.values(), key=lambda c: (-c.score, c.id))
+
+
+def conflict_by_id(conflicts: Iterable[Conflict], ref: str) -> Conflict:
+    """The conflict whose id is or starts with ``ref`` (as ``facts resolve ID`` names it); a
+    one-line :class:`CuratorError` when none or several match."""
+    ref = ref.strip().lower()
+    found = [c for c in conflicts if ref and c.id.startswith(ref)]
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise CuratorError(f"no conflict {ref!r}: list them again with 'curator facts conflicts' (an id "
+                           "changes when either fact's words change, and a decided pair is no longer listed)")
+    raise CuratorError(f"{ref!r} names {len(found)} conflicts; give more of the id")

@@ -15,6 +15,7 @@ from curator.engine.facts.conflicts import Conflict, find_conflicts
 from curator.engine.facts.decisions import DECISIONS_FILE, decided_pairs, remove_fact, resolve
 from curator.engine.policy.actor import parse_actor
 from curator.engine.wiki import Wiki
+from curator.engine.write.actions import undo
 from tests.gui_helpers import make_wiki
 
 OPERATOR = parse_actor("operator")
@@ -78,6 +79,8 @@ def test_keep_one_removes_the_other_in_one_commit(root: Path, keep: str, gone_pa
         assert "- Refunds go back to the original card.\n" in text and "Store credit is offered\n" in text
     assert "updated:" in text or gone_page == "wiki/policy.md"  # a page with frontmatter is stamped
     assert the_conflict_gone(root)
+    assert undo(wiki, OPERATOR).status == "reverted"  # an ordinary action: undo brings the fact back
+    assert (root / gone_page).read_text(encoding="utf-8") == (REFUNDS if gone_page == "wiki/refunds.md" else POLICY)
 
 
 def the_conflict_gone(root: Path) -> bool:

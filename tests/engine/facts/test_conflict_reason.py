@@ -10,7 +10,9 @@ import random
 import pytest
 
 from curator.engine.corpus.facts import Fact
+from curator.engine.errors import CuratorError
 from curator.engine.facts.conflicts import (
+    conflict_by_id,
     conflict_reason,
     decision_key,
     find_conflicts,
@@ -252,3 +254,16 @@ def test_find_conflicts_orders_and_leaves_out_decided() -> None:
     assert [f["path"] for f in js["facts"]] == ["wiki/ops.md", "wiki/ops.md"]
     decided = {decision_key("telemetry IS enabled in the desktop build", d.text)}
     assert [x.a.text for x in find_conflicts(pairs, decided)] == [b.text]
+
+
+def test_conflict_by_id_takes_a_prefix_and_says_when_it_names_none() -> None:
+    a = _fact("wiki/a.md", 1, "The staging cluster has 12 nodes.")
+    b = _fact("wiki/b.md", 1, "The staging cluster has 8 nodes.")
+    c = _fact("wiki/c.md", 1, "Telemetry is enabled in the desktop build.")
+    d = _fact("wiki/d.md", 1, "Telemetry is disabled in the desktop build.")
+    found = find_conflicts([(a, b, 0.9), (c, d, 0.8)])
+    assert conflict_by_id(found, found[1].id[:6].upper()) is found[1]
+    with pytest.raises(CuratorError, match="no conflict 'ffffffffffff'"):
+        conflict_by_id(found, "ffffffffffff")
+    with pytest.raises(CuratorError, match="names 2 conflicts"):
+        conflict_by_id(found + found, found[0].id)
