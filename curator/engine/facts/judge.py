@@ -1,0 +1,132 @@
+"""The optional judge of conflicts: an OpenAI-compatible chat endpoint the operator configures.
+
+It is asked about the top candidates only and answers ``confirm`` or ``dismiss`` with a one-line
+why. The verdict is shown next to the conflict and never applied: a dismissed conflict stays in
+the list until the operator resolves it (:func:`~curator.engine.facts.decisions.resolve`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import ipaddress
+import json
+import re
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from curator.engine.errors import CuratorError
+from curator.engine.facts.conflicts import Conflict
+
+VERDICTS = ("confirm", "dismiss")
+#: How many of the best candidates are sent to the judge unless told otherwise.
+DEFAULT_TOP = 10
+_WHY_CHARS = 200
+_PROMPT = (
+    "Two statements were taken from the same knowledge base. A detector thinks they contradict "
+    "each other ({reason}).\n\nStatement 1 ({path1}): {text1}\nStatement 2 ({path2}): {text2}\n\n"
+    "Can both be true at the same time? Answer \"confirm\" if they really contradict each other, "
+    "\"dismiss\" if both can be true (different subjects, different times, one refines the other). "
+    "Reply with JSON only: {{\"verdict\": \"confirm\" or \"dismiss\", \"why\": \"one short sentence\"}}"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    verdict: str  # "confirm", "dismiss", or "unclear" when the answer said neither
+    why: str
+    model: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"verdict": self.verdict, "why": self.why, "model": self.model}
+
+
+def chat_url(url: str) -> str:
+    """The chat completions address of an endpoint given as its base (``http://h:8000``, ``.../v1``)
+    or in full."""
+    base = url.strip().rstrip("/")
+    if base.endswith("/chat/completions"):
+        return base
+    return f"{base}/chat/completions" if base.endswith("/v1") else f"{base}/v1/chat/completions"
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class ChatJudge:
+    """Asks ``model`` at ``url`` (OpenAI-compatible ``/v1/chat/completions``) about a conflict."""
+
+    def __init__(self, url: str, model: str, api_key: str | None = None, timeout: float = 60.0) -> None:
+        parts = urllib.parse.urlsplit(url.strip())
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise CuratorError(f"invalid judge url {url!r}: give an http(s) address such as "
+                               "http://127.0.0.1:8000/v1")
+        self.url = chat_url(url)
+        self.model = model
+        self._key = api_key
+        self._timeout = timeout
+        # a model on this machine is reached directly, whatever proxy the environment names
+        proxies = urllib.request.ProxyHandler({}) if _loopback(parts.hostname) else urllib.request.ProxyHandler()
+        self._opener = urllib.request.build_opener(proxies)
+
+    def verdict(self, conflict: Conflict) -> Verdict:
+        """The judge's verdict on ``conflict``; a :class:`CuratorError` (one line) when the endpoint
+        cannot be reached or answers something that is not a chat completion."""
+        prompt = _PROMPT.format(reason=conflict.reason, path1=conflict.a.path, text1=conflict.a.text,
+                                path2=conflict.b.path, text2=conflict.b.text)
+        body = json.dumps({"model": self.model, "temperature": 0,
+                           "messages": [{"role": "system", "content": "You check facts for contradictions."},
+                                        {"role": "user", "content": prompt}]}).encode("utf-8")
+        headers = {"Content-Type": "application/json"}
+        if self._key:
+            headers["Authorization"] = f"Bearer {self._key}"
+        request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
+        try:
+            with self._opener.open(request, timeout=self._timeout) as resp:
+                answer = json.loads(resp.read().decode("utf-8"))
+            content = answer["choices"][0]["message"]["content"]
+        except urllib.error.HTTPError as exc:
+            raise CuratorError(f"the judge at {self.url} answered HTTP {exc.code} ({exc.reason})") from None
+        except urllib.error.URLError as exc:
+            raise CuratorError(f"cannot reach the judge at {self.url}: {exc.reason}") from None
+        except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
+            raise CuratorError(f"the judge at {self.url} gave no chat answer ({type(exc).__name__}: "
+                               f"{' '.join(str(exc).split())[:120]})") from None
+        return parse_verdict(str(content), self.model)
+
+
+def parse_verdict(content: str, model: str) -> Verdict:
+    """A chat answer read as a verdict: the JSON asked for (also inside a code fence or among
+    words), else a reply that starts with the verdict; anything else is ``unclear``."""
+    found = re.search(r"\{.*\}", content, re.DOTALL)
+    if found:
+        try:
+            data = json.loads(found.group(0))
+        except ValueError:
+            data = None
+        if isinstance(data, dict) and str(data.get("verdict", "")).strip().lower() in VERDICTS:
+            return Verdict(str(data["verdict"]).strip().lower(), _one_line(str(data.get("why", ""))), model)
+    first = re.match(r"\W*(confirm|dismiss)\w*\W*(.*)", content.strip(), re.IGNORECASE | re.DOTALL)
+    if first:
+        return Verdict(first.group(1).lower(), _one_line(first.group(2)), model)
+    return Verdict("unclear", _one_line(content), model)
+
+
+def _one_line(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= _WHY_CHARS else line[:_WHY_CHARS - 1] + "…"
+
+
+def judge_conflicts(judge: ChatJudge, conflicts: Sequence[Conflict], top: int = DEFAULT_TOP) -> list[Conflict]:
+    """``conflicts`` in the same order, the first ``top`` with the judge's verdict attached
+    (:attr:`Conflict.verdict`); none is dropped, whatever the verdict."""
+    return [dataclasses.replace(c, verdict=judge.verdict(c).to_json()) if i < top else c
+            for i, c in enumerate(conflicts)]
