@@ -29,7 +29,7 @@ ENGINE_LAYERS: list[tuple[str, ...]] = [
     ("search",),
     ("session", "wiki"),
     ("write",),
-    ("read", "filing", "graph", "sync", "dedup"),
+    ("read", "filing", "graph", "sync", "dedup", "facts"),
     ("history", "review"),
 ]
 VIEW_LAYERS: list[tuple[str, ...]] = [

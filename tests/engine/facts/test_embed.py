@@ -34,7 +34,7 @@ def test_wordllama_loads_and_embeds_without_the_network(monkeypatch: pytest.Monk
 class _FakeEmbeddings(BaseHTTPRequestHandler):
     seen: list[dict[str, Any]] = []  # noqa: RUF012 (the test reads what the server was sent)
 
-    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+    def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         type(self).seen.append({"path": self.path, "auth": self.headers.get("Authorization"), **body})
         if body["model"] == "broken":

@@ -1,0 +1,287 @@
+"""The fact index: every fact of every page (:func:`~curator.engine.corpus.facts.page_facts`) with
+its embedding, kept in ``facts.sqlite`` under the wiki's local state and brought up to date page by
+page.
+
+A page is re-read only when its (mtime, size) differs from what the index holds, and a fact is
+embedded only when no fact of the index already has its exact text (vectors are looked up by a
+hash of the text), so an append re-embeds one line. The file is rebuilt when missing, unreadable or
+made by another embedder.
+
+Vectors are kept as int8 (each unit-length coordinate times 127): a quarter of float32 on disk and
+in memory, and scores within about 0.01 of float32's, which is plenty for ranking. Neighbours are
+exact: a chunked matrix product with numpy (see tests/perf/test_perf_facts.py for the figures).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from curator.engine.corpus.facts import Fact, page_facts
+from curator.engine.facts.embed import Embedder, embedder_from
+
+if TYPE_CHECKING:
+    from curator.engine.corpus.page import Page
+    from curator.engine.wiki import Wiki
+
+INDEX_NAME = "facts.sqlite"
+#: Optional settings file next to the index choosing the embedder (see :func:`embedder_from`).
+SETTINGS_NAME = "facts-embedder.json"
+#: Rows compared per matrix product (bounds the temporary float32 copy to ~64 MB at dim 256).
+CHUNK = 65536
+_SCALE = 127.0
+
+
+def _text_hash(text: str) -> bytes:
+    return hashlib.sha1(text.encode("utf-8", "surrogateescape")).digest()[:12]
+
+
+def _quantise(rows: np.ndarray) -> np.ndarray:
+    return np.clip(np.rint(rows * _SCALE), -127, 127).astype(np.int8)
+
+
+class _PageEntry:
+    __slots__ = ("facts", "stamp", "vectors")
+
+    def __init__(self, stamp: tuple[int, int], facts: list[Fact], vectors: np.ndarray) -> None:
+        self.stamp = stamp
+        self.facts = facts
+        self.vectors = vectors
+
+
+class FactIndex:
+    """Every fact of a wiki and its vector (see the module docstring). Thread-safe."""
+
+    def __init__(self, wiki: Wiki, embedder: Embedder | None = None) -> None:
+        self.wiki = wiki
+        self.path = wiki.state_dir / INDEX_NAME
+        self.embedder = embedder or embedder_from(_settings(wiki.state_dir / SETTINGS_NAME))
+        self._lock = threading.RLock()
+        self._pages: dict[str, _PageEntry] | None = None
+        self._facts: list[Fact] = []
+        self._matrix = np.zeros((0, 0), dtype=np.int8)
+        self._dirty = True
+        #: every vector held, by a hash of its fact's text: a fact already known (unchanged, moved
+        #: to another line, copied from another page) is never embedded again
+        self._by_text: dict[bytes, np.ndarray] = {}
+        #: facts embedded by this index so far (what the incremental tests count)
+        self.embedded = 0
+
+    # --- keeping current ------------------------------------------------------------------
+    def update(self) -> list[str]:
+        """Bring the index up to the pages as they are; the paths re-read (and removed)."""
+        with self._lock:
+            conn = self._connect()
+            try:
+                if self._pages is None:
+                    self._pages = self._load(conn)
+                pages = self.wiki.pages
+                gone = [p for p in self._pages if p not in pages]
+                changed = [p for p, page in pages.items()
+                           if (e := self._pages.get(p)) is None or e.stamp != (page.mtime_ns, page.size)]
+                if not gone and not changed:
+                    return []
+                if changed:
+                    self._embed_pages(conn, changed, pages)
+                for path in gone:
+                    del self._pages[path]
+                conn.executemany("DELETE FROM pages WHERE path=?", [(p,) for p in gone])
+                conn.commit()
+                self._dirty = True
+                return changed + gone
+            finally:
+                conn.close()
+
+    def _embed_pages(self, conn: sqlite3.Connection, paths: list[str], pages: dict[str, Page]) -> None:
+        assert self._pages is not None
+        known = self._by_text
+        read: list[tuple[str, tuple[int, int], list[Fact]]] = []
+        for path in paths:
+            page = pages[path]
+            try:
+                text = self.wiki.read_text(path)
+            except OSError:
+                continue  # vanished since the listing: the next update drops it
+            read.append((path, (page.mtime_ns, page.size), page_facts(path, text)))
+        missing = list(dict.fromkeys(f.text for _p, _s, facts in read for f in facts
+                                     if _text_hash(f.text) not in known))
+        if missing:
+            for text, row in zip(missing, _quantise(self.embedder.embed(missing)), strict=True):
+                known[_text_hash(text)] = row
+            self.embedded += len(missing)
+        dim = self.embedder.dim
+        rows = []
+        for path, stamp, facts in read:
+            vectors = (np.stack([known[_text_hash(f.text)] for f in facts]) if facts
+                       else np.zeros((0, dim), dtype=np.int8))
+            self._pages[path] = _PageEntry(stamp, facts, vectors)
+            blob = json.dumps([[f.line, f.text, f.added] for f in facts], ensure_ascii=False)
+            rows.append((path, stamp[0], stamp[1], blob, vectors.tobytes()))
+        conn.executemany("INSERT OR REPLACE INTO pages VALUES (?, ?, ?, ?, ?)", rows)
+
+    def _connect(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        for attempt in (0, 1):
+            conn = sqlite3.connect(self.path, timeout=10)
+            try:
+                conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+                conn.execute("CREATE TABLE IF NOT EXISTS pages (path TEXT PRIMARY KEY, mtime_ns INTEGER,"
+                             " size INTEGER, facts TEXT, vectors BLOB)")
+                row = conn.execute("SELECT value FROM meta WHERE key='embedder'").fetchone()
+                if row is None or row[0] != self.embedder.name:
+                    # Vectors of another model do not compare with this one's: start over.
+                    conn.execute("DELETE FROM pages")
+                    conn.execute("INSERT OR REPLACE INTO meta VALUES ('embedder', ?)", (self.embedder.name,))
+                    conn.commit()
+                    self._pages = None
+                return conn
+            except sqlite3.DatabaseError:
+                conn.close()
+                if attempt:
+                    raise
+                self.path.unlink(missing_ok=True)  # a damaged index is derived data: rebuilt
+        raise AssertionError("unreachable")
+
+    def _load(self, conn: sqlite3.Connection) -> dict[str, _PageEntry]:
+        out: dict[str, _PageEntry] = {}
+        self._by_text.clear()
+        for path, mtime_ns, size, blob, vectors in conn.execute("SELECT * FROM pages"):
+            facts = [Fact(path, line, text, added) for line, text, added in json.loads(blob)]
+            matrix = np.frombuffer(vectors, dtype=np.int8).reshape(len(facts), -1) if facts else \
+                np.zeros((0, max(self.embedder.dim, 1)), dtype=np.int8)
+            out[path] = _PageEntry((mtime_ns, size), facts, matrix)
+            for fact, row in zip(facts, matrix, strict=True):
+                self._by_text[_text_hash(fact.text)] = row
+        return out
+
+    def _flat(self) -> tuple[list[Fact], np.ndarray]:
+        with self._lock:
+            if self._dirty:
+                assert self._pages is not None
+                entries = [self._pages[p] for p in sorted(self._pages)]
+                self._facts = [f for e in entries for f in e.facts]
+                parts = [e.vectors for e in entries if len(e.facts)]
+                self._matrix = np.concatenate(parts) if parts else np.zeros((0, 1), dtype=np.int8)
+                self._dirty = False
+            return self._facts, self._matrix
+
+    # --- answers -------------------------------------------------------------------------
+    def facts(self) -> list[Fact]:
+        """Every fact of every page, by path then line."""
+        return list(self._flat()[0])
+
+    def page_facts(self, path: str) -> list[Fact]:
+        with self._lock:
+            entry = (self._pages or {}).get(path)
+            return list(entry.facts) if entry else []
+
+    def _scores(self, query: np.ndarray) -> np.ndarray:
+        """Dot products of the float32 rows ``query`` with every fact: (len(query), facts)."""
+        _facts, matrix = self._flat()
+        out = np.empty((query.shape[0], matrix.shape[0]), dtype=np.float32)
+        for start in range(0, matrix.shape[0], CHUNK):
+            block = matrix[start:start + CHUNK].astype(np.float32)
+            out[:, start:start + CHUNK] = query @ block.T
+        return out / _SCALE
+
+    def _vector_of(self, fact: Fact) -> np.ndarray:
+        with self._lock:
+            entry = (self._pages or {}).get(fact.path)
+            if entry is not None:
+                for f, row in zip(entry.facts, entry.vectors, strict=True):
+                    if f == fact:
+                        out: np.ndarray = row.astype(np.float32) / _SCALE
+                        return out
+        vector: np.ndarray = self.embedder.embed([fact.text])[0]
+        return vector
+
+    def _ranked(self, query: np.ndarray, k: int, min_score: float, visible: Callable[[str], bool] | None,
+                skip: Fact | None) -> list[tuple[Fact, float]]:
+        facts, _matrix = self._flat()
+        scores = self._scores(query[None, :])[0]
+        order = np.argsort(-scores, kind="stable")
+        out: list[tuple[Fact, float]] = []
+        for i in order:
+            score = float(scores[i])
+            if score < min_score or len(out) >= k:
+                break
+            fact = facts[i]
+            if fact == skip or (visible is not None and not visible(fact.path)):
+                continue
+            out.append((fact, round(score, 4)))
+        return out
+
+    def neighbours(self, fact: Fact, k: int = 10, min_score: float = 0.0,
+                   visible: Callable[[str], bool] | None = None) -> list[tuple[Fact, float]]:
+        """The ``k`` facts closest to ``fact`` (itself left out) scoring at least ``min_score``, best first."""
+        return self._ranked(self._vector_of(fact), k, min_score, visible, fact)
+
+    def nearest_text(self, text: str, k: int = 10, visible: Callable[[str], bool] | None = None,
+                     ) -> list[tuple[Fact, float]]:
+        """The ``k`` facts closest to ``text`` (any text, embedded now), best first."""
+        return self._ranked(self.embedder.embed([text])[0], k, -1.0, visible, None)
+
+    def pairs(self, min_score: float, page: str | None = None,
+              visible: Callable[[str], bool] | None = None) -> Iterator[tuple[Fact, Fact, float]]:
+        """Pairs of facts scoring at least ``min_score``, best first (with ``page``, the pairs
+        holding one of its facts, that fact first); each pair once."""
+        facts, matrix = self._flat()
+        if not facts:
+            return iter(())
+        index = {f: i for i, f in enumerate(facts)}
+        if page is not None:
+            rows = [index[f] for f in self.page_facts(page) if f in index]
+        else:
+            rows = list(range(len(facts)))
+        ok = np.ones(len(facts), dtype=bool) if visible is None else \
+            np.array([visible(f.path) for f in facts], dtype=bool)
+        found: list[tuple[float, int, int]] = []
+        step = 1024
+        for start in range(0, len(rows), step):
+            chunk = rows[start:start + step]
+            query = matrix[chunk].astype(np.float32) / _SCALE
+            scores = self._scores(query)
+            hits_r, hits_c = np.nonzero(scores >= min_score)
+            for r, c in zip(hits_r.tolist(), hits_c.tolist(), strict=True):
+                a = chunk[r]
+                if a == c or not ok[a] or not ok[c]:
+                    continue
+                if page is None and c < a:
+                    continue  # each pair once
+                if page is not None and facts[c].path == page and c < a:
+                    continue
+                found.append((float(scores[r, c]), a, c))
+        found.sort(key=lambda t: (-t[0], t[1], t[2]))
+        return iter([(facts[a], facts[c], round(s, 4)) for s, a, c in found])
+
+    def size_on_disk(self) -> int:
+        return sum(p.stat().st_size for p in self.path.parent.glob(INDEX_NAME + "*"))
+
+
+def _settings(path: Path) -> dict[str, object] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        from curator.engine.errors import UsageError
+
+        raise UsageError(f"{path.name}: not valid JSON ({exc})") from None
+    return data if isinstance(data, dict) else None
+
+
+def fact_index_for(wiki: Wiki, embedder: Embedder | None = None) -> FactIndex:
+    """The wiki's fact index (one per session), brought up to date. ``embedder``: used when the
+    index is made (tests, or a caller with its own model)."""
+    session = wiki.session
+    with session.services_lock:
+        index = session.service(FactIndex, lambda: FactIndex(wiki, embedder))
+    index.update()
+    return index
