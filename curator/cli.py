@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from typing import Any
 
 #: Command groups, in the order their commands appear in ``--help``.
-COMMAND_GROUPS: tuple[str, ...] = ("read", "write", "inbox", "provenance", "properties", "graph", "links", "search",
-                                  "scope", "sync", "operators", "gui", "mcp")
+COMMAND_GROUPS: tuple[str, ...] = ("read", "write", "inbox", "provenance", "properties", "graph", "facts", "links",
+                                  "search", "scope", "sync", "operators", "gui", "mcp")
 
 
 def _terminal_columns() -> int:
@@ -109,6 +109,7 @@ COMMAND_GROUP: dict[str, str] = {
     **dict.fromkeys(("blame", "injections", "activity"), "provenance"),
     "set": "properties",
     **dict.fromkeys(("graph", "path", "explain", "dedup", "dismiss", "merge", "move", "archive"), "graph"),
+    "facts": "facts",
     **dict.fromkeys(("links", "health"), "links"),
     **dict.fromkeys(("search", "context"), "search"),
     **dict.fromkeys(("scope", "file-doc", "auto"), "scope"),
