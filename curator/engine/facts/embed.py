@@ -68,7 +68,13 @@ class WordLlamaEmbedder:
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return _normalised(self._model().embed(texts, norm=False))
+        # Each batch is padded to its longest text: batches of like lengths embedded a
+        # real-shaped wiki's facts 3x faster than the texts in page order.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        rows = self._model().embed([texts[i] for i in order], norm=False)
+        out = np.empty_like(rows)
+        out[order] = rows
+        return _normalised(out)
 
 
 class EndpointEmbedder:

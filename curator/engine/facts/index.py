@@ -36,6 +36,10 @@ INDEX_NAME = "facts.sqlite"
 SETTINGS_NAME = "facts-embedder.json"
 #: Rows compared per matrix product (bounds the temporary float32 copy to ~64 MB at dim 256).
 CHUNK = 65536
+#: A text found on more pages than this is a template line ("Filed under #howto."), not a fact
+#: that two pages happen to share: :meth:`FactIndex.pairs` leaves it out (the pairs of one line on
+#: 100 pages would be 4,950 pairs saying nothing).
+TEMPLATE_PAGES = 5
 _SCALE = 127.0
 
 
@@ -68,6 +72,7 @@ class FactIndex:
         self._facts: list[Fact] = []
         self._matrix = np.zeros((0, 0), dtype=np.int8)
         self._dirty = True
+        self._templates: set[str] = set()
         #: every vector held, by a hash of its fact's text: a fact already known (unchanged, moved
         #: to another line, copied from another page) is never embedded again
         self._by_text: dict[bytes, np.ndarray] = {}
@@ -169,6 +174,10 @@ class FactIndex:
                 self._facts = [f for e in entries for f in e.facts]
                 parts = [e.vectors for e in entries if len(e.facts)]
                 self._matrix = np.concatenate(parts) if parts else np.zeros((0, 1), dtype=np.int8)
+                pages_of: dict[str, set[str]] = {}
+                for f in self._facts:
+                    pages_of.setdefault(f.text, set()).add(f.path)
+                self._templates = {text for text, paths in pages_of.items() if len(paths) > TEMPLATE_PAGES}
                 self._dirty = False
             return self._facts, self._matrix
 
@@ -176,6 +185,11 @@ class FactIndex:
     def facts(self) -> list[Fact]:
         """Every fact of every page, by path then line."""
         return list(self._flat()[0])
+
+    def template(self, fact: Fact) -> bool:
+        """Whether ``fact``'s text is a template line (on more than :data:`TEMPLATE_PAGES` pages)."""
+        self._flat()
+        return fact.text in self._templates
 
     def page_facts(self, path: str) -> list[Fact]:
         with self._lock:
@@ -242,6 +256,8 @@ class FactIndex:
             rows = list(range(len(facts)))
         ok = np.ones(len(facts), dtype=bool) if visible is None else \
             np.array([visible(f.path) for f in facts], dtype=bool)
+        ok &= np.array([not self.template(f) for f in facts], dtype=bool)
+        rows = [r for r in rows if ok[r]]
         found: list[tuple[float, int, int]] = []
         step = 1024
         for start in range(0, len(rows), step):

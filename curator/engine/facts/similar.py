@@ -84,11 +84,14 @@ def find_similar(wiki: Wiki, actor: Actor, page: str | None = None, min_score: f
             join(a, b, score)
     else:
         # Only the groups reaching this page's facts: follow neighbours out from them.
-        todo = [f for f in index.page_facts(path)]
+        todo = [f for f in index.page_facts(path) if not index.template(f)]
         seen = set(todo)
+
         while todo:
             fact = todo.pop()
             for other, score in index.neighbours(fact, MAX_GROUP, min_score, visible):
+                if index.template(other):
+                    continue
                 join(fact, other, score)
                 if other not in seen:
                     seen.add(other)

@@ -93,3 +93,12 @@ def test_endpoint_failures_are_one_line_errors(server: str) -> None:
         embedder_from({"embedder": "endpoint"})
     with pytest.raises(UsageError, match="unknown embedder"):
         embedder_from({"embedder": "bert"})
+
+
+def test_wordllama_rows_follow_the_texts_order_whatever_their_lengths() -> None:
+    texts = ["A much longer sentence about the nightly backups of the customer database.", "Short one.",
+             "Medium length sentence here.", "x"]
+    embedder = WordLlamaEmbedder()
+    together = embedder.embed(texts)
+    alone = np.vstack([embedder.embed([t]) for t in texts])
+    assert np.allclose(together, alone, atol=1e-5)

@@ -112,3 +112,23 @@ def test_visible_pages_only_for_an_actor(tmp_path: Path) -> None:
     assert len(find_similar(wiki, parse_actor("operator"))) == 1
     assert find_similar(wiki, parse_actor("agent:bot")) == []
     assert find_similar(wiki, parse_actor("agent:bot"), page="a.md") == []
+
+
+def test_template_lines_make_no_pairs(tmp_path: Path) -> None:
+    from curator.engine.facts.index import TEMPLATE_PAGES
+    from curator.engine.facts.similar import find_similar
+    from curator.engine.policy.actor import OPERATOR
+
+    subjects = ["The garden needs water twice a week.", "Paris is the capital city of France.",
+                "The cat sleeps on the sofa all afternoon.", "Volcanic soil is fertile for grapes.",
+                "The novel was translated into twelve languages.", "Trains to Berlin leave every hour.",
+                "Copper conducts electricity very well."]
+    for i in range(TEMPLATE_PAGES + 1):
+        _write(tmp_path, f"p{i}.md", f"- Filed under the how-to shelf here.\n- {subjects[i]}\n")
+    _write(tmp_path, "q.md", "- Backups of the customer database are kept for thirty days.\n")
+    _write(tmp_path, "r.md", "- Customer database backups are retained for 30 days.\n")
+    wiki = Wiki(tmp_path)
+    index = fact_index_for(wiki)
+    assert all("Filed under" not in a.text for a, _b, _s in index.pairs(0.65))
+    assert [len(g.facts) for g in find_similar(wiki, OPERATOR)] == [2]
+    assert find_similar(wiki, OPERATOR, page="p0") == []
