@@ -36,6 +36,8 @@ INDEX_NAME = "facts.sqlite"
 SETTINGS_NAME = "facts-embedder.json"
 #: Rows compared per matrix product (bounds the temporary float32 copy to ~64 MB at dim 256).
 CHUNK = 65536
+#: Up to this size the vectors are also held as float32 (no conversion on every query).
+DENSE_BYTES = 256 * 2**20
 #: A text found on more pages than this is a template line ("Filed under #howto."), not a fact
 #: that two pages happen to share: :meth:`FactIndex.pairs` leaves it out (the pairs of one line on
 #: 100 pages would be 4,950 pairs saying nothing).
@@ -73,6 +75,7 @@ class FactIndex:
         self._matrix = np.zeros((0, 0), dtype=np.int8)
         self._dirty = True
         self._templates: set[str] = set()
+        self._dense: np.ndarray | None = None
         #: every vector held, by a hash of its fact's text: a fact already known (unchanged, moved
         #: to another line, copied from another page) is never embedded again
         self._by_text: dict[bytes, np.ndarray] = {}
@@ -179,6 +182,7 @@ class FactIndex:
                     pages_of.setdefault(f.text, set()).add(f.path)
                 self._templates = {text for text, paths in pages_of.items() if len(paths) > TEMPLATE_PAGES}
                 self._dirty = False
+                self._dense = None
             return self._facts, self._matrix
 
     # --- answers -------------------------------------------------------------------------
@@ -199,6 +203,13 @@ class FactIndex:
     def _scores(self, query: np.ndarray) -> np.ndarray:
         """Dot products of the float32 rows ``query`` with every fact: (len(query), facts)."""
         _facts, matrix = self._flat()
+        with self._lock:
+            dense = self._dense
+            if dense is None and matrix.size * 4 <= DENSE_BYTES:
+                dense = self._dense = matrix.astype(np.float32) / _SCALE
+        if dense is not None:
+            full: np.ndarray = query @ dense.T
+            return full
         out = np.empty((query.shape[0], matrix.shape[0]), dtype=np.float32)
         for start in range(0, matrix.shape[0], CHUNK):
             block = matrix[start:start + CHUNK].astype(np.float32)
@@ -217,65 +228,94 @@ class FactIndex:
         return vector
 
     def _ranked(self, query: np.ndarray, k: int, min_score: float, visible: Callable[[str], bool] | None,
-                skip: Fact | None) -> list[tuple[Fact, float]]:
+                skip: list[Fact | None]) -> list[list[tuple[Fact, float]]]:
+        """For each row of ``query``, the ``k`` best facts from ``min_score`` up, ``skip``'s left out."""
         facts, _matrix = self._flat()
-        scores = self._scores(query[None, :])[0]
-        order = np.argsort(-scores, kind="stable")
-        out: list[tuple[Fact, float]] = []
-        for i in order:
-            score = float(scores[i])
-            if score < min_score or len(out) >= k:
-                break
-            fact = facts[i]
-            if fact == skip or (visible is not None and not visible(fact.path)):
-                continue
-            out.append((fact, round(score, 4)))
-        return out
+        if not facts:
+            return [[] for _ in skip]
+        scores = self._scores(query)
+        answers: list[list[tuple[Fact, float]]] = []
+        for row, left_out in zip(scores, skip, strict=True):
+            want = min(len(facts), k + 1 + (0 if visible is None else 4 * k))
+            while True:
+                # argpartition finds the best few without sorting every fact's score
+                top = np.argpartition(-row, want - 1)[:want] if want < len(facts) else np.arange(len(facts))
+                top = top[np.argsort(-row[top], kind="stable")]
+                out: list[tuple[Fact, float]] = []
+                for i in top.tolist():
+                    score = float(row[i])
+                    if score < min_score or len(out) >= k:
+                        break
+                    fact = facts[i]
+                    if fact == left_out or (visible is not None and not visible(fact.path)):
+                        continue
+                    out.append((fact, round(score, 4)))
+                short = len(out) < k and want < len(facts) and float(row[top[-1]]) >= min_score
+                if not short:
+                    break
+                want = min(len(facts), want * 4)  # hidden facts took places: look further
+            answers.append(out)
+        return answers
 
     def neighbours(self, fact: Fact, k: int = 10, min_score: float = 0.0,
                    visible: Callable[[str], bool] | None = None) -> list[tuple[Fact, float]]:
         """The ``k`` facts closest to ``fact`` (itself left out) scoring at least ``min_score``, best first."""
-        return self._ranked(self._vector_of(fact), k, min_score, visible, fact)
+        return self.neighbours_of([fact], k, min_score, visible)[0]
+
+    def neighbours_of(self, facts: list[Fact], k: int = 10, min_score: float = 0.0,
+                      visible: Callable[[str], bool] | None = None) -> list[list[tuple[Fact, float]]]:
+        """:meth:`neighbours` of each of ``facts``, in one matrix product per batch."""
+        out: list[list[tuple[Fact, float]]] = []
+        for start in range(0, len(facts), 256):
+            batch = facts[start:start + 256]
+            query = np.vstack([self._vector_of(f) for f in batch]) if batch else np.zeros((0, 1), np.float32)
+            out += self._ranked(query, k, min_score, visible, list(batch))
+        return out
 
     def nearest_text(self, text: str, k: int = 10, visible: Callable[[str], bool] | None = None,
                      ) -> list[tuple[Fact, float]]:
         """The ``k`` facts closest to ``text`` (any text, embedded now), best first."""
-        return self._ranked(self.embedder.embed([text])[0], k, -1.0, visible, None)
+        return self._ranked(self.embedder.embed([text])[:1], k, -1.0, visible, [None])[0]
 
     def pairs(self, min_score: float, page: str | None = None,
-              visible: Callable[[str], bool] | None = None) -> Iterator[tuple[Fact, Fact, float]]:
+              visible: Callable[[str], bool] | None = None, k: int = 25,
+              rows: list[int] | None = None) -> Iterator[tuple[Fact, Fact, float]]:
         """Pairs of facts scoring at least ``min_score``, best first (with ``page``, the pairs
-        holding one of its facts, that fact first); each pair once."""
-        facts, matrix = self._flat()
+        holding one of its facts, that fact first); each pair once. Each fact brings at most its
+        ``k`` best (bounds the answer and the memory when many facts are alike); ``rows``: only
+        the facts at these positions of :meth:`facts` ask (the benchmark's sample)."""
+        facts, _matrix = self._flat()
         if not facts:
             return iter(())
-        index = {f: i for i, f in enumerate(facts)}
         if page is not None:
+            index = {f: i for i, f in enumerate(facts)}
             rows = [index[f] for f in self.page_facts(page) if f in index]
-        else:
+        elif rows is None:
             rows = list(range(len(facts)))
         ok = np.ones(len(facts), dtype=bool) if visible is None else \
             np.array([visible(f.path) for f in facts], dtype=bool)
         ok &= np.array([not self.template(f) for f in facts], dtype=bool)
         rows = [r for r in rows if ok[r]]
-        found: list[tuple[float, int, int]] = []
-        step = 1024
+        found: dict[tuple[int, int], float] = {}
+        step = 256
+        want = min(len(facts), k + 1)
         for start in range(0, len(rows), step):
             chunk = rows[start:start + step]
-            query = matrix[chunk].astype(np.float32) / _SCALE
-            scores = self._scores(query)
-            hits_r, hits_c = np.nonzero(scores >= min_score)
-            for r, c in zip(hits_r.tolist(), hits_c.tolist(), strict=True):
+            scores = self._scores(np.vstack([self._vector_of(facts[r]) for r in chunk]))
+            scores[:, ~ok] = -2.0
+            top = np.argpartition(-scores, want - 1, axis=1)[:, :want] if want < len(facts) else \
+                np.tile(np.arange(len(facts)), (len(chunk), 1))
+            for r, cols in enumerate(top.tolist()):
                 a = chunk[r]
-                if a == c or not ok[a] or not ok[c]:
-                    continue
-                if page is None and c < a:
-                    continue  # each pair once
-                if page is not None and facts[c].path == page and c < a:
-                    continue
-                found.append((float(scores[r, c]), a, c))
-        found.sort(key=lambda t: (-t[0], t[1], t[2]))
-        return iter([(facts[a], facts[c], round(s, 4)) for s, a, c in found])
+                for c in cols:
+                    score = float(scores[r, c])
+                    if a == c or score < min_score:
+                        continue
+                    # (the asking page's fact first; two facts of one page, or no page: once)
+                    key = (a, c) if page is not None and facts[c].path != page else (min(a, c), max(a, c))
+                    found[key] = score
+        ordered = sorted(found.items(), key=lambda t: (-t[1], t[0]))
+        return iter([(facts[a], facts[c], round(s, 4)) for (a, c), s in ordered])
 
     def size_on_disk(self) -> int:
         return sum(p.stat().st_size for p in self.path.parent.glob(INDEX_NAME + "*"))

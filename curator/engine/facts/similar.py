@@ -69,15 +69,17 @@ def find_similar(wiki: Wiki, actor: Actor, page: str | None = None, min_score: f
 
     size: dict[Fact, int] = {}
 
-    def join(a: Fact, b: Fact, score: float) -> None:
+    def join(a: Fact, b: Fact, score: float) -> bool:
+        """Join the groups of ``a`` and ``b``; False when that would pass :data:`MAX_GROUP`."""
         ra, rb = root(a), root(b)
         if ra == rb:
-            return
+            return True
         if size.get(ra, 1) + size.get(rb, 1) > MAX_GROUP:
-            return
+            return False
         parent[rb] = ra
         size[ra] = size.get(ra, 1) + size.get(rb, 1)
         best[ra] = max(best.get(ra, 0.0), best.pop(rb, 0.0), score)
+        return True
 
     if path is None:
         for a, b, score in index.pairs(min_score, visible=visible):
@@ -88,14 +90,17 @@ def find_similar(wiki: Wiki, actor: Actor, page: str | None = None, min_score: f
         seen = set(todo)
 
         while todo:
-            fact = todo.pop()
-            for other, score in index.neighbours(fact, MAX_GROUP, min_score, visible):
-                if index.template(other):
-                    continue
-                join(fact, other, score)
-                if other not in seen:
-                    seen.add(other)
-                    todo.append(other)
+            frontier, todo = todo, []
+            for fact, near in zip(frontier, index.neighbours_of(frontier, MAX_GROUP, min_score, visible),
+                                  strict=True):
+                for other, score in near:
+                    if index.template(other):
+                        continue
+                    # Only a fact that joined a group of this page's is followed further: a
+                    # full group must not send the walk across the whole wiki.
+                    if join(fact, other, score) and other not in seen:
+                        seen.add(other)
+                        todo.append(other)
     members: dict[Fact, list[Fact]] = {}
     for fact in list(parent):
         members.setdefault(root(fact), []).append(fact)

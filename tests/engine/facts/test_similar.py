@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from curator.engine.corpus.facts import Fact, fact_words
 from curator.engine.facts.index import fact_index_for
 from curator.engine.facts.similar import SIMILAR_MIN, find_similar
@@ -94,3 +96,33 @@ def test_an_appended_paraphrase_joins_a_group(tmp_path: Path) -> None:
     groups = find_similar(wiki, OPERATOR, page="new")
     assert len(groups) == 1 and groups[0].facts[0].path == "new.md"
     assert "Backups of the customer database are kept for thirty days." in {f.text for f in groups[0].facts}
+
+
+def test_a_full_group_stops_the_page_walk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from curator.engine.facts import similar
+    from curator.engine.facts.index import FactIndex
+
+    for i in range(8):
+        (tmp_path / f"b{i}.md").write_text(f"# B{i}\n\n- Backups of the customer database are kept for {i + 30} days.\n")
+    wiki = Wiki(tmp_path)
+    monkeypatch.setattr(similar, "MAX_GROUP", 3)
+    asked: list[int] = []
+    real = FactIndex.neighbours_of
+
+    def counting(self: FactIndex, facts: list[Fact], *args: object, **kwargs: object) -> object:
+        asked.append(len(facts))
+        return real(self, facts, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(FactIndex, "neighbours_of", counting)
+    groups = find_similar(wiki, OPERATOR, page="b0")
+    assert len(groups) == 1 and len(groups[0].facts) == 3
+    assert sum(asked) <= 3  # only the group's facts were followed, not every similar fact of the wiki
+
+
+def test_each_fact_brings_at_most_k_pairs(tmp_path: Path) -> None:
+    for i in range(6):
+        (tmp_path / f"b{i}.md").write_text(f"# B{i}\n\n- Backups of the customer database are kept for {i + 30} days.\n")
+    index = fact_index_for(Wiki(tmp_path))
+    assert len(list(index.pairs(0.5))) == 15
+    bounded = list(index.pairs(0.5, k=1))
+    assert 3 <= len(bounded) <= 6
