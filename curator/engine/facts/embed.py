@@ -49,7 +49,13 @@ class WordLlamaEmbedder:
     _lock: ClassVar[threading.Lock] = threading.Lock()
     _models: ClassVar[dict[int, Any]] = {}
 
+    #: The wheel holds the 256-dimension weights; fewer dimensions are their first ones (the model
+    #: is trained so that a prefix still embeds).
+    DIMS = (64, 128, 256)
+
     def __init__(self, dim: int = 256) -> None:
+        if dim not in self.DIMS:
+            raise UsageError(f"the local embedder has {', '.join(map(str, self.DIMS))} dimensions, not {dim}")
         self.dim = dim
         self.name = f"wordllama-l2_supercat-{dim}"
 
@@ -61,7 +67,7 @@ class WordLlamaEmbedder:
                 from wordllama import WordLlama
 
                 model = WordLlama.load(cache_dir=Path(wordllama.__file__).parent, disable_download=True,
-                                       dim=self.dim)
+                                       dim=256, trunc_dim=self.dim if self.dim < 256 else None)
                 self._models[self.dim] = model
             return model
 

@@ -102,3 +102,9 @@ def test_wordllama_rows_follow_the_texts_order_whatever_their_lengths() -> None:
     together = embedder.embed(texts)
     alone = np.vstack([embedder.embed([t]) for t in texts])
     assert np.allclose(together, alone, atol=1e-5)
+
+
+def test_wordllama_fewer_dimensions_from_the_bundled_weights() -> None:
+    assert WordLlamaEmbedder(64).embed(["The server restarts at night."]).shape == (1, 64)
+    with pytest.raises(UsageError, match="not 100"):
+        embedder_from({"dim": 100})
