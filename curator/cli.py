@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from typing import Any
 
 #: Command groups, in the order their commands appear in ``--help``.
-COMMAND_GROUPS: tuple[str, ...] = ("read", "write", "inbox", "provenance", "properties", "graph", "links", "search",
-                                  "facts", "scope", "sync", "operators", "gui", "mcp")
+COMMAND_GROUPS: tuple[str, ...] = ("read", "write", "inbox", "provenance", "properties", "graph", "facts", "links",
+                                  "search", "scope", "sync", "operators", "gui", "mcp")
 
 
 def _terminal_columns() -> int:
@@ -109,9 +109,9 @@ COMMAND_GROUP: dict[str, str] = {
     **dict.fromkeys(("blame", "injections", "activity"), "provenance"),
     "set": "properties",
     **dict.fromkeys(("graph", "path", "explain", "dedup", "dismiss", "merge", "move", "archive"), "graph"),
+    "facts": "facts",
     **dict.fromkeys(("links", "health"), "links"),
     **dict.fromkeys(("search", "context"), "search"),
-    "facts": "facts",
     **dict.fromkeys(("scope", "file-doc", "auto"), "scope"),
     **dict.fromkeys(("sync", "conflicts", "resolve"), "sync"),
     "operators": "operators",
@@ -174,7 +174,7 @@ def _tolerant_output() -> None:
 #: parser is built (~15 ms of a warm ``index``); a test checks this map against the parsers.
 AHEAD: dict[str, str] = {
     **dict.fromkeys(("index", "read", "neighbors", "read-all", "lint", "graph", "path", "explain", "dedup",
-                     "health", "links unresolved"), "walk"),
+                     "health", "links unresolved", "facts similar"), "walk"),
     "search": "sweep",
 }
 

@@ -1,5 +1,6 @@
-"""Review by meaning: ``facts stale | verify ID | retire ID --reason R`` (docs/design.md §15,
-guide: "Facts gone stale")."""
+"""Review by meaning: ``curator facts similar | stale | verify ID | retire ID --reason R``
+(docs/design.md §15; guide: "Facts by meaning", "Facts gone stale"). Each action is registered and
+run by functions of its own, so the actions of the meaning queues stay apart."""
 
 from __future__ import annotations
 
@@ -15,9 +16,45 @@ COMMANDS: tuple[str, ...] = ("facts",)
 
 
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("facts", parents=[parent], help="review the wiki's facts: the stale queue")
-    what = p.add_subparsers(dest="what", metavar="<stale|verify|retire>", required=True)
+    p = sub.add_parser(
+        "facts", parents=[parent], help="review the wiki's facts by meaning: similar, stale",
+        description="Every list item and prose paragraph of every page is a fact, embedded locally "
+        "(no network) and kept in an index under the wiki's local state, brought up to date page by page.")
+    what = p.add_subparsers(dest="what", metavar="<similar|stale|verify|retire>", required=True)
+    register_similar(what, parent)
     register_stale(what, parent)
+
+
+# --- similar facts ----------------------------------------------------------------------------
+
+def register_similar(fsub: Any, parent: argparse.ArgumentParser) -> None:
+    p = fsub.add_parser(
+        "similar", parents=[parent],
+        help="groups of facts that say the same thing, best first: [{id, score, facts: [{path, line, text}]}]",
+        description="Facts whose meanings are close (score 0-1 from the embedding model; a group's score is "
+        "its best pair's), on one page or across pages. Scores rank, they do not decide: read the group "
+        "before merging anything.")
+    p.add_argument("--page", metavar="PAGE", help="only the groups holding one of PAGE's facts (PAGE's fact first)")
+    p.add_argument("--min-score", type=float, default=None, metavar="S",
+                   help="lowest score that makes two facts similar (default: the measured 0.65)")
+    p.set_defaults(handler="curator.commands.facts:run_similar", walk_ahead=True)
+
+
+def run_similar(inv: Invocation, args: argparse.Namespace) -> int:
+    from curator.engine.errors import UsageError
+    from curator.engine.facts.similar import SIMILAR_MIN, find_similar
+
+    threshold = SIMILAR_MIN if args.min_score is None else args.min_score
+    if not 0.0 < threshold <= 1.0:
+        raise UsageError(f"--min-score must be above 0 and at most 1, not {args.min_score}")
+    groups = find_similar(inv.wiki, inv.actor, args.page, threshold)
+    lines = []
+    for g in groups:
+        lines.append(f"group {g.id} ({g.score:.2f}, {len(g.facts)} facts)")
+        lines += [f"    {f.path}:{f.line}  {f.text}" for f in g.facts]
+    lines.append(f"{len(groups)} group(s) of similar facts")
+    inv.emit([g.to_json() for g in groups], "\n".join(lines))
+    return 0
 
 
 # --- the stale queue --------------------------------------------------------------------------

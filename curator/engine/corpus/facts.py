@@ -171,6 +171,13 @@ def refresh_updated(text: str, day: _dt.date) -> str:
 
 #: A fact shorter than this many words says too little to compare by meaning ("TODO", "See below").
 MIN_FACT_WORDS = 3
+#: Scripts written without spaces (Han, kana, Hangul syllables): each character counts as a word
+#: toward :data:`MIN_FACT_WORDS`, else a whole Chinese sentence would be one "word" and never a fact.
+_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+
+
+def _word_count(text: str) -> int:
+    return len(fact_words(_UNSPACED.sub(" ", text))) + len(_UNSPACED.findall(text))
 _LIST_ITEM = re.compile(r"^(\s*)(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?(.*)$")
 _QUOTE = re.compile(r"^\s*(?:>\s?)+")
 _CALLOUT_HEAD = re.compile(r"^\[!\w[\w-]*\][+-]?\s*")
@@ -218,7 +225,7 @@ def page_facts(path: str, text: str) -> list[Fact]:
             stamp = _ADDED.search(joined)
             checked = _VERIFIED.search(joined)
             fact = " ".join(_STAMP.sub("", joined).split())
-            if len(fact_words(fact)) >= MIN_FACT_WORDS:
+            if _word_count(fact) >= MIN_FACT_WORDS:
                 out.append(Fact(path, split.body_line + start, fact, stamp.group(1) if stamp else None,
                                 checked.group(1) if checked else None))
         start, parts = None, []

@@ -57,3 +57,8 @@ def test_a_facts_key_follows_its_words_not_its_line() -> None:
     assert page_facts("wiki/q.md", PAGE)[0].key != page_facts("wiki/p.md", PAGE)[0].key
     crlf = page_facts("wiki/p.md", PAGE.replace("\n", "\r\n"))
     assert [(f.line, f.text) for f in crlf] == [(f.line, f.text) for f in page_facts("wiki/p.md", PAGE)]
+
+
+def test_sentences_written_without_spaces_are_facts() -> None:
+    facts = page_facts("wiki/zh.md", "# 服务器\n\n- 服务器每天凌晨两点自动重启。\n- 好的\n- サーバーは毎晩再起動します。\n")
+    assert [f.text for f in facts] == ["服务器每天凌晨两点自动重启。", "サーバーは毎晩再起動します。"]

@@ -1,0 +1,147 @@
+"""Embedders: text in, one L2-normalised float32 row per text out.
+
+The default is :class:`WordLlamaEmbedder`: static word embeddings whose weights and tokenizer ship
+inside the ``wordllama`` wheel, so it runs on a small CPU and never reaches the network (its own
+lookup misses the bundled tokenizer and would try to download one: it is loaded from the package's
+folder with downloads disabled). :class:`EndpointEmbedder` asks an OpenAI-compatible
+``/v1/embeddings`` endpoint (llama.cpp, Ollama, vLLM) for a stronger model.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
+
+import numpy as np
+
+from curator.engine.errors import UsageError
+
+#: Texts sent to an endpoint in one request (servers cap their batch size).
+ENDPOINT_BATCH = 64
+
+
+class Embedder(Protocol):
+    """Turns texts into vectors comparable by dot product."""
+
+    name: str  # names the model and its settings: vectors of different names are never mixed
+    dim: int
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """One float32 row per text, each of unit length (a zero row for an empty text)."""
+        ...
+
+
+def _normalised(rows: np.ndarray) -> np.ndarray:
+    rows = np.asarray(rows, dtype=np.float32)
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    out: np.ndarray = rows / norms
+    return out
+
+
+class WordLlamaEmbedder:
+    """The local default: WordLlama's ``l2_supercat`` model, loaded once per process."""
+
+    _lock: ClassVar[threading.Lock] = threading.Lock()
+    _models: ClassVar[dict[int, Any]] = {}
+
+    #: The wheel holds the 256-dimension weights; fewer dimensions are their first ones (the model
+    #: is trained so that a prefix still embeds).
+    DIMS = (64, 128, 256)
+
+    def __init__(self, dim: int = 256) -> None:
+        if dim not in self.DIMS:
+            raise UsageError(f"the local embedder has {', '.join(map(str, self.DIMS))} dimensions, not {dim}")
+        self.dim = dim
+        self.name = f"wordllama-l2_supercat-{dim}"
+
+    def _model(self) -> Any:
+        with self._lock:
+            model = self._models.get(self.dim)
+            if model is None:
+                import wordllama
+                from wordllama import WordLlama
+
+                model = WordLlama.load(cache_dir=Path(wordllama.__file__).parent, disable_download=True,
+                                       dim=256, trunc_dim=self.dim if self.dim < 256 else None)
+                self._models[self.dim] = model
+            return model
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        # Each batch is padded to its longest text: batches of like lengths embedded a
+        # real-shaped wiki's facts 3x faster than the texts in page order.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        rows = self._model().embed([texts[i] for i in order], norm=False)
+        out = np.empty_like(rows)
+        out[order] = rows
+        return _normalised(out)
+
+
+class EndpointEmbedder:
+    """An OpenAI-compatible ``POST <url>/v1/embeddings`` (``url`` with or without ``/v1``)."""
+
+    def __init__(self, url: str, model: str, api_key: str | None = None, timeout: float = 60.0) -> None:
+        base = url.rstrip("/")
+        if not base.startswith(("http://", "https://")):
+            raise UsageError(f"embedding endpoint {url!r} is not an http(s) URL")
+        self.url = base + ("/embeddings" if base.endswith("/v1") else "/v1/embeddings")
+        self.model = model
+        self.api_key = api_key
+        self.timeout = timeout
+        self.name = f"endpoint-{model}"
+        self.dim = 0  # known after the first answer
+
+    def _post(self, texts: list[str]) -> list[list[float]]:
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        body = json.dumps({"model": self.model, "input": texts}).encode()
+        request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                answer = json.loads(response.read())
+        except urllib.error.HTTPError as exc:
+            raise UsageError(f"embedding endpoint {self.url} answered HTTP {exc.code}") from None
+        except (urllib.error.URLError, OSError) as exc:
+            raise UsageError(f"embedding endpoint {self.url} unreachable: {exc}") from None
+        except ValueError:
+            raise UsageError(f"embedding endpoint {self.url} did not answer JSON") from None
+        try:
+            # The API may answer out of order: each row says which input it embeds.
+            rows = sorted(answer["data"], key=lambda row: row["index"])
+            vectors = [row["embedding"] for row in rows]
+        except (KeyError, TypeError):
+            raise UsageError(f"embedding endpoint {self.url} answered without data[].embedding") from None
+        if len(vectors) != len(texts):
+            raise UsageError(f"embedding endpoint {self.url} answered {len(vectors)} vectors for {len(texts)} texts")
+        return vectors
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        rows: list[list[float]] = []
+        for start in range(0, len(texts), ENDPOINT_BATCH):
+            rows += self._post(texts[start:start + ENDPOINT_BATCH])
+        out = _normalised(np.array(rows, dtype=np.float32))
+        self.dim = out.shape[1]
+        return out
+
+
+def embedder_from(settings: dict[str, Any] | None) -> Embedder:
+    """The embedder ``settings`` choose: ``{"embedder": "endpoint", "url", "model", "api_key"?}``
+    or nothing (the local default)."""
+    settings = settings or {}
+    kind = settings.get("embedder", "wordllama")
+    if kind == "wordllama":
+        return WordLlamaEmbedder(int(settings.get("dim", 256)))
+    if kind == "endpoint":
+        if not settings.get("url") or not settings.get("model"):
+            raise UsageError("an endpoint embedder needs 'url' and 'model'")
+        return EndpointEmbedder(str(settings["url"]), str(settings["model"]), settings.get("api_key"))
+    raise UsageError(f"unknown embedder {kind!r} (wordllama or endpoint)")

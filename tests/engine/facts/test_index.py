@@ -1,0 +1,134 @@
+"""The fact index: built once, kept current page by page, each fact text embedded once, rebuilt
+when its file is missing or damaged, and answering only what a reader may see."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from curator.engine.facts.embed import WordLlamaEmbedder
+from curator.engine.facts.index import INDEX_NAME, FactIndex, fact_index_for
+from curator.engine.policy.actor import Actor
+from curator.engine.wiki import Wiki
+
+
+class CountingEmbedder(WordLlamaEmbedder):
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.texts += texts
+        return super().embed(texts)
+
+
+def _write(root: Path, name: str, body: str) -> None:
+    path = root / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"---\ntitle: {name}\n---\n# {name}\n\n{body}")
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # a new stamp even within one tick
+
+
+def test_update_reembeds_only_new_fact_texts(tmp_path: Path) -> None:
+    _write(tmp_path, "a.md", "- The build server restarts every night.\n- Ann leads the payments team.\n")
+    _write(tmp_path, "b.md", "Backups of the database are kept for thirty days.\n")
+    counting = CountingEmbedder()
+    wiki = Wiki(tmp_path)
+    index = fact_index_for(wiki, counting)
+    assert sorted(f.text for f in index.facts()) == [
+        "Ann leads the payments team.", "Backups of the database are kept for thirty days.",
+        "The build server restarts every night."]
+    assert len(counting.texts) == 3
+    _write(tmp_path, "a.md", "- Ann leads the payments team.\n- The build server restarts every night.\n"
+           "- The coffee machine is broken again.\n")
+    wiki.refresh()
+    assert index.update() == ["a.md"]
+    assert counting.texts[3:] == ["The coffee machine is broken again."]  # moved lines: not embedded again
+    _write(tmp_path, "c.md", "- Backups of the database are kept for thirty days.\n")  # a copied fact
+    wiki.refresh()
+    index.update()
+    assert len(counting.texts) == 4
+    (tmp_path / "b.md").unlink()
+    wiki.refresh()
+    assert index.update() == ["b.md"]
+    assert {f.path for f in index.facts()} == {"a.md", "c.md"}
+    assert index.update() == []
+
+
+def test_index_is_kept_on_disk_and_rebuilt_when_missing_or_damaged(tmp_path: Path) -> None:
+    _write(tmp_path, "a.md", "- The build server restarts every night.\n")
+    wiki = Wiki(tmp_path)
+    fact_index_for(wiki)
+    stored = wiki.state_dir / INDEX_NAME
+    assert stored.is_file()
+    # Another process: answers from the file without embedding anything.
+    counting = CountingEmbedder()
+    again = FactIndex(Wiki(tmp_path), counting)
+    again.update()
+    assert [f.text for f in again.facts()] == ["The build server restarts every night."]
+    assert counting.texts == []
+    stored.unlink()
+    rebuilt = FactIndex(Wiki(tmp_path), counting)
+    rebuilt.update()
+    assert counting.texts == ["The build server restarts every night."] and stored.is_file()
+    stored.write_bytes(b"not a database at all" * 100)
+    damaged = FactIndex(Wiki(tmp_path), CountingEmbedder())
+    damaged.update()
+    assert [f.text for f in damaged.facts()] == ["The build server restarts every night."]
+
+
+def test_neighbours_nearest_text_and_pairs(tmp_path: Path) -> None:
+    _write(tmp_path, "a.md", "- The build server restarts every night at two.\n- Paris is the capital of France.\n")
+    _write(tmp_path, "hidden/b.md", "- Each night at two the build server is rebooted.\n")
+    wiki = Wiki(tmp_path)
+    index = fact_index_for(wiki)
+    server, paris = index.page_facts("a.md")
+    near = index.neighbours(server, k=2)
+    assert near[0][0].path == "hidden/b.md" and near[0][1] > near[1][1]
+    assert index.neighbours(server, k=5, visible=lambda p: not p.startswith("hidden/"))[0][0] == paris
+    assert index.nearest_text("when does the build server reboot", k=1)[0][0].path == "hidden/b.md"
+    pairs = list(index.pairs(0.6))
+    assert [(a.path, b.path) for a, b, _ in pairs] == [("a.md", "hidden/b.md")]
+    assert list(index.pairs(0.6, visible=lambda p: not p.startswith("hidden/"))) == []
+    reverse = list(index.pairs(0.6, page="hidden/b.md"))
+    assert reverse[0][0].path == "hidden/b.md"
+
+
+def test_visible_pages_only_for_an_actor(tmp_path: Path) -> None:
+    from curator.engine.facts.similar import find_similar
+    from curator.engine.policy.actor import parse_actor
+
+    class HideHidden:
+        def can_read(self, actor: Actor, path: str) -> bool:
+            return not path.startswith("hidden/")
+
+    _write(tmp_path, "a.md", "- Backups of the customer database are kept for thirty days.\n")
+    _write(tmp_path, "hidden/b.md", "- Customer database backups are retained for 30 days.\n")
+    wiki = Wiki(tmp_path)
+    wiki.policy = HideHidden()  # type: ignore[assignment]
+    assert len(find_similar(wiki, parse_actor("operator"))) == 1
+    assert find_similar(wiki, parse_actor("agent:bot")) == []
+    assert find_similar(wiki, parse_actor("agent:bot"), page="a.md") == []
+
+
+def test_template_lines_make_no_pairs(tmp_path: Path) -> None:
+    from curator.engine.facts.index import TEMPLATE_PAGES
+    from curator.engine.facts.similar import find_similar
+    from curator.engine.policy.actor import OPERATOR
+
+    subjects = ["The garden needs water twice a week.", "Paris is the capital city of France.",
+                "The cat sleeps on the sofa all afternoon.", "Volcanic soil is fertile for grapes.",
+                "The novel was translated into twelve languages.", "Trains to Berlin leave every hour.",
+                "Copper conducts electricity very well."]
+    for i in range(TEMPLATE_PAGES + 1):
+        _write(tmp_path, f"p{i}.md", f"- Filed under the how-to shelf here.\n- {subjects[i]}\n")
+    _write(tmp_path, "q.md", "- Backups of the customer database are kept for thirty days.\n")
+    _write(tmp_path, "r.md", "- Customer database backups are retained for 30 days.\n")
+    wiki = Wiki(tmp_path)
+    index = fact_index_for(wiki)
+    assert all("Filed under" not in a.text for a, _b, _s in index.pairs(0.65))
+    assert [len(g.facts) for g in find_similar(wiki, OPERATOR)] == [2]
+    assert find_similar(wiki, OPERATOR, page="p0") == []
