@@ -20,8 +20,9 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
         "facts", parents=[parent], help="review the wiki's facts by meaning: similar, stale",
         description="Every list item and prose paragraph of every page is a fact, embedded locally "
         "(no network) and kept in an index under the wiki's local state, brought up to date page by page.")
-    what = p.add_subparsers(dest="what", metavar="<similar|stale|verify|retire>", required=True)
+    what = p.add_subparsers(dest="what", metavar="<similar|conflicts|resolve|stale|verify|retire>", required=True)
     register_similar(what, parent)
+    register_conflicts(what, parent)
     register_stale(what, parent)
 
 
@@ -55,6 +56,51 @@ def run_similar(inv: Invocation, args: argparse.Namespace) -> int:
     lines.append(f"{len(groups)} group(s) of similar facts")
     inv.emit([g.to_json() for g in groups], "\n".join(lines))
     return 0
+
+
+# --- conflicting facts ------------------------------------------------------------------------
+
+def register_conflicts(what: Any, parent: argparse.ArgumentParser) -> None:
+    q = what.add_parser(
+        "conflicts", parents=[parent],
+        help="pairs of facts about the same subject that cannot both be true: [{id, score, reason, facts: [a, b]}]",
+        description="Facts close in meaning that differ where it matters: a number, a date, a duration, a "
+        "named person or thing in the same role, a negation, an antonym; the reason says which "
+        "('30 days vs 14 days'). Pairs kept as both true ('resolve ID --keep both') are not listed again.")
+    q.add_argument("--page", metavar="PAGE", help="only the conflicts holding one of PAGE's facts")
+    q.set_defaults(handler="curator.commands.facts:run_conflicts", walk_ahead=True)
+    q = what.add_parser(
+        "resolve", parents=[parent],
+        help="decide a conflict: keep fact 1 or 2 (the other is removed from its page) or both (remembered); "
+        "one commit, operator only")
+    q.add_argument("id", metavar="ID", help="a conflict's id (or its start) from 'curator facts conflicts'")
+    q.add_argument("--keep", required=True, choices=("1", "2", "both"), help="which fact stays")
+    q.add_argument("--page", metavar="PAGE", help="look for the conflict among PAGE's only (faster on a big wiki)")
+    q.set_defaults(handler="curator.commands.facts:run_resolve", walk_ahead=True)
+
+
+def run_conflicts(inv: Invocation, args: argparse.Namespace) -> int:
+    from curator.engine.facts.conflict_queue import fact_conflicts
+
+    found = fact_conflicts(inv.wiki, inv.actor, args.page)
+    lines = []
+    for c in found:
+        lines.append(f"conflict {c.id} ({c.score:.2f}): {c.reason}")
+        lines += [f"    {n}. {f.path}:{f.line}  {f.text}" for n, f in ((1, c.a), (2, c.b))]
+    lines.append(f"{len(found)} conflict(s)")
+    inv.emit([c.to_json() for c in found], "\n".join(lines))
+    return 0
+
+
+def run_resolve(inv: Invocation, args: argparse.Namespace) -> int:
+    from curator.engine.facts.conflict_queue import fact_conflicts
+    from curator.engine.facts.conflicts import conflict_by_id
+    from curator.engine.facts.decisions import resolve
+
+    conflict = conflict_by_id(fact_conflicts(inv.wiki, inv.actor, args.page), args.id)
+    result = resolve(inv.wiki, inv.actor, conflict, args.keep)
+    inv.emit(result.to_json(), f"{result.status}: {result.message}")
+    return 1 if result.is_error else 0
 
 
 # --- the stale queue --------------------------------------------------------------------------

@@ -1,0 +1,78 @@
+"""``curator facts conflicts | resolve`` (issue 41): facts close in meaning that disagree where it
+matters, through the command line on a real wiki with the local model; the operator's decision is
+one commit and ``both`` is never reported again; an agent neither sees a hidden fact nor decides."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from curator.cli import main
+from tests.gui_helpers import make_wiki
+
+PAGES = {
+    "wiki/refunds.md": "# Refunds\n\n- The refund window for card payments is 30 days.\n"
+                       "- Refunds are paid back to the original card.\n",
+    "wiki/support.md": "# Support\n\n- The refund window for card payments is 14 days.\n"
+                       "- Support answers within one business day.\n",
+    "departments/hr/leave.md": "# Leave\n\n- The refund window for card payments is 60 days.\n",
+}
+
+
+def run(capsys: pytest.CaptureFixture[str], root: Path, *argv: str) -> tuple[int, str, str]:
+    code = main(["--wiki", str(root), *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def conflicts(capsys: pytest.CaptureFixture[str], root: Path, *extra: str) -> list[dict[str, object]]:
+    code, out, err = run(capsys, root, *extra, "facts", "conflicts", "--json")
+    assert (code, err) == (0, ""), err
+    return json.loads(out)
+
+
+def commits(root: Path) -> int:
+    return int(subprocess.run(["git", "rev-list", "--count", "HEAD"], cwd=root, capture_output=True, text=True,
+                              check=True).stdout)
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    return make_wiki(tmp_path / "w", PAGES)
+
+
+def test_conflicts_name_the_difference_and_keep_one_removes_the_other(capsys: pytest.CaptureFixture[str],
+                                                                      root: Path) -> None:
+    found = conflicts(capsys, root)
+    pair = next(c for c in found if {f["path"] for f in c["facts"]} == {"wiki/refunds.md", "wiki/support.md"})
+    assert set(pair) == {"id", "score", "reason", "facts"}
+    assert "30 days" in pair["reason"] and "14 days" in pair["reason"], pair
+    # an agent of no department never sees the HR page's fact
+    seen = {f["path"] for c in conflicts(capsys, root, "--as", "agent:bob") for f in c["facts"]}
+    assert "departments/hr/leave.md" not in seen and "wiki/refunds.md" in seen
+    code, out, _ = run(capsys, root, "--as", "agent:bob", "facts", "resolve", str(pair["id"]), "--keep", "1")
+    assert code == 1 and "denied" in out
+    before = commits(root)
+    keep_first = pair["facts"][0]["path"]
+    other = pair["facts"][1]
+    code, out, _ = run(capsys, root, "facts", "resolve", str(pair["id"])[:8], "--keep", "1")
+    assert code == 0, out
+    assert commits(root) == before + 1
+    assert other["text"] not in (root / str(other["path"])).read_text(encoding="utf-8")
+    assert str(pair["facts"][0]["text"]) in (root / str(keep_first)).read_text(encoding="utf-8")
+    body = subprocess.run(["git", "log", "-1", "--format=%B"], cwd=root, capture_output=True, text=True).stdout
+    assert f"Curator-Conflict: {pair['id']}" in body
+
+
+def test_both_true_is_remembered(capsys: pytest.CaptureFixture[str], root: Path) -> None:
+    pair = next(c for c in conflicts(capsys, root)
+                if {f["path"] for f in c["facts"]} == {"wiki/refunds.md", "wiki/support.md"})
+    code, out, _ = run(capsys, root, "facts", "resolve", str(pair["id"]), "--keep", "both")
+    assert code == 0, out
+    assert all(c["id"] != pair["id"] for c in conflicts(capsys, root))
+    assert (root / ".curator-fact-decisions.json").exists()
+    code, _out, err = run(capsys, root, "facts", "resolve", "ffffffffffff", "--keep", "both")
+    assert code != 0 and err.count("\n") == 1 and "no conflict" in err
