@@ -174,7 +174,7 @@ def _tolerant_output() -> None:
 #: parser is built (~15 ms of a warm ``index``); a test checks this map against the parsers.
 AHEAD: dict[str, str] = {
     **dict.fromkeys(("index", "read", "neighbors", "read-all", "lint", "graph", "path", "explain", "dedup",
-                     "health", "links unresolved", "facts similar"), "walk"),
+                     "health", "links unresolved", "facts similar", "facts conflicts", "facts resolve"), "walk"),
     "search": "sweep",
 }
 
