@@ -16,7 +16,11 @@ from curator.models.records import RecordTableModel
 COL_GROUP_TEXT = 3
 COL_FACT_TEXT = 2
 COL_CONFLICT_REASON = 0
+COL_CONFLICT_FACTS = (1, 3)
+COL_CONFLICT_PAGES = (2, 4)
+COL_STALE_PAGE = 0
 COL_STALE_TEXT = 2
+COL_STALE_WHY = 4
 
 
 class SimilarGroupModel(RecordTableModel[SimilarGroup]):
@@ -25,7 +29,8 @@ class SimilarGroupModel(RecordTableModel[SimilarGroup]):
     def cell(self, record: SimilarGroup, column: int, role: int) -> Any:
         if role == Qt.ItemDataRole.DisplayRole:
             pages = len({f.path for f in record.facts})
-            return (f"{record.score:.2f}", len(record.facts), pages, record.facts[0].text)[column]
+            # (quantised vectors score a pair of equal texts a hair above 1)
+            return (f"{min(record.score, 1.0):.2f}", len(record.facts), pages, record.facts[0].text)[column]
         return None
 
 
@@ -47,6 +52,8 @@ class ConflictModel(RecordTableModel[Conflict]):
         if role == Qt.ItemDataRole.DisplayRole:
             return (record.reason, record.a.text, f"{record.a.path}:{record.a.line}",
                     record.b.text, f"{record.b.path}:{record.b.line}")[column]
+        if role == Qt.ItemDataRole.ToolTipRole and column in COL_CONFLICT_FACTS:
+            return (record.a if column == COL_CONFLICT_FACTS[0] else record.b).text
         return None
 
 
@@ -56,6 +63,6 @@ class StaleModel(RecordTableModel[StaleFact]):
     def cell(self, record: StaleFact, column: int, role: int) -> Any:
         if role == Qt.ItemDataRole.DisplayRole:
             return (record.path, record.line, record.text, record.due.isoformat(), record.why)[column]
-        if role == Qt.ItemDataRole.ToolTipRole and column == COL_STALE_TEXT:
-            return record.text
+        if role == Qt.ItemDataRole.ToolTipRole and column in (COL_STALE_TEXT, COL_STALE_WHY):
+            return record.text if column == COL_STALE_TEXT else record.why
         return None

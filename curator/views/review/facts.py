@@ -43,10 +43,14 @@ from curator.engine.facts.similar import SimilarGroup
 from curator.engine.facts.stale import StaleFact
 from curator.engine.policy.actor import OPERATOR
 from curator.models.facts import (
+    COL_CONFLICT_FACTS,
+    COL_CONFLICT_PAGES,
     COL_CONFLICT_REASON,
     COL_FACT_TEXT,
     COL_GROUP_TEXT,
+    COL_STALE_PAGE,
     COL_STALE_TEXT,
+    COL_STALE_WHY,
     ConflictModel,
     GroupFactModel,
     SimilarGroupModel,
@@ -105,11 +109,33 @@ class RetireDialog(QDialog):
         return self.reason.text().strip()
 
 
-def _stretch(table: QTableView, column: int) -> None:
+def _columns(table: QTableView, stretch: tuple[int, ...], wide: tuple[int, ...] = ()) -> None:
+    """The texts the operator decides on (``stretch``) share the width; a long explanation
+    (``wide``) starts at a fixed width the operator may drag, so it never squeezes them out."""
     header = table.horizontalHeader()
     for col in range(table.model().columnCount()):
-        header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
-    header.setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch)
+        mode = (QHeaderView.ResizeMode.Stretch if col in stretch else QHeaderView.ResizeMode.Interactive
+                if col in wide else QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(col, mode)
+        if col in wide:
+            header.resizeSection(col, 160)
+
+
+def _detail() -> QLabel:
+    """The selected item in full under its table (a table cell cuts a long fact short)."""
+    label = QLabel()
+    label.setWordWrap(True)
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    label.setMinimumHeight(72)
+    label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+    label.setStyleSheet("QLabel { padding: 6px; }")
+    return label
+
+
+def _lines(*lines: str) -> str:
+    """Lines of a detail pane, each with its control characters escaped (not the breaks between)."""
+    return "\n".join(escape_controls(line) for line in lines)
 
 
 def _button(text: str, tip: str, slot: Callable[[], None]) -> QPushButton:
@@ -132,11 +158,11 @@ class FactsView(ReviewView):
         # --- similar: the groups over the selected group's facts
         self.group_model = SimilarGroupModel()
         self.groups = record_table(self.group_model)
-        _stretch(self.groups, COL_GROUP_TEXT)
+        _columns(self.groups, (COL_GROUP_TEXT,))
         self.groups.selectionModel().currentRowChanged.connect(lambda *_a: self._show_group())
         self.fact_model = GroupFactModel()
         self.facts = record_table(self.fact_model)
-        _stretch(self.facts, COL_FACT_TEXT)
+        _columns(self.facts, (COL_FACT_TEXT,))
         self.facts.selectionModel().currentRowChanged.connect(lambda *_a: self._update_buttons())
         self.facts.doubleClicked.connect(lambda _i: self.open_fact())
         self.keep_wording_button = _button("Keep this wording", "Keep the selected fact; the group's other facts "
@@ -153,24 +179,27 @@ class FactsView(ReviewView):
         # --- conflicts
         self.conflict_model = ConflictModel()
         self.conflicts = record_table(self.conflict_model)
-        _stretch(self.conflicts, COL_CONFLICT_REASON)
+        _columns(self.conflicts, COL_CONFLICT_FACTS, (COL_CONFLICT_REASON, *COL_CONFLICT_PAGES))
         self.conflicts.selectionModel().currentRowChanged.connect(lambda *_a: self._update_buttons())
         self.keep1_button = _button("Keep 1", "Fact 1 is true: fact 2 leaves its page", lambda: self.resolve("1"))
         self.keep2_button = _button("Keep 2", "Fact 2 is true: fact 1 leaves its page", lambda: self.resolve("2"))
         self.both_button = _button("Both are true", "Keep both; this pair is not listed again",
                                    lambda: self.resolve("both"))
-        self.tabs.addTab(self._tab([self.keep1_button, self.keep2_button, self.both_button], self.conflicts),
-                         "Conflicts")
+        self.conflict_detail = _detail()
+        self.tabs.addTab(self._tab([self.keep1_button, self.keep2_button, self.both_button], self.conflicts,
+                                   self.conflict_detail), "Conflicts")
 
         # --- stale
         self.stale_model = StaleModel()
         self.stale = record_table(self.stale_model)
-        _stretch(self.stale, COL_STALE_TEXT)
+        _columns(self.stale, (COL_STALE_TEXT,), (COL_STALE_PAGE, COL_STALE_WHY))
         self.stale.selectionModel().currentRowChanged.connect(lambda *_a: self._update_buttons())
         self.stale.doubleClicked.connect(lambda _i: self.open_stale())
         self.verify_button = _button("Verify", "Still true: stamp it verified today", self.verify)
         self.retire_button = _button("Retire…", "No longer true: remove it, with a reason", self.retire)
-        self.tabs.addTab(self._tab([self.verify_button, self.retire_button], self.stale), "Stale")
+        self.stale_detail = _detail()
+        self.tabs.addTab(self._tab([self.verify_button, self.retire_button], self.stale, self.stale_detail),
+                         "Stale")
 
         self.tabs.currentChanged.connect(lambda _i: self._update_buttons())
         layout = QVBoxLayout(self)
@@ -181,7 +210,7 @@ class FactsView(ReviewView):
         self._update_buttons()
 
     @staticmethod
-    def _tab(buttons: list[QPushButton], body: QWidget) -> QWidget:
+    def _tab(buttons: list[QPushButton], body: QWidget, detail: QLabel | None = None) -> QWidget:
         page = QWidget()
         row = QHBoxLayout()
         for button in buttons:
@@ -191,6 +220,8 @@ class FactsView(ReviewView):
         layout.setContentsMargins(2, 4, 2, 2)
         layout.addLayout(row)
         layout.addWidget(body, 1)
+        if detail is not None:
+            layout.addWidget(detail)
         return page
 
     # --- which queue ----------------------------------------------------------------------------
@@ -258,6 +289,14 @@ class FactsView(ReviewView):
         has_conflict = self.current_record(self.conflicts) is not None
         for button in (self.keep1_button, self.keep2_button, self.both_button):
             button.setEnabled(has_conflict)
+        conflict = self.current_record(self.conflicts)
+        self.conflict_detail.setText(_lines(
+            f"Why they disagree: {conflict.reason}", f"1. {conflict.a.text}   ({conflict.a.path}:{conflict.a.line})",
+            f"2. {conflict.b.text}   ({conflict.b.path}:{conflict.b.line})") if isinstance(conflict, Conflict) else "")
+        entry = self.current_record(self.stale)
+        self.stale_detail.setText(_lines(f"{entry.text}   ({entry.path}:{entry.line})",
+                                         f"Due {entry.due.isoformat()}: {entry.why}")
+                                  if isinstance(entry, StaleFact) else "")
         has_stale = self.current_record(self.stale) is not None
         self.verify_button.setEnabled(has_stale)
         self.retire_button.setEnabled(has_stale)

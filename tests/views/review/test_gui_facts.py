@@ -196,3 +196,16 @@ def test_health_shows_counting_until_the_fact_queues_are_counted(qtbot, tmp_path
     assert isinstance(health, HealthView)
     assert all(b.figure.value is None and "counting…" in b.text() for b in health.fact_buttons.values())
     win.close()
+
+
+def test_control_characters_are_shown_escaped(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    pages = dict(PAGES)
+    pages["wiki/today.md"] = pages["wiki/today.md"].replace("paused for", "paused\u202e for")
+    root = make_wiki(tmp_path / "w", pages)
+    win = station(qtbot, root, tmp_path)
+    view = open_facts(qtbot, win, "stale")
+    assert view.stale_model.index(0, 2).data() == "The billing queue is paused<U+202E> for maintenance"
+    detail = view.stale_detail.text()
+    assert "\u202e" not in detail and "paused<U+202E> for" in detail
+    assert len(detail.splitlines()) == 2 and detail.splitlines()[1].startswith("Due ")
+    win.close()
