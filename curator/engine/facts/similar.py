@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from curator.engine.corpus.facts import Fact
-from curator.engine.facts.decisions import kept_groups, normalised_fact
+from curator.engine.facts.conflicts import normalised_fact
+from curator.engine.facts.decisions import kept_groups
 from curator.engine.facts.embed import Embedder
 from curator.engine.facts.index import fact_index_for
 

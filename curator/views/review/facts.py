@@ -262,9 +262,9 @@ class FactsView(ReviewView):
         self.stale_model.set_records(q.stale)
         if q.stale:
             self.stale.setCurrentIndex(self.stale_model.index(0, 0))
-        for n, (what, items) in enumerate((("Similar", q.similar), ("Conflicts", q.conflicts),
-                                           ("Stale", q.stale))):
-            self.tabs.setTabText(n, f"{what} ({len(items):,})")
+        for n, (what, size) in enumerate((("Similar", len(q.similar)), ("Conflicts", len(q.conflicts)),
+                                          ("Stale", len(q.stale)))):
+            self.tabs.setTabText(n, f"{what} ({size:,})")
         self.count.setText(", ".join((plural(len(q.similar), "group of similar facts", "groups of similar facts"),
                                       plural(len(q.conflicts), "conflict"),
                                       plural(len(q.stale), "stale fact"))))
