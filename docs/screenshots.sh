@@ -18,9 +18,12 @@ demo=$(.venv/bin/python -c 'from curator.views.shell.app import demo_wiki; print
   "Payout files are matched against the bank statement every morning" --link "Daily Bank Reconciliation" >/dev/null
 "$curator" --wiki "$demo" append settlement \
   "Unmatched settlement lines are escalated after two business days" --link "Daily Bank Reconciliation" >/dev/null
+# A fact that disagrees with the retention rules (35 days): the Facts view's Conflicts tab lists it.
+"$curator" --wiki "$demo" append kestrel-payouts "Backups of payout files expire after 90 days." >/dev/null
 mkdir -p docs/screenshots
-for view in page page:付款流程 health graph links inbox auto history policy; do
+for view in page page:付款流程 health graph links inbox auto history policy facts:similar facts:conflicts facts:stale; do
   name=${view%%:*}
+  [ "$name" = facts ] && name="facts-${view#facts:}"
   [ "$view" = page ] && name=main  # main.png: the browser, a page and its properties
   "$curator" gui "$demo" --screenshot "docs/screenshots/$name.png" --view "$view" >/dev/null 2>&1
   echo "docs/screenshots/$name.png"

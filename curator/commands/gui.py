@@ -20,7 +20,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                         "the window is usable: its page list filled, the first page shown)")
     p.add_argument("--view", default="main",
                    help="with --screenshot: main (as it opens: Health)|health|page|page:SLUG|graph|dedup|links|"
-                        "lint|inbox|auto|history|policy")
+                        "lint|facts|facts:similar|facts:conflicts|facts:stale|inbox|auto|history|policy")
     p.add_argument("--theme", choices=("system", "light", "dark"),
                    help="light or dark, or follow the desktop (remembered, as View > Theme)")
     p.set_defaults(handler="curator.commands.gui:run_gui")

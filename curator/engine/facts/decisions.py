@@ -1,4 +1,5 @@
-"""What the operator decided about a conflict (``curator facts resolve ID --keep 1|2|both``).
+"""What the operator decided about a conflict (``curator facts resolve ID --keep 1|2|both``) and
+about a group of similar facts (the station's Facts view: keep one wording, or keep them all).
 
 Keeping one fact removes the other's lines from its page; keeping both records that the two
 can both be true in :data:`DECISIONS_FILE`, a tracked decision file at the wiki root (committed
@@ -6,6 +7,11 @@ like ``.curator-decisions.json``, so a clone remembers it), keyed by the two fac
 text in either order, so the pair is never reported again wherever the facts move. Each is one
 action and one commit whose message ends with the trailer ``Curator-Conflict: <id>``; only an
 operator decides which fact is true.
+
+A group of similar facts is decided the same way: :func:`keep_wording` removes every other fact
+of the group from its page in one commit (trailer ``Curator-Similar: <id>``); :func:`keep_all`
+records the group's normalised texts under ``similar_kept`` in the same file, so
+:func:`~curator.engine.facts.similar.find_similar` never shows that group again.
 """
 
 from __future__ import annotations
@@ -16,26 +22,52 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from curator.engine.corpus.facts import FENCE_RE, HEADING_RE, Fact, page_facts, refresh_updated
-from curator.engine.facts.conflicts import Conflict, decision_key
+from curator.engine.facts.conflicts import Conflict, decision_key, normalised_fact
 from curator.engine.status import Status
 from curator.engine.write.actions import ActionContext, ActionResult, Denied, Invalid, run_action
 from curator.engine.write.decision_files import load_decision_file
 
 if TYPE_CHECKING:
+    from curator.engine.facts.similar import SimilarGroup
     from curator.engine.policy.actor import Actor
     from curator.engine.wiki import Wiki
 
 DECISIONS_FILE = ".curator-fact-decisions.json"
 _LIST = "both_true"
 TRAILER = "Curator-Conflict"
+SIMILAR_TRAILER = "Curator-Similar"
+_SIMILAR = "similar_kept"
 KEEP_CHOICES = ("1", "2", "both")
 _ITEM = re.compile(r"^(\s*)(?:[-*+]|\d{1,9}[.)])\s+")
 _QUOTE = re.compile(r"^\s*(?:>\s?)+")
 
 
 def load_fact_decisions(wiki: Wiki) -> dict[str, Any]:
-    """The decision file (``{"version": 1, "both_true": [...]}``); empty when absent."""
-    return load_decision_file(wiki, DECISIONS_FILE, _LIST)
+    """The decision file (``{"version": 1, "both_true": [...], "similar_kept": [...]}``); empty
+    when absent."""
+    data = load_decision_file(wiki, DECISIONS_FILE, _LIST)
+    if not isinstance(data.setdefault(_SIMILAR, []), list):
+        from curator.engine.errors import CuratorError
+
+        raise CuratorError(f"{DECISIONS_FILE} is damaged (not a mapping with a {_SIMILAR} list); "
+                           "fix it or restore it with git")
+    return data
+
+
+def group_key(texts: list[str]) -> frozenset[str]:
+    """What a "keep all" decision names: the group's facts' normalised texts, in any order."""
+    return frozenset(normalised_fact(t) for t in texts)
+
+
+def kept_groups(wiki: Wiki) -> list[frozenset[str]]:
+    """The groups of similar facts recorded as kept: a group found again is left out when its
+    texts are among one of these (a later fact joining it brings it back)."""
+    out = []
+    for entry in load_fact_decisions(wiki)[_SIMILAR]:
+        texts = entry.get("facts") if isinstance(entry, dict) else None
+        if isinstance(texts, list) and all(isinstance(t, str) for t in texts):
+            out.append(frozenset(texts))
+    return out
 
 
 def decided_pairs(wiki: Wiki) -> set[tuple[str, str]]:
@@ -52,7 +84,13 @@ def decided_pairs(wiki: Wiki) -> set[tuple[str, str]]:
 def _render(data: dict[str, Any]) -> str:
     # sorted, one entry per block: small diffs and clean merges between clones
     entries = sorted(data[_LIST], key=lambda e: tuple(e.get("facts", ())))
-    return json.dumps({**data, _LIST: entries}, ensure_ascii=False, indent=2) + "\n"
+    kept = sorted(data.get(_SIMILAR, []), key=lambda e: tuple(e.get("facts", ())))
+    out = {**data, _LIST: entries}
+    if kept:
+        out[_SIMILAR] = kept
+    else:
+        out.pop(_SIMILAR, None)
+    return json.dumps(out, ensure_ascii=False, indent=2) + "\n"
 
 
 def fact_lines(text: str, fact: Fact) -> tuple[int, int] | None:
@@ -150,3 +188,75 @@ def resolve(wiki: Wiki, actor: Actor, conflict: Conflict, keep: str | int) -> Ac
     kept, gone = (facts[0], facts[1]) if choice == "1" else (facts[1], facts[0])
     body = f"Kept: {kept.text}\nRemoved: {gone.text}\nReason: {conflict.reason}\n\n{trailer}"
     return run_action(wiki, actor, name, f"{conflict.id} keep {choice}", drop, body=body)
+
+
+def _operator_decides(ctx: ActionContext, group: SimilarGroup) -> None:
+    if not ctx.actor.is_operator:
+        raise Denied(message=f"{ctx.actor} may not decide similar facts: only an operator chooses "
+                     "which wording stays")
+    ctx.data.update(group=group.id)
+    ctx.journal["similar"] = group.id
+
+
+def keep_wording(wiki: Wiki, actor: Actor, group: SimilarGroup, fact_key: str) -> ActionResult:
+    """Keep the fact of ``group`` whose :attr:`~Fact.key` is ``fact_key``; every other fact of the
+    group leaves its page, all in one commit (trailer ``Curator-Similar: <id>``)."""
+    name = "fact_keep_wording"
+    kept = next((f for f in group.facts if f.key == fact_key), None)
+    if kept is None:
+        return ActionResult(Status.INVALID, f"no fact {fact_key!r} in group {group.id}", action=name)
+    gone = [f for f in group.facts if f is not kept]
+    by_page: dict[str, list[Fact]] = {}
+    for fact in gone:
+        by_page.setdefault(fact.path, []).append(fact)
+
+    def apply(ctx: ActionContext) -> None:
+        _operator_decides(ctx, group)
+        for path, facts in sorted(by_page.items()):
+            ctx.check_write(path)
+            text, flags = ctx.read_text(path)
+            if text is None or flags is None:
+                raise Invalid(message=f"{path} no longer exists; list the similar facts again")
+            # bottom up: removing a fact never moves the lines of those still to remove
+            for fact in sorted(facts, key=lambda f: -f.line):
+                # (the same words as the kept fact on its page: remove_fact takes the one at
+                # this fact's line, not the kept one)
+                new = remove_fact(text, fact)
+                if new is None:
+                    raise Invalid(message=f"{path} no longer says \"{fact.text}\"; list the similar facts again")
+                text = new
+            ctx.write_text(path, refresh_updated(text, _dt.date.today()), bom=flags.bom)
+        ctx.data.update(kept=kept.path, removed=sorted(by_page))
+        ctx.status = Status.RESOLVED
+        pages = ", ".join(sorted(by_page))
+        ctx.message = (f"kept \"{kept.text}\"; removed {len(gone)} other wording"
+                       f"{'' if len(gone) == 1 else 's'} from {pages}")
+
+    body = (f"Kept: {kept.text}\n" + "".join(f"Removed: {f.text} ({f.path})\n" for f in gone)
+            + f"\n{SIMILAR_TRAILER}: {group.id}")
+    return run_action(wiki, actor, name, f"{group.id} keep {kept.path}:{kept.line}", apply, body=body)
+
+
+def keep_all(wiki: Wiki, actor: Actor, group: SimilarGroup) -> ActionResult:
+    """Record that every fact of ``group`` stays as it is: the group is not listed again."""
+    name = "fact_keep_all"
+    texts = [f.text for f in group.facts]
+    key = group_key(texts)
+
+    def apply(ctx: ActionContext) -> None:
+        _operator_decides(ctx, group)
+        ctx.check_write(DECISIONS_FILE)
+        if any(key <= kept for kept in kept_groups(wiki)):
+            ctx.status = Status.UNCHANGED
+            ctx.message = "these facts are already kept together"
+            return
+        data = load_fact_decisions(wiki)
+        data[_SIMILAR].append({"facts": sorted(key), "texts": texts,
+                               "pages": sorted({f.path for f in group.facts}), "group": group.id,
+                               "by": str(ctx.actor), "date": _dt.date.today().isoformat()})
+        ctx.write_text(DECISIONS_FILE, _render(data))
+        ctx.status = Status.RECORDED
+        ctx.message = f"kept all {len(texts)} wordings; this group is no longer listed"
+
+    body = "Kept together:\n" + "".join(f"- {t}\n" for t in texts) + f"\n{SIMILAR_TRAILER}: {group.id}"
+    return run_action(wiki, actor, name, f"{group.id} keep all", apply, body=body)

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from curator.engine.corpus.facts import Fact
+from curator.engine.facts.conflicts import normalised_fact
+from curator.engine.facts.decisions import kept_groups
 from curator.engine.facts.embed import Embedder
 from curator.engine.facts.index import fact_index_for
 
@@ -51,7 +53,8 @@ def _group(facts: list[Fact], score: float, first: Callable[[Fact], bool] | None
 def find_similar(wiki: Wiki, actor: Actor, page: str | None = None, min_score: float = SIMILAR_MIN,
                  embedder: Embedder | None = None) -> list[SimilarGroup]:
     """The groups of similar facts ``actor`` may see, best first; with ``page`` (a path or a name
-    :meth:`~curator.engine.wiki.Wiki.find` knows), the groups holding one of its facts, its fact first."""
+    :meth:`~curator.engine.wiki.Wiki.find` knows), the groups holding one of its facts, its fact first.
+    A group an operator kept as it is (:func:`~curator.engine.facts.decisions.keep_all`) is left out."""
     path = wiki.find(page, actor).path if page is not None else None
     index = fact_index_for(wiki, embedder)
 
@@ -108,5 +111,8 @@ def find_similar(wiki: Wiki, actor: Actor, page: str | None = None, min_score: f
     groups = [_group(facts, round(best.get(r, 0.0), 4), first) for r, facts in members.items() if len(facts) > 1]
     if path is not None:
         groups = [g for g in groups if any(f.path == path for f in g.facts)]
+    kept = kept_groups(wiki)
+    if kept:
+        groups = [g for g in groups if not any({normalised_fact(f.text) for f in g.facts} <= k for k in kept)]
     groups.sort(key=lambda g: (-g.score, g.facts[0].path, g.facts[0].line))
     return groups

@@ -88,6 +88,29 @@ def duplicate_figure(wiki: Wiki, actor: Actor = OPERATOR, niceness: int = 0, *, 
     return Figure("duplicates", "Duplicate families", value, "dedup", "curator dedup --groups", "warning")
 
 
+#: The three fact queues (issue 41): key, label, the Facts view's tab, the CLI command.
+FACT_QUEUES = (("facts_similar", "Groups of similar facts", "facts:similar", "curator facts similar"),
+               ("facts_conflicts", "Facts that disagree", "facts:conflicts", "curator facts conflicts"),
+               ("facts_stale", "Stale facts", "facts:stale", "curator facts stale"))
+
+
+def uncounted_fact_figures() -> list[Figure]:
+    """The three fact queues' figures before they are counted (what the station shows meanwhile)."""
+    return [Figure(key, label, None, queue, command, "warning") for key, label, queue, command in FACT_QUEUES]
+
+
+def fact_figures(wiki: Wiki, actor: Actor = OPERATOR) -> list[Figure]:
+    """The three fact queues' sizes for what ``actor`` may see. Building the fact index embeds
+    every fact (seconds on a large wiki): the station counts them on a worker thread, showing
+    :func:`uncounted_fact_figures` meanwhile."""
+    from curator.engine.facts.conflict_queue import fact_conflicts
+    from curator.engine.facts.similar import find_similar
+    from curator.engine.facts.stale import stale_facts
+
+    values = (len(find_similar(wiki, actor)), len(fact_conflicts(wiki, actor)), len(stale_facts(wiki, actor)))
+    return [dataclasses.replace(f, value=v) for f, v in zip(uncounted_fact_figures(), values, strict=True)]
+
+
 def agent_writes_since(wiki: Wiki, seconds: float, actor: Actor = OPERATOR) -> int:
     """Commits authored by agents in the last ``seconds`` that ``actor`` may see."""
     from curator.engine.write.actions import history

@@ -15,6 +15,7 @@ started here: the Duplicates view starts it once its queue is shown. A figure no
 
 from __future__ import annotations
 
+import dataclasses
 import html
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +23,15 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QLabel, QPushButton, QScrollArea, QVBoxLayout, QWidget
 
 from curator.engine.policy.actor import OPERATOR
-from curator.engine.review.health import Figure, Health, add_lint, duplicate_figure, health
+from curator.engine.review.health import (
+    Figure,
+    Health,
+    add_lint,
+    duplicate_figure,
+    fact_figures,
+    health,
+    uncounted_fact_figures,
+)
 from curator.text import plural
 from curator.views.plain_tips import set_tip
 from curator.views.review.base import ReviewView
@@ -73,6 +82,8 @@ class FigureButton(QPushButton):
         self.label.setText(figure.label)
         where = {"links": "the Links view", "dedup": "the Duplicates view", "auto": "the Auto-filed view",
                  "inbox": "the Inbox", "history": "History", "page": "the page browser"}.get(figure.queue)
+        if figure.queue.startswith("facts:"):
+            where = f"the Facts view ({figure.queue[6:]})"
         if figure.queue.startswith("lint:"):
             kind = figure.queue[5:]
             where = f"the Lint queue ({kind or 'every kind'})"
@@ -89,6 +100,8 @@ class HealthView(ReviewView):
     lint_ready = Signal()
     #: ... and, counted alongside lint, the duplicate families (then ``content_ready`` once both are)
     duplicates_ready = Signal()
+    #: The three fact queues are counted (their own row: the fact index takes seconds to build)
+    facts_ready = Signal()
     #: Count duplicates alongside lint, in the background as soon as the wiki opens, whatever its
     #: size: the dedup index answers from the result its last full scan kept for these pages
     #: (:mod:`curator.engine.dedup.cache`), which the Duplicates view shares. (A benchmark of the
@@ -116,9 +129,27 @@ class HealthView(ReviewView):
         self.grid = QGridLayout(self.grid_holder)
         self.grid.setSpacing(8)
         self.grid.setAlignment(Qt.AlignmentFlag.AlignTop)
+        # the fact queues' own row: counted apart (building the fact index takes seconds), so
+        # the figures above never wait for them nor are laid out again when they arrive
+        self.facts_title = QLabel("<b>Facts by meaning</b>")
+        self.facts_row = QHBoxLayout()
+        self.fact_buttons: dict[str, FigureButton] = {}
+        for figure in uncounted_fact_figures():
+            button = FigureButton(figure)
+            button.clicked.connect(lambda _c=False, b=button: self.open_queue(b.figure.queue))
+            self.fact_buttons[figure.key] = button
+            self.facts_row.addWidget(button, 1)
+        self._show_facts_counting()
+        holder = QWidget()
+        outer = QVBoxLayout(holder)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(self.grid_holder)
+        outer.addWidget(self.facts_title)
+        outer.addLayout(self.facts_row)
+        outer.addStretch(1)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
-        scroll.setWidget(self.grid_holder)
+        scroll.setWidget(holder)
         scroll.setFrameShape(QScrollArea.Shape.NoFrame)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 4, 8, 4)
@@ -157,12 +188,39 @@ class HealthView(ReviewView):
         self.duplicates = None
         self.report = None
         self._counting = {"lint", "duplicates"} if self.count_duplicates else {"lint"}
+        self._count_facts(self.wiki_index, self._generation)
         if self.count_duplicates:
             index, generation = self.wiki_index, self._generation
             self.host.workspace.read(index, lambda wiki: duplicate_figure(wiki, OPERATOR, BACKGROUND_NICENESS,
                                                                           apart=True),
                                         lambda fig: self._duplicates_counted(index, generation, fig),
                                         lambda exc: self._duplicates_failed(index, generation, exc))
+
+    def _show_facts_counting(self) -> None:
+        for button in self.fact_buttons.values():
+            button.show_figure(dataclasses.replace(button.figure, value=None))
+            button.label.setText(f"{button.figure.label}: counting…")
+
+    def _count_facts(self, index: int, generation: int) -> None:
+        """Count the three fact queues on a worker thread; "counting…" until known. Not one of the
+        counts the view waits for to be ready: the fact index's first build embeds every fact."""
+        self._show_facts_counting()
+
+        def done(figures: list[Figure]) -> None:
+            if index != self.wiki_index or generation != self._generation:
+                return
+            for figure in figures:
+                self.fact_buttons[figure.key].show_figure(figure)
+            self.facts_ready.emit()
+
+        def failed(exc: BaseException) -> None:
+            if index != self.wiki_index or generation != self._generation:
+                return
+            for button in self.fact_buttons.values():
+                button.label.setText(f"{button.figure.label}: not counted")
+            self.banner.show_result(f"Cannot count the fact queues: {exc}", ok=False)
+
+        self.host.workspace.read(index, lambda wiki: fact_figures(wiki, OPERATOR), done, failed)
 
     def show_content(self, result: Any) -> None:
         report: Health = result
@@ -297,4 +355,6 @@ class HealthView(ReviewView):
             choice.setCurrentIndex(self.wiki_index)
         if name == "lint":
             view.set_kind(arg)  # type: ignore[attr-defined]
+        if name == "facts":
+            view.set_queue(arg)  # type: ignore[attr-defined]
         self.host.show_view(name)

@@ -206,6 +206,7 @@ def _screenshot(app: object, window: MainWindow, out: Path, view: str) -> int:
     from PySide6.QtWidgets import QApplication
 
     from curator.engine.errors import CuratorError
+    from curator.views.review.facts import QUEUES as FACT_QUEUES
 
     window.setProperty("screenshot", True)
     window.resize(*SCREENSHOT_SIZE)
@@ -242,6 +243,13 @@ def _screenshot(app: object, window: MainWindow, out: Path, view: str) -> int:
         if name not in ("main", "page") and not window.show_view(name):
             sys.stderr.write(f"curator: error: unknown view {view!r}\n")
             status["code"] = 2
+        if name == "facts" and arg:
+            if arg not in FACT_QUEUES:
+                sys.stderr.write(f"curator: error: unknown facts queue {arg!r} (one of {', '.join(FACT_QUEUES)})\n")
+                status["code"] = 2
+                shoot()
+                return
+            window.view("facts").set_queue(arg)  # type: ignore[union-attr]
         window.when_view_ready(name, shoot)
 
     def usable() -> None:  # the moment a user could start working (benchmarks time this line)

@@ -19,6 +19,7 @@ def install_views(window: MainWindow) -> None:
     from curator.views.policy.policy_view import PolicyView
     from curator.views.review.auto_filed import AutoView
     from curator.views.review.duplicates import DedupView
+    from curator.views.review.facts import FactsView
     from curator.views.review.health import HealthView
     from curator.views.review.inbox import InboxView
     from curator.views.review.links import LinksView
@@ -29,6 +30,7 @@ def install_views(window: MainWindow) -> None:
     window.add_view("dedup", DedupView(window), "Duplicates")
     window.add_view("links", LinksView(window), "Links")
     window.add_view("lint", LintView(window), "Lint")
+    window.add_view("facts", FactsView(window), "Facts")
     window.add_view("inbox", InboxView(window), "Inbox")
     window.add_view("auto", AutoView(window), "Auto-filed")
     window.add_view("policy", PolicyView(window), "Policy")

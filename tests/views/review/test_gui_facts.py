@@ -1,0 +1,211 @@
+"""pytest-qt tests of the Facts view (similar, conflicts, stale) and Health's three fact figures, in
+the station as ``curator gui`` builds it, on the real engine (the local embedder)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QPushButton
+
+from curator.engine.facts.decisions import DECISIONS_FILE
+from curator.views.review.facts import FactsView, RetireDialog
+from curator.views.review.health import HealthView
+from curator.views.shell.main_window import MainWindow
+from curator.views.shell.registry import install_views
+from curator.views.workspace import Workspace
+from tests.gui_helpers import make_wiki, temp_settings
+
+PAGES = {
+    "wiki/team.md": "# Team\n\n- The team lunch is paid for by the company on Fridays.\n"
+                    "- Our main supplier of steel is based in Rotterdam.\n",
+    "wiki/office.md": "# Office\n\nOn Fridays the company pays for the team's lunch.\n\n"
+                      "The printer on the second floor is out of toner.\n",
+    "wiki/refunds.md": "# Refunds\n\n- Refunds are accepted within 30 days of purchase.\n",
+    "wiki/policy.md": "# Policy\n\nRefunds are accepted within 14 days of purchase.\n",
+    "wiki/today.md": "---\ntitle: Today\nlayer: context\n---\n# Today\n\n"
+                     "- The billing queue is paused for maintenance (added 2020-01-02)\n",
+}
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def commits(root: Path) -> int:
+    return int(git(root, "rev-list", "--count", "HEAD"))
+
+
+def station(qtbot, root: Path, tmp_path: Path) -> MainWindow:  # type: ignore[no-untyped-def]
+    win = MainWindow(Workspace(root, watch=False), temp_settings(tmp_path))
+    install_views(win)
+    qtbot.addWidget(win)
+    win.show()
+    with qtbot.waitSignal(win.ready, timeout=15_000):
+        win.start()
+    return win
+
+
+def open_facts(qtbot, win: MainWindow, queue: str) -> FactsView:  # type: ignore[no-untyped-def]
+    view = win.view_index["facts"]
+    assert isinstance(view, FactsView)
+    view.set_queue(queue)
+    win.show_view("facts")
+    qtbot.waitUntil(view.is_content_ready, timeout=60_000)
+    return view
+
+
+def press(qtbot, button: QPushButton) -> None:  # type: ignore[no-untyped-def]
+    """A real click: the pointer moves onto the button, hovers, presses and releases."""
+    centre = button.rect().center()
+    QTest.mouseMove(button, centre)
+    qtbot.wait(20)
+    QTest.mouseMove(button, centre + QPoint(1, 0))
+    QTest.mousePress(button, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, centre)
+    QTest.mouseRelease(button, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, centre)
+
+
+def select_lunch(view: FactsView) -> None:
+    """Make the group of the two lunch facts the current one."""
+    row = next(n for n, g in enumerate(view.group_model.records) if any("lunch" in f.text for f in g.facts))
+    view.groups.setCurrentIndex(view.group_model.index(row, 0))
+
+
+def lunch_listed(view: FactsView) -> bool:
+    return any("lunch" in f.text for g in view.group_model.records for f in g.facts)
+
+
+def reloaded(qtbot, view: FactsView, after) -> None:  # type: ignore[no-untyped-def]
+    """Wait for the reload a decision starts, then for its content."""
+    qtbot.waitUntil(lambda: view.banner.isVisible(), timeout=30_000)
+    qtbot.waitUntil(lambda: not view._loading and not view._stale and after(), timeout=60_000)
+
+
+def test_each_queue_lists_its_items(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root = make_wiki(tmp_path / "w", PAGES)
+    win = station(qtbot, root, tmp_path)
+    view = open_facts(qtbot, win, "similar")
+    assert view.tabs.currentIndex() == 0
+    groups = view.group_model.records
+    # the two refund rules say nearly the same words: a similar group as well as a conflict
+    assert sorted(sorted(f.path for f in g.facts) for g in groups) == [
+        ["wiki/office.md", "wiki/team.md"], ["wiki/policy.md", "wiki/refunds.md"]]
+    select_lunch(view)
+    assert {f.text for f in view.fact_model.records} == {
+        "The team lunch is paid for by the company on Fridays.", "On Fridays the company pays for the team's lunch."}
+    assert [(c.reason, {c.a.path, c.b.path}) for c in view.conflict_model.records] == [
+        ("14 days vs 30 days", {"wiki/refunds.md", "wiki/policy.md"})]
+    # the reason is what the table shows first
+    assert view.conflict_model.index(0, 0).data() == "14 days vs 30 days"
+    assert [(s.path, s.text) for s in view.stale_model.records] == [
+        ("wiki/today.md", "The billing queue is paused for maintenance")]
+    assert view.tabs.tabText(1) == "Conflicts (1)"
+    win.close()
+
+
+def test_keep_this_wording_is_one_commit_and_the_group_leaves(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root = make_wiki(tmp_path / "w", PAGES)
+    win = station(qtbot, root, tmp_path)
+    view = open_facts(qtbot, win, "similar")
+    select_lunch(view)
+    row = next(n for n, f in enumerate(view.fact_model.records) if f.path == "wiki/team.md")
+    view.facts.setCurrentIndex(view.fact_model.index(row, 0))
+    before = commits(root)
+    press(qtbot, view.keep_wording_button)
+    reloaded(qtbot, view, lambda: not lunch_listed(view))
+    assert commits(root) == before + 1, view.banner.text()
+    assert git(root, "show", "--name-only", "--format=", "HEAD").split() == ["wiki/office.md"]
+    office = (root / "wiki/office.md").read_text()
+    assert "lunch" not in office and "The printer on the second floor is out of toner." in office
+    assert "The team lunch is paid for by the company on Fridays." in (root / "wiki/team.md").read_text()
+    win.close()
+
+
+def test_keep_all_is_sticky_across_reopening(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root = make_wiki(tmp_path / "w", PAGES)
+    win = station(qtbot, root, tmp_path)
+    view = open_facts(qtbot, win, "similar")
+    select_lunch(view)
+    press(qtbot, view.keep_all_button)
+    reloaded(qtbot, view, lambda: not lunch_listed(view))
+    assert "similar_kept" in json.loads((root / DECISIONS_FILE).read_text())
+    assert (root / "wiki/office.md").read_text() == PAGES["wiki/office.md"]
+    win.close()
+    again = station(qtbot, root, tmp_path / "again")
+    view = open_facts(qtbot, again, "similar")
+    assert not lunch_listed(view) and len(view.group_model.records) == 1  # the other group still listed
+    again.close()
+
+
+def test_keep_1_removes_the_other_fact(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root = make_wiki(tmp_path / "w", PAGES)
+    win = station(qtbot, root, tmp_path)
+    view = open_facts(qtbot, win, "conflicts")
+    conflict = view.conflict_model.records[0]
+    gone = conflict.b
+    press(qtbot, view.keep1_button)
+    reloaded(qtbot, view, lambda: not view.conflict_model.records)
+    assert gone.text not in (root / gone.path).read_text()
+    assert conflict.a.text in (root / conflict.a.path).read_text()
+    win.close()
+
+
+def test_verify_leaves_the_stale_queue_and_retire_asks_why(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root = make_wiki(tmp_path / "w", PAGES)
+    win = station(qtbot, root, tmp_path)
+    view = open_facts(qtbot, win, "stale")
+    assert view.tabs.currentIndex() == 2
+    asked: list[RetireDialog] = []
+    view.exec_dialog = lambda dialog: asked.append(dialog) or False  # type: ignore[assignment,func-returns-value]
+    press(qtbot, view.retire_button)
+    assert len(asked) == 1 and not asked[0].ok_button.isEnabled()  # no reason, no retiring
+    assert view.stale_model.records
+    press(qtbot, view.verify_button)
+    reloaded(qtbot, view, lambda: not view.stale_model.records)
+    assert "(verified " in (root / "wiki/today.md").read_text()
+    win.close()
+
+
+def test_health_counts_the_fact_queues_and_opens_them(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root = make_wiki(tmp_path / "w", PAGES)
+    win = station(qtbot, root, tmp_path)
+    health = win.view_index["health"]
+    assert isinstance(health, HealthView)
+    qtbot.waitUntil(lambda: health.fact_buttons["facts_stale"].figure.value is not None, timeout=60_000)
+    assert {k: b.figure.value for k, b in health.fact_buttons.items()} == {
+        "facts_similar": 2, "facts_conflicts": 1, "facts_stale": 1}
+    assert "counting" not in health.fact_buttons["facts_conflicts"].text()
+    press(qtbot, health.fact_buttons["facts_conflicts"])
+    view = win.view_index["facts"]
+    assert isinstance(view, FactsView) and win.views.currentWidget() is view
+    assert view.queue == "conflicts"
+    qtbot.waitUntil(view.is_content_ready, timeout=60_000)
+    assert len(view.conflict_model.records) == 1
+    win.close()
+
+
+def test_health_shows_counting_until_the_fact_queues_are_counted(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root = make_wiki(tmp_path / "w", PAGES)
+    win = MainWindow(Workspace(root, watch=False), temp_settings(tmp_path))
+    install_views(win)
+    qtbot.addWidget(win)
+    health = win.view_index["health"]
+    assert isinstance(health, HealthView)
+    assert all(b.figure.value is None and "counting…" in b.text() for b in health.fact_buttons.values())
+    win.close()
+
+
+def test_control_characters_are_shown_escaped(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    pages = dict(PAGES)
+    pages["wiki/today.md"] = pages["wiki/today.md"].replace("paused for", "paused\u202e for")
+    root = make_wiki(tmp_path / "w", pages)
+    win = station(qtbot, root, tmp_path)
+    view = open_facts(qtbot, win, "stale")
+    assert view.stale_model.index(0, 2).data() == "The billing queue is paused<U+202E> for maintenance"
+    detail = view.stale_detail.text()
+    assert "\u202e" not in detail and "paused<U+202E> for" in detail
+    assert len(detail.splitlines()) == 2 and detail.splitlines()[1].startswith("Due ")
+    win.close()
