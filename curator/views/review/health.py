@@ -206,8 +206,13 @@ class HealthView(ReviewView):
         counts the view waits for to be ready: the fact index's first build embeds every fact."""
         self._show_facts_counting()
 
-        def done(figures: list[Figure]) -> None:
+        def done(figures: list[Figure] | None) -> None:
             if index != self.wiki_index or generation != self._generation:
+                return
+            if figures is None:  # a big wiki: counted when a queue is opened (see FACT_COUNT_MAX_PAGES)
+                for button in self.fact_buttons.values():
+                    button.label.setText(f"{button.figure.label}: open to count")
+                self.facts_ready.emit()
                 return
             for figure in figures:
                 self.fact_buttons[figure.key].show_figure(figure)
