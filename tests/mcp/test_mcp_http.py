@@ -287,3 +287,49 @@ def test_sigterm_during_appends_keeps_every_acknowledged_fact_exactly_once(wiki_
     committed = subprocess.run(["git", "show", "HEAD:wiki/payments.md"], cwd=wiki_root, capture_output=True,
                                text=True, check=True).stdout
     assert all(committed.count(fact) == 1 for fact in acknowledged)
+
+
+def test_a_killed_server_keeps_every_acknowledged_fact_and_no_half_fact(wiki_root: Path) -> None:
+    """SIGKILL mid-appends (no chance to finish anything): every acknowledged fact is on the page
+    exactly once after the next command's recovery, and an unacknowledged one is whole or absent."""
+    tokens = {f"k{i}": add_agent(wiki_root, f"k{i}") for i in range(4)}
+    acknowledged: list[str] = []
+    sent: list[str] = []
+    with http_server(wiki_root) as (url, proc):
+
+        async def agent(name: str) -> None:
+            try:
+                async with http_session(url, tokens[name]) as s:
+                    for i in range(200):
+                        fact = f"Agent {name} noted kill probe {i} as {uuid.uuid4().hex}"
+                        sent.append(fact)
+                        err, text = await call(s, "wiki_append", slug="payments", content=fact)
+                        if not err and text.startswith("appended"):
+                            acknowledged.append(fact)
+            except Exception:  # the server died mid-session: what was acknowledged counts
+                return
+
+        async def kill_soon() -> None:
+            with anyio.fail_after(60):
+                while len(acknowledged) < 8:
+                    await anyio.sleep(0.02)
+            proc.send_signal(signal.SIGKILL)
+
+        async def main() -> None:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(kill_soon)
+                for name in tokens:
+                    tg.start_soon(agent, name)
+
+        run(main)
+        proc.wait(30)
+    # the next command recovers what the killed process left (its journal), then answers
+    subprocess.run([sys.executable, "-m", "curator.cli", "--wiki", str(wiki_root), "index"], check=True,
+                   capture_output=True, timeout=120)
+    committed = subprocess.run(["git", "show", "HEAD:wiki/payments.md"], cwd=wiki_root, capture_output=True,
+                               text=True, check=True).stdout
+    assert len(acknowledged) >= 8
+    assert all(committed.count(fact) == 1 for fact in acknowledged)
+    lines = [line for line in committed.splitlines() if "kill probe" in line]
+    assert all(any(fact in line for fact in sent) for line in lines), lines  # no half-written fact
+    assert len(lines) == len(set(lines))
