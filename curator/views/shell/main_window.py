@@ -15,9 +15,11 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMessageBox,
     QProgressBar,
+    QProxyStyle,
     QPushButton,
     QSplitter,
     QStyle,
+    QStyleOption,
     QStyleOptionProgressBar,
     QTabWidget,
     QVBoxLayout,
@@ -145,6 +147,16 @@ def _bar_width(bar: QProgressBar) -> int:
     return bar.style().sizeFromContents(QStyle.ContentsType.CT_ProgressBar, option, inner, bar).width()
 
 
+class CompactTabs(QProxyStyle):
+    """The application's style with the view tabs' padding a little tighter: eleven views' tabs
+    stay in sight beside the page list and the side panel at 1400 px (none behind scroll arrows)."""
+
+    def pixelMetric(self, metric: QStyle.PixelMetric, option: QStyleOption | None = None,
+                    widget: QWidget | None = None) -> int:
+        value = super().pixelMetric(metric, option, widget)
+        return max(8, value - 8) if metric == QStyle.PixelMetric.PM_TabBarTabHSpace else value
+
+
 class MainWindow(QMainWindow):
     #: Emitted when the first load has finished and the window shows real content.
     ready = Signal()
@@ -164,6 +176,9 @@ class MainWindow(QMainWindow):
         self.side = SidePanel()
         self.views = QTabWidget()
         self.views.setDocumentMode(True)
+        tight = CompactTabs()
+        tight.setParent(self.views.tabBar())  # (a widget's style is not owned by the widget)
+        self.views.tabBar().setStyle(tight)
         self.views.addTab(self.page_view, "Page")
         self.view_index: dict[str, QWidget] = {"page": self.page_view}
         self.landing: str | None = None  # the view shown first when a wiki opens

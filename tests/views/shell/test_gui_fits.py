@@ -122,3 +122,13 @@ def test_policy_preview_layer_and_bytes_columns_are_whole(qtbot, station) -> Non
     QApplication.processEvents()
     for col in (1, 2):
         assert header.sectionPosition(col) + header.sectionSize(col) <= tree.viewport().width(), col
+
+
+def test_every_view_tab_is_in_sight(qtbot, station) -> None:  # type: ignore[no-untyped-def]
+    """Every view's tab fits the bar: none waits behind the bar's scroll arrows."""
+    bar = station.views.tabBar()
+    needed = [bar.tabSizeHint(i).width() for i in range(bar.count())]
+    assert bar.count() >= 11 and sum(needed) <= bar.width(), (sum(needed), bar.width(), station.splitter.sizes(),
+                                                                [w.minimumSizeHint().width() for w in (station.browser, station.side)],
+                                                                [bar.tabText(i) for i in range(bar.count())])
+    assert bar.tabRect(bar.count() - 1).right() <= bar.width()
