@@ -7,13 +7,17 @@ from collections.abc import Callable
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QListView,
     QPushButton,
     QSizePolicy,
     QTableView,
     QToolButton,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -127,3 +131,30 @@ class ListView(QListView):
 
     def paintEvent(self, event: QPaintEvent) -> None:
         super().paintEvent(event)
+
+
+class ReasonDialog(QDialog):
+    """Ask for the reason of a decision that keeps one (an inbox rejection, a retired fact): the
+    action's button stays disabled until a reason is typed."""
+
+    def __init__(self, title: str, intro: str, action: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(title)
+        label = QLabel(intro)
+        label.setWordWrap(True)
+        self.reason = QLineEdit()
+        self.reason.setPlaceholderText("Why (required)")
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
+        self.ok_button = buttons.addButton(action, QDialogButtonBox.ButtonRole.AcceptRole)
+        self.ok_button.setEnabled(False)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        self.reason.textChanged.connect(lambda t: self.ok_button.setEnabled(bool(t.strip())))
+        layout = QVBoxLayout(self)
+        layout.addWidget(label)
+        layout.addWidget(self.reason)
+        layout.addWidget(buttons)
+        self.resize(520, 140)
+
+    def value(self) -> str:
+        return self.reason.text().strip()

@@ -22,12 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QDialog,
-    QDialogButtonBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QLineEdit,
     QPushButton,
     QSplitter,
     QTableView,
@@ -58,6 +55,7 @@ from curator.models.facts import (
 )
 from curator.text import plural
 from curator.views.review.base import ReviewView, record_table
+from curator.views.widgets import ReasonDialog
 
 if TYPE_CHECKING:
     from curator.engine.wiki import Wiki
@@ -82,31 +80,13 @@ def fact_queues(wiki: Wiki) -> FactQueues:
     return FactQueues(find_similar(wiki, OPERATOR), fact_conflicts(wiki, OPERATOR), stale_facts(wiki, OPERATOR))
 
 
-class RetireDialog(QDialog):
+class RetireDialog(ReasonDialog):
     """Retire a stale fact: the reason goes into the commit message."""
 
     def __init__(self, entry: StaleFact, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setWindowTitle("Retire")
-        intro = QLabel(f"Retire “{html.escape(escape_controls(entry.text))}” from "
-                       f"{html.escape(escape_controls(entry.path))}? The reason is kept in the commit.")
-        intro.setWordWrap(True)
-        self.reason = QLineEdit()
-        self.reason.setPlaceholderText("Why (required)")
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
-        self.ok_button = buttons.addButton("Retire", QDialogButtonBox.ButtonRole.AcceptRole)
-        self.ok_button.setEnabled(False)
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        self.reason.textChanged.connect(lambda t: self.ok_button.setEnabled(bool(t.strip())))
-        layout = QVBoxLayout(self)
-        layout.addWidget(intro)
-        layout.addWidget(self.reason)
-        layout.addWidget(buttons)
-        self.resize(520, 140)
-
-    def value(self) -> str:
-        return self.reason.text().strip()
+        super().__init__("Retire", f"Retire “{html.escape(escape_controls(entry.text))}” from "
+                         f"{html.escape(escape_controls(entry.path))}? The reason is kept in the commit.",
+                         "Retire", parent)
 
 
 def _columns(table: QTableView, stretch: tuple[int, ...], wide: tuple[int, ...] = ()) -> None:

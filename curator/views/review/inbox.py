@@ -24,7 +24,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QLineEdit,
     QPlainTextEdit,
     QPushButton,
     QSplitter,
@@ -32,12 +31,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from curator.engine.corpus.lookalike import escape_controls
 from curator.engine.policy.actor import OPERATOR
 from curator.engine.write.held import InboxItem
 from curator.models.inbox import COL_FACT, COL_TARGET, InboxModel, item_html
 from curator.views.page.page_view import SafeBrowser
 from curator.views.page.render import render_message
 from curator.views.review.base import ReviewView, record_table
+from curator.views.widgets import ReasonDialog
 
 if TYPE_CHECKING:
     from curator.engine.wiki import Wiki
@@ -79,30 +80,14 @@ class EditDialog(QDialog):
         return " ".join(self.text.toPlainText().split())
 
 
-class RejectDialog(QDialog):
+class RejectDialog(ReasonDialog):
     """Reject the selection: the reason is recorded and told to any agent that tries again."""
 
     def __init__(self, items: list[InboxItem], parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setWindowTitle("Reject")
         n = len(items)
-        what = f"“{items[0].content}”" if n == 1 else f"{n} items"
-        intro = QLabel(f"Reject {html.escape(what)}? Any agent that submits the same fact again is "
-                       "told it was rejected, with this reason.")
-        intro.setWordWrap(True)
-        self.reason = QLineEdit()
-        self.reason.setPlaceholderText("Why (required)")
-        buttons, self.ok_button = _buttons(self, "Reject")
-        self.ok_button.setEnabled(False)
-        self.reason.textChanged.connect(lambda t: self.ok_button.setEnabled(bool(t.strip())))
-        layout = QVBoxLayout(self)
-        layout.addWidget(intro)
-        layout.addWidget(self.reason)
-        layout.addWidget(buttons)
-        self.resize(520, 140)
-
-    def value(self) -> str:
-        return self.reason.text().strip()
+        what = f"“{escape_controls(items[0].content)}”" if n == 1 else f"{n} items"
+        super().__init__("Reject", f"Reject {html.escape(what)}? Any agent that submits the same fact again is "
+                         "told it was rejected, with this reason.", "Reject", parent)
 
 
 class InboxView(ReviewView):
