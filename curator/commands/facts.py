@@ -7,6 +7,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from curator.commands.write import finish
+
 if TYPE_CHECKING:
     from curator.commands.invocation import Invocation
 
@@ -99,8 +101,7 @@ def run_resolve(inv: Invocation, args: argparse.Namespace) -> int:
 
     conflict = conflict_by_id(fact_conflicts(inv.wiki, inv.actor, args.page), args.id)
     result = resolve(inv.wiki, inv.actor, conflict, args.keep)
-    inv.emit(result.to_json(), f"{result.status}: {result.message}")
-    return 1 if result.is_error else 0
+    return finish(inv, result)
 
 
 # --- the stale queue --------------------------------------------------------------------------
@@ -139,13 +140,11 @@ def run_verify(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.facts.stale import verify
 
     result = verify(inv.wiki, inv.actor, args.id)
-    inv.emit(result.to_json(), f"{result.status}: {result.message}")
-    return 1 if result.is_error else 0
+    return finish(inv, result)
 
 
 def run_retire(inv: Invocation, args: argparse.Namespace) -> int:
     from curator.engine.facts.stale import retire
 
     result = retire(inv.wiki, inv.actor, args.id, args.reason)
-    inv.emit(result.to_json(), f"{result.status}: {result.message}")
-    return 1 if result.is_error else 0
+    return finish(inv, result)

@@ -7,6 +7,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from curator.commands.write import finish
+
 if TYPE_CHECKING:
     from curator.commands.invocation import Invocation
 
@@ -67,5 +69,4 @@ def run_operators(inv: Invocation, args: argparse.Namespace) -> int:
         return 0
     result = (add_operator(inv.wiki, inv.actor, args.name, Path(args.keyfile).expanduser()) if args.what == "add"
               else remove_operator(inv.wiki, inv.actor, args.name))
-    inv.emit(result.to_json(), f"{result.status}: {result.message}")
-    return 1 if result.is_error else 0
+    return finish(inv, result)
