@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -247,36 +248,51 @@ def test_mcp_help_offers_only_what_applies_to_it() -> None:
         assert option not in text, option
 
 
+def appends_until_stopped(url: str, tokens: dict[str, str], probe: str, stop: Callable[[], None],
+                          sent: list[str] | None = None) -> list[str]:
+    """Every agent of ``tokens`` appends facts over HTTP until the server goes away; ``stop`` is
+    called once 8 are acknowledged. The facts acknowledged (``sent``: every fact asked)."""
+    acknowledged: list[str] = []
+
+    async def agent(name: str) -> None:
+        try:
+            async with http_session(url, tokens[name]) as s:
+                for i in range(200):
+                    fact = f"Agent {name} noted {probe} probe {i} as {uuid.uuid4().hex}"
+                    if sent is not None:
+                        sent.append(fact)
+                    err, text = await call(s, "wiki_append", slug="payments", content=fact)
+                    if not err and text.startswith("appended"):
+                        acknowledged.append(fact)
+        except Exception:  # the server went away mid-session: what was acknowledged counts
+            return
+
+    async def stop_soon() -> None:
+        with anyio.fail_after(60):
+            while len(acknowledged) < 8:
+                await anyio.sleep(0.02)
+        stop()
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(stop_soon)
+            for name in tokens:
+                tg.start_soon(agent, name)
+
+    run(main)
+    return acknowledged
+
+
+def committed_page(root: Path) -> str:
+    return subprocess.run(["git", "show", "HEAD:wiki/payments.md"], cwd=root, capture_output=True, text=True,
+                          check=True).stdout
+
+
 def test_sigterm_during_appends_keeps_every_acknowledged_fact_exactly_once(wiki_root: Path) -> None:
     tokens = {f"a{i}": add_agent(wiki_root, f"a{i}") for i in range(4)}
-    acknowledged: list[str] = []
     with http_server(wiki_root) as (url, proc):
-
-        async def agent(name: str) -> None:
-            try:
-                async with http_session(url, tokens[name]) as s:
-                    for i in range(200):
-                        fact = f"Agent {name} noted shutdown probe {i} as {uuid.uuid4().hex}"
-                        err, text = await call(s, "wiki_append", slug="payments", content=fact)
-                        if not err and text.startswith("appended"):
-                            acknowledged.append(fact)
-            except Exception:  # the server went away mid-session: what was acknowledged counts
-                return
-
-        async def stop_soon() -> None:
-            with anyio.fail_after(60):
-                while len(acknowledged) < 8:
-                    await anyio.sleep(0.02)
-            proc.send_signal(signal.SIGTERM)
-
-        async def main() -> None:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(stop_soon)
-                for name in tokens:
-                    tg.start_soon(agent, name)
-
         start = time.monotonic()
-        run(main)
+        acknowledged = appends_until_stopped(url, tokens, "shutdown", lambda: proc.send_signal(signal.SIGTERM))
         assert proc.wait(30) == 0
         assert time.monotonic() - start < 60
     assert len(acknowledged) >= 8
@@ -284,8 +300,7 @@ def test_sigterm_during_appends_keeps_every_acknowledged_fact_exactly_once(wiki_
     for fact in acknowledged:
         assert page.count(fact) == 1, fact
     # every acknowledged fact is committed, not just on disk
-    committed = subprocess.run(["git", "show", "HEAD:wiki/payments.md"], cwd=wiki_root, capture_output=True,
-                               text=True, check=True).stdout
+    committed = committed_page(wiki_root)
     assert all(committed.count(fact) == 1 for fact in acknowledged)
 
 
@@ -293,41 +308,14 @@ def test_a_killed_server_keeps_every_acknowledged_fact_and_no_half_fact(wiki_roo
     """SIGKILL mid-appends (no chance to finish anything): every acknowledged fact is on the page
     exactly once after the next command's recovery, and an unacknowledged one is whole or absent."""
     tokens = {f"k{i}": add_agent(wiki_root, f"k{i}") for i in range(4)}
-    acknowledged: list[str] = []
     sent: list[str] = []
     with http_server(wiki_root) as (url, proc):
-
-        async def agent(name: str) -> None:
-            try:
-                async with http_session(url, tokens[name]) as s:
-                    for i in range(200):
-                        fact = f"Agent {name} noted kill probe {i} as {uuid.uuid4().hex}"
-                        sent.append(fact)
-                        err, text = await call(s, "wiki_append", slug="payments", content=fact)
-                        if not err and text.startswith("appended"):
-                            acknowledged.append(fact)
-            except Exception:  # the server died mid-session: what was acknowledged counts
-                return
-
-        async def kill_soon() -> None:
-            with anyio.fail_after(60):
-                while len(acknowledged) < 8:
-                    await anyio.sleep(0.02)
-            proc.send_signal(signal.SIGKILL)
-
-        async def main() -> None:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(kill_soon)
-                for name in tokens:
-                    tg.start_soon(agent, name)
-
-        run(main)
+        acknowledged = appends_until_stopped(url, tokens, "kill", lambda: proc.send_signal(signal.SIGKILL), sent)
         proc.wait(30)
     # the next command recovers what the killed process left (its journal), then answers
     subprocess.run([sys.executable, "-m", "curator.cli", "--wiki", str(wiki_root), "index"], check=True,
                    capture_output=True, timeout=120)
-    committed = subprocess.run(["git", "show", "HEAD:wiki/payments.md"], cwd=wiki_root, capture_output=True,
-                               text=True, check=True).stdout
+    committed = committed_page(wiki_root)
     assert len(acknowledged) >= 8
     assert all(committed.count(fact) == 1 for fact in acknowledged)
     lines = [line for line in committed.splitlines() if "kill probe" in line]
