@@ -178,6 +178,8 @@ _UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u
 
 def _word_count(text: str) -> int:
     return len(fact_words(_UNSPACED.sub(" ", text))) + len(_UNSPACED.findall(text))
+
+
 _LIST_ITEM = re.compile(r"^(\s*)(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?(.*)$")
 _QUOTE = re.compile(r"^\s*(?:>\s?)+")
 _CALLOUT_HEAD = re.compile(r"^\[!\w[\w-]*\][+-]?\s*")

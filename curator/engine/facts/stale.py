@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from curator.engine.corpus import frontmatter
 from curator.engine.corpus.facts import Fact, page_facts
 from curator.engine.corpus.freshness import expired_on
+from curator.engine.facts.decisions import fact_lines
 from curator.engine.policy.actor import Actor
 from curator.engine.status import Status
 from curator.engine.write.actions import ActionContext, ActionResult, Denied, Invalid, git_of, run_action
@@ -40,9 +41,6 @@ from curator.engine.write.actions import ActionContext, ActionResult, Denied, In
 if TYPE_CHECKING:
     from curator.engine.wiki import Wiki
 
-_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s")
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
-_FENCE = re.compile(r"^\s*(```|~~~)")
 _VERIFIED_AT_END = re.compile(r"\s*\(verified \d{4}-\d{2}-\d{2}\)")
 _ADDED_AT_END = re.compile(r"(\s*\(added \d{4}-\d{2}-\d{2}\))\s*$")
 
@@ -133,18 +131,6 @@ def _find(wiki: Wiki, actor: Actor, ident: str, today: _dt.date) -> StaleFact:
     raise Invalid(message=f"no stale fact has the id {ident!r} (run 'curator facts stale' for the queue)")
 
 
-def _fact_lines(lines: list[str], start: int) -> tuple[int, int]:
-    """The 0-based range [first, end) of the lines of the fact that starts at ``lines[start]``: it
-    runs until a blank line, a heading, a fence or the next list item."""
-    end = start + 1
-    while end < len(lines):
-        line = lines[end]
-        if not line.strip() or _HEADING.match(line) or _FENCE.match(line) or _ITEM.match(line):
-            break
-        end += 1
-    return start, end
-
-
 def _locate(text: str, entry: StaleFact) -> tuple[list[str], int, int]:
     """The page's lines and the range of ``entry``'s fact in them (found by its id: the line
     may have moved since the queue was read)."""
@@ -153,8 +139,10 @@ def _locate(text: str, entry: StaleFact) -> tuple[list[str], int, int]:
     fact: Fact | None = next((f for f, i in zip(facts, fact_ids(facts), strict=True) if i == entry.id), None)
     if fact is None:
         raise Invalid(message=f"the fact {entry.id} is no longer on {entry.path}")
-    first, end = _fact_lines(lines, fact.line - 1)
-    return lines, first, end
+    span = fact_lines(text, fact)  # (the fact's lines as page_facts read them)
+    if span is None:
+        raise Invalid(message=f"the fact {entry.id} is no longer on {entry.path}")
+    return lines, span[0], span[1]
 
 
 def _operator_only(actor: Actor, what: str) -> None:
