@@ -63,13 +63,23 @@ def run_similar(inv: Invocation, args: argparse.Namespace) -> int:
 # --- conflicting facts ------------------------------------------------------------------------
 
 def register_conflicts(what: Any, parent: argparse.ArgumentParser) -> None:
+    from curator.engine.facts.judge import DEFAULT_TOP  # (the parser of another command never needs it)
+
     q = what.add_parser(
         "conflicts", parents=[parent],
         help="pairs of facts about the same subject that cannot both be true: [{id, score, reason, facts: [a, b]}]",
         description="Facts close in meaning that differ where it matters: a number, a date, a duration, a "
         "named person or thing in the same role, a negation, an antonym; the reason says which "
-        "('30 days vs 14 days'). Pairs kept as both true ('resolve ID --keep both') are not listed again.")
+        "('30 days vs 14 days'). Pairs kept as both true ('resolve ID --keep both') are not listed again. "
+        "With --judge, the chat model configured in facts-judge.json in the wiki's local state is asked "
+        "to confirm or dismiss the best candidates; its verdict is shown (--json: judge: {verdict, why, "
+        "model}), never applied.")
     q.add_argument("--page", metavar="PAGE", help="only the conflicts holding one of PAGE's facts")
+    q.add_argument("--judge", action="store_true",
+                   help="ask the configured judge (facts-judge.json: {\"url\", \"model\", \"api_key\"}) about "
+                   "the best candidates")
+    q.add_argument("--top", type=int, default=None, metavar="N",
+                   help=f"with --judge: how many of the best candidates to ask about (default {DEFAULT_TOP})")
     q.set_defaults(handler="curator.commands.facts:run_conflicts", walk_ahead=True)
     q = what.add_parser(
         "resolve", parents=[parent],
@@ -82,13 +92,25 @@ def register_conflicts(what: Any, parent: argparse.ArgumentParser) -> None:
 
 
 def run_conflicts(inv: Invocation, args: argparse.Namespace) -> int:
+    from curator.engine.errors import UsageError
     from curator.engine.facts.conflict_queue import fact_conflicts
+    from curator.engine.facts.judge import DEFAULT_TOP, judge_conflicts, judge_for, judge_settings
 
+    if args.top is not None and (not args.judge or args.top < 1):
+        raise UsageError("--top N goes with --judge and must be 1 or more")
+    judge = judge_for(inv.wiki) if args.judge else None
+    if args.judge and judge is None:
+        raise UsageError(f"--judge needs a judge: create {judge_settings(inv.wiki.state_dir)} with "
+                         '{"url": "http://127.0.0.1:8000/v1", "model": "...", "api_key": "..."} (api_key optional)')
     found = fact_conflicts(inv.wiki, inv.actor, args.page)
+    if judge is not None:
+        found = judge_conflicts(judge, found, DEFAULT_TOP if args.top is None else args.top)
     lines = []
     for c in found:
         lines.append(f"conflict {c.id} ({c.score:.2f}): {c.reason}")
         lines += [f"    {n}. {f.path}:{f.line}  {f.text}" for n, f in ((1, c.a), (2, c.b))]
+        if c.verdict is not None:
+            lines.append(f"    judge ({c.verdict['model']}): {c.verdict['verdict']} — {c.verdict['why']}")
     lines.append(f"{len(found)} conflict(s)")
     inv.emit([c.to_json() for c in found], "\n".join(lines))
     return 0

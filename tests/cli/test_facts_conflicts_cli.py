@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from curator.cli import main
+from curator.engine.corpus.state import state_dir_for
+from tests.engine.facts.fake_chat import configure, serving
 from tests.gui_helpers import make_wiki
 
 PAGES = {
@@ -76,3 +78,67 @@ def test_both_true_is_remembered(capsys: pytest.CaptureFixture[str], root: Path)
     assert (root / ".curator-fact-decisions.json").exists()
     code, _out, err = run(capsys, root, "facts", "resolve", "ffffffffffff", "--keep", "both")
     assert code != 0 and err.count("\n") == 1 and "no conflict" in err
+
+
+JUDGED_PAGES = {**PAGES,
+                "wiki/desktop.md": "# Desktop\n\n- Telemetry is enabled in the desktop build.\n",
+                "wiki/privacy.md": "# Privacy\n\n- Telemetry is disabled in the desktop build.\n"}
+
+
+def tree(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): p.read_text(encoding="utf-8") for p in sorted(root.rglob("*.md"))}
+
+
+def test_the_judge_verdict_is_shown_never_applied(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    root = make_wiki(tmp_path / "w", JUDGED_PAGES)
+    before, pages = commits(root), tree(root)
+    plain = conflicts(capsys, root)
+    with serving() as chat:
+        configure(state_dir_for(root), chat)
+        code, out, err = run(capsys, root, "facts", "conflicts", "--judge")
+        assert (code, err) == (0, ""), err
+        assert "judge (tiny-model): dismiss — different builds" in out
+        assert "judge (tiny-model): confirm — a refund window cannot be both" in out
+        # each verdict sits under its own conflict
+        telemetry = out.split("enabled vs disabled")[1].split("conflict ")[0]
+        assert "judge (tiny-model): dismiss" in telemetry, out
+        code, out, _ = run(capsys, root, "facts", "conflicts", "--judge", "--json")
+        judged = json.loads(out)
+        # a dismissed conflict stays listed: the same conflicts, in the same order
+        assert [c["id"] for c in judged] == [c["id"] for c in plain] and len(plain) >= 2
+        dismissed = next(c for c in judged if c["reason"] == "enabled vs disabled")
+        assert dismissed["judge"] == {"verdict": "dismiss", "why": "different builds", "model": "tiny-model"}
+        asked = len(chat.requests)
+        code, out, _ = run(capsys, root, "facts", "conflicts", "--judge", "--top", "1", "--json")
+        top = json.loads(out)
+        assert code == 0 and len(chat.requests) == asked + 1
+        assert "judge" in top[0] and all("judge" not in c for c in top[1:])
+    assert commits(root) == before and tree(root) == pages  # nothing applied
+    assert git_status(root) == ""  # the settings (with their key) live outside the wiki's tree
+
+
+def git_status(root: Path) -> str:
+    return subprocess.run(["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True,
+                          check=True).stdout
+
+
+def test_a_missing_or_failing_judge_is_one_line(capsys: pytest.CaptureFixture[str], root: Path) -> None:
+    code, out, err = run(capsys, root, "facts", "conflicts", "--judge")
+    assert (code, out) == (2, "") and err.count("\n") == 1, err
+    assert "facts-judge.json" in err and str(state_dir_for(root)) in err
+    code, _out, err = run(capsys, root, "facts", "conflicts", "--top", "3")
+    assert code == 2 and err.count("\n") == 1 and "--top N goes with --judge" in err
+    with serving() as chat:
+        configure(state_dir_for(root), chat)
+        code, _out, err = run(capsys, root, "facts", "conflicts", "--judge", "--top", "0")
+        assert code == 2 and "must be 1 or more" in err
+        chat.status = 500
+        code, out, err = run(capsys, root, "facts", "conflicts", "--judge")
+        assert (code, out) == (1, "") and err.count("\n") == 1 and "answered HTTP 500" in err, err
+        port = chat.server.server_address[1]
+    code, out, err = run(capsys, root, "facts", "conflicts", "--judge")
+    assert (code, out) == (1, "") and err.count("\n") == 1, err
+    assert f"cannot reach the judge at http://127.0.0.1:{port}/v1/chat/completions" in err
+    (state_dir_for(root) / "facts-judge.json").write_text("{oops", encoding="utf-8")
+    code, _out, err = run(capsys, root, "facts", "conflicts", "--judge")
+    assert code == 2 and err.count("\n") == 1 and "facts-judge.json: not valid JSON" in err, err

@@ -1,5 +1,7 @@
 """The optional judge of conflicts: an OpenAI-compatible chat endpoint the operator configures.
 
+It is configured once per machine, in :data:`JUDGE_SETTINGS` in the wiki's local state (untracked,
+so an API key never reaches the wiki's history): ``{"url": ..., "model": ..., "api_key": ...}``.
 It is asked about the top candidates only and answers ``confirm`` or ``dismiss`` with a one-line
 why. The verdict is shown next to the conflict and never applied: a dismissed conflict stays in
 the list until the operator resolves it (:func:`~curator.engine.facts.decisions.resolve`).
@@ -16,13 +18,21 @@ import urllib.parse
 import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from curator.engine.errors import CuratorError
+from curator.engine.errors import CuratorError, UsageError
 from curator.engine.facts.conflicts import Conflict
+
+if TYPE_CHECKING:
+    from curator.engine.wiki import Wiki
 
 VERDICTS = ("confirm", "dismiss")
 #: How many of the best candidates are sent to the judge unless told otherwise.
 DEFAULT_TOP = 10
+#: The judge's settings, in the wiki's local state (next to the embedder's ``facts-embedder.json``).
+JUDGE_SETTINGS = "facts-judge.json"
+_SETTING_KEYS = ("url", "model", "api_key")
 _WHY_CHARS = 200
 _PROMPT = (
     "Two statements were taken from the same knowledge base. A detector thinks they contradict "
@@ -130,3 +140,40 @@ def judge_conflicts(judge: ChatJudge, conflicts: Sequence[Conflict], top: int = 
     (:attr:`Conflict.verdict`); none is dropped, whatever the verdict."""
     return [dataclasses.replace(c, verdict=judge.verdict(c).to_json()) if i < top else c
             for i, c in enumerate(conflicts)]
+
+
+def judge_settings(state_dir: Path) -> Path:
+    """Where the judge of the wiki whose local state is ``state_dir`` is configured."""
+    return state_dir / JUDGE_SETTINGS
+
+
+def load_judge(state_dir: Path) -> ChatJudge | None:
+    """The judge configured in ``state_dir`` (:data:`JUDGE_SETTINGS`), ``None`` when there is no
+    such file; a :class:`UsageError` (one line) when the file is not what it should be."""
+    path = judge_settings(state_dir)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{path}: not valid JSON ({' '.join(str(exc).split())})") from None
+    if not isinstance(data, dict):
+        raise UsageError(f'{path}: expected an object such as {{"url": "http://127.0.0.1:8000/v1", '
+                         '"model": "..."}')
+    unknown = sorted(set(data) - set(_SETTING_KEYS))
+    if unknown:
+        raise UsageError(f"{path}: unknown setting {', '.join(map(repr, unknown))} "
+                         f"(known: {', '.join(_SETTING_KEYS)})")
+    for key in _SETTING_KEYS:
+        value = data.get(key)
+        if (key != "api_key" or value is not None) and (not isinstance(value, str) or not value.strip()):
+            raise UsageError(f"{path}: {key!r} must be a non-empty string")
+    try:
+        return ChatJudge(data["url"], data["model"].strip(), data.get("api_key"))
+    except CuratorError as exc:
+        raise UsageError(f"{path}: {exc}") from None
+
+
+def judge_for(wiki: Wiki) -> ChatJudge | None:
+    """The judge configured for ``wiki`` on this machine (:func:`load_judge`)."""
+    return load_judge(wiki.state_dir)

@@ -4,59 +4,29 @@ attached to the top candidates and never applied (a dismissed conflict stays lis
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from pathlib import Path
 
 import pytest
 
 from curator.engine.corpus.facts import Fact
-from curator.engine.errors import CuratorError
+from curator.engine.errors import CuratorError, UsageError
 from curator.engine.facts.conflicts import Conflict, find_conflicts
-from curator.engine.facts.judge import ChatJudge, chat_url, judge_conflicts, parse_verdict
-
-
-class FakeChat:
-    """A chat endpoint that confirms a conflict over durations and dismisses any other, and keeps
-    every request it got."""
-
-    def __init__(self) -> None:
-        self.requests: list[dict[str, Any]] = []
-        self.status = 200
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                outer.requests.append({"path": self.path, "auth": self.headers.get("Authorization"),
-                                       "body": body})
-                prompt = body["messages"][-1]["content"]
-                verdict = ("confirm", "a refund window cannot be both") if "days" in prompt else (
-                    "dismiss", "different builds")
-                content = "```json\n" + json.dumps({"verdict": verdict[0], "why": verdict[1]}) + "\n```"
-                data = json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}]})
-                self.send_response(outer.status)
-                self.send_header("Content-Type", "application/json")
-                self.end_headers()
-                self.wfile.write(data.encode())
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+from curator.engine.facts.judge import (
+    JUDGE_SETTINGS,
+    ChatJudge,
+    chat_url,
+    judge_conflicts,
+    load_judge,
+    parse_verdict,
+)
+from tests.engine.facts.fake_chat import FakeChat, configure, serving
 
 
 @pytest.fixture
 def fake() -> Iterator[FakeChat]:
-    chat = FakeChat()
-    thread = threading.Thread(target=chat.server.serve_forever, daemon=True)
-    thread.start()
-    yield chat
-    chat.server.shutdown()
-    chat.server.server_close()
-    thread.join(5)
+    with serving() as chat:
+        yield chat
 
 
 def conflicts() -> list[Conflict]:
@@ -113,3 +83,35 @@ def test_answers_read_as_verdicts() -> None:
     assert parse_verdict("I am not sure about this one.", "m").verdict == "unclear"
     assert chat_url("http://h:1/") == "http://h:1/v1/chat/completions"
     assert chat_url("http://h:1/v1/chat/completions") == "http://h:1/v1/chat/completions"
+
+
+def test_the_judge_is_configured_in_the_local_state(fake: FakeChat, tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    assert load_judge(state) is None  # not configured: no judge, not an error
+    configure(state, fake)
+    judge = load_judge(state)
+    assert judge is not None and (judge.url, judge.model) == (f"{fake.url}/chat/completions", "tiny-model")
+    judge.verdict(conflicts()[0])
+    assert fake.requests[-1]["auth"] == "Bearer sk-test"
+    path = state / JUDGE_SETTINGS
+    path.write_text(json.dumps({"url": fake.url, "model": "m"}), encoding="utf-8")
+    keyless = load_judge(state)
+    assert keyless is not None
+    keyless.verdict(conflicts()[0])
+    assert fake.requests[-1]["auth"] is None
+
+
+@pytest.mark.parametrize(("content", "says"), [
+    ("{not json", "not valid JSON"),
+    ('["http://127.0.0.1:1"]', "expected an object"),
+    ('{"url": "http://127.0.0.1:1"}', "'model' must be a non-empty string"),
+    ('{"url": "http://127.0.0.1:1", "model": "m", "api_key": 7}', "'api_key' must be a non-empty string"),
+    ('{"url": "http://127.0.0.1:1", "model": "m", "key": "x"}', "unknown setting 'key'"),
+    ('{"url": "ftp://example.org", "model": "m"}', "invalid judge url"),
+])
+def test_a_bad_settings_file_is_one_line(tmp_path: Path, content: str, says: str) -> None:
+    (tmp_path / JUDGE_SETTINGS).write_text(content, encoding="utf-8")
+    with pytest.raises(UsageError) as err:
+        load_judge(tmp_path)
+    message = str(err.value)
+    assert says in message and message.startswith(str(tmp_path / JUDGE_SETTINGS)) and "\n" not in message
