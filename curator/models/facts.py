@@ -18,6 +18,7 @@ COL_FACT_TEXT = 2
 COL_CONFLICT_REASON = 0
 COL_CONFLICT_FACTS = (1, 3)
 COL_CONFLICT_PAGES = (2, 4)
+COL_CONFLICT_JUDGE = 5
 COL_STALE_PAGE = 0
 COL_STALE_TEXT = 2
 COL_STALE_WHY = 4
@@ -46,15 +47,23 @@ class GroupFactModel(RecordTableModel[Fact]):
 
 
 class ConflictModel(RecordTableModel[Conflict]):
-    headers = ("Why they disagree", "Fact 1", "Page 1", "Fact 2", "Page 2")
+    headers = ("Why they disagree", "Fact 1", "Page 1", "Fact 2", "Page 2", "Judge")
 
     def cell(self, record: Conflict, column: int, role: int) -> Any:
         if role == Qt.ItemDataRole.DisplayRole:
             return (record.reason, record.a.text, f"{record.a.path}:{record.a.line}",
-                    record.b.text, f"{record.b.path}:{record.b.line}")[column]
+                    record.b.text, f"{record.b.path}:{record.b.line}", verdict_text(record))[column]
         if role == Qt.ItemDataRole.ToolTipRole and column in COL_CONFLICT_FACTS:
             return (record.a if column == COL_CONFLICT_FACTS[0] else record.b).text
+        if role == Qt.ItemDataRole.ToolTipRole and column == COL_CONFLICT_JUDGE and record.verdict:
+            return f"{record.verdict['model']}: {verdict_text(record)}"
         return None
+
+
+def verdict_text(conflict: Conflict) -> str:
+    """The judge's verdict on ``conflict`` in a few words (empty when it was not asked)."""
+    v = conflict.verdict
+    return f"{v['verdict']} — {v['why']}" if v and v.get("why") else v["verdict"] if v else ""
 
 
 class StaleModel(RecordTableModel[StaleFact]):

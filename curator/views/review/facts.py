@@ -6,6 +6,8 @@
   not listed again), or opens a fact's page at its line.
 - **Conflicts**: pairs of facts that disagree, with the reason
   (:func:`~curator.engine.facts.conflict_queue.fact_conflicts`): keep 1, keep 2, or both are true.
+  When the operator configured a judge (:func:`~curator.engine.facts.judge.load_judge`), it may be
+  asked about the best candidates; its verdicts are shown, never applied.
 - **Stale**: facts and pages due for a look (:func:`~curator.engine.facts.stale.stale_facts`):
   verify, or retire with a reason.
 
@@ -15,6 +17,7 @@ on a large wiki); every decision is one engine action in the wiki's writer queue
 
 from __future__ import annotations
 
+import dataclasses
 import html
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -36,11 +39,13 @@ from PySide6.QtWidgets import (
 from curator.engine.corpus.facts import Fact
 from curator.engine.corpus.lookalike import escape_controls
 from curator.engine.facts.conflicts import Conflict
+from curator.engine.facts.judge import DEFAULT_TOP, JUDGE_SETTINGS, ChatJudge, judge_conflicts, load_judge
 from curator.engine.facts.similar import SimilarGroup
 from curator.engine.facts.stale import StaleFact
 from curator.engine.policy.actor import OPERATOR
 from curator.models.facts import (
     COL_CONFLICT_FACTS,
+    COL_CONFLICT_JUDGE,
     COL_CONFLICT_PAGES,
     COL_CONFLICT_REASON,
     COL_FACT_TEXT,
@@ -52,6 +57,7 @@ from curator.models.facts import (
     GroupFactModel,
     SimilarGroupModel,
     StaleModel,
+    verdict_text,
 )
 from curator.text import plural
 from curator.views.review.base import ReviewView, record_table
@@ -159,15 +165,20 @@ class FactsView(ReviewView):
         # --- conflicts
         self.conflict_model = ConflictModel()
         self.conflicts = record_table(self.conflict_model)
-        _columns(self.conflicts, COL_CONFLICT_FACTS, (COL_CONFLICT_REASON, *COL_CONFLICT_PAGES))
+        _columns(self.conflicts, COL_CONFLICT_FACTS, (COL_CONFLICT_REASON, *COL_CONFLICT_PAGES, COL_CONFLICT_JUDGE))
         self.conflicts.selectionModel().currentRowChanged.connect(lambda *_a: self._update_buttons())
         self.keep1_button = _button("Keep 1", "Fact 1 is true: fact 2 leaves its page", lambda: self.resolve("1"))
         self.keep2_button = _button("Keep 2", "Fact 2 is true: fact 1 leaves its page", lambda: self.resolve("2"))
         self.both_button = _button("Both are true", "Keep both; this pair is not listed again",
                                    lambda: self.resolve("both"))
+        self.judge_button = _button("Ask the judge", "", self.ask_judge)
+        #: The judge's verdicts of this session by conflict id: kept over a reload, never applied.
+        self.verdicts: dict[str, dict[str, str]] = {}
+        self._judge: ChatJudge | None = None
+        self._asking = False
         self.conflict_detail = _detail()
-        self.tabs.addTab(self._tab([self.keep1_button, self.keep2_button, self.both_button], self.conflicts,
-                                   self.conflict_detail), "Conflicts")
+        self.tabs.addTab(self._tab([self.keep1_button, self.keep2_button, self.both_button, self.judge_button],
+                                   self.conflicts, self.conflict_detail), "Conflicts")
 
         # --- stale
         self.stale_model = StaleModel()
@@ -182,6 +193,8 @@ class FactsView(ReviewView):
                          "Stale")
 
         self.tabs.currentChanged.connect(lambda _i: self._update_buttons())
+        # the settings file may be written while the station runs: read again when the tab is shown
+        self.tabs.currentChanged.connect(lambda _i: self._read_judge())
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
@@ -217,6 +230,7 @@ class FactsView(ReviewView):
     # --- content --------------------------------------------------------------------------------
     def wiki_changed(self) -> None:
         self.queues = FactQueues()
+        self.verdicts = {}
         self._fill()
         self.count.setText("Reading the facts…")
 
@@ -230,21 +244,22 @@ class FactsView(ReviewView):
 
     def _fill(self) -> None:
         q = self.queues
+        q.conflicts = [dataclasses.replace(c, verdict=self.verdicts[c.id]) if c.id in self.verdicts else c
+                       for c in q.conflicts]
+        self._read_judge()
         keep = self._current_group_id()
         self.group_model.set_records(q.similar)
         rows = [n for n, g in enumerate(q.similar) if g.id == keep]
         if q.similar:
             self.groups.setCurrentIndex(self.group_model.index(rows[0] if rows else 0, 0))
         self._show_group()
-        self.conflict_model.set_records(q.conflicts)
-        if q.conflicts:
-            self.conflicts.setCurrentIndex(self.conflict_model.index(0, 0))
         self.stale_model.set_records(q.stale)
         if q.stale:
             self.stale.setCurrentIndex(self.stale_model.index(0, 0))
         for n, (what, size) in enumerate((("Similar", len(q.similar)), ("Conflicts", len(q.conflicts)),
                                           ("Stale", len(q.stale)))):
             self.tabs.setTabText(n, f"{what} ({size:,})")
+        self._show_conflicts(q.conflicts)
         self.count.setText(", ".join((plural(len(q.similar), "group of similar facts", "groups of similar facts"),
                                       plural(len(q.conflicts), "conflict"),
                                       plural(len(q.stale), "stale fact"))))
@@ -269,10 +284,15 @@ class FactsView(ReviewView):
         has_conflict = self.current_record(self.conflicts) is not None
         for button in (self.keep1_button, self.keep2_button, self.both_button):
             button.setEnabled(has_conflict)
+        self.judge_button.setEnabled(self._judge is not None and bool(self.conflict_model.records)
+                                     and not self._asking)
         conflict = self.current_record(self.conflicts)
+        judged = ([f"Judge ({conflict.verdict['model']}, not applied): {verdict_text(conflict)}"]
+                  if isinstance(conflict, Conflict) and conflict.verdict else [])
         self.conflict_detail.setText(_lines(
             f"Why they disagree: {conflict.reason}", f"1. {conflict.a.text}   ({conflict.a.path}:{conflict.a.line})",
-            f"2. {conflict.b.text}   ({conflict.b.path}:{conflict.b.line})") if isinstance(conflict, Conflict) else "")
+            f"2. {conflict.b.text}   ({conflict.b.path}:{conflict.b.line})", *judged)
+            if isinstance(conflict, Conflict) else "")
         entry = self.current_record(self.stale)
         self.stale_detail.setText(_lines(f"{entry.text}   ({entry.path}:{entry.line})",
                                          f"Due {entry.due.isoformat()}: {entry.why}")
@@ -280,6 +300,68 @@ class FactsView(ReviewView):
         has_stale = self.current_record(self.stale) is not None
         self.verify_button.setEnabled(has_stale)
         self.retire_button.setEnabled(has_stale)
+
+    def _show_conflicts(self, conflicts: list[Conflict]) -> None:
+        keep = self.current_record(self.conflicts)
+        self.conflict_model.set_records(conflicts)
+        rows = [n for n, c in enumerate(conflicts) if isinstance(keep, Conflict) and c.id == keep.id]
+        if conflicts:
+            self.conflicts.setCurrentIndex(self.conflict_model.index(rows[0] if rows else 0, 0))
+
+    # --- the judge ------------------------------------------------------------------------------
+    def _read_judge(self) -> None:
+        """Whether a judge is configured for the shown wiki (a small local file, read on the GUI
+        thread); the button's tooltip says how to configure one, or what is wrong with it."""
+        from curator.engine.errors import CuratorError
+
+        try:
+            state_dir = self.host.workspace.wiki(self.wiki_index).state_dir
+        except (RuntimeError, IndexError):
+            return  # (still loading: read again once the queues are shown)
+        try:
+            self._judge = load_judge(state_dir)
+        except CuratorError as exc:
+            self._judge = None
+            self.judge_button.setToolTip(f"The judge is not usable: {exc}")
+        else:
+            self.judge_button.setToolTip(
+                f"Ask {self._judge.model} whether the {DEFAULT_TOP} best candidates really disagree; "
+                "its verdicts are shown, never applied" if self._judge is not None else
+                f"No judge is configured: create {state_dir / JUDGE_SETTINGS} with "
+                '{"url": "http://127.0.0.1:8000/v1", "model": "...", "api_key": "..."} (api_key optional)')
+        self._update_buttons()
+
+    def ask_judge(self) -> None:
+        """Ask the judge about the best candidates off the GUI thread; show its verdicts."""
+        judge, conflicts, index = self._judge, list(self.conflict_model.records), self.wiki_index
+        if judge is None or not conflicts or self._asking:
+            return
+        self._asking = True
+        self._update_buttons()
+        self.banner.show_result(f"Asking {judge.model} about {min(DEFAULT_TOP, len(conflicts))} conflict(s)…", ok=True)
+
+        def done(judged: list[Conflict]) -> None:
+            self._asking = False
+            if index != self.wiki_index:
+                self._update_buttons()
+                return
+            answers = [c.verdict for c in judged if c.verdict is not None]
+            self.verdicts.update({c.id: c.verdict for c in judged if c.verdict is not None})
+            self.queues.conflicts = [dataclasses.replace(c, verdict=self.verdicts.get(c.id, c.verdict))
+                                     for c in self.queues.conflicts]
+            self._show_conflicts(self.queues.conflicts)
+            said = ", ".join(f"{sum(a['verdict'] == v for a in answers)} {v}"
+                             for v in ("confirm", "dismiss", "unclear"))
+            self.banner.show_result(f"The judge ({judge.model}) answered on {len(answers)} conflict(s): {said}. "
+                                    "Nothing was changed: decide each one yourself.", ok=True)
+            self._update_buttons()
+
+        def failed(exc: BaseException) -> None:
+            self._asking = False
+            self.banner.show_result(f"The judge could not answer: {exc}", ok=False)
+            self._update_buttons()
+
+        self.host.workspace.read(index, lambda _wiki: judge_conflicts(judge, conflicts), done, failed)
 
     # --- decisions ------------------------------------------------------------------------------
     def keep_wording(self) -> None:

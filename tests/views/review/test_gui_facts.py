@@ -11,12 +11,15 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QPushButton
 
+from curator.engine.corpus.state import state_dir_for
 from curator.engine.facts.decisions import DECISIONS_FILE
+from curator.models.facts import COL_CONFLICT_JUDGE
 from curator.views.review.facts import FactsView, RetireDialog
 from curator.views.review.health import HealthView
 from curator.views.shell.main_window import MainWindow
 from curator.views.shell.registry import install_views
 from curator.views.workspace import Workspace
+from tests.engine.facts.fake_chat import configure, serving
 from tests.gui_helpers import make_wiki, temp_settings
 
 PAGES = {
@@ -208,4 +211,60 @@ def test_control_characters_are_shown_escaped(qtbot, tmp_path: Path) -> None:  #
     detail = view.stale_detail.text()
     assert "\u202e" not in detail and "paused<U+202E> for" in detail
     assert len(detail.splitlines()) == 2 and detail.splitlines()[1].startswith("Due ")
+    win.close()
+
+
+JUDGED = {**PAGES,
+          "wiki/desktop.md": "# Desktop\n\n- Telemetry is enabled in the desktop build.\n",
+          "wiki/privacy.md": "# Privacy\n\n- Telemetry is disabled in the desktop build.\n"}
+
+
+def tree(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): p.read_text(encoding="utf-8") for p in sorted(root.rglob("*.md"))}
+
+
+def test_ask_the_judge_shows_its_verdicts_and_applies_none(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root = make_wiki(tmp_path / "w", JUDGED)
+    before, pages = commits(root), tree(root)
+    with serving() as chat:
+        configure(state_dir_for(root), chat)
+        win = station(qtbot, root, tmp_path)
+        view = open_facts(qtbot, win, "conflicts")
+        listed = [c.id for c in view.conflict_model.records]
+        assert len(listed) == 2 and view.judge_button.isEnabled()
+        assert "tiny-model" in view.judge_button.toolTip()
+        assert all(view.conflict_model.index(r, COL_CONFLICT_JUDGE).data() == "" for r in range(2))
+        telemetry = next(n for n, c in enumerate(view.conflict_model.records) if c.reason == "enabled vs disabled")
+        view.conflicts.setCurrentIndex(view.conflict_model.index(telemetry, 0))
+        press(qtbot, view.judge_button)
+        qtbot.waitUntil(lambda: view.conflict_model.index(telemetry, COL_CONFLICT_JUDGE).data() != "", timeout=30_000)
+        assert len(chat.requests) == 2
+        # the dismissed conflict is still listed, still selected, its verdict in the column and the detail
+        assert [c.id for c in view.conflict_model.records] == listed
+        assert view.conflicts.currentIndex().row() == telemetry
+        assert view.conflict_model.index(telemetry, COL_CONFLICT_JUDGE).data() == "dismiss — different builds"
+        assert "Judge (tiny-model, not applied): dismiss — different builds" in view.conflict_detail.text()
+        refunds = 1 - telemetry
+        assert view.conflict_model.index(refunds, COL_CONFLICT_JUDGE).data() == (
+            "confirm — a refund window cannot be both")
+        assert "1 confirm, 1 dismiss" in view.banner.text() and "Nothing was changed" in view.banner.text()
+        # a reload (another decision elsewhere) keeps the verdicts shown
+        view.schedule_reload(now=True)
+        qtbot.waitUntil(lambda: not view._loading and not view._stale, timeout=60_000)
+        assert view.conflict_model.index(telemetry, COL_CONFLICT_JUDGE).data() == "dismiss — different builds"
+        win.close()
+    assert commits(root) == before and tree(root) == pages
+    assert git(root, "status", "--porcelain") == ""
+
+
+def test_without_a_judge_the_button_says_how_to_configure_one(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root = make_wiki(tmp_path / "w", JUDGED)
+    win = station(qtbot, root, tmp_path)
+    view = open_facts(qtbot, win, "conflicts")
+    assert view.conflict_model.records and not view.judge_button.isEnabled()
+    assert str(state_dir_for(root) / "facts-judge.json") in view.judge_button.toolTip()
+    (state_dir_for(root) / "facts-judge.json").write_text("{oops", encoding="utf-8")
+    view.set_queue("stale")
+    view.set_queue("conflicts")  # (the file is read again when the tab is shown)
+    assert not view.judge_button.isEnabled() and "not valid JSON" in view.judge_button.toolTip()
     win.close()
