@@ -52,7 +52,8 @@ class ConflictModel(RecordTableModel[Conflict]):
     def cell(self, record: Conflict, column: int, role: int) -> Any:
         if role == Qt.ItemDataRole.DisplayRole:
             return (record.reason, record.a.text, f"{record.a.path}:{record.a.line}",
-                    record.b.text, f"{record.b.path}:{record.b.line}", verdict_text(record))[column]
+                    record.b.text, f"{record.b.path}:{record.b.line}",
+                    record.verdict["verdict"] if record.verdict else "")[column]
         if role == Qt.ItemDataRole.ToolTipRole and column in COL_CONFLICT_FACTS:
             return (record.a if column == COL_CONFLICT_FACTS[0] else record.b).text
         if role == Qt.ItemDataRole.ToolTipRole and column == COL_CONFLICT_JUDGE and record.verdict:

@@ -45,7 +45,6 @@ from curator.engine.facts.stale import StaleFact
 from curator.engine.policy.actor import OPERATOR
 from curator.models.facts import (
     COL_CONFLICT_FACTS,
-    COL_CONFLICT_JUDGE,
     COL_CONFLICT_PAGES,
     COL_CONFLICT_REASON,
     COL_FACT_TEXT,
@@ -165,7 +164,9 @@ class FactsView(ReviewView):
         # --- conflicts
         self.conflict_model = ConflictModel()
         self.conflicts = record_table(self.conflict_model)
-        _columns(self.conflicts, COL_CONFLICT_FACTS, (COL_CONFLICT_REASON, *COL_CONFLICT_PAGES, COL_CONFLICT_JUDGE))
+        # (the judge's column holds one word, its why in the tooltip and the detail pane: the facts
+        # keep their width)
+        _columns(self.conflicts, COL_CONFLICT_FACTS, (COL_CONFLICT_REASON, *COL_CONFLICT_PAGES))
         self.conflicts.selectionModel().currentRowChanged.connect(lambda *_a: self._update_buttons())
         self.keep1_button = _button("Keep 1", "Fact 1 is true: fact 2 leaves its page", lambda: self.resolve("1"))
         self.keep2_button = _button("Keep 2", "Fact 2 is true: fact 1 leaves its page", lambda: self.resolve("2"))
