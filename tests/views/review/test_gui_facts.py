@@ -252,6 +252,12 @@ def test_ask_the_judge_shows_its_verdicts_and_applies_none(qtbot, tmp_path: Path
         view.schedule_reload(now=True)
         qtbot.waitUntil(lambda: not view._loading and not view._stale, timeout=60_000)
         assert view.conflict_model.index(telemetry, COL_CONFLICT_JUDGE).data() == "dismiss"
+        # an endpoint that answers an error is one red line; the button is usable again
+        chat.status = 500
+        press(qtbot, view.judge_button)
+        qtbot.waitUntil(lambda: "answered HTTP 500" in view.banner.text(), timeout=30_000)
+        assert view.banner.text().count("\n") == 0 and "#922b21" in view.banner.styleSheet()
+        qtbot.waitUntil(view.judge_button.isEnabled, timeout=5_000)
         win.close()
     assert commits(root) == before and tree(root) == pages
     assert git(root, "status", "--porcelain") == ""
