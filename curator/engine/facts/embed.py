@@ -58,6 +58,9 @@ class WordLlamaEmbedder:
             raise UsageError(f"the local embedder has {', '.join(map(str, self.DIMS))} dimensions, not {dim}")
         self.dim = dim
         self.name = f"wordllama-l2_supercat-{dim}"
+        #: The first coordinates alone still embed (the model is trained for it): the fact
+        #: index's coarse pass scores these first on a big wiki.
+        self.prefix_dims = 64
 
     def _model(self) -> Any:
         with self._lock:

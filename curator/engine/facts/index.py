@@ -3,13 +3,26 @@ its embedding, kept in ``facts.sqlite`` under the wiki's local state and brought
 page.
 
 A page is re-read only when its (mtime, size) differs from what the index holds, and a fact is
-embedded only when no fact of the index already has its exact text (vectors are looked up by a
-hash of the text), so an append re-embeds one line. The file is rebuilt when missing, unreadable or
-made by another embedder.
+embedded only when no fact of the index already has its exact text, so an append re-embeds one
+line. The file is rebuilt when missing, unreadable, of an older layout or made by another embedder.
 
-Vectors are kept as int8 (each unit-length coordinate times 127): a quarter of float32 on disk and
-in memory, and scores within about 0.01 of float32's, which is plenty for ranking. Neighbours are
-exact: a chunked matrix product with numpy (see tests/perf/test_perf_facts.py for the figures).
+What is kept, and why (measured on a 32,000-page real-shaped wiki: 467,573 facts, 148,541 texts):
+
+* **one vector per distinct text.** Agent-kept pages repeat lines (copied facts, boilerplate), so a
+  third as many vectors as facts; each page names its facts' vectors by a hash of the text.
+* **int8 vectors** (each unit-length coordinate times 127): a quarter of float32, scores within
+  about 0.01 of float32's, plenty for ranking.
+* **the fact texts compressed** (zlib, per page): the index holds what ``facts`` answers without
+  re-reading every page, at a fraction of the pages' bytes.
+
+Neighbours: exact (numpy, one matrix product) up to :data:`EXACT_MAX` distinct texts. Above it, a
+fact's neighbours are found in two steps: every text scored on the first :data:`COARSE_DIMS`
+coordinates (WordLlama is trained so that a prefix still embeds; 38 MB of float32 at 148,541
+texts), the best :data:`COARSE_KEEP` scored again on all coordinates. Whole-wiki pairs (every fact's
+neighbours at once) are the one quadratic question: above :data:`EXACT_MAX` they come from an HNSW
+graph (usearch) over the same prefix, then scored on all coordinates. Measured at 148,541 texts:
+exact pairs by numpy would take about 5 minutes; usearch's graph builds in 7 s and answers every
+text's 100 nearest in 7 s; the graph over all 256 coordinates took 80 s + 75 s for less recall.
 """
 
 from __future__ import annotations
@@ -18,7 +31,8 @@ import hashlib
 import json
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+import zlib
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,15 +43,24 @@ from curator.engine.facts.embed import Embedder, embedder_from
 
 if TYPE_CHECKING:
     from curator.engine.corpus.page import Page
+    from curator.engine.corpus.store import ChangeSet
     from curator.engine.wiki import Wiki
 
 INDEX_NAME = "facts.sqlite"
+#: The layout of the file: another value (an older Curator's) is rebuilt.
+LAYOUT = "2"
 #: Optional settings file next to the index choosing the embedder (see :func:`embedder_from`).
 SETTINGS_NAME = "facts-embedder.json"
 #: Rows compared per matrix product (bounds the temporary float32 copy to ~64 MB at dim 256).
 CHUNK = 65536
-#: Up to this size the vectors are also held as float32 (no conversion on every query).
-DENSE_BYTES = 256 * 2**20
+#: Up to this many distinct texts, neighbours are exact (every text scored on every coordinate).
+EXACT_MAX = 40000
+#: The coordinates of the first, coarse pass above :data:`EXACT_MAX` (embedders that embed with a
+#: prefix of their vector only: see ``prefix_dims`` in :mod:`curator.engine.facts.embed`).
+COARSE_DIMS = 64
+#: Texts kept by the coarse pass for each question (at least; more when many are hidden). The
+#: exact top 25 of a text were among the coarse top 200 at 0.93 on the real-shaped wiki.
+COARSE_KEEP = 400
 #: A text found on more pages than this is a template line ("Filed under #howto."), not a fact
 #: that two pages happen to share: :meth:`FactIndex.pairs` leaves it out (the pairs of one line on
 #: 100 pages would be 4,950 pairs saying nothing).
@@ -53,13 +76,21 @@ def _quantise(rows: np.ndarray) -> np.ndarray:
     return np.clip(np.rint(rows * _SCALE), -127, 127).astype(np.int8)
 
 
-class _PageEntry:
-    __slots__ = ("facts", "stamp", "vectors")
+def _unit(rows: np.ndarray) -> np.ndarray:
+    out = np.asarray(rows, dtype=np.float32)
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    unit: np.ndarray = out / norms
+    return unit
 
-    def __init__(self, stamp: tuple[int, int], facts: list[Fact], vectors: np.ndarray) -> None:
+
+class _PageEntry:
+    __slots__ = ("facts", "ids", "stamp")
+
+    def __init__(self, stamp: tuple[int, int], facts: list[Fact], ids: np.ndarray) -> None:
         self.stamp = stamp
         self.facts = facts
-        self.vectors = vectors
+        self.ids = ids  # each fact's row in the vector table
 
 
 class FactIndex:
@@ -71,29 +102,65 @@ class FactIndex:
         self.embedder = embedder or embedder_from(_settings(wiki.state_dir / SETTINGS_NAME))
         self._lock = threading.RLock()
         self._pages: dict[str, _PageEntry] | None = None
-        self._facts: list[Fact] = []
-        self._matrix = np.zeros((0, 0), dtype=np.int8)
+        #: the vector table: one int8 row per distinct text, found by the text's hash
+        self._row_of: dict[bytes, int] = {}
+        self._vectors = np.zeros((0, 0), dtype=np.int8)
+        self._count = 0  # rows of _vectors in use (it grows by doubling)
+        self._coarse: np.ndarray | None = None  # float32 prefix of every row (above EXACT_MAX)
+        self._dense: np.ndarray | None = None  # float32 of every row (up to EXACT_MAX)
+        # flat views, remade after a change (_flat)
         self._dirty = True
-        self._templates: set[str] = set()
-        self._dense: np.ndarray | None = None
-        #: every vector held, by a hash of its fact's text: a fact already known (unchanged, moved
-        #: to another line, copied from another page) is never embedded again
-        self._by_text: dict[bytes, np.ndarray] = {}
+        self._facts: list[Fact] = []
+        self._fact_rows = np.zeros(0, dtype=np.int64)
+        self._row_order = np.zeros(0, dtype=np.int64)  # facts by row: facts of row r are
+        self._row_bounds = np.zeros(1, dtype=np.int64)  # _row_order[_row_bounds[r]:_row_bounds[r+1]]
+        self._template_rows = np.zeros(0, dtype=bool)
         #: facts embedded by this index so far (what the incremental tests count)
         self.embedded = 0
+        #: pages the store said changed since the last update (None: look at every page's stamp)
+        self._pending: set[str] | None = None
+        # (its own lock: a writer telling of its change never waits for a long update)
+        self._pending_lock = threading.Lock()
+        wiki.changed.connect(self._note_changes)
+
+    def _note_changes(self, changes: ChangeSet) -> None:
+        with self._pending_lock:
+            if self._pending is not None:
+                self._pending.update(changes.paths)
 
     # --- keeping current ------------------------------------------------------------------
-    def update(self) -> list[str]:
-        """Bring the index up to the pages as they are; the paths re-read (and removed)."""
+    def update(self, full: bool = False) -> list[str]:
+        """Bring the index up to the pages as they are; the paths re-read (and removed).
+
+        After the first update, only the pages the store reported changed are looked at (an
+        append costs its page, not a look at every page's stamp); ``full`` looks at all again."""
+        with self._lock:
+            with self._pending_lock:
+                pending, self._pending = self._pending, set()
+            if pending is not None and not pending and not full and self._pages is not None:
+                return []
+            try:
+                return self._update(pending, full)
+            except BaseException:
+                self._pending = None  # what was pending is not known done: look at every page next time
+                raise
+
+    def _update(self, pending: set[str] | None, full: bool) -> list[str]:
         with self._lock:
             conn = self._connect()
             try:
                 if self._pages is None:
                     self._pages = self._load(conn)
+                    pending = None
                 pages = self.wiki.pages
-                gone = [p for p in self._pages if p not in pages]
-                changed = [p for p, page in pages.items()
-                           if (e := self._pages.get(p)) is None or e.stamp != (page.mtime_ns, page.size)]
+                if pending is None or full:
+                    gone = [p for p in self._pages if p not in pages]
+                    looked: Iterable[str] = pages
+                else:
+                    gone = [p for p in pending if p in self._pages and p not in pages]
+                    looked = [p for p in pending if p in pages]
+                changed = [p for p in looked
+                           if (e := self._pages.get(p)) is None or e.stamp != (pages[p].mtime_ns, pages[p].size)]
                 if not gone and not changed:
                     return []
                 if changed:
@@ -107,9 +174,22 @@ class FactIndex:
             finally:
                 conn.close()
 
+    def _add_rows(self, hashes: list[bytes], rows: np.ndarray) -> None:
+        """Append vectors to the table (doubling its room, so appends cost what they add)."""
+        need = self._count + len(rows)
+        if need > len(self._vectors) or self._vectors.shape[1] != rows.shape[1]:
+            grown = np.zeros((max(need, 2 * len(self._vectors), 1024), rows.shape[1]), dtype=np.int8)
+            if self._count:
+                grown[:self._count] = self._vectors[:self._count]
+            self._vectors = grown
+        self._vectors[self._count:need] = rows
+        for i, h in enumerate(hashes):
+            self._row_of[h] = self._count + i
+        self._count = need
+        self._coarse = self._dense = None
+
     def _embed_pages(self, conn: sqlite3.Connection, paths: list[str], pages: dict[str, Page]) -> None:
         assert self._pages is not None
-        known = self._by_text
         read: list[tuple[str, tuple[int, int], list[Fact]]] = []
         for path in paths:
             page = pages[path]
@@ -119,36 +199,43 @@ class FactIndex:
                 continue  # vanished since the listing: the next update drops it
             read.append((path, (page.mtime_ns, page.size), page_facts(path, text)))
         missing = list(dict.fromkeys(f.text for _p, _s, facts in read for f in facts
-                                     if _text_hash(f.text) not in known))
+                                     if _text_hash(f.text) not in self._row_of))
         if missing:
-            for text, row in zip(missing, _quantise(self.embedder.embed(missing)), strict=True):
-                known[_text_hash(text)] = row
+            hashes = [_text_hash(t) for t in missing]
+            vectors = _quantise(self.embedder.embed(missing))
+            self._add_rows(hashes, vectors)
+            conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)",
+                             [(h, v.tobytes()) for h, v in zip(hashes, vectors, strict=True)])
             self.embedded += len(missing)
-        dim = self.embedder.dim
         rows = []
         for path, stamp, facts in read:
-            vectors = (np.stack([known[_text_hash(f.text)] for f in facts]) if facts
-                       else np.zeros((0, dim), dtype=np.int8))
-            self._pages[path] = _PageEntry(stamp, facts, vectors)
-            blob = json.dumps([[f.line, f.text, f.added] for f in facts], ensure_ascii=False)
-            rows.append((path, stamp[0], stamp[1], blob, vectors.tobytes()))
-        conn.executemany("INSERT OR REPLACE INTO pages VALUES (?, ?, ?, ?, ?)", rows)
+            hashes = [_text_hash(f.text) for f in facts]
+            ids = np.array([self._row_of[h] for h in hashes], dtype=np.int64)
+            self._pages[path] = _PageEntry(stamp, facts, ids)
+            blob = json.dumps([[f.line, f.text, f.added, h.hex()] for f, h in zip(facts, hashes, strict=True)],
+                              ensure_ascii=False)
+            rows.append((path, stamp[0], stamp[1], zlib.compress(blob.encode("utf-8", "surrogatepass"), 6)))
+        conn.executemany("INSERT OR REPLACE INTO pages VALUES (?, ?, ?, ?)", rows)
 
     def _connect(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        made_by = f"{self.embedder.name} layout {LAYOUT}"
         for attempt in (0, 1):
             conn = sqlite3.connect(self.path, timeout=10)
             try:
                 conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
-                conn.execute("CREATE TABLE IF NOT EXISTS pages (path TEXT PRIMARY KEY, mtime_ns INTEGER,"
-                             " size INTEGER, facts TEXT, vectors BLOB)")
                 row = conn.execute("SELECT value FROM meta WHERE key='embedder'").fetchone()
-                if row is None or row[0] != self.embedder.name:
-                    # Vectors of another model do not compare with this one's: start over.
-                    conn.execute("DELETE FROM pages")
-                    conn.execute("INSERT OR REPLACE INTO meta VALUES ('embedder', ?)", (self.embedder.name,))
-                    conn.commit()
+                if row is None or row[0] != made_by:
+                    # Vectors of another model (or another layout) do not compare: start over.
+                    conn.execute("DROP TABLE IF EXISTS pages")
+                    conn.execute("DROP TABLE IF EXISTS vectors")
+                    conn.execute("INSERT OR REPLACE INTO meta VALUES ('embedder', ?)", (made_by,))
                     self._pages = None
+                conn.execute("CREATE TABLE IF NOT EXISTS pages (path TEXT PRIMARY KEY, mtime_ns INTEGER,"
+                             " size INTEGER, facts BLOB)")
+                conn.execute("CREATE TABLE IF NOT EXISTS vectors (hash BLOB PRIMARY KEY, vector BLOB)"
+                             " WITHOUT ROWID")
+                conn.commit()
                 return conn
             except sqlite3.DatabaseError:
                 conn.close()
@@ -158,103 +245,147 @@ class FactIndex:
         raise AssertionError("unreachable")
 
     def _load(self, conn: sqlite3.Connection) -> dict[str, _PageEntry]:
+        self._row_of.clear()
+        self._count = 0
+        stored = conn.execute("SELECT hash, vector FROM vectors").fetchall()
+        if stored:
+            self._add_rows([bytes(h) for h, _v in stored],
+                           np.frombuffer(b"".join(v for _h, v in stored), dtype=np.int8).reshape(len(stored), -1))
         out: dict[str, _PageEntry] = {}
-        self._by_text.clear()
-        for path, mtime_ns, size, blob, vectors in conn.execute("SELECT * FROM pages"):
-            facts = [Fact(path, line, text, added) for line, text, added in json.loads(blob)]
-            matrix = np.frombuffer(vectors, dtype=np.int8).reshape(len(facts), -1) if facts else \
-                np.zeros((0, max(self.embedder.dim, 1)), dtype=np.int8)
-            out[path] = _PageEntry((mtime_ns, size), facts, matrix)
-            for fact, row in zip(facts, matrix, strict=True):
-                self._by_text[_text_hash(fact.text)] = row
+        for path, mtime_ns, size, blob in conn.execute("SELECT * FROM pages"):
+            try:
+                entries = json.loads(zlib.decompress(blob).decode("utf-8", "surrogatepass"))
+                ids = np.array([self._row_of[bytes.fromhex(h)] for _l, _t, _a, h in entries], dtype=np.int64)
+            except (zlib.error, ValueError, KeyError):
+                continue  # a damaged row: the page is read again by this update
+            facts = [Fact(path, line, text, added) for line, text, added, _h in entries]
+            out[path] = _PageEntry((mtime_ns, size), facts, ids)
         return out
 
-    def _flat(self) -> tuple[list[Fact], np.ndarray]:
+    def _flat(self) -> list[Fact]:
         with self._lock:
             if self._dirty:
                 assert self._pages is not None
                 entries = [self._pages[p] for p in sorted(self._pages)]
                 self._facts = [f for e in entries for f in e.facts]
-                parts = [e.vectors for e in entries if len(e.facts)]
-                self._matrix = np.concatenate(parts) if parts else np.zeros((0, 1), dtype=np.int8)
-                pages_of: dict[str, set[str]] = {}
-                for f in self._facts:
-                    pages_of.setdefault(f.text, set()).add(f.path)
-                self._templates = {text for text, paths in pages_of.items() if len(paths) > TEMPLATE_PAGES}
+                parts = [e.ids for e in entries if len(e.ids)]
+                rows = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+                self._fact_rows = rows
+                self._row_order = np.argsort(rows, kind="stable")
+                self._row_bounds = np.searchsorted(rows[self._row_order], np.arange(self._count + 1))
+                # a template: one text on more than TEMPLATE_PAGES pages
+                page_no = np.repeat(np.arange(len(entries)), [len(e.ids) for e in entries])
+                on_pages = np.unique(rows * max(len(entries), 1) + page_no) // max(len(entries), 1)
+                self._template_rows = np.bincount(on_pages, minlength=self._count) > TEMPLATE_PAGES
                 self._dirty = False
-                self._dense = None
-            return self._facts, self._matrix
+            return self._facts
+
+    def _facts_of_row(self, row: int) -> list[int]:
+        """The positions in :meth:`facts` of every fact whose text is row ``row``'s."""
+        out: list[int] = self._row_order[self._row_bounds[row]:self._row_bounds[row + 1]].tolist()
+        return out
 
     # --- answers -------------------------------------------------------------------------
     def facts(self) -> list[Fact]:
         """Every fact of every page, by path then line."""
-        return list(self._flat()[0])
+        return list(self._flat())
 
     def template(self, fact: Fact) -> bool:
         """Whether ``fact``'s text is a template line (on more than :data:`TEMPLATE_PAGES` pages)."""
         self._flat()
-        return fact.text in self._templates
+        row = self._row_of.get(_text_hash(fact.text))
+        return row is not None and row < len(self._template_rows) and bool(self._template_rows[row])
 
     def page_facts(self, path: str) -> list[Fact]:
         with self._lock:
             entry = (self._pages or {}).get(path)
             return list(entry.facts) if entry else []
 
-    def _scores(self, query: np.ndarray) -> np.ndarray:
-        """Dot products of the float32 rows ``query`` with every fact: (len(query), facts)."""
-        _facts, matrix = self._flat()
+    def _prefix_dims(self) -> int | None:
+        dims = getattr(self.embedder, "prefix_dims", None)
+        return int(dims) if isinstance(dims, int) and 0 < dims < self._vectors.shape[1] else None
+
+    def _exact_rows(self) -> np.ndarray:
+        """The float32 table (up to :data:`EXACT_MAX` rows, held while nothing changes)."""
         with self._lock:
-            dense = self._dense
-            if dense is None and matrix.size * 4 <= DENSE_BYTES:
-                dense = self._dense = matrix.astype(np.float32) / _SCALE
-        if dense is not None:
-            full: np.ndarray = query @ dense.T
-            return full
-        out = np.empty((query.shape[0], matrix.shape[0]), dtype=np.float32)
-        for start in range(0, matrix.shape[0], CHUNK):
-            block = matrix[start:start + CHUNK].astype(np.float32)
-            out[:, start:start + CHUNK] = query @ block.T
-        return out / _SCALE
+            if self._dense is None:
+                self._dense = self._vectors[:self._count].astype(np.float32) / _SCALE
+            return self._dense
+
+    def _coarse_rows(self, dims: int) -> np.ndarray:
+        with self._lock:
+            if self._coarse is None:
+                self._coarse = _unit(self._vectors[:self._count, :dims])
+            return self._coarse
+
+    def _row_scores(self, query: np.ndarray, keep: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """For each row of ``query`` (float32, unit), table rows and their exact scores, best first:
+        every row up to :data:`EXACT_MAX`, else the best ``keep`` of the coarse pass."""
+        count = self._count
+        dims = self._prefix_dims()
+        if count <= EXACT_MAX or dims is None:
+            if count <= EXACT_MAX:
+                full = query @ self._exact_rows().T
+            else:  # no prefix to trust: exact, a chunk at a time
+                full = np.empty((len(query), count), dtype=np.float32)
+                for start in range(0, count, CHUNK):
+                    block = self._vectors[start:min(count, start + CHUNK)].astype(np.float32)
+                    full[:, start:start + CHUNK] = query @ block.T / _SCALE
+            out = []
+            for row in full:
+                order = np.argsort(-row, kind="stable")
+                out.append((order, row[order]))
+            return out
+        coarse = _unit(query[:, :dims]) @ self._coarse_rows(dims).T
+        keep = min(count, keep)
+        picked = np.argpartition(-coarse, keep - 1, axis=1)[:, :keep] if keep < count else \
+            np.tile(np.arange(count), (len(query), 1))
+        out = []
+        for q, rows in zip(query, picked, strict=True):
+            exact = (self._vectors[rows].astype(np.float32) @ q) / _SCALE
+            order = np.argsort(-exact, kind="stable")
+            out.append((rows[order], exact[order]))
+        return out
 
     def _vector_of(self, fact: Fact) -> np.ndarray:
         with self._lock:
-            entry = (self._pages or {}).get(fact.path)
-            if entry is not None:
-                for f, row in zip(entry.facts, entry.vectors, strict=True):
-                    if f == fact:
-                        out: np.ndarray = row.astype(np.float32) / _SCALE
-                        return out
+            row = self._row_of.get(_text_hash(fact.text))
+            if row is not None:
+                out: np.ndarray = self._vectors[row].astype(np.float32) / _SCALE
+                return out
         vector: np.ndarray = self.embedder.embed([fact.text])[0]
         return vector
 
     def _ranked(self, query: np.ndarray, k: int, min_score: float, visible: Callable[[str], bool] | None,
                 skip: list[Fact | None]) -> list[list[tuple[Fact, float]]]:
         """For each row of ``query``, the ``k`` best facts from ``min_score`` up, ``skip``'s left out."""
-        facts, _matrix = self._flat()
+        facts = self._flat()
+        answers: list[list[tuple[Fact, float]]] = [[] for _ in skip]
         if not facts:
-            return [[] for _ in skip]
-        scores = self._scores(query)
-        answers: list[list[tuple[Fact, float]]] = []
-        for row, left_out in zip(scores, skip, strict=True):
-            want = min(len(facts), k + 1 + (0 if visible is None else 4 * k))
-            while True:
-                # argpartition finds the best few without sorting every fact's score
-                top = np.argpartition(-row, want - 1)[:want] if want < len(facts) else np.arange(len(facts))
-                top = top[np.argsort(-row[top], kind="stable")]
+            return answers
+        keep = max(COARSE_KEEP, 8 * k)
+        todo = list(range(len(skip)))
+        while todo:
+            ranked = self._row_scores(query[todo], keep)
+            again = []
+            for i, (rows, scores) in zip(todo, ranked, strict=True):
                 out: list[tuple[Fact, float]] = []
-                for i in top.tolist():
-                    score = float(row[i])
+                for row, score in zip(rows.tolist(), scores.tolist(), strict=True):
                     if score < min_score or len(out) >= k:
                         break
-                    fact = facts[i]
-                    if fact == left_out or (visible is not None and not visible(fact.path)):
-                        continue
-                    out.append((fact, round(score, 4)))
-                short = len(out) < k and want < len(facts) and float(row[top[-1]]) >= min_score
-                if not short:
-                    break
-                want = min(len(facts), want * 4)  # hidden facts took places: look further
-            answers.append(out)
+                    for position in self._facts_of_row(row):
+                        fact = facts[position]
+                        if fact == skip[i] or (visible is not None and not visible(fact.path)):
+                            continue
+                        if len(out) < k:
+                            out.append((fact, round(score, 4)))
+                answers[i] = out
+                # hidden facts took the coarse pass's places: look further
+                if len(out) < k and len(rows) < self._count and float(scores[-1]) >= min_score:
+                    again.append(i)
+            if not again or keep >= self._count:
+                break
+            todo, keep = again, keep * 4
         return answers
 
     def neighbours(self, fact: Fact, k: int = 10, min_score: float = 0.0,
@@ -278,44 +409,83 @@ class FactIndex:
         return self._ranked(self.embedder.embed([text])[:1], k, -1.0, visible, [None])[0]
 
     def pairs(self, min_score: float, page: str | None = None,
-              visible: Callable[[str], bool] | None = None, k: int = 25,
-              rows: list[int] | None = None) -> Iterator[tuple[Fact, Fact, float]]:
+              visible: Callable[[str], bool] | None = None, k: int = 25) -> Iterator[tuple[Fact, Fact, float]]:
         """Pairs of facts scoring at least ``min_score``, best first (with ``page``, the pairs
         holding one of its facts, that fact first); each pair once. Each fact brings at most its
-        ``k`` best (bounds the answer and the memory when many facts are alike); ``rows``: only
-        the facts at these positions of :meth:`facts` ask (the benchmark's sample)."""
-        facts, _matrix = self._flat()
+        ``k`` best (bounds the answer and the memory when many facts are alike). Template lines
+        (:data:`TEMPLATE_PAGES`) make no pairs."""
+        facts = self._flat()
         if not facts:
             return iter(())
-        if page is not None:
-            index = {f: i for i, f in enumerate(facts)}
-            rows = [index[f] for f in self.page_facts(page) if f in index]
-        elif rows is None:
-            rows = list(range(len(facts)))
         ok = np.ones(len(facts), dtype=bool) if visible is None else \
             np.array([visible(f.path) for f in facts], dtype=bool)
-        ok &= np.array([not self.template(f) for f in facts], dtype=bool)
-        rows = [r for r in rows if ok[r]]
+        ok &= ~self._template_rows[self._fact_rows]
         found: dict[tuple[int, int], float] = {}
-        step = 256
-        want = min(len(facts), k + 1)
-        for start in range(0, len(rows), step):
-            chunk = rows[start:start + step]
-            scores = self._scores(np.vstack([self._vector_of(facts[r]) for r in chunk]))
-            scores[:, ~ok] = -2.0
-            top = np.argpartition(-scores, want - 1, axis=1)[:, :want] if want < len(facts) else \
-                np.tile(np.arange(len(facts)), (len(chunk), 1))
-            for r, cols in enumerate(top.tolist()):
-                a = chunk[r]
-                for c in cols:
-                    score = float(scores[r, c])
-                    if a == c or score < min_score:
+        if page is not None:
+            index = {f: i for i, f in enumerate(facts)}
+            asking = [f for f in self.page_facts(page) if f in index and ok[index[f]]]
+            allowed = (lambda p: bool(visible(p))) if visible is not None else None
+            for fact, near in zip(asking, self.neighbours_of(asking, k, min_score, allowed), strict=True):
+                for other, score in near:
+                    if self.template(other):
                         continue
-                    # (the asking page's fact first; two facts of one page, or no page: once)
-                    key = (a, c) if page is not None and facts[c].path != page else (min(a, c), max(a, c))
+                    a, c = index[fact], index[other]
+                    # the asking page's fact first; two facts of the page once
+                    key = (a, c) if other.path != page else (min(a, c), max(a, c))
                     found[key] = score
+        else:
+            for ra, rb, score in self._row_pairs(np.unique(self._fact_rows[ok]), min_score, k):
+                for a in self._facts_of_row(ra):
+                    for c in self._facts_of_row(rb) if rb != ra else [c for c in self._facts_of_row(ra) if c > a]:
+                        if ok[a] and ok[c] and a != c:
+                            found[(min(a, c), max(a, c))] = score
         ordered = sorted(found.items(), key=lambda t: (-t[1], t[0]))
         return iter([(facts[a], facts[c], round(s, 4)) for (a, c), s in ordered])
+
+    def _row_pairs(self, rows: np.ndarray, min_score: float, k: int) -> Iterator[tuple[int, int, float]]:
+        """Pairs of the table's ``rows`` scoring at least ``min_score``: each row with its ``k`` best
+        (and itself, for a text on several pages: score 1)."""
+        yield from ((int(r), int(r), 1.0) for r in rows if self._row_bounds[r + 1] - self._row_bounds[r] > 1)
+        if len(rows) < 2:
+            return
+        dims = self._prefix_dims()
+        want = min(len(rows) - 1, k)
+        if len(rows) <= EXACT_MAX or dims is None:
+            table = self._vectors[rows].astype(np.float32) / _SCALE
+            for start in range(0, len(rows), 256):
+                scores = table[start:start + 256] @ table.T
+                for i in range(len(scores)):
+                    scores[i, start + i] = -2.0  # not itself
+                top = np.argpartition(-scores, want - 1, axis=1)[:, :want] if want < len(rows) - 1 else \
+                    np.argsort(-scores, axis=1)[:, :want]
+                for i, cols in enumerate(top):
+                    for c in cols.tolist():
+                        s = float(scores[i, c])
+                        if s >= min_score:
+                            yield int(rows[start + i]), int(rows[c]), s
+            return
+        from usearch.index import Index  # only for a big wiki's whole-wiki pairs
+
+        coarse = _quantise(_unit(self._vectors[rows, :dims].astype(np.float32)))
+        graph = Index(ndim=dims, metric="cos", dtype="i8", connectivity=12, expansion_add=48,
+                      expansion_search=max(64, 4 * want))
+        graph.add(np.arange(len(rows)), coarse, threads=0)
+        found = graph.search(coarse, min(len(rows), 4 * want + 1), threads=0)
+        for start in range(0, len(rows), 512):
+            keys = found.keys[start:start + 512].astype(np.int64)
+            valid = (keys >= 0) & (keys < len(rows))
+            keys = np.where(valid, keys, 0)
+            asking = self._vectors[rows[start:start + len(keys)]].astype(np.float32)
+            exact = np.einsum("qd,qkd->qk", asking, self._vectors[rows[keys]].astype(np.float32)) / _SCALE**2
+            exact[~valid] = -2.0
+            exact[keys == np.arange(start, start + len(keys))[:, None]] = -2.0
+            for i in range(len(keys)):
+                best = np.argsort(-exact[i], kind="stable")[:want]
+                for j in best.tolist():
+                    s = float(exact[i, j])
+                    if s < min_score:
+                        break
+                    yield int(rows[start + i]), int(rows[keys[i, j]]), s
 
     def size_on_disk(self) -> int:
         return sum(p.stat().st_size for p in self.path.parent.glob(INDEX_NAME + "*"))

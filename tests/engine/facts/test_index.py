@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from curator.engine.facts.embed import WordLlamaEmbedder
 from curator.engine.facts.index import INDEX_NAME, FactIndex, fact_index_for
@@ -132,3 +133,31 @@ def test_template_lines_make_no_pairs(tmp_path: Path) -> None:
     assert all("Filed under" not in a.text for a, _b, _s in index.pairs(0.65))
     assert [len(g.facts) for g in find_similar(wiki, OPERATOR)] == [2]
     assert find_similar(wiki, OPERATOR, page="p0") == []
+
+
+def test_a_big_wikis_two_step_neighbours_answer_as_the_exact_ones(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above EXACT_MAX distinct texts, neighbours come from a coarse pass on the vectors' first
+    coordinates then exact scores, and whole-wiki pairs from an HNSW graph (usearch): on a wiki small
+    enough to check, they answer what the exact path answers."""
+    import curator.engine.facts.index as index_module
+    from tests.engine.facts.test_similar import _planted_wiki
+
+    wiki = _planted_wiki(tmp_path)
+    exact = fact_index_for(wiki)
+    facts = exact.facts()
+    want_near = [[(f.key, round(s, 2)) for f, s in exact.neighbours(f, k=3)] for f in facts]
+    want_pairs = {(a.key, b.key) for a, b, _s in exact.pairs(0.65)}
+    assert want_pairs
+    monkeypatch.setattr(index_module, "EXACT_MAX", 4)
+    monkeypatch.setattr(index_module, "COARSE_KEEP", 8)  # fewer than the texts: the coarse pass picks
+    big = FactIndex(wiki)
+    big.update()
+    assert big._count > 8
+    near = [[(f.key, round(s, 2)) for f, s in big.neighbours(f, k=3)] for f in facts]
+    agree = sum(a == b for a, b in zip(near, want_near, strict=True))
+    assert agree >= 0.9 * len(facts), (agree, len(facts))
+    got_pairs = {(a.key, b.key) for a, b, _s in big.pairs(0.65)}
+    assert len(got_pairs & want_pairs) >= 0.9 * len(want_pairs)
+    assert len(got_pairs - want_pairs) <= 0.1 * len(want_pairs)
+    assert not {(a.key, b.key) for a, b, s in big.pairs(0.65) if s < 0.65}
