@@ -17,7 +17,7 @@ from curator.engine.facts.door import (
     warm_in_background,
 )
 from curator.engine.facts.embed import WordLlamaEmbedder
-from curator.engine.facts.index import FactIndex, fact_index_on_disk
+from curator.engine.facts.index import FactIndex, fact_index_for, fact_index_on_disk
 from curator.engine.policy.actor import Actor
 from curator.engine.wiki import Wiki
 from tests.engine.facts.planted import DISTRACTORS, PARAPHRASES
@@ -79,5 +79,38 @@ def test_a_background_build_makes_later_appends_answer_similar(tmp_path: Path) -
         paths = [s["path"] for s in result.data["similar"]]
         assert paths[0] == "wiki/backups.md" and len(paths) == 3, result.data
         assert not any(p.startswith("departments/") for p in paths)
+    finally:
+        wiki.close()
+
+
+def test_a_long_lived_session_scores_the_pages_it_wrote_without_updating_the_index(tmp_path: Path) -> None:
+    wiki = _wiki(tmp_path)
+    try:
+        index = fact_index_for(wiki)  # held by the session, as the MCP server and the station hold it
+        first = append_with_similar(wiki, "ops", "Customer database backups are retained for one month.",
+                                    actor=BOB)
+        assert first.status == "appended" and "similar_note" not in first.data
+        live = wiki.session.peek(door._Live)
+        assert live is not None and list(live.written) == ["wiki/ops.md"]
+        assert "Customer database backups are retained for one month." not in [f.text for f in index.facts()]
+        hr = append_with_similar(wiki, "departments/hr/records", "Staff record backups are kept for a month.")
+        assert hr.status == "appended", hr.message
+        # the fact just written on ops (no index update for it), never the HR page's, for bob
+        result = append_with_similar(wiki, "ops", "The customer database backups are stored for a month.", actor=BOB)
+        near = [(s["path"], s["line"], s["text"]) for s in result.data["similar"]]
+        assert near[0] == ("wiki/ops.md", 7, "Customer database backups are retained for one month."), near
+        assert not any(p.startswith("departments/") for p, _l, _t in near)
+        assert [p for p, _l, _t in near].count("wiki/ops.md") == 2  # its rows in the index left out
+        assert "departments/hr/records.md" in [s["path"] for s in append_with_similar(
+            wiki, "ops", "Backups of staff records stay for one month.").data["similar"]]
+        # a same-page paraphrase is a duplicate here too (the page's rows from the index)
+        dup = append_with_similar(wiki, "backups", PARAPHRASES[3][1], actor=BOB)
+        assert (dup.status, dup.data["matched"]) == ("duplicate", PARAPHRASES[3][0])
+        # once due, the index is brought up to date on the session's thread and the pages let go
+        live.refreshed -= door.REFRESH_S
+        append_with_similar(wiki, "ops", "The release train leaves every second Wednesday.", actor=BOB)
+        live.pool.submit(lambda: None).result()
+        assert live.written == {}
+        assert "Customer database backups are retained for one month." in [f.text for f in index.facts()]
     finally:
         wiki.close()
