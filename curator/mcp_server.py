@@ -15,7 +15,7 @@ Tools (argument names as the seed servers had them)::
     wiki_search(query, min_trust?, layer?, expand?, limit?)
     wiki_read(page_name, part?)  wiki_index(namespace?, cursor?)  wiki_read_all(max_bytes?)
     files_neighbors(slug, max_bytes?, snippet_chars?)    wiki_graph(center?, depth?)  (Mermaid)
-    wiki_dedup()                 wiki_context(budget?, query?)
+    wiki_dedup()                 wiki_context(budget?, query?)     wiki_conflicts(page?)
     files_wiki_ingest(filename, content? | url?)
 
 Every answer is at most :data:`ANSWER_BUDGET` bytes whatever the
@@ -260,11 +260,14 @@ class AgentDoor:
     # --- writing ---------------------------------------------------------------------------
     def append(self, slug: str, content: str, links: Sequence[str] | None = None,
                create_new: bool = False) -> str:
-        from curator.engine.write.append import append
+        from curator.engine.facts.door import append_with_similar
 
-        result = append(self.wiki, slug, content, list(links or ()), bool(create_new), self.actor)
+        result = append_with_similar(self.wiki, slug, content, list(links or ()), bool(create_new), self.actor)
         if result.is_error:
             raise CuratorError(f"{result.status}: {result.message}")
+        return _with_similar(self._append_text(result, slug), result.data)
+
+    def _append_text(self, result: Any, slug: str) -> str:
         text = f"{result.status}: {result.message}"
         if result.status == "duplicate":
             return f"{text}\n{_NEXT_DUPLICATE}"
@@ -295,6 +298,29 @@ class AgentDoor:
                "worth keeping with wiki_append."
 
     # --- reading ---------------------------------------------------------------------------
+    def conflicts(self, page: str | None = None) -> str:
+        from curator.engine.facts.conflict_queue import fact_conflicts
+        from curator.engine.facts.door import BUILDING, ready_index
+
+        if ready_index(self.wiki)[1] == BUILDING:
+            # (waiting for it could outlast the client's patience: ~30 s at 32,000 pages)
+            return f"{BUILDING}; ask again in a minute"
+        found = fact_conflicts(self.wiki, self.actor, page or None)
+        if not found:
+            return "no conflicts among the facts you may see" + (f" on {page}" if page else "")
+        entries = [f"conflict {c.id} ({c.score:.2f}): {c.reason}\n"
+                   f"  1. {c.a.path}:{c.a.line}  {c.a.text}\n  2. {c.b.path}:{c.b.line}  {c.b.text}"
+                   for c in found]
+        summary = (f"{plural(len(found), 'conflict')}: pairs of facts close in meaning that disagree. "
+                   "Resolving them is the curators' decision; do not append a fact that takes a side "
+                   "until they have.")
+        shown = _fitting(entries, self.budget - _size(summary) - NOTICE_ROOM)
+        lines = entries[:shown]
+        if shown < len(found):
+            lines.append(f"[... {len(found) - shown:,} more conflicts: pass page to see one page's]")
+        lines.append(summary)
+        return "\n".join(lines)
+
     def search(self, query: str, min_trust: float | None = None, layer: str | None = None,
                expand: bool = False, limit: int = 10) -> str:
         from curator.engine.search.index import MAX_LIMIT
@@ -466,6 +492,15 @@ class AgentDoor:
         record(self.wiki, self.actor, result, query=query or None, source="mcp")  # docs/design.md §14
         answer = result.text or EMPTY_ANSWER
         return f"{answer.rstrip()}\n\n{result.notice}" if result.notice else answer
+
+
+def _with_similar(text: str, data: dict[str, Any]) -> str:
+    similar = data.get("similar") or []
+    if not similar:
+        note = data.get("similar_note")
+        return f"{text}\n(no similar facts: {note})" if note else text
+    lines = [f"- {s['path']}:{s['line']} ({s['score']:.2f}) {s['text']}" for s in similar]
+    return "\n".join([text, "Closest in meaning elsewhere in the wiki:", *lines])
 
 
 def _positive(value: int, name: str) -> None:
@@ -800,6 +835,16 @@ def build_server(door: AgentDoor, tokens: AgentTokens | None = None, url: str = 
     ) -> str:
         return run(lambda: door.graph(center, depth))
 
+    @tool("Pairs of facts close in meaning that disagree (a number, a date, a name, a negation), "
+          "among the facts you may see: check before appending a fact on a subject the wiki already "
+          "covers. Read-only; the curators resolve them. With page, only pairs holding one of that "
+          "page's facts.")
+    def wiki_conflicts(
+        page: Annotated[str | None, Field(description="only conflicts with a fact of this page "
+                                          "(path, slug or title)")] = None,
+    ) -> str:
+        return run(lambda: door.conflicts(page), page)
+
     @tool("Families of pages that look like copies of one another (which to keep, which to merge, and "
           "why), highest impact first, at most 50 and about 100 KB ('[... N more families ...]'). Merging is done by the curators in the station; append to the "
           "page marked keep.")
@@ -843,7 +888,10 @@ def serve(wiki: Wiki, agent: str, department: str | None = None, sync_every: flo
 @contextlib.contextmanager
 def _running(door: AgentDoor, sync_actor: Actor, sync_every: float) -> Iterator[None]:
     """Keep ``door`` warm and watching (and auto-syncing as ``sync_actor``) while serving."""
+    from curator.engine.facts.door import warm_in_background
+
     door.warm(watch=True)
+    warm_in_background(door.wiki)  # so appends answer similar facts once it is ready
     stop = threading.Event()
     if sync_every > 0:
         from curator.engine.sync.remote import AutoSync, sync

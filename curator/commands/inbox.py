@@ -111,7 +111,8 @@ def run_show(inv: Invocation, args: argparse.Namespace) -> int:
             + f" at {shown(item.time)}", f"target: {shown(item.target)}" + (" (new page)" if item.create else ""),
             f"held: {shown(item.reason)}", f"fact: {shown(item.content)}",
             *([f"waits: {shown(data['approval_status'])}"] if data["approval_status"] else []), "",
-            "\n".join(shown(line) for line in data["diff"].rstrip("\n").split("\n")), "", "similar facts:"]
+            "\n".join(shown(line) for line in data["diff"].rstrip("\n").split("\n")), "",
+            "closest facts in meaning:" if data.get("similar_by") == "meaning" else "similar facts (shared words):"]
     text += [f"  {s['score']:.2f}  {shown(s['page'])}: {shown(s['fact'])}" for s in data["similar"]] or ["  (none)"]
     inv.emit(data, "\n".join(text))
     return 0

@@ -26,7 +26,10 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
         "in the review inbox, see 'curator inbox'); a fact the operator rejected, 'rejected'. "
         "Routing sees only the pages the writer may see: a slug taken by a hidden page is denied, "
         "one shared by pages read by different people is invalid until given as a path. A fact "
-        "from an agent is at most 4,000 characters, and 1,000 per line.",
+        "from an agent is at most 4,000 characters, and 1,000 per line. A fact saying in other "
+        "words what a fact of the page says is a duplicate too. Once the fact index exists ('curator "
+        "facts similar' builds it), every answer lists the three facts anywhere in the wiki (that "
+        "the writer may see) closest in meaning to it.",
     )
     p.add_argument("slug", metavar="SLUG",
                    help="the page's name, e.g. ann-smith (or its path, e.g. departments/hr/salaries)")
@@ -75,10 +78,20 @@ def finish(inv: Invocation, result: ActionResult, data: dict[str, Any] | None = 
 
 
 def run_append(inv: Invocation, args: argparse.Namespace) -> int:
-    from curator.engine.write.append import append, to_cli_json
+    from curator.engine.corpus.lookalike import escape_controls
+    from curator.engine.facts.door import append_with_similar
+    from curator.engine.write.append import to_cli_json
 
-    result = append(inv.wiki, args.slug, args.content, args.link, args.create_new, inv.actor)
-    return finish(inv, result, to_cli_json(result))
+    result = append_with_similar(inv.wiki, args.slug, args.content, args.link, args.create_new, inv.actor)
+    lines = [f"{result.status}: {result.message}"]
+    similar = result.data.get("similar") or []
+    if similar:
+        lines.append("closest in meaning elsewhere:")
+        # (page text read as stored: no bidi reordering, no forged lines)
+        lines += [f"  {escape_controls(s['path'])}:{s['line']} ({s['score']:.2f})  {escape_controls(s['text'])}"
+                  for s in similar]
+    inv.emit(to_cli_json(result), "\n".join(lines))
+    return 1 if result.is_error else 0
 
 
 def run_ingest(inv: Invocation, args: argparse.Namespace) -> int:

@@ -3,7 +3,8 @@
 :func:`gather_inbox` (off the GUI thread) lists the pending items through the engine;
 :func:`item_html` shows one item as :func:`~curator.engine.review.inbox.item_view` describes it: who,
 when, where, why it was held, the target page with the fact in place as a diff, and the three
-most similar facts anywhere in the wiki (each linking to its page).
+facts anywhere in the wiki closest in meaning, or sharing most words until those are known (each
+linking to its page).
 """
 
 from __future__ import annotations
@@ -88,6 +89,8 @@ def item_html(view: dict[str, Any]) -> str:
         f'<li><a href="curator:{quote(s["page"])}">{html.escape(escape_controls(s["page"]))}</a> '
         f'<span style="color:#555555;">({s["score"]:.2f})</span>: {html.escape(escape_controls(s["fact"]))}</li>'
         for s in similar) or "<li><i>no similar fact anywhere in the wiki</i></li>"
+    heading = ("Closest facts in meaning in the wiki" if view.get("similar_by") == "meaning"
+               else "Most similar facts in the wiki (shared words)")
     decided = view.get("decided")
     banner = ""
     if decided:
@@ -99,4 +102,4 @@ def item_html(view: dict[str, Any]) -> str:
     return (f"<html><body>{banner}<h3>{html.escape(escape_controls(view['content']))}</h3>"
             f'<div style="background-color:#f4f6f7; padding:6px;"><table cellspacing="0">{cells}</table></div>'
             f"<p><b>The page with the fact in place</b></p>{diff_html(view.get('diff') or '')}"
-            f"<p><b>Most similar facts in the wiki</b></p><ul>{rows}</ul></body></html>")
+            f"<p><b>{heading}</b></p><ul>{rows}</ul></body></html>")

@@ -39,6 +39,7 @@ TOOLS = {
     "wiki_graph": ["center", "depth"],
     "wiki_dedup": [],
     "wiki_context": ["budget", "query"],
+    "wiki_conflicts": ["page"],
     "files_wiki_ingest": ["filename", "content", "url"],
 }
 REQUIRED = {"wiki_append": ["slug", "content"], "wiki_search": ["query"], "wiki_read": ["page_name"],
@@ -215,6 +216,65 @@ def test_errors_are_tool_errors_of_one_line(wiki_root: Path) -> None:
     run(wiki_root, body)
     assert (wiki_root / "hr/handbook.md").read_bytes() == handbook
     assert len(git_log(wiki_root)) == before
+
+
+async def index_ready(s: ClientSession) -> None:
+    """Wait for the fact index the server builds in the background when it starts."""
+    from curator.engine.facts.door import BUILDING
+
+    for _ in range(600):
+        err, text = await call(s, "wiki_conflicts", page="payments")
+        if not text.startswith(BUILDING):
+            assert not err, text
+            return
+        await anyio.sleep(0.1)
+    raise AssertionError("the fact index was never ready")
+
+
+def test_wiki_conflicts_lists_only_the_facts_the_agent_may_see(wiki_root: Path) -> None:
+    refunds = {"wiki/refund-window.md": "30", "wiki/support.md": "14", "departments/finance/refund-rules.md": "60"}
+    for rel, days in refunds.items():
+        (wiki_root / rel).write_text(f"# Page\n\n- The refund window for card payments is {days} days.\n",
+                                     encoding="utf-8")
+
+    async def no_department(s: ClientSession) -> None:
+        await index_ready(s)
+        err, text = await call(s, "wiki_conflicts")
+        assert not err, text
+        assert "wiki/refund-window.md:3" in text and "wiki/support.md:3" in text, text
+        assert "30 days" in text and "14 days" in text and "1 conflict:" in text, text
+        assert "departments/finance" not in text and "60 days" not in text, text
+        err, text = await call(s, "wiki_conflicts", page="payments")
+        assert (err, text) == (False, "no conflicts among the facts you may see on payments"), text
+        err, text = await call(s, "wiki_conflicts", page="departments/finance/refund-rules.md")
+        assert_one_line_error(err, text)
+
+    async def finance(s: ClientSession) -> None:
+        await index_ready(s)
+        err, text = await call(s, "wiki_conflicts", page="refund-rules")
+        assert not err and "departments/finance/refund-rules.md:3" in text and "60 days" in text, text
+
+    before = (wiki_root / "wiki/support.md").read_bytes()
+    run(wiki_root, no_department, agent="nodept")
+    run(wiki_root, finance, agent="fin", department="finance")
+    assert (wiki_root / "wiki/support.md").read_bytes() == before  # read-only
+
+
+def test_append_answer_lists_close_facts_the_agent_may_see(wiki_root: Path) -> None:
+    (wiki_root / "departments/finance/fees.md").write_text(
+        "# Fees\n\n- Card payments settle within two business days.\n", encoding="utf-8")
+
+    async def body(s: ClientSession) -> None:
+        await index_ready(s)
+        err, text = await call(s, "wiki_append", slug="refunds", content="Card payments are settled in two days.")
+        assert not err and text.startswith("appended:"), text
+        lines = text.splitlines()
+        assert "Closest in meaning elsewhere in the wiki:" in lines, text
+        close = lines[lines.index("Closest in meaning elsewhere in the wiki:") + 1:]
+        assert len(close) == 3 and close[0].startswith("- wiki/payments.md:11 ("), text
+        assert "departments/" not in text, text
+
+    run(wiki_root, body, agent="nodept")
 
 
 def test_department_visibility_in_search_read_and_index(wiki_root: Path) -> None:

@@ -511,3 +511,23 @@ def fact_index_for(wiki: Wiki, embedder: Embedder | None = None) -> FactIndex:
         index = session.service(FactIndex, lambda: FactIndex(wiki, embedder))
     index.update()
     return index
+
+
+def configured_embedder(wiki: Wiki) -> Embedder:
+    """The embedder the wiki's settings choose (the one its fact index uses), without loading or
+    building the index: for a caller comparing a few texts now (the write door's same-page check)."""
+    return embedder_from(_settings(wiki.state_dir / SETTINGS_NAME))
+
+
+def fact_index_on_disk(wiki: Wiki) -> bool:
+    """Whether the wiki has a fact index file: :func:`fact_index_for` then loads and updates it
+    rather than building it from nothing."""
+    return (wiki.state_dir / INDEX_NAME).is_file()
+
+
+def fact_rows(index: FactIndex, facts: list[Fact]) -> np.ndarray:
+    """Unit float32 rows of ``facts`` as ``index`` holds them (a fact it does not hold is embedded
+    now): for comparing a page's facts with a new text without embedding the page again."""
+    if not facts:
+        return np.zeros((0, max(index.embedder.dim, 1)), dtype=np.float32)
+    return np.vstack([index._vector_of(f) for f in facts])

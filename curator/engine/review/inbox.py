@@ -42,8 +42,9 @@ same fact held (or rejected) on two clones before they synced is one record afte
 page merge driver keeps the first (:func:`~curator.engine.sync.merge_driver.merge_record`).
 
 Reading: :func:`list_items`, :func:`get_item`, :func:`item_view` (the page with the fact in place
-as a unified diff, and :func:`similar_facts`: the three most similar facts anywhere in the wiki,
-found through the warm full-text index).
+as a unified diff, and the three facts anywhere in the wiki closest in meaning, from the fact
+index when one is at hand; else :func:`similar_facts`, by shared words through the warm full-text
+index).
 """
 
 from __future__ import annotations
@@ -554,16 +555,24 @@ def similar_facts(wiki: Wiki, content: str, *, limit: int = SIMILAR_LIMIT, actor
 
 
 def item_view(wiki: Wiki, item: InboxItem, actor: Actor | None = None, *,
-              refresh: bool = True) -> dict[str, Any]:
+              refresh: bool = True, meaning: bool = True) -> dict[str, Any]:
     """One item as ``curator inbox show --json`` and the station show it (``refresh``: see
-    :meth:`~curator.engine.search.index.SearchIndex.search`; a station fed by its file watcher passes False)."""
+    :meth:`~curator.engine.search.index.SearchIndex.search`; a station fed by its file watcher passes False).
+    ``similar``: by meaning when a fact index is at hand (never built here), else by shared words;
+    ``similar_by`` says which. ``meaning=False``: by shared words only (the station asks for the
+    meaning on a task of its own, so the diff shows at once)."""
     data = item.to_json()
     needed = approvals_needed(wiki, item)
     data.update(approvals=list(item.approvals), needed=needed, approval_status=approval_status(item, needed))
     elsewhere = _decided_upstream(wiki, item.id)  # (fetched, not merged yet: say so, never offer it again)
     data["decided"] = elsewhere.to_json() if elsewhere is not None else None
     data["diff"] = page_diff(wiki, item)
-    with contextlib.suppress(CuratorError):
-        data["similar"] = similar_facts(wiki, item.content, actor=actor, refresh=refresh)
-    data.setdefault("similar", [])
+    from curator.engine.facts.door import similar_by_meaning
+
+    data["similar"] = similar_by_meaning(wiki, item.content, actor) if meaning else None
+    data["similar_by"] = "meaning"
+    if data["similar"] is None:
+        data["similar"], data["similar_by"] = [], "words"
+        with contextlib.suppress(CuratorError):
+            data["similar"] = similar_facts(wiki, item.content, actor=actor, refresh=refresh)
     return data

@@ -446,7 +446,8 @@ def check_agent_fact(content: str, links: Sequence[str], actor: Actor) -> str | 
 
 def append(wiki: Wiki, slug: str, content: str, links: Sequence[str] = (), create_new: bool = False,
            actor: Actor = OPERATOR, today: _dt.date | None = None, *,
-           approval: Approval | None = None) -> ActionResult:
+           approval: Approval | None = None,
+           same_meaning: Callable[[str, str, str], str | None] | None = None) -> ActionResult:
     """Append ``content`` as one bullet to the page ``slug`` routes to (docs/design.md §4).
 
     An agent's write the review policy holds is answered ``pending`` (queued in the review
@@ -454,7 +455,10 @@ def append(wiki: Wiki, slug: str, content: str, links: Sequence[str] = (), creat
     how :func:`curator.engine.review.inbox.approve` applies a held item through this same door: never held again,
     the item checked and closed in the same commit. ``slug`` may also be a page's path
     (``departments/hr/salaries``): the way to pick one of several pages of one name that
-    different people read (routing refuses to guess there).
+    different people read (routing refuses to guess there). ``same_meaning(path, page_text,
+    fact)``: the page's fact saying ``fact`` in other words, or None; asked under the write lock
+    after the same-words check (the meaning check lives in a layer above this one, see
+    :mod:`curator.engine.facts.door`).
     """
     if not actor.is_operator and len(slug or "") > MAX_FACT_LINE:
         return ActionResult(Status.INVALID, f"invalid slug: {len(slug):,} characters is too long for a page "
@@ -502,6 +506,8 @@ def append(wiki: Wiki, slug: str, content: str, links: Sequence[str] = (), creat
         ctx.data.update(page=target, created=created)
         if text is not None and dec is not None:
             matched = find_duplicate(text, fact)
+            if matched is None and same_meaning is not None:
+                matched = same_meaning(target, text, fact)
             if matched is not None:
                 quote = matched[:QUOTE_CHARS]
                 ctx.status, ctx.data["matched"] = Status.DUPLICATE, quote
@@ -538,7 +544,7 @@ def to_cli_json(result: ActionResult) -> dict[str, Any]:
     out = {"status": result.status, "created": bool(d.get("created")), "page": d.get("page"),
            "commit": result.commit, "candidates": d.get("candidates", []), "matched": d.get("matched"),
            "message": result.message}
-    for key in ("id", "reason", "reviewed_by", "commit_error", "recovered"):
+    for key in ("id", "reason", "reviewed_by", "commit_error", "recovered", "similar", "similar_note"):
         if key in d:
             out[key] = d[key]
     return out

@@ -1,8 +1,9 @@
 """The Inbox: agent writes the review policy held, decided by the operator (docs/design.md §13).
 
 A table of pending items (agent, department, time, target page, fact) over a detail pane: the
-target page with the fact in place as a diff, and the three most similar facts anywhere in the
-wiki (links open their pages). Keyboard first: **J**/**K** move, **A** approves the selection
+target page with the fact in place as a diff, and the three facts anywhere in the wiki closest in
+meaning (links open their pages): by shared words at once, by meaning when a background task has
+them from the fact index (building it if need be). Keyboard first: **J**/**K** move, **A** approves the selection
 (bulk), **E** edits the current item's text and approves it, **R** rejects the selection with a
 reason. Every decision is an engine action (one commit each, undone with Edit ▸ Undo); the tab
 shows the number of pending items, kept current by a cheap count every few seconds (agents hold
@@ -14,7 +15,7 @@ from __future__ import annotations
 import html
 import textwrap
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QKeySequence, QShortcut
@@ -247,17 +248,27 @@ class InboxView(ReviewView):
             self._show_detail(current)
 
     def _show_detail(self, item: InboxItem) -> None:
+        from curator.engine.facts.door import similar_by_meaning
         from curator.engine.review.inbox import item_view
 
         self._detail_id = item.id
 
-        def build(wiki: Wiki) -> str:
-            return item_html(item_view(wiki, item, refresh=False))
+        def build(wiki: Wiki) -> dict[str, Any]:
+            # Shared words first: the fact index may have to be built (~30 s at 32,000 pages),
+            # the diff must not wait for it.
+            return item_view(wiki, item, refresh=False, meaning=False)
 
-        def show(text: str) -> None:
+        def show(view: dict[str, Any]) -> None:
             if self._detail_id == item.id:
-                self.detail.setHtml(text)
+                self.detail.setHtml(item_html(view))
                 self.mark_ready()
+                self.host.workspace.read(self.wiki_index,
+                                         lambda wiki: similar_by_meaning(wiki, item.content, OPERATOR, build=True),
+                                         lambda similar: by_meaning(view, similar))
+
+        def by_meaning(view: dict[str, Any], similar: list[dict[str, Any]] | None) -> None:
+            if self._detail_id == item.id and similar is not None:
+                self.detail.setHtml(item_html({**view, "similar": similar, "similar_by": "meaning"}))
 
         def failed(exc: BaseException) -> None:
             if self._detail_id == item.id:

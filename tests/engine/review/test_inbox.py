@@ -15,9 +15,10 @@ from typing import Any
 import pytest
 
 from curator.cli import main
+from curator.engine.facts.index import fact_index_for, fact_index_on_disk
 from curator.engine.policy.actor import OPERATOR, Actor
 from curator.engine.policy.scope import parse_scope
-from curator.engine.review.inbox import approve, get_item, list_items, similar_facts
+from curator.engine.review.inbox import approve, get_item, item_view, list_items, similar_facts
 from curator.engine.sync.remote import sync
 from curator.engine.wiki import Wiki
 from curator.engine.write.bootstrap import init_wiki
@@ -333,6 +334,45 @@ def test_similar_facts_anywhere_in_the_wiki(capsys: pytest.CaptureFixture[str], 
     assert [f["score"] for f in found] == sorted((f["score"] for f in found), reverse=True)
     wiki.close()
     assert fact_key("- Ann [[x]] moved, to OSLO (added 2024-01-01)") == "ann moved to oslo"
+
+
+def test_item_view_lists_facts_close_in_meaning_the_reader_may_see(capsys: pytest.CaptureFixture[str],
+                                                                    root: Path) -> None:
+    # One word each to the word-overlap answer (no spaces in Chinese): only meaning relates them.
+    (root / "notes/server.md").write_text("# Server\n\n- 服务器每天凌晨两点自动重启。\n", encoding="utf-8")
+    (root / "departments/hr").mkdir(parents=True)
+    (root / "departments/hr/server.md").write_text("# HR server\n\n- 人事部的服务器每天凌晨两点自动重启。\n",
+                                                   encoding="utf-8")
+    code, out = agent_append(capsys, root, "ann", "每晚两点服务器会自动重新启动。")
+    assert code == 0 and out["status"] == "pending", out
+    wiki = Wiki(root)
+    fact_index_for(wiki)  # as `curator facts similar` or the station leave it
+    item = get_item(wiki, out["id"])
+    view = item_view(wiki, item, Actor("agent", "dudu"))
+    seen = view["similar"]
+    assert view["similar_by"] == "meaning"
+    assert len(seen) == 3 and all(set(f) == {"page", "line", "fact", "score"} for f in seen), seen
+    assert (seen[0]["page"], seen[0]["line"], seen[0]["fact"]) == ("notes/server.md", 3, "服务器每天凌晨两点自动重启。")
+    assert not any(f["page"].startswith("departments/") for f in seen), seen
+    assert "departments/hr/server.md" in [f["page"] for f in item_view(wiki, item, OPERATOR)["similar"]]
+    assert similar_facts(wiki, item.content) == []  # what the inbox showed before: nothing
+    assert item_view(wiki, item, OPERATOR, meaning=False)["similar_by"] == "words"
+    wiki.close()
+    capsys.readouterr()
+    assert main(["--wiki", str(root), "inbox", "show", out["id"]]) == 0
+    shown = capsys.readouterr().out
+    assert "closest facts in meaning:" in shown and "notes/server.md: 服务器每天凌晨两点自动重启。" in shown, shown
+
+
+def test_item_view_by_shared_words_without_a_fact_index_builds_none(capsys: pytest.CaptureFixture[str],
+                                                                   root: Path) -> None:
+    code, out = agent_append(capsys, root, "ann", "Ann joined the Oslo office in 2019")
+    assert code == 0 and out["status"] == "pending", out
+    wiki = Wiki(root)
+    view = item_view(wiki, get_item(wiki, out["id"]), OPERATOR)
+    assert view["similar_by"] == "words" and not fact_index_on_disk(wiki)
+    assert view["similar"][0] == {"page": "wiki/ann.md", "fact": "Ann joined in 2019", "score": 0.571}  # 4 of 7 words
+    wiki.close()
 
 
 # --- sync between clones -------------------------------------------------------------------------

@@ -184,3 +184,47 @@ def test_an_approve_is_said_in_the_status_bar_not_as_pages_changed_on_disk(qtbot
     # a change made outside the station is still said
     (root / "notes/oslo.md").write_text("# Oslo\n\n- Oslo has a fjord\n", encoding="utf-8")
     qtbot.waitUntil(lambda: win.status_label.text() == "1 page changed on disk", timeout=10_000)
+
+
+def test_similar_facts_by_meaning_come_from_a_background_task_after_the_diff(  # type: ignore[no-untyped-def]
+        qtbot, panel, monkeypatch) -> None:
+    import threading
+
+    from curator.engine.facts import door
+
+    root, ids, win, view = panel
+    release, callers = threading.Event(), []
+    real = door.fact_index_for
+
+    def slow_index(wiki, embedder=None):  # type: ignore[no-untyped-def]
+        callers.append(threading.current_thread() is threading.main_thread())
+        release.wait(20)  # an index still being built
+        return real(wiki, embedder)
+
+    monkeypatch.setattr(door, "fact_index_for", slow_index)
+    view.select_ids([ids[2]])  # the first item's detail is asked for again by the click
+    qtbot.waitUntil(lambda: "Treasury meets on Fridays" in view.detail.toPlainText(), timeout=10_000)
+    release.set()
+    qtbot.waitUntil(lambda: len(callers) == 1, timeout=10_000)
+    qtbot.wait(200)
+    callers.clear()
+    release.clear()
+    rect = view.table.visualRect(view.model.index(0, 4))
+    port = view.table.viewport()
+    QTest.mouseMove(port, rect.center())
+    qtbot.wait(50)  # hovered
+    QTest.mousePress(port, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, rect.center())
+    QTest.mouseRelease(port, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, rect.center())
+    assert view.current_item().id == ids[0]  # type: ignore[union-attr]
+    # the diff and the facts sharing words show while the index is not ready
+    qtbot.waitUntil(lambda: "Most similar facts in the wiki (shared words)" in view.detail.toPlainText(),
+                    timeout=10_000)
+    assert "+- The payments team moved to Oslo (added " in view.detail.toPlainText()
+    qtbot.waitUntil(lambda: callers == [False], timeout=10_000)  # asked off the GUI thread
+    release.set()
+    qtbot.waitUntil(lambda: "Closest facts in meaning in the wiki" in view.detail.toPlainText(), timeout=60_000)
+    text = view.detail.toPlainText()
+    assert "notes/oslo.md (0." in text and "The payments team moved to Oslo in 2024" in text, text
+    assert "shared words" not in text and "+- The payments team moved to Oslo (added " in text
+    assert callers == [False]
+    win.grab().save(str(root.parent / "inbox-meaning.png"))

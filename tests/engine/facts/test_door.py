@@ -1,0 +1,116 @@
+"""The write door by meaning (issue 41): the same-page threshold as measured on the planted set,
+and the index an append uses only when it is at hand: never built by the append, the answer
+saying why ``similar`` is empty while a long-lived process builds it on a thread of its own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from curator.engine.facts import door
+from curator.engine.facts.door import (
+    BUILDING,
+    NOT_BUILT,
+    PARAPHRASE_MIN,
+    append_with_similar,
+    warm_in_background,
+)
+from curator.engine.facts.embed import WordLlamaEmbedder
+from curator.engine.facts.index import FactIndex, fact_index_for, fact_index_on_disk
+from curator.engine.policy.actor import Actor
+from curator.engine.wiki import Wiki
+from tests.engine.facts.planted import DISTRACTORS, PARAPHRASES
+from tests.gui_helpers import make_wiki
+
+BOB = Actor("agent", "bob")
+
+
+def test_the_paraphrase_threshold_is_what_the_planted_set_measures() -> None:
+    model = WordLlamaEmbedder()
+
+    def score(a: str, b: str) -> float:
+        rows = model.embed([a, b])
+        return float(np.dot(rows[0], rows[1]))
+
+    paraphrases = [score(a, b) for a, b in PARAPHRASES]
+    # each distractor against both wordings of the fact on its subject
+    distractors = [score(w, d) for pair, d in zip(PARAPHRASES, DISTRACTORS, strict=True) for w in pair]
+    assert max(distractors) < PARAPHRASE_MIN <= max(distractors) + 0.03  # 0.784: no distinct fact is lost
+    assert sum(s >= PARAPHRASE_MIN for s in paraphrases) == 14  # of 22: the looser ones are left to a person
+
+
+def _wiki(tmp_path: Path) -> Wiki:
+    root = make_wiki(tmp_path / "w", {
+        "wiki/backups.md": f"# Backups\n\n- {PARAPHRASES[3][0]}\n",
+        "wiki/ops.md": "# Ops\n\n- Deployments happen on Tuesdays.\n",
+        "departments/hr/records.md": "# Records\n\n- Backups of the staff records database are kept for thirty days.\n",
+    })
+    return Wiki(root)
+
+
+def test_while_the_index_is_built_in_the_background_appends_do_not_wait(tmp_path: Path) -> None:
+    wiki = _wiki(tmp_path)
+    try:
+        wiki.session.service(door._Warming, door._Warming)  # a build under way, never finishing here
+        result = append_with_similar(wiki, "ops", "The staging cluster is rebuilt on Sundays.", actor=BOB)
+        assert result.status == "appended", result.message
+        assert (result.data["similar"], result.data["similar_note"]) == ([], BUILDING)
+        assert wiki.session.peek(FactIndex) is None and not fact_index_on_disk(wiki)
+        # the same-page check by meaning still holds without it
+        result = append_with_similar(wiki, "backups", PARAPHRASES[3][1], actor=BOB)
+        assert (result.status, result.data["matched"]) == ("duplicate", PARAPHRASES[3][0])
+    finally:
+        wiki.close()
+
+
+def test_a_background_build_makes_later_appends_answer_similar(tmp_path: Path) -> None:
+    wiki = _wiki(tmp_path)
+    try:
+        first = append_with_similar(wiki, "ops", "The staging cluster is rebuilt on Sundays.", actor=BOB)
+        assert first.data["similar_note"] == NOT_BUILT
+        thread = warm_in_background(wiki)
+        assert thread is not None and warm_in_background(wiki) is None  # once per session
+        thread.join(120)
+        assert fact_index_on_disk(wiki)
+        result = append_with_similar(wiki, "ops", "Customer database backups are retained for one month.",
+                                     actor=BOB)
+        assert result.status == "appended" and "similar_note" not in result.data, result.data
+        paths = [s["path"] for s in result.data["similar"]]
+        assert paths[0] == "wiki/backups.md" and len(paths) == 3, result.data
+        assert not any(p.startswith("departments/") for p in paths)
+    finally:
+        wiki.close()
+
+
+def test_a_long_lived_session_scores_the_pages_it_wrote_without_updating_the_index(tmp_path: Path) -> None:
+    wiki = _wiki(tmp_path)
+    try:
+        index = fact_index_for(wiki)  # held by the session, as the MCP server and the station hold it
+        first = append_with_similar(wiki, "ops", "Customer database backups are retained for one month.",
+                                    actor=BOB)
+        assert first.status == "appended" and "similar_note" not in first.data
+        live = wiki.session.peek(door._Live)
+        assert live is not None and list(live.written) == ["wiki/ops.md"]
+        assert "Customer database backups are retained for one month." not in [f.text for f in index.facts()]
+        hr = append_with_similar(wiki, "departments/hr/records", "Staff record backups are kept for a month.")
+        assert hr.status == "appended", hr.message
+        # the fact just written on ops (no index update for it), never the HR page's, for bob
+        result = append_with_similar(wiki, "ops", "The customer database backups are stored for a month.", actor=BOB)
+        near = [(s["path"], s["line"], s["text"]) for s in result.data["similar"]]
+        assert near[0] == ("wiki/ops.md", 7, "Customer database backups are retained for one month."), near
+        assert not any(p.startswith("departments/") for p, _l, _t in near)
+        assert [p for p, _l, _t in near].count("wiki/ops.md") == 2  # its rows in the index left out
+        assert "departments/hr/records.md" in [s["path"] for s in append_with_similar(
+            wiki, "ops", "Backups of staff records stay for one month.").data["similar"]]
+        # a same-page paraphrase is a duplicate here too (the page's rows from the index)
+        dup = append_with_similar(wiki, "backups", PARAPHRASES[3][1], actor=BOB)
+        assert (dup.status, dup.data["matched"]) == ("duplicate", PARAPHRASES[3][0])
+        # once due, the index is brought up to date on the session's thread and the pages let go
+        live.refreshed -= door.REFRESH_S
+        append_with_similar(wiki, "ops", "The release train leaves every second Wednesday.", actor=BOB)
+        live.pool.submit(lambda: None).result()
+        assert live.written == {}
+        assert "Customer database backups are retained for one month." in [f.text for f in index.facts()]
+    finally:
+        wiki.close()
