@@ -65,7 +65,11 @@ COARSE_KEEP = 400
 #: that two pages happen to share: :meth:`FactIndex.pairs` leaves it out (the pairs of one line on
 #: 100 pages would be 4,950 pairs saying nothing).
 TEMPLATE_PAGES = 5
+#: Texts embedded at a time by a build (each batch a step of its progress).
+EMBED_BATCH = 8192
 _SCALE = 127.0
+#: ``progress(done, total)``: texts embedded so far of those a build embeds.
+Progress = Callable[[int, int], None]
 
 
 def _text_hash(text: str) -> bytes:
@@ -129,23 +133,25 @@ class FactIndex:
                 self._pending.update(changes.paths)
 
     # --- keeping current ------------------------------------------------------------------
-    def update(self, full: bool = False) -> list[str]:
+    def update(self, full: bool = False, progress: Progress | None = None) -> list[str]:
         """Bring the index up to the pages as they are; the paths re-read (and removed).
 
         After the first update, only the pages the store reported changed are looked at (an
-        append costs its page, not a look at every page's stamp); ``full`` looks at all again."""
+        append costs its page, not a look at every page's stamp); ``full`` looks at all again.
+        ``progress(done, total)`` is told the texts embedded so far (a first build at 32,000
+        pages embeds ~150,000 texts: most of its time)."""
         with self._lock:
             with self._pending_lock:
                 pending, self._pending = self._pending, set()
             if pending is not None and not pending and not full and self._pages is not None:
                 return []
             try:
-                return self._update(pending, full)
+                return self._update(pending, full, progress)
             except BaseException:
                 self._pending = None  # what was pending is not known done: look at every page next time
                 raise
 
-    def _update(self, pending: set[str] | None, full: bool) -> list[str]:
+    def _update(self, pending: set[str] | None, full: bool, progress: Progress | None) -> list[str]:
         with self._lock:
             conn = self._connect()
             try:
@@ -164,7 +170,7 @@ class FactIndex:
                 if not gone and not changed:
                     return []
                 if changed:
-                    self._embed_pages(conn, changed, pages)
+                    self._embed_pages(conn, changed, pages, progress)
                 for path in gone:
                     del self._pages[path]
                 conn.executemany("DELETE FROM pages WHERE path=?", [(p,) for p in gone])
@@ -188,7 +194,8 @@ class FactIndex:
         self._count = need
         self._coarse = self._dense = None
 
-    def _embed_pages(self, conn: sqlite3.Connection, paths: list[str], pages: dict[str, Page]) -> None:
+    def _embed_pages(self, conn: sqlite3.Connection, paths: list[str], pages: dict[str, Page],
+                     progress: Progress | None = None) -> None:
         assert self._pages is not None
         read: list[tuple[str, tuple[int, int], list[Fact]]] = []
         for path in paths:
@@ -200,20 +207,26 @@ class FactIndex:
             read.append((path, (page.mtime_ns, page.size), page_facts(path, text)))
         missing = list(dict.fromkeys(f.text for _p, _s, facts in read for f in facts
                                      if _text_hash(f.text) not in self._row_of))
-        if missing:
-            hashes = [_text_hash(t) for t in missing]
-            vectors = _quantise(self.embedder.embed(missing))
+        missing.sort(key=len)  # a batch is padded to its longest text: like lengths together
+        for start in range(0, len(missing), EMBED_BATCH):
+            if progress is not None:
+                progress(start, len(missing))
+            texts = missing[start:start + EMBED_BATCH]
+            hashes = [_text_hash(t) for t in texts]
+            vectors = _quantise(self.embedder.embed(texts))
             self._add_rows(hashes, vectors)
             conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)",
                              [(h, v.tobytes()) for h, v in zip(hashes, vectors, strict=True)])
-            self.embedded += len(missing)
+            self.embedded += len(texts)
+        if progress is not None and missing:
+            progress(len(missing), len(missing))
         rows = []
         for path, stamp, facts in read:
             hashes = [_text_hash(f.text) for f in facts]
             ids = np.array([self._row_of[h] for h in hashes], dtype=np.int64)
             self._pages[path] = _PageEntry(stamp, facts, ids)
-            blob = json.dumps([[f.line, f.text, f.added, h.hex()] for f, h in zip(facts, hashes, strict=True)],
-                              ensure_ascii=False)
+            blob = json.dumps([[f.line, f.text, f.added, f.verified, h.hex()]
+                               for f, h in zip(facts, hashes, strict=True)], ensure_ascii=False)
             rows.append((path, stamp[0], stamp[1], zlib.compress(blob.encode("utf-8", "surrogatepass"), 6)))
         conn.executemany("INSERT OR REPLACE INTO pages VALUES (?, ?, ?, ?)", rows)
 
@@ -255,10 +268,10 @@ class FactIndex:
         for path, mtime_ns, size, blob in conn.execute("SELECT * FROM pages"):
             try:
                 entries = json.loads(zlib.decompress(blob).decode("utf-8", "surrogatepass"))
-                ids = np.array([self._row_of[bytes.fromhex(h)] for _l, _t, _a, h in entries], dtype=np.int64)
-            except (zlib.error, ValueError, KeyError):
+                ids = np.array([self._row_of[bytes.fromhex(h)] for *_fact, h in entries], dtype=np.int64)
+                facts = [Fact(path, line, text, added, verified) for line, text, added, verified, _h in entries]
+            except (zlib.error, ValueError, KeyError, TypeError):
                 continue  # a damaged row: the page is read again by this update
-            facts = [Fact(path, line, text, added) for line, text, added, _h in entries]
             out[path] = _PageEntry((mtime_ns, size), facts, ids)
         return out
 
@@ -503,13 +516,13 @@ def _settings(path: Path) -> dict[str, object] | None:
     return data if isinstance(data, dict) else None
 
 
-def fact_index_for(wiki: Wiki, embedder: Embedder | None = None) -> FactIndex:
+def fact_index_for(wiki: Wiki, embedder: Embedder | None = None, progress: Progress | None = None) -> FactIndex:
     """The wiki's fact index (one per session), brought up to date. ``embedder``: used when the
-    index is made (tests, or a caller with its own model)."""
+    index is made (tests, or a caller with its own model); ``progress``: see :meth:`FactIndex.update`."""
     session = wiki.session
     with session.services_lock:
         index = session.service(FactIndex, lambda: FactIndex(wiki, embedder))
-    index.update()
+    index.update(progress=progress)
     return index
 
 

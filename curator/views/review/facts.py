@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
@@ -76,11 +76,15 @@ class FactQueues:
     stale: list[StaleFact] = field(default_factory=list)
 
 
-def fact_queues(wiki: Wiki) -> FactQueues:
-    """The three queues of ``wiki``, for the operator (off the GUI thread: the fact index)."""
+def fact_queues(wiki: Wiki, progress: Callable[[int, int], None] | None = None) -> FactQueues:
+    """The three queues of ``wiki``, for the operator (off the GUI thread: the fact index, whose
+    first build tells ``progress(done, total)`` the texts embedded so far)."""
     from curator.engine.facts.conflict_queue import fact_conflicts
+    from curator.engine.facts.index import fact_index_for
     from curator.engine.facts.similar import find_similar
     from curator.engine.facts.stale import stale_facts
+
+    fact_index_for(wiki, progress=progress)
 
     return FactQueues(find_similar(wiki, OPERATOR), fact_conflicts(wiki, OPERATOR), stale_facts(wiki, OPERATOR))
 
@@ -131,8 +135,12 @@ def _button(text: str, tip: str, slot: Callable[[], None]) -> QPushButton:
 
 
 class FactsView(ReviewView):
+    #: (done, total) texts embedded by a build of the fact index, from the thread building it
+    embedding = Signal(int, int)
+
     def __init__(self, host: ViewHost) -> None:
         super().__init__(host)
+        self.embedding.connect(self._show_embedding)
         self.queues = FactQueues()
         self.count = QLabel("Reading the facts…")
         top = QHBoxLayout()
@@ -236,7 +244,14 @@ class FactsView(ReviewView):
         self.count.setText("Reading the facts…")
 
     def compute(self, wiki: Wiki) -> FactQueues:
-        return fact_queues(wiki)
+        return fact_queues(wiki, self.embedding.emit)
+
+    def _show_embedding(self, done: int, total: int) -> None:
+        if done < total:  # (the queues are being found once every text is embedded)
+            self.count.setText(f"Reading the facts: {done:,} of {plural(total, 'fact text')} embedded "
+                               f"(a first time on a big wiki: a minute)…")
+        else:
+            self.count.setText("Reading the facts: finding similar and conflicting ones…")
 
     def show_content(self, result: Any) -> None:
         self.queues = result

@@ -161,3 +161,19 @@ def test_a_big_wikis_two_step_neighbours_answer_as_the_exact_ones(tmp_path: Path
     assert len(got_pairs & want_pairs) >= 0.9 * len(want_pairs)
     assert len(got_pairs - want_pairs) <= 0.1 * len(want_pairs)
     assert not {(a.key, b.key) for a, b, s in big.pairs(0.65) if s < 0.65}
+
+
+def test_facts_read_back_from_the_file_equal_the_pages_facts(tmp_path: Path) -> None:
+    """What a later process loads from the index file is the fact as the page states it, stamps
+    included (a fact compared with the page's own must be equal to it)."""
+    from curator.engine.corpus.facts import page_facts
+
+    _write(tmp_path, "a.md", "- The lobby code is 4711. (added 2026-01-02) (verified 2026-03-04)\n"
+           "- Paris is the capital of France.\n")
+    fact_index_for(Wiki(tmp_path))
+    wiki = Wiki(tmp_path)  # another process: the index comes from its file
+    again = FactIndex(wiki)
+    again.update()
+    assert again.embedded == 0
+    assert again.page_facts("a.md") == page_facts("a.md", wiki.read_text("a.md"))
+    assert again.page_facts("a.md")[0].verified == "2026-03-04"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QPushButton
+from PySide6.QtWidgets import QLabel, QPushButton
 
 from curator.engine.corpus.state import state_dir_for
 from curator.engine.facts.decisions import DECISIONS_FILE
@@ -273,4 +273,25 @@ def test_without_a_judge_the_button_says_how_to_configure_one(qtbot, tmp_path: P
     view.set_queue("stale")
     view.set_queue("conflicts")  # (the file is read again when the tab is shown)
     assert not view.judge_button.isEnabled() and "not valid JSON" in view.judge_button.toolTip()
+    win.close()
+
+
+def test_a_first_build_of_the_fact_index_shows_its_progress(qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                            monkeypatch) -> None:
+    """Building the fact index is the long part on a big wiki: the view says how far it got
+    (texts embedded of how many), from the thread that builds it, then shows the queues."""
+    import curator.engine.facts.index as index_module
+
+    monkeypatch.setattr(index_module, "EMBED_BATCH", 2)  # several steps on a small wiki
+    root = make_wiki(tmp_path / "w", PAGES)
+    win = station(qtbot, root, tmp_path)
+    view = win.view_index["facts"]
+    assert isinstance(view, FactsView)
+    shown: list[str] = []
+    view.count.setText = lambda text: shown.append(text) or QLabel.setText(view.count, text)  # type: ignore[method-assign]
+    open_facts(qtbot, win, "similar")
+    steps = [t for t in shown if " embedded " in t]
+    assert steps and steps[0].startswith("Reading the facts: 0 of 7 fact texts embedded"), shown
+    assert any(t.startswith("Reading the facts: 6 of 7") for t in steps)
+    assert shown[-1].startswith("2 groups of similar facts")
     win.close()
