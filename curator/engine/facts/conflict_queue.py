@@ -6,7 +6,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from curator.engine.facts.conflicts import Conflict, find_conflicts
+from curator.engine.facts.conflicts import (
+    REASONS_VERSION,
+    Conflict,
+    conflict_reason,
+    find_conflicts,
+    forget_texts,
+)
 from curator.engine.facts.decisions import decided_pairs
 from curator.engine.facts.index import fact_index_for
 
@@ -25,5 +31,17 @@ def fact_conflicts(wiki: Wiki, actor: Actor, page: str | None = None, min_score:
     """The conflicts ``actor`` may see (both facts), best first; with ``page``, those holding one
     of its facts (its fact first)."""
     path = wiki.find(page, actor).path if page is not None else None
-    pairs = fact_index_for(wiki, embedder).pairs(min_score, path, visible=lambda p: wiki.visible(actor, p))
-    return find_conflicts(pairs, decided_pairs(wiki))
+    index = fact_index_for(wiki, embedder)
+
+    def visible(p: str) -> bool:
+        return wiki.visible(actor, p)
+
+    if path is not None:
+        return find_conflicts(index.pairs(min_score, path, visible=visible), decided_pairs(wiki))
+    # The whole wiki: each pair of texts is read once ever (the index remembers the reasons), so
+    # only a first run reads them all.
+    try:
+        noted = index.noted_pairs(f"conflict-{REASONS_VERSION}", min_score, conflict_reason, visible)
+        return find_conflicts(((a, b, score) for a, b, score, _reason in noted), decided_pairs(wiki))
+    finally:
+        forget_texts()  # (a first run reads every text: not kept in a long-lived station)

@@ -14,6 +14,7 @@ import functools
 import hashlib
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
@@ -381,6 +382,10 @@ _WORD_OR_CHAR = re.compile(r"[A-Za-z][A-Za-z'-]*|\d+(?:\.\d+)*|[^\x00-\x7f\s\W]"
 def _name_reason(a: str, b: str) -> str | None:
     ta, tb = _WORD_OR_CHAR.findall(a), _WORD_OR_CHAR.findall(b)
     la, lb = [t.lower() for t in ta], [t.lower() for t in tb]
+    # The words both share bound what the matcher can find equal: most pairs stop here, cheaply.
+    shared = sum((Counter(la) & Counter(lb)).values())
+    if shared < 3 or shared < 0.6 * max(len(la), len(lb)):
+        return None
     sm = SequenceMatcher(None, la, lb, autojunk=False)
     equal = sum(block.size for block in sm.get_matching_blocks())
     if equal < 3 or equal < 0.6 * max(len(la), len(lb)):
@@ -415,6 +420,9 @@ def _is_cn_name(chars: list[str]) -> bool:
 
 # --- the reason -------------------------------------------------------------------------------
 
+#: Names the rules below: the fact index remembers the reasons it found for whole-wiki pairs under
+#: this version, so a change to the rules must change it (or old answers would be kept).
+REASONS_VERSION = 1
 #: How much of the rest two texts must share for a differing number to be about the same subject
 #: (overlap coefficient of their content words, numbers left out).
 SAME_SUBJECT = 0.6
@@ -443,7 +451,7 @@ def _is_stamp(q: Quantity, text: str) -> bool:
     return text[:q.start].rstrip().endswith("(") and text[q.end:].lstrip().startswith(")")
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1 << 18)  # every text of a big wiki's whole-wiki run (cleared after it)
 def _seen(text: str) -> _Seen:
     norm = normalise(text)
     qs = quantities(norm)
@@ -451,6 +459,11 @@ def _seen(text: str) -> _Seen:
     stamps = [q for q in qs if _is_stamp(q, norm)]
     return _Seen(norm, tuple(q for q in qs if q not in stamps), frozenset(q.value for q in stamps), content,
                  _polar(norm))
+
+
+def forget_texts() -> None:
+    """Drop what :func:`conflict_reason` keeps of the texts it read (after a whole-wiki run)."""
+    _seen.cache_clear()
 
 
 def conflict_reason(a: str, b: str) -> str | None:

@@ -65,6 +65,12 @@ COARSE_KEEP = 400
 #: that two pages happen to share: :meth:`FactIndex.pairs` leaves it out (the pairs of one line on
 #: 100 pages would be 4,950 pairs saying nothing).
 TEMPLATE_PAGES = 5
+#: Each text's nearest texts kept for the whole wiki's pairs (see :meth:`FactIndex.pairs`), from
+#: this score up (the lowest any queue asks for: conflicts, 0.6).
+NEAR_K = 16
+NEAR_MIN = 0.6
+#: From this many texts asking at once, their nearest come from an HNSW graph (on a big wiki).
+GRAPH_MIN = 2000
 #: Texts embedded at a time by a build (each batch a step of its progress).
 EMBED_BATCH = 8192
 _SCALE = 127.0
@@ -72,8 +78,11 @@ _SCALE = 127.0
 Progress = Callable[[int, int], None]
 
 
+_HASH_BYTES = 12
+
+
 def _text_hash(text: str) -> bytes:
-    return hashlib.sha1(text.encode("utf-8", "surrogateescape")).digest()[:12]
+    return hashlib.sha1(text.encode("utf-8", "surrogateescape")).digest()[:_HASH_BYTES]
 
 
 def _quantise(rows: np.ndarray) -> np.ndarray:
@@ -121,6 +130,10 @@ class FactIndex:
         self._template_rows = np.zeros(0, dtype=bool)
         #: facts embedded by this index so far (what the incremental tests count)
         self.embedded = 0
+        #: each text's nearest (row -> (rows, scores)), worked out once (see _nearest_rows)
+        self._near: dict[int, tuple[list[int], list[float]]] = {}
+        #: noted pairs by name: (texts asked about, what was said) (see noted_pairs)
+        self._noted: dict[str, tuple[set[bytes], dict[tuple[bytes, bytes], str]]] = {}
         #: pages the store said changed since the last update (None: look at every page's stamp)
         self._pending: set[str] | None = None
         # (its own lock: a writer telling of its change never waits for a long update)
@@ -233,21 +246,32 @@ class FactIndex:
     def _connect(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         made_by = f"{self.embedder.name} layout {LAYOUT}"
-        for attempt in (0, 1):
+        for attempt in (0, 1, 2):
             conn = sqlite3.connect(self.path, timeout=10)
             try:
                 conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
                 row = conn.execute("SELECT value FROM meta WHERE key='embedder'").fetchone()
+                if row is not None and row[0] != made_by and attempt < 2:
+                    # Vectors of another model (or another layout) do not compare: start over,
+                    # with a new file (dropping the tables would keep the old file's size).
+                    conn.close()
+                    for leftover in self.path.parent.glob(INDEX_NAME + "*"):
+                        leftover.unlink(missing_ok=True)
+                    self._pages = None
+                    continue
                 if row is None or row[0] != made_by:
-                    # Vectors of another model (or another layout) do not compare: start over.
-                    conn.execute("DROP TABLE IF EXISTS pages")
-                    conn.execute("DROP TABLE IF EXISTS vectors")
                     conn.execute("INSERT OR REPLACE INTO meta VALUES ('embedder', ?)", (made_by,))
                     self._pages = None
                 conn.execute("CREATE TABLE IF NOT EXISTS pages (path TEXT PRIMARY KEY, mtime_ns INTEGER,"
                              " size INTEGER, facts BLOB)")
                 conn.execute("CREATE TABLE IF NOT EXISTS vectors (hash BLOB PRIMARY KEY, vector BLOB)"
                              " WITHOUT ROWID")
+                conn.execute("CREATE TABLE IF NOT EXISTS near (hash BLOB PRIMARY KEY, near BLOB, scores BLOB)"
+                             " WITHOUT ROWID")
+                conn.execute("CREATE TABLE IF NOT EXISTS noted (name TEXT, hash BLOB, PRIMARY KEY (name, hash))"
+                             " WITHOUT ROWID")
+                conn.execute("CREATE TABLE IF NOT EXISTS notes (name TEXT, a BLOB, b BLOB, note TEXT,"
+                             " PRIMARY KEY (name, a, b)) WITHOUT ROWID")
                 conn.commit()
                 return conn
             except sqlite3.DatabaseError:
@@ -264,6 +288,14 @@ class FactIndex:
         if stored:
             self._add_rows([bytes(h) for h, _v in stored],
                            np.frombuffer(b"".join(v for _h, v in stored), dtype=np.int8).reshape(len(stored), -1))
+        self._near.clear()
+        self._noted.clear()
+        width = _HASH_BYTES
+        for h, near, scores in conn.execute("SELECT hash, near, scores FROM near"):
+            row = self._row_of.get(bytes(h))
+            rows = [self._row_of.get(bytes(near[i:i + width]), -1) for i in range(0, len(near), width)]
+            if row is not None and -1 not in rows:
+                self._near[row] = (rows, [round(float(x), 4) for x in np.frombuffer(scores, dtype=np.float16)])
         out: dict[str, _PageEntry] = {}
         for path, mtime_ns, size, blob in conn.execute("SELECT * FROM pages"):
             try:
@@ -424,15 +456,14 @@ class FactIndex:
     def pairs(self, min_score: float, page: str | None = None,
               visible: Callable[[str], bool] | None = None, k: int = 25) -> Iterator[tuple[Fact, Fact, float]]:
         """Pairs of facts scoring at least ``min_score``, best first (with ``page``, the pairs
-        holding one of its facts, that fact first); each pair once. Each fact brings at most its
-        ``k`` best (bounds the answer and the memory when many facts are alike). Template lines
-        (:data:`TEMPLATE_PAGES`) make no pairs."""
+        holding one of its facts, that fact first); each pair once. Template lines
+        (:data:`TEMPLATE_PAGES`) make no pairs. With ``page`` each of its facts brings at most its
+        ``k`` best; the whole wiki's pairs are each text's :data:`NEAR_K` nearest (worked out once
+        per text and saved: see :meth:`_nearest_rows`), ``min_score`` at least :data:`NEAR_MIN`."""
         facts = self._flat()
         if not facts:
             return iter(())
-        ok = np.ones(len(facts), dtype=bool) if visible is None else \
-            np.array([visible(f.path) for f in facts], dtype=bool)
-        ok &= ~self._template_rows[self._fact_rows]
+        ok = self._usable(visible)
         found: dict[tuple[int, int], float] = {}
         if page is not None:
             index = {f: i for i, f in enumerate(facts)}
@@ -447,58 +478,217 @@ class FactIndex:
                     key = (a, c) if other.path != page else (min(a, c), max(a, c))
                     found[key] = score
         else:
-            for ra, rb, score in self._row_pairs(np.unique(self._fact_rows[ok]), min_score, k):
-                for a in self._facts_of_row(ra):
-                    for c in self._facts_of_row(rb) if rb != ra else [c for c in self._facts_of_row(ra) if c > a]:
-                        if ok[a] and ok[c] and a != c:
-                            found[(min(a, c), max(a, c))] = score
+            for ra, rb, score in self.row_pairs(max(min_score, NEAR_MIN), visible, k):
+                for a, c in self._fact_pairs(ra, rb, ok):
+                    found[(min(a, c), max(a, c))] = score
         ordered = sorted(found.items(), key=lambda t: (-t[1], t[0]))
         return iter([(facts[a], facts[c], round(s, 4)) for (a, c), s in ordered])
 
-    def _row_pairs(self, rows: np.ndarray, min_score: float, k: int) -> Iterator[tuple[int, int, float]]:
-        """Pairs of the table's ``rows`` scoring at least ``min_score``: each row with its ``k`` best
-        (and itself, for a text on several pages: score 1)."""
-        yield from ((int(r), int(r), 1.0) for r in rows if self._row_bounds[r + 1] - self._row_bounds[r] > 1)
-        if len(rows) < 2:
-            return
-        dims = self._prefix_dims()
-        want = min(len(rows) - 1, k)
-        if len(rows) <= EXACT_MAX or dims is None:
-            table = self._vectors[rows].astype(np.float32) / _SCALE
-            for start in range(0, len(rows), 256):
-                scores = table[start:start + 256] @ table.T
-                for i in range(len(scores)):
-                    scores[i, start + i] = -2.0  # not itself
-                top = np.argpartition(-scores, want - 1, axis=1)[:, :want] if want < len(rows) - 1 else \
-                    np.argsort(-scores, axis=1)[:, :want]
-                for i, cols in enumerate(top):
-                    for c in cols.tolist():
-                        s = float(scores[i, c])
-                        if s >= min_score:
-                            yield int(rows[start + i]), int(rows[c]), s
-            return
-        from usearch.index import Index  # only for a big wiki's whole-wiki pairs
+    def _usable(self, visible: Callable[[str], bool] | None) -> np.ndarray:
+        """Which facts (positions of :meth:`facts`) may pair: seen by the asker, not a template."""
+        facts = self._flat()
+        if visible is None:
+            ok = np.ones(len(facts), dtype=bool)
+        else:
+            seen: dict[str, bool] = {}
+            ok = np.array([seen[f.path] if f.path in seen else seen.setdefault(f.path, bool(visible(f.path)))
+                           for f in facts], dtype=bool)
+        ok &= ~self._template_rows[self._fact_rows]
+        return ok
 
-        coarse = _quantise(_unit(self._vectors[rows, :dims].astype(np.float32)))
-        graph = Index(ndim=dims, metric="cos", dtype="i8", connectivity=12, expansion_add=48,
-                      expansion_search=max(64, 4 * want))
-        graph.add(np.arange(len(rows)), coarse, threads=0)
-        found = graph.search(coarse, min(len(rows), 4 * want + 1), threads=0)
-        for start in range(0, len(rows), 512):
-            keys = found.keys[start:start + 512].astype(np.int64)
-            valid = (keys >= 0) & (keys < len(rows))
-            keys = np.where(valid, keys, 0)
-            asking = self._vectors[rows[start:start + len(keys)]].astype(np.float32)
-            exact = np.einsum("qd,qkd->qk", asking, self._vectors[rows[keys]].astype(np.float32)) / _SCALE**2
-            exact[~valid] = -2.0
-            exact[keys == np.arange(start, start + len(keys))[:, None]] = -2.0
-            for i in range(len(keys)):
-                best = np.argsort(-exact[i], kind="stable")[:want]
-                for j in best.tolist():
-                    s = float(exact[i, j])
-                    if s < min_score:
-                        break
-                    yield int(rows[start + i]), int(rows[keys[i, j]]), s
+    def _fact_pairs(self, ra: int, rb: int, ok: np.ndarray) -> Iterator[tuple[int, int]]:
+        """The pairs of usable facts (positions) of the texts ``ra`` and ``rb`` (one text on
+        several pages pairs with itself)."""
+        left = [a for a in self._facts_of_row(ra) if ok[a]]
+        right = left if rb == ra else [c for c in self._facts_of_row(rb) if ok[c]]
+        for a in left:
+            for c in right:
+                if a != c and (rb != ra or a < c):
+                    yield a, c
+
+    def row_pairs(self, min_score: float, visible: Callable[[str], bool] | None = None,
+                  k: int = NEAR_K) -> list[tuple[int, int, float]]:
+        """The whole wiki's pairs of texts (rows) scoring at least ``min_score`` (from
+        :data:`NEAR_MIN`), both with a fact the asker may see, each text with its ``k`` nearest
+        (at most :data:`NEAR_K`), each pair once, best first; a text on several pages pairs with
+        itself (score 1)."""
+        facts = self._flat()
+        if not facts:
+            return []
+        ok = self._usable(visible)
+        live = np.unique(self._fact_rows[ok])
+        near = self._nearest_rows(live)
+        usable = np.zeros(self._count, dtype=bool)
+        usable[live] = True
+        out: dict[tuple[int, int], float] = {}
+        for ra in live.tolist():
+            if sum(1 for a in self._facts_of_row(ra) if ok[a]) > 1:
+                out[(ra, ra)] = 1.0
+            rows, scores = near[ra]
+            for rb, score in zip(rows[:k], scores[:k], strict=True):
+                if score < min_score:
+                    break
+                if usable[rb]:
+                    out[(min(ra, rb), max(ra, rb))] = score
+        return sorted(((a, b, s) for (a, b), s in out.items()), key=lambda t: (-t[2], t[0], t[1]))
+
+    def row_text(self, row: int) -> str | None:
+        """The text of the vector table's row ``row`` (None when no fact has it now)."""
+        facts = self._flat()
+        positions = self._facts_of_row(row)
+        return facts[positions[0]].text if positions else None
+
+    def row_facts(self, row: int, visible: Callable[[str], bool] | None = None) -> list[Fact]:
+        """The usable facts (:meth:`_usable`) whose text is row ``row``'s."""
+        facts = self._flat()
+        ok = self._usable(visible) if visible is not None else ~self._template_rows[self._fact_rows]
+        return [facts[a] for a in self._facts_of_row(row) if ok[a]]
+
+    # --- each text's nearest, kept --------------------------------------------------------
+    def _nearest_rows(self, rows: np.ndarray) -> dict[int, tuple[list[int], list[float]]]:
+        """Each of ``rows``' :data:`NEAR_K` nearest texts from :data:`NEAR_MIN` up, best first.
+
+        Worked out once per text and saved with the index: an append adds a text or two, and
+        only those are asked (a pair of an old and a new text is found from the new one's side).
+        Many at once (a first time) from an HNSW graph on a big wiki, a few exactly."""
+        with self._lock:
+            missing = np.array([r for r in rows.tolist() if r not in self._near], dtype=np.int64)
+            if len(missing):
+                live = np.flatnonzero(np.diff(self._row_bounds) > 0)
+                found = self._knn(missing, live, NEAR_K, NEAR_MIN)
+                for row, (near, scores) in zip(missing.tolist(), found, strict=True):
+                    self._near[row] = (near, scores)
+                self._save_near(missing.tolist())
+            return {r: self._near[r] for r in rows.tolist()}
+
+    def _save_near(self, rows: list[int]) -> None:
+        hash_of = self._hash_of()
+        conn = self._connect()
+        try:
+            conn.executemany("INSERT OR REPLACE INTO near VALUES (?, ?, ?)", [
+                (hash_of[r], b"".join(hash_of[x] for x in self._near[r][0]),
+                 np.array(self._near[r][1], dtype=np.float16).tobytes()) for r in rows])
+            conn.commit()
+        finally:
+            conn.close()
+
+    def _hash_of(self) -> list[bytes]:
+        out = [b""] * self._count
+        for h, r in self._row_of.items():
+            out[r] = h
+        return out
+
+    def _knn(self, asking: np.ndarray, pool: np.ndarray, k: int, min_score: float,
+             ) -> list[tuple[list[int], list[float]]]:
+        """For each row of ``asking``, its ``k`` nearest rows of ``pool`` (itself left out) from
+        ``min_score`` up, best first, exact scores."""
+        dims = self._prefix_dims()
+        out: list[tuple[list[int], list[float]]] = []
+        if len(pool) < 2:
+            return [([], []) for _ in asking]
+        if len(asking) > GRAPH_MIN and len(pool) > EXACT_MAX and dims is not None:
+            from usearch.index import Index  # only for many texts at once on a big wiki
+
+            coarse = _quantise(_unit(self._vectors[pool, :dims].astype(np.float32)))
+            graph = Index(ndim=dims, metric="cos", dtype="i8", connectivity=12, expansion_add=48,
+                          expansion_search=max(64, 4 * k))
+            graph.add(np.arange(len(pool)), coarse, threads=0)
+            position = np.full(self._count, -1, dtype=np.int64)
+            position[pool] = np.arange(len(pool))
+            query = _quantise(_unit(self._vectors[asking, :dims].astype(np.float32)))
+            keys = graph.search(query, min(len(pool), 4 * k + 1), threads=0).keys.astype(np.int64)
+            keys[(keys < 0) | (keys >= len(pool))] = -1
+            candidates = np.where(keys >= 0, pool[np.maximum(keys, 0)], -1)
+        else:
+            candidates = np.full((len(asking), 0), -1, dtype=np.int64)
+        for start in range(0, len(asking), 256):
+            part = asking[start:start + 256]
+            query = self._vectors[part].astype(np.float32) / _SCALE
+            if candidates.shape[1]:
+                for i, row in enumerate(part.tolist()):
+                    cand = candidates[start + i]
+                    cand = cand[(cand >= 0) & (cand != row)]
+                    scores = (self._vectors[cand].astype(np.float32) @ query[i]) / _SCALE
+                    order = np.argsort(-scores, kind="stable")[:k]
+                    keep = order[scores[order] >= min_score]
+                    out.append((cand[keep].tolist(), [round(float(x), 4) for x in scores[keep]]))
+                continue
+            in_pool = np.zeros(self._count, dtype=bool)
+            in_pool[pool] = True
+            for i, (rows, scores) in enumerate(self._row_scores(query, max(COARSE_KEEP, 8 * k))):
+                keep = [(r, s) for r, s in zip(rows.tolist(), scores.tolist(), strict=True)
+                        if in_pool[r] and r != part[i] and s >= min_score][:k]
+                out.append(([r for r, _s in keep], [round(s, 4) for _r, s in keep]))
+        return out
+
+    # --- pairs noted by a caller, remembered ----------------------------------------------
+    def noted_pairs(self, name: str, min_score: float, note: Callable[[str, str], str | None],
+                    visible: Callable[[str], bool] | None = None,
+                    ) -> list[tuple[Fact, Fact, float, str]]:
+        """The whole wiki's pairs of facts (as :meth:`row_pairs`) for which ``note(text_a,
+        text_b)`` says something, with what it says, best first.
+
+        ``note`` is asked once per pair of texts ever (in either order: a caller wanting its
+        answer in the order of the facts asks again for the few pairs it keeps): what it said (only when it said
+        something) is saved with the index under ``name`` (which names ``note`` and its version),
+        so a later call asks only about the texts new since. The conflict queue's reasons are
+        such notes: a first whole-wiki run reads every pair, the next ones the new texts'."""
+        pairs = self.row_pairs(max(min_score, NEAR_MIN), visible)
+        with self._lock:
+            done, said = self._notes(name)
+            hash_of = self._hash_of()
+            fresh: list[tuple[bytes, bytes, str | None]] = []
+            answers: list[tuple[int, int, float, str]] = []
+            for ra, rb, score in pairs:
+                key = (hash_of[ra], hash_of[rb]) if hash_of[ra] <= hash_of[rb] else (hash_of[rb], hash_of[ra])
+                text: str | None
+                if key in said:
+                    text = said[key]
+                elif key[0] in done and key[1] in done:
+                    continue  # asked before, said nothing
+                else:
+                    ta, tb = self.row_text(ra), self.row_text(rb)
+                    text = note(ta, tb) if ta is not None and tb is not None and ra != rb else None
+                    fresh.append((*key, text))
+                if text:
+                    answers.append((ra, rb, score, text))
+            if fresh:
+                self._save_notes(name, fresh, {h for a, b, _t in fresh for h in (a, b)})
+        facts = self._flat()
+        ok = self._usable(visible)
+        out = []
+        for ra, rb, score, text in answers:
+            for a, c in self._fact_pairs(ra, rb, ok):
+                a, c = min(a, c), max(a, c)  # (by path and line, as pairs)
+                out.append((facts[a], facts[c], round(score, 4), text))
+        return out
+
+    def _notes(self, name: str) -> tuple[set[bytes], dict[tuple[bytes, bytes], str]]:
+        """The texts whose pairs ``name`` was asked about, and what it said."""
+        cached = self._noted.get(name)
+        if cached is None:
+            conn = self._connect()
+            try:
+                done = {bytes(h) for (h,) in conn.execute("SELECT hash FROM noted WHERE name=?", (name,))}
+                said = {(bytes(a), bytes(b)): t for a, b, t in
+                        conn.execute("SELECT a, b, note FROM notes WHERE name=?", (name,))}
+            finally:
+                conn.close()
+            cached = self._noted[name] = (done, said)
+        return cached
+
+    def _save_notes(self, name: str, fresh: list[tuple[bytes, bytes, str | None]], texts: set[bytes]) -> None:
+        done, said = self._notes(name)
+        conn = self._connect()
+        try:
+            conn.executemany("INSERT OR REPLACE INTO notes VALUES (?, ?, ?, ?)",
+                             [(name, a, b, t) for a, b, t in fresh if t])
+            conn.executemany("INSERT OR IGNORE INTO noted VALUES (?, ?)", [(name, h) for h in texts - done])
+            conn.commit()
+        finally:
+            conn.close()
+        said.update(((a, b), t) for a, b, t in fresh if t)
+        done.update(texts)
 
     def size_on_disk(self) -> int:
         return sum(p.stat().st_size for p in self.path.parent.glob(INDEX_NAME + "*"))

@@ -151,6 +151,7 @@ def test_a_big_wikis_two_step_neighbours_answer_as_the_exact_ones(tmp_path: Path
     assert want_pairs
     monkeypatch.setattr(index_module, "EXACT_MAX", 4)
     monkeypatch.setattr(index_module, "COARSE_KEEP", 8)  # fewer than the texts: the coarse pass picks
+    monkeypatch.setattr(index_module, "GRAPH_MIN", 1)  # the whole wiki's pairs from the HNSW graph
     big = FactIndex(wiki)
     big.update()
     assert big._count > 8
@@ -177,3 +178,53 @@ def test_facts_read_back_from_the_file_equal_the_pages_facts(tmp_path: Path) -> 
     assert again.embedded == 0
     assert again.page_facts("a.md") == page_facts("a.md", wiki.read_text("a.md"))
     assert again.page_facts("a.md")[0].verified == "2026-03-04"
+
+
+def test_each_texts_nearest_and_the_notes_are_worked_out_once(tmp_path: Path) -> None:
+    """The whole wiki's pairs come from each text's nearest, worked out once and saved; a noted
+    pair (the conflict queue's reasons) is asked about once ever, in this process or the next;
+    after an append only the new text is asked about."""
+    _write(tmp_path, "a.md", "- Backups of the customer database are kept for thirty days.\n"
+           "- The build server restarts every night at two.\n")
+    _write(tmp_path, "b.md", "- Customer database backups are retained for 14 days.\n")
+    asked: list[tuple[str, str]] = []
+
+    def note(a: str, b: str) -> str | None:
+        asked.append((a, b))
+        return "days differ" if "days" in a and "days" in b else None
+
+    wiki = Wiki(tmp_path)
+    index = fact_index_for(wiki)
+    first = index.noted_pairs("test-1", 0.6, note)
+    assert [(a.path, b.path, said) for a, b, _s, said in first] == [("a.md", "b.md", "days differ")]
+    assert len(asked) == 1
+    assert index.noted_pairs("test-1", 0.6, note) == first and len(asked) == 1
+
+    later = FactIndex(Wiki(tmp_path))  # the next process: from the file
+    later.update()
+    assert later._near and [(a.path, b.path) for a, b, _s, _t in later.noted_pairs("test-1", 0.6, note)] == [
+        ("a.md", "b.md")]
+    assert len(asked) == 1
+    _write(tmp_path, "c.md", "- The database backups of customers are kept for 90 days.\n")
+    later.wiki.refresh()
+    later.update()
+    noted = later.noted_pairs("test-1", 0.6, note)
+    assert {frozenset((a.path, b.path)) for a, b, _s, _t in noted} == {
+        frozenset(("a.md", "b.md")), frozenset(("a.md", "c.md")), frozenset(("b.md", "c.md"))}
+    assert all("90 days" in a + b for a, b in asked[1:]) and len(asked) == 3
+    hidden = later.noted_pairs("test-1", 0.6, note, visible=lambda p: p != "c.md")
+    assert {frozenset((a.path, b.path)) for a, b, _s, _t in hidden} == {frozenset(("a.md", "b.md"))}
+
+
+def test_an_index_of_another_model_is_started_over_in_a_new_file(tmp_path: Path) -> None:
+    """Vectors of two models do not compare: another model's (or an older layout's) index is
+    thrown away with its file, not kept around inside a new one."""
+    for i in range(40):
+        _write(tmp_path, f"p{i}.md", "".join(f"- Fact number {i * 100 + j} about the warehouse.\n" for j in range(20)))
+    wiki = Wiki(tmp_path)
+    fact_index_for(wiki)
+    big = (wiki.state_dir / INDEX_NAME).stat().st_size
+    small = FactIndex(Wiki(tmp_path), WordLlamaEmbedder(64))
+    small.update()
+    assert small.embedded == 800 and len(small.facts()) == 800
+    assert (wiki.state_dir / INDEX_NAME).stat().st_size < 0.7 * big
