@@ -106,6 +106,44 @@ class _PageEntry:
         self.ids = ids  # each fact's row in the vector table
 
 
+class _NearTable:
+    """Each text's (row's) nearest texts and their scores: two arrays, a row of each per text
+    (a few MB at 150,000 texts, where lists per text took a hundred)."""
+
+    def __init__(self) -> None:
+        self.rows = np.full((0, NEAR_K), -1, dtype=np.int32)
+        self.scores = np.zeros((0, NEAR_K), dtype=np.float16)
+        self.known = np.zeros(0, dtype=bool)
+
+    def _room(self, row: int) -> None:
+        if row >= len(self.known):
+            size = max(row + 1, int(len(self.known) * 1.25) + 1024)
+            rows = np.full((size, NEAR_K), -1, dtype=np.int32)
+            scores = np.zeros((size, NEAR_K), dtype=np.float16)
+            known = np.zeros(size, dtype=bool)
+            rows[:len(self.known)], scores[:len(self.known)], known[:len(self.known)] = self.rows, self.scores, self.known
+            self.rows, self.scores, self.known = rows, scores, known
+
+    def has(self, rows: np.ndarray) -> np.ndarray:
+        out = np.zeros(len(rows), dtype=bool)
+        inside = rows < len(self.known)
+        out[inside] = self.known[rows[inside]]
+        return out
+
+    def put(self, row: int, near: list[int], scores: list[float]) -> None:
+        self._room(row)
+        near, scores = near[:NEAR_K], scores[:NEAR_K]
+        self.rows[row] = -1
+        self.rows[row, :len(near)] = near
+        self.scores[row, :len(scores)] = scores
+        self.known[row] = True
+
+    def get(self, row: int) -> tuple[list[int], list[float]]:
+        """``row``'s nearest rows and their scores, best first."""
+        n = int(np.count_nonzero(self.rows[row] >= 0))
+        return self.rows[row, :n].tolist(), [round(float(x), 3) for x in self.scores[row, :n]]
+
+
 class FactIndex:
     """Every fact of a wiki and its vector (see the module docstring). Thread-safe."""
 
@@ -130,8 +168,8 @@ class FactIndex:
         self._template_rows = np.zeros(0, dtype=bool)
         #: facts embedded by this index so far (what the incremental tests count)
         self.embedded = 0
-        #: each text's nearest (row -> (rows, scores)), worked out once (see _nearest_rows)
-        self._near: dict[int, tuple[list[int], list[float]]] = {}
+        #: each text's nearest, worked out once (see _nearest_rows)
+        self._near = _NearTable()
         #: noted pairs by name: (texts asked about, what was said) (see noted_pairs)
         self._noted: dict[str, tuple[set[bytes], dict[tuple[bytes, bytes], str]]] = {}
         #: pages the store said changed since the last update (None: look at every page's stamp)
@@ -197,7 +235,7 @@ class FactIndex:
         """Append vectors to the table (doubling its room, so appends cost what they add)."""
         need = self._count + len(rows)
         if need > len(self._vectors) or self._vectors.shape[1] != rows.shape[1]:
-            grown = np.zeros((max(need, 2 * len(self._vectors), 1024), rows.shape[1]), dtype=np.int8)
+            grown = np.zeros((max(need, int(1.25 * len(self._vectors)) + 1024), rows.shape[1]), dtype=np.int8)
             if self._count:
                 grown[:self._count] = self._vectors[:self._count]
             self._vectors = grown
@@ -288,14 +326,14 @@ class FactIndex:
         if stored:
             self._add_rows([bytes(h) for h, _v in stored],
                            np.frombuffer(b"".join(v for _h, v in stored), dtype=np.int8).reshape(len(stored), -1))
-        self._near.clear()
+        self._near = _NearTable()
         self._noted.clear()
         width = _HASH_BYTES
         for h, near, scores in conn.execute("SELECT hash, near, scores FROM near"):
             row = self._row_of.get(bytes(h))
             rows = [self._row_of.get(bytes(near[i:i + width]), -1) for i in range(0, len(near), width)]
             if row is not None and -1 not in rows:
-                self._near[row] = (rows, [round(float(x), 4) for x in np.frombuffer(scores, dtype=np.float16)])
+                self._near.put(row, rows, np.frombuffer(scores, dtype=np.float16).tolist())
         out: dict[str, _PageEntry] = {}
         for path, mtime_ns, size, blob in conn.execute("SELECT * FROM pages"):
             try:
@@ -524,7 +562,7 @@ class FactIndex:
         for ra in live.tolist():
             if sum(1 for a in self._facts_of_row(ra) if ok[a]) > 1:
                 out[(ra, ra)] = 1.0
-            rows, scores = near[ra]
+            rows, scores = near.get(ra)
             for rb, score in zip(rows[:k], scores[:k], strict=True):
                 if score < min_score:
                     break
@@ -545,29 +583,29 @@ class FactIndex:
         return [facts[a] for a in self._facts_of_row(row) if ok[a]]
 
     # --- each text's nearest, kept --------------------------------------------------------
-    def _nearest_rows(self, rows: np.ndarray) -> dict[int, tuple[list[int], list[float]]]:
+    def _nearest_rows(self, rows: np.ndarray) -> _NearTable:
         """Each of ``rows``' :data:`NEAR_K` nearest texts from :data:`NEAR_MIN` up, best first.
 
         Worked out once per text and saved with the index: an append adds a text or two, and
         only those are asked (a pair of an old and a new text is found from the new one's side).
         Many at once (a first time) from an HNSW graph on a big wiki, a few exactly."""
         with self._lock:
-            missing = np.array([r for r in rows.tolist() if r not in self._near], dtype=np.int64)
+            missing = rows[~self._near.has(rows)]
             if len(missing):
                 live = np.flatnonzero(np.diff(self._row_bounds) > 0)
                 found = self._knn(missing, live, NEAR_K, NEAR_MIN)
                 for row, (near, scores) in zip(missing.tolist(), found, strict=True):
-                    self._near[row] = (near, scores)
+                    self._near.put(row, near, scores)
                 self._save_near(missing.tolist())
-            return {r: self._near[r] for r in rows.tolist()}
+            return self._near
 
     def _save_near(self, rows: list[int]) -> None:
         hash_of = self._hash_of()
         conn = self._connect()
         try:
             conn.executemany("INSERT OR REPLACE INTO near VALUES (?, ?, ?)", [
-                (hash_of[r], b"".join(hash_of[x] for x in self._near[r][0]),
-                 np.array(self._near[r][1], dtype=np.float16).tobytes()) for r in rows])
+                (hash_of[r], b"".join(hash_of[x] for x in self._near.get(r)[0]),
+                 np.array(self._near.get(r)[1], dtype=np.float16).tobytes()) for r in rows])
             conn.commit()
         finally:
             conn.close()

@@ -202,7 +202,7 @@ def test_each_texts_nearest_and_the_notes_are_worked_out_once(tmp_path: Path) ->
 
     later = FactIndex(Wiki(tmp_path))  # the next process: from the file
     later.update()
-    assert later._near and [(a.path, b.path) for a, b, _s, _t in later.noted_pairs("test-1", 0.6, note)] == [
+    assert later._near.known.any() and [(a.path, b.path) for a, b, _s, _t in later.noted_pairs("test-1", 0.6, note)] == [
         ("a.md", "b.md")]
     assert len(asked) == 1
     _write(tmp_path, "c.md", "- The database backups of customers are kept for 90 days.\n")
