@@ -32,6 +32,7 @@ import json
 import sqlite3
 import threading
 import zlib
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
 
 INDEX_NAME = "facts.sqlite"
 #: The layout of the file: another value (an older Curator's) is rebuilt.
-LAYOUT = "2"
+LAYOUT = "3"
 #: Optional settings file next to the index choosing the embedder (see :func:`embedder_from`).
 SETTINGS_NAME = "facts-embedder.json"
 #: Rows compared per matrix product (bounds the temporary float32 copy to ~64 MB at dim 256).
@@ -71,6 +72,8 @@ NEAR_K = 16
 NEAR_MIN = 0.6
 #: From this many texts asking at once, their nearest come from an HNSW graph (on a big wiki).
 GRAPH_MIN = 2000
+#: Pages whose facts are kept read back (see FactIndex._page_list).
+DECODED_PAGES = 4096
 #: Texts embedded at a time by a build (each batch a step of its progress).
 EMBED_BATCH = 8192
 _SCALE = 127.0
@@ -98,12 +101,48 @@ def _unit(rows: np.ndarray) -> np.ndarray:
 
 
 class _PageEntry:
-    __slots__ = ("facts", "ids", "stamp")
+    """One page as the index holds it: its facts compressed (read back when asked for: holding
+    every fact of a big wiki as objects took hundreds of MB) and each fact's vector row."""
 
-    def __init__(self, stamp: tuple[int, int], facts: list[Fact], ids: np.ndarray) -> None:
+    __slots__ = ("blob", "ids", "stamp")
+
+    def __init__(self, stamp: tuple[int, int], blob: bytes, ids: np.ndarray) -> None:
         self.stamp = stamp
-        self.facts = facts
+        self.blob = blob  # zlib of JSON [[line, text, added, verified], ...]
         self.ids = ids  # each fact's row in the vector table
+
+
+def _pack(facts: list[Fact]) -> bytes:
+    blob = json.dumps([[f.line, f.text, f.added, f.verified] for f in facts], ensure_ascii=False)
+    return zlib.compress(blob.encode("utf-8", "surrogatepass"), 6)
+
+
+def _unpack(path: str, blob: bytes) -> list[Fact]:
+    return [Fact(path, line, text, added, verified)
+            for line, text, added, verified in json.loads(zlib.decompress(blob).decode("utf-8", "surrogatepass"))]
+
+
+class _FactView:
+    """Every fact of the index by position (path, then line), made from its page when asked."""
+
+    def __init__(self, index: FactIndex, paths: list[str], page_of: np.ndarray, at: np.ndarray) -> None:
+        self._index = index
+        self.paths = paths
+        self.page_of = page_of  # each fact's page (in paths)
+        self.at = at  # each fact's place on its page
+
+    def __len__(self) -> int:
+        return len(self.page_of)
+
+    def __getitem__(self, position: int) -> Fact:
+        return self._index._page_list(self.paths[int(self.page_of[position])])[int(self.at[position])]
+
+    def __iter__(self) -> Iterator[Fact]:
+        for path in self.paths:
+            yield from self._index._page_list(path)
+
+    def path(self, position: int) -> str:
+        return self.paths[int(self.page_of[position])]
 
 
 class _NearTable:
@@ -161,7 +200,10 @@ class FactIndex:
         self._dense: np.ndarray | None = None  # float32 of every row (up to EXACT_MAX)
         # flat views, remade after a change (_flat)
         self._dirty = True
-        self._facts: list[Fact] = []
+        self._facts = _FactView(self, [], np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32))
+        self._page_start: dict[str, int] = {}  # each page's first fact's position
+        #: pages read back lately (see _page_list)
+        self._decoded: OrderedDict[str, list[Fact]] = OrderedDict()
         self._fact_rows = np.zeros(0, dtype=np.int64)
         self._row_order = np.zeros(0, dtype=np.int64)  # facts by row: facts of row r are
         self._row_bounds = np.zeros(1, dtype=np.int64)  # _row_order[_row_bounds[r]:_row_bounds[r+1]]
@@ -169,7 +211,7 @@ class FactIndex:
         #: facts embedded by this index so far (what the incremental tests count)
         self.embedded = 0
         #: each text's nearest, worked out once (see _nearest_rows)
-        self._near = _NearTable()
+        self._near: _NearTable | None = _NearTable()
         #: noted pairs by name: (texts asked about, what was said) (see noted_pairs)
         self._noted: dict[str, tuple[set[bytes], dict[tuple[bytes, bytes], str]]] = {}
         #: pages the store said changed since the last update (None: look at every page's stamp)
@@ -275,11 +317,11 @@ class FactIndex:
         for path, stamp, facts in read:
             hashes = [_text_hash(f.text) for f in facts]
             ids = np.array([self._row_of[h] for h in hashes], dtype=np.int64)
-            self._pages[path] = _PageEntry(stamp, facts, ids)
-            blob = json.dumps([[f.line, f.text, f.added, f.verified, h.hex()]
-                               for f, h in zip(facts, hashes, strict=True)], ensure_ascii=False)
-            rows.append((path, stamp[0], stamp[1], zlib.compress(blob.encode("utf-8", "surrogatepass"), 6)))
-        conn.executemany("INSERT OR REPLACE INTO pages VALUES (?, ?, ?, ?)", rows)
+            blob = _pack(facts)
+            self._pages[path] = _PageEntry(stamp, blob, ids)
+            self._decoded.pop(path, None)
+            rows.append((path, stamp[0], stamp[1], blob, b"".join(hashes)))
+        conn.executemany("INSERT OR REPLACE INTO pages VALUES (?, ?, ?, ?, ?)", rows)
 
     def _connect(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -301,7 +343,7 @@ class FactIndex:
                     conn.execute("INSERT OR REPLACE INTO meta VALUES ('embedder', ?)", (made_by,))
                     self._pages = None
                 conn.execute("CREATE TABLE IF NOT EXISTS pages (path TEXT PRIMARY KEY, mtime_ns INTEGER,"
-                             " size INTEGER, facts BLOB)")
+                             " size INTEGER, facts BLOB, hashes BLOB)")
                 conn.execute("CREATE TABLE IF NOT EXISTS vectors (hash BLOB PRIMARY KEY, vector BLOB)"
                              " WITHOUT ROWID")
                 conn.execute("CREATE TABLE IF NOT EXISTS near (hash BLOB PRIMARY KEY, near BLOB, scores BLOB)"
@@ -326,31 +368,54 @@ class FactIndex:
         if stored:
             self._add_rows([bytes(h) for h, _v in stored],
                            np.frombuffer(b"".join(v for _h, v in stored), dtype=np.int8).reshape(len(stored), -1))
-        self._near = _NearTable()
+        self._near = None  # (read from the file when the whole wiki's pairs are first asked for)
         self._noted.clear()
         width = _HASH_BYTES
-        for h, near, scores in conn.execute("SELECT hash, near, scores FROM near"):
-            row = self._row_of.get(bytes(h))
-            rows = [self._row_of.get(bytes(near[i:i + width]), -1) for i in range(0, len(near), width)]
-            if row is not None and -1 not in rows:
-                self._near.put(row, rows, np.frombuffer(scores, dtype=np.float16).tolist())
+        self._decoded.clear()
         out: dict[str, _PageEntry] = {}
-        for path, mtime_ns, size, blob in conn.execute("SELECT * FROM pages"):
+        row_of = self._row_of
+        for path, mtime_ns, size, blob, hashes in conn.execute("SELECT * FROM pages"):
             try:
-                entries = json.loads(zlib.decompress(blob).decode("utf-8", "surrogatepass"))
-                ids = np.array([self._row_of[bytes.fromhex(h)] for *_fact, h in entries], dtype=np.int64)
-                facts = [Fact(path, line, text, added, verified) for line, text, added, verified, _h in entries]
-            except (zlib.error, ValueError, KeyError, TypeError):
+                ids = np.array([row_of[hashes[i:i + width]] for i in range(0, len(hashes), width)], dtype=np.int64)
+            except (KeyError, TypeError):
                 continue  # a damaged row: the page is read again by this update
-            out[path] = _PageEntry((mtime_ns, size), facts, ids)
+            out[path] = _PageEntry((mtime_ns, size), bytes(blob), ids)
         return out
 
-    def _flat(self) -> list[Fact]:
+    def _page_list(self, path: str) -> list[Fact]:
+        """The facts of ``path`` as the index holds them (read back from its entry; the last
+        :data:`DECODED_PAGES` kept)."""
+        with self._lock:
+            facts = self._decoded.get(path)
+            if facts is not None:
+                self._decoded.move_to_end(path)
+                return facts
+            entry = (self._pages or {}).get(path)
+            if entry is None:
+                return []
+            try:
+                facts = _unpack(path, entry.blob)
+            except (zlib.error, ValueError, TypeError):
+                facts = []  # (damaged on disk: the page's next change reads it again)
+            if len(facts) != len(entry.ids):
+                facts = []
+            self._decoded[path] = facts
+            if len(self._decoded) > DECODED_PAGES:
+                self._decoded.popitem(last=False)
+            return facts
+
+    def _flat(self) -> _FactView:
         with self._lock:
             if self._dirty:
                 assert self._pages is not None
-                entries = [self._pages[p] for p in sorted(self._pages)]
-                self._facts = [f for e in entries for f in e.facts]
+                paths = sorted(self._pages)
+                entries = [self._pages[p] for p in paths]
+                sizes = np.array([len(e.ids) for e in entries], dtype=np.int64)
+                starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]) if len(sizes) else sizes
+                self._page_start = dict(zip(paths, starts.tolist(), strict=True))
+                page_of = np.repeat(np.arange(len(paths), dtype=np.int32), sizes)
+                at = (np.arange(len(page_of), dtype=np.int64) - np.repeat(starts, sizes)).astype(np.int32)
+                self._facts = _FactView(self, paths, page_of, at)
                 parts = [e.ids for e in entries if len(e.ids)]
                 rows = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
                 self._fact_rows = rows
@@ -370,7 +435,7 @@ class FactIndex:
 
     # --- answers -------------------------------------------------------------------------
     def facts(self) -> list[Fact]:
-        """Every fact of every page, by path then line."""
+        """Every fact of every page, by path then line (each made now: for a small wiki or a test)."""
         return list(self._flat())
 
     def template(self, fact: Fact) -> bool:
@@ -380,9 +445,18 @@ class FactIndex:
         return row is not None and row < len(self._template_rows) and bool(self._template_rows[row])
 
     def page_facts(self, path: str) -> list[Fact]:
-        with self._lock:
-            entry = (self._pages or {}).get(path)
-            return list(entry.facts) if entry else []
+        return list(self._page_list(path))
+
+    def _position(self, fact: Fact) -> int | None:
+        """Where ``fact`` is in :meth:`facts` (None: not in the index as it stands)."""
+        self._flat()
+        start = self._page_start.get(fact.path)
+        if start is None:
+            return None
+        for j, f in enumerate(self._page_list(fact.path)):
+            if f == fact:
+                return start + j
+        return None
 
     def _prefix_dims(self) -> int | None:
         dims = getattr(self.embedder, "prefix_dims", None)
@@ -440,10 +514,11 @@ class FactIndex:
         return vector
 
     def _ranked(self, query: np.ndarray, k: int, min_score: float, visible: Callable[[str], bool] | None,
-                skip: list[Fact | None]) -> list[list[tuple[Fact, float]]]:
-        """For each row of ``query``, the ``k`` best facts from ``min_score`` up, ``skip``'s left out."""
+                skip: list[int | None]) -> list[list[tuple[int, float]]]:
+        """For each row of ``query``, the ``k`` best facts (positions) from ``min_score`` up, the
+        position ``skip`` gives for the row left out."""
         facts = self._flat()
-        answers: list[list[tuple[Fact, float]]] = [[] for _ in skip]
+        answers: list[list[tuple[int, float]]] = [[] for _ in skip]
         if not facts:
             return answers
         keep = max(COARSE_KEEP, 8 * k)
@@ -452,16 +527,15 @@ class FactIndex:
             ranked = self._row_scores(query[todo], keep)
             again = []
             for i, (rows, scores) in zip(todo, ranked, strict=True):
-                out: list[tuple[Fact, float]] = []
+                out: list[tuple[int, float]] = []
                 for row, score in zip(rows.tolist(), scores.tolist(), strict=True):
                     if score < min_score or len(out) >= k:
                         break
                     for position in self._facts_of_row(row):
-                        fact = facts[position]
-                        if fact == skip[i] or (visible is not None and not visible(fact.path)):
+                        if position == skip[i] or (visible is not None and not visible(facts.path(position))):
                             continue
                         if len(out) < k:
-                            out.append((fact, round(score, 4)))
+                            out.append((position, round(score, 4)))
                 answers[i] = out
                 # hidden facts took the coarse pass's places: look further
                 if len(out) < k and len(rows) < self._count and float(scores[-1]) >= min_score:
@@ -479,17 +553,26 @@ class FactIndex:
     def neighbours_of(self, facts: list[Fact], k: int = 10, min_score: float = 0.0,
                       visible: Callable[[str], bool] | None = None) -> list[list[tuple[Fact, float]]]:
         """:meth:`neighbours` of each of ``facts``, in one matrix product per batch."""
-        out: list[list[tuple[Fact, float]]] = []
+        every = self._flat()
+        return [[(every[p], score) for p, score in near]
+                for near in self._neighbour_positions([self._position(f) for f in facts], facts, k, min_score,
+                                                      visible)]
+
+    def _neighbour_positions(self, positions: list[int | None], facts: list[Fact], k: int, min_score: float,
+                             visible: Callable[[str], bool] | None) -> list[list[tuple[int, float]]]:
+        out: list[list[tuple[int, float]]] = []
         for start in range(0, len(facts), 256):
             batch = facts[start:start + 256]
             query = np.vstack([self._vector_of(f) for f in batch]) if batch else np.zeros((0, 1), np.float32)
-            out += self._ranked(query, k, min_score, visible, list(batch))
+            out += self._ranked(query, k, min_score, visible, positions[start:start + 256])
         return out
 
     def nearest_text(self, text: str, k: int = 10, visible: Callable[[str], bool] | None = None,
                      ) -> list[tuple[Fact, float]]:
         """The ``k`` facts closest to ``text`` (any text, embedded now), best first."""
-        return self._ranked(self.embedder.embed([text])[:1], k, -1.0, visible, [None])[0]
+        every = self._flat()
+        return [(every[p], score) for p, score in
+                self._ranked(self.embedder.embed([text])[:1], k, -1.0, visible, [None])[0]]
 
     def pairs(self, min_score: float, page: str | None = None,
               visible: Callable[[str], bool] | None = None, k: int = 25) -> Iterator[tuple[Fact, Fact, float]]:
@@ -504,16 +587,18 @@ class FactIndex:
         ok = self._usable(visible)
         found: dict[tuple[int, int], float] = {}
         if page is not None:
-            index = {f: i for i, f in enumerate(facts)}
-            asking = [f for f in self.page_facts(page) if f in index and ok[index[f]]]
+            start = self._page_start.get(page, 0)
+            listed = self._page_list(page) if page in self._page_start else []
+            asking = [(start + j, f) for j, f in enumerate(listed) if ok[start + j]]
             allowed = (lambda p: bool(visible(p))) if visible is not None else None
-            for fact, near in zip(asking, self.neighbours_of(asking, k, min_score, allowed), strict=True):
-                for other, score in near:
-                    if self.template(other):
+            near_of = self._neighbour_positions([a for a, _f in asking], [f for _a, f in asking], k, min_score,
+                                                allowed)
+            for (a, _fact), near in zip(asking, near_of, strict=True):
+                for c, score in near:
+                    if self._template_rows[self._fact_rows[c]]:
                         continue
-                    a, c = index[fact], index[other]
                     # the asking page's fact first; two facts of the page once
-                    key = (a, c) if other.path != page else (min(a, c), max(a, c))
+                    key = (a, c) if facts.path(c) != page else (min(a, c), max(a, c))
                     found[key] = score
         else:
             for ra, rb, score in self.row_pairs(max(min_score, NEAR_MIN), visible, k):
@@ -528,9 +613,8 @@ class FactIndex:
         if visible is None:
             ok = np.ones(len(facts), dtype=bool)
         else:
-            seen: dict[str, bool] = {}
-            ok = np.array([seen[f.path] if f.path in seen else seen.setdefault(f.path, bool(visible(f.path)))
-                           for f in facts], dtype=bool)
+            ok = np.array([bool(visible(p)) for p in facts.paths], dtype=bool)[facts.page_of] if len(facts) else \
+                np.zeros(0, dtype=bool)
         ok &= ~self._template_rows[self._fact_rows]
         return ok
 
@@ -590,22 +674,38 @@ class FactIndex:
         only those are asked (a pair of an old and a new text is found from the new one's side).
         Many at once (a first time) from an HNSW graph on a big wiki, a few exactly."""
         with self._lock:
-            missing = rows[~self._near.has(rows)]
+            table = self._near if self._near is not None else self._load_near()
+            self._near = table
+            missing = rows[~table.has(rows)]
             if len(missing):
                 live = np.flatnonzero(np.diff(self._row_bounds) > 0)
                 found = self._knn(missing, live, NEAR_K, NEAR_MIN)
                 for row, (near, scores) in zip(missing.tolist(), found, strict=True):
-                    self._near.put(row, near, scores)
-                self._save_near(missing.tolist())
-            return self._near
+                    table.put(row, near, scores)
+                self._save_near(table, missing.tolist())
+            return table
 
-    def _save_near(self, rows: list[int]) -> None:
+    def _load_near(self) -> _NearTable:
+        table = _NearTable()
+        width = _HASH_BYTES
+        conn = self._connect()
+        try:
+            for h, near, scores in conn.execute("SELECT hash, near, scores FROM near"):
+                row = self._row_of.get(bytes(h))
+                rows = [self._row_of.get(bytes(near[i:i + width]), -1) for i in range(0, len(near), width)]
+                if row is not None and -1 not in rows:
+                    table.put(row, rows, np.frombuffer(scores, dtype=np.float16).tolist())
+        finally:
+            conn.close()
+        return table
+
+    def _save_near(self, table: _NearTable, rows: list[int]) -> None:
         hash_of = self._hash_of()
         conn = self._connect()
         try:
             conn.executemany("INSERT OR REPLACE INTO near VALUES (?, ?, ?)", [
-                (hash_of[r], b"".join(hash_of[x] for x in self._near.get(r)[0]),
-                 np.array(self._near.get(r)[1], dtype=np.float16).tobytes()) for r in rows])
+                (hash_of[r], b"".join(hash_of[x] for x in table.get(r)[0]),
+                 np.array(table.get(r)[1], dtype=np.float16).tobytes()) for r in rows])
             conn.commit()
         finally:
             conn.close()
