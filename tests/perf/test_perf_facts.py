@@ -86,7 +86,23 @@ def test_fact_index_at_scale(tmp_path: Path) -> None:
 
     t = time.perf_counter()
     n_conflicts = len(fact_conflicts(wiki, OPERATOR))
-    whole_conflicts = time.perf_counter() - t
+    first_conflicts = time.perf_counter() - t
+    rss_whole = _rss()
+    whole_warm = []
+    for _ in range(3):
+        t = time.perf_counter()
+        assert len(fact_conflicts(wiki, OPERATOR)) == n_conflicts
+        whole_warm.append(time.perf_counter() - t)
+    after_append = []
+    for i in range(3):
+        path = root / target
+        path.write_text(path.read_text() + f"\n- The ledger export runs at {i + 2} o'clock every night.\n")
+        st = path.stat()
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + (i + 10) * 10**9))
+        wiki.refresh([target])
+        t = time.perf_counter()
+        fact_conflicts(wiki, OPERATOR)
+        after_append.append(time.perf_counter() - t)
     t = time.perf_counter()
     n_groups = len(find_similar(wiki, OPERATOR))
     whole_similar = time.perf_counter() - t
@@ -96,7 +112,10 @@ def test_fact_index_at_scale(tmp_path: Path) -> None:
     print(f"  incremental (1 append) {statistics.median(incremental) * 1000:8.1f} ms   (target 50 ms)")
     print(f"  similar --page warm    {statistics.median(warm):8.3f} s    (target 0.5 s)")
     print(f"  conflicts --page warm  {statistics.median(conflicts_warm):8.3f} s    (target 0.5 s)")
-    print(f"  whole-wiki conflicts   {whole_conflicts:8.2f} s    ({n_conflicts} conflicts; target 30 s)")
+    print(f"  whole-wiki conflicts   {first_conflicts:8.2f} s    first run ({n_conflicts} conflicts; target 30 s)")
+    print(f"                         {statistics.median(whole_warm):8.2f} s    again (median of 3)")
+    print(f"                         {statistics.median(after_append):8.2f} s    after one append (median of 3)")
+    print(f"  resident memory        {(rss_whole - rss_before) / 1e6:8.1f} MB   more after the first whole-wiki run")
     print(f"  whole-wiki similar     {whole_similar:8.2f} s    ({n_groups} groups)")
     print(f"  resident memory        {(rss_after - rss_before) / 1e6:8.1f} MB   more with the index (target 150 MB)")
     print(f"  size on disk           {size / 1e6:8.1f} MB   = {size / page_bytes:.2f}x the pages (target 0.5x)")
