@@ -872,3 +872,19 @@ def fact_rows(index: FactIndex, facts: list[Fact]) -> np.ndarray:
     if not facts:
         return np.zeros((0, max(index.embedder.dim, 1)), dtype=np.float32)
     return np.vstack([index._vector_of(f) for f in facts])
+
+
+def whole_wiki_kept(wiki: Wiki) -> bool:
+    """Whether the wiki's fact index file holds the whole wiki's nearest texts (a whole-wiki
+    queue ran before): then another whole-wiki answer costs what changed since, not a first run."""
+    path = wiki.state_dir / INDEX_NAME
+    if not path.is_file():
+        return False
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)
+        try:
+            return conn.execute("SELECT 1 FROM near LIMIT 1").fetchone() is not None
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return False

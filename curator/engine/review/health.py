@@ -99,19 +99,23 @@ def uncounted_fact_figures() -> list[Figure]:
     return [Figure(key, label, None, queue, command, "warning") for key, label, queue, command in FACT_QUEUES]
 
 
-#: Above this many pages Health does not count the fact queues itself: comparing every fact with
-#: every other (exact search) grows with the square of the facts (minutes at 4,000 pages), and
-#: the station's reads of that wiki would wait behind it. The queues count when opened.
+#: Above this many pages Health counts the fact queues itself only once a whole-wiki queue has run
+#: (the fact index then keeps each text's nearest and the pairs read, and a count costs what
+#: changed since): a first run on a big wiki reads every pair of close texts (minutes at 32,000
+#: pages), which the operator starts by opening a queue.
 FACT_COUNT_MAX_PAGES = 500
 
 
 def fact_figures(wiki: Wiki, actor: Actor = OPERATOR, force: bool = False) -> list[Figure] | None:
     """The three fact queues' sizes for what ``actor`` may see; None (not counted) on a wiki of
-    more than :data:`FACT_COUNT_MAX_PAGES` pages unless ``force``. Building the fact index embeds
+    more than :data:`FACT_COUNT_MAX_PAGES` pages whose queues never ran, unless ``force``. Building the fact index embeds
     every fact (seconds on a large wiki): the station counts them on a worker thread, showing
     :func:`uncounted_fact_figures` meanwhile."""
     if not force and len(wiki.pages) > FACT_COUNT_MAX_PAGES:
-        return None
+        from curator.engine.facts.index import whole_wiki_kept
+
+        if not whole_wiki_kept(wiki):
+            return None
     from curator.engine.facts.conflict_queue import fact_conflicts
     from curator.engine.facts.similar import find_similar
     from curator.engine.facts.stale import stale_facts
