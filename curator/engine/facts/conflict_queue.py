@@ -12,6 +12,7 @@ from curator.engine.facts.conflicts import (
     conflict_reason,
     find_conflicts,
     forget_texts,
+    reasoned_conflicts,
 )
 from curator.engine.facts.decisions import decided_pairs
 from curator.engine.facts.index import fact_index_for
@@ -42,6 +43,6 @@ def fact_conflicts(wiki: Wiki, actor: Actor, page: str | None = None, min_score:
     # only a first run reads them all.
     try:
         noted = index.noted_pairs(f"conflict-{REASONS_VERSION}", min_score, conflict_reason, visible)
-        return find_conflicts(((a, b, score) for a, b, score, _reason in noted), decided_pairs(wiki))
+        return reasoned_conflicts(noted, decided_pairs(wiki))
     finally:
         forget_texts()  # (a first run reads every text: not kept in a long-lived station)

@@ -15,7 +15,7 @@ import hashlib
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Container, Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from typing import Any
@@ -422,7 +422,7 @@ def _is_cn_name(chars: list[str]) -> bool:
 
 #: Names the rules below: the fact index remembers the reasons it found for whole-wiki pairs under
 #: this version, so a change to the rules must change it (or old answers would be kept).
-REASONS_VERSION = 1
+REASONS_VERSION = 2
 #: How much of the rest two texts must share for a differing number to be about the same subject
 #: (overlap coefficient of their content words, numbers left out).
 SAME_SUBJECT = 0.6
@@ -545,20 +545,29 @@ class Conflict:
 
 
 def find_conflicts(pairs: Iterable[tuple[Fact, Fact, float]],
-                   decided: Container[tuple[str, str]] = ()) -> list[Conflict]:
+                   decided: Collection[tuple[str, str]] = ()) -> list[Conflict]:
     """The pairs (close in meaning, from elsewhere) that disagree where it matters, best score
     first; a pair whose texts are ``decided`` (:func:`decision_key`: both true) is left out."""
-    out: dict[str, Conflict] = {}
-    for a, b, score in pairs:
-        if a.key == b.key or decision_key(a.text, b.text) in decided:
+    return reasoned_conflicts(((a, b, score, conflict_reason(a.text, b.text)) for a, b, score in pairs), decided)
+
+
+def _same_fact(a: Fact, b: Fact) -> bool:
+    """Whether ``a`` and ``b`` are one fact as a reader sees it (:attr:`Fact.key`, without hashing)."""
+    return a.path == b.path and (a.text == b.text or fact_words(a.text) == fact_words(b.text))
+
+
+def reasoned_conflicts(pairs: Iterable[tuple[Fact, Fact, float, str | None]],
+                       decided: Collection[tuple[str, str]] = ()) -> list[Conflict]:
+    """:func:`find_conflicts` of pairs whose :func:`conflict_reason` is known already (None: they
+    do not conflict), such as the ones the fact index remembers for the whole wiki."""
+    out: dict[tuple[Fact, Fact], Conflict] = {}
+    for a, b, score, reason in pairs:
+        if reason is None or _same_fact(a, b) or (decided and decision_key(a.text, b.text) in decided):
             continue
-        reason = conflict_reason(a.text, b.text)
-        if reason is None:
-            continue
-        found = Conflict(a, b, float(score), reason)
-        if found.id not in out or out[found.id].score < found.score:
-            out[found.id] = found
-    return sorted(out.values(), key=lambda c: (-c.score, c.id))
+        pair = (a, b) if (a.path, a.line, a.text) <= (b.path, b.line, b.text) else (b, a)
+        if pair not in out or out[pair].score < score:
+            out[pair] = Conflict(a, b, float(score), reason)
+    return sorted(out.values(), key=lambda c: (-c.score, c.a.path, c.a.line, c.b.path, c.b.line))
 
 
 def conflict_by_id(conflicts: Iterable[Conflict], ref: str) -> Conflict:

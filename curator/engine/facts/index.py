@@ -605,7 +605,8 @@ class FactIndex:
                 for a, c in self._fact_pairs(ra, rb, ok):
                     found[(min(a, c), max(a, c))] = score
         ordered = sorted(found.items(), key=lambda t: (-t[1], t[0]))
-        return iter([(facts[a], facts[c], round(s, 4)) for (a, c), s in ordered])
+        made = self._facts_at({p for pair in found for p in pair})
+        return iter([(made[a], made[c], round(s, 4)) for (a, c), s in ordered])
 
     def _usable(self, visible: Callable[[str], bool] | None) -> np.ndarray:
         """Which facts (positions of :meth:`facts`) may pair: seen by the asker, not a template."""
@@ -764,42 +765,62 @@ class FactIndex:
                     visible: Callable[[str], bool] | None = None,
                     ) -> list[tuple[Fact, Fact, float, str]]:
         """The whole wiki's pairs of facts (as :meth:`row_pairs`) for which ``note(text_a,
-        text_b)`` says something, with what it says, best first.
+        text_b)`` says something, with what it says (about the pair in the order given), best first.
 
-        ``note`` is asked once per pair of texts ever (in either order: a caller wanting its
-        answer in the order of the facts asks again for the few pairs it keeps): what it said (only when it said
-        something) is saved with the index under ``name`` (which names ``note`` and its version),
-        so a later call asks only about the texts new since. The conflict queue's reasons are
-        such notes: a first whole-wiki run reads every pair, the next ones the new texts'."""
+        ``note`` is asked once per pair of texts ever: what it said (only when it said something)
+        is saved with the index under ``name`` (which names ``note`` and its version), so a later
+        call asks only about the texts new since. The conflict queue's reasons are such notes: a
+        first whole-wiki run reads every pair, the next ones the new texts'."""
         pairs = self.row_pairs(max(min_score, NEAR_MIN), visible)
         with self._lock:
             done, said = self._notes(name)
             hash_of = self._hash_of()
+            # each pair in the order of its texts' hashes: the order its note is about
+            ordered = [(ra, rb, s) if hash_of[ra] <= hash_of[rb] else (rb, ra, s) for ra, rb, s in pairs if ra != rb]
+            asking = [(ra, rb, s) for ra, rb, s in ordered
+                      if (hash_of[ra], hash_of[rb]) not in said and not (hash_of[ra] in done and hash_of[rb] in done)]
+            texts = self._row_texts({r for ra, rb, _s in asking for r in (ra, rb)})
             fresh: list[tuple[bytes, bytes, str | None]] = []
-            answers: list[tuple[int, int, float, str]] = []
-            for ra, rb, score in pairs:
-                key = (hash_of[ra], hash_of[rb]) if hash_of[ra] <= hash_of[rb] else (hash_of[rb], hash_of[ra])
-                text: str | None
-                if key in said:
-                    text = said[key]
-                elif key[0] in done and key[1] in done:
-                    continue  # asked before, said nothing
-                else:
-                    ta, tb = self.row_text(ra), self.row_text(rb)
-                    text = note(ta, tb) if ta is not None and tb is not None and ra != rb else None
-                    fresh.append((*key, text))
-                if text:
-                    answers.append((ra, rb, score, text))
+            for ra, rb, _s in asking:
+                said_ab = note(texts[ra], texts[rb]) if ra in texts and rb in texts else None
+                fresh.append((hash_of[ra], hash_of[rb], said_ab))
+                if said_ab:  # and the other way round, for a pair shown in the other order
+                    fresh.append((hash_of[rb], hash_of[ra], note(texts[rb], texts[ra])))
             if fresh:
                 self._save_notes(name, fresh, {h for a, b, _t in fresh for h in (a, b)})
+            answers = [(ra, rb, s) for ra, rb, s in ordered if (hash_of[ra], hash_of[rb]) in said]
+            ok = self._usable(visible)
+            found: list[tuple[int, int, float, str]] = []
+            for ra, rb, score in answers:
+                for a, c in self._fact_pairs(ra, rb, ok):
+                    # by path and line, as pairs, with the note about that order
+                    first, second = (a, c) if a < c else (c, a)
+                    rows = (ra, rb) if a < c else (rb, ra)
+                    text = said.get((hash_of[rows[0]], hash_of[rows[1]]))
+                    if text:
+                        found.append((first, second, score, text))
+        made = self._facts_at({p for a, c, _s, _t in found for p in (a, c)})
+        return [(made[a], made[c], round(score, 4), text) for a, c, score, text in found]
+
+    def _facts_at(self, positions: set[int]) -> dict[int, Fact]:
+        """The facts at ``positions`` of :meth:`facts`, each page read back once."""
         facts = self._flat()
-        ok = self._usable(visible)
-        out = []
-        for ra, rb, score, text in answers:
-            for a, c in self._fact_pairs(ra, rb, ok):
-                a, c = min(a, c), max(a, c)  # (by path and line, as pairs)
-                out.append((facts[a], facts[c], round(score, 4), text))
+        by_page: dict[int, list[int]] = {}
+        for p in positions:
+            by_page.setdefault(int(facts.page_of[p]), []).append(p)
+        out: dict[int, Fact] = {}
+        for page, wanted in by_page.items():
+            listed = self._page_list(facts.paths[page])
+            for p in wanted:
+                out[p] = listed[int(facts.at[p])]
         return out
+
+    def _row_texts(self, rows: set[int]) -> dict[int, str]:
+        """The text of each of ``rows`` (rows no fact has now are left out)."""
+        self._flat()
+        first = {r: positions[0] for r in rows if (positions := self._facts_of_row(r))}
+        made = self._facts_at(set(first.values()))
+        return {r: made[p].text for r, p in first.items()}
 
     def _notes(self, name: str) -> tuple[set[bytes], dict[tuple[bytes, bytes], str]]:
         """The texts whose pairs ``name`` was asked about, and what it said."""
