@@ -31,7 +31,6 @@ import hashlib
 import json
 import sqlite3
 import threading
-import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -49,7 +48,7 @@ if TYPE_CHECKING:
 
 INDEX_NAME = "facts.sqlite"
 #: The layout of the file: another value (an older Curator's) is rebuilt.
-LAYOUT = "3"
+LAYOUT = "4"
 #: Optional settings file next to the index choosing the embedder (see :func:`embedder_from`).
 SETTINGS_NAME = "facts-embedder.json"
 #: Rows compared per matrix product (bounds the temporary float32 copy to ~64 MB at dim 256).
@@ -101,25 +100,26 @@ def _unit(rows: np.ndarray) -> np.ndarray:
 
 
 class _PageEntry:
-    """One page as the index holds it: its facts compressed (read back when asked for: holding
-    every fact of a big wiki as objects took hundreds of MB) and each fact's vector row."""
+    """One page as the index holds it: each fact's text (its row of the vector table), line and
+    stamps; the facts are made when asked for (holding every fact of a big wiki as objects took
+    hundreds of MB)."""
 
-    __slots__ = ("blob", "ids", "stamp")
+    __slots__ = ("ids", "lines", "stamp", "stamps")
 
-    def __init__(self, stamp: tuple[int, int], blob: bytes, ids: np.ndarray) -> None:
+    def __init__(self, stamp: tuple[int, int], ids: np.ndarray, lines: np.ndarray,
+                 stamps: dict[int, tuple[str | None, str | None]]) -> None:
         self.stamp = stamp
-        self.blob = blob  # zlib of JSON [[line, text, added, verified], ...]
-        self.ids = ids  # each fact's row in the vector table
+        self.ids = ids  # each fact's row in the vector table (its text's)
+        self.lines = lines
+        self.stamps = stamps  # (added, verified) of the facts that have one, by place on the page
 
 
-def _pack(facts: list[Fact]) -> bytes:
-    blob = json.dumps([[f.line, f.text, f.added, f.verified] for f in facts], ensure_ascii=False)
-    return zlib.compress(blob.encode("utf-8", "surrogatepass"), 6)
+def _stamps_json(stamps: dict[int, tuple[str | None, str | None]]) -> str | None:
+    return json.dumps({str(k): list(v) for k, v in stamps.items()}) if stamps else None
 
 
-def _unpack(path: str, blob: bytes) -> list[Fact]:
-    return [Fact(path, line, text, added, verified)
-            for line, text, added, verified in json.loads(zlib.decompress(blob).decode("utf-8", "surrogatepass"))]
+def _stamps_of(text: str | None) -> dict[int, tuple[str | None, str | None]]:
+    return {int(k): (v[0], v[1]) for k, v in json.loads(text).items()} if text else {}
 
 
 class _FactView:
@@ -192,8 +192,10 @@ class FactIndex:
         self.embedder = embedder or embedder_from(_settings(wiki.state_dir / SETTINGS_NAME))
         self._lock = threading.RLock()
         self._pages: dict[str, _PageEntry] | None = None
-        #: the vector table: one int8 row per distinct text, found by the text's hash
+        #: the vector table: one int8 row per distinct text (its id in the file), found by the
+        #: text's hash; and each row's text
         self._row_of: dict[bytes, int] = {}
+        self._texts: list[str] = []
         self._vectors = np.zeros((0, 0), dtype=np.int8)
         self._count = 0  # rows of _vectors in use (it grows by doubling)
         self._coarse: np.ndarray | None = None  # float32 prefix of every row (above EXACT_MAX)
@@ -202,7 +204,7 @@ class FactIndex:
         self._dirty = True
         self._facts = _FactView(self, [], np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32))
         self._page_start: dict[str, int] = {}  # each page's first fact's position
-        #: pages read back lately (see _page_list)
+        #: pages whose facts were made lately (see _page_list)
         self._decoded: OrderedDict[str, list[Fact]] = OrderedDict()
         self._fact_rows = np.zeros(0, dtype=np.int64)
         self._row_order = np.zeros(0, dtype=np.int64)  # facts by row: facts of row r are
@@ -213,7 +215,7 @@ class FactIndex:
         #: each text's nearest, worked out once (see _nearest_rows)
         self._near: _NearTable | None = _NearTable()
         #: noted pairs by name: (texts asked about, what was said) (see noted_pairs)
-        self._noted: dict[str, tuple[set[bytes], dict[tuple[bytes, bytes], str]]] = {}
+        self._noted: dict[str, tuple[set[int], dict[tuple[int, int], str]]] = {}
         #: pages the store said changed since the last update (None: look at every page's stamp)
         self._pending: set[str] | None = None
         # (its own lock: a writer telling of its change never waits for a long update)
@@ -273,7 +275,7 @@ class FactIndex:
             finally:
                 conn.close()
 
-    def _add_rows(self, hashes: list[bytes], rows: np.ndarray) -> None:
+    def _add_rows(self, hashes: list[bytes], texts: list[str], rows: np.ndarray) -> None:
         """Append vectors to the table (doubling its room, so appends cost what they add)."""
         need = self._count + len(rows)
         if need > len(self._vectors) or self._vectors.shape[1] != rows.shape[1]:
@@ -284,6 +286,7 @@ class FactIndex:
         self._vectors[self._count:need] = rows
         for i, h in enumerate(hashes):
             self._row_of[h] = self._count + i
+        self._texts += texts
         self._count = need
         self._coarse = self._dense = None
 
@@ -307,21 +310,23 @@ class FactIndex:
             texts = missing[start:start + EMBED_BATCH]
             hashes = [_text_hash(t) for t in texts]
             vectors = _quantise(self.embedder.embed(texts))
-            self._add_rows(hashes, vectors)
-            conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)",
-                             [(h, v.tobytes()) for h, v in zip(hashes, vectors, strict=True)])
+            first = self._count
+            self._add_rows(hashes, texts, vectors)
+            conn.executemany("INSERT INTO vectors VALUES (?, ?, ?, ?)",
+                             [(first + i, h, t, v.tobytes())
+                              for i, (h, t, v) in enumerate(zip(hashes, texts, vectors, strict=True))])
             self.embedded += len(texts)
         if progress is not None and missing:
             progress(len(missing), len(missing))
         rows = []
         for path, stamp, facts in read:
-            hashes = [_text_hash(f.text) for f in facts]
-            ids = np.array([self._row_of[h] for h in hashes], dtype=np.int64)
-            blob = _pack(facts)
-            self._pages[path] = _PageEntry(stamp, blob, ids)
+            ids = np.array([self._row_of[_text_hash(f.text)] for f in facts], dtype=np.int32)
+            lines = np.array([f.line for f in facts], dtype=np.int32)
+            stamps = {j: (f.added, f.verified) for j, f in enumerate(facts) if f.added or f.verified}
+            self._pages[path] = _PageEntry(stamp, ids, lines, stamps)
             self._decoded.pop(path, None)
-            rows.append((path, stamp[0], stamp[1], blob, b"".join(hashes)))
-        conn.executemany("INSERT OR REPLACE INTO pages VALUES (?, ?, ?, ?, ?)", rows)
+            rows.append((path, stamp[0], stamp[1], ids.tobytes(), lines.tobytes(), _stamps_json(stamps)))
+        conn.executemany("INSERT OR REPLACE INTO pages VALUES (?, ?, ?, ?, ?, ?)", rows)
 
     def _connect(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -342,15 +347,15 @@ class FactIndex:
                 if row is None or row[0] != made_by:
                     conn.execute("INSERT OR REPLACE INTO meta VALUES ('embedder', ?)", (made_by,))
                     self._pages = None
+                # (ids: a text's row, for good: the nearest and the notes name texts by it)
+                conn.execute("CREATE TABLE IF NOT EXISTS vectors (id INTEGER PRIMARY KEY, hash BLOB UNIQUE,"
+                             " text TEXT, vector BLOB)")
                 conn.execute("CREATE TABLE IF NOT EXISTS pages (path TEXT PRIMARY KEY, mtime_ns INTEGER,"
-                             " size INTEGER, facts BLOB, hashes BLOB)")
-                conn.execute("CREATE TABLE IF NOT EXISTS vectors (hash BLOB PRIMARY KEY, vector BLOB)"
+                             " size INTEGER, ids BLOB, lines BLOB, stamps TEXT)")
+                conn.execute("CREATE TABLE IF NOT EXISTS near (id INTEGER PRIMARY KEY, near BLOB, scores BLOB)")
+                conn.execute("CREATE TABLE IF NOT EXISTS noted (name TEXT, id INTEGER, PRIMARY KEY (name, id))"
                              " WITHOUT ROWID")
-                conn.execute("CREATE TABLE IF NOT EXISTS near (hash BLOB PRIMARY KEY, near BLOB, scores BLOB)"
-                             " WITHOUT ROWID")
-                conn.execute("CREATE TABLE IF NOT EXISTS noted (name TEXT, hash BLOB, PRIMARY KEY (name, hash))"
-                             " WITHOUT ROWID")
-                conn.execute("CREATE TABLE IF NOT EXISTS notes (name TEXT, a BLOB, b BLOB, note TEXT,"
+                conn.execute("CREATE TABLE IF NOT EXISTS notes (name TEXT, a INTEGER, b INTEGER, note TEXT,"
                              " PRIMARY KEY (name, a, b)) WITHOUT ROWID")
                 conn.commit()
                 return conn
@@ -363,28 +368,33 @@ class FactIndex:
 
     def _load(self, conn: sqlite3.Connection) -> dict[str, _PageEntry]:
         self._row_of.clear()
+        self._texts = []
         self._count = 0
-        stored = conn.execute("SELECT hash, vector FROM vectors").fetchall()
+        stored = conn.execute("SELECT id, hash, text, vector FROM vectors ORDER BY id").fetchall()
         if stored:
-            self._add_rows([bytes(h) for h, _v in stored],
-                           np.frombuffer(b"".join(v for _h, v in stored), dtype=np.int8).reshape(len(stored), -1))
+            if stored[-1][0] != len(stored) - 1:
+                raise sqlite3.DatabaseError("the vector table has gaps")  # (rebuilt)
+            self._add_rows([bytes(h) for _i, h, _t, _v in stored], [t for _i, _h, t, _v in stored],
+                           np.frombuffer(b"".join(v for *_r, v in stored), dtype=np.int8).reshape(len(stored), -1))
+        del stored
         self._near = None  # (read from the file when the whole wiki's pairs are first asked for)
         self._noted.clear()
-        width = _HASH_BYTES
         self._decoded.clear()
         out: dict[str, _PageEntry] = {}
-        row_of = self._row_of
-        for path, mtime_ns, size, blob, hashes in conn.execute("SELECT * FROM pages"):
+        for path, mtime_ns, size, ids, lines, stamps in conn.execute("SELECT * FROM pages"):
             try:
-                ids = np.array([row_of[hashes[i:i + width]] for i in range(0, len(hashes), width)], dtype=np.int64)
-            except (KeyError, TypeError):
+                entry = _PageEntry((mtime_ns, size), np.frombuffer(ids, dtype=np.int32),
+                                   np.frombuffer(lines, dtype=np.int32), _stamps_of(stamps))
+            except (ValueError, TypeError):
                 continue  # a damaged row: the page is read again by this update
-            out[path] = _PageEntry((mtime_ns, size), bytes(blob), ids)
+            if len(entry.ids) != len(entry.lines) or (len(entry.ids) and int(entry.ids.max()) >= self._count):
+                continue
+            out[path] = entry
         return out
 
     def _page_list(self, path: str) -> list[Fact]:
-        """The facts of ``path`` as the index holds them (read back from its entry; the last
-        :data:`DECODED_PAGES` kept)."""
+        """The facts of ``path`` as the index holds them (made from its entry; the last
+        :data:`DECODED_PAGES` pages' kept)."""
         with self._lock:
             facts = self._decoded.get(path)
             if facts is not None:
@@ -393,12 +403,9 @@ class FactIndex:
             entry = (self._pages or {}).get(path)
             if entry is None:
                 return []
-            try:
-                facts = _unpack(path, entry.blob)
-            except (zlib.error, ValueError, TypeError):
-                facts = []  # (damaged on disk: the page's next change reads it again)
-            if len(facts) != len(entry.ids):
-                facts = []
+            texts, stamps = self._texts, entry.stamps
+            facts = [Fact(path, line, texts[row], *stamps.get(j, (None, None)))
+                     for j, (row, line) in enumerate(zip(entry.ids.tolist(), entry.lines.tolist(), strict=True))]
             self._decoded[path] = facts
             if len(self._decoded) > DECODED_PAGES:
                 self._decoded.popitem(last=False)
@@ -655,17 +662,21 @@ class FactIndex:
                     out[(min(ra, rb), max(ra, rb))] = score
         return sorted(((a, b, s) for (a, b), s in out.items()), key=lambda t: (-t[2], t[0], t[1]))
 
-    def row_text(self, row: int) -> str | None:
-        """The text of the vector table's row ``row`` (None when no fact has it now)."""
-        facts = self._flat()
-        positions = self._facts_of_row(row)
-        return facts[positions[0]].text if positions else None
+    def row_text(self, row: int) -> str:
+        """The text of the vector table's row ``row``."""
+        return self._texts[row]
 
-    def row_facts(self, row: int, visible: Callable[[str], bool] | None = None) -> list[Fact]:
-        """The usable facts (:meth:`_usable`) whose text is row ``row``'s."""
-        facts = self._flat()
-        ok = self._usable(visible) if visible is not None else ~self._template_rows[self._fact_rows]
-        return [facts[a] for a in self._facts_of_row(row) if ok[a]]
+    def row_facts(self, rows: list[int], visible: Callable[[str], bool] | None = None) -> dict[int, list[Fact]]:
+        """The usable facts (:meth:`_usable`) of each of ``rows`` (texts), by path and line."""
+        ok = self._usable(visible)
+        positions = {r: [a for a in self._facts_of_row(r) if ok[a]] for r in rows}
+        made = self._facts_at({a for found in positions.values() for a in found})
+        return {r: [made[a] for a in found] for r, found in positions.items()}
+
+    def row_count(self, row: int, visible: Callable[[str], bool] | None = None) -> int:
+        """How many usable facts have row ``row``'s text."""
+        return len(self._facts_of_row(row)) if visible is None else \
+            sum(1 for a in self._facts_of_row(row) if visible(self._flat().path(a)))
 
     # --- each text's nearest, kept --------------------------------------------------------
     def _nearest_rows(self, rows: np.ndarray) -> _NearTable:
@@ -688,34 +699,25 @@ class FactIndex:
 
     def _load_near(self) -> _NearTable:
         table = _NearTable()
-        width = _HASH_BYTES
         conn = self._connect()
         try:
-            for h, near, scores in conn.execute("SELECT hash, near, scores FROM near"):
-                row = self._row_of.get(bytes(h))
-                rows = [self._row_of.get(bytes(near[i:i + width]), -1) for i in range(0, len(near), width)]
-                if row is not None and -1 not in rows:
-                    table.put(row, rows, np.frombuffer(scores, dtype=np.float16).tolist())
+            for row, near, scores in conn.execute("SELECT id, near, scores FROM near"):
+                rows = np.frombuffer(near, dtype=np.int32)
+                if row < self._count and (not len(rows) or int(rows.max()) < self._count):
+                    table.put(row, rows.tolist(), np.frombuffer(scores, dtype=np.float16).tolist())
         finally:
             conn.close()
         return table
 
     def _save_near(self, table: _NearTable, rows: list[int]) -> None:
-        hash_of = self._hash_of()
         conn = self._connect()
         try:
             conn.executemany("INSERT OR REPLACE INTO near VALUES (?, ?, ?)", [
-                (hash_of[r], b"".join(hash_of[x] for x in table.get(r)[0]),
+                (r, np.array(table.get(r)[0], dtype=np.int32).tobytes(),
                  np.array(table.get(r)[1], dtype=np.float16).tobytes()) for r in rows])
             conn.commit()
         finally:
             conn.close()
-
-    def _hash_of(self) -> list[bytes]:
-        out = [b""] * self._count
-        for h, r in self._row_of.items():
-            out[r] = h
-        return out
 
     def _knn(self, asking: np.ndarray, pool: np.ndarray, k: int, min_score: float,
              ) -> list[tuple[list[int], list[float]]]:
@@ -774,29 +776,26 @@ class FactIndex:
         pairs = self.row_pairs(max(min_score, NEAR_MIN), visible)
         with self._lock:
             done, said = self._notes(name)
-            hash_of = self._hash_of()
-            # each pair in the order of its texts' hashes: the order its note is about
-            ordered = [(ra, rb, s) if hash_of[ra] <= hash_of[rb] else (rb, ra, s) for ra, rb, s in pairs if ra != rb]
-            asking = [(ra, rb, s) for ra, rb, s in ordered
-                      if (hash_of[ra], hash_of[rb]) not in said and not (hash_of[ra] in done and hash_of[rb] in done)]
-            texts = self._row_texts({r for ra, rb, _s in asking for r in (ra, rb)})
-            fresh: list[tuple[bytes, bytes, str | None]] = []
-            for ra, rb, _s in asking:
-                said_ab = note(texts[ra], texts[rb]) if ra in texts and rb in texts else None
-                fresh.append((hash_of[ra], hash_of[rb], said_ab))
+            texts = self._texts
+            # (row_pairs gives each pair as (lower row, higher row))
+            asking = [(ra, rb) for ra, rb, _s in pairs
+                      if ra != rb and (ra, rb) not in said and not (ra in done and rb in done)]
+            fresh: list[tuple[int, int, str | None]] = []
+            for ra, rb in asking:
+                said_ab = note(texts[ra], texts[rb])
+                fresh.append((ra, rb, said_ab))
                 if said_ab:  # and the other way round, for a pair shown in the other order
-                    fresh.append((hash_of[rb], hash_of[ra], note(texts[rb], texts[ra])))
+                    fresh.append((rb, ra, note(texts[rb], texts[ra])))
             if fresh:
-                self._save_notes(name, fresh, {h for a, b, _t in fresh for h in (a, b)})
-            answers = [(ra, rb, s) for ra, rb, s in ordered if (hash_of[ra], hash_of[rb]) in said]
+                self._save_notes(name, fresh, {r for a, b, _t in fresh for r in (a, b)})
+            answers = [(ra, rb, s) for ra, rb, s in pairs if (ra, rb) in said]
             ok = self._usable(visible)
             found: list[tuple[int, int, float, str]] = []
             for ra, rb, score in answers:
                 for a, c in self._fact_pairs(ra, rb, ok):
                     # by path and line, as pairs, with the note about that order
                     first, second = (a, c) if a < c else (c, a)
-                    rows = (ra, rb) if a < c else (rb, ra)
-                    text = said.get((hash_of[rows[0]], hash_of[rows[1]]))
+                    text = said.get((ra, rb) if a < c else (rb, ra))
                     if text:
                         found.append((first, second, score, text))
         made = self._facts_at({p for a, c, _s, _t in found for p in (a, c)})
@@ -815,28 +814,20 @@ class FactIndex:
                 out[p] = listed[int(facts.at[p])]
         return out
 
-    def _row_texts(self, rows: set[int]) -> dict[int, str]:
-        """The text of each of ``rows`` (rows no fact has now are left out)."""
-        self._flat()
-        first = {r: positions[0] for r in rows if (positions := self._facts_of_row(r))}
-        made = self._facts_at(set(first.values()))
-        return {r: made[p].text for r, p in first.items()}
-
-    def _notes(self, name: str) -> tuple[set[bytes], dict[tuple[bytes, bytes], str]]:
-        """The texts whose pairs ``name`` was asked about, and what it said."""
+    def _notes(self, name: str) -> tuple[set[int], dict[tuple[int, int], str]]:
+        """The texts (rows) whose pairs ``name`` was asked about, and what it said."""
         cached = self._noted.get(name)
         if cached is None:
             conn = self._connect()
             try:
-                done = {bytes(h) for (h,) in conn.execute("SELECT hash FROM noted WHERE name=?", (name,))}
-                said = {(bytes(a), bytes(b)): t for a, b, t in
-                        conn.execute("SELECT a, b, note FROM notes WHERE name=?", (name,))}
+                done = {r for (r,) in conn.execute("SELECT id FROM noted WHERE name=?", (name,))}
+                said = {(a, b): t for a, b, t in conn.execute("SELECT a, b, note FROM notes WHERE name=?", (name,))}
             finally:
                 conn.close()
             cached = self._noted[name] = (done, said)
         return cached
 
-    def _save_notes(self, name: str, fresh: list[tuple[bytes, bytes, str | None]], texts: set[bytes]) -> None:
+    def _save_notes(self, name: str, fresh: list[tuple[int, int, str | None]], texts: set[int]) -> None:
         done, said = self._notes(name)
         conn = self._connect()
         try:

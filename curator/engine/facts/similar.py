@@ -17,7 +17,7 @@ from curator.engine.corpus.facts import Fact
 from curator.engine.facts.conflicts import normalised_fact
 from curator.engine.facts.decisions import kept_groups
 from curator.engine.facts.embed import Embedder
-from curator.engine.facts.index import fact_index_for
+from curator.engine.facts.index import FactIndex, fact_index_for
 
 if TYPE_CHECKING:
     from curator.engine.policy.actor import Actor
@@ -85,25 +85,23 @@ def find_similar(wiki: Wiki, actor: Actor, page: str | None = None, min_score: f
         return True
 
     if path is None:
-        for a, b, score in index.pairs(min_score, visible=visible):
-            join(a, b, score)
-    else:
-        # Only the groups reaching this page's facts: follow neighbours out from them.
-        todo = [f for f in index.page_facts(path) if not index.template(f)]
-        seen = set(todo)
+        return _whole_wiki(wiki, index, visible, min_score)
+    # Only the groups reaching this page's facts: follow neighbours out from them.
+    todo = [f for f in index.page_facts(path) if not index.template(f)]
+    seen = set(todo)
 
-        while todo:
-            frontier, todo = todo, []
-            for fact, near in zip(frontier, index.neighbours_of(frontier, MAX_GROUP, min_score, visible),
-                                  strict=True):
-                for other, score in near:
-                    if index.template(other):
-                        continue
-                    # Only a fact that joined a group of this page's is followed further: a
-                    # full group must not send the walk across the whole wiki.
-                    if join(fact, other, score) and other not in seen:
-                        seen.add(other)
-                        todo.append(other)
+    while todo:
+        frontier, todo = todo, []
+        for fact, near in zip(frontier, index.neighbours_of(frontier, MAX_GROUP, min_score, visible),
+                              strict=True):
+            for other, score in near:
+                if index.template(other):
+                    continue
+                # Only a fact that joined a group of this page's is followed further: a
+                # full group must not send the walk across the whole wiki.
+                if join(fact, other, score) and other not in seen:
+                    seen.add(other)
+                    todo.append(other)
     members: dict[Fact, list[Fact]] = {}
     for fact in list(parent):
         members.setdefault(root(fact), []).append(fact)
@@ -111,6 +109,48 @@ def find_similar(wiki: Wiki, actor: Actor, page: str | None = None, min_score: f
     groups = [_group(facts, round(best.get(r, 0.0), 4), first) for r, facts in members.items() if len(facts) > 1]
     if path is not None:
         groups = [g for g in groups if any(f.path == path for f in g.facts)]
+    kept = kept_groups(wiki)
+    if kept:
+        groups = [g for g in groups if not any({normalised_fact(f.text) for f in g.facts} <= k for k in kept)]
+    groups.sort(key=lambda g: (-g.score, g.facts[0].path, g.facts[0].line))
+    return groups
+
+
+def _whole_wiki(wiki: Wiki, index: FactIndex, visible: Callable[[str], bool], min_score: float) -> list[SimilarGroup]:
+    """:func:`find_similar` of the whole wiki: the groups are made of texts (a text on several
+    pages is one member of each of its facts), then their facts are made: a big wiki has a few
+    hundred thousand close pairs, and only the grouped facts are ever looked at."""
+    parent: dict[int, int] = {}
+    size: dict[int, int] = {}
+    best: dict[int, float] = {}
+
+    def root(r: int) -> int:
+        while parent.setdefault(r, r) != r:
+            parent[r] = parent[parent[r]]
+            r = parent[r]
+        return r
+
+    for ra, rb, score in index.row_pairs(min_score, visible):
+        a, b = root(ra), root(rb)
+        if a == b:
+            best[a] = max(best.get(a, 0.0), score)
+            continue
+        count = size.get(a) or size.setdefault(a, index.row_count(ra, visible))
+        count_b = size.get(b) or size.setdefault(b, index.row_count(rb, visible))
+        if count + count_b > MAX_GROUP:
+            continue
+        parent[b] = a
+        size[a] = count + count_b
+        best[a] = max(best.get(a, 0.0), best.pop(b, 0.0), score)
+    members: dict[int, list[int]] = {}
+    for row in list(parent):
+        members.setdefault(root(row), []).append(row)
+    facts_of = index.row_facts([r for rows in members.values() for r in rows], visible)
+    groups = []
+    for r, rows in members.items():
+        facts = [f for row in rows for f in facts_of[row]]
+        if len(facts) > 1:
+            groups.append(_group(facts, round(best.get(r, 0.0), 4), None))
     kept = kept_groups(wiki)
     if kept:
         groups = [g for g in groups if not any({normalised_fact(f.text) for f in g.facts} <= k for k in kept)]
