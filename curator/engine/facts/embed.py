@@ -35,7 +35,8 @@ class Embedder(Protocol):
         ...
 
 
-def _normalised(rows: np.ndarray) -> np.ndarray:
+def unit_rows(rows: np.ndarray) -> np.ndarray:
+    """``rows`` as float32, each of unit length (a zero row stays zero)."""
     rows = np.asarray(rows, dtype=np.float32)
     norms = np.linalg.norm(rows, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
@@ -83,7 +84,7 @@ class WordLlamaEmbedder:
         rows = self._model().embed([texts[i] for i in order], norm=False)
         out = np.empty_like(rows)
         out[order] = rows
-        return _normalised(out)
+        return unit_rows(out)
 
 
 class EndpointEmbedder:
@@ -131,7 +132,7 @@ class EndpointEmbedder:
         rows: list[list[float]] = []
         for start in range(0, len(texts), ENDPOINT_BATCH):
             rows += self._post(texts[start:start + ENDPOINT_BATCH])
-        out = _normalised(np.array(rows, dtype=np.float32))
+        out = unit_rows(np.array(rows, dtype=np.float32))
         self.dim = out.shape[1]
         return out
 

@@ -39,7 +39,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from curator.engine.corpus.facts import Fact, page_facts
-from curator.engine.facts.embed import Embedder, embedder_from
+from curator.engine.facts.embed import Embedder, embedder_from, unit_rows
+from curator.engine.facts.settings import read_settings
 
 if TYPE_CHECKING:
     from curator.engine.corpus.page import Page
@@ -89,14 +90,6 @@ def _text_hash(text: str) -> bytes:
 
 def _quantise(rows: np.ndarray) -> np.ndarray:
     return np.clip(np.rint(rows * _SCALE), -127, 127).astype(np.int8)
-
-
-def _unit(rows: np.ndarray) -> np.ndarray:
-    out = np.asarray(rows, dtype=np.float32)
-    norms = np.linalg.norm(out, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    unit: np.ndarray = out / norms
-    return unit
 
 
 class _PageEntry:
@@ -424,7 +417,8 @@ class FactIndex:
                 at = (np.arange(len(page_of), dtype=np.int64) - np.repeat(starts, sizes)).astype(np.int32)
                 self._facts = _FactView(self, paths, page_of, at)
                 parts = [e.ids for e in entries if len(e.ids)]
-                rows = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+                # (int64: rows times pages below passes what int32 holds on a big wiki)
+                rows = np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, dtype=np.int64)
                 self._fact_rows = rows
                 self._row_order = np.argsort(rows, kind="stable")
                 self._row_bounds = np.searchsorted(rows[self._row_order], np.arange(self._count + 1))
@@ -479,7 +473,7 @@ class FactIndex:
     def _coarse_rows(self, dims: int) -> np.ndarray:
         with self._lock:
             if self._coarse is None:
-                self._coarse = _unit(self._vectors[:self._count, :dims])
+                self._coarse = unit_rows(self._vectors[:self._count, :dims])
             return self._coarse
 
     def _row_scores(self, query: np.ndarray, keep: int) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -500,7 +494,7 @@ class FactIndex:
                 order = np.argsort(-row, kind="stable")
                 out.append((order, row[order]))
             return out
-        coarse = _unit(query[:, :dims]) @ self._coarse_rows(dims).T
+        coarse = unit_rows(query[:, :dims]) @ self._coarse_rows(dims).T
         keep = min(count, keep)
         picked = np.argpartition(-coarse, keep - 1, axis=1)[:, :keep] if keep < count else \
             np.tile(np.arange(count), (len(query), 1))
@@ -730,13 +724,13 @@ class FactIndex:
         if len(asking) > GRAPH_MIN and len(pool) > EXACT_MAX and dims is not None:
             from usearch.index import Index  # only for many texts at once on a big wiki
 
-            coarse = _quantise(_unit(self._vectors[pool, :dims].astype(np.float32)))
+            coarse = _quantise(unit_rows(self._vectors[pool, :dims].astype(np.float32)))
             graph = Index(ndim=dims, metric="cos", dtype="i8", connectivity=12, expansion_add=48,
                           expansion_search=max(64, 4 * k))
             graph.add(np.arange(len(pool)), coarse, threads=0)
             position = np.full(self._count, -1, dtype=np.int64)
             position[pool] = np.arange(len(pool))
-            query = _quantise(_unit(self._vectors[asking, :dims].astype(np.float32)))
+            query = _quantise(unit_rows(self._vectors[asking, :dims].astype(np.float32)))
             keys = graph.search(query, min(len(pool), 4 * k + 1), threads=0).keys.astype(np.int64)
             keys[(keys < 0) | (keys >= len(pool))] = -1
             candidates = np.where(keys >= 0, pool[np.maximum(keys, 0)], -1)
@@ -845,15 +839,7 @@ class FactIndex:
 
 
 def _settings(path: Path) -> dict[str, object] | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as exc:
-        from curator.engine.errors import UsageError
-
-        raise UsageError(f"{path.name}: not valid JSON ({exc})") from None
-    return data if isinstance(data, dict) else None
+    return read_settings(path, '{"embedder": "endpoint", "url": "http://127.0.0.1:8080/v1", "model": "..."}')
 
 
 def fact_index_for(wiki: Wiki, embedder: Embedder | None = None, progress: Progress | None = None) -> FactIndex:

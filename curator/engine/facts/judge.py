@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from curator.engine.errors import CuratorError, UsageError
 from curator.engine.facts.conflicts import Conflict
+from curator.engine.facts.settings import read_settings
 
 if TYPE_CHECKING:
     from curator.engine.wiki import Wiki
@@ -151,15 +152,9 @@ def load_judge(state_dir: Path) -> ChatJudge | None:
     """The judge configured in ``state_dir`` (:data:`JUDGE_SETTINGS`), ``None`` when there is no
     such file; a :class:`UsageError` (one line) when the file is not what it should be."""
     path = judge_settings(state_dir)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    data = read_settings(path, '{"url": "http://127.0.0.1:8000/v1", "model": "..."}')
+    if data is None:
         return None
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"{path}: not valid JSON ({' '.join(str(exc).split())})") from None
-    if not isinstance(data, dict):
-        raise UsageError(f'{path}: expected an object such as {{"url": "http://127.0.0.1:8000/v1", '
-                         '"model": "..."}')
     unknown = sorted(set(data) - set(_SETTING_KEYS))
     if unknown:
         raise UsageError(f"{path}: unknown setting {', '.join(map(repr, unknown))} "

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from curator.engine.corpus.facts import Fact
 from curator.engine.facts.conflicts import normalised_fact
@@ -32,6 +32,8 @@ SIMILAR_MIN = 0.65
 #: A group stops growing here: a chain of near facts must not swallow a whole subject.
 MAX_GROUP = 25
 
+T = TypeVar("T")
+
 
 @dataclass(frozen=True)
 class SimilarGroup:
@@ -50,6 +52,55 @@ def _group(facts: list[Fact], score: float, first: Callable[[Fact], bool] | None
     return SimilarGroup(ident, score, ordered)
 
 
+class _Groups(Generic[T]):
+    """Union-find of things joined by a score: each group's members, size (a member may weigh
+    more than one: a text on several pages) and best score; a group stops at :data:`MAX_GROUP`."""
+
+    def __init__(self, weight: Callable[[T], int] = lambda _t: 1) -> None:
+        self.parent: dict[T, T] = {}
+        self.size: dict[T, int] = {}
+        self.best: dict[T, float] = {}
+        self.weight = weight
+
+    def root(self, t: T) -> T:
+        parent = self.parent
+        while parent.setdefault(t, t) != t:
+            parent[t] = parent[parent[t]]
+            t = parent[t]
+        return t
+
+    def join(self, a: T, b: T, score: float) -> bool:
+        """Join the groups of ``a`` and ``b``; False when that would pass :data:`MAX_GROUP`."""
+        ra, rb = self.root(a), self.root(b)
+        if ra == rb:
+            self.best[ra] = max(self.best.get(ra, 0.0), score)
+            return True
+        size_a = self.size.get(ra) or self.size.setdefault(ra, self.weight(ra))
+        size_b = self.size.get(rb) or self.size.setdefault(rb, self.weight(rb))
+        if size_a + size_b > MAX_GROUP:
+            return False
+        self.parent[rb] = ra
+        self.size[ra] = size_a + size_b
+        self.best[ra] = max(self.best.get(ra, 0.0), self.best.pop(rb, 0.0), score)
+        return True
+
+    def members(self) -> list[tuple[list[T], float]]:
+        """Each group (of two or more) and its best score."""
+        out: dict[T, list[T]] = {}
+        for t in list(self.parent):
+            out.setdefault(self.root(t), []).append(t)
+        return [(members, round(self.best.get(r, 0.0), 4)) for r, members in out.items() if len(members) > 1]
+
+
+def _kept_out(wiki: Wiki, groups: list[SimilarGroup]) -> list[SimilarGroup]:
+    """``groups`` less those an operator kept as they are, best first."""
+    kept = kept_groups(wiki)
+    if kept:
+        groups = [g for g in groups if not any({normalised_fact(f.text) for f in g.facts} <= k for k in kept)]
+    groups.sort(key=lambda g: (-g.score, g.facts[0].path, g.facts[0].line))
+    return groups
+
+
 def find_similar(wiki: Wiki, actor: Actor, page: str | None = None, min_score: float = SIMILAR_MIN,
                  embedder: Embedder | None = None) -> list[SimilarGroup]:
     """The groups of similar facts ``actor`` may see, best first; with ``page`` (a path or a name
@@ -61,35 +112,12 @@ def find_similar(wiki: Wiki, actor: Actor, page: str | None = None, min_score: f
     def visible(p: str) -> bool:
         return wiki.visible(actor, p)
 
-    parent: dict[Fact, Fact] = {}
-    best: dict[Fact, float] = {}
-
-    def root(f: Fact) -> Fact:
-        while parent.setdefault(f, f) != f:
-            parent[f] = parent[parent[f]]
-            f = parent[f]
-        return f
-
-    size: dict[Fact, int] = {}
-
-    def join(a: Fact, b: Fact, score: float) -> bool:
-        """Join the groups of ``a`` and ``b``; False when that would pass :data:`MAX_GROUP`."""
-        ra, rb = root(a), root(b)
-        if ra == rb:
-            return True
-        if size.get(ra, 1) + size.get(rb, 1) > MAX_GROUP:
-            return False
-        parent[rb] = ra
-        size[ra] = size.get(ra, 1) + size.get(rb, 1)
-        best[ra] = max(best.get(ra, 0.0), best.pop(rb, 0.0), score)
-        return True
-
     if path is None:
         return _whole_wiki(wiki, index, visible, min_score)
     # Only the groups reaching this page's facts: follow neighbours out from them.
+    groups = _Groups[Fact]()
     todo = [f for f in index.page_facts(path) if not index.template(f)]
     seen = set(todo)
-
     while todo:
         frontier, todo = todo, []
         for fact, near in zip(frontier, index.neighbours_of(frontier, MAX_GROUP, min_score, visible),
@@ -99,60 +127,32 @@ def find_similar(wiki: Wiki, actor: Actor, page: str | None = None, min_score: f
                     continue
                 # Only a fact that joined a group of this page's is followed further: a
                 # full group must not send the walk across the whole wiki.
-                if join(fact, other, score) and other not in seen:
+                if groups.join(fact, other, score) and other not in seen:
                     seen.add(other)
                     todo.append(other)
-    members: dict[Fact, list[Fact]] = {}
-    for fact in list(parent):
-        members.setdefault(root(fact), []).append(fact)
-    first = (lambda f: f.path == path) if path is not None else None
-    groups = [_group(facts, round(best.get(r, 0.0), 4), first) for r, facts in members.items() if len(facts) > 1]
-    if path is not None:
-        groups = [g for g in groups if any(f.path == path for f in g.facts)]
-    kept = kept_groups(wiki)
-    if kept:
-        groups = [g for g in groups if not any({normalised_fact(f.text) for f in g.facts} <= k for k in kept)]
-    groups.sort(key=lambda g: (-g.score, g.facts[0].path, g.facts[0].line))
-    return groups
+    found = [_group(facts, score, lambda f: f.path == path) for facts, score in groups.members()]
+    return _kept_out(wiki, [g for g in found if any(f.path == path for f in g.facts)])
 
 
 def _whole_wiki(wiki: Wiki, index: FactIndex, visible: Callable[[str], bool], min_score: float) -> list[SimilarGroup]:
     """:func:`find_similar` of the whole wiki: the groups are made of texts (a text on several
-    pages is one member of each of its facts), then their facts are made: a big wiki has a few
-    hundred thousand close pairs, and only the grouped facts are ever looked at."""
-    parent: dict[int, int] = {}
-    size: dict[int, int] = {}
-    best: dict[int, float] = {}
-
-    def root(r: int) -> int:
-        while parent.setdefault(r, r) != r:
-            parent[r] = parent[parent[r]]
-            r = parent[r]
-        return r
-
+    pages weighs its facts), then their facts are made: a big wiki has a few hundred thousand
+    close pairs, and only the grouped facts are ever looked at."""
+    groups = _Groups[int](lambda row: index.row_count(row, visible))
     for ra, rb, score in index.row_pairs(min_score, visible):
-        a, b = root(ra), root(rb)
-        if a == b:
-            best[a] = max(best.get(a, 0.0), score)
+        if ra == rb:  # one text on several pages: a group of its own
+            groups.root(ra)
+            groups.best[ra] = max(groups.best.get(ra, 0.0), score)
             continue
-        count = size.get(a) or size.setdefault(a, index.row_count(ra, visible))
-        count_b = size.get(b) or size.setdefault(b, index.row_count(rb, visible))
-        if count + count_b > MAX_GROUP:
-            continue
-        parent[b] = a
-        size[a] = count + count_b
-        best[a] = max(best.get(a, 0.0), best.pop(b, 0.0), score)
-    members: dict[int, list[int]] = {}
-    for row in list(parent):
-        members.setdefault(root(row), []).append(row)
-    facts_of = index.row_facts([r for rows in members.values() for r in rows], visible)
-    groups = []
-    for r, rows in members.items():
+        groups.join(ra, rb, score)
+    members = groups.members()
+    grouped = {row for rows, _s in members for row in rows}
+    single = [r for r in groups.parent if groups.parent[r] == r and r not in grouped and index.row_count(r, visible) > 1]
+    everything = [(rows, score) for rows, score in members] + [([r], round(groups.best.get(r, 0.0), 4)) for r in single]
+    facts_of = index.row_facts([r for rows, _s in everything for r in rows], visible)
+    found = []
+    for rows, score in everything:
         facts = [f for row in rows for f in facts_of[row]]
         if len(facts) > 1:
-            groups.append(_group(facts, round(best.get(r, 0.0), 4), None))
-    kept = kept_groups(wiki)
-    if kept:
-        groups = [g for g in groups if not any({normalised_fact(f.text) for f in g.facts} <= k for k in kept)]
-    groups.sort(key=lambda g: (-g.score, g.facts[0].path, g.facts[0].line))
-    return groups
+            found.append(_group(facts, score, None))
+    return _kept_out(wiki, found)
