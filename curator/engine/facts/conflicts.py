@@ -464,12 +464,35 @@ def _seen(text: str) -> _Seen:
 def forget_texts() -> None:
     """Drop what :func:`conflict_reason` keeps of the texts it read (after a whole-wiki run)."""
     _seen.cache_clear()
+    _material.cache_clear()
+
+
+_DIGIT = re.compile(r"\d")
+_TIMES_RE = re.compile(r"\b(?:once|twice|thrice)\b", re.IGNORECASE)
+_FLIP_WORDS = sorted({*_NEG_EN, *_ANTI_EN, "cannot", "longer"}, key=len, reverse=True)
+_FLIP_RE = re.compile(rf"\b(?:{'|'.join(_FLIP_WORDS)})\b|n't\b|{_CN_NEG.pattern}|"
+                      + "|".join(re.escape(w) for w, _c in _ANTI_CN), re.IGNORECASE)
+#: a capitalised word other than the first (a sentence's first word is capitalised whatever it is)
+_NAMEISH = re.compile(rf"(?<=.)\b[A-Z]|[{''.join(sorted(_SURNAMES))}]", re.DOTALL)
+
+
+@functools.lru_cache(maxsize=1 << 18)
+def _material(text: str) -> tuple[bool, bool, bool]:
+    """What a text holds that a conflict could turn on, read cheaply from the raw text and never
+    missing what :func:`_seen` would find: (a number of any kind, a negation or an opposite, a
+    capitalised word or a Chinese surname)."""
+    number = bool(_DIGIT.search(text) or _NUMWORDS_RE.search(text) or _TIMES_RE.search(text)
+                  or _CN_NUM_RE.search(text))
+    return number, bool(_FLIP_RE.search(text)), bool(_NAMEISH.search(text))
 
 
 def conflict_reason(a: str, b: str) -> str | None:
     """Where ``a`` and ``b`` disagree (``"30 days vs 14 days"``, ``"enabled vs disabled"``), or
     None when nothing that matters differs (a paraphrase, one saying more than the other, or two
     statements about different subjects)."""
+    (num_a, flip_a, name_a), (num_b, flip_b, name_b) = _material(a), _material(b)
+    if not ((num_a and num_b) or flip_a or flip_b or (name_a and name_b)):
+        return None  # (most pairs of a big wiki: no reading of either text needed)
     sa, sb = _seen(a), _seen(b)
     if sa.stamps and sb.stamps and not sa.stamps & sb.stamps:
         return None  # entries of a series (a log, minutes, measurements): each true at its own date

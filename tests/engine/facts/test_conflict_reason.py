@@ -267,3 +267,25 @@ def test_conflict_by_id_takes_a_prefix_and_says_when_it_names_none() -> None:
         conflict_by_id(found, "ffffffffffff")
     with pytest.raises(CuratorError, match="names 2 conflicts"):
         conflict_by_id(found + found, found[0].id)
+
+
+def test_the_cheap_first_look_never_changes_a_reason(monkeypatch: pytest.MonkeyPatch) -> None:
+    """conflict_reason first looks for what a conflict could turn on (a number, a negation or an
+    opposite, a name) in the raw texts and answers None without reading them when neither pair has
+    any: on every pair of the planted texts (contradictions, paraphrases, distractors, English and
+    Chinese) the answer is the one the full reading gives."""
+    from curator.engine.facts import conflicts
+    from tests.engine.facts.planted import DISTRACTORS, PARAPHRASES, UNRELATED
+
+    texts = sorted({t for pair in CONTRADICTIONS for t in pair[:2]} | {t for pair in NOT_CONTRADICTIONS for t in pair}
+                   | {t for pair in PARAPHRASES for t in pair[:2]}
+                   | set(DISTRACTORS) | set(UNRELATED) | {"Ann leads the payments team.", "Bob leads the payments team.",
+                                                        "The payments team is led by Ann Lee.",
+                                                        "The payments team is led by Bob Stone."})
+    pairs = [(a, b) for a in texts for b in texts if a != b]
+    quick = [conflict_reason(a, b) for a, b in pairs]
+    conflicts.forget_texts()
+    monkeypatch.setattr(conflicts, "_material", lambda _text: (True, True, True))
+    full = [conflict_reason(a, b) for a, b in pairs]
+    assert quick == full
+    assert sum(r is not None for r in full) >= len(CONTRADICTIONS)
