@@ -78,7 +78,7 @@ class FactQueues:
 
 def fact_queues(wiki: Wiki, progress: Callable[[int, int], None] | None = None) -> FactQueues:
     """The three queues of ``wiki``, for the operator (off the GUI thread: the fact index, whose
-    first build tells ``progress(done, total)`` the texts embedded so far)."""
+    first build tells ``progress(done, total)`` the pages read so far)."""
     from curator.engine.facts.conflict_queue import fact_conflicts
     from curator.engine.facts.index import fact_index_for
     from curator.engine.facts.similar import find_similar
@@ -135,7 +135,7 @@ def _button(text: str, tip: str, slot: Callable[[], None]) -> QPushButton:
 
 
 class FactsView(ReviewView):
-    #: (done, total) texts embedded by a build of the fact index, from the thread building it
+    #: (done, total) pages read by a build of the fact index, from the thread building it
     embedding = Signal(int, int)
 
     def __init__(self, host: ViewHost) -> None:
@@ -247,9 +247,9 @@ class FactsView(ReviewView):
         return fact_queues(wiki, self.embedding.emit)
 
     def _show_embedding(self, done: int, total: int) -> None:
-        if done < total:  # (the queues are being found once every text is embedded)
-            self.count.setText(f"Reading the facts: {done:,} of {plural(total, 'fact text')} embedded "
-                               f"(a first time on a big wiki: a minute)…")
+        if done < total:  # (the queues are being found once every page is read)
+            self.count.setText(f"Reading the facts: {done:,} of {plural(total, 'page')} "
+                               f"(a first time on a big wiki: half a minute)…")
         else:
             self.count.setText("Reading the facts: finding similar and conflicting ones…")
 

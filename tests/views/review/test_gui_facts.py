@@ -279,10 +279,10 @@ def test_without_a_judge_the_button_says_how_to_configure_one(qtbot, tmp_path: P
 def test_a_first_build_of_the_fact_index_shows_its_progress(qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]
                                                             monkeypatch) -> None:
     """Building the fact index is the long part on a big wiki: the view says how far it got
-    (texts embedded of how many), from the thread that builds it, then shows the queues."""
+    (pages read of how many), from the thread that builds it, then shows the queues."""
     import curator.engine.facts.index as index_module
 
-    monkeypatch.setattr(index_module, "EMBED_BATCH", 2)  # several steps on a small wiki
+    monkeypatch.setattr(index_module, "PAGE_BATCH", 2)  # several steps on a small wiki
     root = make_wiki(tmp_path / "w", PAGES)
     win = station(qtbot, root, tmp_path)
     view = win.view_index["facts"]
@@ -290,8 +290,8 @@ def test_a_first_build_of_the_fact_index_shows_its_progress(qtbot, tmp_path: Pat
     shown: list[str] = []
     view.count.setText = lambda text: shown.append(text) or QLabel.setText(view.count, text)  # type: ignore[method-assign]
     open_facts(qtbot, win, "similar")
-    steps = [t for t in shown if " embedded " in t]
-    assert steps and steps[0].startswith("Reading the facts: 0 of 7 fact texts embedded"), shown
-    assert any(t.startswith("Reading the facts: 6 of 7") for t in steps)
+    steps = [t for t in shown if " pages " in t]
+    assert steps and steps[0].startswith("Reading the facts: 0 of 5 pages"), shown
+    assert any(t.startswith("Reading the facts: 4 of 5 pages") for t in steps)
     assert shown[-1].startswith("2 groups of similar facts")
     win.close()
