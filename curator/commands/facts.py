@@ -17,6 +17,10 @@ if TYPE_CHECKING:
 COMMANDS: tuple[str, ...] = ("facts",)
 
 
+#: The judge's DEFAULT_TOP, written here so that building the parser (``curator --help``) imports no
+#: engine module; tests/cli/test_facts_conflicts_cli.py checks that the two agree.
+_JUDGE_TOP = 10
+
 def register(sub: Any, parent: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "facts", parents=[parent], help="review the wiki's facts by meaning: similar, stale",
@@ -63,7 +67,6 @@ def run_similar(inv: Invocation, args: argparse.Namespace) -> int:
 # --- conflicting facts ------------------------------------------------------------------------
 
 def register_conflicts(what: Any, parent: argparse.ArgumentParser) -> None:
-    from curator.engine.facts.judge import DEFAULT_TOP  # (the parser of another command never needs it)
 
     q = what.add_parser(
         "conflicts", parents=[parent],
@@ -79,7 +82,7 @@ def register_conflicts(what: Any, parent: argparse.ArgumentParser) -> None:
                    help="ask the configured judge (facts-judge.json: {\"url\", \"model\", \"api_key\"}) about "
                    "the best candidates")
     q.add_argument("--top", type=int, default=None, metavar="N",
-                   help=f"with --judge: how many of the best candidates to ask about (default {DEFAULT_TOP})")
+                   help=f"with --judge: how many of the best candidates to ask about (default {_JUDGE_TOP})")
     q.set_defaults(handler="curator.commands.facts:run_conflicts", walk_ahead=True)
     q = what.add_parser(
         "resolve", parents=[parent],

@@ -142,3 +142,11 @@ def test_a_missing_or_failing_judge_is_one_line(capsys: pytest.CaptureFixture[st
     (state_dir_for(root) / "facts-judge.json").write_text("{oops", encoding="utf-8")
     code, _out, err = run(capsys, root, "facts", "conflicts", "--judge")
     assert code == 2 and err.count("\n") == 1 and "facts-judge.json: not valid JSON" in err, err
+
+
+def test_the_help_names_the_judges_default() -> None:
+    """The parser says the judge's default without importing the engine for it: the two agree."""
+    from curator.commands import facts as facts_command
+    from curator.engine.facts.judge import DEFAULT_TOP
+
+    assert facts_command._JUDGE_TOP == DEFAULT_TOP
