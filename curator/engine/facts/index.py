@@ -6,23 +6,27 @@ A page is re-read only when its (mtime, size) differs from what the index holds,
 embedded only when no fact of the index already has its exact text, so an append re-embeds one
 line. The file is rebuilt when missing, unreadable, of an older layout or made by another embedder.
 
-What is kept, and why (measured on a 32,000-page real-shaped wiki: 467,573 facts, 148,541 texts):
+What is kept, and why (measured on a 32,000-page real-shaped wiki: 470,736 facts, ~151,000 texts):
 
-* **one vector per distinct text.** Agent-kept pages repeat lines (copied facts, boilerplate), so a
-  third as many vectors as facts; each page names its facts' vectors by a hash of the text.
+* **one row per distinct text**: its int8 vector and the text itself, under an id for good (the
+  nearest and the notes below name texts by it). Agent-kept pages repeat lines (copied facts,
+  boilerplate), so a third as many rows as facts. Each page keeps its facts' ids, lines and
+  stamps; a :class:`~curator.engine.corpus.facts.Fact` is made when asked for (holding every fact
+  as an object took hundreds of MB).
 * **int8 vectors** (each unit-length coordinate times 127): a quarter of float32, scores within
   about 0.01 of float32's, plenty for ranking.
-* **the fact texts compressed** (zlib, per page): the index holds what ``facts`` answers without
-  re-reading every page, at a fraction of the pages' bytes.
+* **each text's nearest** (:data:`NEAR_K`, worked out once) and **notes** on pairs of texts (the
+  conflict queue's reasons), so the whole wiki's queues cost their first run once, then what
+  changed.
 
 Neighbours: exact (numpy, one matrix product) up to :data:`EXACT_MAX` distinct texts. Above it, a
 fact's neighbours are found in two steps: every text scored on the first :data:`COARSE_DIMS`
-coordinates (WordLlama is trained so that a prefix still embeds; 38 MB of float32 at 148,541
-texts), the best :data:`COARSE_KEEP` scored again on all coordinates. Whole-wiki pairs (every fact's
-neighbours at once) are the one quadratic question: above :data:`EXACT_MAX` they come from an HNSW
-graph (usearch) over the same prefix, then scored on all coordinates. Measured at 148,541 texts:
-exact pairs by numpy would take about 5 minutes; usearch's graph builds in 7 s and answers every
-text's 100 nearest in 7 s; the graph over all 256 coordinates took 80 s + 75 s for less recall.
+coordinates (WordLlama is trained so that a prefix still embeds), the best :data:`COARSE_KEEP`
+scored again on all coordinates. Many texts' nearest at once (a first whole-wiki run) come from an
+HNSW graph (usearch) over the same prefix, then scored on all coordinates. Measured at 148,541
+texts: exact pairs by numpy would take about 5 minutes; usearch's graph builds in 7 s and answers
+every text's 100 nearest in 7 s; the graph over all 256 coordinates took 80 s + 75 s for less
+recall.
 """
 
 from __future__ import annotations
