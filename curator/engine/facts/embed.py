@@ -10,6 +10,7 @@ folder with downloads disabled). :class:`EndpointEmbedder` asks an OpenAI-compat
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import urllib.error
 import urllib.request
@@ -67,9 +68,18 @@ class WordLlamaEmbedder:
         with self._lock:
             model = self._models.get(self.dim)
             if model is None:
+                root = logging.getLogger()
+                handlers, level = list(root.handlers), root.level
                 import wordllama
                 from wordllama import WordLlama
 
+                # wordllama configures the root logger when imported (basicConfig at INFO): every
+                # library's INFO lines would then reach the user's stderr (and the MCP server's
+                # first line, which a client reads for its address). Not a library's to set.
+                for handler in root.handlers[:]:
+                    if handler not in handlers:
+                        root.removeHandler(handler)
+                root.setLevel(level)
                 model = WordLlama.load(cache_dir=Path(wordllama.__file__).parent, disable_download=True,
                                        dim=256, trunc_dim=self.dim if self.dim < 256 else None)
                 self._models[self.dim] = model

@@ -108,3 +108,20 @@ def test_wordllama_fewer_dimensions_from_the_bundled_weights() -> None:
     assert WordLlamaEmbedder(64).embed(["The server restarts at night."]).shape == (1, 64)
     with pytest.raises(UsageError, match="not 100"):
         embedder_from({"dim": 100})
+
+
+def test_loading_the_local_model_leaves_the_processs_logging_alone() -> None:
+    """wordllama configures the root logger when imported (INFO to stderr): after the local model
+    loads, the process logs as it did before (no library's INFO line on a user's stderr, or before
+    the MCP server's address line)."""
+    import subprocess
+    import sys
+
+    code = ("import logging\n"
+            "from curator.engine.facts.embed import WordLlamaEmbedder\n"
+            "WordLlamaEmbedder().embed(['one fact'])\n"
+            "logging.getLogger('anything').info('should not be shown')\n"
+            "print(logging.getLogger().handlers, logging.getLogger().level)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[] 30" and "should not be shown" not in proc.stderr, proc.stderr
