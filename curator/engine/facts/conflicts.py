@@ -515,6 +515,25 @@ def conflict_reason(a: str, b: str) -> str | None:
     return None
 
 
+def another_fact_in_the_same_words(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` are two facts however close their meaning: they disagree where it
+    matters (:func:`conflict_reason`), or one is the other with a word or two of substance put in
+    another's place ("ann recorded the payout" / "bob recorded the payout": the frame is shared,
+    the fact is the filler). The write door asks this before calling a close meaning a duplicate:
+    a wrong duplicate loses a fact, a missed one only repeats it."""
+    if conflict_reason(a, b) is not None:
+        return True
+    ta = [t.lower() for t in _WORD_OR_CHAR.findall(normalise(a))]
+    tb = [t.lower() for t in _WORD_OR_CHAR.findall(normalise(b))]
+    matcher = SequenceMatcher(None, ta, tb, autojunk=False)
+    changed = [(ta[i1:i2], tb[j1:j2]) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
+    if not changed or matcher.ratio() < 0.8:
+        return False  # the same words, or a rewording (a paraphrase keeps less of the sentence)
+    return any(tag == "replace" and [t for t in ta[i1:i2] if t not in _STOP] and [t for t in tb[j1:j2] if t not in _STOP]
+               and len(ta[i1:i2]) <= 2 and len(tb[j1:j2]) <= 2
+               for tag, i1, i2, j1, j2 in matcher.get_opcodes())
+
+
 def _polarity_words(pa: _Polar, pb: _Polar) -> str:
     fa = [f for f in pa.flips if f[0] not in {x[0] for x in pb.flips}]
     fb = [f for f in pb.flips if f[0] not in {x[0] for x in pa.flips}]

@@ -33,6 +33,7 @@ import numpy as np
 
 from curator.engine.corpus.facts import Fact, page_facts
 from curator.engine.errors import CuratorError
+from curator.engine.facts.conflicts import another_fact_in_the_same_words
 from curator.engine.facts.index import (
     FactIndex,
     configured_embedder,
@@ -213,8 +214,12 @@ def paraphrase_of(embed: Callable[[list[str]], np.ndarray], path: str, text: str
     else:
         query, rows = embed([fact])[0], rows_of(facts)
     scores = rows @ query
-    best = int(scores.argmax())
-    return facts[best].text if float(scores[best]) >= min_score else None
+    for best in np.argsort(-scores).tolist():
+        if float(scores[best]) < min_score:
+            break
+        if not another_fact_in_the_same_words(fact, facts[best].text):
+            return facts[best].text
+    return None
 
 
 def _same_meaning(wiki: Wiki, index: FactIndex | None, live: _Live | None) -> Callable[[str, str, str], str | None]:

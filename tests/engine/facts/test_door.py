@@ -114,3 +114,22 @@ def test_a_long_lived_session_scores_the_pages_it_wrote_without_updating_the_ind
         assert "Customer database backups are retained for one month." in [f.text for f in index.facts()]
     finally:
         wiki.close()
+
+
+def test_the_same_frame_with_another_filler_is_another_fact(tmp_path: Path) -> None:
+    """Close in meaning is not the same fact when one is the other with a name or a number put in
+    another's place: such an append is written (a wrong duplicate would lose it), while a
+    rewording of the page's fact is still a duplicate."""
+    from curator.engine.facts.conflicts import another_fact_in_the_same_words
+
+    assert not any(another_fact_in_the_same_words(a, b) for a, b in PARAPHRASES)
+    root = make_wiki(tmp_path / "w", {"wiki/payments.md": "# Payments\n\n- bob recorded settlement fact number 0 today\n"})
+    wiki = Wiki(root)
+    try:
+        for other in ("cyd recorded settlement fact number 0 today", "bob recorded settlement fact number 1 today"):
+            result = append_with_similar(wiki, "payments", other, actor=BOB)
+            assert result.status == "appended", result.message
+        reworded = append_with_similar(wiki, "payments", "today bob recorded the settlement fact number 0", actor=BOB)
+        assert reworded.status == "duplicate", reworded.message
+    finally:
+        wiki.close()
