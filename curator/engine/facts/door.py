@@ -214,11 +214,13 @@ def paraphrase_of(embed: Callable[[list[str]], np.ndarray], path: str, text: str
     else:
         query, rows = embed([fact])[0], rows_of(facts)
     scores = rows @ query
-    for best in np.argsort(-scores).tolist():
+    order: list[int] = np.argsort(-scores).tolist()
+    for best in order:
         if float(scores[best]) < min_score:
             break
-        if not another_fact_in_the_same_words(fact, facts[best].text):
-            return facts[best].text
+        found: str = facts[best].text
+        if not another_fact_in_the_same_words(fact, found):
+            return found
     return None
 
 
