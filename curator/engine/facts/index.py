@@ -678,10 +678,6 @@ class FactIndex:
                     out[(min(ra, rb), max(ra, rb))] = score
         return sorted(((a, b, s) for (a, b), s in out.items()), key=lambda t: (-t[2], t[0], t[1]))
 
-    def row_text(self, row: int) -> str:
-        """The text of the vector table's row ``row``."""
-        return self._texts[row]
-
     def row_facts(self, rows: list[int], visible: Callable[[str], bool] | None = None) -> dict[int, list[Fact]]:
         """The usable facts (:meth:`_usable`) of each of ``rows`` (texts), by path and line."""
         ok = self._usable(visible)
