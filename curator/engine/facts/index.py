@@ -8,16 +8,18 @@ line. The file is rebuilt when missing, unreadable, of an older layout or made b
 
 What is kept, and why (measured on a 32,000-page real-shaped wiki: 470,736 facts, ~151,000 texts):
 
-* **one row per distinct text**: its int8 vector and the text itself, under an id for good (the
-  nearest and the notes below name texts by it). Agent-kept pages repeat lines (copied facts,
-  boilerplate), so a third as many rows as facts. Each page keeps its facts' ids, lines and
-  stamps; a :class:`~curator.engine.corpus.facts.Fact` is made when asked for (holding every fact
-  as an object took hundreds of MB).
-* **int8 vectors** (each unit-length coordinate times 127): a quarter of float32, scores within
-  about 0.01 of float32's, plenty for ranking.
+* **one row per distinct text** (:class:`~curator.engine.facts.table.TextTable`: its vector in
+  4 bits a coordinate, the text compressed by block), under an id for good (the nearest and the
+  notes below name texts by it). Agent-kept pages repeat lines (copied facts, boilerplate), so a
+  third as many rows as facts. Each page keeps its facts' ids, lines and stamps; a
+  :class:`~curator.engine.corpus.facts.Fact` is made when asked for (holding every fact as an
+  object took hundreds of MB).
 * **each text's nearest** (:data:`NEAR_K`, worked out once) and **notes** on pairs of texts (the
-  conflict queue's reasons), so the whole wiki's queues cost their first run once, then what
-  changed.
+  conflict queue's reasons, compressed a batch at a time), so the whole wiki's queues cost their
+  first run once, then what changed.
+
+The file is 0.45x the pages' bytes on that wiki (it was 0.95x with int8 vectors, plain texts and
+a row per note).
 
 Neighbours: exact (numpy, one matrix product) up to :data:`EXACT_MAX` distinct texts. Above it, a
 fact's neighbours are found in two steps: every text scored on the first :data:`COARSE_DIMS`
@@ -31,10 +33,10 @@ recall.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 import threading
+import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -45,6 +47,7 @@ import numpy as np
 from curator.engine.corpus.facts import Fact, page_facts
 from curator.engine.facts.embed import Embedder, embedder_from, unit_rows
 from curator.engine.facts.settings import read_settings
+from curator.engine.facts.table import TextTable, text_hashes
 
 if TYPE_CHECKING:
     from curator.engine.corpus.page import Page
@@ -53,7 +56,7 @@ if TYPE_CHECKING:
 
 INDEX_NAME = "facts.sqlite"
 #: The layout of the file: another value (an older Curator's) is rebuilt.
-LAYOUT = "4"
+LAYOUT = "5"
 #: Optional settings file next to the index choosing the embedder (see :func:`embedder_from`).
 SETTINGS_NAME = "facts-embedder.json"
 #: Rows compared per matrix product (bounds the temporary float32 copy to ~64 MB at dim 256).
@@ -77,24 +80,23 @@ NEAR_MIN = 0.6
 #: From this many texts asking at once, their nearest come from an HNSW graph (on a big wiki).
 GRAPH_MIN = 2000
 #: Pages whose facts are kept read back (see FactIndex._page_list).
-DECODED_PAGES = 4096
+DECODED_PAGES = 1024
+#: From this many pages asked at once, every text is read back at once (a text is read from its
+#: compressed block; a page's facts come from many blocks).
+BULK_PAGES = 1000
 #: Pages read at a time by a build (each batch a step of its progress), and texts embedded at a time.
 PAGE_BATCH = 2000
 EMBED_BATCH = 8192
-_SCALE = 127.0
 #: ``progress(done, total)``: pages read (and their facts embedded) so far of those an update reads.
 Progress = Callable[[int, int], None]
 
-
-_HASH_BYTES = 12
-
-
-def _text_hash(text: str) -> bytes:
-    return hashlib.sha1(text.encode("utf-8", "surrogateescape")).digest()[:_HASH_BYTES]
+#: A near score is stored in a byte (0..1 in 255 steps: 0.004 apart, finer than any threshold).
+_NEAR_STEPS = 255
 
 
-def _quantise(rows: np.ndarray) -> np.ndarray:
-    return np.clip(np.rint(rows * _SCALE), -127, 127).astype(np.int8)
+def _int8_units(rows: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length as int8 (what the HNSW graph compares)."""
+    return np.clip(np.rint(unit_rows(rows) * 127.0), -127, 127).astype(np.int8)
 
 
 class _PageEntry:
@@ -102,17 +104,27 @@ class _PageEntry:
     stamps; the facts are made when asked for (holding every fact of a big wiki as objects took
     hundreds of MB)."""
 
-    __slots__ = ("ids", "lines", "stamp", "stamps")
+    __slots__ = ("_ids", "_lines", "stamp", "stamps")
 
-    def __init__(self, stamp: tuple[int, int], ids: np.ndarray, lines: np.ndarray,
-                 stamps: dict[int, tuple[str | None, str | None]]) -> None:
+    def __init__(self, stamp: tuple[int, int], ids: bytes, lines: bytes,
+                 stamps: dict[int, tuple[str | None, str | None]] | None) -> None:
         self.stamp = stamp
-        self.ids = ids  # each fact's row in the vector table (its text's)
-        self.lines = lines
-        self.stamps = stamps  # (added, verified) of the facts that have one, by place on the page
+        # (bytes as stored, read as arrays when asked: two arrays per page of a 32,000-page wiki
+        # held 10 MB more)
+        self._ids = ids  # each fact's row in the text table (its text's), int32
+        self._lines = lines
+        self.stamps = stamps or None  # (added, verified) of the facts that have one, by place on the page
+
+    @property
+    def ids(self) -> np.ndarray:
+        return np.frombuffer(self._ids, dtype=np.int32)
+
+    @property
+    def lines(self) -> np.ndarray:
+        return np.frombuffer(self._lines, dtype=np.int32)
 
 
-def _stamps_json(stamps: dict[int, tuple[str | None, str | None]]) -> str | None:
+def _stamps_json(stamps: dict[int, tuple[str | None, str | None]] | None) -> str | None:
     return json.dumps({str(k): list(v) for k, v in stamps.items()}) if stamps else None
 
 
@@ -136,8 +148,9 @@ class _FactView:
         return self._index._page_list(self.paths[int(self.page_of[position])])[int(self.at[position])]
 
     def __iter__(self) -> Iterator[Fact]:
-        for path in self.paths:
-            yield from self._index._page_list(path)
+        with self._index._table.bulk(len(self.paths) > BULK_PAGES):
+            for path in self.paths:
+                yield from self._index._page_list(path)
 
     def path(self, position: int) -> str:
         return self.paths[int(self.page_of[position])]
@@ -145,21 +158,22 @@ class _FactView:
 
 class _NearTable:
     """Each text's (row's) nearest texts and their scores: two arrays, a row of each per text
-    (a few MB at 150,000 texts, where lists per text took a hundred)."""
+    (a few MB at 150,000 texts, where lists per text took a hundred). A score is held in a byte
+    (:data:`_NEAR_STEPS`), in memory as in the file, so a first run and a later one agree."""
 
     def __init__(self) -> None:
         self.rows = np.full((0, NEAR_K), -1, dtype=np.int32)
-        self.scores = np.zeros((0, NEAR_K), dtype=np.float16)
+        self.steps = np.zeros((0, NEAR_K), dtype=np.uint8)
         self.known = np.zeros(0, dtype=bool)
 
     def _room(self, row: int) -> None:
         if row >= len(self.known):
             size = max(row + 1, int(len(self.known) * 1.25) + 1024)
             rows = np.full((size, NEAR_K), -1, dtype=np.int32)
-            scores = np.zeros((size, NEAR_K), dtype=np.float16)
+            steps = np.zeros((size, NEAR_K), dtype=np.uint8)
             known = np.zeros(size, dtype=bool)
-            rows[:len(self.known)], scores[:len(self.known)], known[:len(self.known)] = self.rows, self.scores, self.known
-            self.rows, self.scores, self.known = rows, scores, known
+            rows[:len(self.known)], steps[:len(self.known)], known[:len(self.known)] = self.rows, self.steps, self.known
+            self.rows, self.steps, self.known = rows, steps, known
 
     def has(self, rows: np.ndarray) -> np.ndarray:
         out = np.zeros(len(rows), dtype=bool)
@@ -168,17 +182,27 @@ class _NearTable:
         return out
 
     def put(self, row: int, near: list[int], scores: list[float]) -> None:
+        self.put_steps(row, np.array(near[:NEAR_K], dtype=np.int32),
+                       np.clip(np.rint(np.array(scores[:NEAR_K], dtype=np.float64) * _NEAR_STEPS), 0, _NEAR_STEPS)
+                       .astype(np.uint8))
+
+    def put_steps(self, row: int, near: np.ndarray, steps: np.ndarray) -> None:
         self._room(row)
-        near, scores = near[:NEAR_K], scores[:NEAR_K]
         self.rows[row] = -1
         self.rows[row, :len(near)] = near
-        self.scores[row, :len(scores)] = scores
+        self.steps[row] = 0
+        self.steps[row, :len(steps)] = steps
         self.known[row] = True
 
     def get(self, row: int) -> tuple[list[int], list[float]]:
         """``row``'s nearest rows and their scores, best first."""
         n = int(np.count_nonzero(self.rows[row] >= 0))
-        return self.rows[row, :n].tolist(), [round(float(x), 3) for x in self.scores[row, :n]]
+        return self.rows[row, :n].tolist(), _scores(self.steps[row, :n]).tolist()
+
+
+def _scores(steps: np.ndarray) -> np.ndarray:
+    out: np.ndarray = np.round(steps.astype(np.float64) / _NEAR_STEPS, 3)
+    return out
 
 
 class FactIndex:
@@ -190,12 +214,9 @@ class FactIndex:
         self.embedder = embedder or embedder_from(_settings(wiki.state_dir / SETTINGS_NAME))
         self._lock = threading.RLock()
         self._pages: dict[str, _PageEntry] | None = None
-        #: the vector table: one int8 row per distinct text (its id in the file), found by the
-        #: text's hash; and each row's text
-        self._row_of: dict[bytes, int] = {}
-        self._texts: list[str] = []
-        self._vectors = np.zeros((0, 0), dtype=np.int8)
-        self._count = 0  # rows of _vectors in use (it grows by doubling)
+        #: one row per distinct text: its vector and the text (the row is its id in the file)
+        self._table = TextTable()
+        self._rows_asked: dict[str, int] = {}
         self._coarse: np.ndarray | None = None  # 1 / the length of each row's prefix (above EXACT_MAX)
         self._dense: np.ndarray | None = None  # float32 of every row (up to EXACT_MAX)
         # flat views, remade after a change (_flat)
@@ -213,12 +234,16 @@ class FactIndex:
         #: each text's nearest, worked out once (see _nearest_rows)
         self._near: _NearTable | None = _NearTable()
         #: noted pairs by name: (texts asked about, what was said) (see noted_pairs)
-        self._noted: dict[str, tuple[set[int], dict[tuple[int, int], str]]] = {}
+        self._noted: dict[str, tuple[np.ndarray, dict[int, str]]] = {}
         #: pages the store said changed since the last update (None: look at every page's stamp)
         self._pending: set[str] | None = None
         # (its own lock: a writer telling of its change never waits for a long update)
         self._pending_lock = threading.Lock()
         wiki.changed.connect(self._note_changes)
+
+    @property
+    def _count(self) -> int:
+        return self._table.count
 
     def _note_changes(self, changes: ChangeSet) -> None:
         with self._pending_lock:
@@ -249,7 +274,14 @@ class FactIndex:
             conn = self._connect()
             try:
                 if self._pages is None:
-                    self._pages = self._load(conn)
+                    try:
+                        self._pages = self._load(conn)
+                    except sqlite3.DatabaseError:  # a damaged index is derived data: built again
+                        conn.close()
+                        for leftover in self.path.parent.glob(INDEX_NAME + "*"):
+                            leftover.unlink(missing_ok=True)
+                        conn = self._connect()
+                        self._pages = self._load(conn)
                     pending = None
                 pages = self.wiki.pages
                 if pending is None or full:
@@ -273,21 +305,6 @@ class FactIndex:
             finally:
                 conn.close()
 
-    def _add_rows(self, hashes: list[bytes], texts: list[str], rows: np.ndarray) -> None:
-        """Append vectors to the table (doubling its room, so appends cost what they add)."""
-        need = self._count + len(rows)
-        if need > len(self._vectors) or self._vectors.shape[1] != rows.shape[1]:
-            grown = np.zeros((max(need, int(1.25 * len(self._vectors)) + 1024), rows.shape[1]), dtype=np.int8)
-            if self._count:
-                grown[:self._count] = self._vectors[:self._count]
-            self._vectors = grown
-        self._vectors[self._count:need] = rows
-        for i, h in enumerate(hashes):
-            self._row_of[h] = self._count + i
-        self._texts += texts
-        self._count = need
-        self._coarse = self._dense = None
-
     def _embed_pages(self, conn: sqlite3.Connection, paths: list[str], pages: dict[str, Page],
                      progress: Progress | None = None) -> None:
         """Read and embed ``paths``, :data:`PAGE_BATCH` pages at a time: a first build holds one
@@ -310,27 +327,34 @@ class FactIndex:
             except OSError:
                 continue  # vanished since the listing: the next update drops it
             read.append((path, (page.mtime_ns, page.size), page_facts(path, text)))
-        missing = list(dict.fromkeys(f.text for _p, _s, facts in read for f in facts
-                                     if _text_hash(f.text) not in self._row_of))
-        missing.sort(key=len)  # a batch is padded to its longest text: like lengths together
+        every = [f.text for _p, _s, facts in read for f in facts]
+        hashes = text_hashes(every)
+        rows_of = self._table.find(hashes)
+        new = {int(h): t for h, t, r in zip(hashes.tolist(), every, rows_of.tolist(), strict=True) if r < 0}
+        # New texts get rows in page order, so a page's facts are read back from a block or two
+        # (rows in order of length, the order of embedding, put a page's 15 facts in 15 blocks;
+        # the embedder orders a batch by length itself).
+        missing = list(new.items())
         for start in range(0, len(missing), EMBED_BATCH):
-            texts = missing[start:start + EMBED_BATCH]
-            hashes = [_text_hash(t) for t in texts]
-            vectors = _quantise(self.embedder.embed(texts))
-            first = self._count
-            self._add_rows(hashes, texts, vectors)
-            conn.executemany("INSERT INTO vectors VALUES (?, ?, ?, ?)",
-                             [(first + i, h, t, v.tobytes())
-                              for i, (h, t, v) in enumerate(zip(hashes, texts, vectors, strict=True))])
-            self.embedded += len(texts)
+            part = missing[start:start + EMBED_BATCH]
+            texts = [t for _h, t in part]
+            self._table.add(np.array([h for h, _t in part], dtype=np.uint64), texts, self.embedder.embed(texts))
+            self.embedded += len(part)
+        if missing:
+            self._coarse = self._dense = None
+            conn.executemany("INSERT OR REPLACE INTO blocks VALUES (?, ?, ?, ?, ?)", self._table.take_changed())
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('dim', ?)", (str(self._table.dim),))
+            rows_of = self._table.find(hashes)
         rows = []
+        at = 0
         for path, stamp, facts in read:
-            ids = np.array([self._row_of[_text_hash(f.text)] for f in facts], dtype=np.int32)
-            lines = np.array([f.line for f in facts], dtype=np.int32)
+            ids = rows_of[at:at + len(facts)].astype(np.int32).tobytes()
+            at += len(facts)
+            lines = np.array([f.line for f in facts], dtype=np.int32).tobytes()
             stamps = {j: (f.added, f.verified) for j, f in enumerate(facts) if f.added or f.verified}
             self._pages[path] = _PageEntry(stamp, ids, lines, stamps)
             self._decoded.pop(path, None)
-            rows.append((path, stamp[0], stamp[1], ids.tobytes(), lines.tobytes(), _stamps_json(stamps)))
+            rows.append((path, stamp[0], stamp[1], ids, lines, _stamps_json(stamps)))
         conn.executemany("INSERT OR REPLACE INTO pages VALUES (?, ?, ?, ?, ?, ?)", rows)
 
     def _connect(self) -> sqlite3.Connection:
@@ -352,16 +376,19 @@ class FactIndex:
                 if row is None or row[0] != made_by:
                     conn.execute("INSERT OR REPLACE INTO meta VALUES ('embedder', ?)", (made_by,))
                     self._pages = None
-                # (ids: a text's row, for good: the nearest and the notes name texts by it)
-                conn.execute("CREATE TABLE IF NOT EXISTS vectors (id INTEGER PRIMARY KEY, hash BLOB UNIQUE,"
-                             " text TEXT, vector BLOB)")
+                # the text table by block (see curator.engine.facts.table): a text's row is its id
+                # for good (the nearest and the notes name texts by it)
+                conn.execute("CREATE TABLE IF NOT EXISTS blocks (id INTEGER PRIMARY KEY, hashes BLOB,"
+                             " texts BLOB, codes BLOB, scales BLOB)")
                 conn.execute("CREATE TABLE IF NOT EXISTS pages (path TEXT PRIMARY KEY, mtime_ns INTEGER,"
                              " size INTEGER, ids BLOB, lines BLOB, stamps TEXT)")
+                # each text's nearest (int32 rows) and their scores (a byte each: see _NEAR_STEPS)
                 conn.execute("CREATE TABLE IF NOT EXISTS near (id INTEGER PRIMARY KEY, near BLOB, scores BLOB)")
-                conn.execute("CREATE TABLE IF NOT EXISTS noted (name TEXT, id INTEGER, PRIMARY KEY (name, id))"
-                             " WITHOUT ROWID")
-                conn.execute("CREATE TABLE IF NOT EXISTS notes (name TEXT, a INTEGER, b INTEGER, note TEXT,"
-                             " PRIMARY KEY (name, a, b)) WITHOUT ROWID")
+                # the texts a name's notes asked about (a bit per row), and what they said, a
+                # compressed batch per run: [[a, b, note], ...]
+                conn.execute("CREATE TABLE IF NOT EXISTS noted (name TEXT PRIMARY KEY, bits BLOB)")
+                conn.execute("CREATE TABLE IF NOT EXISTS notes (name TEXT, seq INTEGER, data BLOB,"
+                             " PRIMARY KEY (name, seq))")
                 conn.commit()
                 return conn
             except sqlite3.DatabaseError:
@@ -372,23 +399,23 @@ class FactIndex:
         raise AssertionError("unreachable")
 
     def _load(self, conn: sqlite3.Connection) -> dict[str, _PageEntry]:
-        self._row_of.clear()
-        self._texts = []
-        self._count = 0
-        cursor = conn.execute("SELECT id, hash, text, vector FROM vectors ORDER BY id")
-        while stored := cursor.fetchmany(16384):  # (a chunk at a time: no second copy of the table)
-            if stored[-1][0] != self._count + len(stored) - 1:
-                raise sqlite3.DatabaseError("the vector table has gaps")  # (rebuilt)
-            self._add_rows([bytes(h) for _i, h, _t, _v in stored], [t for _i, _h, t, _v in stored],
-                           np.frombuffer(b"".join(v for *_r, v in stored), dtype=np.int8).reshape(len(stored), -1))
+        row = conn.execute("SELECT value FROM meta WHERE key='dim'").fetchone()
+        self._rows_asked.clear()
+        try:
+            self._table = TextTable()
+            if row is not None:
+                self._table.load(conn.execute("SELECT * FROM blocks ORDER BY id"), int(row[0]))
+        except ValueError as exc:
+            raise sqlite3.DatabaseError(str(exc)) from exc  # (rebuilt)
+        self._coarse = self._dense = None
         self._near = None  # (read from the file when the whole wiki's pairs are first asked for)
         self._noted.clear()
         self._decoded.clear()
         out: dict[str, _PageEntry] = {}
         for path, mtime_ns, size, ids, lines, stamps in conn.execute("SELECT * FROM pages"):
             try:
-                entry = _PageEntry((mtime_ns, size), np.frombuffer(ids, dtype=np.int32),
-                                   np.frombuffer(lines, dtype=np.int32), _stamps_of(stamps))
+                entry = _PageEntry((mtime_ns, size), bytes(ids), bytes(lines), _stamps_of(stamps))
+                entry.ids, entry.lines  # noqa: B018 (a damaged row fails here)
             except (ValueError, TypeError):
                 continue  # a damaged row: the page is read again by this update
             if len(entry.ids) != len(entry.lines) or (len(entry.ids) and int(entry.ids.max()) >= self._count):
@@ -407,9 +434,10 @@ class FactIndex:
             entry = (self._pages or {}).get(path)
             if entry is None:
                 return []
-            texts, stamps = self._texts, entry.stamps
-            facts = [Fact(path, line, texts[row], *stamps.get(j, (None, None)))
-                     for j, (row, line) in enumerate(zip(entry.ids.tolist(), entry.lines.tolist(), strict=True))]
+            stamps = entry.stamps or {}
+            ids = entry.ids.tolist()
+            facts = [Fact(path, line, text, *stamps.get(j, (None, None)))
+                     for j, (text, line) in enumerate(zip(self._table.texts(ids), entry.lines.tolist(), strict=True))]
             self._decoded[path] = facts
             if len(self._decoded) > DECODED_PAGES:
                 self._decoded.popitem(last=False)
@@ -453,8 +481,20 @@ class FactIndex:
     def template(self, fact: Fact) -> bool:
         """Whether ``fact``'s text is a template line (on more than :data:`TEMPLATE_PAGES` pages)."""
         self._flat()
-        row = self._row_of.get(_text_hash(fact.text))
-        return row is not None and row < len(self._template_rows) and bool(self._template_rows[row])
+        row = self._row_of_text(fact.text)
+        return 0 <= row < len(self._template_rows) and bool(self._template_rows[row])
+
+    def _row_of_text(self, text: str) -> int:
+        """``text``'s row, -1 when the table has none (the texts asked lately remembered: a page's
+        question asks about the same few hundred facts several times)."""
+        row = self._rows_asked.get(text)
+        if row is None:
+            row = int(self._table.find(text_hashes([text]))[0])
+            if row >= 0:
+                if len(self._rows_asked) >= 65536:
+                    self._rows_asked.clear()
+                self._rows_asked[text] = row
+        return row
 
     def page_facts(self, path: str) -> list[Fact]:
         return list(self._page_list(path))
@@ -472,28 +512,30 @@ class FactIndex:
 
     def _prefix_dims(self) -> int | None:
         dims = getattr(self.embedder, "prefix_dims", None)
-        return int(dims) if isinstance(dims, int) and 0 < dims < self._vectors.shape[1] else None
+        return int(dims) if isinstance(dims, int) and 0 < dims < self._table.dim else None
 
     def _exact_rows(self) -> np.ndarray:
         """The float32 table (up to :data:`EXACT_MAX` rows, held while nothing changes)."""
         with self._lock:
             if self._dense is None:
-                self._dense = self._vectors[:self._count].astype(np.float32) / _SCALE
+                self._dense = self._table.vectors(slice(0, self._count))
             return self._dense
 
     def _coarse_scores(self, query: np.ndarray, dims: int) -> np.ndarray:
-        """Cosines of the unit rows ``query`` (prefixes) with every row's prefix. The prefixes are
-        read from the int8 table a chunk at a time (a float32 copy of them took 39 MB at 150,000
-        texts, for a pass that takes a few ms either way)."""
+        """Cosines of the unit rows ``query`` (prefixes) with every row's prefix. The prefixes'
+        codes are read from the table a chunk at a time (a float32 copy of them took 39 MB at
+        150,000 texts, for a pass that takes a few ms either way); a cosine needs no row's scale."""
         with self._lock:
             if self._coarse is None:
-                lengths = np.linalg.norm(self._vectors[:self._count, :dims].astype(np.float32), axis=1)
+                lengths = np.concatenate([
+                    np.linalg.norm(self._table.codes(slice(start, min(self._count, start + CHUNK)), dims)
+                                   .astype(np.float32), axis=1) for start in range(0, self._count, CHUNK)])
                 lengths[lengths == 0] = 1.0
                 self._coarse = (1.0 / lengths).astype(np.float32)
             inverse = self._coarse
         out = np.empty((len(query), self._count), dtype=np.float32)
         for start in range(0, self._count, CHUNK):
-            block = self._vectors[start:min(self._count, start + CHUNK), :dims].astype(np.float32)
+            block = self._table.codes(slice(start, min(self._count, start + CHUNK)), dims).astype(np.float32)
             out[:, start:start + len(block)] = query @ block.T
         scores: np.ndarray = out * inverse
         return scores
@@ -509,8 +551,8 @@ class FactIndex:
             else:  # no prefix to trust: exact, a chunk at a time
                 full = np.empty((len(query), count), dtype=np.float32)
                 for start in range(0, count, CHUNK):
-                    block = self._vectors[start:min(count, start + CHUNK)].astype(np.float32)
-                    full[:, start:start + CHUNK] = query @ block.T / _SCALE
+                    block = self._table.vectors(slice(start, min(count, start + CHUNK)))
+                    full[:, start:start + CHUNK] = query @ block.T
             out = []
             for row in full:
                 order = np.argsort(-row, kind="stable")
@@ -522,16 +564,16 @@ class FactIndex:
             np.tile(np.arange(count), (len(query), 1))
         out = []
         for q, rows in zip(query, picked, strict=True):
-            exact = (self._vectors[rows].astype(np.float32) @ q) / _SCALE
+            exact = self._table.vectors(rows) @ q
             order = np.argsort(-exact, kind="stable")
             out.append((rows[order], exact[order]))
         return out
 
     def _vector_of(self, fact: Fact) -> np.ndarray:
         with self._lock:
-            row = self._row_of.get(_text_hash(fact.text))
-            if row is not None:
-                out: np.ndarray = self._vectors[row].astype(np.float32) / _SCALE
+            row = self._row_of_text(fact.text)
+            if row >= 0:
+                out: np.ndarray = self._table.vectors(np.array([row]))[0]
                 return out
         vector: np.ndarray = self.embedder.embed([fact.text])[0]
         return vector
@@ -651,32 +693,45 @@ class FactIndex:
             for c in right:
                 if a != c and (rb != ra or a < c):
                     yield a, c
-
     def row_pairs(self, min_score: float, visible: Callable[[str], bool] | None = None,
                   k: int = NEAR_K) -> list[tuple[int, int, float]]:
         """The whole wiki's pairs of texts (rows) scoring at least ``min_score`` (from
         :data:`NEAR_MIN`), both with a fact the asker may see, each text with its ``k`` nearest
         (at most :data:`NEAR_K`), each pair once, best first; a text on several pages pairs with
         itself (score 1)."""
+        a, b, scores = self._row_pair_arrays(min_score, visible, k)
+        return list(zip(a.tolist(), b.tolist(), scores.tolist(), strict=True))
+
+    def _row_pair_arrays(self, min_score: float, visible: Callable[[str], bool] | None,
+                         k: int = NEAR_K) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`row_pairs` as three arrays (lower row, higher row, score): a first whole-wiki
+        run has 1.7 M pairs at 32,000 pages, a loop over them in Python took 8 s."""
         facts = self._flat()
+        empty = np.zeros(0, dtype=np.int64)
         if not facts:
-            return []
+            return empty, empty, np.zeros(0, dtype=np.float64)
         ok = self._usable(visible)
         live = np.unique(self._fact_rows[ok])
         near = self._nearest_rows(live)
         usable = np.zeros(self._count, dtype=bool)
         usable[live] = True
-        out: dict[tuple[int, int], float] = {}
-        for ra in live.tolist():
-            if sum(1 for a in self._facts_of_row(ra) if ok[a]) > 1:
-                out[(ra, ra)] = 1.0
-            rows, scores = near.get(ra)
-            for rb, score in zip(rows[:k], scores[:k], strict=True):
-                if score < min_score:
-                    break
-                if usable[rb]:
-                    out[(min(ra, rb), max(ra, rb))] = score
-        return sorted(((a, b, s) for (a, b), s in out.items()), key=lambda t: (-t[2], t[0], t[1]))
+        k = max(0, min(k, NEAR_K))
+        rows = near.rows[live, :k].astype(np.int64)
+        steps = near.steps[live, :k]
+        keep = (rows >= 0) & (_scores(steps) >= min_score)
+        keep[keep] &= usable[rows[keep]]
+        source = np.broadcast_to(live[:, None], rows.shape)[keep]
+        other, score = rows[keep], _scores(steps[keep])
+        lower, higher = np.minimum(source, other), np.maximum(source, other)
+        # a text with more than one usable fact pairs with itself
+        twice = np.flatnonzero(np.bincount(self._fact_rows[ok], minlength=self._count) > 1)
+        lower, higher = np.concatenate([lower, twice]), np.concatenate([higher, twice])
+        score = np.concatenate([score, np.ones(len(twice))])
+        # each pair once (found from both sides, the same score either way)
+        _, first = np.unique(lower * max(self._count, 1) + higher, return_index=True)
+        lower, higher, score = lower[first], higher[first], score[first]
+        order = np.lexsort((higher, lower, -score))
+        return lower[order], higher[order], score[order]
 
     def row_facts(self, rows: list[int], visible: Callable[[str], bool] | None = None) -> dict[int, list[Fact]]:
         """The usable facts (:meth:`_usable`) of each of ``rows`` (texts), by path and line."""
@@ -713,10 +768,12 @@ class FactIndex:
         table = _NearTable()
         conn = self._connect()
         try:
-            for row, near, scores in conn.execute("SELECT id, near, scores FROM near"):
+            for row, near, steps in conn.execute("SELECT id, near, scores FROM near"):
                 rows = np.frombuffer(near, dtype=np.int32)
-                if row < self._count and (not len(rows) or int(rows.max()) < self._count):
-                    table.put(row, rows.tolist(), np.frombuffer(scores, dtype=np.float16).tolist())
+                scores = np.frombuffer(steps, dtype=np.uint8)
+                if row < self._count and len(rows) == len(scores) <= NEAR_K \
+                        and (not len(rows) or int(rows.max()) < self._count):
+                    table.put_steps(row, rows, scores)
         finally:
             conn.close()
         return table
@@ -724,9 +781,10 @@ class FactIndex:
     def _save_near(self, table: _NearTable, rows: list[int]) -> None:
         conn = self._connect()
         try:
+            counts = np.count_nonzero(table.rows[rows] >= 0, axis=1).tolist() if rows else []
             conn.executemany("INSERT OR REPLACE INTO near VALUES (?, ?, ?)", [
-                (r, np.array(table.get(r)[0], dtype=np.int32).tobytes(),
-                 np.array(table.get(r)[1], dtype=np.float16).tobytes()) for r in rows])
+                (r, table.rows[r, :n].tobytes(), table.steps[r, :n].tobytes())
+                for r, n in zip(rows, counts, strict=True)])
             conn.commit()
         finally:
             conn.close()
@@ -734,44 +792,46 @@ class FactIndex:
     def _knn(self, asking: np.ndarray, pool: np.ndarray, k: int, min_score: float,
              ) -> list[tuple[list[int], list[float]]]:
         """For each row of ``asking``, its ``k`` nearest rows of ``pool`` (itself left out) from
-        ``min_score`` up, best first, exact scores."""
+        ``min_score`` up, best first, scored on every coordinate."""
         dims = self._prefix_dims()
         out: list[tuple[list[int], list[float]]] = []
         if len(pool) < 2:
             return [([], []) for _ in asking]
-        if len(asking) > GRAPH_MIN and len(pool) > EXACT_MAX and dims is not None:
-            from usearch.index import Index  # only for many texts at once on a big wiki
-
-            coarse = _quantise(unit_rows(self._vectors[pool, :dims].astype(np.float32)))
-            graph = Index(ndim=dims, metric="cos", dtype="i8", connectivity=12, expansion_add=48,
-                          expansion_search=max(64, 4 * k))
-            graph.add(np.arange(len(pool)), coarse, threads=0)
-            position = np.full(self._count, -1, dtype=np.int64)
-            position[pool] = np.arange(len(pool))
-            query = _quantise(unit_rows(self._vectors[asking, :dims].astype(np.float32)))
-            keys = graph.search(query, min(len(pool), 4 * k + 1), threads=0).keys.astype(np.int64)
-            keys[(keys < 0) | (keys >= len(pool))] = -1
-            candidates = np.where(keys >= 0, pool[np.maximum(keys, 0)], -1)
-        else:
-            candidates = np.full((len(asking), 0), -1, dtype=np.int64)
-        for start in range(0, len(asking), 256):
-            part = asking[start:start + 256]
-            query = self._vectors[part].astype(np.float32) / _SCALE
-            if candidates.shape[1]:
-                for i, row in enumerate(part.tolist()):
-                    cand = candidates[start + i]
-                    cand = cand[(cand >= 0) & (cand != row)]
-                    scores = (self._vectors[cand].astype(np.float32) @ query[i]) / _SCALE
-                    order = np.argsort(-scores, kind="stable")[:k]
-                    keep = order[scores[order] >= min_score]
-                    out.append((cand[keep].tolist(), [round(float(x), 4) for x in scores[keep]]))
-                continue
+        if not (len(asking) > GRAPH_MIN and len(pool) > EXACT_MAX and dims is not None):
             in_pool = np.zeros(self._count, dtype=bool)
             in_pool[pool] = True
-            for i, (rows, scores) in enumerate(self._row_scores(query, max(COARSE_KEEP, 8 * k))):
-                keep = [(r, s) for r, s in zip(rows.tolist(), scores.tolist(), strict=True)
-                        if in_pool[r] and r != part[i] and s >= min_score][:k]
-                out.append(([r for r, _s in keep], [round(s, 4) for _r, s in keep]))
+            for start in range(0, len(asking), 256):
+                part = asking[start:start + 256]
+                for i, (rows, scores) in enumerate(self._row_scores(self._table.vectors(part),
+                                                                    max(COARSE_KEEP, 8 * k))):
+                    keep = [(r, s) for r, s in zip(rows.tolist(), scores.tolist(), strict=True)
+                            if in_pool[r] and r != part[i] and s >= min_score][:k]
+                    out.append(([r for r, _s in keep], [round(s, 4) for _r, s in keep]))
+            return out
+        from usearch.index import Index  # only for many texts at once on a big wiki
+
+        graph = Index(ndim=dims, metric="cos", dtype="i8", connectivity=12, expansion_add=48,
+                      expansion_search=max(64, 4 * k))
+        graph.add(np.arange(len(pool)), _int8_units(self._table.vectors(pool, dims)), threads=0)
+        keys = graph.search(_int8_units(self._table.vectors(asking, dims)), min(len(pool), 4 * k + 1),
+                            threads=0).keys.astype(np.int64)
+        del graph
+        keys[(keys < 0) | (keys >= len(pool))] = -1
+        candidates = np.where(keys >= 0, pool[np.maximum(keys, 0)], -1)
+        candidates[candidates == asking[:, None]] = -1  # (itself)
+        # the graph's candidates scored on every coordinate, a chunk of texts at a time
+        for start in range(0, len(asking), 1024):
+            part = candidates[start:start + 1024]
+            query = self._table.vectors(asking[start:start + 1024])
+            flat = np.maximum(part, 0).ravel()
+            scores = np.einsum("ijk,ik->ij", self._table.vectors(flat).reshape(*part.shape, -1), query)
+            scores[part < 0] = -np.inf
+            order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+            best = np.take_along_axis(scores, order, axis=1)
+            rows = np.take_along_axis(part, order, axis=1)
+            for found, score in zip(rows.tolist(), np.round(best, 4).tolist(), strict=True):
+                n = sum(1 for s in score if s >= min_score)
+                out.append((found[:n], score[:n]))
         return out
 
     # --- pairs noted by a caller, remembered ----------------------------------------------
@@ -785,32 +845,41 @@ class FactIndex:
         is saved with the index under ``name`` (which names ``note`` and its version), so a later
         call asks only about the texts new since. The conflict queue's reasons are such notes: a
         first whole-wiki run reads every pair, the next ones the new texts'."""
-        pairs = self.row_pairs(max(min_score, NEAR_MIN), visible)
+        lower, higher, scores = self._row_pair_arrays(max(min_score, NEAR_MIN), visible)
         with self._lock:
             done, said = self._notes(name)
-            texts = self._texts
-            # (row_pairs gives each pair as (lower row, higher row))
-            asking = [(ra, rb) for ra, rb, _s in pairs
-                      if ra != rb and (ra, rb) not in said and not (ra in done and rb in done)]
-            fresh: list[tuple[int, int, str | None]] = []
-            for ra, rb in asking:
-                said_ab = note(texts[ra], texts[rb])
-                fresh.append((ra, rb, said_ab))
-                if said_ab:  # and the other way round, for a pair shown in the other order
-                    fresh.append((rb, ra, note(texts[rb], texts[ra])))
-            if fresh:
-                self._save_notes(name, fresh, {r for a, b, _t in fresh for r in (a, b)})
-            answers = [(ra, rb, s) for ra, rb, s in pairs if (ra, rb) in said]
+            if len(done) < self._count:
+                done = np.concatenate([done, np.zeros(self._count - len(done), dtype=bool)])
+            keys = (lower << 32) | higher  # (row_pairs gives each pair as (lower row, higher row))
+            fresh_pairs = (lower != higher) & ~(done[lower] & done[higher])
+            asking = [(a, b) for a, b, key in zip(lower[fresh_pairs].tolist(), higher[fresh_pairs].tolist(),
+                                                   keys[fresh_pairs].tolist(), strict=True) if key not in said]
+            fresh: list[tuple[int, int, str]] = []
+            if asking:
+                with self._table.bulk():
+                    text = self._table.text
+                    for ra, rb in asking:
+                        said_ab = note(text(ra), text(rb))
+                        if said_ab:  # and the other way round, for a pair shown in the other order
+                            fresh.append((ra, rb, said_ab))
+                            said_ba = note(text(rb), text(ra))
+                            if said_ba:
+                                fresh.append((rb, ra, said_ba))
+                asked = np.unique(np.array([r for pair in asking for r in pair], dtype=np.int64))
+                self._save_notes(name, fresh, asked)
+                done, said = self._notes(name)
+            noted = np.fromiter((key in said for key in keys.tolist()), dtype=bool, count=len(keys))
             ok = self._usable(visible)
             found: list[tuple[int, int, float, str]] = []
-            for ra, rb, score in answers:
+            for ra, rb, score in zip(lower[noted].tolist(), higher[noted].tolist(), scores[noted].tolist(),
+                                     strict=True):
                 for a, c in self._fact_pairs(ra, rb, ok):
                     # by path and line, as pairs, with the note about that order
                     first, second = (a, c) if a < c else (c, a)
-                    text = said.get((ra, rb) if a < c else (rb, ra))
-                    if text:
-                        found.append((first, second, score, text))
-        made = self._facts_at({p for a, c, _s, _t in found for p in (a, c)})
+                    text_said = said.get((ra << 32) | rb if a < c else (rb << 32) | ra)
+                    if text_said:
+                        found.append((first, second, score, text_said))
+            made = self._facts_at({p for a, c, _s, _t in found for p in (a, c)})
         return [(made[a], made[c], round(score, 4), text) for a, c, score, text in found]
 
     def _facts_at(self, positions: set[int]) -> dict[int, Fact]:
@@ -820,37 +889,50 @@ class FactIndex:
         for p in positions:
             by_page.setdefault(int(facts.page_of[p]), []).append(p)
         out: dict[int, Fact] = {}
-        for page, wanted in by_page.items():
-            listed = self._page_list(facts.paths[page])
-            for p in wanted:
-                out[p] = listed[int(facts.at[p])]
+        with self._table.bulk(len(by_page) > BULK_PAGES):
+            for page, wanted in by_page.items():
+                listed = self._page_list(facts.paths[page])
+                for p in wanted:
+                    out[p] = listed[int(facts.at[p])]
         return out
 
-    def _notes(self, name: str) -> tuple[set[int], dict[tuple[int, int], str]]:
-        """The texts (rows) whose pairs ``name`` was asked about, and what it said."""
+    def _notes(self, name: str) -> tuple[np.ndarray, dict[int, str]]:
+        """Which texts (rows) ``name`` was asked about, and what it said, by pair (``a << 32 | b``)."""
         cached = self._noted.get(name)
         if cached is None:
             conn = self._connect()
             try:
-                done = {r for (r,) in conn.execute("SELECT id FROM noted WHERE name=?", (name,))}
-                said = {(a, b): t for a, b, t in conn.execute("SELECT a, b, note FROM notes WHERE name=?", (name,))}
+                row = conn.execute("SELECT bits FROM noted WHERE name=?", (name,)).fetchone()
+                done = np.unpackbits(np.frombuffer(row[0], dtype=np.uint8)).astype(bool)[:self._count] \
+                    if row else np.zeros(0, dtype=bool)
+                said: dict[int, str] = {}
+                for (data,) in conn.execute("SELECT data FROM notes WHERE name=? ORDER BY seq", (name,)):
+                    try:
+                        said.update(((a << 32) | b, t) for a, b, t in json.loads(zlib.decompress(data)))
+                    except (zlib.error, ValueError, TypeError):
+                        continue  # a damaged batch: its pairs are read again (their texts are not marked)
             finally:
                 conn.close()
             cached = self._noted[name] = (done, said)
         return cached
 
-    def _save_notes(self, name: str, fresh: list[tuple[int, int, str | None]], texts: set[int]) -> None:
+    def _save_notes(self, name: str, fresh: list[tuple[int, int, str]], asked: np.ndarray) -> None:
         done, said = self._notes(name)
+        grown = np.zeros(self._count, dtype=bool)
+        grown[:min(len(done), self._count)] = done[:self._count]
+        grown[asked] = True
         conn = self._connect()
         try:
-            conn.executemany("INSERT OR REPLACE INTO notes VALUES (?, ?, ?, ?)",
-                             [(name, a, b, t) for a, b, t in fresh if t])
-            conn.executemany("INSERT OR IGNORE INTO noted VALUES (?, ?)", [(name, h) for h in texts - done])
+            if fresh:
+                seq = conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM notes WHERE name=?", (name,)).fetchone()[0]
+                conn.execute("INSERT INTO notes VALUES (?, ?, ?)",
+                             (name, seq, zlib.compress(json.dumps(fresh).encode(), 6)))
+            conn.execute("INSERT OR REPLACE INTO noted VALUES (?, ?)", (name, np.packbits(grown).tobytes()))
             conn.commit()
         finally:
             conn.close()
-        said.update(((a, b), t) for a, b, t in fresh if t)
-        done.update(texts)
+        said.update(((a << 32) | b, t) for a, b, t in fresh)
+        self._noted[name] = (grown, said)
 
     def size_on_disk(self) -> int:
         return sum(p.stat().st_size for p in self.path.parent.glob(INDEX_NAME + "*"))
@@ -883,11 +965,12 @@ def fact_index_on_disk(wiki: Wiki) -> bool:
 
 
 def fact_rows(index: FactIndex, facts: list[Fact]) -> np.ndarray:
-    """Unit float32 rows of ``facts`` as ``index`` holds them (a fact it does not hold is embedded
-    now): for comparing a page's facts with a new text without embedding the page again."""
+    """Unit float32 rows of ``facts``, embedded now by ``index``'s model: the write door decides
+    a duplicate by them, and the index's own vectors are coarser (4 bits a coordinate) than a
+    decision that may decline a fact should rest on."""
     if not facts:
         return np.zeros((0, max(index.embedder.dim, 1)), dtype=np.float32)
-    return np.vstack([index._vector_of(f) for f in facts])
+    return index.embedder.embed([f.text for f in facts])
 
 
 def whole_wiki_kept(wiki: Wiki) -> bool:
