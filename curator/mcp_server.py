@@ -889,7 +889,9 @@ def serve(wiki: Wiki, agent: str, department: str | None = None, sync_every: flo
 def _running(door: AgentDoor, sync_actor: Actor, sync_every: float) -> Iterator[None]:
     """Keep ``door`` warm and watching (and auto-syncing as ``sync_actor``) while serving."""
     from curator.engine.facts.door import warm_in_background
+    from curator.engine.memory import return_freed_memory
 
+    return_freed_memory()  # (a server runs for days: the memory a call freed goes back)
     door.warm(watch=True)
     warm_in_background(door.wiki)  # so appends answer similar facts once it is ready
     stop = threading.Event()

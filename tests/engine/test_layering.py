@@ -22,7 +22,7 @@ from tests import REPO
 SRC = REPO / "curator"
 
 ENGINE_LAYERS: list[tuple[str, ...]] = [
-    ("__init__", "errors", "events", "status"),
+    ("__init__", "errors", "events", "status", "memory"),
     ("corpus",),
     ("repo",),
     ("policy",),

@@ -82,6 +82,11 @@ class WordLlamaEmbedder:
                 root.setLevel(level)
                 model = WordLlama.load(cache_dir=Path(wordllama.__file__).parent, disable_download=True,
                                        dim=256, trunc_dim=self.dim if self.dim < 256 else None)
+                # The weights ship in float16 and are widened to float32 on load (33 MB held for
+                # the life of a station): kept in float16, every vector comes out the same (the
+                # pooling sums in float32).
+                if getattr(model, "embedding", None) is not None and model.embedding.dtype == np.float32:
+                    model.embedding = model.embedding.astype(np.float16)
                 self._models[self.dim] = model
             return model
 

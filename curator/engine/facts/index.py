@@ -47,7 +47,7 @@ import numpy as np
 from curator.engine.corpus.facts import Fact, page_facts
 from curator.engine.facts.embed import Embedder, embedder_from, unit_rows
 from curator.engine.facts.settings import read_settings
-from curator.engine.facts.table import TextTable, text_hashes
+from curator.engine.facts.table import BLOCK, TextTable, text_hashes
 
 if TYPE_CHECKING:
     from curator.engine.corpus.page import Page
@@ -69,6 +69,8 @@ COARSE_DIMS = 64
 #: Texts kept by the coarse pass for each question (at least; more when many are hidden). The
 #: exact top 25 of a text were among the coarse top 200 at 0.93 on the real-shaped wiki.
 COARSE_KEEP = 400
+#: Questions whose coarse scores are held at once (each a float32 per text).
+COARSE_QUESTIONS = 32
 #: A text found on more pages than this is a template line ("Filed under #howto."), not a fact
 #: that two pages happen to share: :meth:`FactIndex.pairs` leaves it out (the pairs of one line on
 #: 100 pages would be 4,950 pairs saying nothing).
@@ -80,7 +82,7 @@ NEAR_MIN = 0.6
 #: From this many texts asking at once, their nearest come from an HNSW graph (on a big wiki).
 GRAPH_MIN = 2000
 #: Pages whose facts are kept read back (see FactIndex._page_list).
-DECODED_PAGES = 1024
+DECODED_PAGES = 256
 #: From this many pages asked at once, every text is read back at once (a text is read from its
 #: compressed block; a page's facts come from many blocks).
 BULK_PAGES = 1000
@@ -104,16 +106,20 @@ class _PageEntry:
     stamps; the facts are made when asked for (holding every fact of a big wiki as objects took
     hundreds of MB)."""
 
-    __slots__ = ("_ids", "_lines", "stamp", "stamps")
+    __slots__ = ("_ids", "_lines", "_stamps", "stamp")
 
-    def __init__(self, stamp: tuple[int, int], ids: bytes, lines: bytes,
-                 stamps: dict[int, tuple[str | None, str | None]] | None) -> None:
+    def __init__(self, stamp: tuple[int, int], ids: bytes, lines: bytes, stamps: str | None) -> None:
         self.stamp = stamp
-        # (bytes as stored, read as arrays when asked: two arrays per page of a 32,000-page wiki
-        # held 10 MB more)
+        # (as stored, read when asked: arrays and dicts per page of a 32,000-page wiki held
+        # 30 MB more)
         self._ids = ids  # each fact's row in the text table (its text's), int32
         self._lines = lines
-        self.stamps = stamps or None  # (added, verified) of the facts that have one, by place on the page
+        self._stamps = stamps  # see _stamps_json
+
+    @property
+    def stamps(self) -> dict[int, tuple[str | None, str | None]]:
+        """(added, verified) of the facts that have one, by place on the page."""
+        return _stamps_of(self._stamps)
 
     @property
     def ids(self) -> np.ndarray:
@@ -225,9 +231,9 @@ class FactIndex:
         self._page_start: dict[str, int] = {}  # each page's first fact's position
         #: pages whose facts were made lately (see _page_list)
         self._decoded: OrderedDict[str, list[Fact]] = OrderedDict()
-        self._fact_rows = np.zeros(0, dtype=np.int64)
-        self._row_order = np.zeros(0, dtype=np.int64)  # facts by row: facts of row r are
-        self._row_bounds = np.zeros(1, dtype=np.int64)  # _row_order[_row_bounds[r]:_row_bounds[r+1]]
+        self._fact_rows = np.zeros(0, dtype=np.int32)
+        self._row_order = np.zeros(0, dtype=np.int32)  # facts by row: facts of row r are
+        self._row_bounds = np.zeros(1, dtype=np.int32)  # _row_order[_row_bounds[r]:_row_bounds[r+1]]
         self._template_rows = np.zeros(0, dtype=bool)
         #: facts embedded by this index so far (what the incremental tests count)
         self.embedded = 0
@@ -352,9 +358,10 @@ class FactIndex:
             at += len(facts)
             lines = np.array([f.line for f in facts], dtype=np.int32).tobytes()
             stamps = {j: (f.added, f.verified) for j, f in enumerate(facts) if f.added or f.verified}
-            self._pages[path] = _PageEntry(stamp, ids, lines, stamps)
+            stored = _stamps_json(stamps)
+            self._pages[path] = _PageEntry(stamp, ids, lines, stored)
             self._decoded.pop(path, None)
-            rows.append((path, stamp[0], stamp[1], ids, lines, _stamps_json(stamps)))
+            rows.append((path, stamp[0], stamp[1], ids, lines, stored))
         conn.executemany("INSERT OR REPLACE INTO pages VALUES (?, ?, ?, ?, ?, ?)", rows)
 
     def _connect(self) -> sqlite3.Connection:
@@ -404,7 +411,8 @@ class FactIndex:
         try:
             self._table = TextTable()
             if row is not None:
-                self._table.load(conn.execute("SELECT * FROM blocks ORDER BY id"), int(row[0]))
+                blocks = conn.execute("SELECT COUNT(*) FROM blocks").fetchone()[0]
+                self._table.load(conn.execute("SELECT * FROM blocks ORDER BY id"), int(row[0]), blocks * BLOCK)
         except ValueError as exc:
             raise sqlite3.DatabaseError(str(exc)) from exc  # (rebuilt)
         self._coarse = self._dense = None
@@ -414,8 +422,8 @@ class FactIndex:
         out: dict[str, _PageEntry] = {}
         for path, mtime_ns, size, ids, lines, stamps in conn.execute("SELECT * FROM pages"):
             try:
-                entry = _PageEntry((mtime_ns, size), bytes(ids), bytes(lines), _stamps_of(stamps))
-                entry.ids, entry.lines  # noqa: B018 (a damaged row fails here)
+                entry = _PageEntry((mtime_ns, size), bytes(ids), bytes(lines), stamps)
+                entry.ids, entry.lines, entry.stamps  # noqa: B018 (a damaged row fails here)
             except (ValueError, TypeError):
                 continue  # a damaged row: the page is read again by this update
             if len(entry.ids) != len(entry.lines) or (len(entry.ids) and int(entry.ids.max()) >= self._count):
@@ -434,7 +442,7 @@ class FactIndex:
             entry = (self._pages or {}).get(path)
             if entry is None:
                 return []
-            stamps = entry.stamps or {}
+            stamps = entry.stamps
             ids = entry.ids.tolist()
             facts = [Fact(path, line, text, *stamps.get(j, (None, None)))
                      for j, (text, line) in enumerate(zip(self._table.texts(ids), entry.lines.tolist(), strict=True))]
@@ -449,21 +457,20 @@ class FactIndex:
                 assert self._pages is not None
                 paths = sorted(self._pages)
                 entries = [self._pages[p] for p in paths]
-                sizes = np.array([len(e.ids) for e in entries], dtype=np.int64)
+                sizes = np.array([len(e._ids) // 4 for e in entries], dtype=np.int64)
                 starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]) if len(sizes) else sizes
                 self._page_start = dict(zip(paths, starts.tolist(), strict=True))
                 page_of = np.repeat(np.arange(len(paths), dtype=np.int32), sizes)
                 at = (np.arange(len(page_of), dtype=np.int64) - np.repeat(starts, sizes)).astype(np.int32)
                 self._facts = _FactView(self, paths, page_of, at)
-                parts = [e.ids for e in entries if len(e.ids)]
-                # (int64: rows times pages below passes what int32 holds on a big wiki)
-                rows = np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, dtype=np.int64)
+                # (held as int32: the int64 copies of half a million facts' rows took 10 MB)
+                rows = np.frombuffer(b"".join(e._ids for e in entries), dtype=np.int32)
                 self._fact_rows = rows
-                self._row_order = np.argsort(rows, kind="stable")
-                self._row_bounds = np.searchsorted(rows[self._row_order], np.arange(self._count + 1))
-                # a template: one text on more than TEMPLATE_PAGES pages
-                page_no = np.repeat(np.arange(len(entries)), [len(e.ids) for e in entries])
-                on_pages = np.unique(rows * max(len(entries), 1) + page_no) // max(len(entries), 1)
+                self._row_order = np.argsort(rows, kind="stable").astype(np.int32)
+                self._row_bounds = np.searchsorted(rows[self._row_order], np.arange(self._count + 1)).astype(np.int32)
+                # a template: one text on more than TEMPLATE_PAGES pages (int64: rows times pages
+                # passes what int32 holds on a big wiki)
+                on_pages = np.unique(rows.astype(np.int64) * max(len(entries), 1) + page_of) // max(len(entries), 1)
                 self._template_rows = np.bincount(on_pages, minlength=self._count) > TEMPLATE_PAGES
                 self._dirty = False
             return self._facts
@@ -491,7 +498,7 @@ class FactIndex:
         if row is None:
             row = int(self._table.find(text_hashes([text]))[0])
             if row >= 0:
-                if len(self._rows_asked) >= 65536:
+                if len(self._rows_asked) >= 8192:  # (the texts it holds are memory too)
                     self._rows_asked.clear()
                 self._rows_asked[text] = row
         return row
@@ -558,10 +565,20 @@ class FactIndex:
                 order = np.argsort(-row, kind="stable")
                 out.append((order, row[order]))
             return out
-        coarse = self._coarse_scores(unit_rows(query[:, :dims]), dims)
         keep = min(count, keep)
-        picked = np.argpartition(-coarse, keep - 1, axis=1)[:, :keep] if keep < count else \
+        out = []
+        # (a few questions at a time: every row's coarse score for 256 questions took 150 MB)
+        for start in range(0, len(query), COARSE_QUESTIONS):
+            out += self._coarse_then_exact(query[start:start + COARSE_QUESTIONS], keep, dims)
+        return out
+
+    def _coarse_then_exact(self, query: np.ndarray, keep: int, dims: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        count = self._count
+        coarse = self._coarse_scores(unit_rows(query[:, :dims]), dims)
+        coarse *= -1
+        picked = np.argpartition(coarse, keep - 1, axis=1)[:, :keep] if keep < count else \
             np.tile(np.arange(count), (len(query), 1))
+        del coarse
         out = []
         for q, rows in zip(query, picked, strict=True):
             exact = self._table.vectors(rows) @ q

@@ -36,7 +36,7 @@ import numpy as np
 #: Texts per stored block (and per compressed run of texts).
 BLOCK = 256
 #: Decoded blocks of texts kept (a per-page question reads a few dozen).
-DECODED_BLOCKS = 128
+DECODED_BLOCKS = 48
 #: The coordinates kept in 8 bits (the rest in 4).
 PREFIX = 64
 #: The 4-bit codes of a coordinate: -LEVELS..LEVELS (stored plus 8, in a nibble).
@@ -112,7 +112,7 @@ class TextTable:
         self._lock = threading.Lock()
         # hash lookup: the rows sorted by hash, and the rows added since they were sorted
         self._sorted_keys = np.zeros(0, dtype=np.uint64)
-        self._sorted_rows = np.zeros(0, dtype=np.int64)
+        self._sorted_rows = np.zeros(0, dtype=np.int32)
         self._recent: dict[int, int] = {}
         #: blocks changed since the last :meth:`take_changed`
         self._changed: set[int] = set()
@@ -160,7 +160,7 @@ class TextTable:
 
     def _sort(self) -> None:
         order = np.argsort(self._hashes[:self.count], kind="stable")
-        self._sorted_keys, self._sorted_rows = self._hashes[:self.count][order], order.astype(np.int64)
+        self._sorted_keys, self._sorted_rows = self._hashes[:self.count][order], order.astype(np.int32)
         self._recent = {}
 
     # --- texts ------------------------------------------------------------------------------
@@ -236,31 +236,37 @@ class TextTable:
         self._changed.clear()
         return out
 
-    def load(self, blocks: Iterable[tuple[int, bytes, bytes, bytes, bytes]], dim: int) -> None:
-        """Read the stored blocks back (in order); ValueError when they do not fit together."""
+    def load(self, blocks: Iterable[tuple[int, bytes, bytes, bytes, bytes]], dim: int, rows: int = 0) -> None:
+        """Read the stored blocks back (in order; ``rows``: about how many there are, to make
+        room once); ValueError when they do not fit together."""
         width = min(dim, PREFIX) + (max(dim - PREFIX, 0) + 1) // 2
-        hashes, codes, scales = [], [], []
         self.dim, self._blocks, self._tail, self.count = dim, [], [], 0
+        self._codes = np.zeros((rows, width), dtype=np.uint8)
+        self._scales = np.zeros((rows, 2), dtype=np.float32)
+        self._hashes = np.zeros(rows, dtype=np.uint64)
         last = False
-        for number, h, texts, c, s in blocks:
+        for number, h, texts, c, s in blocks:  # (one at a time: each block is copied into place)
             if last or number != len(self._blocks):
                 raise ValueError("the text table has gaps")
             part = np.frombuffer(h, dtype="<u8")
             listed = _decompress(texts)
-            if not all(isinstance(t, str) for t in listed) or len(listed) != len(part) or len(c) != len(part) * width or len(s) != 8 * len(part) \
-                    or not 0 < len(part) <= BLOCK:
+            if not all(isinstance(t, str) for t in listed) or len(listed) != len(part) \
+                    or len(c) != len(part) * width or len(s) != 8 * len(part) or not 0 < len(part) <= BLOCK:
                 raise ValueError("a damaged block of texts")
-            hashes.append(part)
-            codes.append(np.frombuffer(c, dtype=np.uint8).reshape(len(part), width))
-            scales.append(np.frombuffer(s, dtype="<f4").reshape(len(part), 2))
+            start, stop = self.count, self.count + len(part)
+            if stop > len(self._codes):
+                room = max(stop, 2 * len(self._codes))
+                self._codes = _grown(self._codes, (room, width), start)
+                self._scales = _grown(self._scales, (room, 2), start)
+                self._hashes = _grown(self._hashes, (room,), start)
+            self._hashes[start:stop] = part
+            self._codes[start:stop] = np.frombuffer(c, dtype=np.uint8).reshape(len(part), width)
+            self._scales[start:stop] = np.frombuffer(s, dtype="<f4").reshape(len(part), 2)
             if len(part) == BLOCK:
-                self._blocks.append(texts)
+                self._blocks.append(bytes(texts))
             else:
                 self._tail, last = listed, True
-            self.count += len(part)
-        self._hashes = np.concatenate(hashes).astype(np.uint64) if hashes else np.zeros(0, dtype=np.uint64)
-        self._codes = np.vstack(codes) if codes else np.zeros((0, width), dtype=np.uint8)
-        self._scales = np.vstack(scales).astype(np.float32) if scales else np.zeros((0, 2), dtype=np.float32)
+            self.count = stop
         self._decoded.clear()
         self._changed.clear()
         self._sort()

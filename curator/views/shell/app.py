@@ -105,6 +105,9 @@ def run(target: str | None, screenshot: str | None = None, view: str = "main",
 
 def _run(target: str | None, screenshot: str | None, view: str, theme: str | None) -> int:
     os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
+    from curator.engine.memory import return_freed_memory
+
+    return_freed_memory()  # (a station runs for days: the memory a query freed goes back)
     if screenshot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from curator.engine.corpus.store import gc_paused
