@@ -14,8 +14,7 @@ import functools
 import hashlib
 import re
 import unicodedata
-from collections import Counter
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from typing import Any
@@ -39,6 +38,9 @@ _CN_UNIT = {"十": 10, "百": 100, "千": 1000}
 _CN_BIG = {"万": 10**4, "亿": 10**8}
 #: What may follow a Chinese numeral for it to be read as a number (elsewhere 一 is "a", 十分 "very").
 _CN_AFTER = "天日周年月点个名位次人小分秒倍台条件家岁元块%号星"
+_NUMBER_WORDS = frozenset({*_SMALL, *_SCALE, *_TIMES_WORDS})
+_RUN = re.compile(r"\w+")
+_DIGIT = re.compile(r"\d")
 _CN_NUM_RE = re.compile(rf"(百分之)([零〇一二两三四五六七八九十百千万亿]+)|([零〇一二两三四五六七八九十百千万亿]+)(?=[{_CN_AFTER}])")
 
 
@@ -78,27 +80,49 @@ def _cn_to_number(text: str) -> int:
 def normalise(text: str) -> str:
     """``text`` in the form both sides are compared in (digits, ``%``, ``not`` spelt out)."""
     t = unicodedata.normalize("NFKC", text)
-    t = re.sub(r"!?\[\[([^\]|#]*)[^\]]*\]\]", r"\1", t)  # a [[link]] reads as the page it names
-    t = re.sub(r"\*{1,3}|`+", "", t)  # emphasis and code marks
-    t = re.sub(r"\b(can)'?t\b|\bcannot\b", "can not", t, flags=re.IGNORECASE)
-    t = re.sub(r"\bwon'?t\b", "will not", t, flags=re.IGNORECASE)
-    t = re.sub(r"(\w)n't\b", r"\1 not", t, flags=re.IGNORECASE)
-    t = re.sub(r"\b(once|twice|thrice)\b", lambda m: _TIMES_WORDS[m.group(1).lower()], t, flags=re.IGNORECASE)
+    # Each rewrite below is skipped when the text cannot hold what it rewrites (most texts hold
+    # little of it). Only an ASCII text is judged by its lowercase: case-insensitive matching
+    # also folds a few other letters onto ASCII ones ("ſ" onto "s"), and every rewrite keeps an
+    # ASCII text ASCII.
+    ascii = t.isascii()
+
+    def may(*parts: str) -> bool:
+        return not ascii or any(part in t.lower() for part in parts)
+
+    if "[[" in t:
+        t = re.sub(r"!?\[\[([^\]|#]*)[^\]]*\]\]", r"\1", t)  # a [[link]] reads as the page it names
+    if "*" in t or "`" in t:
+        t = re.sub(r"\*{1,3}|`+", "", t)  # emphasis and code marks
+    if may("can"):
+        t = re.sub(r"\b(can)'?t\b|\bcannot\b", "can not", t, flags=re.IGNORECASE)
+    if may("won"):
+        t = re.sub(r"\bwon'?t\b", "will not", t, flags=re.IGNORECASE)
+    if "'" in t:
+        t = re.sub(r"(\w)n't\b", r"\1 not", t, flags=re.IGNORECASE)
+    if may("once", "twice", "thrice"):
+        t = re.sub(r"\b(once|twice|thrice)\b", lambda m: _TIMES_WORDS[m.group(1).lower()], t, flags=re.IGNORECASE)
 
     def words(m: re.Match[str]) -> str:
         value = _words_to_number(m.group(0))
         return m.group(0) if value is None else str(value)
 
-    t = _NUMWORDS_RE.sub(words, t)
+    # (a number word stands between \b's: a whole run of word characters)
+    if not ascii or not _NUMBER_WORDS.isdisjoint(r.lower() for r in _RUN.findall(t)):
+        t = _NUMWORDS_RE.sub(words, t)
 
     def cn(m: re.Match[str]) -> str:
         value = _cn_to_number(m.group(2) or m.group(3))
         return f"{value}%" if m.group(1) else str(value)
 
-    t = _CN_NUM_RE.sub(cn, t)
-    t = re.sub(r"百分之\s*(\d+(?:\.\d+)?)", r"\1%", t)
-    t = re.sub(r"(\d)\s*(?:percent|per cent)\b", r"\1%", t, flags=re.IGNORECASE)
-    t = re.sub(r"\b(\d{1,3}(?:,\d{3})+)(?![\d,])", lambda m: m.group(1).replace(",", ""), t)
+    if not ascii:
+        t = _CN_NUM_RE.sub(cn, t)
+        t = re.sub(r"百分之\s*(\d+(?:\.\d+)?)", r"\1%", t)
+    if not _DIGIT.search(t):
+        return t  # (what is left rewrites numbers)
+    if may("per"):
+        t = re.sub(r"(\d)\s*(?:percent|per cent)\b", r"\1%", t, flags=re.IGNORECASE)
+    if "," in t:
+        t = re.sub(r"\b(\d{1,3}(?:,\d{3})+)(?![\d,])", lambda m: m.group(1).replace(",", ""), t)
     mult = {"k": 1000, "thousand": 1000, "million": 10**6, "bn": 10**9, "billion": 10**9,
             "千": 1000, "万": 10**4, "亿": 10**8}
 
@@ -210,6 +234,8 @@ def _singular(word: str) -> str:
 def quantities(text: str) -> list[Quantity]:
     """Every date, time of day and number (with what it counts) of a :func:`normalise`\\ d text."""
     out: list[Quantity] = []
+    if not _DIGIT.search(text):
+        return out  # (every pattern below holds a digit)
     taken: list[tuple[int, int]] = []
 
     def free(a: int, b: int) -> bool:
@@ -361,9 +387,20 @@ def _content(tokens: Iterable[str]) -> list[str]:
     return [_singular(t) for t in tokens if t not in _STOP and not t.isdigit() and t.strip()]
 
 
-def _overlap(a: list[str], b: list[str]) -> float:
-    sa, sb = set(a), set(b)
+def _overlap(sa: frozenset[str], sb: frozenset[str]) -> float:
     return len(sa & sb) / min(len(sa), len(sb)) if sa and sb else 0.0
+
+
+def _counted(tokens: Iterable[str]) -> frozenset[tuple[str, int]]:
+    """Each token with how many times it came before: the intersection of two of these is the
+    multiset of tokens two texts share, an upper bound of what a SequenceMatcher finds equal."""
+    times: dict[str, int] = {}
+    out = []
+    for t in tokens:
+        n = times.get(t, 0)
+        times[t] = n + 1
+        out.append((t, n))
+    return frozenset(out)
 
 
 def _without(text: str, spans: Iterable[Quantity]) -> str:
@@ -379,16 +416,40 @@ _SURNAMES = set("王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑
 _WORD_OR_CHAR = re.compile(r"[A-Za-z][A-Za-z'-]*|\d+(?:\.\d+)*|[^\x00-\x7f\s\W]")
 
 
-def _name_reason(a: str, b: str) -> str | None:
-    ta, tb = _WORD_OR_CHAR.findall(a), _WORD_OR_CHAR.findall(b)
-    la, lb = [t.lower() for t in ta], [t.lower() for t in tb]
+@dataclass(frozen=True, slots=True)
+class _Words:
+    """A normalised text's words and CJK characters, as :func:`_name_reason` compares them."""
+
+    written: tuple[str, ...]
+    lower: tuple[str, ...]
+    counted: frozenset[tuple[str, int]]  # (see _counted)
+    #: a token a name could start with: a replaced span is a name only if both texts have one
+    named: bool
+
+
+def _words(norm: str) -> _Words:
+    written = tuple(_WORD_OR_CHAR.findall(norm))
+    lower = tuple(t.lower() for t in written)
+    named = (any(t[:1].isupper() and t.isascii() and t.isalpha() for t in written[1:])
+             or any(t in _SURNAMES for t in written))
+    return _Words(written, lower, _counted(lower), named)
+
+
+def _name_reason(wa: _Words, wb: _Words) -> str | None:
+    if not (wa.named and wb.named):
+        return None  # (see _Words.named)
+    la, lb = wa.lower, wb.lower
     # The words both share bound what the matcher can find equal: most pairs stop here, cheaply.
-    shared = sum((Counter(la) & Counter(lb)).values())
-    if shared < 3 or shared < 0.6 * max(len(la), len(lb)):
+    longest = max(len(la), len(lb))
+    if min(len(la), len(lb)) < 0.6 * longest:
         return None
+    shared = len(wa.counted & wb.counted)
+    if shared < 3 or shared < 0.6 * longest:
+        return None
+    ta, tb = wa.written, wb.written
     sm = SequenceMatcher(None, la, lb, autojunk=False)
     equal = sum(block.size for block in sm.get_matching_blocks())
-    if equal < 3 or equal < 0.6 * max(len(la), len(lb)):
+    if equal < 3 or equal < 0.6 * longest:
         return None
     found: list[str] = []
     for tag, i1, i2, j1, j2 in sm.get_opcodes():
@@ -408,13 +469,13 @@ def _name_reason(a: str, b: str) -> str | None:
     return "; ".join(found) or None
 
 
-def _is_name(tokens: list[str], at: int) -> bool:
+def _is_name(tokens: Sequence[str], at: int) -> bool:
     if not tokens or not all(t[:1].isupper() and t.isascii() and t.isalpha() for t in tokens):
         return False
     return at > 0 or len(tokens) > 1  # a sentence's first word is capitalised whatever it is
 
 
-def _is_cn_name(chars: list[str]) -> bool:
+def _is_cn_name(chars: Sequence[str]) -> bool:
     return 2 <= len(chars) <= 3 and chars[0] in _SURNAMES and all(not c.isascii() for c in chars)
 
 
@@ -434,11 +495,14 @@ SAME_CLAIM = 0.8
 class _Seen:
     """One text as :func:`conflict_reason` compares it (made once per text: a fact is in many pairs)."""
 
-    norm: str
     quantities: tuple[Quantity, ...]  # its stamps left out (see _is_stamp)
+    kinds: dict[str, frozenset[object]]  # the values of its quantities, by kind
     stamps: frozenset[object]  # the dates of its stamps
-    content: tuple[str, ...]  # content words, quantities left out
+    content: frozenset[str]  # content words, quantities left out
+    words: _Words
     polar: _Polar
+    polar_content: tuple[str, ...]  # the content words of polar.tokens
+    polar_counted: frozenset[tuple[str, int]]  # (see _counted)
 
 
 def _is_stamp(q: Quantity, text: str) -> bool:
@@ -451,66 +515,122 @@ def _is_stamp(q: Quantity, text: str) -> bool:
     return text[:q.start].rstrip().endswith("(") and text[q.end:].lstrip().startswith(")")
 
 
-@functools.lru_cache(maxsize=1 << 18)  # every text of a big wiki's whole-wiki run (cleared after it)
-def _seen(text: str) -> _Seen:
+def _read(text: str) -> _Seen:
     norm = normalise(text)
     qs = quantities(norm)
-    content = tuple(_content(_polar(_without(norm, qs)).tokens))
     stamps = [q for q in qs if _is_stamp(q, norm)]
-    return _Seen(norm, tuple(q for q in qs if q not in stamps), frozenset(q.value for q in stamps), content,
-                 _polar(norm))
+    kept = tuple(q for q in qs if q not in stamps)
+    kinds: dict[str, set[object]] = {}
+    for q in kept:
+        kinds.setdefault(q.kind, set()).add(q.value)
+    polar = _polar(norm)
+    polar_content = tuple(_content(polar.tokens))
+    rest = _polar(_without(norm, qs)) if qs else polar
+    return _Seen(kept, {k: frozenset(v) for k, v in kinds.items()}, frozenset(q.value for q in stamps),
+                 frozenset(_content(rest.tokens)), _words(norm), polar, polar_content,
+                 _counted(polar_content))
+
+
+class _Text:
+    """What one text holds for :func:`conflict_reason`: the cheap first look at once, the full
+    reading when a pair first needs it (most texts of a big wiki are never read in full)."""
+
+    __slots__ = ("_seen", "material", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.material = _material(text)
+        self._seen: _Seen | None = None
+
+    @property
+    def seen(self) -> _Seen:
+        if self._seen is None:
+            self._seen = _read(self.text)
+        return self._seen
+
+
+# One cache of one small record per text: each pair then hashes its two texts once, not once per cache.
+@functools.lru_cache(maxsize=1 << 18)  # every text of a big wiki's whole-wiki run (cleared after it)
+def _text(text: str) -> _Text:
+    return _Text(text)
 
 
 def forget_texts() -> None:
     """Drop what :func:`conflict_reason` keeps of the texts it read (after a whole-wiki run)."""
-    _seen.cache_clear()
-    _material.cache_clear()
+    _text.cache_clear()
 
 
-_DIGIT = re.compile(r"\d")
-_TIMES_RE = re.compile(r"\b(?:once|twice|thrice)\b", re.IGNORECASE)
-_FLIP_WORDS = sorted({*_NEG_EN, *_ANTI_EN, "cannot", "longer"}, key=len, reverse=True)
-_FLIP_RE = re.compile(rf"\b(?:{'|'.join(_FLIP_WORDS)})\b|n't\b|{_CN_NEG.pattern}|"
-                      + "|".join(re.escape(w) for w, _c in _ANTI_CN), re.IGNORECASE)
+_FLIP_WORDS = frozenset({*_NEG_EN, *_ANTI_EN, "cannot", "longer"})
+# The English words _material looks for stand between \b's, so each is a whole run of word
+# characters (_RUN): a set look-up per run instead of a long alternation tried at every character.
+# (case-insensitive matching folds a few non-ASCII letters onto ASCII ones, "ſ" onto "s": a run
+# with any non-ASCII character is matched the patterns' way)
+_WORD_RES = [re.compile(rf"(?:{'|'.join(sorted(words, key=len, reverse=True))})", re.IGNORECASE)
+             for words in (_NUMBER_WORDS, _FLIP_WORDS)]
+_NT_RE = re.compile(r"n't\b", re.IGNORECASE)
+_CN_FLIP_RE = re.compile(f"{_CN_NEG.pattern}|" + "|".join(re.escape(w) for w, _c in _ANTI_CN))
 #: a capitalised word other than the first (a sentence's first word is capitalised whatever it is)
 _NAMEISH = re.compile(rf"(?<=.)\b[A-Z]|[{''.join(sorted(_SURNAMES))}]", re.DOTALL)
 
 
-@functools.lru_cache(maxsize=1 << 18)
 def _material(text: str) -> tuple[bool, bool, bool]:
     """What a text holds that a conflict could turn on, read cheaply from the raw text and never
-    missing what :func:`_seen` would find: (a number of any kind, a negation or an opposite, a
+    missing what :func:`_read` would find: (a number of any kind, a negation or an opposite, a
     capitalised word or a Chinese surname)."""
-    number = bool(_DIGIT.search(text) or _NUMWORDS_RE.search(text) or _TIMES_RE.search(text)
-                  or _CN_NUM_RE.search(text))
-    return number, bool(_FLIP_RE.search(text)), bool(_NAMEISH.search(text))
+    number = bool(_DIGIT.search(text))
+    flip = "'" in text and bool(_NT_RE.search(text))
+    runs = set(_RUN.findall(text))
+    if text.isascii():
+        low = {r.lower() for r in runs}
+        number = number or not _NUMBER_WORDS.isdisjoint(low)
+        flip = flip or not _FLIP_WORDS.isdisjoint(low)
+    else:
+        number = number or bool(_CN_NUM_RE.search(text))
+        flip = flip or bool(_CN_FLIP_RE.search(text))
+        for r in runs:
+            if number and flip:
+                break
+            if r.isascii():
+                low_r = r.lower()
+                number = number or low_r in _NUMBER_WORDS
+                flip = flip or low_r in _FLIP_WORDS
+            else:
+                number = number or bool(_WORD_RES[0].fullmatch(r))
+                flip = flip or bool(_WORD_RES[1].fullmatch(r))
+    return number, flip, bool(_NAMEISH.search(text))
 
 
 def conflict_reason(a: str, b: str) -> str | None:
     """Where ``a`` and ``b`` disagree (``"30 days vs 14 days"``, ``"enabled vs disabled"``), or
     None when nothing that matters differs (a paraphrase, one saying more than the other, or two
     statements about different subjects)."""
-    (num_a, flip_a, name_a), (num_b, flip_b, name_b) = _material(a), _material(b)
+    ta, tb = _text(a), _text(b)
+    (num_a, flip_a, name_a), (num_b, flip_b, name_b) = ta.material, tb.material
     if not ((num_a and num_b) or flip_a or flip_b or (name_a and name_b)):
         return None  # (most pairs of a big wiki: no reading of either text needed)
-    sa, sb = _seen(a), _seen(b)
+    sa, sb = ta.seen, tb.seen
     if sa.stamps and sb.stamps and not sa.stamps & sb.stamps:
         return None  # entries of a series (a log, minutes, measurements): each true at its own date
     qa, qb = sa.quantities, sb.quantities
-    if qa and qb and _overlap(list(sa.content), list(sb.content)) >= SAME_SUBJECT:
+    if qa and qb and _overlap(sa.content, sb.content) >= SAME_SUBJECT:
         for q in qa:
-            values_a = {x.value for x in qa if x.kind == q.kind}
-            values_b = {x.value for x in qb if x.kind == q.kind}
-            if values_b and q.value not in values_b and values_b - values_a:
-                other = next(x for x in qb if x.kind == q.kind and x.value not in values_a)
-                return f"{q.surface} vs {other.surface}"
-    names = _name_reason(sa.norm, sb.norm)
+            values_b = sb.kinds.get(q.kind)
+            if values_b and q.value not in values_b:
+                values_a = sa.kinds[q.kind]
+                if values_b - values_a:
+                    other = next(x for x in qb if x.kind == q.kind and x.value not in values_a)
+                    return f"{q.surface} vs {other.surface}"
+    names = _name_reason(sa.words, sb.words)
     if names:
         return names
     pa, pb = sa.polar, sb.polar
     if pa.negated != pb.negated:
-        ratio = SequenceMatcher(None, _content(pa.tokens), _content(pb.tokens), autojunk=False).ratio()
-        if ratio >= SAME_CLAIM:
+        ca, cb = sa.polar_content, sb.polar_content
+        # (the ratio's bound from the words both share, as SequenceMatcher.quick_ratio reckons it)
+        total = len(ca) + len(cb)
+        if total and 2.0 * len(sa.polar_counted & sb.polar_counted) / total < SAME_CLAIM:
+            return None
+        if SequenceMatcher(None, ca, cb, autojunk=False).ratio() >= SAME_CLAIM:
             return _polarity_words(pa, pb)
     return None
 
