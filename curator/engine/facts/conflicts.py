@@ -391,15 +391,18 @@ def _overlap(sa: frozenset[str], sb: frozenset[str]) -> float:
     return len(sa & sb) / min(len(sa), len(sb)) if sa and sb else 0.0
 
 
-def _counted(tokens: Iterable[str]) -> frozenset[tuple[str, int]]:
-    """Each token with how many times it came before: the intersection of two of these is the
-    multiset of tokens two texts share, an upper bound of what a SequenceMatcher finds equal."""
+def _counted(tokens: Sequence[str]) -> frozenset[str]:
+    """Each token marked with how many times it came before: the intersection of two of these is
+    the multiset of tokens two texts share, an upper bound of what a SequenceMatcher finds equal."""
+    distinct = frozenset(tokens)
+    if len(distinct) == len(tokens):
+        return distinct  # (most texts: no token twice)
     times: dict[str, int] = {}
     out = []
     for t in tokens:
         n = times.get(t, 0)
         times[t] = n + 1
-        out.append((t, n))
+        out.append(t + "\x00" * n)  # (no token holds a NUL)
     return frozenset(out)
 
 
@@ -422,17 +425,24 @@ class _Words:
 
     written: tuple[str, ...]
     lower: tuple[str, ...]
-    counted: frozenset[tuple[str, int]]  # (see _counted)
+    counted: frozenset[str]  # (see _counted)
     #: a token a name could start with: a replaced span is a name only if both texts have one
     named: bool
+    distinct: frozenset[str]  # the lowercase tokens
+    #: the lowercase tokens that could be in no span _name_reason lets differ (neither a stop word
+    #: nor a possible name): one missing from the other text ends the comparison
+    plain: frozenset[str]
 
 
 def _words(norm: str) -> _Words:
     written = tuple(_WORD_OR_CHAR.findall(norm))
-    lower = tuple(t.lower() for t in written)
+    # (an ASCII text's tokens do not depend on case; elsewhere lowercasing may change a length)
+    lower = tuple(_WORD_OR_CHAR.findall(norm.lower())) if norm.isascii() else tuple(t.lower() for t in written)
     named = (any(t[:1].isupper() and t.isascii() and t.isalpha() for t in written[1:])
              or any(t in _SURNAMES for t in written))
-    return _Words(written, lower, _counted(lower), named)
+    plain = frozenset(low for t, low in zip(written, lower, strict=True)
+                      if t.isascii() and low not in _STOP and not (t[:1].isupper() and t.isalpha()))
+    return _Words(written, lower, _counted(lower), named, frozenset(lower), plain)
 
 
 def _name_reason(wa: _Words, wb: _Words) -> str | None:
@@ -443,6 +453,8 @@ def _name_reason(wa: _Words, wb: _Words) -> str | None:
     longest = max(len(la), len(lb))
     if min(len(la), len(lb)) < 0.6 * longest:
         return None
+    if not (wa.plain <= wb.distinct and wb.plain <= wa.distinct):
+        return None  # (see _Words.plain)
     shared = len(wa.counted & wb.counted)
     if shared < 3 or shared < 0.6 * longest:
         return None
@@ -491,20 +503,6 @@ SAME_SUBJECT = 0.6
 SAME_CLAIM = 0.8
 
 
-@dataclass(frozen=True, slots=True)
-class _Seen:
-    """One text as :func:`conflict_reason` compares it (made once per text: a fact is in many pairs)."""
-
-    quantities: tuple[Quantity, ...]  # its stamps left out (see _is_stamp)
-    kinds: dict[str, frozenset[object]]  # the values of its quantities, by kind
-    stamps: frozenset[object]  # the dates of its stamps
-    content: frozenset[str]  # content words, quantities left out
-    words: _Words
-    polar: _Polar
-    polar_content: tuple[str, ...]  # the content words of polar.tokens
-    polar_counted: frozenset[tuple[str, int]]  # (see _counted)
-
-
 def _is_stamp(q: Quantity, text: str) -> bool:
     """A date that opens the fact or stands in parentheses dates the entry (a log line, minutes,
     a status): it is when the fact was written down, not what it says."""
@@ -515,6 +513,17 @@ def _is_stamp(q: Quantity, text: str) -> bool:
     return text[:q.start].rstrip().endswith("(") and text[q.end:].lstrip().startswith(")")
 
 
+@dataclass(frozen=True, slots=True)
+class _Seen:
+    """A text's quantities, as every pair that reads a text compares them first."""
+
+    norm: str
+    found: list[Quantity]  # all of them
+    quantities: tuple[Quantity, ...]  # its stamps left out (see _is_stamp)
+    kinds: dict[str, frozenset[object]]  # the values of those, by kind
+    stamps: frozenset[object]  # the dates of its stamps
+
+
 def _read(text: str) -> _Seen:
     norm = normalise(text)
     qs = quantities(norm)
@@ -523,30 +532,59 @@ def _read(text: str) -> _Seen:
     kinds: dict[str, set[object]] = {}
     for q in kept:
         kinds.setdefault(q.kind, set()).add(q.value)
-    polar = _polar(norm)
-    polar_content = tuple(_content(polar.tokens))
-    rest = _polar(_without(norm, qs)) if qs else polar
-    return _Seen(kept, {k: frozenset(v) for k, v in kinds.items()}, frozenset(q.value for q in stamps),
-                 frozenset(_content(rest.tokens)), _words(norm), polar, polar_content,
-                 _counted(polar_content))
+    return _Seen(norm, qs, kept, {k: frozenset(v) for k, v in kinds.items()}, frozenset(q.value for q in stamps))
 
 
 class _Text:
-    """What one text holds for :func:`conflict_reason`: the cheap first look at once, the full
-    reading when a pair first needs it (most texts of a big wiki are never read in full)."""
+    """One text as :func:`conflict_reason` compares it, read once however many pairs it is in:
+    the cheap first look at once, each further part when a pair first needs it (most pairs of a
+    big wiki stop at the first look, most of the rest before the words are compared)."""
 
-    __slots__ = ("_seen", "material", "text")
+    __slots__ = ("_claim", "_content", "_polar", "_seen", "_words", "material", "text")
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.material = _material(text)
         self._seen: _Seen | None = None
+        self._content: frozenset[str] | None = None
+        self._words: _Words | None = None
+        self._polar: _Polar | None = None
+        self._claim: tuple[tuple[str, ...], frozenset[str]] | None = None
 
     @property
     def seen(self) -> _Seen:
         if self._seen is None:
             self._seen = _read(self.text)
         return self._seen
+
+    @property
+    def content(self) -> frozenset[str]:
+        """Its content words, quantities left out."""
+        if self._content is None:
+            seen = self.seen
+            rest = _polar(_without(seen.norm, seen.found)) if seen.found else self.polar
+            self._content = frozenset(_content(rest.tokens))
+        return self._content
+
+    @property
+    def words(self) -> _Words:
+        if self._words is None:
+            self._words = _words(self.seen.norm)
+        return self._words
+
+    @property
+    def polar(self) -> _Polar:
+        if self._polar is None:
+            self._polar = _polar(self.seen.norm)
+        return self._polar
+
+    @property
+    def claim(self) -> tuple[tuple[str, ...], frozenset[str]]:
+        """The content words of :attr:`polar` (negations and antonyms folded), and those _counted."""
+        if self._claim is None:
+            words = tuple(_content(self.polar.tokens))
+            self._claim = (words, _counted(words))
+        return self._claim
 
 
 # One cache of one small record per text: each pair then hashes its two texts once, not once per cache.
@@ -612,7 +650,7 @@ def conflict_reason(a: str, b: str) -> str | None:
     if sa.stamps and sb.stamps and not sa.stamps & sb.stamps:
         return None  # entries of a series (a log, minutes, measurements): each true at its own date
     qa, qb = sa.quantities, sb.quantities
-    if qa and qb and _overlap(sa.content, sb.content) >= SAME_SUBJECT:
+    if qa and qb and _overlap(ta.content, tb.content) >= SAME_SUBJECT:
         for q in qa:
             values_b = sb.kinds.get(q.kind)
             if values_b and q.value not in values_b:
@@ -620,15 +658,15 @@ def conflict_reason(a: str, b: str) -> str | None:
                 if values_b - values_a:
                     other = next(x for x in qb if x.kind == q.kind and x.value not in values_a)
                     return f"{q.surface} vs {other.surface}"
-    names = _name_reason(sa.words, sb.words)
+    names = _name_reason(ta.words, tb.words)
     if names:
         return names
-    pa, pb = sa.polar, sb.polar
+    pa, pb = ta.polar, tb.polar
     if pa.negated != pb.negated:
-        ca, cb = sa.polar_content, sb.polar_content
+        (ca, counted_a), (cb, counted_b) = ta.claim, tb.claim
         # (the ratio's bound from the words both share, as SequenceMatcher.quick_ratio reckons it)
         total = len(ca) + len(cb)
-        if total and 2.0 * len(sa.polar_counted & sb.polar_counted) / total < SAME_CLAIM:
+        if total and 2.0 * len(counted_a & counted_b) / total < SAME_CLAIM:
             return None
         if SequenceMatcher(None, ca, cb, autojunk=False).ratio() >= SAME_CLAIM:
             return _polarity_words(pa, pb)
