@@ -10,7 +10,6 @@ weeks" as fourteen days, "is not enabled" as "is disabled"), so a paraphrase is 
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import re
 import unicodedata
@@ -438,10 +437,12 @@ def _words(norm: str) -> _Words:
     written = tuple(_WORD_OR_CHAR.findall(norm))
     # (an ASCII text's tokens do not depend on case; elsewhere lowercasing may change a length)
     lower = tuple(_WORD_OR_CHAR.findall(norm.lower())) if norm.isascii() else tuple(t.lower() for t in written)
-    named = (any(t[:1].isupper() and t.isascii() and t.isalpha() for t in written[1:])
-             or any(t in _SURNAMES for t in written))
-    plain = frozenset(low for t, low in zip(written, lower, strict=True)
-                      if t.isascii() and low not in _STOP and not (t[:1].isupper() and t.isalpha()))
+    kinds = set(written)
+    capitalised = {t for t in kinds if t[:1].isupper() and t.isascii() and t.isalpha()}
+    # (a sentence's first word is capitalised whatever it is: it alone, once, names nothing)
+    named = ((bool(capitalised) and (capitalised != {written[0]} or written.count(written[0]) > 1))
+             or not _SURNAMES.isdisjoint(kinds))
+    plain = frozenset({t.lower() for t in kinds - capitalised if t.isascii()} - _STOP)
     return _Words(written, lower, _counted(lower), named, frozenset(lower), plain)
 
 
@@ -535,12 +536,22 @@ def _read(text: str) -> _Seen:
     return _Seen(norm, qs, kept, {k: frozenset(v) for k, v in kinds.items()}, frozenset(q.value for q in stamps))
 
 
+_FLIP_EN = frozenset({*_NEG_EN, *_ANTI_EN})
+_LETTERS = re.compile(r"[A-Za-z]+")
+
+
+def _may_flip(norm: str) -> bool:
+    """Whether _polar could find a negation or an opposite in ``norm``: an English one is a token
+    of letters only, so a whole run of letters (the tokens run over letters, "'" and "-")."""
+    return not norm.isascii() or not _FLIP_EN.isdisjoint(r.lower() for r in _LETTERS.findall(norm))
+
+
 class _Text:
     """One text as :func:`conflict_reason` compares it, read once however many pairs it is in:
     the cheap first look at once, each further part when a pair first needs it (most pairs of a
     big wiki stop at the first look, most of the rest before the words are compared)."""
 
-    __slots__ = ("_claim", "_content", "_polar", "_seen", "_words", "material", "text")
+    __slots__ = ("_claim", "_content", "_negated", "_polar", "_seen", "_words", "material", "text")
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -549,6 +560,7 @@ class _Text:
         self._content: frozenset[str] | None = None
         self._words: _Words | None = None
         self._polar: _Polar | None = None
+        self._negated: bool | None = None
         self._claim: tuple[tuple[str, ...], frozenset[str]] | None = None
 
     @property
@@ -573,6 +585,13 @@ class _Text:
         return self._words
 
     @property
+    def negated(self) -> bool:
+        """:attr:`_Polar.negated`, without reading the polarity of a text that holds no word of it."""
+        if self._negated is None:
+            self._negated = _may_flip(self.seen.norm) and self.polar.negated
+        return self._negated
+
+    @property
     def polar(self) -> _Polar:
         if self._polar is None:
             self._polar = _polar(self.seen.norm)
@@ -587,15 +606,23 @@ class _Text:
         return self._claim
 
 
-# One cache of one small record per text: each pair then hashes its two texts once, not once per cache.
-@functools.lru_cache(maxsize=1 << 18)  # every text of a big wiki's whole-wiki run (cleared after it)
+#: One small record per text read, for every pair it is in (see forget_texts).
+_TEXTS: dict[str, _Text] = {}
+_KEEP = 1 << 18  # every text of a big wiki's whole-wiki run
+
+
 def _text(text: str) -> _Text:
-    return _Text(text)
+    found = _TEXTS.get(text)
+    if found is None:
+        if len(_TEXTS) >= _KEEP:
+            _TEXTS.clear()  # (a bound for a long-lived process that never forgets)
+        found = _TEXTS[text] = _Text(text)
+    return found
 
 
 def forget_texts() -> None:
     """Drop what :func:`conflict_reason` keeps of the texts it read (after a whole-wiki run)."""
-    _text.cache_clear()
+    _TEXTS.clear()
 
 
 _FLIP_WORDS = frozenset({*_NEG_EN, *_ANTI_EN, "cannot", "longer"})
@@ -642,7 +669,7 @@ def conflict_reason(a: str, b: str) -> str | None:
     """Where ``a`` and ``b`` disagree (``"30 days vs 14 days"``, ``"enabled vs disabled"``), or
     None when nothing that matters differs (a paraphrase, one saying more than the other, or two
     statements about different subjects)."""
-    ta, tb = _text(a), _text(b)
+    ta, tb = _TEXTS.get(a) or _text(a), _TEXTS.get(b) or _text(b)
     (num_a, flip_a, name_a), (num_b, flip_b, name_b) = ta.material, tb.material
     if not ((num_a and num_b) or flip_a or flip_b or (name_a and name_b)):
         return None  # (most pairs of a big wiki: no reading of either text needed)
@@ -661,8 +688,8 @@ def conflict_reason(a: str, b: str) -> str | None:
     names = _name_reason(ta.words, tb.words)
     if names:
         return names
-    pa, pb = ta.polar, tb.polar
-    if pa.negated != pb.negated:
+    if ta.negated != tb.negated:
+        pa, pb = ta.polar, tb.polar
         (ca, counted_a), (cb, counted_b) = ta.claim, tb.claim
         # (the ratio's bound from the words both share, as SequenceMatcher.quick_ratio reckons it)
         total = len(ca) + len(cb)
