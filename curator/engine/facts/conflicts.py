@@ -76,6 +76,13 @@ def _cn_to_number(text: str) -> int:
     return total + section + digit
 
 
+_LINK_RE = re.compile(r"!?\[\[([^\]|#]*)[^\]]*\]\]")
+
+
+def _page_named(m: re.Match[str]) -> str:
+    return m.group(1)  # (a function, not r"\1": no template to expand for each link)
+
+
 def normalise(text: str) -> str:
     """``text`` in the form both sides are compared in (digits, ``%``, ``not`` spelt out)."""
     t = unicodedata.normalize("NFKC", text)
@@ -89,7 +96,7 @@ def normalise(text: str) -> str:
         return not ascii or any(part in t.lower() for part in parts)
 
     if "[[" in t:
-        t = re.sub(r"!?\[\[([^\]|#]*)[^\]]*\]\]", r"\1", t)  # a [[link]] reads as the page it names
+        t = _LINK_RE.sub(_page_named, t)  # a [[link]] reads as the page it names
     if "*" in t or "`" in t:
         t = re.sub(r"\*{1,3}|`+", "", t)  # emphasis and code marks
     if may("can"):
@@ -157,6 +164,8 @@ _TIME_RES = [
     re.compile(r"(?<![\d:])(\d{1,2})()\s*(a\.?m\.?|p\.?m\.?)(?![a-z])", re.IGNORECASE),
     re.compile(r"(上午|早上|凌晨|中午|下午|晚上)?\s*(\d{1,2})\s*[点時时](?:\s*(\d{1,2}|半)\s*分?)?"),
 ]
+_CN_PATTERNS = frozenset(p for p in [*(p for p, _k in _DATE_RES), *_TIME_RES] if not p.pattern.isascii())
+_MONTH_PATTERNS = frozenset(p for p, _k in _DATE_RES if _MON in p.pattern)
 _SECONDS = {"second": 1, "sec": 1, "s": 1, "minute": 60, "min": 60, "hour": 3600, "hr": 3600, "h": 3600,
             "day": 86400, "d": 86400, "week": 604800, "wk": 604800, "month": 2592000, "year": 31536000,
             "yr": 31536000, "秒": 1, "秒钟": 1, "分钟": 60, "小时": 3600, "个小时": 3600, "天": 86400,
@@ -240,12 +249,21 @@ def quantities(text: str) -> list[Quantity]:
     def free(a: int, b: int) -> bool:
         return all(b <= s or a >= e for s, e in taken)
 
+    # An ASCII text skips the patterns of Chinese characters, and those of a month's name when it
+    # has none (a name stands between \b's, a whole run; case-insensitive matching folds a few
+    # non-ASCII letters onto ASCII ones, so only an ASCII text is judged by its lowercase).
+    ascii = text.isascii()
+    months = not ascii or not _MONTHS.keys().isdisjoint(r.lower() for r in _RUN.findall(text))
     for pattern, kind in _DATE_RES:
+        if ascii and (pattern in _CN_PATTERNS or (not months and pattern in _MONTH_PATTERNS)):
+            continue
         for m in pattern.finditer(text):
             if free(m.start(), m.end()):
                 taken.append(m.span())
                 out.append(Quantity("date", _date_value(kind, m.groups()), m.group(0).strip(), *m.span()))
     for pattern in _TIME_RES:
+        if ascii and pattern in _CN_PATTERNS:
+            continue
         for m in pattern.finditer(text):
             minutes = _time_value(m)
             if minutes is not None and free(m.start(), m.end()):
