@@ -537,10 +537,14 @@ class _Seen:
     """A text's quantities, as every pair that reads a text compares them first."""
 
     norm: str
-    found: list[Quantity]  # all of them
+    found: Sequence[Quantity]  # all of them
     quantities: tuple[Quantity, ...]  # its stamps left out (see _is_stamp)
     kinds: dict[str, frozenset[object]]  # the values of those, by kind
     stamps: frozenset[object]  # the dates of its stamps
+
+
+_NOTHING: frozenset[object] = frozenset()
+_NO_KINDS: dict[str, frozenset[object]] = {}  # (never changed)
 
 
 def _read(text: str) -> _Seen:
@@ -551,7 +555,10 @@ def _read(text: str) -> _Seen:
     kinds: dict[str, set[object]] = {}
     for q in kept:
         kinds.setdefault(q.kind, set()).add(q.value)
-    return _Seen(norm, qs, kept, {k: frozenset(v) for k, v in kinds.items()}, frozenset(q.value for q in stamps))
+    if not qs:  # (most texts: nothing of their own kept, one object less for the collector to visit)
+        return _Seen(norm, (), (), _NO_KINDS, _NOTHING)
+    return _Seen(norm, qs, kept, {k: frozenset(v) for k, v in kinds.items()},
+                 frozenset(q.value for q in stamps) if stamps else _NOTHING)
 
 
 _FLIP_EN = frozenset({*_NEG_EN, *_ANTI_EN})
