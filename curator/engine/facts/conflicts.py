@@ -10,12 +10,10 @@ weeks" as fourteen days, "is not enabled" as "is disabled"), so a paraphrase is 
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import re
 import unicodedata
-from collections import Counter
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from typing import Any
@@ -39,6 +37,9 @@ _CN_UNIT = {"十": 10, "百": 100, "千": 1000}
 _CN_BIG = {"万": 10**4, "亿": 10**8}
 #: What may follow a Chinese numeral for it to be read as a number (elsewhere 一 is "a", 十分 "very").
 _CN_AFTER = "天日周年月点个名位次人小分秒倍台条件家岁元块%号星"
+_NUMBER_WORDS = frozenset({*_SMALL, *_SCALE, *_TIMES_WORDS})
+_RUN = re.compile(r"\w+")
+_DIGIT = re.compile(r"\d")
 _CN_NUM_RE = re.compile(rf"(百分之)([零〇一二两三四五六七八九十百千万亿]+)|([零〇一二两三四五六七八九十百千万亿]+)(?=[{_CN_AFTER}])")
 
 
@@ -75,30 +76,59 @@ def _cn_to_number(text: str) -> int:
     return total + section + digit
 
 
+_LINK_RE = re.compile(r"!?\[\[([^\]|#]*)[^\]]*\]\]")
+
+
+def _page_named(m: re.Match[str]) -> str:
+    return m.group(1)  # (a function, not r"\1": no template to expand for each link)
+
+
 def normalise(text: str) -> str:
     """``text`` in the form both sides are compared in (digits, ``%``, ``not`` spelt out)."""
     t = unicodedata.normalize("NFKC", text)
-    t = re.sub(r"!?\[\[([^\]|#]*)[^\]]*\]\]", r"\1", t)  # a [[link]] reads as the page it names
-    t = re.sub(r"\*{1,3}|`+", "", t)  # emphasis and code marks
-    t = re.sub(r"\b(can)'?t\b|\bcannot\b", "can not", t, flags=re.IGNORECASE)
-    t = re.sub(r"\bwon'?t\b", "will not", t, flags=re.IGNORECASE)
-    t = re.sub(r"(\w)n't\b", r"\1 not", t, flags=re.IGNORECASE)
-    t = re.sub(r"\b(once|twice|thrice)\b", lambda m: _TIMES_WORDS[m.group(1).lower()], t, flags=re.IGNORECASE)
+    # Each rewrite below is skipped when the text cannot hold what it rewrites (most texts hold
+    # little of it). Only an ASCII text is judged by its lowercase: case-insensitive matching
+    # also folds a few other letters onto ASCII ones ("ſ" onto "s"), and every rewrite keeps an
+    # ASCII text ASCII.
+    ascii = t.isascii()
+
+    def may(*parts: str) -> bool:
+        return not ascii or any(part in t.lower() for part in parts)
+
+    if "[[" in t:
+        t = _LINK_RE.sub(_page_named, t)  # a [[link]] reads as the page it names
+    if "*" in t or "`" in t:
+        t = re.sub(r"\*{1,3}|`+", "", t)  # emphasis and code marks
+    if may("can"):
+        t = re.sub(r"\b(can)'?t\b|\bcannot\b", "can not", t, flags=re.IGNORECASE)
+    if may("won"):
+        t = re.sub(r"\bwon'?t\b", "will not", t, flags=re.IGNORECASE)
+    if "'" in t:
+        t = re.sub(r"(\w)n't\b", r"\1 not", t, flags=re.IGNORECASE)
+    if may("once", "twice", "thrice"):
+        t = re.sub(r"\b(once|twice|thrice)\b", lambda m: _TIMES_WORDS[m.group(1).lower()], t, flags=re.IGNORECASE)
 
     def words(m: re.Match[str]) -> str:
         value = _words_to_number(m.group(0))
         return m.group(0) if value is None else str(value)
 
-    t = _NUMWORDS_RE.sub(words, t)
+    # (a number word stands between \b's: a whole run of word characters)
+    if not ascii or not _NUMBER_WORDS.isdisjoint(r.lower() for r in _RUN.findall(t)):
+        t = _NUMWORDS_RE.sub(words, t)
 
     def cn(m: re.Match[str]) -> str:
         value = _cn_to_number(m.group(2) or m.group(3))
         return f"{value}%" if m.group(1) else str(value)
 
-    t = _CN_NUM_RE.sub(cn, t)
-    t = re.sub(r"百分之\s*(\d+(?:\.\d+)?)", r"\1%", t)
-    t = re.sub(r"(\d)\s*(?:percent|per cent)\b", r"\1%", t, flags=re.IGNORECASE)
-    t = re.sub(r"\b(\d{1,3}(?:,\d{3})+)(?![\d,])", lambda m: m.group(1).replace(",", ""), t)
+    if not ascii:
+        t = _CN_NUM_RE.sub(cn, t)
+        t = re.sub(r"百分之\s*(\d+(?:\.\d+)?)", r"\1%", t)
+    if not _DIGIT.search(t):
+        return t  # (what is left rewrites numbers)
+    if may("per"):
+        t = re.sub(r"(\d)\s*(?:percent|per cent)\b", r"\1%", t, flags=re.IGNORECASE)
+    if "," in t:
+        t = re.sub(r"\b(\d{1,3}(?:,\d{3})+)(?![\d,])", lambda m: m.group(1).replace(",", ""), t)
     mult = {"k": 1000, "thousand": 1000, "million": 10**6, "bn": 10**9, "billion": 10**9,
             "千": 1000, "万": 10**4, "亿": 10**8}
 
@@ -134,6 +164,8 @@ _TIME_RES = [
     re.compile(r"(?<![\d:])(\d{1,2})()\s*(a\.?m\.?|p\.?m\.?)(?![a-z])", re.IGNORECASE),
     re.compile(r"(上午|早上|凌晨|中午|下午|晚上)?\s*(\d{1,2})\s*[点時时](?:\s*(\d{1,2}|半)\s*分?)?"),
 ]
+_CN_PATTERNS = frozenset(p for p in [*(p for p, _k in _DATE_RES), *_TIME_RES] if not p.pattern.isascii())
+_MONTH_PATTERNS = frozenset(p for p, _k in _DATE_RES if _MON in p.pattern)
 _SECONDS = {"second": 1, "sec": 1, "s": 1, "minute": 60, "min": 60, "hour": 3600, "hr": 3600, "h": 3600,
             "day": 86400, "d": 86400, "week": 604800, "wk": 604800, "month": 2592000, "year": 31536000,
             "yr": 31536000, "秒": 1, "秒钟": 1, "分钟": 60, "小时": 3600, "个小时": 3600, "天": 86400,
@@ -210,17 +242,28 @@ def _singular(word: str) -> str:
 def quantities(text: str) -> list[Quantity]:
     """Every date, time of day and number (with what it counts) of a :func:`normalise`\\ d text."""
     out: list[Quantity] = []
+    if not _DIGIT.search(text):
+        return out  # (every pattern below holds a digit)
     taken: list[tuple[int, int]] = []
 
     def free(a: int, b: int) -> bool:
         return all(b <= s or a >= e for s, e in taken)
 
+    # An ASCII text skips the patterns of Chinese characters, and those of a month's name when it
+    # has none (a name stands between \b's, a whole run; case-insensitive matching folds a few
+    # non-ASCII letters onto ASCII ones, so only an ASCII text is judged by its lowercase).
+    ascii = text.isascii()
+    months = not ascii or not _MONTHS.keys().isdisjoint(r.lower() for r in _RUN.findall(text))
     for pattern, kind in _DATE_RES:
+        if ascii and (pattern in _CN_PATTERNS or (not months and pattern in _MONTH_PATTERNS)):
+            continue
         for m in pattern.finditer(text):
             if free(m.start(), m.end()):
                 taken.append(m.span())
                 out.append(Quantity("date", _date_value(kind, m.groups()), m.group(0).strip(), *m.span()))
     for pattern in _TIME_RES:
+        if ascii and pattern in _CN_PATTERNS:
+            continue
         for m in pattern.finditer(text):
             minutes = _time_value(m)
             if minutes is not None and free(m.start(), m.end()):
@@ -361,9 +404,23 @@ def _content(tokens: Iterable[str]) -> list[str]:
     return [_singular(t) for t in tokens if t not in _STOP and not t.isdigit() and t.strip()]
 
 
-def _overlap(a: list[str], b: list[str]) -> float:
-    sa, sb = set(a), set(b)
+def _overlap(sa: frozenset[str], sb: frozenset[str]) -> float:
     return len(sa & sb) / min(len(sa), len(sb)) if sa and sb else 0.0
+
+
+def _counted(tokens: Sequence[str]) -> frozenset[str]:
+    """Each token marked with how many times it came before: the intersection of two of these is
+    the multiset of tokens two texts share, an upper bound of what a SequenceMatcher finds equal."""
+    distinct = frozenset(tokens)
+    if len(distinct) == len(tokens):
+        return distinct  # (most texts: no token twice)
+    times: dict[str, int] = {}
+    out = []
+    for t in tokens:
+        n = times.get(t, 0)
+        times[t] = n + 1
+        out.append(t + "\x00" * n)  # (no token holds a NUL)
+    return frozenset(out)
 
 
 def _without(text: str, spans: Iterable[Quantity]) -> str:
@@ -379,16 +436,51 @@ _SURNAMES = set("王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑
 _WORD_OR_CHAR = re.compile(r"[A-Za-z][A-Za-z'-]*|\d+(?:\.\d+)*|[^\x00-\x7f\s\W]")
 
 
-def _name_reason(a: str, b: str) -> str | None:
-    ta, tb = _WORD_OR_CHAR.findall(a), _WORD_OR_CHAR.findall(b)
-    la, lb = [t.lower() for t in ta], [t.lower() for t in tb]
+@dataclass(frozen=True, slots=True)
+class _Words:
+    """A normalised text's words and CJK characters, as :func:`_name_reason` compares them."""
+
+    written: tuple[str, ...]
+    lower: tuple[str, ...]
+    counted: frozenset[str]  # (see _counted)
+    #: a token a name could start with: a replaced span is a name only if both texts have one
+    named: bool
+    distinct: frozenset[str]  # the lowercase tokens
+    #: the lowercase tokens that could be in no span _name_reason lets differ (neither a stop word
+    #: nor a possible name): one missing from the other text ends the comparison
+    plain: frozenset[str]
+
+
+def _words(norm: str) -> _Words:
+    written = tuple(_WORD_OR_CHAR.findall(norm))
+    # (an ASCII text's tokens do not depend on case; elsewhere lowercasing may change a length)
+    lower = tuple(_WORD_OR_CHAR.findall(norm.lower())) if norm.isascii() else tuple(t.lower() for t in written)
+    kinds = set(written)
+    capitalised = {t for t in kinds if t[:1].isupper() and t.isascii() and t.isalpha()}
+    # (a sentence's first word is capitalised whatever it is: it alone, once, names nothing)
+    named = ((bool(capitalised) and (capitalised != {written[0]} or written.count(written[0]) > 1))
+             or not _SURNAMES.isdisjoint(kinds))
+    plain = frozenset({t.lower() for t in kinds - capitalised if t.isascii()} - _STOP)
+    return _Words(written, lower, _counted(lower), named, frozenset(lower), plain)
+
+
+def _name_reason(wa: _Words, wb: _Words) -> str | None:
+    if not (wa.named and wb.named):
+        return None  # (see _Words.named)
+    la, lb = wa.lower, wb.lower
     # The words both share bound what the matcher can find equal: most pairs stop here, cheaply.
-    shared = sum((Counter(la) & Counter(lb)).values())
-    if shared < 3 or shared < 0.6 * max(len(la), len(lb)):
+    longest = max(len(la), len(lb))
+    if min(len(la), len(lb)) < 0.6 * longest:
         return None
+    if not (wa.plain <= wb.distinct and wb.plain <= wa.distinct):
+        return None  # (see _Words.plain)
+    shared = len(wa.counted & wb.counted)
+    if shared < 3 or shared < 0.6 * longest:
+        return None
+    ta, tb = wa.written, wb.written
     sm = SequenceMatcher(None, la, lb, autojunk=False)
     equal = sum(block.size for block in sm.get_matching_blocks())
-    if equal < 3 or equal < 0.6 * max(len(la), len(lb)):
+    if equal < 3 or equal < 0.6 * longest:
         return None
     found: list[str] = []
     for tag, i1, i2, j1, j2 in sm.get_opcodes():
@@ -408,13 +500,13 @@ def _name_reason(a: str, b: str) -> str | None:
     return "; ".join(found) or None
 
 
-def _is_name(tokens: list[str], at: int) -> bool:
+def _is_name(tokens: Sequence[str], at: int) -> bool:
     if not tokens or not all(t[:1].isupper() and t.isascii() and t.isalpha() for t in tokens):
         return False
     return at > 0 or len(tokens) > 1  # a sentence's first word is capitalised whatever it is
 
 
-def _is_cn_name(chars: list[str]) -> bool:
+def _is_cn_name(chars: Sequence[str]) -> bool:
     return 2 <= len(chars) <= 3 and chars[0] in _SURNAMES and all(not c.isascii() for c in chars)
 
 
@@ -430,17 +522,6 @@ SAME_SUBJECT = 0.6
 SAME_CLAIM = 0.8
 
 
-@dataclass(frozen=True, slots=True)
-class _Seen:
-    """One text as :func:`conflict_reason` compares it (made once per text: a fact is in many pairs)."""
-
-    norm: str
-    quantities: tuple[Quantity, ...]  # its stamps left out (see _is_stamp)
-    stamps: frozenset[object]  # the dates of its stamps
-    content: tuple[str, ...]  # content words, quantities left out
-    polar: _Polar
-
-
 def _is_stamp(q: Quantity, text: str) -> bool:
     """A date that opens the fact or stands in parentheses dates the entry (a log line, minutes,
     a status): it is when the fact was written down, not what it says."""
@@ -451,66 +532,195 @@ def _is_stamp(q: Quantity, text: str) -> bool:
     return text[:q.start].rstrip().endswith("(") and text[q.end:].lstrip().startswith(")")
 
 
-@functools.lru_cache(maxsize=1 << 18)  # every text of a big wiki's whole-wiki run (cleared after it)
-def _seen(text: str) -> _Seen:
+@dataclass(frozen=True, slots=True)
+class _Seen:
+    """A text's quantities, as every pair that reads a text compares them first."""
+
+    norm: str
+    found: Sequence[Quantity]  # all of them
+    quantities: tuple[Quantity, ...]  # its stamps left out (see _is_stamp)
+    kinds: dict[str, frozenset[object]]  # the values of those, by kind
+    stamps: frozenset[object]  # the dates of its stamps
+
+
+_NOTHING: frozenset[object] = frozenset()
+_NO_KINDS: dict[str, frozenset[object]] = {}  # (never changed)
+
+
+def _read(text: str) -> _Seen:
     norm = normalise(text)
     qs = quantities(norm)
-    content = tuple(_content(_polar(_without(norm, qs)).tokens))
     stamps = [q for q in qs if _is_stamp(q, norm)]
-    return _Seen(norm, tuple(q for q in qs if q not in stamps), frozenset(q.value for q in stamps), content,
-                 _polar(norm))
+    kept = tuple(q for q in qs if q not in stamps)
+    kinds: dict[str, set[object]] = {}
+    for q in kept:
+        kinds.setdefault(q.kind, set()).add(q.value)
+    if not qs:  # (most texts: nothing of their own kept, one object less for the collector to visit)
+        return _Seen(norm, (), (), _NO_KINDS, _NOTHING)
+    return _Seen(norm, qs, kept, {k: frozenset(v) for k, v in kinds.items()},
+                 frozenset(q.value for q in stamps) if stamps else _NOTHING)
+
+
+_FLIP_EN = frozenset({*_NEG_EN, *_ANTI_EN})
+_LETTERS = re.compile(r"[A-Za-z]+")
+
+
+def _may_flip(norm: str) -> bool:
+    """Whether _polar could find a negation or an opposite in ``norm``: an English one is a token
+    of letters only, so a whole run of letters (the tokens run over letters, "'" and "-")."""
+    return not norm.isascii() or not _FLIP_EN.isdisjoint(r.lower() for r in _LETTERS.findall(norm))
+
+
+class _Text:
+    """One text as :func:`conflict_reason` compares it, read once however many pairs it is in:
+    the cheap first look at once, each further part when a pair first needs it (most pairs of a
+    big wiki stop at the first look, most of the rest before the words are compared)."""
+
+    __slots__ = ("_claim", "_content", "_negated", "_polar", "_seen", "_words", "material", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.material = _material(text)
+        self._seen: _Seen | None = None
+        self._content: frozenset[str] | None = None
+        self._words: _Words | None = None
+        self._polar: _Polar | None = None
+        self._negated: bool | None = None
+        self._claim: tuple[tuple[str, ...], frozenset[str]] | None = None
+
+    @property
+    def seen(self) -> _Seen:
+        if self._seen is None:
+            self._seen = _read(self.text)
+        return self._seen
+
+    @property
+    def content(self) -> frozenset[str]:
+        """Its content words, quantities left out."""
+        if self._content is None:
+            seen = self.seen
+            rest = _polar(_without(seen.norm, seen.found)) if seen.found else self.polar
+            self._content = frozenset(_content(rest.tokens))
+        return self._content
+
+    @property
+    def words(self) -> _Words:
+        if self._words is None:
+            self._words = _words(self.seen.norm)
+        return self._words
+
+    @property
+    def negated(self) -> bool:
+        """:attr:`_Polar.negated`, without reading the polarity of a text that holds no word of it."""
+        if self._negated is None:
+            self._negated = _may_flip(self.seen.norm) and self.polar.negated
+        return self._negated
+
+    @property
+    def polar(self) -> _Polar:
+        if self._polar is None:
+            self._polar = _polar(self.seen.norm)
+        return self._polar
+
+    @property
+    def claim(self) -> tuple[tuple[str, ...], frozenset[str]]:
+        """The content words of :attr:`polar` (negations and antonyms folded), and those _counted."""
+        if self._claim is None:
+            words = tuple(_content(self.polar.tokens))
+            self._claim = (words, _counted(words))
+        return self._claim
+
+
+#: One small record per text read, for every pair it is in (see forget_texts).
+_TEXTS: dict[str, _Text] = {}
+_KEEP = 1 << 18  # every text of a big wiki's whole-wiki run
+
+
+def _text(text: str) -> _Text:
+    found = _TEXTS.get(text)
+    if found is None:
+        if len(_TEXTS) >= _KEEP:
+            _TEXTS.clear()  # (a bound for a long-lived process that never forgets)
+        found = _TEXTS[text] = _Text(text)
+    return found
 
 
 def forget_texts() -> None:
     """Drop what :func:`conflict_reason` keeps of the texts it read (after a whole-wiki run)."""
-    _seen.cache_clear()
-    _material.cache_clear()
+    _TEXTS.clear()
 
 
-_DIGIT = re.compile(r"\d")
-_TIMES_RE = re.compile(r"\b(?:once|twice|thrice)\b", re.IGNORECASE)
-_FLIP_WORDS = sorted({*_NEG_EN, *_ANTI_EN, "cannot", "longer"}, key=len, reverse=True)
-_FLIP_RE = re.compile(rf"\b(?:{'|'.join(_FLIP_WORDS)})\b|n't\b|{_CN_NEG.pattern}|"
-                      + "|".join(re.escape(w) for w, _c in _ANTI_CN), re.IGNORECASE)
+_FLIP_WORDS = frozenset({*_NEG_EN, *_ANTI_EN, "cannot", "longer"})
+# The English words _material looks for stand between \b's, so each is a whole run of word
+# characters (_RUN): a set look-up per run instead of a long alternation tried at every character.
+# (case-insensitive matching folds a few non-ASCII letters onto ASCII ones, "ſ" onto "s": a run
+# with any non-ASCII character is matched the patterns' way)
+_WORD_RES = [re.compile(rf"(?:{'|'.join(sorted(words, key=len, reverse=True))})", re.IGNORECASE)
+             for words in (_NUMBER_WORDS, _FLIP_WORDS)]
+_NT_RE = re.compile(r"n't\b", re.IGNORECASE)
+_CN_FLIP_RE = re.compile(f"{_CN_NEG.pattern}|" + "|".join(re.escape(w) for w, _c in _ANTI_CN))
 #: a capitalised word other than the first (a sentence's first word is capitalised whatever it is)
 _NAMEISH = re.compile(rf"(?<=.)\b[A-Z]|[{''.join(sorted(_SURNAMES))}]", re.DOTALL)
 
 
-@functools.lru_cache(maxsize=1 << 18)
 def _material(text: str) -> tuple[bool, bool, bool]:
     """What a text holds that a conflict could turn on, read cheaply from the raw text and never
-    missing what :func:`_seen` would find: (a number of any kind, a negation or an opposite, a
+    missing what :func:`_read` would find: (a number of any kind, a negation or an opposite, a
     capitalised word or a Chinese surname)."""
-    number = bool(_DIGIT.search(text) or _NUMWORDS_RE.search(text) or _TIMES_RE.search(text)
-                  or _CN_NUM_RE.search(text))
-    return number, bool(_FLIP_RE.search(text)), bool(_NAMEISH.search(text))
+    number = bool(_DIGIT.search(text))
+    flip = "'" in text and bool(_NT_RE.search(text))
+    runs = set(_RUN.findall(text))
+    if text.isascii():
+        low = {r.lower() for r in runs}
+        number = number or not _NUMBER_WORDS.isdisjoint(low)
+        flip = flip or not _FLIP_WORDS.isdisjoint(low)
+    else:
+        number = number or bool(_CN_NUM_RE.search(text))
+        flip = flip or bool(_CN_FLIP_RE.search(text))
+        for r in runs:
+            if number and flip:
+                break
+            if r.isascii():
+                low_r = r.lower()
+                number = number or low_r in _NUMBER_WORDS
+                flip = flip or low_r in _FLIP_WORDS
+            else:
+                number = number or bool(_WORD_RES[0].fullmatch(r))
+                flip = flip or bool(_WORD_RES[1].fullmatch(r))
+    return number, flip, bool(_NAMEISH.search(text))
 
 
 def conflict_reason(a: str, b: str) -> str | None:
     """Where ``a`` and ``b`` disagree (``"30 days vs 14 days"``, ``"enabled vs disabled"``), or
     None when nothing that matters differs (a paraphrase, one saying more than the other, or two
     statements about different subjects)."""
-    (num_a, flip_a, name_a), (num_b, flip_b, name_b) = _material(a), _material(b)
+    ta, tb = _TEXTS.get(a) or _text(a), _TEXTS.get(b) or _text(b)
+    (num_a, flip_a, name_a), (num_b, flip_b, name_b) = ta.material, tb.material
     if not ((num_a and num_b) or flip_a or flip_b or (name_a and name_b)):
         return None  # (most pairs of a big wiki: no reading of either text needed)
-    sa, sb = _seen(a), _seen(b)
+    sa, sb = ta.seen, tb.seen
     if sa.stamps and sb.stamps and not sa.stamps & sb.stamps:
         return None  # entries of a series (a log, minutes, measurements): each true at its own date
     qa, qb = sa.quantities, sb.quantities
-    if qa and qb and _overlap(list(sa.content), list(sb.content)) >= SAME_SUBJECT:
+    if qa and qb and _overlap(ta.content, tb.content) >= SAME_SUBJECT:
         for q in qa:
-            values_a = {x.value for x in qa if x.kind == q.kind}
-            values_b = {x.value for x in qb if x.kind == q.kind}
-            if values_b and q.value not in values_b and values_b - values_a:
-                other = next(x for x in qb if x.kind == q.kind and x.value not in values_a)
-                return f"{q.surface} vs {other.surface}"
-    names = _name_reason(sa.norm, sb.norm)
+            values_b = sb.kinds.get(q.kind)
+            if values_b and q.value not in values_b:
+                values_a = sa.kinds[q.kind]
+                if values_b - values_a:
+                    other = next(x for x in qb if x.kind == q.kind and x.value not in values_a)
+                    return f"{q.surface} vs {other.surface}"
+    names = _name_reason(ta.words, tb.words)
     if names:
         return names
-    pa, pb = sa.polar, sb.polar
-    if pa.negated != pb.negated:
-        ratio = SequenceMatcher(None, _content(pa.tokens), _content(pb.tokens), autojunk=False).ratio()
-        if ratio >= SAME_CLAIM:
+    if ta.negated != tb.negated:
+        pa, pb = ta.polar, tb.polar
+        (ca, counted_a), (cb, counted_b) = ta.claim, tb.claim
+        # (the ratio's bound from the words both share, as SequenceMatcher.quick_ratio reckons it)
+        total = len(ca) + len(cb)
+        if total and 2.0 * len(counted_a & counted_b) / total < SAME_CLAIM:
+            return None
+        if SequenceMatcher(None, ca, cb, autojunk=False).ratio() >= SAME_CLAIM:
             return _polarity_words(pa, pb)
     return None
 

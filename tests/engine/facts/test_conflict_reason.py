@@ -5,7 +5,9 @@ about the same subject)."""
 
 from __future__ import annotations
 
+import difflib
 import random
+import re
 
 import pytest
 
@@ -269,19 +271,25 @@ def test_conflict_by_id_takes_a_prefix_and_says_when_it_names_none() -> None:
         conflict_by_id(found + found, found[0].id)
 
 
+def _planted_texts() -> list[str]:
+    """Every text of the planted pairs (contradictions, paraphrases, distractors, English and Chinese)."""
+    from tests.engine.facts.planted import DISTRACTORS, PARAPHRASES, UNRELATED
+
+    return sorted({t for pair in CONTRADICTIONS for t in pair[:2]} | {t for pair in NOT_CONTRADICTIONS for t in pair}
+                  | {t for pair in PARAPHRASES for t in pair[:2]}
+                  | set(DISTRACTORS) | set(UNRELATED) | {"Ann leads the payments team.", "Bob leads the payments team.",
+                                                       "The payments team is led by Ann Lee.",
+                                                       "The payments team is led by Bob Stone."})
+
+
 def test_the_cheap_first_look_never_changes_a_reason(monkeypatch: pytest.MonkeyPatch) -> None:
     """conflict_reason first looks for what a conflict could turn on (a number, a negation or an
     opposite, a name) in the raw texts and answers None without reading them when neither pair has
     any: on every pair of the planted texts (contradictions, paraphrases, distractors, English and
     Chinese) the answer is the one the full reading gives."""
     from curator.engine.facts import conflicts
-    from tests.engine.facts.planted import DISTRACTORS, PARAPHRASES, UNRELATED
 
-    texts = sorted({t for pair in CONTRADICTIONS for t in pair[:2]} | {t for pair in NOT_CONTRADICTIONS for t in pair}
-                   | {t for pair in PARAPHRASES for t in pair[:2]}
-                   | set(DISTRACTORS) | set(UNRELATED) | {"Ann leads the payments team.", "Bob leads the payments team.",
-                                                        "The payments team is led by Ann Lee.",
-                                                        "The payments team is led by Bob Stone."})
+    texts = _planted_texts()
     pairs = [(a, b) for a in texts for b in texts if a != b]
     quick = [conflict_reason(a, b) for a, b in pairs]
     conflicts.forget_texts()
@@ -289,3 +297,75 @@ def test_the_cheap_first_look_never_changes_a_reason(monkeypatch: pytest.MonkeyP
     full = [conflict_reason(a, b) for a, b in pairs]
     assert quick == full
     assert sum(r is not None for r in full) >= len(CONTRADICTIONS)
+
+
+def test_what_is_kept_of_a_text_never_changes_a_reason() -> None:
+    """A text is read once for all the pairs it is in, each part when a pair first needs it: on
+    the planted pairs, in either order, the answers with everything kept are those of a fresh
+    reading of each pair alone (every conflict found, and a quarter of the rest); and
+    forget_texts keeps nothing of them."""
+    from curator.engine.facts import conflicts
+
+    texts = _planted_texts()
+    pairs = [(a, b) for a in texts for b in texts if a != b]
+    conflicts.forget_texts()
+    kept = [conflict_reason(a, b) for a, b in pairs]
+    conflicts.forget_texts()
+    kept_backwards = [conflict_reason(a, b) for a, b in reversed(pairs)][::-1]
+    fresh: dict[int, str | None] = {}
+    for at in [*range(0, len(pairs), 4), *(i for i, r in enumerate(kept) if r is not None)]:
+        conflicts.forget_texts()
+        fresh[at] = conflict_reason(*pairs[at])
+    assert {at: kept[at] for at in fresh} == fresh
+    assert {at: kept_backwards[at] for at in fresh} == fresh
+    assert sum(r is not None for r in fresh.values()) >= len(CONTRADICTIONS)
+    conflict_reason(*pairs[0])
+    conflicts.forget_texts()
+    assert not conflicts._TEXTS
+
+
+def test_each_text_is_tokenised_once_however_many_pairs_it_is_in(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The names in the same role are compared on each text's words, split once per text and
+    kept, not split again for every pair (a big wiki's texts are each in many pairs)."""
+    from curator.engine.facts import conflicts
+
+    class Counting:
+        def __init__(self, pattern: re.Pattern[str]) -> None:
+            self.pattern, self.calls = pattern, 0
+
+        def findall(self, text: str) -> list[str]:
+            self.calls += 1
+            return self.pattern.findall(text)
+
+    counting = Counting(conflicts._WORD_OR_CHAR)
+    monkeypatch.setattr(conflicts, "_WORD_OR_CHAR", counting)
+    conflicts.forget_texts()
+    texts = _planted_texts()
+    answers = [conflict_reason(a, b) for a in texts for b in texts if a != b]
+    conflicts.forget_texts()
+    assert any(r is not None and " vs " in r for r in answers)
+    assert counting.calls <= 2 * len(texts)  # (an ASCII text's words as written and lowercase)
+
+
+def test_a_word_only_one_side_has_ends_the_name_comparison_before_any_matcher(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two texts sharing most words, one with a word no name could be that the other lacks,
+    differ in more than a name: no matcher is built for them (most close pairs of a big wiki are
+    such), and the pairs that do differ by a name alone still say so."""
+    from curator.engine.facts import conflicts
+
+    built: list[object] = []
+
+    class Matcher(difflib.SequenceMatcher):  # type: ignore[type-arg]
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            built.append(args)
+            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(conflicts, "SequenceMatcher", Matcher)
+    conflicts.forget_texts()
+    assert conflict_reason("The release manager for Q3 is Alice Chen.",
+                           "The release owner for Q3 is Alice Chen.") is None
+    assert built == []
+    assert conflict_reason("The release manager for Q3 is Alice Chen.",
+                           "The release manager for Q3 is Bob Li.") == "Alice Chen vs Bob Li"
+    assert built
