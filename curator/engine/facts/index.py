@@ -34,11 +34,13 @@ recall.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -152,7 +154,7 @@ class _FactView:
         return len(self.page_of)
 
     def __getitem__(self, position: int) -> Fact:
-        return self._index._page_list(self.paths[int(self.page_of[position])])[int(self.at[position])]
+        return self._index._fact_at(self.paths[int(self.page_of[position])], int(self.at[position]))
 
     def __iter__(self) -> Iterator[Fact]:
         with self._index._table.bulk(len(self.paths) > BULK_PAGES):
@@ -388,8 +390,9 @@ class FactIndex:
                 # for good (the nearest and the notes name texts by it)
                 conn.execute("CREATE TABLE IF NOT EXISTS blocks (id INTEGER PRIMARY KEY, hashes BLOB,"
                              " texts BLOB, codes BLOB, scales BLOB)")
+                # (without a rowid: the path is the key, not a second index of 1.6 MB at 32k pages)
                 conn.execute("CREATE TABLE IF NOT EXISTS pages (path TEXT PRIMARY KEY, mtime_ns INTEGER,"
-                             " size INTEGER, ids BLOB, lines BLOB, stamps TEXT)")
+                             " size INTEGER, ids BLOB, lines BLOB, stamps TEXT) WITHOUT ROWID")
                 # each text's nearest (int32 rows) and their scores (a byte each: see _NEAR_STEPS)
                 conn.execute("CREATE TABLE IF NOT EXISTS near (id INTEGER PRIMARY KEY, near BLOB, scores BLOB)")
                 # the texts a name's notes asked about (a bit per row), and what they said, a
@@ -504,8 +507,50 @@ class FactIndex:
                 self._rows_asked[text] = row
         return row
 
+    def _fact_at(self, path: str, at: int) -> Fact:
+        """The ``at``-th fact of ``path`` (from its page's facts when they were made lately, else
+        made alone: its page's other facts' texts may sit in other blocks of the table)."""
+        with self._lock:
+            made = self._decoded.get(path)
+            if made is not None:
+                return made[at]
+            entry = (self._pages or {})[path]
+            added, verified = entry.stamps.get(at, (None, None))
+            return Fact(path, int(entry.lines[at]), self._table.text(int(entry.ids[at])), added, verified)
+
     def page_facts(self, path: str) -> list[Fact]:
         return list(self._page_list(path))
+
+    # --- by position (what a walk over neighbours uses: a fact is made only for what it shows)
+    def page_positions(self, path: str) -> list[int]:
+        """The positions (in :meth:`facts`) of ``path``'s facts."""
+        facts = self._flat()
+        start = self._page_start.get(path)
+        if start is None:
+            return []
+        entry = (self._pages or {})[path]
+        return list(range(start, start + len(entry._ids) // 4)) if facts else []
+
+    def template_at(self, position: int) -> bool:
+        """Whether the fact at ``position`` is a template line (see :meth:`template`)."""
+        self._flat()
+        return bool(self._template_rows[self._fact_rows[position]])
+
+    def neighbours_at(self, positions: list[int], k: int = 10, min_score: float = 0.0,
+                      visible: Callable[[str], bool] | None = None) -> list[list[tuple[int, float]]]:
+        """:meth:`neighbours_of` by position: each position's ``k`` nearest facts' positions and
+        scores from ``min_score`` up, best first (itself left out)."""
+        self._flat()
+        out: list[list[tuple[int, float]]] = []
+        for start in range(0, len(positions), 256):
+            part = positions[start:start + 256]
+            query = self._table.vectors(self._fact_rows[part].astype(np.int64))
+            out += self._ranked(query, k, min_score, visible, list(part))
+        return out
+
+    def facts_at(self, positions: Iterable[int]) -> dict[int, Fact]:
+        """The facts at ``positions`` of :meth:`facts`."""
+        return self._facts_at(set(positions))
 
     def _position(self, fact: Fact) -> int | None:
         """Where ``fact`` is in :meth:`facts` (None: not in the index as it stands)."""
@@ -837,19 +882,22 @@ class FactIndex:
         keys[(keys < 0) | (keys >= len(pool))] = -1
         candidates = np.where(keys >= 0, pool[np.maximum(keys, 0)], -1)
         candidates[candidates == asking[:, None]] = -1  # (itself)
-        # the graph's candidates scored on every coordinate, a chunk of texts at a time
-        for start in range(0, len(asking), 1024):
+        # the graph's candidates scored on every coordinate, a chunk of texts at a time, on every
+        # core (numpy lets go of the interpreter while it unpacks and multiplies)
+        def rescore(start: int) -> tuple[np.ndarray, np.ndarray]:
             part = candidates[start:start + 1024]
             query = self._table.vectors(asking[start:start + 1024])
             flat = np.maximum(part, 0).ravel()
-            scores = np.einsum("ijk,ik->ij", self._table.vectors(flat).reshape(*part.shape, -1), query)
+            scores = np.matmul(self._table.vectors(flat).reshape(*part.shape, -1), query[:, :, None])[:, :, 0]
             scores[part < 0] = -np.inf
             order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
-            best = np.take_along_axis(scores, order, axis=1)
-            rows = np.take_along_axis(part, order, axis=1)
-            for found, score in zip(rows.tolist(), np.round(best, 4).tolist(), strict=True):
-                n = sum(1 for s in score if s >= min_score)
-                out.append((found[:n], score[:n]))
+            return np.take_along_axis(part, order, axis=1), np.take_along_axis(scores, order, axis=1)
+
+        with ThreadPoolExecutor(max(1, min(4, os.cpu_count() or 1)), thread_name_prefix="fact-knn") as pool_:
+            for rows, best in pool_.map(rescore, range(0, len(asking), 1024)):
+                for found, score in zip(rows.tolist(), np.round(best, 4).tolist(), strict=True):
+                    n = sum(1 for s in score if s >= min_score)
+                    out.append((found[:n], score[:n]))
         return out
 
     # --- pairs noted by a caller, remembered ----------------------------------------------

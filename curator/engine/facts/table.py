@@ -12,7 +12,7 @@ station's memory. Here:
   (4 bits throughout: 0.009, and a planted paraphrase group fell apart): enough to rank
   neighbours, which is all a stored vector is used for (the write door's same-page check embeds
   the page's facts exactly).
-* **texts compressed** :data:`BLOCK` at a time (zlib: 21.7 MB of texts in 5.7 MB), one block
+* **texts compressed** :data:`BLOCK` at a time (zlib: 21.7 MB of texts in 6.4 MB), one block
   read back when one of its texts is asked for, every block at once for a whole-wiki pass.
 * **a text found by a 64-bit hash** of it, in a sorted array (a dict of 150,000 byte strings
   took 15 MB).
@@ -34,9 +34,9 @@ from contextlib import contextmanager
 import numpy as np
 
 #: Texts per stored block (and per compressed run of texts).
-BLOCK = 256
+BLOCK = 64
 #: Decoded blocks of texts kept (a per-page question reads a few dozen).
-DECODED_BLOCKS = 48
+DECODED_BLOCKS = 192
 #: The coordinates kept in 8 bits (the rest in 4).
 PREFIX = 64
 #: The 4-bit codes of a coordinate: -LEVELS..LEVELS (stored plus 8, in a nibble).
@@ -71,7 +71,8 @@ def quantise(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     # rows reads higher than their cosine: the scales are set so each row reads back unit length.
     lengths = np.linalg.norm(_read(codes, scales, rows.shape[1]), axis=1)
     lengths[lengths == 0] = 1.0
-    return codes, (scales / lengths[:, None]).astype(np.float32)
+    # (stored in float16: a vector then reads back within 0.1 % of unit length)
+    return codes, (scales / lengths[:, None]).astype(np.float16).astype(np.float32)
 
 
 def _read(codes: np.ndarray, scales: np.ndarray, dims: int) -> np.ndarray:
@@ -232,7 +233,7 @@ class TextTable:
                 continue
             texts = self._blocks[number] if number < len(self._blocks) else _compress(self._tail)
             out.append((number, self._hashes[start:stop].astype("<u8").tobytes(), texts,
-                        self._codes[start:stop].tobytes(), self._scales[start:stop].astype("<f4").tobytes()))
+                        self._codes[start:stop].tobytes(), self._scales[start:stop].astype("<f2").tobytes()))
         self._changed.clear()
         return out
 
@@ -251,7 +252,7 @@ class TextTable:
             part = np.frombuffer(h, dtype="<u8")
             listed = _decompress(texts)
             if not all(isinstance(t, str) for t in listed) or len(listed) != len(part) \
-                    or len(c) != len(part) * width or len(s) != 8 * len(part) or not 0 < len(part) <= BLOCK:
+                    or len(c) != len(part) * width or len(s) != 4 * len(part) or not 0 < len(part) <= BLOCK:
                 raise ValueError("a damaged block of texts")
             start, stop = self.count, self.count + len(part)
             if stop > len(self._codes):
@@ -261,7 +262,7 @@ class TextTable:
                 self._hashes = _grown(self._hashes, (room,), start)
             self._hashes[start:stop] = part
             self._codes[start:stop] = np.frombuffer(c, dtype=np.uint8).reshape(len(part), width)
-            self._scales[start:stop] = np.frombuffer(s, dtype="<f4").reshape(len(part), 2)
+            self._scales[start:stop] = np.frombuffer(s, dtype="<f2").reshape(len(part), 2)
             if len(part) == BLOCK:
                 self._blocks.append(bytes(texts))
             else:

@@ -42,7 +42,7 @@ def test_texts_and_vectors_read_back_from_the_stored_blocks() -> None:
         assert again.texts(range(len(TEXTS))) == TEXTS
     assert again.find(text_hashes([TEXTS[5], "never added", TEXTS[-2]])).tolist() == [5, -1, len(TEXTS) - 2]
     stored = again.vectors(slice(0, again.count))
-    assert np.allclose(np.linalg.norm(stored, axis=1), 1.0, atol=1e-4)  # read back as unit rows
+    assert np.allclose(np.linalg.norm(stored, axis=1), 1.0, atol=2e-3)  # read back as unit rows
     exact, close = vectors @ vectors.T, stored @ stored.T
     near = exact > 0.5
     assert np.abs(close - exact)[near].mean() < 0.01 and np.abs(close - exact).max() < 0.06
