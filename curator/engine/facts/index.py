@@ -34,6 +34,7 @@ recall.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sqlite3
 import threading
@@ -56,6 +57,8 @@ if TYPE_CHECKING:
     from curator.engine.corpus.page import Page
     from curator.engine.corpus.store import ChangeSet
     from curator.engine.wiki import Wiki
+
+log = logging.getLogger(__name__)
 
 INDEX_NAME = "facts.sqlite"
 #: The layout of the file: another value (an older Curator's) is rebuilt.
@@ -920,20 +923,15 @@ class FactIndex:
             fresh_pairs = (lower != higher) & ~(done[lower] & done[higher])
             asking = [(a, b) for a, b, key in zip(lower[fresh_pairs].tolist(), higher[fresh_pairs].tolist(),
                                                    keys[fresh_pairs].tolist(), strict=True) if key not in said]
-            fresh: list[tuple[int, int, str]] = []
             if asking:
-                # (the collector paused: a first run keeps ~1.4 M small objects of the texts it
-                # read, none cyclic, and walking them again and again took 9 s of 30)
-                with self._table.bulk(), gc_paused():
-                    text = self._table.text
-                    for ra, rb in asking:
-                        said_ab = note(text(ra), text(rb))
-                        if said_ab:  # and the other way round, for a pair shown in the other order
-                            fresh.append((ra, rb, said_ab))
-                            said_ba = note(text(rb), text(ra))
-                            if said_ba:
-                                fresh.append((rb, ra, said_ba))
-                asked = np.unique(np.array([r for pair in asking for r in pair], dtype=np.int64))
+                pairs = np.array(asking, dtype=np.int64).reshape(-1, 2)
+                asked = np.unique(pairs)
+                with self._table.bulk():
+                    texts = [self._table.text(r) for r in asked.tolist()]
+                # (the pairs name the texts by their place in ``texts``)
+                local = np.searchsorted(asked, pairs).astype(np.int32)
+                said_by_place = _notes_taken(note, texts, local)
+                fresh = [(int(asked[a]), int(asked[b]), t) for a, b, t in said_by_place]
                 self._save_notes(name, fresh, asked)
                 done, said = self._notes(name)
             noted = np.fromiter((key in said for key in keys.tolist()), dtype=bool, count=len(keys))
@@ -1004,6 +1002,49 @@ class FactIndex:
 
     def size_on_disk(self) -> int:
         return sum(p.stat().st_size for p in self.path.parent.glob(INDEX_NAME + "*"))
+
+
+#: From this many pairs to read at once (a first whole-wiki run), the notes are taken in a process of
+#: its own. Reading the 1.7 M close pairs of a 32,000-page wiki's conflict queue keeps ~1.4 M small
+#: objects of the texts read: ~1 GB at its peak, which a long-lived station never got back (freed
+#: small objects leave their memory arenas pinned by whatever else lives there).
+CHILD_PAIRS = 100_000
+NoteFn = Callable[[str, str], "str | None"]
+
+
+def _notes_taken(note: NoteFn, texts: list[str], pairs: np.ndarray) -> list[tuple[int, int, str]]:
+    """:func:`_notes_of`, in a process of its own for many pairs when ``note`` can be named there
+    (a module's function); in this one otherwise, or when that process cannot run."""
+    importable = "<" not in getattr(note, "__qualname__", "<") and getattr(note, "__module__", None)
+    if len(pairs) >= CHILD_PAIRS and importable:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            # (spawn: the station runs threads and Qt, which a forked child must not inherit)
+            with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as child:
+                return child.submit(_notes_of, note, texts, pairs).result()
+        except (BrokenProcessPool, OSError) as exc:  # killed, out of memory, no process to start
+            log.warning("reading %d pairs in a process of its own failed (%s): reading them here", len(pairs), exc)
+    return _notes_of(note, texts, pairs)
+
+
+def _notes_of(note: NoteFn, texts: list[str], pairs: np.ndarray) -> list[tuple[int, int, str]]:
+    """What ``note`` says of each pair of ``texts`` (``pairs``: their places), both ways round
+    where it says something, as (place, place, what it said)."""
+    fresh: list[tuple[int, int, str]] = []
+    # (the collector paused: the texts read leave ~1.4 M small objects, none cyclic, and walking
+    # them again and again took 9 s of 30)
+    with gc_paused():
+        for a, b in pairs.tolist():
+            said_ab = note(texts[a], texts[b])
+            if said_ab:  # and the other way round, for a pair shown in the other order
+                fresh.append((a, b, said_ab))
+                said_ba = note(texts[b], texts[a])
+                if said_ba:
+                    fresh.append((b, a, said_ba))
+    return fresh
 
 
 def _settings(path: Path) -> dict[str, object] | None:

@@ -231,3 +231,40 @@ def test_an_index_of_another_model_is_started_over_in_a_new_file(tmp_path: Path)
     small.update()
     assert small.embedded == 800 and len(small.facts()) == 800
     assert (wiki.state_dir / INDEX_NAME).stat().st_size < 0.7 * big
+
+
+def _conflicting_wiki(root: Path) -> Wiki:
+    for i in range(6):
+        _write(root, f"p{i}.md", f"- Customer database backups are retained for {10 + i} days.\n"
+               f"- The refund window is {20 + i} days for online orders.\n- Ann Smith leads the payments team.\n")
+    return Wiki(root)
+
+
+def test_many_pairs_are_read_in_a_process_of_their_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A first whole-wiki run reads its many pairs in a child process (the memory of the texts it
+    read goes with it): the same notes as read here, and nothing of the texts left in this one."""
+    from curator.engine.facts import conflicts
+    from curator.engine.facts import index as index_module
+
+    here = fact_index_for(_conflicting_wiki(tmp_path / "here")).noted_pairs("c", 0.6, conflicts.conflict_reason)
+    conflicts.forget_texts()
+    monkeypatch.setattr(index_module, "CHILD_PAIRS", 1)
+    away = fact_index_for(_conflicting_wiki(tmp_path / "away")).noted_pairs("c", 0.6, conflicts.conflict_reason)
+    assert here and [(a.path, a.line, b.path, b.line, s, t) for a, b, s, t in away] == [
+        (a.path, a.line, b.path, b.line, s, t) for a, b, s, t in here]
+    assert not conflicts._TEXTS  # read in the child
+
+
+def test_pairs_are_read_here_when_no_process_can_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import multiprocessing
+
+    from curator.engine.facts import conflicts
+    from curator.engine.facts import index as index_module
+
+    def no_process(_method: str) -> None:
+        raise OSError("no process for you")
+
+    monkeypatch.setattr(index_module, "CHILD_PAIRS", 1)
+    monkeypatch.setattr(multiprocessing, "get_context", no_process)
+    found = fact_index_for(_conflicting_wiki(tmp_path)).noted_pairs("c", 0.6, conflicts.conflict_reason)
+    assert any("days vs" in t for _a, _b, _s, t in found)
