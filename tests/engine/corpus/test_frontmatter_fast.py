@@ -318,3 +318,25 @@ def test_numbers_dates_and_words_starting_with_a_digit_equal_pyyaml() -> None:
                      f"{rng.choice(('', '.', '.5', '.1234567'))}{rng.choice(('', 'Z', ' Z', '+02:00', '-5', ' +5:30', '+24'))}")
             answered += check(f"a: {stamp}\n")
     assert answered > 2000, answered
+
+
+def test_fast_path_equals_pyyaml_on_near_misses_of_each_shape() -> None:
+    # each shape with a few characters inserted, deleted or replaced by ones YAML reads specially
+    alphabet = " #:-'\"[]{},|>\n\\0123456789abTZ.+_ux&*!?%@`~"
+    rng = random.Random(44)
+    bases = list(RICH_SHAPES.values())
+    answered = 0
+    for _ in range(20_000):
+        chars = list(rng.choice(bases))
+        for _ in range(rng.randint(1, 4)):
+            at = rng.randrange(len(chars) + 1)
+            roll = rng.random()
+            if roll < 0.4:
+                chars.insert(at, rng.choice(alphabet))
+            elif at < len(chars):
+                if roll < 0.7:
+                    del chars[at]
+                else:
+                    chars[at] = rng.choice(alphabet)
+        answered += check("".join(chars))
+    assert answered > 4000, answered
