@@ -6,6 +6,10 @@ are a few MB each: after the first ones they came from the heap, and a small obj
 meanwhile pinned the heap's top, so the station held ~60 MB it had freed (measured at 32,000
 pages: 216 MB grown, 155 MB once trimmed). A fixed threshold keeps such temporaries mapped on
 their own, returned whole when freed.
+
+Such a process also marks itself as long-lived (:func:`runs_for_long`): a heavy one-off pass
+whose memory it would keep (a first whole-wiki run of the conflict queue) then runs in a process
+of its own. A one-shot command needs neither: its memory goes back when it ends.
 """
 
 from __future__ import annotations
@@ -18,9 +22,19 @@ MMAP_THRESHOLD = 256 * 1024
 _M_MMAP_THRESHOLD = -3  # (mallopt's parameter number, malloc.h)
 
 
+_LONG_LIVED = False
+
+
+def runs_for_long() -> bool:
+    """Whether this process said it runs for long (:func:`return_freed_memory`)."""
+    return _LONG_LIVED
+
+
 def return_freed_memory() -> bool:
-    """Fix the allocator's mapping threshold (glibc only; elsewhere nothing to do). Whether it
-    was set."""
+    """Mark this process as long-lived and fix the allocator's mapping threshold (glibc only;
+    elsewhere nothing more to do). Whether the threshold was set."""
+    global _LONG_LIVED
+    _LONG_LIVED = True
     if not sys.platform.startswith("linux"):
         return False
     try:

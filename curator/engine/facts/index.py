@@ -36,7 +36,10 @@ from __future__ import annotations
 import json
 import logging
 import os
+import pickle
 import sqlite3
+import subprocess
+import sys
 import threading
 import zlib
 from collections import OrderedDict
@@ -52,6 +55,7 @@ from curator.engine.corpus.store import gc_paused
 from curator.engine.facts.embed import Embedder, embedder_from, unit_rows
 from curator.engine.facts.settings import read_settings
 from curator.engine.facts.table import BLOCK, TextTable, text_hashes
+from curator.engine.memory import runs_for_long
 
 if TYPE_CHECKING:
     from curator.engine.corpus.page import Page
@@ -920,11 +924,12 @@ class FactIndex:
             if len(done) < self._count:
                 done = np.concatenate([done, np.zeros(self._count - len(done), dtype=bool)])
             keys = (lower << 32) | higher  # (row_pairs gives each pair as (lower row, higher row))
-            fresh_pairs = (lower != higher) & ~(done[lower] & done[higher])
-            asking = [(a, b) for a, b, key in zip(lower[fresh_pairs].tolist(), higher[fresh_pairs].tolist(),
-                                                   keys[fresh_pairs].tolist(), strict=True) if key not in said]
-            if asking:
-                pairs = np.array(asking, dtype=np.int64).reshape(-1, 2)
+            asking = (lower != higher) & ~(done[lower] & done[higher])
+            if said and asking.any():
+                asking[asking] &= ~np.isin(keys[asking], np.fromiter(said, dtype=np.int64, count=len(said)))
+            if asking.any():
+                # (as arrays: 1.7 M pairs as tuples took 150 MB)
+                pairs = np.stack([lower[asking], higher[asking]], axis=1)
                 asked = np.unique(pairs)
                 with self._table.bulk():
                     texts = [self._table.text(r) for r in asked.tolist()]
@@ -1004,8 +1009,9 @@ class FactIndex:
         return sum(p.stat().st_size for p in self.path.parent.glob(INDEX_NAME + "*"))
 
 
-#: From this many pairs to read at once (a first whole-wiki run), the notes are taken in a process of
-#: its own. Reading the 1.7 M close pairs of a 32,000-page wiki's conflict queue keeps ~1.4 M small
+#: From this many pairs to read at once (a first whole-wiki run), a long-lived process (the station,
+#: the MCP server: :func:`~curator.engine.memory.runs_for_long`) takes the notes in a process of its
+#: own; a one-shot command's memory goes back when it ends. Reading the 1.7 M close pairs of a 32,000-page wiki's conflict queue keeps ~1.4 M small
 #: objects of the texts read: ~1 GB at its peak, which a long-lived station never got back (freed
 #: small objects leave their memory arenas pinned by whatever else lives there).
 CHILD_PAIRS = 100_000
@@ -1014,20 +1020,41 @@ NoteFn = Callable[[str, str], "str | None"]
 
 def _notes_taken(note: NoteFn, texts: list[str], pairs: np.ndarray) -> list[tuple[int, int, str]]:
     """:func:`_notes_of`, in a process of its own for many pairs when ``note`` can be named there
-    (a module's function); in this one otherwise, or when that process cannot run."""
+    (a module's function); in this one otherwise, or when that process fails."""
     importable = "<" not in getattr(note, "__qualname__", "<") and getattr(note, "__module__", None)
-    if len(pairs) >= CHILD_PAIRS and importable:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-        from concurrent.futures.process import BrokenProcessPool
-
+    if len(pairs) >= CHILD_PAIRS and importable and runs_for_long():
         try:
-            # (spawn: the station runs threads and Qt, which a forked child must not inherit)
-            with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as child:
-                return child.submit(_notes_of, note, texts, pairs).result()
-        except (BrokenProcessPool, OSError) as exc:  # killed, out of memory, no process to start
+            return _notes_in_a_child(note, texts, pairs)
+        except (OSError, pickle.PickleError, EOFError, ValueError) as exc:
             log.warning("reading %d pairs in a process of its own failed (%s): reading them here", len(pairs), exc)
     return _notes_of(note, texts, pairs)
+
+
+def _notes_in_a_child(note: NoteFn, texts: list[str], pairs: np.ndarray) -> list[tuple[int, int, str]]:
+    """:func:`_notes_of` in a Python process started for it, the work in and the notes out by pipe.
+
+    (A plain process rather than multiprocessing's: a spawned worker imports its parent's main
+    module again, and the caller may be any script; a forked one would inherit the station's
+    threads and Qt.)"""
+    import curator
+
+    root = str(Path(curator.__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}
+    done = subprocess.run([sys.executable, "-c", "from curator.engine.facts.index import notes_child; notes_child()"],
+                          input=pickle.dumps((note, texts, pairs), protocol=pickle.HIGHEST_PROTOCOL),
+                          capture_output=True, env=env, check=False)
+    if done.returncode != 0:
+        said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise OSError(f"it ended with {done.returncode}: {said[-1] if said else 'nothing said'}")
+    notes: list[tuple[int, int, str]] = pickle.loads(done.stdout)
+    return notes
+
+
+def notes_child() -> None:
+    """The child's side of :func:`_notes_in_a_child`: the work from stdin, the notes to stdout."""
+    note, texts, pairs = pickle.loads(sys.stdin.buffer.read())
+    sys.stdout.buffer.write(pickle.dumps(_notes_of(note, texts, pairs), protocol=pickle.HIGHEST_PROTOCOL))
+    sys.stdout.buffer.flush()
 
 
 def _notes_of(note: NoteFn, texts: list[str], pairs: np.ndarray) -> list[tuple[int, int, str]]:

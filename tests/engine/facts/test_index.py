@@ -249,22 +249,47 @@ def test_many_pairs_are_read_in_a_process_of_their_own(tmp_path: Path, monkeypat
     here = fact_index_for(_conflicting_wiki(tmp_path / "here")).noted_pairs("c", 0.6, conflicts.conflict_reason)
     conflicts.forget_texts()
     monkeypatch.setattr(index_module, "CHILD_PAIRS", 1)
+    monkeypatch.setattr(index_module, "runs_for_long", lambda: True)  # (a station's process)
     away = fact_index_for(_conflicting_wiki(tmp_path / "away")).noted_pairs("c", 0.6, conflicts.conflict_reason)
     assert here and [(a.path, a.line, b.path, b.line, s, t) for a, b, s, t in away] == [
         (a.path, a.line, b.path, b.line, s, t) for a, b, s, t in here]
     assert not conflicts._TEXTS  # read in the child
 
 
-def test_pairs_are_read_here_when_no_process_can_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import multiprocessing
-
+def test_pairs_are_read_here_when_the_process_of_their_own_fails(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     from curator.engine.facts import conflicts
     from curator.engine.facts import index as index_module
 
-    def no_process(_method: str) -> None:
-        raise OSError("no process for you")
-
     monkeypatch.setattr(index_module, "CHILD_PAIRS", 1)
-    monkeypatch.setattr(multiprocessing, "get_context", no_process)
-    found = fact_index_for(_conflicting_wiki(tmp_path)).noted_pairs("c", 0.6, conflicts.conflict_reason)
+    monkeypatch.setattr(index_module, "runs_for_long", lambda: True)
+    monkeypatch.setattr(index_module.sys, "executable", str(tmp_path / "no-such-python"))
+    found = fact_index_for(_conflicting_wiki(tmp_path / "w")).noted_pairs("c", 0.6, conflicts.conflict_reason)
     assert any("days vs" in t for _a, _b, _s, t in found)
+
+
+def test_the_process_of_their_own_never_runs_the_callers_main_module(tmp_path: Path) -> None:
+    """A script calling the engine without a main guard is not run again by the child (a spawned
+    multiprocessing worker imports its parent's main module)."""
+    import subprocess
+    import sys
+
+    from tests import REPO
+
+    script = tmp_path / "caller.py"
+    script.write_text(
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from curator.engine.facts import conflicts, index\n"
+        "from curator.engine.memory import return_freed_memory\n"
+        "from curator.engine.wiki import Wiki\n"
+        "print('main module ran')\n"
+        "return_freed_memory()\n"
+        "index.CHILD_PAIRS = 1\n"
+        "found = index.fact_index_for(Wiki(Path(sys.argv[1]))).noted_pairs('c', 0.6, conflicts.conflict_reason)\n"
+        "print(len(found), 'notes', 'here' if conflicts._TEXTS else 'away')\n")
+    _conflicting_wiki(tmp_path / "w")
+    done = subprocess.run([sys.executable, str(script), str(tmp_path / "w")], capture_output=True, text=True,
+                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("main module ran") == 1 and done.stdout.strip().endswith("notes away"), done.stdout
