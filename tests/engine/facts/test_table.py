@@ -95,11 +95,11 @@ def test_an_index_with_a_damaged_block_is_built_again(tmp_path: Path) -> None:
 
 def test_the_index_of_a_real_shaped_wiki_stays_small_per_text(tmp_path: Path) -> None:
     """What the index costs on disk per distinct text (vector, text, nearest, page entries, notes),
-    on 400 pages of the real-shaped profile with the conflict queue's notes worked out: 383 bytes
-    measured (int8 vectors, plain texts and a row per note took over 700). The issue's bound, half
-    the pages' bytes, is measured at 32,000 pages by the facts benchmark of tests/perf."""
+    on 150 pages of the real-shaped profile with the conflict queue's notes worked out: 417 bytes
+    measured (int8 vectors, plain texts and a row per note took 812). The issue's bound, half the
+    pages' bytes, is measured at 32,000 pages by the facts benchmark of tests/perf."""
     root = tmp_path / "wiki"
-    generate(root, 400, profile="real-shaped")
+    generate(root, 150, profile="real-shaped")
     index = fact_index_for(Wiki(root))
     assert index.noted_pairs("conflict-test", 0.6, conflict_reason)
-    assert index.size_on_disk() <= 420 * index._count, (index.size_on_disk(), index._count)
+    assert index.size_on_disk() <= 450 * index._count, (index.size_on_disk(), index._count)
