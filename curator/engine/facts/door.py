@@ -136,8 +136,8 @@ class _Live:
         return np.vstack([known[t] for t in texts])
 
     def rows_of(self, facts: list[Fact]) -> np.ndarray:
-        """Rows of one page's ``facts``: as written here, else as the index holds them (a page's
-        facts are not embedded again for each append to it)."""
+        """Rows of one page's ``facts``: as written here or embedded lately, else embedded now
+        (:func:`fact_rows`; a page's facts are not embedded again for each append to it)."""
         with self.lock:
             known = dict(self.written.get(facts[0].path, [])) if facts else {}
             # (the new fact's text was embedded by the same-page check a moment ago)

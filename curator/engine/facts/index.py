@@ -210,11 +210,6 @@ class _NearTable:
         self.steps[row, :len(steps)] = steps
         self.known[row] = True
 
-    def get(self, row: int) -> tuple[list[int], list[float]]:
-        """``row``'s nearest rows and their scores, best first."""
-        n = int(np.count_nonzero(self.rows[row] >= 0))
-        return self.rows[row, :n].tolist(), _scores(self.steps[row, :n]).tolist()
-
 
 def _scores(steps: np.ndarray) -> np.ndarray:
     out: np.ndarray = np.round(steps.astype(np.float64) / _NEAR_STEPS, 3)
@@ -232,7 +227,6 @@ class FactIndex:
         self._pages: dict[str, _PageEntry] | None = None
         #: one row per distinct text: its vector and the text (the row is its id in the file)
         self._table = TextTable()
-        self._rows_asked: dict[str, int] = {}
         self._coarse: np.ndarray | None = None  # 1 / the length of each row's prefix (above EXACT_MAX)
         self._dense: np.ndarray | None = None  # float32 of every row (up to EXACT_MAX)
         # flat views, remade after a change (_flat)
@@ -294,8 +288,7 @@ class FactIndex:
                         self._pages = self._load(conn)
                     except sqlite3.DatabaseError:  # a damaged index is derived data: built again
                         conn.close()
-                        for leftover in self.path.parent.glob(INDEX_NAME + "*"):
-                            leftover.unlink(missing_ok=True)
+                        self._discard_file()
                         conn = self._connect()
                         self._pages = self._load(conn)
                     pending = None
@@ -386,8 +379,7 @@ class FactIndex:
                     # Vectors of another model (or another layout) do not compare: start over,
                     # with a new file (dropping the tables would keep the old file's size).
                     conn.close()
-                    for leftover in self.path.parent.glob(INDEX_NAME + "*"):
-                        leftover.unlink(missing_ok=True)
+                    self._discard_file()
                     self._pages = None
                     continue
                 if row is None or row[0] != made_by:
@@ -416,9 +408,13 @@ class FactIndex:
                 self.path.unlink(missing_ok=True)  # a damaged index is derived data: rebuilt
         raise AssertionError("unreachable")
 
+    def _discard_file(self) -> None:
+        """Remove the index file (and SQLite's side files): a new one is made in its place."""
+        for leftover in self.path.parent.glob(INDEX_NAME + "*"):
+            leftover.unlink(missing_ok=True)
+
     def _load(self, conn: sqlite3.Connection) -> dict[str, _PageEntry]:
         row = conn.execute("SELECT value FROM meta WHERE key='dim'").fetchone()
-        self._rows_asked.clear()
         try:
             self._table = TextTable()
             if row is not None:
@@ -496,24 +492,6 @@ class FactIndex:
         """Every fact of every page, by path then line (each made now: for a small wiki or a test)."""
         return list(self._flat())
 
-    def template(self, fact: Fact) -> bool:
-        """Whether ``fact``'s text is a template line (on more than :data:`TEMPLATE_PAGES` pages)."""
-        self._flat()
-        row = self._row_of_text(fact.text)
-        return 0 <= row < len(self._template_rows) and bool(self._template_rows[row])
-
-    def _row_of_text(self, text: str) -> int:
-        """``text``'s row, -1 when the table has none (the texts asked lately remembered: a page's
-        question asks about the same few hundred facts several times)."""
-        row = self._rows_asked.get(text)
-        if row is None:
-            row = int(self._table.find(text_hashes([text]))[0])
-            if row >= 0:
-                if len(self._rows_asked) >= 8192:  # (the texts it holds are memory too)
-                    self._rows_asked.clear()
-                self._rows_asked[text] = row
-        return row
-
     def _fact_at(self, path: str, at: int) -> Fact:
         """The ``at``-th fact of ``path`` (from its page's facts when they were made lately, else
         made alone: its page's other facts' texts may sit in other blocks of the table)."""
@@ -539,7 +517,8 @@ class FactIndex:
         return list(range(start, start + len(entry._ids) // 4)) if facts else []
 
     def template_at(self, position: int) -> bool:
-        """Whether the fact at ``position`` is a template line (see :meth:`template`)."""
+        """Whether the fact at ``position`` is a template line (its text on more than
+        :data:`TEMPLATE_PAGES` pages)."""
         self._flat()
         return bool(self._template_rows[self._fact_rows[position]])
 
@@ -641,7 +620,7 @@ class FactIndex:
 
     def _vector_of(self, fact: Fact) -> np.ndarray:
         with self._lock:
-            row = self._row_of_text(fact.text)
+            row = int(self._table.find(text_hashes([fact.text]))[0])
             if row >= 0:
                 out: np.ndarray = self._table.vectors(np.array([row]))[0]
                 return out
@@ -722,13 +701,8 @@ class FactIndex:
         ok = self._usable(visible)
         found: dict[tuple[int, int], float] = {}
         if page is not None:
-            start = self._page_start.get(page, 0)
-            listed = self._page_list(page) if page in self._page_start else []
-            asking = [(start + j, f) for j, f in enumerate(listed) if ok[start + j]]
-            allowed = (lambda p: bool(visible(p))) if visible is not None else None
-            near_of = self._neighbour_positions([a for a, _f in asking], [f for _a, f in asking], k, min_score,
-                                                allowed)
-            for (a, _fact), near in zip(asking, near_of, strict=True):
+            asking = [a for a in self.page_positions(page) if ok[a]]
+            for a, near in zip(asking, self.neighbours_at(asking, k, min_score, visible), strict=True):
                 for c, score in near:
                     if self._template_rows[self._fact_rows[c]]:
                         continue
@@ -900,8 +874,8 @@ class FactIndex:
             order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
             return np.take_along_axis(part, order, axis=1), np.take_along_axis(scores, order, axis=1)
 
-        with ThreadPoolExecutor(max(1, min(4, os.cpu_count() or 1)), thread_name_prefix="fact-knn") as pool_:
-            for rows, best in pool_.map(rescore, range(0, len(asking), 1024)):
+        with ThreadPoolExecutor(max(1, min(4, os.cpu_count() or 1)), thread_name_prefix="fact-knn") as workers:
+            for rows, best in workers.map(rescore, range(0, len(asking), 1024)):
                 for found, score in zip(rows.tolist(), np.round(best, 4).tolist(), strict=True):
                     n = sum(1 for s in score if s >= min_score)
                     out.append((found[:n], score[:n]))

@@ -272,11 +272,6 @@ class TextTable:
         self._changed.clear()
         self._sort()
 
-    def nbytes(self) -> int:
-        """What the table holds in memory (its arrays and compressed texts)."""
-        return int(self._codes.nbytes + self._scales.nbytes + self._hashes.nbytes + self._sorted_keys.nbytes
-                   + self._sorted_rows.nbytes + sum(len(b) for b in self._blocks))
-
 
 def _grown(array: np.ndarray, shape: tuple[int, ...], keep: int) -> np.ndarray:
     out = np.zeros(shape, dtype=array.dtype)
