@@ -256,6 +256,57 @@ def test_many_pairs_are_read_in_a_process_of_their_own(tmp_path: Path, monkeypat
     assert not conflicts._TEXTS  # read in the child
 
 
+def test_many_pairs_are_read_by_a_process_per_core(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On two cores a first whole-wiki run of a one-shot command reads its pairs in two child
+    processes at once, each with a part of them: the same notes as one process reads, nothing read
+    in this one."""
+    from curator.engine.facts import conflicts
+    from curator.engine.facts import index as index_module
+
+    here = fact_index_for(_conflicting_wiki(tmp_path / "here")).noted_pairs("c", 0.6, conflicts.conflict_reason)
+    conflicts.forget_texts()
+    parts: list[int] = []
+    real_child = index_module._notes_in_a_child
+
+    def counted_child(note: index_module.NoteFn, texts: list[str], pairs: np.ndarray) -> list[tuple[int, int, str]]:
+        parts.append(len(pairs))
+        return real_child(note, texts, pairs)
+
+    monkeypatch.setattr(index_module, "CHILD_PAIRS", 1)
+    monkeypatch.setattr(index_module, "runs_for_long", lambda: False)  # (a one-shot command)
+    monkeypatch.setattr(index_module.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(index_module, "_notes_in_a_child", counted_child)
+    away = fact_index_for(_conflicting_wiki(tmp_path / "away")).noted_pairs("c", 0.6, conflicts.conflict_reason)
+    assert here and [(a.path, a.line, b.path, b.line, s, t) for a, b, s, t in away] == [
+        (a.path, a.line, b.path, b.line, s, t) for a, b, s, t in here]
+    assert len(parts) == 2 and all(parts)
+    assert not conflicts._TEXTS
+
+
+def test_the_pairs_are_cut_by_meaning_each_once() -> None:
+    """The parts of a first run's pairs: every pair in exactly one part, the parts about equal, and
+    fewer texts read in two parts than when each pair went with its first text's stretch."""
+    from curator.engine.facts.index import _cut
+
+    rng = np.random.default_rng(7)
+    places = rng.normal(size=4000)
+    by_place = np.argsort(places)
+    # (each text paired with texts near it in meaning, as the nearest texts are)
+    at = rng.integers(0, 4000, 30000)
+    near = np.clip(at + rng.integers(-40, 41, 30000), 0, 3999)
+    pairs = np.stack([by_place[at], by_place[near]], axis=1).astype(np.int32)
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    parts = _cut(pairs, places, 2)
+    assert len(parts) == 2
+    assert sorted(map(tuple, np.concatenate(parts).tolist())) == sorted(map(tuple, pairs.tolist()))
+    assert all(0.4 * len(pairs) <= len(part) <= 0.6 * len(pairs) for part in parts)
+    twice = len(np.intersect1d(np.unique(parts[0]), np.unique(parts[1])))
+    half = places[pairs[:, 0]] > np.median(places)
+    naive = len(np.intersect1d(np.unique(pairs[half]), np.unique(pairs[~half])))
+    assert twice < 0.75 * naive
+    assert _cut(pairs, None, 2) == [pairs] and len(_cut(pairs, places, 1)) == 1
+
+
 def test_pairs_are_read_here_when_the_process_of_their_own_fails(tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     from curator.engine.facts import conflicts
