@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from curator.engine.corpus import frontmatter
 from curator.engine.corpus.lookalike import visible_form
@@ -199,15 +199,22 @@ class Fact:
     text: str
     added: str | None = None
     verified: str | None = None
+    # (worked out once: a whole-wiki conflict list names a fact in many pairs, and reading a text
+    # as a reader sees it is what costs)
+    _key: str | None = field(default=None, init=False, compare=False, hash=False, repr=False)
 
     @property
     def key(self) -> str:
         """The fact's identity as a reader sees it (page and normalised words): stable when the
         fact moves to another line, changed when its words change."""
-        import hashlib
+        if self._key is None:
+            import hashlib
 
-        words = " ".join(fact_words(self.text))
-        return hashlib.sha1(f"{self.path}\0{words}".encode("utf-8", "surrogateescape")).hexdigest()[:16]
+            words = " ".join(fact_words(self.text))
+            object.__setattr__(self, "_key", hashlib.sha1(
+                f"{self.path}\0{words}".encode("utf-8", "surrogateescape")).hexdigest()[:16])
+        assert self._key is not None
+        return self._key
 
 
 def page_facts(path: str, text: str) -> list[Fact]:

@@ -792,12 +792,16 @@ class Conflict:
     score: float
     reason: str
     verdict: dict[str, str] | None = None  # the judge's, when asked: shown, never applied
+    _id: str | None = field(default=None, init=False, compare=False, hash=False, repr=False)  # (worked out once)
 
     @property
     def id(self) -> str:
         """Stable while both facts keep their words (either order)."""
-        keys = sorted((self.a.key, self.b.key))
-        return hashlib.sha1("\n".join(keys).encode()).hexdigest()[:12]
+        if self._id is None:
+            keys = sorted((self.a.key, self.b.key))
+            object.__setattr__(self, "_id", hashlib.sha1("\n".join(keys).encode()).hexdigest()[:12])
+        assert self._id is not None
+        return self._id
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "score": round(self.score, 4), "reason": self.reason,

@@ -1041,7 +1041,8 @@ def _notes_taken(note: NoteFn, texts: list[str], pairs: np.ndarray,
     (a module's function), the pairs cut by ``spread`` (each text's place along a line of meaning);
     in this one otherwise, or for the part whose process failed."""
     importable = "<" not in getattr(note, "__qualname__", "<") and getattr(note, "__module__", None)
-    if len(pairs) < CHILD_PAIRS or not importable:
+    # (a frozen desktop build's executable is the station itself, not a Python to start)
+    if len(pairs) < CHILD_PAIRS or not importable or getattr(sys, "frozen", False):
         return _notes_of(note, texts, pairs)
     workers = max(1, min(NOTE_WORKERS, os.cpu_count() or 1))
     if workers == 1 and not runs_for_long():

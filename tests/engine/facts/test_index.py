@@ -283,6 +283,22 @@ def test_many_pairs_are_read_by_a_process_per_core(tmp_path: Path, monkeypatch: 
     assert not conflicts._TEXTS
 
 
+def test_a_frozen_build_reads_the_pairs_itself(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In the desktop build the executable is the station, not a Python to start: no child."""
+    from curator.engine.facts import conflicts
+    from curator.engine.facts import index as index_module
+
+    def no_child(*_args: object) -> list[tuple[int, int, str]]:
+        raise AssertionError("a child process was started")
+
+    monkeypatch.setattr(index_module, "CHILD_PAIRS", 1)
+    monkeypatch.setattr(index_module, "runs_for_long", lambda: True)
+    monkeypatch.setattr(index_module.sys, "frozen", True, raising=False)
+    monkeypatch.setattr(index_module, "_notes_in_a_child", no_child)
+    found = fact_index_for(_conflicting_wiki(tmp_path / "w")).noted_pairs("c", 0.6, conflicts.conflict_reason)
+    assert any("days vs" in t for _a, _b, _s, t in found)
+
+
 def test_the_pairs_are_cut_by_meaning_each_once() -> None:
     """The parts of a first run's pairs: every pair in exactly one part, the parts about equal, and
     fewer texts read in two parts than when each pair went with its first text's stretch."""
