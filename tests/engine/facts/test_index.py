@@ -219,6 +219,37 @@ def test_each_texts_nearest_and_the_notes_are_worked_out_once(tmp_path: Path) ->
     assert {frozenset((a.path, b.path)) for a, b, _s, _t in hidden} == {frozenset(("a.md", "b.md"))}
 
 
+def test_the_saved_nearest_read_back_and_a_damaged_row_asked_again(tmp_path: Path) -> None:
+    """Each text's nearest read back from the file equal what was worked out; a saved row that does
+    not fit (cut short, or naming a text the table lacks) is left out and worked out again."""
+    import sqlite3
+
+    for i in range(4):
+        _write(tmp_path, f"p{i}.md", f"- Customer database backups are retained for {10 + i} days.\n"
+               f"- The refund window is {20 + i} days for online orders.\n- Ann Smith leads the payments team.\n")
+    index = fact_index_for(Wiki(tmp_path))
+    every = np.arange(index._count)
+    worked = index._nearest_rows(every)
+    assert worked.known[every].all() and (worked.rows[every] >= 0).any()
+    later = FactIndex(Wiki(tmp_path))
+    later.update()
+    read = later._load_near()
+    assert np.array_equal(read.known[every], worked.known[every])
+    assert np.array_equal(read.rows[every], worked.rows[every]) and np.array_equal(read.steps[every], worked.steps[every])
+    conn = sqlite3.connect(later.path)
+    conn.execute("UPDATE near SET near = substr(near, 1, 3) WHERE id = 0")
+    conn.execute("UPDATE near SET near = ? WHERE id = 1", (np.array([999], dtype=np.int32).tobytes(),))
+    conn.execute("UPDATE near SET scores = ? WHERE id = 1", (bytes([200]),))
+    conn.commit()
+    conn.close()
+    damaged = FactIndex(Wiki(tmp_path))
+    damaged.update()
+    table = damaged._load_near()
+    assert not table.has(np.array([0, 1])).any() and table.has(every[2:]).all()
+    assert np.array_equal(table.rows[every[2:]], worked.rows[every[2:]])
+    assert damaged._nearest_rows(every).known[[0, 1]].all()  # worked out again
+
+
 def test_an_index_of_another_model_is_started_over_in_a_new_file(tmp_path: Path) -> None:
     """Vectors of two models do not compare: another model's (or an older layout's) index is
     thrown away with its file, not kept around inside a new one."""
