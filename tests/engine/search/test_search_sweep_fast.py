@@ -303,3 +303,60 @@ def test_a_sweep_that_changed_nothing_just_after_another_writes_nothing(root: Pa
         conn.close()
     finally:
         w.close()
+
+
+def _triggers(root: Path) -> set[str]:
+    conn = sqlite3.connect(locate_state(root) / "cache.sqlite")
+    try:
+        return {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+    finally:
+        conn.close()
+
+
+STAMP_TRIGGERS = {"search_docs_insert_stamps", "search_docs_update_stamps", "search_docs_delete_stamps"}
+
+
+def test_a_bulk_build_leaves_the_stamp_triggers_in_place_built_or_stopped(root: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bulk build writes its rows without the stamp triggers (a trigger firing on each row made
+    FTS5 write each row out on its own, twice the build's time) and puts them back in the same
+    transaction: after a build, and after a build stopped part way (rolled back), every later
+    change of the documents still drops the packed stamps."""
+    from curator.engine.search.index import BuildStopped
+
+    seen_while_inserting: list[set[str]] = []
+    insert = search_mod.SearchIndex._insert
+
+    def watched(self: search_mod.SearchIndex, conn: sqlite3.Connection, row: tuple[object, ...],
+                doc_id: int | None) -> None:
+        seen_while_inserting.append({n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")})
+        insert(self, conn, row, doc_id)
+
+    monkeypatch.setattr(search_mod.SearchIndex, "_insert", watched)
+    w = Wiki(root)
+    try:
+        assert w.search.search("ledger")
+        assert len(seen_while_inserting) == 47 and not any(STAMP_TRIGGERS & s for s in seen_while_inserting)
+        assert _triggers(root) >= STAMP_TRIGGERS and _packed(root) is not None
+        assert w.search.rebuild() == 47
+        assert _triggers(root) >= STAMP_TRIGGERS
+    finally:
+        w.close()
+    stopped = Wiki(root)
+    try:
+        stopped.search.stop_building()
+        with pytest.raises(BuildStopped):
+            stopped.search.rebuild()
+        assert _triggers(root) >= STAMP_TRIGGERS
+    finally:
+        stopped.close()
+    w = Wiki(root)
+    try:
+        assert w.search.search("ledger") and _packed(root) is not None
+        conn = sqlite3.connect(locate_state(root) / "cache.sqlite")
+        conn.execute("UPDATE search_docs SET title = 'x' WHERE path = 'top.md'")
+        conn.commit()
+        conn.close()
+        assert _packed(root) is None
+    finally:
+        w.close()
