@@ -43,6 +43,16 @@ def _rows(root: Path) -> list[tuple[str, int, int]]:
         conn.close()
 
 
+def _another_programs_write(root: Path, statement: str) -> None:
+    """``statement`` run by SQL alone on the page cache (as another program would)."""
+    conn = sqlite3.connect(locate_state(root) / "cache.sqlite")
+    try:
+        conn.execute(statement)
+        conn.commit()
+    finally:
+        conn.close()
+
+
 def _as_rows(stamps: walker.Stamps | None) -> list[tuple[str, int, int]]:
     assert stamps is not None
     return list(zip(*stamps, strict=True))
@@ -149,10 +159,7 @@ def test_the_packed_stamps_follow_every_change_of_the_documents(root: Path) -> N
         assert again is not None and _as_rows(walker.unpack_stamps(again)) == _rows(root)
         assert again != packed
         # a write by SQL alone (another program's) drops them too
-        conn = sqlite3.connect(locate_state(root) / "cache.sqlite")
-        conn.execute("DELETE FROM search_docs WHERE path = 'top.md'")
-        conn.commit()
-        conn.close()
+        _another_programs_write(root, "DELETE FROM search_docs WHERE path = 'top.md'")
         assert _packed(root) is None
     finally:
         w.close()
@@ -353,10 +360,7 @@ def test_a_bulk_build_leaves_the_stamp_triggers_in_place_built_or_stopped(root: 
     w = Wiki(root)
     try:
         assert w.search.search("ledger") and _packed(root) is not None
-        conn = sqlite3.connect(locate_state(root) / "cache.sqlite")
-        conn.execute("UPDATE search_docs SET title = 'x' WHERE path = 'top.md'")
-        conn.commit()
-        conn.close()
+        _another_programs_write(root, "UPDATE search_docs SET title = 'x' WHERE path = 'top.md'")
         assert _packed(root) is None
     finally:
         w.close()
