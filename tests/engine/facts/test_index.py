@@ -4,7 +4,9 @@ when its file is missing or damaged, and answering only what a reader may see.""
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -204,7 +206,12 @@ def test_each_texts_nearest_and_the_notes_are_worked_out_once(tmp_path: Path) ->
     later.update()
     worked_out: list[int] = []
     knn = later._knn
-    later._knn = lambda asking, *rest: worked_out.append(len(asking)) or knn(asking, *rest)  # type: ignore[method-assign]
+
+    def counted_knn(asking: np.ndarray, *rest: Any) -> tuple[np.ndarray, np.ndarray]:
+        worked_out.append(len(asking))
+        return knn(asking, *rest)
+
+    later._knn = counted_knn  # type: ignore[method-assign,assignment]
     assert [(a.path, b.path) for a, b, _s, _t in later.noted_pairs("test-1", 0.6, note)] == [("a.md", "b.md")]
     assert len(asked) == 2 and worked_out == []  # the nearest and the notes came from the file
     _write(tmp_path, "c.md", "- The database backups of customers are kept for 90 days.\n")
@@ -305,7 +312,7 @@ def test_many_pairs_are_read_by_a_process_per_core(tmp_path: Path, monkeypatch: 
 
     monkeypatch.setattr(index_module, "CHILD_PAIRS", 1)
     monkeypatch.setattr(index_module, "runs_for_long", lambda: False)  # (a one-shot command)
-    monkeypatch.setattr(index_module.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
     monkeypatch.setattr(index_module, "_notes_in_a_child", counted_child)
     away = fact_index_for(_conflicting_wiki(tmp_path / "away")).noted_pairs("c", 0.6, conflicts.conflict_reason)
     assert here and [(a.path, a.line, b.path, b.line, s, t) for a, b, s, t in away] == [
@@ -324,7 +331,7 @@ def test_a_frozen_build_reads_the_pairs_itself(tmp_path: Path, monkeypatch: pyte
 
     monkeypatch.setattr(index_module, "CHILD_PAIRS", 1)
     monkeypatch.setattr(index_module, "runs_for_long", lambda: True)
-    monkeypatch.setattr(index_module.sys, "frozen", True, raising=False)
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
     monkeypatch.setattr(index_module, "_notes_in_a_child", no_child)
     found = fact_index_for(_conflicting_wiki(tmp_path / "w")).noted_pairs("c", 0.6, conflicts.conflict_reason)
     assert any("days vs" in t for _a, _b, _s, t in found)
@@ -361,7 +368,7 @@ def test_pairs_are_read_here_when_the_process_of_their_own_fails(tmp_path: Path,
 
     monkeypatch.setattr(index_module, "CHILD_PAIRS", 1)
     monkeypatch.setattr(index_module, "runs_for_long", lambda: True)
-    monkeypatch.setattr(index_module.sys, "executable", str(tmp_path / "no-such-python"))
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-such-python"))
     found = fact_index_for(_conflicting_wiki(tmp_path / "w")).noted_pairs("c", 0.6, conflicts.conflict_reason)
     assert any("days vs" in t for _a, _b, _s, t in found)
 
@@ -370,7 +377,6 @@ def test_the_process_of_their_own_never_runs_the_callers_main_module(tmp_path: P
     """A script calling the engine without a main guard is not run again by the child (a spawned
     multiprocessing worker imports its parent's main module)."""
     import subprocess
-    import sys
 
     from tests import REPO
 
