@@ -239,6 +239,10 @@ def _singular(word: str) -> str:
     return w
 
 
+#: After a number that labels an entry: a colon that opens what follows ("Copy note 31831: kept ...").
+_LABEL_END = re.compile(r":(?:\s|$)")
+
+
 def quantities(text: str) -> list[Quantity]:
     """Every date, time of day and number (with what it counts) of a :func:`normalise`\\ d text."""
     out: list[Quantity] = []
@@ -301,6 +305,8 @@ def quantities(text: str) -> list[Quantity]:
                 key = unit if unit in _SECONDS else _singular(unit)
                 out.append(Quantity("duration", value * _SECONDS[key], text[start:e], start, e))
             continue
+        if raw.isdigit() and (before.endswith("#") or _LABEL_END.match(after)):
+            continue  # a number naming an entry ("Note 12: ...", "ticket #4512") labels, never measures
         if 1900 <= value < 2200 and raw.isdigit() and not re.match(r"\s*[A-Za-z]", after):
             e = end + (1 if after.startswith("年") else 0)
             out.append(Quantity("date", f"{int(value):04d}", text[start:e], start, e))
@@ -514,7 +520,7 @@ def _is_cn_name(chars: Sequence[str]) -> bool:
 
 #: Names the rules below: the fact index remembers the reasons it found for whole-wiki pairs under
 #: this version, so a change to the rules must change it (or old answers would be kept).
-REASONS_VERSION = 2
+REASONS_VERSION = 3
 #: How much of the rest two texts must share for a differing number to be about the same subject
 #: (overlap coefficient of their content words, numbers left out).
 SAME_SUBJECT = 0.6
@@ -576,11 +582,13 @@ class _Text:
     the cheap first look at once, each further part when a pair first needs it (most pairs of a
     big wiki stop at the first look, most of the rest before the words are compared)."""
 
-    __slots__ = ("_claim", "_content", "_negated", "_norm", "_polar", "_seen", "_words", "material", "text")
+    __slots__ = ("_claim", "_content", "_negated", "_norm", "_polar", "_seen", "_words", "material", "reference",
+                 "text")
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.material = _material(text)
+        self.reference = _reference_line(text)
         self._norm: str | None = None
         self._seen: _Seen | None = None
         self._content: frozenset[str] | None = None
@@ -698,11 +706,34 @@ def _material(text: str) -> tuple[bool, bool, bool]:
     return number, flip, bool(_NAMEISH.search(text))
 
 
+#: Words of a line that only points to pages ("See [[X]].", "Mentioned in [[X]]", "Related: [[X]]",
+#: "To write: [[X]]"): such a line claims nothing, and two of them pointing to different pages are
+#: two references, not a disagreement (on an agent-kept wiki they were most of the "conflicts").
+_REFERENCE_WORDS = frozenset({"see", "also", "mentioned", "related", "write", "cf", "compare", "source", "sources",
+                              "via", "link", "links", "backlink", "backlinks", "more", "details", "reference",
+                              "references", "next", "previous", "prev", "up", "parent", "index", "todo", "under"})
+_PATHISH = re.compile(r"\S*/\S*")
+
+
+def _reference_line(text: str) -> bool:
+    """Whether ``text`` only points to pages: a [[link]], and outside its links and paths nothing
+    but words of pointing (:data:`_REFERENCE_WORDS`), small words and punctuation, no number."""
+    if "[[" not in text:
+        return False
+    rest = _PATHISH.sub(" ", _LINK_RE.sub(" ", text))
+    if not rest.isascii() and any(ch.isalnum() for ch in rest if not ch.isascii()):
+        return False  # (words of another script: read as a claim)
+    return not _DIGIT.search(rest) and all(w in _STOP or w in _REFERENCE_WORDS
+                                           for w in (r.lower() for r in _LETTERS.findall(rest)))
+
+
 def conflict_reason(a: str, b: str) -> str | None:
     """Where ``a`` and ``b`` disagree (``"30 days vs 14 days"``, ``"enabled vs disabled"``), or
-    None when nothing that matters differs (a paraphrase, one saying more than the other, or two
-    statements about different subjects)."""
+    None when nothing that matters differs (a paraphrase, one saying more than the other, two
+    statements about different subjects, or a line that only points to pages)."""
     ta, tb = _TEXTS.get(a) or _text(a), _TEXTS.get(b) or _text(b)
+    if ta.reference or tb.reference:
+        return None
     (num_a, flip_a, name_a), (num_b, flip_b, name_b) = ta.material, tb.material
     if not ((num_a and num_b) or flip_a or flip_b or (name_a and name_b)):
         return None  # (most pairs of a big wiki: no reading of either text needed)

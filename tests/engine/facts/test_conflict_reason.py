@@ -28,6 +28,9 @@ CONTRADICTIONS: list[tuple[str, str, str]] = [
     ("Customers can request a refund up to 30 days after purchase.",
      "Customers may request a refund up to two weeks after purchase.", "30 days"),
     ("The API rate limit is 100 requests per minute.", "The API rate limit is 500 requests per minute.", "100"),
+    ("Max retries: 3", "Max retries: 5", "3"),  # (a number after a colon is a value)
+    ("The payments team is led by [[Ann Lee]].", "The payments team is led by [[Bob Stone]].", "Ann Lee"),
+    ("付款由[[张伟]]负责。", "付款由[[李娜]]负责。", "张伟"),
     ("Each pull request needs three approvals before merge.",
      "Each pull request needs 2 approvals before merge.", "3"),
     ("The staging cluster has 12 nodes.", "The staging cluster has 8 nodes.", "12 nodes"),
@@ -91,6 +94,16 @@ CONTRADICTIONS: list[tuple[str, str, str]] = [
 ]
 
 NOT_CONTRADICTIONS: list[tuple[str, str]] = [
+    # a number that names an entry (the lines of a log or a list of notes, tickets): two entries
+    ("Copy note 31831: kept from an earlier session.", "Copy note 18313: kept from an earlier session."),
+    ("Ticket #4512 is closed.", "Ticket #4513 is closed."),
+    ("Copy note 1924: kept from an earlier session.", "Copy note 1942: kept from an earlier session."),
+    ("Step 3: restart the payments service.", "Step 4: restart the payments service."),
+    # lines that only point to pages: two references, not a disagreement
+    ("Mentioned in [[Payments Roadmap]].", "Mentioned in [[Payments Retro]]."),
+    ("See also [[Refund Policy 2023]].", "See also [[Refund Policy 2024]]."),
+    ("[[Ann Lee]] — wiki/people/ann-lee.md", "[[Bob Stone]] — wiki/people/bob-stone.md"),
+    ("Related: [[payments-q3-review|Payments Q3 review]]", "Related: [[payments-q4-review|Payments Q4 review]]"),
     # paraphrases, the same quantity in other words
     ("Each pull request needs three approvals before merge.", "Each pull request needs 3 approvals before merge."),
     ("Refunds are accepted within 14 days of purchase.", "Refunds are accepted within two weeks of purchase."),
