@@ -853,22 +853,11 @@ def reasoned_conflicts(pairs: Iterable[tuple[Fact, Fact, float, str | None]],
                        decided: Collection[tuple[str, str]] = ()) -> list[Conflict]:
     """:func:`find_conflicts` of pairs whose :func:`conflict_reason` is known already (None: they
     do not conflict), such as the ones the fact index remembers for the whole wiki."""
-    # (a first whole-wiki run of a 32,000-page wiki gives 337,000 conflicts: facts are told apart by
-    # page and line here, and a text's words worked out once)
+    # (a whole-wiki run may give hundreds of thousands: facts are told apart by page and line here,
+    # and two on one page are one fact when their keys, worked out once per fact, agree)
     out: dict[tuple[str, int, str, int], Conflict] = {}
-    words: dict[str, list[str]] = {}
-
-    def same_fact(a: Fact, b: Fact) -> bool:
-        """Whether ``a`` and ``b`` are one fact as a reader sees it (:attr:`Fact.key`, unhashed)."""
-        if a.path != b.path or a.text == b.text:
-            return a.path == b.path
-        for t in (a.text, b.text):
-            if t not in words:
-                words[t] = fact_words(t)
-        return words[a.text] == words[b.text]
-
     for a, b, score, reason in pairs:
-        if reason is None or same_fact(a, b) or (decided and decision_key(a.text, b.text) in decided):
+        if reason is None or (a.path == b.path and (a.text == b.text or a.key == b.key)) or (decided and decision_key(a.text, b.text) in decided):
             continue
         key = (a.path, a.line, b.path, b.line) if (a.path, a.line, a.text) <= (b.path, b.line, b.text) \
             else (b.path, b.line, a.path, a.line)

@@ -213,28 +213,20 @@ class _NearTable:
     def put(self, rows: np.ndarray, near: np.ndarray, scores: np.ndarray) -> None:
         """Each of ``rows``' nearest (a row of ``near`` each, best first, -1 after the last) and
         their scores."""
-        if not len(rows):
-            return
-        self._room(int(rows.max()))
-        width = min(NEAR_K, near.shape[1])
-        found = near[:, :width] >= 0
-        self.rows[rows] = -1
-        self.rows[rows, :width] = np.where(found, near[:, :width], -1)
-        self.steps[rows] = 0
-        self.steps[rows, :width] = np.where(
-            found, np.clip(np.rint(np.nan_to_num(scores[:, :width]) * _NEAR_STEPS), 0, _NEAR_STEPS), 0)
-        self.known[rows] = True
+        near = near[:, :NEAR_K]
+        steps = np.clip(np.rint(np.nan_to_num(scores[:, :NEAR_K]) * _NEAR_STEPS), 0, _NEAR_STEPS)
+        self.put_steps(rows, near, np.where(near >= 0, steps, 0).astype(np.uint8))
 
-    def put_columns(self, rows: np.ndarray, at_rows: np.ndarray, at_columns: np.ndarray, near: np.ndarray,
-                    steps: np.ndarray) -> None:
-        """``rows`` known, their nearest given as entries (row, column, nearest, score steps)."""
+    def put_steps(self, rows: np.ndarray, near: np.ndarray, steps: np.ndarray) -> None:
+        """:meth:`put` with the scores in steps of :data:`_NEAR_STEPS` (as the file keeps them)."""
         if not len(rows):
             return
         self._room(int(rows.max()))
+        width = near.shape[1]
         self.rows[rows] = -1
+        self.rows[rows, :width] = np.where(near >= 0, near, -1)
         self.steps[rows] = 0
-        self.rows[at_rows, at_columns] = near
-        self.steps[at_rows, at_columns] = steps
+        self.steps[rows, :width] = steps
         self.known[rows] = True
 
 
@@ -859,8 +851,12 @@ class FactIndex:
         bad[owner[(near < 0) | (near >= self._count)]] = True
         good = ~bad[owner]
         column = np.arange(len(near)) - np.repeat(np.cumsum(widths) - widths, widths)
-        rows = ids[kept]
-        table.put_columns(rows[~bad], rows[owner[good]], column[good], near[good], steps[good])
+        slot = np.cumsum(~bad) - 1  # (each good row's place among the good ones)
+        dense_near = np.full((int((~bad).sum()), NEAR_K), -1, dtype=np.int32)
+        dense_steps = np.zeros(dense_near.shape, dtype=np.uint8)
+        dense_near[slot[owner[good]], column[good]] = near[good]
+        dense_steps[slot[owner[good]], column[good]] = steps[good]
+        table.put_steps(ids[kept][~bad], dense_near, dense_steps)
         return table
 
     def _save_near(self, table: _NearTable, rows: list[int]) -> None:
@@ -1044,9 +1040,8 @@ class FactIndex:
 #: From this many pairs to read at once (a first whole-wiki run), the notes are taken by child
 #: processes, one per core (up to :data:`NOTE_WORKERS`), each given the pairs of one stretch of
 #: meaning (:meth:`FactIndex._spread`, :func:`_cut`) so most of a text's pairs are read where the
-#: text is. On two
-#: cores the 1.55 M close pairs of a 32,000-page wiki's conflict queue took 24.5 s in one process and
-#: 14 s in two. It also keeps a long-lived process (the station, the MCP server) small: reading those
+#: text is. On two cores the 1.55 M close pairs of a 32,000-page wiki's conflict queue took 24.5 s
+#: in one process and 14 s in two. It also keeps a long-lived process (the station, the MCP server) small: reading those
 #: pairs keeps ~1.4 M small objects of the texts read, ~1 GB at its peak, which a station never got
 #: back (freed small objects leave their memory arenas pinned by whatever else lives there).
 CHILD_PAIRS = 100_000
