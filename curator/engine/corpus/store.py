@@ -713,6 +713,16 @@ class PageStore:
             self.refresh()
         return sorted(self._stamps)
 
+    def stamps(self) -> dict[str, tuple[int, int]]:
+        """(mtime_ns, size) of every page by path, as of the last refresh (refreshing once on
+        first use; decodes nothing): what data kept page by page elsewhere (the fact index)
+        compares its own stamps with, where :attr:`pages` would decode every record (~1 s at
+        32,000 pages) to give the same two numbers."""
+        if not self._loaded:
+            self.refresh()
+        with self._lock:
+            return dict(self._stamps)
+
     def count(self) -> int:
         """How many pages there are (refreshing once on first use; decodes nothing)."""
         if not self._loaded:

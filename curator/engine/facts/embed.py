@@ -23,6 +23,9 @@ from curator.engine.errors import UsageError
 
 #: Texts sent to an endpoint in one request (servers cap their batch size).
 ENDPOINT_BATCH = 64
+#: Texts pooled at a time by the local model (each batch padded to its longest text; the
+#: embedder hands them over by length).
+POOL_BATCH = 256
 
 
 class Embedder(Protocol):
@@ -43,6 +46,88 @@ def unit_rows(rows: np.ndarray) -> np.ndarray:
     norms[norms == 0] = 1.0
     out: np.ndarray = rows / norms
     return out
+
+
+#: The bundled model's files inside the ``wordllama`` package (wordllama 0.4's layout).
+_WEIGHTS = ("weights", "l2_supercat_256.safetensors")
+_TOKENIZER = ("tokenizers", "l2_supercat_tokenizer_config.json")
+
+
+class _StaticModel:
+    """WordLlama's inference, read straight from the files its wheel ships: a text's tokens (the
+    bundled tokenizer, no special tokens, never truncated) and the mean of their rows of the
+    weights. What ``WordLlama.load(...).embed(texts, norm=False)`` answers, without importing
+    ``wordllama``: its import (pydantic, requests, its configurations) and load took 0.45 s of a
+    one-shot ``curator append``, these two files 0.09 s."""
+
+    def __init__(self, weights: np.ndarray, tokenizer: Any) -> None:
+        self.weights = weights  # (vocabulary, dim), float16 as shipped: every mean is summed in float32
+        self.tokenizer = tokenizer
+        self.tokenizer.no_truncation()
+        self.tokenizer.no_padding()
+
+    def embed(self, texts: list[str], norm: bool = False) -> np.ndarray:
+        """The unnormalised mean rows of ``texts`` (``norm`` is WordLlama's signature; unused)."""
+        out = np.zeros((len(texts), self.weights.shape[1]), dtype=np.float32)
+        for start in range(0, len(texts), POOL_BATCH):
+            encodings = self.tokenizer.encode_batch(texts[start:start + POOL_BATCH], add_special_tokens=False)
+            lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(encodings))
+            width = int(lengths.max()) if len(lengths) else 0
+            if not width:
+                continue
+            ids = np.zeros((len(encodings), width), dtype=np.int64)
+            mask = np.arange(width)[None, :] < lengths[:, None]
+            ids[mask] = np.fromiter((i for e in encodings for i in e.ids), dtype=np.int64, count=int(lengths.sum()))
+            np.clip(ids, 0, len(self.weights) - 1, out=ids)
+            # (WordLlama's own pooling, padded batch and all: the same sums to the last bit)
+            weights = mask.astype(np.float32)
+            sums = np.sum(self.weights[ids] * weights[..., None], axis=1, dtype=np.float32)
+            out[start:start + len(encodings)] = sums / np.maximum(weights.sum(axis=1, keepdims=True), 1.0)
+        return out
+
+
+def _bundled_model(dim: int) -> _StaticModel | None:
+    """The model from the ``wordllama`` package's own files (found, not imported), or None when
+    they are not where this version of it keeps them."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("wordllama")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    folder = Path(next(iter(spec.submodule_search_locations)))
+    weights, tokenizer = folder.joinpath(*_WEIGHTS), folder.joinpath(*_TOKENIZER)
+    if not (weights.is_file() and tokenizer.is_file()):
+        return None
+    from safetensors import safe_open
+    from tokenizers import Tokenizer
+
+    with safe_open(str(weights), framework="np") as f:
+        matrix = f.get_tensor("embedding.weight")
+    return _StaticModel(np.ascontiguousarray(matrix[:, :dim].astype(np.float16)), Tokenizer.from_file(str(tokenizer)))
+
+
+def _wordllama_model(dim: int) -> Any:
+    """The model as ``wordllama`` loads it (when its files are not where :func:`_bundled_model`
+    looks): from the package's folder with downloads disabled."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    import wordllama
+    from wordllama import WordLlama
+
+    # wordllama configures the root logger when imported (basicConfig at INFO): every library's
+    # INFO lines would then reach the user's stderr (and the MCP server's first line, which a
+    # client reads for its address). Not a library's to set.
+    for handler in root.handlers[:]:
+        if handler not in handlers:
+            root.removeHandler(handler)
+    root.setLevel(level)
+    model = WordLlama.load(cache_dir=Path(wordllama.__file__).parent, disable_download=True,
+                           dim=256, trunc_dim=dim if dim < 256 else None)
+    # The weights ship in float16 and are widened to float32 on load (33 MB held for the life of
+    # a station): kept in float16, every vector comes out the same (the pooling sums in float32).
+    if getattr(model, "embedding", None) is not None and model.embedding.dtype == np.float32:
+        model.embedding = model.embedding.astype(np.float16)
+    return model
 
 
 class WordLlamaEmbedder:
@@ -68,25 +153,7 @@ class WordLlamaEmbedder:
         with self._lock:
             model = self._models.get(self.dim)
             if model is None:
-                root = logging.getLogger()
-                handlers, level = list(root.handlers), root.level
-                import wordllama
-                from wordllama import WordLlama
-
-                # wordllama configures the root logger when imported (basicConfig at INFO): every
-                # library's INFO lines would then reach the user's stderr (and the MCP server's
-                # first line, which a client reads for its address). Not a library's to set.
-                for handler in root.handlers[:]:
-                    if handler not in handlers:
-                        root.removeHandler(handler)
-                root.setLevel(level)
-                model = WordLlama.load(cache_dir=Path(wordllama.__file__).parent, disable_download=True,
-                                       dim=256, trunc_dim=self.dim if self.dim < 256 else None)
-                # The weights ship in float16 and are widened to float32 on load (33 MB held for
-                # the life of a station): kept in float16, every vector comes out the same (the
-                # pooling sums in float32).
-                if getattr(model, "embedding", None) is not None and model.embedding.dtype == np.float32:
-                    model.embedding = model.embedding.astype(np.float16)
+                model = _bundled_model(self.dim) or _wordllama_model(self.dim)
                 self._models[self.dim] = model
             return model
 

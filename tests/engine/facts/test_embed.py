@@ -125,3 +125,42 @@ def test_loading_the_local_model_leaves_the_processs_logging_alone() -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[] 30" and "should not be shown" not in proc.stderr, proc.stderr
+
+
+TEXTS = ["The server restarts at night.", "服务器每晚重启。", "", "   ", "x",
+         "A much longer sentence about the nightly backups of the customer database. " * 40,
+         "Ünïcödé façade: 3 × 4 = 12 — ok?", "Max retries: 3", "[[Ann Lee]] leads payments since 2024-03-01."]
+
+
+@pytest.mark.parametrize("dim", WordLlamaEmbedder.DIMS)
+def test_the_bundled_model_read_directly_embeds_as_wordllama_does(dim: int) -> None:
+    """The model is read from the files the wordllama wheel ships (its import and load took 0.45 s
+    of a one-shot append): the same vectors as WordLlama's own inference, to the last bit."""
+    ours = embed._bundled_model(dim)
+    assert ours is not None
+    theirs = embed._wordllama_model(dim)
+    many = TEXTS + [f"Fact {i}: the depot ships {i * 7} crates." for i in range(300)]
+    assert np.array_equal(ours.embed(many), theirs.embed(many, norm=False))
+
+
+def test_the_local_model_loads_without_importing_wordllama() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from curator.engine.facts.embed import WordLlamaEmbedder\n"
+            "WordLlamaEmbedder().embed(['one fact'])\n"
+            "print('wordllama' in sys.modules, 'pydantic' in sys.modules)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["False", "False"], proc.stdout
+
+
+def test_without_the_files_where_they_are_looked_for_wordllama_loads_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embed, "_WEIGHTS", ("weights", "no-such-file.safetensors"))
+    monkeypatch.setattr(WordLlamaEmbedder, "_models", {})
+    assert embed._bundled_model(256) is None
+    vectors = WordLlamaEmbedder().embed(TEXTS)
+    monkeypatch.setattr(WordLlamaEmbedder, "_models", {})
+    monkeypatch.undo()
+    assert np.allclose(vectors, WordLlamaEmbedder().embed(TEXTS), atol=1e-6)

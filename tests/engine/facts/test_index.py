@@ -4,6 +4,7 @@ when its file is missing or damaged, and answering only what a reader may see.""
 from __future__ import annotations
 
 import os
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
@@ -397,3 +398,24 @@ def test_the_process_of_their_own_never_runs_the_callers_main_module(tmp_path: P
                           cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("main module ran") == 1 and done.stdout.strip().endswith("notes away"), done.stdout
+
+
+def test_damaged_page_rows_are_read_again_and_the_others_kept(tmp_path: Path) -> None:
+    """The pages' rows are checked all at once when the file is read back: a row naming a text
+    the table lacks, one cut short and one with unreadable dates are left out (their pages read
+    again), every other page is kept as stored (nothing embedded for it)."""
+    for name in "abcde":
+        _write(tmp_path, f"{name}.md", f"- Depot {name} ships crates on Mondays.\n- Depot {name} closes at six.\n")
+    fact_index_for(Wiki(tmp_path))
+    conn = sqlite3.connect(Wiki(tmp_path).state_dir / INDEX_NAME)
+    conn.execute("UPDATE pages SET ids = ? WHERE path = 'a.md'", (np.array([0, 10**6], dtype=np.int32).tobytes(),))
+    conn.execute("UPDATE pages SET ids = ? WHERE path = 'b.md'", (b"\x00\x00",))
+    conn.execute("UPDATE pages SET stamps = ? WHERE path = 'c.md'", ("{not json",))
+    conn.commit()
+    conn.close()
+    counting = CountingEmbedder()
+    again = FactIndex(Wiki(tmp_path), counting)
+    assert sorted(again.update()) == ["a.md", "b.md", "c.md"]
+    assert counting.texts == []  # (their texts are in the table already)
+    assert sorted(f.text for f in again.facts()) == sorted(
+        f"Depot {n} {what}" for n in "abcde" for what in ("ships crates on Mondays.", "closes at six."))

@@ -5,6 +5,7 @@ it serves stays small on disk."""
 from __future__ import annotations
 
 import sqlite3
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +14,7 @@ import pytest
 from curator.engine.facts.conflicts import conflict_reason
 from curator.engine.facts.embed import WordLlamaEmbedder
 from curator.engine.facts.index import INDEX_NAME, FactIndex, fact_index_for
-from curator.engine.facts.table import BLOCK, TextTable, text_hashes
+from curator.engine.facts.table import BLOCK, DamagedTable, TextTable, text_hashes
 from curator.engine.wiki import Wiki
 from tests.corpus import generate
 from tests.engine.facts.planted import PARAPHRASES
@@ -65,19 +66,39 @@ def test_rows_added_later_join_the_last_block_and_are_found() -> None:
     assert table.find(text_hashes(more)).tolist() == [10, 11] and table.text(11) == more[1]
 
 
-@pytest.mark.parametrize("damage", ["gap", "texts", "codes"])
+@pytest.mark.parametrize("damage", ["gap", "last texts", "codes"])
 def test_a_damaged_table_is_refused(damage: str) -> None:
     table, _ = _table(TEXTS)
     blocks = table.take_changed()
-    number, hashes, texts, codes, scales = blocks[1]
+    at = 2 if damage == "last texts" else 1
+    number, hashes, texts, codes, scales = blocks[at]
     if damage == "gap":
         blocks = [blocks[0], blocks[2]]
-    elif damage == "texts":
-        blocks[1] = (number, hashes, b"not zlib at all", codes, scales)
+    elif damage == "last texts":
+        blocks[at] = (number, hashes, b"not zlib at all", codes, scales)
     else:
-        blocks[1] = (number, hashes, texts, codes[:-3], scales)
+        blocks[at] = (number, hashes, texts, codes[:-3], scales)
     with pytest.raises(ValueError):
         TextTable().load(blocks, table.dim)
+
+
+@pytest.mark.parametrize("damage", [b"not zlib at all", zlib.compress(b'["one text"]')])
+def test_a_damaged_full_block_of_texts_is_told_when_read(damage: bytes) -> None:
+    """A full block's texts are decompressed when first read, not when the table is read back (a
+    one-shot append reads a few of them): a damaged one is a one-line error then, and marks the
+    table damaged (the fact index builds itself again on its next update)."""
+    table, _ = _table(TEXTS)
+    blocks = table.take_changed()
+    number, hashes, _texts, codes, scales = blocks[1]
+    blocks[1] = (number, hashes, damage, codes, scales)
+    again = TextTable()
+    again.load(blocks, table.dim)
+    assert again.text(0) == TEXTS[0] and not again.damaged  # (another block reads on)
+    with pytest.raises(DamagedTable, match="built again"):
+        again.text(BLOCK + 1)
+    assert again.damaged
+    with pytest.raises(DamagedTable):
+        again.all_texts()
 
 
 def test_an_index_with_a_damaged_block_is_built_again(tmp_path: Path) -> None:
@@ -91,6 +112,25 @@ def test_an_index_with_a_damaged_block_is_built_again(tmp_path: Path) -> None:
     again = FactIndex(Wiki(tmp_path))
     again.update()
     assert sorted(f.text for f in again.facts()) == ["Ann leads payments.", "The build server restarts every night."]
+
+
+def test_an_index_whose_full_block_is_damaged_says_so_once_then_is_built_again(tmp_path: Path) -> None:
+    lines = "".join(f"- Fact {i}: the depot in Lyon ships {i} crates on day {i % 7}.\n" for i in range(2 * BLOCK))
+    (tmp_path / "a.md").write_text("# A\n\n" + lines)
+    wiki = Wiki(tmp_path)
+    fact_index_for(wiki)
+    conn = sqlite3.connect(wiki.state_dir / INDEX_NAME)
+    conn.execute("UPDATE blocks SET texts = ? WHERE id = 0", (b"\x00garbage",))
+    conn.commit()
+    conn.close()
+    again = FactIndex(Wiki(tmp_path))
+    again.update()
+    with pytest.raises(DamagedTable):
+        again.facts()
+    again.update()  # (nothing changed on the pages: the damage alone makes it build again)
+    assert [f.text for f in again.facts()][:2] == ["Fact 0: the depot in Lyon ships 0 crates on day 0.",
+                                                  "Fact 1: the depot in Lyon ships 1 crates on day 1."]
+    assert len(again.facts()) == 2 * BLOCK
 
 
 def test_the_index_of_a_real_shaped_wiki_stays_small_per_text(tmp_path: Path) -> None:
