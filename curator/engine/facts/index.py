@@ -279,13 +279,15 @@ class FactIndex:
                 self._pending.update(changes.paths)
 
     # --- keeping current ------------------------------------------------------------------
-    def update(self, full: bool = False, progress: Progress | None = None) -> list[str]:
+    def update(self, full: bool = False, progress: Progress | None = None, *, walk: bool = True) -> list[str]:
         """Bring the index up to the pages as they are; the paths re-read (and removed).
 
         After the first update, only the pages the store reported changed are looked at (an
         append costs its page, not a look at every page's stamp); ``full`` looks at all again.
         ``progress(done, total)`` is told the pages read and embedded so far (a first build at
-        32,000 pages takes about half a minute)."""
+        32,000 pages takes about half a minute). ``walk=False``: up to the pages as the page
+        cache holds them, in a process that has not walked the tree (see
+        :meth:`~curator.engine.corpus.store.PageStore.stamps`)."""
         with self._lock:
             with self._pending_lock:
                 pending, self._pending = self._pending, set()
@@ -293,12 +295,12 @@ class FactIndex:
                     and not self._table.damaged:
                 return []
             try:
-                return self._update(pending, full, progress)
+                return self._update(pending, full, progress, walk)
             except BaseException:
                 self._pending = None  # what was pending is not known done: look at every page next time
                 raise
 
-    def _update(self, pending: set[str] | None, full: bool, progress: Progress | None) -> list[str]:
+    def _update(self, pending: set[str] | None, full: bool, progress: Progress | None, walk: bool) -> list[str]:
         with self._lock:
             if self._table.damaged:  # a block of texts did not decode when read: built again
                 self._discard_file()
@@ -316,13 +318,15 @@ class FactIndex:
                     pending = None
                 # (the store's stamps, not its pages: decoding every page record to compare
                 # two numbers took 1.1 s of a one-shot append's 2.4 at 32,000 pages)
-                pages = self.wiki.store.stamps()
+                store = self.wiki.store
                 if pending is None or full:
+                    pages = store.stamps(walk=walk or full)
                     gone = [p for p in self._pages if p not in pages]
                     looked: Iterable[str] = pages
                 else:
+                    pages = store.stamps(pending)
                     gone = [p for p in pending if p in self._pages and p not in pages]
-                    looked = [p for p in pending if p in pages]
+                    looked = pages
                 changed = [p for p in looked if (e := self._pages.get(p)) is None or e.stamp != pages[p]]
                 if not gone and not changed:
                     return []
@@ -1174,13 +1178,15 @@ def _settings(path: Path) -> dict[str, object] | None:
     return read_settings(path, '{"embedder": "endpoint", "url": "http://127.0.0.1:8080/v1", "model": "..."}')
 
 
-def fact_index_for(wiki: Wiki, embedder: Embedder | None = None, progress: Progress | None = None) -> FactIndex:
+def fact_index_for(wiki: Wiki, embedder: Embedder | None = None, progress: Progress | None = None, *,
+                   walk: bool = True) -> FactIndex:
     """The wiki's fact index (one per session), brought up to date. ``embedder``: used when the
-    index is made (tests, or a caller with its own model); ``progress``: see :meth:`FactIndex.update`."""
+    index is made (tests, or a caller with its own model); ``progress``, ``walk``: see
+    :meth:`FactIndex.update`."""
     session = wiki.session
     with session.services_lock:
         index = session.service(FactIndex, lambda: FactIndex(wiki, embedder))
-    index.update(progress=progress)
+    index.update(progress=progress, walk=walk)
     return index
 
 

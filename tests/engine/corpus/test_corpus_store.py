@@ -720,3 +720,23 @@ def test_the_cli_walks_ahead_for_a_reading_command_only(tmp_path: Path, monkeypa
         started.clear()
         cli.main(argv)
         assert started == []
+
+
+def test_stamps_without_decoding_and_as_the_cache_holds_them(tmp_path: Path, parse_counter: list[str]) -> None:
+    """What the fact index compares its pages with: the stamps of a walk (nothing decoded), or,
+    with walk=False in a process that has not walked, the stamps the database holds (every
+    action's and the last walk's): a page written by hand since is seen by the next walk."""
+    root = tmp_path / "w"
+    write_pages(root, {"a.md": "# A\n", "b.md": "# B\n"})
+    first = Wiki(root)
+    walked = first.store.stamps()
+    assert sorted(walked) == ["a.md", "b.md"] and not first.store.decoded
+    assert first.store.stamps(["b.md", "nope.md"]) == {"b.md": walked["b.md"]}
+    first.close()
+    write_pages(root, {"c.md": "# C\n"})
+    parse_counter.clear()
+    fresh = Wiki(root)
+    assert sorted(fresh.store.stamps(walk=False)) == ["a.md", "b.md"]
+    assert not fresh.store.loaded and parse_counter == []
+    assert sorted(fresh.store.stamps()) == ["a.md", "b.md", "c.md"] and parse_counter == ["c.md"]
+    fresh.close()
