@@ -208,11 +208,7 @@ class _Links:
         self.names[path] = _names_digest(page)
 
     def saved(self) -> bytes:
-        # Every path written once (marshal writes a repeated object as a reference): the targets
-        # are the same objects as the names' keys.
-        same = {p: p for p in self.names}
-        to = {same.get(s, s): tuple(same.get(t, t) for t in ts) for s, ts in self.to.items()}
-        return zlib.compress(marshal.dumps((self.names, to, self.also, self.anchored, self.count)), 1)
+        return zlib.compress(marshal.dumps((self.names, self.to, self.also, self.anchored, self.count)), 1)
 
     @classmethod
     def read(cls, blob: bytes) -> _Links | None:
