@@ -23,10 +23,13 @@ from __future__ import annotations
 
 import marshal
 import zlib
+from array import array
+from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from operator import itemgetter
+from typing import Any, NamedTuple
 
 from curator.engine.corpus.links import REBUILD_SHARE, Edge, anchor_found, odd_key, outgoing_of
 from curator.engine.corpus.lookalike import escape_controls, lookalike_groups
@@ -127,18 +130,18 @@ def lint(wiki: Wiki, actor: Actor = OPERATOR) -> list[LintIssue]:
         if found is not None and saved is not None:
             rows, links_blob = saved
             if not found[1]:  # the same pages: the saved answer (what its links saw is not decoded)
-                issues = [LintIssue(*row) for row in rows]
+                issues = [LintIssue(*row) for part in rows.parts for row in part]
             else:
                 seen = _Links.read(links_blob)
-                updated = _updated(wiki, rows, seen, found[1]) if seen is not None else None
-                if seen is not None and updated is not None:
-                    issues = [LintIssue(*row) for row in updated]
-                    store.save_derived(SAVED_NAME, _saved(updated, key, seen), state=state)
+                if seen is not None and _updated(wiki, rows, seen, found[1]):
+                    issues = [LintIssue(*row) for part in rows.parts for row in part]
+                    store.save_derived(SAVED_NAME, _saved(rows, key, seen), state=state)
         if issues is None:
-            links = _Links({}, {}, {}, {}, {})
-            issues = _page_issues(wiki, actor, links)
+            seen_now: dict[str, _Seen] = {}
+            issues = _page_issues(wiki, actor, seen_now)
             if state is not None:  # (not when another thread's refresh wrote meanwhile)
-                store.save_derived(SAVED_NAME, _saved([_row(i) for i in issues], key, links), state=state)
+                every = _Rows.made([_row(i) for i in issues])
+                store.save_derived(SAVED_NAME, _saved(every, key, _Links.made(seen_now)), state=state)
     else:
         issues = _page_issues(wiki, actor)
     moved = _moved_targets(wiki, actor)
@@ -156,67 +159,261 @@ def _row_key(row: Row) -> tuple[str, int, str]:
     return (row[0], row[4], row[1])
 
 
-def _saved(rows: list[Row], key: bytes, links: _Links) -> bytes:
-    # The rows and what the links saw are compressed apart: an unchanged wiki's answer reads the rows only.
-    return marshal.dumps((_SAVED_FORMAT, key, zlib.compress(marshal.dumps(rows), 1), links.saved()))
+#: The saved rows are cut in parts of about this many (a page's rows never apart), each encoded
+#: alone: a change encodes again the parts holding the pages it affects, not 30,000 rows.
+PART_ROWS = 2048
 
 
-def _from_saved(blob: bytes | None, key: bytes) -> tuple[list[Row], bytes] | None:
+@dataclass(slots=True)
+class _Rows:
+    """The operator's issue rows, sorted (by :func:`_row_key`), in parts as saved."""
+
+    parts: list[list[Row]]
+    blobs: list[bytes | None]  # each part as saved (None: changed since, encoded again when saved)
+
+    @classmethod
+    def made(cls, rows: list[Row]) -> _Rows:
+        parts, start = [], 0
+        while start < len(rows):
+            end = min(start + PART_ROWS, len(rows))
+            while end < len(rows) and rows[end][0] == rows[end - 1][0]:
+                end += 1
+            parts.append(rows[start:end])
+            start = end
+        return cls(parts, [None] * len(parts))
+
+    def encoded(self) -> list[bytes]:
+        out: list[bytes] = []
+        for part, blob in zip(self.parts, self.blobs, strict=True):
+            if blob is not None:
+                out.append(blob)
+            elif len(part) > 2 * PART_ROWS:  # (grown by many changes: cut again)
+                out.extend(zlib.compress(marshal.dumps(p), 1) for p in _Rows.made(part).parts)
+            elif part:
+                out.append(zlib.compress(marshal.dumps(part), 1))
+        return out
+
+    def replace(self, runs: dict[str, list[Row]], drop: Callable[[str, Row], bool]) -> None:
+        """Each page's run of rows in ``runs`` (by path) made its kept rows (those ``drop`` does
+        not take) and its new rows, in the place and order sorting every row would give them (the
+        kept first among equal keys: a stable sort keeps them before the new ones)."""
+        if not self.parts:
+            self.parts, self.blobs = [[]], [None]
+        firsts = [part[0][0] if part else "" for part in self.parts]
+        for path in sorted(runs, reverse=True):
+            k = max(bisect_right(firsts, path) - 1, 0)
+            part = self.parts[k]
+            lo = bisect_left(part, path, key=itemgetter(0))
+            hi = bisect_right(part, path, lo=lo, key=itemgetter(0))
+            run = [r for r in part[lo:hi] if not drop(path, r)]
+            run.extend(runs[path])
+            run.sort(key=_row_key)
+            part[lo:hi] = run
+            self.blobs[k] = None
+
+
+def _saved(rows: _Rows, key: bytes, links: _Links) -> bytes:
+    # The rows and what the links saw are encoded apart: an unchanged wiki's answer reads the rows only.
+    return marshal.dumps((_SAVED_FORMAT, key, rows.encoded(), links.saved()))
+
+
+def _from_saved(blob: bytes | None, key: bytes) -> tuple[_Rows, bytes] | None:
     """The issue rows :func:`_saved` wrote for the attachment files ``key`` and what their links
     saw (still encoded: see :meth:`_Links.read`); None: none, or not this version's, or for
     other files."""
     if blob is None:
         return None
     try:
-        version, saved_key, rows_blob, links_blob = marshal.loads(blob)
+        version, saved_key, blobs, links_blob = marshal.loads(blob)
         if version != _SAVED_FORMAT or saved_key != key:
             return None
-        rows: list[Row] = marshal.loads(zlib.decompress(rows_blob))
-        return rows, links_blob
+        parts: list[list[Row]] = [marshal.loads(zlib.decompress(b)) for b in blobs]
+        return _Rows(parts, list(blobs)), links_blob
     except (ValueError, TypeError, EOFError, zlib.error):
         return None
+
+
+class _Seen(NamedTuple):
+    """What lint saw of one page's links (see :class:`_Links`)."""
+
+    to: tuple[str, ...]  # the other pages its links resolve to (what makes those not orphans)
+    also: tuple[str, ...]  # the other candidates of its ambiguous links
+    anchored: tuple[str, ...]  # the pages its links with an anchor resolve to
+    names: bytes  # its names' digest
+
+
+def _seen(path: str, page: Page, edges: list[Edge]) -> _Seen:
+    targets = {e[2].path for e in edges if e[2].path is not None and e[2].path != path}
+    others = {c for e in edges if len(e[2].candidates) > 1 for c in e[2].candidates if c != e[2].path}
+    pointed = {e[2].path for e in edges if e[1].anchor and e[2].path is not None}
+    return _Seen(tuple(sorted(targets)), tuple(sorted(others)), tuple(sorted(pointed)), _names_digest(page))
 
 
 @dataclass(slots=True)
 class _Links:
     """What lint saw of every page's links, saved beside its answer so a change is followed page
-    by page (see :func:`_updated`). Pages without such links are absent from the first three."""
+    by page (see :func:`_updated`): packed by the pages' places in path order (saving and reading
+    it is a few copies of arrays, not 200,000 objects at 32,000 pages).
 
-    #: each page's link targets: the other pages its links resolve to (what makes them not orphans)
-    to: dict[str, tuple[str, ...]]
-    #: the other candidates of its ambiguous links (a candidate renamed or removed changes the verdict)
+    - ``to``: each page's link targets (the other pages its links resolve to), as the places
+      ``targets[starts[i]:starts[i + 1]]``: a page removed, or renamed, is resolved again by the
+      pages linking to it; the targets of a page checked again have their counts recounted;
+    - ``count``: how many other pages link to each page (0: an orphan);
+    - ``names``: :func:`~curator.engine.graph.link_graph.names_digest` of each page (8 bytes): an
+      edit that keeps its title and aliases (what links resolve by besides its path) leaves every
+      link's resolution as it was;
+    - ``also``: the other candidates of a page's ambiguous links (a candidate renamed or removed
+      changes the verdict) and ``anchored``: the pages its links with an anchor point into (an edit
+      there may find or lose the anchor); by path, only the pages with any (few)."""
+
+    paths: list[str]
+    paths_blob: bytes  # (``paths`` as saved: written again only when the paths change)
+    names: bytes
+    count: array[int]
+    starts: array[int]
+    targets: array[int]
     also: dict[str, tuple[str, ...]]
-    #: the pages its links with an anchor resolve to (an edit there may find or lose the anchor)
     anchored: dict[str, tuple[str, ...]]
-    #: how many other pages link to each page (absent: none, an orphan)
-    count: dict[str, int]
-    #: :func:`~curator.engine.graph.link_graph.names_digest` of every page (its title and aliases:
-    #: what links resolve by besides its path): an edit that keeps them resolves every link as before
-    names: dict[str, bytes]
 
-    def note(self, path: str, page: Page, edges: list[Edge]) -> None:
-        """Record the page's links as just resolved (its count of incoming links apart)."""
-        to, also, anchored = self.to, self.also, self.anchored
-        targets = {e[2].path for e in edges if e[2].path is not None and e[2].path != path}
-        others = {c for e in edges if len(e[2].candidates) > 1 for c in e[2].candidates if c != e[2].path}
-        pointed = {e[2].path for e in edges if e[1].anchor and e[2].path is not None}
-        for table, found in ((to, targets), (also, others), (anchored, pointed)):
-            if found:
-                table[path] = tuple(sorted(found))
-            else:
-                table.pop(path, None)
-        self.names[path] = _names_digest(page)
+    @classmethod
+    def made(cls, seen: dict[str, _Seen]) -> _Links:
+        """From what every page's links saw (keys: every page)."""
+        paths = sorted(seen)
+        at = {p: i for i, p in enumerate(paths)}
+        count, starts, targets = array("i", bytes(4 * len(paths))), array("i", [0]), array("i")
+        for path in paths:
+            places = [at[t] for t in seen[path].to]
+            targets.extend(places)
+            starts.append(len(targets))
+            for place in places:
+                count[place] += 1
+        return cls(paths, _paths_blob(paths), b"".join(seen[p].names for p in paths), count, starts, targets,
+                   {p: s.also for p, s in seen.items() if s.also},
+                   {p: s.anchored for p, s in seen.items() if s.anchored})
 
     def saved(self) -> bytes:
-        return zlib.compress(marshal.dumps((self.names, self.to, self.also, self.anchored, self.count)), 1)
+        return marshal.dumps((self.paths_blob, self.names, self.count.tobytes(), self.starts.tobytes(),
+                              self.targets.tobytes(), self.also, self.anchored))
 
     @classmethod
     def read(cls, blob: bytes) -> _Links | None:
         try:
-            names, to, also, anchored, count = marshal.loads(zlib.decompress(blob))
-        except (ValueError, TypeError, EOFError, zlib.error):
+            paths_blob, names, count_b, starts_b, targets_b, also, anchored = marshal.loads(blob)
+            joined = zlib.decompress(paths_blob).decode("utf-8", "surrogateescape")
+        except (ValueError, TypeError, EOFError, zlib.error, UnicodeDecodeError):
             return None
-        return cls(to, also, anchored, count, names)
+        paths = joined.split("\0") if joined else []
+        count, starts, targets = array("i"), array("i"), array("i")
+        count.frombytes(count_b)
+        starts.frombytes(starts_b)
+        targets.frombytes(targets_b)
+        if not (len(count) == len(paths) == len(starts) - 1 == len(names) // 8) or starts[-1] != len(targets):
+            return None
+        return cls(paths, paths_blob, names, count, starts, targets, also, anchored)
+
+    def place(self, path: str) -> int | None:
+        """The page's place (None: not a page when saved), found by bisection: a dict of every
+        page's place costs more than a change looks up."""
+        paths = self.paths
+        i = bisect_left(paths, path)
+        return i if i < len(paths) and paths[i] == path else None
+
+    def placed(self, path: str) -> int:
+        """The place of a page that is one now (after :meth:`update`)."""
+        place = self.place(path)
+        assert place is not None, path
+        return place
+
+    def digest(self, place: int) -> bytes:
+        return self.names[8 * place:8 * place + 8]
+
+    def to(self, place: int) -> array[int]:
+        return self.targets[self.starts[place]:self.starts[place + 1]]
+
+    def linking(self, places: set[int]) -> set[str]:
+        """The pages with a link resolving to one of the pages at ``places`` (a scan of every
+        page's targets: only when a page was removed or renamed)."""
+        starts, targets, paths = self.starts, self.targets, self.paths
+        return {paths[i] for i in range(len(paths)) if not places.isdisjoint(targets[starts[i]:starts[i + 1]])}
+
+    def update(self, gone: set[str], added: set[str], seen: dict[str, _Seen]) -> set[str]:
+        """Bring it up to date: the pages ``gone`` removed, the pages ``added`` added, and the
+        pages in ``seen`` (the added ones among them) with their links as they resolve now.
+        Returns the pages whose count of incoming links may have changed (every page still here)."""
+        count, paths = self.count, self.paths
+        recount: set[str] = set()
+        for path in seen.keys() | gone:  # their old links taken away
+            place = self.place(path)
+            if place is not None:
+                for target in self.to(place):
+                    count[target] -= 1
+                    recount.add(paths[target])
+        for path in gone:
+            self.also.pop(path, None)
+            self.anchored.pop(path, None)
+        for path, now in seen.items():
+            for table, found in ((self.also, now.also), (self.anchored, now.anchored)):
+                if found:
+                    table[path] = found
+                else:
+                    table.pop(path, None)
+        if gone or added:
+            self._renumber(gone, added)
+            count, paths = self.count, self.paths
+        at = {p: self.placed(p) for s in seen.values() for p in s.to} | {p: self.placed(p) for p in seen}
+        # The pages checked again get their new targets; the runs of the others are copied whole.
+        starts, targets = self.starts, self.targets
+        news = {at[p]: array("i", [at[t] for t in s.to]) for p, s in seen.items()}
+        rebuilt, done = array("i"), 0
+        for place in sorted(news):
+            rebuilt.extend(targets[starts[done]:starts[place]])
+            rebuilt.extend(news[place])
+            done = place + 1
+        rebuilt.extend(targets[starts[done]:])
+        if news:
+            first, shift = min(news), 0
+            after = starts[:first + 1]
+            for place in range(first, len(paths)):
+                run = news.get(place)
+                if run is not None:
+                    shift += len(run) - (starts[place + 1] - starts[place])
+                after.append(starts[place + 1] + shift)
+            self.starts = after
+        self.targets = rebuilt
+        names = bytearray(self.names)
+        for place, run in news.items():
+            names[8 * place:8 * place + 8] = seen[paths[place]].names
+            for target in run:
+                count[target] += 1
+                recount.add(paths[target])
+        self.names = bytes(names)
+        return (recount | seen.keys()) - gone
+
+    def _renumber(self, gone: set[str], added: set[str]) -> None:
+        """The places of every page after ``gone`` were removed and ``added`` added (an added page:
+        no targets, no incoming link, no names yet). The targets of a page gone are dropped: every
+        page linking to one is checked again."""
+        old = self.paths
+        old_at = {p: i for i, p in enumerate(old)}
+        paths = sorted((set(old) - gone) | added)
+        at = {p: i for i, p in enumerate(paths)}
+        place_of = [at.get(p, -1) for p in old]
+        count = array("i", bytes(4 * len(paths)))
+        names = bytearray(8 * len(paths))
+        starts, targets = array("i", [0]), array("i")
+        for i, path in enumerate(paths):
+            was = old_at.get(path)
+            if was is not None:
+                count[i] = self.count[was]
+                names[8 * i:8 * i + 8] = self.names[8 * was:8 * was + 8]
+                targets.extend(t for t in (place_of[t] for t in self.to(was)) if t >= 0)
+            starts.append(len(targets))
+        self.paths, self.paths_blob = paths, _paths_blob(paths)
+        self.count, self.names, self.starts, self.targets = count, bytes(names), starts, targets
+
+
+def _paths_blob(paths: list[str]) -> bytes:
+    return zlib.compress("\0".join(paths).encode("utf-8", "surrogateescape"), 1)
 
 
 def _names_digest(page: Page) -> bytes:
@@ -234,40 +431,44 @@ def _page_names(path: str, page: Page) -> set[str]:
     return names
 
 
-def _updated(wiki: Wiki, rows: list[Row], links: _Links, changed: set[str]) -> list[Row] | None:
-    """The operator's issue rows after the ``changed`` pages changed, from the ``rows`` saved
-    before (``links``: what their links saw, brought up to date in place); exactly what
-    :func:`_page_issues` computes from every page. None when that is not decided here (a page
-    no database holds, a ``[[a/..]]`` link, too many pages to check again): the caller computes
-    every page's issues.
+def _updated(wiki: Wiki, rows: _Rows, links: _Links, changed: set[str]) -> bool:
+    """Bring the operator's issue ``rows`` saved before up to date with the ``changed`` pages
+    (``links``: what their links saw, brought up to date too), in place: exactly what
+    :func:`_page_issues` computes from every page. False (both left half done) when that is not
+    decided here (a page no database holds, a ``[[a/..]]`` link, too many pages to check again):
+    the caller computes every page's issues.
 
     Checked again: the changed pages; the pages with a link that may resolve differently (one
     whose target or candidate was removed or changed its title or aliases, found from ``links``;
     one naming a page added or renamed, found in the cache's name tables); the pages with an
-    anchor into a changed page. Of the pages whose incoming links came or went, only whether they
+    anchor into an edited page. Of the pages whose incoming links came or went, only whether they
     are orphans."""
     store = wiki.store
     if not store.partial_reads:
-        return None
+        return False
     # (a large change is checked from every page: a merge of thousands of pages costs what it changes anyway)
     limit = max(REBUILD_SHARE * store.count(), REDO_MIN)
     if len(changed) > limit:
-        return None
+        return False
     pages: dict[str, Page] = {}
     gone: set[str] = set()
+    at: dict[str, int] = {}  # (the changed pages' places when saved)
     for path in sorted(changed):
-        page = store.page(path)
+        page, place = store.page(path), links.place(path)
+        if place is not None:
+            at[path] = place
         if page is not None:
             pages[path] = page
-        elif path in links.names:
+        elif place is not None:
             gone.add(path)
-    added = [p for p in pages if p not in links.names]
-    renamed = {p for p, page in pages.items() if links.names.get(p) != _names_digest(page)}  # (added too)
+    added = {p for p in pages if p not in at}
+    renamed = {p for p, page in pages.items() if p in added or links.digest(at[p]) != _names_digest(page)}
     redo = set(pages)
     # Links that resolved to, or had as a candidate, a page removed or renamed: resolved again.
-    moved = gone | (renamed - set(added))
+    moved = gone | (renamed - added)
     if moved:
-        redo.update(s for table in (links.to, links.also) for s, ts in table.items() if not moved.isdisjoint(ts))
+        redo |= links.linking({at[p] for p in moved})
+        redo.update(s for s, ts in links.also.items() if not moved.isdisjoint(ts))
     # Links into an edited page's anchors: checked again (the headings may differ now).
     edited = set(pages) - renamed
     if edited:
@@ -279,59 +480,43 @@ def _updated(wiki: Wiki, rows: list[Row], links: _Links, changed: set[str]) -> l
         redo.update(p for p in pages if p not in gone)
     redo -= gone
     if len(redo) > limit:
-        return None
+        return False
     for path in sorted(redo - pages.keys()):
         page = store.page(path)
         if page is None:
-            return None  # (listed, but no record: the full computation sorts it out)
+            return False  # (listed, but no record: the full computation sorts it out)
         pages[path] = page
     keys = {link.key for path in redo for link in pages[path].links}
     if any(odd_key(k) for k in keys):
-        return None  # ``[[a/..]]``: its page is not named by its last segment
+        return False  # ``[[a/..]]``: its page is not named by its last segment
     # The pages that can take part in resolving those links (found by name), and the checked ones.
     with gc_paused():
         around = dict(store.pages_named(keys | {k.rpartition("/")[2] for k in keys}))
         around.update((p, pages[p]) for p in redo)
         outgoing = outgoing_of(around, sorted(redo), store.attachments)
-    # Incoming counts: the checked pages' old links taken away, their new ones added.
+    recount = links.update(gone, added, {p: _seen(p, pages[p], outgoing[p]) for p in redo})
     count = links.count
-    recount: set[str] = set(redo)
-    for source in redo | gone:
-        for target in links.to.get(source, ()):
-            recount.add(target)
-            left = count.get(target, 0) - 1
-            if left > 0:
-                count[target] = left
-            else:
-                count.pop(target, None)
-    for path in gone:
-        for table in (links.to, links.also, links.anchored, links.names, count):
-            table.pop(path, None)
-    for source in redo:
-        links.note(source, pages[source], outgoing[source])
-        for target in links.to.get(source, ()):
-            recount.add(target)
-            count[target] = count.get(target, 0) + 1
-    recount -= gone
-    wide = bool(added or gone)  # (the names checks follow from the paths: the same paths, the same answer)
-    kept = [r for r in rows if r[0] not in redo and r[0] not in gone
-            and not (r[1] == "orphan" and r[0] in recount) and not (wide and r[1] in _WIDE)]
-    new: list[LintIssue] = []
+    runs: dict[str, list[Row]] = defaultdict(list)
     verdicts: dict[int, tuple[tuple[str, str], ...]] = {}
     for path in sorted(redo):
-        new.extend(_issues_of(path, pages[path], outgoing[path], around, _seen, verdicts,
-                              path not in count))
-    for path in sorted(recount - redo):
-        if path not in count:
-            new.append(_orphan(path))
-    if wide:
-        new.extend(_wide_issues(store.paths))
-    out = [*kept, *(_row(i) for i in new)]
-    out.sort(key=_row_key)
-    return out
+        orphan = not count[links.placed(path)]
+        runs[path] = [_row(i) for i in _issues_of(path, pages[path], outgoing[path], around, _shown, verdicts, orphan)]
+    for path in sorted(recount - redo):  # (its orphan row dropped, and made again if it still is one)
+        runs[path] = [] if count[links.placed(path)] else [_row(_orphan(path))]
+    if added or gone:  # the names checks (the paths alone decide them) made again, and every row sorted
+        kept = [r for part in rows.parts for r in part if r[0] not in redo and r[0] not in gone
+                and r[1] not in _WIDE and not (r[1] == "orphan" and r[0] in recount)]
+        every = [*kept, *(r for run in runs.values() for r in run), *map(_row, _wide_issues(links.paths))]
+        every.sort(key=_row_key)
+        fresh = _Rows.made(every)
+        rows.parts, rows.blobs = fresh.parts, fresh.blobs
+        return True
+    # The same paths: only the affected pages' runs of rows replaced (the names checks' kept).
+    rows.replace(runs, lambda path, row: row[1] not in _WIDE if path in redo else row[1] == "orphan")
+    return True
 
 
-def _seen(path: str) -> bool:
+def _shown(path: str) -> bool:
     return True  # (the operator sees every page and file)
 
 
@@ -379,9 +564,9 @@ def _issues_of(path: str, page: Page, edges: list[Edge], visible: dict[str, Any]
     return issues
 
 
-def _page_issues(wiki: Wiki, actor: Actor, links: _Links | None = None) -> list[LintIssue]:
+def _page_issues(wiki: Wiki, actor: Actor, seen: dict[str, _Seen] | None = None) -> list[LintIssue]:
     """Every problem but the renames seen in git history, sorted by path, line and code; with
-    ``links``, what every page's links saw is recorded there (see :class:`_Links`)."""
+    ``seen``, what each page's links saw is recorded there (see :class:`_Links`)."""
     issues: list[LintIssue] = []
     visible = {p.path: p for p in wiki.visible_pages(actor)}
     index = wiki.links_for(actor)  # links to hidden pages read as links to missing ones
@@ -400,10 +585,8 @@ def _page_issues(wiki: Wiki, actor: Actor, links: _Links | None = None) -> list[
         edges = outgoing.get(path, [])
         orphan = not any(e[0] in visible for e in incoming.get(path, ()))
         issues.extend(_issues_of(path, page, edges, visible, can_see, verdicts, orphan))
-        if links is not None:
-            links.note(path, page, edges)
-            for target in links.to.get(path, ()):
-                links.count[target] = links.count.get(target, 0) + 1
+        if seen is not None:
+            seen[path] = _seen(path, page, edges)
     issues.extend(_wide_issues(list(visible)))
     issues.sort(key=_sort_key)
     return issues

@@ -63,8 +63,10 @@ def refuse_every_page(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return checked
 
 
-def test_every_kind_of_change_gives_the_answer_computed_from_every_page(corpus: CorpusInfo,
+@pytest.mark.parametrize("part_rows", [lint_module.PART_ROWS, 3])  # (3: the rows saved in many parts)
+def test_every_kind_of_change_gives_the_answer_computed_from_every_page(corpus: CorpusInfo, part_rows: int,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(lint_module, "PART_ROWS", part_rows)
     root = corpus.root
     first = lint(Wiki(root))  # computed from every page, and saved
     assert first == from_scratch(root)
