@@ -27,7 +27,8 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from itertools import accumulate
 from operator import itemgetter
 from typing import Any, NamedTuple
 
@@ -240,13 +241,15 @@ class _Seen(NamedTuple):
     also: tuple[str, ...]  # the other candidates of its ambiguous links
     anchored: tuple[str, ...]  # the pages its links with an anchor resolve to
     names: bytes  # its names' digest
+    slug: str
 
 
 def _seen(path: str, page: Page, edges: list[Edge]) -> _Seen:
     targets = {e[2].path for e in edges if e[2].path is not None and e[2].path != path}
     others = {c for e in edges if len(e[2].candidates) > 1 for c in e[2].candidates if c != e[2].path}
     pointed = {e[2].path for e in edges if e[1].anchor and e[2].path is not None}
-    return _Seen(tuple(sorted(targets)), tuple(sorted(others)), tuple(sorted(pointed)), _names_digest(page))
+    return _Seen(tuple(sorted(targets)), tuple(sorted(others)), tuple(sorted(pointed)), _names_digest(page),
+                 slug_of(path))
 
 
 @dataclass(slots=True)
@@ -268,6 +271,9 @@ class _Links:
 
     paths: list[str]
     paths_blob: bytes  # (``paths`` as saved: written again only when the paths change)
+    #: each page's slug (what the names checks group by), as saved: read only when a page was
+    #: added or removed (slugging 32,000 paths again costs ~150 ms)
+    slugs_blob: bytes
     names: bytes
     count: array[int]
     starts: array[int]
@@ -287,29 +293,30 @@ class _Links:
             starts.append(len(targets))
             for place in places:
                 count[place] += 1
-        return cls(paths, _paths_blob(paths), b"".join(seen[p].names for p in paths), count, starts, targets,
+        return cls(paths, _paths_blob(paths), _paths_blob([seen[p].slug for p in paths]),
+                   b"".join(seen[p].names for p in paths), count, starts, targets,
                    {p: s.also for p, s in seen.items() if s.also},
                    {p: s.anchored for p, s in seen.items() if s.anchored})
 
     def saved(self) -> bytes:
-        return marshal.dumps((self.paths_blob, self.names, self.count.tobytes(), self.starts.tobytes(),
+        return marshal.dumps((self.paths_blob, self.slugs_blob, self.names, self.count.tobytes(), self.starts.tobytes(),
                               self.targets.tobytes(), self.also, self.anchored))
 
     @classmethod
     def read(cls, blob: bytes) -> _Links | None:
         try:
-            paths_blob, names, count_b, starts_b, targets_b, also, anchored = marshal.loads(blob)
-            joined = zlib.decompress(paths_blob).decode("utf-8", "surrogateescape")
+            paths_blob, slugs_blob, names, count_b, starts_b, targets_b, also, anchored = marshal.loads(blob)
+            joined = _unjoined(paths_blob)
         except (ValueError, TypeError, EOFError, zlib.error, UnicodeDecodeError):
             return None
-        paths = joined.split("\0") if joined else []
+        paths = joined
         count, starts, targets = array("i"), array("i"), array("i")
         count.frombytes(count_b)
         starts.frombytes(starts_b)
         targets.frombytes(targets_b)
         if not (len(count) == len(paths) == len(starts) - 1 == len(names) // 8) or starts[-1] != len(targets):
             return None
-        return cls(paths, paths_blob, names, count, starts, targets, also, anchored)
+        return cls(paths, paths_blob, slugs_blob, names, count, starts, targets, also, anchored)
 
     def place(self, path: str) -> int | None:
         """The page's place (None: not a page when saved), found by bisection: a dict of every
@@ -391,29 +398,51 @@ class _Links:
 
     def _renumber(self, gone: set[str], added: set[str]) -> None:
         """The places of every page after ``gone`` were removed and ``added`` added (an added page:
-        no targets, no incoming link, no names yet). The targets of a page gone are dropped: every
-        page linking to one is checked again."""
-        old = self.paths
-        old_at = {p: i for i, p in enumerate(old)}
+        no targets, no incoming link, no names yet). The pages keep their order, so each array is
+        copied page by page to its new place; a target gone becomes -1, and only the pages gone
+        and the pages linking to them have one (every page linking to one is checked again, its
+        targets replaced next)."""
+        old, starts = self.paths, self.starts
         paths = sorted((set(old) - gone) | added)
         at = {p: i for i, p in enumerate(paths)}
         place_of = [at.get(p, -1) for p in old]
         count = array("i", bytes(4 * len(paths)))
         names = bytearray(8 * len(paths))
-        starts, targets = array("i", [0]), array("i")
-        for i, path in enumerate(paths):
-            was = old_at.get(path)
-            if was is not None:
-                count[i] = self.count[was]
-                names[8 * i:8 * i + 8] = self.names[8 * was:8 * was + 8]
-                targets.extend(t for t in (place_of[t] for t in self.to(was)) if t >= 0)
-            starts.append(len(targets))
-        self.paths, self.paths_blob = paths, _paths_blob(paths)
-        self.count, self.names, self.starts, self.targets = count, bytes(names), starts, targets
+        lengths = [0] * len(paths)
+        for i, j in enumerate(place_of):
+            if j >= 0:
+                count[j] = self.count[i]
+                names[8 * j:8 * j + 8] = self.names[8 * i:8 * i + 8]
+                lengths[j] = starts[i + 1] - starts[i]
+        targets, done = array("i"), 0  # (the runs between the pages gone, copied whole)
+        for i in sorted(i for i, j in enumerate(place_of) if j < 0):
+            targets.extend(self.targets[starts[done]:starts[i]])
+            done = i + 1
+        targets.extend(self.targets[starts[done]:])
+        self.targets = array("i", [place_of[t] for t in targets])
+        self.starts = array("i", [0, *accumulate(lengths)])
+        slugs, new_slugs = _unjoined(self.slugs_blob), [""] * len(paths)
+        for i, j in enumerate(place_of):
+            if j >= 0:
+                new_slugs[j] = slugs[i]
+        for path in added:
+            new_slugs[at[path]] = slug_of(path)
+        self.paths, self.paths_blob, self.slugs_blob = paths, _paths_blob(paths), _paths_blob(new_slugs)
+        self.count, self.names = count, bytes(names)
+
+
+    def slugs(self) -> list[str]:
+        return _unjoined(self.slugs_blob)
 
 
 def _paths_blob(paths: list[str]) -> bytes:
     return zlib.compress("\0".join(paths).encode("utf-8", "surrogateescape"), 1)
+
+
+def _unjoined(blob: bytes) -> list[str]:
+    """The strings :func:`_paths_blob` wrote."""
+    joined = zlib.decompress(blob).decode("utf-8", "surrogateescape")
+    return joined.split("\0") if joined else []
 
 
 def _names_digest(page: Page) -> bytes:
@@ -490,10 +519,13 @@ def _updated(wiki: Wiki, rows: _Rows, links: _Links, changed: set[str]) -> bool:
     if any(odd_key(k) for k in keys):
         return False  # ``[[a/..]]``: its page is not named by its last segment
     # The pages that can take part in resolving those links (found by name), and the checked ones.
+    # The others take part by their names only: their links are left out of the index, which
+    # would resolve them all (a hub named by one link holds thousands).
     with gc_paused():
         around = dict(store.pages_named(keys | {k.rpartition("/")[2] for k in keys}))
         around.update((p, pages[p]) for p in redo)
-        outgoing = outgoing_of(around, sorted(redo), store.attachments)
+        named = {p: page if p in redo else replace(page, links=[]) for p, page in around.items()}
+        outgoing = outgoing_of(named, sorted(redo), store.attachments)
     recount = links.update(gone, added, {p: _seen(p, pages[p], outgoing[p]) for p in redo})
     count = links.count
     runs: dict[str, list[Row]] = defaultdict(list)
@@ -506,7 +538,7 @@ def _updated(wiki: Wiki, rows: _Rows, links: _Links, changed: set[str]) -> bool:
     if added or gone:  # the names checks (the paths alone decide them) made again, and every row sorted
         kept = [r for part in rows.parts for r in part if r[0] not in redo and r[0] not in gone
                 and r[1] not in _WIDE and not (r[1] == "orphan" and r[0] in recount)]
-        every = [*kept, *(r for run in runs.values() for r in run), *map(_row, _wide_issues(links.paths))]
+        every = [*kept, *(r for run in runs.values() for r in run), *map(_row, _wide_issues(links.paths, links.slugs()))]
         every.sort(key=_row_key)
         fresh = _Rows.made(every)
         rows.parts, rows.blobs = fresh.parts, fresh.blobs
@@ -587,17 +619,18 @@ def _page_issues(wiki: Wiki, actor: Actor, seen: dict[str, _Seen] | None = None)
         issues.extend(_issues_of(path, page, edges, visible, can_see, verdicts, orphan))
         if seen is not None:
             seen[path] = _seen(path, page, edges)
-    issues.extend(_wide_issues(list(visible)))
+    slugs = [seen[p].slug for p in visible] if seen is not None else [page.slug for page in visible.values()]
+    issues.extend(_wide_issues(list(visible), slugs))
     issues.sort(key=_sort_key)
     return issues
 
 
-def _wide_issues(paths: list[str]) -> list[LintIssue]:
+def _wide_issues(paths: list[str], slugs: list[str]) -> list[LintIssue]:
     """The checks over every page's name, of the pages at ``paths`` (sorted): shared file names,
     look-alike names, folders differing in case."""
     stems: dict[str, list[str]] = defaultdict(list)
-    for path in paths:
-        stems[slug_of(path)].append(path)
+    for path, stem in zip(paths, slugs, strict=True):
+        stems[stem].append(path)
     issues: list[LintIssue] = []
     for stem, named in stems.items():
         if len(named) > 1:
