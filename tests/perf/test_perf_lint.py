@@ -10,7 +10,10 @@ plain read of every page file measured in the same run:
 * lint after one append: a line appended to one page before each call (targets: <= 1.5x warm,
   <= 2 s at any size);
 * lint from every page: the saved answer not used, what one append cost before (every link of
-  the wiki resolved again, every page checked).
+  the wiki resolved again, every page checked);
+* the page cache's refresh alone, unchanged and after one append (no lint): the part of each
+  lint figure that is the store's, every command's (the refresh after an append writes the new
+  state: its snapshot of every page's stamps).
 
 Run: ``.venv/bin/python -m pytest tests/perf/test_perf_lint.py -s -p no:cacheprovider``
 (``CURATOR_SCALE_PAGES`` picks another size; default 32,000 real-shaped pages).
@@ -71,6 +74,8 @@ def test_lint_after_one_append(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     read = _median(lambda: plain_read(root))
     warm = _median(one_shot)
     after = _median(one_shot, before=append)
+    refresh = _median(lambda: Wiki(root).store.count())
+    refresh_after = _median(lambda: Wiki(root).store.count(), before=append)
     assert lint(Wiki(root)) == lint_module._page_issues(Wiki(root), OPERATOR)  # (the same answer)
     with monkeypatch.context() as patched:  # the saved answer never found: computed from every page
         patched.setattr(lint_module, "_from_saved", lambda blob, key: None)
@@ -83,3 +88,6 @@ def test_lint_after_one_append(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
           f"{after / warm:4.2f}x warm (target <= 1.5x warm, <= 2 s)")
     print(f"  lint from every page        {every:7.3f} s   = {every / read:5.2f}x the plain read, "
           f"{every / warm:4.2f}x warm (what one append cost before)")
+    print(f"  refresh alone, unchanged    {refresh:7.3f} s   (lint's own part warm: {warm - refresh:.3f} s)")
+    print(f"  refresh alone, one append   {refresh_after:7.3f} s   (lint's own part after one append: "
+          f"{after - refresh_after:.3f} s)")

@@ -16,7 +16,10 @@ pages link to each page, a digest of each page's names), so only the changed pag
 links may now resolve differently or find another anchor, and the pages whose orphan status may
 have flipped are checked again, each from its records alone (no page decoded but those). The
 checks over every page's name (duplicate and look-alike names, folder case) depend on the paths
-only: kept while no page was added or removed, else made again from the listing.
+only: kept while no page was added or removed, else made again over every path and its saved slug
+(wholly: cheap beside the rest, ~50 ms at 32,000 pages). An edit of a page with thousands of
+links (an index hub) resolves all of them again, and decodes the pages they name: what the edit
+can change.
 """
 
 from __future__ import annotations
