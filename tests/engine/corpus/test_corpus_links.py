@@ -163,8 +163,9 @@ def test_the_generated_corpus_resolves_as_designed(tmp_path: Path) -> None:
 def test_the_operators_lint_is_answered_again_for_the_same_pages_and_files_only(tmp_path: Path,
                                                                                  monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Lint's saved answer (see curator/engine/review/lint.py): a new process on the same pages answers
-    it without resolving anything; an in-place edit, a new attachment file or an agent get a
-    fresh one, equal to lint computed from scratch."""
+    it without resolving anything; an in-place edit brings it up to date from the edited page (not
+    every page checked again), a new attachment file or an agent get a fresh one, each equal to
+    lint computed from scratch."""
     from curator.engine.policy.actor import parse_actor
     from curator.engine.review import lint as lint_module
 
@@ -177,7 +178,7 @@ def test_the_operators_lint_is_answered_again_for_the_same_pages_and_files_only(
     assert {i.code for i in first} >= {"unresolved-link", "broken-anchor", "missing-attachment", "orphan", "layer"}
     computed = lint_module._page_issues
 
-    def refuse(wiki: Wiki, actor: object) -> object:
+    def refuse(wiki: Wiki, actor: object, links: object = None) -> object:
         raise AssertionError("lint was computed again for the same pages")
 
     monkeypatch.setattr(lint_module, "_page_issues", refuse)
@@ -187,11 +188,14 @@ def test_the_operators_lint_is_answered_again_for_the_same_pages_and_files_only(
     stat = hub.stat()
     hub.write_text("[[ghost]] [[plan#Plan]]  ![[diagram.png]] [[plan]]\n")  # in place, another size
     os.utime(hub, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # (even with the old mtime)
-    with pytest.raises(AssertionError, match="computed again"):
-        lint(Wiki(root))
-    monkeypatch.setattr(lint_module, "_page_issues", computed)
-    edited = lint(Wiki(root))
+    edited = lint(Wiki(root))  # (brought up to date from the edited page: not every page checked again)
     assert "broken-anchor" not in {i.code for i in edited} and edited == computed(Wiki(root), OPERATOR)
+
+    (root / "wiki/diagram.png").write_bytes(b"\x89PNG")
+    with pytest.raises(AssertionError, match="computed again"):
+        lint(Wiki(root))  # (the links resolve among other files: every page is checked again)
+    (root / "wiki/diagram.png").unlink()
+    monkeypatch.setattr(lint_module, "_page_issues", computed)
 
     (root / "wiki/diagram.png").write_bytes(b"\x89PNG")  # no page changed: the attachment files did
     with_file = lint(Wiki(root))
