@@ -29,7 +29,10 @@ test: $(STAMP)
 	$(PY) -m mypy
 	$(PY) -m pytest
 
+# The scale table (issue 44: each derived answer warm and after one append, beside a plain read;
+# CURATOR_SCALE_PAGES=100000 for the next scale), then every benchmark of tests/perf.
 perf: $(STAMP)
+	-$(PY) -m tests.perf.scale_table $(CURATOR_SCALE_PAGES)
 	$(PY) -m pytest tests/perf -s -p no:cacheprovider
 
 # The bundle: dist/curator/curator is the whole command line; `curator gui` starts the station.
