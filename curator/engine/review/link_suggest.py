@@ -27,6 +27,7 @@ from curator.engine.corpus.slugs import (
 )
 
 # (defined there: the saved queue, and whether its rows are sure, need no numpy)
+from curator.engine.review.link_queue import ACCEPT_CONFIDENCE as ACCEPT_CONFIDENCE  # (re-exported)
 from curator.engine.review.link_queue import Suggestion
 
 MAX_SUGGESTIONS = 5
