@@ -12,7 +12,7 @@ import operator
 import posixpath
 import threading
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -26,6 +26,10 @@ from curator.engine.corpus.slugs import (
     slugify_many,
 )
 
+# (defined there: the saved queue, and whether its rows are sure, need no numpy)
+from curator.engine.review.link_queue import ACCEPT_CONFIDENCE as ACCEPT_CONFIDENCE  # (re-exported)
+from curator.engine.review.link_queue import Suggestion
+
 MAX_SUGGESTIONS = 5
 SUGGEST_THRESHOLD = 0.4  # slugSim floor, as for append's candidates
 PREFIX_SCORE = 0.8  # a target that is a word-wise prefix of a name scores 0.8 .. 1.0
@@ -37,17 +41,6 @@ SCORED = 8  # names scored with slugSim per target, besides prefixes (the most s
 
 
 # --- suggestions ------------------------------------------------------------------------------------
-
-class Suggestion(NamedTuple):
-    """A page a target may mean (a tuple: the queue of a big wiki holds ~100,000 of them)."""
-
-    path: str
-    score: float
-    reason: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "score": self.score, "reason": self.reason}
-
 
 _NAMES_OF = operator.attrgetter("path", "title", "aliases")
 
@@ -66,12 +59,6 @@ REASONS = ("same name", "the same name but for a plural", "the target begins its
 #: a name that is the target but for a plural ending ([[Lanterns]] -> lantern.md): as sure as a
 #: prefix covering most of a name, and below the same name
 PLURAL_SCORE = 0.95
-#: the confidence at or above which a top suggestion is taken without a look (the Links view's
-#: bulk accept): on the labelled links of the real-shaped test corpus (first names and acronyms
-#: that begin or sit inside long names, one word of a CamelCase name, plurals, punctuation,
-#: renamed pages) the top suggestions at or above it are right >= 95 % of the time
-#: (tests/engine/review/test_link_precision.py measures it)
-ACCEPT_CONFIDENCE = 0.9
 #: a runner-up scoring this close to the top suggestion makes the choice between them a guess
 AMBIGUOUS_MARGIN = 0.05
 #: the confidence of a guess (below :data:`ACCEPT_CONFIDENCE`, whatever the scores)
@@ -109,7 +96,7 @@ class Suggester:
     gives (the same pages, order and scores: ``tests/engine/review/test_link_suggestions.py`` keeps that
     one-at-a-time suggester as the reference)."""
 
-    def __init__(self, pages: Mapping[str, Page]) -> None:
+    def __init__(self, pages: Mapping[str, Page] | Mapping[str, Any]) -> None:
         records = list(map(_NAMES_OF, pages.values()))  # (path, title, aliases) of each page
         stems = [_stem(path) for path, _title, _aliases in records]
         if not all_plain(stems):  # (most are slugs already)
@@ -280,6 +267,10 @@ class Suggester:
         if len(found) > 1 and found[1].score >= top.score - AMBIGUOUS_MARGIN:
             sure = min(sure, GUESS)
         return round(sure, 3)
+
+    def names_of(self, path: str) -> list[str]:
+        """The names (slugs) the page ``path`` is known by here (none: not one of its pages)."""
+        return self._names_of(path)
 
     def _names_of(self, path: str) -> list[str]:
         """The names (slugs) of the page ``path``."""

@@ -43,6 +43,7 @@ from curator.engine.corpus.page import link_key, parse_page
 from curator.engine.corpus.slugs import slugify
 from curator.engine.corpus.store import gc_paused
 from curator.engine.policy.actor import OPERATOR, Actor
+from curator.engine.review.link_queue import ACCEPT_CONFIDENCE
 from curator.engine.status import Status
 from curator.engine.wiki import Wiki
 from curator.engine.write.actions import ActionContext, ActionResult, Denied, Invalid, run_action
@@ -51,7 +52,8 @@ from curator.engine.write.merge import action_reader, encode_writes
 from curator.engine.write.relink import LinkRewrite, Retarget, rewrite_page
 
 if TYPE_CHECKING:  # (at run time from .suggest on first use: it imports numpy, the fixes need none)
-    from curator.engine.review.link_suggest import Suggester, Suggestion
+    from curator.engine.review.link_queue import Suggestion, Target
+    from curator.engine.review.link_suggest import Suggester
 
 
 #: The tracked decision file of ignored targets (root-level ``.curator-*``: operator-only).
@@ -123,8 +125,6 @@ class Unresolved:
     @property
     def sure(self) -> bool:
         """Whether the top suggestion may be taken without a look (the bulk accept takes only these)."""
-        from curator.engine.review.link_suggest import ACCEPT_CONFIDENCE
-
         return bool(self.suggestions) and self.confidence >= ACCEPT_CONFIDENCE
 
     @property
@@ -147,7 +147,15 @@ def unresolved(wiki: Wiki, actor: Actor = OPERATOR, *, suggest: bool | int = Tru
     """Every unresolved target ``actor`` sees (ignored ones left out), most occurrences first.
 
     ``keys``: only these targets (normalised). ``suggest``: True for every target's suggestions,
-    False for none, a number N for the first N targets' (the rest: :func:`add_suggestions`)."""
+    False for none, a number N for the first N targets' (the rest: :func:`add_suggestions`; the
+    operator's saved queue, :mod:`curator.engine.review.link_queue`, gives every target its own).
+
+    The operator's queue is saved per page-cache state and brought up to date after a change
+    (:func:`saved_queue`); an agent's is computed over the pages it may read, never saved."""
+    if actor.is_operator:
+        targets = saved_queue(wiki, compute=suggest is not False)
+        if targets is not None:
+            return _queue(targets, ignored_keys(wiki), keys, suggest is not False)
     links = wiki.links_for(actor)
     found = _targets(links, ignored_keys(wiki))
     if keys is not None:
@@ -165,6 +173,65 @@ def unresolved(wiki: Wiki, actor: Actor = OPERATOR, *, suggest: bool | int = Tru
         out.sort(key=operator.attrgetter("count"), reverse=True)  # most first (a stable sort: keys in order)
     if suggest is not False:
         add_suggestions(wiki, out if suggest is True else out[:int(suggest)], actor)
+    return out
+
+
+def saved_queue(wiki: Wiki, *, compute: bool = True) -> dict[str, Target] | None:
+    """The operator's unresolved targets (ignored ones too) with their suggestions, by key: the
+    saved queue of the store's state, or one saved before brought up to date with the pages
+    changed since, or (``compute``) computed from every page and saved. None: none saved and not
+    ``compute``, or the store has no state to save under (see :mod:`curator.engine.review.link_queue`)."""
+    from curator.engine.review import link_queue
+
+    store = wiki.store
+    store.count()  # (refreshed once: the state and the attachment files are current; nothing decoded)
+    state = store.state
+    if state is None:
+        return None
+    files = store.attachments_key()
+    found = store.derived_since(link_queue.SAVED_NAME)
+    read = link_queue.read_targets(found[0], files) if found is not None else None
+    if found is not None and read is not None:
+        targets, pages_blob = read
+        if not found[1]:
+            return targets
+        done = link_queue.updated(wiki, targets, pages_blob, found[1])
+        if done is not None:
+            store.save_derived(link_queue.SAVED_NAME, link_queue.saved_blob(files, targets, done[0]), state=state)
+            return targets
+    elif not compute:
+        return None
+    links = wiki.links_for(OPERATOR)
+    targets, pages = link_queue.computed(links, suggester_for(wiki, links))
+    store.save_derived(link_queue.SAVED_NAME, link_queue.saved_blob(files, targets, pages), state=state)
+    return targets
+
+
+def _queue(targets: dict[str, Target], ignored: set[str], keys: Iterable[str] | None,
+           suggest: bool) -> list[Unresolved]:
+    """:func:`unresolved`'s rows from the saved targets (the same rows, in the same order)."""
+    from curator.engine.review.link_queue import Suggestion
+
+    wanted = {link_key(k) for k in keys} if keys is not None else None
+    out: list[Unresolved] = []
+    new = tuple.__new__
+    with gc_paused():
+        for key in sorted(targets):
+            if key in ignored or (wanted is not None and key not in wanted):
+                continue
+            t = targets[key]
+            found = t.occurrences
+            if len(found) == 1:
+                source, _written_as, line = found[0]
+                item = Unresolved(t.written, key, 1, [source], [(source, line)])
+            else:
+                item = Unresolved(t.written, key, len(found), sorted({o[0] for o in found}),
+                                  [(o[0], o[2]) for o in found])
+            if suggest and t.suggestions:
+                item.suggestions = [new(Suggestion, s) for s in t.suggestions]
+                item.confidence = t.confidence
+            out.append(item)
+        out.sort(key=operator.attrgetter("count"), reverse=True)
     return out
 
 
@@ -187,7 +254,14 @@ def _written(edges: Sequence[Edge]) -> str:
 
 
 def unresolved_totals(wiki: Wiki, actor: Actor = OPERATOR) -> tuple[int, int]:
-    """(unresolved targets, unresolved links) ``actor`` sees, ignored targets left out."""
+    """(unresolved targets, unresolved links) ``actor`` sees, ignored targets left out (the
+    operator's from the saved queue, :func:`saved_queue`)."""
+    if actor.is_operator:
+        targets = saved_queue(wiki)
+        if targets is not None:
+            ignored = ignored_keys(wiki)
+            kept = [t for k, t in targets.items() if k not in ignored]
+            return len(kept), sum(len(t.occurrences) for t in kept)
     found = _targets(wiki.links_for(actor), ignored_keys(wiki))
     return len(found), sum(len(v) for v in found.values())
 
