@@ -9,8 +9,9 @@ selected row whose top suggestion is sure (the bulk mode: still ONE commit; a ro
 guess shows "needs a look" and is left out), **Create page**, **Ignore** (a committed decision:
 the target never comes back, for anyone who clones the wiki).
 
-Suggestions are computed with the queue for the first :data:`SUGGEST_ROWS` targets (the ones with
-most links) and for any other target when it is selected.
+Suggestions come with the queue: every target's from the operator's saved queue
+(:mod:`curator.engine.review.link_queue`), else, computed now, the first :data:`SUGGEST_ROWS`
+targets' (the ones with most links) and any other target's when it is selected.
 """
 
 from __future__ import annotations
@@ -173,7 +174,8 @@ class LinksView(ReviewView):
     def show_content(self, result: Any) -> None:
         items: list[Unresolved] = result
         current = self.current_record(self.table)
-        self.suggested = {u.key for u in items[:SUGGEST_ROWS]}
+        # (the operator's saved queue brings every target's suggestions: none asked again)
+        self.suggested = {u.key for u in items[:SUGGEST_ROWS]} | {u.key for u in items if u.suggestions}
         self.model.set_records(items)
         links = sum(u.count for u in items)
         self.count.setText(f"{len(items):,} unresolved target(s), {links:,} link(s); most links first. "

@@ -236,9 +236,13 @@ def test_links_preview_of_an_older_selection_never_replaces_the_newer(qtbot, tmp
 
 def test_links_view_suggests_for_rows_beyond_the_first_on_selection(qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]
                                                                     monkeypatch) -> None:
+    """Without a saved queue to answer from (computed now, the first rows' suggestions only), a
+    row further down gets its suggestions when it is selected."""
+    import curator.engine.review.linkrepair as linkrepair
     import curator.views.review.links as links_view
 
     monkeypatch.setattr(links_view, "SUGGEST_ROWS", 1)
+    monkeypatch.setattr(linkrepair, "saved_queue", lambda *_a, **_k: None)
     root = make_wiki(tmp_path / "w", PAGES)
     win = station(qtbot, root, tmp_path)
     links: LinksView = win.view_index["links"]  # type: ignore[assignment]
@@ -250,6 +254,24 @@ def test_links_view_suggests_for_rows_beyond_the_first_on_selection(qtbot, tmp_p
     links._selection_changed()
     qtbot.waitUntil(lambda: links.chosen_page() == "wiki/harbour-plan-2026.md", timeout=10_000)
     assert links.model.records[row].suggestions[0].path == "wiki/harbour-plan-2026.md"
+    win.close()
+
+
+def test_links_view_rows_from_the_saved_queue_come_with_their_suggestions(qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                                          monkeypatch) -> None:
+    """The operator's saved queue holds every target's suggestions: a row beyond the first ones
+    shows its suggestion at once, nothing asked again on selection."""
+    import curator.views.review.links as links_view
+
+    monkeypatch.setattr(links_view, "SUGGEST_ROWS", 1)
+    root = make_wiki(tmp_path / "w", PAGES)
+    win = station(qtbot, root, tmp_path)
+    links: LinksView = win.view_index["links"]  # type: ignore[assignment]
+    win.show_view("links")
+    qtbot.waitUntil(links.is_content_ready, timeout=15_000)
+    row = next(i for i, u in enumerate(links.model.records) if u.key == "harbour-plan")
+    assert row > 0 and links.model.records[row].suggestions[0].path == "wiki/harbour-plan-2026.md"
+    assert "harbour-plan" in links.suggested
     win.close()
 
 
