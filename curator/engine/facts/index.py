@@ -279,7 +279,8 @@ class FactIndex:
                 self._pending.update(changes.paths)
 
     # --- keeping current ------------------------------------------------------------------
-    def update(self, full: bool = False, progress: Progress | None = None, *, walk: bool = True) -> list[str]:
+    def update(self, full: bool = False, progress: Progress | None = None, *, walk: bool = True,
+               stamps: dict[str, tuple[int, int]] | None = None) -> list[str]:
         """Bring the index up to the pages as they are; the paths re-read (and removed).
 
         After the first update, only the pages the store reported changed are looked at (an
@@ -287,20 +288,22 @@ class FactIndex:
         ``progress(done, total)`` is told the pages read and embedded so far (a first build at
         32,000 pages takes about half a minute). ``walk=False``: up to the pages as the page
         cache holds them, in a process that has not walked the tree (see
-        :meth:`~curator.engine.corpus.store.PageStore.stamps`)."""
+        :meth:`~curator.engine.corpus.store.PageStore.stamps`); ``stamps``: up to these pages
+        (every page's stamp, taken by the caller: the wiki as it stood then)."""
         with self._lock:
             with self._pending_lock:
                 pending, self._pending = self._pending, set()
             if pending is not None and not pending and not full and self._pages is not None \
-                    and not self._table.damaged:
+                    and stamps is None and not self._table.damaged:
                 return []
             try:
-                return self._update(pending, full, progress, walk)
+                return self._update(pending, full, progress, walk, stamps)
             except BaseException:
                 self._pending = None  # what was pending is not known done: look at every page next time
                 raise
 
-    def _update(self, pending: set[str] | None, full: bool, progress: Progress | None, walk: bool) -> list[str]:
+    def _update(self, pending: set[str] | None, full: bool, progress: Progress | None, walk: bool,
+                given: dict[str, tuple[int, int]] | None) -> list[str]:
         with self._lock:
             if self._table.damaged:  # a block of texts did not decode when read: built again
                 self._discard_file()
@@ -319,8 +322,8 @@ class FactIndex:
                 # (the store's stamps, not its pages: decoding every page record to compare
                 # two numbers took 1.1 s of a one-shot append's 2.4 at 32,000 pages)
                 store = self.wiki.store
-                if pending is None or full:
-                    pages = store.stamps(walk=walk or full)
+                if given is not None or pending is None or full:
+                    pages = given if given is not None else store.stamps(walk=walk or full)
                     gone = [p for p in self._pages if p not in pages]
                     looked: Iterable[str] = pages
                 else:
@@ -1179,14 +1182,14 @@ def _settings(path: Path) -> dict[str, object] | None:
 
 
 def fact_index_for(wiki: Wiki, embedder: Embedder | None = None, progress: Progress | None = None, *,
-                   walk: bool = True) -> FactIndex:
+                   walk: bool = True, stamps: dict[str, tuple[int, int]] | None = None) -> FactIndex:
     """The wiki's fact index (one per session), brought up to date. ``embedder``: used when the
-    index is made (tests, or a caller with its own model); ``progress``, ``walk``: see
-    :meth:`FactIndex.update`."""
+    index is made (tests, or a caller with its own model); ``progress``, ``walk``, ``stamps``:
+    see :meth:`FactIndex.update`."""
     session = wiki.session
     with session.services_lock:
         index = session.service(FactIndex, lambda: FactIndex(wiki, embedder))
-    index.update(progress=progress, walk=walk)
+    index.update(progress=progress, walk=walk, stamps=stamps)
     return index
 
 

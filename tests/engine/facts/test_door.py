@@ -152,3 +152,33 @@ def test_a_one_shot_append_with_the_index_on_disk_decodes_no_page(tmp_path: Path
         assert not fresh.store.decoded and not fresh.store.loaded
     finally:
         fresh.close()
+
+
+def test_a_one_shot_append_never_lists_its_own_fact_among_the_similar(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A process that does not hold the index loads it beside the append: when the page appended
+    to changed since the index was saved, the loading reads it again, and the append waits for
+    that before it writes (else the loading could read the new fact and answer it as similar)."""
+    import time
+
+    from curator.engine.write.append import append
+
+    wiki = _wiki(tmp_path)
+    fact_index_for(wiki)
+    assert append(wiki, "backups", "Restores are tested every quarter.", [], False, BOB).status == "appended"
+    wiki.close()
+    slow = FactIndex._embed_pages
+
+    def slowly(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        time.sleep(0.5)  # (the append would write meanwhile)
+        return slow(self, *args, **kwargs)
+
+    monkeypatch.setattr(FactIndex, "_embed_pages", slowly)
+    fresh = Wiki(wiki.root)
+    try:
+        new = "Backup copies are shipped offsite to the Lyon vault weekly."
+        result = append_with_similar(fresh, "backups", new, actor=BOB)
+        assert result.status == "appended", result.message
+        texts = [s["text"] for s in result.data["similar"]]
+        assert "Restores are tested every quarter." in texts and new not in texts, texts
+    finally:
+        fresh.close()
