@@ -32,6 +32,8 @@ from pathlib import Path
 
 from platformdirs import user_cache_dir
 
+from curator.engine.corpus.state import locate_state
+
 #: The commands of the table: (label, curator arguments).
 COMMANDS = [
     ("dedup --groups", ["dedup", "--groups"]),
@@ -131,6 +133,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| `{label}` | {warm.seconds:.2f} s | {late.seconds:.2f} s | {ratio:.2f}x | "
               f"{late.seconds / read.seconds:.1f}x | {warm.peak_mb:.0f} / {late.peak_mb:.0f} | "
               f"{'met' if ok else 'NOT met'} (<= {AFTER_MAX_RATIO}x, <= {AFTER_MAX_S:.0f} s) |", flush=True)
+    state = sum(f.stat().st_size for f in locate_state(root).glob("*") if f.is_file())
+    pages_bytes = sum(f.stat().st_size for f in root.rglob("*.md") if ".git" not in f.parts)
+    print(f"\n.curator/ {state / 1e6:.1f} MB for {pages_bytes / 1e6:.1f} MB of pages: "
+          f"{state / pages_bytes:.2f}x (target <= 0.5x)")
     return 1 if failed else 0
 
 
