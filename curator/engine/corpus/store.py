@@ -725,10 +725,12 @@ class PageStore:
         (an append's similar facts) compares with."""
         with self._lock:
             if not self._loaded:
-                if walk:
-                    self.refresh()
-                elif not self._stamps_loaded:
+                if not walk and not self._stamps_loaded:
                     self._load_state()
+                # (a database that holds no page, one never filled or deleted since, says nothing
+                # of the pages: they are walked, never answered as none)
+                if walk or not self._stamps:
+                    self.refresh()
             stamps = self._stamps
             if paths is None:
                 return dict(stamps)

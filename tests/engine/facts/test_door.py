@@ -182,3 +182,25 @@ def test_a_one_shot_append_never_lists_its_own_fact_among_the_similar(tmp_path: 
         assert "Restores are tested every quarter." in texts and new not in texts, texts
     finally:
         fresh.close()
+
+
+def test_a_one_shot_append_after_the_page_cache_was_deleted_keeps_the_fact_index(tmp_path: Path) -> None:
+    """With the page cache gone (deleted, or never made by this copy) and the fact index kept, a
+    one-shot append looks at the pages themselves: the cache's empty database is not read as a
+    wiki without pages (which would drop every page from the fact index)."""
+    wiki = _wiki(tmp_path)
+    fact_index_for(wiki)
+    state = wiki.state_dir
+    wiki.close()
+    for leftover in state.glob("cache.sqlite*"):
+        leftover.unlink()
+    fresh = Wiki(wiki.root)
+    try:
+        result = append_with_similar(fresh, "ops", "Customer database backups are retained for one month.",
+                                     actor=BOB)
+        assert result.status == "appended" and result.data["similar"][0]["path"] == "wiki/backups.md", result.data
+    finally:
+        fresh.close()
+    again = FactIndex(Wiki(wiki.root))
+    again.update()
+    assert {f.path for f in again.facts()} >= {"wiki/backups.md", "wiki/ops.md"}
