@@ -34,7 +34,7 @@ import heapq
 import posixpath
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from operator import itemgetter
 from typing import NamedTuple
 
@@ -641,6 +641,24 @@ def outgoing_of(pages: Mapping[str, Page], paths: Iterable[str], attachments: It
         subset.update((p, pages[p]) for p in around if p in pages and _matters(p, pages[p], wanted, keys))
         index = LinkIndex(subset, attachments)
     return {path: index.outgoing[path] for path in chosen}
+
+
+def outgoing_by_name(chosen: Mapping[str, Page], named: Callable[[set[str]], Mapping[str, Page]],
+                     attachments: Iterable[str] = ()) -> tuple[dict[str, list[Edge]], dict[str, Page]] | None:
+    """The outgoing links of the ``chosen`` pages, resolved among the pages ``named`` finds by the
+    names those links use (:meth:`~curator.engine.corpus.store.PageStore.pages_named`), and those
+    pages (the chosen ones with them, as they are): what an
+    answer kept up to date after a change (lint, the unresolved-link queue) resolves again. The
+    pages found take part by their names only: their own links are left out of the index, which
+    would resolve them all (a hub named by one link holds thousands). None when a link is
+    ``[[a/..]]`` (its page is not named by its last segment: the caller computes it all)."""
+    keys = {link.key for page in chosen.values() for link in page.links}
+    if any(odd_key(k) for k in keys):
+        return None
+    around = dict(named(keys | {k.rpartition("/")[2] for k in keys}))
+    around.update(chosen)
+    by_name = {p: page if p in chosen else replace(page, links=[]) for p, page in around.items()}
+    return outgoing_of(by_name, sorted(chosen), attachments), around
 
 
 #: A page with more links than this has them matched by :func:`links_reaching` in one pass over

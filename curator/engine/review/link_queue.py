@@ -41,11 +41,11 @@ import zlib
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from curator.engine.corpus.links import REBUILD_SHARE, LinkIndex, odd_key, outgoing_of
+from curator.engine.corpus.links import REBUILD_SHARE, LinkIndex, outgoing_by_name
 from curator.engine.corpus.page import Page, link_key, path_key, slug_of
 from curator.engine.corpus.slugs import slugify_many
 from curator.engine.corpus.store import gc_paused
@@ -327,15 +327,11 @@ def updated(wiki: Wiki, targets: dict[str, Target], pages_blob: bytes,
     redo -= gone
     if len(redo) > limit:
         return None
-    keys = {link.key for path in redo for link in pages[path].links}
-    if any(odd_key(k) for k in keys):
-        return None  # ``[[a/..]]``: its page is not named by its last segment
     with gc_paused():
-        around = dict(store.pages_named(keys | {k.rpartition("/")[2] for k in keys}))
-        around.update((p, pages[p]) for p in redo)
-        # (the pages not resolved again take part by their names only: their links left out)
-        named = {p: page if p in redo else replace(page, links=[]) for p, page in around.items()}
-        outgoing = outgoing_of(named, sorted(redo), store.attachments)
+        resolved = outgoing_by_name({p: pages[p] for p in redo}, store.pages_named, store.attachments)
+    if resolved is None:
+        return None  # ``[[a/..]]``: its page is not named by its last segment
+    outgoing, _names = resolved
     # The occurrences of the pages resolved again (and removed) replaced by what they resolve to now.
     fresh: dict[str, list[Occurrence]] = {}
     for path in sorted(redo):

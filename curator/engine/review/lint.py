@@ -30,12 +30,17 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import accumulate
 from operator import itemgetter
 from typing import Any, NamedTuple
 
-from curator.engine.corpus.links import REBUILD_SHARE, Edge, anchor_found, odd_key, outgoing_of
+from curator.engine.corpus.links import (
+    REBUILD_SHARE,
+    Edge,
+    anchor_found,
+    outgoing_by_name,
+)
 from curator.engine.corpus.lookalike import escape_controls, lookalike_groups
 from curator.engine.corpus.page import Page, link_key, path_key, slug_of
 from curator.engine.corpus.store import gc_paused
@@ -518,17 +523,11 @@ def _updated(wiki: Wiki, rows: _Rows, links: _Links, changed: set[str]) -> bool:
         if page is None:
             return False  # (listed, but no record: the full computation sorts it out)
         pages[path] = page
-    keys = {link.key for path in redo for link in pages[path].links}
-    if any(odd_key(k) for k in keys):
-        return False  # ``[[a/..]]``: its page is not named by its last segment
-    # The pages that can take part in resolving those links (found by name), and the checked ones.
-    # The others take part by their names only: their links are left out of the index, which
-    # would resolve them all (a hub named by one link holds thousands).
     with gc_paused():
-        around = dict(store.pages_named(keys | {k.rpartition("/")[2] for k in keys}))
-        around.update((p, pages[p]) for p in redo)
-        named = {p: page if p in redo else replace(page, links=[]) for p, page in around.items()}
-        outgoing = outgoing_of(named, sorted(redo), store.attachments)
+        resolved = outgoing_by_name({p: pages[p] for p in redo}, store.pages_named, store.attachments)
+    if resolved is None:
+        return False  # ``[[a/..]]``: its page is not named by its last segment
+    outgoing, around = resolved
     recount = links.update(gone, added, {p: _seen(p, pages[p], outgoing[p]) for p in redo})
     count = links.count
     runs: dict[str, list[Row]] = defaultdict(list)

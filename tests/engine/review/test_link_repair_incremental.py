@@ -54,11 +54,11 @@ class Counted:
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.resolved: list[list[str]] = []
         self.suggested: list[list[str]] = []
-        outgoing, suggest = link_queue.outgoing_of, link_queue._suggest
+        outgoing, suggest = link_queue.outgoing_by_name, link_queue._suggest
 
-        def resolving(pages: Any, paths: list[str], *args: Any) -> Any:
-            self.resolved.append(list(paths))
-            return outgoing(pages, paths, *args)
+        def resolving(chosen: Any, *args: Any) -> Any:
+            self.resolved.append(sorted(chosen))
+            return outgoing(chosen, *args)
 
         def suggesting(suggester: Any, targets: list[link_queue.Target]) -> None:
             self.suggested.append([t.written for t in targets])
@@ -67,7 +67,7 @@ class Counted:
         def refuse(*args: object) -> object:
             raise AssertionError("the queue was computed from every page")
 
-        monkeypatch.setattr(link_queue, "outgoing_of", resolving)
+        monkeypatch.setattr(link_queue, "outgoing_by_name", resolving)
         monkeypatch.setattr(link_queue, "_suggest", suggesting)
         monkeypatch.setattr(link_queue, "computed", refuse)
 
