@@ -36,7 +36,7 @@ import numpy as np
 #: The name the result is saved as in the page cache (:meth:`~curator.engine.corpus.store.PageStore.save_derived`).
 NAME = "dedup"
 #: Bump when the signals, their thresholds or the shingle rules change.
-FORMAT = 3
+FORMAT = 4
 SCORE_KEYS: tuple[str, ...] = ("title", "tags", "slug", "body", "containment")
 
 Pair = tuple[str, str]
@@ -52,6 +52,10 @@ class Kept:
     #: the operator's (content, name-only) family count, and the digest of the dismissed pairs it
     #: was counted with (:func:`dismissed_digest`): Health's figure without decoding the pairs
     count: tuple[bytes, int, int] = (b"", -1, -1)
+    #: The basis (:mod:`curator.engine.dedup.follow`) the result was followed from, by its id, and
+    #: the pages whose features then differed from the basis's (changed since it, or discounted
+    #: anew): a later process following from the same basis reuses the other pages' scores.
+    basis: tuple[bytes, tuple[str, ...]] = (b"", ())
 
 
 def key_of(attachments_key: bytes, settings: object) -> bytes:
@@ -91,13 +95,14 @@ def encode(kept: Kept, key: bytes) -> bytes:
     rows = [_pack([kept.scores[p][k] for p in scored], 1000) for k in SCORE_KEYS]
     inbound = array("i", [kept.inbound.get(p, -1) for p in paths]).tobytes()
     return zlib.compress(marshal.dumps((FORMAT, key, kept.count, "\0".join(paths), signals, ends(scored), rows,
-                                        inbound)), 6)
+                                        inbound, kept.basis[0], "\0".join(kept.basis[1]))), 6)
 
 
 def decode(blob: bytes, key: bytes) -> Kept | None:
     """The result :func:`encode` wrote with ``key``; None for any other (or a damaged) blob."""
     try:
-        version, saved_key, count, joined, signals, (sa, sb), rows, inbound_b = marshal.loads(zlib.decompress(blob))
+        (version, saved_key, count, joined, signals, (sa, sb), rows, inbound_b, basis_id,
+         basis_pages) = marshal.loads(zlib.decompress(blob))
         if version != FORMAT or saved_key != key:
             return None
         paths = joined.split("\0") if joined else []
@@ -114,7 +119,7 @@ def decode(blob: bytes, key: bytes) -> Kept | None:
         inbound = {p: n for p, n in zip(paths, counts, strict=True) if n >= 0}
     except (ValueError, TypeError, EOFError, IndexError, zlib.error, AttributeError):
         return None
-    return Kept(pairs, scores, inbound, count)
+    return Kept(pairs, scores, inbound, count, (bytes(basis_id), tuple(basis_pages.split("\0")) if basis_pages else ()))
 
 
 def kept_count(blob: bytes, key: bytes, dismissed: bytes) -> tuple[int, int] | None:

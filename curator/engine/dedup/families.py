@@ -91,7 +91,8 @@ class FamilyAnswers:
         dismissed = dismissed_pairs(self.wiki)
         joined, alone = self._groups(OPERATOR, dismissed)  # (Health's figure, answered without the pairs)
         count = (dedup_cache.dismissed_digest(dismissed), len(joined), len(alone))
-        kept = dedup_cache.Kept({s: dict(self.index.pairs[s]) for s in SIGNALS}, scores, inbound, count)
+        kept = dedup_cache.Kept({s: dict(self.index.pairs[s]) for s in SIGNALS}, scores, inbound, count,
+                                self.index.result_basis())
         store.save_derived(dedup_cache.NAME, dedup_cache.encode(kept, self.index.kept_key()))
 
 

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -343,12 +345,18 @@ def kept_blob(root: Path) -> bytes | None:
 
 
 def full_scan(root: Path) -> list[dict[str, object]]:
-    """What a full scan of the pages as they are answers (nothing kept is read)."""
-    wiki = Wiki(root)
-    index = dedup.DedupIndex(wiki)
-    index.scan()
-    index.unkept = None  # (compared with, not kept)
-    return [f.to_json() for f in FamilyAnswers(index).families(dedup.OPERATOR, dedup.dismissed_pairs(wiki))]
+    """What a full scan of the pages as they are answers (nothing kept is read), made on a copy
+    of the wiki so that nothing it saves (a scan's basis) is seen by the wiki compared with."""
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / "w"
+        shutil.copytree(root, copy, symlinks=True, ignore=shutil.ignore_patterns(".curator"))
+        wiki = Wiki(copy)
+        index = dedup.DedupIndex(wiki)
+        index.scan()
+        index.unkept = None  # (compared with, not kept)
+        found = [f.to_json() for f in FamilyAnswers(index).families(dedup.OPERATOR, dedup.dismissed_pairs(wiki))]
+        wiki.close()
+        return found
 
 
 def test_the_kept_result_answers_only_for_the_pages_it_was_scanned_from(root: Path,
@@ -362,11 +370,12 @@ def test_the_kept_result_answers_only_for_the_pages_it_was_scanned_from(root: Pa
     again = Wiki(root)
     assert [f.to_json() for f in dedup_families.find_families(again)] == first and shingled == []
     assert dedup.index_for(again).kept is not None and not dedup.index_for(again).features
-    # a page changed outside: the next process scans every page again, and the new text counts
+    # a page changed outside: the next process follows the change from the scan's basis (no
+    # scan: tests/engine/dedup/test_dedup_follow.py), and the new text counts
     (root / LEDGER_COPY).write_text(page("Dock Accounts Summary", facts(6, 5), trust=0.6), "utf-8")
     assert kept_blob(root) is None
     fresh = [f.to_json() for f in dedup_families.find_families(Wiki(root))]
-    assert sorted(shingled) == sorted(Wiki(root).pages)
+    assert shingled == []
     assert not [f for f in fresh if LEDGER_COPY in f["pages"]] and fresh == full_scan(root)
     shingled.clear()
     assert [f.to_json() for f in dedup_families.find_families(Wiki(root))] == fresh and shingled == []

@@ -130,9 +130,6 @@ def test_a_followed_index_reads_only_the_appended_page(root: Path, monkeypatch: 
     assert [f.to_json() for f in after] == full_scan(root)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 44, not done: a new process after a change finds the kept result "
-                   "of an earlier state but holds no page's features to follow the change from, so it scans "
-                   "(reads and shingles) every page again")
 def test_a_new_process_after_one_append_reads_only_the_appended_page(root: Path,  # noqa: F811
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     dedup_families.find_families(Wiki(root))  # kept

@@ -1,0 +1,183 @@
+"""A new process follows changes from a full scan's basis (curator/engine/dedup/follow.py, issue 44).
+
+After a change, ``curator dedup --groups`` (a new process) loads the basis the last full scan
+saved and re-examines only the changed pages and those a crossed threshold moves, instead of
+reading and shingling every page again. What it answers must be exactly a full scan's: through a
+scripted sequence of changes, each answered by a new process; when text crosses the containment
+limit (a passage on one page too many) and crosses back; for an agent that may not read every
+page. More changed pages than the basis can answer for, a damaged basis file or one of another
+scan: a full scan, never a wrong answer.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from curator.engine.dedup import families as dedup_families
+from curator.engine.dedup import follow
+from curator.engine.dedup import index as dedup
+from curator.engine.policy.actor import parse_actor
+from curator.engine.wiki import Wiki
+from curator.engine.write.append import append
+from tests.engine.dedup.test_dedup_families import (  # noqa: F401 (root: a fixture)
+    HIDDEN,
+    ORIGINAL,
+    facts,
+    full_scan,
+    page,
+    root,
+)
+from tests.engine.dedup.test_dedup_incremental import changes, read_pages
+from tests.gui_helpers import make_wiki
+
+
+def count_scans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """One entry per full scan made from now on (by any process's index)."""
+    scans: list[int] = []
+    real = dedup.DedupIndex.scan
+
+    def scan(index: dedup.DedupIndex) -> None:
+        scans.append(len(scans))
+        real(index)
+
+    monkeypatch.setattr(dedup.DedupIndex, "scan", scan)
+    return scans
+
+
+def answer(base: Path, actor: str | None = None) -> list[dict[str, object]]:
+    """``curator dedup --groups --json`` in a new process (a new wiki object, nothing held)."""
+    who = parse_actor(actor, "sales") if actor else dedup.OPERATOR
+    return [f.to_json() for f in dedup_families.find_families(Wiki(base), who)]
+
+
+def agent_full_scan(base: Path) -> list[dict[str, object]]:
+    """An agent's families from a full scan's answer (what the follow must equal for it)."""
+    from curator.engine.dedup.families import FamilyAnswers
+
+    with tempfile.TemporaryDirectory() as tmp:  # (a copy: the scan saves its own basis)
+        copy = Path(tmp) / "w"
+        shutil.copytree(base, copy, symlinks=True, ignore=shutil.ignore_patterns(".curator"))
+        wiki = Wiki(copy)
+        index = dedup.DedupIndex(wiki)
+        index.scan()
+        index.unkept = None
+        agent = parse_actor("agent:dudu", "sales")
+        found = [f.to_json() for f in FamilyAnswers(index).families(agent, dedup.dismissed_pairs(wiki))]
+        wiki.close()
+        return found
+
+
+def test_every_change_is_followed_by_a_new_process_without_a_scan(root: Path,  # noqa: F811
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(follow, "FOLLOW_MARGIN", 100)  # (every change of the script within one basis)
+    answer(root)  # the full scan: its result and its basis kept
+    scans = count_scans(monkeypatch)
+    for step, change in changes():
+        change(root)
+        followed = answer(root)
+        assert scans == [], step  # (full_scan below scans a copy: counted after this check)
+        assert followed == full_scan(root), step
+        assert dedup_families.family_count(Wiki(root)) == len(followed), step  # (Health's figure)
+        scans.clear()
+        # an agent is answered from the same followed pairs, its hidden pages left out
+        for_agent = answer(root, "agent:dudu")
+        assert HIDDEN not in json.dumps(for_agent) and for_agent == agent_full_scan(root), step
+        scans.clear()
+
+
+def test_one_append_reads_only_the_appended_page(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    answer(root)
+    assert append(Wiki(root), ORIGINAL.removesuffix(".md"), "The harbour ledger was reconciled on Friday.").ok
+    read = read_pages(monkeypatch)
+    scans = count_scans(monkeypatch)
+    found = answer(root)
+    assert read == [ORIGINAL] and scans == []
+    assert found == full_scan(root)
+
+
+PASSAGE = ("Every quarter the harbour office compares the dock ledgers with the customs manifests and "
+           "files a signed reconciliation note with the port authority before the first of the month, "
+           "keeping a copy in the shared archive for auditors who ask for the original entries later.")
+
+
+def passage_wiki(base: Path) -> Path:
+    """A and B share a passage and one fact (B contains A's text: a family), and four other
+    pages carry the passage among much text of their own: six pages in all, the most on which a
+    passage still counts as evidence of copying (dedup.CONTAINMENT_MAX_PAGES)."""
+    own = facts(6, 300)
+    pages = {
+        "notes/a.md": page("Harbour Routine", [PASSAGE, *own]),
+        "notes/b.md": page("Dock Checklist", [PASSAGE, *own[:2], *facts(3, 301)]),
+    }
+    for i in range(4):
+        pages[f"other/o{i}.md"] = page(f"Other {i}", [PASSAGE, *facts(12, 400 + i)])
+    for i in range(6):
+        pages[f"filler/f{i}.md"] = page(f"Filler {i}", facts(5, 500 + i))
+    assert dedup.CONTAINMENT_MAX_PAGES == 6
+    return make_wiki(base, pages)
+
+
+def family_with(found: list[dict[str, object]], path: str) -> set[str]:
+    return {p for f in found if path in f["pages"] for p in f["pages"]}  # type: ignore[attr-defined]
+
+
+def test_text_crossing_the_containment_limit_and_back_is_followed(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    base = passage_wiki(tmp_path / "w")
+    first = answer(base)
+    assert first == full_scan(base) and family_with(first, "notes/a.md") == {"notes/a.md", "notes/b.md"}
+    scans = count_scans(monkeypatch)
+    # a seventh page with the passage: it is no evidence any more, A and B are no family
+    seventh = base / "filler/f0.md"
+    seventh.write_text(page("Filler 0", [*facts(5, 500), PASSAGE]), "utf-8")
+    crossed = answer(base)
+    assert scans == [] and crossed == full_scan(base)
+    assert family_with(crossed, "notes/a.md") == set()
+    scans.clear()  # (full_scan's own, on a copy)
+    # taken out again (a later process, following the same basis, the last result kept between)
+    seventh.write_text(page("Filler 0", facts(5, 500)), "utf-8")
+    back = answer(base)
+    assert scans == [] and back == full_scan(base) == first
+
+
+def test_more_changed_pages_than_the_margin_make_a_full_scan(root: Path,  # noqa: F811
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(follow, "FOLLOW_MARGIN", 2)
+    answer(root)
+    scans = count_scans(monkeypatch)
+    for i in range(2):
+        (root / f"filler/page-{i}.md").write_text(page(f"Filler {i}", facts(5, 2000 + i)), "utf-8")
+    assert answer(root) == full_scan(root)
+    assert scans == [] or scans == [0, 1][:len(scans)]
+    scans.clear()
+    for i in range(2, 5):  # five pages changed since the basis now (and three since the last answer)
+        (root / f"filler/page-{i}.md").write_text(page(f"Filler {i}", facts(5, 2000 + i)), "utf-8")
+    found = answer(root)
+    assert len(scans) == 1  # (its own; full_scan below is not counted)
+    assert found == full_scan(root)
+
+
+def test_a_damaged_or_foreign_basis_is_never_trusted(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    answer(root)
+    wiki = Wiki(root)
+    basis = wiki.state_dir / follow.FILE
+    assert basis.exists()
+    (root / "filler/page-1.md").write_text(page("Filler 1", facts(5, 3001)), "utf-8")
+    basis.write_bytes(basis.read_bytes()[: len(basis.read_bytes()) // 2])  # cut short
+    scans = count_scans(monkeypatch)
+    assert answer(root) == full_scan(root) and len(scans) == 2  # (answer's, then full_scan's copy)
+    scans.clear()
+    # a basis file another scan wrote (its id not the one the cache holds for the result's state)
+    saved = basis.read_bytes()
+    (root / "filler/page-2.md").write_text(page("Filler 2", facts(5, 3002)), "utf-8")
+    other = dedup.DedupIndex(Wiki(root))
+    other.scan()  # writes its own basis, whose id the cache now holds...
+    basis.write_bytes(saved)  # ...but the file is the older one's
+    scans.clear()
+    (root / "filler/page-3.md").write_text(page("Filler 3", facts(5, 3003)), "utf-8")
+    assert answer(root) == full_scan(root) and len(scans) == 2
