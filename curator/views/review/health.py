@@ -285,23 +285,25 @@ class HealthView(ReviewView):
                     widget.deleteLater()
             self.buttons, kept = {}, []
         for figure in report.figures[:len(kept)]:
-            self.buttons[figure.key].show_figure(figure, self._note(figure.key))
+            self.buttons[figure.key].show_figure(figure, self._note(figure))
         for n, figure in enumerate(report.figures[len(kept):], start=len(kept)):
             button = FigureButton(figure)
-            if self._note(figure.key):
-                button.show_figure(figure, self._note(figure.key))
+            if self._note(figure):
+                button.show_figure(figure, self._note(figure))
             button.clicked.connect(lambda _c=False, b=button: self.open_queue(b.figure.queue))
             self.buttons[figure.key] = button
             self.grid.addWidget(button, n // COLUMNS, n % COLUMNS)
         self.summary.setText(self._summary(report))
 
-    def _note(self, key: str) -> str:
-        """What follows the label of figure ``key``: whether it is still being counted (lint's two,
-        the duplicate families), or could not be."""
+    def _note(self, figure: Figure) -> str:
+        """What follows the label of ``figure``: whether it is still being counted (lint's two, the
+        duplicate families unless the kept count is for these very pages), or could not be."""
+        key = figure.key
         if key in self._failed:
             return NOT_COUNTED
         if key == "duplicates":
-            return COUNTING if "duplicates" in self._counting and self.duplicates is None else ""
+            known = figure.value is not None and not figure.stale
+            return COUNTING if "duplicates" in self._counting and self.duplicates is None and not known else ""
         return COUNTING if self._lint_running and key in ("orphans", "lint_problems") else ""
 
     def _lint_counted(self, index: int, report: Health) -> None:
