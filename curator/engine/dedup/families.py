@@ -395,6 +395,24 @@ def kept_family_count(wiki: Wiki) -> int | None:
     return None if counted is None else counted[0] + counted[1]
 
 
+def saved_family_count(wiki: Wiki) -> tuple[int, bool] | None:
+    """The operator's family count held by the result the last full scan kept, whether for the
+    pages as they are or for an earlier state of them, and whether the pages changed since (True:
+    the count is for older pages, and only a scan or an index following the changes counts them
+    as they are). Read without loading any index; None when no result is kept whose changes since
+    are known, or it was counted with other dismissed pairs. What the station shows while the
+    current count is made (Health's "counting…")."""
+    store = wiki.store
+    if not store.loaded:
+        wiki.refresh()
+    found = store.derived_since(dedup_cache.NAME) if store.state is not None else None
+    if found is None:
+        return None
+    key = dedup_cache.key_of(store.attachments_key(), SETTINGS)
+    counted = dedup_cache.kept_count(found[0], key, dedup_cache.dismissed_digest(dismissed_pairs(wiki)))
+    return None if counted is None else (counted[0] + counted[1], bool(found[1]))
+
+
 def _kept_count(wiki: Wiki, dismissed: set[tuple[str, str]]) -> tuple[int, int] | None:
     """The operator's family count held by the result kept for the pages as they are (counted
     with the same dismissed pairs), while the wiki's index has not loaded anything yet: Health's

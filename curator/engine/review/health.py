@@ -36,6 +36,9 @@ class Figure:
     queue: str  # the station view that lists these items ("" for none)
     command: str = ""  # the CLI command that lists them
     severity: str = "info"  # info | warning | error: how the station colours a non-zero figure
+    #: ``value`` is the count for an earlier state of the pages (saved with the store), shown while
+    #: the current one is counted (the station's Health; never in an agent's answer)
+    stale: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {"key": self.key, "label": self.label, "value": self.value, "queue": self.queue,
@@ -86,6 +89,20 @@ def duplicate_figure(wiki: Wiki, actor: Actor = OPERATOR, niceness: int = 0, *, 
 
         value = family_count(wiki, actor, niceness=niceness)
     return Figure("duplicates", "Duplicate families", value, "dedup", "curator dedup --groups", "warning")
+
+
+def saved_duplicate_figure(wiki: Wiki) -> Figure | None:
+    """The operator's duplicate figure as the result the last full dedup scan kept holds it, read in
+    a moment without the dedup worker; ``stale`` when the pages changed since it was kept (then the
+    station shows it as being counted until :func:`duplicate_figure` answers). None: none kept."""
+    from curator.engine.dedup.families import saved_family_count
+
+    saved = saved_family_count(wiki)
+    if saved is None:
+        return None
+    value, stale = saved
+    return Figure("duplicates", "Duplicate families", value, "dedup", "curator dedup --groups", "warning",
+                  stale=stale)
 
 
 #: The three fact queues (issue 41): key, label, the Facts view's tab, the CLI command.

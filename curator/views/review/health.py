@@ -10,7 +10,11 @@ dedup worker process (:mod:`curator.engine.dedup.worker`: no scan ever runs in t
 process), from the result the last full dedup scan kept for these pages
 (:mod:`curator.engine.dedup.cache`), in a moment, and only after a change to the pages from a
 full scan. The dedup index's every-page build (what follows later changes page by page) is not
-started here: the Duplicates view starts it once its queue is shown. A figure not counted yet reads "…".
+started here: the Duplicates view starts it once its queue is shown. A figure still being counted
+says so ("counting…") below its number: "…" when nothing is known yet, or, for the duplicate
+families after a change, the count the last full scan kept for the pages as they were
+(:func:`~curator.engine.review.health.saved_duplicate_figure`, read with the first figures), until
+the count for the pages as they are replaces it.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from curator.engine.review.health import (
     duplicate_figure,
     fact_figures,
     health,
+    saved_duplicate_figure,
     uncounted_fact_figures,
 )
 from curator.text import plural
@@ -42,6 +47,8 @@ if TYPE_CHECKING:
     from curator.views.host import ViewHost
 
 COLUMNS = 3
+COUNTING = "counting…"
+NOT_COUNTED = "not counted"
 _COLOURS = {"error": "#922b21", "warning": "#9a6700", "info": "#1f3a5f"}
 
 
@@ -71,7 +78,10 @@ class FigureButton(QPushButton):
     def text(self) -> str:
         return f"{self.number.text()}\n{self.label.text()}"
 
-    def show_figure(self, figure: Figure) -> None:
+    def show_figure(self, figure: Figure, note: str = "") -> None:
+        """Show ``figure``; ``note`` follows its label: ``COUNTING`` while its current count is made
+        (the number shown, if any, is then the count saved for an earlier state of the pages), or
+        ``NOT_COUNTED``."""
         self.figure = figure
         value = "…" if figure.value is None else f"{figure.value:,}"
         colour = _COLOURS["info"] if not figure.value else _COLOURS.get(figure.severity, _COLOURS["info"])
@@ -79,7 +89,7 @@ class FigureButton(QPushButton):
         if colour != self._colour:
             self._colour = colour
             self.number.setStyleSheet(f"color: {colour}; font-size: 22px; font-weight: 600; background: transparent;")
-        self.label.setText(figure.label)
+        self.label.setText(f"{figure.label}: {note}" if note else figure.label)
         where = {"links": "the Links view", "dedup": "the Duplicates view", "auto": "the Auto-filed view",
                  "inbox": "the Inbox", "history": "History", "page": "the page browser"}.get(figure.queue)
         if figure.queue.startswith("facts:"):
@@ -90,6 +100,8 @@ class FigureButton(QPushButton):
         tip = f"Open {where}" if where else figure.label
         if figure.command:
             tip += f" (on the command line: {figure.command})"
+        if note == COUNTING and figure.value is not None:
+            tip += ". The number is the last count saved, for the pages as they were: counting them as they are now"
         set_tip(self, tip)
 
 
@@ -117,6 +129,7 @@ class HealthView(ReviewView):
         self._counting: set[str] = set()
         self._generation = 0  # one per reload: a count for older figures is dropped
         self._lint_running = False
+        self._failed: set[str] = set()  # the figures that could not be counted (this reload)
         self.buttons: dict[str, FigureButton] = {}
         self.title = QLabel("<h2>Health</h2>")
         self.summary = QLabel("Counting…")
@@ -175,7 +188,14 @@ class HealthView(ReviewView):
                                  lambda _none: None, lambda _exc: None)
 
     def compute(self, wiki: Wiki) -> Health:
-        return health(wiki, OPERATOR, duplicates=False, lint=False)
+        """The first figures, with the duplicate figure the last full dedup scan kept (for these
+        pages or, marked ``stale``, for earlier ones: shown as being counted until the dedup worker's
+        count for the pages as they are arrives, seconds later after a change)."""
+        report = health(wiki, OPERATOR, duplicates=False, lint=False)
+        saved = saved_duplicate_figure(wiki) if self.count_duplicates else None
+        if saved is not None:
+            report.figures = [saved if f.key == saved.key else f for f in report.figures]
+        return report
 
     def reload(self) -> None:
         """The figures again; the duplicate count starts at once, next to the first figures (it
@@ -187,6 +207,7 @@ class HealthView(ReviewView):
         self._generation += 1
         self.duplicates = None
         self.report = None
+        self._failed = set()
         self._counting = {"lint", "duplicates"} if self.count_duplicates else {"lint"}
         self._count_facts(self.wiki_index, self._generation)
         if self.count_duplicates:
@@ -230,24 +251,24 @@ class HealthView(ReviewView):
     def show_content(self, result: Any) -> None:
         report: Health = result
         self._with_duplicates(report)  # (counted already, or not yet: then it follows)
+        self._lint_running = True
         self.show_report(report)
-        if "duplicates" in self._counting:
-            button = self.buttons.get("duplicates")
-            if button is not None:
-                button.label.setText(f"{button.figure.label}: counting…")
         self.figures_ready.emit()
         if self.duplicates is not None:  # counted before the first figures: shown with them
             self.duplicates_ready.emit()
         index = self.wiki_index
-        self._lint_running = True
         self.host.workspace.read(index, lambda wiki: add_lint(report, wiki, OPERATOR),
                                     lambda done: self._lint_counted(index, done), self._step_failed)
 
     def _with_duplicates(self, report: Health) -> None:
-        """Put the counted duplicate figure into ``report`` (on the GUI thread, lint done)."""
+        """Put the counted duplicate figure into ``report`` (on the GUI thread, lint done), or, if it
+        could not be counted, none (not the count saved for older pages)."""
         if self.duplicates is not None:
             dup = self.duplicates
             report.figures = [dup if f.key == dup.key else f for f in report.figures]
+        elif "duplicates" in self._failed:
+            report.figures = [dataclasses.replace(f, value=None, stale=False) if f.key == "duplicates" else f
+                              for f in report.figures]
 
     def show_report(self, report: Health) -> None:
         """Lay out one button per figure of ``report``. The buttons of the figures shown already
@@ -264,13 +285,26 @@ class HealthView(ReviewView):
                     widget.deleteLater()
             self.buttons, kept = {}, []
         for figure in report.figures[:len(kept)]:
-            self.buttons[figure.key].show_figure(figure)
+            self.buttons[figure.key].show_figure(figure, self._note(figure))
         for n, figure in enumerate(report.figures[len(kept):], start=len(kept)):
             button = FigureButton(figure)
+            if self._note(figure):
+                button.show_figure(figure, self._note(figure))
             button.clicked.connect(lambda _c=False, b=button: self.open_queue(b.figure.queue))
             self.buttons[figure.key] = button
             self.grid.addWidget(button, n // COLUMNS, n % COLUMNS)
         self.summary.setText(self._summary(report))
+
+    def _note(self, figure: Figure) -> str:
+        """What follows the label of ``figure``: whether it is still being counted (lint's two, the
+        duplicate families unless the kept count is for these very pages), or could not be."""
+        key = figure.key
+        if key in self._failed:
+            return NOT_COUNTED
+        if key == "duplicates":
+            known = figure.value is not None and not figure.stale
+            return COUNTING if "duplicates" in self._counting and self.duplicates is None and not known else ""
+        return COUNTING if self._lint_running and key in ("orphans", "lint_problems") else ""
 
     def _lint_counted(self, index: int, report: Health) -> None:
         if index != self.wiki_index or report is not self.report:
@@ -278,10 +312,6 @@ class HealthView(ReviewView):
         self._lint_running = False
         self._with_duplicates(report)
         self.show_report(report)
-        if "duplicates" in self._counting:
-            button = self.buttons.get("duplicates")
-            if button is not None:
-                button.label.setText(f"{button.figure.label}: counting…")
         self.lint_ready.emit()
         self._counted(index, "lint")
 
@@ -329,7 +359,7 @@ class HealthView(ReviewView):
                 self._with_duplicates(report)
             button = self.buttons.get(figure.key)
             if button is not None:
-                button.show_figure(figure)
+                button.show_figure(figure)  # (in place of the count saved for older pages, if any)
             self.summary.setText(self._summary(report))  # the families now counted are waiting too
             self.duplicates_ready.emit()  # (else once the first figures are shown with it)
         self._counted(index, "duplicates")
@@ -339,13 +369,23 @@ class HealthView(ReviewView):
         uncounted; the Duplicates view (its figure's queue) asks again, with a Retry."""
         if index != self.wiki_index or generation != self._generation:
             return
+        self._failed.add("duplicates")
         button = self.buttons.get("duplicates")
-        if button is not None:
-            button.label.setText(f"{button.figure.label}: not counted")
+        if button is not None:  # (not the count saved for older pages: none is shown)
+            button.show_figure(dataclasses.replace(button.figure, value=None, stale=False), NOT_COUNTED)
+        if self.report is not None and not self._lint_running:
+            self._with_duplicates(self.report)
         self.banner.show_result(f"Cannot count the duplicate families: {exc}", ok=False)
         self._counted(index, "duplicates")
 
     def _step_failed(self, exc: BaseException) -> None:
+        """Lint could not count: its figures say so (no longer "counting…")."""
+        self._lint_running = False
+        self._failed.update(("orphans", "lint_problems"))
+        for key in ("orphans", "lint_problems"):
+            button = self.buttons.get(key)
+            if button is not None:
+                button.show_figure(button.figure, NOT_COUNTED)
         self.banner.show_result(f"Cannot count everything: {exc}", ok=False)
         self.mark_ready()
 

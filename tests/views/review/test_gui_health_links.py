@@ -20,7 +20,7 @@ from curator.views.review.lint import LintView
 from curator.views.shell.main_window import MainWindow
 from curator.views.shell.registry import install_views
 from curator.views.workspace import Workspace
-from tests.gui_helpers import make_wiki, temp_settings
+from tests.gui_helpers import GIT_ID, make_wiki, temp_settings
 
 PAGES = {
     "wiki/home.md": "---\ntitle: Home\nlayer: identity\ntrust: 0.9\n---\n# Home\n\n"
@@ -367,3 +367,87 @@ def test_links_preview_highlights_carry_their_own_text_colour() -> None:
                    rewrites=[LinkRewrite("wiki/a.md", 3, "wikilink", "[[Plan Mk2]]", "[[plan-mk2-ii|Plan Mk2]]")])
     styles = re.findall(r"style='([^']*background[^']*)'", plan_html(plan))
     assert len(styles) == 3 and all("color:" in s for s in styles)
+
+
+def test_health_shows_the_saved_duplicate_count_while_a_slow_count_runs(qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                                       monkeypatch) -> None:
+    """After a change made since the last open, Health shows its figures without waiting for the
+    duplicate count (slowed here): the count the last scan kept, for the pages as they were, marked
+    "counting…", then the count for the pages as they are in its place."""
+    import threading
+
+    from curator.engine.review.health import duplicate_figure as real
+
+    body = "# Tariffs\n\nThe harbour tariff schedule for container vessels is revised every spring by the board.\n"
+    root = make_wiki(tmp_path / "w", {**PAGES, "wiki/tariffs.md": body, "wiki/tariffs-copy.md": body})
+    win = station(qtbot, root, tmp_path)
+    health: HealthView = win.view_index["health"]  # type: ignore[assignment]
+    qtbot.waitUntil(health.is_content_ready, timeout=15_000)
+    saved = health.buttons["duplicates"].figure.value
+    assert saved is not None and saved >= 1
+    win.close()
+    # a change made elsewhere since: one more copy of another page (one more family)
+    other = "# Berths\n\nEach berth is booked a week ahead through the port office, never by telephone.\n"
+    for name in ("berths", "berths-copy"):
+        (root / "wiki" / f"{name}.md").write_text(other, encoding="utf-8")
+    git(root, "add", "-A")
+    git(root, *GIT_ID, "commit", "-qm", "two copies")
+
+    release = threading.Event()
+
+    def slow(*args, **kwargs):  # type: ignore[no-untyped-def]
+        release.wait(30)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr("curator.views.review.health.duplicate_figure", slow)
+    win = station(qtbot, root, tmp_path)
+    health = win.view_index["health"]  # type: ignore[assignment]
+    qtbot.waitUntil(lambda: "lint:orphan" in health.buttons, timeout=15_000)  # (lint has counted)
+    button = health.buttons["duplicates"]
+    # every other figure is counted, and the duplicate figure is the kept one, said to be counting
+    assert all(b.figure.value is not None for b in health.buttons.values())
+    assert button.figure.value == saved and button.figure.stale
+    assert button.label.text() == "Duplicate families: counting…"
+    assert "orphans" in health.buttons and health.buttons["orphans"].label.text() == "Orphan pages"
+    assert not health.is_content_ready()
+    release.set()
+    qtbot.waitUntil(lambda: not health.buttons["duplicates"].figure.stale, timeout=15_000)
+    qtbot.waitUntil(health.is_content_ready, timeout=15_000)
+    button = health.buttons["duplicates"]
+    assert button.figure.value == saved + 1 == dedup_families.family_count(Wiki(root))
+    assert button.label.text() == "Duplicate families"
+    win.close()
+
+
+def test_lint_figures_say_counting_until_lint_has_counted(qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                          monkeypatch) -> None:
+    """The first figures come before lint's: its two figures are marked as being counted, not blank."""
+    import threading
+
+    from curator.engine.review.health import add_lint as real
+
+    monkeypatch.setattr(HealthView, "count_duplicates", False)
+    release = threading.Event()
+
+    def slow(*args, **kwargs):  # type: ignore[no-untyped-def]
+        release.wait(30)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr("curator.views.review.health.add_lint", slow)
+    root = make_wiki(tmp_path / "w", PAGES)
+    win = MainWindow(Workspace(root, watch=False), temp_settings(tmp_path))
+    install_views(win)
+    qtbot.addWidget(win)
+    win.show()
+    health = win.view_index["health"]
+    assert isinstance(health, HealthView)
+    with qtbot.waitSignals([win.ready, health.figures_ready], timeout=15_000):
+        win.start()
+    orphans = health.buttons["orphans"]
+    assert orphans.figure.value is None and orphans.number.text() == "…"
+    assert orphans.label.text() == "Orphan pages: counting…"
+    assert health.buttons["lint_problems"].label.text() == "Lint problems: counting…"
+    with qtbot.waitSignal(health.lint_ready, timeout=15_000):
+        release.set()
+    assert orphans.number.text() == "3" and orphans.label.text() == "Orphan pages"
+    win.close()
