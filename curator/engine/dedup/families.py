@@ -106,7 +106,7 @@ class FamilyAnswers:
         if memo is not None and key in memo:
             found: dict[tuple[str, str], list[str]] = memo[key]
             return found
-        pages = self.wiki.pages
+        pages = self.wiki.store.stamps()  # (which pages there are: nothing decoded for a count)
         known = pages.keys() if self.index.kept is not None else self.index.features.keys()  # (a kept result: these pages)
         if actor.is_operator:
             visible = known & pages.keys()
@@ -246,7 +246,11 @@ class FamilyAnswers:
         with self.index.lock, gc_paused(), self._answering():
             content, names = self._groups(actor, dismissed or set())
             if self.index.unkept is not None and not self.index.unkept_update:
-                self._keep()
+                self._inbound = self.index.side_counts()  # (a scan's or a followed basis's, else the link index)
+                try:
+                    self._keep()
+                finally:
+                    self._inbound = {}
         return len(content), len(names)
 
     def _family(self, paths: list[str], edges: dict[tuple[str, str], list[str]], strength: str) -> Family:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import hashlib
 import marshal
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -40,7 +40,7 @@ import numpy as np
 NAME = "dedup-basis"
 FILE = "dedup-basis.bin"
 #: Bump when the encoding or what is kept changes.
-FORMAT = 1
+FORMAT = 3
 #: How many pages may change since a basis before the next answer scans again (see the module
 #: docstring); also how far above the boilerplate limit a shingle's count is kept exactly.
 FOLLOW_MARGIN = 8
@@ -48,8 +48,10 @@ FOLLOW_MARGIN = 8
 BIG = 1 << 40
 
 #: Per page: (mtime_ns, size), folder, title_key, title_text, title_numbers, slug, slug_alnum,
-#: slug_words, slug_numbers, tags (sorted): what :class:`~curator.engine.dedup.index.Features` holds besides shingles.
-Names = tuple[tuple[int, int], str, str, str, tuple[str, ...], str, str, tuple[str, ...], tuple[str, ...], tuple[str, ...]]
+#: slug_words, slug_numbers, tags (sorted): what :class:`~curator.engine.dedup.index.Features` holds besides shingles;
+#: then the keys links reach the page by besides its path (its title's and aliases', sorted).
+Names = tuple[tuple[int, int], str, str, str, tuple[str, ...], str, str, tuple[str, ...], tuple[str, ...], tuple[str, ...],
+              tuple[str, ...]]
 
 
 @dataclass(slots=True)
@@ -61,13 +63,19 @@ class Basis:
     paths: list[str]  # every page, in the scan's (sorted) order
     names: list[Names]  # by page
     keys: np.ndarray  # uint64: every distinct shingle, sorted
-    counts: np.ndarray  # int64: on how many pages each is (BIG for a big one)
+    counts: np.ndarray  # int64: on how many pages each is (BIG for a big one; saved as which are big)
     rows: np.ndarray  # uint32: each page's listed shingles, as places in keys, page after page
     lengths: np.ndarray  # int64: how many listed shingles each page has
     band_slots: np.ndarray  # int64: the pages with a body (their MinHash bands below)
     bands: np.ndarray  # uint64 (len(band_slots), bands): each such page's band keys
-    slug_entries: np.ndarray  # uint64: the slug table's keys
-    slug_owners: np.ndarray  # int64: the page of each
+    slug_entries: np.ndarray  # uint64: the slug table's keys, page after page
+    slug_owners: np.ndarray  # int64: the page of each (saved as how many each page has)
+    #: The attachment files (links may resolve to them), and the distinct pages linking to each
+    #: page (how many per page, which: page slots one page after another), to follow inbound
+    #: counts; empty when the scan had none.
+    attachments: bytes = b""
+    source_counts: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    sources: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
 
 def key_of(settings: object) -> bytes:
@@ -78,10 +86,12 @@ def encode(basis: Basis, key: bytes) -> bytes:
     names = zlib.compress(marshal.dumps(basis.names), 1)
     return marshal.dumps((
         FORMAT, key, basis.id, basis.boilerplate_pages, "\0".join(basis.paths), names,
-        basis.keys.astype(np.uint64).tobytes(), np.minimum(basis.counts, 0xFFFF).astype(np.uint16).tobytes(),
+        basis.keys.astype(np.uint64).tobytes(), np.packbits(basis.counts >= BIG).tobytes(),
         zlib.compress(_deltas(basis.rows, basis.lengths).tobytes(), 1), basis.lengths.astype(np.uint32).tobytes(),
         basis.band_slots.astype(np.int32).tobytes(), basis.bands.astype(np.uint64).tobytes(),
-        basis.slug_entries.astype(np.uint64).tobytes(), basis.slug_owners.astype(np.int32).tobytes()))
+        basis.slug_entries.astype(np.uint64).tobytes(),
+        np.bincount(basis.slug_owners, minlength=len(basis.paths)).astype(np.int32).tobytes(),
+        basis.attachments, basis.source_counts.astype(np.int32).tobytes(), basis.sources.astype(np.int32).tobytes()))
 
 
 def _deltas(rows: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -113,27 +123,37 @@ def decode(blob: bytes, key: bytes) -> Basis | None:
     """The basis :func:`encode` wrote with ``key``; None for any other (or a damaged) one."""
     try:
         (version, saved_key, basis_id, boilerplate, joined, names_z, keys, counts, rows, lengths, band_slots, bands,
-         slug_entries, slug_owners) = marshal.loads(blob)
+         slug_entries, slug_owners, attachments, source_counts, sources) = marshal.loads(blob)
         if version != FORMAT or saved_key != key:
             return None
         paths = joined.split("\0") if joined else []
         names = marshal.loads(zlib.decompress(names_z))
         basis = Basis(
             bytes(basis_id), int(boilerplate), paths, names, np.frombuffer(keys, dtype=np.uint64),
-            np.frombuffer(counts, dtype=np.uint16).astype(np.int64),
+            np.zeros(0, dtype=np.int64),
             np.zeros(0, dtype=np.int64), np.frombuffer(lengths, dtype=np.uint32).astype(np.int64),
             np.frombuffer(band_slots, dtype=np.int32).astype(np.int64),
             np.frombuffer(bands, dtype=np.uint64), np.frombuffer(slug_entries, dtype=np.uint64),
-            np.frombuffer(slug_owners, dtype=np.int32).astype(np.int64))
-        basis.counts[basis.counts == 0xFFFF] = BIG
+            np.repeat(np.arange(len(paths), dtype=np.int64), np.frombuffer(slug_owners, dtype=np.int32)),
+            bytes(attachments),
+            np.frombuffer(source_counts, dtype=np.int32).astype(np.int64),
+            np.frombuffer(sources, dtype=np.int32).astype(np.int64))
         basis.rows = _undeltas(np.frombuffer(zlib.decompress(rows), dtype=np.uint32), basis.lengths)
+        if len(basis.rows) and int(basis.rows.max()) >= len(basis.keys):
+            return None
+        # (a listed shingle's count is the number of pages listing it; the others are big)
+        basis.counts = np.bincount(basis.rows, minlength=len(basis.keys)).astype(np.int64)
+        big = np.unpackbits(np.frombuffer(counts, dtype=np.uint8), count=len(basis.keys)).astype(bool)
+        basis.counts[big] = BIG
         n = len(paths)
         if (len(names) != n or len(basis.lengths) != n or int(basis.lengths.sum()) != len(basis.rows)
                 or len(basis.counts) != len(basis.keys) or len(basis.slug_entries) != len(basis.slug_owners)
                 or len(basis.bands) % max(1, len(basis.band_slots) or 1)
                 or (len(basis.rows) and int(basis.rows.max()) >= len(basis.keys))
                 or (len(basis.band_slots) and int(basis.band_slots.max()) >= n)
-                or (len(basis.slug_owners) and int(basis.slug_owners.max()) >= n)):
+                or (len(basis.slug_owners) and int(basis.slug_owners.max()) >= n)
+                or (len(basis.source_counts) not in (0, n)) or int(basis.source_counts.sum()) != len(basis.sources)
+                or (len(basis.sources) and (int(basis.sources.max()) >= n or int(basis.sources.min()) < 0))):
             return None
         if len(basis.band_slots):
             basis.bands = basis.bands.reshape(len(basis.band_slots), -1)

@@ -154,10 +154,11 @@ def _auto_pending(wiki: Wiki, actor: Actor) -> int:
     from curator.engine.filing.autofile import AUTO_DIR, REVIEW_DIR
 
     n = 0
-    for path, page in wiki.pages.items():
+    for path in wiki.store.paths:  # (paths first: only the filed pages are decoded)
         if not path.startswith((AUTO_DIR + "/", REVIEW_DIR + "/")) or not wiki.visible(actor, path):
             continue
-        if path.startswith(REVIEW_DIR + "/") or not page.meta.get("shared_to"):
+        page = wiki.store.page(path)
+        if page is not None and (path.startswith(REVIEW_DIR + "/") or not page.meta.get("shared_to")):
             n += 1
     return n
 
@@ -181,7 +182,7 @@ def health(wiki: Wiki, actor: Actor = OPERATOR, *, duplicates: bool = True, lint
 
     start = time.perf_counter()
     out = Health()
-    pages = sum(1 for p in wiki.pages if wiki.visible(actor, p))
+    pages = sum(1 for p in wiki.store.paths if wiki.visible(actor, p))  # (nothing decoded)
     targets, links = unresolved_totals(wiki, actor)
     figs = out.figures
     figs.append(Figure("pages", "Pages", pages, "page"))

@@ -26,6 +26,7 @@ from curator.engine.wiki import Wiki
 from curator.engine.write.append import append
 from tests.engine.dedup.test_dedup_families import (  # noqa: F401 (root: a fixture)
     HIDDEN,
+    LEDGER,
     ORIGINAL,
     facts,
     full_scan,
@@ -181,3 +182,35 @@ def test_a_damaged_or_foreign_basis_is_never_trusted(root: Path, monkeypatch: py
     scans.clear()
     (root / "filler/page-3.md").write_text(page("Filler 3", facts(5, 3003)), "utf-8")
     assert answer(root) == full_scan(root) and len(scans) == 2
+
+
+def test_inbound_counts_follow_links_added_and_removed(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    answer(root)
+    built: list[int] = []
+    real = Wiki.links.fget  # type: ignore[attr-defined]
+
+    def links(wiki: Wiki):  # type: ignore[no-untyped-def]
+        built.append(1)
+        return real(wiki)
+
+    monkeypatch.setattr(Wiki, "links", property(links))
+    scans = count_scans(monkeypatch)
+    # a link to the ledger's family added by an append, then the home page's links taken out
+    assert append(Wiki(root), "filler/page-3", "The [[harbour-ledger]] has the dock figures.").ok
+    added = answer(root)
+    assert scans == [] and built == []  # (followed: neither a scan nor the whole link index)
+    assert added == full_scan(root)
+    ledger = next(m for f in added for m in f["members"] if m["path"] == LEDGER)  # type: ignore[attr-defined]
+    assert ledger["inbound"] == 2  # home and the filler page
+    scans.clear()
+    built.clear()
+    (root / "wiki/home.md").write_text(page("Home", ["Start at the entry and the ledger."]), "utf-8")
+    removed = answer(root)
+    assert scans == [] and built == [] and removed == full_scan(root)
+    ledger = next(m for f in removed for m in f["members"] if m["path"] == LEDGER)  # type: ignore[attr-defined]
+    assert ledger["inbound"] == 1
+    scans.clear()
+    built.clear()
+    # a changed title may change what links resolve to: the link index answers
+    (root / "filler/page-5.md").write_text(page("Harbour Ledger Annex", facts(5, 1005)), "utf-8")
+    assert answer(root) == full_scan(root) and built
