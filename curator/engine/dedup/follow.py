@@ -40,10 +40,14 @@ import numpy as np
 NAME = "dedup-basis"
 FILE = "dedup-basis.bin"
 #: Bump when the encoding or what is kept changes.
-FORMAT = 3
-#: How many pages may change since a basis before the next answer scans again (see the module
-#: docstring); also how far above the boilerplate limit a shingle's count is kept exactly.
+FORMAT = 4
+#: How many pages whose text at the basis cannot be read back (see the module docstring) may
+#: change since a basis before the next answer scans again; also how far above the boilerplate
+#: limit a page's shingles are listed.
 FOLLOW_MARGIN = 8
+#: How many changed pages in all a new process follows from one basis (each is read and compared
+#: again by every later process until the next scan): more, and it scans.
+FOLLOW_MAX = 256
 #: The count every big shingle is given (far above any limit, whatever the changes since).
 BIG = 1 << 40
 
@@ -63,7 +67,8 @@ class Basis:
     paths: list[str]  # every page, in the scan's (sorted) order
     names: list[Names]  # by page
     keys: np.ndarray  # uint64: every distinct shingle, sorted
-    counts: np.ndarray  # int64: on how many pages each is (BIG for a big one; saved as which are big)
+    counts: np.ndarray  # int64: on how many pages each is (at most BIG)
+    big: np.ndarray  # bool: which are big (listed on no page)
     rows: np.ndarray  # uint32: each page's listed shingles, as places in keys, page after page
     lengths: np.ndarray  # int64: how many listed shingles each page has
     band_slots: np.ndarray  # int64: the pages with a body (their MinHash bands below)
@@ -76,6 +81,12 @@ class Basis:
     attachments: bytes = b""
     source_counts: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     sources: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    #: The commit HEAD was at when the basis was scanned ("" outside git), and a digest of each
+    #: page's shingles (:func:`digest_of`): a changed page's text at the basis is read back from
+    #: that commit when it was committed there (its digest tells), so that its shingles, big ones
+    #: included, are taken out of the counts exactly.
+    head: str = ""
+    digests: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
 
 
 def key_of(settings: object) -> bytes:
@@ -86,12 +97,20 @@ def encode(basis: Basis, key: bytes) -> bytes:
     names = zlib.compress(marshal.dumps(basis.names), 1)
     return marshal.dumps((
         FORMAT, key, basis.id, basis.boilerplate_pages, "\0".join(basis.paths), names,
-        basis.keys.astype(np.uint64).tobytes(), np.packbits(basis.counts >= BIG).tobytes(),
+        basis.keys.astype(np.uint64).tobytes(), np.packbits(basis.big).tobytes(),
+        np.minimum(basis.counts, 0xFFFF).astype(np.uint16).tobytes(),
         zlib.compress(_deltas(basis.rows, basis.lengths).tobytes(), 1), basis.lengths.astype(np.uint32).tobytes(),
         basis.band_slots.astype(np.int32).tobytes(), basis.bands.astype(np.uint64).tobytes(),
         basis.slug_entries.astype(np.uint64).tobytes(),
         np.bincount(basis.slug_owners, minlength=len(basis.paths)).astype(np.int32).tobytes(),
-        basis.attachments, basis.source_counts.astype(np.int32).tobytes(), basis.sources.astype(np.int32).tobytes()))
+        basis.attachments, basis.source_counts.astype(np.int32).tobytes(), basis.sources.astype(np.int32).tobytes(),
+        basis.head, basis.digests.astype(np.uint64).tobytes()))
+
+
+def digest_of(shingles: np.ndarray) -> int:
+    """A digest of a page's (sorted, distinct) shingles: their sum and their number."""
+    total = int(shingles.sum(dtype=np.uint64)) if len(shingles) else 0
+    return (total ^ (len(shingles) * 0x9E3779B97F4A7C15)) & 0xFFFFFFFFFFFFFFFF
 
 
 def _deltas(rows: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -122,29 +141,29 @@ def _undeltas(steps: np.ndarray, lengths: np.ndarray) -> np.ndarray:
 def decode(blob: bytes, key: bytes) -> Basis | None:
     """The basis :func:`encode` wrote with ``key``; None for any other (or a damaged) one."""
     try:
-        (version, saved_key, basis_id, boilerplate, joined, names_z, keys, counts, rows, lengths, band_slots, bands,
-         slug_entries, slug_owners, attachments, source_counts, sources) = marshal.loads(blob)
+        (version, saved_key, basis_id, boilerplate, joined, names_z, keys, big, counts, rows, lengths, band_slots,
+         bands, slug_entries, slug_owners, attachments, source_counts, sources, head,
+         digests) = marshal.loads(blob)
         if version != FORMAT or saved_key != key:
             return None
         paths = joined.split("\0") if joined else []
         names = marshal.loads(zlib.decompress(names_z))
         basis = Basis(
             bytes(basis_id), int(boilerplate), paths, names, np.frombuffer(keys, dtype=np.uint64),
-            np.zeros(0, dtype=np.int64),
+            np.frombuffer(counts, dtype=np.uint16).astype(np.int64), np.zeros(0, dtype=bool),
             np.zeros(0, dtype=np.int64), np.frombuffer(lengths, dtype=np.uint32).astype(np.int64),
             np.frombuffer(band_slots, dtype=np.int32).astype(np.int64),
             np.frombuffer(bands, dtype=np.uint64), np.frombuffer(slug_entries, dtype=np.uint64),
             np.repeat(np.arange(len(paths), dtype=np.int64), np.frombuffer(slug_owners, dtype=np.int32)),
             bytes(attachments),
             np.frombuffer(source_counts, dtype=np.int32).astype(np.int64),
-            np.frombuffer(sources, dtype=np.int32).astype(np.int64))
+            np.frombuffer(sources, dtype=np.int32).astype(np.int64), str(head),
+            np.frombuffer(digests, dtype=np.uint64))
         basis.rows = _undeltas(np.frombuffer(zlib.decompress(rows), dtype=np.uint32), basis.lengths)
         if len(basis.rows) and int(basis.rows.max()) >= len(basis.keys):
             return None
-        # (a listed shingle's count is the number of pages listing it; the others are big)
-        basis.counts = np.bincount(basis.rows, minlength=len(basis.keys)).astype(np.int64)
-        big = np.unpackbits(np.frombuffer(counts, dtype=np.uint8), count=len(basis.keys)).astype(bool)
-        basis.counts[big] = BIG
+        basis.big = np.unpackbits(np.frombuffer(big, dtype=np.uint8), count=len(basis.keys)).astype(bool)
+        basis.counts[basis.counts == 0xFFFF] = BIG
         n = len(paths)
         if (len(names) != n or len(basis.lengths) != n or int(basis.lengths.sum()) != len(basis.rows)
                 or len(basis.counts) != len(basis.keys) or len(basis.slug_entries) != len(basis.slug_owners)
@@ -152,6 +171,7 @@ def decode(blob: bytes, key: bytes) -> Basis | None:
                 or (len(basis.rows) and int(basis.rows.max()) >= len(basis.keys))
                 or (len(basis.band_slots) and int(basis.band_slots.max()) >= n)
                 or (len(basis.slug_owners) and int(basis.slug_owners.max()) >= n)
+                or len(basis.digests) != n or len(basis.big) != len(basis.keys)
                 or (len(basis.source_counts) not in (0, n)) or int(basis.source_counts.sum()) != len(basis.sources)
                 or (len(basis.sources) and (int(basis.sources.max()) >= n or int(basis.sources.min()) < 0))):
             return None

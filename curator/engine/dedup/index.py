@@ -1085,6 +1085,8 @@ class DedupIndex:
         self._partial: set[str] = set()
         self._every: dict[str, np.ndarray] = {}  # every shingle of a partial page, read when a score needs it
         self._reexamine: set[str] = set()  # (see _take_kept)
+        self._unknown: set[str] = set()  # changed pages whose big shingles stayed in the counts
+        self._big_at = np.zeros(0, dtype=np.int64)  # where the basis's big shingles are in _shingle_keys
         self._listed: list[np.ndarray] | None = None  # (a scan's, for its basis)
 
     # --- reading pages ----------------------------------------------------------------------
@@ -1645,9 +1647,13 @@ class DedupIndex:
                 stale = list(dict.fromkeys(paths))
             if not stale:
                 return stale
-            if self.from_basis and len(self._since_basis.union(stale)) > dedup_follow.FOLLOW_MARGIN:
-                self.scan()  # (a big shingle might no longer be boilerplate: see follow)
-                return stale
+            if self.from_basis:
+                # a changed page loaded from the basis without its big shingles: they stay in the
+                # counts (see follow), a bounded number of times
+                self._unknown.update(p for p in stale if p in self._partial)
+                if len(self._unknown) > dedup_follow.FOLLOW_MARGIN:
+                    self.scan()
+                    return stale
             known = self.features
             n = (len(known) + sum(p not in known for p in stale if p in pages)
                  - sum(p not in pages for p in stale if p in known))
@@ -1685,6 +1691,9 @@ class DedupIndex:
             again: set[str] = set()
             limits = (self.boilerplate_pages, CONTAINMENT_MAX_PAGES)
             crossed = touched[np.logical_or.reduce([(before <= x) != (after <= x) for x in limits])]
+            if self.from_basis and self._big_crossing(crossed):
+                self.scan()  # (which pages hold a big shingle is not kept: see follow)
+                return stale
             if len(crossed):
                 again.update(p for p, f in self.features.items() if len(f.shingles) and common(f.shingles, crossed))
             for g, size in sizes.items():
@@ -1827,12 +1836,13 @@ class DedupIndex:
             self.basis_id, self.boilerplate_pages, paths,
             [(f.stamp, f.folder, f.title_key, f.title_text, f.title_numbers, f.slug, f.slug_alnum, f.slug_words,
               f.slug_numbers, tuple(sorted(f.tags)), _link_names(pages.get(f.path))) for f in feats],
-            keys, np.where(counts > limit, dedup_follow.BIG, counts), rows,
+            keys, counts, counts > limit, rows,
             np.fromiter((len(x) for x in listed), dtype=np.int64, count=len(listed)),
             np.array(slots, dtype=np.int64),
             np.array([feats[i].bands for i in slots], dtype=np.uint64).reshape(len(slots), BANDS),
             *_by_owner(self._slugs.keys, self._slugs.owners), self.wiki.store.attachments_key(),
-            self._scan_sources[0].astype(np.int64), self._scan_sources[1].astype(np.int64))
+            self._scan_sources[0].astype(np.int64), self._scan_sources[1].astype(np.int64), self._head(),
+            np.array([dedup_follow.digest_of(f.shingles) for f in feats], dtype=np.uint64))
         # The basis is a file beside the page cache (written in 0.05 s where the database took
         # 0.9 s at 32,000 pages); the cache holds its id under the scan's state, which says
         # what changed since and which file is current.
@@ -1870,7 +1880,10 @@ class DedupIndex:
         known = set(basis.paths)
         stale.update(p for p in pages if p not in known)
         stale &= known | pages.keys()
-        if len(stale) > dedup_follow.FOLLOW_MARGIN:
+        if len(stale) > dedup_follow.FOLLOW_MAX:
+            return None
+        old = self._old_shingles(basis, sorted(stale & known))
+        if len(stale & known) - len(old) > dedup_follow.FOLLOW_MARGIN:
             return None
         found = store.derived_since(dedup_cache.NAME)
         kept = dedup_cache.decode(found[0], self.kept_key()) if found is not None else None
@@ -1878,9 +1891,58 @@ class DedupIndex:
             return None  # (the pairs of the pages that did not change are a kept result's)
         self._reset()
         self._adopt_basis(basis)
+        for path, every in old.items():  # (their whole text at the basis: taken out exactly)
+            self.features[path].shingles = every
+            self._partial.discard(path)
         self._take_kept(kept, stale)
         self._follow_inbound(basis, stale, pages)
         return stale
+
+    def _head(self) -> str:
+        """The commit HEAD is at ("" outside git, or when it cannot be read)."""
+        from curator.engine.write.actions import git_of
+
+        try:
+            return git_of(self.wiki).head() or ""
+        except (CuratorError, OSError):
+            return ""
+
+    def _old_shingles(self, basis: dedup_follow.Basis, paths: list[str]) -> dict[str, np.ndarray]:
+        """Every shingle of each of ``paths`` as the basis's scan read it, for the pages whose
+        text at the basis is the basis's commit's (their digest tells; one ``git cat-file``)."""
+        if not basis.head or not paths:
+            return {}
+        from curator.engine.write.actions import git_of
+
+        try:
+            blobs = git_of(self.wiki).show_many([(basis.head, p) for p in paths])
+        except (CuratorError, OSError, ValueError):
+            return {}
+        slot = {p: i for i, p in enumerate(basis.paths)}
+        out: dict[str, np.ndarray] = {}
+        for path in paths:
+            data = blobs.get((basis.head, path))
+            if data is None:
+                continue
+            every = shingles(body_of(data))
+            if dedup_follow.digest_of(every) == int(basis.digests[slot[path]]):
+                out[path] = every
+        return out
+
+    def _big_crossing(self, crossed: np.ndarray) -> bool:
+        """Whether a shingle no page of the basis lists (big) may have crossed a limit: one that
+        did, or one whose count, less the changed pages that may still hold it uncounted, is no
+        longer above the boilerplate limit."""
+        big = self._big_at
+        if not len(big):
+            return False
+        keys = self._shingle_keys
+        if len(crossed):
+            at = np.minimum(np.searchsorted(keys, crossed), len(keys) - 1)
+            hit = keys[at] == crossed
+            if hit.any() and np.isin(at[hit], big).any():
+                return True
+        return bool((self._shingle_counts[big] - len(self._unknown) <= self.boilerplate_pages).any())
 
     def _follow_inbound(self, basis: dedup_follow.Basis, stale: set[str], pages: dict[str, tuple[int, int]]) -> None:
         """Every page's inbound count (what the families' keep rule and impact read) from the
@@ -1969,6 +2031,7 @@ class DedupIndex:
         self._samples.build(paths, rare[sampled], owner[sampled], slot)
         self.basis_id, self._since_basis = basis.id, set()
         self.from_basis, self._partial = True, set(paths)
+        self._big_at = np.flatnonzero(basis.big)
         self.scanned = True
 
     def _take_kept(self, kept: dedup_cache.Kept, stale: set[str]) -> None:

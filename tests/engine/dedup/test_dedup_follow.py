@@ -148,19 +148,57 @@ def test_text_crossing_the_containment_limit_and_back_is_followed(tmp_path: Path
 
 def test_more_changed_pages_than_the_margin_make_a_full_scan(root: Path,  # noqa: F811
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pages whose text at the basis was never committed cannot be read back: their big shingles
+    stay counted, so only FOLLOW_MARGIN of them are followed."""
     monkeypatch.setattr(follow, "FOLLOW_MARGIN", 2)
+    for i in range(5):  # (edited, not committed, before the scan that makes the basis)
+        (root / f"filler/page-{i}.md").write_text(page(f"Filler {i}", facts(5, 2000 + i)), "utf-8")
     answer(root)
     scans = count_scans(monkeypatch)
     for i in range(2):
-        (root / f"filler/page-{i}.md").write_text(page(f"Filler {i}", facts(5, 2000 + i)), "utf-8")
+        (root / f"filler/page-{i}.md").write_text(page(f"Filler {i}", facts(5, 2100 + i)), "utf-8")
     assert answer(root) == full_scan(root)
-    assert scans == [] or scans == [0, 1][:len(scans)]
+    assert len(scans) == 1  # (full_scan's own: the answer followed two such pages)
     scans.clear()
-    for i in range(2, 5):  # five pages changed since the basis now (and three since the last answer)
-        (root / f"filler/page-{i}.md").write_text(page(f"Filler {i}", facts(5, 2000 + i)), "utf-8")
+    (root / "filler/page-2.md").write_text(page("Filler 2", facts(5, 2102)), "utf-8")  # a third one
     found = answer(root)
-    assert len(scans) == 1  # (its own; full_scan below is not counted)
+    assert len(scans) == 1  # (the answer's own; full_scan below is not counted)
     assert found == full_scan(root)
+
+
+def test_many_committed_changes_are_followed_from_one_basis(root: Path,  # noqa: F811
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """An agent's appends are commits: the pages' text at the basis is read back from git, so
+    more of them than FOLLOW_MARGIN are followed exactly, each process reading only them."""
+    answer(root)
+    scans = count_scans(monkeypatch)
+    changed = [f"filler/page-{i}" for i in range(12)]
+    assert len(changed) > follow.FOLLOW_MARGIN
+    for i, slug in enumerate(changed):
+        assert append(Wiki(root), slug, f"A fact of its own about filler number {i} and its ledger.").ok
+    read = read_pages(monkeypatch)
+    found = answer(root)
+    assert scans == [] and sorted(read) == sorted(f"{slug}.md" for slug in changed)
+    assert found == full_scan(root)
+
+
+def test_a_template_leaving_pages_until_it_counts_again_makes_a_scan(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A passage on more pages than the basis lists per page (big) is boilerplate; taken out of
+    enough pages it counts as text again, and which pages hold it is not kept: a scan."""
+    pages = {f"notes/t{i}.md": page(f"Templated {i}", [PASSAGE, *facts(3, 700 + i)]) for i in range(20)}
+    pages["notes/a.md"] = page("Harbour Routine", [PASSAGE, *facts(6, 300)])
+    base = make_wiki(tmp_path / "w", pages)
+    answer(base)
+    scans = count_scans(monkeypatch)
+    for i in range(3):  # 21 pages -> 18: still boilerplate (followed)
+        (base / f"notes/t{i}.md").write_text(page(f"Templated {i}", facts(3, 700 + i)), "utf-8")
+    assert answer(base) == full_scan(base) and len(scans) == 1  # (full_scan's)
+    scans.clear()
+    for i in range(3, 13):  # -> 8 pages: text again
+        (base / f"notes/t{i}.md").write_text(page(f"Templated {i}", facts(3, 700 + i)), "utf-8")
+    found = answer(base)
+    assert len(scans) == 1 and found == full_scan(base)
 
 
 def test_a_damaged_or_foreign_basis_is_never_trusted(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
