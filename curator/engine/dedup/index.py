@@ -1977,9 +1977,10 @@ class DedupIndex:
     def _adopt_basis(self, basis: dedup_follow.Basis) -> None:
         """Every page's features and the blocking tables as the basis's scan had them."""
         self.boilerplate_pages = basis.boilerplate_pages
-        self._shingle_keys, self._shingle_counts = basis.keys, basis.counts.copy()
+        self._shingle_keys, self._shingle_counts = basis.keys, basis.counts  # (decoded for this index alone)
         listed = basis.keys[basis.rows] if len(basis.rows) else np.zeros(0, dtype=np.uint64)
         counts = basis.counts[basis.rows] if len(basis.rows) else np.zeros(0, dtype=np.int64)
+        basis.rows = np.zeros(0, dtype=np.int64)  # (not needed again: its memory goes now)
         starts = np.zeros(len(basis.paths) + 1, dtype=np.int64)
         np.cumsum(basis.lengths, out=starts[1:])
 
@@ -1991,6 +1992,7 @@ class DedupIndex:
 
         body, body_at = kept(counts <= self.boilerplate_pages)
         rare, rare_at = kept(counts <= CONTAINMENT_MAX_PAGES)
+        del counts
         bands: dict[int, list[int]] = dict(zip(basis.band_slots.tolist(), basis.bands.tolist(), strict=True))
         none = np.zeros(0, dtype=np.uint64)
         feats: list[Features] = []
