@@ -1086,6 +1086,8 @@ class DedupIndex:
         self._every: dict[str, np.ndarray] = {}  # every shingle of a partial page, read when a score needs it
         self._reexamine: set[str] = set()  # (see _take_kept)
         self._unknown: set[str] = set()  # changed pages whose big shingles stayed in the counts
+        self._basis_head = ""  # (a basis's, loaded: see _read_back)
+        self._basis_digests: dict[str, int] = {}
         self._big_at = np.zeros(0, dtype=np.int64)  # where the basis's big shingles are in _shingle_keys
         self._listed: list[np.ndarray] | None = None  # (a scan's, for its basis)
 
@@ -1648,8 +1650,9 @@ class DedupIndex:
             if not stale:
                 return stale
             if self.from_basis:
-                # a changed page loaded from the basis without its big shingles: they stay in the
-                # counts (see follow), a bounded number of times
+                # a changed page loaded from the basis without its big shingles: read back from
+                # git, else they stay in the counts (see follow), a bounded number of times
+                self._read_back(stale)
                 self._unknown.update(p for p in stale if p in self._partial)
                 if len(self._unknown) > dedup_follow.FOLLOW_MARGIN:
                     self.scan()
@@ -1882,7 +1885,8 @@ class DedupIndex:
         stale &= known | pages.keys()
         if len(stale) > dedup_follow.FOLLOW_MAX:
             return None
-        old = self._old_shingles(basis, sorted(stale & known))
+        digests = dict(zip(basis.paths, basis.digests.tolist(), strict=True))
+        old = self._old_shingles(basis.head, digests, sorted(stale & known))
         if len(stale & known) - len(old) > dedup_follow.FOLLOW_MARGIN:
             return None
         found = store.derived_since(dedup_cache.NAME)
@@ -1891,6 +1895,7 @@ class DedupIndex:
             return None  # (the pairs of the pages that did not change are a kept result's)
         self._reset()
         self._adopt_basis(basis)
+        self._basis_head, self._basis_digests = basis.head, digests
         for path, every in old.items():  # (their whole text at the basis: taken out exactly)
             self.features[path].shingles = every
             self._partial.discard(path)
@@ -1907,27 +1912,39 @@ class DedupIndex:
         except (CuratorError, OSError):
             return ""
 
-    def _old_shingles(self, basis: dedup_follow.Basis, paths: list[str]) -> dict[str, np.ndarray]:
+    def _old_shingles(self, head: str, digests: dict[str, int], paths: list[str]) -> dict[str, np.ndarray]:
         """Every shingle of each of ``paths`` as the basis's scan read it, for the pages whose
-        text at the basis is the basis's commit's (their digest tells; one ``git cat-file``)."""
-        if not basis.head or not paths:
+        text at the basis is the basis's commit ``head``'s (their ``digests`` tell; one ``git
+        cat-file`` for all)."""
+        paths = [p for p in paths if p in digests]
+        if not head or not paths:
             return {}
         from curator.engine.write.actions import git_of
 
         try:
-            blobs = git_of(self.wiki).show_many([(basis.head, p) for p in paths])
+            blobs = git_of(self.wiki).show_many([(head, p) for p in paths])
         except (CuratorError, OSError, ValueError):
             return {}
-        slot = {p: i for i, p in enumerate(basis.paths)}
         out: dict[str, np.ndarray] = {}
         for path in paths:
-            data = blobs.get((basis.head, path))
+            data = blobs.get((head, path))
             if data is None:
                 continue
             every = shingles(body_of(data))
-            if dedup_follow.digest_of(every) == int(basis.digests[slot[path]]):
+            if dedup_follow.digest_of(every) == digests[path]:
                 out[path] = every
         return out
+
+    def _read_back(self, paths: Iterable[str]) -> None:
+        """Give the pages of ``paths`` still holding only their listed shingles (loaded from the
+        basis) every shingle they had at the basis, where git has their text then: a change to
+        them then leaves the counts exactly (see follow)."""
+        partial = sorted(p for p in paths if p in self._partial)
+        if not partial:
+            return
+        for path, every in self._old_shingles(self._basis_head, self._basis_digests, partial).items():
+            self.features[path].shingles = every
+            self._partial.discard(path)
 
     def _big_crossing(self, crossed: np.ndarray) -> bool:
         """Whether a shingle no page of the basis lists (big) may have crossed a limit: one that

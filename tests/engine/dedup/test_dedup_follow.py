@@ -252,3 +252,21 @@ def test_inbound_counts_follow_links_added_and_removed(root: Path, monkeypatch: 
     # a changed title may change what links resolve to: the link index answers
     (root / "filler/page-5.md").write_text(page("Harbour Ledger Annex", facts(5, 1005)), "utf-8")
     assert answer(root) == full_scan(root) and built
+
+
+def test_an_index_loaded_from_the_basis_follows_committed_changes_beyond_the_margin(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """The station's helper holds an index loaded from the basis and follows each change page by
+    page: a page it holds only the listed shingles of is read back from git when it changes."""
+    answer(root)
+    assert append(Wiki(root), "filler/page-0", "The first change since the basis, about its ledger.").ok
+    wiki = Wiki(root)
+    index = dedup.index_for(wiki)
+    assert index.from_basis
+    scans = count_scans(monkeypatch)
+    for i in range(1, 12):
+        assert append(Wiki(root), f"filler/page-{i}", f"A fact of its own about filler number {i}.").ok
+        wiki.refresh()
+        followed = [f.to_json() for f in dedup_families.find_families(wiki)]
+        assert scans == [], i
+    assert followed == full_scan(root)
