@@ -110,8 +110,11 @@ COMPRESS_ABOVE = 1024
 #: coarse file clock (a few ms) and the coarsest common file systems (FAT: 2 s).
 RACY_NS = 2_000_000_000
 #: The states whose changed paths are kept (see :meth:`PageStore.derived_since`), and the most
-#: paths one state records (a bigger change, a cold index, is recorded as "everything").
-CHANGES_KEPT = 16
+#: paths one state records (a bigger change, a cold index, is recorded as "everything"). As many
+#: states as a dedup basis follows changed pages (an agent's append is one state each; a few
+#: hundred rows of a few bytes): with 16, a busy wiki's 17th append since the last duplicate scan
+#: made the next one scan every page again.
+CHANGES_KEPT = 512
 CHANGES_MAX_PATHS = 2000
 #: Tag of the snapshot's encoding (a snapshot with another tag is ignored and rewritten).
 SNAPSHOT_FORMAT = 2

@@ -270,3 +270,17 @@ def test_an_index_loaded_from_the_basis_follows_committed_changes_beyond_the_mar
         followed = [f.to_json() for f in dedup_families.find_families(wiki)]
         assert scans == [], i
     assert followed == full_scan(root)
+
+
+def test_more_appends_than_the_store_kept_states_for_before_are_followed(root: Path,  # noqa: F811
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every append is a new state of the page cache; the changes since the basis are found from
+    the states the cache keeps, as many as the basis follows pages."""
+    from curator.engine.corpus import store as page_store
+
+    assert page_store.CHANGES_KEPT >= follow.FOLLOW_MAX
+    answer(root)
+    scans = count_scans(monkeypatch)
+    for i in range(20):  # (the cache kept 16 states before: the 17th append made a scan)
+        assert append(Wiki(root), f"filler/page-{i % 12}", f"Fact number {i} about the filler's own ledger.").ok
+    assert answer(root) == full_scan(root) and len(scans) == 1  # (full_scan's own)
