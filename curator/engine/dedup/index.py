@@ -1051,6 +1051,7 @@ class DedupIndex:
         self._titles: list[str] = []  # title_text by slot, "" for a free slot
         self._title_len: list[int] = []
         self._title_slot: dict[str, int] = {}
+        self._title_paths: list[str] = []  # the page of each slot, "" for a free one
         self.boilerplate_pages = BOILERPLATE_MIN_PAGES
         # containment blocking: every page's sampled body shingles (:func:`_sample`)
         self._samples = _KeyTable()
@@ -1344,6 +1345,7 @@ class DedupIndex:
         self._titles.append(f.title_text)
         self._title_len.append(len(f.title_text))
         self._title_slot[f.path] = slot
+        self._title_paths.append(f.path)
 
     def _index_slugs(self, feats: list[Features], keys: list[tuple[bytes, bytes]]) -> None:
         """Every page of a scan filed in one sorted slug table, by the keys :func:`shingle_files`
@@ -1385,6 +1387,7 @@ class DedupIndex:
         if slot is not None:
             self._titles[slot] = ""
             self._title_len[slot] = -1
+            self._title_paths[slot] = ""
 
     # --- signal checks (exact verification of blocked candidates) -----------------------------
     def _check_title(self, a: Features, b: Features) -> float | None:
@@ -1584,12 +1587,14 @@ class DedupIndex:
         if f.title_text:
             n = len(f.title_text)
             lo, hi = int(n * 9 / 11) - 1, int(n * 11 / 9) + 1
-            slots = [i for i, ln in enumerate(self._title_len) if lo <= ln <= hi]
+            # (the length window in one pass over an array: a Python loop over every title and a
+            # map of every slot to its page cost ~7 ms a changed page at 32,000 pages)
+            lens = np.fromiter(self._title_len, dtype=np.int64, count=len(self._title_len))
+            slots = np.flatnonzero((lens >= max(lo, 0)) & (lens <= hi)).tolist()
             texts = [self._titles[i] for i in slots]
-            paths_by_slot = {i: p for p, i in self._title_slot.items()}
             for _text, _score, k in process.extract(f.title_text, texts, scorer=fuzz.ratio,
                                                     score_cutoff=TITLE_SIMILARITY * 100, limit=None):
-                self._verify("title", f.path, (paths_by_slot[slots[k]],))
+                self._verify("title", f.path, (self._title_paths[slots[k]],))
         self._verify("slug", f.path, self._slugs.find(_slug_keys([f.slug_words])[1]))
         for tag in f.tags:
             members = self._tag_index.get((f.folder, tag), set())
@@ -1878,7 +1883,7 @@ class DedupIndex:
         for path, names in zip(basis.paths, basis.names, strict=True):
             if pages.get(path) != tuple(names[0]):
                 stale.add(path)
-        if len(stale) + len(pages) - len(basis.paths) > 2 * dedup_follow.FOLLOW_MARGIN:
+        if len(stale) + len(pages) - len(basis.paths) > 2 * dedup_follow.FOLLOW_MAX:
             return None  # (quick bound before the exact one below)
         known = set(basis.paths)
         stale.update(p for p in pages if p not in known)
@@ -2036,6 +2041,7 @@ class DedupIndex:
         self._titles = [f.title_text for f in feats]
         self._title_len = [len(t) for t in self._titles]
         self._title_slot = {f.path: i for i, f in enumerate(feats)}
+        self._title_paths = [f.path for f in feats]
         paths = basis.paths
         self.features = {f.path: f for f in feats}
         self._slugs.build(paths, basis.slug_entries, basis.slug_owners)

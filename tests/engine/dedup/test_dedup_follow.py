@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -34,7 +35,7 @@ from tests.engine.dedup.test_dedup_families import (  # noqa: F401 (root: a fixt
     root,
 )
 from tests.engine.dedup.test_dedup_incremental import changes, read_pages
-from tests.gui_helpers import make_wiki
+from tests.gui_helpers import GIT_ID, make_wiki
 
 
 def count_scans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
@@ -170,10 +171,14 @@ def test_many_committed_changes_are_followed_from_one_basis(root: Path,  # noqa:
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """An agent's appends are commits: the pages' text at the basis is read back from git, so
     more of them than FOLLOW_MARGIN are followed exactly, each process reading only them."""
+    for i in range(12, 24):  # (24 pages to change, more than twice the margin)
+        (root / f"filler/page-{i}.md").write_text(page(f"Filler {i}", facts(5, 1000 + i)), "utf-8")
+    subprocess.run(["git", *GIT_ID, "add", "filler"], cwd=root, check=True)
+    subprocess.run(["git", *GIT_ID, "commit", "-q", "-m", "more filler"], cwd=root, check=True)
     answer(root)
     scans = count_scans(monkeypatch)
-    changed = [f"filler/page-{i}" for i in range(12)]
-    assert len(changed) > follow.FOLLOW_MARGIN
+    changed = [f"filler/page-{i}" for i in range(24)]
+    assert len(changed) > 2 * follow.FOLLOW_MARGIN
     for i, slug in enumerate(changed):
         assert append(Wiki(root), slug, f"A fact of its own about filler number {i} and its ledger.").ok
     read = read_pages(monkeypatch)
@@ -281,6 +286,7 @@ def test_more_appends_than_the_store_kept_states_for_before_are_followed(root: P
     assert page_store.CHANGES_KEPT >= follow.FOLLOW_MAX
     answer(root)
     scans = count_scans(monkeypatch)
-    for i in range(20):  # (the cache kept 16 states before: the 17th append made a scan)
-        assert append(Wiki(root), f"filler/page-{i % 12}", f"Fact number {i} about the filler's own ledger.").ok
+    for i in range(40):  # (the cache kept 16 states before: the 17th append made a scan)
+        page_of = f"filler/page-{i % 12}" if i < 12 else f"wiki/linker-{i % 3}" if i < 15 else f"filler/page-{i % 12}"
+        assert append(Wiki(root), page_of, f"Fact number {i} about the filler's own ledger.").ok
     assert answer(root) == full_scan(root) and len(scans) == 1  # (full_scan's own)
