@@ -1090,6 +1090,11 @@ class DedupIndex:
         self._basis_head = ""  # (a basis's, loaded: see _read_back)
         self._basis_digests: dict[str, int] = {}
         self._big_at = np.zeros(0, dtype=np.int64)  # where the basis's big shingles are in _shingle_keys
+        #: every listed shingle of the basis and the page (slot) listing it: whose features still
+        #: hold them (the pages in _partial) is found in one pass (_holders)
+        self._listed_all: np.ndarray | None = None
+        self._listed_owner = np.zeros(0, dtype=np.int64)
+        self._title_paths_basis: list[str] = []
         self._listed: list[np.ndarray] | None = None  # (a scan's, for its basis)
 
     # --- reading pages ----------------------------------------------------------------------
@@ -1703,7 +1708,7 @@ class DedupIndex:
                 self.scan()  # (which pages hold a big shingle is not kept: see follow)
                 return stale
             if len(crossed):
-                again.update(p for p, f in self.features.items() if len(f.shingles) and common(f.shingles, crossed))
+                again.update(self._holders(crossed))
             for g, size in sizes.items():
                 members = self._tag_index.get(g, set())
                 final = len(members) + sum(f.folder == g[0] and g[1] in f.tags for f in fresh.values())
@@ -1951,6 +1956,38 @@ class DedupIndex:
             self.features[path].shingles = every
             self._partial.discard(path)
 
+    def _holders(self, crossed: np.ndarray) -> set[str]:
+        """The pages holding one of the ``crossed`` shingles: those still as the basis listed them
+        found in one pass over the basis's listed shingles, the others page by page."""
+        if not self.from_basis or self._listed_all is None:
+            return {p for p, f in self.features.items() if len(f.shingles) and common(f.shingles, crossed)}
+        found = np.unique(self._listed_owner[np.isin(self._listed_all, crossed)]).tolist()
+        paths = self._title_paths_basis
+        out = {paths[i] for i in found if paths[i] in self._partial}
+        partial = self._partial
+        out.update(p for p, f in self.features.items()
+                   if p not in partial and len(f.shingles) and common(f.shingles, crossed))
+        return out
+
+    def _links_from(self, path: str) -> set[str]:
+        """The pages ``path``'s links resolve to now (the operator's link index would say the
+        same), from the cache's name tables: its page and the pages its links could name
+        (:func:`~curator.engine.corpus.links.local_index`), not the pages linking to it."""
+        from curator.engine.corpus.links import local_index, odd_key
+
+        store = self.wiki.store
+        page = store.page(path)
+        if page is None:
+            return set()
+        keys = {link.key for link in page.links}
+        if any(odd_key(k) for k in keys):  # (``[[a/..]]``: resolved by the pages around it)
+            around = self.wiki.links_around(path)
+            return {e.target for e in around.outgoing.get(path, ()) if e.target and e.target != path}
+        sub = dict(store.pages_named(keys | {k.rpartition("/")[2] for k in keys}))
+        sub[path] = page
+        index = local_index(sub, path, store.attachments, {p: [] for p in sub})
+        return {e.target for e in index.outgoing.get(path, ()) if e.target and e.target != path}
+
     def _big_crossing(self, crossed: np.ndarray) -> bool:
         """Whether a shingle no page of the basis lists (big) may have crossed a limit: one that
         did, or one whose count, less the changed pages that may still hold it uncounted, is no
@@ -1990,8 +2027,7 @@ class DedupIndex:
         np.cumsum(basis.source_counts, out=starts[1:])
         counts = at[starts[1:]] - at[starts[:-1]]
         for path in sorted(stale):
-            around = self.wiki.links_around(path)
-            for target in {e.target for e in around.outgoing.get(path, ()) if e.target and e.target != path}:
+            for target in self._links_from(path):
                 if target in slot:
                     counts[slot[target]] += 1
         self._scan_inbound = self._links_key(), dict(zip(basis.paths, counts.tolist(), strict=True))
@@ -2056,6 +2092,8 @@ class DedupIndex:
         self._samples.build(paths, rare[sampled], owner[sampled], slot)
         self.basis_id, self._since_basis = basis.id, set()
         self.from_basis, self._partial = True, set(paths)
+        self._listed_all, self._title_paths_basis = listed, list(paths)
+        self._listed_owner = np.repeat(np.arange(len(paths), dtype=np.int64), basis.lengths)
         self._big_at = np.flatnonzero(basis.big)
         self.scanned = True
 
