@@ -290,3 +290,22 @@ def test_more_appends_than_the_store_kept_states_for_before_are_followed(root: P
         page_of = f"filler/page-{i % 12}" if i < 12 else f"wiki/linker-{i % 3}" if i < 15 else f"filler/page-{i % 12}"
         assert append(Wiki(root), page_of, f"Fact number {i} about the filler's own ledger.").ok
     assert answer(root) == full_scan(root) and len(scans) == 1  # (full_scan's own)
+
+
+def test_scores_are_reused_only_for_pages_whose_features_are_the_basiss(root: Path) -> None:  # noqa: F811
+    """A kept result names the pages whose features differed from the basis when it was made
+    (changed, or discounted anew); a pair's scores are reused only when neither page is one of
+    those nor changed since the basis."""
+    from curator.engine.dedup import cache as dedup_cache
+
+    answer(root)
+    index = dedup.DedupIndex(Wiki(root))
+    scores = {"title": 1.0, "tags": 0.0, "slug": 0.5, "body": 0.9, "containment": 0.9}
+    pairs = [("a.md", "b.md"), ("c.md", "d.md"), ("e.md", "f.md")]
+    kept = dedup_cache.Kept({"body": {pairs[2]: 0.9}}, {p: dict(scores) for p in pairs}, {},
+                            basis=(b"basis", ("c.md",)))
+    index._take_kept(kept, {"a.md"})  # a changed since the basis; c was discounted anew then
+    assert set(index._scores) == {pairs[2]}
+    assert index._scored["e.md"] == {pairs[2]} and "a.md" not in index._scored
+    assert index.pairs["body"] == {pairs[2]: 0.9} and index.partners["body"]["f.md"] == {"e.md"}
+    assert index._reexamine == {"c.md"}  # (its pairs were made with another discount: examined again)
