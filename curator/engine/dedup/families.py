@@ -406,15 +406,8 @@ def saved_family_count(wiki: Wiki) -> tuple[int, bool] | None:
     as they are). Read without loading any index; None when no result is kept whose changes since
     are known, or it was counted with other dismissed pairs. What the station shows while the
     current count is made (Health's "counting…")."""
-    store = wiki.store
-    if not store.loaded:
-        wiki.refresh()
-    found = store.derived_since(dedup_cache.NAME) if store.state is not None else None
-    if found is None:
-        return None
-    key = dedup_cache.key_of(store.attachments_key(), SETTINGS)
-    counted = dedup_cache.kept_count(found[0], key, dedup_cache.dismissed_digest(dismissed_pairs(wiki)))
-    return None if counted is None else (counted[0] + counted[1], bool(found[1]))
+    found = _saved_count(wiki, dismissed_pairs(wiki))
+    return None if found is None else (found[0][0] + found[0][1], found[1])
 
 
 def _kept_count(wiki: Wiki, dismissed: set[tuple[str, str]]) -> tuple[int, int] | None:
@@ -426,14 +419,23 @@ def _kept_count(wiki: Wiki, dismissed: set[tuple[str, str]]) -> tuple[int, int] 
         index = session.peek(DedupIndex)
     if index is not None and (index.scanned or index.kept is not None):
         return None  # (the index answers, as up to date as it is)
+    found = _saved_count(wiki, dismissed)
+    return None if found is None or found[1] else found[0]
+
+
+def _saved_count(wiki: Wiki, dismissed: set[tuple[str, str]]) -> tuple[tuple[int, int], bool] | None:
+    """The operator's (content, name-only) family count the last kept result holds (counted with
+    the same ``dismissed`` pairs), and whether the pages changed since it was kept; None when
+    none is kept whose changes since are known."""
     store = wiki.store
     if not store.loaded:
         wiki.refresh()
     found = store.derived_since(dedup_cache.NAME) if store.state is not None else None
-    if found is None or found[1]:
+    if found is None:
         return None
     key = dedup_cache.key_of(store.attachments_key(), SETTINGS)
-    return dedup_cache.kept_count(found[0], key, dedup_cache.dismissed_digest(dismissed))
+    counted = dedup_cache.kept_count(found[0], key, dedup_cache.dismissed_digest(dismissed))
+    return None if counted is None else (counted, bool(found[1]))
 
 
 

@@ -873,10 +873,6 @@ def _link_names(page: Page | None) -> tuple[str, ...]:
     return tuple(sorted({k for k in (link_key(page.title), *(link_key(a) for a in page.aliases)) if k}))
 
 
-def _inbound_counts(feats: list[Features], lengths: np.ndarray, flat: np.ndarray) -> dict[str, int]:
-    return dict(zip((f.path for f in feats), lengths.tolist(), strict=True))
-
-
 # --- decisions --------------------------------------------------------------------------------
 
 def pair_key(a: str, b: str) -> tuple[str, str]:
@@ -1094,7 +1090,7 @@ class DedupIndex:
         #: hold them (the pages in _partial) is found in one pass (_holders)
         self._listed_all: np.ndarray | None = None
         self._listed_owner = np.zeros(0, dtype=np.int64)
-        self._title_paths_basis: list[str] = []
+        self._basis_paths: list[str] = []  # (the basis's pages by slot, as _listed_owner names them)
         self._listed: list[np.ndarray] | None = None  # (a scan's, for its basis)
 
     # --- reading pages ----------------------------------------------------------------------
@@ -1264,7 +1260,7 @@ class DedupIndex:
         if counted is not None:
             key, lengths, flat = counted
             self._scan_sources = np.frombuffer(lengths, dtype=np.int32), np.frombuffer(flat, dtype=np.int32)
-            self._scan_inbound = key, _inbound_counts(feats, *self._scan_sources)
+            self._scan_inbound = key, dict(zip((f.path for f in feats), self._scan_sources[0].tolist(), strict=True))
 
     def _links_key(self) -> tuple[bytes | None, bytes]:
         """What the operator's link index (the inbound counts) is built from: the pages' state and
@@ -1811,12 +1807,7 @@ class DedupIndex:
         if kept is None:
             return False
         self._reset()
-        for signal in SIGNALS:
-            pairs = self.pairs[signal] = kept.pairs.get(signal, {})
-            partners = self.partners[signal]
-            for a, b in pairs:
-                partners[a].add(b)
-                partners[b].add(a)
+        self._take_pairs(kept)
         self._scores = kept.scores
         self.kept_inbound = kept.inbound
         self.kept = token
@@ -1962,7 +1953,7 @@ class DedupIndex:
         if not self.from_basis or self._listed_all is None:
             return {p for p, f in self.features.items() if len(f.shingles) and common(f.shingles, crossed)}
         found = np.unique(self._listed_owner[np.isin(self._listed_all, crossed)]).tolist()
-        paths = self._title_paths_basis
+        paths = self._basis_paths
         out = {paths[i] for i in found if paths[i] in self._partial}
         partial = self._partial
         out.update(p for p, f in self.features.items()
@@ -2092,7 +2083,7 @@ class DedupIndex:
         self._samples.build(paths, rare[sampled], owner[sampled], slot)
         self.basis_id, self._since_basis = basis.id, set()
         self.from_basis, self._partial = True, set(paths)
-        self._listed_all, self._title_paths_basis = listed, list(paths)
+        self._listed_all, self._basis_paths = listed, list(paths)
         self._listed_owner = np.repeat(np.arange(len(paths), dtype=np.int64), basis.lengths)
         self._big_at = np.flatnonzero(basis.big)
         self.scanned = True
@@ -2102,12 +2093,7 @@ class DedupIndex:
         pairs as they were, to be forgotten for the pages that changed since and re-examined for
         those whose features it did not have from the basis (the next update); the scores of
         two pages whose features are the basis's, then and now."""
-        for signal in SIGNALS:
-            pairs = self.pairs[signal] = dict(kept.pairs.get(signal, {}))
-            partners = self.partners[signal]
-            for a, b in pairs:
-                partners[a].add(b)
-                partners[b].add(a)
+        self._take_pairs(kept)
         self._reexamine = set(kept.basis[1]) - stale
         moved = stale | set(kept.basis[1])
         for pair, scores in kept.scores.items():
@@ -2130,6 +2116,15 @@ class DedupIndex:
         if found is None:
             found = self._every[f.path] = shingles(body_of(read_bytes(self.wiki.root, f.path)))
         return found
+
+    def _take_pairs(self, kept: dedup_cache.Kept) -> None:
+        """Every verified pair of a kept result, filed with both pages' partners."""
+        for signal in SIGNALS:
+            pairs = self.pairs[signal] = kept.pairs.get(signal, {})
+            partners = self.partners[signal]
+            for a, b in pairs:
+                partners[a].add(b)
+                partners[b].add(a)
 
     @property
     def lock(self) -> threading.RLock:

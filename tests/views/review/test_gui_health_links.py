@@ -41,11 +41,20 @@ def commits(root: Path) -> int:
     return int(git(root, "rev-list", "--count", "HEAD"))
 
 
-def station(qtbot, root: Path, tmp_path: Path) -> MainWindow:  # type: ignore[no-untyped-def]
+def shown(qtbot, root: Path, tmp_path: Path) -> tuple[MainWindow, HealthView]:  # type: ignore[no-untyped-def]
+    """The station on ``root``, shown but not started (a test connects to its signals first), and
+    its Health view."""
     win = MainWindow(Workspace(root, watch=False), temp_settings(tmp_path))
     install_views(win)
     qtbot.addWidget(win)
     win.show()
+    health = win.view_index["health"]
+    assert isinstance(health, HealthView)
+    return win, health
+
+
+def station(qtbot, root: Path, tmp_path: Path) -> MainWindow:  # type: ignore[no-untyped-def]
+    win, _health = shown(qtbot, root, tmp_path)
     with qtbot.waitSignal(win.ready, timeout=15_000):
         win.start()
     return win
@@ -333,12 +342,7 @@ def test_lint_figures_update_the_buttons_shown_and_add_their_own(qtbot, tmp_path
     on the GUI thread) and adds one button per kind after them."""
     monkeypatch.setattr(HealthView, "count_duplicates", False)
     root = make_wiki(tmp_path / "w", PAGES)
-    win = MainWindow(Workspace(root, watch=False), temp_settings(tmp_path))
-    install_views(win)
-    qtbot.addWidget(win)
-    win.show()
-    health = win.view_index["health"]
-    assert isinstance(health, HealthView)
+    win, health = shown(qtbot, root, tmp_path)
     first: dict[str, object] = {}
     health.figures_ready.connect(lambda: first.update(health.buttons))
     with qtbot.waitSignals([win.ready, health.lint_ready], timeout=15_000):
@@ -435,12 +439,7 @@ def test_lint_figures_say_counting_until_lint_has_counted(qtbot, tmp_path: Path,
 
     monkeypatch.setattr("curator.views.review.health.add_lint", slow)
     root = make_wiki(tmp_path / "w", PAGES)
-    win = MainWindow(Workspace(root, watch=False), temp_settings(tmp_path))
-    install_views(win)
-    qtbot.addWidget(win)
-    win.show()
-    health = win.view_index["health"]
-    assert isinstance(health, HealthView)
+    win, health = shown(qtbot, root, tmp_path)
     with qtbot.waitSignals([win.ready, health.figures_ready], timeout=15_000):
         win.start()
     orphans = health.buttons["orphans"]
