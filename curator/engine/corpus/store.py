@@ -26,10 +26,13 @@ string and their mtimes and sizes as packed arrays; the titles, layers and trust
 decoded only for a listing), and a warm refresh compares the scan (:func:`~curator.engine.corpus.walker.scan`, or
 the walk a one-shot command started ahead, :func:`~curator.engine.corpus.walker.walk_ahead`) with it in one go, both
 in that flat form (:func:`~curator.engine.corpus.walker.stamps_key`: three equal strings compared in C; the stamps are
-made into a dict by path only when something asks for them). Only when something differs does
-it compare page by page. Triggers on ``pages`` delete
-the snapshot whenever a row changes by any other way (another version of Curator, a repair by
-hand), so a snapshot present is always exactly the table.
+made into a dict by path only when something asks for them). When the scan lists the same paths
+with a few re-stamped (an edit, an agent's append), only those are looked at; only when pages
+were added or removed does it compare page by page. The snapshot is written whole (its *base*)
+only now and then: a write records just the pages it wrote, beside the base, in a small *delta*
+(:class:`Snapshot`; up to :data:`DELTA_MAX` pages), which every process applies when it loads.
+Triggers on ``pages`` delete the snapshot's token whenever a row changes by any other way (a
+repair by hand), so a snapshot with a token is always exactly the table.
 
 The racy-stamp guard (what git calls "racy git"): a page rewritten in place within one tick of
 the file system's clock, keeping its size, keeps its (mtime, size), so a process that read it
@@ -91,7 +94,7 @@ _UNREADABLE = b"\0unreadable\0"
 #: The length of each read after the first (see :func:`read_page_bytes`).
 _READ_BLOCK = 1 << 20
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-SCHEMA_VERSION = 14  # bump when Page or the parse rules change: the cache is rebuilt
+SCHEMA_VERSION = 15  # bump when Page or the parse rules change: the cache is rebuilt
 #: Stale pages from which parsing moves to worker processes (below, starting them costs more).
 PARALLEL_MIN = 1500
 #: The same for the pages an action (or a watcher) names: a merge re-indexes its 2,000 rewritten
@@ -117,7 +120,10 @@ RACY_NS = 2_000_000_000
 CHANGES_KEPT = 512
 CHANGES_MAX_PATHS = 2000
 #: Tag of the snapshot's encoding (a snapshot with another tag is ignored and rewritten).
-SNAPSHOT_FORMAT = 2
+SNAPSHOT_FORMAT = 3
+#: The most pages the snapshot's delta records (see :meth:`PageStore._save_snapshot`): the write
+#: after saves the snapshot whole again (each process applies the delta when it loads).
+DELTA_MAX = 256
 
 
 def digest(data: bytes) -> bytes:
@@ -401,6 +407,104 @@ def _decode_snapshot(blob: bytes | None) -> StampsKey | None:
 
 
 Listing = tuple[list[str], list[int], list[str], list[str], list[float]]
+#: A page as the snapshot's delta records it: (mtime_ns, size, title, layer, trust); None: removed.
+Entry = tuple[int, int, str, str, float] | None
+
+
+@dataclass(slots=True)
+class Snapshot:
+    """The snapshot as the database holds it: the stamps and listing written whole (the *base*,
+    named by ``base``) and the pages written since (the *delta*, path -> :data:`Entry`), and
+    ``key``, the stamps of every page now (the base's with the delta applied, see :func:`_patched`)."""
+
+    base: bytes
+    base_key: StampsKey
+    info: bytes
+    delta: dict[str, Entry]
+    key: StampsKey
+
+
+def _read_snapshot(parts: dict[str, bytes]) -> Snapshot | None:
+    """The :class:`Snapshot` the rows of the ``snapshot`` table hold; None when there is none to
+    trust (no token: the pages were changed by other means since; a part missing or not decoding;
+    a delta written on another base)."""
+    base, info, token = parts.get("base"), parts.get("info"), parts.get("token")
+    key = _decode_snapshot(parts.get("stamps"))
+    if key is None or base is None or info is None or token is None:
+        return None
+    delta: dict[str, Entry] = {}
+    blob = parts.get("delta")
+    if blob is not None:
+        try:
+            tag, on, entries = marshal.loads(zlib.decompress(blob))
+            if tag != SNAPSHOT_FORMAT or on != base:
+                return None
+            for entry in entries:
+                delta[entry[0]] = (entry[1], entry[2], entry[3], entry[4], entry[5]) if len(entry) == 6 else None
+        except (ValueError, TypeError, EOFError, IndexError, zlib.error):
+            return None
+    try:
+        now = _patched(key, delta) if delta else key
+    except (TypeError, OverflowError):
+        return None
+    return Snapshot(base, key, info, delta, now) if well_formed(now) else None
+
+
+def _patched(key: StampsKey, delta: dict[str, Entry]) -> StampsKey:
+    """The stamps ``key`` with ``delta`` applied: a page written since takes its new stamp in
+    its place, a page removed leaves, a page added goes last (in the delta's order)."""
+    joined, mtimes, sizes = key
+    paths = joined.split("\0") if joined else []
+    at = {p: i for i, p in enumerate(paths) if p in delta}
+    m, s = array("q", mtimes), array("q", sizes)
+    gone: list[int] = []
+    for path, entry in delta.items():
+        i = at.get(path)
+        if entry is None:
+            if i is not None:
+                gone.append(i)
+        elif i is None:
+            paths.append(path)
+            m.append(entry[0])
+            s.append(entry[1])
+        else:
+            m[i], s[i] = entry[0], entry[1]
+    for i in sorted(gone, reverse=True):
+        del paths[i], m[i], s[i]
+    return "\0".join(paths), m.tobytes(), s.tobytes()
+
+
+def _patched_listing(columns: Listing, delta: dict[str, Entry]) -> Listing:
+    """The listing ``columns`` (sorted by path) with ``delta`` applied."""
+    from bisect import bisect_left
+
+    paths, sizes, titles, layers, trusts = columns
+    for path, entry in delta.items():
+        i = bisect_left(paths, path)
+        present = i < len(paths) and paths[i] == path
+        if entry is None:
+            if present:
+                del paths[i], sizes[i], titles[i], layers[i], trusts[i]
+        elif present:
+            sizes[i], titles[i], layers[i], trusts[i] = entry[1:]
+        else:
+            paths.insert(i, path)
+            sizes.insert(i, entry[1])
+            titles.insert(i, entry[2])
+            layers.insert(i, entry[3])
+            trusts.insert(i, entry[4])
+    return columns
+
+
+def _differing(a: bytes, b: bytes) -> list[int]:
+    """The indices of the 8-byte items in which two equally long packed arrays differ (compared
+    a block at a time in C: an append re-stamps one page of 100,000)."""
+    out: list[int] = []
+    block = 4096
+    for start in range(0, len(a), block):
+        if a[start:start + block] != b[start:start + block]:
+            out += [i // 8 for i in range(start, min(start + block, len(a)), 8) if a[i:i + 8] != b[i:i + 8]]
+    return out
 
 
 def _listing(blob: bytes | None) -> Listing | None:
@@ -455,6 +559,13 @@ class PageStore:
         self._snap_lists: Stamps | None = None
         #: the snapshot's paths between NULs, for a few membership tests (see _known)
         self._snap_names: str | None = None
+        #: The database's snapshot as this process last read or wrote it: its base's name and
+        #: stamps, and the pages written since (see :class:`Snapshot`). A write records only
+        #: its pages in the delta while the database still holds this base; None: the stamps
+        #: came from the table, and the next write saves the snapshot whole.
+        self._base: bytes | None = None
+        self._base_key: StampsKey | None = None
+        self._delta: dict[str, Entry] = {}
         #: path -> digest of the pages the racy-stamp guard checks again (see RACY_NS)
         self._racy: dict[str, bytes] = {}
         self._token: bytes | None = None  # see state
@@ -521,11 +632,11 @@ class PageStore:
             )
             conn.execute("CREATE TABLE IF NOT EXISTS records (path TEXT PRIMARY KEY, record BLOB)")
             # The stamps of every page in one go (see the module docstring); any change to
-            # ``pages`` deletes it, and the store writes it again at the end of its own writes.
+            # ``pages`` deletes its token, and the store writes it again at the end of its own writes.
             conn.execute("CREATE TABLE IF NOT EXISTS snapshot (part TEXT PRIMARY KEY, data BLOB)")
             for event in ("INSERT", "UPDATE", "DELETE"):
                 conn.execute(f"CREATE TRIGGER IF NOT EXISTS pages_{event.lower()}_snapshot AFTER {event}"
-                             " ON pages BEGIN DELETE FROM snapshot; END")
+                             " ON pages BEGIN DELETE FROM snapshot WHERE part='token'; END")
             # Pages the racy-stamp guard reads again (see RACY_NS), with the digest of their bytes.
             conn.execute("CREATE TABLE IF NOT EXISTS racy (path TEXT PRIMARY KEY, digest BLOB) WITHOUT ROWID")
             # Data derived from every page (the graph's resolved edges), valid for one state: see derived().
@@ -582,6 +693,22 @@ class PageStore:
 
     def _set_snap(self, key: StampsKey | None, lists: Stamps | None = None) -> None:
         self._snap_key, self._snap_lists, self._snap_names = key, lists, None
+
+    def _stamp_of(self, path: str) -> tuple[int, int] | None:
+        """The (mtime_ns, size) of the cached page at ``path`` (None: none), read from the
+        snapshot's flat stamps while no one has made them a dict (a scan of one string)."""
+        stamps = self._stamp_map
+        if stamps is not None or self._snap_key is None:
+            return self._stamps.get(path)
+        names = self._snap_names
+        if names is None:
+            names = self._snap_names = f"\0{self._snap_key[0]}\0"
+        at = names.find(f"\0{path}\0")
+        if at < 0:
+            return None
+        i = names.count("\0", 0, at)
+        _, mtimes, sizes = self._snap_key
+        return array("q", mtimes[8 * i:8 * i + 8])[0], array("q", sizes[8 * i:8 * i + 8])[0]
 
     def _known(self, paths: list[str]) -> list[str]:
         """Those of ``paths`` that are cached pages. While the stamps are the snapshot's, a few
@@ -765,7 +892,7 @@ class PageStore:
         if not self._loaded:
             self.refresh()
         with self._lock:
-            columns = _listing(self._info_blob) if self._info is None else None
+            columns = self._listing() if self._info is None else None
             if columns is not None:
                 # as the snapshot holds them (nothing written since): the columns, zipped in C
                 return list(zip(*columns, strict=True))
@@ -778,7 +905,7 @@ class PageStore:
         """(title, layer, trust) by path (decoded from the snapshot read with the stamps)."""
         info = self._info
         if info is None:
-            columns = _listing(self._info_blob)
+            columns = self._listing()
             if columns is not None:
                 paths, _, titles, layers, trusts = columns
                 info = dict(zip(paths, zip(titles, layers, trusts, strict=True), strict=True))
@@ -787,22 +914,36 @@ class PageStore:
             self._info, self._info_blob = info, None
         return info
 
+    def _listing(self) -> Listing | None:
+        """The snapshot's listing columns as of now (its base's, the delta applied)."""
+        columns = _listing(self._info_blob)
+        return _patched_listing(columns, self._delta) if columns is not None and self._delta else columns
+
+    def _use_snapshot(self, snap: Snapshot | None) -> None:
+        """Take ``snap`` as the stamps and listing of the pages (decoded when first asked for)."""
+        if snap is None:
+            self._set_snap(None)
+            self._base, self._base_key, self._delta = None, None, {}
+            return
+        self._set_snap(snap.key)
+        self._base, self._base_key, self._delta = snap.base, snap.base_key, snap.delta
+        self._stamp_map = None  # (made from the snapshot when first asked for)
+        self._info, self._info_blob = None, snap.info
+
     def _load_state(self) -> None:
         """Read the stamps (from the snapshot when there is one, else from the table) and the
         racy-stamp guard's entries, in one read transaction."""
         conn = self._conn
-        self._set_snap(None)
+        self._use_snapshot(None)
         self._info = self._info_blob = self._token = None
         conn.execute("BEGIN")
         try:
             parts = dict(conn.execute("SELECT part, data FROM snapshot").fetchall())
             self._racy = dict(conn.execute("SELECT path, digest FROM racy").fetchall())
-            snap = _decode_snapshot(parts.get("stamps"))
-            if snap is not None and "info" in parts and "token" in parts:
-                self._set_snap(snap)
+            snap = _read_snapshot(parts)
+            if snap is not None:
+                self._use_snapshot(snap)
                 self._token = parts["token"]
-                self._stamp_map = None  # (made from the snapshot when first asked for)
-                self._info_blob = parts["info"]
             else:
                 rows = conn.execute("SELECT path, mtime_ns, size, title, layer, trust FROM pages").fetchall()
                 self._stamp_map = {r[0]: (r[1], r[2]) for r in rows}
@@ -811,35 +952,75 @@ class PageStore:
             conn.execute("COMMIT")
         self._stamps_loaded = True
 
-    def _save_snapshot(self, order: Iterable[str] | None, changed: list[str], prev: bytes | None) -> None:
-        """Write the snapshot of the stamps (inside the caller's transaction, after its changes to
-        ``pages``), the paths in ``order`` (the last scan's; None: walk order, which the next scan
-        may not find them in: it then compares page by page once and saves its own order), and
-        the new state's entry in ``changes``: the ``changed`` paths since the state ``prev``
-        (None: the state before is not known)."""
+    def _save_snapshot(self, order: list[str] | None, updates: dict[str, Entry], changed: list[str],
+                       prev: bytes | None) -> None:
+        """Write the snapshot (inside the caller's transaction, after its changes to ``pages``:
+        ``updates``, the new :data:`Entry` of each page it wrote or removed) and the new state's
+        entry in ``changes``: the ``changed`` paths since the state ``prev`` (None: the state
+        before is not known).
+
+        ``order``: the paths in the order a full scan found them, saved whole; None: the pages
+        keep the snapshot's order, added pages last, and while the database holds the base this
+        process knows and the delta stays small (:data:`DELTA_MAX`), only the delta is written
+        (an append to one page of 100,000 writes one row of a few bytes, not every page's stamp)."""
+        conn = self._conn
+        token = os.urandom(8)  # names this state of the pages: see derived()
+        if order is None and self._base is not None and self._base_key is not None:
+            held = conn.execute("SELECT data FROM snapshot WHERE part='base'").fetchone()
+            delta = dict(self._delta)
+            names = f"\0{self._base_key[0]}\0"
+            for path, entry in updates.items():
+                if entry is None and f"\0{path}\0" not in names:
+                    delta.pop(path, None)  # (added since the base, and gone again)
+                else:
+                    delta[path] = entry
+            if held is not None and held[0] == self._base and len(delta) <= DELTA_MAX:
+                entries = [(p,) if e is None else (p, *e) for p, e in delta.items()]
+                blob = zlib.compress(marshal.dumps((SNAPSHOT_FORMAT, self._base, entries)), 1)
+                conn.executemany("INSERT OR REPLACE INTO snapshot VALUES (?, ?)",
+                                 [("delta", blob), ("token", token)])
+                self._delta = delta
+                self._set_snap(_patched(self._base_key, delta))
+                self._log_change(token, changed, prev)
+                return
         stamps, info, unstored = self._stamps, self._infos(), self._unstored
+        snap = self._snap
+        for path, entry in updates.items():  # (idempotent: a write with the maps made applied them)
+            if entry is None:
+                stamps.pop(path, None)
+                info.pop(path, None)
+            else:
+                stamps[path], info[path] = entry[:2], entry[2:]
         if order is None:
-            order = sorted(stamps, key=walk_order)
+            # the snapshot's order, pages added last; none: the order a walk finds them in (which
+            # the next scan may not: it then compares page by page once and saves its own)
+            order = list(dict.fromkeys([*snap.paths, *updates])) if snap is not None else sorted(stamps, key=walk_order)
         paths = [p for p in order if p in stamps and p not in unstored]
         pairs = [stamps[p] for p in paths]
-        snap = Stamps(paths, [m for m, _ in pairs], [s for _, s in pairs])
+        lists = Stamps(paths, [m for m, _ in pairs], [s for _, s in pairs])
         listed = sorted(paths)
         details = [info[p] for p in listed]
         # (compressed: the paths share long prefixes, and the cache must stay smaller than the pages)
-        key = stamps_key(snap)
+        key = stamps_key(lists)
         stamps_blob = zlib.compress(marshal.dumps((SNAPSHOT_FORMAT, *key)), 1)
         info_blob = zlib.compress(marshal.dumps(("\0".join(listed), array("q", [stamps[p][1] for p in listed]).tobytes(),
                                                  [d[0] for d in details], [d[1] for d in details],
                                                  [d[2] for d in details])), 1)
-        token = os.urandom(8)  # names this state of the pages: see derived()
-        conn = self._conn
+        base = os.urandom(8)
+        conn.execute("DELETE FROM snapshot WHERE part='delta'")
         conn.executemany("INSERT OR REPLACE INTO snapshot VALUES (?, ?)",
-                         [("stamps", stamps_blob), ("info", info_blob), ("token", token)])
+                         [("stamps", stamps_blob), ("info", info_blob), ("base", base), ("token", token)])
+        self._set_snap(key, lists)
+        self._base, self._base_key, self._delta = base, key, {}
+        self._log_change(token, changed, prev)
+
+    def _log_change(self, token: bytes, changed: list[str], prev: bytes | None) -> None:
+        """Make ``token`` the state, recorded in ``changes`` as following ``prev`` by ``changed``."""
+        conn = self._conn
         listed_changes = (zlib.compress("\0".join(changed).encode("utf-8", "surrogateescape"), 1)
                           if len(changed) <= CHANGES_MAX_PATHS else None)
         conn.execute("INSERT OR REPLACE INTO changes VALUES (?, ?, ?)", (token, prev, listed_changes))
         conn.execute("DELETE FROM changes WHERE rowid <= (SELECT max(rowid) FROM changes) - ?", (CHANGES_KEPT,))
-        self._set_snap(key, snap)
         self._token = token
 
     @property
@@ -1076,9 +1257,15 @@ class PageStore:
             if racy:
                 again, done = self._recheck(list(racy), start, changes)
                 if again or done:
-                    order = self._snap.paths if self._snap is not None else None
-                    self._write(again, [], self._pages, progress, racy_from=start - RACY_NS,
-                                order=order, settled=done)
+                    self._write(again, [], self._pages, progress, racy_from=start - RACY_NS, settled=done)
+            self._loaded = True
+            return changes
+        if self._snap_key is not None and key[0] == self._snap_key[0]:
+            # The same pages in the same order, some re-stamped (an edit, an agent's append):
+            # only those are looked at (no dict of every page's stamp is made).
+            restamped, done = self._restamped(key, start, changes)
+            if restamped or done:
+                self._write(restamped, [], self._pages, progress, racy_from=start - RACY_NS, settled=done)
             self._loaded = True
             return changes
         disk = scanned if scanned is not None else stamps_of(key)
@@ -1110,7 +1297,8 @@ class PageStore:
         snap, unstored = self._snap, self._unstored
         if (stale or removed or settled or snap is None
                 or snap.paths != [p for p in disk.paths if p not in unstored]):
-            # (every write saves the snapshot: here also when the last one is missing or stale)
+            # (every write saves the snapshot: here also when the last one is missing or stale;
+            # whole, in the scan's order, unless that is the snapshot's: see _save_snapshot)
             self._write(stale, removed, self._pages if kept is None else kept, progress,
                         racy_from=start - RACY_NS, order=disk.paths, settled=settled)
             if kept is not None:  # in the order _decode_all gives (by path, then the unstored ones)
@@ -1120,6 +1308,27 @@ class PageStore:
         self._loaded = True
         return changes
 
+    def _restamped(self, key: StampsKey, start: int, changes: ChangeSet) -> tuple[list[PageFile], list[str]]:
+        """For a scan ``key`` listing the snapshot's very paths in its order: the pages whose
+        stamps differ (found by comparing the packed stamps a block at a time) and the racy
+        pages whose bytes changed, in walk order (added to ``changes.modified``), and the racy
+        pages that settled (see :meth:`_recheck`)."""
+        assert self._snap_key is not None
+        _, known_mtimes, known_sizes = self._snap_key
+        found = sorted({*_differing(key[1], known_mtimes), *_differing(key[2], known_sizes)})
+        stale: list[PageFile] = []
+        if found:
+            names = key[0].split("\0")
+            mtimes, sizes = array("q", key[1]), array("q", key[2])
+            stale = [PageFile(names[i], mtimes[i], sizes[i]) for i in found]
+        restamped = {f.path for f in stale}
+        same = [p for p in self._racy if p not in restamped]
+        again, settled = self._recheck(same, start, ChangeSet()) if same else ([], [])
+        stale += again
+        stale.sort(key=lambda f: walk_order(f.path))  # (parsed and reported in walk order, as a full compare)
+        changes.modified += [f.path for f in stale]
+        return stale, settled
+
     def _recheck(self, paths: list[str], start: int, changes: ChangeSet) -> tuple[list[PageFile], list[str]]:
         """The racy-stamp guard, for racy ``paths`` whose stamp is unchanged: the pages whose bytes
         differ from those parsed (stale: added to ``changes.modified``), and those whose bytes are
@@ -1128,7 +1337,7 @@ class PageStore:
         stale: list[PageFile] = []
         settled: list[str] = []
         for path in paths:
-            known = self._stamps.get(path)
+            known = self._stamp_of(path)
             if known is None:  # (an entry left by a page gone from the table by other means)
                 settled.append(path)
                 continue
@@ -1147,16 +1356,19 @@ class PageStore:
         removed: list[str] = []
         same: list[str] = []
         folders: dict[str, bool] = {}
-        stamps, racy = self._stamps, self._racy
+        racy = self._racy
+        paths = list(dict.fromkeys(paths))
+        if len(paths) > 16:
+            _ = self._stamps  # (made once for many; a few are looked up in the snapshot: _stamp_of)
         start = time.time_ns()  # before the first stat (see _refresh_all)
-        for path in dict.fromkeys(paths):
+        for path in paths:
             st = self._page_stat(path, folders)
+            old = self._stamp_of(path)
             if st is None:
-                if path in stamps:
+                if old is not None:
                     removed.append(path)
                     changes.removed.append(path)
                 continue
-            old = stamps.get(path)
             if old is None:
                 changes.added.append(path)
             elif old[0] == st.st_mtime_ns and old[1] == st.st_size:
@@ -1175,11 +1387,8 @@ class PageStore:
             # pages added go last: the next scan, which lists them elsewhere, compares page by
             # page once and saves its own order. Sorting every path into walk order instead cost
             # each merge or move of a 32,000-page wiki ~0.15 s.
-            snap = self._snap
-            order = None if snap is None else (
-                list(dict.fromkeys([*snap.paths, *changes.added])) if changes.added else snap.paths)
             self._write(stale, removed, pages, parallel_min=max(PARALLEL_MIN, PARALLEL_MIN_PATHS),
-                        racy_from=start - RACY_NS, order=order, settled=settled)
+                        racy_from=start - RACY_NS, settled=settled)
         return changes
 
     def _page_stat(self, path: str, folders: dict[str, bool] | None = None) -> os.stat_result | None:
@@ -1232,15 +1441,22 @@ class PageStore:
 
     def _write(self, stale: list[PageFile], removed: list[str], pages: dict[str, Page] | None,
                progress: Callable[[int, int], None] | None = None, parallel_min: int | None = None,
-               racy_from: int | None = None, order: Iterable[str] | None = None,
+               racy_from: int | None = None, order: list[str] | None = None,
                settled: Iterable[str] = ()) -> None:
         """Parse and store ``stale``, drop ``removed``, forget the ``settled`` racy entries and
         save the snapshot (paths in ``order``: see :meth:`_save_snapshot`), in one transaction.
-        Pages stamped at ``racy_from`` or later are racy (see :data:`RACY_NS`)."""
+        Pages stamped at ``racy_from`` or later are racy (see :data:`RACY_NS`).
+
+        The stamps and listing by path are kept in step when they are made already; a few pages
+        written by a process that never asked for them (an append's one page) do not make them."""
         conn = self._conn
         active = [ext for ext in self._extensions if ext.active()]
         from_row = Page.from_row
-        stamps, racy = self._stamps, self._racy
+        if len(stale) + len(removed) > 16 or not all(utf8_name(f.path) for f in stale):
+            self._stamps, self._infos()  # (made now: a page no database holds lives in them only)
+        known = set(self._known([f.path for f in stale]))
+        stamps, info, racy = self._stamp_map, self._info, self._racy
+        updates: dict[str, Entry] = {}
         conn.execute("BEGIN IMMEDIATE")
         try:
             # the state this write follows: the one this process read, unless another wrote since
@@ -1252,11 +1468,12 @@ class PageStore:
                 since = self._steps_between(current[0], self._token)
                 if since is not None and since <= {*removed, *(f.path for f in stale)}:
                     prev = current[0]
-            info = self._infos()
             unracy = [(p,) for p in settled if racy.pop(p, None) is not None]
             for path in removed:
-                stamps.pop(path, None)
-                info.pop(path, None)
+                if stamps is not None:
+                    stamps.pop(path, None)
+                if info is not None:
+                    info.pop(path, None)
                 if racy.pop(path, None) is not None:
                     unracy.append((path,))
                 self._unstored.pop(path, None)
@@ -1264,6 +1481,7 @@ class PageStore:
                     pages.pop(path, None)
                 if not utf8_name(path):
                     continue  # never in the database (see below)
+                updates[path] = None
                 conn.execute("DELETE FROM pages WHERE path=?", (path,))
                 self._drop_names([(path,)])
                 conn.execute("DELETE FROM records WHERE path=?", (path,))
@@ -1283,9 +1501,11 @@ class PageStore:
                 if chunk_names:  # a chunk's name rows, as it comes in (not all at the end, on one core)
                     self._insert_names(first, chunk_names)
                 path = head[0]
-                known = path in stamps
-                stamps[path] = stamp = (head[2], head[1])  # mtime, size
-                info[path] = details = (head[3], head[4], head[5])  # title, layer, trust
+                stamp, details = (head[2], head[1]), (head[3], head[4], head[5])  # mtime, size; title, layer, trust
+                if stamps is not None:
+                    stamps[path] = stamp
+                if info is not None:
+                    info[path] = details
                 # A page whose file name is not valid UTF-8 lives in memory only (parsed again by
                 # each process): no UTF-8 database holds its name, and one such file must not stop
                 # the rest. It is listed and linted, not searched.
@@ -1297,11 +1517,12 @@ class PageStore:
                 elif racy.pop(path, None) is not None:
                     unracy.append((path,))
                 if stored:
+                    updates[path] = (*stamp, *details)
                     batch.append((path, *stamp, *details))
                     records.append((first + done - 1, path, record))
                     if link_hashes or own_hashes:
                         names.append((first + done - 1, link_hashes, own_hashes))
-                    if known:
+                    if path in known:
                         replaced.append(path)
                 if pages is not None or active or not stored:
                     page = from_row(row if row is not None else decode_record(record))
@@ -1322,7 +1543,7 @@ class PageStore:
             conn.executemany("DELETE FROM racy WHERE path=?", [u for u in unracy if utf8_name(u[0])])
             conn.executemany("INSERT OR REPLACE INTO racy VALUES (?, ?)", new_racy)
             # last: the rows written above have deleted the old one
-            self._save_snapshot(order, [*removed, *(f.path for f in stale)], prev)
+            self._save_snapshot(order, updates, [*removed, *(f.path for f in stale)], prev)
             if progress is not None:
                 progress(len(stale), len(stale))
             conn.execute("COMMIT")
@@ -1334,7 +1555,7 @@ class PageStore:
             # the in-memory stamps may be ahead of the database: reload them
             self._loaded = self._stamps_loaded = False
             self._pages = self._info = self._info_blob = self._token = None
-            self._set_snap(None)
+            self._use_snapshot(None)
             self._racy = {}
             raise
 

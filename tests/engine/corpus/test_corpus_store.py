@@ -15,7 +15,6 @@ import pytest
 
 import curator.engine.corpus.store as store_module
 import curator.engine.corpus.walker as walker_module
-from curator.engine.corpus.page import parse_page
 from curator.engine.corpus.state import locate_state
 from curator.engine.corpus.walker import (
     CAN_WALK_AHEAD,
@@ -30,20 +29,6 @@ from curator.engine.corpus.walker import (
 )
 from curator.engine.wiki import Wiki
 from tests.corpus import generate, write_pages
-
-
-@pytest.fixture
-def parse_counter(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Records every path the page cache parses."""
-    parsed: list[str] = []
-
-    def counting(path: str, data: bytes, mtime_ns: int = 0):  # type: ignore[no-untyped-def]
-        parsed.append(path)
-        return parse_page(path, data, mtime_ns)
-
-    monkeypatch.setattr(store_module, "parse_page", counting)
-    return parsed
-
 
 # --- walker --------------------------------------------------------------------------------
 
@@ -330,7 +315,7 @@ def test_a_warm_open_answers_from_the_snapshot(tmp_path: Path, parse_counter: li
     root = write_pages(tmp_path / "w", {"a.md": "# A\n", "wiki/b.md": "---\ntitle: Bee\nlayer: core\n---\nb\n"})
     _open_once(root)
     with _db(root) as conn:
-        assert {r[0] for r in conn.execute("SELECT part FROM snapshot")} == {"stamps", "info", "token"}
+        assert {r[0] for r in conn.execute("SELECT part FROM snapshot")} == {"stamps", "info", "base", "token"}
     parse_counter.clear()
     wiki = Wiki(root)
     assert wiki.store.summaries() == [("a.md", 4, "A", "deep", 0.5), ("wiki/b.md", 33, "Bee", "core", 0.5)]
@@ -345,19 +330,19 @@ def test_a_warm_open_answers_from_the_snapshot(tmp_path: Path, parse_counter: li
 def test_a_change_to_the_pages_table_by_any_other_way_drops_the_snapshot(
         tmp_path: Path, parse_counter: list[str]) -> None:
     """A snapshot present is always exactly the table: a row changed behind the store's back (an
-    older Curator, a repair by hand) deletes it, and the next refresh compares page by page."""
+    older Curator, a repair by hand) deletes its token, and the next refresh compares page by page."""
     root = write_pages(tmp_path / "w", {"a.md": "# A\n", "b.md": "# B\n"})
     _open_once(root)
     with _db(root) as conn:
         conn.execute("UPDATE pages SET size = size + 1 WHERE path='b.md'")
-        assert conn.execute("SELECT count(*) FROM snapshot").fetchone()[0] == 0
+        assert conn.execute("SELECT count(*) FROM snapshot WHERE part='token'").fetchone()[0] == 0
     parse_counter.clear()
     wiki = Wiki(root)
     assert sorted(wiki.pages) == ["a.md", "b.md"]
     assert parse_counter == ["b.md"]  # the one row that no longer matches the file
     wiki.close()
     with _db(root) as conn:  # and the snapshot is back
-        assert conn.execute("SELECT count(*) FROM snapshot").fetchone()[0] == 3
+        assert conn.execute("SELECT count(*) FROM snapshot WHERE part='token'").fetchone()[0] == 1
         conn.execute("DELETE FROM pages WHERE path='a.md'")  # (a.md is still racy: just written)
     parse_counter.clear()
     wiki = Wiki(root)
@@ -548,7 +533,7 @@ def test_a_fifo_named_like_a_page_is_no_page(tmp_path: Path) -> None:
 def test_a_refresh_of_named_pages_that_come_and_go_keeps_an_exact_snapshot(tmp_path: Path) -> None:
     """An action's refresh (named paths) keeps the last scan's order: pages gone drop out, pages
     added go last; the snapshot still holds exactly the pages, and the next process lists them."""
-    from curator.engine.corpus.store import _decode_snapshot
+    from curator.engine.corpus.store import _read_snapshot
     from curator.engine.corpus.walker import stamps_of
 
     root = write_pages(tmp_path / "w", {"a.md": "# A\n", "b.md": "# B\n", "wiki/c.md": "# C\n"})
@@ -561,9 +546,9 @@ def test_a_refresh_of_named_pages_that_come_and_go_keeps_an_exact_snapshot(tmp_p
     assert changes.removed == ["b.md"] and changes.added == ["wiki/d.md"]
     with _db(root) as conn:
         parts = dict(conn.execute("SELECT part, data FROM snapshot").fetchall())
-    key = _decode_snapshot(parts.get("stamps"))
-    assert key is not None
-    snap = stamps_of(key)
+    saved = _read_snapshot(parts)  # (the base's stamps, and the pages written since)
+    assert saved is not None
+    snap = stamps_of(saved.key)
     assert snap.paths == ["a.md", "wiki/c.md", "wiki/d.md"]
     assert snap.sizes == [(root / p).stat().st_size for p in snap.paths]
     wiki.close()

@@ -17,7 +17,6 @@ from curator.engine.corpus.page import Page
 from curator.engine.corpus.state import locate_state
 from curator.engine.wiki import Wiki
 from tests.corpus import write_pages
-from tests.engine.corpus.test_corpus_store import parse_counter  # noqa: F401
 
 
 def _token(root: Path) -> bytes:
@@ -39,7 +38,7 @@ def _wiki(tmp_path: Path) -> tuple[Path, Wiki, Wiki]:
     return root, station, worker
 
 
-def test_the_workers_refresh_takes_up_the_stations_state(tmp_path: Path, parse_counter: list[str]) -> None:  # noqa: F811
+def test_the_workers_refresh_takes_up_the_stations_state(tmp_path: Path, parse_counter: list[str]) -> None:
     root, station, worker = _wiki(tmp_path)
     try:
         (root / "p1.md").write_text("# Page one, edited\n\nSee [[p9]].\n")
@@ -115,7 +114,7 @@ class _Fed:
 
 
 def test_a_store_feeding_an_extension_parses_and_its_write_follows_the_other(tmp_path: Path,
-                                                                           parse_counter: list[str]) -> None:  # noqa: F811
+                                                                           parse_counter: list[str]) -> None:
     root, station, worker = _wiki(tmp_path)
     fed = _Fed()
     station.store.add_extension(fed)
