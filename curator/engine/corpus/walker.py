@@ -379,7 +379,7 @@ MOVED_SQL = ("SELECT m.path, d.id IS NOT NULL, d.mtime_ns, d.size FROM search_mo
 #: the packed value (the next sweep packs every document's stamp again).
 MOVED_MAX = 256
 #: The documents changed since the packing, by path: their stamp now, None when no longer indexed.
-Moved = dict[str, "tuple[int, int] | None"]
+Moved = dict[str, tuple[int, int] | None]
 #: How much of the database a sweep's child maps into memory (address space only: the pages it
 #: reads are the ones mapped in).
 SWEEP_MMAP = 1 << 30
