@@ -363,11 +363,23 @@ def walk_ahead(root: Path | str) -> bool:
 #: The search index's stamps of every page it holds (``curator.engine.search.index``), as a sweep reads them.
 SWEEP_SQL = "SELECT path, mtime_ns, size FROM search_docs"
 #: The name of the packed value below: a new form of it gets a new name (a value of another form
-#: is then never read, and the next change of the documents deletes it).
-PACKED_PART = "stamps 1"
-#: The same stamps in one value (:func:`pack_stamps`), which the index keeps beside its rows while
-#: they are unchanged: one blob read in one go instead of 32,000 rows made into tuples.
+#: is never read, and the next packing deletes it). Form 2: the value as packed, which the
+#: documents changed since then (:data:`MOVED_SQL`) bring up to date (form 1 was deleted at
+#: every change of the documents, and packed again whole).
+PACKED_PART = "stamps 2"
+#: The same stamps in one value (:func:`pack_stamps`), which the index keeps beside its rows: one
+#: blob read in one go instead of 32,000 rows made into tuples.
 PACKED_SQL = f"SELECT data FROM search_stamps WHERE part = '{PACKED_PART}'"
+#: The paths of the documents inserted, updated or deleted since the stamps were packed (the
+#: index's triggers list them, whichever program made the change, while a packed value is kept),
+#: with their stamps now: (path, still indexed, mtime_ns, size).
+MOVED_SQL = ("SELECT m.path, d.id IS NOT NULL, d.mtime_ns, d.size FROM search_moved m"
+             " LEFT JOIN search_docs d ON d.path = m.path")
+#: How many changed documents the packed stamps are kept beside: one more and the triggers drop
+#: the packed value (the next sweep packs every document's stamp again).
+MOVED_MAX = 256
+#: The documents changed since the packing, by path: their stamp now, None when no longer indexed.
+Moved = dict[str, tuple[int, int] | None]
 #: How much of the database a sweep's child maps into memory (address space only: the pages it
 #: reads are the ones mapped in).
 SWEEP_MMAP = 1 << 30
@@ -380,9 +392,10 @@ def sweep_ahead(root: Path | str) -> bool:
     stat'ed and compared by (mtime, size), see ``SearchIndex.refresh``), for :func:`take_sweep`
     to collect: what a one-shot ``search`` checks before it answers, run while it imports the
     program, as :func:`walk_ahead` runs a walk. The child reads the index's stamps from the
-    wiki's database (``.curator/cache.sqlite``, read-only: packed in one value when the index
-    keeps them so, else its rows); it fails (the sweep is then made in the process) when there
-    is none. False when no sweep was started."""
+    wiki's database (``.curator/cache.sqlite``, read-only, see :func:`index_stamps`: packed in
+    one value with the few documents changed since when the index keeps them so, else its rows);
+    it fails (the sweep is then made in the process) when there is none. False when no sweep was
+    started."""
     real = os.path.realpath(os.path.expanduser(root))
     if not CAN_WALK_AHEAD or real in _SWEEPS:
         return False
@@ -390,22 +403,7 @@ def sweep_ahead(root: Path | str) -> bool:
 
     from curator.engine.corpus.state import locate_state
 
-    def answer() -> bytes:
-        database = locate_state(Path(real)) / "cache.sqlite"
-        conn = sqlite3.connect(f"{database.as_uri()}?mode=ro", uri=True)
-        try:
-            # Read through a memory map: the packed stamps (~1.7 MB at 32,000 pages) then come in
-            # without a read call per database page, half the time of this step in a new process.
-            conn.execute(f"PRAGMA mmap_size = {SWEEP_MMAP}")
-            try:
-                packed = conn.execute(PACKED_SQL).fetchone()
-            except sqlite3.OperationalError:  # (an index from before the packed stamps)
-                packed = None
-            key = _packed_key(packed[0]) if packed is not None else None
-            if key is None:
-                key = _index_stamps_key(conn)
-        finally:
-            conn.close()
+    def swept(key: StampsKey, moved: Moved) -> list[str]:
         joined, mtimes_bytes, sizes_bytes = key
         # A big wiki's second half is stat'ed by a helper meanwhile (as a walk ahead shares a big
         # folder's), cut at the path nearest the middle of the joined paths: each process splits
@@ -413,17 +411,29 @@ def sweep_ahead(root: Path | str) -> bool:
         # would otherwise copy, a page of memory at a time, just by counting a reference).
         cut = joined.find("\0", len(joined) // 2) if cores() > 1 and len(mtimes_bytes) >= 8 * SHARE_MIN else -1
         if cut < 0:
-            return marshal.dumps(_changed_in(real, key))
+            return _changed_in(real, key, moved)
         first = 8 * (joined.count("\0", 0, cut) + 1)  # (bytes of the stamps before the cut)
         helper = _forked(lambda: marshal.dumps(_changed_in(real, (joined[cut + 1:], mtimes_bytes[first:],
                                                                  sizes_bytes[first:]))))
         if helper is None:
-            return marshal.dumps(_changed_in(real, key))
-        changed = _changed_in(real, (joined[:cut], mtimes_bytes[:first], sizes_bytes[:first]))
+            return _changed_in(real, key, moved)
+        changed = _changed_in(real, (joined[:cut], mtimes_bytes[:first], sizes_bytes[:first]), moved)
         more = _collect(helper)
         if type(more) is not list:
             raise OSError("the sweep's helper failed")
-        return marshal.dumps(changed + more)
+        return changed + ([p for p in more if p not in moved] if moved else more)
+
+    def answer() -> bytes:
+        database = locate_state(Path(real)) / "cache.sqlite"
+        conn = sqlite3.connect(f"{database.as_uri()}?mode=ro", uri=True, isolation_level=None)
+        try:
+            # Read through a memory map: the packed stamps (~1.7 MB at 32,000 pages) then come in
+            # without a read call per database page, half the time of this step in a new process.
+            conn.execute(f"PRAGMA mmap_size = {SWEEP_MMAP}")
+            key, moved = index_stamps(conn)
+        finally:
+            conn.close()
+        return marshal.dumps(swept(key, moved))
 
     child = _forked(answer)
     if child is None:
@@ -449,6 +459,41 @@ def _index_stamps_key(conn: Any) -> StampsKey:
     return stamps_key(Stamps(paths, mtimes, sizes))
 
 
+def index_stamps(conn: Any) -> tuple[StampsKey, Moved]:
+    """The index's stamps as a sweep reads them from the database connection ``conn`` (in one read
+    transaction): the packed value and the documents changed since it was packed
+    (:data:`MOVED_SQL`), or, when there is no packed value of this form (or it does not decode),
+    the :func:`stamps_key` of every row and nothing moved. Either way the packed stamps of the
+    paths not moved, with the moved paths' stamps now, are exactly the rows (:data:`SWEEP_SQL`):
+    a document that changed in any way since the packing is among the moved."""
+    import sqlite3  # (already imported by whoever holds a connection)
+
+    own = not conn.in_transaction
+    if own:
+        conn.execute("BEGIN")
+    try:
+        try:
+            packed = conn.execute(PACKED_SQL).fetchone()
+            key = _packed_key(packed[0]) if packed is not None else None
+            moved: Moved = {} if key is None else {
+                path: (mtime, size) if held else None for path, held, mtime, size in conn.execute(MOVED_SQL)}
+        except sqlite3.OperationalError:  # (an index from before these tables)
+            key = None
+        if key is None:
+            return _index_stamps_key(conn), {}
+        return key, moved
+    finally:
+        if own and conn.in_transaction:
+            conn.execute("COMMIT")
+
+
+def changed_in_index(root: str, conn: Any) -> list[str]:
+    """:func:`changed_stamps` of the index's stamps (:func:`index_stamps`, read from ``conn``):
+    the paths it holds whose stamp below ``root`` differs, or gone."""
+    key, moved = index_stamps(conn)
+    return _changed_in(root, key, moved)
+
+
 def _packed_key(data: object) -> StampsKey | None:
     """The :func:`stamps_key` :func:`pack_stamps` packed into ``data``; None when it is not such a value."""
     try:
@@ -460,13 +505,18 @@ def _packed_key(data: object) -> StampsKey | None:
     return key if well_formed(key) else None
 
 
-def _changed_in(root: str, key: StampsKey) -> list[str]:
+def _changed_in(root: str, key: StampsKey, moved: Moved | None = None) -> list[str]:
     """:func:`changed_stamps` of the pages a :func:`stamps_key` holds (their stamps read from
-    the packed integers one by one, no list of them made)."""
+    the packed integers one by one, no list of them made). With ``moved`` (see
+    :func:`index_stamps`), the paths it names are left out of the key's answer and checked by
+    their stamps now instead (those still indexed)."""
     joined, mtimes, sizes = key
-    if not joined and not mtimes:
-        return []
-    return changed_stamps(root, zip(joined.split("\0"), array("q", mtimes), array("q", sizes), strict=True))
+    changed = [] if not joined and not mtimes else changed_stamps(
+        root, zip(joined.split("\0"), array("q", mtimes), array("q", sizes), strict=True))
+    if not moved:
+        return changed
+    now = [(path, *stamp) for path, stamp in moved.items() if stamp is not None]
+    return [p for p in changed if p not in moved] + changed_stamps(root, now)
 
 
 def unpack_stamps(data: object) -> Stamps | None:

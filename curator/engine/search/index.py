@@ -38,8 +38,12 @@ editors' atomic saves), and stats every indexed page and compares (mtime, size) 
 (edits written in place): 32,000 stats, no directory walk and no page-cache decoding, so it stays
 far below the naive scan. The command starts that sweep in a child process at its start
 (:func:`~curator.engine.corpus.walker.sweep_ahead`), so it runs while the program is imported; the child reads the
-index's stamps packed in one value (``search_stamps``, deleted by triggers whenever a document
-changes, packed again by the next sweep's save). A long-lived process
+index's stamps packed in one value (``search_stamps``) and the documents changed since it was
+packed (``search_moved``, which triggers fill at every change of a document, whichever program
+makes it): the packed stamps of the other documents and the changed ones' rows are exactly the
+index's stamps, so one change costs a row, not a new packing of every stamp. Past
+:data:`~curator.engine.corpus.walker.MOVED_MAX` changed documents the triggers drop the packed
+value, and the next sweep's save packs every stamp again. A long-lived process
 with a file watcher (the MCP server) sets :attr:`SearchIndex.sweep_interval` so the per-page
 sweep runs only every so often, the watcher
 reporting edits through ``wiki.refresh(paths)`` in between. A full walk runs only when nothing is
@@ -65,10 +69,10 @@ from curator.engine.corpus.page import Page, decode, parse_layer
 from curator.engine.corpus.store import RACY_NS, ChangeSet, checkpoint, read_and_parse
 from curator.engine.corpus.walker import (
     EXCLUDED_DIRS,
+    MOVED_MAX,
     PACKED_PART,
-    SWEEP_SQL,
     PageFile,
-    changed_stamps,
+    changed_in_index,
     json_line,
     pack_stamps,
     sweep_pending,
@@ -200,7 +204,7 @@ class SearchIndex:
         conn.execute("CREATE TABLE IF NOT EXISTS search_meta (key TEXT PRIMARY KEY, value TEXT)")
         row = conn.execute("SELECT value FROM search_meta WHERE key='schema'").fetchone()
         if row is None or row[0] != SEARCH_SCHEMA:
-            for table in ("search_fts", "search_docs", "search_dirs", "search_stamps"):
+            for table in ("search_fts", "search_docs", "search_dirs", "search_stamps", "search_moved"):
                 conn.execute(f"DROP TABLE IF EXISTS {table}")
             conn.execute("DELETE FROM search_meta")
             conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('schema', ?)", (SEARCH_SCHEMA,))
@@ -216,9 +220,11 @@ class SearchIndex:
         )
         conn.execute("CREATE TABLE IF NOT EXISTS search_dirs (dir TEXT PRIMARY KEY, mtime_ns INTEGER)")
         # Every document's stamp in one value (walker.pack_stamps), for the one-shot sweep to read
-        # in one go; any change to the documents deletes it (in the same transaction, whichever
-        # program made it), and the next sweep's save writes it again (see _save_dirs).
+        # in one go, and the documents changed since it was packed: any change to the documents
+        # lists its paths (in the same transaction, whichever program made it); past MOVED_MAX
+        # the packed value is deleted, and the next sweep's save packs it again (see _save_dirs).
         conn.execute("CREATE TABLE IF NOT EXISTS search_stamps (part TEXT PRIMARY KEY, data BLOB)")
+        conn.execute("CREATE TABLE IF NOT EXISTS search_moved (path TEXT PRIMARY KEY) WITHOUT ROWID")
         _stamp_triggers(conn)
         self._built = self._meta(conn, "built") == "1"
 
@@ -436,7 +442,8 @@ class SearchIndex:
         there is one)."""
         ahead = take_sweep(self.wiki.root)
         if ahead is None:
-            ahead = changed_stamps(str(self.wiki.root), self._conn.execute(SWEEP_SQL))
+            with self.wiki.store.connection():  # (its reads in one transaction, no store write halfway)
+                ahead = changed_in_index(str(self.wiki.root), self._conn)
         return set(ahead)
 
     def _drop_gone(self, candidates: set[str], changes: ChangeSet) -> None:
@@ -488,12 +495,14 @@ class SearchIndex:
 
     @staticmethod
     def _pack_stamps(conn: sqlite3.Connection) -> None:
-        """Keep every document's stamp packed (the documents changed since it was last packed)."""
+        """Pack every document's stamp again (none was kept, or more than MOVED_MAX documents
+        changed since the last packing); none is changed since."""
         try:
             packed = pack_stamps(conn)
         except (TypeError, OverflowError):  # a stamp no 64-bit integer holds: the sweeps read the rows
             return
         conn.execute("DELETE FROM search_stamps")  # (a value of another form, if any)
+        conn.execute("DELETE FROM search_moved")
         conn.execute("INSERT INTO search_stamps VALUES (?, ?)", (PACKED_PART, packed))
 
     def _under(self, d: str) -> list[str]:
@@ -523,13 +532,14 @@ class SearchIndex:
             with wiki.store.connection():
                 conn.execute("BEGIN IMMEDIATE")
                 try:
-                    self._clear(conn)
                     # The stamps go once, for every document, and their triggers are put back at the
                     # end of the transaction: a trigger firing on each row made FTS5 write that row's
                     # terms out as a segment of its own (at 32,000 pages the inserts took 12.4 s with
                     # them, 6.5 s without); a bigger page cache for the build's pages (5.3 s).
-                    conn.execute("DELETE FROM search_stamps")
                     _stamp_triggers(conn, drop=True)
+                    self._clear(conn)
+                    conn.execute("DELETE FROM search_stamps")
+                    conn.execute("DELETE FROM search_moved")
                     conn.execute(f"PRAGMA cache_size = {BULK_CACHE_KIB}")
                     from curator.engine.corpus import parallel  # (multiprocessing: only for a bulk build)
 
@@ -997,14 +1007,27 @@ BULK_CACHE_KIB = -65536
 DEFAULT_CACHE_KIB = -2000
 
 
+#: The paths a change of a document lists as changed (``search_moved``), by kind of change: an
+#: update may rename.
+_MOVED_PATHS = {"INSERT": "(NEW.path)", "UPDATE": "(OLD.path), (NEW.path)", "DELETE": "(OLD.path)"}
+
+
 def _stamp_triggers(conn: sqlite3.Connection, drop: bool = False) -> None:
-    """The triggers that delete the packed stamps (``search_stamps``) whenever a document changes
-    (or, with ``drop``, their removal for a bulk build that deletes the stamps itself)."""
+    """The triggers that keep the packed stamps (``search_stamps``) true whenever a document
+    changes (or, with ``drop``, their removal for a bulk build that deletes the stamps itself):
+    while a packed value is kept, the document's paths are listed in ``search_moved``; one more
+    than :data:`~curator.engine.corpus.walker.MOVED_MAX` and the packed value and the list are
+    deleted (nothing is listed then until the next packing, which starts a new list)."""
     for event in ("INSERT", "UPDATE", "DELETE"):
-        name = f"search_docs_{event.lower()}_stamps"
+        # (the first form's triggers, which deleted the packed stamps at every change)
+        conn.execute(f"DROP TRIGGER IF EXISTS search_docs_{event.lower()}_stamps")
+        name = f"search_docs_{event.lower()}_moved"
         conn.execute(f"DROP TRIGGER IF EXISTS {name}" if drop else
                      f"CREATE TRIGGER IF NOT EXISTS {name} AFTER {event} ON search_docs"
-                     " BEGIN DELETE FROM search_stamps; END")
+                     " WHEN EXISTS (SELECT 1 FROM search_stamps) BEGIN"
+                     f" INSERT OR IGNORE INTO search_moved VALUES {_MOVED_PATHS[event]};"
+                     f" DELETE FROM search_stamps WHERE (SELECT count(*) FROM search_moved) > {MOVED_MAX};"
+                     " DELETE FROM search_moved WHERE NOT EXISTS (SELECT 1 FROM search_stamps); END")
 
 
 def index_rows(real_root: str, files: list[PageFile]) -> list[tuple[Any, ...]]:
