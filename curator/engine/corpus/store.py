@@ -1171,8 +1171,8 @@ class PageStore:
             changed = {p for p in changed if utf8_name(p)}  # (the others: parsed by each process)
             parts = dict(conn.execute("SELECT part, data FROM snapshot").fetchall())
             current = parts.get("token")
-            snap = _decode_snapshot(parts.get("stamps"))
-            if current is None or snap is None or "info" not in parts:
+            snap = _read_snapshot(parts)
+            if current is None or snap is None:
                 return None
             rows = conn.execute(
                 "SELECT p.path, p.mtime_ns, p.size, p.title, p.layer, p.trust, r.record, y.digest FROM pages p"
@@ -1194,8 +1194,8 @@ class PageStore:
                 adopted.removed.append(path)
         unstored = self._unstored  # (in memory only: kept as they are)
         kept = [(p, self._stamps[p], self._infos()[p]) for p in unstored if p in self._stamps]
-        self._set_snap(snap)
-        self._stamp_map, self._info, self._info_blob, self._token = None, None, parts["info"], current
+        self._use_snapshot(snap)
+        self._token = current
         if kept:
             self._stamps.update((p, stamp) for p, stamp, _ in kept)
             self._infos().update((p, info) for p, _, info in kept)

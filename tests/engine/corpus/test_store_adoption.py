@@ -137,3 +137,24 @@ def test_a_store_feeding_an_extension_parses_and_its_write_follows_the_other(tmp
         worker.close()
 
 
+
+
+def test_a_state_written_as_delta_is_taken_up_with_its_delta(tmp_path: Path, parse_counter: list[str]) -> None:
+    """The station's edit is recorded in the snapshot's delta (not saved whole): the worker takes
+    up the base with the delta applied, so its stamps are the files' (not the base's)."""
+    root, station, worker = _wiki(tmp_path)
+    try:
+        (root / "p2.md").write_text("# Page two, edited\n\nSee [[p3]].\n")
+        assert station.refresh(["p2.md"]).modified == ["p2.md"]
+        with sqlite3.connect(locate_state(root) / "cache.sqlite") as conn:
+            assert conn.execute("SELECT count(*) FROM snapshot WHERE part='delta'").fetchone()[0] == 1
+        conn.close()
+        parse_counter.clear()
+        assert worker.refresh(["p2.md"]).modified == ["p2.md"]
+        assert parse_counter == [] and worker.store.state == station.store.state
+        assert worker.refresh().paths == []  # its stamps are the files' again
+        assert worker.pages["p2.md"].title == "Page two, edited"
+        assert worker.store.summaries() == station.store.summaries()
+    finally:
+        station.close()
+        worker.close()
