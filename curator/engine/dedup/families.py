@@ -24,11 +24,10 @@ import posixpath
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NamedTuple
 
 from curator.engine.corpus.links import LinkIndex
 from curator.engine.corpus.lookalike import lookalike_groups
-from curator.engine.corpus.page import Page
 from curator.engine.corpus.store import gc_paused
 from curator.engine.dedup import cache as dedup_cache
 from curator.engine.dedup.index import (
@@ -51,6 +50,15 @@ from curator.engine.dedup.index import (
 from curator.engine.errors import CuratorError
 from curator.engine.policy.actor import OPERATOR, Actor
 from curator.engine.wiki import Wiki
+
+
+class Ranked(NamedTuple):
+    """What the keep rule reads of a page (from the page cache's listing: no page is decoded)."""
+
+    path: str
+    title: str
+    trust: float
+    age: str  # its ``created`` date, else its file's mtime (ISO 8601, UTC): the older sorts first
 
 
 class FamilyAnswers:
@@ -253,9 +261,25 @@ class FamilyAnswers:
                     self._inbound = {}
         return len(content), len(names)
 
+    def _ranked(self, paths: Iterable[str]) -> list[Ranked]:
+        """The keep rule's view of ``paths`` (the listing and stamps read once per answer)."""
+        memo = self._memo
+        found = memo.get(("listing",)) if memo is not None else None
+        if found is None:
+            store = self.wiki.store
+            found = (store.details(), store.stamps())
+            if memo is not None:
+                memo[("listing",)] = found
+        details, stamps = found
+        out = []
+        for path in paths:
+            title, _, trust, created = details[path]
+            age = created or _dt.datetime.fromtimestamp(stamps[path][0] / 1e9, _dt.UTC).isoformat()
+            out.append(Ranked(path, title, trust, age))
+        return out
+
     def _family(self, paths: list[str], edges: dict[tuple[str, str], list[str]], strength: str) -> Family:
-        pages = self.wiki.pages
-        ordered = sorted((pages[p] for p in paths), key=self.keep_rank)
+        ordered = sorted(self._ranked(paths), key=self.keep_rank)
         keep = ordered[0]
         best: dict[str, float] = {}
         fired: set[str] = set()
@@ -306,19 +330,18 @@ class FamilyAnswers:
         count = self._inbound[path] = self._links.inbound(path)
         return count
 
-    def keep_rank(self, page: Page) -> tuple[float, int, str, str]:
+    def keep_rank(self, page: Ranked) -> tuple[float, int, str, str]:
         """The keep rule (docs/design.md §9), for pairs and families alike: sorted by this, the first page
         stays: more trust, then more inbound links (the count ``explain`` shows), then older."""
-        return (-page.trust, -self.inbound(page.path), _age_key(page), page.path)
+        return (-page.trust, -self.inbound(page.path), page.age, page.path)
 
-    def keep_why(self, keep: Page, other: Page) -> str:
+    def keep_why(self, keep: Ranked, other: Ranked) -> str:
         """Why ``keep`` stays rather than ``other``, in the words of the rule's first difference."""
         return (f"keep {keep.path}: " + ("higher trust" if keep.trust != other.trust else
                 "more inbound links" if self.inbound(keep.path) != self.inbound(other.path) else "older"))
 
     def _candidate(self, pair: tuple[str, str], signals: list[str]) -> Candidate:
-        pages = self.wiki.pages
-        keep, merge = sorted((pages[p] for p in pair), key=self.keep_rank)
+        keep, merge = sorted(self._ranked(pair), key=self.keep_rank)
         scores = self._pair_scores(pair_key(keep.path, merge.path), signals)
         reason = signal_words(signals, scores)
         return Candidate(keep.path, merge.path, list(signals), scores,
@@ -438,8 +461,3 @@ def _saved_count(wiki: Wiki, dismissed: set[tuple[str, str]]) -> tuple[tuple[int
     return None if counted is None else (counted, bool(found[1]))
 
 
-
-def _age_key(page: Page) -> str:
-    if page.created:
-        return page.created
-    return _dt.datetime.fromtimestamp(page.mtime_ns / 1e9, _dt.UTC).isoformat()

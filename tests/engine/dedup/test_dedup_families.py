@@ -5,6 +5,7 @@ nothing, and the scope rules on every new path."""
 
 from __future__ import annotations
 
+import datetime
 import json
 import random
 import shutil
@@ -15,9 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from curator.engine.corpus.page import Page
 from curator.engine.dedup import families as dedup_families
 from curator.engine.dedup import index as dedup
-from curator.engine.dedup.families import FamilyAnswers
+from curator.engine.dedup.families import FamilyAnswers, Ranked
 from curator.engine.dedup.index import DedupIndex
 from curator.engine.policy.actor import parse_actor
 from curator.engine.wiki import Wiki
@@ -95,6 +97,12 @@ def family_of(families: list[dedup.Family], path: str) -> dedup.Family:
     return fam
 
 
+def _ranked(page: Page) -> Ranked:
+    """The keep rule's view of a decoded page: its ``created`` date, else its file's mtime."""
+    age = page.created or datetime.datetime.fromtimestamp(page.mtime_ns / 1e9, datetime.UTC).isoformat()
+    return Ranked(page.path, page.title, page.trust, age)
+
+
 def test_four_copies_are_one_family_with_the_keep_rules_survivor(root: Path) -> None:
     wiki = Wiki(root)
     families = dedup_families.find_families(wiki)
@@ -105,7 +113,8 @@ def test_four_copies_are_one_family_with_the_keep_rules_survivor(root: Path) -> 
     assert fam.keep == FIXED and fam.pages[0] == FIXED
     assert "more inbound links" in fam.reason
     index = dedup.index_for(wiki)
-    assert fam.pages == sorted(fam.pages, key=lambda p: FamilyAnswers(index).keep_rank(wiki.pages[p]))
+    # (ranked from the page cache's listing: the same order the decoded pages give)
+    assert fam.pages == sorted(fam.pages, key=lambda p: FamilyAnswers(index).keep_rank(_ranked(wiki.pages[p])))
     for c in dedup_families.find_duplicates(wiki, page=FIXED):
         if {c.keep, c.merge} <= FAMILY:
             assert c.keep == FIXED
@@ -616,3 +625,19 @@ def test_the_operators_count_is_read_from_the_kept_result_with_the_same_decision
     assert dedup_families.family_count(wiki) == len(full_scan(root)) and wiki.session.peek(DedupIndex) is not None
     agent = parse_actor("agent:dudu", "sales")
     assert dedup_families.family_count(Wiki(root), agent) == len(dedup_families.find_families(Wiki(root), agent))
+
+
+def test_families_are_ranked_without_decoding_every_page(root: Path) -> None:
+    """A new process answers the families from the kept result, and after an append from the
+    scan's basis, ranking every family's pages from the page cache's listing: decoding every
+    page for its trust and date cost ~1 s of a 1.5 s answer at 32,000 pages."""
+    first = dedup_families.find_families(Wiki(root))
+    wiki = Wiki(root)
+    assert dedup_families.find_families(wiki) == first and not wiki.store.decoded
+    wiki.close()
+    with (root / ORIGINAL).open("a") as f:
+        f.write("\n- one more fact an agent appended.\n")
+    wiki = Wiki(root)
+    again = dedup_families.find_families(wiki)
+    assert not wiki.store.decoded
+    assert [f.pages for f in again] == [f.pages for f in first]
