@@ -69,7 +69,7 @@ import re
 import threading
 import unicodedata
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass, field
@@ -553,7 +553,8 @@ class _KeyTable:
               slot: dict[str, int] | None = None) -> None:
         """File ``paths`` (slots) under ``keys`` (``owners``: the slot of each key); ``slot``:
         each path's slot, when known (tables of the same pages share it: it is never changed)."""
-        order = np.argsort(keys, kind="stable")
+        # (pages under one key in any order: every answer is a set; introsort is 2.5x a stable sort)
+        order = np.argsort(keys)
         self.keys, self.owners = keys[order], owners[order]
         self.paths = paths
         self.slot = slot if slot is not None else {p: i for i, p in enumerate(paths)}
@@ -706,6 +707,64 @@ class Features:
         if sf is None:
             sf = self._slug_feats = slug_features(self.slug)
         return sf
+
+
+class BasisFeatures(MutableMapping[str, Features]):
+    """Every page's :class:`Features` as a basis holds them (:meth:`DedupIndex._adopt_basis`),
+    each made when first asked for: a process that follows one append from the basis of 100,000
+    pages asks for those of the changed page and its candidates, not for every page's (making
+    them all cost more than the rest of the follow). Pages set since are held as given."""
+
+    def __init__(self, paths: list[str], make: Callable[[int], Features],
+                 stamp: Callable[[int], tuple[int, int]]) -> None:
+        self._paths = paths
+        self._slot = {p: i for i, p in enumerate(paths)}
+        self._make, self._stamp = make, stamp
+        self._own: dict[str, Features] = {}  # made, or set since
+        self._gone: set[str] = set()  # basis pages deleted since
+
+    def __getitem__(self, path: str) -> Features:
+        f = self._own.get(path)
+        if f is None:
+            i = self._slot.get(path)
+            if i is None or path in self._gone:
+                raise KeyError(path)
+            f = self._own[path] = self._make(i)
+        return f
+
+    def __setitem__(self, path: str, f: Features) -> None:
+        self._own[path] = f
+        self._gone.discard(path)
+
+    def __delitem__(self, path: str) -> None:
+        if path not in self:
+            raise KeyError(path)
+        self._own.pop(path, None)
+        if path in self._slot:
+            self._gone.add(path)
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._own or (path in self._slot and path not in self._gone)
+
+    def __iter__(self) -> Iterator[str]:
+        gone = self._gone
+        yield from (p for p in self._paths if p not in gone)  # (the basis's order, as a scan's)
+        yield from (p for p in self._own if p not in self._slot)
+
+    def __len__(self) -> int:
+        return len(self._slot) - len(self._gone) + sum(p not in self._slot for p in self._own)
+
+    def stamp(self, path: str) -> tuple[int, int] | None:
+        """The (mtime_ns, size) the page's features are of (None: no such page), not making them."""
+        f = self._own.get(path)
+        if f is not None:
+            return f.stamp
+        i = self._slot.get(path)
+        return None if i is None or path in self._gone else self._stamp(i)
+
+    def made(self) -> Iterator[tuple[str, Features]]:
+        """The pages whose features were made or set since the basis (the others are the basis's)."""
+        return iter(list(self._own.items()))
 
 
 def page_features(page: Page, body_text: str) -> Features:
@@ -1032,7 +1091,7 @@ class DedupIndex:
         self._reset()
 
     def _reset(self) -> None:
-        self.features: dict[str, Features] = {}
+        self.features: MutableMapping[str, Features] = {}
         #: signal -> pair -> score (pairs are sorted path tuples)
         self.pairs: dict[str, dict[tuple[str, str], float]] = {s: {} for s in SIGNALS}
         self.partners: dict[str, dict[str, set[str]]] = {s: defaultdict(set) for s in SIGNALS}
@@ -1648,7 +1707,7 @@ class DedupIndex:
             pages = self.wiki.store.stamps()
             token = self.wiki.store.state
             if paths is None:
-                stale = [p for p, stamp in pages.items() if p not in self.features or self.features[p].stamp != stamp]
+                stale = [p for p, stamp in pages.items() if self._stamp_of(p) != stamp]
                 stale += [p for p in self.features if p not in pages]
                 stale += sorted(followed.difference(stale))  # (rewritten within a tick: the store knows)
             else:
@@ -1947,6 +2006,15 @@ class DedupIndex:
             self.features[path].shingles = every
             self._partial.discard(path)
 
+    def _stamp_of(self, path: str) -> tuple[int, int] | None:
+        """The (mtime_ns, size) ``path``'s features were computed from (None: it has none),
+        without making a page's features from the basis (its names hold the stamp)."""
+        features = self.features
+        if isinstance(features, BasisFeatures):
+            return features.stamp(path)
+        f = features.get(path)
+        return None if f is None else f.stamp
+
     def _holders(self, crossed: np.ndarray) -> set[str]:
         """The pages holding one of the ``crossed`` shingles: those still as the basis listed them
         found in one pass over the basis's listed shingles, the others page by page."""
@@ -1956,7 +2024,8 @@ class DedupIndex:
         paths = self._basis_paths
         out = {paths[i] for i in found if paths[i] in self._partial}
         partial = self._partial
-        out.update(p for p, f in self.features.items()
+        made = self.features.made() if isinstance(self.features, BasisFeatures) else self.features.items()
+        out.update(p for p, f in made  # (a page still partial is the basis's: found above)
                    if p not in partial and len(f.shingles) and common(f.shingles, crossed))
         return out
 
@@ -2044,33 +2113,34 @@ class DedupIndex:
         del counts
         bands: dict[int, list[int]] = dict(zip(basis.band_slots.tolist(), basis.bands.tolist(), strict=True))
         none = np.zeros(0, dtype=np.uint64)
-        feats: list[Features] = []
         # (offsets as Python ints: indexing numpy arrays 32,000 times costs more than the slices)
         at, b_at, r_at = starts.tolist(), body_at.tolist(), rare_at.tolist()
-        titles, tag_index = self._title_groups, self._tag_index
-        for i, (path, names) in enumerate(zip(basis.paths, basis.names, strict=True)):
-            stamp, folder, title_key, title_text, title_numbers, slug, slug_alnum, slug_words, slug_numbers, tags, _ = names
+        paths, every_names = basis.paths, basis.names
+
+        def make(i: int) -> Features:
+            """Page ``i``'s features as the scan had them."""
+            stamp, folder, title_key, title_text, title_numbers, slug, slug_alnum, slug_words, slug_numbers, tags, _ = every_names[i]
             b0, b1 = b_at[i], b_at[i + 1]
             if b1 - b0 >= MIN_SHINGLES:  # (as _discount leaves it)
                 r0, r1 = r_at[i], r_at[i + 1]
                 f_body, f_rare, f_bands = body[b0:b1], (rare[r0:r1] if r1 - r0 >= MIN_SHINGLES else none), bands.get(i, [])
             else:
                 f_body, f_rare, f_bands = none, none, []
-            f = Features(path, (stamp[0], stamp[1]), folder, title_key, title_text, tuple(title_numbers), slug,
-                         slug_alnum, tuple(slug_words), tuple(slug_numbers), frozenset(tags),
-                         listed[at[i]:at[i + 1]], f_body, f_rare, f_bands)
-            feats.append(f)
-            # (_index_names, inline)
-            if title_key:
-                titles[title_key].add(path)
-            for tag in f.tags:
-                tag_index[(folder, tag)].add(path)
-        self._titles = [f.title_text for f in feats]
+            return Features(paths[i], (stamp[0], stamp[1]), folder, title_key, title_text, tuple(title_numbers), slug,
+                            slug_alnum, tuple(slug_words), tuple(slug_numbers), frozenset(tags),
+                            listed[at[i]:at[i + 1]], f_body, f_rare, f_bands)
+
+        titles, tag_index = self._title_groups, self._tag_index
+        for path, names in zip(paths, every_names, strict=True):  # (_index_names, from the names alone)
+            if names[2]:
+                titles[names[2]].add(path)
+            for tag in names[9]:
+                tag_index[(names[1], tag)].add(path)
+        self._titles = [names[3] for names in every_names]
         self._title_len = [len(t) for t in self._titles]
-        self._title_slot = {f.path: i for i, f in enumerate(feats)}
-        self._title_paths = [f.path for f in feats]
-        paths = basis.paths
-        self.features = {f.path: f for f in feats}
+        self._title_slot = {p: i for i, p in enumerate(paths)}
+        self._title_paths = list(paths)
+        self.features = BasisFeatures(paths, make, lambda i: (every_names[i][0][0], every_names[i][0][1]))
         self._slugs.build(paths, basis.slug_entries, basis.slug_owners)
         slot = {p: i for i, p in enumerate(paths)}
         for b, table in enumerate(self._bands):
@@ -2078,7 +2148,7 @@ class DedupIndex:
                         basis.band_slots, slot)
         # every page's samples (_sample of its rare text) at once, as _scan_containment files them
         has_rare = (np.diff(body_at) >= MIN_SHINGLES) & (np.diff(rare_at) >= MIN_SHINGLES)
-        owner = np.repeat(np.arange(len(feats), dtype=np.int64), np.diff(rare_at))
+        owner = np.repeat(np.arange(len(paths), dtype=np.int64), np.diff(rare_at))
         sampled = has_rare[owner] & ((rare >> _SAMPLE_SHIFT) == 0) if len(rare) else np.zeros(0, dtype=bool)
         self._samples.build(paths, rare[sampled], owner[sampled], slot)
         self.basis_id, self._since_basis = basis.id, set()

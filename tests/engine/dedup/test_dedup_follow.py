@@ -309,3 +309,41 @@ def test_scores_are_reused_only_for_pages_whose_features_are_the_basiss(root: Pa
     assert index._scored["e.md"] == {pairs[2]} and "a.md" not in index._scored
     assert index.pairs["body"] == {pairs[2]: 0.9} and index.partners["body"]["f.md"] == {"e.md"}
     assert index._reexamine == {"c.md"}  # (its pairs were made with another discount: examined again)
+
+
+def test_the_basis_features_behave_as_a_dict_of_every_page_made_as_asked() -> None:
+    """The features a followed basis holds (made when first asked for) answer every question a
+    dict of them all would, through any sequence of sets and deletions, making only those asked."""
+    import random
+
+    import numpy as np
+
+    paths = [f"p{i:03d}.md" for i in range(40)]
+    made: list[int] = []
+
+    def make(i: int) -> dedup.Features:
+        made.append(i)
+        return dedup.Features(paths[i], (i, i), "", "", "", (), "", "", (), (), frozenset(), np.zeros(0, dtype=np.uint64))
+
+    lazy = dedup.BasisFeatures(paths, make, lambda i: (i, i))
+    assert made == [] and len(lazy) == 40 and list(lazy) == paths and "p007.md" in lazy
+    plain = {p: make(i) for i, p in enumerate(paths)}
+    made.clear()
+    rng = random.Random(7)
+    for step in range(400):
+        path = rng.choice([*paths, "new1.md", "new2.md", "new3.md"])
+        kind = rng.random()
+        if kind < 0.3:
+            f = dedup.Features(path, (1000 + step, 1), "", "", "", (), "", "", (), (), frozenset(), np.zeros(0, dtype=np.uint64))
+            lazy[path] = plain[path] = f
+        elif kind < 0.5:
+            assert (lazy.pop(path, None) is None) == (plain.pop(path, None) is None)
+        elif kind < 0.8:
+            assert (path in lazy) == (path in plain)
+            assert lazy.stamp(path) == (plain[path].stamp if path in plain else None)
+        else:
+            got, want = lazy.get(path), plain.get(path)
+            assert (got is None) == (want is None) and (got is None or (got.path, got.stamp) == (want.path, want.stamp))
+        assert len(lazy) == len(plain) and sorted(lazy) == sorted(plain)
+    assert len(made) < 40  # (only the pages asked for were made)
+    assert {p for p, _ in lazy.made()} <= set(plain)
