@@ -36,7 +36,7 @@ import numpy as np
 #: The name the result is saved as in the page cache (:meth:`~curator.engine.corpus.store.PageStore.save_derived`).
 NAME = "dedup"
 #: Bump when the signals, their thresholds or the shingle rules change.
-FORMAT = 4
+FORMAT = 5
 SCORE_KEYS: tuple[str, ...] = ("title", "tags", "slug", "body", "containment")
 
 Pair = tuple[str, str]
@@ -56,6 +56,10 @@ class Kept:
     #: the pages whose features then differed from the basis's (changed since it, or discounted
     #: anew): a later process following from the same basis reuses the other pages' scores.
     basis: tuple[bytes, tuple[str, ...]] = (b"", ())
+    #: Every shingle (a sorted uint64 array) and the tags, then, of each page of ``basis`` whose
+    #: text differed from the basis's: a later process that finds one changed again since puts
+    #: these back in the counts first, so that they are the counts the pairs above were verified with.
+    followed: dict[str, tuple[np.ndarray, tuple[str, ...]]] | None = None
 
 
 def key_of(attachments_key: bytes, settings: object) -> bytes:
@@ -94,15 +98,18 @@ def encode(kept: Kept, key: bytes) -> bytes:
     scored = list(kept.scores)
     rows = [_pack([kept.scores[p][k] for p in scored], 1000) for k in SCORE_KEYS]
     inbound = array("i", [kept.inbound.get(p, -1) for p in paths]).tobytes()
+    followed = sorted((kept.followed or {}).items())
+    shingled = ("\0".join(p for p, _ in followed), array("i", [len(v) for _, (v, _) in followed]).tobytes(),
+                b"".join(v.astype(np.uint64).tobytes() for _, (v, _) in followed), [list(t) for _, (_, t) in followed])
     return zlib.compress(marshal.dumps((FORMAT, key, kept.count, "\0".join(paths), signals, ends(scored), rows,
-                                        inbound, kept.basis[0], "\0".join(kept.basis[1]))), 6)
+                                        inbound, kept.basis[0], "\0".join(kept.basis[1]), shingled)), 6)
 
 
 def decode(blob: bytes, key: bytes) -> Kept | None:
     """The result :func:`encode` wrote with ``key``; None for any other (or a damaged) blob."""
     try:
         (version, saved_key, count, joined, signals, (sa, sb), rows, inbound_b, basis_id,
-         basis_pages) = marshal.loads(zlib.decompress(blob))
+         basis_pages, (f_joined, f_lengths, f_values, f_tags)) = marshal.loads(zlib.decompress(blob))
         if version != FORMAT or saved_key != key:
             return None
         paths = joined.split("\0") if joined else []
@@ -117,9 +124,19 @@ def decode(blob: bytes, key: bytes) -> Kept | None:
                   for pair, values in zip(scored, zip(*columns, strict=True), strict=True)} if scored else {}
         counts = array("i", inbound_b)
         inbound = {p: n for p, n in zip(paths, counts, strict=True) if n >= 0}
+        lengths = array("i", f_lengths).tolist()
+        values = np.frombuffer(f_values, dtype=np.uint64)
+        if sum(lengths) != len(values):
+            return None
+        ends_at = np.cumsum([0, *lengths]).tolist()
+        followed = {p: (values[ends_at[i]:ends_at[i + 1]], tuple(str(t) for t in f_tags[i]))
+                    for i, p in enumerate(f_joined.split("\0") if f_joined else [])}
+        if len(followed) != len(lengths) or len(f_tags) != len(lengths):
+            return None
     except (ValueError, TypeError, EOFError, IndexError, zlib.error, AttributeError):
         return None
-    return Kept(pairs, scores, inbound, count, (bytes(basis_id), tuple(basis_pages.split("\0")) if basis_pages else ()))
+    return Kept(pairs, scores, inbound, count, (bytes(basis_id), tuple(basis_pages.split("\0")) if basis_pages else ()),
+                followed)
 
 
 def kept_count(blob: bytes, key: bytes, dismissed: bytes) -> tuple[int, int] | None:

@@ -100,7 +100,7 @@ class FamilyAnswers:
         joined, alone = self._groups(OPERATOR, dismissed)  # (Health's figure, answered without the pairs)
         count = (dedup_cache.dismissed_digest(dismissed), len(joined), len(alone))
         kept = dedup_cache.Kept({s: dict(self.index.pairs[s]) for s in SIGNALS}, scores, inbound, count,
-                                self.index.result_basis())
+                                self.index.result_basis(), self.index.followed_shingles())
         store.save_derived(dedup_cache.NAME, dedup_cache.encode(kept, self.index.kept_key()))
 
 

@@ -1140,7 +1140,9 @@ class DedupIndex:
         self.from_basis = False
         self._partial: set[str] = set()
         self._every: dict[str, np.ndarray] = {}  # every shingle of a partial page, read when a score needs it
-        self._reexamine: set[str] = set()  # (see _take_kept)
+        #: whether the pages :meth:`_settle` read were the bytes the store parsed (see update)
+        self._settled_same = True
+        self._reexamine: set[str] = set()  # (see _load_basis)
         self._unknown: set[str] = set()  # changed pages whose big shingles stayed in the counts
         self._basis_head = ""  # (a basis's, loaded: see _read_back)
         self._basis_digests: dict[str, int] = {}
@@ -1728,7 +1730,7 @@ class DedupIndex:
             if max(BOILERPLATE_MIN_PAGES, n // 2000) != self.boilerplate_pages:
                 self.scan()  # every page's discount moves
                 return stale
-            same = True
+            same, self._settled_same = self._settled_same, True  # (and those _settle read)
             fresh: dict[str, Features] = {}
             store, root = self.wiki.store, self.wiki.root
             for path in stale:
@@ -1951,7 +1953,7 @@ class DedupIndex:
             return None
         found = store.derived_since(dedup_cache.NAME)
         kept = dedup_cache.decode(found[0], self.kept_key()) if found is not None else None
-        if kept is None or kept.basis[0] != basis.id:
+        if found is None or kept is None or kept.basis[0] != basis.id:
             return None  # (the pairs of the pages that did not change are a kept result's)
         self._reset()
         self._adopt_basis(basis)
@@ -1959,9 +1961,46 @@ class DedupIndex:
         for path, every in old.items():  # (their whole text at the basis: taken out exactly)
             self.features[path].shingles = every
             self._partial.discard(path)
-        self._take_kept(kept, stale)
+        # The kept result already holds the pairs of the pages changed since the basis but not
+        # since it (and of those it discounted anew): they are made current without being
+        # examined again; only the pages changed since the kept result are (the update).
+        # (a page changed since the basis that the kept result does not name as followed is
+        # examined again too: its pairs there may be the basis's)
+        since_kept = (stale & found[1]) | (stale - set(kept.basis[1]))
+        then = kept.followed
+        if then is None or any(p in then and p not in known for p in since_kept):
+            # (a page added since the basis and changed again since the kept result: what it
+            # held then is no basis page's features) every page since the basis examined again
+            self._take_kept(kept, stale | set(kept.basis[1]))
+            self._reexamine = set(kept.basis[1]) - stale
+            self._follow_inbound(basis, stale, pages)
+            return stale
+        for path in sorted(since_kept & then.keys()):
+            # the counts and tag groups as the kept result's pairs were verified with: these
+            # pages' text then (their other names stay the basis's: the update forgets them)
+            f = self.features[path]
+            shingled, tags = then[path]
+            if path in self._partial:
+                self._unknown.add(path)  # (its big shingles at the basis stay in the counts)
+            self._add_counts(f.shingles, -1)
+            self._add_counts(shingled, +1)
+            for tag in f.tags:
+                members = self._tag_index.get((f.folder, tag))
+                if members is not None:
+                    members.discard(path)
+                    if not members:
+                        del self._tag_index[(f.folder, tag)]
+            f.shingles, f.tags = shingled, frozenset(tags)
+            for tag in f.tags:
+                self._tag_index[(f.folder, tag)].add(path)
+            self._partial.discard(path)
+        if len(self._unknown) > dedup_follow.FOLLOW_MARGIN:
+            return None
+        self._take_kept(kept, since_kept)
         self._follow_inbound(basis, stale, pages)
-        return stale
+        if not self._settle(stale - since_kept, set(kept.basis[1]) - stale, pages):
+            return None
+        return since_kept
 
     def _head(self) -> str:
         """The commit HEAD is at ("" outside git, or when it cannot be read)."""
@@ -2158,20 +2197,65 @@ class DedupIndex:
         self._big_at = np.flatnonzero(basis.big)
         self.scanned = True
 
-    def _take_kept(self, kept: dedup_cache.Kept, stale: set[str]) -> None:
+    def _take_kept(self, kept: dedup_cache.Kept, since: set[str]) -> None:
         """The pairs and scores of a result kept since the basis (under any later state): the
-        pairs as they were, to be forgotten for the pages that changed since and re-examined for
-        those whose features it did not have from the basis (the next update); the scores of
-        two pages whose features are the basis's, then and now."""
+        pairs as they were, to be forgotten for the pages changed ``since`` it (the next
+        update); the scores of two pages whose features are the same now as they were then
+        (the others' features are made what they were then by :meth:`_settle`)."""
         self._take_pairs(kept)
-        self._reexamine = set(kept.basis[1]) - stale
-        moved = stale | set(kept.basis[1])
         for pair, scores in kept.scores.items():
             a, b = pair
-            if a not in moved and b not in moved:
+            if a not in since and b not in since:
                 self._scores[pair] = scores
                 self._scored[a].add(pair)
                 self._scored[b].add(pair)
+
+    def _settle(self, changed: set[str], redo: set[str], pages: dict[str, tuple[int, int]]) -> bool:
+        """Make the features, counts and blocking keys of the pages the kept result followed
+        what they were for it: those ``changed`` since the basis (read now: their text is the
+        kept result's) and those it discounted anew (``redo``: filed again under the counts as
+        they now are), their pairs and scores kept as it holds them. False when too many of
+        them have an earlier text git cannot give (see follow): the caller scans."""
+        self._unknown.update(p for p in changed if p in self._partial)
+        if len(self._unknown) > dedup_follow.FOLLOW_MARGIN:
+            return False
+        store, root = self.wiki.store, self.wiki.root
+        fresh: dict[str, Features] = {}
+        for path in sorted(changed):
+            page = store.page(path) if path in pages else None
+            if page is not None:
+                data = read_bytes(root, path)
+                fresh[path] = features_of(page, shingles(body_of(data)))
+                racy = store.racy_digest(path)
+                self._settled_same = self._settled_same and (racy is None or racy == digest(data))
+        again = [p for p in sorted(redo) if p in self.features]
+        for path in sorted(changed):
+            f = self.features.pop(path, None)
+            if f is not None:
+                self._unindex(f)
+                self._samples.remove(path)
+                self._add_counts(f.shingles, -1)
+            self._every.pop(path, None)
+        for path in again:
+            f = self.features[path]
+            self._unindex(f)
+            self._samples.remove(path)
+        self._partial.difference_update(changed)
+        for f in fresh.values():
+            self.features[f.path] = f
+            self._add_counts(f.shingles, +1)
+        for f in [*fresh.values(), *(self.features[p] for p in again)]:
+            self._place(f)
+        self._since_basis.update(changed)
+        self._since_basis.update(again)
+        return True
+
+    def followed_shingles(self) -> dict[str, tuple[np.ndarray, tuple[str, ...]]]:
+        """What a kept result of this index keeps of the pages it followed from the basis: every
+        shingle and the tags of each whose whole text is known (:attr:`dedup_cache.Kept.followed`)."""
+        features, partial = self.features, self._partial
+        return {p: (features[p].shingles, tuple(sorted(features[p].tags)))
+                for p in sorted(self._since_basis) if p in features and p not in partial}
 
     def result_basis(self) -> tuple[bytes, tuple[str, ...]]:
         """What a kept result of this index names as its basis (:attr:`dedup_cache.Kept.basis`)."""
