@@ -641,3 +641,34 @@ def test_families_are_ranked_without_decoding_every_page(root: Path) -> None:
     again = dedup_families.find_families(wiki)
     assert not wiki.store.decoded
     assert [f.pages for f in again] == [f.pages for f in first]
+
+
+def test_lookalike_pairs_equal_filing_every_page_by_its_name() -> None:
+    """The look-alike pairs, found from the names that are not ASCII alone, are those of filing
+    every page by its name and grouping the names that differ only by look-alike characters."""
+    import itertools
+    import posixpath
+    from collections import defaultdict
+
+    from curator.engine.corpus.lookalike import lookalike_groups
+
+    def reference(paths: list[str]) -> list[tuple[str, str]]:
+        stems: dict[str, list[str]] = defaultdict(list)
+        for path in paths:
+            stems[posixpath.basename(path).removesuffix(".md")].append(path)
+        out = []
+        for names in lookalike_groups(stems):
+            found = sorted(p for name in names for p in stems[name])
+            out += [dedup.pair_key(a, b) for a, b in itertools.combinations(found, 2)]
+        return sorted(out)
+
+    rng = random.Random(3)
+    parts = ["payments", "pаyments", "pay\u200bments", "Payments", "部门", "notes", "café", "cafe\u0301", "cafe"]
+    seen = 0
+    for _ in range(1500):
+        paths = sorted({"/".join(rng.choice(parts) for _ in range(rng.randint(1, 3))) + ".md"
+                        for _ in range(rng.randint(1, 8))})
+        want = reference(paths)
+        assert sorted(dedup_families._lookalike_pairs(paths)) == want, paths
+        seen += bool(want)
+    assert seen > 300  # (many of the samples hold look-alike names)
