@@ -458,23 +458,39 @@ def _patched(key: StampsKey, delta: dict[str, Entry]) -> StampsKey:
     """The stamps ``key`` with ``delta`` applied: a page written since takes its new stamp in
     its place, a page removed leaves, a page added goes last (in the delta's order)."""
     joined, mtimes, sizes = key
-    paths = joined.split("\0") if joined else []
-    at = {p: i for i, p in enumerate(paths) if p in delta}
+    paths: list[str] | None = None
+    if len(delta) <= 16:  # (a few: each found in the one string, in C; an append's is one page)
+        names = f"\0{joined}\0"
+        at = {}
+        for path in delta:
+            found = names.find(f"\0{path}\0")
+            if found >= 0:
+                at[path] = names.count("\0", 0, found)
+    else:
+        paths = joined.split("\0") if joined else []
+        at = {p: i for i, p in enumerate(paths) if p in delta}
     m, s = array("q", mtimes), array("q", sizes)
     gone: list[int] = []
+    added: list[tuple[str, int, int]] = []
     for path, entry in delta.items():
         i = at.get(path)
         if entry is None:
             if i is not None:
                 gone.append(i)
         elif i is None:
-            paths.append(path)
-            m.append(entry[0])
-            s.append(entry[1])
+            added.append((path, entry[0], entry[1]))
         else:
             m[i], s[i] = entry[0], entry[1]
+    if not gone and not added:
+        return joined, m.tobytes(), s.tobytes()
+    if paths is None:
+        paths = joined.split("\0") if joined else []
     for i in sorted(gone, reverse=True):
         del paths[i], m[i], s[i]
+    for path, mtime, size in added:
+        paths.append(path)
+        m.append(mtime)
+        s.append(size)
     return "\0".join(paths), m.tobytes(), s.tobytes()
 
 

@@ -182,3 +182,29 @@ def test_a_new_process_lists_the_pages_from_the_base_and_the_delta_without_writi
     assert parse_counter == [] and _parts(root)["token"] == before["token"]  # (read, not written again)
     assert ("wiki/p06.md", 57, "Six, re-titled", "core", 0.9) in listing
     assert listing == _from_scratch(root, tmp_path / "scratch")[0]
+
+
+def test_a_delta_of_many_pages_gives_the_stamps_of_every_page(tmp_path: Path) -> None:
+    """A delta of more pages than are looked up one by one in the snapshot's string (an action
+    that rewrote twenty pages, moved one, removed one): the stamps a new process compares its
+    walk with are still every page's exactly."""
+    root = write_pages(tmp_path / "w", _pages(40))
+    (tmp_path / "scratch").mkdir()
+    _view(root)
+    live = Wiki(root)
+    live.store.count()
+    touched = [f"wiki/p{i:02d}.md" for i in range(3, 23)]
+    for path in touched:
+        with (root / path).open("a") as f:
+            f.write("- a fact\n")
+    (root / "wiki/p30.md").unlink()
+    (root / "wiki/p31.md").rename(root / "wiki/moved.md")
+    live.refresh([*touched, "wiki/p30.md", "wiki/p31.md", "wiki/moved.md"])
+    live.close()
+    saved = store_module._read_snapshot(_parts(root))
+    assert saved is not None and len(saved.delta) == 23
+    now = stamps_of(saved.key)
+    scratch = _from_scratch(root, tmp_path / "scratch")
+    assert dict(zip(now.paths, zip(now.mtimes, now.sizes, strict=True), strict=True)) == scratch[1]
+    assert now.paths[-1] == "wiki/moved.md"  # (added pages last)
+    assert _view(root) == scratch
