@@ -120,7 +120,7 @@ RACY_NS = 2_000_000_000
 CHANGES_KEPT = 512
 CHANGES_MAX_PATHS = 2000
 #: Tag of the snapshot's encoding (a snapshot with another tag is ignored and rewritten).
-SNAPSHOT_FORMAT = 3
+SNAPSHOT_FORMAT = 4
 #: The most pages the snapshot's delta records (see :meth:`PageStore._save_snapshot`): the write
 #: after saves the snapshot whole again (each process applies the delta when it loads).
 DELTA_MAX = 256
@@ -425,6 +425,7 @@ class Snapshot:
     base_key: StampsKey
     info: bytes
     delta: dict[str, Entry]
+    at: dict[str, int]  # each delta page's place in the base's order (-1: added since)
     key: StampsKey
 
 
@@ -437,54 +438,57 @@ def _read_snapshot(parts: dict[str, bytes]) -> Snapshot | None:
     if key is None or base is None or info is None or token is None:
         return None
     delta: dict[str, Entry] = {}
+    at: dict[str, int] = {}
     blob = parts.get("delta")
     if blob is not None:
         try:
             tag, on, entries = marshal.loads(zlib.decompress(blob))
             if tag != SNAPSHOT_FORMAT or on != base:
                 return None
+            count = len(key[1]) // 8
             for entry in entries:
-                delta[entry[0]] = (entry[1], entry[2], entry[3], entry[4], entry[5], entry[6]) if len(entry) == 7 else None
+                path, place = entry[0], entry[1]
+                if type(path) is not str or type(place) is not int or not -1 <= place < count:
+                    return None
+                delta[path] = (entry[2], entry[3], entry[4], entry[5], entry[6], entry[7]) if len(entry) == 8 else None
+                at[path] = place
         except (ValueError, TypeError, EOFError, IndexError, zlib.error):
             return None
     try:
-        now = _patched(key, delta) if delta else key
+        now = _patched(key, delta, at) if delta else key
     except (TypeError, OverflowError):
         return None
-    return Snapshot(base, key, info, delta, now) if well_formed(now) else None
+    return Snapshot(base, key, info, delta, at, now) if well_formed(now) else None
 
 
-def _patched(key: StampsKey, delta: dict[str, Entry]) -> StampsKey:
-    """The stamps ``key`` with ``delta`` applied: a page written since takes its new stamp in
-    its place, a page removed leaves, a page added goes last (in the delta's order)."""
+def _base_place(names: str, path: str) -> int:
+    """``path``'s place in the order of the paths ``names`` holds (between NULs, one before the
+    first and after the last); -1 when it is not one of them (found in C, with no list of them)."""
+    found = names.find(f"\0{path}\0")
+    return -1 if found < 0 else names.count("\0", 0, found)
+
+
+def _patched(key: StampsKey, delta: dict[str, Entry], at: dict[str, int]) -> StampsKey:
+    """The stamps ``key`` with ``delta`` applied (``at``: each delta page's place in ``key``, -1
+    for a page added since): a page written since takes its new stamp in its place, a page
+    removed leaves, a page added goes last (in the delta's order). Its places are recorded with
+    the delta, so an append costs two copies of the packed stamps, not a list of every path."""
     joined, mtimes, sizes = key
-    paths: list[str] | None = None
-    if len(delta) <= 16:  # (a few: each found in the one string, in C; an append's is one page)
-        names = f"\0{joined}\0"
-        at = {}
-        for path in delta:
-            found = names.find(f"\0{path}\0")
-            if found >= 0:
-                at[path] = names.count("\0", 0, found)
-    else:
-        paths = joined.split("\0") if joined else []
-        at = {p: i for i, p in enumerate(paths) if p in delta}
     m, s = array("q", mtimes), array("q", sizes)
     gone: list[int] = []
     added: list[tuple[str, int, int]] = []
     for path, entry in delta.items():
-        i = at.get(path)
+        i = at[path]
         if entry is None:
-            if i is not None:
+            if i >= 0:
                 gone.append(i)
-        elif i is None:
+        elif i < 0:
             added.append((path, entry[0], entry[1]))
         else:
             m[i], s[i] = entry[0], entry[1]
     if not gone and not added:
         return joined, m.tobytes(), s.tobytes()
-    if paths is None:
-        paths = joined.split("\0") if joined else []
+    paths = joined.split("\0") if joined else []
     for i in sorted(gone, reverse=True):
         del paths[i], m[i], s[i]
     for path, mtime, size in added:
@@ -587,6 +591,7 @@ class PageStore:
         self._base: bytes | None = None
         self._base_key: StampsKey | None = None
         self._delta: dict[str, Entry] = {}
+        self._delta_at: dict[str, int] = {}  # (see Snapshot.at)
         #: path -> digest of the pages the racy-stamp guard checks again (see RACY_NS)
         self._racy: dict[str, bytes] = {}
         self._token: bytes | None = None  # see state
@@ -953,10 +958,10 @@ class PageStore:
         """Take ``snap`` as the stamps and listing of the pages (decoded when first asked for)."""
         if snap is None:
             self._set_snap(None)
-            self._base, self._base_key, self._delta = None, None, {}
+            self._base, self._base_key, self._delta, self._delta_at = None, None, {}, {}
             return
         self._set_snap(snap.key)
-        self._base, self._base_key, self._delta = snap.base, snap.base_key, snap.delta
+        self._base, self._base_key, self._delta, self._delta_at = snap.base, snap.base_key, snap.delta, snap.at
         self._stamp_map = None  # (made from the snapshot when first asked for)
         self._info, self._info_blob = None, snap.info
 
@@ -997,20 +1002,24 @@ class PageStore:
         token = os.urandom(8)  # names this state of the pages: see derived()
         if order is None and self._base is not None and self._base_key is not None:
             held = conn.execute("SELECT data FROM snapshot WHERE part='base'").fetchone()
-            delta = dict(self._delta)
-            names = f"\0{self._base_key[0]}\0"
+            delta, at = dict(self._delta), dict(self._delta_at)
+            names = f"\0{self._base_key[0]}\0" if any(p not in at for p in updates) else ""
             for path, entry in updates.items():
-                if entry is None and f"\0{path}\0" not in names:
+                place = at.get(path)
+                if place is None:
+                    place = at[path] = _base_place(names, path)
+                if entry is None and place < 0:
                     delta.pop(path, None)  # (added since the base, and gone again)
+                    at.pop(path, None)
                 else:
                     delta[path] = entry
             if held is not None and held[0] == self._base and len(delta) <= DELTA_MAX:
-                entries = [(p,) if e is None else (p, *e) for p, e in delta.items()]
+                entries = [(p, at[p]) if e is None else (p, at[p], *e) for p, e in delta.items()]
                 blob = zlib.compress(marshal.dumps((SNAPSHOT_FORMAT, self._base, entries)), 1)
                 conn.executemany("INSERT OR REPLACE INTO snapshot VALUES (?, ?)",
                                  [("delta", blob), ("token", token)])
-                self._delta = delta
-                self._set_snap(_patched(self._base_key, delta))
+                self._delta, self._delta_at = delta, at
+                self._set_snap(_patched(self._base_key, delta, at))
                 self._log_change(token, changed, prev)
                 return
         stamps, info, unstored = self._stamps, self._infos(), self._unstored
@@ -1041,7 +1050,7 @@ class PageStore:
         conn.executemany("INSERT OR REPLACE INTO snapshot VALUES (?, ?)",
                          [("stamps", stamps_blob), ("info", info_blob), ("base", base), ("token", token)])
         self._set_snap(key, lists)
-        self._base, self._base_key, self._delta = base, key, {}
+        self._base, self._base_key, self._delta, self._delta_at = base, key, {}, {}
         self._log_change(token, changed, prev)
 
     def _log_change(self, token: bytes, changed: list[str], prev: bytes | None) -> None:
