@@ -2150,7 +2150,12 @@ class DedupIndex:
         body, body_at = kept(counts <= self.boilerplate_pages)
         rare, rare_at = kept(counts <= CONTAINMENT_MAX_PAGES)
         del counts
-        bands: dict[int, list[int]] = dict(zip(basis.band_slots.tolist(), basis.bands.tolist(), strict=True))
+        band_slots, band_rows = basis.band_slots, basis.bands  # (a page's row found when it is made)
+
+        def bands_of(i: int) -> list[int]:
+            row = int(np.searchsorted(band_slots, i))
+            found: list[int] = band_rows[row].tolist() if row < len(band_slots) and band_slots[row] == i else []
+            return found
         none = np.zeros(0, dtype=np.uint64)
         # (offsets as Python ints: indexing numpy arrays 32,000 times costs more than the slices)
         at, b_at, r_at = starts.tolist(), body_at.tolist(), rare_at.tolist()
@@ -2162,7 +2167,7 @@ class DedupIndex:
             b0, b1 = b_at[i], b_at[i + 1]
             if b1 - b0 >= MIN_SHINGLES:  # (as _discount leaves it)
                 r0, r1 = r_at[i], r_at[i + 1]
-                f_body, f_rare, f_bands = body[b0:b1], (rare[r0:r1] if r1 - r0 >= MIN_SHINGLES else none), bands.get(i, [])
+                f_body, f_rare, f_bands = body[b0:b1], (rare[r0:r1] if r1 - r0 >= MIN_SHINGLES else none), bands_of(i)
             else:
                 f_body, f_rare, f_bands = none, none, []
             return Features(paths[i], (stamp[0], stamp[1]), folder, title_key, title_text, tuple(title_numbers), slug,
