@@ -550,12 +550,16 @@ class _KeyTable:
         self.extra_keys: dict[str, list[int]] = {}
 
     def build(self, paths: list[str], keys: np.ndarray, owners: np.ndarray,
-              slot: dict[str, int] | None = None) -> None:
+              slot: dict[str, int] | None = None, ordered: bool = False) -> None:
         """File ``paths`` (slots) under ``keys`` (``owners``: the slot of each key); ``slot``:
-        each path's slot, when known (tables of the same pages share it: it is never changed)."""
-        # (pages under one key in any order: every answer is a set; introsort is 2.5x a stable sort)
-        order = np.argsort(keys)
-        self.keys, self.owners = keys[order], owners[order]
+        each path's slot, when known (tables of the same pages share it: it is never changed);
+        ``ordered``: the keys are sorted already (a table a basis saved)."""
+        if ordered:
+            self.keys, self.owners = keys, owners
+        else:
+            # (pages under one key in any order: every answer is a set; introsort is 2.5x a stable sort)
+            order = np.argsort(keys)
+            self.keys, self.owners = keys[order], owners[order]
         self.paths = paths
         self.slot = slot if slot is not None else {p: i for i, p in enumerate(paths)}
         self.dead = np.zeros(len(paths), dtype=bool)
@@ -917,12 +921,6 @@ def _inbound_sources(links: Any, paths: list[str]) -> tuple[bytes, bytes]:
         lengths.append(len(found))
         flat.extend(found)
     return np.array(lengths, dtype=np.int32).tobytes(), np.array(flat, dtype=np.int32).tobytes()
-
-
-def _by_owner(keys: np.ndarray, owners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A key table's (keys, owners) in the order of their owners (as a basis saves them)."""
-    order = np.argsort(owners, kind="stable")
-    return keys[order], owners[order]
 
 
 def _link_names(page: Page | None) -> tuple[str, ...]:
@@ -1905,7 +1903,7 @@ class DedupIndex:
             np.fromiter((len(x) for x in listed), dtype=np.int64, count=len(listed)),
             np.array(slots, dtype=np.int64),
             np.array([feats[i].bands for i in slots], dtype=np.uint64).reshape(len(slots), BANDS),
-            *_by_owner(self._slugs.keys, self._slugs.owners), self.wiki.store.attachments_key(),
+            self._slugs.keys, self._slugs.owners, self.wiki.store.attachments_key(),
             self._scan_sources[0].astype(np.int64), self._scan_sources[1].astype(np.int64), self._head(),
             np.array([dedup_follow.digest_of(f.shingles) for f in feats], dtype=np.uint64))
         # The basis is a file beside the page cache (written in 0.05 s where the database took
@@ -2185,7 +2183,7 @@ class DedupIndex:
         self._title_slot = {p: i for i, p in enumerate(paths)}
         self._title_paths = list(paths)
         self.features = BasisFeatures(paths, make, lambda i: (every_names[i][0][0], every_names[i][0][1]))
-        self._slugs.build(paths, basis.slug_entries, basis.slug_owners)
+        self._slugs.build(paths, basis.slug_entries, basis.slug_owners, ordered=True)
         slot = {p: i for i, p in enumerate(paths)}
         for b, table in enumerate(self._bands):
             table.build(paths, basis.bands[:, b] if len(basis.band_slots) else np.zeros(0, dtype=np.uint64),
