@@ -286,6 +286,27 @@ class Wiki:
         index.pages = pages
         return index
 
+    def links_out(self, path: str) -> set[str]:
+        """The pages ``path``'s links resolve to (itself left out), as the operator's link index
+        resolves them: from the cache's name tables, over the page and the pages its links could
+        name only, not the pages linking to it (what :meth:`_around_from_store` adds for
+        backlinks), when they answer exactly; else from :meth:`links_around`. What a changed
+        page's outgoing links are (the dedup follow's inbound counts) without the link index."""
+        from curator.engine.corpus.links import local_index, odd_key
+
+        store = self.store
+        page = store.page(path) if store.partial_reads else None
+        keys = {link.key for link in page.links} if page is not None else set()
+        if page is not None and not any(odd_key(k) for k in keys):  # (``[[a/..]]``: the pages around it)
+            sub = dict(store.pages_named(keys | {k.rpartition("/")[2] for k in keys}))
+            sub[path] = page
+            index = local_index(sub, path, store.attachments, {p: [] for p in sub})
+        elif store.has(path):
+            index = self.links_around(path)
+        else:
+            return set()
+        return {e.target for e in index.outgoing.get(path, ()) if e.target and e.target != path}
+
     def _visible_files(self, actor: Actor) -> list[str]:
         return [f for f in self.store.attachments if self.visible(actor, f)]
 

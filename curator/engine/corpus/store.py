@@ -68,6 +68,7 @@ import threading
 import time
 import zlib
 from array import array
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
@@ -500,8 +501,6 @@ def _patched(key: StampsKey, delta: dict[str, Entry], at: dict[str, int]) -> Sta
 
 def _patched_listing(columns: Listing, delta: dict[str, Entry]) -> Listing:
     """The listing ``columns`` (sorted by path) with ``delta`` applied."""
-    from bisect import bisect_left
-
     paths, sizes, titles, layers, trusts, created = columns
     for path, entry in delta.items():
         i = bisect_left(paths, path)
@@ -729,10 +728,9 @@ class PageStore:
         names = self._snap_names
         if names is None:
             names = self._snap_names = f"\0{self._snap_key[0]}\0"
-        at = names.find(f"\0{path}\0")
-        if at < 0:
+        i = _base_place(names, path)
+        if i < 0:
             return None
-        i = names.count("\0", 0, at)
         _, mtimes, sizes = self._snap_key
         return array("q", mtimes[8 * i:8 * i + 8])[0], array("q", sizes[8 * i:8 * i + 8])[0]
 
@@ -1337,7 +1335,7 @@ class PageStore:
         if (stale or removed or settled or snap is None
                 or snap.paths != [p for p in disk.paths if p not in unstored]):
             # (every write saves the snapshot: here also when the last one is missing or stale;
-            # whole, in the scan's order, unless that is the snapshot's: see _save_snapshot)
+            # whole, in the scan's order: see _save_snapshot)
             self._write(stale, removed, self._pages if kept is None else kept, progress,
                         racy_from=start - RACY_NS, order=disk.paths, settled=settled)
             if kept is not None:  # in the order _decode_all gives (by path, then the unstored ones)

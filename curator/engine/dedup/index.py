@@ -771,6 +771,15 @@ class BasisFeatures(MutableMapping[str, Features]):
         return iter(list(self._own.items()))
 
 
+def _drop(table: dict[Any, set[str]], key: Any, path: str) -> None:
+    """Take ``path`` out of ``table[key]`` (the key goes with its last page)."""
+    members = table.get(key)
+    if members is not None:
+        members.discard(path)
+        if not members:
+            del table[key]
+
+
 def page_features(page: Page, body_text: str) -> Features:
     return features_of(page, shingles(body_text))
 
@@ -1399,8 +1408,7 @@ class DedupIndex:
     def _index_names(self, f: Features) -> None:
         if f.title_key:
             self._title_groups[f.title_key].add(f.path)
-        for tag in f.tags:
-            self._tag_index[(f.folder, tag)].add(f.path)
+        self._tag(f)
         slot = len(self._titles)
         self._titles.append(f.title_text)
         self._title_len.append(len(f.title_text))
@@ -1429,18 +1437,20 @@ class DedupIndex:
         for b, table in enumerate(self._bands):
             table.build(paths, keys[:, b], owners, slot)
 
-    def _unindex(self, f: Features) -> None:
-        def drop(table: dict[Any, set[str]], key: Any) -> None:
-            members = table.get(key)
-            if members is not None:
-                members.discard(f.path)
-                if not members:
-                    del table[key]
-
-        drop(self._title_groups, f.title_key)
-        self._slugs.remove(f.path)
+    def _tag(self, f: Features) -> None:
+        """File the page under each (folder, tag) of ``f``."""
         for tag in f.tags:
-            drop(self._tag_index, (f.folder, tag))
+            self._tag_index[(f.folder, tag)].add(f.path)
+
+    def _untag(self, f: Features) -> None:
+        """Take the page out of each (folder, tag) group of ``f`` (an empty group goes)."""
+        for tag in f.tags:
+            _drop(self._tag_index, (f.folder, tag), f.path)
+
+    def _unindex(self, f: Features) -> None:
+        _drop(self._title_groups, f.title_key, f.path)
+        self._slugs.remove(f.path)
+        self._untag(f)
         for table in self._bands:
             table.remove(f.path)
         slot = self._title_slot.pop(f.path, None)
@@ -1982,15 +1992,9 @@ class DedupIndex:
                 self._unknown.add(path)  # (its big shingles at the basis stay in the counts)
             self._add_counts(f.shingles, -1)
             self._add_counts(shingled, +1)
-            for tag in f.tags:
-                members = self._tag_index.get((f.folder, tag))
-                if members is not None:
-                    members.discard(path)
-                    if not members:
-                        del self._tag_index[(f.folder, tag)]
+            self._untag(f)
             f.shingles, f.tags = shingled, frozenset(tags)
-            for tag in f.tags:
-                self._tag_index[(f.folder, tag)].add(path)
+            self._tag(f)
             self._partial.discard(path)
         if len(self._unknown) > dedup_follow.FOLLOW_MARGIN:
             return None
@@ -2066,25 +2070,6 @@ class DedupIndex:
                    if p not in partial and len(f.shingles) and common(f.shingles, crossed))
         return out
 
-    def _links_from(self, path: str) -> set[str]:
-        """The pages ``path``'s links resolve to now (the operator's link index would say the
-        same), from the cache's name tables: its page and the pages its links could name
-        (:func:`~curator.engine.corpus.links.local_index`), not the pages linking to it."""
-        from curator.engine.corpus.links import local_index, odd_key
-
-        store = self.wiki.store
-        page = store.page(path)
-        if page is None:
-            return set()
-        keys = {link.key for link in page.links}
-        if any(odd_key(k) for k in keys):  # (``[[a/..]]``: resolved by the pages around it)
-            around = self.wiki.links_around(path)
-            return {e.target for e in around.outgoing.get(path, ()) if e.target and e.target != path}
-        sub = dict(store.pages_named(keys | {k.rpartition("/")[2] for k in keys}))
-        sub[path] = page
-        index = local_index(sub, path, store.attachments, {p: [] for p in sub})
-        return {e.target for e in index.outgoing.get(path, ()) if e.target and e.target != path}
-
     def _big_crossing(self, crossed: np.ndarray) -> bool:
         """Whether a shingle no page of the basis lists (big) may have crossed a limit: one that
         did, or one whose count, less the changed pages that may still hold it uncounted, is no
@@ -2124,7 +2109,7 @@ class DedupIndex:
         np.cumsum(basis.source_counts, out=starts[1:])
         counts = at[starts[1:]] - at[starts[:-1]]
         for path in sorted(stale):
-            for target in self._links_from(path):
+            for target in self.wiki.links_out(path):
                 if target in slot:
                     counts[slot[target]] += 1
         self._scan_inbound = self._links_key(), dict(zip(basis.paths, counts.tolist(), strict=True))
