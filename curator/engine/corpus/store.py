@@ -267,6 +267,35 @@ def checkpoint(conn: sqlite3.Connection) -> None:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
+def drop_tables(conn: sqlite3.Connection, tables: Iterable[str]) -> bool:
+    """Drop those of ``tables`` that exist (a schema change); answers whether there were any
+    (then :func:`reclaim` gives their pages back)."""
+    names = list(tables)
+    present = {row[0] for row in conn.execute(
+        f"SELECT name FROM sqlite_master WHERE type='table' AND name IN ({','.join('?' * len(names))})", names)}
+    for table in names:
+        if table in present:
+            conn.execute(f"DROP TABLE {table}")
+    return bool(present)
+
+
+def reclaim(conn: sqlite3.Connection) -> bool:
+    """Give the pages of tables just dropped back to the file system (a schema change: without
+    this, a 32,000-page wiki's cache kept ~90 MB of free pages for good, since nothing else ever
+    vacuums). One ``VACUUM`` (it works in WAL mode: the rewrite goes through the WAL, which
+    :func:`checkpoint` then folds in and truncates), and only when the file has free pages.
+    Best effort: a connection in a transaction, another process holding the database, no room
+    for the copy, leave the free pages for the next schema change (answers whether it ran)."""
+    try:
+        if conn.in_transaction or not conn.execute("PRAGMA freelist_count").fetchone()[0]:
+            return False
+        conn.execute("VACUUM")
+    except sqlite3.Error:
+        return False
+    checkpoint(conn)
+    return True
+
+
 def read_page_bytes(real_root: str, path: str, size: int = -1) -> bytes | None:
     """A page's bytes; None when it vanished; :data:`_UNREADABLE` when it may not be read. The
     last component is never followed if it became a symlink since the walk (O_NOFOLLOW where the
@@ -641,15 +670,11 @@ class PageStore:
             conn.execute("PRAGMA synchronous=NORMAL")
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             if version != SCHEMA_VERSION:
-                conn.execute("DROP TABLE IF EXISTS pages")
-                conn.execute("DROP TABLE IF EXISTS records")
-                conn.execute("DROP TABLE IF EXISTS link_names")
-                conn.execute("DROP TABLE IF EXISTS page_names")
-                conn.execute("DROP TABLE IF EXISTS snapshot")
-                conn.execute("DROP TABLE IF EXISTS racy")
-                conn.execute("DROP TABLE IF EXISTS derived")
-                conn.execute("DROP TABLE IF EXISTS changes")
+                dropped = drop_tables(conn, ("pages", "records", "link_names", "page_names", "snapshot",
+                                             "racy", "derived", "changes"))
                 conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+                if dropped:
+                    reclaim(conn)  # (the old cache's pages: without it, free space in the file for good)
             # The small table every refresh reads whole; the records only when pages are decoded.
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS pages (path TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER,"

@@ -66,7 +66,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from curator.engine.corpus import frontmatter
 from curator.engine.corpus.page import Page, decode, parse_layer
-from curator.engine.corpus.store import RACY_NS, ChangeSet, checkpoint, read_and_parse
+from curator.engine.corpus.store import RACY_NS, ChangeSet, checkpoint, drop_tables, read_and_parse, reclaim
 from curator.engine.corpus.walker import (
     EXCLUDED_DIRS,
     MOVED_MAX,
@@ -204,10 +204,12 @@ class SearchIndex:
         conn.execute("CREATE TABLE IF NOT EXISTS search_meta (key TEXT PRIMARY KEY, value TEXT)")
         row = conn.execute("SELECT value FROM search_meta WHERE key='schema'").fetchone()
         if row is None or row[0] != SEARCH_SCHEMA:
-            for table in ("search_fts", "search_docs", "search_dirs", "search_stamps", "search_moved"):
-                conn.execute(f"DROP TABLE IF EXISTS {table}")
+            dropped = drop_tables(conn, ("search_fts", "search_docs", "search_dirs", "search_stamps",
+                                         "search_moved"))
             conn.execute("DELETE FROM search_meta")
             conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('schema', ?)", (SEARCH_SCHEMA,))
+            if dropped:
+                reclaim(conn)  # (the old index's pages: often most of the file)
         conn.execute(
             "CREATE TABLE IF NOT EXISTS search_docs (id INTEGER PRIMARY KEY AUTOINCREMENT, path TEXT UNIQUE"
             " NOT NULL, dir TEXT, title TEXT, layer TEXT, trust REAL, factor REAL, tags TEXT,"
