@@ -59,6 +59,7 @@ from curator.models.facts import (
     verdict_text,
 )
 from curator.text import plural
+from curator.views.review import FACT_QUEUES
 from curator.views.review.base import ReviewView, record_table
 from curator.views.widgets import ReasonDialog
 
@@ -66,7 +67,7 @@ if TYPE_CHECKING:
     from curator.engine.wiki import Wiki
     from curator.views.host import ViewHost
 
-QUEUES = ("similar", "conflicts", "stale")
+QUEUES = FACT_QUEUES  # (tab order)
 
 
 @dataclass(slots=True)

@@ -209,7 +209,7 @@ def _screenshot(app: object, window: MainWindow, out: Path, view: str) -> int:
     from PySide6.QtWidgets import QApplication
 
     from curator.engine.errors import CuratorError
-    from curator.views.review.facts import QUEUES as FACT_QUEUES
+    from curator.views.review import FACT_QUEUES
 
     window.setProperty("screenshot", True)
     window.resize(*SCREENSHOT_SIZE)
