@@ -30,6 +30,7 @@ from curator.engine.corpus.links import LinkIndex
 from curator.engine.corpus.lookalike import lookalike_groups, lookalike_key
 from curator.engine.corpus.store import gc_paused
 from curator.engine.dedup import cache as dedup_cache
+from curator.engine.dedup.follow import DamagedBasis
 from curator.engine.dedup.index import (
     CONTENT_SIGNALS,
     KEPT_FAMILY_MAX,
@@ -158,7 +159,7 @@ class FamilyAnswers:
                 try:
                     fired = self._fired(actor, dismissed or set(), page)
                     out = [self._candidate(pair, signals) for pair, signals in fired.items()]
-                except NeedScan:
+                except (NeedScan, DamagedBasis):
                     self.index.scan()
                     self._memo = {}  # (the pairs changed: nothing computed before the scan holds)
                     self._inbound = self.index.side_counts()
@@ -190,7 +191,7 @@ class FamilyAnswers:
             try:
                 try:
                     out = self._families(actor, dismissed or set())
-                except NeedScan:  # a kept result without the scores a big family asks for
+                except (NeedScan, DamagedBasis):  # a kept result without the scores a big family asks for
                     self.index.scan()
                     self._memo = {}  # (the pairs changed: nothing computed before the scan holds)
                     self._inbound = self.index.side_counts()

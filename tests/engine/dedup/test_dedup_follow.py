@@ -344,6 +344,11 @@ def test_the_basis_features_behave_as_a_dict_of_every_page_made_as_asked() -> No
             got, want = lazy.get(path), plain.get(path)
             assert (got is None) == (want is None) and (got is None or (got.path, got.stamp) == (want.path, want.stamp))
         assert len(lazy) == len(plain) and sorted(lazy) == sorted(plain)
+        # which pages differ from a store's stamps: those held of another stamp or gone, those not held
+        pages = {p: ((i, i) if rng.random() < 0.8 else (i, -1)) for i, p in enumerate([*paths, "new1.md", "new4.md"])
+                 if rng.random() < 0.9}
+        want = {p for p in pages if p not in plain or plain[p].stamp != pages[p]} | {p for p in plain if p not in pages}
+        assert lazy.differing(pages) == want
     assert len(made) < 40  # (only the pages asked for were made)
     assert {p for p, _ in lazy.made()} <= set(plain)
 
@@ -375,3 +380,57 @@ def test_a_tag_crossing_the_rare_limit_and_back_is_followed(tmp_path: Path, monk
     back = answer(base)
     assert scans == [] and back == full_scan(base)
     assert family_with(back, "notes/a.md") == {"notes/a.md", "notes/b.md"}
+
+
+def test_the_basis_groups_behave_as_a_defaultdict_of_every_group_made_as_asked() -> None:
+    """The title and tag groups a followed basis holds (a group made when first asked for) answer
+    as a defaultdict of every group filed at once would, through additions, removals (a group
+    emptied and deleted is never made again from the basis) and lookups of any key."""
+    import random
+    from collections import defaultdict
+
+    rng = random.Random(11)
+    paths = [f"p{i:03d}.md" for i in range(60)]
+    filed: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for p in paths:
+        for _ in range(rng.randrange(3)):
+            filed[(rng.choice("ab"), rng.choice("xyzw"))].add(p)
+    slot = {p: i for i, p in enumerate(paths)}
+    lazy = dedup._BasisGroups(follow.groups_of(filed, slot), paths)
+    plain: dict[tuple[str, str], set[str]] = defaultdict(set, {k: set(v) for k, v in filed.items()})
+    keys = [(f, t) for f in "abc" for t in "xyzwv"]
+    for _ in range(600):
+        key, path, kind = rng.choice(keys), rng.choice(paths), rng.random()
+        if kind < 0.3:
+            lazy[key].add(path)
+            plain[key].add(path)
+        elif kind < 0.6:
+            dedup._drop(lazy, key, path)
+            dedup._drop(plain, key, path)
+        else:
+            assert (key in lazy) == (key in plain)
+            assert lazy.get(key, set()) == plain.get(key, set())
+            assert len(lazy.get(key, ())) == len(plain.get(key, ()))
+    assert {k: v for k, v in lazy.items() if v} == {k: v for k, v in plain.items() if v}
+
+
+def test_a_basis_damaged_inside_a_page_chunk_makes_a_scan_not_an_error(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """A page's names and listed shingles are decoded when the follow asks for them: a damaged
+    chunk (which the file's checks cannot see without decoding every page) is found then, and
+    the answer is a full scan's, with no error."""
+    answer(root)
+    wiki = Wiki(root)
+    path = wiki.state_dir / follow.FILE
+    blob = path.read_bytes()
+    basis = follow.decode(blob, follow.key_of(dedup.SETTINGS))
+    assert basis is not None
+    chunk = basis.names.compressed()[0]
+    at = blob.index(chunk)
+    path.write_bytes(blob[:at + 10] + bytes(b ^ 0x5A for b in blob[at + 10:at + 20]) + blob[at + 20:])
+    assert follow.decode(path.read_bytes(), follow.key_of(dedup.SETTINGS)) is not None  # (checked only when read)
+    (root / "filler/page-1.md").write_text(page("Filler 1", facts(5, 3001)), "utf-8")
+    scans = count_scans(monkeypatch)
+    assert answer(root) == full_scan(root) and len(scans) == 2  # (answer's, then full_scan's copy)
+    with pytest.raises(follow.DamagedBasis):
+        basis.names.__class__(basis.names.at, chunks=[b"not zlib"] * len(basis.names.compressed())).part(0)
