@@ -116,7 +116,7 @@ class FamilyAnswers:
             found: dict[tuple[str, str], list[str]] = memo[key]
             return found
         pages = self.wiki.store.stamps()  # (which pages there are: nothing decoded for a count)
-        known = pages.keys() if self.index.kept is not None else self.index.features.keys()  # (a kept result: these pages)
+        known = pages.keys() if self.index.kept is not None else self.index.page_set()  # (a kept result: these pages)
         if actor.is_operator:
             visible = known & pages.keys()
         else:

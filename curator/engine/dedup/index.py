@@ -71,6 +71,7 @@ import threading
 import unicodedata
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
+from collections.abc import Set as AbstractSet
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass, field
@@ -767,12 +768,21 @@ class BasisFeatures(MutableMapping[str, Features]):
         i = self._slot.get(path)
         return None if i is None or path in self._gone else self._stamp(i)
 
-    def differing(self, pages: Mapping[str, tuple[int, int]]) -> set[str]:
+    def held(self) -> set[str]:
+        """Every page held (a set, made at C speed: the mapping's own keys view checks each page)."""
+        held = set(self._slot)
+        held.difference_update(self._gone)
+        held.update(self._own)
+        return held
+
+    def differing(self, pages: Mapping[str, tuple[int, int]], basis: set[str] | None = None) -> set[str]:
         """The pages whose features are not of ``pages``' stamps: held and changed or gone from
         ``pages``, and those of ``pages`` not held (one pass over the basis's stamps, not a
-        lookup a page)."""
+        lookup a page; none when ``basis`` says already which basis pages differ from ``pages``)."""
         paths, stamp = self._paths, self._stamp
-        out = {p for i, (p, now) in enumerate(zip(paths, map(pages.get, paths), strict=True)) if now != stamp(i)}
+        if basis is None:
+            basis = {p for i, (p, now) in enumerate(zip(paths, map(pages.get, paths), strict=True)) if now != stamp(i)}
+        out = set(basis)
         for p in self._gone:
             out.discard(p)
         for p, f in self._own.items():
@@ -1261,6 +1271,9 @@ class DedupIndex:
         self._unknown: set[str] = set()  # changed pages whose big shingles stayed in the counts
         self._basis_head = ""  # (a basis's, loaded: see _read_back)
         self._basis_digests: Mapping[str, int] = {}
+        #: (store state, the basis pages whose stamps differ from the pages then): what the basis's
+        #: loading found, which the update that follows it does not look for again
+        self._basis_differs: tuple[bytes | None, set[str]] = (None, set())
         self._big_at = np.zeros(0, dtype=np.int64)  # where the basis's big shingles are in _shingle_keys
         #: the basis loaded (see _adopt_basis): whose features still hold its listed shingles (the
         #: pages in _partial) is found in one pass over them all (_holders)
@@ -1835,7 +1848,9 @@ class DedupIndex:
             token = self.wiki.store.state
             if paths is None:
                 if isinstance(self.features, BasisFeatures):
-                    differing = self.features.differing(pages)
+                    # (the basis pages differing from these very stamps: found while it was loaded)
+                    basis = self._basis_differs[1] if self._basis_differs[0] == token else None
+                    differing = self.features.differing(pages, basis)
                     stale = [p for p in pages if p in differing]  # (in the pages' order, as below)
                     stale += [p for p in self.features if p in differing and p not in pages]
                 else:
@@ -2081,9 +2096,9 @@ class DedupIndex:
         del blob
         if basis is None or basis.id != found[0]:
             return None  # (damaged, or a later scan's whose state is not saved)
-        stale = set(found[1])
-        stale.update(p for p, now, then in zip(basis.paths, map(pages.get, basis.paths), basis.stamps, strict=True)
-                     if now != then)
+        differs = {p for p, now, then in zip(basis.paths, map(pages.get, basis.paths), basis.stamps, strict=True)
+                   if now != then}
+        stale = differs | set(found[1])
         if len(stale) + len(pages) - len(basis.paths) > 2 * dedup_follow.FOLLOW_MAX:
             return None  # (quick bound before the exact one below)
         slot = {p: i for i, p in enumerate(basis.paths)}
@@ -2102,6 +2117,7 @@ class DedupIndex:
             return None  # (the pairs of the pages that did not change are a kept result's)
         self._reset()
         self._adopt_basis(basis, slot)
+        self._basis_differs = store.state, differs
         self._basis_head, self._basis_digests = basis.head, digests
         for path, every in old.items():  # (their whole text at the basis: taken out exactly)
             self.features[path].shingles = every
@@ -2183,6 +2199,11 @@ class DedupIndex:
         for path, every in self._old_shingles(self._basis_head, self._basis_digests, partial).items():
             self.features[path].shingles = every
             self._partial.discard(path)
+
+    def page_set(self) -> AbstractSet[str]:
+        """The pages the index holds features of, as a set (or the features' keys view)."""
+        features = self.features
+        return features.held() if isinstance(features, BasisFeatures) else features.keys()
 
     def _stamp_of(self, path: str) -> tuple[int, int] | None:
         """The (mtime_ns, size) ``path``'s features were computed from (None: it has none),

@@ -348,7 +348,10 @@ def test_the_basis_features_behave_as_a_dict_of_every_page_made_as_asked() -> No
         pages = {p: ((i, i) if rng.random() < 0.8 else (i, -1)) for i, p in enumerate([*paths, "new1.md", "new4.md"])
                  if rng.random() < 0.9}
         want = {p for p in pages if p not in plain or plain[p].stamp != pages[p]} | {p for p in plain if p not in pages}
-        assert lazy.differing(pages) == want
+        assert lazy.differing(pages) == want and lazy.held() == set(plain)
+        # (told which basis pages differ from these stamps, as the basis's loading found them)
+        basis = {p for i, p in enumerate(paths) if pages.get(p) != (i, i)}
+        assert lazy.differing(pages, basis) == want
     assert len(made) < 40  # (only the pages asked for were made)
     assert {p for p, _ in lazy.made()} <= set(plain)
 
