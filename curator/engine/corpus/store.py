@@ -1141,11 +1141,20 @@ class PageStore:
             changed |= unstored  # (only when something changed: an unchanged state is answered as derived())
         return data, changed
 
+    def carry_derived(self, name: str, data: bytes, state: bytes | None = None) -> None:
+        """:meth:`save_derived` of ``data`` when it is what is saved as ``name`` already (its
+        bytes found by :meth:`derived_since` still hold for this state): the saved row is
+        stamped with the state, its bytes not written again."""
+        self._save_derived(name, data, state, carry=True)
+
     def save_derived(self, name: str, data: bytes, state: bytes | None = None) -> None:
         """Save ``data`` (computed from every page as of :attr:`state`) as ``name``; not saved when
         the database holds another state by now (another process changed pages meanwhile), nor,
         with ``state`` (the :attr:`state` read before computing it), when this store has moved on
         from that one since (a refresh on another thread wrote meanwhile)."""
+        self._save_derived(name, data, state)
+
+    def _save_derived(self, name: str, data: bytes, state: bytes | None, carry: bool = False) -> None:
         with self._lock:
             token, conn = self._token, self._conn
             if token is None or (state is not None and state != token):
@@ -1162,7 +1171,10 @@ class PageStore:
             try:
                 current = conn.execute("SELECT data FROM snapshot WHERE part='token'").fetchone()
                 if current is not None and current[0] == token:
-                    conn.execute("INSERT OR REPLACE INTO derived VALUES (?, ?, ?)", (name, token, data))
+                    carried = carry and conn.execute("UPDATE derived SET token=? WHERE name=? AND data=?",
+                                                     (token, name, data)).rowcount == 1
+                    if not carried:  # (another process saved other bytes meanwhile: these, whole)
+                        conn.execute("INSERT OR REPLACE INTO derived VALUES (?, ?, ?)", (name, token, data))
             finally:
                 conn.execute("COMMIT")
 

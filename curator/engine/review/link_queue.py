@@ -283,11 +283,13 @@ def _restricted(pages: _Pages, slugs: list[str]) -> Suggester:
 
 
 def updated(wiki: Wiki, targets: dict[str, Target], pages_blob: bytes,
-            changed: set[str]) -> tuple[_Pages, set[str]] | None:
+            changed: set[str]) -> tuple[_Pages, set[str], bool] | None:
     """Bring the saved ``targets`` up to date with the ``changed`` pages, in place (see the module
-    docstring for what is computed again); the pages part brought up to date, and the keys whose
-    suggestions were made again. None (``targets`` left half done) when that is not decided here:
-    the caller computes the queue from scratch."""
+    docstring for what is computed again); the pages part brought up to date, the keys whose
+    suggestions were made again, and whether the targets and pages are all as saved (an append
+    that changed no link nor name: the saved queue holds for the new state as it is). None
+    (``targets`` left half done) when that is not decided here: the caller computes the queue
+    from scratch."""
     store = wiki.store
     if not store.partial_reads:
         return None
@@ -345,18 +347,22 @@ def updated(wiki: Wiki, targets: dict[str, Target], pages_blob: bytes,
         if any(o[0] in dropped for o in had.occurrences):
             touched.add(key)
     resuggest: set[str] = set()
+    same = not gone and not renamed
     for key in touched:
         t = targets.get(key)
         kept = [o for o in t.occurrences if o[0] not in dropped] if t is not None else []
         now = sorted([*kept, *fresh.get(key, ())], key=lambda o: o[0])  # (stable: each page's in link order)
         if not now:
             targets.pop(key, None)
+            same = False
             continue
         written = _written(now)
         if t is None or t.written != written:
             targets[key] = Target(written, "", now, [], 0.0)
             resuggest.add(key)
+            same = False
         else:
+            same = same and [tuple(o) for o in t.occurrences] == [tuple(o) for o in now]
             t.occurrences = now
     # The pages part brought up to date; names added or gone re-suggest the targets they can meet.
     for path in gone:
@@ -376,4 +382,4 @@ def updated(wiki: Wiki, targets: dict[str, Target], pages_blob: bytes,
         for t, slug in zip(todo, slugify_many(texts), strict=True):
             t.slug = slug
         _suggest(_restricted(listed, [t.slug for t in todo if t.slug]), todo)
-    return listed, resuggest
+    return listed, resuggest, same and not resuggest

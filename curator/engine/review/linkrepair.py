@@ -197,7 +197,10 @@ def saved_queue(wiki: Wiki, *, compute: bool = True) -> dict[str, Target] | None
             return targets
         done = link_queue.updated(wiki, targets, pages_blob, found[1])
         if done is not None:
-            store.save_derived(link_queue.SAVED_NAME, link_queue.saved_blob(files, targets, done[0]), state=state)
+            if done[2]:  # (as saved: the same bytes hold for this state, not encoded again)
+                store.carry_derived(link_queue.SAVED_NAME, found[0], state=state)
+            else:
+                store.save_derived(link_queue.SAVED_NAME, link_queue.saved_blob(files, targets, done[0]), state=state)
             return targets
     elif not compute:
         return None

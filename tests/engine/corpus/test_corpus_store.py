@@ -725,3 +725,25 @@ def test_stamps_without_decoding_and_as_the_cache_holds_them(tmp_path: Path, par
     assert not fresh.store.loaded and parse_counter == []
     assert sorted(fresh.store.stamps()) == ["a.md", "b.md", "c.md"] and parse_counter == ["c.md"]
     fresh.close()
+
+
+def test_derived_data_carried_to_a_new_state_keeps_its_bytes_unless_others_were_saved(tmp_path: Path) -> None:
+    """``carry_derived`` stamps the saved bytes with the current state (an answer the change did
+    not alter); when another process saved other bytes meanwhile, the bytes given are saved whole."""
+    root = write_pages(tmp_path / "w", {"a.md": "# A\n", "b.md": "# B\n"})
+    wiki = Wiki(root)
+    store = wiki.store
+    wiki.refresh()
+    store.save_derived("x", b"data")
+    (root / "a.md").write_text("# A again\n")
+    store.refresh(["a.md"])
+    assert store.derived_since("x") == (b"data", {"a.md"})
+    store.carry_derived("x", b"data", state=store.state)
+    assert store.derived_since("x") == (b"data", set())
+    (root / "b.md").write_text("# B again\n")
+    store.refresh(["b.md"])
+    with _db(root) as conn:  # another process saved other bytes for the earlier state meanwhile
+        conn.execute("UPDATE derived SET data = ? WHERE name = 'x'", (b"other",))
+    store.carry_derived("x", b"data", state=store.state)
+    assert store.derived_since("x") == (b"data", set())
+    wiki.close()

@@ -86,6 +86,10 @@ def test_every_kind_of_change_gives_the_queue_computed_from_every_page(corpus: C
     assert {"nowhere-yet", "later-page", "lantern"} <= keys
     generated = sorted(p for p in corpus.pages if p.startswith(("wiki/", "concepts/")))
     steps: list[tuple[str, Any]] = [
+        ("a fact without a link", lambda: append(top, generated[2], "\nThe ledger closes on Fridays.\n")),
+        ("a link's line moved", lambda: (top / "notes/hub.md").write_text(
+            "---\ntitle: Hub\n---\n# Hub\n\nA line first.\n\n[[Planning Guide]] [[ledger-a#Totals]] [[budget]]\n"
+            "[[nowhere-yet]] [[later-page]] [[Lantern]]\n", encoding="utf-8")),
         ("a link to a new missing page", lambda: append(top, generated[0], "\nSee [[Brand New Gap]].\n")),
         ("another occurrence, written otherwise", lambda: append(top, generated[1], "\n[[Nowhere Yet]] [[Nowhere Yet]]\n")),
         ("a link removed", lambda: (top / "notes/budget.md").write_text("# Budget\n\n[[hub]]\n", encoding="utf-8")),
@@ -154,3 +158,24 @@ def test_an_agent_never_gets_the_operators_saved_queue(root: Path) -> None:  # n
         targets, _links = unresolved_totals(Wiki(root), AGENT)
         assert targets == len(items)
         append(root, "wiki/bystander.md", "\n[[Payroll]]\n")
+
+
+def test_an_append_that_changes_no_link_carries_the_saved_queue_over(corpus: CorpusInfo,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """After an append with no link (what agents mostly write), the saved queue holds for the new
+    state as it is: stamped with that state, not encoded and written again (0.4 s at 100,000
+    pages); the next process answers it for the new state without bringing anything up to date."""
+    top = corpus.root
+    unresolved(Wiki(top))  # saved
+    page = sorted(p for p in corpus.pages if p.startswith("concepts/"))[0]
+    append(top, page, "\nThe ledger closes on Fridays.\n")
+    with monkeypatch.context() as m:
+        m.setattr(link_queue, "saved_blob", lambda *a: pytest.fail("the unchanged queue was encoded again"))
+        assert rows(unresolved(Wiki(top))) == from_scratch(top, monkeypatch)
+    wiki = Wiki(top)
+    wiki.store.count()
+    found = wiki.store.derived_since(link_queue.SAVED_NAME)
+    assert found is not None and found[1] == set()  # (saved under the new state)
+    append(top, page, "\nSee [[Another Missing Page]].\n")  # a link: the queue changes, and is saved whole
+    assert "another-missing-page" in {r["key"] for r in rows(unresolved(Wiki(top)))}
+    assert rows(unresolved(Wiki(top))) == from_scratch(top, monkeypatch)
