@@ -33,9 +33,12 @@ from __future__ import annotations
 
 import hashlib
 import marshal
+import mmap
+import os
 import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -313,7 +316,18 @@ def _groups(saved: tuple[Any, np.ndarray, np.ndarray], pages: int) -> Groups | N
     return keys, starts, members
 
 
-def decode(blob: bytes, key: bytes) -> Basis | None:
+def read(path: Path) -> bytes | mmap.mmap:
+    """The basis file's bytes: mapped where a file can be replaced while mapped (POSIX: a later
+    scan's basis is renamed over it, and this mapping keeps the file it maps), so that a follow
+    reads the parts it asks for (reading 174 MB whole cost 0.3 s at 100,000 pages); read whole
+    elsewhere. Raises OSError, or ValueError for an empty file."""
+    if os.name != "posix":
+        return path.read_bytes()
+    with path.open("rb") as f:
+        return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+
+
+def decode(blob: bytes | mmap.mmap, key: bytes) -> Basis | None:
     """The basis :func:`encode` wrote with ``key``; None for any other (or a damaged) one. What
     every page has is checked here; a page's own names and listed shingles when asked for
     (:class:`DamagedBasis`)."""

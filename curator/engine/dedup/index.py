@@ -2089,8 +2089,8 @@ class DedupIndex:
         if found is None:
             return None
         try:
-            blob = (self.wiki.state_dir / dedup_follow.FILE).read_bytes()
-        except OSError:
+            blob = dedup_follow.read(self.wiki.state_dir / dedup_follow.FILE)
+        except (OSError, ValueError):
             return None
         basis = dedup_follow.decode(blob, dedup_follow.key_of(SETTINGS))
         del blob
