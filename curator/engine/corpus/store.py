@@ -1105,6 +1105,16 @@ class PageStore:
         data: bytes = row[1]
         return data
 
+    def derived_any(self, name: str) -> bytes | None:
+        """The data saved as ``name`` under whichever state (None: none): what another saved
+        entry names by an id inside it (a dedup result kept as changes to a whole one)."""
+        with self._lock:
+            row = self._conn.execute("SELECT data FROM derived WHERE name=?", (name,)).fetchone()
+        if row is None:
+            return None
+        data: bytes = row[0]
+        return data
+
     def racy_digest(self, path: str) -> bytes | None:
         """The :func:`digest` of the page's bytes as the last refresh read them, while the
         racy-stamp guard still checks the page (its stamp may hide a same-size rewrite); None for

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import itertools
+import os
 import posixpath
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
@@ -95,14 +96,30 @@ class FamilyAnswers:
         for members, _edges in self._groups(OPERATOR, set())[0]:
             if len(members) <= KEPT_FAMILY_MAX:  # (any two may be a survivor and a member)
                 asked.update(itertools.combinations(sorted(members), 2))
-        scores = {pair: self.index.scores(*pair) for pair in sorted(asked)}
+        basis = self.index.result_basis()
+        # A result followed since a whole one was kept (from the same basis) is kept as changes to
+        # it: the scores of the pairs it does not hold and of the pages changed since the basis.
+        base = self.index.kept_base
+        if base is not None and (not basis[1] or base.basis != basis[0]):
+            base = None
+        moved = set(basis[1])
+        scores = {pair: self.index.scores(*pair) for pair in sorted(asked)
+                  if base is None or pair[0] in moved or pair[1] in moved or pair not in base.scored}
         inbound = {p: self.inbound(p) for pair in asked for p in pair}
         dismissed = dismissed_pairs(self.wiki)
         joined, alone = self._groups(OPERATOR, dismissed)  # (Health's figure, answered without the pairs)
         count = (dedup_cache.dismissed_digest(dismissed), len(joined), len(alone))
         kept = dedup_cache.Kept({s: dict(self.index.pairs[s]) for s in SIGNALS}, scores, inbound, count,
-                                self.index.result_basis(), self.index.followed_shingles())
-        store.save_derived(dedup_cache.NAME, dedup_cache.encode(kept, self.index.kept_key()))
+                                basis, self.index.followed_shingles())
+        key = self.index.kept_key()
+        if base is not None:
+            store.save_derived(dedup_cache.NAME, dedup_cache.encode_delta(kept, key, base, moved))
+            return
+        own = os.urandom(16)
+        blob = dedup_cache.encode(kept, key, own)
+        store.save_derived(dedup_cache.BASE_NAME, blob)
+        store.save_derived(dedup_cache.NAME, blob)
+        self.index.kept_base = dedup_cache.KeptBase(own, basis[0], frozenset(scores), dict(inbound))
 
 
     # --- answers ---------------------------------------------------------------------------------

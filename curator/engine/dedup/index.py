@@ -1249,6 +1249,9 @@ class DedupIndex:
         #: index; the first change to the pages makes the next update a full scan), else None.
         self.kept: bytes | None = None
         self.kept_inbound: dict[str, int] = {}
+        #: The result last kept whole, which a result followed since is kept as changes to
+        #: (:func:`~curator.engine.dedup.cache.encode_delta`); None: the next is kept whole.
+        self.kept_base: dedup_cache.KeptBase | None = None
         #: The store state the last full scan (or exact update) read, while its result is not yet
         #: kept (see _keep); an update's is kept by keep() (the station: after showing the answer)
         self.unkept: bytes | None = None
@@ -2009,15 +2012,21 @@ class DedupIndex:
         # (saved under this state, or an earlier one no page changed since: a racy page that
         # settled, the store's own bookkeeping)
         found = store.derived_since(dedup_cache.NAME) if token is not None else None
-        kept = dedup_cache.decode(found[0], self.kept_key()) if found is not None and not found[1] else None
+        kept = (dedup_cache.decode(found[0], self.kept_key(), self._kept_base_blob)
+                if found is not None and not found[1] else None)
         if kept is None:
             return False
         self._reset()
         self._take_pairs(kept)
         self._scores = kept.scores
         self.kept_inbound = kept.inbound
+        self.kept_base = kept.base
         self.kept = token
         return True
+
+    def _kept_base_blob(self) -> bytes | None:
+        """The result saved whole last (what one kept as changes is made whole with)."""
+        return self.wiki.store.derived_any(dedup_cache.BASE_NAME)
 
     # --- the basis a later process follows from (:mod:`curator.engine.dedup.follow`) ------------
     def _save_basis(self, token: bytes) -> None:
@@ -2112,12 +2121,13 @@ class DedupIndex:
         if len(stale & known) - len(old) > dedup_follow.FOLLOW_MARGIN:
             return None
         found = store.derived_since(dedup_cache.NAME)
-        kept = dedup_cache.decode(found[0], self.kept_key()) if found is not None else None
+        kept = dedup_cache.decode(found[0], self.kept_key(), self._kept_base_blob) if found is not None else None
         if found is None or kept is None or kept.basis[0] != basis.id:
             return None  # (the pairs of the pages that did not change are a kept result's)
         self._reset()
         self._adopt_basis(basis, slot)
         self._basis_differs = store.state, differs
+        self.kept_base = kept.base
         self._basis_head, self._basis_digests = basis.head, digests
         for path, every in old.items():  # (their whole text at the basis: taken out exactly)
             self.features[path].shingles = every

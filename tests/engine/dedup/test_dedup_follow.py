@@ -12,9 +12,11 @@ scan: a full scan, never a wrong answer.
 from __future__ import annotations
 
 import json
+import marshal
 import shutil
 import subprocess
 import tempfile
+import zlib
 from pathlib import Path
 
 import pytest
@@ -437,3 +439,60 @@ def test_a_basis_damaged_inside_a_page_chunk_makes_a_scan_not_an_error(
     assert answer(root) == full_scan(root) and len(scans) == 2  # (answer's, then full_scan's copy)
     with pytest.raises(follow.DamagedBasis):
         basis.names.__class__(basis.names.at, chunks=[b"not zlib"] * len(basis.names.compressed())).part(0)
+
+
+def test_a_followed_result_is_kept_as_changes_to_the_scans_and_made_whole_exactly(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """After the scan's result is kept whole (and as the base), each followed result is kept as
+    the changes to it alone: its pairs and scores of the pages changed since the basis, the
+    scores and inbound counts the base does not hold. Made whole again with the base, it is the
+    result the follow computed, through every scripted change; a base replaced since is never
+    used to make it whole."""
+    from curator.engine.dedup import cache as dedup_cache
+
+    monkeypatch.setattr(follow, "FOLLOW_MARGIN", 100)
+    answer(root)
+    wiki = Wiki(root)
+    wiki.store.count()
+    key = dedup_cache.key_of(wiki.store.attachments_key(), dedup.SETTINGS)
+    base_blob = wiki.store.derived_any(dedup_cache.BASE_NAME)
+    assert base_blob is not None and wiki.store.derived(dedup_cache.NAME) == base_blob
+    kept: list[tuple[dedup_cache.Kept, bytes]] = []
+    real = dedup_cache.encode_delta
+
+    def recording(whole: dedup_cache.Kept, key: bytes, base: dedup_cache.KeptBase, changed: object) -> bytes:
+        blob = real(whole, key, base, changed)  # type: ignore[arg-type]
+        kept.append((whole, blob))
+        return blob
+
+    monkeypatch.setattr(dedup_cache, "encode_delta", recording)
+    deltas = 0
+
+    def link(base: Path) -> None:
+        (base / "filler/page-4.md").write_text(
+            page("Filler 4", [*facts(5, 3004), f"See [[{ORIGINAL.removesuffix('.md').rsplit('/', 1)[-1]}]]."]), "utf-8")
+        subprocess.run(["git", *GIT_ID, "commit", "-q", "-am", "a link"], cwd=base, check=True)
+
+    linked = ("a link to a family's page (its inbound count changes)", link)
+    for step, change in [*changes()[:2], linked, *changes()[2:]]:
+        change(root)
+        assert answer(root) == full_scan(root), step
+        if not kept:  # (a page added since the basis and deleted again: nothing to follow, none kept)
+            continue
+        deltas += 1
+        whole, blob = kept[-1]
+        # (only the pairs of the pages changed since the basis are in it)
+        _version, _key, _count, _own, _base, changed, _paths, signals, *_ = marshal.loads(zlib.decompress(blob))
+        moved = set(changed.split("\0"))
+        assert sum(len(a) // 4 for _signal, a, _b, _v in signals) == sum(
+            p[0] in moved or p[1] in moved for pairs in whole.pairs.values() for p in pairs) > 0, step
+        made = dedup_cache.decode(blob, key, lambda: base_blob)
+        assert made is not None, step
+        assert made.pairs == whole.pairs and made.count == whole.count and made.basis == whole.basis, step
+        assert {p: made.scores[p] for p in whole.scores} == whole.scores, step
+        assert {p: made.inbound[p] for p in whole.inbound} == whole.inbound, step
+        kept.clear()
+    assert deltas >= len(changes())
+    # a later scan's base: the changes kept on the earlier one are not made whole with it
+    other = dedup_cache.Kept(whole.pairs, whole.scores, whole.inbound, whole.count, whole.basis, whole.followed)
+    assert dedup_cache.decode(blob, key, lambda: dedup_cache.encode(other, key, b"another scan....")) is None
