@@ -2083,7 +2083,7 @@ class DedupIndex:
         # what changed since and which file is current.
         try:
             atomic_write(self.wiki.state_dir / dedup_follow.FILE,
-                         dedup_follow.encode(basis, dedup_follow.key_of(SETTINGS)), fsync=False)
+                         dedup_follow.encode_parts(basis, dedup_follow.key_of(SETTINGS)), fsync=False)
         except OSError:
             return  # (a read-only wiki: the next process scans)
         self.wiki.store.save_derived(dedup_follow.NAME, self.basis_id, state=token)

@@ -571,8 +571,9 @@ class ActionContext:
 
 # --- low-level file helpers --------------------------------------------------------------
 
-def atomic_write(full: Path, data: bytes, *, fsync: bool = True) -> None:
-    """Write ``data`` to ``full`` via a temp file in the same folder, fsync, rename.
+def atomic_write(full: Path, data: bytes | Iterable[bytes | memoryview], *, fsync: bool = True) -> None:
+    """Write ``data`` (bytes, or parts written one after another) to ``full`` via a temp file in
+    the same folder, fsync, rename.
 
     For files outside an action (state under ``.curator/``); inside one use the context's
     ``write_bytes``/``write_text``, which also checks the policy and can roll back.
@@ -581,7 +582,11 @@ def atomic_write(full: Path, data: bytes, *, fsync: bool = True) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{full.name[:40]}{TMP_MARK}", dir=full.parent)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            if isinstance(data, bytes):
+                f.write(data)
+            else:
+                for part in data:
+                    f.write(part)
             if fsync:
                 f.flush()
                 os.fsync(f.fileno())
