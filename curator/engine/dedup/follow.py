@@ -269,7 +269,7 @@ def encode_parts(basis: Basis, key: bytes) -> Iterator[bytes | memoryview]:
     header += bytes(-(len(MAGIC) + 8 + len(header)) % 8)
     yield MAGIC + len(header).to_bytes(8, "little") + header
     for array in arrays.values():
-        yield np.ascontiguousarray(array).data.cast("B")
+        yield np.ascontiguousarray(array).reshape(-1).view(np.uint8).data  # (bytes: an empty array too)
         yield bytes(-array.nbytes % 8)
 
 
