@@ -73,10 +73,6 @@ Names = tuple[tuple[int, int], str, str, str, tuple[str, ...], str, str, tuple[s
 Groups = tuple[list[Any], np.ndarray, np.ndarray]
 
 
-def _no_groups() -> Groups:
-    return [], np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64)
-
-
 def groups_of(table: Mapping[Any, Iterable[str]], slot: Mapping[str, int]) -> Groups:
     """A dict of key -> pages as a :data:`Groups` table (``slot``: each page's)."""
     keys = sorted(k for k, members in table.items() if members)
