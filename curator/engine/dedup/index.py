@@ -1281,7 +1281,6 @@ class DedupIndex:
         #: the basis loaded (see _adopt_basis): whose features still hold its listed shingles (the
         #: pages in _partial) is found in one pass over them all (_holders)
         self._listed_basis: dedup_follow.Basis | None = None
-        self._basis_paths: list[str] = []  # (the basis's pages by slot)
         self._listed: list[np.ndarray] | None = None  # (a scan's, for its basis)
 
     # --- reading pages ----------------------------------------------------------------------
@@ -2235,7 +2234,7 @@ class DedupIndex:
         places = places[(places < len(basis.keys)) & (basis.keys[np.minimum(places, len(basis.keys) - 1)] == crossed)]
         owner = np.repeat(np.arange(len(basis.paths), dtype=np.int64), basis.lengths)
         found = np.unique(owner[np.isin(basis.all_rows(), places)]).tolist()
-        paths = self._basis_paths
+        paths = basis.paths
         out = {paths[i] for i in found if paths[i] in self._partial}
         partial = self._partial
         made = self.features.made() if isinstance(self.features, BasisFeatures) else self.features.items()
@@ -2330,7 +2329,7 @@ class DedupIndex:
         self._samples.build(paths, basis.sample_keys, basis.sample_owners, slot, ordered=True)
         self.basis_id, self._since_basis = basis.id, set()
         self.from_basis, self._partial = True, set(paths)
-        self._listed_basis, self._basis_paths = basis, list(paths)
+        self._listed_basis = basis
         self._big_at = np.flatnonzero(basis.big)
         self.scanned = True
 
