@@ -70,6 +70,10 @@ class Kept:
     #: The result kept whole that this one is kept as changes to (:func:`encode_delta`), as
     #: decoded: its id, the pairs it holds scores of, its inbound counts; None: none known.
     base: KeptBase | None = None
+    #: Decoded from a result kept as changes: the pairs whose scores the changes held themselves
+    #: (every other score is the base's). A later result whose pairs are all the same is kept as
+    #: these scores and those of the pages changed since, without listing every pair again.
+    changed_scored: frozenset[Pair] = frozenset()
 
 
 @dataclass(slots=True, frozen=True)
@@ -196,6 +200,7 @@ def decode(blob: bytes, key: bytes, base: Callable[[], bytes | None] | None = No
     if under is None or under.base is None or under.base.id != base_id or under.basis[0] != basis[0]:
         return None  # (the base was replaced by a later scan's, or is damaged)
     moved = set(changed.split("\0")) if changed else set()
+    own_scored = frozenset(scores)
     for signal, found_pairs in under.pairs.items():
         merged = {pair: v for pair, v in found_pairs.items() if pair[0] not in moved and pair[1] not in moved}
         merged.update(pairs.get(signal, {}))
@@ -204,7 +209,7 @@ def decode(blob: bytes, key: bytes, base: Callable[[], bytes | None] | None = No
     merged_scores.update(scores)
     merged_inbound = dict(under.inbound)
     merged_inbound.update(inbound)
-    return Kept(pairs, merged_scores, merged_inbound, count, basis, followed, under.base)
+    return Kept(pairs, merged_scores, merged_inbound, count, basis, followed, under.base, own_scored)
 
 
 def kept_count(blob: bytes, key: bytes, dismissed: bytes) -> tuple[int, int] | None:

@@ -18,6 +18,7 @@ is ranked by impact (inbound links and trust of its pages).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import itertools
 import os
@@ -91,6 +92,9 @@ class FamilyAnswers:
         store = self.wiki.store
         if token is None or store.state != token:
             return
+        if self._keep_carried():
+            return
+        self.index.carried = None  # (what is kept next is counted anew)
         fired = self._fired(OPERATOR, set())  # every pair any actor's answer may show is one of these
         asked = set(fired)
         for members, _edges in self._groups(OPERATOR, set())[0]:
@@ -123,6 +127,38 @@ class FamilyAnswers:
 
 
     # --- answers ---------------------------------------------------------------------------------
+    def _keep_carried(self) -> bool:
+        """Keep a followed result whose pairs are all the ones of the result kept before it
+        (:attr:`~curator.engine.dedup.index.DedupIndex.carried`) as changes to the same base,
+        without grouping every pair: its families, count and the pairs it asks scores for are
+        the earlier one's, so what is written is the pairs and scores of the pages changed since
+        the basis, the scores the earlier changes held, and the inbound counts that differ from
+        the base's. What an append costs to keep is then what it changed (:meth:`_keep` does the
+        rest when this cannot: a pair changed, the dismissed pairs changed, no base, or the
+        inbound counts are not followed). Call with the lock held."""
+        index = self.index
+        carried, base, side = index.carried, index.kept_base, index.side_counts()
+        basis = index.result_basis()
+        dismissed = dismissed_pairs(self.wiki)
+        if (carried is None or base is None or not basis[1] or base.basis != basis[0] or not side
+                or carried.count[0] != dedup_cache.dismissed_digest(dismissed)):
+            return False
+        moved = set(basis[1])
+        asked = set(carried.changed_scored)
+        asked.update(pair for pair in carried.scored if pair[0] in moved or pair[1] in moved)
+        scores = {pair: index.scores(*pair) for pair in sorted(asked)}
+        pairs: dict[str, dict[tuple[str, str], float]] = {}
+        for signal in SIGNALS:
+            found, partners = index.pairs[signal], index.partners[signal]
+            pairs[signal] = {key: found[key] for key in
+                             {pair_key(p, other) for p in moved for other in partners.get(p, ())}}
+        inbound = {p: side[p] for p in carried.inbound if p in side}
+        kept = dedup_cache.Kept(pairs, scores, inbound, carried.count, basis, index.followed_shingles())
+        self.wiki.store.save_derived(dedup_cache.NAME, dedup_cache.encode_delta(kept, index.kept_key(), base, moved))
+        index.carried = dataclasses.replace(carried, changed_scored=frozenset(asked),
+                                            inbound={**carried.inbound, **inbound})
+        return True
+
     def _fired(self, actor: Actor, dismissed: set[tuple[str, str]],
                page: str | None = None) -> dict[tuple[str, str], list[str]]:
         """Pair -> the signals that fired for it, over the pairs of pages ``actor`` may see (both
@@ -270,14 +306,22 @@ class FamilyAnswers:
         """(content families, name-only families) :meth:`families` would list, without building
         them (no scores, no inbound counts): the Health figure."""
         with self.index.lock, gc_paused(), self._answering():
-            content, names = self._groups(actor, dismissed or set())
+            dismissed = dismissed or set()
+            carried = self.index.carried
+            if (actor.is_operator and carried is not None
+                    and carried.count[0] == dedup_cache.dismissed_digest(dismissed)):
+                # (no pair changed since the result kept: the families are its families)
+                content_n, names_n = carried.count[1], carried.count[2]
+            else:
+                content, names = self._groups(actor, dismissed)
+                content_n, names_n = len(content), len(names)
             if self.index.unkept is not None and not self.index.unkept_update:
                 self._inbound = self.index.side_counts()  # (a scan's or a followed basis's, else the link index)
                 try:
                     self._keep()
                 finally:
                     self._inbound = {}
-        return len(content), len(names)
+        return content_n, names_n
 
     def _ranked(self, paths: Iterable[str]) -> list[Ranked]:
         """The keep rule's view of ``paths`` (the listing and stamps read once per answer)."""

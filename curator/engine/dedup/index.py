@@ -1199,6 +1199,19 @@ class NeedScan(Exception):
     """A kept result cannot answer this (the scores of two pages of a big family): scan."""
 
 
+@dataclass(slots=True)
+class Carried:
+    """What a result kept since the basis said that still holds while no pair has changed since
+    it (:attr:`DedupIndex.carried`): then the families are the same, so the operator's count is
+    too, and so are the pairs a kept result asks scores for; only their scores and inbound counts
+    may differ for the pages changed since."""
+
+    count: tuple[bytes, int, int]  # :attr:`dedup_cache.Kept.count`
+    scored: Mapping[tuple[str, str], dict[str, float]]  # every pair it held the scores of
+    changed_scored: frozenset[tuple[str, str]]  # those its own changes to the base held
+    inbound: Mapping[str, int]  # the pages it held the inbound count of
+
+
 #: What a :class:`DedupIndex` keeps of its own when it takes another's scanned state (:meth:`DedupIndex._adopt`).
 _OWN = frozenset({"wiki", "_lock", "niceness", "_stop", "_building"})
 
@@ -1249,6 +1262,11 @@ class DedupIndex:
         #: index; the first change to the pages makes the next update a full scan), else None.
         self.kept: bytes | None = None
         self.kept_inbound: dict[str, int] = {}
+        #: Loaded from a basis and a result kept since: what that result says, while every update
+        #: since has found the same pairs for the pages it re-examined as before (None once one
+        #: did not, or a page came or went): Health's count and the next kept result are then
+        #: carried over instead of grouping every pair again (:mod:`curator.engine.dedup.families`).
+        self.carried: Carried | None = None
         #: The result last kept whole, which a result followed since is kept as changes to
         #: (:func:`~curator.engine.dedup.cache.encode_delta`); None: the next is kept whole.
         self.kept_base: dedup_cache.KeptBase | None = None
@@ -1888,6 +1906,9 @@ class DedupIndex:
                     fresh[path] = features_of(page, shingles(body_of(data)))
                     racy = store.racy_digest(path)
                     same = same and (racy is None or racy == digest(data))
+            if self.carried is not None and any(p not in known or p not in pages for p in stale):
+                self.carried = None  # (a page came or went: the pages a family may hold differ)
+            pairs_before = self._pairs_of(stale) if self.carried is not None else set()
             old = [known[p] for p in stale if p in known]
             changed = [*old, *fresh.values()]
             touched = (np.unique(np.concatenate([f.shingles for f in changed])) if changed
@@ -1923,6 +1944,8 @@ class DedupIndex:
             self._reexamine = set()
             again -= fresh.keys()
             redo = {p: self.features[p] for p in sorted(again)}  # (unchanged pages: their shingles as they are)
+            if self.carried is not None:
+                pairs_before |= self._pairs_of(redo)
             for path in redo:
                 self._forget(path, counts=False)
             work = [*fresh.values(), *redo.values()]
@@ -1931,6 +1954,10 @@ class DedupIndex:
                 self._place(f)
             for f in work:
                 self._examine(f)
+            # (an update forgets and verifies only pairs with a page it re-examines: the same
+            # such pairs before and after, every pair is the same)
+            if self.carried is not None and self._pairs_of([*stale, *redo]) != pairs_before:
+                self.carried = None
             self._since_basis.update(stale)
             self._since_basis.update(redo)
             if paths is None and same:
@@ -1938,6 +1965,16 @@ class DedupIndex:
                 # a scan's; the station keeps an update's once the answer is shown)
                 self.unkept, self.unkept_update = token, not followed
             return stale
+
+    def _pairs_of(self, paths: Iterable[str]) -> set[tuple[str, str, str]]:
+        """(signal, pair) of every verified pair with one of ``paths``."""
+        out: set[tuple[str, str, str]] = set()
+        for signal in SIGNALS:
+            partners = self.partners[signal]
+            for path in paths:
+                for other in partners.get(path, ()):
+                    out.add((signal, *pair_key(path, other)))
+        return out
 
     def stop(self) -> None:
         """Abandon a scan in progress, and every later one (the station closing): it raises
@@ -2145,6 +2182,7 @@ class DedupIndex:
             self._take_kept(kept, stale | set(kept.basis[1]))
             self._reexamine = set(kept.basis[1]) - stale
             self._follow_inbound(basis, slot, stale, pages)
+            self.carried = self._carried_from(kept, found[1], pages, slot)
             return stale
         for path in sorted(since_kept & then.keys()):
             # the counts and tag groups as the kept result's pairs were verified with: these
@@ -2165,7 +2203,23 @@ class DedupIndex:
         self._follow_inbound(basis, slot, stale, pages)
         if not self._settle(stale - since_kept, set(kept.basis[1]) - stale, pages):
             return None
+        self.carried = self._carried_from(kept, found[1], pages, slot)
         return since_kept
+
+    @staticmethod
+    def _carried_from(kept: dedup_cache.Kept, since: set[str], pages: Mapping[str, object],
+                      slot: Mapping[str, int]) -> Carried | None:
+        """What a followed result carries over while the pairs stay its own; None when it holds
+        no count, or a page came or went since it (``since``: the pages changed since it was
+        kept), which the pairs alone do not show: a deleted page's pairs stay where it was until
+        it is asked for, and a family without it is a smaller one."""
+        if kept.count[1] < 0:
+            return None
+        moved, then = set(kept.basis[1]), kept.followed or {}
+        for path in since:  # (a page then: a basis page not changed before it, or one it followed)
+            if path not in pages or not ((path in slot and path not in moved) or path in then):
+                return None
+        return Carried(kept.count, kept.scores, kept.changed_scored, kept.inbound)
 
     def _head(self) -> str:
         """The commit HEAD is at ("" outside git, or when it cannot be read)."""

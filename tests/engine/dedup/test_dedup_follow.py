@@ -59,6 +59,18 @@ def answer(base: Path, actor: str | None = None) -> list[dict[str, object]]:
     return [f.to_json() for f in dedup_families.find_families(Wiki(base), who)]
 
 
+def scanned_index(base: Path) -> dedup.DedupIndex:
+    """A full scan of a copy of the pages as they are (its pairs and scores: what a followed
+    result must equal)."""
+    tmp = tempfile.mkdtemp()
+    copy = Path(tmp) / "w"
+    shutil.copytree(base, copy, symlinks=True, ignore=shutil.ignore_patterns(".curator"))
+    index = dedup.DedupIndex(Wiki(copy))
+    index.scan()
+    index.unkept = None
+    return index
+
+
 def agent_full_scan(base: Path) -> list[dict[str, object]]:
     """An agent's families from a full scan's answer (what the follow must equal for it)."""
     from curator.engine.dedup.families import FamilyAnswers
@@ -488,7 +500,12 @@ def test_a_followed_result_is_kept_as_changes_to_the_scans_and_made_whole_exactl
             p[0] in moved or p[1] in moved for pairs in whole.pairs.values() for p in pairs) > 0, step
         made = dedup_cache.decode(blob, key, lambda: base_blob)
         assert made is not None, step
-        assert made.pairs == whole.pairs and made.count == whole.count and made.basis == whole.basis, step
+        # made whole, it is a full scan's result: every pair, with every signal's score of each
+        # (an append that changed no pair is kept as its own pages' changes alone: see below)
+        scanned = scanned_index(root)
+        assert made.pairs == scanned.pairs and made.count == whole.count and made.basis == whole.basis, step
+        assert made.count[1] + made.count[2] == len(full_scan(root)), step
+        assert all(made.scores[pair] == scanned.scores(*pair) for pairs in made.pairs.values() for pair in pairs), step
         assert {p: made.scores[p] for p in whole.scores} == whole.scores, step
         assert {p: made.inbound[p] for p in whole.inbound} == whole.inbound, step
         kept.clear()
@@ -496,3 +513,57 @@ def test_a_followed_result_is_kept_as_changes_to_the_scans_and_made_whole_exactl
     # a later scan's base: the changes kept on the earlier one are not made whole with it
     other = dedup_cache.Kept(whole.pairs, whole.scores, whole.inbound, whole.count, whole.basis, whole.followed)
     assert dedup_cache.decode(blob, key, lambda: dedup_cache.encode(other, key, b"another scan....")) is None
+
+
+def test_an_append_that_changes_no_pair_carries_the_count_and_keeps_only_what_changed(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """Health's duplicate figure after an append that changes no pair (the usual agent write) is
+    the kept result's count, carried over without grouping every pair, and the result kept for
+    the next process is written as that page's changes alone. An append that makes a pair, a
+    page deleted and a page added are counted anew; every figure is a full scan's."""
+    from curator.engine.dedup import cache as dedup_cache
+
+    monkeypatch.setattr(follow, "FOLLOW_MARGIN", 100)
+    answer(root)  # the full scan: its result kept whole (the base) with its count
+    grouped: list[str] = []
+    real_groups = dedup_families.FamilyAnswers._groups
+
+    def groups(self: dedup_families.FamilyAnswers, *args: object) -> object:
+        grouped.append("groups")
+        return real_groups(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(dedup_families.FamilyAnswers, "_groups", groups)
+    written: list[dedup_cache.Kept] = []
+    real_delta = dedup_cache.encode_delta
+
+    def recording(whole: dedup_cache.Kept, key: bytes, base: dedup_cache.KeptBase, changed: object) -> bytes:
+        written.append(whole)
+        return real_delta(whole, key, base, changed)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(dedup_cache, "encode_delta", recording)
+    quiet = ("Filler 2 was audited on a quiet Tuesday afternoon.", "Nothing else was noted about filler two.")
+    for n, fact in enumerate(quiet):
+        assert append(Wiki(root), "page-2", fact).ok
+        count = dedup_families.family_count(Wiki(root))  # (a new process: Health)
+        assert grouped == [], n  # carried: no pair changed
+        assert count == len(full_scan(root)), n
+        moved = set(written[-1].basis[1])  # (what is written: the pairs of the pages changed since the basis)
+        assert "filler/page-2.md" in moved and all(a in moved or b in moved
+                                                   for pairs in written[-1].pairs.values() for a, b in pairs), n
+        assert sum(map(len, written[-1].pairs.values())) < sum(map(len, scanned_index(root).pairs.values())), n
+        assert answer(root) == full_scan(root), n  # (the next process makes the result whole)
+        grouped.clear()
+    # text that makes the page a copy of another: a new family, counted anew, and what is kept
+    # for the next process answers it without a scan
+    before = len(full_scan(root))
+    other = (root / "filler/page-1.md").read_text("utf-8").split("## Updates", 1)[1]
+    for line in [x for x in other.splitlines() if x.startswith("- ")]:
+        assert append(Wiki(root), "page-2", line[2:]).ok
+    scans = count_scans(monkeypatch)
+    counted = dedup_families.family_count(Wiki(root))
+    followed = answer(root)
+    assert scans == [] and grouped  # (full_scan below scans a copy: counted after this check)
+    assert followed == full_scan(root) and counted == len(followed) == before + 1
+    grouped.clear()
+    (root / "filler/page-3.md").unlink()  # a page gone since the kept result: never carried
+    assert dedup_families.family_count(Wiki(root)) == len(full_scan(root)) and grouped
