@@ -121,7 +121,8 @@ def run_trust(inv: Invocation, args: argparse.Namespace) -> int:
             adopted = not foreign_state(root)
             message += (f"\nadopted {root / STATE_DIR} as this wiki's local state (its agents' tokens and "
                         "judge settings are used from now on)" if adopted else
-                        f"\n{root / STATE_DIR} is not a folder Curator can adopt (a symbolic link?): "
+                        f"\n{root / STATE_DIR} cannot be adopted (a symbolic link, or the secret in the user's configuration "
+                        "folder is unreadable): "
                         "the wiki's local state stays in the user's cache folder")
     inv.emit({"status": "ok", "root": str(root), "trusted": not args.remove, "changed": changed,
               "programs": programs, **({"adopted_state": adopted} if foreign else {})}, message)

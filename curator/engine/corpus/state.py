@@ -31,11 +31,8 @@ import contextlib
 import hashlib
 import hmac
 import os
-import secrets
-import shutil
 import stat
 import sys
-import tempfile
 from pathlib import Path
 
 STATE_DIR = ".curator"
@@ -113,11 +110,13 @@ def _read_secret(path: Path, create: bool) -> bytes | None:
         return key
     if key is not None or not create:
         return None  # (a damaged secret verifies nothing: a new one would orphan every stamp silently)
+    import tempfile  # (here: only making it needs it, and every command verifies)
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{SECRET_NAME}-", dir=path.parent)  # (mode 0600)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(secrets.token_bytes(_SECRET_BYTES))
+            f.write(os.urandom(_SECRET_BYTES))
             f.flush()
             os.fsync(f.fileno())
         with contextlib.suppress(FileExistsError):
@@ -133,7 +132,7 @@ def _mac(key: bytes, ident: str) -> str:
 
 
 def _origin_text(key: bytes) -> bytes:
-    ident = secrets.token_hex(16)
+    ident = os.urandom(16).hex()
     return f"{_ORIGIN_TAG} {ident} {_mac(key, ident)}\n".encode()
 
 
@@ -176,7 +175,7 @@ def adopt_state(root: Path) -> bool:
     if key is None:
         return False
     origin = state / ORIGIN_NAME
-    tmp = state / f".{ORIGIN_NAME}-{secrets.token_hex(4)}"
+    tmp = state / f".{ORIGIN_NAME}-{os.urandom(4).hex()}"
     try:
         tmp.write_bytes(_origin_text(key))
         os.replace(tmp, origin)  # (replaces a foreign stamp, or a link standing where it goes)
@@ -192,6 +191,9 @@ def _make_state(root: Path) -> bool:
     key = _secret(create=True)
     if key is None:
         return False
+    import shutil
+    import tempfile
+
     try:
         tmp = Path(tempfile.mkdtemp(prefix=f"{STATE_DIR}-new-", dir=root))
     except OSError:
