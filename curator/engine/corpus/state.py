@@ -220,7 +220,8 @@ def _warn_foreign(root: Path, elsewhere: Path) -> None:
     import logging
 
     logging.getLogger(__name__).warning(
-        "curator: %s was not made by Curator for you on this machine (copied or cloned with the wiki): "
+        "curator: %s was not made by Curator for you on this machine (it came with the wiki, or an older "
+        "Curator made it): "
         "ignored, the wiki's local state is kept in %s; 'curator trust %s' adopts it if it is yours",
         root / STATE_DIR, elsewhere, root)
 
