@@ -79,6 +79,7 @@ def run_init(inv: Invocation, args: argparse.Namespace) -> int:
 def run_trust(inv: Invocation, args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from curator.engine.corpus.state import STATE_DIR, foreign_state
     from curator.engine.repo import trust
     from curator.engine.repo.git import Git
 
@@ -100,18 +101,31 @@ def run_trust(inv: Invocation, args: argparse.Namespace) -> int:
         state = "trusted" if trust.is_trusted(root) else "not trusted"
         lines = [f"{root} is {state}; its git configuration names:", *(f"  {p}" for p in programs)] \
             if programs else [f"{root} is {state}; its git configuration names no program"]
+        if foreign_state(root):
+            lines.append(f"its {STATE_DIR}/ was not made by Curator for you on this machine (Curator reads "
+                         "nothing in it): trusting the wiki adopts it")
         inv.emit({"status": "ok", "root": str(root), "trusted": trust.is_trusted(root), "programs": programs},
                  "\n".join(lines))
         return 0
+    foreign = adopted = False
     if args.remove:
         changed = trust.distrust(root)
         message = f"no longer trusting {root}" if changed else f"{root} was not trusted"
     else:
+        foreign = foreign_state(root)
         changed = trust.trust(root)
         message = (f"trusting {root}" if changed else f"{root} is trusted already") + (
             ": git may now run " + "; ".join(programs) if programs else ": its git configuration names no program")
+        if foreign:
+            # (the operator's word that the folder is theirs: its tokens and settings count from now on)
+            adopted = not foreign_state(root)
+            message += (f"\nadopted {root / STATE_DIR} as this wiki's local state (its agents' tokens and "
+                        "judge settings are used from now on)" if adopted else
+                        f"\n{root / STATE_DIR} cannot be adopted (a symbolic link, or the secret in the user's configuration "
+                        "folder is unreadable): "
+                        "the wiki's local state stays in the user's cache folder")
     inv.emit({"status": "ok", "root": str(root), "trusted": not args.remove, "changed": changed,
-              "programs": programs}, message)
+              "programs": programs, **({"adopted_state": adopted} if foreign else {})}, message)
     return 0
 
 

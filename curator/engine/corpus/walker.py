@@ -424,7 +424,7 @@ def sweep_ahead(root: Path | str) -> bool:
         return changed + ([p for p in more if p not in moved] if moved else more)
 
     def answer() -> bytes:
-        database = locate_state(Path(real)) / "cache.sqlite"
+        database = locate_state(Path(real), warn=False) / "cache.sqlite"  # (the parent warns)
         conn = sqlite3.connect(f"{database.as_uri()}?mode=ro", uri=True, isolation_level=None)
         try:
             # Read through a memory map: the packed stamps (~1.7 MB at 32,000 pages) then come in

@@ -8,6 +8,10 @@ unzipped, cloned from a shared remote) is not the operator's: until the operator
 git call Curator makes overrides those settings (:class:`~curator.engine.repo.git.Git`). The list
 of trusted wikis lives in the user's own configuration folder, never in a repository, so no wiki
 can trust itself.
+
+Trusting a wiki is also the operator's word that a ``.curator/`` it came with is theirs: it is
+adopted (stamped, :func:`curator.engine.corpus.state.adopt_state`), so its agents' tokens and
+judge settings are used from then on; until then Curator reads nothing in it (docs/design.md §2).
 """
 
 from __future__ import annotations
@@ -59,13 +63,16 @@ def _save(roots: list[str]) -> None:
 
 
 def trust(root: Path) -> bool:
-    """Trust the wiki at ``root`` (its git configuration's programs run again); True if it changed."""
+    """Trust the wiki at ``root`` (its git configuration's programs run again) and adopt its
+    ``.curator/`` if it has an unstamped one; True if the trusted list changed."""
+    from curator.engine.corpus.state import adopt_state
+
     roots = trusted_roots()
     key = _key(root)
-    if key in roots:
-        return False
-    _save([*roots, key])
-    return True
+    if key not in roots:
+        _save([*roots, key])
+    adopt_state(Path(key))  # (after the list: a wiki opened meanwhile finds it trusted anyway)
+    return key not in roots
 
 
 def distrust(root: Path) -> bool:

@@ -69,7 +69,7 @@ from typing import TYPE_CHECKING, Any
 
 from filelock import FileLock, Timeout
 
-from curator.engine.corpus.state import STATE_DIR
+from curator.engine.corpus.state import STATE_DIR, state_dir_for
 from curator.engine.policy.actor import OPERATOR, Actor
 from curator.engine.repo.git import Git, GitError, last_line
 from curator.engine.status import Status
@@ -182,7 +182,8 @@ def _fallback_attributes(g: Git) -> str:
     """A global-level attributes file naming the page driver, so a wiki whose ``.gitattributes``
     predates the driver (no ``curator sync --setup`` yet) still merges pages with it; a wiki's own
     ``.gitattributes`` takes precedence (``*.md merge=text`` opts out)."""
-    path = g.root / STATE_DIR / "merge.attributes"
+    # (the state folder decided once for every reader: a foreign .curator/ is not written either)
+    path = state_dir_for(g.root) / "merge.attributes"
     text = "".join(line + "\n" for line in bootstrap.ATTRIBUTES_LINES).encode()
     try:
         current = path.read_bytes()

@@ -408,10 +408,12 @@ def test_the_kept_result_answers_only_for_the_pages_it_was_scanned_from(root: Pa
 
 
 def test_session_4s_signatures_file_is_removed_by_the_next_scan(root: Path) -> None:
-    (root / ".curator").mkdir(exist_ok=True)
-    old = root / ".curator" / dedup.OLD_SIGNATURES
+    # (in the state folder Curator made: a .curator/ made by hand is foreign and never read)
+    wiki = Wiki(root)
+    assert wiki.state_dir == root / ".curator"
+    old = wiki.state_dir / dedup.OLD_SIGNATURES
     old.write_bytes(b"\0" * 1000)
-    dedup_families.find_families(Wiki(root))
+    dedup_families.find_families(wiki)
     assert not old.exists()
 
 
