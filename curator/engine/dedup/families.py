@@ -144,6 +144,7 @@ class FamilyAnswers:
                 or carried.count[0] != dedup_cache.dismissed_digest(dismissed)):
             return False
         moved = set(basis[1])
+        index.file_pairs(moved)
         asked = set(carried.changed_scored)
         asked.update(pair for pair in carried.scored if pair[0] in moved or pair[1] in moved)
         scores = {pair: index.scores(*pair) for pair in sorted(asked)}
@@ -168,6 +169,7 @@ class FamilyAnswers:
         if memo is not None and key in memo:
             found: dict[tuple[str, str], list[str]] = memo[key]
             return found
+        self.index.file_all()  # (every pair is read)
         pages = self.wiki.store.stamps()  # (which pages there are: nothing decoded for a count)
         known = pages.keys() if self.index.kept is not None else self.index.page_set()  # (a kept result: these pages)
         if actor.is_operator:

@@ -1233,6 +1233,10 @@ class DedupIndex:
         #: signal -> pair -> score (pairs are sorted path tuples)
         self.pairs: dict[str, dict[tuple[str, str], float]] = {s: {} for s in SIGNALS}
         self.partners: dict[str, dict[str, set[str]]] = {s: defaultdict(set) for s in SIGNALS}
+        #: A kept result's pairs not filed in :attr:`pairs` and :attr:`partners` yet (loaded from a
+        #: basis: :meth:`file_pairs` files a page's as a follow re-examines it, :meth:`file_all`
+        #: every one when an answer asks for them all); None: every pair is filed.
+        self._unfiled: dedup_cache.PairTable | None = None
         self._title_groups: dict[str, set[str]] = defaultdict(set)
         self._slugs = _KeyTable()  # by the entries of _slug_keys
         self._scan_queries: tuple[np.ndarray, np.ndarray] | None = None  # (a scan's, till _scan_slugs)
@@ -1251,6 +1255,10 @@ class DedupIndex:
         #: scores of the pairs asked for (families ask again and again), per page of the pair
         self._scores: dict[tuple[str, str], dict[str, float]] = {}
         self._scored: dict[str, set[tuple[str, str]]] = defaultdict(set)
+        #: the scores a followed kept result holds (:meth:`_take_kept`), void for a pair with a page
+        #: in ``_kept_void`` (changed since, or forgotten): filed per page only when asked for
+        self._kept_scores: Mapping[tuple[str, str], dict[str, float]] = {}
+        self._kept_void: set[str] = set()
         self._same = True  # (a scan's shingles are of the bytes the store read: see _all_shingles)
         #: (:meth:`_links_key`, every page's inbound count) found by a scan's forked child
         self._scan_inbound: tuple[tuple[bytes | None, bytes], dict[str, int]] | None = None
@@ -1768,6 +1776,8 @@ class DedupIndex:
 
     # --- incremental update -------------------------------------------------------------------
     def _forget(self, path: str, counts: bool = True) -> None:
+        self.file_pairs((path,))
+        self._kept_void.add(path)
         for pair in self._scored.pop(path, set()):
             self._scores.pop(pair, None)
         f = self.features.pop(path, None)
@@ -1916,6 +1926,7 @@ class DedupIndex:
             groups = {(f.folder, t) for f in changed for t in f.tags}
             before = self._counts_of(touched)
             sizes = {g: len(self._tag_index.get(g, ())) for g in groups}
+            self.file_pairs(stale)
             for path in stale:
                 self._forget(path)
                 self._every.pop(path, None)
@@ -1946,6 +1957,7 @@ class DedupIndex:
             redo = {p: self.features[p] for p in sorted(again)}  # (unchanged pages: their shingles as they are)
             if self.carried is not None:
                 pairs_before |= self._pairs_of(redo)
+            self.file_pairs(redo)
             for path in redo:
                 self._forget(path, counts=False)
             work = [*fresh.values(), *redo.values()]
@@ -1966,8 +1978,34 @@ class DedupIndex:
                 self.unkept, self.unkept_update = token, not followed
             return stale
 
+    def file_pairs(self, paths: Iterable[str]) -> None:
+        """File the kept pairs of ``paths`` not filed yet (see :attr:`_unfiled`). Call with the lock held."""
+        table = self._unfiled
+        if table is None:
+            return
+        pairs, partners = self.pairs, self.partners
+        for signal, a, b, score in table.take(paths):
+            pairs[signal][(a, b)] = score
+            partners[signal][a].add(b)
+            partners[signal][b].add(a)
+
+    def file_all(self) -> None:
+        """File every kept pair not filed yet: before anything reads :attr:`pairs` whole (an
+        answer's families). Call with the lock held."""
+        table, self._unfiled = self._unfiled, None
+        if table is None:
+            return
+        for signal, found in table.take_all().items():
+            self.pairs[signal].update(found)
+            partners = self.partners[signal]
+            for a, b in found:
+                partners[a].add(b)
+                partners[b].add(a)
+
     def _pairs_of(self, paths: Iterable[str]) -> set[tuple[str, str, str]]:
         """(signal, pair) of every verified pair with one of ``paths``."""
+        paths = list(paths)
+        self.file_pairs(paths)
         out: set[tuple[str, str, str]] = set()
         for signal in SIGNALS:
             partners = self.partners[signal]
@@ -2158,7 +2196,8 @@ class DedupIndex:
         if len(stale & known) - len(old) > dedup_follow.FOLLOW_MARGIN:
             return None
         found = store.derived_since(dedup_cache.NAME)
-        kept = dedup_cache.decode(found[0], self.kept_key(), self._kept_base_blob) if found is not None else None
+        kept = (dedup_cache.decode(found[0], self.kept_key(), self._kept_base_blob, lazy=True)
+                if found is not None else None)
         if found is None or kept is None or kept.basis[0] != basis.id:
             return None  # (the pairs of the pages that did not change are a kept result's)
         self._reset()
@@ -2393,12 +2432,8 @@ class DedupIndex:
         update); the scores of two pages whose features are the same now as they were then
         (the others' features are made what they were then by :meth:`_settle`)."""
         self._take_pairs(kept)
-        for pair, scores in kept.scores.items():
-            a, b = pair
-            if a not in since and b not in since:
-                self._scores[pair] = scores
-                self._scored[a].add(pair)
-                self._scored[b].add(pair)
+        # (not filed in _scores pair by pair, 48,000 pairs at 100,000 pages: looked up there when asked)
+        self._kept_scores, self._kept_void = kept.scores, set(since)
 
     def _settle(self, changed: set[str], redo: set[str], pages: dict[str, tuple[int, int]]) -> bool:
         """Make the features, counts and blocking keys of the pages the kept result followed
@@ -2462,7 +2497,11 @@ class DedupIndex:
         return found
 
     def _take_pairs(self, kept: dedup_cache.Kept) -> None:
-        """Every verified pair of a kept result, filed with both pages' partners."""
+        """Every verified pair of a kept result, filed with both pages' partners (one decoded
+        as a table: filed as asked, :meth:`file_pairs`)."""
+        if kept.table is not None:
+            self._unfiled = kept.table
+            return
         for signal in SIGNALS:
             pairs = self.pairs[signal] = kept.pairs.get(signal, {})
             partners = self.partners[signal]
@@ -2490,6 +2529,8 @@ class DedupIndex:
         """:meth:`scores`; raises :class:`NeedScan` for a pair a kept result does not hold."""
         key = pair_key(a, b)
         cached = self._scores.get(key)
+        if cached is None and key[0] not in self._kept_void and key[1] not in self._kept_void:
+            cached = self._kept_scores.get(key)
         if cached is None:
             if self.kept is not None:
                 raise NeedScan(key)

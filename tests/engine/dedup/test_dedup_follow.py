@@ -319,9 +319,14 @@ def test_scores_are_reused_only_for_pages_not_changed_since_the_kept_result(root
     kept = dedup_cache.Kept({"body": {pairs[2]: 0.9}}, {p: dict(scores) for p in pairs}, {},
                             basis=(b"basis", ("c.md",)))
     index._take_kept(kept, {"a.md"})  # a changed since the kept result; c was discounted anew for it
-    assert set(index._scores) == {pairs[1], pairs[2]}
-    assert index._scored["e.md"] == {pairs[2]} and "a.md" not in index._scored
+    assert index.pair_scores("c.md", "d.md") == scores and index.pair_scores("f.md", "e.md") == scores
+    with pytest.raises(KeyError):  # (computed anew: from features this bare index does not hold)
+        index.pair_scores("a.md", "b.md")
     assert index.pairs["body"] == {pairs[2]: 0.9} and index.partners["body"]["f.md"] == {"e.md"}
+    index._forget("e.md")  # examined again: the kept scores of its pairs no longer answer
+    with pytest.raises(KeyError):
+        index.pair_scores("e.md", "f.md")
+    assert index.pair_scores("c.md", "d.md") == scores
 
 
 def test_the_basis_features_behave_as_a_dict_of_every_page_made_as_asked() -> None:
@@ -508,6 +513,17 @@ def test_a_followed_result_is_kept_as_changes_to_the_scans_and_made_whole_exactl
         assert all(made.scores[pair] == scanned.scores(*pair) for pairs in made.pairs.values() for pair in pairs), step
         assert {p: made.scores[p] for p in whole.scores} == whole.scores, step
         assert {p: made.inbound[p] for p in whole.inbound} == whole.inbound, step
+        # decoded as a table (what a follow files page by page), the same pairs, each handed out once
+        table = dedup_cache.decode(blob, key, lambda: base_blob, lazy=True)
+        assert table is not None and table.table is not None and table.pairs == {}, step
+        first = sorted(moved)[:1]
+        taken = table.table.take(first) + table.table.take(first)
+        rest = table.table.take_all()
+        assert len(taken) == len(set(taken)) and all(first[0] in (a, b) for _s, a, b, _v in taken), step
+        for signal, a, b, score in taken:
+            assert (a, b) not in rest.get(signal, {}), step
+            rest.setdefault(signal, {})[(a, b)] = score
+        assert {s: v for s, v in rest.items() if v} == {s: v for s, v in made.pairs.items() if v}, step
         kept.clear()
     assert deltas >= len(changes())
     # a later scan's base: the changes kept on the earlier one are not made whole with it
