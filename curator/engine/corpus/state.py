@@ -69,6 +69,38 @@ def config_dir() -> Path:
     return user_config_path("curator", appauthor=False)
 
 
+#: The operator's list of the wikis they trust (``curator trust``, :mod:`curator.engine.repo.trust`),
+#: in :func:`config_dir`: read here too, where a state folder an older Curator made is adopted.
+TRUST_FILE = "trusted-wikis.json"
+
+
+def trust_file() -> Path:
+    return config_dir() / TRUST_FILE
+
+
+def trust_key(root: Path) -> str:
+    """How the trusted list names ``root``: its resolved path."""
+    return str(Path(root).resolve())
+
+
+def trusted_roots() -> list[str]:
+    """The wiki roots the operator trusts (resolved paths), as recorded."""
+    import json
+
+    try:
+        data = json.loads(trust_file().read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError):
+        return []  # a damaged list trusts nothing (the safe reading); `curator trust` rewrites it
+    roots = data.get("trusted") if isinstance(data, dict) else None
+    return [str(r) for r in roots if isinstance(r, str)] if isinstance(roots, list) else []
+
+
+def is_trusted(root: Path) -> bool:
+    return trust_key(root) in trusted_roots()
+
+
 #: The per-user secret stamps are keyed with, in :func:`config_dir` (never in a wiki).
 SECRET_NAME = "state-secret"
 #: The origin stamp in a state folder Curator made (or the operator adopted).
@@ -231,12 +263,9 @@ def _local_state(root: Path, warn: bool) -> Path | None:
     local = root / STATE_DIR
     if not os.path.lexists(local) or is_ours(local):
         return local
-    if os.path.isdir(local) and not os.path.islink(local):
-        # Made by a Curator from before the stamp: the operator's own if they trust the wiki.
-        from curator.engine.repo.trust import is_trusted
-
-        if is_trusted(root):
-            return local
+    # Made by a Curator from before the stamp: the operator's own if they trust the wiki.
+    if os.path.isdir(local) and not os.path.islink(local) and is_trusted(root):
+        return local
     if warn:
         _warn_foreign(root, cache_state_dir(root))
     return None

@@ -20,35 +20,12 @@ import json
 import os
 from pathlib import Path
 
+# (the list is read where the state folder is decided too, a layer below)
+from curator.engine.corpus.state import TRUST_FILE, is_trusted, trust_file, trusted_roots
+from curator.engine.corpus.state import trust_key as _key
 from curator.engine.errors import CuratorError
 
-TRUST_FILE = "trusted-wikis.json"
-
-
-def trust_file() -> Path:
-    from platformdirs import user_config_path
-
-    return user_config_path("curator", appauthor=False) / TRUST_FILE
-
-
-def _key(root: Path) -> str:
-    return str(Path(root).resolve())
-
-
-def trusted_roots() -> list[str]:
-    """The wiki roots the operator trusts (resolved paths), as recorded."""
-    try:
-        data = json.loads(trust_file().read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return []
-    except (OSError, ValueError):
-        return []  # a damaged list trusts nothing (the safe reading); `curator trust` rewrites it
-    roots = data.get("trusted") if isinstance(data, dict) else None
-    return [str(r) for r in roots if isinstance(r, str)] if isinstance(roots, list) else []
-
-
-def is_trusted(root: Path) -> bool:
-    return _key(root) in trusted_roots()
+__all__ = ["TRUST_FILE", "distrust", "is_trusted", "trust", "trust_file", "trusted_roots"]
 
 
 def _save(roots: list[str]) -> None:
