@@ -61,7 +61,7 @@ FOLLOW_MAX = 256
 #: How many pages' names (and listed shingles) one compressed chunk of the basis holds.
 CHUNK_PAGES = 512
 #: The count every big shingle is given (far above any limit, whatever the changes since).
-BIG = 1 << 40
+BIG = 1 << 30
 
 #: Per page: (mtime_ns, size), folder, title_key, title_text, title_numbers, slug, slug_alnum,
 #: slug_words, slug_numbers, tags (sorted): what :class:`~curator.engine.dedup.index.Features` holds besides shingles;
@@ -101,7 +101,7 @@ class Basis:
     titles: list[str]  # by page: its title_text (the similar-title search reads them all)
     names: Chunked  # every page's :data:`Names`, marshalled one after another
     keys: np.ndarray  # uint64: every distinct shingle, sorted
-    counts: np.ndarray  # int64: on how many pages each is (at most BIG)
+    counts: np.ndarray  # int32: on how many pages each is (at most BIG)
     big: np.ndarray  # bool: which are big (listed on no page)
     steps: Chunked  # uint32: each page's listed shingles, as places in keys (see deltas)
     lengths: np.ndarray  # int64: how many listed shingles each page has
@@ -381,9 +381,10 @@ def decode(blob: bytes | mmap.mmap, key: bytes) -> Basis | None:
                 or len(a["digests"]) != n or len(a["source_counts"]) not in (0, n)
                 or int(a["source_counts"].sum()) != len(a["sources"]) or not _within(a["sources"], n)):
             return None
-        counts = a["counts"].astype(np.int64)  # (a copy: the counts change as the follow goes)
+        # (a copy: the counts change as the follow goes; int32, half of int64's bytes to write)
+        counts = a["counts"].astype(np.int32)
         counts[counts == 0xFFFF] = BIG
-        big = np.unpackbits(a["big"], count=len(a["keys"])).astype(bool)
+        big = np.unpackbits(a["big"], count=len(a["keys"])).view(bool)  # (0 or 1 each: no copy)
         return Basis(
             bytes(basis_id), int(boilerplate), paths, list(zip(stamps[:, 0].tolist(), stamps[:, 1].tolist(), strict=True)),
             titles, Chunked(names_at, chunks=[bytes(c) for c in names_z]), a["keys"], counts, big,

@@ -64,6 +64,7 @@ import hashlib
 import itertools
 import json
 import marshal
+import operator
 import os
 import posixpath
 import re
@@ -2180,14 +2181,14 @@ class DedupIndex:
         del blob
         if basis is None or basis.id != found[0]:
             return None  # (damaged, or a later scan's whose state is not saved)
-        differs = {p for p, now, then in zip(basis.paths, map(pages.get, basis.paths), basis.stamps, strict=True)
-                   if now != then}
+        # (in C, a map a column: a Python loop over 100,000 stamps took 70 ms)
+        differs = set(itertools.compress(basis.paths, map(operator.ne, map(pages.get, basis.paths), basis.stamps)))
         stale = differs | set(found[1])
         if len(stale) + len(pages) - len(basis.paths) > 2 * dedup_follow.FOLLOW_MAX:
             return None  # (quick bound before the exact one below)
         slot = {p: i for i, p in enumerate(basis.paths)}
         known = slot.keys()
-        stale.update(p for p in pages if p not in known)
+        stale.update(pages.keys() - known)
         stale &= known | pages.keys()
         if len(stale) > dedup_follow.FOLLOW_MAX:
             return None
