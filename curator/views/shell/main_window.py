@@ -63,6 +63,8 @@ MIN_PAGE_PANE = 260
 FIRST_RUN_TARGETS = ("health", "dedup", "inbox")
 NOT_A_REPO = "This folder is not a git repository — Initialise"
 UNTRUSTED = "Not trusted"
+#: What the trust banner lists for a wiki that came with a ``.curator/`` folder Curator did not make here.
+FOREIGN_STATE = "a local state folder Curator did not make"
 
 
 def gather_page(wiki: Wiki, path: str) -> tuple[Page, str, str | ChunkedPage, LinkInfo]:
@@ -844,7 +846,10 @@ class MainWindow(QMainWindow):
 
     def _check_trust(self) -> None:
         """A wiki whose own git configuration names programs (hooks, filters, fsmonitor, ...)
-        that Curator does not run until the operator trusts it: a banner says what they are."""
+        that Curator does not run until the operator trusts it, or that came with a ``.curator/``
+        folder Curator did not make here (its agents' tokens and judge settings unused): a banner
+        says what they are."""
+        from curator.engine.corpus.state import foreign_state
         from curator.engine.write.bootstrap import untrusted_programs
 
         handles = [h for h in self.workspace.handles if h.index not in self.not_repos]
@@ -852,7 +857,8 @@ class MainWindow(QMainWindow):
             return
 
         def gather(_wiki: Wiki) -> dict[int, list[str]]:  # (a git process per wiki: off the GUI thread)
-            return {h.index: untrusted_programs(h.root) for h in handles}
+            return {h.index: untrusted_programs(h.root) + ([FOREIGN_STATE] if foreign_state(h.root) else [])
+                    for h in handles}
 
         self.workspace.read(handles[0].index, gather, self._show_trust)
 
@@ -864,15 +870,24 @@ class MainWindow(QMainWindow):
                 self.trust_banner.hide()
             return
         names = ", ".join(self.workspace.handles[i].label for i in self.untrusted)
-        every = [p for programs in self.untrusted.values() for p in programs]
+        every = [p for programs in self.untrusted.values() for p in programs if p != FOREIGN_STATE]
+        foreign = [self.workspace.handles[i].label for i, found_here in self.untrusted.items()
+                   if FOREIGN_STATE in found_here]
         shown = ", ".join(every[:3]) + (f" (+{len(every) - 3} more)" if len(every) > 3 else "")
-        text = (f"{UNTRUSTED}: the git configuration of {names} names programs for git to run ({shown}); "
-                "Curator runs none of them until you trust the wiki.")
+        said = []
+        if every:
+            said.append(f"the git configuration of {names} names programs for git to run ({shown}); "
+                        "Curator runs none of them")
+        if foreign:
+            said.append(f"the .curator folder of {', '.join(foreign)} came with the wiki (Curator did not make "
+                        "it here): its agents' tokens and judge settings are not used, the local state is kept "
+                        "in your cache folder")
+        text = f"{UNTRUSTED}: " + "; ".join(said) + " until you trust the wiki."
         if self.trust_banner is None:
             self.trust_banner = self._add_banner(Banner(text, tone="warning"))
             self.trust_banner.add_button("Trust this wiki…", self.trust_wikis)
         self.trust_banner.label.setText(text)
-        self.trust_banner.setToolTip("\n".join(every))
+        self.trust_banner.setToolTip("\n".join([*every, *(f"{name}/.curator: {FOREIGN_STATE}" for name in foreign)]))
         self.trust_banner.show()
 
     def trust_wikis(self) -> None:
@@ -882,8 +897,10 @@ class MainWindow(QMainWindow):
         every = "\n".join(f"{self.workspace.handles[i].label}: {p}"
                           for i, programs in self.untrusted.items() for p in programs)
         box = QMessageBox(QMessageBox.Icon.Warning, "Trust this wiki?",
-                          "Git will run these programs, named by the wiki's own configuration, on "
-                          "Curator's next git commands. Trust it only if you know where it came from.",
+                          "Git will run the programs the wiki's own configuration names on Curator's next "
+                          "git commands, and a .curator folder it came with becomes this wiki's local state "
+                          "(its agents' tokens and judge settings used) from the next time it is opened. "
+                          "Trust it only if you know where it came from.",
                           QMessageBox.StandardButton.Cancel, self)
         box.setDetailedText(every)
         trust_button = box.addButton("Trust", QMessageBox.ButtonRole.AcceptRole)

@@ -8,6 +8,7 @@ Once the operator runs ``curator trust``, git runs them again (which shows the m
 from __future__ import annotations
 
 import json
+import shutil
 import os
 import stat
 import subprocess
@@ -180,4 +181,33 @@ def test_a_wiki_whose_configuration_names_nothing_shows_no_banner(qtbot, tmp_pat
     win = loaded_window(qtbot, make_wiki(tmp_path / "plain"), tmp_path)
     qtbot.waitUntil(lambda: win.trust_checked, timeout=15_000)
     assert win.trust_banner is None or not win.trust_banner.isVisibleTo(win)
+    win.close()
+
+
+def test_the_station_says_a_wiki_came_with_its_own_state_folder_and_adopts_it_when_trusted(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A wiki that arrived with a ``.curator/`` folder (here: one holding an agent's token hash,
+    as a downloaded wiki could): the banner says its tokens and settings are not used, and
+    trusting the wiki adopts the folder for the next opening."""
+    from curator.engine.corpus.state import STATE_DIR, is_ours
+    from tests.gui_helpers import make_wiki
+
+    root = make_wiki(tmp_path / "downloaded")
+    shutil.rmtree(root / STATE_DIR, ignore_errors=True)
+    (root / STATE_DIR).mkdir()
+    (root / STATE_DIR / "agents.json").write_text(json.dumps({"agents": {}}), "utf-8")
+    win = loaded_window(qtbot, root, tmp_path)
+    qtbot.waitUntil(lambda: win.trust_checked, timeout=15_000)
+    banner = win.trust_banner
+    assert banner is not None and banner.isVisibleTo(win)
+    assert ".curator folder of" in banner.label.text() and "tokens" in banner.label.text()
+    assert "names programs" not in banner.label.text()  # (its git configuration names none)
+    assert win.workspace.wiki(0).state_dir != root / STATE_DIR  # (not read: kept in the cache folder)
+
+    def click(box, label: str) -> bool:  # type: ignore[no-untyped-def]
+        next(b for b in box.buttons() if b.text() == label).click()
+        return True
+
+    win.exec_dialog = lambda box: click(box, "Trust")
+    banner.buttons["Trust this wiki…"].click()
+    assert is_ours(root / STATE_DIR) and not banner.isVisibleTo(win)
     win.close()
