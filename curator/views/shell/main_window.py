@@ -896,11 +896,14 @@ class MainWindow(QMainWindow):
 
         every = "\n".join(f"{self.workspace.handles[i].label}: {p}"
                           for i, programs in self.untrusted.items() for p in programs)
+        programs = any(p != FOREIGN_STATE for found in self.untrusted.values() for p in found)
+        folder = any(FOREIGN_STATE in found for found in self.untrusted.values())
+        said = [*(["Git will run the programs the wiki's own configuration names on Curator's next git "
+                   "commands."] if programs else []),
+                *(["The .curator folder it came with becomes its local state (its agents' tokens and judge "
+                   "settings used) from the next time it is opened."] if folder else [])]
         box = QMessageBox(QMessageBox.Icon.Warning, "Trust this wiki?",
-                          "Git will run the programs the wiki's own configuration names on Curator's next "
-                          "git commands, and a .curator folder it came with becomes this wiki's local state "
-                          "(its agents' tokens and judge settings used) from the next time it is opened. "
-                          "Trust it only if you know where it came from.",
+                          " ".join(said) + " Trust it only if you know where it came from.",
                           QMessageBox.StandardButton.Cancel, self)
         box.setDetailedText(every)
         trust_button = box.addButton("Trust", QMessageBox.ButtonRole.AcceptRole)
@@ -909,7 +912,8 @@ class MainWindow(QMainWindow):
             return
         for index in list(self.untrusted):
             trust_wiki(self.workspace.wiki(index).session.git)
-        self.status("Trusted: git runs what the wiki's configuration names")
+        self.status("Trusted: " + "; ".join([*(["git runs what the wiki's configuration names"] if programs else []),
+                                             *(["its .curator folder is used from the next opening"] if folder else [])]))
         self._show_trust({})  # (every wiki the banner named is trusted now)
 
     def initialise(self) -> None:
