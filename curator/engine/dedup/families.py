@@ -24,7 +24,7 @@ import itertools
 import os
 import posixpath
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, NamedTuple
 
@@ -71,7 +71,9 @@ class FamilyAnswers:
         self.index = index
         self.wiki = index.wiki
         self._links: LinkIndex | None = None  # the link index of the families being built
-        self._inbound: dict[str, int] = {}  # and the counts read from it so far
+        #: every page's inbound count as the scan or the follow found them (empty: none found)
+        self._inbound: Mapping[str, int] = {}
+        self._counted: dict[str, int] = {}  # the counts read from the link index so far
         #: The fired pairs and groups one answer computed (:meth:`_answering`): an answer and the
         #: save of its result (:meth:`_keep`) ask for the same ones up to four times.
         self._memo: dict[tuple[Any, ...], Any] | None = None
@@ -223,7 +225,7 @@ class FamilyAnswers:
                 if self.index.unkept is not None and not self.index.unkept_update:
                     self._keep()
             finally:
-                self._inbound = {}
+                self._inbound, self._counted = {}, {}
         out.sort(key=lambda c: (-len(c.signals), -max(c.scores[s] for s in c.signals), c.keep, c.merge))
         return out
 
@@ -256,7 +258,7 @@ class FamilyAnswers:
                 return out
             finally:
                 self._links = None
-                self._inbound = {}
+                self._inbound, self._counted = {}, {}
 
     def _groups(self, actor: Actor, dismissed: set[tuple[str, str]]
                 ) -> tuple[list[tuple[list[str], dict[tuple[str, str], list[str]]]],
@@ -322,7 +324,7 @@ class FamilyAnswers:
                 try:
                     self._keep()
                 finally:
-                    self._inbound = {}
+                    self._inbound, self._counted = {}, {}
         return content_n, names_n
 
     def _ranked(self, paths: Iterable[str]) -> list[Ranked]:
@@ -387,11 +389,13 @@ class FamilyAnswers:
         if self.index.kept is not None and path in self.index.kept_inbound:
             return self.index.kept_inbound[path]
         count = self._inbound.get(path)
+        if count is None:
+            count = self._counted.get(path)
         if count is not None:
             return count
         if self._links is None:
             return self.wiki.links.inbound(path)
-        count = self._inbound[path] = self._links.inbound(path)
+        count = self._counted[path] = self._links.inbound(path)
         return count
 
     def keep_rank(self, page: Ranked) -> tuple[float, int, str, str]:

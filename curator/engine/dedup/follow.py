@@ -31,9 +31,12 @@ decode when read (:class:`DamagedBasis`) makes a full scan.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
+import itertools
 import marshal
 import mmap
+import operator
 import os
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
@@ -97,7 +100,7 @@ class Basis:
     id: bytes  # random, made by the scan: what a kept result names as the basis it followed from
     boilerplate_pages: int
     paths: list[str]  # every page, in the scan's (sorted) order
-    stamps: list[tuple[int, int]]  # by page: the (mtime_ns, size) it was scanned at
+    stamps: np.ndarray  # int64 (pages, 2), by page: the (mtime_ns, size) it was scanned at
     titles: list[str]  # by page: its title_text (the similar-title search reads them all)
     names: Chunked  # every page's :data:`Names`, marshalled one after another
     keys: np.ndarray  # uint64: every distinct shingle, sorted
@@ -129,6 +132,15 @@ class Basis:
     #: included, are taken out of the counts exactly.
     head: str = ""
     digests: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
+
+    def stamp(self, i: int) -> tuple[int, int]:
+        """Page ``i``'s (mtime_ns, size) at the scan."""
+        row = self.stamps[i]
+        return int(row[0]), int(row[1])
+
+    def slots(self) -> SortedSlots:
+        """Each page's slot by its path, found in the sorted paths (no dict of every page made)."""
+        return SortedSlots(self.paths)
 
     def names_of(self, i: int) -> Names:
         """Page ``i``'s names (:class:`DamagedBasis` when they do not decode as names)."""
@@ -223,13 +235,40 @@ def key_of(settings: object) -> bytes:
     return hashlib.blake2b(repr((FORMAT, FOLLOW_MARGIN, settings)).encode(), digest_size=16).digest()
 
 
+class SortedSlots(Mapping[str, int]):
+    """Each of sorted, distinct ``paths`` by its slot (place in them), found by bisection: a
+    follow looks up the few pages a change touches, where a dict of every page cost 0.15 s to
+    make at 300,000 pages."""
+
+    def __init__(self, paths: list[str]) -> None:
+        self._paths = paths
+
+    def __getitem__(self, path: str) -> int:
+        i = bisect.bisect_left(self._paths, path)
+        if i < len(self._paths) and self._paths[i] == path:
+            return i
+        raise KeyError(path)
+
+    def __contains__(self, path: object) -> bool:
+        if not isinstance(path, str):
+            return False
+        i = bisect.bisect_left(self._paths, path)
+        return i < len(self._paths) and self._paths[i] == path
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._paths)
+
+    def __len__(self) -> int:
+        return len(self._paths)
+
+
 #: What a basis file starts with (then the header's length, the header, the arrays).
 MAGIC = b"CURBASIS"
 
 
 def _arrays(basis: Basis) -> dict[str, np.ndarray]:
     """The basis's arrays as saved (each read back as a view of the file's bytes)."""
-    stamps = np.array(basis.stamps, dtype=np.int64).reshape(len(basis.stamps), 2)
+    stamps = np.asarray(basis.stamps, dtype=np.int64).reshape(len(basis.paths), 2)
     as_is = np.asarray  # (no copy when the array is of the type saved already)
     return {
         "stamps": stamps, "keys": as_is(basis.keys, np.uint64), "big": np.packbits(basis.big),
@@ -366,6 +405,9 @@ def decode(blob: bytes | mmap.mmap, key: bytes) -> Basis | None:
         width = a["bands"].shape[1] if a["bands"].ndim == 2 else -1
         titled = _groups((title_keys, a["title_starts"], a["title_members"]), n)
         tagged = _groups((tag_keys, a["tag_starts"], a["tag_members"]), n)
+        # (the paths strictly sorted, as the scan orders them: found by bisection, SortedSlots)
+        if not all(map(operator.lt, paths, itertools.islice(paths, 1, None))):
+            return None
         if (stamps.shape != (n, 2) or not isinstance(titles, list) or len(titles) != n
                 or len(names_at) != n + 1 or (n and int(names_at[0]) != 0) or bool((names_at[1:] < names_at[:-1]).any())
                 or not isinstance(names_z, list) or not isinstance(steps_z, list)
@@ -386,7 +428,7 @@ def decode(blob: bytes | mmap.mmap, key: bytes) -> Basis | None:
         counts[counts == 0xFFFF] = BIG
         big = np.unpackbits(a["big"], count=len(a["keys"])).view(bool)  # (0 or 1 each: no copy)
         return Basis(
-            bytes(basis_id), int(boilerplate), paths, list(zip(stamps[:, 0].tolist(), stamps[:, 1].tolist(), strict=True)),
+            bytes(basis_id), int(boilerplate), paths, stamps,
             titles, Chunked(names_at, chunks=[bytes(c) for c in names_z]), a["keys"], counts, big,
             Chunked(starts * 4, chunks=[bytes(c) for c in steps_z]), lengths,
             a["band_slots"], a["bands"], a["slug_entries"], a["slug_owners"], a["band_keys"], a["band_owners"],

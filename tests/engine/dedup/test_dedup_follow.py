@@ -344,6 +344,9 @@ def test_the_basis_features_behave_as_a_dict_of_every_page_made_as_asked() -> No
         return dedup.Features(paths[i], (i, i), "", "", "", (), "", "", (), (), frozenset(), np.zeros(0, dtype=np.uint64))
 
     lazy = dedup.BasisFeatures(paths, make, lambda i: (i, i))
+    # (as a basis holds them: slots found in the sorted paths, every stamp in one array)
+    slotted = dedup.BasisFeatures(paths, make, lambda i: (i, i), follow.SortedSlots(paths),
+                                  np.array([(i, i) for i in range(len(paths))], dtype=np.int64))
     assert made == [] and len(lazy) == 40 and list(lazy) == paths and "p007.md" in lazy
     plain = {p: make(i) for i, p in enumerate(paths)}
     made.clear()
@@ -353,24 +356,26 @@ def test_the_basis_features_behave_as_a_dict_of_every_page_made_as_asked() -> No
         kind = rng.random()
         if kind < 0.3:
             f = dedup.Features(path, (1000 + step, 1), "", "", "", (), "", "", (), (), frozenset(), np.zeros(0, dtype=np.uint64))
-            lazy[path] = plain[path] = f
+            lazy[path] = slotted[path] = plain[path] = f
         elif kind < 0.5:
-            assert (lazy.pop(path, None) is None) == (plain.pop(path, None) is None)
+            assert (lazy.pop(path, None) is None) == (plain.pop(path, None) is None) == (slotted.pop(path, None) is None)
         elif kind < 0.8:
-            assert (path in lazy) == (path in plain)
-            assert lazy.stamp(path) == (plain[path].stamp if path in plain else None)
+            assert (path in lazy) == (path in plain) == (path in slotted)
+            assert lazy.stamp(path) == slotted.stamp(path) == (plain[path].stamp if path in plain else None)
         else:
             got, want = lazy.get(path), plain.get(path)
             assert (got is None) == (want is None) and (got is None or (got.path, got.stamp) == (want.path, want.stamp))
-        assert len(lazy) == len(plain) and sorted(lazy) == sorted(plain)
+        assert len(lazy) == len(plain) == len(slotted) and sorted(lazy) == sorted(plain) == sorted(slotted)
         # which pages differ from a store's stamps: those held of another stamp or gone, those not held
         pages = {p: ((i, i) if rng.random() < 0.8 else (i, -1)) for i, p in enumerate([*paths, "new1.md", "new4.md"])
                  if rng.random() < 0.9}
         want = {p for p in pages if p not in plain or plain[p].stamp != pages[p]} | {p for p in plain if p not in pages}
-        assert lazy.differing(pages) == want and lazy.held() == set(plain)
-        # (told which basis pages differ from these stamps, as the basis's loading found them)
+        assert lazy.differing(pages) == want == slotted.differing(pages) and lazy.held() == set(plain)
+        # (told which basis pages differ from these stamps and which pages the basis lacks, as the
+        # basis's loading found them in the store's log of changes)
         basis = {p for i, p in enumerate(paths) if pages.get(p) != (i, i)}
-        assert lazy.differing(pages, basis) == want
+        added = {p for p in pages if p not in paths}
+        assert lazy.differing(pages, basis) == want == slotted.differing(pages, basis, added)
     assert len(made) < 40  # (only the pages asked for were made)
     assert {p for p, _ in lazy.made()} <= set(plain)
 
@@ -583,3 +588,12 @@ def test_an_append_that_changes_no_pair_carries_the_count_and_keeps_only_what_ch
     grouped.clear()
     (root / "filler/page-3.md").unlink()  # a page gone since the kept result: never carried
     assert dedup_families.family_count(Wiki(root)) == len(full_scan(root)) and grouped
+
+
+def test_sorted_slots_answer_as_a_dict_of_the_paths() -> None:
+    """A basis's page slots found by bisection in its sorted paths are those of a dict."""
+    paths = sorted({f"{d}/{n}.md" for d in ("a", "b", "z", "é") for n in ("x", "y", "ü", "10", "9")})
+    slots, plain = follow.SortedSlots(paths), {p: i for i, p in enumerate(paths)}
+    for path in [*paths, "a/x", "", "zz.md", "a/x.mdx", "é/ü.md "]:
+        assert (path in slots) == (path in plain) and slots.get(path) == plain.get(path), path
+    assert list(slots) == paths and len(slots) == len(plain) and 3 not in slots
