@@ -881,34 +881,16 @@ class _BasisGroups(dict[Any, set[str]]):
         return dict.items(self)
 
 
-class _Digests(Mapping[str, int]):
-    """Each basis page's shingle digest by path (:func:`~curator.engine.dedup.follow.digest_of`),
-    read from the basis's array when asked for."""
+class _BySlot(Mapping[str, int]):
+    """A basis array's value of each page by its path, read from the array by the page's slot
+    when asked for (a page's shingle digest, :func:`~curator.engine.dedup.follow.digest_of`; its
+    inbound count): no dict of every page is made."""
 
-    def __init__(self, slot: Mapping[str, int], digests: np.ndarray) -> None:
-        self._slot, self._digests = slot, digests
-
-    def __getitem__(self, path: str) -> int:
-        return int(self._digests[self._slot[path]])
-
-    def __contains__(self, path: object) -> bool:
-        return path in self._slot
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._slot)
-
-    def __len__(self) -> int:
-        return len(self._slot)
-
-
-class _SlotCounts(Mapping[str, int]):
-    """Every basis page's inbound count by its path (an array by slot: no dict of every page)."""
-
-    def __init__(self, slot: Mapping[str, int], counts: np.ndarray) -> None:
-        self._slot, self._counts = slot, counts
+    def __init__(self, slot: Mapping[str, int], values: np.ndarray) -> None:
+        self._slot, self._values = slot, values
 
     def __getitem__(self, path: str) -> int:
-        return int(self._counts[self._slot[path]])
+        return int(self._values[self._slot[path]])
 
     def __contains__(self, path: object) -> bool:
         return path in self._slot
@@ -2263,7 +2245,7 @@ class DedupIndex:
         added = {p for p in stale if p not in known}
         if len(stale) > dedup_follow.FOLLOW_MAX:
             return None
-        digests = _Digests(slot, basis.digests)
+        digests = _BySlot(slot, basis.digests)
         held = stale - added
         old = self._old_shingles(basis.head, digests, sorted(held))
         if len(held) - len(old) > dedup_follow.FOLLOW_MARGIN:
@@ -2450,7 +2432,7 @@ class DedupIndex:
             for target in self.wiki.links_out(path):
                 if target in slot:
                     counts[slot[target]] += 1
-        self._scan_inbound = self._links_key(), _SlotCounts(slot, counts)
+        self._scan_inbound = self._links_key(), _BySlot(slot, counts)
 
     def _adopt_basis(self, basis: dedup_follow.Basis, slot: Mapping[str, int]) -> None:
         """Every page's features and the blocking tables as the basis's scan had them: the tables
