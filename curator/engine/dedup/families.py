@@ -155,7 +155,9 @@ class FamilyAnswers:
             found, partners = index.pairs[signal], index.partners[signal]
             pairs[signal] = {key: found[key] for key in
                              {pair_key(p, other) for p in moved for other in partners.get(p, ())}}
-        inbound = {p: side[p] for p in carried.inbound if p in side}
+        # (the counts that differ from the base's: those the follow moved from the scan's, as the
+        # base holds the scan's; not a look-up for each of the 150,000 pages it holds at 300,000)
+        inbound = {p: side[p] for p in sorted(index.inbound_moved) if p in carried.inbound and p in side}
         kept = dedup_cache.Kept(pairs, scores, inbound, carried.count, basis, index.followed_shingles())
         self.wiki.store.save_derived(dedup_cache.NAME, dedup_cache.encode_delta(kept, index.kept_key(), base, moved))
         index.carried = dataclasses.replace(carried, changed_scored=frozenset(asked),

@@ -1313,6 +1313,9 @@ class DedupIndex:
         self._same = True  # (a scan's shingles are of the bytes the store read: see _all_shingles)
         #: (:meth:`_links_key`, every page's inbound count) found by a scan's forked child
         self._scan_inbound: tuple[tuple[bytes | None, bytes], Mapping[str, int]] | None = None
+        #: followed from a basis (:meth:`_follow_inbound`): the pages whose inbound count differs
+        #: from the scan's (the others' are the basis's, as a result kept whole after it holds them)
+        self.inbound_moved: set[str] = set()
         #: (how many, which) distinct pages link to each page, in the scan's order (page slots):
         #: what the basis keeps to follow inbound counts (see _follow_inbound)
         self._scan_sources: tuple[np.ndarray, np.ndarray] | None = None
@@ -2433,6 +2436,8 @@ class DedupIndex:
                 if target in slot:
                     counts[slot[target]] += 1
         self._scan_inbound = self._links_key(), _BySlot(slot, counts)
+        # (the pages whose count is not the scan's: what a result kept as changes to the scan's holds)
+        self.inbound_moved = {basis.paths[i] for i in np.flatnonzero(counts != basis.source_counts).tolist()}
 
     def _adopt_basis(self, basis: dedup_follow.Basis, slot: Mapping[str, int]) -> None:
         """Every page's features and the blocking tables as the basis's scan had them: the tables

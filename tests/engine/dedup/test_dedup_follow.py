@@ -518,6 +518,9 @@ def test_a_followed_result_is_kept_as_changes_to_the_scans_and_made_whole_exactl
         assert all(made.scores[pair] == scanned.scores(*pair) for pairs in made.pairs.values() for pair in pairs), step
         assert {p: made.scores[p] for p in whole.scores} == whole.scores, step
         assert {p: made.inbound[p] for p in whole.inbound} == whole.inbound, step
+        links = scanned.wiki.links  # (every page of a pair: its inbound count as the pages are now)
+        assert all(made.inbound[p] == links.inbound(p) for pairs in made.pairs.values() for pair in pairs
+                   for p in pair), step
         # decoded as a table (what a follow files page by page), the same pairs, each handed out once
         table = dedup_cache.decode(blob, key, lambda: base_blob, lazy=True)
         assert table is not None and table.table is not None and table.pairs == {}, step
