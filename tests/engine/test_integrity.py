@@ -51,7 +51,11 @@ _HOLD_INDEX_LOCK = ("import sys, os\nf = open(sys.argv[1], 'w')\nprint('held', f
                     "sys.stdin.readline()\nf.close()\nos.unlink(sys.argv[1])\n")  # held until told
 
 
-def test_append_with_index_lock_held_says_committed_and_the_next_action_repairs_the_index(root: Path) -> None:
+def test_append_with_index_lock_held_says_committed_and_the_next_action_repairs_the_index(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The lock is held by a live process throughout: each action waits for it (0.5 s here, more
+    # than the age a lock needs before its holders are even looked for), not git's usual 2 s.
+    monkeypatch.setenv("CURATOR_GIT_LOCK_WAIT_S", "0.5")
     lock = root / ".git" / "index.lock"
     holder = subprocess.Popen([sys.executable, "-c", _HOLD_INDEX_LOCK, str(lock)], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True)

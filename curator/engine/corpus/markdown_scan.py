@@ -333,24 +333,41 @@ def link_spans(code_free: str, page_path: str, first_line: int = 1) -> list[Link
     return spans
 
 
-def _markdown_link_spans(code_free: str, page_path: str, first_line: int) -> list[LinkSpan]:
-    """The markdown links (``[text](page.md)``) of :func:`link_spans`."""
-    spans: list[LinkSpan] = []
+def _markdown_link_matches(code_free: str, page_path: str) -> Iterator[tuple[re.Match[str], str, str | None]]:
+    """(match, target, anchor) of each markdown link (``[text](page.md)``) of ``code_free``; each
+    href is resolved once (a page repeats the same few links)."""
     base = posixpath.dirname(page_path)
-    lines = _Lines(code_free, first_line)
+    resolved: dict[str, tuple[str, str | None] | None] = {}
     for m in _MDLINK_SCAN.finditer(code_free):
         href = m.group(2)
-        if _SCHEME.match(href) or href.startswith(("#", "/")):
-            continue
-        path, _, anchor = href.partition("#")
-        path = unquote(path.split("?", 1)[0])
-        if not path.lower().endswith(".md") and not is_attachment_target(path):
-            continue  # a link to a page or an attachment (an image, a PDF), nothing else
-        target = posixpath.normpath(posixpath.join(base, path))
-        spans.append(LinkSpan(RawLink(target, unquote(anchor) or None, m.group(1) or None, "markdown",
-                                      lines.at(m.start())),
-                              m.start(), m.end(), m.start(2), m.end(2)))
-    return spans
+        if href in resolved:
+            hit = resolved[href]
+        else:
+            hit = None
+            if not (_SCHEME.match(href) or href.startswith(("#", "/"))):
+                path, _, anchor = href.partition("#")
+                path = unquote(path.split("?", 1)[0])
+                # a link to a page or an attachment (an image, a PDF), nothing else
+                if path.lower().endswith(".md") or is_attachment_target(path):
+                    hit = (posixpath.normpath(posixpath.join(base, path)), unquote(anchor) or None)
+            resolved[href] = hit
+        if hit is not None:
+            yield m, hit[0], hit[1]
+
+
+def _markdown_link_spans(code_free: str, page_path: str, first_line: int) -> list[LinkSpan]:
+    """The markdown links (``[text](page.md)``) of :func:`link_spans`."""
+    lines = _Lines(code_free, first_line)
+    return [LinkSpan(RawLink(target, anchor, m.group(1) or None, "markdown", lines.at(m.start())),
+                     m.start(), m.end(), m.start(2), m.end(2))
+            for m, target, anchor in _markdown_link_matches(code_free, page_path)]
+
+
+def _markdown_links(code_free: str, page_path: str, first_line: int) -> list[RawLink]:
+    """``[span.link for span in _markdown_link_spans(...)]``, without the spans."""
+    lines = _Lines(code_free, first_line)
+    return [_new_raw_link((target, anchor, m.group(1) or None, "markdown", lines.at(m.start())))
+            for m, target, anchor in _markdown_link_matches(code_free, page_path)]
 
 
 def scan_links(code_free: str, page_path: str, first_line: int = 1) -> list[RawLink]:
@@ -383,7 +400,7 @@ def scan_links(code_free: str, page_path: str, first_line: int = 1) -> list[RawL
             append(_new_raw_link((target, anchor, alias,
                                   "embed" if start > 0 and code_free[start - 1] == "!" else "wikilink", line)))
     if "(" in code_free and "](" in code_free:  # (a memchr first: many pages have no "(")
-        links += [span.link for span in _markdown_link_spans(code_free, page_path, first_line)]
+        links += _markdown_links(code_free, page_path, first_line)
     return links
 
 

@@ -43,7 +43,7 @@ from curator.engine.facts.index import (
 )
 from curator.engine.memory import runs_for_long
 from curator.engine.policy.actor import OPERATOR
-from curator.engine.write.append import append
+from curator.engine.write.append import append, refused_as_too_large
 
 if TYPE_CHECKING:
     from curator.engine.policy.actor import Actor
@@ -320,6 +320,10 @@ def append_with_similar(wiki: Wiki, slug: str, content: str, links: Sequence[str
     ``similar_note`` saying why ``similar`` is empty."""
     who = actor or OPERATOR
     index, live, load, note = _at_hand(wiki)
+    if refused_as_too_large(slug, content, links, who):
+        # answered ``invalid`` before any page is read, without ``similar``: no query (embedding
+        # a 10 MB "fact" took 18 s, waited for only to be thrown away)
+        index = load = None
     near = None
     loaded = threading.Event() if load is not None else None
     pool = ThreadPoolExecutor(1) if index is not None or load is not None else None

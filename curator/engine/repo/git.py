@@ -83,6 +83,17 @@ AUTO_LOOSE_OBJECTS = 6700
 STALE_LOCK_MIN_AGE = 0.25
 #: Where ``/proc`` is missing (not Linux) we cannot see holders; then only age decides.
 STALE_LOCK_AGE_NO_PROC = 600.0
+#: How long a git call that found a ``.lock`` held waits for it to go (or to turn out stale)
+#: before giving up; ``CURATOR_GIT_LOCK_WAIT_S`` sets another (tests holding a lock on purpose).
+FRESH_LOCK_WAIT_S = 2.0
+
+
+def fresh_lock_wait() -> float:
+    """:data:`FRESH_LOCK_WAIT_S`, or ``CURATOR_GIT_LOCK_WAIT_S`` when set to a number."""
+    try:
+        return float(os.environ.get("CURATOR_GIT_LOCK_WAIT_S", FRESH_LOCK_WAIT_S))
+    except ValueError:
+        return FRESH_LOCK_WAIT_S
 
 
 class GitError(CuratorError):
@@ -291,7 +302,7 @@ class Git:
             lock.resolve().relative_to(self.git_dir.resolve())
         except (ValueError, OSError):
             return False  # never delete anything outside .git
-        deadline = time.monotonic() + 2.0
+        deadline = time.monotonic() + fresh_lock_wait()
         while time.monotonic() < deadline:
             if not lock.exists():
                 return True  # its holder finished meanwhile: just retry

@@ -452,6 +452,18 @@ def check_agent_fact(content: str, links: Sequence[str], actor: Actor) -> str | 
     return None
 
 
+def slug_too_long(slug: str, actor: Actor) -> bool:
+    """Whether ``slug`` from a non-operator is too long to be a page's name (:func:`append` refuses it)."""
+    return not actor.is_operator and len(slug or "") > MAX_FACT_LINE
+
+
+def refused_as_too_large(slug: str, content: str, links: Sequence[str], actor: Actor) -> bool:
+    """Whether :func:`append` answers ``invalid`` for the size of ``slug``, ``content`` or
+    ``links`` alone, before reading any page."""
+    return slug_too_long(slug, actor) or check_agent_fact(content or "", [str(x) for x in links or ()],
+                                                          actor) is not None
+
+
 def append(wiki: Wiki, slug: str, content: str, links: Sequence[str] = (), create_new: bool = False,
            actor: Actor = OPERATOR, today: _dt.date | None = None, *,
            approval: Approval | None = None,
@@ -468,7 +480,7 @@ def append(wiki: Wiki, slug: str, content: str, links: Sequence[str] = (), creat
     after the same-words check (the meaning check lives in a layer above this one, see
     :mod:`curator.engine.facts.door`).
     """
-    if not actor.is_operator and len(slug or "") > MAX_FACT_LINE:
+    if slug_too_long(slug, actor):
         return ActionResult(Status.INVALID, f"invalid slug: {len(slug):,} characters is too long for a page "
                             "name", data=_empty_data(), action="wiki_append")
     too_big = check_agent_fact(content or "", [str(x) for x in links or ()], actor)

@@ -74,42 +74,65 @@ def kill_merges(root: Path, base: str, kills: int, seed: int) -> Counter[str]:
     each killed run ended up after recovery (``none`` or ``whole``) and what the recovery did
     (``recovery:rolled_back``, ``recovery:recovered``, ``recovery:none needed``)."""
     env = dict(os.environ)
+    # Each worker is started (the interpreter up, the engine imported) while the one before is
+    # checked, and opens the wiki when told to go, once the tree is back at ``base``.
+    worker = _WORKER.replace("w = Wiki(", "sys.stdin.readline()\nw = Wiki(")
+
+    def spawn() -> subprocess.Popen[str]:
+        return subprocess.Popen([sys.executable, "-c", worker, str(root)], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+    def go(proc: subprocess.Popen[str]) -> None:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+        assert proc.stdout.readline().strip() == "ready"
+
+    done = spawn()
+    go(done)
+    # The kills are timed from "ready", so the span is the merge's own (from "ready" to its end):
+    # timed from the start, the interpreter's start-up and the wiki's load made it 3-4x longer and
+    # most kills landed after the merge had ended.
     t = time.monotonic()
-    done = subprocess.run([sys.executable, "-c", _WORKER, str(root)], capture_output=True, text=True, env=env)
-    assert done.returncode == 0 and done.stdout.split()[1] == "merged", done.stderr
+    out, err = done.communicate()
     span = time.monotonic() - t
+    assert done.returncode == 0 and out.split()[0] == "merged", err
     whole = tree(root)
     before = git(root, "rev-parse", f"{base}^{{tree}}").strip()
     assert whole != before
     rng = random.Random(seed)
     outcomes: Counter[str] = Counter()
-    for _ in range(kills):
-        git(root, "reset", "-q", "--hard", base)
-        git(root, "clean", "-fdq")
-        proc = subprocess.Popen([sys.executable, "-c", _WORKER, str(root)], stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL, text=True, env=env)
-        assert proc.stdout is not None
-        assert proc.stdout.readline().strip() == "ready"
-        time.sleep(rng.uniform(0.0, span * 0.8))
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        w = Wiki(root)
-        try:
-            rec = recover_pending(w)
-        finally:
-            w.close()
-        assert rec is None or not rec.is_error, rec.message
-        outcomes[f"recovery:{rec.status if rec is not None else 'none needed'}"] += 1
-        now = tree(root)
-        commits = git(root, "rev-list", f"{base}..HEAD").split()
-        if now == before:
-            assert commits == [], "a commit that changes nothing"
-            outcomes["none"] += 1
-        else:
-            assert now == whole, "a partial merge was committed"
-            assert len(commits) == 1, "the merge is spread over several commits"
-            outcomes["whole"] += 1
-        assert_consistent(root)
+    spare = spawn()
+    try:
+        for _ in range(kills):
+            git(root, "reset", "-q", "--hard", base)
+            git(root, "clean", "-fdq")
+            proc = spare
+            go(proc)
+            time.sleep(rng.uniform(0.0, span * 0.8))
+            proc.send_signal(signal.SIGKILL)
+            proc.communicate()
+            spare = spawn()
+            w = Wiki(root)
+            try:
+                rec = recover_pending(w)
+            finally:
+                w.close()
+            assert rec is None or not rec.is_error, rec.message
+            outcomes[f"recovery:{rec.status if rec is not None else 'none needed'}"] += 1
+            now = tree(root)
+            commits = git(root, "rev-list", f"{base}..HEAD").split()
+            if now == before:
+                assert commits == [], "a commit that changes nothing"
+                outcomes["none"] += 1
+            else:
+                assert now == whole, "a partial merge was committed"
+                assert len(commits) == 1, "the merge is spread over several commits"
+                outcomes["whole"] += 1
+            assert_consistent(root)
+    finally:
+        spare.kill()
+        spare.communicate()
     return outcomes
 
 
