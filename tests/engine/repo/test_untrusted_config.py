@@ -8,8 +8,8 @@ Once the operator runs ``curator trust``, git runs them again (which shows the m
 from __future__ import annotations
 
 import json
-import shutil
 import os
+import shutil
 import stat
 import subprocess
 import sys
