@@ -103,10 +103,13 @@ def _pack(values: list[float], scale: int) -> tuple[str, bytes]:
     return "H", ints.astype(np.uint16).tobytes()
 
 
-def _unpack(packed: tuple[str, bytes], scale: int) -> list[float]:
+def _unpack_array(packed: tuple[str, bytes], scale: int) -> np.ndarray:
     kind, data = packed
-    values: list[float] = (np.frombuffer(data, dtype=np.float64) if kind == "d"
-                           else np.frombuffer(data, dtype=np.uint16) / scale).tolist()
+    return np.frombuffer(data, dtype=np.float64) if kind == "d" else np.frombuffer(data, dtype=np.uint16) / scale
+
+
+def _unpack(packed: tuple[str, bytes], scale: int) -> list[float]:
+    values: list[float] = _unpack_array(packed, scale).tolist()
     return values
 
 
@@ -252,7 +255,7 @@ def decode(blob: bytes, key: bytes, base: Callable[[], bytes | None] | None = No
             arrays = {}
             for signal, a, b, v in signals:
                 ia, ib = np.frombuffer(a, dtype=np.int32), np.frombuffer(b, dtype=np.int32)
-                values = np.array(_unpack(v, 10_000), dtype=np.float64)
+                values = _unpack_array(v, 10_000)
                 if not len(ia) == len(ib) == len(values) or (len(ia) and (
                         min(ia.min(), ib.min()) < 0 or max(ia.max(), ib.max()) >= len(paths))):
                     return None
