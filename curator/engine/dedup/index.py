@@ -602,11 +602,16 @@ class _KeyTable:
         out: dict[str, int] = defaultdict(int)
         if len(self.keys) and len(keys):
             lo = np.searchsorted(self.keys, keys, "left")
-            hi = np.searchsorted(self.keys, keys, "right")
-            for s, e in zip(lo.tolist(), hi.tolist(), strict=True):
-                for slot in self.owners[s:e].tolist():
-                    if not self.dead[slot]:
-                        out[self.paths[slot]] += 1
+            counts = np.searchsorted(self.keys, keys, "right") - lo
+            total = int(counts.sum())
+            if total:  # (every key's run of owners at once: thousands of pages share a common one)
+                ends = np.cumsum(counts)
+                owners = self.owners[np.arange(total, dtype=np.int64) + np.repeat(lo - (ends - counts), counts)]
+                owners = owners[~self.dead[owners]]
+                slots, many = np.unique(owners, return_counts=True)
+                paths = self.paths
+                for slot, n in zip(slots.tolist(), many.tolist(), strict=True):
+                    out[paths[slot]] += n
         for key in keys.tolist():
             for path in self.extra.get(key, ()):
                 out[path] += 1
@@ -1298,6 +1303,10 @@ class DedupIndex:
         self._extra_counts: dict[int, int] = defaultdict(int)
         self._titles: list[str] = []  # title_text by slot, "" for a free slot
         self._title_len: list[int] = []
+        #: (every titled slot ordered by its title's length, those lengths, their titles in that
+        #: order): a changed page's similar-title window is one slice of it; made again after
+        #: titles changed (None), once an update, not for each page it examines
+        self._by_length: tuple[np.ndarray, np.ndarray, list[str]] | None = None
         self._title_slot: MutableMapping[str, int] = {}
         self._title_paths: list[str] = []  # the page of each slot, "" for a free one
         self.boilerplate_pages = BOILERPLATE_MIN_PAGES
@@ -1615,6 +1624,7 @@ class DedupIndex:
         slot = len(self._titles)
         self._titles.append(f.title_text)
         self._title_len.append(len(f.title_text))
+        self._by_length = None
         self._title_slot[f.path] = slot
         self._title_paths.append(f.path)
 
@@ -1661,6 +1671,7 @@ class DedupIndex:
             self._titles[slot] = ""
             self._title_len[slot] = -1
             self._title_paths[slot] = ""
+            self._by_length = None
 
     # --- signal checks (exact verification of blocked candidates) -----------------------------
     def _check_title(self, a: Features, b: Features) -> float | None:
@@ -1820,6 +1831,8 @@ class DedupIndex:
             return set()
         out = set()
         for other, n in self._samples.hits(sample).items():
+            if n < CONTAINMENT_MIN_HITS:
+                continue  # (below any page's need: its features are not made to be told so)
             g = self.features.get(other)
             if g is None or other == f.path:
                 continue
@@ -1855,6 +1868,16 @@ class DedupIndex:
         self._index(f)
         self._samples.add(f.path, _sample(f.rare).tolist())
 
+    def _titles_by_length(self) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        """:attr:`_by_length`, made now if the titles changed since (a free slot's length, -1,
+        sorts first and is never in a window)."""
+        if self._by_length is None:
+            lens = np.fromiter(self._title_len, dtype=np.int64, count=len(self._title_len))
+            order = np.argsort(lens, kind="stable")
+            titles = self._titles
+            self._by_length = order, lens[order], [titles[i] for i in order.tolist()]
+        return self._by_length
+
     def _examine(self, f: Features) -> None:
         """Verify a placed page against every other page its keys find."""
         if f.title_key:
@@ -1864,9 +1887,10 @@ class DedupIndex:
             lo, hi = int(n * 9 / 11) - 1, int(n * 11 / 9) + 1
             # (the length window in one pass over an array: a Python loop over every title and a
             # map of every slot to its page cost ~7 ms a changed page at 32,000 pages)
-            lens = np.fromiter(self._title_len, dtype=np.int64, count=len(self._title_len))
-            slots = np.flatnonzero((lens >= max(lo, 0)) & (lens <= hi)).tolist()
-            texts = [self._titles[i] for i in slots]
+            order, lengths, ordered = self._titles_by_length()
+            first = int(np.searchsorted(lengths, max(lo, 0), side="left"))
+            last = int(np.searchsorted(lengths, hi, side="right"))
+            slots, texts = order[first:last].tolist(), ordered[first:last]
             for _text, _score, k in process.extract(f.title_text, texts, scorer=fuzz.ratio,
                                                     score_cutoff=TITLE_SIMILARITY * 100, limit=None):
                 self._verify("title", f.path, (self._title_paths[slots[k]],))
@@ -2470,6 +2494,7 @@ class DedupIndex:
         self._tag_index = _BasisGroups(basis.tag_groups, paths)
         self._titles = list(basis.titles)
         self._title_len = [len(t) for t in self._titles]
+        self._by_length = None
         self._title_slot = _Slots(slot)
         self._title_paths = list(paths)
         self.features = BasisFeatures(paths, make, basis.stamp, slot, basis.stamps)
