@@ -600,3 +600,29 @@ def test_sorted_slots_answer_as_a_dict_of_the_paths() -> None:
     for path in [*paths, "a/x", "", "zz.md", "a/x.mdx", "é/ü.md "]:
         assert (path in slots) == (path in plain) and slots.get(path) == plain.get(path), path
     assert list(slots) == paths and len(slots) == len(plain) and 3 not in slots
+
+
+def test_the_pages_holding_crossed_shingles_are_found_in_the_basis_as_page_by_page(root: Path) -> None:  # noqa: F811
+    """A follow finds the pages holding a shingle whose count crossed a limit in one pass over the
+    basis's listed shingles: the same pages as looking at each page's own, for any page's first,
+    last or middle listed shingle (the pass maps each hit back to its page)."""
+    import numpy as np
+
+    answer(root)
+    assert append(Wiki(root), "page-2", "Filler 2 was audited on a quiet Tuesday afternoon.").ok
+    index = dedup.DedupIndex(Wiki(root))
+    assert index._load_basis() is not None and index._listed_basis is not None
+    basis = index._listed_basis
+    listed = [basis.rows_of(i) for i in range(len(basis.paths))]
+    partial = {p for p in basis.paths if p in index._partial}
+    checked = 0
+    for rows in listed:
+        for pick in ({0}, {len(rows) - 1}, {0, len(rows) // 2, len(rows) - 1}):
+            if not len(rows):
+                continue
+            places = np.unique(rows[sorted(pick)])
+            want = {p for p, own in zip(basis.paths, listed, strict=True)
+                    if p in partial and np.isin(places, own).any()}
+            assert {p for p in index._holders(basis.keys[places]) if p in partial} == want
+            checked += 1
+    assert checked > 20
