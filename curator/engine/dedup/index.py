@@ -2400,13 +2400,7 @@ class DedupIndex:
             return {p for p, f in self.features.items() if len(f.shingles) and common(f.shingles, crossed)}
         places = np.searchsorted(basis.keys, crossed)  # (the crossed shingles' places: the rows hold places)
         places = places[(places < len(basis.keys)) & (basis.keys[np.minimum(places, len(basis.keys) - 1)] == crossed)]
-        # (each listed shingle looked up among the few crossed ones in one pass, and the page of each
-        # hit found from where the pages' runs end: no array of every entry's page, 62 MB at
-        # 100,000 pages, nor one pass over them all per crossed shingle)
-        rows = basis.all_rows()
-        at = np.minimum(np.searchsorted(places, rows), max(len(places) - 1, 0))
-        hits = np.flatnonzero(places[at] == rows) if len(places) else np.zeros(0, dtype=np.int64)
-        found = np.unique(np.searchsorted(np.cumsum(basis.lengths), hits, side="right")).tolist()
+        found = basis.holding(places)
         paths = basis.paths
         out = {paths[i] for i in found if paths[i] in self._partial}
         partial = self._partial

@@ -602,12 +602,15 @@ def test_sorted_slots_answer_as_a_dict_of_the_paths() -> None:
     assert list(slots) == paths and len(slots) == len(plain) and 3 not in slots
 
 
-def test_the_pages_holding_crossed_shingles_are_found_in_the_basis_as_page_by_page(root: Path) -> None:  # noqa: F811
+def test_the_pages_holding_crossed_shingles_are_found_in_the_basis_as_page_by_page(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
     """A follow finds the pages holding a shingle whose count crossed a limit in one pass over the
-    basis's listed shingles: the same pages as looking at each page's own, for any page's first,
-    last or middle listed shingle (the pass maps each hit back to its page)."""
+    basis's listed shingles, a chunk of pages at a time: the same pages as looking at each page's
+    own, for any page's first, last or middle listed shingle (the pass maps each hit back to its
+    page, and its chunk's first page to the basis's)."""
     import numpy as np
 
+    monkeypatch.setattr(follow, "CHUNK_PAGES", 4)  # (several chunks in a small wiki)
     answer(root)
     assert append(Wiki(root), "page-2", "Filler 2 was audited on a quiet Tuesday afternoon.").ok
     index = dedup.DedupIndex(Wiki(root))
@@ -625,4 +628,4 @@ def test_the_pages_holding_crossed_shingles_are_found_in_the_basis_as_page_by_pa
                     if p in partial and np.isin(places, own).any()}
             assert {p for p in index._holders(basis.keys[places]) if p in partial} == want
             checked += 1
-    assert checked > 20
+    assert checked > 20 and len(basis.paths) > 3 * follow.CHUNK_PAGES
