@@ -240,15 +240,19 @@ def _make_state(root: Path) -> bool:
     return True
 
 
-_warned: set[str] = set()
+#: The wikis whose foreign state folder this process tree has said already: passed on to the
+#: processes it starts (the station's workers, a command's helpers), which say it no more.
+_SAID = "CURATOR_FOREIGN_STATE_SAID"
+_warned: set[str] = {p for p in os.environ.get(_SAID, "").split(os.pathsep) if p}
 
 
 def _warn_foreign(root: Path, elsewhere: Path) -> None:
-    """One line per wiki and process (logging's last resort prints it on stderr, no traceback)."""
+    """One line per wiki and process tree (logging's last resort prints it on stderr, no traceback)."""
     key = str(root)
     if key in _warned:
         return
     _warned.add(key)
+    os.environ[_SAID] = os.pathsep.join(sorted(_warned))
     import logging
 
     logging.getLogger(__name__).warning(

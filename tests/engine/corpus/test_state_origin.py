@@ -187,6 +187,10 @@ def test_the_warning_is_one_line_once_per_process_and_no_traceback(
         assert cli("--wiki", str(root), "search", "refunds")[0] == 0
     said = [r.getMessage() for r in caplog.records if "curator trust" in r.getMessage()]
     assert len(said) == 1 and said[0] == lines[0]
+    # nor do the processes it starts (the station's workers would each say it again)
+    child = subprocess.run([sys.executable, "-m", "curator.cli", "--wiki", str(root), "search", "refunds"],
+                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert child.returncode == 0 and child.stderr == ""
 
 
 def test_an_unstamped_folder_of_a_trusted_wiki_is_adopted_silently(tmp_path: Path) -> None:
