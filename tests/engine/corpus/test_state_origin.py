@@ -26,22 +26,7 @@ from curator.engine.policy.tokens import TokenStore
 from curator.engine.repo import trust
 from curator.engine.wiki import Wiki
 from curator.mcp_server import AgentTokens
-from tests.corpus import IDENTITY, write_pages
-
-PAGES = {"wiki/payments.md": "# Payments\n\nRefunds take five days.\n"}
-
-
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", *IDENTITY, *args], cwd=root, check=True, capture_output=True,
-                          text=True).stdout
-
-
-def repository(root: Path) -> Path:
-    write_pages(root, PAGES)
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "pages")
-    return root
+from tests.engine.corpus.test_state_location import git, repository
 
 
 def accepted(wiki: Wiki, token: str) -> object:
