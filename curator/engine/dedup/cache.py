@@ -218,9 +218,9 @@ class PairTable:
         slot = self.slot()
         extra = [p for p in dict.fromkeys(changes.paths) if p not in slot]
         paths = [*self.paths, *extra]
-        at = {**slot, **{p: len(self.paths) + k for k, p in enumerate(extra)}}
+        added = {p: len(self.paths) + k for k, p in enumerate(extra)}
         gone = np.array([slot[p] for p in moved if p in slot], dtype=np.int32)
-        remap = np.array([at[p] for p in changes.paths], dtype=np.int32)
+        remap = np.array([slot[p] if p in slot else added[p] for p in changes.paths], dtype=np.int32)
         none = (np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float64))
         signals = {}
         for signal in sorted(self.signals.keys() | changes.signals.keys()):

@@ -160,8 +160,8 @@ class FamilyAnswers:
         inbound = {p: side[p] for p in sorted(index.inbound_moved) if p in carried.inbound and p in side}
         kept = dedup_cache.Kept(pairs, scores, inbound, carried.count, basis, index.followed_shingles())
         self.wiki.store.save_derived(dedup_cache.NAME, dedup_cache.encode_delta(kept, index.kept_key(), base, moved))
-        index.carried = dataclasses.replace(carried, changed_scored=frozenset(asked),
-                                            inbound={**carried.inbound, **inbound})
+        # (the pages it holds inbound counts of are the same: only which scores its changes hold moves)
+        index.carried = dataclasses.replace(carried, changed_scored=frozenset(asked))
         return True
 
     def _fired(self, actor: Actor, dismissed: set[tuple[str, str]],

@@ -214,10 +214,7 @@ class Chunked:
         k = i // CHUNK_PAGES
         data = self._open.get(k)
         if data is None:
-            try:
-                data = zlib.decompress(self._chunks[k])
-            except zlib.error as exc:
-                raise DamagedBasis(str(exc)) from None
+            data = self.chunk(k)
             if len(data) != int(at[min(len(at) - 1, (k + 1) * CHUNK_PAGES)]) - int(at[k * CHUNK_PAGES]):
                 raise DamagedBasis("a chunk of another length")
             self._open[k] = data

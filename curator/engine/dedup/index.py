@@ -2253,7 +2253,6 @@ class DedupIndex:
         del blob
         if basis is None or basis.id != found[0]:
             return None  # (damaged, or a later scan's whose state is not saved)
-        # (in C, a map a column: a Python loop over 100,000 stamps took 70 ms)
         # The pages changed since the basis are those the store's log names (every page written,
         # added or removed by a state since: its contract, and what lint and link repair follow
         # too): only theirs are looked at, never every page's stamp (0.4 s at 300,000 pages).

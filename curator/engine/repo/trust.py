@@ -21,7 +21,7 @@ import os
 from pathlib import Path
 
 # (the list is read where the state folder is decided too, a layer below)
-from curator.engine.corpus.state import TRUST_FILE, is_trusted, trust_file, trusted_roots
+from curator.engine.corpus.state import TRUST_FILE, adopt_state, is_trusted, trust_file, trusted_roots
 from curator.engine.corpus.state import trust_key as _key
 from curator.engine.errors import CuratorError
 
@@ -42,8 +42,6 @@ def _save(roots: list[str]) -> None:
 def trust(root: Path) -> bool:
     """Trust the wiki at ``root`` (its git configuration's programs run again) and adopt its
     ``.curator/`` if it has an unstamped one; True if the trusted list changed."""
-    from curator.engine.corpus.state import adopt_state
-
     roots = trusted_roots()
     key = _key(root)
     if key not in roots:
