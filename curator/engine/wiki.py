@@ -19,6 +19,7 @@ from curator.engine.corpus.page import Page, link_key, path_key
 from curator.engine.corpus.slugs import slug_sim
 from curator.engine.corpus.state import state_dir_for
 from curator.engine.corpus.store import ChangeSet, PageStore, gc_paused
+from curator.engine.corpus.summaries import Summaries, keep_summaries, load_summaries
 from curator.engine.errors import NotAWiki, PageNotFound
 from curator.engine.events import Signal
 from curator.engine.policy.actor import OPERATOR, Actor
@@ -122,6 +123,21 @@ class Wiki:
     @property
     def pages(self) -> dict[str, Page]:
         return self.store.pages
+
+    def page(self, path: str) -> Page | None:
+        """The page at ``path`` (None: there is none), decoding only its record while the pages
+        are not all decoded (:attr:`pages`)."""
+        return self.store.page(path)
+
+    def summaries(self) -> Summaries:
+        """Every page as a page list shows it, without decoding every page once they are kept
+        (:mod:`curator.engine.corpus.summaries`; :meth:`keep_summaries` keeps them)."""
+        return load_summaries(self.store)
+
+    def keep_summaries(self, summaries: Summaries) -> None:
+        """Save :meth:`summaries` with the page cache, so the next :meth:`summaries` decodes
+        only the pages changed since (nothing when the cache holds them already)."""
+        keep_summaries(self.store, summaries)
 
     def refresh(self, paths: Iterable[str] | None = None) -> ChangeSet:
         """Pick up changes on disk (all, or just ``paths``); emits ``changed`` when any."""

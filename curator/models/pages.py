@@ -23,7 +23,8 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QBrush, QColor
 
-from curator.engine.corpus.page import LAYER_RANK, Page
+from curator.engine.corpus.page import LAYER_RANK
+from curator.engine.corpus.summaries import Listed
 
 COL_TITLE, COL_PATH, COL_LAYER, COL_TRUST, COL_TAGS, COL_INBOUND, COL_UPDATED, COL_WIKI = range(8)
 HEADERS = ("Title", "Path", "Layer", "Trust", "Tags", "Inbound", "Updated", "Wiki")
@@ -45,7 +46,9 @@ SORT_RUN = 2048
 class PageRow:
     wiki: int  # index of the wiki in the workspace (0 for a single wiki)
     wiki_label: str
-    page: Page
+    #: what the list shows of the page: its summary as loaded (the pages are not all decoded
+    #: when a big wiki opens), or the page itself after a change
+    page: Listed
     inbound: int = 0
 
     @property

@@ -13,7 +13,7 @@ import gc
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
 
 from curator.engine.corpus.store import ChangeSet, gc_paused
+from curator.engine.corpus.summaries import Listed, Summaries
 from curator.engine.wiki import Wiki
 from curator.engine.write.actions import ActionResult
 from curator.models.pages import PageRow
@@ -50,6 +51,8 @@ class WikiHandle:
     #: the link index the inbound counts were last counted from, and those counts by path (what
     #: a change's counts are counted against: only the targets whose links moved are counted again)
     counted: tuple[Any, dict[str, int]] = (None, {})
+    #: the page list the load showed, until it is kept with the page cache (start_background)
+    summaries: Summaries | None = None
 
 
 @dataclass(slots=True)
@@ -206,7 +209,10 @@ class Workspace(QObject):
             if self._cancel.is_set():
                 raise Cancelled
             self.progress.emit(base + int(steps * 0.75), total * steps, f"Loading {handle.label}…")
-            rows.extend(PageRow(handle.index, handle.label, p) for p in wiki.pages.values())
+            # the pages as the list shows them: a big wiki's kept summaries, not every page decoded
+            # (saved again, when they were not current, once the window is usable: start_background)
+            summaries = handle.summaries = wiki.summaries()
+            rows.extend(PageRow(handle.index, handle.label, s) for s in summaries.pages)
             if self._cancel.is_set():
                 raise Cancelled
         if not self._link_later:
@@ -221,25 +227,26 @@ class Workspace(QObject):
         if self._presort is not None:
             rows = self._presort(rows)
         snapshot = Snapshot(rows, inbound)
-        self._add_choices(snapshot)
+        self._add_choices(snapshot, [row.page for row in rows])
         if self._prepare is not None:
             snapshot.prepared = self._prepare(snapshot)
         snapshot.elapsed = time.perf_counter() - start
         return snapshot
 
-    def _add_choices(self, snapshot: Snapshot) -> None:
-        """The namespaces and tags the browser's filters offer, from every wiki."""
+    def _add_choices(self, snapshot: Snapshot, pages: Iterable[Listed] | None = None) -> None:
+        """The namespaces and tags the browser's filters offer, from ``pages`` (by default every
+        page of every wiki)."""
+        if pages is None:
+            pages = [page for handle in self.handles if handle.wiki is not None
+                     for page in list(handle.wiki.pages.values())]
         namespaces: set[str] = set()
         tags: dict[str, str] = {}
         counts: dict[str, int] = {}
-        for handle in self.handles:
-            if handle.wiki is None:
-                continue
-            for page in list(handle.wiki.pages.values()):
-                namespaces.add(page.namespace)
-                for folded in {t.casefold(): t for t in page.tags}.items():
-                    tags.setdefault(*folded)
-                    counts[folded[0]] = counts.get(folded[0], 0) + 1
+        for page in pages:
+            namespaces.add(page.namespace)
+            for folded in {t.casefold(): t for t in page.tags}.items():
+                tags.setdefault(*folded)
+                counts[folded[0]] = counts.get(folded[0], 0) + 1
         snapshot.namespaces = sorted(namespaces)
         snapshot.tags = sorted(tags.values(), key=str.casefold)
         snapshot.tag_counts = {tags[k]: n for k, n in counts.items()}
@@ -313,6 +320,10 @@ class Workspace(QObject):
             return
         self._background_started = True
         self.background_started.emit()
+        for handle in self.handles:
+            summaries, handle.summaries = handle.summaries, None
+            if handle.wiki is not None and summaries is not None and not summaries.saved:
+                run_task(functools.partial(handle.wiki.keep_summaries, summaries), None, self._keep_failed)
         if self._linked:
             self._build_search_indexes()
             return
@@ -330,6 +341,11 @@ class Workspace(QObject):
             # them holds the interpreter lock, and so the GUI thread, for a second)
             gc.freeze()
             return inbound
+
+    @staticmethod
+    def _keep_failed(exc: BaseException) -> None:
+        # (the next open decodes what changed since the summaries kept before, or every page)
+        log.warning("the page list was not kept with the page cache: %s", exc)
 
     def _on_linked(self, inbound: dict[tuple[int, str], int]) -> None:
         if self._closed:

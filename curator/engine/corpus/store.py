@@ -864,6 +864,21 @@ class PageStore:
         paths = self._known([r[0] for r in rows])
         if pages is not None:
             return {p: pages[p] for p in paths if p in pages}
+        return self._decode_paths(paths)
+
+    def pages_at(self, paths: Iterable[str]) -> dict[str, Page]:
+        """The pages at ``paths`` that there are (refreshing once on first use), decoding only their records."""
+        if not self._loaded:
+            self.refresh()
+        pages = self._pages
+        if pages is not None:
+            return {p: pages[p] for p in paths if p in pages}
+        known = self._known(list(paths))
+        out = {p: self._unstored[p] for p in known if p in self._unstored}
+        out.update(self._decode_paths([p for p in known if p not in out]))
+        return out
+
+    def _decode_paths(self, paths: list[str]) -> dict[str, Page]:
         out: dict[str, Page] = {}
         for start in range(0, len(paths), 500):
             chunk = paths[start:start + 500]

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 
 from curator.engine.corpus.links import LinkIndex
 from curator.engine.corpus.page import Page, link_key
+from curator.engine.errors import PageNotFound
 from curator.engine.policy.actor import OPERATOR
 from curator.engine.read.reading import Embedded, embedded
 from curator.engine.wiki import Wiki
@@ -69,7 +70,9 @@ FOREIGN_STATE = "a local state folder Curator did not make"
 
 def gather_page(wiki: Wiki, path: str) -> tuple[Page, str, str | ChunkedPage, LinkInfo]:
     """Everything the page view shows, computed off the GUI thread."""
-    page = wiki.pages[path]
+    page = wiki.page(path)  # (only its record: a big wiki's pages are decoded in the background)
+    if page is None:
+        raise PageNotFound(f"no page {path} (moved or deleted)")
     text = wiki.read_text(path)
     # While a big wiki's links are still being resolved in the background (the first page of a
     # warm open), the page's own links and backlinks come from an index around the page.
@@ -104,14 +107,16 @@ def gather_page(wiki: Wiki, path: str) -> tuple[Page, str, str | ChunkedPage, Li
         found.append((line, context))
     for source, found in places.items():
         found.sort(key=lambda lc: (lc[0] == 0, lc[0]))  # body lines first, related: last
-        info.backlinks.append((source, wiki.pages[source].title, found))
+        linking = wiki.page(source)
+        info.backlinks.append((source, linking.title if linking is not None else source, found))
     seen_out: set[str] = set()
     for edge in links.outgoing.get(path, []):
         key = edge.target or f"?{edge.link.key}"
         if key in seen_out or edge.target == path or edge.resolution.attachment is not None:
             continue
         seen_out.add(key)
-        target_title = wiki.pages[edge.target].title if edge.target else None
+        target = wiki.page(edge.target) if edge.target else None
+        target_title = target.title if target is not None else None
         info.outgoing.append((edge.link.target, edge.target, target_title or ""))
     info.mentions = unlinked_mentions(wiki, page, links=links)
     return page, text, body_html, info
@@ -126,7 +131,7 @@ def unlinked_mentions(wiki: Wiki, page: Page, limit: int = 50,
                       links: LinkIndex | None = None) -> list[tuple[str, str, str]]:
     """Pages that mention the page's title or an alias as a phrase without linking to it
     (``links``: an index with the page's backlinks, the wiki's by default)."""
-    if not wiki.search.active() and len(wiki.pages) > MENTIONS_BUILD_LIMIT:
+    if not wiki.search.active() and wiki.store.count() > MENTIONS_BUILD_LIMIT:
         return []  # the index is being built in the background (Workspace.search_built)
     linked = {e.source for e in (links or wiki.links).backlinks(page.path)} | {page.path}
     names = [n for n in {page.title, *page.aliases} if len(n) >= 2 and '"' not in n]

@@ -273,3 +273,43 @@ def test_the_landing_view_computes_once_the_window_is_usable(qtbot, tmp_path: Pa
     assert computed == ["health"]
     assert health.report is not None and health.report.figure("pages").value == len(PAGES)
     win.close()
+
+
+def test_the_station_reopens_on_its_kept_page_list_without_decoding_every_page(  # type: ignore[no-untyped-def]
+        qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once a window was usable, the page list is kept with the page cache (in the background);
+    the next open lists every page from it, with a page changed meanwhile as it is now, and the
+    first page shown, before any page but the changed one and the first page is decoded."""
+    from curator.engine.corpus.summaries import NAME
+    from curator.views.shell.main_window import MainWindow
+    from curator.views.workspace import Workspace
+    from tests.gui_helpers import temp_settings
+
+    root = make_wiki(tmp_path / "w", PAGES)
+    monkeypatch.setattr(workspace_module, "LINK_LATER_ABOVE", 0)
+    first = loaded_window(qtbot, root, tmp_path, watch=False)
+    store = first.workspace.wiki(0).store
+    qtbot.waitUntil(lambda: store.derived(NAME) is not None, timeout=15_000)
+    first.close()
+    (root / "wiki/refunds.md").write_text("---\ntitle: Refund Policy\ntags: [money]\n---\n# Refunds\n")
+
+    win = MainWindow(Workspace(root, watch=False), temp_settings(tmp_path))
+    qtbot.addWidget(win)
+    at_ready: dict[str, object] = {}
+
+    def usable() -> None:
+        at_ready.update(decoded=win.workspace.wiki(0).store.decoded, current=win.current,
+                        rows={row.page.path: (row.page.title, row.page.tags) for row in win.model.rows})
+
+    win.ready.connect(usable)
+    with qtbot.waitSignal(win.ready, timeout=15_000):
+        win.start()
+    assert at_ready["decoded"] is False and at_ready["current"] == (0, "wiki/home.md")
+    assert at_ready["rows"] == {"wiki/home.md": ("Home", []), "wiki/payments.md": ("Payments", []),
+                                "wiki/refunds.md": ("Refund Policy", ["money"]),
+                                "notes/scratch.md": ("Scratch", [])}
+    tag = win.browser.tag  # the filters offer the kept list's namespaces and tags, the new one too
+    assert [tag.itemText(i) for i in range(tag.count())][1:] == ["money"]
+    namespace = win.browser.namespace
+    assert [namespace.itemText(i) for i in range(namespace.count())][1:] == ["notes", "wiki"]
+    win.close()

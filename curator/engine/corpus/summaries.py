@@ -1,0 +1,145 @@
+"""What a page list shows of every page, kept with the store so a big wiki opens without decoding
+every page (docs/design.md §12).
+
+A station opening 100,000 pages needs each page's title, layer, trust, tags, aliases, date and
+snippet, not its links, headings or frontmatter: decoding every page's record for them was 1.7 s of
+a warm open. The summaries are saved as one derived entry of the store (:meth:`PageStore.save_derived`)
+and read back with the pages changed since (:meth:`PageStore.derived_since`): only those pages'
+records are decoded, so a warm open costs what changed since the last one, not the wiki.
+"""
+
+from __future__ import annotations
+
+import marshal
+import zlib
+from array import array
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from curator.engine.corpus.page import Page
+    from curator.engine.corpus.store import PageStore
+
+#: The name the summaries are saved under in the store's derived data, and their encoding's tag.
+NAME = "summaries"
+FORMAT = 1
+#: More pages changed since the kept summaries than this: every page is decoded instead (as fast
+#: as that many single records, and it leaves the pages decoded for what follows).
+MAX_CHANGED = 5000
+
+
+class Listed(Protocol):
+    """What a page list reads of a page: a :class:`PageSummary`, or the :class:`Page` itself."""
+
+    path: str
+    size: int
+    title: str
+    layer: str
+    trust: float
+    tags: list[str]
+    aliases: list[str]
+    updated: str | None
+    snippet: str
+
+    @property
+    def namespace(self) -> str: ...
+
+
+@dataclass(slots=True)
+class PageSummary:
+    """A page as a list shows it (the fields of :class:`Page` of the same names)."""
+
+    path: str
+    size: int
+    title: str
+    layer: str
+    trust: float
+    tags: list[str]
+    aliases: list[str]
+    updated: str | None
+    snippet: str
+
+    @property
+    def namespace(self) -> str:
+        """First path segment (``""`` for a page at the root), as :attr:`Page.namespace`."""
+        head, sep, _ = self.path.partition("/")
+        return head if sep else ""
+
+    @classmethod
+    def of(cls, page: Page) -> PageSummary:
+        return cls(page.path, page.size, page.title, page.layer, page.trust, page.tags, page.aliases,
+                   page.updated, page.snippet)
+
+
+@dataclass(slots=True)
+class Summaries:
+    """Every page's summary, sorted by path, as of the store's ``state``; ``saved``: whether the
+    store holds them as they are (else :func:`keep_summaries` saves them)."""
+
+    pages: list[PageSummary]
+    state: bytes | None
+    saved: bool
+
+
+def load_summaries(store: PageStore) -> Summaries:
+    """Every page's summary: the kept ones with the pages changed since decoded again, else every
+    page decoded (the first open after an index, or more than :data:`MAX_CHANGED` changed)."""
+    if not store.loaded:
+        store.refresh()
+    state = store.state
+    kept = store.derived_since(NAME)
+    if kept is not None:
+        data, changed = kept
+        held = decode(data)
+        if held is not None and len(changed) <= MAX_CHANGED:
+            if not changed:
+                return Summaries(held, state, True)
+            return Summaries(_patched(held, store.pages_at(sorted(changed)), changed), state, False)
+    pages = store.pages
+    return Summaries([PageSummary.of(pages[p]) for p in sorted(pages)], state, False)
+
+
+def keep_summaries(store: PageStore, summaries: Summaries) -> None:
+    """Save ``summaries`` with the store (unless it holds them already, or the pages changed since
+    they were made: the next load then decodes what changed)."""
+    if not summaries.saved and summaries.state is not None:
+        store.save_derived(NAME, encode(summaries.pages), summaries.state)
+        summaries.saved = True
+
+
+def _patched(held: list[PageSummary], fresh: dict[str, Page], changed: set[str]) -> list[PageSummary]:
+    """``held`` with each of the ``changed`` pages replaced by its ``fresh`` page (gone when it has none)."""
+    by_path = {s.path: s for s in held}
+    added = False
+    for path in changed:
+        page = fresh.get(path)
+        if page is None:
+            by_path.pop(path, None)
+        else:
+            added = added or path not in by_path
+            by_path[path] = PageSummary.of(page)
+    return [by_path[p] for p in sorted(by_path)] if added else list(by_path.values())
+
+
+def encode(summaries: list[PageSummary]) -> bytes:
+    """The summaries as columns (one list of titles, one of layers, ...), marshalled and compressed."""
+    columns = (FORMAT, "\0".join(s.path for s in summaries), array("q", [s.size for s in summaries]).tobytes(),
+               [s.title for s in summaries], [s.layer for s in summaries], [s.trust for s in summaries],
+               [s.tags for s in summaries], [s.aliases for s in summaries], [s.updated for s in summaries],
+               [s.snippet for s in summaries])
+    return zlib.compress(marshal.dumps(columns), 1)
+
+
+def decode(data: bytes) -> list[PageSummary] | None:
+    """The summaries :func:`encode` made (None when ``data`` is not that: they are made again)."""
+    try:
+        tag, joined, sizes, *columns = marshal.loads(zlib.decompress(data))
+        if tag != FORMAT or type(joined) is not str or type(sizes) is not bytes or len(columns) != 7:
+            return None
+        paths = joined.split("\0") if joined else []
+        counts = array("q", sizes).tolist()
+    except (ValueError, TypeError, EOFError, zlib.error):
+        return None
+    if any(type(c) is not list or len(c) != len(paths) for c in (counts, *columns)):
+        return None
+    return list(map(PageSummary, paths, counts, *columns))
