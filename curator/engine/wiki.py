@@ -124,6 +124,11 @@ class Wiki:
     def pages(self) -> dict[str, Page]:
         return self.store.pages
 
+    @property
+    def paths(self) -> list[str]:
+        """Every page's path, sorted (no page decoded)."""
+        return self.store.paths
+
     def page(self, path: str) -> Page | None:
         """The page at ``path`` (None: there is none), decoding only its record while the pages
         are not all decoded (:attr:`pages`)."""

@@ -8,7 +8,8 @@ its occurrences (linking page, the target as written, line) in the link index's 
 as most often written, its slug, its suggestions and their confidence. Ignored targets are kept
 too (the ignore file is applied when the queue is answered: un-ignoring one needs nothing
 computed). Beside it, apart (read only after a change): every page's title, aliases and the names
-(slugs) the suggester knows it by.
+(slugs) the suggester knows it by; and each key's number of links, apart too (what Health's totals
+read: the station's first figures decode no target).
 
 The same state answers the saved queue: nothing decoded, nothing resolved. After a change
 (:meth:`~curator.engine.corpus.store.PageStore.derived_since` lists the pages that may differ), what is computed again:
@@ -56,7 +57,7 @@ if TYPE_CHECKING:
 
 #: The name the operator's queue is saved under, and the version of what is saved.
 SAVED_NAME = "links-unresolved"
-_SAVED_FORMAT = 1
+_SAVED_FORMAT = 2  # (2: each key's number of links beside the targets)
 #: A change is followed page by page while it resolves no more pages again than this or
 #: :data:`~curator.engine.corpus.links.REBUILD_SHARE` of them, whichever is more (as lint).
 REDO_MIN = 200
@@ -173,20 +174,36 @@ def _encode(obj: Any) -> bytes:
 
 def saved_blob(attachments: bytes, targets: dict[str, Target], pages: _Pages) -> bytes:
     rows = [(k, t.written, t.slug, t.occurrences, t.suggestions, t.confidence) for k, t in targets.items()]
+    counts = (list(targets), [len(t.occurrences) for t in targets.values()])
     return marshal.dumps((_SAVED_FORMAT, attachments, _encode(rows),
-                          _encode(("\0".join(pages.paths), pages.titles, pages.aliases, "\n".join(pages.names)))))
+                          _encode(("\0".join(pages.paths), pages.titles, pages.aliases, "\n".join(pages.names))),
+                          _encode(counts)))
 
 
 def read_targets(blob: bytes, attachments: bytes) -> tuple[dict[str, Target], bytes] | None:
     """The saved targets (and the pages part, still encoded), None: not this version's or files'."""
     try:
-        version, key, rows_blob, pages_blob = marshal.loads(blob)
+        version, key, rows_blob, pages_blob, _counts = marshal.loads(blob)
         if version != _SAVED_FORMAT or key != attachments:
             return None
         rows = marshal.loads(zlib.decompress(rows_blob))
         return {k: Target(w, s, o, g, c) for k, w, s, o, g, c in rows}, pages_blob
     except (ValueError, TypeError, EOFError, zlib.error):
         return None
+
+
+def read_counts(blob: bytes, attachments: bytes) -> dict[str, int] | None:
+    """Each saved key's number of links (no target decoded), None: not this version's or files'."""
+    try:
+        version, key, _rows, _pages, counts_blob = marshal.loads(blob)
+        if version != _SAVED_FORMAT or key != attachments:
+            return None
+        keys, counts = marshal.loads(zlib.decompress(counts_blob))
+    except (ValueError, TypeError, EOFError, zlib.error):
+        return None
+    if type(keys) is not list or type(counts) is not list or len(keys) != len(counts):
+        return None
+    return dict(zip(keys, counts, strict=True))
 
 
 def _read_pages(blob: bytes) -> _Pages | None:

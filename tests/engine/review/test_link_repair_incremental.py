@@ -5,6 +5,7 @@ page; an agent's queue is never the operator's."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ import pytest
 from curator.engine.policy.actor import OPERATOR
 from curator.engine.review import link_queue, linkrepair
 from curator.engine.review.health import health
-from curator.engine.review.linkrepair import unresolved, unresolved_totals
+from curator.engine.review.linkrepair import IGNORED_FILE, unresolved, unresolved_totals
 from curator.engine.wiki import Wiki
 from tests.corpus import CorpusInfo, generate, write_pages
 from tests.engine.review.test_link_repair import AGENT, root  # noqa: F401  (the fixture, with a hidden folder)
@@ -109,6 +110,15 @@ def test_every_kind_of_change_gives_the_queue_computed_from_every_page(corpus: C
             got = rows(unresolved(Wiki(top)))
         assert got == from_scratch(top, monkeypatch), what
         assert counted.resolved, what  # (brought up to date, not computed from every page)
+        with monkeypatch.context() as m:  # Health's totals: each key's count saved apart, no target decoded
+            m.setattr(link_queue, "read_targets", lambda *a: pytest.fail("the totals decoded every target"))
+            assert unresolved_totals(Wiki(top)) == (len(got), sum(r["count"] for r in got)), what
+    # an ignored target is left out of the saved totals too (the decision file as a sync brings it)
+    (top / IGNORED_FILE).write_text(json.dumps({"version": 1, "ignored": [
+        {"target": got[0]["target"], "key": got[0]["key"], "by": "operator", "date": "2026-12-06"}]}))
+    with monkeypatch.context() as m:
+        m.setattr(link_queue, "read_targets", lambda *a: pytest.fail("the totals decoded every target"))
+        assert unresolved_totals(Wiki(top)) == (len(got) - 1, sum(r["count"] for r in got[1:]))
     final = {r["key"] for r in got}
     assert "later-page" not in final and {"ledger-a", "planning-guide", "brand-new-gap", "lantern"} <= final
 
