@@ -205,7 +205,8 @@ class Workspace(QObject):
                 self.progress.emit(base + int(steps * (WALK_SHARE + (0.75 - WALK_SHARE) * done / max(count, 1))),
                                    total * steps, f"Reading {label}: {done:,} of {plural(count, 'page')}…")
 
-            wiki.store.refresh(progress=parsed, walking=walking)
+            # (a first open keeps the pages it parsed: the page list is made of them, not decoded again)
+            wiki.store.refresh(progress=parsed, walking=walking, keep_pages=True)
             if self._cancel.is_set():
                 raise Cancelled
             self.progress.emit(base + int(steps * 0.75), total * steps, f"Loading {handle.label}…")
