@@ -30,9 +30,11 @@ test: $(STAMP)
 	$(PY) -m pytest
 
 # The scale table (issue 44: each derived answer warm and after one append, beside a plain read;
-# CURATOR_SCALE_PAGES=100000 for the next scale), then every benchmark of tests/perf.
+# CURATOR_SCALE_PAGES=100000 for the next scale), the station's (warm open, Health's first
+# figures) at the same scale, then every benchmark of tests/perf.
 perf: $(STAMP)
 	-$(PY) -m tests.perf.scale_table $(CURATOR_SCALE_PAGES)
+	-$(PY) -m tests.perf.station_scale $(or $(CURATOR_SCALE_PAGES),32000)
 	$(PY) -m pytest tests/perf -s -p no:cacheprovider
 
 # The bundle: dist/curator/curator is the whole command line; `curator gui` starts the station.
