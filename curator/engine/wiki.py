@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -19,7 +19,13 @@ from curator.engine.corpus.page import Page, link_key, path_key
 from curator.engine.corpus.slugs import slug_sim
 from curator.engine.corpus.state import state_dir_for
 from curator.engine.corpus.store import ChangeSet, PageStore, gc_paused
-from curator.engine.corpus.summaries import Summaries, keep_summaries, load_summaries
+from curator.engine.corpus.summaries import (
+    Summaries,
+    keep_inbound,
+    keep_summaries,
+    kept_inbound,
+    load_summaries,
+)
 from curator.engine.errors import NotAWiki, PageNotFound
 from curator.engine.events import Signal
 from curator.engine.policy.actor import OPERATOR, Actor
@@ -138,6 +144,14 @@ class Wiki:
         """Every page as a page list shows it, without decoding every page once they are kept
         (:mod:`curator.engine.corpus.summaries`; :meth:`keep_summaries` keeps them)."""
         return load_summaries(self.store)
+
+    def kept_inbound(self) -> dict[str, int] | None:
+        """The inbound link counts last kept (:meth:`keep_inbound`), maybe of older pages."""
+        return kept_inbound(self.store)
+
+    def keep_inbound(self, counts: Mapping[str, int]) -> None:
+        """Keep every page's inbound link count as just counted, for the next open's page list."""
+        keep_inbound(self.store, counts)
 
     def keep_summaries(self, summaries: Summaries) -> None:
         """Save :meth:`summaries` with the page cache, so the next :meth:`summaries` decodes

@@ -66,6 +66,9 @@ class PageTableModel(QAbstractTableModel):
         self.hidden: set[tuple[int, str]] = set()  # pages hidden from a previewed agent
         #: the inbound link counts, once the links are resolved (see :meth:`set_inbound`)
         self._inbound: dict[tuple[int, str], int] | None = None
+        #: the rows' inbound counts are the ones kept when the wiki was last open, until
+        #: :meth:`set_inbound` (the column's header says so)
+        self._inbound_kept = False
         #: the rows of each title, kept as rows come and go (one dict append a row)
         self._by_title: dict[str, list[PageRow]] = {}
         #: each colliding title's differing path parts, worked out when a row of it is shown
@@ -80,9 +83,26 @@ class PageTableModel(QAbstractTableModel):
 
     def headerData(self, section: int, orientation: Qt.Orientation,
                    role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+        if orientation != Qt.Orientation.Horizontal:
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
             return HEADERS[section] if 0 <= section < len(HEADERS) else None
+        if section == COL_INBOUND and self._inbound_kept:  # (in italics: the text fits the column as it is)
+            if role == Qt.ItemDataRole.ToolTipRole:
+                return "As counted when the wiki was last open; being counted again"
+            if role == Qt.ItemDataRole.FontRole:
+                from PySide6.QtGui import QFont
+
+                font = QFont()
+                font.setItalic(True)
+                return font
         return None
+
+    def show_kept_inbound(self, kept: bool) -> None:
+        """Whether the rows' inbound counts are the ones kept at the last open (until :meth:`set_inbound`)."""
+        if kept != self._inbound_kept:
+            self._inbound_kept = kept
+            self.headerDataChanged.emit(Qt.Orientation.Horizontal, COL_INBOUND, COL_INBOUND)
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or not 0 <= index.row() < len(self._rows):
@@ -276,6 +296,7 @@ class PageTableModel(QAbstractTableModel):
         """Every page's inbound link count (pages missing from ``counts`` have none). Kept as
         given and read per row when shown or sorted: no pass over 32,000 rows here."""
         self._inbound = counts
+        self.show_kept_inbound(False)
         if self._rows:
             self.dataChanged.emit(self.index(0, COL_INBOUND), self.index(len(self._rows) - 1, COL_INBOUND))
         if self._sort[0] == COL_INBOUND:  # the counts arrived after the rows (a big workspace)

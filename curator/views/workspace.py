@@ -68,6 +68,9 @@ class Snapshot:
     #: of ``rows`` (an incremental snapshot): the pages that are new
     added: list[tuple[int, str]] = field(default_factory=list)
     elapsed: float = 0.0
+    #: the rows' inbound counts are the ones the last open kept (maybe of older pages), until
+    #: ``inbound_ready`` brings them as counted now
+    kept_inbound: bool = False
     namespaces: list[str] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
     #: pages per tag over every wiki (tags folded by case, shown in their first spelling)
@@ -180,6 +183,7 @@ class Workspace(QObject):
         start = time.perf_counter()
         rows: list[PageRow] = []
         inbound: dict[tuple[int, str], int] = {}
+        kept_inbound = False
         total = len(self.handles)
         # A determinate bar: each wiki is STEPS units, mostly parsing (page by page on a cold
         # open), then decoding the cache and resolving links; Cancel is honoured between pages.
@@ -213,7 +217,16 @@ class Workspace(QObject):
             # the pages as the list shows them: a big wiki's kept summaries, not every page decoded
             # (saved again, when they were not current, once the window is usable: start_background)
             summaries = handle.summaries = wiki.summaries()
-            rows.extend(PageRow(handle.index, handle.label, s) for s in summaries.pages)
+            listed = [PageRow(handle.index, handle.label, s) for s in summaries.pages]
+            if self._link_later:
+                # the counts the last open kept, shown until the links are resolved again (seconds
+                # after the window is usable: inbound_ready), not an empty column meanwhile
+                kept = wiki.kept_inbound()
+                if kept:
+                    kept_inbound = True
+                    for row in listed:
+                        row.inbound = kept.get(row.page.path, 0)
+            rows.extend(listed)
             if self._cancel.is_set():
                 raise Cancelled
         if not self._link_later:
@@ -223,11 +236,12 @@ class Workspace(QObject):
                 if self._cancel.is_set():
                     raise Cancelled
         self.progress.emit(total * steps, total * steps, "")
-        for row in rows:
-            row.inbound = inbound.get(row.key, 0)
+        if inbound:  # (resolved in the load: else the rows keep the counts kept before, or none)
+            for row in rows:
+                row.inbound = inbound.get(row.key, 0)
         if self._presort is not None:
             rows = self._presort(rows)
-        snapshot = Snapshot(rows, inbound)
+        snapshot = Snapshot(rows, inbound, kept_inbound=kept_inbound)
         self._add_choices(snapshot, [row.page for row in rows])
         if self._prepare is not None:
             snapshot.prepared = self._prepare(snapshot)
@@ -338,6 +352,8 @@ class Workspace(QObject):
                 if self._closed:
                     break
                 inbound.update(self._inbound(handle))
+                if handle.wiki is not None:  # (for the next open's page list, see _load_all_pages)
+                    handle.wiki.keep_inbound(handle.counted[1])
             # as after the load: later collections skip the ~10^6 link objects (a full one over
             # them holds the interpreter lock, and so the GUI thread, for a second)
             gc.freeze()

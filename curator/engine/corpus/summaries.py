@@ -13,6 +13,7 @@ from __future__ import annotations
 import marshal
 import zlib
 from array import array
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
 #: The name the summaries are saved under in the store's derived data, and their encoding's tag.
 NAME = "summaries"
 FORMAT = 1
+#: The name the inbound link counts last counted are saved under (:func:`keep_inbound`).
+INBOUND_NAME = "inbound"
 #: More pages changed since the kept summaries than this: every page is decoded instead (as fast
 #: as that many single records, and it leaves the pages decoded for what follows).
 MAX_CHANGED = 5000
@@ -143,3 +146,26 @@ def decode(data: bytes) -> list[PageSummary] | None:
     if any(type(c) is not list or len(c) != len(paths) for c in (counts, *columns)):
         return None
     return list(map(PageSummary, paths, counts, *columns))
+
+
+def keep_inbound(store: PageStore, counts: Mapping[str, int]) -> None:
+    """Save every page's inbound link count as just counted (pages missing have none): what a
+    page list shows at the next open until the links are resolved again (:func:`kept_inbound`)."""
+    paths = sorted(counts)
+    store.save_derived(INBOUND_NAME, zlib.compress(marshal.dumps((FORMAT, paths, [counts[p] for p in paths])), 1))
+
+
+def kept_inbound(store: PageStore) -> dict[str, int] | None:
+    """The inbound link counts :func:`keep_inbound` saved last, whichever state they were counted
+    at (the pages may have changed since: a list shows them only until it has the new ones);
+    None when there are none that decode."""
+    blob = store.derived_any(INBOUND_NAME)
+    if blob is None:
+        return None
+    try:
+        tag, paths, counts = marshal.loads(zlib.decompress(blob))
+    except (ValueError, TypeError, EOFError, zlib.error):
+        return None
+    if tag != FORMAT or type(paths) is not list or type(counts) is not list or len(paths) != len(counts):
+        return None
+    return dict(zip(paths, counts, strict=True))

@@ -392,6 +392,7 @@ class MainWindow(QMainWindow):
         # The table is not painted between batches (each paint asks the model for every visible
         # cell again: thirteen paints of the same first rows at 32,000 pages), only once at the end.
         self.model.clear()
+        self.model.show_kept_inbound(snapshot.kept_inbound)
         self.browser.set_choices(snapshot.namespaces, snapshot.tags)
         self.side.tags.show_counts(snapshot.tag_counts)
         self.browser.table.setUpdatesEnabled(False)

@@ -337,3 +337,45 @@ def test_a_first_open_lists_the_pages_it_parsed_without_decoding_them_again(  # 
         win.start()
     assert at_ready == {"decoded": 0, "rows": 4}
     win.close()
+
+
+def test_a_big_wiki_shows_the_inbound_counts_it_kept_until_they_are_counted_again(  # type: ignore[no-untyped-def]
+        qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The counts the last open resolved are kept; the next open's rows carry them (the column's
+    header saying so) until the links are resolved again, then the counts as they are now."""
+    from PySide6.QtCore import Qt
+
+    from curator.engine.corpus.summaries import INBOUND_NAME
+    from curator.models.pages import COL_INBOUND
+    from curator.views.shell.main_window import MainWindow
+    from curator.views.workspace import Workspace
+    from tests.gui_helpers import temp_settings
+
+    def header(win) -> str:  # type: ignore[no-untyped-def]
+        """The column's header, in italics (and with a tooltip saying why) while the counts are kept ones."""
+        model, horizontal = win.model, Qt.Orientation.Horizontal
+        text = str(model.headerData(COL_INBOUND, horizontal))
+        font, tip = (model.headerData(COL_INBOUND, horizontal, role)
+                     for role in (Qt.ItemDataRole.FontRole, Qt.ItemDataRole.ToolTipRole))
+        return f"_{text}_ ({tip})" if font is not None and font.italic() else text
+
+    root = make_wiki(tmp_path / "w", PAGES)
+    monkeypatch.setattr(workspace_module, "LINK_LATER_ABOVE", 0)
+    first = loaded_window(qtbot, root, tmp_path, watch=False)
+    store = first.workspace.wiki(0).store
+    qtbot.waitUntil(lambda: store.derived_any(INBOUND_NAME) is not None, timeout=15_000)
+    assert header(first) == "Inbound"  # (nothing was kept before this first open)
+    first.close()
+    (root / "notes/scratch.md").unlink()  # one link to Home gone since the counts were kept
+
+    win = MainWindow(Workspace(root, watch=False), temp_settings(tmp_path))
+    qtbot.addWidget(win)
+    at_ready: dict[str, object] = {}
+    win.ready.connect(lambda: at_ready.update(inbound=_inbound(win), header=header(win)))
+    with qtbot.waitSignals([win.ready, win.workspace.inbound_ready], timeout=15_000, order="strict"):
+        win.start()
+    assert at_ready == {"inbound": {"wiki/home.md": 3, "wiki/payments.md": 2, "wiki/refunds.md": 2},
+                        "header": "_Inbound_ (As counted when the wiki was last open; being counted again)"}
+    assert _inbound(win) == {"wiki/home.md": 2, "wiki/payments.md": 2, "wiki/refunds.md": 2}
+    assert header(win) == "Inbound"
+    win.close()
