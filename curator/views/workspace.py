@@ -335,11 +335,8 @@ class Workspace(QObject):
             return
         self._background_started = True
         self.background_started.emit()
-        for handle in self.handles:
-            summaries, handle.summaries = handle.summaries, None
-            if handle.wiki is not None and summaries is not None and not summaries.saved:
-                run_task(functools.partial(handle.wiki.keep_summaries, summaries), None, self._keep_failed)
         if self._linked:
+            run_task(self._keep_page_lists, None, self._keep_failed)
             self._build_search_indexes()
             return
         # one background task after the other: the GUI thread shares the interpreter with them
@@ -357,7 +354,22 @@ class Workspace(QObject):
             # as after the load: later collections skip the ~10^6 link objects (a full one over
             # them holds the interpreter lock, and so the GUI thread, for a second)
             gc.freeze()
-            return inbound
+        # (kept after the links, not beside them: 0.7 s of the interpreter at 100,000 pages that
+        # Health's first figures and the links would otherwise share)
+        self._keep_page_lists()
+        return inbound
+
+    def _keep_page_lists(self) -> None:
+        """Keep each wiki's page list as the load showed it, for the next open (see _load_all_pages)."""
+        for handle in self.handles:
+            summaries, handle.summaries = handle.summaries, None
+            if self._closed:
+                return
+            if handle.wiki is not None and summaries is not None and not summaries.saved:
+                try:
+                    handle.wiki.keep_summaries(summaries)
+                except Exception as exc:  # (not the links' failure: the next open decodes what it must)
+                    self._keep_failed(exc)
 
     @staticmethod
     def _keep_failed(exc: BaseException) -> None:

@@ -32,6 +32,16 @@ def _inbound(win) -> dict[str, int]:  # type: ignore[no-untyped-def]
     return {row.page.path: win.model.inbound(row) for row in win.model.rows}
 
 
+def _open_until_kept(qtbot, root: Path, tmp_path: Path, name: str):  # type: ignore[no-untyped-def]
+    """A window on ``root``, loaded, then closed once the page cache holds ``name`` (kept in the
+    background after the window was usable); the window, closed."""
+    win = loaded_window(qtbot, root, tmp_path, watch=False)
+    store = win.workspace.wiki(0).store
+    qtbot.waitUntil(lambda: store.derived_any(name) is not None, timeout=15_000)
+    win.close()
+    return win
+
+
 @pytest.mark.parametrize("later", [False, True])
 def test_links_resolved_after_the_window_shows_give_the_same_counts(qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]
                                                                      monkeypatch: pytest.MonkeyPatch,
@@ -287,10 +297,7 @@ def test_the_station_reopens_on_its_kept_page_list_without_decoding_every_page( 
 
     root = make_wiki(tmp_path / "w", PAGES)
     monkeypatch.setattr(workspace_module, "LINK_LATER_ABOVE", 0)
-    first = loaded_window(qtbot, root, tmp_path, watch=False)
-    store = first.workspace.wiki(0).store
-    qtbot.waitUntil(lambda: store.derived(NAME) is not None, timeout=15_000)
-    first.close()
+    _open_until_kept(qtbot, root, tmp_path, NAME)
     (root / "wiki/refunds.md").write_text("---\ntitle: Refund Policy\ntags: [money]\n---\n# Refunds\n")
 
     win = MainWindow(Workspace(root, watch=False), temp_settings(tmp_path))
@@ -361,11 +368,7 @@ def test_a_big_wiki_shows_the_inbound_counts_it_kept_until_they_are_counted_agai
 
     root = make_wiki(tmp_path / "w", PAGES)
     monkeypatch.setattr(workspace_module, "LINK_LATER_ABOVE", 0)
-    first = loaded_window(qtbot, root, tmp_path, watch=False)
-    store = first.workspace.wiki(0).store
-    qtbot.waitUntil(lambda: store.derived_any(INBOUND_NAME) is not None, timeout=15_000)
-    assert header(first) == "Inbound"  # (nothing was kept before this first open)
-    first.close()
+    assert header(_open_until_kept(qtbot, root, tmp_path, INBOUND_NAME)) == "Inbound"  # (none kept before)
     (root / "notes/scratch.md").unlink()  # one link to Home gone since the counts were kept
 
     win = MainWindow(Workspace(root, watch=False), temp_settings(tmp_path))
@@ -379,3 +382,18 @@ def test_a_big_wiki_shows_the_inbound_counts_it_kept_until_they_are_counted_agai
     assert _inbound(win) == {"wiki/home.md": 2, "wiki/payments.md": 2, "wiki/refunds.md": 2}
     assert header(win) == "Inbound"
     win.close()
+
+
+def test_a_small_wiki_keeps_its_page_list_too(qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Links resolved in the load (a small workspace): the page list is still kept once the window
+    is usable, and the next open reads it (with the pages changed since)."""
+    from curator.engine.corpus.summaries import NAME
+
+    root = make_wiki(tmp_path / "w", PAGES)
+    monkeypatch.setattr(workspace_module, "LINK_LATER_ABOVE", 10_000)
+    _open_until_kept(qtbot, root, tmp_path, NAME)
+    (root / "wiki/payments.md").write_text("---\ntitle: Payments And Fees\n---\n# Payments\n")
+    again = loaded_window(qtbot, root, tmp_path, watch=False)
+    assert {r.page.path: r.page.title for r in again.model.rows}["wiki/payments.md"] == "Payments And Fees"
+    again.close()
