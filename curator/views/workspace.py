@@ -51,7 +51,7 @@ class WikiHandle:
     #: the link index the inbound counts were last counted from, and those counts by path (what
     #: a change's counts are counted against: only the targets whose links moved are counted again)
     counted: tuple[Any, dict[str, int]] = (None, {})
-    #: the page list the load showed, until it is kept with the page cache (start_background)
+    #: the page list the load showed, until it is kept with the page cache (_keep_page_lists)
     summaries: Summaries | None = None
 
 
@@ -215,7 +215,7 @@ class Workspace(QObject):
                 raise Cancelled
             self.progress.emit(base + int(steps * 0.75), total * steps, f"Loading {handle.label}…")
             # the pages as the list shows them: a big wiki's kept summaries, not every page decoded
-            # (saved again, when they were not current, once the window is usable: start_background)
+            # (saved again, when they were not current, once the window is usable: _keep_page_lists)
             summaries = handle.summaries = wiki.summaries()
             listed = [PageRow(handle.index, handle.label, s) for s in summaries.pages]
             if self._link_later:
@@ -350,7 +350,10 @@ class Workspace(QObject):
                     break
                 inbound.update(self._inbound(handle))
                 if handle.wiki is not None:  # (for the next open's page list, see _load_all_pages)
-                    handle.wiki.keep_inbound(handle.counted[1])
+                    try:
+                        handle.wiki.keep_inbound(handle.counted[1])
+                    except Exception as exc:  # (not the links' failure: the next open shows none)
+                        self._keep_failed(exc)
             # as after the load: later collections skip the ~10^6 link objects (a full one over
             # them holds the interpreter lock, and so the GUI thread, for a second)
             gc.freeze()
@@ -373,8 +376,9 @@ class Workspace(QObject):
 
     @staticmethod
     def _keep_failed(exc: BaseException) -> None:
-        # (the next open decodes what changed since the summaries kept before, or every page)
-        log.warning("the page list was not kept with the page cache: %s", exc)
+        # (the next open decodes what changed since the page list kept before, or every page,
+        # and shows no inbound counts until the links are resolved)
+        log.warning("the page list or its inbound counts were not kept with the page cache: %s", exc)
 
     def _on_linked(self, inbound: dict[tuple[int, str], int]) -> None:
         if self._closed:
