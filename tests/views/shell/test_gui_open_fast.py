@@ -397,3 +397,24 @@ def test_a_small_wiki_keeps_its_page_list_too(qtbot, tmp_path: Path,  # type: ig
     again = loaded_window(qtbot, root, tmp_path, watch=False)
     assert {r.page.path: r.page.title for r in again.model.rows}["wiki/payments.md"] == "Payments And Fees"
     again.close()
+
+
+def test_a_page_list_that_cannot_be_kept_costs_nothing_else(qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keeping the list or the counts fails (a full disk): the counts still arrive, no error is shown."""
+    from curator.engine.wiki import Wiki
+
+    def full(*_args: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    root = make_wiki(tmp_path / "w", PAGES)
+    monkeypatch.setattr(workspace_module, "LINK_LATER_ABOVE", 0)
+    monkeypatch.setattr(Wiki, "keep_inbound", full)
+    monkeypatch.setattr(Wiki, "keep_summaries", full)
+    win = loaded_window(qtbot, root, tmp_path, watch=False)
+    failed: list[str] = []
+    win.workspace.failed.connect(failed.append)
+    qtbot.waitUntil(lambda: _inbound(win)["wiki/home.md"] == 3, timeout=15_000)
+    qtbot.wait(200)
+    assert failed == []
+    win.close()
