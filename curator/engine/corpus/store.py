@@ -791,18 +791,17 @@ class PageStore:
             self.refresh(keep_pages=True)
         pages = self._pages
         if pages is None:
-            if self._lock._is_owned():  # type: ignore[attr-defined]  # (asked inside the store's lock)
-                with self._lock, gc_paused():
-                    return self._decode_all(held=True)
+            if self._lock._is_owned():  # type: ignore[attr-defined]
+                return self._decode_all()  # (asked inside the store's lock: nothing can write meanwhile)
             with self._decoding:
                 pages = self._decode_all()
         return pages
 
-    def _decode_all(self, held: bool = False) -> dict[str, Page]:
+    def _decode_all(self) -> dict[str, Page]:
         """Decode every page into :attr:`pages`. The records are read under the store's lock and
         decoded outside it (1.7 s at 100,000 pages, during which the station's other reads, a
-        page, a saved answer, waited), unless ``held``; a write meanwhile (see ``_writes``) has
-        them read and decoded again."""
+        page, a saved answer, waited); a write meanwhile (see ``_writes``) has them read and
+        decoded again."""
         while True:
             with self._lock:
                 if self._pages is not None:
@@ -824,7 +823,7 @@ class PageStore:
             with self._lock, gc_paused():
                 if self._pages is not None:
                     return self._pages
-                if self._writes != writes and not held:
+                if self._writes != writes:
                     continue  # (written meanwhile: the rows read may be older than the stamps)
                 for path, page in self._unstored.items():  # names no database holds (see _write)
                     if path in stamps:

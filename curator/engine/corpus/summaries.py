@@ -15,7 +15,7 @@ import zlib
 from array import array
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, TypeAlias
 
 if TYPE_CHECKING:
     from curator.engine.corpus.page import Page
@@ -31,26 +31,9 @@ INBOUND_NAME = "inbound"
 MAX_CHANGED = 5000
 
 
-class Listed(Protocol):
-    """What a page list reads of a page: a :class:`PageSummary`, or the :class:`Page` itself."""
-
-    path: str
-    size: int
-    title: str
-    layer: str
-    trust: float
-    tags: list[str]
-    aliases: list[str]
-    updated: str | None
-    snippet: str
-
-    @property
-    def namespace(self) -> str: ...
-
-
 @dataclass(slots=True)
 class PageSummary:
-    """A page as a list shows it (the fields of :class:`Page` of the same names)."""
+    """A page as a list shows it (the fields of :class:`Page` of the same names, and its namespace)."""
 
     path: str
     size: int
@@ -72,6 +55,11 @@ class PageSummary:
     def of(cls, page: Page) -> PageSummary:
         return cls(page.path, page.size, page.title, page.layer, page.trust, page.tags, page.aliases,
                    page.updated, page.snippet)
+
+
+#: What a page list reads of a page: its :class:`PageSummary`, or the :class:`Page` itself (the
+#: attributes of the summary, which the page has under the same names).
+Listed: TypeAlias = "PageSummary | Page"
 
 
 @dataclass(slots=True)

@@ -63,7 +63,7 @@ def preview(wiki: Wiki, actor: Actor, budget: int, query: str | None) -> tuple[C
     from curator.engine.read.agent_context import build_context
 
     result = build_context(wiki, actor, budget=budget, query=query or None)
-    hidden = [path for path in wiki.store.paths if not wiki.visible(actor, path)]
+    hidden = [path for path in wiki.paths if not wiki.visible(actor, path)]
     return result, policy_summary(wiki, actor), hidden
 
 
@@ -435,7 +435,7 @@ def _known_agents(wiki: Wiki) -> tuple[list[str], list[str]]:
 
     home = home_of(wiki.root)
     agents: list[str] = home.agents() if home is not None else []
-    departments = sorted({p.split("/")[1] for p in wiki.store.paths if p.startswith("departments/")
+    departments = sorted({p.split("/")[1] for p in wiki.paths if p.startswith("departments/")
                           and p.count("/") >= 2})
     policy_agents: set[str] = set()
     for row in wiki.scope.summary().get("namespaces", []):
