@@ -125,6 +125,10 @@ SNAPSHOT_FORMAT = 4
 #: The most pages the snapshot's delta records (see :meth:`PageStore._save_snapshot`): the write
 #: after saves the snapshot whole again (each process applies the delta when it loads).
 DELTA_MAX = 256
+#: The most pages another process wrote since this store's state that a write compares with its
+#: own before it follows that process's state (:meth:`PageStore._holds_as_stored`): more, and the
+#: write's state follows an unknown one (the derived data saved before is then refused).
+HOLDS_MAX = 2000
 
 
 def digest(data: bytes) -> bytes:
@@ -1335,6 +1339,24 @@ class PageStore:
             self._pages.update(pages)
         return adopted
 
+    def _holds_as_stored(self, paths: set[str]) -> bool:
+        """Whether this store holds each of ``paths`` as the database's records do: the same
+        (mtime, size) and, for a racy page (see :data:`RACY_NS`), the digest of the same bytes;
+        or both without the page. Call inside a transaction."""
+        if len(paths) > HOLDS_MAX:
+            return False
+        listed = sorted(paths)
+        stored: dict[str, tuple[int, int] | None] = dict.fromkeys(listed)
+        digests: dict[str, bytes] = {}
+        for start in range(0, len(listed), 500):  # (SQLite's bound on a statement's variables)
+            chunk = listed[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = self._conn.execute(f"SELECT path, mtime_ns, size FROM pages WHERE path IN ({marks})", chunk)
+            stored.update((path, (mtime, size)) for path, mtime, size in rows)
+            digests.update(self._conn.execute(f"SELECT path, digest FROM racy WHERE path IN ({marks})", chunk))
+        racy = self._racy
+        return all(stored[p] == self._stamp_of(p) and digests.get(p) == racy.get(p) for p in listed)
+
     def _steps_between(self, current: bytes, token: bytes) -> set[str] | None:
         """The paths written by every state from ``token`` to ``current`` (None: a step is not
         known, or too big to list)."""
@@ -1587,10 +1609,15 @@ class PageStore:
             prev = self._token if current is not None and current[0] == self._token else None
             if prev is None and current is not None and self._token is not None:
                 # another process wrote since (see _adopt): this write still follows its state
-                # when it writes again every page that process wrote since this one's
+                # when it writes again every page that process wrote since this one's, or holds
+                # them as that process wrote them (the station wrote a change, its dedup worker
+                # followed it, then the station writes the next: a store feeding the search index
+                # cannot adopt the worker's state, see _adopt, but its pages are the same)
                 since = self._steps_between(current[0], self._token)
-                if since is not None and since <= {*removed, *(f.path for f in stale)}:
-                    prev = current[0]
+                if since is not None:
+                    others = since - {*removed, *(f.path for f in stale)}
+                    if not others or self._holds_as_stored(others):
+                        prev = current[0]
             unracy = [(p,) for p in settled if racy.pop(p, None) is not None]
             for path in removed:
                 if stamps is not None:

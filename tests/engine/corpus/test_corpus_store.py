@@ -467,6 +467,36 @@ def test_derived_data_of_an_earlier_state_comes_with_the_pages_changed_since(
     again.close()
 
 
+def test_a_write_after_another_process_wrote_the_same_page_keeps_the_chain_of_states(tmp_path: Path) -> None:
+    """The station's store feeds the search index, so it cannot take up another process's state
+    (see ``PageStore._adopt``): it writes a change, its dedup worker writes the same page after it,
+    and the station's next write must still follow the worker's state, the data saved before
+    answered with the pages changed since. (It did not: every kept answer, the duplicate families'
+    basis too, was made again from every page after the second change.) A page the other process
+    wrote as this store does not hold it still breaks the chain."""
+    root = write_pages(tmp_path / "w", {"a.md": "# A\n", "b.md": "# B\n", "c.md": "# C\n"})
+    station = Wiki(root)
+    station.refresh()
+    assert station.search.search("A") is not None  # (builds the search index: fed page by page since)
+    worker = Wiki(root)
+    worker.refresh()
+    assert all(any(e.active() for e in w.store._extensions) for w in (station, worker))
+    station.store.save_derived("x", b"data")
+    (root / "a.md").write_text("# A two\n")
+    assert station.refresh().paths == ["a.md"]
+    assert worker.store.refresh(["a.md"]).paths == ["a.md"]  # (written again: it cannot adopt)
+    (root / "b.md").write_text("# B two\n")
+    assert station.refresh().paths == ["b.md"]
+    assert station.store.derived_since("x") == (b"data", {"a.md", "b.md"})
+    (root / "c.md").write_text("# C changed\n")
+    assert worker.store.refresh(["c.md"]).paths == ["c.md"]  # (the station has not seen this one)
+    (root / "b.md").write_text("# B three\n")
+    station.store.refresh(["b.md"])
+    assert station.store.derived_since("x") is None
+    worker.close()
+    station.close()
+
+
 def test_the_walk_reports_the_pages_it_finds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A refresh of the whole tree calls ``walking(found, expected)`` as the walk finds pages (every
     folder, and every few entries of a big one), ``expected`` the pages cached (0 on a first open);
