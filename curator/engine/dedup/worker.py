@@ -1,7 +1,8 @@
 """The station's duplicate finder in a worker process (docs/design.md §8, §9, §12).
 
 A full dedup scan of a 32,000-page wiki peaks at well over a gigabyte, every page's features (what
-follows a change page by page) hold most of a gigabyte after it, and the scan's long numpy calls
+follows a change page by page) hold most of a gigabyte after it (those loaded from the basis a
+scan saved, about a quarter of that), and the scan's long numpy calls
 and Python loops share the interpreter lock with whatever else runs in its process. Inside the
 station they took its memory past 1.7 GB and held its GUI thread for hundreds of milliseconds. So
 the station keeps its dedup index in a process of its own (:class:`DedupWorker`, one per wiki,
@@ -12,8 +13,9 @@ index and :class:`~curator.engine.dedup.index.DedupIndex`) and answers, for the 
 
 * :meth:`DedupWorker.families`: :func:`~curator.engine.dedup.families.find_families` (dismissed pairs applied);
 * :meth:`DedupWorker.count`: :func:`~curator.engine.dedup.families.family_count` (the Health figure);
-* :meth:`DedupWorker.build`: the every-page index (:func:`~curator.engine.dedup.index.index_for` ``full``), so that
-  later changes are followed page by page; :meth:`DedupWorker.keep`: keep the result for the next
+* :meth:`DedupWorker.build`: the every-page index (:func:`~curator.engine.dedup.index.index_for` ``full``: the
+  last scan's basis, else a scan), so that later changes are followed page by page;
+  :meth:`DedupWorker.keep`: keep the result for the next
   open (:func:`~curator.engine.dedup.families.keep_result`); :meth:`DedupWorker.stop`.
 
 Every call first brings the worker's page store up to date with the pages as the station sees

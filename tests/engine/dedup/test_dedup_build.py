@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from curator.engine.dedup import families as dedup_families
+from curator.engine.dedup import follow
 from curator.engine.dedup import index as dedup
 from curator.engine.dedup.index import DedupIndex
 from curator.engine.dedup.worker import stop_scans
@@ -64,8 +65,33 @@ class HeldBuild:
 
 @pytest.fixture
 def kept(root: Path) -> Iterator[Path]:  # noqa: F811 (the fixture imported above)
-    dedup_families.find_families(Wiki(root))  # a full scan's result, kept for the next process
+    """A full scan's result, kept for the next process, without the basis a build follows from
+    (lost, or saved by an older version): the build scans every page."""
+    dedup_families.find_families(Wiki(root))
+    (root / ".curator" / follow.FILE).unlink()
     yield root
+
+
+@pytest.fixture
+def based(root: Path) -> Iterator[Path]:  # noqa: F811 (the fixture imported above)
+    """A full scan's result and its basis, kept for the next process."""
+    dedup_families.find_families(Wiki(root))
+    assert (root / ".curator" / follow.FILE).is_file()
+    yield root
+
+
+def count_scans(monkeypatch: pytest.MonkeyPatch, wiki: Wiki) -> list[DedupIndex]:
+    """Every index of ``wiki`` that scans from now on (not full_scan's of a copy)."""
+    scans: list[DedupIndex] = []
+    real = DedupIndex.scan
+
+    def scan(index: DedupIndex) -> None:
+        if index.wiki is wiki:
+            scans.append(index)
+        real(index)
+
+    monkeypatch.setattr(DedupIndex, "scan", scan)
+    return scans
 
 
 def in_thread(func: Any) -> Any:
@@ -161,3 +187,46 @@ def test_a_second_build_waits_for_the_first_and_the_queue_still_answers(
     index = wiki.session.peek(DedupIndex)
     assert index is not None and index.scanned and index.kept is None
     assert held.scans == [held.scans[0]] and held.scans[0] is not index  # one scan: the first build's
+
+
+def test_with_a_basis_the_build_loads_it_and_scans_nothing(based: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The station's build after its first answer: every page's features as the basis holds them
+    (made as asked for), not a full scan (most of a gigabyte held at 32,000 pages); later changes
+    are followed page by page, each answer exactly a full scan's."""
+    wiki = Wiki(based)
+    index = dedup.index_for(wiki)
+    assert index.kept is not None  # (the kept result answers)
+    scans = count_scans(monkeypatch, wiki)
+    assert dedup.index_for(wiki, full=True) is index
+    assert index.kept is None and index.scanned and index.from_basis and scans == []
+    assert isinstance(index.features, dedup.BasisFeatures) and set(index.features) == set(wiki.pages)
+    assert [f.to_json() for f in dedup_families.find_families(wiki)] == full_scan(based)
+    (based / "wiki/harbour-ledger-again.md").write_text(page("Harbour Ledger Again", facts(6, 42)), "utf-8")
+    wiki.refresh()
+    assert [f.to_json() for f in dedup_families.find_families(wiki)] == full_scan(based)
+    assert "wiki/harbour-ledger-again.md" in family_of(dedup_families.find_families(wiki), LEDGER).pages
+    (based / "wiki/harbour-ledger-again.md").unlink()
+    wiki.refresh()
+    assert [f.to_json() for f in dedup_families.find_families(wiki)] == full_scan(based)
+    assert scans == []
+
+
+@pytest.mark.parametrize("with_basis", [True, False])
+def test_a_kept_answer_whose_pages_changed_follows_from_the_basis_in_the_same_process(
+        root: Path, monkeypatch: pytest.MonkeyPatch, with_basis: bool) -> None:  # noqa: F811
+    """A long-lived process (the station's dedup worker) that answered from the kept result and
+    then sees a change loads the basis as a new process would, rather than scan every page;
+    without a basis it scans."""
+    dedup_families.find_families(Wiki(root))
+    if not with_basis:
+        (root / ".curator" / follow.FILE).unlink()
+    wiki = Wiki(root)
+    index = dedup.index_for(wiki)
+    assert index.kept is not None
+    scans = count_scans(monkeypatch, wiki)
+    (root / "wiki/harbour-ledger-again.md").write_text(page("Harbour Ledger Again", facts(6, 42)), "utf-8")
+    wiki.refresh()
+    families = dedup_families.find_families(wiki)
+    assert [f.to_json() for f in families] == full_scan(root)
+    assert "wiki/harbour-ledger-again.md" in family_of(families, LEDGER).pages
+    assert index.kept is None and index.from_basis == with_basis and scans == ([] if with_basis else [index])
