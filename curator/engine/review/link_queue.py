@@ -8,8 +8,10 @@ its occurrences (linking page, the target as written, line) in the link index's 
 as most often written, its slug, its suggestions and their confidence. Ignored targets are kept
 too (the ignore file is applied when the queue is answered: un-ignoring one needs nothing
 computed). Beside it, apart (read only after a change): every page's title, aliases and the names
-(slugs) the suggester knows it by; and each key's number of links, apart too (what Health's totals
-read: the station's first figures decode no target).
+(slugs) the suggester knows it by; each key's number of links, apart too (what Health's totals
+read: the station's first figures decode no target); and a digest of what each page adds to the
+queue (its title, aliases and unresolved links), by which an agent's append that changes none of
+it is seen to leave the queue as it is without a target decoded (:func:`unchanged`).
 
 The same state answers the saved queue: nothing decoded, nothing resolved. After a change
 (:meth:`~curator.engine.corpus.store.PageStore.derived_since` lists the pages that may differ), what is computed again:
@@ -36,6 +38,7 @@ a hidden page is unresolved for it, and no hidden page is ever suggested), never
 
 from __future__ import annotations
 
+import hashlib
 import marshal
 import re
 import zlib
@@ -57,7 +60,7 @@ if TYPE_CHECKING:
 
 #: The name the operator's queue is saved under, and the version of what is saved.
 SAVED_NAME = "links-unresolved"
-_SAVED_FORMAT = 2  # (2: each key's number of links beside the targets)
+_SAVED_FORMAT = 3  # (2: each key's number of links beside the targets; 3: each page's digest)
 #: A change is followed page by page while it resolves no more pages again than this or
 #: :data:`~curator.engine.corpus.links.REBUILD_SHARE` of them, whichever is more (as lint).
 REDO_MIN = 200
@@ -177,15 +180,44 @@ def saved_blob(attachments: bytes, targets: dict[str, Target], pages: _Pages) ->
     counts = (list(targets), [len(t.occurrences) for t in targets.values()])
     return marshal.dumps((_SAVED_FORMAT, attachments, _encode(rows),
                           _encode(("\0".join(pages.paths), pages.titles, pages.aliases, "\n".join(pages.names))),
-                          _encode(counts)))
+                          _encode(counts), _encode(("\0".join(pages.paths), _digests(targets, pages)))))
+
+
+def _page_digest(title: str, aliases: tuple[str, ...], occurrences: list[tuple[str, str, int]]) -> bytes:
+    """What a page adds to the queue: its names (what other pages' links resolve to) and its
+    unresolved links, (key, as written, line) by key, in link order within a key."""
+    return hashlib.blake2b(marshal.dumps((title, aliases, occurrences)), digest_size=8).digest()
+
+
+def _digests(targets: dict[str, Target], pages: _Pages) -> bytes:
+    """Every page's :func:`_page_digest` in path order (8 bytes each; 0.08 s at 100,000 pages)."""
+    mine: dict[str, list[tuple[str, str, int]]] = {}
+    for key in sorted(targets):  # (each page's by key; within a key, as saved: in link order)
+        for source, written, line in targets[key].occurrences:
+            mine.setdefault(source, []).append((key, written, line))
+    aliases, none = pages.aliases, ()
+    return b"".join(_page_digest(title, aliases.get(path, none), mine.get(path, []))
+                    for path, title in zip(pages.paths, pages.titles, strict=True))
+
+
+def _unpack(blob: bytes, attachments: bytes) -> tuple[Any, ...] | None:
+    """The saved parts (targets, pages, counts, digests), None: not this version's or files'."""
+    try:
+        parts = marshal.loads(blob)
+    except (ValueError, TypeError, EOFError):
+        return None
+    if type(parts) is not tuple or len(parts) != 6 or parts[0] != _SAVED_FORMAT or parts[1] != attachments:
+        return None
+    return parts[2:]
 
 
 def read_targets(blob: bytes, attachments: bytes) -> tuple[dict[str, Target], bytes] | None:
     """The saved targets (and the pages part, still encoded), None: not this version's or files'."""
+    parts = _unpack(blob, attachments)
+    if parts is None:
+        return None
+    rows_blob, pages_blob = parts[0], parts[1]
     try:
-        version, key, rows_blob, pages_blob, _counts = marshal.loads(blob)
-        if version != _SAVED_FORMAT or key != attachments:
-            return None
         rows = marshal.loads(zlib.decompress(rows_blob))
         return {k: Target(w, s, o, g, c) for k, w, s, o, g, c in rows}, pages_blob
     except (ValueError, TypeError, EOFError, zlib.error):
@@ -194,11 +226,11 @@ def read_targets(blob: bytes, attachments: bytes) -> tuple[dict[str, Target], by
 
 def read_counts(blob: bytes, attachments: bytes) -> dict[str, int] | None:
     """Each saved key's number of links (no target decoded), None: not this version's or files'."""
+    parts = _unpack(blob, attachments)
+    if parts is None:
+        return None
     try:
-        version, key, _rows, _pages, counts_blob = marshal.loads(blob)
-        if version != _SAVED_FORMAT or key != attachments:
-            return None
-        keys, counts = marshal.loads(zlib.decompress(counts_blob))
+        keys, counts = marshal.loads(zlib.decompress(parts[2]))
     except (ValueError, TypeError, EOFError, zlib.error):
         return None
     if type(keys) is not list or type(counts) is not list or len(keys) != len(counts):
@@ -402,3 +434,47 @@ def updated(wiki: Wiki, targets: dict[str, Target], pages_blob: bytes,
             t.slug = slug
         _suggest(_restricted(listed, [t.slug for t in todo if t.slug]), todo)
     return listed, resuggest, same and not resuggest
+
+
+def unchanged(wiki: Wiki, blob: bytes, attachments: bytes, changed: set[str]) -> bool:
+    """Whether the queue saved as ``blob`` holds as it is for the pages after the ``changed``
+    ones changed, decided from those pages alone: each is still a page, under the title and
+    aliases it was saved with (so no other link resolves differently), and its unresolved links
+    are those saved (their digests equal, :func:`_page_digest`). An agent's append of a fact that
+    adds no unresolved link is such a change: the totals then need no target decoded (0.4 s of
+    Health's figure after each append at 100,000 pages). False: :func:`updated` decides."""
+    store = wiki.store
+    if not changed or not store.partial_reads or len(changed) > REDO_MIN:
+        return False
+    parts = _unpack(blob, attachments)
+    if parts is None:
+        return False
+    try:
+        joined, table = marshal.loads(zlib.decompress(parts[3]))
+    except (ValueError, TypeError, EOFError, zlib.error):
+        return False
+    paths = joined.split("\0") if joined else []
+    if type(table) is not bytes or len(table) != 8 * len(paths):
+        return False
+    pages: dict[str, Page] = {}
+    for path in sorted(changed):
+        page = store.page(path)
+        if page is None:
+            return False  # (removed: the full update)
+        pages[path] = page
+    with gc_paused():
+        resolved = outgoing_by_name(pages, store.pages_named, store.attachments)
+    if resolved is None:
+        return False
+    outgoing = resolved[0]
+    for path, page in pages.items():
+        i = bisect_left(paths, path)
+        if i == len(paths) or paths[i] != path:
+            return False  # (added since)
+        mine = [(edge.link.key, edge.link.target, edge.link.line) for edge in outgoing[path]
+                if edge.resolution.path is None and edge.resolution.attachment is None
+                and not edge.resolution.names_file]
+        mine.sort(key=lambda o: o[0])  # (stable: in link order within a key)
+        if _page_digest(page.title, _aliases(page), mine) != table[8 * i:8 * i + 8]:
+            return False
+    return True

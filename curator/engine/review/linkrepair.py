@@ -268,11 +268,30 @@ def _written(edges: Sequence[Edge]) -> str:
     return Counter(written).most_common(1)[0][0]
 
 
+def _carried_counts(wiki: Wiki) -> dict[str, int] | None:
+    """:func:`_saved_counts` of the queue saved for an earlier state when the pages changed since
+    leave it as it is (:func:`~curator.engine.review.link_queue.unchanged`: an agent's append of a
+    fact without a new unresolved link), which is then carried to this state; else None."""
+    from curator.engine.review import link_queue
+
+    store = wiki.store
+    state, files = store.state, store.attachments_key()
+    found = store.derived_since(link_queue.SAVED_NAME) if state is not None else None
+    if found is None or not found[1] or not link_queue.unchanged(wiki, found[0], files, found[1]):
+        return None
+    counts = link_queue.read_counts(found[0], files)
+    if counts is not None:
+        store.carry_derived(link_queue.SAVED_NAME, found[0], state=state)
+    return counts
+
+
 def unresolved_totals(wiki: Wiki, actor: Actor = OPERATOR) -> tuple[int, int]:
     """(unresolved targets, unresolved links) ``actor`` sees, ignored targets left out (the
     operator's from the saved queue, :func:`saved_queue`)."""
     if actor.is_operator:
         counts = _saved_counts(wiki)
+        if counts is None:
+            counts = _carried_counts(wiki)
         if counts is None:
             targets = saved_queue(wiki)
             if targets is not None:
