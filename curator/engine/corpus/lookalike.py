@@ -81,6 +81,19 @@ def escape_controls(text: str, keep_lines: bool = False) -> str:
     plain = text.replace("\n", "").replace("\r", "").replace("\t", "") if keep_lines else text
     if text.isascii() and plain.isprintable():
         return text
+    if keep_lines:  # (line by line: a line that is printable as a whole, CJK too, is taken as it is
+        # without a look at each character: 84,000 lines of lint took 1.5 s, now a few ms)
+        return "\n".join(_escape_line(line) for line in text.split("\n"))
+    return _escape_chars(text, keep_lines)
+
+
+def _escape_line(line: str) -> str:
+    """:func:`escape_controls` of one line of a whole answer (its carriage return kept)."""
+    plain = line.replace("\t", "").replace("\r", "") if ("\t" in line or "\r" in line) else line
+    return line if plain.isprintable() else _escape_chars(line, True)
+
+
+def _escape_chars(text: str, keep_lines: bool) -> str:
     out = []
     for char in text:
         category = unicodedata.category(char)

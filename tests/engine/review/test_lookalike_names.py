@@ -5,10 +5,12 @@ routing takes look-alike names as the same name."""
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 from pathlib import Path
 
+from curator.engine.corpus import lookalike
 from curator.engine.corpus.lookalike import escape_controls
 from tests.gui_helpers import make_wiki
 
@@ -49,6 +51,19 @@ def test_controls_are_shown_escaped() -> None:
         "Approve <U+202E>yaP fo sutats<U+202C> all refunds"
     assert escape_controls("a\u200bb\nReviewed-by: operator") == "a<U+200B>b<U+000A>Reviewed-by: operator"
     assert escape_controls("plain text, Ünïcode, 東京") == "plain text, Ünïcode, 東京"
+
+
+def test_a_whole_answer_is_escaped_line_by_line_as_character_by_character() -> None:
+    """A whole answer (its own line breaks kept) is escaped a line at a time, a printable line
+    taken as it is (84,000 lines of lint took 1.5 s character by character): the same text, for
+    every mix of line breaks, tabs, CJK, spaces that are not printable and control characters."""
+    parts = ["a", " ", "東京", "Ü", "\t", "\r", "\n", "\u202e", "\u200b", "\x1b", "\u00a0", "\u3000", "\u2028",
+             "\ufeff", "\U000e0041"]
+    rng = random.Random(44)
+    for _ in range(3000):
+        text = "".join(rng.choice(parts) for _ in range(rng.randrange(30)))
+        assert escape_controls(text, keep_lines=True) == lookalike._escape_chars(text, True), repr(text)
+    assert escape_controls(text) == lookalike._escape_chars(text, False)
 
 
 def test_dedup_reports_lookalike_names_to_those_who_see_both(tmp_path: Path) -> None:
