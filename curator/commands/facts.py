@@ -60,7 +60,7 @@ def run_similar(inv: Invocation, args: argparse.Namespace) -> int:
         lines.append(f"group {g.id} ({g.score:.2f}, {len(g.facts)} facts)")
         lines += [f"    {f.path}:{f.line}  {f.text}" for f in g.facts]
     lines.append(f"{len(groups)} group(s) of similar facts")
-    inv.emit([g.to_json() for g in groups], "\n".join(lines))
+    inv.emit(lambda: [g.to_json() for g in groups], "\n".join(lines))
     return 0
 
 
@@ -115,7 +115,7 @@ def run_conflicts(inv: Invocation, args: argparse.Namespace) -> int:
         if c.verdict is not None:
             lines.append(f"    judge ({c.verdict['model']}): {c.verdict['verdict']} — {c.verdict['why']}")
     lines.append(f"{len(found)} conflict(s)")
-    inv.emit([c.to_json() for c in found], "\n".join(lines))
+    inv.emit(lambda: [c.to_json() for c in found], "\n".join(lines))
     return 0
 
 
@@ -157,7 +157,7 @@ def run_stale(inv: Invocation, args: argparse.Namespace) -> int:
 
     entries = stale_facts(inv.wiki, inv.actor)
     lines = [f"{e.id}  {e.path}:{e.line}  due {e.due.isoformat()}  {e.why}\n    {e.text}" for e in entries]
-    inv.emit([e.to_json() for e in entries], "\n".join(lines) or "no fact is stale")
+    inv.emit(lambda: [e.to_json() for e in entries], "\n".join(lines) or "no fact is stale")
     return 0
 
 

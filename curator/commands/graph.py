@@ -151,14 +151,14 @@ def run_dedup(inv: Invocation, args: argparse.Namespace) -> int:
             out += [f"    merge {p}" for p in f.merges]
             out.append(f"    {f.reason}")
         out.append(f"{len(families)} duplicate famil{'y' if len(families) == 1 else 'ies'}")
-        inv.emit([f.to_json() for f in families], "\n".join(out))
+        inv.emit(lambda: [f.to_json() for f in families], "\n".join(out))
         return 0
     if args.folder or args.signal:
         raise UsageError("--folder and --signal filter families: add --groups")
     found = find_duplicates(inv.wiki, inv.actor, args.page)
     lines = [f"{c.keep}  <-  {c.merge}\n    {c.reason}" for c in found]
     lines.append(f"{len(found)} candidate pair(s)")
-    inv.emit([c.to_json() for c in found], "\n".join(lines))
+    inv.emit(lambda: [c.to_json() for c in found], "\n".join(lines))
     return 0
 
 

@@ -34,9 +34,11 @@ class Invocation:
         return self._wiki
 
     def emit(self, data: Any, text: str | None = None) -> None:
-        """Print ``data`` as JSON with ``--json``, else ``text`` (or the JSON when no text)."""
+        """Print ``data`` as JSON with ``--json``, else ``text`` (or the JSON when no text).
+        ``data`` may be a function making it: a long list's JSON is made only when printed
+        (31,000 duplicate families' took 0.2 s of a text answer)."""
         if self.json or text is None:
-            write_json(data)
+            write_json(data() if callable(data) else data)
         else:
             text = terminal_safe(text)
             sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")

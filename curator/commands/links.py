@@ -92,7 +92,7 @@ def run_unresolved(inv: Invocation, args: argparse.Namespace) -> int:
             hint += f"  needs a look (confidence {u.confidence:.2f})"
         lines.append(f"{u.count:>6}  [[{u.target}]] in {len(u.pages)} page(s){hint}")
     lines.append(f"{total} unresolved target(s), {sum(u.count for u in items)} link(s) shown")
-    inv.emit([u.to_json() for u in items], "\n".join(lines))
+    inv.emit(lambda: [u.to_json() for u in items], "\n".join(lines))
     return 0
 
 

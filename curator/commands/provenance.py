@@ -89,7 +89,7 @@ def run_injections(inv: Invocation, args: argparse.Namespace) -> int:
     lines = [f"{r.n:>6}  {str(r.data.get('t', ''))[:19].replace('T', ' ')}  {r.agent:<18} "
              f"{r.data.get('bytes', 0):>6}/{r.data.get('budget', 0)} B  {len(r.pages)} page(s)"
              + (f"  query: {r.data['query']}" if r.data.get("query") else "") for r in records]
-    inv.emit([r.to_json() for r in records], "\n".join(lines) if lines else "no injections recorded")
+    inv.emit(lambda: [r.to_json() for r in records], "\n".join(lines) if lines else "no injections recorded")
     return 0
 
 
@@ -98,5 +98,5 @@ def run_activity(inv: Invocation, args: argparse.Namespace) -> int:
 
     entries = activity(inv.wiki, args.agent, inv.actor, args.since)
     lines = [f"{e.commit[:10]}  {e.time[:19].replace('T', ' ')}  {e.subject}" for e in entries]
-    inv.emit([e.to_json() for e in entries], "\n".join(lines) if lines else "no writes")
+    inv.emit(lambda: [e.to_json() for e in entries], "\n".join(lines) if lines else "no writes")
     return 0

@@ -124,7 +124,7 @@ def run_history(inv: Invocation, args: argparse.Namespace) -> int:
     entries = history(inv.wiki, args.limit, inv.actor)
     lines = [f"{e.commit[:10]}  {e.time[:19].replace('T', ' ')}  {e.actor:<18}  {e.subject}"
              for e in entries]
-    inv.emit([e.to_json() for e in entries], "\n".join(lines) if lines else "no commits yet")
+    inv.emit(lambda: [e.to_json() for e in entries], "\n".join(lines) if lines else "no commits yet")
     return 0
 
 
