@@ -388,16 +388,19 @@ class FamilyAnswers:
         """Distinct pages whose links resolve to ``path``: the same number ``explain`` and the
         comparison panel show (:meth:`~curator.engine.corpus.links.LinkIndex.inbound`). A name two copies share (the
         same title) counts only for the copy the links resolve to, never for both."""
-        if self.index.kept is not None and path in self.index.kept_inbound:
-            return self.index.kept_inbound[path]
-        count = self._inbound.get(path)
-        if count is None:
-            count = self._counted.get(path)
+        count = self._counted.get(path)  # (within an answer: the keep rule's sort asks, then the row)
         if count is not None:
             return count
-        if self._links is None:
-            return self.wiki.links.inbound(path)
-        count = self._counted[path] = self._links.inbound(path)
+        if self.index.kept is not None and path in self.index.kept_inbound:
+            count = self.index.kept_inbound[path]
+        else:
+            count = self._inbound.get(path)
+            if count is None:
+                if self._links is None:
+                    return self.wiki.links.inbound(path)
+                count = self._links.inbound(path)
+        if self._memo is not None:  # (only while one answer is computed: see _answering)
+            self._counted[path] = count
         return count
 
     def keep_rank(self, page: Ranked) -> tuple[float, int, str, str]:

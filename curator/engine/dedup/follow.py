@@ -276,6 +276,11 @@ class SortedSlots(Mapping[str, int]):
         i = bisect.bisect_left(self._paths, path)
         return i < len(self._paths) and self._paths[i] == path
 
+    def get(self, path: str, default: int | None = None) -> int | None:  # type: ignore[override]
+        """(Mapping's ``get`` goes through a raised KeyError for each page it misses.)"""
+        i = bisect.bisect_left(self._paths, path)
+        return i if i < len(self._paths) and self._paths[i] == path else default
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._paths)
 

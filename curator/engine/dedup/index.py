@@ -898,6 +898,11 @@ class _BySlot(Mapping[str, int]):
     def __getitem__(self, path: str) -> int:
         return int(self._values[self._slot[path]])
 
+    def get(self, path: str, default: int | None = None) -> int | None:  # type: ignore[override]
+        """(one look-up of the slot, not Mapping's ``in`` then ``[]``)"""
+        i = self._slot.get(path)
+        return default if i is None else int(self._values[i])
+
     def __contains__(self, path: object) -> bool:
         return path in self._slot
 
