@@ -348,14 +348,14 @@ def digest_of(shingles: np.ndarray) -> int:
 def deltas(rows: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """Each page's places (ascending) as the first one and the steps between (small numbers,
     which compress)."""
-    out = rows.astype(np.int64)
+    out = np.empty(len(rows), dtype=np.uint32)  # (made in place: no int64 copies of every row)
     if len(out):
-        out[1:] -= out[:-1].copy()
+        np.subtract(rows[1:], rows[:-1], out=out[1:], casting="unsafe")  # (a page's first: set below)
         starts = np.cumsum(lengths)[:-1]
         starts = starts[starts < len(out)]
         out[starts] = rows[starts]
         out[0] = rows[0]
-    return out.astype(np.uint32)
+    return out
 
 
 def _undeltas(steps: np.ndarray, lengths: np.ndarray) -> np.ndarray:

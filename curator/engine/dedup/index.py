@@ -369,25 +369,57 @@ def _threads(fn: Callable[[_T], _R], parts: list[_T]) -> list[_R]:
         return list(pool.map(fn, parts))
 
 
+#: The value ranges the sorted parts of :func:`_distinct_counts` are merged in, one at a time a thread.
+_MERGE_RANGES = 16
+
+
 def _distinct_counts(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(sorted distinct values, how often each occurs) of uint64 ``values``: each range of top
-    bits sorted apart (a thread per core), so the ranges' answers concatenated are in order."""
-    ranges = 1 << (min(parallel.workers(), 4) - 1).bit_length()
-    bounds = [np.uint64(i << (65 - ranges.bit_length())) for i in range(1, ranges)]  # (where each range starts)
+    """(sorted distinct values, how often each occurs) of uint64 ``values``, which it sorts in
+    place, a part per core (the caller's own copy: sorting each range of top bits apart copied
+    every shingle again, 114 MB at 32,000 pages). The sorted parts are then merged a range of
+    values at a time (the parts' slices in that range joined and merged, its runs counted), so
+    what it makes beside ``values`` is the answer and a sixteenth of the values at a time."""
+    parts = min(parallel.workers(), 4)
+    step = -(-len(values) // parts)
+    spans = [values[at:at + step] for at in range(0, len(values), step)] if len(values) else []
+    _threads(lambda part: part.sort(), spans)
+    if len(spans) < 2:
+        return _summed_runs(spans[0]) if spans else (np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64))
+    first = spans[0]
+    cuts = np.unique(first[(np.arange(1, _MERGE_RANGES) * len(first)) // _MERGE_RANGES])  # (where each range starts)
+    edges = [np.concatenate([[0], np.searchsorted(part, cuts), [len(part)]]) for part in spans]
 
-    def distinct(i: int) -> tuple[np.ndarray, np.ndarray]:
-        inside = (None if ranges == 1 else values < bounds[0] if i == 0 else values >= bounds[-1] if i == ranges - 1
-                  else (values >= bounds[i - 1]) & (values < bounds[i]))
-        part = values.copy() if inside is None else values[inside]
-        part.sort()
-        first = np.empty(len(part), dtype=bool)
-        first[:1] = True
-        np.not_equal(part[1:], part[:-1], out=first[1:])
-        starts = np.flatnonzero(first)
-        return part[starts], np.diff(np.append(starts, len(part)))
+    def merged(r: int) -> tuple[np.ndarray, np.ndarray]:
+        joined = np.concatenate([part[int(e[r]):int(e[r + 1])] for part, e in zip(spans, edges, strict=True)])
+        joined.sort(kind="stable")  # (sorted runs, one per part: merged in linear time)
+        return _summed_runs(joined)
 
-    found = _threads(distinct, list(range(ranges)))
+    found = _threads(merged, list(range(len(cuts) + 1)))
     return np.concatenate([k for k, _ in found]), np.concatenate([c for _, c in found])
+
+
+def _places(keys: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Where each of ``values`` is in sorted ``keys`` (``np.searchsorted``, a thread per part: it
+    lets go of the interpreter)."""
+    if not (len(keys) and len(values)):
+        return np.zeros(0, dtype=np.int64)
+    step = max(1, -(-len(values) // 4))
+    return np.concatenate(_threads(lambda at: np.searchsorted(keys, values[at:at + step]),
+                                   list(range(0, len(values), step))))
+
+
+def _summed_runs(keys: np.ndarray, counts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Each distinct value of sorted ``keys`` and the sum of ``counts`` over its run (without
+    ``counts``: the run's length)."""
+    if not len(keys):
+        return keys, np.zeros(0, dtype=np.int64)
+    first = np.empty(len(keys), dtype=bool)
+    first[0] = True
+    np.not_equal(keys[1:], keys[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    if counts is None:
+        return keys[starts], np.diff(np.append(starts, len(keys)))
+    return keys[starts], np.add.reduceat(counts, starts)
 
 
 def _slot_table(keys: np.ndarray) -> np.ndarray:
@@ -432,24 +464,37 @@ def _find_slots(keys: np.ndarray, slots: np.ndarray, values: np.ndarray) -> np.n
     return out
 
 
-def _counts_above(values: np.ndarray, keys: np.ndarray, counts: np.ndarray, limit: int) -> np.ndarray:
-    """How often each of ``values`` occurs (``keys``: the distinct values, sorted; ``counts``:
-    theirs), exact above ``limit`` and 1 at or below it (what a discount tells apart): the few
-    values above it looked up in a hash table, a thread per core, rather than all of them found
-    by sorting."""
+def _counts_above(parts: list[np.ndarray], keys: np.ndarray, counts: np.ndarray, limit: int) -> np.ndarray:
+    """How often each value of ``parts`` (each page's shingles; the answer is for them one after
+    another) occurs (``keys``: the distinct values, sorted; ``counts``: theirs), exact above
+    ``limit`` and 1 at or below it (what a discount tells apart): the few values above it looked
+    up in a hash table, a block of pages at a time in a thread per core, rather than all of them
+    found by sorting. (The pages are never joined into one array: that was a copy of every shingle.)"""
+    sizes = [len(p) for p in parts]
     above = counts > limit
     often, times = keys[above], counts[above]
     if not len(often):
-        return np.ones(len(values), dtype=np.uint32)
+        return np.ones(sum(sizes), dtype=np.uint32)
     slots = _slot_table(often)
-    out = np.empty(len(values), dtype=np.uint32)  # (a count of pages: half the memory of int64)
-    step = _COUNT_BLOCK  # (small blocks: their temporaries are reused, not fresh pages each)
+    out = np.empty(sum(sizes), dtype=np.uint32)  # (a count of pages: half the memory of int64)
+    blocks: list[tuple[int, int, int]] = []  # (where in out, first page, past the last page)
+    at = i = 0
+    while i < len(parts):  # (small blocks: their temporaries are reused, not fresh pages each)
+        j, n = i + 1, sizes[i]
+        while j < len(parts) and n + sizes[j] <= _COUNT_BLOCK:
+            n += sizes[j]
+            j += 1
+        blocks.append((at, i, j))
+        at, i = at + n, j
 
-    def count(start: int) -> None:
-        found = _find_slots(often, slots, values[start:start + step])
-        out[start:start + step] = np.where(found >= 0, times[np.maximum(found, 0)], 1)
+    def count(block: tuple[int, int, int]) -> None:
+        start, first, end = block
+        values = parts[first] if end == first + 1 else np.concatenate(parts[first:end])
+        if len(values):
+            found = _find_slots(often, slots, values)
+            out[start:start + len(values)] = np.where(found >= 0, times[np.maximum(found, 0)], 1)
 
-    _threads(count, list(range(0, len(values), step)))
+    _threads(count, blocks)
     return out
 
 
@@ -464,9 +509,11 @@ def minhash(sh: np.ndarray, chunk: int = 4096) -> np.ndarray:
     return out.astype(np.uint32)
 
 
-def minhash_many(sets: list[np.ndarray], chunk: int = 1 << 16) -> list[np.ndarray]:
+def minhash_many(sets: list[np.ndarray], chunk: int = 1 << 13) -> list[np.ndarray]:
     """:func:`minhash` of each of ``sets`` (non-empty), the small ones many at a time: one matrix
-    product over about ``chunk`` values and a segmented minimum, not one per page."""
+    product over about ``chunk`` values and a segmented minimum, not one per page. (Its three
+    temporaries are NUM_PERM x ``chunk`` words: 4 MB each at 8,192, which stay in the cache; at
+    65,536 they were 33 MB each, a third of the scan's peak above what it holds, and 2.5x slower.)"""
     out: list[np.ndarray] = [np.zeros(0, dtype=np.uint32)] * len(sets)
     sizes = [len(x) for x in sets]
     i = 0
@@ -1508,7 +1555,9 @@ class DedupIndex:
         self._listed = [f.shingles[c <= listed] for f, c in zip(feats, counts, strict=True)]
         for f, c in zip(feats, counts, strict=True):
             self._discount(f, c, bands=False)
-        del counts  # (as many as every page's shingles: gone before the bands are made)
+        # (as many as every page's shingles, in one array each page's counts are views of: gone
+        # before the bands are made, the loop's last view too, which held all of it)
+        del counts, c
         self._index_all_bands(feats)
         for step in (self._scan_bodies, self._scan_containment):
             self._check_stop()
@@ -1574,13 +1623,13 @@ class DedupIndex:
         sizes = [len(f.shingles) for f in feats]
         if not sum(sizes):
             return [np.zeros(0, dtype=np.int64) for _ in feats]
-        # One vectorised pass over all shingles instead of a lookup per page: one sort (by ranges
-        # of top bits, a thread each) gives the distinct shingles and their counts; the few on
+        # One vectorised pass over all shingles instead of a lookup per page: one sort (a part per
+        # core, a thread each) gives the distinct shingles and their counts; the few on
         # more than CONTAINMENT_MAX_PAGES pages are then found again in a hash table. (Sorting
         # every value's position instead, to give each its count, cost ~3x more.)
-        values = np.concatenate([f.shingles for f in feats])
-        self._shingle_keys, self._shingle_counts = _distinct_counts(values)
-        per = _counts_above(values, self._shingle_keys, self._shingle_counts, CONTAINMENT_MAX_PAGES)
+        shingles = [f.shingles for f in feats]
+        self._shingle_keys, self._shingle_counts = _distinct_counts(np.concatenate(shingles))  # (sorted, then gone)
+        per = _counts_above(shingles, self._shingle_keys, self._shingle_counts, CONTAINMENT_MAX_PAGES)
         return np.split(per, np.cumsum(sizes)[:-1])
 
     def _counts_of(self, sh: np.ndarray) -> np.ndarray:
@@ -1794,6 +1843,8 @@ class DedupIndex:
         self._scan_queries = None
         a, b = self._slugs.meets(queries, owners)  # (each pair once: slots are in path order)
         self._verify_slots("slug", feats, a, b)
+        for f in feats:  # (made again for the few a later answer scores: held, they were 71 MB of the
+            f._slug_feats = None  # scan's peak at 32,000 pages, which comes after this)
 
     def _scan_tags(self, feats: list[Features]) -> None:
         for (_folder, _tag), members in self._tag_index.items():
@@ -2200,10 +2251,8 @@ class DedupIndex:
         feats = list(self.features.values())  # (in the scan's order, as listed)
         keys, counts = self._shingle_keys, self._shingle_counts
         values = np.concatenate(listed) if listed else np.zeros(0, dtype=np.uint64)
-        step = max(1, -(-len(values) // 4))  # (searchsorted lets go of the interpreter: a thread a part)
-        rows = (np.concatenate(_threads(lambda at: np.searchsorted(keys, values[at:at + step]),
-                                        list(range(0, len(values), step))))
-                if len(keys) and len(values) else np.zeros(0, dtype=np.int64))
+        rows = _places(keys, values)
+        del values  # (the file is written while little else is made: gone first, as rows are below)
         limit = self.boilerplate_pages + dedup_follow.FOLLOW_MARGIN
         slots = [i for i, f in enumerate(feats) if f.bands]
         pages = self.wiki.pages
@@ -2225,11 +2274,13 @@ class DedupIndex:
         lengths = np.fromiter((len(x) for x in listed), dtype=np.int64, count=len(listed))
         starts = np.zeros(len(lengths) + 1, dtype=np.int64)
         np.cumsum(lengths, out=starts[1:])
+        steps = dedup_follow.deltas(rows, lengths).tobytes()
+        del rows
         basis = dedup_follow.Basis(
             self.basis_id, self.boilerplate_pages, paths,
             np.array([f.stamp for f in feats], dtype=np.int64).reshape(len(feats), 2), [f.title_text for f in feats],
             dedup_follow.Chunked(names_at, b"".join(names)), keys, counts, counts > limit,
-            dedup_follow.Chunked(starts * 4, dedup_follow.deltas(rows, lengths).tobytes()), lengths,
+            dedup_follow.Chunked(starts * 4, steps), lengths,
             np.array(slots, dtype=np.int64),
             np.array([feats[i].bands for i in slots], dtype=np.uint64).reshape(len(slots), BANDS),
             self._slugs.keys, self._slugs.owners,

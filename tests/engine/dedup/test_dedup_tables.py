@@ -134,9 +134,10 @@ def test_band_keys_many_equals_band_keys_of_each() -> None:
 
 
 def test_shingle_counts_by_ranges_and_hash_table_equal_plain_counting(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A scan's shingle counts (one sort per range of top bits, a thread each; the values above
-    the limit found again in a linear-probing hash table) = ``np.unique``'s counts, on random
-    values, values crowding one slot (probe chains, keys taking each other's slots), and none."""
+    """A scan's shingle counts (a part per core sorted in place, a thread each, the parts'
+    answers merged; the values above the limit found again in a linear-probing hash table, a
+    block of pages at a time) = ``np.unique``'s counts, on random values, values crowding one
+    slot (probe chains, keys taking each other's slots), and none, as pages of every size."""
     rng = np.random.default_rng(5)
     pool = rng.integers(0, 2**64 - 1, 3000, dtype=np.uint64, endpoint=True)
     crowd = (np.uint64(0xABCD) << np.uint64(48)) + np.arange(200, dtype=np.uint64)  # (one top-bits slot)
@@ -145,10 +146,29 @@ def test_shingle_counts_by_ranges_and_hash_table_equal_plain_counting(monkeypatc
     for cores in (1, 2, 3):
         monkeypatch.setattr(dedup.parallel, "workers", lambda cores=cores: cores)
         for values in cases:
-            keys, counts = dedup._distinct_counts(values)
+            keys, counts = dedup._distinct_counts(values.copy())  # (sorts its argument in place)
             want_keys, inverse, want_counts = np.unique(values, return_inverse=True, return_counts=True)
             assert np.array_equal(keys, want_keys) and np.array_equal(counts, want_counts)
-            for limit in (0, 6, 16):
-                got = dedup._counts_above(values, keys, counts, limit)
-                each = want_counts[inverse]
-                assert np.array_equal(got, np.where(each > limit, each, 1)), (cores, limit)
+            cuts = np.sort(rng.integers(0, len(values) + 1, 40))
+            monkeypatch.setattr(dedup, "_COUNT_BLOCK", 1000)  # (blocks of several pages, a page over one)
+            for parts in ([values], np.split(values, cuts), [values[:0], values, values[:0]]):
+                for limit in (0, 6, 16):
+                    got = dedup._counts_above(list(parts), keys, counts, limit)
+                    each = want_counts[inverse]
+                    assert np.array_equal(got, np.where(each > limit, each, 1)), (cores, limit)
+
+
+def test_a_basis_keeps_each_pages_rows_as_steps_that_come_back_exactly() -> None:
+    """The basis keeps each page's places in the distinct shingles as its first and the steps
+    after it (small numbers, which compress), made in place as uint32: undone, the same places,
+    for pages of no place, one, many, and places far apart."""
+    from curator.engine.dedup import follow
+
+    rng = np.random.default_rng(9)
+    for _ in range(300):
+        lengths = rng.integers(0, 7, rng.integers(1, 40))
+        rows = (np.concatenate([np.sort(rng.choice(3_000_000, n, replace=False)) for n in lengths])
+                if lengths.sum() else np.zeros(0, dtype=np.int64)).astype(np.int64)
+        steps = follow.deltas(rows, lengths)
+        assert steps.dtype == np.uint32
+        assert np.array_equal(follow._undeltas(steps, lengths), rows)
