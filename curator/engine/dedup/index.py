@@ -2525,11 +2525,15 @@ class DedupIndex:
         """After an update of an index loaded from the basis: the inbound counts followed again
         (:meth:`_follow_inbound`, every page changed since the basis counted as it is now), so
         that the families' keep rule never builds the link index for them (decoding every page:
-        1.4 s and 230 MB at 32,000 pages, in the station's dedup worker after each change)."""
+        1.4 s and 230 MB at 32,000 pages, in the station's dedup worker after each change).
+        Each update reads the links of every page changed since the basis: past FOLLOW_MAX of
+        them (a long day of agents' appends), the link index answers instead, once built."""
         followed, basis = self._inbound_stale, self._listed_basis
         self._inbound_stale = None
         if followed is not None and basis is not None:
-            self._follow_inbound(basis, self._basis_slot, followed.union(stale), pages)
+            since = followed.union(stale)
+            if len(since) <= dedup_follow.FOLLOW_MAX:
+                self._follow_inbound(basis, self._basis_slot, since, pages)
 
     def _adopt_basis(self, basis: dedup_follow.Basis, slot: Mapping[str, int]) -> None:
         """Every page's features and the blocking tables as the basis's scan had them: the tables

@@ -315,6 +315,24 @@ def test_one_process_follows_inbound_counts_change_after_change(root: Path, monk
     assert [f.to_json() for f in dedup_families.find_families(wiki)] == full_scan(root) and built
 
 
+def test_past_follow_max_changed_pages_the_link_index_counts_inbound(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """A long-lived process reads the links of every page changed since the basis at each
+    update; past FOLLOW_MAX of them the link index answers the inbound counts instead (built once),
+    and the answers stay a full scan's."""
+    answer(root)
+    wiki = Wiki(root)
+    assert dedup.index_for(wiki, full=True).from_basis
+    monkeypatch.setattr(follow, "FOLLOW_MAX", 2)  # (after the load: it also bounds a new process's)
+    built = count_link_indexes(monkeypatch)
+    for i, expect_built in ((3, False), (4, False), (6, True)):
+        assert append(Wiki(root), f"filler/page-{i}", "The [[harbour-ledger]] has more figures.").ok
+        wiki.refresh()
+        found = [f.to_json() for f in dedup_families.find_families(wiki)]
+        assert bool(built) == expect_built, i
+        assert found == full_scan(root), i
+        built.clear()  # (full_scan's own, of a copy, too)
+
+
 def test_an_index_loaded_from_the_basis_follows_committed_changes_beyond_the_margin(
         root: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
     """The station's helper holds an index loaded from the basis and follows each change page by
