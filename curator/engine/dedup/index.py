@@ -1383,10 +1383,9 @@ class DedupIndex:
         #: the pages whose links :meth:`_follow_inbound` counts as they are now (the others' as at
         #: the basis), while it follows the inbound counts; None: the link index answers them
         self._inbound_stale: set[str] | None = None
-        self._basis_slot: Mapping[str, int] = {}  # (a basis's page slots, see _adopt_basis)
         self.scanned = False
         #: The store state a kept result was loaded for (answers come from it: no features, no
-        #: index; the first change to the pages makes the next update a full scan), else None.
+        #: index; after a change to the pages the next update loads the basis, else scans), else None.
         self.kept: bytes | None = None
         self.kept_inbound: dict[str, int] = {}
         #: Loaded from a basis and a result kept since: what that result says, while every update
@@ -2533,7 +2532,7 @@ class DedupIndex:
         if followed is not None and basis is not None:
             since = followed.union(stale)
             if len(since) <= dedup_follow.FOLLOW_MAX:
-                self._follow_inbound(basis, self._basis_slot, since, pages)
+                self._follow_inbound(basis, basis.slots(), since, pages)
 
     def _adopt_basis(self, basis: dedup_follow.Basis, slot: Mapping[str, int]) -> None:
         """Every page's features and the blocking tables as the basis's scan had them: the tables
@@ -2579,7 +2578,7 @@ class DedupIndex:
         self._samples.build(paths, basis.sample_keys, basis.sample_owners, slot, ordered=True)
         self.basis_id, self._since_basis = basis.id, set()
         self.from_basis, self._partial = True, set(paths)
-        self._listed_basis, self._basis_slot = basis, slot
+        self._listed_basis = basis
         self._big_at = np.flatnonzero(basis.big)
         self.scanned = True
 

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from curator.engine.corpus.links import REBUILD_SHARE, LinkIndex, outgoing_by_name
+from curator.engine.corpus.links import REBUILD_SHARE, Edge, LinkIndex, outgoing_by_name
 from curator.engine.corpus.page import Page, link_key, path_key, slug_of
 from curator.engine.corpus.slugs import slugify_many
 from curator.engine.corpus.store import gc_paused
@@ -216,33 +216,38 @@ def read_targets(blob: bytes, attachments: bytes) -> tuple[dict[str, Target], by
     parts = _unpack(blob, attachments)
     if parts is None:
         return None
-    rows_blob, pages_blob = parts[0], parts[1]
+    rows = _decoded(parts[0])
     try:
-        rows = marshal.loads(zlib.decompress(rows_blob))
-        return {k: Target(w, s, o, g, c) for k, w, s, o, g, c in rows}, pages_blob
-    except (ValueError, TypeError, EOFError, zlib.error):
+        return {k: Target(w, s, o, g, c) for k, w, s, o, g, c in rows}, parts[1]
+    except (ValueError, TypeError):  # (None too)
         return None
 
 
 def read_counts(blob: bytes, attachments: bytes) -> dict[str, int] | None:
     """Each saved key's number of links (no target decoded), None: not this version's or files'."""
     parts = _unpack(blob, attachments)
-    if parts is None:
+    found = _decoded(parts[2]) if parts is not None else None
+    if type(found) is not tuple or len(found) != 2:
         return None
-    try:
-        keys, counts = marshal.loads(zlib.decompress(parts[2]))
-    except (ValueError, TypeError, EOFError, zlib.error):
-        return None
+    keys, counts = found
     if type(keys) is not list or type(counts) is not list or len(keys) != len(counts):
         return None
     return dict(zip(keys, counts, strict=True))
 
 
-def _read_pages(blob: bytes) -> _Pages | None:
+def _decoded(part: Any) -> Any:
+    """A saved part (marshalled, compressed) as it was saved; None when it does not decode."""
     try:
-        joined, titles, aliases, names = marshal.loads(zlib.decompress(blob))
+        return marshal.loads(zlib.decompress(part))
     except (ValueError, TypeError, EOFError, zlib.error):
         return None
+
+
+def _read_pages(blob: bytes) -> _Pages | None:
+    found = _decoded(blob)
+    if type(found) is not tuple or len(found) != 4:
+        return None
+    joined, titles, aliases, names = found
     paths = joined.split("\0") if joined else []
     listed = names.split("\n") if paths else []
     if not (len(paths) == len(titles) == len(listed)):
@@ -386,10 +391,8 @@ def updated(wiki: Wiki, targets: dict[str, Target], pages_blob: bytes,
     # The occurrences of the pages resolved again (and removed) replaced by what they resolve to now.
     fresh: dict[str, list[Occurrence]] = {}
     for path in sorted(redo):
-        for edge in outgoing[path]:
-            res = edge.resolution
-            if res.path is None and res.attachment is None and not res.names_file:
-                fresh.setdefault(edge.link.key, []).append((path, edge.link.target, edge.link.line))
+        for key, written, line in _unresolved(outgoing[path]):
+            fresh.setdefault(key, []).append((path, written, line))
     dropped = redo | gone
     touched = set(fresh)
     for key, had in targets.items():  # (a plain loop: a generator a target cost 40 ms at 100,000 pages)
@@ -436,6 +439,13 @@ def updated(wiki: Wiki, targets: dict[str, Target], pages_blob: bytes,
     return listed, resuggest, same and not resuggest
 
 
+def _unresolved(edges: Iterable[Edge]) -> list[tuple[str, str, int]]:
+    """(key, as written, line) of each of a page's ``edges`` that leads to no page and names no
+    file (what the link index files as unresolved), in link order."""
+    return [(edge.link.key, edge.link.target, edge.link.line) for edge in edges
+            if edge.resolution.path is None and not edge.resolution.names_file]
+
+
 def unchanged(wiki: Wiki, blob: bytes, attachments: bytes, changed: set[str]) -> bool:
     """Whether the queue saved as ``blob`` holds as it is for the pages after the ``changed``
     ones changed, decided from those pages alone: each is still a page, under the title and
@@ -447,14 +457,12 @@ def unchanged(wiki: Wiki, blob: bytes, attachments: bytes, changed: set[str]) ->
     if not changed or not store.partial_reads or len(changed) > REDO_MIN:
         return False
     parts = _unpack(blob, attachments)
-    if parts is None:
+    found = _decoded(parts[3]) if parts is not None else None
+    if type(found) is not tuple or len(found) != 2 or type(found[0]) is not str or type(found[1]) is not bytes:
         return False
-    try:
-        joined, table = marshal.loads(zlib.decompress(parts[3]))
-    except (ValueError, TypeError, EOFError, zlib.error):
-        return False
+    joined, table = found
     paths = joined.split("\0") if joined else []
-    if type(table) is not bytes or len(table) != 8 * len(paths):
+    if len(table) != 8 * len(paths):
         return False
     pages: dict[str, Page] = {}
     for path in sorted(changed):
@@ -471,9 +479,7 @@ def unchanged(wiki: Wiki, blob: bytes, attachments: bytes, changed: set[str]) ->
         i = bisect_left(paths, path)
         if i == len(paths) or paths[i] != path:
             return False  # (added since)
-        mine = [(edge.link.key, edge.link.target, edge.link.line) for edge in outgoing[path]
-                if edge.resolution.path is None and edge.resolution.attachment is None
-                and not edge.resolution.names_file]
+        mine = _unresolved(outgoing[path])
         mine.sort(key=lambda o: o[0])  # (stable: in link order within a key)
         if _page_digest(page.title, _aliases(page), mine) != table[8 * i:8 * i + 8]:
             return False
