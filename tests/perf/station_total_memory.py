@@ -16,7 +16,8 @@ station finds on a warm open), a new window watching the pages goes through:
 1. ``open``: the window usable and Health with every figure counted;
 2. ``duplicates``: the Duplicates queue's families shown, then its background build done;
 3. ``appends``: three facts appended by another process (as an agent would), each picked up by
-   the station's watcher and followed by the dedup worker;
+   the station's watcher and followed by the dedup worker (the agents' processes are started
+   from here but are not the station's: they are not counted);
 4. ``health again``: Health shown once more.
 
 Printed: each step's peak (the sum, and the station's own process), the peak overall and what
@@ -56,8 +57,8 @@ def _resident_kb(pid: int) -> int:
     return 0
 
 
-def _family(root_pid: int) -> list[int]:
-    """``root_pid`` and every process descended from it."""
+def _family(root_pid: int, outside: frozenset[int] = frozenset()) -> list[int]:
+    """``root_pid`` and every process descended from it, but for those under ``outside``."""
     children: dict[int, list[int]] = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
@@ -72,6 +73,8 @@ def _family(root_pid: int) -> list[int]:
     out, todo = [], [root_pid]
     while todo:
         pid = todo.pop()
+        if pid in outside:
+            continue
         out.append(pid)
         todo.extend(children.get(pid, ()))
     return out
@@ -84,13 +87,15 @@ class Sampler:
     def __init__(self) -> None:
         self.step = "start"
         self.peaks: dict[str, tuple[int, int]] = {}  # step -> (sum, this process) in kB
+        #: the agents' processes (and theirs): started from here, yet not the station's
+        self.outside: set[int] = set()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
     def now(self) -> tuple[int, int]:
         me = os.getpid()
-        return sum(_resident_kb(p) for p in _family(me)), _resident_kb(me)
+        return sum(_resident_kb(p) for p in _family(me, frozenset(self.outside))), _resident_kb(me)
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -172,8 +177,12 @@ def main(argv: list[str] | None = None) -> int:
             def picked_up(before: bytes | None = before) -> bool:
                 return wiki.store.state != before
 
-            subprocess.run([*curator, "append", page, f"A station-memory fact {time.time_ns()} about the ledger."],
-                           check=True, capture_output=True)
+            agent = subprocess.Popen([*curator, "append", page, f"A station-memory fact {time.time_ns()} about the ledger."],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            sampler.outside.add(agent.pid)
+            _out, err = agent.communicate()
+            if agent.returncode:
+                raise SystemExit(f"curator append failed: {err.decode(errors='replace').strip()}")
             wait(picked_up, 60, "the watcher")
             worker.count()  # (the worker follows the change, as Health's count asks it to)
         sampler.step = "health again"
