@@ -40,6 +40,7 @@ import operator
 import os
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -132,6 +133,18 @@ class Basis:
     #: included, are taken out of the counts exactly.
     head: str = ""
     digests: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
+    #: The file's mapping the arrays above are views of (None: it was read whole): see :meth:`release`.
+    mapping: mmap.mmap | None = field(default=None, repr=False, compare=False)
+
+    def release(self) -> None:
+        """Drop the pages of the file this process has read from its resident memory. They stay
+        in the system's file cache (clean, shared, reclaimable), and what reads one again maps it
+        back without a disk read. Decoding checks every table whole and each follow reads the
+        linking pages' whole, so without this a long-lived process (the station's dedup worker)
+        kept the whole file resident: 57 MB of its 250 MB at 32,000 pages."""
+        if self.mapping is not None and hasattr(mmap, "MADV_DONTNEED"):
+            with suppress(OSError, ValueError):  # (a closed mapping, or a system without it)
+                self.mapping.madvise(mmap.MADV_DONTNEED)
 
     def stamp(self, i: int) -> tuple[int, int]:
         """Page ``i``'s (mtime_ns, size) at the scan."""
@@ -459,6 +472,7 @@ def decode(blob: bytes | mmap.mmap, key: bytes) -> Basis | None:
             Chunked(starts * 4, chunks=[bytes(c) for c in steps_z]), lengths,
             a["band_slots"], a["bands"], a["slug_entries"], a["slug_owners"], a["band_keys"], a["band_owners"],
             a["sample_keys"], a["sample_owners"], titled, tagged, bytes(attachments),
-            a["source_counts"], a["sources"], str(head), a["digests"])
+            a["source_counts"], a["sources"], str(head), a["digests"],
+            blob if isinstance(blob, mmap.mmap) else None)
     except (ValueError, TypeError, EOFError, IndexError, KeyError, zlib.error, AttributeError):
         return None

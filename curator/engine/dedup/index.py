@@ -1966,6 +1966,10 @@ class DedupIndex:
             with self._lock:
                 self.scan()
                 return sorted(self.features)
+        finally:
+            basis = self._listed_basis
+            if basis is not None:
+                basis.release()  # (what the load's checks and the follow read: not held resident)
 
     def _update(self, paths: Iterable[str] | None = None, kept_answers: bool = True) -> list[str]:
         """Re-examine changed pages (``paths``, or every page whose (mtime, size) changed); the

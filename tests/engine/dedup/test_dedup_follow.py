@@ -367,6 +367,40 @@ def test_counts_of_older_pages_are_never_carried_to_a_later_state(root: Path, mo
     assert ledger["inbound"] == 2
 
 
+def _resident_kb_of(path: Path) -> int | None:
+    """This process's resident kB of its mappings of ``path`` (None: not mapped)."""
+    found, mapped = 0, False
+    current = False
+    with open("/proc/self/smaps", encoding="utf-8", errors="replace") as f:
+        for line in f:
+            head = line.split(maxsplit=1)[0]
+            if not head.endswith(":") or "-" in head:  # (a mapping's first line)
+                current = line.rstrip("\n").endswith(str(path))
+                mapped = mapped or current
+            elif current and head == "Rss:":
+                found += int(line.split()[1])
+    return found if mapped else None
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="reads /proc/self/smaps (Linux)")
+def test_a_long_lived_index_holds_none_of_the_basis_file_resident(root: Path) -> None:  # noqa: F811
+    """The station's dedup worker follows change after change from the basis file it maps: what
+    the load's checks and each follow read of it is dropped from the process's resident memory
+    after the update (it stays in the system's file cache), and the answers stay a full scan's."""
+    answer(root)
+    wiki = Wiki(root)
+    index = dedup.index_for(wiki, full=True)
+    assert index.from_basis
+    path = (wiki.state_dir / follow.FILE).resolve()
+    assert _resident_kb_of(path) == 0
+    for i in (3, 4):
+        assert append(Wiki(root), f"filler/page-{i}", "The [[harbour-ledger]] has more figures.").ok
+        wiki.refresh()
+        assert dedup.index_for(wiki) is index
+        assert _resident_kb_of(path) == 0, i
+        assert [f.to_json() for f in dedup_families.find_families(wiki)] == full_scan(root)
+
+
 def test_past_follow_max_changed_pages_the_link_index_counts_inbound(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
     """A long-lived process reads the links of every page changed since the basis at each
     update; past FOLLOW_MAX of them the link index answers the inbound counts instead (built once),
