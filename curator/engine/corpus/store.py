@@ -956,6 +956,14 @@ class PageStore:
                 return dict(stamps)
             return {p: stamp for p in paths if (stamp := stamps.get(p)) is not None}
 
+    def warm(self) -> bool:
+        """Whether this store was loaded, or its database holds the pages as a walk saved them
+        (a first refresh then parses only the pages changed since, never every page in bulk)."""
+        if self._loaded:
+            return True
+        with self._lock:
+            return self._conn.execute("SELECT 1 FROM snapshot WHERE part='token'").fetchone() is not None
+
     def count(self) -> int:
         """How many pages there are (refreshing once on first use; decodes nothing)."""
         if not self._loaded:

@@ -77,6 +77,10 @@ class FamilyAnswers:
         #: The fired pairs and groups one answer computed (:meth:`_answering`): an answer and the
         #: save of its result (:meth:`_keep`) ask for the same ones up to four times.
         self._memo: dict[tuple[Any, ...], Any] | None = None
+        #: The operator's last families answer: (the state it is of, the digest of the dismissed
+        #: pairs it left out, the families), and what was last saved of one (:meth:`_save_families`).
+        self._answered: tuple[bytes | None, bytes, list[Family]] | None = None
+        self._families_saved: tuple[bytes, bytes, bytes] | None = None
 
     def keep(self) -> None:
         """Save the result of the last scan or update for the next process, if it is not saved
@@ -85,6 +89,61 @@ class FamilyAnswers:
         with self.index.lock, gc_paused():
             if self.index.unkept is not None:
                 self._keep()
+                self._save_families()
+
+    def _save_families(self) -> None:
+        """Save the operator's last families answer beside the kept result whose pairs it
+        grouped (:func:`~curator.engine.dedup.cache.encode_families`), under the state it was
+        built for, once: while this index holds the pairs of a kept result and the answer is
+        of the pages as they are. Call with the lock held."""
+        answered, index, store = self._answered, self.index, self.wiki.store
+        if answered is None or index.kept_digest is None:
+            return
+        state, dismissed, out = answered
+        if state is None or state != index.at_state or state != store.state:
+            return
+        saved = (state, dismissed, index.kept_digest)
+        if saved == self._families_saved:
+            return
+        rows = [(f.pages, f.keep, f.reason, f.scores, f.signals, f.strength, f.impact, f.members, f.edges)
+                for f in out]
+        blob = dedup_cache.encode_families(index.kept_key(), dismissed, index.kept_digest, rows)
+        store.save_derived(dedup_cache.FAMILIES_NAME, blob, state=state)
+        if store.derived(dedup_cache.FAMILIES_NAME) == blob:  # (saved: not when another process moved on)
+            self._families_saved = saved
+            index.examined.clear()  # (what their verification changed is in the answer saved)
+
+    def _patched(self, dismissed: set[tuple[str, str]]) -> list[Family] | None:
+        """The operator's families from the answer saved beside the kept result whose pairs
+        this index holds (:meth:`_save_families`), without grouping every pair: the families are
+        those very groups, and only a family with a page changed or re-examined since, or whose
+        inbound counts moved, is built again (a page's title, trust, age and pair scores are
+        those of the answer while it did not change). None when there is no such answer. Call
+        with the lock held."""
+        index, store = self.index, self.wiki.store
+        if index.kept_digest is None or index.at_state is None:
+            return None
+        found = store.derived_since(dedup_cache.FAMILIES_NAME)
+        if found is None:
+            return None
+        decoded = dedup_cache.decode_families(found[0], index.kept_key(), dedup_cache.dismissed_digest(dismissed))
+        if decoded is None or decoded[0] != index.kept_digest:
+            return None
+        dirty = found[1].union(index.examined)  # (changed since it was saved; verified again since)
+        inbound = self.inbound
+        out = []
+        try:
+            for row in decoded[1]:
+                pages, strength, members, edges = row[0], row[5], row[7], row[8]
+                if dirty.intersection(pages) or any(m["inbound"] != inbound(m["path"]) for m in members):
+                    out.append(self._family(list(pages), {pair_key(*e["pages"]): e["signals"] for e in edges},
+                                            strength))
+                else:
+                    out.append(Family(*row))
+        except (TypeError, KeyError, ValueError, AttributeError):
+            return None  # (damaged: the families are grouped again)
+        out.sort(key=lambda f: (f.strength != "content", -f.impact, -len(f.pages), f.keep, f.pages))
+        return out
 
     def _keep(self) -> None:
         """Save the last full scan's result for its store state (once, after its first answer: the
@@ -119,12 +178,15 @@ class FamilyAnswers:
                                 basis, self.index.followed_shingles())
         key = self.index.kept_key()
         if base is not None:
-            store.save_derived(dedup_cache.NAME, dedup_cache.encode_delta(kept, key, base, moved))
+            blob = dedup_cache.encode_delta(kept, key, base, moved)
+            store.save_derived(dedup_cache.NAME, blob)
+            self.index.kept_digest = dedup_cache.kept_digest(blob)  # (the pairs kept: this index's)
             return
         own = os.urandom(16)
         blob = dedup_cache.encode(kept, key, own)
         store.save_derived(dedup_cache.BASE_NAME, blob)
         store.save_derived(dedup_cache.NAME, blob)
+        self.index.kept_digest = dedup_cache.kept_digest(blob)
         self.index.kept_base = dedup_cache.KeptBase(own, basis[0], frozenset(scores), dict(inbound))
 
 
@@ -159,7 +221,9 @@ class FamilyAnswers:
         # base holds the scan's; not a look-up for each of the 150,000 pages it holds at 300,000)
         inbound = {p: side[p] for p in sorted(index.inbound_moved) if p in carried.inbound and p in side}
         kept = dedup_cache.Kept(pairs, scores, inbound, carried.count, basis, index.followed_shingles())
-        self.wiki.store.save_derived(dedup_cache.NAME, dedup_cache.encode_delta(kept, index.kept_key(), base, moved))
+        blob = dedup_cache.encode_delta(kept, index.kept_key(), base, moved)
+        self.wiki.store.save_derived(dedup_cache.NAME, blob)
+        index.kept_digest = dedup_cache.kept_digest(blob)
         # (the pages it holds inbound counts of are the same: only which scores its changes hold moves)
         index.carried = dataclasses.replace(carried, changed_scored=frozenset(asked))
         return True
@@ -249,7 +313,9 @@ class FamilyAnswers:
             self._links = self.wiki.links if self.index.kept is None and not self._inbound else None
             try:
                 try:
-                    out = self._families(actor, dismissed or set())
+                    out = self._patched(dismissed or set()) if actor.is_operator else None
+                    if out is None:
+                        out = self._families(actor, dismissed or set())
                 except (NeedScan, DamagedBasis):  # a kept result without the scores a big family asks for
                     self.index.scan()
                     self._memo = {}  # (the pairs changed: nothing computed before the scan holds)
@@ -257,6 +323,9 @@ class FamilyAnswers:
                     out = self._families(actor, dismissed or set())
                 if self.index.unkept is not None and not self.index.unkept_update:
                     self._keep()
+                if actor.is_operator:
+                    self._answered = (self.index.at_state, dedup_cache.dismissed_digest(dismissed or set()), out)
+                    self._save_families()
                 return out
             finally:
                 self._links = None
@@ -486,10 +555,34 @@ def find_families(wiki: Wiki, actor: Actor = OPERATOR, folder: str | None = None
     if signal is not None and signal not in REPORTED_SIGNALS:
         raise CuratorError(f"unknown signal {signal!r}: use one of {', '.join(REPORTED_SIGNALS)}")
     path = wiki.find(page, actor).path if page else None
-    out = answers_for(wiki, niceness).families(actor, dismissed_pairs(wiki))
+    dismissed = dismissed_pairs(wiki)
+    out = (_saved_families(wiki, dismissed) if actor.is_operator else None) or \
+        answers_for(wiki, niceness).families(actor, dismissed)
     return [f for f in out
             if (folder is None or any(_under(p, folder) for p in f.pages))
             and (signal is None or signal in f.signals) and (path is None or path in f.pages)]
+
+
+def _saved_families(wiki: Wiki, dismissed: set[tuple[str, str]]) -> list[Family] | None:
+    """The operator's families answer saved for the pages as they are (with the same dismissed
+    pairs: :meth:`FamilyAnswers._save_families`), read without loading any index; None when
+    none is. A warm ``curator dedup --groups`` reads what the last answer built."""
+    session = wiki.session
+    with session.services_lock:
+        answers = session.peek(FamilyAnswers)
+    store = wiki.store
+    if not store.warm():
+        return None  # (a cold page cache: nothing saved; the index's first load parses every page)
+    if not store.loaded:
+        wiki.refresh()
+    found = store.derived_since(dedup_cache.FAMILIES_NAME) if store.state is not None else None
+    if found is None or found[1]:
+        return None
+    digest = dedup_cache.dismissed_digest(dismissed)
+    if answers is not None and answers._answered is not None and answers._answered[:2] == (store.state, digest):
+        return answers._answered[2]  # (this process's own, already built)
+    decoded = dedup_cache.decode_families(found[0], dedup_cache.key_of(store.attachments_key(), SETTINGS), digest)
+    return None if decoded is None else [Family(*row) for row in decoded[1]]
 
 
 def family_count(wiki: Wiki, actor: Actor = OPERATOR, strength: str | None = None, niceness: int = 0) -> int:

@@ -1393,6 +1393,18 @@ class DedupIndex:
         #: did not, or a page came or went): Health's count and the next kept result are then
         #: carried over instead of grouping every pair again (:mod:`curator.engine.dedup.families`).
         self.carried: Carried | None = None
+        #: The digest (:func:`~curator.engine.dedup.cache.kept_digest`) of a kept result whose pairs
+        #: are this index's pairs as they are now (loaded from it, or it was just kept); None: not
+        #: known. The operator's families answer saved beside that result holds families of these
+        #: very pairs, so an answer patches it instead of grouping every pair again.
+        self.kept_digest: bytes | None = None
+        #: The store state this index's pairs are exactly a full scan's of (the bytes it read
+        #: are the store's); None: not known. What an answer built from them is saved under.
+        self.at_state: bytes | None = None
+        #: The pages whose pairs this index verified again (:meth:`_examine`) since it was loaded,
+        #: or since the operator's families answer was last saved (which then cleared it): a
+        #: saved answer's family holding one is built again, the others are still exact.
+        self.examined: set[str] = set()
         #: The result last kept whole, which a result followed since is kept as changes to
         #: (:func:`~curator.engine.dedup.cache.encode_delta`); None: the next is kept whole.
         self.kept_base: dedup_cache.KeptBase | None = None
@@ -1506,6 +1518,7 @@ class DedupIndex:
                 for child in side:
                     child.close()
             self.unkept, self.unkept_update = (token if self._same else None), False
+            self.at_state = token if self._same else None
             try:
                 if self._same and token is not None:
                     self._save_basis(token)
@@ -1929,6 +1942,7 @@ class DedupIndex:
 
     def _examine(self, f: Features) -> None:
         """Verify a placed page against every other page its keys find."""
+        self.examined.add(f.path)
         if f.title_key:
             self._verify("title", f.path, self._title_groups.get(f.title_key, ()))
         if f.title_text:
@@ -2031,6 +2045,7 @@ class DedupIndex:
                 stale = list(dict.fromkeys(paths))
             if not stale:
                 self._carry_inbound()
+                self.at_state = token if self.at_state is not None and self._settled_same else None
                 return stale
             if self.from_basis:
                 # a changed page loaded from the basis without its big shingles: read back from
@@ -2058,7 +2073,10 @@ class DedupIndex:
                     same = same and (racy is None or racy == digest(data))
             if self.carried is not None and any(p not in known or p not in pages for p in stale):
                 self.carried = None  # (a page came or went: the pages a family may hold differ)
-            pairs_before = self._pairs_of(stale) if self.carried is not None else set()
+            if any(p not in known or p not in pages for p in stale):
+                self.kept_digest = None
+            follows_pairs = self.carried is not None or self.kept_digest is not None
+            pairs_before = self._pairs_of(stale) if follows_pairs else set()
             old = [known[p] for p in stale if p in known]
             changed = [*old, *fresh.values()]
             touched = (np.unique(np.concatenate([f.shingles for f in changed])) if changed
@@ -2095,7 +2113,7 @@ class DedupIndex:
             self._reexamine = set()
             again -= fresh.keys()
             redo = {p: self.features[p] for p in sorted(again)}  # (unchanged pages: their shingles as they are)
-            if self.carried is not None:
+            if follows_pairs:
                 pairs_before |= self._pairs_of(redo)
             self.file_pairs(redo)
             for path in redo:
@@ -2108,8 +2126,8 @@ class DedupIndex:
                 self._examine(f)
             # (an update forgets and verifies only pairs with a page it re-examines: the same
             # such pairs before and after, every pair is the same)
-            if self.carried is not None and self._pairs_of([*stale, *redo]) != pairs_before:
-                self.carried = None
+            if follows_pairs and self._pairs_of([*stale, *redo]) != pairs_before:
+                self.carried = self.kept_digest = None
             self._since_basis.update(stale)
             self._since_basis.update(redo)
             self._follow_inbound_again(stale, pages)
@@ -2119,6 +2137,7 @@ class DedupIndex:
                 # (a new process that followed from a basis saves its result with its answer, as
                 # a scan's; the station keeps an update's once the answer is shown)
                 self.unkept, self.unkept_update = token, not followed
+            self.at_state = token if same else None
             return stale
 
     def file_pairs(self, paths: Iterable[str]) -> None:
@@ -2231,16 +2250,17 @@ class DedupIndex:
         # (saved under this state, or an earlier one no page changed since: a racy page that
         # settled, the store's own bookkeeping)
         found = store.derived_since(dedup_cache.NAME) if token is not None else None
-        kept = (dedup_cache.decode(found[0], self.kept_key(), self._kept_base_blob)
-                if found is not None and not found[1] else None)
-        if kept is None:
+        blob = found[0] if found is not None and not found[1] else None
+        kept = dedup_cache.decode(blob, self.kept_key(), self._kept_base_blob) if blob is not None else None
+        if blob is None or kept is None:
             return False
         self._reset()
         self._take_pairs(kept)
         self._scores = kept.scores
         self.kept_inbound = kept.inbound
         self.kept_base = kept.base
-        self.kept = token
+        self.kept = self.at_state = token
+        self.kept_digest = dedup_cache.kept_digest(blob)
         return True
 
     def _kept_base_blob(self) -> bytes | None:
@@ -2368,6 +2388,7 @@ class DedupIndex:
             self._reexamine = set(kept.basis[1]) - stale
             self._follow_inbound(basis, slot, stale, pages)
             self.carried = self._carried_from(kept, found[1], pages, slot)
+            self.kept_digest = dedup_cache.kept_digest(found[0]) if self.carried is not None else None
             return stale
         for path in sorted(since_kept & then.keys()):
             # the counts and tag groups as the kept result's pairs were verified with: these
@@ -2389,6 +2410,7 @@ class DedupIndex:
         if not self._settle(stale - since_kept, set(kept.basis[1]) - stale, pages):
             return None
         self.carried = self._carried_from(kept, found[1], pages, slot)
+        self.kept_digest = dedup_cache.kept_digest(found[0]) if self.carried is not None else None
         return since_kept
 
     @staticmethod
