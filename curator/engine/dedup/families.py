@@ -64,6 +64,21 @@ class Ranked(NamedTuple):
     age: str  # its ``created`` date, else its file's mtime (ISO 8601, UTC): the older sorts first
 
 
+def by_impact(families: list[Family]) -> list[Family]:
+    """``families`` in the order they are listed: content families first, then by impact, size,
+    survivor and pages."""
+    return sorted(families, key=lambda f: (f.strength != "content", -f.impact, -len(f.pages), f.keep, f.pages))
+
+
+class _Saved(NamedTuple):
+    """An answer's families in the order they are saved (:data:`~curator.engine.dedup.cache.FAMILY_PART`
+    to a part), and each part's bytes as saved when none of its families was built again (None:
+    encoded when saved)."""
+
+    families: list[Family]
+    parts: list[bytes | None]
+
+
 class FamilyAnswers:
     """What one wiki's dedup index answers, for any reader (see the module docstring)."""
 
@@ -78,8 +93,9 @@ class FamilyAnswers:
         #: save of its result (:meth:`_keep`) ask for the same ones up to four times.
         self._memo: dict[tuple[Any, ...], Any] | None = None
         #: The operator's last families answer: (the state it is of, the digest of the dismissed
-        #: pairs it left out, the families), and what was last saved of one (:meth:`_save_families`).
-        self._answered: tuple[bytes | None, bytes, list[Family]] | None = None
+        #: pairs it left out, the families, as saved), and what was last saved of one
+        #: (:meth:`_save_families`).
+        self._answered: tuple[bytes | None, bytes, list[Family], _Saved] | None = None
         self._families_saved: tuple[bytes, bytes, bytes] | None = None
 
     def keep(self) -> None:
@@ -99,27 +115,30 @@ class FamilyAnswers:
         answered, index, store = self._answered, self.index, self.wiki.store
         if answered is None or index.kept_digest is None:
             return
-        state, dismissed, out = answered
+        state, dismissed, _out, saved_as = answered
         if state is None or state != index.at_state or state != store.state:
             return
         saved = (state, dismissed, index.kept_digest)
         if saved == self._families_saved:
             return
-        rows = [(f.pages, f.keep, f.reason, f.scores, f.signals, f.strength, f.impact, f.members, f.edges)
-                for f in out]
-        blob = dedup_cache.encode_families(index.kept_key(), dismissed, index.kept_digest, rows)
+        part, families = dedup_cache.FAMILY_PART, saved_as.families
+        parts = [found if found is not None else dedup_cache.encode_family_part(
+                     [(f.pages, f.keep, f.reason, f.scores, f.signals, f.strength, f.impact, f.members, f.edges)
+                      for f in families[i * part:(i + 1) * part]])
+                 for i, found in enumerate(saved_as.parts)]
+        blob = dedup_cache.encode_families(index.kept_key(), dismissed, index.kept_digest, parts)
         store.save_derived(dedup_cache.FAMILIES_NAME, blob, state=state)
         if store.derived(dedup_cache.FAMILIES_NAME) == blob:  # (saved: not when another process moved on)
             self._families_saved = saved
             index.examined.clear()  # (what their verification changed is in the answer saved)
 
-    def _patched(self, dismissed: set[tuple[str, str]]) -> list[Family] | None:
+    def _patched(self, dismissed: set[tuple[str, str]]) -> _Saved | None:
         """The operator's families from the answer saved beside the kept result whose pairs
         this index holds (:meth:`_save_families`), without grouping every pair: the families are
         those very groups, and only a family with a page changed or re-examined since, or whose
         inbound counts moved, is built again (a page's title, trust, age and pair scores are
-        those of the answer while it did not change). None when there is no such answer. Call
-        with the lock held."""
+        those of the answer while it did not change), in its place. None when there is no such
+        answer. Call with the lock held."""
         index, store = self.index, self.wiki.store
         if index.kept_digest is None or index.at_state is None:
             return None
@@ -131,19 +150,26 @@ class FamilyAnswers:
             return None
         dirty = found[1].union(index.examined)  # (changed since it was saved; verified again since)
         inbound = self.inbound
-        out = []
+        out: list[Family] = []
+        parts: list[bytes | None] = []
         try:
-            for row in decoded[1]:
-                pages, strength, members, edges = row[0], row[5], row[7], row[8]
-                if dirty.intersection(pages) or any(m["inbound"] != inbound(m["path"]) for m in members):
-                    out.append(self._family(list(pages), {pair_key(*e["pages"]): e["signals"] for e in edges},
-                                            strength))
-                else:
-                    out.append(Family(*row))
+            for part in decoded[1]:
+                rows = dedup_cache.decode_family_part(part)
+                if rows is None:
+                    return None
+                built = False
+                for row in rows:
+                    pages, strength, members, edges = row[0], row[5], row[7], row[8]
+                    if dirty.intersection(pages) or any(m["inbound"] != inbound(m["path"]) for m in members):
+                        out.append(self._family(list(pages), {pair_key(*e["pages"]): e["signals"] for e in edges},
+                                                strength))
+                        built = True
+                    else:
+                        out.append(Family(*row))
+                parts.append(None if built else part)
         except (TypeError, KeyError, ValueError, AttributeError):
             return None  # (damaged: the families are grouped again)
-        out.sort(key=lambda f: (f.strength != "content", -f.impact, -len(f.pages), f.keep, f.pages))
-        return out
+        return _Saved(out, parts)
 
     def _keep(self) -> None:
         """Save the last full scan's result for its store state (once, after its first answer: the
@@ -313,18 +339,21 @@ class FamilyAnswers:
             self._links = self.wiki.links if self.index.kept is None and not self._inbound else None
             try:
                 try:
-                    out = self._patched(dismissed or set()) if actor.is_operator else None
-                    if out is None:
-                        out = self._families(actor, dismissed or set())
+                    saved_as = self._patched(dismissed or set()) if actor.is_operator else None
+                    out = by_impact(saved_as.families) if saved_as is not None else self._families(actor, dismissed or set())
                 except (NeedScan, DamagedBasis):  # a kept result without the scores a big family asks for
                     self.index.scan()
                     self._memo = {}  # (the pairs changed: nothing computed before the scan holds)
                     self._inbound = self.index.side_counts()
+                    saved_as = None
                     out = self._families(actor, dismissed or set())
                 if self.index.unkept is not None and not self.index.unkept_update:
                     self._keep()
                 if actor.is_operator:
-                    self._answered = (self.index.at_state, dedup_cache.dismissed_digest(dismissed or set()), out)
+                    if saved_as is None:  # (saved in the answer's order)
+                        saved_as = _Saved(out, [None] * -(-len(out) // dedup_cache.FAMILY_PART))
+                    self._answered = (self.index.at_state, dedup_cache.dismissed_digest(dismissed or set()), out,
+                                      saved_as)
                     self._save_families()
                 return out
             finally:
@@ -374,8 +403,7 @@ class FamilyAnswers:
         content, names = self._groups(actor, dismissed)
         out = [self._family(paths, edges, "content") for paths, edges in content]
         out += [self._family(list(pair), {pair: sig}, "names") for pair, sig in names]
-        out.sort(key=lambda f: (f.strength != "content", -f.impact, -len(f.pages), f.keep, f.pages))
-        return out
+        return by_impact(out)
 
     def count(self, actor: Actor = OPERATOR, dismissed: set[tuple[str, str]] | None = None) -> tuple[int, int]:
         """(content families, name-only families) :meth:`families` would list, without building
@@ -582,7 +610,15 @@ def _saved_families(wiki: Wiki, dismissed: set[tuple[str, str]]) -> list[Family]
     if answers is not None and answers._answered is not None and answers._answered[:2] == (store.state, digest):
         return answers._answered[2]  # (this process's own, already built)
     decoded = dedup_cache.decode_families(found[0], dedup_cache.key_of(store.attachments_key(), SETTINGS), digest)
-    return None if decoded is None else [Family(*row) for row in decoded[1]]
+    if decoded is None:
+        return None
+    out = []
+    for part in decoded[1]:
+        rows = dedup_cache.decode_family_part(part)
+        if rows is None:
+            return None
+        out += [Family(*row) for row in rows]
+    return by_impact(out)
 
 
 def family_count(wiki: Wiki, actor: Actor = OPERATOR, strength: str | None = None, niceness: int = 0) -> int:

@@ -145,11 +145,12 @@ def test_a_damaged_or_foreign_saved_answer_is_never_used(root: Path, monkeypatch
     assert blob is not None
     wiki = Wiki(root)
     wiki.refresh()
+    key, dismissed = dedup.DedupIndex(wiki).kept_key(), dedup_cache.dismissed_digest(dedup.dismissed_pairs(wiki))
     for bad in (b"not a families answer", blob[:len(blob) // 2],
-                dedup_cache.encode_families(b"another key", b"", b"", []),
-                dedup_cache.encode_families(dedup.DedupIndex(wiki).kept_key(),
-                                            dedup_cache.dismissed_digest(dedup.dismissed_pairs(wiki)), b"",
-                                            [([FIXED], FIXED, "a row of another shape")])):
+                dedup_cache.encode_families(b"another key", dismissed, b"", []),
+                dedup_cache.encode_families(key, dismissed, b"", [b"a part that is not one"]),
+                dedup_cache.encode_families(key, dismissed, b"", [
+                    dedup_cache.encode_family_part([([FIXED], FIXED, "a row of another shape")])])):
         wiki.store.save_derived(dedup_cache.FAMILIES_NAME, bad)
         assert answer(root) == full_scan(root)
 
