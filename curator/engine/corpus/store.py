@@ -62,6 +62,7 @@ import gc
 import json
 import marshal
 import os
+import re
 import sqlite3
 import stat
 import threading
@@ -932,6 +933,22 @@ class PageStore:
         if not self._loaded:
             self.refresh()
         return sorted(self._stamps)
+
+    def paths_under(self, *folders: str) -> list[str]:
+        """The page paths under any of ``folders``, sorted (refreshing once on first use; decodes
+        nothing): found in the snapshot's paths as one string while no one has made them a dict
+        (listing and sorting all 300,000 paths to find the auto-filed ones cost 0.3 s of health)."""
+        if not self._loaded:
+            self.refresh()
+        prefixes = tuple(folder.strip("/") + "/" for folder in folders)
+        with self._lock:
+            if self._stamp_map is None and self._snap_key is not None:
+                names = self._snap_names
+                if names is None:
+                    names = self._snap_names = f"\0{self._snap_key[0]}\0"
+                pattern = "\0((?:" + "|".join(map(re.escape, prefixes)) + ")[^\0]*)(?=\0)"
+                return sorted({m.group(1) for m in re.finditer(pattern, names)})
+            return sorted(p for p in self._stamps if p.startswith(prefixes))
 
     def stamps(self, paths: Iterable[str] | None = None, *, walk: bool = True) -> dict[str, tuple[int, int]]:
         """(mtime_ns, size) of every page by path (of those of ``paths`` that are pages), as of

@@ -662,11 +662,18 @@ class Git:
         sha, author, when, subject, body = [*out.split("\0"), "", "", "", ""][:5]
         return sha, author, subject, body, when
 
-    def renames(self, limit: int) -> str | None:
-        """``git log --name-status`` of the renames in the last ``limit`` commits (each commit
-        introduced by a NUL and its sha), or None when git cannot say."""
+    def renames(self, limit: int, since: str | None = None) -> str | None:
+        """``git log --name-status`` of the last ``limit`` commits with a rename (each commit
+        introduced by a NUL and its sha), or None when git cannot say. ``since``: only those
+        after that commit (``since..HEAD``); None also when it is not an ancestor of HEAD or a
+        merge came since (the last ``limit`` are then not these followed by those before it)."""
+        if since is not None:
+            known = self.run("merge-base", "--is-ancestor", since, "HEAD", check=False)
+            merges = self.run("rev-list", "--merges", "--count", f"{since}..HEAD", check=False)
+            if known.returncode != 0 or merges.returncode != 0 or merges.stdout.strip() != b"0":
+                return None
         proc = self.run("log", f"-{limit}", "-M", "--diff-filter=R", "--name-status", "--format=%x00%H",
-                        check=False)
+                        *([f"{since}..HEAD"] if since is not None else []), check=False)
         return proc.stdout.decode("utf-8", "replace") if proc.returncode == 0 else None
 
     def authors(self, rng: str, path: str) -> list[str]:

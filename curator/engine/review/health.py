@@ -154,8 +154,8 @@ def _auto_pending(wiki: Wiki, actor: Actor) -> int:
     from curator.engine.filing.autofile import AUTO_DIR, REVIEW_DIR
 
     n = 0
-    for path in wiki.store.paths:  # (paths first: only the filed pages are decoded)
-        if not path.startswith((AUTO_DIR + "/", REVIEW_DIR + "/")) or not wiki.visible(actor, path):
+    for path in wiki.store.paths_under(AUTO_DIR, REVIEW_DIR):  # (paths first: only the filed pages are decoded)
+        if not wiki.visible(actor, path):
             continue
         page = wiki.store.page(path)
         if page is not None and (path.startswith(REVIEW_DIR + "/") or not page.meta.get("shared_to")):

@@ -17,6 +17,8 @@ the links that still name ``old`` (now unresolved) are re-pointed at ``new`` as 
 
 from __future__ import annotations
 
+import contextlib
+import marshal
 import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -247,11 +249,49 @@ class BrokenRename:
     sources: tuple[str, ...]  # pages whose links still name the old path
 
 
+#: The name git's rename log is kept under in the page cache (:func:`_renames_log`).
+RENAMES_NAME = "git-renames"
+
+
+def _renames_log(wiki: Wiki, limit: int) -> str | None:
+    """``git log`` of the last ``limit`` commits with a rename (:meth:`~curator.engine.repo.git.Git.renames`),
+    kept in the page cache with the commit HEAD was at: asked again at the same HEAD, it is
+    read there; after commits on top of it without a merge, only theirs are asked of git and
+    put before it. git finds the last ``limit`` commits with a rename by diffing every commit
+    back until it has them (in a wiki with few renames, its whole history): 0.4 s of every
+    lint and health at 300,000 pages, whose folders' trees each diff reads whole.
+    Raises GitError, OSError."""
+    git = git_of(wiki)
+    head = git.head()
+    if not head:
+        return git.renames(limit)
+    store = wiki.store
+    if not store.loaded:
+        wiki.refresh()  # (what it is kept under; the caller reads which pages there are next)
+    saved: tuple[str, int, str] | None = None
+    with contextlib.suppress(ValueError, TypeError, EOFError):
+        found = marshal.loads(store.derived_any(RENAMES_NAME) or b"\0")
+        if (isinstance(found, tuple) and len(found) == 3 and isinstance(found[0], str)
+                and found[1] == limit and isinstance(found[2], str)):
+            saved = found
+    if saved is not None and saved[0] == head:
+        return saved[2]
+    newer = git.renames(limit, since=saved[0]) if saved is not None else None
+    if saved is not None and newer is not None:
+        chunks = [c for c in (newer + saved[2]).split("\0") if c.strip()]
+        log: str | None = "".join("\0" + c for c in chunks[:limit])
+    else:
+        log = git.renames(limit)
+    if log is not None:
+        store.save_derived(RENAMES_NAME, marshal.dumps((head, limit, log)))
+    return log
+
+
 def broken_by_renames(wiki: Wiki, limit: int = 50) -> list[BrokenRename]:
     """Renames git's rename detection saw in the last ``limit`` commits whose old name is still
     linked (unresolved) from some page, newest first."""
     try:
-        log = git_of(wiki).renames(limit)
+        log = _renames_log(wiki, limit)
     except (GitError, OSError):
         return []
     if log is None:

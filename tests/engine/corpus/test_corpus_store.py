@@ -777,3 +777,25 @@ def test_derived_data_carried_to_a_new_state_keeps_its_bytes_unless_others_were_
     store.carry_derived("x", b"data", state=store.state)
     assert store.derived_since("x") == (b"data", set())
     wiki.close()
+
+
+def test_the_pages_under_folders_are_found_without_listing_every_page(tmp_path: Path) -> None:
+    """A warm store finds the pages under a few folders in the snapshot's paths as they are (no
+    stamp map made), a store whose stamps are a map in it: the same pages either way, sorted,
+    only those under the folders named (not a folder whose name begins the same)."""
+    pages = {"auto/x.md": "# X\n", "auto/deep/y.md": "# Y\n", "_review/z.md": "# Z\n", "autos/no.md": "# No\n",
+             "wiki/auto/no.md": "# No\n", "a.md": "# A\n"}
+    root = write_pages(tmp_path / "w", pages)
+    expected = ["_review/z.md", "auto/deep/y.md", "auto/x.md"]
+    first = Wiki(root)
+    assert first.store.paths_under("auto", "_review/") == expected
+    first.close()
+    warm = Wiki(root)
+    warm.refresh()
+    assert warm.store._stamp_map is None  # (the snapshot's paths as one string)
+    assert warm.store.paths_under("auto", "_review") == expected
+    (root / "auto/new.md").write_text("# New\n", "utf-8")
+    warm.refresh()
+    assert warm.store.paths_under("auto") == ["auto/deep/y.md", "auto/new.md", "auto/x.md"]
+    assert warm.store.paths_under("nothing") == []
+    warm.close()

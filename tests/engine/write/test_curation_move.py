@@ -301,3 +301,68 @@ def test_show_many_reads_what_show_reads(root: Path) -> None:
     assert head and parent
     wanted = [(c, p) for c in (head, parent) for p in ("wiki/naïve name.md", "wiki/harbour.md", "nope.md", "wiki")]
     assert g.show_many(wanted) == {key: g.show(*key) for key in wanted}
+
+
+def test_the_rename_log_is_asked_of_git_once_per_commit_and_after_one_only_for_the_new_commits(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """git finds the last 50 commits with a rename by diffing commits back until it has them (a
+    wiki with few renames: its whole history). The log is kept with the commit it was read at:
+    asked again there, git is not asked; after commits on top without a merge, only for those;
+    across a merge, or after history was rewritten, whole again. Each answer is git's own."""
+    from curator.engine.repo.git import Git
+    from curator.engine.write import move as move_module
+    from curator.engine.write.move import broken_by_renames
+
+    asked: list[str | None] = []
+    real = Git.renames
+
+    def renames(self: Git, limit: int, since: str | None = None) -> str | None:
+        asked.append(since)
+        return real(self, limit, since)
+
+    def whole(wiki: Wiki) -> str | None:
+        return real(Git(wiki.root), 50)
+
+    def commit(message: str) -> None:
+        git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", message)
+
+    monkeypatch.setattr(Git, "renames", renames)
+    git(root, "mv", "wiki/data/tide-tables.md", "wiki/data/tides.md")
+    commit("renamed by an agent")
+    first = broken_by_renames(Wiki(root))
+    assert [b.old for b in first] == ["wiki/data/tide-tables.md"] and asked == [None]
+    asked.clear()
+    assert broken_by_renames(Wiki(root)) == first and asked == []  # (the same commit: kept)
+    # an append on top: only it is asked for, and the log is git's own
+    head = git(root, "rev-parse", "HEAD").strip()
+    (root / "notes/more.md").write_text("# More\n\nSee [[wiki/data/tide-tables]].\n", "utf-8")
+    commit_all(root, "an append")
+    wiki = Wiki(root)
+    assert [b.old for b in broken_by_renames(wiki)] == ["wiki/data/tide-tables.md"]
+    assert asked == [head]
+    assert move_module._renames_log(wiki, 50) == whole(wiki)
+    # a second rename on top: found the same way, newest first
+    asked.clear()
+    git(root, "mv", "notes/more.md", "notes/most.md")
+    commit("another rename")
+    wiki = Wiki(root)
+    assert move_module._renames_log(wiki, 50) == whole(wiki) and len(asked) == 1 and asked[0] is not None
+    # history rewritten (the last commit amended away): whole again, never the kept log's
+    asked.clear()
+    git(root, "reset", "-q", "--hard", "HEAD~1")
+    wiki = Wiki(root)
+    assert move_module._renames_log(wiki, 50) == whole(wiki)
+    assert asked[-1] is None
+    # a merge since the kept log: whole again (the last 50 are not the new ones then the kept)
+    git(root, "checkout", "-q", "-b", "side")
+    (root / "notes/side.md").write_text("# Side\n", "utf-8")
+    commit_all(root, "on a side branch")
+    git(root, "checkout", "-q", "-")
+    (root / "notes/main.md").write_text("# Main\n", "utf-8")
+    commit_all(root, "on the main branch")
+    move_module._renames_log(Wiki(root), 50)
+    before_merge = git(root, "rev-parse", "HEAD").strip()
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "merge", "-q", "--no-ff", "-m", "merged", "side")
+    asked.clear()
+    wiki = Wiki(root)
+    assert move_module._renames_log(wiki, 50) == whole(wiki) and asked == [before_merge, None]
