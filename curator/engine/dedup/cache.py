@@ -52,6 +52,11 @@ NAME = "dedup"
 BASE_NAME = "dedup-base"
 #: The name the operator's families answer is saved as (:func:`encode_families`).
 FAMILIES_NAME = "dedup-families"
+#: The name what names the pairs of the last result kept is saved as: its digest
+#: (:func:`kept_digest`), then the digest of the result kept earlier with the very same pairs
+#: that the families answer names (a result followed since and kept again without a pair
+#: changing, by Health's count: the answer still groups its pairs).
+PAIRS_NAME = "dedup-pairs"
 #: Bump when the signals, their thresholds or the shingle rules change.
 FORMAT = 6
 #: How many values a saved family holds (:class:`~curator.engine.dedup.index.Family`'s fields, in order).

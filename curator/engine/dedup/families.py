@@ -206,13 +206,13 @@ class FamilyAnswers:
         if base is not None:
             blob = dedup_cache.encode_delta(kept, key, base, moved)
             store.save_derived(dedup_cache.NAME, blob)
-            self.index.kept_digest = dedup_cache.kept_digest(blob)  # (the pairs kept: this index's)
+            self._kept_as(blob)
             return
         own = os.urandom(16)
         blob = dedup_cache.encode(kept, key, own)
         store.save_derived(dedup_cache.BASE_NAME, blob)
         store.save_derived(dedup_cache.NAME, blob)
-        self.index.kept_digest = dedup_cache.kept_digest(blob)
+        self._kept_as(blob)
         self.index.kept_base = dedup_cache.KeptBase(own, basis[0], frozenset(scores), dict(inbound))
 
 
@@ -249,10 +249,22 @@ class FamilyAnswers:
         kept = dedup_cache.Kept(pairs, scores, inbound, carried.count, basis, index.followed_shingles())
         blob = dedup_cache.encode_delta(kept, index.kept_key(), base, moved)
         self.wiki.store.save_derived(dedup_cache.NAME, blob)
-        index.kept_digest = dedup_cache.kept_digest(blob)
+        self._kept_as(blob)
         # (the pages it holds inbound counts of are the same: only which scores its changes hold moves)
         index.carried = dataclasses.replace(carried, changed_scored=frozenset(asked))
         return True
+
+    def _kept_as(self, blob: bytes) -> None:
+        """``blob`` was just kept, of this index's pairs: they are named as before when a kept
+        result named them already (the families answer saved then groups them still), and the
+        store says so of ``blob`` (:data:`~curator.engine.dedup.cache.PAIRS_NAME`); else by its
+        own digest. Call with the lock held."""
+        index = self.index
+        digest = dedup_cache.kept_digest(blob)
+        if index.kept_digest is None:
+            index.kept_digest = digest
+        elif index.kept_digest != digest:
+            self.wiki.store.save_derived(dedup_cache.PAIRS_NAME, digest + index.kept_digest)
 
     def _fired(self, actor: Actor, dismissed: set[tuple[str, str]],
                page: str | None = None) -> dict[tuple[str, str], list[str]]:

@@ -2260,8 +2260,18 @@ class DedupIndex:
         self.kept_inbound = kept.inbound
         self.kept_base = kept.base
         self.kept = self.at_state = token
-        self.kept_digest = dedup_cache.kept_digest(blob)
+        self.kept_digest = self._pairs_named(blob)
         return True
+
+    def _pairs_named(self, blob: bytes) -> bytes:
+        """What names the pairs of the kept result ``blob``: the name of the earlier result with
+        the very same pairs when the store says so (:data:`~curator.engine.dedup.cache.PAIRS_NAME`),
+        else its own digest (:attr:`kept_digest`)."""
+        digest = dedup_cache.kept_digest(blob)
+        found = self.wiki.store.derived_any(dedup_cache.PAIRS_NAME)
+        if found is not None and len(found) == 2 * len(digest) and found[:len(digest)] == digest:
+            return found[len(digest):]
+        return digest
 
     def _kept_base_blob(self) -> bytes | None:
         """The result saved whole last (what one kept as changes is made whole with)."""
@@ -2388,7 +2398,7 @@ class DedupIndex:
             self._reexamine = set(kept.basis[1]) - stale
             self._follow_inbound(basis, slot, stale, pages)
             self.carried = self._carried_from(kept, found[1], pages, slot)
-            self.kept_digest = dedup_cache.kept_digest(found[0]) if self.carried is not None else None
+            self.kept_digest = self._pairs_named(found[0]) if self.carried is not None else None
             return stale
         for path in sorted(since_kept & then.keys()):
             # the counts and tag groups as the kept result's pairs were verified with: these
@@ -2410,7 +2420,7 @@ class DedupIndex:
         if not self._settle(stale - since_kept, set(kept.basis[1]) - stale, pages):
             return None
         self.carried = self._carried_from(kept, found[1], pages, slot)
-        self.kept_digest = dedup_cache.kept_digest(found[0]) if self.carried is not None else None
+        self.kept_digest = self._pairs_named(found[0]) if self.carried is not None else None
         return since_kept
 
     @staticmethod

@@ -196,3 +196,23 @@ def test_a_family_whose_pages_were_verified_again_is_built_again(tmp_path: Path,
     assert work.groupings == []  # (the same pairs: the saved families, patched)
     assert ("notes/a.md", "notes/b.md") in work.built
     assert found == full_scan(base) and found != first
+
+
+def test_a_result_kept_again_by_healths_count_leaves_the_answer_patchable(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """Health's count after an append keeps the followed result again (other bytes, the same
+    pairs): the families answer saved before still groups those pairs, so the next answer
+    patches it rather than grouping every pair."""
+    answer(root)
+    assert append(Wiki(root), COPY, "Copy note: the figures were checked twice.").ok
+    kept_before = Wiki(root)
+    kept_before.refresh()
+    before = kept_before.store.derived_any(dedup_cache.NAME)
+    dedup_families.family_count(Wiki(root))  # (a new process: Health's figure, which keeps its result)
+    after = Wiki(root)
+    after.refresh()
+    assert after.store.derived_any(dedup_cache.NAME) != before  # (kept again)
+    work = Work(monkeypatch)
+    found = answer(root)
+    assert work.groupings == [] and len(work.built) == 1 and ORIGINAL in work.built[0]
+    assert found == full_scan(root)
