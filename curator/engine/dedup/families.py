@@ -98,6 +98,14 @@ class FamilyAnswers:
         self._answered: tuple[bytes | None, bytes, list[Family], _Saved] | None = None
         self._families_saved: tuple[bytes, bytes, bytes] | None = None
 
+    def answered(self, state: bytes | None, dismissed: bytes) -> list[Family] | None:
+        """The operator's last families answer when it is of the pages at ``state`` with the
+        dismissed pairs of digest ``dismissed`` (None: it is not, or there is none)."""
+        answered = self._answered
+        if answered is None or state is None or answered[:2] != (state, dismissed):
+            return None
+        return answered[2]
+
     def keep(self) -> None:
         """Save the result of the last scan or update for the next process, if it is not saved
         yet. A scan's is saved with its first answer; an update's by this call, which the station
@@ -596,8 +604,9 @@ def find_families(wiki: Wiki, actor: Actor = OPERATOR, folder: str | None = None
         raise CuratorError(f"unknown signal {signal!r}: use one of {', '.join(REPORTED_SIGNALS)}")
     path = wiki.find(page, actor).path if page else None
     dismissed = dismissed_pairs(wiki)
-    out = (_saved_families(wiki, dismissed) if actor.is_operator else None) or \
-        answers_for(wiki, niceness).families(actor, dismissed)
+    out = _saved_families(wiki, dismissed) if actor.is_operator else None
+    if out is None:
+        out = answers_for(wiki, niceness).families(actor, dismissed)
     return [f for f in out
             if (folder is None or any(_under(p, folder) for p in f.pages))
             and (signal is None or signal in f.signals) and (path is None or path in f.pages)]
@@ -619,8 +628,9 @@ def _saved_families(wiki: Wiki, dismissed: set[tuple[str, str]]) -> list[Family]
     if found is None or found[1]:
         return None
     digest = dedup_cache.dismissed_digest(dismissed)
-    if answers is not None and answers._answered is not None and answers._answered[:2] == (store.state, digest):
-        return answers._answered[2]  # (this process's own, already built)
+    own = answers.answered(store.state, digest) if answers is not None else None
+    if own is not None:
+        return own  # (this process's own, already built)
     decoded = dedup_cache.decode_families(found[0], dedup_cache.key_of(store.attachments_key(), SETTINGS), digest)
     if decoded is None:
         return None

@@ -216,3 +216,10 @@ def test_a_result_kept_again_by_healths_count_leaves_the_answer_patchable(
     found = answer(root)
     assert work.groupings == [] and len(work.built) == 1 and ORIGINAL in work.built[0]
     assert found == full_scan(root)
+
+
+def test_a_saved_answer_of_no_family_is_read_as_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    base = make_wiki(tmp_path / "w", {f"filler/f{i}.md": page(f"Filler {i}", facts(5, 800 + i)) for i in range(6)})
+    assert answer(base) == [] == full_scan(base)
+    work = Work(monkeypatch)
+    assert answer(base) == [] and work.loads == []
