@@ -1393,10 +1393,11 @@ class DedupIndex:
         #: did not, or a page came or went): Health's count and the next kept result are then
         #: carried over instead of grouping every pair again (:mod:`curator.engine.dedup.families`).
         self.carried: Carried | None = None
-        #: The digest (:func:`~curator.engine.dedup.cache.kept_digest`) of a kept result whose pairs
-        #: are this index's pairs as they are now (loaded from it, or it was just kept); None: not
-        #: known. The operator's families answer saved beside that result holds families of these
-        #: very pairs, so an answer patches it instead of grouping every pair again.
+        #: The name of this index's pairs as they are now: the digest (:func:`~curator.engine.dedup.cache.kept_digest`)
+        #: of a kept result holding them (loaded from it, or it was just kept), or of the earlier
+        #: one with the very same pairs (``dedup-pairs``); None: not known. The operator's
+        #: families answer saved under that name holds families of these very pairs, so an
+        #: answer patches it instead of grouping every pair again.
         self.kept_digest: bytes | None = None
         #: The store state this index's pairs are exactly a full scan's of (the bytes it read
         #: are the store's); None: not known. What an answer built from them is saved under.

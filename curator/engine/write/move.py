@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import marshal
 import posixpath
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -251,6 +252,8 @@ class BrokenRename:
 
 #: The name git's rename log is kept under in the page cache (:func:`_renames_log`).
 RENAMES_NAME = "git-renames"
+#: A commit id (SHA-1 or SHA-256): all the kept log's commit may be before it is handed to git.
+_COMMIT = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 
 
 def _renames_log(wiki: Wiki, limit: int) -> str | None:
@@ -272,7 +275,7 @@ def _renames_log(wiki: Wiki, limit: int) -> str | None:
     with contextlib.suppress(ValueError, TypeError, EOFError):
         found = marshal.loads(store.derived_any(RENAMES_NAME) or b"\0")
         if (isinstance(found, tuple) and len(found) == 3 and isinstance(found[0], str)
-                and found[1] == limit and isinstance(found[2], str)):
+                and _COMMIT.fullmatch(found[0]) and found[1] == limit and isinstance(found[2], str)):
             saved = found
     if saved is not None and saved[0] == head:
         return saved[2]

@@ -366,3 +366,16 @@ def test_the_rename_log_is_asked_of_git_once_per_commit_and_after_one_only_for_t
     asked.clear()
     wiki = Wiki(root)
     assert move_module._renames_log(wiki, 50) == whole(wiki) and asked == [before_merge, None]
+
+
+def test_a_kept_rename_log_naming_no_commit_is_never_handed_to_git(root: Path) -> None:
+    import marshal
+
+    from curator.engine.repo.git import Git
+    from curator.engine.write import move as move_module
+
+    wiki = Wiki(root)
+    wiki.refresh()
+    for bad in (("--output=/tmp/owned", 50, "\0made up"), ("HEAD~1", 50, "\0made up"), "not a tuple"):
+        wiki.store.save_derived(move_module.RENAMES_NAME, marshal.dumps(bad))
+        assert move_module._renames_log(wiki, 50) == Git(root).renames(50)
