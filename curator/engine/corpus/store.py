@@ -1223,34 +1223,36 @@ class PageStore:
         stamped with the state, its bytes not written again."""
         self._save_derived(name, data, state, carry=True)
 
-    def save_derived(self, name: str, data: bytes, state: bytes | None = None) -> None:
+    def save_derived(self, name: str, data: bytes, state: bytes | None = None) -> bool:
         """Save ``data`` (computed from every page as of :attr:`state`) as ``name``; not saved when
         the database holds another state by now (another process changed pages meanwhile), nor,
         with ``state`` (the :attr:`state` read before computing it), when this store has moved on
-        from that one since (a refresh on another thread wrote meanwhile)."""
-        self._save_derived(name, data, state)
+        from that one since (a refresh on another thread wrote meanwhile). Whether it was saved."""
+        return self._save_derived(name, data, state)
 
-    def _save_derived(self, name: str, data: bytes, state: bytes | None, carry: bool = False) -> None:
+    def _save_derived(self, name: str, data: bytes, state: bytes | None, carry: bool = False) -> bool:
         with self._lock:
             token, conn = self._token, self._conn
             if token is None or (state is not None and state != token):
-                return
+                return False
             # Another process writing (a cold index) must not hold up the answer: a short wait,
             # then the data is left for a later call to save.
             conn.execute("PRAGMA busy_timeout=100")
             try:
                 conn.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError:
-                return
+                return False
             finally:
                 conn.execute("PRAGMA busy_timeout=10000")  # (the connection's own, see _open)
             try:
                 current = conn.execute("SELECT data FROM snapshot WHERE part='token'").fetchone()
-                if current is not None and current[0] == token:
-                    carried = carry and conn.execute("UPDATE derived SET token=? WHERE name=? AND data=?",
-                                                     (token, name, data)).rowcount == 1
-                    if not carried:  # (another process saved other bytes meanwhile: these, whole)
-                        conn.execute("INSERT OR REPLACE INTO derived VALUES (?, ?, ?)", (name, token, data))
+                if current is None or current[0] != token:
+                    return False
+                carried = carry and conn.execute("UPDATE derived SET token=? WHERE name=? AND data=?",
+                                                 (token, name, data)).rowcount == 1
+                if not carried:  # (another process saved other bytes meanwhile: these, whole)
+                    conn.execute("INSERT OR REPLACE INTO derived VALUES (?, ?, ?)", (name, token, data))
+                return True
             finally:
                 conn.execute("COMMIT")
 

@@ -135,8 +135,7 @@ class FamilyAnswers:
                       for f in families[i * part:(i + 1) * part]])
                  for i, found in enumerate(saved_as.parts)]
         blob = dedup_cache.encode_families(index.kept_key(), dismissed, index.kept_digest, parts)
-        store.save_derived(dedup_cache.FAMILIES_NAME, blob, state=state)
-        if store.derived(dedup_cache.FAMILIES_NAME) == blob:  # (saved: not when another process moved on)
+        if store.save_derived(dedup_cache.FAMILIES_NAME, blob, state=state):  # (not when the pages moved on)
             self._families_saved = saved
             index.examined.clear()  # (what their verification changed is in the answer saved)
 

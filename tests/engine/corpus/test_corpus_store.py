@@ -764,9 +764,11 @@ def test_derived_data_carried_to_a_new_state_keeps_its_bytes_unless_others_were_
     wiki = Wiki(root)
     store = wiki.store
     wiki.refresh()
-    store.save_derived("x", b"data")
+    before = store.state
+    assert store.save_derived("x", b"data")
     (root / "a.md").write_text("# A again\n")
     store.refresh(["a.md"])
+    assert not store.save_derived("x", b"stale", state=before)  # (computed for a state moved on from)
     assert store.derived_since("x") == (b"data", {"a.md"})
     store.carry_derived("x", b"data", state=store.state)
     assert store.derived_since("x") == (b"data", set())
