@@ -234,10 +234,10 @@ class FamilyAnswers:
         rest when this cannot: a pair changed, the dismissed pairs changed, no base, or the
         inbound counts are not followed). Call with the lock held."""
         index = self.index
-        carried, base, side = index.carried, index.kept_base, index.side_counts()
+        carried, base, known = index.carried, index.kept_base, index.known_inbound()
         basis = index.result_basis()
         dismissed = dismissed_pairs(self.wiki)
-        if (carried is None or base is None or not basis[1] or base.basis != basis[0] or not side
+        if (carried is None or base is None or not basis[1] or base.basis != basis[0] or not known
                 or carried.count[0] != dedup_cache.dismissed_digest(dismissed)):
             return False
         moved = set(basis[1])
@@ -252,7 +252,7 @@ class FamilyAnswers:
                              {pair_key(p, other) for p in moved for other in partners.get(p, ())}}
         # (the counts that differ from the base's: those the follow moved from the scan's, as the
         # base holds the scan's; not a look-up for each of the 150,000 pages it holds at 300,000)
-        inbound = {p: side[p] for p in sorted(index.inbound_moved) if p in carried.inbound and p in side}
+        inbound = {p: known[p] for p in sorted(index.inbound_moved) if p in carried.inbound and p in known}
         kept = dedup_cache.Kept(pairs, scores, inbound, carried.count, basis, index.followed_shingles())
         blob = dedup_cache.encode_delta(kept, index.kept_key(), base, moved)
         self.wiki.store.save_derived(dedup_cache.NAME, blob)
@@ -322,7 +322,7 @@ class FamilyAnswers:
                    page: str | None = None) -> list[Candidate]:
         """Candidate pairs ``actor`` may see (both pages), dismissed pairs left out."""
         with self.index.lock, self._answering():
-            self._inbound = self.index.side_counts()  # (see families)
+            self._inbound = self.index.known_inbound()  # (see families)
             try:
                 try:
                     fired = self._fired(actor, dismissed or set(), page)
@@ -330,7 +330,7 @@ class FamilyAnswers:
                 except (NeedScan, DamagedBasis):
                     self.index.scan()
                     self._memo = {}  # (the pairs changed: nothing computed before the scan holds)
-                    self._inbound = self.index.side_counts()
+                    self._inbound = self.index.known_inbound()
                     fired = self._fired(actor, dismissed or set(), page)
                     out = [self._candidate(pair, signals) for pair, signals in fired.items()]
                 if self.index.unkept is not None and not self.index.unkept_update:
@@ -353,8 +353,8 @@ class FamilyAnswers:
         """
         with self.index.lock, gc_paused(), self._answering():  # thousands of families next to the wiki's millions of objects
             # one look-up (and policy check) for every page's count (a kept result holds its own)
-            # (the scan's forked child counted every page's inbound links: then none is built)
-            self._inbound = self.index.side_counts()
+            # (the scan counted every page's inbound links, or the load followed them: then none is built)
+            self._inbound = self.index.known_inbound()
             self._links = self.wiki.links if self.index.kept is None and not self._inbound else None
             try:
                 try:
@@ -363,7 +363,7 @@ class FamilyAnswers:
                 except (NeedScan, DamagedBasis):  # a kept result without the scores a big family asks for
                     self.index.scan()
                     self._memo = {}  # (the pairs changed: nothing computed before the scan holds)
-                    self._inbound = self.index.side_counts()
+                    self._inbound = self.index.known_inbound()
                     saved_as = None
                     out = self._families(actor, dismissed or set())
                 if self.index.unkept is not None and not self.index.unkept_update:
@@ -438,7 +438,7 @@ class FamilyAnswers:
                 content, names = self._groups(actor, dismissed)
                 content_n, names_n = len(content), len(names)
             if self.index.unkept is not None and not self.index.unkept_update:
-                self._inbound = self.index.side_counts()  # (a scan's or a followed basis's, else the link index)
+                self._inbound = self.index.known_inbound()  # (a scan's or a followed basis's, else the link index)
                 try:
                     self._keep()
                 finally:

@@ -46,9 +46,7 @@ the older one (:meth:`~curator.engine.dedup.families.FamilyAnswers.keep_rank`).
 a full scan kept for the pages as they are (:mod:`curator.engine.dedup.cache`: pairs, scores and inbound counts
 under the page store's state), else scans every page: the bodies are shingled in worker
 processes (:data:`PARALLEL_SHINGLES`) while this process computes every page's features, then the
-slugs and the bodies are compared, the titles, tags and inbound counts meanwhile in a forked child
-where this process may fork (:data:`SIDE_PAGES`, :mod:`curator.engine.dedup.side`; elsewhere the titles and tags
-are compared while the workers shingle). Once every page's features are in memory (a scan, or :meth:`DedupIndex.build`), later
+slugs and the bodies are compared (the titles and tags while the workers shingle). Once every page's features are in memory (a scan, or :meth:`DedupIndex.build`), later
 calls re-examine only the pages whose (mtime, size) changed since, and what those changes move
 for other pages (:meth:`DedupIndex.update`), so every answer is exactly a full scan's. An index
 answering from a kept result is built (:meth:`DedupIndex.build`, the station's background work)
@@ -89,7 +87,6 @@ from curator.engine.corpus.store import digest, gc_paused
 from curator.engine.corpus.walker import PageFile
 from curator.engine.dedup import cache as dedup_cache
 from curator.engine.dedup import follow as dedup_follow
-from curator.engine.dedup import side as dedup_side
 from curator.engine.errors import CuratorError
 from curator.engine.policy.actor import OPERATOR, Actor
 from curator.engine.status import Status
@@ -144,13 +141,8 @@ REPORTED_SIGNALS: tuple[str, ...] = (*SIGNALS, LOOKALIKE)
 #: Signals that compare the text itself: a pair with one of them joins its pages into a family;
 #: a pair with name signals only (title, slug, tags) never does.
 CONTENT_SIGNALS: frozenset[str] = frozenset({"body", "containment"})
-#: The signals a scan's forked child finds (:mod:`curator.engine.dedup.side`): they need no body.
-SIDE_SIGNALS: tuple[str, ...] = ("title", "tags")
 #: Pages to shingle from which a scan uses worker processes (below, starting them costs more).
 PARALLEL_SHINGLES = 1500
-#: Pages from which a scan finds its title and tag pairs and inbound counts in a forked child while it
-#: compares the bodies (:mod:`curator.engine.dedup.side`; below, that work is shorter than the fork).
-SIDE_PAGES = 1500
 #: A kept result (:mod:`curator.engine.dedup.cache`) holds the scores of every two pages of a text family up to
 #: this size (a family's survivor, and so the pairs asked about, depend on who looks and on what was
 #: dismissed); a bigger one is asked about from a full scan.
@@ -1372,7 +1364,7 @@ class DedupIndex:
         self._kept_scores: Mapping[tuple[str, str], dict[str, float]] = {}
         self._kept_void: set[str] = set()
         self._same = True  # (a scan's shingles are of the bytes the store read: see _all_shingles)
-        #: (:meth:`_links_key`, every page's inbound count) found by a scan's forked child
+        #: (:meth:`_links_key`, every page's inbound count) counted by a scan (while the pages are as it read them)
         self._scan_inbound: tuple[tuple[bytes | None, bytes], Mapping[str, int]] | None = None
         #: followed from a basis (:meth:`_follow_inbound`): the pages whose inbound count differs
         #: from the scan's (the others' are the basis's, as a result kept whole after it holds them)
@@ -1512,12 +1504,7 @@ class DedupIndex:
             token = self.wiki.store.state  # the state these pages are (refreshed by .pages)
             self._reset()
             order = sorted(pages)
-            side: list[dedup_side.Side] = []  # (the forked child of _scan_all, if it started one)
-            try:
-                self._scan_all(pages, order, side)
-            finally:
-                for child in side:
-                    child.close()
+            self._scan_all(pages, order)
             self.unkept, self.unkept_update = (token if self._same else None), False
             self.at_state = token if self._same else None
             try:
@@ -1526,14 +1513,13 @@ class DedupIndex:
             finally:
                 self._listed = None
 
-    def _scan_all(self, pages: dict[str, Page], order: list[str], side: list[dedup_side.Side]) -> None:
+    def _scan_all(self, pages: dict[str, Page], order: list[str]) -> None:
         """:meth:`scan`'s work. The bodies are shingled (and the slugs' keys hashed) in worker
-        processes while this one computes every page's features (and, when it will not fork,
-        compares titles and tags: they need no body). Then, at scale in a process that may fork,
-        the titles, tags and inbound counts are found in a forked child (:mod:`curator.engine.dedup.side`,
-        started into ``side``) while this process compares the slugs and the bodies: that work
-        needs no body, and the body comparison leaves the second core idle."""
-        fork = len(order) >= SIDE_PAGES and dedup_side.may_fork()
+        processes, unless the store's bulk parse already did, while this one computes every
+        page's features and compares titles and tags (they need no body); then the slugs and
+        the bodies are compared. (A forked child used to find the titles, tags and inbound
+        counts beside the body comparison: 0.3 s faster at 32,000 pages, but the pages the two
+        processes came to hold apart made it 180 MB more, 460 MB at 100,000.)"""
         work = self._start_shingles(pages, order)
         try:
             none = np.zeros(0, dtype=np.uint64)
@@ -1541,27 +1527,19 @@ class DedupIndex:
             self.features = {f.path: f for f in feats}
             for f in feats:
                 self._index_names(f)
-            if not fork:
-                for step in (self._scan_titles, self._scan_tags):
-                    self._check_stop()
-                    step(feats)
+            for step in (self._scan_titles, self._scan_tags):
+                self._check_stop()
+                step(feats)
         finally:
             bodies, slug_keys, self._same = self._all_shingles(work)  # (workers are waited for whatever happened)
         self._check_stop()
         self._index_slugs(feats, slug_keys)
-        child = dedup_side.fork_side(lambda send: self._side_work(send, feats)) if fork else None
-        if child is not None:
-            side.append(child)
-        elif fork:  # (the child could not start: here after all)
-            for step in (self._scan_titles, self._scan_tags):
-                self._check_stop()
-                step(feats)
-        # (the slugs here, the child busy enough: titles and the link index take it as long as the
-        # body comparison takes this process)
+        del slug_keys
         self._scan_slugs(feats)
         self._check_stop()
         for f, sh in zip(feats, bodies, strict=True):
             f.shingles = sh
+        del bodies
         self.boilerplate_pages = max(BOILERPLATE_MIN_PAGES, len(feats) // 2000)
         counts = self._count_shingles(feats)
         listed = self.boilerplate_pages + dedup_follow.FOLLOW_MARGIN
@@ -1575,43 +1553,7 @@ class DedupIndex:
         for step in (self._scan_bodies, self._scan_containment):
             self._check_stop()
             step(feats)
-        if child is not None:
-            self._take_side(child, feats)
         self.scanned = True
-
-    def _side_work(self, send: dedup_side.Send, feats: list[Features]) -> None:
-        """In the forked child of a scan (:mod:`curator.engine.dedup.side`; ``self`` is its copy of the index,
-        every page's features filed, no body compared yet): the title and tag pairs, then every
-        page's inbound count (in ``feats``' order). Both are made before either is sent: a send
-        bigger than the pipe holds waits until the scanning process reads it, which it does only
-        once its own work is done (the inbound counts came ~0.4 s after that at 32,000 pages)."""
-        self._scan_titles(feats)
-        self._scan_tags(feats)
-        pairs = {signal: list(self.pairs[signal].items()) for signal in SIDE_SIGNALS}
-        key = self._links_key()
-        send(pairs)
-        send((key, *_inbound_sources(self.wiki.links, [f.path for f in feats])))
-
-    def _take_side(self, side: dedup_side.Side, feats: list[Features]) -> None:
-        """The title and tag pairs and the inbound counts from the scan's forked child, the pairs
-        found here instead when it did not answer."""
-        found: dict[str, list[tuple[tuple[str, str], float]]] | None = side.take()
-        if found is None:
-            for step in (self._scan_titles, self._scan_tags):
-                self._check_stop()
-                step(feats)
-            return
-        for signal, pairs in found.items():
-            filed, partners = self.pairs[signal], self.partners[signal]
-            for (a, b), score in pairs:  # (in the order the child found them, as here)
-                filed[(a, b)] = score
-                partners[a].add(b)
-                partners[b].add(a)
-        counted: tuple[tuple[bytes | None, bytes], bytes, bytes] | None = side.take()
-        if counted is not None:
-            key, lengths, flat = counted
-            self._scan_sources = np.frombuffer(lengths, dtype=np.int32), np.frombuffer(flat, dtype=np.int32)
-            self._scan_inbound = key, dict(zip((f.path for f in feats), self._scan_sources[0].tolist(), strict=True))
 
     def _links_key(self) -> tuple[bytes | None, bytes]:
         """What the operator's link index (the inbound counts) is built from: the pages' state and
@@ -1619,9 +1561,10 @@ class DedupIndex:
         store = self.wiki.store
         return store.state, store.attachments_key()
 
-    def side_counts(self) -> Mapping[str, int]:
-        """Every page's inbound count as the scan's forked child found it while the pages are as
-        it read them (empty otherwise: the link index answers, :meth:`inbound`)."""
+    def known_inbound(self) -> Mapping[str, int]:
+        """Every page's inbound count as the scan counted it (or a load followed it from the
+        basis, :meth:`_follow_inbound`) while the pages are as then (empty otherwise: the link
+        index answers, :meth:`inbound`)."""
         found = self._scan_inbound
         if found is None or self.kept is not None:
             return {}
@@ -2295,8 +2238,10 @@ class DedupIndex:
         pages = self.wiki.pages
         paths = [f.path for f in feats]
         if self._scan_sources is None or len(self._scan_sources[0]) != len(paths):
-            lengths_b, flat_b = _inbound_sources(self.wiki.links, paths)  # (no forked child counted them)
+            key = self._links_key()
+            lengths_b, flat_b = _inbound_sources(self.wiki.links, paths)
             self._scan_sources = np.frombuffer(lengths_b, dtype=np.int32), np.frombuffer(flat_b, dtype=np.int32)
+            self._scan_inbound = key, dict(zip(paths, self._scan_sources[0].tolist(), strict=True))
         self.basis_id = os.urandom(16)
         self._since_basis = set()
         tables = [*self._bands, self._samples]

@@ -351,10 +351,9 @@ def test_counts_of_older_pages_are_never_carried_to_a_later_state(root: Path, mo
     from curator.engine.corpus import store as store_module
     from tests.engine.corpus.test_corpus_store import move_store_clock
 
-    monkeypatch.setattr(dedup, "SIDE_PAGES", 1)  # (the scan's forked child counts, as at scale)
     wiki = Wiki(root)
     index = dedup.index_for(wiki)
-    assert index.scanned and not index.from_basis and index.side_counts()
+    assert index.scanned and not index.from_basis and index.known_inbound()
     assert append(Wiki(root), "filler/page-3", "The [[harbour-ledger]] has the dock figures.").ok
     wiki.refresh()
     assert dedup.index_for(wiki) is index  # (brought up to date; nothing answered, nothing counted)
