@@ -15,6 +15,7 @@ of its own. A one-shot command needs neither: its memory goes back when it ends.
 from __future__ import annotations
 
 import ctypes
+import os
 import sys
 
 #: Allocations from this size are mapped on their own (glibc's first default, before it adapts).
@@ -42,3 +43,28 @@ def return_freed_memory() -> bool:
         return bool(libc.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD))
     except (OSError, AttributeError):  # another C library (musl has no mallopt)
         return False
+
+
+def trim() -> bool:
+    """Give back to the system the heap memory that is free now (glibc's ``malloc_trim``: every
+    free page, not only those at the heap's top). For after a pass that freed many small blocks
+    at once: a scan's every page's shingles (114 MB in 230,000 blocks at 32,000 pages) stayed
+    resident, free but scattered, and the blocks made next grew the heap past them. Whether
+    anything was given back (False elsewhere than glibc)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        return bool(libc.malloc_trim(0))
+    except (OSError, AttributeError):  # another C library
+        return False
+
+
+def resident_mb() -> float:
+    """This process's resident memory in MB (0 where /proc cannot tell: not Linux)."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as f:
+            pages = int(f.read().split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0.0
+    return pages * os.sysconf("SC_PAGE_SIZE") / (1 << 20)

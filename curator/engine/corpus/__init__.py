@@ -5,6 +5,6 @@ the :class:`~curator.engine.corpus.page.Page`, link resolution and the backlink 
 persistent page store in ``.curator/``, the file watcher, homes (several wiki roots opened
 together) and the worker processes that parse a cold corpus in bulk.
 
-May import: the engine's shared modules (``errors``, ``events``, ``status``). Nothing here knows
+May import: the engine's shared modules (``errors``, ``events``, ``status``, ``memory``). Nothing here knows
 who is asking (policy) or writes to git.
 """

@@ -80,3 +80,25 @@ def test_the_search_index_build_takes_its_rows_a_few_chunks_ahead(monkeypatch: p
         assert [h.path for h in wiki.search.search("word7")] == ["p7.md"]
     finally:
         wiki.close()
+
+
+def test_a_big_process_spawns_its_workers_a_small_one_forks_them(monkeypatch: pytest.MonkeyPatch,
+                                                                    tmp_path: Path) -> None:
+    """A single-threaded process forks its workers while it is small (cheap: nothing to import
+    again) and spawns them once it holds more than FORK_MAX_MB (forked, they came to copy the
+    pages of its objects their reference counts touched); either way the work is done."""
+    import multiprocessing
+    import threading
+
+    from curator.engine import memory
+
+    if "fork" not in multiprocessing.get_all_start_methods() or threading.active_count() != 1:
+        pytest.skip("forks only where a single-threaded process can fork")
+    assert memory.resident_mb() > 0  # (read from this very process)
+    for resident, method in ((parallel.FORK_MAX_MB / 2, "fork"), (parallel.FORK_MAX_MB + 1, "spawn")):
+        monkeypatch.setattr(memory, "resident_mb", lambda resident=resident: resident)
+        assert parallel._context().get_start_method() == method
+        files = [PageFile(f"p{i}", 0, 1) for i in range(3)]
+        done = list(parallel.map_chunks(_mark, str(tmp_path), files) or ())
+        assert [p for chunk in done for p in chunk] and (tmp_path / "p0").read_text() == "ran"
+        (tmp_path / "p0").unlink()
