@@ -46,15 +46,20 @@ SAMPLE_S = 0.05
 APPENDS = 3
 
 
-def _resident_kb(pid: int) -> int:
+def proc_kb(path: str, field: str) -> int:
+    """The kB of ``field`` (``VmRSS:``, ``Pss:`` ...) in the /proc file ``path`` (0: gone)."""
     try:
-        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as f:
+        with open(path, encoding="ascii", errors="replace") as f:
             for line in f:
-                if line.startswith("VmRSS:"):
+                if line.startswith(field):
                     return int(line.split()[1])
     except (OSError, ValueError, IndexError):
         pass
     return 0
+
+
+def _resident_kb(pid: int) -> int:
+    return proc_kb(f"/proc/{pid}/status", "VmRSS:")
 
 
 def _family(root_pid: int, outside: frozenset[int] = frozenset()) -> list[int]:

@@ -80,6 +80,7 @@ from typing import Any, TypeVar
 import numpy as np
 from rapidfuzz import fuzz, process
 
+from curator.engine import memory
 from curator.engine.corpus import frontmatter, parallel
 from curator.engine.corpus.page import Page, decode, link_key
 from curator.engine.corpus.slugs import SlugFeatures, similarity, slug_features, slugify
@@ -361,30 +362,55 @@ def _threads(fn: Callable[[_T], _R], parts: list[_T]) -> list[_R]:
         return list(pool.map(fn, parts))
 
 
-#: The value ranges the sorted parts of :func:`_distinct_counts` are merged in, one at a time a thread.
+#: The value ranges the blocks' distinct values are merged in by :func:`_distinct_counts`, one at a time a thread.
 _MERGE_RANGES = 16
+#: Shingles a scan counts in one block of pages (:func:`_distinct_counts`, :meth:`DedupIndex._count_shingles`).
+_DISTINCT_BLOCK = 1 << 21
 
 
-def _distinct_counts(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(sorted distinct values, how often each occurs) of uint64 ``values``, which it sorts in
-    place, a part per core (the caller's own copy: sorting each range of top bits apart copied
-    every shingle again, 114 MB at 32,000 pages). The sorted parts are then merged a range of
-    values at a time (the parts' slices in that range joined and merged, its runs counted), so
-    what it makes beside ``values`` is the answer and a sixteenth of the values at a time."""
-    parts = min(parallel.workers(), 4)
-    step = -(-len(values) // parts)
-    spans = [values[at:at + step] for at in range(0, len(values), step)] if len(values) else []
-    _threads(lambda part: part.sort(), spans)
-    if len(spans) < 2:
-        return _summed_runs(spans[0]) if spans else (np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64))
-    first = spans[0]
-    cuts = np.unique(first[(np.arange(1, _MERGE_RANGES) * len(first)) // _MERGE_RANGES])  # (where each range starts)
-    edges = [np.concatenate([[0], np.searchsorted(part, cuts), [len(part)]]) for part in spans]
+def _page_groups(sizes: list[int], most: int) -> list[tuple[int, int]]:
+    """Consecutive pages (first, past the last) of about ``most`` values each (a page over it alone)."""
+    groups: list[tuple[int, int]] = []
+    i = 0
+    while i < len(sizes):
+        j, n = i + 1, sizes[i]
+        while j < len(sizes) and n + sizes[j] <= most:
+            n += sizes[j]
+            j += 1
+        groups.append((i, j))
+        i = j
+    return groups
+
+
+def _distinct_counts(parts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted distinct values, how often each occurs) of the uint64 values of ``parts`` (every
+    page's shingles). A block of pages at a time (:data:`_DISTINCT_BLOCK` values, a thread per
+    core) is joined, sorted and reduced to its distinct values and their counts; the blocks' are
+    then merged a range of values at a time (their slices in that range joined and sorted, runs
+    summed). Every shingle is never joined into one array (114 MB at 32,000 pages, and sorting it
+    was the peak of a scan's memory); the blocks' distinct values are 4.1 M of its 14.2 M."""
+    groups = [g for g in _page_groups([len(p) for p in parts], _DISTINCT_BLOCK) if any(len(p) for p in parts[g[0]:g[1]])]
+
+    def table(group: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+        values = np.concatenate(parts[group[0]:group[1]])  # (a copy: the pages' own are not sorted)
+        values.sort()
+        return _summed_runs(values)
+
+    threads = max(1, min(parallel.workers(), 4))
+    tables: list[tuple[np.ndarray, np.ndarray]] = []
+    for at in range(0, len(groups), threads):  # (a block per thread at a time: their copies bounded)
+        tables.extend(_threads(table, groups[at:at + threads]))
+    if len(tables) < 2:
+        return tables[0] if tables else (np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64))
+    widest = max((k for k, _ in tables), key=len)
+    cuts = np.unique(widest[(np.arange(1, _MERGE_RANGES) * len(widest)) // _MERGE_RANGES])  # (where each range starts)
+    edges = [np.concatenate([[0], np.searchsorted(k, cuts), [len(k)]]) for k, _ in tables]
 
     def merged(r: int) -> tuple[np.ndarray, np.ndarray]:
-        joined = np.concatenate([part[int(e[r]):int(e[r + 1])] for part, e in zip(spans, edges, strict=True)])
-        joined.sort(kind="stable")  # (sorted runs, one per part: merged in linear time)
-        return _summed_runs(joined)
+        keys = np.concatenate([k[int(e[r]):int(e[r + 1])] for (k, _), e in zip(tables, edges, strict=True)])
+        counts = np.concatenate([c[int(e[r]):int(e[r + 1])] for (_, c), e in zip(tables, edges, strict=True)])
+        order = np.argsort(keys, kind="stable")  # (sorted runs, one per block: merged in linear time)
+        return _summed_runs(keys[order], counts[order])
 
     found = _threads(merged, list(range(len(cuts) + 1)))
     return np.concatenate([k for k, _ in found]), np.concatenate([c for _, c in found])
@@ -469,15 +495,10 @@ def _counts_above(parts: list[np.ndarray], keys: np.ndarray, counts: np.ndarray,
         return np.ones(sum(sizes), dtype=np.uint32)
     slots = _slot_table(often)
     out = np.empty(sum(sizes), dtype=np.uint32)  # (a count of pages: half the memory of int64)
-    blocks: list[tuple[int, int, int]] = []  # (where in out, first page, past the last page)
-    at = i = 0
-    while i < len(parts):  # (small blocks: their temporaries are reused, not fresh pages each)
-        j, n = i + 1, sizes[i]
-        while j < len(parts) and n + sizes[j] <= _COUNT_BLOCK:
-            n += sizes[j]
-            j += 1
-        blocks.append((at, i, j))
-        at, i = at + n, j
+    # (where in out, first page, past the last page; small blocks: their temporaries are
+    # reused, not fresh pages each)
+    starts = np.concatenate([[0], np.cumsum(sizes)]).tolist()
+    blocks = [(starts[i], i, j) for i, j in _page_groups(sizes, _COUNT_BLOCK)]
 
     def count(block: tuple[int, int, int]) -> None:
         start, first, end = block
@@ -1431,6 +1452,7 @@ class DedupIndex:
         #: pages in _partial) is found in one pass over them all (_holders)
         self._listed_basis: dedup_follow.Basis | None = None
         self._listed: list[np.ndarray] | None = None  # (a scan's, for its basis)
+        self._digests: np.ndarray | None = None  # (a scan's: each page's dedup_follow.digest_of, for its basis)
 
     # --- reading pages ----------------------------------------------------------------------
     def _start_shingles(self, pages: dict[str, Page], order: list[str]) -> _Shingling:
@@ -1504,22 +1526,26 @@ class DedupIndex:
             token = self.wiki.store.state  # the state these pages are (refreshed by .pages)
             self._reset()
             order = sorted(pages)
-            self._scan_all(pages, order)
+            self._scan_all(pages, order, lean=token is not None and self._writable_state())
             self.unkept, self.unkept_update = (token if self._same else None), False
             self.at_state = token if self._same else None
             try:
-                if self._same and token is not None:
-                    self._save_basis(token)
+                saved = self._same and token is not None and self._save_basis(token)
+                if self._partial and not saved:
+                    self.scanned = False  # (no basis to follow changes from: the next update scans again)
             finally:
-                self._listed = None
+                self._listed, self._digests = None, None
 
-    def _scan_all(self, pages: dict[str, Page], order: list[str]) -> None:
+    def _scan_all(self, pages: dict[str, Page], order: list[str], lean: bool = False) -> None:
         """:meth:`scan`'s work. The bodies are shingled (and the slugs' keys hashed) in worker
         processes, unless the store's bulk parse already did, while this one computes every
         page's features and compares titles and tags (they need no body); then the slugs and
         the bodies are compared. (A forked child used to find the titles, tags and inbound
         counts beside the body comparison: 0.3 s faster at 32,000 pages, but the pages the two
-        processes came to hold apart made it 180 MB more, 460 MB at 100,000.)"""
+        processes came to hold apart made it 180 MB more, 460 MB at 100,000.)
+
+        ``lean``: the basis will be saved (:meth:`_save_basis`), so that once every page's counts
+        are known, each page keeps only its listed shingles (:meth:`_listed_only`)."""
         work = self._start_shingles(pages, order)
         try:
             none = np.zeros(0, dtype=np.uint64)
@@ -1541,14 +1567,14 @@ class DedupIndex:
             f.shingles = sh
         del bodies
         self.boilerplate_pages = max(BOILERPLATE_MIN_PAGES, len(feats) // 2000)
-        counts = self._count_shingles(feats)
         listed = self.boilerplate_pages + dedup_follow.FOLLOW_MARGIN
-        self._listed = [f.shingles[c <= listed] for f, c in zip(feats, counts, strict=True)]
-        for f, c in zip(feats, counts, strict=True):
+        self._listed = []
+        for f, c in zip(feats, self._count_shingles(feats), strict=True):
+            self._listed.append(f.shingles[c <= listed])
             self._discount(f, c, bands=False)
-        # (as many as every page's shingles, in one array each page's counts are views of: gone
-        # before the bands are made, the loop's last view too, which held all of it)
-        del counts, c
+        self._digests = np.array([dedup_follow.digest_of(f.shingles) for f in feats], dtype=np.uint64)
+        if lean and self._same:
+            self._listed_only(feats)
         self._index_all_bands(feats)
         for step in (self._scan_bodies, self._scan_containment):
             self._check_stop()
@@ -1573,20 +1599,23 @@ class DedupIndex:
             return {}
         return found[1]
 
-    def _count_shingles(self, feats: list[Features]) -> list[np.ndarray]:
-        """Count on how many pages each shingle occurs; return each page's per-shingle counts
-        (exact above CONTAINMENT_MAX_PAGES, 1 at or below it: what :meth:`_discount` tells apart)."""
+    def _count_shingles(self, feats: list[Features]) -> Iterator[np.ndarray]:
+        """Count on how many pages each shingle occurs; yield each page's per-shingle counts
+        (exact above CONTAINMENT_MAX_PAGES, 1 at or below it: what :meth:`_discount` tells apart),
+        made a block of pages at a time (those of every page at once were 57 MB at 32,000 pages)."""
         sizes = [len(f.shingles) for f in feats]
         if not sum(sizes):
-            return [np.zeros(0, dtype=np.int64) for _ in feats]
-        # One vectorised pass over all shingles instead of a lookup per page: one sort (a part per
-        # core, a thread each) gives the distinct shingles and their counts; the few on
+            yield from (np.zeros(0, dtype=np.int64) for _ in feats)
+            return
+        # One vectorised pass over all shingles instead of a lookup per page: sorting blocks of
+        # them (a thread each) gives the distinct shingles and their counts; the few on
         # more than CONTAINMENT_MAX_PAGES pages are then found again in a hash table. (Sorting
         # every value's position instead, to give each its count, cost ~3x more.)
         shingles = [f.shingles for f in feats]
-        self._shingle_keys, self._shingle_counts = _distinct_counts(np.concatenate(shingles))  # (sorted, then gone)
-        per = _counts_above(shingles, self._shingle_keys, self._shingle_counts, CONTAINMENT_MAX_PAGES)
-        return np.split(per, np.cumsum(sizes)[:-1])
+        self._shingle_keys, self._shingle_counts = _distinct_counts(shingles)
+        for first, end in _page_groups(sizes, _DISTINCT_BLOCK):
+            per = _counts_above(shingles[first:end], self._shingle_keys, self._shingle_counts, CONTAINMENT_MAX_PAGES)
+            yield from np.split(per, np.cumsum(sizes[first:end])[:-1])
 
     def _counts_of(self, sh: np.ndarray) -> np.ndarray:
         keys = self._shingle_keys
@@ -2222,13 +2251,68 @@ class DedupIndex:
         return self.wiki.store.derived_any(dedup_cache.BASE_NAME)
 
     # --- the basis a later process follows from (:mod:`curator.engine.dedup.follow`) ------------
-    def _save_basis(self, token: bytes) -> None:
+    def _save_basis(self, token: bytes) -> bool:
         """Save what a later process needs to follow changes from this scan (its listed shingles,
-        names and blocking tables) under the scan's store state."""
+        names and blocking tables) under the scan's store state; whether it was saved."""
         listed = self._listed
         if listed is None or len(listed) != len(self.features):
-            return
+            return False
         feats = list(self.features.values())  # (in the scan's order, as listed)
+        paths = [f.path for f in feats]
+        tables = [*self._bands, self._samples]
+        if any(len(t.paths) != len(paths) or t.extra or t.dead.any() for t in tables):
+            return False  # (the tables as the scan filed them are what the basis keeps: a page placed since, none)
+        digests = self._digests
+        if digests is None or len(digests) != len(feats):
+            return False
+        if not self._write_basis(token, feats, paths, listed, digests):
+            return False
+        if self._partial:
+            self._follow_own_basis(token)
+        return True
+
+    def _listed_only(self, feats: list[Features]) -> None:
+        """Every page keeps only its listed shingles (what loading the basis gives it) from here
+        on, not all of them: those were most of a scan's memory (114 MB at 32,000 pages), and the
+        scan's comparisons read only the bodies. A score that needs the rest reads the page
+        (:meth:`_every_shingle`); once the basis is saved this index follows it as a later process
+        would (:meth:`_follow_own_basis`). Only where the basis will be saved: an index without
+        every shingle and without a basis scans again at a change."""
+        listed = self._listed
+        assert listed is not None and len(listed) == len(feats)
+        for f, few in zip(feats, listed, strict=True):
+            f.shingles = few
+        self._partial = {f.path for f in feats}
+        memory.trim()  # (the shingles were freed in 230,000 blocks: given back, not left scattered)
+
+    def _writable_state(self) -> bool:
+        """Whether the wiki's state folder (where the basis is written) can be written to."""
+        folder = self.wiki.state_dir
+        return os.access(folder if folder.is_dir() else folder.parent, os.W_OK)
+
+    def _follow_own_basis(self, token: bytes) -> None:
+        """After a scan saved its basis: this index becomes what a later process loading that basis
+        holds (features made from it when asked for, its tables mapped from the file, not resident),
+        the scan's pairs and scores kept. Unless the file does not read back as it was written:
+        then the next update scans again."""
+        try:
+            blob = dedup_follow.read(self.wiki.state_dir / dedup_follow.FILE)
+        except (OSError, ValueError):
+            blob = None
+        basis = dedup_follow.decode(blob, dedup_follow.key_of(SETTINGS)) if blob is not None else None
+        if basis is None or basis.id != self.basis_id:
+            self.scanned = False
+            return
+        slot = basis.slots()
+        self._adopt_basis(basis, slot)
+        self._basis_differs = token, set(), set()
+        self._basis_head, self._basis_digests = basis.head, _BySlot(slot, basis.digests)
+        self._follow_inbound(basis, slot, set(), self.wiki.store.stamps())
+        basis.release()
+
+    def _write_basis(self, token: bytes, feats: list[Features], paths: list[str], listed: list[np.ndarray],
+                     digests: np.ndarray) -> bool:
+        """Write the basis of this scan (:meth:`_save_basis`); whether it was written."""
         keys, counts = self._shingle_keys, self._shingle_counts
         values = np.concatenate(listed) if listed else np.zeros(0, dtype=np.uint64)
         rows = _places(keys, values)
@@ -2236,7 +2320,6 @@ class DedupIndex:
         limit = self.boilerplate_pages + dedup_follow.FOLLOW_MARGIN
         slots = [i for i, f in enumerate(feats) if f.bands]
         pages = self.wiki.pages
-        paths = [f.path for f in feats]
         if self._scan_sources is None or len(self._scan_sources[0]) != len(paths):
             key = self._links_key()
             lengths_b, flat_b = _inbound_sources(self.wiki.links, paths)
@@ -2244,9 +2327,6 @@ class DedupIndex:
             self._scan_inbound = key, dict(zip(paths, self._scan_sources[0].tolist(), strict=True))
         self.basis_id = os.urandom(16)
         self._since_basis = set()
-        tables = [*self._bands, self._samples]
-        if any(len(t.paths) != len(paths) or t.extra or t.dead.any() for t in tables):
-            return  # (the tables as the scan filed them are what the basis keeps: a page placed since, none)
         slot = self._bands[0].slot
         names = [marshal.dumps((f.stamp, f.folder, f.title_key, f.title_text, f.title_numbers, f.slug, f.slug_alnum,
                                 f.slug_words, f.slug_numbers, tuple(sorted(f.tags)), _link_names(pages.get(f.path))))
@@ -2272,7 +2352,7 @@ class DedupIndex:
             dedup_follow.groups_of(self._title_groups, slot), dedup_follow.groups_of(self._tag_index, slot),
             self.wiki.store.attachments_key(),
             self._scan_sources[0].astype(np.int64), self._scan_sources[1].astype(np.int64), self._head(),
-            np.array([dedup_follow.digest_of(f.shingles) for f in feats], dtype=np.uint64))
+            digests)
         # The basis is a file beside the page cache (written in 0.05 s where the database took
         # 0.9 s at 32,000 pages); the cache holds its id under the scan's state, which says
         # what changed since and which file is current.
@@ -2280,8 +2360,9 @@ class DedupIndex:
             atomic_write(self.wiki.state_dir / dedup_follow.FILE,
                          dedup_follow.encode_parts(basis, dedup_follow.key_of(SETTINGS)), fsync=False)
         except OSError:
-            return  # (a read-only wiki: the next process scans)
+            return False  # (a read-only wiki: the next process scans)
         self.wiki.store.save_derived(dedup_follow.NAME, self.basis_id, state=token)
+        return True
 
     def _load_basis(self) -> set[str] | None:
         """Take the features and tables of the basis a scan saved (:mod:`curator.engine.dedup.follow`)

@@ -14,6 +14,7 @@ from curator.engine.dedup import index as dedup
 from curator.engine.dedup.families import FamilyAnswers
 from curator.engine.policy.actor import Actor, parse_actor
 from curator.engine.wiki import Wiki
+from tests.engine.dedup.test_dedup_families import whole_scan
 
 SYLLABLES = ("ka", "lo", "mi", "ren", "tor", "vex", "an", "qui", "sel", "dor", "pa", "zu", "bri", "mon",
              "fal", "ter", "ix", "ou", "gra", "nel", "sto", "ump", "wei", "cha")
@@ -219,7 +220,7 @@ def test_incremental_update_matches_a_full_scan(planted: Planted, tmp_path: Path
         after = {dedup.pair_key(c.keep, c.merge) for c in FamilyAnswers(index).candidates()}
         assert dedup.pair_key(src, "wiki/zz-fresh-copy.md") in after
         full = dedup.DedupIndex(wiki)
-        full.scan()
+        whole_scan(full)
         assert {dedup.pair_key(c.keep, c.merge) for c in FamilyAnswers(full).candidates()} == after
     finally:
         new.unlink()

@@ -353,6 +353,16 @@ def kept_blob(root: Path) -> bytes | None:
     return wiki.store.derived(dedup_cache.NAME)
 
 
+def whole_scan(index: dedup.DedupIndex) -> None:
+    """``index.scan()`` holding every page's whole shingles after it, without following the basis
+    it saves: what answers are compared with is made as scans made it before a scan kept only
+    each page's listed shingles (:meth:`~curator.engine.dedup.index.DedupIndex._listed_only`)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(dedup.DedupIndex, "_writable_state", lambda self: False)
+        index.scan()
+    assert not index.from_basis
+
+
 def full_scan(root: Path) -> list[dict[str, object]]:
     """What a full scan of the pages as they are answers (nothing kept is read), made on a copy
     of the wiki so that nothing it saves (a scan's basis) is seen by the wiki compared with."""
@@ -361,7 +371,7 @@ def full_scan(root: Path) -> list[dict[str, object]]:
         shutil.copytree(root, copy, symlinks=True, ignore=shutil.ignore_patterns(".curator"))
         wiki = Wiki(copy)
         index = dedup.DedupIndex(wiki)
-        index.scan()
+        whole_scan(index)
         index.unkept = None  # (compared with, not kept)
         found = [f.to_json() for f in FamilyAnswers(index).families(dedup.OPERATOR, dedup.dismissed_pairs(wiki))]
         wiki.close()
@@ -537,7 +547,7 @@ def test_an_update_answers_exactly_what_a_full_scan_does(root: Path) -> None:
         wiki.refresh()
         index.update()
         full = dedup.DedupIndex(wiki)
-        full.scan()
+        whole_scan(full)
         full.unkept = None  # (compared with, not kept)
         assert index.pairs == full.pairs, step
         assert FamilyAnswers(index).families() == FamilyAnswers(full).families(), step
@@ -578,7 +588,7 @@ def test_a_kept_result_asked_for_a_pair_it_does_not_hold_scans_first(root: Path)
     index = dedup.index_for(wiki)
     assert index.kept is not None and (LEDGER, OVERVIEW_A) not in index._scores
     full = dedup.DedupIndex(wiki)
-    full.scan()
+    whole_scan(full)
     assert index.scores(LEDGER, OVERVIEW_A) == full.scores(LEDGER, OVERVIEW_A)
     assert index.kept is None and index.scanned  # (a full scan answered it)
 

@@ -15,6 +15,7 @@ import json
 import marshal
 import shutil
 import subprocess
+import sys
 import tempfile
 import zlib
 from pathlib import Path
@@ -27,6 +28,7 @@ from curator.engine.dedup import index as dedup
 from curator.engine.policy.actor import parse_actor
 from curator.engine.wiki import Wiki
 from curator.engine.write.append import append
+from tests.engine.dedup.test_dedup_build import count_scans as scans_of
 from tests.engine.dedup.test_dedup_families import (  # noqa: F401 (root: a fixture)
     HIDDEN,
     LEDGER,
@@ -35,6 +37,7 @@ from tests.engine.dedup.test_dedup_families import (  # noqa: F401 (root: a fixt
     full_scan,
     page,
     root,
+    whole_scan,
 )
 from tests.engine.dedup.test_dedup_incremental import changes, read_pages
 from tests.gui_helpers import GIT_ID, make_wiki
@@ -66,7 +69,7 @@ def scanned_index(base: Path) -> dedup.DedupIndex:
     copy = Path(tmp) / "w"
     shutil.copytree(base, copy, symlinks=True, ignore=shutil.ignore_patterns(".curator"))
     index = dedup.DedupIndex(Wiki(copy))
-    index.scan()
+    whole_scan(index)
     index.unkept = None
     return index
 
@@ -80,7 +83,7 @@ def agent_full_scan(base: Path) -> list[dict[str, object]]:
         shutil.copytree(base, copy, symlinks=True, ignore=shutil.ignore_patterns(".curator"))
         wiki = Wiki(copy)
         index = dedup.DedupIndex(wiki)
-        index.scan()
+        whole_scan(index)
         index.unkept = None
         agent = parse_actor("agent:dudu", "sales")
         found = [f.to_json() for f in FamilyAnswers(index).families(agent, dedup.dismissed_pairs(wiki))]
@@ -345,15 +348,15 @@ def test_a_state_moved_without_a_changed_page_keeps_the_followed_inbound_counts(
 
 
 def test_counts_of_older_pages_are_never_carried_to_a_later_state(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
-    """A scanned index (no basis: its scan counted every page's inbound links) that did not follow
-    a change's links counts through the link index after it; when the state then moves without a
-    changed page, the scan's counts (of the pages before the change) do not come back."""
+    """A scanned index (its scan counted every page's inbound links, which it then follows from
+    the basis it saved) counts a change's links; when the state then moves without a changed
+    page, the scan's counts (of the pages before the change) do not come back."""
     from curator.engine.corpus import store as store_module
     from tests.engine.corpus.test_corpus_store import move_store_clock
 
     wiki = Wiki(root)
     index = dedup.index_for(wiki)
-    assert index.scanned and not index.from_basis and index.known_inbound()
+    assert index.scanned and index.from_basis and index.known_inbound()
     assert append(Wiki(root), "filler/page-3", "The [[harbour-ledger]] has the dock figures.").ok
     wiki.refresh()
     assert dedup.index_for(wiki) is index  # (brought up to date; nothing answered, nothing counted)
@@ -386,7 +389,10 @@ def test_a_long_lived_index_holds_none_of_the_basis_file_resident(root: Path) ->
     """The station's dedup worker follows change after change from the basis file it maps: what
     the load's checks and each follow read of it is dropped from the process's resident memory
     after the update (it stays in the system's file cache), and the answers stay a full scan's."""
-    answer(root)
+    # (the scan and its answer in another process, as the station's worker finds them: the
+    # scanning index follows the basis it saved, and its mapping is not this test's)
+    subprocess.run([sys.executable, "-c", "import sys; from curator.cli import main; sys.exit(main(sys.argv[1:]))",
+                    "--wiki", str(root), "dedup", "--groups", "--json"], check=True, capture_output=True)
     wiki = Wiki(root)
     index = dedup.index_for(wiki, full=True)
     assert index.from_basis
@@ -774,3 +780,96 @@ def test_the_pages_holding_crossed_shingles_are_found_in_the_basis_as_page_by_pa
             assert {p for p in index._holders(basis.keys[places]) if p in partial} == want
             checked += 1
     assert checked > 20 and len(basis.paths) > 3 * follow.CHUNK_PAGES
+
+
+def _follows_every_change(base: Path, wiki: Wiki, index: dedup.DedupIndex, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each change of the script followed by ``index``, which never scans again: every answer a
+    full scan's, one holding every page whole."""
+    scans = scans_of(monkeypatch, wiki)
+    for step, change in changes():
+        change(base)
+        wiki.refresh()
+        found = [f.to_json() for f in dedup_families.find_families(wiki)]
+        assert dedup.index_for(wiki) is index and scans == [], step
+        assert found == full_scan(base), step
+
+
+def test_a_scan_then_follows_the_basis_it_saved_holding_no_page_whole(root: Path,  # noqa: F811
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once a scan knows every shingle's count, each page keeps only its listed shingles (its whole
+    text was most of a scan's memory), and after saving its basis the index follows it as a
+    later process would: its answer, and its answer after each change of the script, are a full
+    scan's that holds every page whole, with no second scan."""
+    monkeypatch.setattr(follow, "FOLLOW_MARGIN", 100)  # (every change of the script within one basis)
+    lean: list[int] = []
+    real = dedup.DedupIndex._listed_only
+
+    def listed_only(index: dedup.DedupIndex, feats: list[dedup.Features]) -> None:
+        lean.append(len(feats))
+        real(index, feats)
+
+    monkeypatch.setattr(dedup.DedupIndex, "_listed_only", listed_only)
+    wiki = Wiki(root)
+    index = dedup.index_for(wiki, full=True)
+    assert lean == [len(wiki.pages)] and index.scanned and index.from_basis
+    assert index._partial == set(index.page_set())  # (every page as the basis lists it)
+    assert [f.to_json() for f in dedup_families.find_families(wiki)] == full_scan(root)
+    _follows_every_change(root, wiki, index, monkeypatch)
+
+
+def test_where_no_basis_can_be_written_a_scan_holds_every_page_whole(root: Path,  # noqa: F811
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A wiki whose state folder cannot be written (no basis to follow from): the scan keeps every
+    page's whole shingles, and follows every change from them, with no second scan."""
+    monkeypatch.setattr(dedup.DedupIndex, "_writable_state", lambda self: False)
+    monkeypatch.setattr(dedup.DedupIndex, "_listed_only", lambda self, feats: pytest.fail("kept listed only"))
+    wiki = Wiki(root)
+    index = dedup.index_for(wiki, full=True)
+    assert index.scanned and not index.from_basis and not index._partial
+    _follows_every_change(root, wiki, index, monkeypatch)
+
+
+def test_a_scan_whose_basis_was_not_written_scans_again_at_the_next_change(root: Path,  # noqa: F811
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pages kept only their listed shingles, and then the basis could not be written (a
+    full disk): the scan's answer stands (a score needing a page's whole text reads it), and the
+    next change is a full scan, not a follow of counts the index no longer holds whole."""
+    monkeypatch.setattr(dedup.DedupIndex, "_write_basis", lambda self, *args: False)
+    wiki = Wiki(root)
+    index = dedup.index_for(wiki)
+    assert not index.scanned and index._partial
+    assert [f.to_json() for f in dedup_families.find_families(wiki)] == full_scan(root)
+    scans = count_scans(monkeypatch)
+    (root / "wiki/harbour-ledger-again.md").write_text(page("Harbour Ledger Again", facts(6, 42)), "utf-8")
+    wiki.refresh()
+    found = [f.to_json() for f in dedup_families.find_families(wiki)]
+    assert dedup.index_for(wiki) is index and scans == [0]
+    assert found == full_scan(root)
+
+
+def test_a_scan_holds_no_page_whole_where_a_template_is_boilerplate(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A passage on more pages than the basis lists per page is left out of the scan's pages
+    (they hold only their listed shingles once it is counted), and the index that scanned follows
+    the template leaving pages and a new templated page exactly, as a full scan holding every
+    page whole answers, without a second scan."""
+    pages = {f"notes/t{i}.md": page(f"Templated {i}", [PASSAGE, *facts(3, 700 + i)]) for i in range(20)}
+    pages["notes/a.md"] = page("Harbour Routine", [PASSAGE, *facts(6, 300)])
+    base = make_wiki(tmp_path / "w", pages)
+    wiki = Wiki(base)
+    index = dedup.index_for(wiki, full=True)
+    assert index.from_basis
+    whole = dedup.shingles(dedup.body_of((base / "notes/t5.md").read_bytes()))
+    held = index.features["notes/t5.md"].shingles
+    assert 0 < len(held) < len(whole) and set(held.tolist()) < set(whole.tolist())  # (the passage's left out)
+    assert [f.to_json() for f in dedup_families.find_families(wiki)] == full_scan(base)
+    ours = scans_of(monkeypatch, wiki)
+    for i in range(3):  # 21 pages -> 18: still boilerplate
+        (base / f"notes/t{i}.md").write_text(page(f"Templated {i}", facts(3, 700 + i)), "utf-8")
+    wiki.refresh()
+    found = [f.to_json() for f in dedup_families.find_families(wiki)]
+    assert dedup.index_for(wiki) is index and not ours and found == full_scan(base)
+    (base / "notes/t99.md").write_text(page("Templated 99", [PASSAGE, *facts(3, 799)]), "utf-8")
+    wiki.refresh()
+    found = [f.to_json() for f in dedup_families.find_families(wiki)]
+    assert not ours and found == full_scan(base)

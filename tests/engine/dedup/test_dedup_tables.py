@@ -134,10 +134,11 @@ def test_band_keys_many_equals_band_keys_of_each() -> None:
 
 
 def test_shingle_counts_by_ranges_and_hash_table_equal_plain_counting(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A scan's shingle counts (a part per core sorted in place, a thread each, the parts'
-    answers merged; the values above the limit found again in a linear-probing hash table, a
-    block of pages at a time) = ``np.unique``'s counts, on random values, values crowding one
-    slot (probe chains, keys taking each other's slots), and none, as pages of every size."""
+    """A scan's shingle counts (blocks of pages sorted and reduced to their distinct values, a
+    thread each, the blocks' answers merged by ranges of values; the values above the limit
+    found again in a linear-probing hash table, a block of pages at a time) = ``np.unique``'s
+    counts, on random values, values crowding one slot (probe chains, keys taking each other's
+    slots), and none, as pages of every size, in blocks of one page or of many."""
     rng = np.random.default_rng(5)
     pool = rng.integers(0, 2**64 - 1, 3000, dtype=np.uint64, endpoint=True)
     crowd = (np.uint64(0xABCD) << np.uint64(48)) + np.arange(200, dtype=np.uint64)  # (one top-bits slot)
@@ -146,10 +147,15 @@ def test_shingle_counts_by_ranges_and_hash_table_equal_plain_counting(monkeypatc
     for cores in (1, 2, 3):
         monkeypatch.setattr(dedup.parallel, "workers", lambda cores=cores: cores)
         for values in cases:
-            keys, counts = dedup._distinct_counts(values.copy())  # (sorts its argument in place)
             want_keys, inverse, want_counts = np.unique(values, return_inverse=True, return_counts=True)
-            assert np.array_equal(keys, want_keys) and np.array_equal(counts, want_counts)
             cuts = np.sort(rng.integers(0, len(values) + 1, 40))
+            for block in (1 << 21, 5000, 1):  # (one block; several; a block per page)
+                monkeypatch.setattr(dedup, "_DISTINCT_BLOCK", block)
+                for pages in ([values], np.split(values, cuts)):
+                    original = [p.copy() for p in pages]
+                    keys, counts = dedup._distinct_counts(list(pages))
+                    assert np.array_equal(keys, want_keys) and np.array_equal(counts, want_counts), (cores, block)
+                    assert all(np.array_equal(p, o) for p, o in zip(pages, original, strict=True))  # (not sorted)
             monkeypatch.setattr(dedup, "_COUNT_BLOCK", 1000)  # (blocks of several pages, a page over one)
             for parts in ([values], np.split(values, cuts), [values[:0], values, values[:0]]):
                 for limit in (0, 6, 16):
