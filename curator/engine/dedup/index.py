@@ -1561,8 +1561,6 @@ class DedupIndex:
         self._check_stop()
         self._index_slugs(feats, slug_keys)
         del slug_keys
-        self._scan_slugs(feats)
-        self._check_stop()
         for f, sh in zip(feats, bodies, strict=True):
             f.shingles = sh
         del bodies
@@ -1575,6 +1573,10 @@ class DedupIndex:
         self._digests = np.array([dedup_follow.digest_of(f.shingles) for f in feats], dtype=np.uint64)
         if lean and self._same:
             self._listed_only(feats)
+        # (the slugs compared once the pages no longer hold every shingle: what that makes is not
+        # held beside them)
+        self._scan_slugs(feats)
+        self._check_stop()
         self._index_all_bands(feats)
         for step in (self._scan_bodies, self._scan_containment):
             self._check_stop()
