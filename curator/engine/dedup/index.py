@@ -2311,6 +2311,7 @@ class DedupIndex:
         self._basis_head, self._basis_digests = basis.head, _BySlot(slot, basis.digests)
         self._follow_inbound(basis, slot, set(), self.wiki.store.stamps())
         basis.release()
+        memory.trim()  # (the scan's features and tables, gone: given back, not kept free in the heap)
 
     def _write_basis(self, token: bytes, feats: list[Features], paths: list[str], listed: list[np.ndarray],
                      digests: np.ndarray) -> bool:
