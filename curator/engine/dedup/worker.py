@@ -1,8 +1,8 @@
 """The station's duplicate finder in a worker process (docs/design.md §8, §9, §12).
 
-A full dedup scan of a 32,000-page wiki peaks at well over a gigabyte, every page's features (what
-follows a change page by page) hold most of a gigabyte after it (those loaded from the basis a
-scan saved, about a quarter of that), and the scan's long numpy calls
+A full dedup scan of a 32,000-page wiki peaked at well over a gigabyte (700 MB now), every page's
+whole features (what follows a change page by page) held most of a gigabyte after it (those loaded
+from the basis a scan saved, which a scan now follows too, about a quarter of that), and the scan's long numpy calls
 and Python loops share the interpreter lock with whatever else runs in its process. Inside the
 station they took its memory past 1.7 GB and held its GUI thread for hundreds of milliseconds. So
 the station keeps its dedup index in a process of its own (:class:`DedupWorker`, one per wiki,
