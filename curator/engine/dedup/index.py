@@ -88,6 +88,7 @@ from curator.engine.corpus.store import digest, gc_paused
 from curator.engine.corpus.walker import PageFile
 from curator.engine.dedup import cache as dedup_cache
 from curator.engine.dedup import follow as dedup_follow
+from curator.engine.dedup import spill as dedup_spill
 from curator.engine.errors import CuratorError
 from curator.engine.policy.actor import OPERATOR, Actor
 from curator.engine.status import Status
@@ -368,6 +369,11 @@ _MERGE_RANGES = 16
 _DISTINCT_BLOCK = 1 << 21
 
 
+def _file_place(found: bytes | dedup_spill.Spilled) -> int:
+    """Where a page's shingles are in the scan's spill file (-1: in memory, first)."""
+    return found.at if isinstance(found, dedup_spill.Spilled) else -1
+
+
 def _page_groups(sizes: list[int], most: int) -> list[tuple[int, int]]:
     """Consecutive pages (first, past the last) of about ``most`` values each (a page over it alone)."""
     groups: list[tuple[int, int]] = []
@@ -382,13 +388,16 @@ def _page_groups(sizes: list[int], most: int) -> list[tuple[int, int]]:
     return groups
 
 
-def _distinct_counts(parts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+def _distinct_counts(parts: list[np.ndarray], release: Callable[[], None] | None = None
+                     ) -> tuple[np.ndarray, np.ndarray]:
     """(sorted distinct values, how often each occurs) of the uint64 values of ``parts`` (every
     page's shingles). A block of pages at a time (:data:`_DISTINCT_BLOCK` values, a thread per
     core) is joined, sorted and reduced to its distinct values and their counts; the blocks' are
     then merged a range of values at a time (their slices in that range joined and sorted, runs
     summed). Every shingle is never joined into one array (114 MB at 32,000 pages, and sorting it
-    was the peak of a scan's memory); the blocks' distinct values are 4.1 M of its 14.2 M."""
+    was the peak of a scan's memory); the blocks' distinct values are 4.1 M of its 14.2 M.
+    ``release`` is called after each round of blocks (the pages' memory they read is let go:
+    :meth:`~curator.engine.dedup.spill.Spill.release`)."""
     groups = [g for g in _page_groups([len(p) for p in parts], _DISTINCT_BLOCK) if any(len(p) for p in parts[g[0]:g[1]])]
 
     def table(group: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
@@ -400,6 +409,8 @@ def _distinct_counts(parts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     tables: list[tuple[np.ndarray, np.ndarray]] = []
     for at in range(0, len(groups), threads):  # (a block per thread at a time: their copies bounded)
         tables.extend(_threads(table, groups[at:at + threads]))
+        if release is not None:
+            release()
     if len(tables) < 2:
         return tables[0] if tables else (np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64))
     widest = max((k for k, _ in tables), key=len)
@@ -416,14 +427,24 @@ def _distinct_counts(parts: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate([k for k, _ in found]), np.concatenate([c for _, c in found])
 
 
-def _places(keys: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """Where each of ``values`` is in sorted ``keys`` (``np.searchsorted``, a thread per part: it
-    lets go of the interpreter)."""
-    if not (len(keys) and len(values)):
-        return np.zeros(0, dtype=np.int64)
-    step = max(1, -(-len(values) // 4))
-    return np.concatenate(_threads(lambda at: np.searchsorted(keys, values[at:at + step]),
-                                   list(range(0, len(values), step))))
+def _places(keys: np.ndarray, parts: list[np.ndarray]) -> np.ndarray:
+    """Where each value of ``parts`` (one after another) is in sorted ``keys``, as uint32
+    (``np.searchsorted`` a block of parts at a time, a thread each: it lets go of the
+    interpreter). The parts are never joined into one array, nor the places made int64 (both
+    were a scan's basis's peak: 26 MB each at 32,000 pages)."""
+    sizes = [len(p) for p in parts]
+    out = np.empty(sum(sizes), dtype=np.uint32)
+    if not (len(keys) and len(out)):
+        return out
+    starts = np.concatenate([[0], np.cumsum(sizes)]).tolist()
+
+    def place(group: tuple[int, int]) -> None:
+        first, end = group
+        values = np.concatenate(parts[first:end])
+        out[starts[first]:starts[end]] = np.searchsorted(keys, values)
+
+    _threads(place, _page_groups(sizes, _COUNT_BLOCK))
+    return out
 
 
 def _summed_runs(keys: np.ndarray, counts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -1310,7 +1331,7 @@ class _Shingling:
     files: list[PageFile]  # the pages to shingle (those the bulk parse did not)
     racy: dict[str, bytes]  # the store's digests of the pages its racy-stamp guard checks
     chunks: Iterator[list[Shingled]] | None  # the workers' results; None: here
-    done: dict[str, Shingles]  # the pages the store's bulk parse shingled (its by-products)
+    done: dict[str, tuple[bytes | dedup_spill.Spilled, bytes, bytes]]  # the store's bulk parse's (its by-products)
 
 
 class ScanStopped(CuratorError):
@@ -1348,6 +1369,11 @@ class DedupIndex:
         self.niceness = 0
         self._stop = threading.Event()  # see stop()
         self._building: threading.Event | None = None  # set once the build in progress is done
+        #: Where the next scan's every-page shingles are written as they arrive (None: in memory):
+        #: opened by the load whose bulk parse shingles the pages, or by the scan (see scan)
+        self._spill: dedup_spill.Spill | None = None
+        #: the scan's pages (their places in its order) in the order the spill has them (see _count_shingles)
+        self._spill_order: list[int] | None = None
         self._reset()
 
     def _reset(self) -> None:
@@ -1460,7 +1486,7 @@ class DedupIndex:
         which run while this process compares names (see :meth:`scan`)."""
         store, root = self.wiki.store, str(self.wiki.root)
         made, store.byproducts = store.byproducts, {}
-        done: dict[str, Shingles] = {}
+        done: dict[str, tuple[bytes | dedup_spill.Spilled, bytes, bytes]] = {}
         files: list[PageFile] = []
         for p in order:
             page = pages[p]
@@ -1498,10 +1524,11 @@ class DedupIndex:
         other bytes than the store's is not kept (:meth:`_keep`)."""
         racy = work.racy
         chunks = work.chunks
-        out: dict[str, np.ndarray] = {}
+        spill = self._spill
+        out: dict[str, bytes | dedup_spill.Spilled] = {}
         keys: dict[str, tuple[bytes, bytes]] = {}
         for path, (blob, entries, queries) in work.done.items():
-            out[path] = np.frombuffer(blob, dtype=np.uint64)
+            out[path] = blob
             keys[path] = entries, queries
         work.done.clear()
         same = True
@@ -1509,14 +1536,25 @@ class DedupIndex:
         for chunk in (chunks if chunks is not None else
                       (shingle_files(work.root, work.files, frozenset(racy)),) if work.files else ()):
             for path, blob, read, entries, queries in chunk:
-                out[path] = np.frombuffer(blob, dtype=np.uint64)
+                out[path] = spill.put(blob) if spill is not None else blob  # (written as it comes)
                 keys[path] = entries, queries
                 if read and read != racy[path]:
                     same = False
+            del chunk, blob
             self._stop_shingling(chunks)
         with suppress(OSError):  # what session 4 kept per page (as big as the pages): not used any more
             (self.wiki.state_dir / OLD_SIGNATURES).unlink()
-        return [out[p] for p in work.order], [keys[p] for p in work.order], same
+        found = [out[p] for p in work.order]
+        if spill is not None:
+            self._spill_order = sorted(range(len(found)), key=lambda i: _file_place(found[i]))
+        return [self._shingles_at(at) for at in found], [keys[p] for p in work.order], same
+
+    def _shingles_at(self, found: bytes | dedup_spill.Spilled) -> np.ndarray:
+        """A page's shingles as a scan received them: their bytes, or where the spill has them."""
+        if isinstance(found, dedup_spill.Spilled):
+            assert self._spill is not None  # (what put them there)
+            return self._spill.view(found)
+        return np.frombuffer(found, dtype=np.uint64)
 
     # --- full scan ----------------------------------------------------------------------------
     def scan(self) -> None:
@@ -1526,7 +1564,13 @@ class DedupIndex:
             token = self.wiki.store.state  # the state these pages are (refreshed by .pages)
             self._reset()
             order = sorted(pages)
-            self._scan_all(pages, order, lean=token is not None and self._writable_state())
+            lean = token is not None and self._writable_state()
+            if self._spill is None and lean:
+                self._spill = dedup_spill.open_spill(self.wiki.state_dir)
+            try:
+                self._scan_all(pages, order, lean=lean)
+            finally:
+                self._close_spill()
             self.unkept, self.unkept_update = (token if self._same else None), False
             self.at_state = token if self._same else None
             try:
@@ -1566,11 +1610,13 @@ class DedupIndex:
         del bodies
         self.boilerplate_pages = max(BOILERPLATE_MIN_PAGES, len(feats) // 2000)
         listed = self.boilerplate_pages + dedup_follow.FOLLOW_MARGIN
-        self._listed = []
-        for f, c in zip(feats, self._count_shingles(feats), strict=True):
-            self._listed.append(f.shingles[c <= listed])
+        none = np.zeros(0, dtype=np.uint64)
+        self._listed, self._digests = [none] * len(feats), np.zeros(len(feats), dtype=np.uint64)
+        for i, c in self._count_shingles(feats):
+            f = feats[i]
+            self._digests[i] = dedup_follow.digest_of(f.shingles)
+            self._listed[i] = f.shingles[c <= listed]
             self._discount(f, c, bands=False)
-        self._digests = np.array([dedup_follow.digest_of(f.shingles) for f in feats], dtype=np.uint64)
         if lean and self._same:
             self._listed_only(feats)
         # (the slugs compared once the pages no longer hold every shingle: what that makes is not
@@ -1601,23 +1647,31 @@ class DedupIndex:
             return {}
         return found[1]
 
-    def _count_shingles(self, feats: list[Features]) -> Iterator[np.ndarray]:
-        """Count on how many pages each shingle occurs; yield each page's per-shingle counts
-        (exact above CONTAINMENT_MAX_PAGES, 1 at or below it: what :meth:`_discount` tells apart),
-        made a block of pages at a time (those of every page at once were 57 MB at 32,000 pages)."""
-        sizes = [len(f.shingles) for f in feats]
+    def _count_shingles(self, feats: list[Features]) -> Iterator[tuple[int, np.ndarray]]:
+        """Count on how many pages each shingle occurs; yield each page's place in ``feats`` and
+        its per-shingle counts (exact above CONTAINMENT_MAX_PAGES, 1 at or below it: what
+        :meth:`_discount` tells apart), made a block of pages at a time (those of every page at
+        once were 57 MB at 32,000 pages). The pages come in the order the spill file has them
+        (:attr:`_spill_order`): a block then reads one stretch of it, where pages in path order
+        each mapped the 64 KB around them (80 MB resident for a block of 16 MB)."""
+        places = self._spill_order if self._spill_order is not None else list(range(len(feats)))
+        self._spill_order = None
+        sizes = [len(feats[i].shingles) for i in places]
         if not sum(sizes):
-            yield from (np.zeros(0, dtype=np.int64) for _ in feats)
+            yield from ((i, np.zeros(0, dtype=np.int64)) for i in places)
             return
         # One vectorised pass over all shingles instead of a lookup per page: sorting blocks of
         # them (a thread each) gives the distinct shingles and their counts; the few on
         # more than CONTAINMENT_MAX_PAGES pages are then found again in a hash table. (Sorting
         # every value's position instead, to give each its count, cost ~3x more.)
-        shingles = [f.shingles for f in feats]
-        self._shingle_keys, self._shingle_counts = _distinct_counts(shingles)
+        shingles = [feats[i].shingles for i in places]
+        release = self._spill.release if self._spill is not None else None
+        self._shingle_keys, self._shingle_counts = _distinct_counts(shingles, release)
         for first, end in _page_groups(sizes, _DISTINCT_BLOCK):
             per = _counts_above(shingles[first:end], self._shingle_keys, self._shingle_counts, CONTAINMENT_MAX_PAGES)
-            yield from np.split(per, np.cumsum(sizes[first:end])[:-1])
+            yield from zip(places[first:end], np.split(per, np.cumsum(sizes[first:end])[:-1]), strict=True)
+            if release is not None:
+                release()  # (the group's shingles read: not held while the next is)
 
     def _counts_of(self, sh: np.ndarray) -> np.ndarray:
         keys = self._shingle_keys
@@ -1988,6 +2042,10 @@ class DedupIndex:
                 collect = not store.loaded
                 if collect:
                     store.byproduct = shingle_texts
+                    if self._spill is None and self._writable_state():
+                        self._spill = dedup_spill.open_spill(self.wiki.state_dir)
+                    if self._spill is not None:  # (each page's shingles written there as they come)
+                        store.byproducts = dedup_spill.SpillingByproducts(self._spill)
                 try:
                     if kept_answers and self._load_kept():
                         return []
@@ -1999,6 +2057,7 @@ class DedupIndex:
                 finally:
                     if collect:  # (none outlive the call, whatever ended it)
                         store.byproduct, store.byproducts = None, {}
+                        self._close_spill()
             else:
                 followed = set()
             # (the pages' stamps, not the pages: a one-shot command decodes only the changed ones)
@@ -2285,7 +2344,16 @@ class DedupIndex:
         for f, few in zip(feats, listed, strict=True):
             f.shingles = few
         self._partial = {f.path for f in feats}
+        self._close_spill()  # (no page's shingles are views of it any more)
         memory.trim()  # (the shingles were freed in 230,000 blocks: given back, not left scattered)
+
+    def _close_spill(self) -> None:
+        """Let go of the scan's spill file (:mod:`curator.engine.dedup.spill`): its mapping stays
+        while a page's shingles are views of it (a scan that kept every page whole)."""
+        spill, self._spill, self._spill_order = self._spill, None, None
+        if spill is not None:
+            spill.release()
+            spill.close()
 
     def _writable_state(self) -> bool:
         """Whether the wiki's state folder (where the basis is written) can be written to."""
@@ -2317,9 +2385,7 @@ class DedupIndex:
                      digests: np.ndarray) -> bool:
         """Write the basis of this scan (:meth:`_save_basis`); whether it was written."""
         keys, counts = self._shingle_keys, self._shingle_counts
-        values = np.concatenate(listed) if listed else np.zeros(0, dtype=np.uint64)
-        rows = _places(keys, values)
-        del values  # (the file is written while little else is made: gone first, as rows are below)
+        rows = _places(keys, listed)
         limit = self.boilerplate_pages + dedup_follow.FOLLOW_MARGIN
         slots = [i for i, f in enumerate(feats) if f.bands]
         pages = self.wiki.pages

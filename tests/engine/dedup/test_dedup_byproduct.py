@@ -97,3 +97,76 @@ def test_the_parse_workers_shingle_as_the_scan_does() -> None:
     paths.append("wiki/p-bad.md")
     parsed = [parse_page(p, d)[1] for p, d in zip(paths, data, strict=True)]
     assert dedup.shingle_texts(paths, parsed) == dedup.shingle_texts(paths, [dedup.body_of(d) for d in data])
+
+
+def _spilled(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The size of every page's shingles written to a scan's spill file from now on."""
+    from curator.engine.dedup import spill as dedup_spill
+
+    written: list[int] = []
+    real = dedup_spill.Spill.put
+
+    def put(self: dedup_spill.Spill, blob: bytes) -> dedup_spill.Spilled:
+        written.append(len(blob))
+        return real(self, blob)
+
+    monkeypatch.setattr(dedup_spill.Spill, "put", put)
+    return written
+
+
+def test_a_scan_holds_every_pages_shingles_in_a_spill_file_not_in_memory(
+        root: Path, bulk: None, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """Cold (the parse workers shingle) and warm (the scan's own shingling): every page's shingles
+    are written to the scan's spill file as they come and read back from it, the answer a scan's
+    holding them in memory; nothing of it is left in the state folder or held by the index."""
+    from tests.engine.dedup.test_dedup_families import full_scan
+
+    written = _spilled(monkeypatch)
+    wiki = Wiki(root)
+    cold = families(wiki)
+    assert len(written) == len(wiki.pages) and sum(written) > 0
+    index = dedup.index_for(wiki)
+    assert index._spill is None and not list(wiki.state_dir.glob(".dedup-spill-*"))
+    assert cold == full_scan(root)
+    wiki.close()
+    written.clear()
+    warm = Wiki(root)
+    fresh = dedup.DedupIndex(warm)
+    fresh.scan()
+    assert len(written) == len(warm.pages)
+    assert [f.to_json() for f in FamilyAnswers(fresh).families(dismissed=dedup.dismissed_pairs(warm))] == cold
+    warm.close()
+
+
+def test_where_the_state_cannot_be_written_the_shingles_stay_in_memory(
+        root: Path, bulk: None, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    from tests.engine.dedup.test_dedup_families import full_scan
+
+    written = _spilled(monkeypatch)
+    monkeypatch.setattr(dedup.DedupIndex, "_writable_state", lambda self: False)
+    assert families(Wiki(root)) == full_scan(root)
+    assert written == []
+
+
+def test_a_spill_gives_back_what_was_written_after_its_pages_are_released(tmp_path: Path) -> None:
+    """Views of the spill read what was put, an empty page's too, after the mapping's pages are
+    dropped and after more was written (mapped again); closing leaves the views readable."""
+    import numpy as np
+
+    from curator.engine.dedup import spill as dedup_spill
+
+    spill = dedup_spill.open_spill(tmp_path / "state")
+    assert spill is not None
+    arrays = [np.arange(n, dtype=np.uint64) * np.uint64(2**40 + 7) for n in (3, 0, 1000)]
+    places = [spill.put(a.tobytes()) for a in arrays]
+    views = [spill.view(p) for p in places]
+    spill.release()
+    later = np.arange(5, dtype=np.uint64)
+    views.append(spill.view(spill.put(later.tobytes())))
+    spill.release()
+    spill.close()
+    for view, want in zip(views, [*arrays, later], strict=True):
+        assert np.array_equal(view, want)
+    assert not list((tmp_path / "state").iterdir())  # (unlinked from the start)
+    (tmp_path / "a-file").write_text("not a folder")
+    assert dedup_spill.open_spill(tmp_path / "a-file" / "state") is None  # (no file there: in memory)
