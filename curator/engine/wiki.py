@@ -191,6 +191,18 @@ class Wiki:
         with self._lock:
             self._drop_links()
 
+    def links_built(self) -> bool:
+        """Whether the operator's link index is built (:attr:`links`), without building it."""
+        with self._lock:
+            return self._links is not None
+
+    def release_links(self) -> None:
+        """Let go of the operator's link index (built again when next asked for): for a one-shot
+        command that built it for one answer and has much else to hold (a dedup scan's inbound
+        counts: 57 MB at 32,000 pages, 180 MB at 100,000, held through the rest of the scan)."""
+        with self._lock:
+            self._drop_links()
+
     def _drop_links(self) -> None:
         self._links = None
         self._links_seen = {}

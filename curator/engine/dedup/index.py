@@ -1589,7 +1589,10 @@ class DedupIndex:
         processes came to hold apart made it 180 MB more, 460 MB at 100,000.)
 
         ``lean``: the basis will be saved (:meth:`_save_basis`), so that once every page's counts
-        are known, each page keeps only its listed shingles (:meth:`_listed_only`)."""
+        are known, each page keeps only its listed shingles (:meth:`_listed_only`); the inbound
+        counts it keeps are then counted first (:meth:`_count_inbound`)."""
+        if lean:
+            self._count_inbound(order)
         work = self._start_shingles(pages, order)
         try:
             none = np.zeros(0, dtype=np.uint64)
@@ -2332,6 +2335,20 @@ class DedupIndex:
             self._follow_own_basis(token)
         return True
 
+    def _count_inbound(self, paths: list[str]) -> None:
+        """Every page's linking pages (what the basis keeps, and the families' inbound counts),
+        counted before the scan holds anything else. A one-shot command that built the link index
+        for them lets go of it then: nothing else it answers asks for it (the families read these
+        counts), and held to the end of the scan it was the largest part of the basis's save."""
+        wiki = self.wiki
+        built = wiki.links_built()
+        key = self._links_key()
+        lengths_b, flat_b = _inbound_sources(wiki.links, paths)
+        self._scan_sources = np.frombuffer(lengths_b, dtype=np.int32), np.frombuffer(flat_b, dtype=np.int32)
+        self._scan_inbound = key, dict(zip(paths, self._scan_sources[0].tolist(), strict=True))
+        if not built and not memory.runs_for_long():
+            wiki.release_links()
+
     def _listed_only(self, feats: list[Features]) -> None:
         """Every page keeps only its listed shingles (what loading the basis gives it) from here
         on, not all of them: those were most of a scan's memory (114 MB at 32,000 pages), and the
@@ -2390,10 +2407,9 @@ class DedupIndex:
         slots = [i for i, f in enumerate(feats) if f.bands]
         pages = self.wiki.pages
         if self._scan_sources is None or len(self._scan_sources[0]) != len(paths):
-            key = self._links_key()
-            lengths_b, flat_b = _inbound_sources(self.wiki.links, paths)
-            self._scan_sources = np.frombuffer(lengths_b, dtype=np.int32), np.frombuffer(flat_b, dtype=np.int32)
-            self._scan_inbound = key, dict(zip(paths, self._scan_sources[0].tolist(), strict=True))
+            self._count_inbound(paths)
+        sources = self._scan_sources
+        assert sources is not None  # (counted above)
         self.basis_id = os.urandom(16)
         self._since_basis = set()
         slot = self._bands[0].slot
@@ -2420,7 +2436,7 @@ class DedupIndex:
             self._samples.keys, self._samples.owners,
             dedup_follow.groups_of(self._title_groups, slot), dedup_follow.groups_of(self._tag_index, slot),
             self.wiki.store.attachments_key(),
-            self._scan_sources[0].astype(np.int64), self._scan_sources[1].astype(np.int64), self._head(),
+            sources[0].astype(np.int64), sources[1].astype(np.int64), self._head(),
             digests)
         # The basis is a file beside the page cache (written in 0.05 s where the database took
         # 0.9 s at 32,000 pages); the cache holds its id under the scan's state, which says

@@ -873,3 +873,27 @@ def test_a_scan_holds_no_page_whole_where_a_template_is_boilerplate(tmp_path: Pa
     wiki.refresh()
     found = [f.to_json() for f in dedup_families.find_families(wiki)]
     assert not ours and found == full_scan(base)
+
+
+def test_a_one_shot_scan_lets_go_of_the_link_index_it_built(root: Path,  # noqa: F811
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scan counts every page's linking pages first; a one-shot command that built the link
+    index for that lets go of it (the families read the counts: held to the end of the scan it
+    was the largest part of the basis's save); a long-lived process, or one that had built it
+    before, keeps it. The answers are a full scan's either way."""
+    from curator.engine import memory
+
+    monkeypatch.setattr(memory, "runs_for_long", lambda: False)
+    wiki = Wiki(root)
+    found = [f.to_json() for f in dedup_families.find_families(wiki)]
+    assert not wiki.links_built() and found == full_scan(root)
+    ledger = next(m for f in found for m in f["members"] if m["path"] == LEDGER)  # type: ignore[attr-defined]
+    assert ledger["inbound"] == len({e.source for e in wiki.links.incoming.get(LEDGER, ()) if e.source != LEDGER})
+    before = Wiki(root)
+    assert before.links is not None and before.links_built()
+    dedup.DedupIndex(before).scan()
+    assert before.links_built()  # (built before the scan: kept)
+    monkeypatch.setattr(memory, "runs_for_long", lambda: True)
+    station = Wiki(root)
+    dedup.DedupIndex(station).scan()
+    assert station.links_built()
