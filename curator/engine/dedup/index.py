@@ -1540,7 +1540,7 @@ class DedupIndex:
                 keys[path] = entries, queries
                 if read and read != racy[path]:
                     same = False
-            del chunk, blob
+            del chunk  # (its pages' bytes: written to the spill, not held to the next chunk)
             self._stop_shingling(chunks)
         with suppress(OSError):  # what session 4 kept per page (as big as the pages): not used any more
             (self.wiki.state_dir / OLD_SIGNATURES).unlink()
@@ -1613,7 +1613,6 @@ class DedupIndex:
         del bodies
         self.boilerplate_pages = max(BOILERPLATE_MIN_PAGES, len(feats) // 2000)
         listed = self.boilerplate_pages + dedup_follow.FOLLOW_MARGIN
-        none = np.zeros(0, dtype=np.uint64)
         self._listed, self._digests = [none] * len(feats), np.zeros(len(feats), dtype=np.uint64)
         for i, c in self._count_shingles(feats):
             f = feats[i]
@@ -2382,12 +2381,8 @@ class DedupIndex:
         holds (features made from it when asked for, its tables mapped from the file, not resident),
         the scan's pairs and scores kept. Unless the file does not read back as it was written:
         then the next update scans again."""
-        try:
-            blob = dedup_follow.read(self.wiki.state_dir / dedup_follow.FILE)
-        except (OSError, ValueError):
-            blob = None
-        basis = dedup_follow.decode(blob, dedup_follow.key_of(SETTINGS)) if blob is not None else None
-        if basis is None or basis.id != self.basis_id:
+        basis = self._read_basis(self.basis_id)
+        if basis is None:
             self.scanned = False
             return
         slot = basis.slots()
@@ -2397,6 +2392,16 @@ class DedupIndex:
         self._follow_inbound(basis, slot, set(), self.wiki.store.stamps())
         basis.release()
         memory.trim()  # (the scan's features and tables, gone: given back, not kept free in the heap)
+
+    def _read_basis(self, basis_id: bytes) -> dedup_follow.Basis | None:
+        """The basis file, when it reads back as the basis of id ``basis_id`` (None: missing,
+        damaged, or another scan's)."""
+        try:
+            blob = dedup_follow.read(self.wiki.state_dir / dedup_follow.FILE)
+        except (OSError, ValueError):
+            return None
+        basis = dedup_follow.decode(blob, dedup_follow.key_of(SETTINGS))
+        return basis if basis is not None and basis.id == basis_id else None
 
     def _write_basis(self, token: bytes, feats: list[Features], paths: list[str], listed: list[np.ndarray],
                      digests: np.ndarray) -> bool:
@@ -2459,13 +2464,8 @@ class DedupIndex:
         found = store.derived_since(dedup_follow.NAME) if store.state is not None else None
         if found is None:
             return None
-        try:
-            blob = dedup_follow.read(self.wiki.state_dir / dedup_follow.FILE)
-        except (OSError, ValueError):
-            return None
-        basis = dedup_follow.decode(blob, dedup_follow.key_of(SETTINGS))
-        del blob
-        if basis is None or basis.id != found[0]:
+        basis = self._read_basis(found[0])
+        if basis is None:
             return None  # (damaged, or a later scan's whose state is not saved)
         # The pages changed since the basis are those the store's log names (every page written,
         # added or removed by a state since: its contract, and what lint and link repair follow
