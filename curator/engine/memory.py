@@ -36,13 +36,7 @@ def return_freed_memory() -> bool:
     elsewhere nothing more to do). Whether the threshold was set."""
     global _LONG_LIVED
     _LONG_LIVED = True
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-        return bool(libc.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD))
-    except (OSError, AttributeError):  # another C library (musl has no mallopt)
-        return False
+    return _glibc("mallopt", _M_MMAP_THRESHOLD, MMAP_THRESHOLD)
 
 
 def trim() -> bool:
@@ -51,12 +45,17 @@ def trim() -> bool:
     at once: a scan's every page's shingles (114 MB in 230,000 blocks at 32,000 pages) stayed
     resident, free but scattered, and the blocks made next grew the heap past them. Whether
     anything was given back (False elsewhere than glibc)."""
+    return _glibc("malloc_trim", 0)
+
+
+def _glibc(name: str, *args: int) -> bool:
+    """glibc's allocator call ``name(*args)``, whether it answered non-zero (False on another
+    system or C library: musl has neither mallopt nor malloc_trim)."""
     if not sys.platform.startswith("linux"):
         return False
     try:
-        libc = ctypes.CDLL("libc.so.6")
-        return bool(libc.malloc_trim(0))
-    except (OSError, AttributeError):  # another C library
+        return bool(getattr(ctypes.CDLL("libc.so.6"), name)(*args))
+    except (OSError, AttributeError):
         return False
 
 
