@@ -2336,16 +2336,16 @@ class DedupIndex:
 
     def _count_inbound(self, paths: list[str]) -> None:
         """Every page's linking pages (what the basis keeps, and the families' inbound counts),
-        counted before the scan holds anything else. A one-shot command that built the link index
-        for them lets go of it then: nothing else it answers asks for it (the families read these
-        counts), and held to the end of the scan it was the largest part of the basis's save."""
+        counted before the scan holds anything else. A one-shot command lets go of the link index
+        then: the families read these counts, a one-shot command asks nothing of links after its
+        scan (``health`` counts its link figures and lint first), and held to the end of the scan
+        the index was the largest part of the basis's save. A long-lived process keeps it."""
         wiki = self.wiki
-        built = wiki.links_built()
         key = self._links_key()
         lengths_b, flat_b = _inbound_sources(wiki.links, paths)
         self._scan_sources = np.frombuffer(lengths_b, dtype=np.int32), np.frombuffer(flat_b, dtype=np.int32)
         self._scan_inbound = key, dict(zip(paths, self._scan_sources[0].tolist(), strict=True))
-        if not built and not memory.runs_for_long():
+        if not memory.runs_for_long():
             wiki.release_links()
 
     def _listed_only(self, feats: list[Features]) -> None:

@@ -191,8 +191,7 @@ def health(wiki: Wiki, actor: Actor = OPERATOR, *, duplicates: bool = True, lint
                        "curator links unresolved", "warning"))
     figs.append(Figure("unresolved_links", "Unresolved links", links, "links", "curator links unresolved",
                        "warning"))
-    figs.append(duplicate_figure(wiki, actor) if duplicates else
-                Figure("duplicates", "Duplicate families", None, "dedup", "curator dedup --groups", "warning"))
+    figs.append(Figure("duplicates", "Duplicate families", None, "dedup", "curator dedup --groups", "warning"))
     figs.append(Figure("orphans", "Orphan pages", None, "lint:orphan", "curator lint"))
     figs.append(Figure("lint_problems", "Lint problems", None, "lint:", "curator lint", "warning"))
     figs.append(Figure("auto_pending", "Auto-filed pages awaiting a decision", _auto_pending(wiki, actor),
@@ -203,6 +202,12 @@ def health(wiki: Wiki, actor: Actor = OPERATOR, *, duplicates: bool = True, lint
                        agent_writes_since(wiki, DAY_SECONDS, actor), "history", "curator history"))
     if lint:
         add_lint(out, wiki, actor)
+    if duplicates:
+        # (counted last: the figures above are all the link index answers, and a one-shot
+        # command's duplicate scan lets go of it once it has counted every page's linking pages,
+        # 57 MB at 32,000 pages it would otherwise hold through the scan)
+        counted = duplicate_figure(wiki, actor)
+        out.figures = [counted if f.key == counted.key else f for f in out.figures]
     out.elapsed = time.perf_counter() - start
     return out
 

@@ -290,6 +290,37 @@ def test_health_figures_and_queues(root: Path) -> None:
         "pages", "duplicates", "orphans", "inbox_pending", "auto_pending", "agent_writes_24h"}
 
 
+def test_a_one_shot_health_builds_the_link_index_once(root: Path, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A one-shot ``health`` counts everything the link index answers (unresolved links, lint)
+    before its duplicate scan, which then lets go of the index: built once, not held through the
+    scan, not built again after it. The figures are in their usual order and are a long-lived
+    process's."""
+    import shutil
+
+    from curator.engine import memory
+    from curator.engine.corpus import links as corpus_links
+
+    assert not (root / ".curator").exists()  # (nothing counted yet: every figure is counted here)
+    shutil.copytree(root, tmp_path / "copy")
+    kept = health(Wiki(tmp_path / "copy"))  # (the expected figures)
+    monkeypatch.setattr(memory, "runs_for_long", lambda: False)
+    builds = []
+    real_init = corpus_links.LinkIndex.__init__
+
+    def counted(self: corpus_links.LinkIndex, *args: object, **kwargs: object) -> None:
+        builds.append(1)
+        real_init(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(corpus_links.LinkIndex, "__init__", counted)
+    wiki = Wiki(root)
+    report = health(wiki)
+    assert len(builds) == 1 and not wiki.links_built()
+    assert [f.key for f in report.figures] == [f.key for f in kept.figures]
+    assert report.figure("duplicates").value and report.lint == kept.lint
+    assert [f.value for f in report.figures] == [f.value for f in kept.figures]
+
+
 def test_health_counts_agent_writes_of_the_last_day(root: Path) -> None:
     from curator.engine.write.append import append
 
