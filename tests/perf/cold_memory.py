@@ -30,7 +30,7 @@ from platformdirs import user_cache_dir
 
 from curator.engine.corpus.state import locate_state
 from tests.perf.scale_table import wiki_at
-from tests.perf.station_total_memory import _family, _resident_kb, proc_kb
+from tests.perf.station_total_memory import _family, _pss_kb, _resident_kb
 
 COMMANDS = [("dedup --groups", ["dedup", "--groups", "--json"]), ("health", ["health"])]
 SAMPLE_S = 0.05
@@ -40,10 +40,6 @@ def target_mb(pages: int) -> int:
     """The issue's bound at this size: 600 MB at 32,000 pages, 1.5 GB at 300,000 (between them
     the 300,000 pages' bound, which the issue names for the larger wikis)."""
     return 600 if pages <= 32_000 else 1500
-
-
-def _pss_kb(pid: int) -> int:
-    return proc_kb(f"/proc/{pid}/smaps_rollup", "Pss:")
 
 
 def measure(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, int, int]:

@@ -18,6 +18,12 @@ index and :class:`~curator.engine.dedup.index.DedupIndex`) and answers, for the 
   :meth:`DedupWorker.keep`: keep the result for the next
   open (:func:`~curator.engine.dedup.families.keep_result`); :meth:`DedupWorker.stop`.
 
+A first scan (no result or basis kept for the pages: a wiki never opened before) runs in a
+one-shot process of the worker's own (:func:`_scan_apart`), which keeps its result, families and
+basis; the worker then loads them as a warm open does. The scan's peak leaves with that process:
+kept in the worker, it held the station's processes at 1.2 GB after a cold open of 32,000 pages,
+against 0.8 GB so (the scan's process is 0.17 GB more for as long as it runs).
+
 Every call first brings the worker's page store up to date with the pages as the station sees
 them (the pages the station saw change since the last call, or every page by (mtime, size) when
 its state moved otherwise; with the store's racy-stamp rule), so an answer is never of older pages
@@ -37,6 +43,7 @@ without stopping it leaves by itself when its channel closes.
 from __future__ import annotations
 
 import atexit
+import functools
 import itertools
 import multiprocessing
 import os
@@ -68,6 +75,8 @@ STOP_WAIT = 1.0
 #: shingling processes shut down) before its process group is ended.
 LEAVE_WAIT = 3.0
 _STOP = 0  # the call id of "leave" (calls are numbered from 1)
+#: Seconds between looks at whether a scan in a process of its own should stop (:func:`_scan_apart`).
+SCAN_POLL = 0.1
 #: Changed pages the station names to the worker at most (more: it compares every page).
 PATHS_MAX = 2000
 
@@ -434,6 +443,9 @@ def serve(conn: Connection, root: str, niceness: int) -> None:
     from curator.engine.wiki import Wiki
 
     wiki = Wiki(root)
+    with wiki.session.services_lock:
+        index = wiki.session.service(DedupIndex, lambda: DedupIndex(wiki))
+    index.scan_apart = functools.partial(_scan_apart, root)
     send = threading.Lock()
     seen = _Seen()
     threads: list[threading.Thread] = []
@@ -455,6 +467,41 @@ def serve(conn: Connection, root: str, niceness: int) -> None:
             thread.join(STOP_WAIT)
         if not any(t.is_alive() for t in threads):
             wiki.close()
+
+
+def _scan_apart(root: str, stop: threading.Event) -> bool:
+    """A first scan of the worker's pages, in a one-shot process of its own that keeps the result
+    and basis the worker then loads (:attr:`DedupIndex.scan_apart`): the scan's peak leaves with
+    that process, where kept in the worker it stayed for as long as the station ran. Started from
+    the calling thread (at its background niceness) and in the worker's process group (the
+    station ends it with the worker); ended when ``stop`` is set. Whether it did its work."""
+    process = multiprocessing.get_context("spawn").Process(target=_scan_and_keep, args=(root,),
+                                                           name="curator-dedup-scan", daemon=False)
+    try:
+        process.start()
+    except (OSError, RuntimeError):
+        return False  # (the worker scans itself)
+    while process.is_alive() and not stop.is_set():
+        process.join(SCAN_POLL)
+    if process.is_alive():
+        process.terminate()
+        process.join(STOP_WAIT)
+        return False
+    return process.exitcode == 0
+
+
+def _scan_and_keep(root: str) -> None:
+    """The process of :func:`_scan_apart`: the operator's families as ``curator dedup --groups``
+    finds them, which keeps the scan's result, its families and its basis for the pages."""
+    from curator.engine.wiki import Wiki
+
+    with suppress(OSError, AttributeError):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # (as the worker: a Ctrl-C is the station's)
+    wiki = Wiki(root)
+    try:
+        find_families(wiki, OPERATOR)
+    finally:
+        wiki.close()
 
 
 class _Seen:

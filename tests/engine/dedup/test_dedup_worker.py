@@ -5,6 +5,7 @@ another, closing stops it, and nothing changes for agents (their index stays in 
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import signal
 import sqlite3
@@ -74,6 +75,41 @@ def test_the_station_scans_in_another_process_and_answers_as_in_process(root: Pa
         stop_scans(wiki)
         wiki.close()
     assert worker.pid is None
+
+
+def test_the_workers_first_scan_runs_in_a_process_of_its_own(root: Path) -> None:  # noqa: F811
+    """A cold worker's first scan runs in a one-shot process that keeps its result, families and
+    basis (the scan's peak leaves with it): the worker loads them as a warm open does, answers
+    exactly an in-process scan's, and follows a change from the basis, scanning nothing itself."""
+    assert not (root / ".curator").exists()
+    wiki = Wiki(root)
+    wiki.refresh()
+    worker = worker_for(wiki)
+    try:
+        count = worker.count()
+        status = worker.status()
+        assert status["kept"] and not status["scanned"]  # (loaded, not scanned here)
+        assert status["children_peak"] > 0  # (the scan's process)
+        assert count == len(in_process(root)) and [f.to_json() for f in worker.families()] == in_process(root)
+        worker.build()  # (every page's features: from the basis the scan's process saved)
+        (root / "wiki/harbour-ledger-copy.md").write_text(
+            (root / LEDGER).read_text("utf-8").replace("Harbour Ledger", "Harbour Ledger Copy"), "utf-8")
+        wiki.refresh()
+        assert [f.to_json() for f in worker.families()] == in_process(root)
+        assert worker.status()["scanned"] and worker.starts == 1
+    finally:
+        stop_scans(wiki)
+        wiki.close()
+
+
+def test_a_scan_apart_ends_when_told_to_stop(root: Path) -> None:  # noqa: F811
+    from curator.engine.dedup.worker import _scan_apart
+
+    stop = threading.Event()
+    stop.set()
+    start = time.perf_counter()
+    assert _scan_apart(str(root), stop) is False  # (ended, kept nothing: the worker does not load)
+    assert time.perf_counter() - start < 5 and not multiprocessing.active_children()
 
 
 def test_a_change_made_while_the_worker_scans_is_followed(root: Path) -> None:  # noqa: F811
