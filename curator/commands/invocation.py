@@ -74,6 +74,11 @@ def write_json(data: Any) -> None:
 
 def write_json_bytes(out: bytes) -> None:
     """Print a JSON document's bytes (:func:`write_json`'s, saved): as they are."""
+    write_bytes(out)
+
+
+def write_bytes(out: bytes) -> None:
+    """Print ``out`` as it is (a JSON document's bytes, or text already terminal-safe)."""
     buffer = getattr(sys.stdout, "buffer", None)
     if buffer is None:  # a stream without bytes underneath: write the text
         sys.stdout.write(out.decode("utf-8", "surrogateescape"))

@@ -143,13 +143,13 @@ def _display_width(text: str) -> int:
 #: lint's answer is): a warm ``index`` of unchanged pages prints it again without building a row.
 SAVED_LISTING = {True: "index-json", False: "index-text"}
 #: Tag of the saved listing's format (a saved one of another format is computed again).
-_LISTING_FORMAT = b"listing-1\0"
+_LISTING_FORMAT = b"listing-2\0"  # (2: the text saved terminal-safe)
 
 
 def run_index(inv: Invocation, args: argparse.Namespace) -> int:
     import zlib
 
-    from curator.commands.invocation import write_json_bytes
+    from curator.commands.invocation import write_bytes
 
     # The summary columns of the page cache: a warm index decodes no page record.
     wiki, actor = inv.wiki, inv.actor
@@ -164,11 +164,11 @@ def run_index(inv: Invocation, args: argparse.Namespace) -> int:
     if saved is None:
         saved = _emit_index(inv, store.summaries())
         if state is not None:  # (not when another thread's refresh wrote meanwhile)
-            store.save_derived(name, zlib.compress(_LISTING_FORMAT + saved, 6), state=state)
-    elif inv.json:
-        write_json_bytes(saved)
-    else:
-        inv.emit(None, saved.decode("utf-8", "surrogateescape"))
+            # (level 1: a listing of 300,000 pages in 0.14 s where level 6 took 0.48 s, after
+            # every change, for a blob 25 % larger)
+            store.save_derived(name, zlib.compress(_LISTING_FORMAT + saved, 1), state=state)
+    else:  # (the JSON document, or the text as made terminal-safe when it was saved)
+        write_bytes(saved if inv.json else saved + b"\n")
     return 0
 
 
@@ -185,29 +185,41 @@ def _from_saved_listing(blob: bytes | None) -> bytes | None:
     return data[len(_LISTING_FORMAT):] if data.startswith(_LISTING_FORMAT) else None
 
 
+def _safe(text: str) -> str:
+    """``text`` for a terminal (:func:`~curator.commands.invocation.terminal_safe`): for a path or
+    title that is not printable as it is (looked at first, in line: nearly all are)."""
+    from curator.commands.invocation import terminal_safe
+
+    return terminal_safe(text)
+
+
 def _emit_index(inv: Invocation, pages: list[tuple[str, int, str, str, float]]) -> bytes:
     """Print the listing of ``pages``; return what was printed (the JSON document's bytes, or
     the text in UTF-8, a name that is not UTF-8 kept as its bytes)."""
-    from curator.commands.invocation import write_json_bytes
+    from curator.commands.invocation import write_bytes, write_json_bytes
     from curator.engine.corpus.walker import json_document_bytes
 
-    rows = [{"path": path, "bytes": size, "title": title, "layer": layer, "trust": trust}
-            for path, size, title, layer, trust in pages]
     if inv.json:
-        out = json_document_bytes(rows)
+        out = json_document_bytes([{"path": path, "bytes": size, "title": title, "layer": layer, "trust": trust}
+                                   for path, size, title, layer, trust in pages])
         write_json_bytes(out)
         return out
-    widths = [_display_width(p[0]) for p in pages]
+    # Each path and title is made terminal-safe by itself (nearly all are printable as they
+    # are), so the listing needs no pass over its whole text (0.7 s at 300,000 pages), and is
+    # saved safe: a warm listing is printed as its bytes.
+    paths = [p[0] if p[0].isprintable() else _safe(p[0]) for p in pages]
+    widths = [_display_width(p) for p in paths]
     width = max(widths, default=4)
     # (an unreadable page is listed with size -1; lint says why)
-    lines = [f"{path}{' ' * (width - w)}  {layer:<8}  {trust:4.2f}  {title}"
+    lines = [f"{path}{' ' * (width - w)}  {layer if layer.isprintable() else _safe(layer):<8}  {trust:4.2f}  "
+             f"{title if title.isprintable() else _safe(title)}"
              + ("  [unreadable: permission denied]" if size < 0 else "")
-             for (path, size, title, layer, trust), w in zip(pages, widths, strict=True)]
+             for (_, size, title, layer, trust), path, w in zip(pages, paths, widths, strict=True)]
     unreadable = sum(1 for p in pages if p[1] < 0)
     lines.append(f"{len(pages)} pages" + (f", {unreadable} unreadable (see 'curator lint')" if unreadable else ""))
-    text = "\n".join(lines)
-    inv.emit(rows, text)
-    return text.encode("utf-8", "surrogateescape")
+    out = "\n".join(lines).encode("utf-8", "surrogateescape")
+    write_bytes(out + b"\n")
+    return out
 
 
 def run_read(inv: Invocation, args: argparse.Namespace) -> int:

@@ -69,6 +69,31 @@ def test_index_text_and_global_options_in_either_place(corpus: CorpusInfo,
     assert code == 0 and json.loads(out) == before
 
 
+def test_index_text_shows_control_characters_escaped_computed_or_saved(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A page name or title an agent wrote with a terminal escape or a bidirectional override is
+    listed escaped (never acted on by the terminal), the same whether the listing is computed or
+    printed again from the saved one; the JSON keeps the stored text."""
+    info = generate(tmp_path / "wiki", 12, seed=5)
+    folder = info.root / "wiki"
+    (folder / "evil\x1b[2Jname.md").write_text("---\ntitle: Plain\n---\nA fact.\n", encoding="utf-8")
+    (folder / "plain-name.md").write_text("---\ntitle: \"Pay \\u202eyap\\x07\"\n---\nA fact.\n", encoding="utf-8")
+    wiki = ["--wiki", str(info.root)]
+    computed = run(capsys, *wiki, "index")[1]
+    saved = run(capsys, *wiki, "index")[1]
+    assert saved == computed
+    assert "\x1b" not in computed and "\u202e" not in computed and "\x07" not in computed
+    assert "evil\\x1b[2Jname.md" in computed and "Pay <U+202E>yap" in computed
+    rows = run_json(capsys, *wiki, "index")
+    assert isinstance(rows, list)
+    titles = {r["path"]: r["title"] for r in rows if isinstance(r, dict)}
+    assert titles["wiki/plain-name.md"] == "Pay \u202eyap\x07" and "wiki/evil\x1b[2Jname.md" in titles
+    # the columns still line up: every line's layer starts at one column
+    lines = [line for line in computed.splitlines() if ".md" in line]
+    assert len({line.index(".md") + len(line[line.index(".md"):]) - len(line[line.index(".md") + 3:].lstrip())
+                for line in lines if line.isascii()}) == 1
+
+
 def test_index_as_an_agent_of_a_department(corpus: CorpusInfo, capsys: pytest.CaptureFixture[str]) -> None:
     rows = run_json(capsys, "--wiki", str(corpus.root), "--as", "agent:bot-1", "--department", "sales", "index")
     assert isinstance(rows, list) and {r["path"] for r in rows} <= set(corpus.pages)
