@@ -53,11 +53,34 @@ class Invocation:
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\x80-\x9f]|\r(?!\n)")
 
 
+#: Characters of text a long answer is made terminal-safe by at a time (:func:`terminal_safe`).
+SAFE_BLOCK = 1 << 16
+
+
 def terminal_safe(text: str) -> str:
     """``text`` for a terminal: control characters (a file name with an ANSI escape, say) shown
     as ``\\x1b``-style escapes instead of being acted on, and bidirectional and invisible format
     characters as ``<U+202E>`` (a path or fact read for a decision reads as stored, never
-    reordered nor hiding a zero-width character). JSON output keeps the stored text."""
+    reordered nor hiding a zero-width character). JSON output keeps the stored text.
+
+    A long answer is looked at a block of whole lines at a time, and a block with nothing to show
+    otherwise (all of it printable, but for its line breaks and tabs: nearly every block) is
+    taken as it is after one look in C (lint's 240,000 problems at 300,000 pages: 0.55 s ->
+    0.2 s)."""
+    if len(text) <= SAFE_BLOCK:
+        return _terminal_safe(text)
+    out, start = [], 0
+    while start < len(text):
+        end = text.find("\n", start + SAFE_BLOCK)  # (a block ends after a line break: "\r\n" is not cut)
+        end = len(text) if end < 0 else end + 1
+        out.append(_terminal_safe(text[start:end]))
+        start = end
+    return "".join(out)
+
+
+def _terminal_safe(text: str) -> str:
+    if text.replace("\n", "").replace("\t", "").isprintable():
+        return text  # (a control or format character, a lone "\r" too, is not printable)
     text = _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
     if text.isascii():
         return text
