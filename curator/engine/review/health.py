@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -214,12 +213,11 @@ def health(wiki: Wiki, actor: Actor = OPERATOR, *, duplicates: bool = True, lint
 
 def add_lint(report: Health, wiki: Wiki, actor: Actor = OPERATOR) -> Health:
     """Count lint problems (in all, orphans, and one figure per kind) into ``report``."""
-    from curator.engine.review.lint import SEVERITY, lint
+    from curator.engine.review.lint import SEVERITY, lint_counts
 
-    issues = lint(wiki, actor)
-    by_kind = Counter(i.code for i in issues)
+    by_kind = lint_counts(wiki, actor)
     report.lint = dict(sorted(by_kind.items(), key=lambda kv: (-kv[1], kv[0])))
-    values = {"orphans": by_kind.get("orphan", 0), "lint_problems": len(issues)}
+    values = {"orphans": by_kind.get("orphan", 0), "lint_problems": by_kind.total()}
     report.figures = [dataclasses.replace(f, value=values[f.key]) if f.key in values else f
                       for f in report.figures if not f.key.startswith("lint:")]
     kinds = [k for k in LINT_ORDER if k in by_kind] + sorted(k for k in by_kind if k not in LINT_ORDER)

@@ -28,7 +28,7 @@ import marshal
 import zlib
 from array import array
 from bisect import bisect_left, bisect_right
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import accumulate
@@ -129,34 +129,48 @@ def lint(wiki: Wiki, actor: Actor = OPERATOR) -> list[LintIssue]:
     """All problems among the pages ``actor`` can see, sorted by path then line (the operator's
     answer is saved for the next call, and brought up to date after a change: see the module
     docstring)."""
-    if actor.is_operator:
-        store = wiki.store
-        store.count()  # (refreshed once: the state and the attachment files are current; nothing decoded)
-        state, key = store.state, store.attachments_key()
-        found = store.derived_since(SAVED_NAME) if state is not None else None
-        saved = _from_saved(found[0], key) if found is not None else None
-        issues: list[LintIssue] | None = None
-        if found is not None and saved is not None:
-            rows, links_blob = saved
-            if not found[1]:  # the same pages: the saved answer (what its links saw is not decoded)
-                issues = [LintIssue(*row) for part in rows.parts for row in part]
-            else:
-                seen = _Links.read(links_blob)
-                if seen is not None and _updated(wiki, rows, seen, found[1]):
-                    issues = [LintIssue(*row) for part in rows.parts for row in part]
-                    store.save_derived(SAVED_NAME, _saved(rows, key, seen), state=state)
-        if issues is None:
-            seen_now: dict[str, _Seen] = {}
-            issues = _page_issues(wiki, actor, seen_now)
-            if state is not None:  # (not when another thread's refresh wrote meanwhile)
-                every = _Rows.made([_row(i) for i in issues])
-                store.save_derived(SAVED_NAME, _saved(every, key, _Links.made(seen_now)), state=state)
-    else:
-        issues = _page_issues(wiki, actor)
+    found = _operators_rows(wiki) if actor.is_operator else None
+    issues = [LintIssue(*row) for part in found.parts for row in part] if found is not None else _page_issues(wiki, actor)
     moved = _moved_targets(wiki, actor)
     if moved:  # (their code is theirs alone: sorting them in keeps every other issue's order)
         issues = sorted([*issues, *moved], key=_sort_key)
     return issues
+
+
+def lint_counts(wiki: Wiki, actor: Actor = OPERATOR) -> Counter[str]:
+    """How many problems of each code :func:`lint` finds: for the operator, counted from the
+    saved rows without making an issue of each (Health's lint figures: 240,000 issues made were
+    0.2 s of it at 300,000 pages)."""
+    found = _operators_rows(wiki) if actor.is_operator else None
+    if found is None:
+        return Counter(i.code for i in lint(wiki, actor))
+    counts = Counter(row[1] for part in found.parts for row in part)  # (a row's code: see _row)
+    counts.update(i.code for i in _moved_targets(wiki, actor))
+    return counts
+
+
+def _operators_rows(wiki: Wiki) -> _Rows:
+    """Every problem the operator sees, as rows (:class:`LintIssue`'s fields), from the answer
+    saved under this state or brought up to date from an earlier one, else found again (and
+    saved for the next call)."""
+    store = wiki.store
+    store.count()  # (refreshed once: the state and the attachment files are current; nothing decoded)
+    state, key = store.state, store.attachments_key()
+    found = store.derived_since(SAVED_NAME) if state is not None else None
+    saved = _from_saved(found[0], key) if found is not None else None
+    if found is not None and saved is not None:
+        rows, links_blob = saved
+        if not found[1]:  # the same pages: the saved answer (what its links saw is not decoded)
+            return rows
+        seen = _Links.read(links_blob)
+        if seen is not None and _updated(wiki, rows, seen, found[1]):
+            store.save_derived(SAVED_NAME, _saved(rows, key, seen), state=state)
+            return rows
+    seen_now: dict[str, _Seen] = {}
+    every = _Rows.made([_row(i) for i in _page_issues(wiki, OPERATOR, seen_now)])
+    if state is not None:  # (not when another thread's refresh wrote meanwhile)
+        store.save_derived(SAVED_NAME, _saved(every, key, _Links.made(seen_now)), state=state)
+    return every
 
 
 def _row(issue: LintIssue) -> Row:
