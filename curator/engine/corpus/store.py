@@ -840,6 +840,14 @@ class PageStore:
                 self._pages = out
                 return out
 
+    def release_pages(self) -> None:
+        """Let go of every decoded page (:attr:`pages` decodes them again when asked for; a page
+        is read by itself meanwhile): for a one-shot command that decoded them for one pass and
+        has much else to hold after it (a dedup scan's features: 124 MB at 32,000 pages, held
+        through the counting and the basis's save)."""
+        with self._lock:
+            self._pages = None
+
     @property
     def decoded(self) -> bool:
         """Whether every page is decoded in memory (:attr:`pages` was asked for)."""

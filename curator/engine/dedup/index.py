@@ -1374,6 +1374,8 @@ class DedupIndex:
         self._spill: dedup_spill.Spill | None = None
         #: the scan's pages (their places in its order) in the order the spill has them (see _count_shingles)
         self._spill_order: list[int] | None = None
+        #: each page's link names (title, aliases) as a lean scan read them, for its basis (see _scan_all)
+        self._scan_names: list[tuple[str, ...]] | None = None
         #: Where set (the station's dedup worker, :mod:`curator.engine.dedup.worker`): runs a first
         #: scan in a process of its own, which keeps its result and basis for these pages, and says
         #: whether it did. A long-lived process then loads them as a warm one does, and the
@@ -1567,15 +1569,15 @@ class DedupIndex:
     def scan(self) -> None:
         """(Re)build everything from the current pages."""
         with self._lock, gc_paused():
-            pages = self.wiki.pages
+            order = sorted(self.wiki.pages)
             token = self.wiki.store.state  # the state these pages are (refreshed by .pages)
             self._reset()
-            order = sorted(pages)
             lean = token is not None and self._writable_state()
             if self._spill is None and lean:
                 self._spill = dedup_spill.open_spill(self.wiki.state_dir)
             try:
-                self._scan_all(pages, order, lean=lean)
+                # (the pages are not named here: _scan_all may let go of them, see there)
+                self._scan_all(self.wiki.pages, order, lean=lean)
             finally:
                 self._close_spill()
             self.unkept, self.unkept_update = (token if self._same else None), False
@@ -1585,7 +1587,7 @@ class DedupIndex:
                 if self._partial and not saved:
                     self.scanned = False  # (no basis to follow changes from: the next update scans again)
             finally:
-                self._listed, self._digests = None, None
+                self._listed, self._digests, self._scan_names = None, None, None
 
     def _scan_all(self, pages: dict[str, Page], order: list[str], lean: bool = False) -> None:
         """:meth:`scan`'s work. The bodies are shingled (and the slugs' keys hashed) in worker
@@ -1604,6 +1606,14 @@ class DedupIndex:
         try:
             none = np.zeros(0, dtype=np.uint64)
             feats = [features_of(pages[p], none) for p in order]
+            if lean:  # (what the basis keeps of each page beside its features)
+                self._scan_names = [_link_names(pages[p]) for p in order]
+                if not memory.runs_for_long():
+                    # A one-shot command lets go of the decoded pages: nothing after the features
+                    # reads them (a score that needs a page's text reads its file), and held
+                    # through the counting and the basis's save they were a fifth of its peak.
+                    del pages
+                    self.wiki.store.release_pages()
             self.features = {f.path: f for f in feats}
             for f in feats:
                 self._index_names(f)
@@ -2431,7 +2441,6 @@ class DedupIndex:
         rows = _places(keys, listed)
         limit = self.boilerplate_pages + dedup_follow.FOLLOW_MARGIN
         slots = [i for i, f in enumerate(feats) if f.bands]
-        pages = self.wiki.pages
         if self._scan_sources is None or len(self._scan_sources[0]) != len(paths):
             self._count_inbound(paths)
         sources = self._scan_sources
@@ -2439,9 +2448,13 @@ class DedupIndex:
         self.basis_id = os.urandom(16)
         self._since_basis = set()
         slot = self._bands[0].slot
+        found = self._scan_names
+        link_names = (found if found is not None and len(found) == len(feats)
+                      else [_link_names(self.wiki.pages.get(f.path)) for f in feats])
         names = [marshal.dumps((f.stamp, f.folder, f.title_key, f.title_text, f.title_numbers, f.slug, f.slug_alnum,
-                                f.slug_words, f.slug_numbers, tuple(sorted(f.tags)), _link_names(pages.get(f.path))))
-                 for f in feats]
+                                f.slug_words, f.slug_numbers, tuple(sorted(f.tags)), link))
+                 for f, link in zip(feats, link_names, strict=True)]
+        del found, link_names
         names_at = np.zeros(len(names) + 1, dtype=np.int64)
         np.cumsum([len(x) for x in names], out=names_at[1:])
         lengths = np.fromiter((len(x) for x in listed), dtype=np.int64, count=len(listed))

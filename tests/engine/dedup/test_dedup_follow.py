@@ -879,14 +879,17 @@ def test_a_one_shot_scan_lets_go_of_the_link_index(root: Path,  # noqa: F811
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """A scan counts every page's linking pages first; a one-shot command then lets go of the
     link index, built for the scan or before it (the families read the counts: held to the end
-    of the scan it was the largest part of the basis's save); a long-lived process keeps it. The
-    answers are a full scan's either way."""
+    of the scan it was the largest part of the basis's save), and of the decoded pages once it
+    has their features; a long-lived process keeps both. The answers are a full scan's either
+    way."""
     from curator.engine import memory
 
     monkeypatch.setattr(memory, "runs_for_long", lambda: False)
     wiki = Wiki(root)
     found = [f.to_json() for f in dedup_families.find_families(wiki)]
     assert not wiki.links_built() and found == full_scan(root)
+    # (and of the decoded pages, once their features are made: read again, they are as they were)
+    assert not wiki.store.decoded and wiki.pages == Wiki(root).pages
     ledger = next(m for f in found for m in f["members"] if m["path"] == LEDGER)  # type: ignore[attr-defined]
     assert ledger["inbound"] == len({e.source for e in wiki.links.incoming.get(LEDGER, ()) if e.source != LEDGER})
     before = Wiki(root)
@@ -897,4 +900,4 @@ def test_a_one_shot_scan_lets_go_of_the_link_index(root: Path,  # noqa: F811
     monkeypatch.setattr(memory, "runs_for_long", lambda: True)
     station = Wiki(root)
     dedup.DedupIndex(station).scan()
-    assert station.links_built()
+    assert station.links_built() and station.store.decoded
