@@ -38,6 +38,7 @@ perf: $(STAMP)
 	-$(PY) -m tests.perf.cold_memory $(or $(CURATOR_SCALE_PAGES),32000)
 	-$(PY) -m tests.perf.station_scale $(or $(CURATOR_SCALE_PAGES),32000)
 	-$(PY) -m tests.perf.station_total_memory $(or $(CURATOR_SCALE_PAGES),32000)
+	-$(PY) -m tests.perf.station_total_memory $(or $(CURATOR_SCALE_PAGES),32000) --cold
 	$(PY) -m pytest tests/perf -s -p no:cacheprovider
 
 # The bundle: dist/curator/curator is the whole command line; `curator gui` starts the station.
