@@ -72,7 +72,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from collections.abc import Set as AbstractSet
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import suppress
+from contextlib import AbstractContextManager, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -2056,16 +2056,7 @@ class DedupIndex:
                 self._reset()  # the pages changed: loaded again (a kept result has no features)
             if not self.scanned:
                 store = self.wiki.store
-                # A first load that parses the pages in bulk (a cold cache) shingles them in its
-                # parse workers too, for the scan that follows if no kept result answers.
-                collect = not store.loaded
-                if collect:
-                    store.byproduct = shingle_texts
-                    if self._spill is None and self._writable_state():
-                        self._spill = dedup_spill.open_spill(self.wiki.state_dir)
-                    if self._spill is not None:  # (each page's shingles written there as they come)
-                        store.byproducts = dedup_spill.SpillingByproducts(self._spill)
-                try:
+                with self.shingles_from_parse():  # (for the scan that follows if no kept result answers)
                     if kept_answers and self._load_kept():
                         return []
                     store.byproduct = None
@@ -2077,10 +2068,6 @@ class DedupIndex:
                     if followed is None:
                         self.scan()  # (takes the by-products whose page is as parsed: _start_shingles)
                         return sorted(self.features)
-                finally:
-                    if collect:  # (none outlive the call, whatever ended it)
-                        store.byproduct, store.byproducts = None, {}
-                        self._close_spill()
             else:
                 followed = set()
             # (the pages' stamps, not the pages: a one-shot command decodes only the changed ones)
@@ -2232,6 +2219,31 @@ class DedupIndex:
                 for other in partners.get(path, ()):
                     out.add((signal, *pair_key(path, other)))
         return out
+
+    @contextmanager
+    def shingles_from_parse(self) -> Iterator[bool]:
+        """While open, a first load of the page store that parses the pages in bulk (a cold
+        cache) shingles each body in its parse workers too, with the text in hand, for a scan
+        that follows (:meth:`_start_shingles` takes those whose page is as parsed): the scan then
+        starts no shingling processes and reads no page again. Each page's shingles go to the
+        spill file as they come (:mod:`curator.engine.dedup.spill`); none outlive the block.
+        Yields whether it collects (nothing when the store is loaded already, or this index has
+        scanned). Opened by a first update, and by a command that loads the pages for something
+        else before it asks a dedup answer (``health``: its link figures come first)."""
+        store = self.wiki.store
+        collect = not store.loaded and not self.scanned
+        if collect:
+            store.byproduct = shingle_texts
+            if self._spill is None and self._writable_state():
+                self._spill = dedup_spill.open_spill(self.wiki.state_dir)
+            if self._spill is not None:  # (each page's shingles written there as they come)
+                store.byproducts = dedup_spill.SpillingByproducts(self._spill)
+        try:
+            yield collect
+        finally:
+            if collect:  # (none outlive the block, whatever ended it)
+                store.byproduct, store.byproducts = None, {}
+                self._close_spill()
 
     def _scanned_apart(self) -> bool:
         """Whether :attr:`scan_apart` scanned these pages in another process (then their result
@@ -2907,6 +2919,14 @@ class DedupIndex:
 
 
 # --- the per-wiki index -------------------------------------------------------------------------
+
+def shingles_from_parse(wiki: Wiki) -> AbstractContextManager[bool]:
+    """:meth:`DedupIndex.shingles_from_parse` of the wiki's dedup index (held by its session)."""
+    session = wiki.session
+    with session.services_lock:
+        index = session.service(DedupIndex, lambda: DedupIndex(wiki))
+    return index.shingles_from_parse()
+
 
 def index_for(wiki: Wiki, niceness: int = 0, full: bool = False) -> DedupIndex:
     """The wiki's dedup index (held by its session), brought up to date: the first time, from the

@@ -177,9 +177,19 @@ def health(wiki: Wiki, actor: Actor = OPERATOR, *, duplicates: bool = True, lint
     """The wiki's figures as ``actor`` sees them (see the module docstring). ``lint=False`` or
     ``duplicates=False`` leave those figures uncounted (``None``) for :func:`add_lint` and
     :func:`duplicate_figure` to fill in later."""
+    start = time.perf_counter()
+    if duplicates:
+        from curator.engine.dedup.index import shingles_from_parse
+
+        # (a parse of every page for the link figures shingles them too, for a duplicate scan)
+        with shingles_from_parse(wiki):
+            return _health(wiki, actor, start, duplicates=duplicates, lint=lint)
+    return _health(wiki, actor, start, duplicates=duplicates, lint=lint)
+
+
+def _health(wiki: Wiki, actor: Actor, start: float, *, duplicates: bool, lint: bool) -> Health:
     from curator.engine.review.linkrepair import unresolved_totals
 
-    start = time.perf_counter()
     out = Health()
     # (nothing decoded; the operator sees every page)
     pages = wiki.store.count() if actor.is_operator else sum(1 for p in wiki.store.paths if wiki.visible(actor, p))

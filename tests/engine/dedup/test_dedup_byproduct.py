@@ -48,6 +48,28 @@ def test_a_cold_scan_from_the_parse_workers_finds_what_a_warm_one_does(
     assert families(Wiki(root)) == cold
 
 
+def test_a_cold_health_shingles_in_the_parse_its_link_figures_start(
+        root: Path, bulk: None, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """``health`` parses every page for its link figures before it asks the duplicate figure:
+    that parse shingles the bodies too, so its scan reads no page again, and finds what a scan
+    of its own does; nothing is kept after it."""
+    from curator.engine.review.health import health
+
+    shutil.copytree(root, root.parent / "copy")
+    shingled = count_shingled(monkeypatch)
+    wiki = Wiki(root)
+    report = health(wiki)
+    assert shingled == []  # every body shingled by the parse workers, none read again
+    assert wiki.store.byproduct is None and wiki.store.byproducts == {}
+    assert not [f for f in (root / ".curator").iterdir() if "spill" in f.name]
+    monkeypatch.setattr(store_module, "PARALLEL_MIN", 1 << 30)  # (a parse here: the scan reads every page)
+    alone = dedup_families.family_count(Wiki(root.parent / "copy"))
+    assert report.figure("duplicates").value == alone and shingled
+    # warm (the page cache kept): nothing collected, nothing to collect
+    again = Wiki(root)
+    assert health(again).figure("duplicates").value == alone and again.store.byproducts == {}
+
+
 def test_a_page_changed_between_the_parse_and_the_scan_is_shingled_from_its_bytes_now(
         root: Path, bulk: None, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
     shingled = count_shingled(monkeypatch)
