@@ -2247,8 +2247,9 @@ class DedupIndex:
 
     def _scanned_apart(self) -> bool:
         """Whether :attr:`scan_apart` scanned these pages in another process (then their result
-        and basis are kept; pages changed meanwhile are followed from them as after any load)."""
-        if self.scan_apart is None:
+        and basis are kept; pages changed meanwhile are followed from them as after any load).
+        Not where the state folder cannot be written: that process could keep nothing."""
+        if self.scan_apart is None or not self._writable_state():
             return False
         self._close_spill()  # (nothing of this process's parse is scanned here)
         done = self.scan_apart(self._stop)

@@ -102,6 +102,20 @@ def test_the_workers_first_scan_runs_in_a_process_of_its_own(root: Path) -> None
         wiki.close()
 
 
+def test_a_scan_apart_is_asked_for_only_where_its_result_can_be_kept(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """Where the state folder cannot be written, a process of its own could keep nothing for the
+    index to load: the index scans itself, answering as a full scan does."""
+    asked: list[threading.Event] = []
+    monkeypatch.setattr(DedupIndex, "_writable_state", lambda self: False)
+    wiki = Wiki(root)
+    index = DedupIndex(wiki)
+    index.scan_apart = lambda stop: asked.append(stop) or False
+    index.update()
+    assert not asked and index.scanned and index.kept is None
+    assert [f.to_json() for f in dedup_families.FamilyAnswers(index).families()] == in_process(root)
+
+
 def test_a_scan_apart_ends_when_told_to_stop(root: Path) -> None:  # noqa: F811
     from curator.engine.dedup.worker import _scan_apart
 
