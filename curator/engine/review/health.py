@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -178,16 +179,20 @@ def health(wiki: Wiki, actor: Actor = OPERATOR, *, duplicates: bool = True, lint
     ``duplicates=False`` leave those figures uncounted (``None``) for :func:`add_lint` and
     :func:`duplicate_figure` to fill in later."""
     start = time.perf_counter()
+    collecting: AbstractContextManager[bool] = nullcontext(False)
     if duplicates:
         from curator.engine.dedup.index import shingles_from_parse
 
-        # (a parse of every page for the link figures shingles them too, for a duplicate scan)
-        with shingles_from_parse(wiki):
-            return _health(wiki, actor, start, duplicates=duplicates, lint=lint)
-    return _health(wiki, actor, start, duplicates=duplicates, lint=lint)
+        # (a parse of every page for the link figures shingles them too, for the duplicate scan)
+        collecting = shingles_from_parse(wiki)
+    with collecting:
+        out = _figures(wiki, actor, duplicates=duplicates, lint=lint)
+    out.elapsed = time.perf_counter() - start
+    return out
 
 
-def _health(wiki: Wiki, actor: Actor, start: float, *, duplicates: bool, lint: bool) -> Health:
+def _figures(wiki: Wiki, actor: Actor, *, duplicates: bool, lint: bool) -> Health:
+    """:func:`health`'s figures, the duplicate figure counted last."""
     from curator.engine.review.linkrepair import unresolved_totals
 
     out = Health()
@@ -217,7 +222,6 @@ def _health(wiki: Wiki, actor: Actor, start: float, *, duplicates: bool, lint: b
         # 57 MB at 32,000 pages it would otherwise hold through the scan)
         counted = duplicate_figure(wiki, actor)
         out.figures = [counted if f.key == counted.key else f for f in out.figures]
-    out.elapsed = time.perf_counter() - start
     return out
 
 
