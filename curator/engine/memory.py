@@ -59,11 +59,16 @@ def _glibc(name: str, *args: int) -> bool:
         return False
 
 
-def resident_mb() -> float:
-    """This process's resident memory in MB (0 where /proc cannot tell: not Linux)."""
+def resident_bytes() -> int:
+    """This process's resident memory in bytes (0 where /proc cannot tell: not Linux)."""
     try:
         with open("/proc/self/statm", encoding="ascii") as f:
             pages = int(f.read().split()[1])
     except (OSError, ValueError, IndexError):
-        return 0.0
-    return pages * os.sysconf("SC_PAGE_SIZE") / (1 << 20)
+        return 0
+    return pages * os.sysconf("SC_PAGE_SIZE")
+
+
+def resident_mb() -> float:
+    """This process's resident memory in MB (0 where /proc cannot tell: not Linux)."""
+    return resident_bytes() / (1 << 20)

@@ -72,7 +72,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from collections.abc import Set as AbstractSet
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import AbstractContextManager, contextmanager, suppress
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -2369,10 +2369,10 @@ class DedupIndex:
         tables = [*self._bands, self._samples]
         if any(len(t.paths) != len(paths) or t.extra or t.dead.any() for t in tables):
             return False  # (the tables as the scan filed them are what the basis keeps: a page placed since, none)
-        digests = self._digests
-        if digests is None or len(digests) != len(feats):
-            return False
-        if not self._write_basis(token, feats, paths, listed, digests):
+        digests, link_names = self._digests, self._scan_names
+        if digests is None or len(digests) != len(feats) or link_names is None or len(link_names) != len(feats):
+            return False  # (not a lean scan's: see _scan_all)
+        if not self._write_basis(token, feats, paths, listed, digests, link_names):
             return False
         if self._partial:
             self._follow_own_basis(token)
@@ -2448,7 +2448,7 @@ class DedupIndex:
         return basis if basis is not None and basis.id == basis_id else None
 
     def _write_basis(self, token: bytes, feats: list[Features], paths: list[str], listed: list[np.ndarray],
-                     digests: np.ndarray) -> bool:
+                     digests: np.ndarray, link_names: list[tuple[str, ...]]) -> bool:
         """Write the basis of this scan (:meth:`_save_basis`); whether it was written."""
         keys, counts = self._shingle_keys, self._shingle_counts
         rows = _places(keys, listed)
@@ -2461,13 +2461,9 @@ class DedupIndex:
         self.basis_id = os.urandom(16)
         self._since_basis = set()
         slot = self._bands[0].slot
-        found = self._scan_names
-        link_names = (found if found is not None and len(found) == len(feats)
-                      else [_link_names(self.wiki.pages.get(f.path)) for f in feats])
         names = [marshal.dumps((f.stamp, f.folder, f.title_key, f.title_text, f.title_numbers, f.slug, f.slug_alnum,
                                 f.slug_words, f.slug_numbers, tuple(sorted(f.tags)), link))
                  for f, link in zip(feats, link_names, strict=True)]
-        del found, link_names
         names_at = np.zeros(len(names) + 1, dtype=np.int64)
         np.cumsum([len(x) for x in names], out=names_at[1:])
         lengths = np.fromiter((len(x) for x in listed), dtype=np.int64, count=len(listed))
@@ -2921,12 +2917,12 @@ class DedupIndex:
 
 # --- the per-wiki index -------------------------------------------------------------------------
 
-def shingles_from_parse(wiki: Wiki) -> AbstractContextManager[bool]:
-    """:meth:`DedupIndex.shingles_from_parse` of the wiki's dedup index (held by its session)."""
+def held_index(wiki: Wiki) -> DedupIndex:
+    """The wiki's dedup index, held by its session, as it is (:func:`index_for` brings it up to
+    date)."""
     session = wiki.session
     with session.services_lock:
-        index = session.service(DedupIndex, lambda: DedupIndex(wiki))
-    return index.shingles_from_parse()
+        return session.service(DedupIndex, lambda: DedupIndex(wiki))
 
 
 def index_for(wiki: Wiki, niceness: int = 0, full: bool = False) -> DedupIndex:
@@ -2935,9 +2931,7 @@ def index_for(wiki: Wiki, niceness: int = 0, full: bool = False) -> DedupIndex:
     with ``full``, always holding every page's features (:meth:`DedupIndex.build`), so that a
     change is followed page by page. ``niceness`` above 0: a scan's worker processes run at that
     lower CPU priority (the station's background work, docs/design.md §8)."""
-    session = wiki.session
-    with session.services_lock:
-        index = session.service(DedupIndex, lambda: DedupIndex(wiki))
+    index = held_index(wiki)
     index._await_build()
     with index._lock:
         index.niceness = niceness

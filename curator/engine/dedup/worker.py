@@ -1,6 +1,7 @@
 """The station's duplicate finder in a worker process (docs/design.md §8, §9, §12).
 
-A full dedup scan of a 32,000-page wiki peaked at well over a gigabyte (700 MB now), every page's
+A full dedup scan of a 32,000-page wiki peaked at well over a gigabyte (about 600 MB now, in a
+process of its own: see below), every page's
 whole features (what follows a change page by page) held most of a gigabyte after it (those loaded
 from the basis a scan saved, which a scan now follows too, about a quarter of that), and the scan's long numpy calls
 and Python loops share the interpreter lock with whatever else runs in its process. Inside the
@@ -59,7 +60,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from curator.engine.dedup.families import find_families
-from curator.engine.dedup.index import DedupIndex, Family, ScanStopped
+from curator.engine.dedup.index import DedupIndex, Family, ScanStopped, held_index
 from curator.engine.errors import CuratorError
 from curator.engine.policy.actor import OPERATOR
 
@@ -317,10 +318,9 @@ def worker_for(wiki: Wiki, niceness: int = 0) -> DedupWorker:
 # --- the worker process ---------------------------------------------------------------------------
 
 def _memory() -> dict[str, int]:
-    rss = 0
-    with suppress(OSError, ValueError, IndexError), open("/proc/self/statm") as f:
-        rss = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    return {"rss": rss, "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+    from curator.engine import memory
+
+    return {"rss": memory.resident_bytes(), "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
             "children_peak": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024}
 
 
@@ -443,9 +443,7 @@ def serve(conn: Connection, root: str, niceness: int) -> None:
     from curator.engine.wiki import Wiki
 
     wiki = Wiki(root)
-    with wiki.session.services_lock:
-        index = wiki.session.service(DedupIndex, lambda: DedupIndex(wiki))
-    index.scan_apart = functools.partial(_scan_apart, root)
+    held_index(wiki).scan_apart = functools.partial(_scan_apart, root)
     send = threading.Lock()
     seen = _Seen()
     threads: list[threading.Thread] = []

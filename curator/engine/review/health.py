@@ -181,10 +181,10 @@ def health(wiki: Wiki, actor: Actor = OPERATOR, *, duplicates: bool = True, lint
     start = time.perf_counter()
     collecting: AbstractContextManager[bool] = nullcontext(False)
     if duplicates:
-        from curator.engine.dedup.index import shingles_from_parse
+        from curator.engine.dedup.index import held_index
 
         # (a parse of every page for the link figures shingles them too, for the duplicate scan)
-        collecting = shingles_from_parse(wiki)
+        collecting = held_index(wiki).shingles_from_parse()
     with collecting:
         out = _figures(wiki, actor, duplicates=duplicates, lint=lint)
     out.elapsed = time.perf_counter() - start
