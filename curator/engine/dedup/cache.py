@@ -24,7 +24,9 @@ family as the answer built it, saved under the state it was built for, with the 
 result whose pairs it grouped (:func:`kept_digest`). A later answer for the same state reads it
 as it is; one whose index still holds those very pairs builds again only the families with a
 page changed or re-examined since, or whose inbound counts moved (grouping every pair and
-ranking 31,000 families cost a second at 100,000 pages, after every append).
+ranking 31,000 families cost a second at 100,000 pages, after every append). Which counts moved
+is told from the inbound frame saved with it (:data:`InboundFrame`) when both answers followed
+their counts from the same basis; else every member's count is looked up again.
 
 Encoding (marshal, zlib): the page paths once, then per signal the pairs as indexes into them
 (``int32``) with their scores, then the scored pairs with their five scores, then the inbound
@@ -343,13 +345,24 @@ def kept_digest(blob: bytes) -> bytes:
     return hashlib.blake2b(blob, digest_size=16).digest()
 
 
-def encode_families(key: bytes, dismissed: bytes, kept: bytes, parts: list[bytes]) -> bytes:
+#: Whose inbound counts a families answer's rows hold: (the id of the basis they were followed
+#: from, the counts of the pages whose count differs from the basis's). Two answers with frames of
+#: the same basis differ in a page's count only where those dicts do (see
+#: :func:`inbound_moved_between`); without one, every member's count is looked up again.
+InboundFrame = tuple[bytes, dict[str, int]]
+
+
+def encode_families(key: bytes, dismissed: bytes, kept: bytes, parts: list[bytes],
+                    frame: InboundFrame | None = None) -> bytes:
     """The operator's families answer, built with ``dismissed`` (:func:`dismissed_digest`) from
     the pairs of the kept result ``kept`` (:func:`kept_digest`), under ``key`` (:func:`key_of`),
     as ``parts`` (:func:`encode_family_part`): a part whose families an answer did not build
     again is saved as it was, never encoded again (encoding 31,000 families whole cost 0.2 s of
-    every answer after an append at 100,000 pages)."""
-    return marshal.dumps((FORMAT, key, dismissed, kept, parts))
+    every answer after an append at 100,000 pages). ``frame``: whose inbound counts its rows
+    hold (:data:`InboundFrame`), when known."""
+    if frame is None:
+        return marshal.dumps((FORMAT, key, dismissed, kept, parts))
+    return marshal.dumps((FORMAT, key, dismissed, kept, parts, frame))
 
 
 def encode_family_part(rows: list[tuple[Any, ...]]) -> bytes:
@@ -358,17 +371,33 @@ def encode_family_part(rows: list[tuple[Any, ...]]) -> bytes:
     return zlib.compress(marshal.dumps(rows), 1)
 
 
-def decode_families(blob: bytes, key: bytes, dismissed: bytes) -> tuple[bytes, list[bytes]] | None:
-    """(the kept result's digest, the parts) of an :func:`encode_families` saved with ``key`` and
-    ``dismissed``; None for another one, or a damaged one."""
+def decode_families(blob: bytes, key: bytes, dismissed: bytes
+                    ) -> tuple[bytes, list[bytes], InboundFrame | None] | None:
+    """(the kept result's digest, the parts, the inbound frame or None) of an
+    :func:`encode_families` saved with ``key`` and ``dismissed``; None for another one, or a
+    damaged one. A frame that is not one is read as none (every count is then looked up)."""
     try:
-        version, saved_key, saved_dismissed, kept, parts = marshal.loads(blob)
+        version, saved_key, saved_dismissed, kept, parts, *rest = marshal.loads(blob)
     except (ValueError, TypeError, EOFError):
         return None
     if (version != FORMAT or saved_key != key or saved_dismissed != dismissed or not isinstance(kept, bytes)
-            or not isinstance(parts, list) or not all(type(p) is bytes for p in parts)):
+            or not isinstance(parts, list) or not all(type(p) is bytes for p in parts) or len(rest) > 1):
         return None
-    return kept, parts
+    frame = rest[0] if rest else None
+    if not (type(frame) is tuple and len(frame) == 2 and type(frame[0]) is bytes and type(frame[1]) is dict
+            and all(type(p) is str and type(n) is int for p, n in frame[1].items())):
+        frame = None
+    return kept, parts, frame
+
+
+def inbound_moved_between(before: InboundFrame | None, now: InboundFrame | None) -> set[str] | None:
+    """The pages whose inbound count differs between two frames of the same basis (a page in one
+    frame's dict only has the basis's count in the other); None when that cannot be told (no
+    frame, or frames of different bases)."""
+    if before is None or now is None or before[0] != now[0]:
+        return None
+    a, b = before[1], now[1]
+    return {p for p in a.keys() | b.keys() if a.get(p) != b.get(p)}
 
 
 def decode_family_part(part: bytes) -> list[tuple[Any, ...]] | None:

@@ -77,6 +77,8 @@ class _Saved(NamedTuple):
 
     families: list[Family]
     parts: list[bytes | None]
+    #: Whose inbound counts the families' rows hold (None: not followed from a basis).
+    frame: dedup_cache.InboundFrame | None = None
 
 
 class FamilyAnswers:
@@ -134,7 +136,7 @@ class FamilyAnswers:
                      [(f.pages, f.keep, f.reason, f.scores, f.signals, f.strength, f.impact, f.members, f.edges)
                       for f in families[i * part:(i + 1) * part]])
                  for i, found in enumerate(saved_as.parts)]
-        blob = dedup_cache.encode_families(index.kept_key(), dismissed, index.kept_digest, parts)
+        blob = dedup_cache.encode_families(index.kept_key(), dismissed, index.kept_digest, parts, saved_as.frame)
         if store.save_derived(dedup_cache.FAMILIES_NAME, blob, state=state):  # (not when the pages moved on)
             self._families_saved = saved
             index.examined.clear()  # (what their verification changed is in the answer saved)
@@ -157,6 +159,13 @@ class FamilyAnswers:
             return None
         dirty = found[1].union(index.examined)  # (changed since it was saved; verified again since)
         inbound = self.inbound
+        frame = self._frame()
+        # The pages whose inbound count moved since the answer was saved, when both counts were
+        # followed from the same basis: then a family is checked with one intersection, not a
+        # look-up of each of its members' counts (100,000 of them at 300,000 pages: 0.6 s)
+        moved = dedup_cache.inbound_moved_between(decoded[2], frame)
+        if moved is not None:
+            dirty |= moved
         out: list[Family] = []
         parts: list[bytes | None] = []
         try:
@@ -167,7 +176,8 @@ class FamilyAnswers:
                 built = False
                 for row in rows:
                     pages, strength, members, edges = row[0], row[5], row[7], row[8]
-                    if dirty.intersection(pages) or any(m["inbound"] != inbound(m["path"]) for m in members):
+                    if dirty.intersection(pages) or (
+                            moved is None and any(m["inbound"] != inbound(m["path"]) for m in members)):
                         out.append(self._family(list(pages), {pair_key(*e["pages"]): e["signals"] for e in edges},
                                                 strength))
                         built = True
@@ -176,7 +186,15 @@ class FamilyAnswers:
                 parts.append(None if built else part)
         except (TypeError, KeyError, ValueError, AttributeError):
             return None  # (damaged: the families are grouped again)
-        return _Saved(out, parts)
+        return _Saved(out, parts, frame)
+
+    def _frame(self) -> dedup_cache.InboundFrame | None:
+        """Whose inbound counts this answer reads (:data:`~curator.engine.dedup.cache.InboundFrame`):
+        those followed from a basis, when no kept result holds counts of its own; else None."""
+        if self.index.kept is not None:
+            return None
+        frame: dedup_cache.InboundFrame | None = getattr(self._inbound, "frame", None)
+        return frame
 
     def _keep(self) -> None:
         """Save the last full scan's result for its store state (once, after its first answer: the
@@ -370,7 +388,7 @@ class FamilyAnswers:
                     self._keep()
                 if actor.is_operator:
                     if saved_as is None:  # (saved in the answer's order)
-                        saved_as = _Saved(out, [None] * -(-len(out) // dedup_cache.FAMILY_PART))
+                        saved_as = _Saved(out, [None] * -(-len(out) // dedup_cache.FAMILY_PART), self._frame())
                     self._answered = (self.index.at_state, dedup_cache.dismissed_digest(dismissed or set()), out,
                                       saved_as)
                     self._save_families()

@@ -973,8 +973,12 @@ class _BySlot(Mapping[str, int]):
     when asked for (a page's shingle digest, :func:`~curator.engine.dedup.follow.digest_of`; its
     inbound count): no dict of every page is made."""
 
-    def __init__(self, slot: Mapping[str, int], values: np.ndarray) -> None:
+    def __init__(self, slot: Mapping[str, int], values: np.ndarray,
+                 frame: dedup_cache.InboundFrame | None = None) -> None:
         self._slot, self._values = slot, values
+        #: Inbound counts followed from a basis: that basis's id and the counts that differ from
+        #: its own (what a saved families answer compares, :func:`~curator.engine.dedup.cache.inbound_moved_between`).
+        self.frame = frame
 
     def __getitem__(self, path: str) -> int:
         return int(self._values[self._slot[path]])
@@ -2709,10 +2713,12 @@ class DedupIndex:
             for target in self.wiki.links_out(path):
                 if target in slot:
                     counts[slot[target]] += 1
-        self._scan_inbound = self._links_key(), _BySlot(slot, counts)
-        self._inbound_stale = set(stale)
         # (the pages whose count is not the scan's: what a result kept as changes to the scan's holds)
-        self.inbound_moved = {basis.paths[i] for i in np.flatnonzero(counts != basis.source_counts).tolist()}
+        moved = np.flatnonzero(counts != basis.source_counts).tolist()
+        self.inbound_moved = {basis.paths[i] for i in moved}
+        frame = basis.id, {basis.paths[i]: int(counts[i]) for i in moved}
+        self._scan_inbound = self._links_key(), _BySlot(slot, counts, frame)
+        self._inbound_stale = set(stale)
 
     def _follow_inbound_again(self, stale: Iterable[str], pages: dict[str, tuple[int, int]]) -> None:
         """After an update of an index loaded from the basis: the inbound counts followed again
