@@ -66,7 +66,16 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from curator.engine.corpus import frontmatter
 from curator.engine.corpus.page import Page, decode, parse_layer
-from curator.engine.corpus.store import RACY_NS, ChangeSet, checkpoint, drop_tables, read_and_parse, reclaim
+from curator.engine.corpus.store import (
+    BULK_CACHE_KIB,
+    DEFAULT_CACHE_KIB,
+    RACY_NS,
+    ChangeSet,
+    checkpoint,
+    drop_tables,
+    read_and_parse,
+    reclaim,
+)
 from curator.engine.corpus.walker import (
     EXCLUDED_DIRS,
     MOVED_MAX,
@@ -1003,10 +1012,6 @@ def _doc_row(page: Page, body: str) -> tuple[Any, ...]:
             index_text(page.title), index_text(body[:MAX_INDEXED_CHARS]), index_text(extra))
 
 
-#: SQLite's page cache while a bulk build writes the index (negative: KiB), and after it (SQLite's
-#: default); the build's pages stay in memory instead of being written out and read back.
-BULK_CACHE_KIB = -65536
-DEFAULT_CACHE_KIB = -2000
 
 
 #: The paths a change of a document lists as changed (``search_moved``), by kind of change: an

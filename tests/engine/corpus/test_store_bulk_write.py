@@ -127,3 +127,75 @@ def test_a_parse_in_worker_processes_writes_the_same_name_rows_as_one_here(
     # and a lookup by name finds the same pages
     again = Wiki(bulk)
     assert sorted(again.store.pages_named(["p3", "page-4"])) == sorted(Wiki(serial).store.pages_named(["p3", "page-4"]))
+
+
+# --- the snapshot's triggers and the page cache around a bulk write ------------------------
+
+def _triggers(root: Path) -> set[str]:
+    conn = sqlite3.connect(locate_state(root) / "cache.sqlite")
+    try:
+        return {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type='trigger'"
+                                                 " AND tbl_name='pages'")}
+    finally:
+        conn.close()
+
+
+SNAPSHOT_TRIGGERS = {"pages_insert_snapshot", "pages_update_snapshot", "pages_delete_snapshot"}
+
+
+def test_a_bulk_write_fires_no_trigger_per_row_and_leaves_them_as_they_were(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bulk write deletes the snapshot's token once and writes its rows without the per-row
+    triggers; they are back when it commits, so another program's change to a page still
+    deletes the token, and a later process reads the pages again instead of the snapshot."""
+    root = write_pages(tmp_path / "w", _pages(60))
+    monkeypatch.setattr(store_module, "PARALLEL_MIN", 10)
+    seen: list[set[str]] = []
+    flush = store_module.PageStore._flush
+
+    def flushing(self: store_module.PageStore, *args: object) -> None:
+        seen.append({name for (name,) in self._conn.execute(
+            "SELECT name FROM sqlite_master WHERE type='trigger' AND tbl_name='pages'")})
+        assert self._conn.execute("PRAGMA cache_size").fetchone()[0] == store_module.BULK_CACHE_KIB
+        flush(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store_module.PageStore, "_flush", flushing)
+    wiki = Wiki(root)
+    assert len(wiki.pages) == 60
+    assert seen and all(s == set() for s in seen)  # (none while the rows were written)
+    assert wiki.store._conn.execute("PRAGMA cache_size").fetchone()[0] == store_module.DEFAULT_CACHE_KIB
+    wiki.close()
+    assert _triggers(root) == SNAPSHOT_TRIGGERS
+    conn = sqlite3.connect(locate_state(root) / "cache.sqlite")
+    try:
+        assert conn.execute("SELECT count(*) FROM snapshot WHERE part='token'").fetchone()[0] == 1
+        with conn:  # another program changes a page's row: the token goes
+            conn.execute("UPDATE pages SET title='Changed' WHERE path='p2.md'")
+        assert conn.execute("SELECT count(*) FROM snapshot WHERE part='token'").fetchone()[0] == 0
+    finally:
+        conn.close()
+
+
+def test_a_bulk_write_that_fails_keeps_the_triggers_and_the_cache_as_before(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = write_pages(tmp_path / "w", _pages(40))
+    Wiki(root).close()  # (the cache made, its triggers in place)
+    for i in range(40):  # every page changed: the next refresh writes them all in bulk
+        path = ("wiki/", "notes/", "", "wiki/people/")[i % 4] + f"p{i}.md"
+        (root / path).write_text(f"# Page {i} again\n\nNew text {i}.\n", "utf-8")
+    monkeypatch.setattr(store_module, "PARALLEL_MIN", 10)
+
+    def failing(self: store_module.PageStore, *args: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(store_module.PageStore, "_flush", failing)
+    wiki = Wiki(root)
+    with pytest.raises(OSError):
+        wiki.store.refresh()
+    assert wiki.store._conn.execute("PRAGMA cache_size").fetchone()[0] == store_module.DEFAULT_CACHE_KIB
+    wiki.close()
+    assert _triggers(root) == SNAPSHOT_TRIGGERS
+    monkeypatch.undo()
+    again = Wiki(root)
+    assert again.page("p2.md").title == "Page 2 again"  # (written in full by the next refresh)
+    again.close()
