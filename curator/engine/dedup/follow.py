@@ -67,6 +67,46 @@ CHUNK_PAGES = 512
 #: The count every big shingle is given (far above any limit, whatever the changes since).
 BIG = 1 << 30
 
+#: The most a saved count holds (``uint16``): a shingle on that many pages or more is read as BIG.
+SATURATED = 0xFFFF
+
+
+class FollowedCounts:
+    """A basis's shingle counts as a follow changes them: the saved counts (``uint16``, a view of
+    the file), read where asked, with the changes kept apart by place. Made into one array of
+    their own (13 million at 300,000 pages, BIG set where saturated), they cost 0.23 s of every
+    follow, which changes a few hundred of them."""
+
+    def __init__(self, saved: np.ndarray) -> None:
+        self.saved = saved
+        self._changed: dict[int, int] = {}
+
+    def __len__(self) -> int:
+        return len(self.saved)
+
+    def __getitem__(self, at: np.ndarray) -> np.ndarray:
+        """The counts at the places ``at`` (an array of places), as ``int64``."""
+        at = np.asarray(at, dtype=np.int64)
+        out: np.ndarray = self.saved[at].astype(np.int64)
+        out[out == SATURATED] = BIG
+        changed = self._changed
+        if changed and len(out):
+            places = np.fromiter(changed, dtype=np.int64, count=len(changed))
+            deltas = np.fromiter(changed.values(), dtype=np.int64, count=len(changed))
+            order = np.argsort(places)
+            places, deltas = places[order], deltas[order]
+            found = np.minimum(np.searchsorted(places, at), len(places) - 1)
+            hit = places[found] == at
+            out[hit] += deltas[found[hit]]
+        return out
+
+    def add_at(self, at: np.ndarray, delta: int) -> None:
+        """Add ``delta`` to the counts at ``at`` (as ``np.add.at``: a place given twice, twice)."""
+        changed = self._changed
+        for i in np.asarray(at, dtype=np.int64).tolist():
+            changed[i] = changed.get(i, 0) + delta
+
+
 #: Per page: (mtime_ns, size), folder, title_key, title_text, title_numbers, slug, slug_alnum,
 #: slug_words, slug_numbers, tags (sorted): what :class:`~curator.engine.dedup.index.Features` holds besides shingles;
 #: then the keys links reach the page by besides its path (its title's and aliases', sorted).
@@ -105,7 +145,7 @@ class Basis:
     titles: list[str]  # by page: its title_text (the similar-title search reads them all)
     names: Chunked  # every page's :data:`Names`, marshalled one after another
     keys: np.ndarray  # uint64: every distinct shingle, sorted
-    counts: np.ndarray  # int32: on how many pages each is (at most BIG)
+    counts: np.ndarray | FollowedCounts  # on how many pages each is (at most BIG): a scan's, or as read back
     big: np.ndarray  # bool: which are big (listed on no page)
     steps: Chunked  # uint32: each page's listed shingles, as places in keys (see deltas)
     lengths: np.ndarray  # int64: how many listed shingles each page has
@@ -311,7 +351,9 @@ def _arrays(basis: Basis) -> dict[str, np.ndarray]:
     as_is = np.asarray  # (no copy when the array is of the type saved already)
     return {
         "stamps": stamps, "keys": as_is(basis.keys, np.uint64), "big": np.packbits(basis.big),
-        "counts": np.minimum(basis.counts, 0xFFFF).astype(np.uint16), "lengths": as_is(basis.lengths, np.uint32),
+        "counts": (basis.counts.saved if isinstance(basis.counts, FollowedCounts)
+                   else np.minimum(basis.counts, SATURATED).astype(np.uint16)),
+        "lengths": as_is(basis.lengths, np.uint32),
         "names_at": as_is(basis.names.at, np.int64), "band_slots": as_is(basis.band_slots, np.int32),
         "bands": as_is(basis.bands, np.uint64), "slug_entries": as_is(basis.slug_entries, np.uint64),
         "slug_owners": as_is(basis.slug_owners, np.int32), "band_keys": as_is(basis.band_keys, np.uint64),
@@ -464,9 +506,7 @@ def decode(blob: bytes | mmap.mmap, key: bytes) -> Basis | None:
                 or len(a["digests"]) != n or len(a["source_counts"]) not in (0, n)
                 or int(a["source_counts"].sum()) != len(a["sources"]) or not _within(a["sources"], n)):
             return None
-        # (a copy: the counts change as the follow goes; int32, half of int64's bytes to write)
-        counts = a["counts"].astype(np.int32)
-        counts[counts == 0xFFFF] = BIG
+        counts = FollowedCounts(a["counts"])  # (the saved ones read where asked, the follow's changes apart)
         big = np.unpackbits(a["big"], count=len(a["keys"])).view(bool)  # (0 or 1 each: no copy)
         return Basis(
             bytes(basis_id), int(boilerplate), paths, stamps,

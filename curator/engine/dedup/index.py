@@ -1404,7 +1404,7 @@ class DedupIndex:
         self._tag_index: dict[tuple[str, str], set[str]] = defaultdict(set)
         self._bands = [_KeyTable() for _ in range(BANDS)]
         self._shingle_keys = np.zeros(0, dtype=np.uint64)
-        self._shingle_counts = np.zeros(0, dtype=np.int64)
+        self._shingle_counts: np.ndarray | dedup_follow.FollowedCounts = np.zeros(0, dtype=np.int64)
         self._extra_counts: dict[int, int] = defaultdict(int)
         self._titles: list[str] = []  # title_text by slot, "" for a free slot
         self._title_len: list[int] = []
@@ -1713,7 +1713,11 @@ class DedupIndex:
         if len(keys):
             idx = np.minimum(np.searchsorted(keys, sh), len(keys) - 1)
             hit = keys[idx] == sh
-            np.add.at(self._shingle_counts, idx[hit], delta)
+            counts = self._shingle_counts
+            if isinstance(counts, dedup_follow.FollowedCounts):
+                counts.add_at(idx[hit], delta)
+            else:
+                np.add.at(counts, idx[hit], delta)
             missing = sh[~hit]
         else:
             missing = sh
@@ -2455,6 +2459,7 @@ class DedupIndex:
                      digests: np.ndarray, link_names: list[tuple[str, ...]]) -> bool:
         """Write the basis of this scan (:meth:`_save_basis`); whether it was written."""
         keys, counts = self._shingle_keys, self._shingle_counts
+        assert isinstance(counts, np.ndarray)  # (a scan's, counted whole: never a follow's)
         rows = _places(keys, listed)
         limit = self.boilerplate_pages + dedup_follow.FOLLOW_MARGIN
         slots = [i for i, f in enumerate(feats) if f.bands]
@@ -2731,6 +2736,11 @@ class DedupIndex:
         self._inbound_stale = None
         if followed is not None and basis is not None:
             since = followed.union(stale)
+            found = self._scan_inbound
+            if since == followed and found is not None and found[0] == self._links_key():
+                # (every one counted as it is now, for this very state: the load just followed them)
+                self._inbound_stale = followed
+                return
             if len(since) <= dedup_follow.FOLLOW_MAX:
                 self._follow_inbound(basis, basis.slots(), since, pages)
 
