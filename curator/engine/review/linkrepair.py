@@ -268,21 +268,33 @@ def _written(edges: Sequence[Edge]) -> str:
     return Counter(written).most_common(1)[0][0]
 
 
-def _carried_counts(wiki: Wiki) -> dict[str, int] | None:
-    """:func:`_saved_counts` of the queue saved for an earlier state when the pages changed since
-    leave it as it is (:func:`~curator.engine.review.link_queue.unchanged`: an agent's append of a
-    fact without a new unresolved link), which is then carried to this state; else None."""
+def held_queue(wiki: Wiki) -> bytes | None:
+    """The bytes of the operator's queue saved for the store's state, or for an earlier one the
+    pages changed since leave as it is (:func:`~curator.engine.review.link_queue.unchanged`: an
+    agent's append of a fact without a new unresolved link), which is then carried to this state;
+    None otherwise (:func:`saved_queue` brings it up to date). Nothing is decoded."""
     from curator.engine.review import link_queue
 
     store = wiki.store
+    store.count()  # (refreshed once, as saved_queue)
     state, files = store.state, store.attachments_key()
     found = store.derived_since(link_queue.SAVED_NAME) if state is not None else None
-    if found is None or not found[1] or not link_queue.unchanged(wiki, found[0], files, found[1]):
+    if found is None:
         return None
-    counts = link_queue.read_counts(found[0], files)
-    if counts is not None:
+    if found[1]:
+        if not link_queue.unchanged(wiki, found[0], files, found[1]):
+            return None
         store.carry_derived(link_queue.SAVED_NAME, found[0], state=state)
-    return counts
+    return found[0]
+
+
+def _carried_counts(wiki: Wiki) -> dict[str, int] | None:
+    """:func:`_saved_counts` of the queue saved for an earlier state when the pages changed since
+    leave it as it is (:func:`held_queue`)."""
+    from curator.engine.review import link_queue
+
+    blob = held_queue(wiki)
+    return link_queue.read_counts(blob, wiki.store.attachments_key()) if blob is not None else None
 
 
 def unresolved_totals(wiki: Wiki, actor: Actor = OPERATOR) -> tuple[int, int]:
