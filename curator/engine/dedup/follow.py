@@ -80,6 +80,7 @@ class FollowedCounts:
     def __init__(self, saved: np.ndarray) -> None:
         self.saved = saved
         self._changed: dict[int, int] = {}
+        self._sorted: tuple[np.ndarray, np.ndarray] | None = None  # (the changes by place, made when read)
 
     def __len__(self) -> int:
         return len(self.saved)
@@ -91,10 +92,12 @@ class FollowedCounts:
         out[out == SATURATED] = BIG
         changed = self._changed
         if changed and len(out):
-            places = np.fromiter(changed, dtype=np.int64, count=len(changed))
-            deltas = np.fromiter(changed.values(), dtype=np.int64, count=len(changed))
-            order = np.argsort(places)
-            places, deltas = places[order], deltas[order]
+            if self._sorted is None:
+                places = np.fromiter(changed, dtype=np.int64, count=len(changed))
+                deltas = np.fromiter(changed.values(), dtype=np.int64, count=len(changed))
+                order = np.argsort(places)
+                self._sorted = places[order], deltas[order]
+            places, deltas = self._sorted
             found = np.minimum(np.searchsorted(places, at), len(places) - 1)
             hit = places[found] == at
             out[hit] += deltas[found[hit]]
@@ -105,6 +108,7 @@ class FollowedCounts:
         changed = self._changed
         for i in np.asarray(at, dtype=np.int64).tolist():
             changed[i] = changed.get(i, 0) + delta
+        self._sorted = None
 
 
 #: Per page: (mtime_ns, size), folder, title_key, title_text, title_numbers, slug, slug_alnum,
