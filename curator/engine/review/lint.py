@@ -149,6 +149,27 @@ def lint_counts(wiki: Wiki, actor: Actor = OPERATOR) -> Counter[str]:
     return counts
 
 
+def operators_parts(wiki: Wiki) -> tuple[list[tuple[bytes, list[Row]]], list[LintIssue]]:
+    """The operator's answer as the saved answer holds it: its parts of rows (sorted, a page's
+    rows never apart), each with a digest of its bytes as saved (the same digest while the part
+    is the same: what a rendering of it can be kept under), and the renamed targets looked up
+    now (:func:`lint` sorts those in). :func:`lint` of the operator is exactly these."""
+    import hashlib
+
+    rows = _operators_rows(wiki)
+    parts = []
+    for part, blob in zip(rows.parts, rows.blobs, strict=True):
+        if part:
+            saved = blob if blob is not None else zlib.compress(marshal.dumps(part), 1)  # (as _Rows.encoded)
+            parts.append((hashlib.blake2b(saved, digest_size=16).digest(), part))
+    return parts, _moved_targets(wiki, OPERATOR)
+
+
+def render_rows(rows: Iterable[Row]) -> list[str]:
+    """Each row's line, as :meth:`LintIssue.render` writes it."""
+    return [LintIssue(*row).render() for row in rows]
+
+
 def _operators_rows(wiki: Wiki) -> _Rows:
     """Every problem the operator sees, as rows (:class:`LintIssue`'s fields), from the answer
     saved under this state or brought up to date from an earlier one, else found again (and
