@@ -123,6 +123,20 @@ def unpacked_answer(blob: bytes | None, tag: bytes) -> bytes | None:
     return data[len(tag):] if data.startswith(tag) else None
 
 
+#: A lone surrogate: a byte of a file name that is not UTF-8, as Python decodes it.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def output_bytes(text: str) -> bytes:
+    """``text`` as the standard output prints it: UTF-8, a file name's byte that is not UTF-8 (a
+    lone surrogate) as U+FFFD (as the command line's streams do, see ``cli._tolerant_output``),
+    so an answer printed or saved as bytes is valid UTF-8 like any other."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text).encode("utf-8")
+
+
 def write_bytes(out: bytes) -> None:
     """Print ``out`` as it is (a JSON document's bytes, or text already terminal-safe)."""
     buffer = getattr(sys.stdout, "buffer", None)

@@ -82,7 +82,7 @@ def _finish(inv: Invocation, result: Any) -> int:
 #: 160,000 rows were made again by every answer: 3.4 s), after an agent's append too.
 SAVED_UNRESOLVED = "links-unresolved-text"
 #: Tag of the saved list's format (a saved one of another format is made again).
-_UNRESOLVED_FORMAT = b"unresolved-1\0"
+_UNRESOLVED_FORMAT = b"unresolved-2\0"  # (2: valid UTF-8, see output_bytes)
 
 
 def run_unresolved(inv: Invocation, args: argparse.Namespace) -> int:
@@ -146,9 +146,9 @@ def _saved_unresolved(wiki: Wiki) -> bytes | None:
 
 def _save_unresolved(wiki: Wiki, text: str) -> None:
     """Print the whole list (terminal-safe) and save it with what it was made from."""
-    from curator.commands.invocation import packed_answer, terminal_safe, write_bytes
+    from curator.commands.invocation import output_bytes, packed_answer, terminal_safe, write_bytes
 
-    out = terminal_safe(text).encode("utf-8", "surrogateescape")
+    out = output_bytes(terminal_safe(text))
     write_bytes(out + b"\n")
     key = _unresolved_key(wiki)  # (the queue as the answer saved or carried it)
     if key is not None:

@@ -144,7 +144,7 @@ def _display_width(text: str) -> int:
 #: lint's answer is): a warm ``index`` of unchanged pages prints it again without building a row.
 SAVED_LISTING = {True: "index-json", False: "index-text"}
 #: Tag of the saved listing's format (a saved one of another format is computed again).
-_LISTING_FORMAT = b"listing-2\0"  # (2: the text saved terminal-safe)
+_LISTING_FORMAT = b"listing-3\0"  # (2: the text saved terminal-safe; 3: and valid UTF-8, see output_bytes)
 
 
 def run_index(inv: Invocation, args: argparse.Namespace) -> int:
@@ -180,7 +180,7 @@ def _safe(text: str) -> str:
 def _emit_index(inv: Invocation, pages: list[tuple[str, int, str, str, float]]) -> bytes:
     """Print the listing of ``pages``; return what was printed (the JSON document's bytes, or
     the text in UTF-8, a name that is not UTF-8 kept as its bytes)."""
-    from curator.commands.invocation import write_bytes, write_json_bytes
+    from curator.commands.invocation import output_bytes, write_bytes, write_json_bytes
     from curator.engine.corpus.walker import json_document_bytes
 
     if inv.json:
@@ -201,7 +201,7 @@ def _emit_index(inv: Invocation, pages: list[tuple[str, int, str, str, float]]) 
              for (_, size, title, layer, trust), path, w in zip(pages, paths, widths, strict=True)]
     unreadable = sum(1 for p in pages if p[1] < 0)
     lines.append(f"{len(pages)} pages" + (f", {unreadable} unreadable (see 'curator lint')" if unreadable else ""))
-    out = "\n".join(lines).encode("utf-8", "surrogateescape")
+    out = output_bytes("\n".join(lines))
     write_bytes(out + b"\n")
     return out
 
@@ -267,9 +267,9 @@ def _lint_summary(problems: int, errors: int, pages: int) -> str:
 
 
 def _print_lint_summary(problems: int, errors: int, pages: int) -> None:
-    from curator.commands.invocation import terminal_safe, write_bytes
+    from curator.commands.invocation import output_bytes, terminal_safe, write_bytes
 
-    write_bytes(terminal_safe(_lint_summary(problems, errors, pages) + "\n").encode("utf-8", "surrogateescape"))
+    write_bytes(output_bytes(terminal_safe(_lint_summary(problems, errors, pages) + "\n")))
 
 
 def _print_lint_parts(wiki: Wiki, parts: list[tuple[bytes, list[tuple[str, str, str, str, int]]]]) -> tuple[int, int]:
@@ -278,7 +278,7 @@ def _print_lint_parts(wiki: Wiki, parts: list[tuple[bytes, list[tuple[str, str, 
     import marshal
     import zlib
 
-    from curator.commands.invocation import terminal_safe, write_bytes
+    from curator.commands.invocation import output_bytes, terminal_safe, write_bytes
     from curator.engine.review.lint import ERROR, render_rows
 
     store = wiki.store
@@ -290,7 +290,7 @@ def _print_lint_parts(wiki: Wiki, parts: list[tuple[bytes, list[tuple[str, str, 
         found = held.get(digest)
         text = _part_text(found)
         if found is None or text is None:  # (rendered: the part changed, or none was saved)
-            text = terminal_safe("\n".join(render_rows(rows)) + "\n").encode("utf-8", "surrogateescape")
+            text = output_bytes(terminal_safe("\n".join(render_rows(rows)) + "\n"))
             found = (zlib.compress(text, 1), len(rows), sum(1 for row in rows if row[2] == ERROR))
         write_bytes(text)
         kept[digest] = found

@@ -89,6 +89,12 @@ def test_a_non_utf8_file_name_stops_no_command(root: Path) -> None:
     assert any(i["path"] == SHOWN and i["code"] == "file-name" and i["severity"] == "error" for i in out), out
     rc, out, err = cli(root, "lint")
     assert rc == 1 and f"{SHOWN}: error: [file-name]" in out, out
+    # the text answers printed from what they saved are valid UTF-8 too, as computed (cli decodes
+    # strictly): each asked twice, the second printed as saved
+    for args in (["lint"], ["index"], ["links", "unresolved"]):
+        first = cli(root, *args)
+        assert cli(root, *args) == first, args
+        assert "\ufffd" in first[1] or args == ["links", "unresolved"], (args, first)
     rc, out, err = cli(root, "append", "welcome", "Lunch is at noon", "--json")
     assert_no_internal_error(rc, err)
     assert out["status"] == "appended"
