@@ -362,12 +362,13 @@ class Workspace(QObject):
         self._keep_page_lists()
         return inbound
 
-    def _keep_page_lists(self) -> None:
-        """Keep each wiki's page list as the load showed it, for the next open (see _load_all_pages)."""
+    def _keep_page_lists(self, closing: bool = False) -> None:
+        """Keep each wiki's page list as the load showed it, for the next open (see _load_all_pages);
+        ``closing``: by :meth:`close`, once no task runs any more."""
         for handle in self.handles:
-            summaries, handle.summaries = handle.summaries, None
-            if self._closed:
+            if self._closed and not closing:
                 return
+            summaries, handle.summaries = handle.summaries, None
             if handle.wiki is not None and summaries is not None and not summaries.saved:
                 try:
                     handle.wiki.keep_summaries(summaries)
@@ -569,6 +570,11 @@ class Workspace(QObject):
         for handle in self.handles:
             handle.writer.wait(10_000)
         QThreadPool.globalInstance().waitForDone(10_000)
+        # The page lists the load showed that no background task kept yet (a station closed
+        # before its links were resolved, seconds after it opened, or a --screenshot): kept now,
+        # else every next open decodes every page again (1.8 s at 100,000 pages) until one stays
+        # open long enough.
+        self._keep_page_lists(closing=True)
         for handle in self.handles:
             if handle.wiki is not None:
                 handle.wiki.close()

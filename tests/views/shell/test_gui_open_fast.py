@@ -418,3 +418,29 @@ def test_a_page_list_that_cannot_be_kept_costs_nothing_else(qtbot, tmp_path: Pat
     qtbot.wait(200)
     assert failed == []
     win.close()
+
+
+def test_a_station_closed_before_its_background_work_still_keeps_its_page_list(  # type: ignore[no-untyped-def]
+        qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A big wiki's page list is kept after its links are resolved, in the background; a station
+    closed before that (seconds after it opened, a --screenshot) keeps it as it closes, so the
+    next open does not decode every page again."""
+    from curator.engine.corpus.summaries import NAME
+    from curator.engine.wiki import Wiki
+    from curator.views.workspace import Workspace
+
+    root = make_wiki(tmp_path / "w", PAGES)
+    monkeypatch.setattr(workspace_module, "LINK_LATER_ABOVE", 0)
+    monkeypatch.setattr(Workspace, "start_background", lambda self: None)  # (closed before it starts)
+    win = loaded_window(qtbot, root, tmp_path, watch=False)
+    store = win.workspace.wiki(0).store
+    assert store.derived_any(NAME) is None  # (not kept while the station ran)
+    win.close()
+    win.workspace.close()
+    again = Wiki(root)
+    try:
+        summaries = again.summaries()
+        assert summaries.saved and again.store.decoded is False
+        assert sorted(s.path for s in summaries.pages) == sorted(PAGES)
+    finally:
+        again.close()
