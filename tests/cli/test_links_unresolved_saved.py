@@ -93,6 +93,18 @@ def test_the_whole_list_is_printed_again_as_saved_while_what_it_was_made_from_ho
     assert made.calls == 1 and "Quay Cranes" not in ignored and "Pilot Office" in ignored
 
 
+def test_a_file_added_that_a_link_names_makes_the_list_again(
+        wiki: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file is no page: adding one leaves the pages' state as it was, but a link naming it
+    resolves now, so the list saved with the files as they were is not printed again."""
+    append(capsys, wiki, "The crane figures are in [[crane-figures.data]].")
+    first = run(capsys, wiki, "links", "unresolved")
+    assert "[[crane-figures.data]] in 1 page(s)" in first
+    (wiki / "notes/crane-figures.data").write_bytes(b"1,2,3\n")
+    after = run(capsys, wiki, "links", "unresolved")
+    assert "crane-figures" not in after and after == fresh(wiki, capsys, monkeypatch)
+
+
 def test_an_agent_json_and_a_limit_never_read_the_saved_list(
         wiki: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     run(capsys, wiki, "links", "unresolved")

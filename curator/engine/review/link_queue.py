@@ -211,6 +211,12 @@ def _unpack(blob: bytes, attachments: bytes) -> tuple[Any, ...] | None:
     return parts[2:]
 
 
+def holds(blob: bytes, attachments: bytes) -> bool:
+    """Whether ``blob`` is a queue of this version saved with these attachment files (a link to a
+    file added since may resolve now: a queue saved before it does not hold)."""
+    return _unpack(blob, attachments) is not None
+
+
 def read_targets(blob: bytes, attachments: bytes) -> tuple[dict[str, Target], bytes] | None:
     """The saved targets (and the pages part, still encoded), None: not this version's or files'."""
     parts = _unpack(blob, attachments)

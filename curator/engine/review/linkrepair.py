@@ -272,14 +272,15 @@ def held_queue(wiki: Wiki) -> bytes | None:
     """The bytes of the operator's queue saved for the store's state, or for an earlier one the
     pages changed since leave as it is (:func:`~curator.engine.review.link_queue.unchanged`: an
     agent's append of a fact without a new unresolved link), which is then carried to this state;
-    None otherwise (:func:`saved_queue` brings it up to date). Nothing is decoded."""
+    None otherwise, or when it was saved with other attachment files (:func:`saved_queue` brings
+    it up to date). No target is decoded."""
     from curator.engine.review import link_queue
 
     store = wiki.store
     store.count()  # (refreshed once, as saved_queue)
     state, files = store.state, store.attachments_key()
     found = store.derived_since(link_queue.SAVED_NAME) if state is not None else None
-    if found is None:
+    if found is None or not link_queue.holds(found[0], files):
         return None
     if found[1]:
         if not link_queue.unchanged(wiki, found[0], files, found[1]):
