@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from curator.commands.invocation import Invocation
     from curator.engine.corpus.store import PageStore
+    from curator.engine.review.lint import Row
     from curator.engine.wiki import Wiki
 
 
@@ -286,7 +287,7 @@ _LINT_TEXT_FORMAT = 1
 
 
 def run_lint(inv: Invocation, args: argparse.Namespace) -> int:
-    from curator.engine.review.lint import ERROR, lint, operators_parts
+    from curator.engine.review.lint import ERROR, issues_of, lint, operators_parts
 
     if inv.actor.is_operator and not inv.json:
         parts, moved = operators_parts(inv.wiki)
@@ -294,7 +295,9 @@ def run_lint(inv: Invocation, args: argparse.Namespace) -> int:
             problems, errors = _print_lint_parts(inv.wiki, parts)
             _print_lint_summary(problems, errors, inv.wiki.store.count())
             return 1 if errors and not args.exit_zero else 0
-    issues = lint(inv.wiki, inv.actor)
+        issues = issues_of(parts, moved)
+    else:
+        issues = lint(inv.wiki, inv.actor)
     errors = sum(1 for i in issues if i.severity == ERROR)
     # (a script or CI step checks the status, as with ruff or eslint; warnings alone pass)
     status = 1 if errors and not args.exit_zero else 0
@@ -317,7 +320,7 @@ def _print_lint_summary(problems: int, errors: int, pages: int) -> None:
     write_bytes(output_bytes(terminal_safe(_lint_summary(problems, errors, pages) + "\n")))
 
 
-def _print_lint_parts(wiki: Wiki, parts: list[tuple[bytes, list[tuple[str, str, str, str, int]]]]) -> tuple[int, int]:
+def _print_lint_parts(wiki: Wiki, parts: list[tuple[bytes, list[Row]]]) -> tuple[int, int]:
     """Print the operator's problems part by part (from the saved text where it holds the part,
     else rendered, and the text saved again when a part was); (problems, errors)."""
     import marshal

@@ -103,3 +103,30 @@ def test_an_agent_and_json_are_answered_as_before(tmp_path: Path, capsys: pytest
     (root / ".scope.toml").write_text('[namespaces."wiki"]\nvisible_to_departments = ["ops"]\n', "utf-8")
     _, agent = lint_text(root, capsys, "--as", "agent:bot-1", "--department", "sales")
     assert "secret" not in agent and agent.rstrip().endswith("in 6 pages")
+
+
+def test_a_renamed_target_is_sorted_in_and_the_rows_are_read_once(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A page renamed with plain git: its linkers' problem (looked up in git each time) is sorted in
+    among the rest, every issue rendered as ``lint`` of the engine has it; the saved rows are read
+    once for it, not again."""
+    import subprocess
+
+    from tests.gui_helpers import GIT_ID, make_wiki
+
+    root = make_wiki(tmp_path / "w", {"wiki/tides.md": "# Tide Tables\n\nHigh water.\n",
+                                      "notes/linker.md": "# Linker\n\nSee [tides](../wiki/tides.md).\n",
+                                      "notes/other.md": "---\nlayer: bogus\n---\n# Other\n\n[[nowhere]]\n"})
+    subprocess.run(["git", "mv", "wiki/tides.md", "wiki/tide-tables.md"], cwd=root, check=True)
+    subprocess.run(["git", *GIT_ID, "commit", "-qm", "renamed"], cwd=root, check=True)
+    reads: list[int] = []
+    real = lint_module._operators_rows
+
+    def counting(wiki: Wiki) -> object:
+        reads.append(1)
+        return real(wiki)
+
+    monkeypatch.setattr(lint_module, "_operators_rows", counting)
+    code, out = lint_text(root, capsys)
+    assert "[moved-target]" in out and code == 1 and len(reads) == 1
+    assert out == expected(root)

@@ -80,7 +80,7 @@ class FollowedCounts:
     def __init__(self, saved: np.ndarray) -> None:
         self.saved = saved
         self._changed: dict[int, int] = {}
-        self._sorted: tuple[np.ndarray, np.ndarray] | None = None  # (the changes by place, made when read)
+        self._by_place: tuple[np.ndarray, np.ndarray] | None = None  # (the changes sorted by place, made when read)
 
     def __len__(self) -> int:
         return len(self.saved)
@@ -92,12 +92,12 @@ class FollowedCounts:
         out[out == SATURATED] = BIG
         changed = self._changed
         if changed and len(out):
-            if self._sorted is None:
+            if self._by_place is None:
                 places = np.fromiter(changed, dtype=np.int64, count=len(changed))
                 deltas = np.fromiter(changed.values(), dtype=np.int64, count=len(changed))
                 order = np.argsort(places)
-                self._sorted = places[order], deltas[order]
-            places, deltas = self._sorted
+                self._by_place = places[order], deltas[order]
+            places, deltas = self._by_place
             found = np.minimum(np.searchsorted(places, at), len(places) - 1)
             hit = places[found] == at
             out[hit] += deltas[found[hit]]
@@ -108,7 +108,7 @@ class FollowedCounts:
         changed = self._changed
         for i in np.asarray(at, dtype=np.int64).tolist():
             changed[i] = changed.get(i, 0) + delta
-        self._sorted = None
+        self._by_place = None
 
 
 #: Per page: (mtime_ns, size), folder, title_key, title_text, title_numbers, slug, slug_alnum,
@@ -353,11 +353,11 @@ def _arrays(basis: Basis) -> dict[str, np.ndarray]:
     """The basis's arrays as saved (each read back as a view of the file's bytes)."""
     stamps = np.asarray(basis.stamps, dtype=np.int64).reshape(len(basis.paths), 2)
     as_is = np.asarray  # (no copy when the array is of the type saved already)
+    counts = basis.counts
+    assert isinstance(counts, np.ndarray)  # (a scan's basis: one read back is never written again)
     return {
         "stamps": stamps, "keys": as_is(basis.keys, np.uint64), "big": np.packbits(basis.big),
-        "counts": (basis.counts.saved if isinstance(basis.counts, FollowedCounts)
-                   else np.minimum(basis.counts, SATURATED).astype(np.uint16)),
-        "lengths": as_is(basis.lengths, np.uint32),
+        "counts": np.minimum(counts, SATURATED).astype(np.uint16), "lengths": as_is(basis.lengths, np.uint32),
         "names_at": as_is(basis.names.at, np.int64), "band_slots": as_is(basis.band_slots, np.int32),
         "bands": as_is(basis.bands, np.uint64), "slug_entries": as_is(basis.slug_entries, np.uint64),
         "slug_owners": as_is(basis.slug_owners, np.int32), "band_keys": as_is(basis.band_keys, np.uint64),

@@ -129,12 +129,19 @@ def lint(wiki: Wiki, actor: Actor = OPERATOR) -> list[LintIssue]:
     """All problems among the pages ``actor`` can see, sorted by path then line (the operator's
     answer is saved for the next call, and brought up to date after a change: see the module
     docstring)."""
-    found = _operators_rows(wiki) if actor.is_operator else None
-    issues = [LintIssue(*row) for part in found.parts for row in part] if found is not None else _page_issues(wiki, actor)
-    moved = _moved_targets(wiki, actor)
-    if moved:  # (their code is theirs alone: sorting them in keeps every other issue's order)
-        issues = sorted([*issues, *moved], key=_sort_key)
-    return issues
+    if actor.is_operator:
+        return issues_of(*operators_parts(wiki))
+    return _with_moved(_page_issues(wiki, actor), _moved_targets(wiki, actor))
+
+
+def issues_of(parts: list[tuple[bytes, list[Row]]], moved: list[LintIssue]) -> list[LintIssue]:
+    """The operator's issues from :func:`operators_parts`' answer, in :func:`lint`'s order."""
+    return _with_moved([LintIssue(*row) for _, rows in parts for row in rows], moved)
+
+
+def _with_moved(issues: list[LintIssue], moved: list[LintIssue]) -> list[LintIssue]:
+    # (the renamed targets' code is theirs alone: sorting them in keeps every other issue's order)
+    return sorted([*issues, *moved], key=_sort_key) if moved else issues
 
 
 def lint_counts(wiki: Wiki, actor: Actor = OPERATOR) -> Counter[str]:

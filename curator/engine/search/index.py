@@ -1012,8 +1012,6 @@ def _doc_row(page: Page, body: str) -> tuple[Any, ...]:
             index_text(page.title), index_text(body[:MAX_INDEXED_CHARS]), index_text(extra))
 
 
-
-
 #: The paths a change of a document lists as changed (``search_moved``), by kind of change: an
 #: update may rename.
 _MOVED_PATHS = {"INSERT": "(NEW.path)", "UPDATE": "(OLD.path), (NEW.path)", "DELETE": "(OLD.path)"}
