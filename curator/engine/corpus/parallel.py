@@ -40,8 +40,10 @@ def workers() -> int:
 #: shares its parent's pages only until either touches them, and Python's reference counts touch
 #: every object read: the shingling workers of ``health`` on a wiki it had never seen, forked from
 #: a 390 MB process, came to hold 150 MB of it apart (32,000 pages: 860 MB in all, 790 spawned,
-#: in the same time).
-FORK_MAX_MB = 256
+#: in the same time). A first dedup scan's, forked from its 240 MB process, came to 133-149 MB
+#: each (PSS), spawned to 70-80 MB, in the same time (within the runs' noise). A command starts
+#: its index's parse workers at 50-60 MB: still forked.
+FORK_MAX_MB = 128
 
 
 def _context() -> Any:

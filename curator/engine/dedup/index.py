@@ -221,10 +221,12 @@ def _mults(n: int) -> np.ndarray:
 _WORD_P, _WORD_LEN = (int(x) for x in _mults(2).tolist())
 _WORD_PINV = pow(_WORD_P, -1, 1 << 64)
 _U64 = (1 << 64) - 1
-#: Texts shingled in one block of at most this many bytes (a bigger text is a block alone). A
-#: block's temporaries (8 bytes per byte) stay below the allocator's mmap threshold, so they are
-#: reused, not fresh zeroed pages each: blocks of 4 MB spent a third of the shingling in the kernel.
-_WORD_BLOCK = 1 << 20
+#: Texts shingled in one block of at most this many bytes (a bigger text is a block alone, its
+#: words found a block's bytes at a time: :func:`_block_word_ids`). A block's temporaries (8 bytes
+#: per byte) stay below the allocator's mmap threshold, so they are reused, not fresh zeroed pages
+#: each: blocks of 4 MB spent a third of the shingling in the kernel (blocks of 256 KB and of 1 MB
+#: shingle 32,000 pages in the same time).
+_WORD_BLOCK = 1 << 18
 _powers: list[np.ndarray] = [np.ones(1, dtype=np.uint64), np.ones(1, dtype=np.uint64)]  # P**j, P**-j
 
 
@@ -272,6 +274,29 @@ def _word_ids(data: bytes, ascii_words: bool) -> tuple[np.ndarray, np.ndarray]:
         h = (sums[ends] - sums[starts]) * ipw[starts]
         h ^= (ends - starts).astype(np.uint64) * np.uint64(_WORD_LEN)
     return _splitmix(h), starts
+
+
+def _block_word_ids(data: bytes, ascii_words: bool) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_word_ids` of ``data``, a piece of at most :data:`_WORD_BLOCK` bytes at a time, cut
+    at a space (no word spans one: the ids are the same). A 2 MB index page shingled whole made
+    its worker's power tables and temporaries 8 bytes per byte of it: ~100 MB more in each
+    shingling process, kept to its end."""
+    if len(data) <= _WORD_BLOCK:
+        return _word_ids(data, ascii_words)
+    ids: list[np.ndarray] = []
+    starts: list[np.ndarray] = []
+    at = 0
+    while at < len(data):
+        end = len(data)
+        if at + _WORD_BLOCK < end:
+            cut = data.rfind(b" ", at + 1, at + _WORD_BLOCK)
+            if cut > at:  # (no space in a whole block: the rest in one piece)
+                end = cut
+        piece_ids, piece_starts = _word_ids(data[at:end], ascii_words)
+        ids.append(piece_ids)
+        starts.append(piece_starts + at)
+        at = end
+    return np.concatenate(ids), np.concatenate(starts)
 
 
 def _hashes(ids: np.ndarray, k: int) -> np.ndarray:
@@ -323,7 +348,7 @@ def shingles_many(texts: list[str]) -> list[np.ndarray]:
                 size += len(group[stop][1]) + 1
                 stop += 1
             block = group[start:stop]
-            ids, starts = _word_ids(b" ".join(data for _, data in block), ascii_words)
+            ids, starts = _block_word_ids(b" ".join(data for _, data in block), ascii_words)
             offsets = np.cumsum([0, *(len(data) + 1 for _, data in block)])
             counts = np.diff(np.searchsorted(starts, offsets)).tolist()
             for (i, _), sets in zip(block, _shingle_sets(ids, counts), strict=True):

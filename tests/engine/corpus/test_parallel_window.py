@@ -102,3 +102,6 @@ def test_a_big_process_spawns_its_workers_a_small_one_forks_them(monkeypatch: py
         done = list(parallel.map_chunks(_mark, str(tmp_path), files) or ())
         assert [p for chunk in done for p in chunk] and (tmp_path / "p0").read_text() == "ran"
         (tmp_path / "p0").unlink()
+    # a first dedup scan starts its shingling workers at 240 MB (32,000 pages): spawned, they
+    # held 70-80 MB each, forked 133-149 MB (PSS)
+    assert parallel.FORK_MAX_MB < 240

@@ -47,6 +47,13 @@ def test_bulk_word_hashes_are_each_words_own_id(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(dedup, "_powers", [np.ones(1, dtype=np.uint64)] * 2)
     for text, got in zip(texts, dedup.shingles_many(texts), strict=True):
         assert np.array_equal(got, _reference_shingles(text)), text
+    # a text bigger than a block has its words found a block at a time (cut at spaces): the
+    # power tables, 16 bytes a byte, grow to a block, not to the biggest page's size (28 KB here)
+    monkeypatch.setattr(dedup, "_powers", [np.ones(1, dtype=np.uint64)] * 2)
+    assert np.array_equal(dedup.shingles_many([texts[-1]])[0], _reference_shingles(texts[-1]))
+    assert len(dedup._powers[0]) <= 64
+    no_space = "\n".join(f"w{i}" for i in range(100))  # (no space to cut at: one piece, still right)
+    assert np.array_equal(dedup.shingles_many([no_space])[0], _reference_shingles(no_space))
     assert dedup.word_id("Word".lower()) == dedup.word_id("word") != dedup.word_id("words")
     ids, starts = dedup._word_ids(b"ab  CD9 e", True)
     assert starts.tolist() == [0, 4, 8]
