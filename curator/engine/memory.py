@@ -48,6 +48,49 @@ def trim() -> bool:
     return _glibc("malloc_trim", 0)
 
 
+#: Free heap (MB) from which :func:`trim_when_idle` gives it back: below it a trim is not worth
+#: walking the heap for (a few MB free are the heap's ordinary slack, soon allocated again).
+TRIM_FREE_MB = 32
+
+
+class _MallInfo2(ctypes.Structure):
+    """glibc's ``struct mallinfo2`` (malloc.h, glibc 2.33 and later)."""
+
+    _fields_ = [(name, ctypes.c_size_t) for name in
+                ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
+                 "fordblks", "keepcost")]
+
+
+def free_heap_bytes() -> int | None:
+    """The bytes the heap holds free (freed by the program, not given back to the system: glibc's
+    ``mallinfo2``), or None where that cannot be asked (another system or C library, an older
+    glibc). A few milliseconds on a fragmented heap of hundreds of MB."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        call = ctypes.CDLL("libc.so.6").mallinfo2
+    except (OSError, AttributeError):
+        return None
+    call.restype = _MallInfo2
+    info = call()
+    return int(info.fordblks + info.fsmblks)
+
+
+def trim_when_idle(free_mb: int = TRIM_FREE_MB) -> bool:
+    """After a long-lived process's pass (a station's background task, the dedup worker's answer):
+    give the heap's free memory back when it is ``free_mb`` or more. The fixed mapping threshold
+    (:func:`return_freed_memory`) keeps big blocks out of the heap, but a pass that made and freed
+    many small objects (a cold open decodes every page's record: 70 MB of them free after it at
+    32,000 pages) left them resident for as long as the station ran. A one-shot process gives
+    everything back when it ends: nothing done there. Whether memory was given back."""
+    if not _LONG_LIVED:
+        return False
+    free = free_heap_bytes()
+    if free is None or free < free_mb << 20:
+        return False
+    return trim()
+
+
 def _glibc(name: str, *args: int) -> bool:
     """glibc's allocator call ``name(*args)``, whether it answered non-zero (False on another
     system or C library: musl has neither mallopt nor malloc_trim)."""

@@ -20,6 +20,8 @@ from typing import Any
 import shiboken6
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
+from curator.engine.memory import trim_when_idle
+
 log = logging.getLogger(__name__)
 
 #: The interpreter's thread switch interval in the station (CPython's default is 5 ms). The GUI
@@ -122,6 +124,10 @@ class _Task(QRunnable):
         else:
             if self._deliverable(None):
                 self.relay.done.emit(self.callback, result, self.owners[0])
+            del result
+        # (on this thread, off the GUI's: what the task freed goes back to the system, not kept
+        # in the heap for as long as the station runs)
+        trim_when_idle()
 
     def _deliverable(self, exc: BaseException | None) -> bool:
         """Whether the relay still lives: a task that outlived the station (a scan still running

@@ -42,3 +42,52 @@ def test_freed_temporaries_go_back_to_the_system() -> None:
 def test_the_station_and_the_mcp_server_set_it_at_start() -> None:
     for module in ("curator/views/shell/app.py", "curator/mcp_server.py"):
         assert "return_freed_memory()" in (REPO / module).read_text(), module
+
+
+TRIM_PROBE = """
+import sys
+from curator.engine import memory
+if sys.argv[1] == "long":
+    memory.return_freed_memory()
+def rss():
+    return int(open("/proc/self/statm").read().split()[1]) * 4096 / 1e6
+before = rss()
+# a pass's many small blocks (bigger than Python's own allocator serves, below the mapping
+# threshold: glibc's heap), one in a hundred still alive after it: the heap cannot shrink
+blocks = [bytes(2000 + i % 7) for i in range(60_000)]
+kept = blocks[::100]
+del blocks
+grown = rss() - before
+trimmed = memory.trim_when_idle()
+print(trimmed, round(grown), round(rss() - before))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's allocator: Linux only")
+def test_a_long_lived_process_gives_back_what_a_pass_freed_and_a_one_shot_leaves_it() -> None:
+    def run(mode: str) -> tuple[bool, int, int]:
+        out = subprocess.run([sys.executable, "-c", TRIM_PROBE, mode], cwd=REPO, capture_output=True, text=True,
+                             check=True, timeout=60)
+        trimmed, grown, after = out.stdout.split()
+        return trimmed == "True", int(grown), int(after)
+
+    trimmed, grown, after = run("long")
+    assert trimmed and grown >= 100 and after <= 20  # (120 MB made, 1.2 MB kept)
+    trimmed, grown, after = run("once")
+    assert not trimmed and after >= 100  # (a one-shot gives it back when it ends)
+
+
+def test_a_trim_waits_for_enough_free_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    from curator.engine import memory
+
+    trims: list[int] = []
+    monkeypatch.setattr(memory, "_LONG_LIVED", True)
+    monkeypatch.setattr(memory, "trim", lambda: trims.append(1) or True)
+    for free, expected in (((memory.TRIM_FREE_MB << 20) - 1, False), (memory.TRIM_FREE_MB << 20, True),
+                           (None, False)):
+        monkeypatch.setattr(memory, "free_heap_bytes", lambda free=free: free)
+        assert memory.trim_when_idle() is expected
+    assert len(trims) == 1
+    if sys.platform.startswith("linux"):
+        monkeypatch.undo()
+        assert isinstance(memory.free_heap_bytes(), int)  # (glibc answers here)

@@ -155,12 +155,14 @@ def main(argv: list[str] | None = None) -> int:
     from PySide6.QtWidgets import QApplication
 
     from curator.engine.dedup.worker import worker_for
+    from curator.engine.memory import return_freed_memory
     from curator.views.settings import Settings
     from curator.views.shell.main_window import MainWindow
     from curator.views.shell.registry import install_views
     from curator.views.workspace import Workspace
 
     app = QApplication.instance() or QApplication([])
+    return_freed_memory()  # (as `curator gui` does at its start: the station is this process)
 
     def wait(done: Callable[[], bool], seconds: float, what: str) -> None:
         end = time.monotonic() + seconds
