@@ -83,8 +83,13 @@ def trim_when_idle(free_mb: int = TRIM_FREE_MB) -> bool:
     many small objects (a cold open decodes every page's record: 70 MB of them free after it at
     32,000 pages) left them resident for as long as the station ran. A one-shot process gives
     everything back when it ends: nothing done there. Whether memory was given back."""
-    if not _LONG_LIVED:
-        return False
+    return _LONG_LIVED and trim_if_free(free_mb)
+
+
+def trim_if_free(free_mb: int = TRIM_FREE_MB) -> bool:
+    """:func:`trim` when ``free_mb`` or more of the heap is free (:func:`free_heap_bytes`), in a
+    process that serves another for as long as it runs without being marked long-lived (the
+    station's dedup worker). Whether memory was given back."""
     free = free_heap_bytes()
     if free is None or free < free_mb << 20:
         return False

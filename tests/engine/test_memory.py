@@ -88,6 +88,9 @@ def test_a_trim_waits_for_enough_free_memory(monkeypatch: pytest.MonkeyPatch) ->
         monkeypatch.setattr(memory, "free_heap_bytes", lambda free=free: free)
         assert memory.trim_when_idle() is expected
     assert len(trims) == 1
+    monkeypatch.setattr(memory, "_LONG_LIVED", False)  # (the dedup worker: not marked, still trimmed)
+    monkeypatch.setattr(memory, "free_heap_bytes", lambda: memory.TRIM_FREE_MB << 20)
+    assert not memory.trim_when_idle() and memory.trim_if_free() and len(trims) == 2
     if sys.platform.startswith("linux"):
         monkeypatch.undo()
         assert isinstance(memory.free_heap_bytes(), int)  # (glibc answers here)

@@ -59,6 +59,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from curator.engine import memory
 from curator.engine.dedup.families import find_families
 from curator.engine.dedup.index import DedupIndex, Family, ScanStopped, held_index
 from curator.engine.errors import CuratorError
@@ -527,6 +528,7 @@ class _Seen:
 def _answer(conn: Connection, send: threading.Lock, wiki: Wiki, seen: _Seen,
             state: tuple[bytes | None, set[str] | None], call_id: int, op: str, args: dict[str, Any]) -> None:
     replies: list[tuple[int, str, Any]] = []
+    value: Any = None
     try:
         seen.refresh(wiki, state)  # (never an answer of older pages than the station's)
         value = _OPS[op](wiki, **args)
@@ -548,6 +550,8 @@ def _answer(conn: Connection, send: threading.Lock, wiki: Wiki, seen: _Seen,
     if op == "count" and replies[-1][1] == "done":
         with suppress(Exception):  # (only ahead of time: the queue's own call says what fails)
             _warm(wiki)
+    del replies, value
+    memory.trim_if_free()  # (what the answer made and let go of: given back, not held for the station's life)
 
 
 def stop_scans(wiki: Wiki) -> None:
