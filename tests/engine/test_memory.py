@@ -94,3 +94,12 @@ def test_a_trim_waits_for_enough_free_memory(monkeypatch: pytest.MonkeyPatch) ->
     if sys.platform.startswith("linux"):
         monkeypatch.undo()
         assert isinstance(memory.free_heap_bytes(), int)  # (glibc answers here)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's allocator: Linux only")
+def test_a_lean_heap_is_set_where_glibc_answers() -> None:
+    code = ("from curator.engine import memory; import numpy as np, threading; assert memory.lean_heap(); "
+            "t = threading.Thread(target=lambda: [np.ones(300_000) for _ in range(20)]); t.start(); t.join(); "
+            "print(memory.runs_for_long())")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True, timeout=60)
+    assert out.stdout.strip() == "False"  # (lean, not marked long-lived: a scan keeps what a one-shot keeps)

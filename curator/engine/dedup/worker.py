@@ -496,6 +496,7 @@ def _scan_and_keep(root: str) -> None:
 
     with suppress(OSError, AttributeError):
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # (as the worker: a Ctrl-C is the station's)
+    memory.lean_heap()  # (its peak is beside the station's: freed blocks given back as it goes)
     wiki = Wiki(root)
     try:
         find_families(wiki, OPERATOR)

@@ -509,6 +509,65 @@ def test_a_background_scan_shingles_in_niced_workers_with_the_same_answer(root: 
     assert [f.to_json() for f in dedup_families.find_families(wiki)] == alone
 
 
+def _watch_shingling(monkeypatch: pytest.MonkeyPatch, during_titles) -> list[object]:  # type: ignore[no-untyped-def]
+    """The scans' shingling (``_start_shingles``'s answers, listed), in worker processes, and
+    ``during_titles(index, work)`` called as each scan compares titles."""
+    works: list[object] = []
+    start, titles = DedupIndex._start_shingles, DedupIndex._scan_titles
+
+    def started(self, pages, order):  # type: ignore[no-untyped-def]
+        works.append(start(self, pages, order))
+        return works[-1]
+
+    def comparing(self, feats):  # type: ignore[no-untyped-def]
+        during_titles(self, works[-1])
+        return titles(self, feats)
+
+    monkeypatch.setattr(DedupIndex, "_start_shingles", started)
+    monkeypatch.setattr(DedupIndex, "_scan_titles", comparing)
+    monkeypatch.setattr(dedup, "PARALLEL_SHINGLES", 1)
+    return works
+
+
+def test_the_workers_shingles_go_to_the_spill_while_the_titles_are_compared(root: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scan takes its shingling workers' results as they come (written to its spill file), on
+    a thread of its own, while it compares titles: they are not held in memory until it is done
+    (every page's shingles, 114 MB at 32,000 pages). The answer is the in-process one."""
+    import threading
+
+    alone = [f.to_json() for f in dedup_families.find_families(Wiki(root))]  # shingled in this process
+    shutil.rmtree(root / ".curator")
+    taken: list[int] = []
+
+    def wait_for_the_spill(index: DedupIndex, work) -> None:  # type: ignore[no-untyped-def]
+        assert work.taking is not None and index._spill is not None
+        work.taking.join(60)  # (done while the titles wait: not left to the end of the scan)
+        assert not work.taking.is_alive() and work.failed is None
+        taken.append(len(work.out))
+        assert all(isinstance(at, dedup.dedup_spill.Spilled) for at in work.out.values())
+
+    _watch_shingling(monkeypatch, wait_for_the_spill)
+    wiki = Wiki(root)
+    assert [f.to_json() for f in dedup_families.find_families(wiki)] == alone
+    assert taken == [len(wiki.pages)]
+    assert not [t for t in threading.enumerate() if t.name == "curator-dedup-spill"]
+
+
+def test_a_scan_stopped_while_its_workers_shingle_raises_and_keeps_nothing(root: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    shutil.rmtree(root / ".curator", ignore_errors=True)
+    _watch_shingling(monkeypatch, lambda index, work: index.stop())  # (the station closing, mid-scan)
+    wiki = Wiki(root)
+    index = dedup.DedupIndex(wiki)
+    with pytest.raises(dedup.ScanStopped):
+        index.scan()
+    assert not index.scanned and wiki.store.derived("dedup") is None
+    assert not [t for t in threading.enumerate() if t.name == "curator-dedup-spill"]
+
+
 def test_a_stopped_scan_raises_and_keeps_nothing(root: Path) -> None:
     wiki = Wiki(root)
     index = dedup.DedupIndex(wiki)

@@ -334,3 +334,18 @@ def test_the_worker_gives_back_what_an_answer_freed(root: Path, monkeypatch: pyt
         ours.close()
         theirs.close()
         wiki.close()
+
+
+def test_the_first_scans_process_runs_on_a_lean_heap(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """The one-shot process of the worker's first scan sets its allocator lean before it scans
+    (memory.lean_heap: its peak is added to the station's), and keeps its families as
+    ``curator dedup --groups`` does."""
+    from curator.engine import memory
+    from curator.engine.dedup import worker as worker_module
+
+    order: list[str] = []
+    monkeypatch.setattr(memory, "lean_heap", lambda: order.append("lean") or True)
+    monkeypatch.setattr(worker_module, "find_families", lambda wiki, actor: order.append("scan") or [])
+    monkeypatch.setattr(signal, "signal", lambda *args: None)  # (not this test process's Ctrl-C)
+    worker_module._scan_and_keep(str(root))
+    assert order == ["lean", "scan"]
