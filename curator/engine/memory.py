@@ -10,6 +10,11 @@ their own, returned whole when freed.
 Such a process also marks itself as long-lived (:func:`runs_for_long`): a heavy one-off pass
 whose memory it would keep (a first whole-wiki run of the conflict queue) then runs in a process
 of its own. A one-shot command needs neither: its memory goes back when it ends.
+
+What a pass made of many small blocks and freed stays in the heap all the same: the station gives
+it back after each background task (:func:`trim_when_idle`), the dedup worker after each answer
+(:func:`trim_if_free`), and a one-shot process whose peak sits beside the station's (the worker's
+first scan) runs on a :func:`lean_heap`.
 """
 
 from __future__ import annotations
@@ -87,7 +92,7 @@ def free_heap_bytes() -> int | None:
 
 
 def trim_when_idle(free_mb: int = TRIM_FREE_MB) -> bool:
-    """After a long-lived process's pass (a station's background task, the dedup worker's answer):
+    """After a long-lived process's pass (each of a station's background tasks, on its thread):
     give the heap's free memory back when it is ``free_mb`` or more. The fixed mapping threshold
     (:func:`return_freed_memory`) keeps big blocks out of the heap, but a pass that made and freed
     many small objects (a cold open decodes every page's record: 70 MB of them free after it at
