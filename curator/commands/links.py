@@ -113,7 +113,7 @@ def run_unresolved(inv: Invocation, args: argparse.Namespace) -> int:
         lines.append(f"{u.count:>6}  [[{u.target}]] in {len(u.pages)} page(s){hint}")
     lines.append(f"{total} unresolved target(s), {sum(u.count for u in items)} link(s) shown")
     if whole:
-        _save_unresolved(inv.wiki, "\n".join(lines))
+        _print_and_save_unresolved(inv.wiki, "\n".join(lines))
         return 0
     inv.emit(lambda: [u.to_json() for u in items], "\n".join(lines))
     return 0
@@ -144,7 +144,7 @@ def _saved_unresolved(wiki: Wiki) -> bytes | None:
     return data[len(key):] if key is not None and data[:len(key)] == key else None
 
 
-def _save_unresolved(wiki: Wiki, text: str) -> None:
+def _print_and_save_unresolved(wiki: Wiki, text: str) -> None:
     """Print the whole list (terminal-safe) and save it with what it was made from."""
     from curator.commands.invocation import output_bytes, packed_answer, terminal_safe, write_bytes
 

@@ -1597,15 +1597,13 @@ class DedupIndex:
         other bytes than the store's is not kept (:meth:`_keep`)."""
         if work.taking is not None:
             work.taking.join()  # (the workers' results, taken meanwhile: _take_chunks)
-            if work.failed is not None:
-                raise work.failed
         else:
             self._stop_shingling(work.chunks)  # (the workers' queued chunks cancelled, if stopped)
             if work.chunks is None and work.files:  # (no workers: shingled here)
                 work.chunks = iter((shingle_files(work.root, work.files, frozenset(work.racy)),))
             self._take_chunks(work)
-            if work.failed is not None:
-                raise work.failed
+        if work.failed is not None:
+            raise work.failed
         spill, out, keys, same = self._spill, work.out, work.keys, work.same
         for path, (blob, entries, queries) in work.done.items():
             out[path] = blob

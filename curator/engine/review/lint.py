@@ -167,7 +167,7 @@ def operators_parts(wiki: Wiki) -> tuple[list[tuple[bytes, list[Row]]], list[Lin
     parts = []
     for part, blob in zip(rows.parts, rows.blobs, strict=True):
         if part:
-            saved = blob if blob is not None else zlib.compress(marshal.dumps(part), 1)  # (as _Rows.encoded)
+            saved = blob if blob is not None else _encode_part(part)
             parts.append((hashlib.blake2b(saved, digest_size=16).digest(), part))
     return parts, _moved_targets(wiki, OPERATOR)
 
@@ -215,6 +215,11 @@ def _row_key(row: Row) -> tuple[str, int, str]:
 PART_ROWS = 2048
 
 
+def _encode_part(part: list[Row]) -> bytes:
+    """One part of the operator's rows as it is saved (and digested: :func:`operators_parts`)."""
+    return zlib.compress(marshal.dumps(part), 1)
+
+
 @dataclass(slots=True)
 class _Rows:
     """The operator's issue rows, sorted (by :func:`_row_key`), in parts as saved."""
@@ -239,9 +244,9 @@ class _Rows:
             if blob is not None:
                 out.append(blob)
             elif len(part) > 2 * PART_ROWS:  # (grown by many changes: cut again)
-                out.extend(zlib.compress(marshal.dumps(p), 1) for p in _Rows.made(part).parts)
+                out.extend(_encode_part(p) for p in _Rows.made(part).parts)
             elif part:
-                out.append(zlib.compress(marshal.dumps(part), 1))
+                out.append(_encode_part(part))
         return out
 
     def replace(self, runs: dict[str, list[Row]], drop: Callable[[str, Row], bool]) -> None:
