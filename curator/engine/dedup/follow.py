@@ -79,7 +79,9 @@ class FollowedCounts:
 
     def __init__(self, saved: np.ndarray) -> None:
         self.saved = saved
-        self._changed: dict[int, int] = {}
+        #: The changes as added (places, and what each moves by), summed by place when read (a
+        #: dict entry a place cost 30 ms a follow of 130 pages).
+        self._added: list[tuple[np.ndarray, np.ndarray]] = []
         self._by_place: tuple[np.ndarray, np.ndarray] | None = None  # (the changes sorted by place, made when read)
 
     def __len__(self) -> int:
@@ -90,14 +92,8 @@ class FollowedCounts:
         at = np.asarray(at, dtype=np.int64)
         out: np.ndarray = self.saved[at].astype(np.int64)
         out[out == SATURATED] = BIG
-        changed = self._changed
-        if changed and len(out):
-            if self._by_place is None:
-                places = np.fromiter(changed, dtype=np.int64, count=len(changed))
-                deltas = np.fromiter(changed.values(), dtype=np.int64, count=len(changed))
-                order = np.argsort(places)
-                self._by_place = places[order], deltas[order]
-            places, deltas = self._by_place
+        if self._added and len(out):
+            places, deltas = self._changes()
             found = np.minimum(np.searchsorted(places, at), len(places) - 1)
             hit = places[found] == at
             out[hit] += deltas[found[hit]]
@@ -105,10 +101,21 @@ class FollowedCounts:
 
     def add_at(self, at: np.ndarray, delta: int) -> None:
         """Add ``delta`` to the counts at ``at`` (as ``np.add.at``: a place given twice, twice)."""
-        changed = self._changed
-        for i in np.asarray(at, dtype=np.int64).tolist():
-            changed[i] = changed.get(i, 0) + delta
-        self._by_place = None
+        if len(at):
+            self._added.append((np.asarray(at, dtype=np.int64), np.full(len(at), delta, dtype=np.int64)))
+            self._by_place = None
+
+    def _changes(self) -> tuple[np.ndarray, np.ndarray]:
+        """The changes summed by place: the places (ascending, distinct) and what each moved by."""
+        if self._by_place is None:
+            places = np.concatenate([at for at, _ in self._added])
+            deltas = np.concatenate([moved for _, moved in self._added])
+            order = np.argsort(places, kind="stable")
+            places, deltas = places[order], deltas[order]
+            starts = np.flatnonzero(np.concatenate(([True], places[1:] != places[:-1])))
+            self._by_place = places[starts], np.add.reduceat(deltas, starts)
+            self._added = [self._by_place]  # (kept summed: a later read sorts these with what came since)
+        return self._by_place
 
 
 #: Per page: (mtime_ns, size), folder, title_key, title_text, title_numbers, slug, slug_alnum,

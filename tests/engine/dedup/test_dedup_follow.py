@@ -928,6 +928,40 @@ def test_followed_counts_read_as_the_whole_array_they_replace() -> None:
     assert (saved == before).all()  # (the file's counts are never written)
 
 
+def test_counts_added_and_read_for_many_pages_at_once_are_those_of_one_page_at_a_time(
+        root: Path) -> None:  # noqa: F811
+    """A follow settles hundreds of pages: their counts are moved in one search of every shingle
+    (sorted) and read back for each page in one search; shingles the basis's keys do not hold are
+    counted apart. Each page's counts then are what adding and reading one page at a time gives."""
+    import numpy as np
+
+    rng = np.random.default_rng(45)
+    keys = np.unique(rng.integers(0, 1 << 40, size=4000).astype(np.uint64))
+    saved = rng.integers(0, 30, size=len(keys)).astype(np.uint16)
+    pages = [np.unique(np.concatenate([rng.choice(keys, size=int(rng.integers(0, 60))),
+                                       rng.integers(1 << 41, (1 << 41) + 300, size=int(rng.integers(0, 20)))
+                                       .astype(np.uint64)]))
+             for _ in range(40)]
+    batched, single = dedup.DedupIndex(Wiki(root)), dedup.DedupIndex(Wiki(root))
+    for index in (batched, single):
+        index._shingle_keys, index._shingle_counts = keys, follow.FollowedCounts(saved.copy())
+    batched._add_counts_of(pages[:25], +1)
+    batched._add_counts_of(pages[10:15], -1)
+    for sh in pages[:25]:
+        single._add_counts(sh, +1)
+    for sh in pages[10:15]:
+        single._add_counts(sh, -1)
+    each = batched._counts_of_each(pages)
+    assert len(each) == len(pages)
+    for sh, counts in zip(pages, each, strict=True):
+        assert counts.tolist() == single._counts_of(sh).tolist()
+    outside = rng.integers(1 << 41, (1 << 41) + 300, size=50).astype(np.uint64)
+    expected = [sum(int(x) in {int(y) for y in sh} for sh in pages[:25]) - sum(
+        int(x) in {int(y) for y in sh} for sh in pages[10:15]) for x in outside]
+    assert batched._counts_of(outside).tolist() == expected  # (counted apart, exactly)
+    assert batched._counts_of_each([]) == []
+
+
 def test_a_new_process_follows_the_inbound_counts_once(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
     """A new process loading the basis after a change counts the changed pages' links as they
     are now while it loads; its update, for the very same pages and state, does not count them
