@@ -185,11 +185,7 @@ class LinkIndex:
         #: from this one by changes that left each name as it was (what name tables are kept by)
         self.names = object()
         ordered = sorted(pages, key=_order)
-        self._pages = _Files(zip(ordered, *_page_keys(ordered), strict=True))
-        files = sorted(attachments, key=_order)
-        self.attachments: tuple[str, ...] = tuple(files)
-        self._files = _Files((f, link_key(f), link_key(f.rpartition("/")[2])) for f in files)
-        self._by_name: dict[str, list[str]] = defaultdict(list)
+        self._name_tables(ordered, attachments)
         records = [pages[path] for path in ordered]
         for path, page, title in zip(ordered, records, link_keys([page.title for page in records]), strict=True):
             if page.aliases:
@@ -197,18 +193,7 @@ class LinkIndex:
                     self._by_name[name].append(path)
             elif title:  # (what _names gives a page with no aliases)
                 self._by_name[title].append(path)
-        self._base: dict[str, Resolution] = {}
-        #: every key ever resolved, by its last segment (at least those of ``_base``; shared by
-        #: the indexes updated from this one, each reading it through its own ``_base``)
-        self._by_last: dict[str, list[str]] = {}
-        self._cache: dict[tuple[str, str], Resolution] = {}
-        self._anywhere: dict[str, Resolution] = {}  # resolutions the linking page's folder cannot change
-        self.outgoing: dict[str, list[Edge]] = {}
-        self.incoming: dict[str, list[Edge]] = defaultdict(list)
-        self.unresolved: dict[str, list[Edge]] = defaultdict(list)
-        #: links to attachment files, by file path; and links naming files that are not there
-        self.attachment_links: dict[str, list[Edge]] = defaultdict(list)
-        self.missing_attachments: dict[str, list[Edge]] = defaultdict(list)
+        self._resolutions()
         # the hot loop of every graph and lint (200,000 links at 32,000 pages): locals only
         resolve, anywhere = self.resolve_key, self._anywhere
         incoming, unresolved, outgoing = self.incoming, self.unresolved, self.outgoing
@@ -248,6 +233,48 @@ class LinkIndex:
                 if anywhere.get(key) is res:
                     filed[key] = (res, into, target)
             outgoing[path] = edges
+
+    @classmethod
+    def resolver(cls, names: Mapping[str, Iterable[str]], attachments: Iterable[str] = ()) -> LinkIndex:
+        """An index that resolves a key (:meth:`resolve_key`) exactly as one built over pages
+        with these ``names`` does (every page's path -> the keys it is found by besides its path,
+        its title's and aliases': ``_names``), and holds no page and no link: for a one-shot pass
+        that resolves every page's links a chunk of pages at a time (a dedup scan's inbound
+        counts: the index of every page and edge at once was 2.7 GB at 300,000 pages)."""
+        index = object.__new__(cls)
+        index.pages, index.names = {}, object()
+        ordered = sorted(names, key=_order)
+        index._name_tables(ordered, attachments)
+        for path in ordered:
+            for name in names[path]:
+                if name:
+                    index._by_name[name].append(path)
+        index._resolutions()
+        return index
+
+    def _name_tables(self, ordered: list[str], attachments: Iterable[str]) -> None:
+        """The pages' paths (``ordered``: by :func:`_order`) and the attachment files by their keys;
+        the table by title and alias, empty."""
+        self._pages = _Files(zip(ordered, *_page_keys(ordered), strict=True))
+        files = sorted(attachments, key=_order)
+        self.attachments: tuple[str, ...] = tuple(files)
+        self._files = _Files((f, link_key(f), link_key(f.rpartition("/")[2])) for f in files)
+        self._by_name: dict[str, list[str]] = defaultdict(list)
+
+    def _resolutions(self) -> None:
+        """No key resolved yet, and no edge."""
+        self._base: dict[str, Resolution] = {}
+        #: every key ever resolved, by its last segment (at least those of ``_base``; shared by
+        #: the indexes updated from this one, each reading it through its own ``_base``)
+        self._by_last: dict[str, list[str]] = {}
+        self._cache: dict[tuple[str, str], Resolution] = {}
+        self._anywhere: dict[str, Resolution] = {}  # resolutions the linking page's folder cannot change
+        self.outgoing: dict[str, list[Edge]] = {}
+        self.incoming: dict[str, list[Edge]] = defaultdict(list)
+        self.unresolved: dict[str, list[Edge]] = defaultdict(list)
+        #: links to attachment files, by file path; and links naming files that are not there
+        self.attachment_links: dict[str, list[Edge]] = defaultdict(list)
+        self.missing_attachments: dict[str, list[Edge]] = defaultdict(list)
 
     def updated(self, pages: Mapping[str, Page], attachments: Iterable[str] = ()) -> LinkIndex:
         """:meth:`try_update`, or the index built from scratch when the change is too large for it

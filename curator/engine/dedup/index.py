@@ -68,6 +68,8 @@ import posixpath
 import re
 import threading
 import unicodedata
+import zlib
+from array import array
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from collections.abc import Set as AbstractSet
@@ -455,24 +457,39 @@ def _distinct_counts(parts: list[np.ndarray], release: Callable[[], None] | None
     return np.concatenate([k for k, _ in found]), np.concatenate([c for _, c in found])
 
 
-def _places(keys: np.ndarray, parts: list[np.ndarray]) -> np.ndarray:
-    """Where each value of ``parts`` (one after another) is in sorted ``keys``, as uint32
-    (``np.searchsorted`` a block of parts at a time, a thread each: it lets go of the
-    interpreter). The parts are never joined into one array, nor the places made int64 (both
-    were a scan's basis's peak: 26 MB each at 32,000 pages)."""
-    sizes = [len(p) for p in parts]
-    out = np.empty(sum(sizes), dtype=np.uint32)
-    if not (len(keys) and len(out)):
-        return out
-    starts = np.concatenate([[0], np.cumsum(sizes)]).tolist()
+def _listed_chunks(keys: np.ndarray, listed: list[np.ndarray], lengths: np.ndarray) -> list[bytes]:
+    """The basis's listed shingles (:attr:`~curator.engine.dedup.follow.Basis.steps`): each
+    chunk of :data:`~curator.engine.dedup.follow.CHUNK_PAGES` pages' shingles as their places in
+    sorted ``keys``, as steps (:func:`~curator.engine.dedup.follow.deltas`), compressed, made a
+    chunk at a time (a thread each: the look-ups and zlib let go of the interpreter). Made whole
+    first, the places, their steps and those as bytes were three copies of every page's listed
+    shingles at once, the peak of a scan: 150 MB at 100,000 pages."""
+    pages = dedup_follow.CHUNK_PAGES
 
-    def place(group: tuple[int, int]) -> None:
-        first, end = group
-        values = np.concatenate(parts[first:end])
-        out[starts[first]:starts[end]] = np.searchsorted(keys, values)
+    def chunk(first: int) -> bytes:
+        part, sizes = listed[first:first + pages], lengths[first:first + pages]
+        rows = np.searchsorted(keys, np.concatenate(part)) if len(keys) and int(sizes.sum()) else \
+            np.zeros(int(sizes.sum()), dtype=np.int64)
+        return zlib.compress(dedup_follow.deltas(rows, sizes).tobytes(), 1)
 
-    _threads(place, _page_groups(sizes, _COUNT_BLOCK))
-    return out
+    return _threads(chunk, list(range(0, len(listed), pages)))
+
+
+def _names_chunks(feats: list[Features], link_names: list[tuple[str, ...]]) -> tuple[np.ndarray, list[bytes]]:
+    """The basis's :data:`~curator.engine.dedup.follow.Names` of each page (where each starts,
+    and the compressed chunks of :data:`~curator.engine.dedup.follow.CHUNK_PAGES` pages): made a
+    chunk at a time, not every page's joined first."""
+    pages = dedup_follow.CHUNK_PAGES
+    at = np.zeros(len(feats) + 1, dtype=np.int64)
+    chunks: list[bytes] = []
+    for first in range(0, len(feats), pages):
+        names = [marshal.dumps((f.stamp, f.folder, f.title_key, f.title_text, f.title_numbers, f.slug, f.slug_alnum,
+                                f.slug_words, f.slug_numbers, tuple(sorted(f.tags)), link))
+                 for f, link in zip(feats[first:first + pages], link_names[first:first + pages], strict=True)]
+        np.cumsum([len(x) for x in names], out=at[first + 1:first + 1 + len(names)])
+        at[first + 1:first + 1 + len(names)] += at[first]
+        chunks.append(zlib.compress(b"".join(names), 1))
+    return at, chunks
 
 
 def _summed_runs(keys: np.ndarray, counts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -1998,13 +2015,17 @@ class DedupIndex:
         paths = [p for _, p in order]
         texts = [self.features[p].title_text for p in paths]
         lengths = [n for n, _ in order]
+        # (every core: comparing titles is most of a full scan at scale, 145 s of 261 s at 300,000
+        # pages on one core, and the shingling workers that share the cores at first are done
+        # long before it)
+        threads = parallel.workers()
         for start in range(0, len(paths), chunk):
             stop = min(len(paths), start + chunk)
             hi = bisect.bisect_right(lengths, int(lengths[stop - 1] * 11 / 9) + 1)
             if hi <= start + 1:
                 continue
             scores = process.cdist(texts[start:stop], texts[start:hi], scorer=fuzz.ratio,
-                                   score_cutoff=TITLE_SIMILARITY * 100, dtype=np.uint8, workers=1)
+                                   score_cutoff=TITLE_SIMILARITY * 100, dtype=np.uint8, workers=threads)
             rows, cols = np.nonzero(scores)
             for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
                 if c > r:
@@ -2506,18 +2527,52 @@ class DedupIndex:
         return True
 
     def _count_inbound(self, paths: list[str]) -> None:
-        """Every page's linking pages (what the basis keeps, and the families' inbound counts),
-        counted before the scan holds anything else. A one-shot command lets go of the link index
-        then: the families read these counts, a one-shot command asks nothing of links after its
-        scan (``health`` counts its link figures and lint first), and held to the end of the scan
-        the index was the largest part of the basis's save. A long-lived process keeps it."""
+        """Every page's linking pages (what the basis keeps, and the families' inbound counts).
+        A long-lived process reads them from the operator's link index, which it keeps. A one-shot
+        command, which asks nothing of links after its scan (``health`` counts its link figures
+        and lint first), resolves every page's links a chunk of pages at a time with the names
+        the scan found (:meth:`_inbound_in_chunks`): the index of every page and link at once was
+        most of a scan's peak at scale (2.7 GB at 300,000 pages)."""
         wiki = self.wiki
         key = self._links_key()
-        lengths_b, flat_b = _inbound_sources(wiki.links, paths)
-        self._scan_sources = np.frombuffer(lengths_b, dtype=np.int32), np.frombuffer(flat_b, dtype=np.int32)
+        names = self._scan_names
+        if memory.runs_for_long() or wiki.links_built() or names is None or len(names) != len(paths):
+            lengths_b, flat_b = _inbound_sources(wiki.links, paths)
+            self._scan_sources = np.frombuffer(lengths_b, dtype=np.int32), np.frombuffer(flat_b, dtype=np.int32)
+        else:
+            self._scan_sources = self._inbound_in_chunks(paths, names)
         self._scan_inbound = key, dict(zip(paths, self._scan_sources[0].tolist(), strict=True))
         if not memory.runs_for_long():
             wiki.release_links()
+
+    def _inbound_in_chunks(self, paths: list[str], names: list[tuple[str, ...]]) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`_inbound_sources` of the operator's link index, without it: each page's links
+        resolved as it resolves them (:meth:`~curator.engine.corpus.links.LinkIndex.resolver`,
+        from every page's path, title and aliases), its record decoded a chunk of pages at a
+        time; only the (linked page, linking page) slots are kept."""
+        from curator.engine.corpus.links import LinkIndex, folder_of
+
+        store = self.wiki.store
+        resolver = LinkIndex.resolver(dict(zip(paths, names, strict=True)), store.attachments)
+        resolve = resolver.resolve_key
+        slot = {p: i for i, p in enumerate(paths)}
+        pairs = array("q")  # linked page's slot << 32 | linking page's slot
+        for start in range(0, len(paths), _DECODE_CHUNK):
+            found = store.pages_at(paths[start:start + _DECODE_CHUNK])
+            for path, page in found.items():
+                source, folder = slot.get(path), folder_of(path)
+                if source is None:
+                    continue
+                for link in page.links:
+                    target = resolve(link[1], folder).path
+                    if target is not None and target != path:
+                        at = slot.get(target)
+                        if at is not None:
+                            pairs.append(at << 32 | source)
+            del found
+        linked = np.unique(np.frombuffer(pairs, dtype=np.int64))  # (distinct, by linked page then linking page)
+        lengths = np.bincount(linked >> 32, minlength=len(paths)).astype(np.int32)
+        return lengths, (linked & 0xFFFFFFFF).astype(np.int32)
 
     def _listed_only(self, feats: list[Features]) -> None:
         """Every page keeps only its listed shingles (what loading the basis gives it) from here
@@ -2579,7 +2634,6 @@ class DedupIndex:
         """Write the basis of this scan (:meth:`_save_basis`); whether it was written."""
         keys, counts = self._shingle_keys, self._shingle_counts
         assert isinstance(counts, np.ndarray)  # (a scan's, counted whole: never a follow's)
-        rows = _places(keys, listed)
         limit = self.boilerplate_pages + dedup_follow.FOLLOW_MARGIN
         slots = [i for i, f in enumerate(feats) if f.bands]
         if self._scan_sources is None or len(self._scan_sources[0]) != len(paths):
@@ -2589,21 +2643,16 @@ class DedupIndex:
         self.basis_id = os.urandom(16)
         self._since_basis = set()
         slot = self._bands[0].slot
-        names = [marshal.dumps((f.stamp, f.folder, f.title_key, f.title_text, f.title_numbers, f.slug, f.slug_alnum,
-                                f.slug_words, f.slug_numbers, tuple(sorted(f.tags)), link))
-                 for f, link in zip(feats, link_names, strict=True)]
-        names_at = np.zeros(len(names) + 1, dtype=np.int64)
-        np.cumsum([len(x) for x in names], out=names_at[1:])
+        names_at, names = _names_chunks(feats, link_names)
         lengths = np.fromiter((len(x) for x in listed), dtype=np.int64, count=len(listed))
         starts = np.zeros(len(lengths) + 1, dtype=np.int64)
         np.cumsum(lengths, out=starts[1:])
-        steps = dedup_follow.deltas(rows, lengths).tobytes()
-        del rows
+        steps = _listed_chunks(keys, listed, lengths)
         basis = dedup_follow.Basis(
             self.basis_id, self.boilerplate_pages, paths,
             np.array([f.stamp for f in feats], dtype=np.int64).reshape(len(feats), 2), [f.title_text for f in feats],
-            dedup_follow.Chunked(names_at, b"".join(names)), keys, counts, counts > limit,
-            dedup_follow.Chunked(starts * 4, steps), lengths,
+            dedup_follow.Chunked(names_at, chunks=names), keys, counts, counts > limit,
+            dedup_follow.Chunked(starts * 4, chunks=steps), lengths,
             np.array(slots, dtype=np.int64),
             np.array([feats[i].bands for i in slots], dtype=np.uint64).reshape(len(slots), BANDS),
             self._slugs.keys, self._slugs.owners,

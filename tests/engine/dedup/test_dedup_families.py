@@ -529,12 +529,13 @@ def _watch_shingling(monkeypatch: pytest.MonkeyPatch, during_titles) -> list[obj
     return works
 
 
-def test_a_scan_makes_the_features_from_pages_decoded_a_chunk_at_a_time(root: Path,
+def test_a_one_shot_scan_decodes_the_pages_a_chunk_at_a_time(root: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    """A scan makes every page's features before any page is decoded whole (the link index's
-    decoding comes after them): made from every page decoded at once, what they kept stayed
-    scattered through the decoded pages' memory (300 MB at 100,000 pages). The pages come from
-    their records a chunk at a time, and the answer is a scan's with every page decoded."""
+    """A one-shot scan never decodes every page at once: made from every page decoded, what the
+    features kept stayed scattered through the decoded pages' memory (300 MB at 100,000 pages),
+    and the link index its inbound counts were read from was most of its peak at scale. The
+    pages come from their records a chunk at a time, and the answer is a scan's with every page
+    decoded."""
     whole = Wiki(root)
     assert whole.pages  # (every page decoded first: the way a scan used to make its features)
     expected = [f.to_json() for f in dedup_families.find_families(whole)]
@@ -547,10 +548,20 @@ def test_a_scan_makes_the_features_from_pages_decoded_a_chunk_at_a_time(root: Pa
         decoded.append(wiki.store.decoded)
         return real(page, body)
 
+    counted: list[tuple[bool, bool]] = []
+    count = DedupIndex._count_inbound
+
+    def counting(index: DedupIndex, paths: list[str]) -> None:
+        count(index, paths)
+        counted.append((wiki.store.decoded, wiki.links_built()))
+
     monkeypatch.setattr(dedup, "features_of", making)
+    monkeypatch.setattr(DedupIndex, "_count_inbound", counting)
     monkeypatch.setattr(dedup, "_DECODE_CHUNK", 3)
     assert [f.to_json() for f in dedup_families.find_families(wiki)] == expected
     assert len(decoded) >= len(wiki.paths) and not any(decoded[:len(wiki.paths)])
+    # (nor do the inbound counts decode every page, or build the link index: resolved a chunk at a time)
+    assert counted == [(False, False)]
 
 
 def test_the_workers_shingles_go_to_the_spill_while_the_titles_are_compared(root: Path,
