@@ -378,6 +378,8 @@ def _shingle_sets(ids: np.ndarray, counts: list[int]) -> list[np.ndarray]:
 
 #: Values looked up per block by :func:`_counts_above`.
 _COUNT_BLOCK = 1 << 18
+#: How many pairs of pages a scan's slug comparison scores at a time (:meth:`DedupIndex._scan_slugs`).
+_SLUG_PAIRS = 32768
 #: How many pages a scan decodes from their records at a time to make their features (see
 #: :meth:`DedupIndex._scan_all`).
 _DECODE_CHUNK = 2048
@@ -453,8 +455,24 @@ def _distinct_counts(parts: list[np.ndarray], release: Callable[[], None] | None
         order = np.argsort(keys, kind="stable")  # (sorted runs, one per block: merged in linear time)
         return _summed_runs(keys[order], counts[order])
 
-    found = _threads(merged, list(range(len(cuts) + 1)))
-    return np.concatenate([k for k, _ in found]), np.concatenate([c for _, c in found])
+    # The ranges' answers go into one array as they come, a round of ranges (a thread each) at a
+    # time: every range's held and then joined were two more copies of every distinct shingle
+    # and its count beside the blocks' (208 MB each at 100,000 pages). The arrays are made as
+    # long as all the blocks' distinct values (what the ranges can hold at most), then cut to
+    # what they hold.
+    total = sum(len(k) for k, _ in tables)
+    keys_out, counts_out = np.empty(total, dtype=np.uint64), np.empty(total, dtype=np.int64)
+    filled, ranges, threads = 0, list(range(len(cuts) + 1)), max(1, min(parallel.workers(), 4))
+    for at in range(0, len(ranges), threads):
+        for k, c in _threads(merged, ranges[at:at + threads]):
+            keys_out[filled:filled + len(k)] = k
+            counts_out[filled:filled + len(c)] = c
+            filled += len(k)
+    tables.clear()  # (every block's table let go before the arrays are cut)
+    del widest
+    keys_out.resize(filled, refcheck=False)  # (in place: the memory past them given back, not copied)
+    counts_out.resize(filled, refcheck=False)
+    return keys_out, counts_out
 
 
 def _listed_chunks(keys: np.ndarray, listed: list[np.ndarray], lengths: np.ndarray) -> list[bytes]:
@@ -2015,17 +2033,13 @@ class DedupIndex:
         paths = [p for _, p in order]
         texts = [self.features[p].title_text for p in paths]
         lengths = [n for n, _ in order]
-        # (every core: comparing titles is most of a full scan at scale, 145 s of 261 s at 300,000
-        # pages on one core, and the shingling workers that share the cores at first are done
-        # long before it)
-        threads = parallel.workers()
         for start in range(0, len(paths), chunk):
             stop = min(len(paths), start + chunk)
             hi = bisect.bisect_right(lengths, int(lengths[stop - 1] * 11 / 9) + 1)
             if hi <= start + 1:
                 continue
             scores = process.cdist(texts[start:stop], texts[start:hi], scorer=fuzz.ratio,
-                                   score_cutoff=TITLE_SIMILARITY * 100, dtype=np.uint8, workers=threads)
+                                   score_cutoff=TITLE_SIMILARITY * 100, dtype=np.uint8, workers=1)
             rows, cols = np.nonzero(scores)
             for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
                 if c > r:
@@ -2044,9 +2058,15 @@ class DedupIndex:
         queries, owners = self._scan_queries or _slug_keys([f.slug_words for f in feats])[1:]
         self._scan_queries = None
         a, b = self._slugs.meets(queries, owners)  # (each pair once: slots are in path order)
-        self._verify_slots("slug", feats, a, b)
-        for f in feats:  # (made again for the few a later answer scores: held, they were 71 MB of the
-            f._slug_feats = None  # scan's peak at 32,000 pages, which comes after this)
+        # A block of pairs at a time, the slug features their pages make let go after each: made
+        # for every page a pair names and held to the end (a page's trigrams: 3 KB of sets and
+        # strings), they were 870 MB of a scan's peak at 300,000 pages, and the memory the sets
+        # had stayed with the scan.
+        for start in range(0, len(a), _SLUG_PAIRS):
+            block_a, block_b = a[start:start + _SLUG_PAIRS], b[start:start + _SLUG_PAIRS]
+            self._verify_slots("slug", feats, block_a, block_b)
+            for i in np.unique(np.concatenate([block_a, block_b])).tolist():
+                feats[i]._slug_feats = None
 
     def _scan_tags(self, feats: list[Features]) -> None:
         for (_folder, _tag), members in self._tag_index.items():

@@ -564,6 +564,33 @@ def test_a_one_shot_scan_decodes_the_pages_a_chunk_at_a_time(root: Path,
     assert counted == [(False, False)]
 
 
+def test_a_scan_scores_slugs_a_block_of_pairs_at_a_time(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scan's slug comparison holds the slug features (a page's trigrams: 3 KB of sets) of one
+    block of pairs' pages at a time, not of every page a pair names (870 MB at 300,000 pages):
+    with blocks of two pairs, no more than four pages hold theirs while a pair is scored, none
+    after, and the answer is the one scored in one block."""
+    expected = [f.to_json() for f in dedup_families.find_families(Wiki(root))]
+    shutil.rmtree(root / ".curator")
+    monkeypatch.setattr(dedup, "_SLUG_PAIRS", 2)
+    scanned: list[list[dedup.Features]] = []
+    held: list[int] = []
+    scan_slugs, real = DedupIndex._scan_slugs, dedup.similarity
+
+    def slugs(index: DedupIndex, feats: list[dedup.Features]) -> None:
+        scanned.append(feats)
+        scan_slugs(index, feats)
+
+    def scoring(a, b, *args):  # type: ignore[no-untyped-def]
+        held.append(sum(f._slug_feats is not None for f in scanned[-1]))
+        return real(a, b, *args)
+
+    monkeypatch.setattr(DedupIndex, "_scan_slugs", slugs)
+    monkeypatch.setattr(dedup, "similarity", scoring)
+    assert [f.to_json() for f in dedup_families.find_families(Wiki(root))] == expected
+    assert len(held) > 4 and max(held) <= 4, held
+    assert not any(f._slug_feats is not None for f in scanned[-1])
+
+
 def test_the_workers_shingles_go_to_the_spill_while_the_titles_are_compared(root: Path,
                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """A scan takes its shingling workers' results as they come (written to its spill file), on
