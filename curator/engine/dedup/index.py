@@ -853,7 +853,9 @@ class Features:
     shingles: np.ndarray  # all body shingles
     body: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))  # minus boilerplate
     rare: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))  # on few pages (containment)
-    bands: list[int] = field(default_factory=list)
+    #: its MinHash band keys: a list, or a full scan's row of them all (an array: as a list, 16
+    #: Python ints a page were 75 MB at 100,000 pages)
+    bands: list[int] | np.ndarray = field(default_factory=list)
     _slug_feats: SlugFeatures | None = None
 
     @property
@@ -1916,7 +1918,7 @@ class DedupIndex:
         """Every discounted body's MinHash bands, computed and filed at once (a table per band)."""
         slots = [i for i, f in enumerate(feats) if len(f.body)]
         keys = band_keys_many(minhash_many([feats[i].body for i in slots]))
-        for i, row in zip(slots, keys.tolist(), strict=True):
+        for i, row in zip(slots, keys, strict=True):
             feats[i].bands = row
         paths = [f.path for f in feats]
         slot = {p: i for i, p in enumerate(paths)}
@@ -2655,7 +2657,7 @@ class DedupIndex:
         keys, counts = self._shingle_keys, self._shingle_counts
         assert isinstance(counts, np.ndarray)  # (a scan's, counted whole: never a follow's)
         limit = self.boilerplate_pages + dedup_follow.FOLLOW_MARGIN
-        slots = [i for i, f in enumerate(feats) if f.bands]
+        slots = [i for i, f in enumerate(feats) if len(f.bands)]
         if self._scan_sources is None or len(self._scan_sources[0]) != len(paths):
             self._count_inbound(paths)
         sources = self._scan_sources
