@@ -71,6 +71,20 @@ BIG = 1 << 30
 SATURATED = 0xFFFF
 
 
+def summed_runs(keys: np.ndarray, counts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Each distinct value of sorted ``keys`` and the sum of ``counts`` over its run (without
+    ``counts``: the run's length)."""
+    if not len(keys):
+        return keys, np.zeros(0, dtype=np.int64)
+    first = np.empty(len(keys), dtype=bool)
+    first[0] = True
+    np.not_equal(keys[1:], keys[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    if counts is None:
+        return keys[starts], np.diff(np.append(starts, len(keys)))
+    return keys[starts], np.add.reduceat(counts, starts)
+
+
 class FollowedCounts:
     """A basis's shingle counts as a follow changes them: the saved counts (``uint16``, a view of
     the file), read where asked, with the changes kept apart by place. Made into one array of
@@ -111,9 +125,7 @@ class FollowedCounts:
             places = np.concatenate([at for at, _ in self._added])
             deltas = np.concatenate([moved for _, moved in self._added])
             order = np.argsort(places, kind="stable")
-            places, deltas = places[order], deltas[order]
-            starts = np.flatnonzero(np.concatenate(([True], places[1:] != places[:-1])))
-            self._by_place = places[starts], np.add.reduceat(deltas, starts)
+            self._by_place = summed_runs(places[order], deltas[order])
             self._added = [self._by_place]  # (kept summed: a later read sorts these with what came since)
         return self._by_place
 

@@ -435,7 +435,7 @@ def _distinct_counts(parts: list[np.ndarray], release: Callable[[], None] | None
     def table(group: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
         values = np.concatenate(parts[group[0]:group[1]])  # (a copy: the pages' own are not sorted)
         values.sort()
-        return _summed_runs(values)
+        return dedup_follow.summed_runs(values)
 
     threads = max(1, min(parallel.workers(), 4))
     tables: list[tuple[np.ndarray, np.ndarray]] = []
@@ -454,7 +454,7 @@ def _distinct_counts(parts: list[np.ndarray], release: Callable[[], None] | None
         keys = np.concatenate([k[int(e[r]):int(e[r + 1])] for (k, _), e in zip(tables, edges, strict=True)])
         counts = np.concatenate([c[int(e[r]):int(e[r + 1])] for (_, c), e in zip(tables, edges, strict=True)])
         order = np.argsort(keys, kind="stable")  # (sorted runs, one per block: merged in linear time)
-        return _summed_runs(keys[order], counts[order])
+        return dedup_follow.summed_runs(keys[order], counts[order])
 
     # The ranges' answers go into one array as they come, a round of ranges (a thread each) at a
     # time: every range's held and then joined were two more copies of every distinct shingle
@@ -477,9 +477,9 @@ def _distinct_counts(parts: list[np.ndarray], release: Callable[[], None] | None
     return keys_out, counts_out
 
 
-def _kept(values: np.ndarray, keep: np.ndarray, copy: bool = False) -> np.ndarray:
-    """``values[keep]``: ``values`` itself when every one is kept (unless ``copy``)."""
-    if not copy and bool(keep.all()):
+def _kept(values: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """``values[keep]``: ``values`` itself when every one is kept."""
+    if bool(keep.all()):
         return values
     out: np.ndarray = values[keep]
     return out
@@ -518,20 +518,6 @@ def _names_chunks(feats: list[Features], link_names: list[tuple[str, ...]]) -> t
         at[first + 1:first + 1 + len(names)] += at[first]
         chunks.append(zlib.compress(b"".join(names), 1))
     return at, chunks
-
-
-def _summed_runs(keys: np.ndarray, counts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Each distinct value of sorted ``keys`` and the sum of ``counts`` over its run (without
-    ``counts``: the run's length)."""
-    if not len(keys):
-        return keys, np.zeros(0, dtype=np.int64)
-    first = np.empty(len(keys), dtype=bool)
-    first[0] = True
-    np.not_equal(keys[1:], keys[:-1], out=first[1:])
-    starts = np.flatnonzero(first)
-    if counts is None:
-        return keys[starts], np.diff(np.append(starts, len(keys)))
-    return keys[starts], np.add.reduceat(counts, starts)
 
 
 def _slot_table(keys: np.ndarray) -> np.ndarray:
@@ -1259,17 +1245,37 @@ def _slug_keys(slugs: list[tuple[str, ...]]) -> tuple[np.ndarray, np.ndarray, np
     return entries, queries, np.concatenate([at, np.repeat(at, run_counts), np.repeat(at, sym_counts)])
 
 
-def _inbound_sources(links: Any, paths: list[str]) -> tuple[bytes, bytes]:
+def _inbound_sources(links: Any, paths: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """For each of ``paths`` (every page), the distinct other pages linking to it as slots in
-    ``paths``: (how many per page, the slots one page after another), int32 bytes."""
+    ``paths`` (:func:`_grouped_sources`), from the link index ``links``."""
     slot = {p: i for i, p in enumerate(paths)}
-    lengths: list[int] = []
-    flat: list[int] = []
-    for p in paths:
-        found = sorted({slot[e.source] for e in links.incoming.get(p, ()) if e.source != p and e.source in slot})
-        lengths.append(len(found))
-        flat.extend(found)
-    return np.array(lengths, dtype=np.int32).tobytes(), np.array(flat, dtype=np.int32).tobytes()
+    pairs = array("q")
+    for target, p in enumerate(paths):
+        for e in links.incoming.get(p, ()):
+            source = slot.get(e.source)
+            if source is not None and e.source != p:
+                pairs.append(target << 32 | source)
+    return _grouped_sources(pairs, len(paths))
+
+
+def _grouped_sources(pairs: array[int], pages: int) -> tuple[np.ndarray, np.ndarray]:
+    """(how many distinct pages link to each of ``pages`` slots, those linking pages' slots one
+    linked page after another, ascending), int32, from ``pairs``: linked slot << 32 | linking slot."""
+    linked = np.unique(np.frombuffer(pairs, dtype=np.int64))  # (distinct, by linked page then linking page)
+    lengths = np.bincount(linked >> 32, minlength=pages).astype(np.int32)
+    return lengths, (linked & 0xFFFFFFFF).astype(np.int32)
+
+
+def _pages_in_chunks(store: Any, paths: list[str]) -> Iterator[tuple[str, Page]]:
+    """Each of ``paths`` that is a page, with its page, in order: decoded from their records
+    :data:`_DECODE_CHUNK` pages at a time, none kept (what a scan makes of them is all it holds)."""
+    for start in range(0, len(paths), _DECODE_CHUNK):
+        chunk = paths[start:start + _DECODE_CHUNK]
+        found = store.pages_at(chunk)
+        for path in chunk:
+            page = found.get(path)
+            if page is not None:
+                yield path, page
 
 
 def _link_names(page: Page | None) -> tuple[str, ...]:
@@ -1582,18 +1588,13 @@ class DedupIndex:
         """Every page's features in ``order`` (those of a page gone since are not made), and
         (``names``) the names links reach each by: each page decoded from its record a chunk of
         pages at a time, and let go (see :meth:`_scan_all`)."""
-        store, none = self.wiki.store, np.zeros(0, dtype=np.uint64)
+        none = np.zeros(0, dtype=np.uint64)
         feats: list[Features] = []
         link_names: list[tuple[str, ...]] = []
-        for start in range(0, len(order), _DECODE_CHUNK):
-            found = store.pages_at(order[start:start + _DECODE_CHUNK])
-            for path in order[start:start + _DECODE_CHUNK]:
-                page = found.get(path)
-                if page is not None:
-                    feats.append(features_of(page, none))
-                    if names:
-                        link_names.append(_link_names(page))
-            del found
+        for _path, page in _pages_in_chunks(self.wiki.store, order):
+            feats.append(features_of(page, none))
+            if names:
+                link_names.append(_link_names(page))
         return feats, link_names
 
     def _start_shingles(self, order: list[str]) -> _Shingling:
@@ -1732,8 +1733,9 @@ class DedupIndex:
         decoded a chunk of pages at a time, before any other page is decoded: made from every
         page decoded at once, what they kept was scattered through the decoded pages' memory,
         which then stayed resident when they were let go (100 MB at 32,000 pages, 300 MB at
-        100,000, held to the end of the scan). The inbound counts decode every page for the link
-        index after them; a one-shot command lets go of both at once, whole."""
+        100,000, held to the end of the scan). The inbound counts come after them, from the link
+        index where it is built already, else resolved a chunk of pages at a time
+        (:meth:`_count_inbound`)."""
         # Where the link index is built already (``health`` counted its link figures first; a
         # long-lived process keeps it) the inbound counts are read from it first, and a one-shot
         # command lets go of it before the features are made: made while it was held, what they
@@ -1779,7 +1781,7 @@ class DedupIndex:
             f = feats[i]
             self._digests[i] = dedup_follow.digest_of(f.shingles)
             kept = c <= listed
-            self._listed[i] = few = _kept(f.shingles, kept, copy=True)  # (never a view of the spill)
+            self._listed[i] = few = f.shingles[kept]  # (a copy: never a view of the spill)
             self._discount(f, bands=False, among=(few, c[kept]))
         if lean and self._same:
             self._listed_only(feats)
@@ -2586,8 +2588,7 @@ class DedupIndex:
         key = self._links_key()
         names = self._scan_names
         if memory.runs_for_long() or wiki.links_built() or names is None or len(names) != len(paths):
-            lengths_b, flat_b = _inbound_sources(wiki.links, paths)
-            self._scan_sources = np.frombuffer(lengths_b, dtype=np.int32), np.frombuffer(flat_b, dtype=np.int32)
+            self._scan_sources = _inbound_sources(wiki.links, paths)
         else:
             self._scan_sources = self._inbound_in_chunks(paths, names)
         self._scan_inbound = key, dict(zip(paths, self._scan_sources[0].tolist(), strict=True))
@@ -2606,22 +2607,15 @@ class DedupIndex:
         resolve = resolver.resolve_key
         slot = {p: i for i, p in enumerate(paths)}
         pairs = array("q")  # linked page's slot << 32 | linking page's slot
-        for start in range(0, len(paths), _DECODE_CHUNK):
-            found = store.pages_at(paths[start:start + _DECODE_CHUNK])
-            for path, page in found.items():
-                source, folder = slot.get(path), folder_of(path)
-                if source is None:
-                    continue
-                for link in page.links:
-                    target = resolve(link[1], folder).path
-                    if target is not None and target != path:
-                        at = slot.get(target)
-                        if at is not None:
-                            pairs.append(at << 32 | source)
-            del found
-        linked = np.unique(np.frombuffer(pairs, dtype=np.int64))  # (distinct, by linked page then linking page)
-        lengths = np.bincount(linked >> 32, minlength=len(paths)).astype(np.int32)
-        return lengths, (linked & 0xFFFFFFFF).astype(np.int32)
+        for path, page in _pages_in_chunks(store, paths):
+            source, folder = slot[path], folder_of(path)
+            for link in page.links:
+                target = resolve(link[1], folder).path
+                if target is not None and target != path:
+                    at = slot.get(target)
+                    if at is not None:
+                        pairs.append(at << 32 | source)
+        return _grouped_sources(pairs, len(paths))
 
     def _listed_only(self, feats: list[Features]) -> None:
         """Every page keeps only its listed shingles (what loading the basis gives it) from here
