@@ -204,6 +204,9 @@ class FamilyAnswers:
         store = self.wiki.store
         if token is None or store.state != token:
             return
+        # Many pages followed since the basis: a new basis first (what each later process
+        # follows from, re-reading only what changes after it), which this result then names.
+        self.index.compact_basis()
         if self._keep_carried():
             return
         self.index.carried = None  # (what is kept next is counted anew)

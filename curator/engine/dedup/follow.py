@@ -60,7 +60,8 @@ FORMAT = 6
 #: limit a page's shingles are listed.
 FOLLOW_MARGIN = 8
 #: How many changed pages in all a new process follows from one basis (each is read and compared
-#: again by every later process until the next scan): more, and it scans.
+#: again by every later process until the next scan, or the new basis a long follow writes:
+#: :mod:`curator.engine.dedup.compact`): more, and it scans.
 FOLLOW_MAX = 256
 #: How many pages' names (and listed shingles) one compressed chunk of the basis holds.
 CHUNK_PAGES = 512

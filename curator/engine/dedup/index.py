@@ -89,6 +89,7 @@ from curator.engine.corpus.slugs import SlugFeatures, similarity, slug_features,
 from curator.engine.corpus.store import digest, gc_paused
 from curator.engine.corpus.walker import PageFile
 from curator.engine.dedup import cache as dedup_cache
+from curator.engine.dedup import compact as dedup_compact
 from curator.engine.dedup import follow as dedup_follow
 from curator.engine.dedup import spill as dedup_spill
 from curator.engine.errors import CuratorError
@@ -1258,10 +1259,11 @@ def _inbound_sources(links: Any, paths: list[str]) -> tuple[np.ndarray, np.ndarr
     return _grouped_sources(pairs, len(paths))
 
 
-def _grouped_sources(pairs: array[int], pages: int) -> tuple[np.ndarray, np.ndarray]:
+def _grouped_sources(pairs: array[int] | np.ndarray, pages: int) -> tuple[np.ndarray, np.ndarray]:
     """(how many distinct pages link to each of ``pages`` slots, those linking pages' slots one
     linked page after another, ascending), int32, from ``pairs``: linked slot << 32 | linking slot."""
-    linked = np.unique(np.frombuffer(pairs, dtype=np.int64))  # (distinct, by linked page then linking page)
+    every = np.frombuffer(pairs, dtype=np.int64) if isinstance(pairs, array) else pairs
+    linked = np.unique(every)  # (distinct, by linked page then linking page)
     lengths = np.bincount(linked >> 32, minlength=pages).astype(np.int32)
     return lengths, (linked & 0xFFFFFFFF).astype(np.int32)
 
@@ -2661,6 +2663,85 @@ class DedupIndex:
         self._follow_inbound(basis, slot, set(), self.wiki.store.stamps())
         basis.release()
         memory.trim()  # (the scan's features and tables, gone: given back, not kept free in the heap)
+
+    def compact_basis(self) -> bool:
+        """Write the basis a full scan of the pages as they are would save, from the basis this
+        index follows and the pages re-examined since (:mod:`curator.engine.dedup.compact`), once
+        they are :data:`~curator.engine.dedup.compact.COMPACT_AT` or more; then follow it, as
+        after a scan. Whether it was written: not while the index answers for another state
+        than the store's, a page came or went, a changed page's earlier text is unknown, a
+        changed page's title or aliases moved (its links' counts are not followed), or a big
+        shingle may have fallen back under the listed limit. Call with the lock held."""
+        basis, store, features = self._listed_basis, self.wiki.store, self.features
+        token = store.state
+        since = sorted(self._since_basis)
+        if (basis is None or not self.from_basis or self._unknown or not isinstance(features, BasisFeatures)
+                or len(since) < dedup_compact.COMPACT_AT or token is None or self.at_state != token
+                or not len(basis.source_counts) or basis.attachments != store.attachments_key()
+                or not self._writable_state()):
+            return False
+        pages = store.stamps()
+        slot = basis.slots()
+        if pages is None or len(pages) != len(basis.paths) or len(features) != len(basis.paths) or any(
+                p not in slot or p not in pages for p in since):
+            return False
+        changed: list[dedup_compact.Changed] = []
+        texts: list[str] = []
+        for path in since:
+            f, at = features[path], slot[path]
+            text = None
+            if path not in self._partial:
+                page = store.page(path)
+                if page is None or f.stamp != pages.get(path):
+                    return False
+                link = _link_names(page)
+                if link != tuple(basis.names_of(at)[10]):
+                    return False  # (a link elsewhere may name it now, or no longer)
+                names = (f.stamp, f.folder, f.title_key, f.title_text, f.title_numbers, f.slug, f.slug_alnum,
+                         f.slug_words, f.slug_numbers, tuple(sorted(f.tags)), link)
+                text = dedup_compact.Text(names, f.title_text, f.shingles)
+                texts.append(path)
+            changed.append(dedup_compact.Changed(
+                at, np.asarray(f.bands, dtype=np.uint64), _sample(f.rare), [f.title_key] if f.title_key else [],
+                [(f.folder, tag) for tag in f.tags], text))
+        counts = self._shingle_counts
+        try:
+            made = dedup_compact.compacted(basis, changed, counts.__getitem__, self._counts_of,
+                                           self._sources_now(basis, slot, texts), os.urandom(16), self._head())
+        except dedup_follow.DamagedBasis:
+            return False  # (the follow reading that part scans, which saves a new basis)
+        if made is None:
+            return False
+        try:
+            atomic_write(self.wiki.state_dir / dedup_follow.FILE,
+                         dedup_follow.encode_parts(made, dedup_follow.key_of(SETTINGS)), fsync=False)
+        except OSError:
+            return False
+        store.save_derived(dedup_follow.NAME, made.id, state=token)
+        self.basis_id = made.id
+        del made
+        # From here on the index follows the new basis, as after a scan: its counts are the new
+        # basis's (the shingles only changed pages held are among its keys now), its pairs kept.
+        self._extra_counts, self._extra_sorted = defaultdict(int), None
+        self._follow_own_basis(token)
+        return True
+
+    def _sources_now(self, basis: dedup_follow.Basis, slot: Mapping[str, int],
+                     texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Each page's linking pages now (:func:`_grouped_sources`): the basis's, less the links
+        of the pages whose text changed (``texts``), plus those pages' links now. Only while no
+        link resolves elsewhere than at the basis (see :meth:`_follow_inbound`)."""
+        n = len(basis.paths)
+        gone = np.zeros(n, dtype=bool)
+        gone[[slot[p] for p in texts]] = True
+        sources = np.asarray(basis.sources, dtype=np.int64)
+        targets = np.repeat(np.arange(n, dtype=np.int64), np.asarray(basis.source_counts, dtype=np.int64))
+        stays = ~gone[sources]
+        pairs = [targets[stays] << 32 | sources[stays]]
+        for path in texts:
+            found = [slot[t] for t in self.wiki.links_out(path) if t in slot]
+            pairs.append((np.array(found, dtype=np.int64) << 32) | slot[path])
+        return _grouped_sources(np.concatenate(pairs), n)
 
     def _read_basis(self, basis_id: bytes) -> dedup_follow.Basis | None:
         """The basis file, when it reads back as the basis of id ``basis_id`` (None: missing,

@@ -1,0 +1,163 @@
+"""A follow that re-examined many pages writes a new basis (curator/engine/dedup/compact.py, issue 44).
+
+Past FOLLOW_MAX changed pages the next answer was a full scan (48 s at 100,000 pages). Once
+COMPACT_AT pages were followed, the answering process writes the basis a full scan of the pages
+as they are would save, made from the old one and the changed pages alone. It must be that very
+basis (every page's names, listed shingles, bands and samples; the keys and counts; the blocking
+tables, groups and linking pages), and a later process must follow from it exactly; where it
+cannot be exact (a big shingle falling back under the listed limit, a changed title that moves
+links), no basis is written and the follow goes on as before.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from curator.engine.dedup import compact, follow
+from curator.engine.dedup import index as dedup
+from curator.engine.wiki import Wiki
+from curator.engine.write.append import append
+from tests.engine.dedup.test_dedup_families import facts, full_scan, page, root  # noqa: F401 (root: a fixture)
+from tests.engine.dedup.test_dedup_follow import PASSAGE, answer, count_scans
+from tests.engine.dedup.test_dedup_incremental import read_pages
+from tests.gui_helpers import GIT_ID
+
+OTHER = ("The night shift hands the crane keys to the morning crew at the gate house, signs the log "
+         "with the hour and the number of containers moved, and leaves the radio on the second channel.")
+
+
+def commit(base: Path, message: str) -> None:
+    subprocess.run(["git", *GIT_ID, "add", "-A"], cwd=base, check=True)
+    subprocess.run(["git", *GIT_ID, "commit", "-q", "-m", message], cwd=base, check=True)
+
+
+def basis_of(base: Path) -> follow.Basis:
+    """The basis file the wiki's state folder holds now."""
+    wiki = Wiki(base)
+    found = follow.decode(follow.read(wiki.state_dir / follow.FILE), follow.key_of(dedup.SETTINGS))
+    assert found is not None
+    return found
+
+
+def scanned_basis(base: Path) -> follow.Basis:
+    """The basis a full scan of a copy of the pages as they are saves (its git history too)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / "w"
+        shutil.copytree(base, copy, symlinks=True, ignore=shutil.ignore_patterns(".curator"))
+        dedup.DedupIndex(Wiki(copy)).scan()
+        return basis_of(copy)
+
+
+def pairs_of(keys: np.ndarray, owners: np.ndarray) -> list[tuple[int, int]]:
+    """A blocking table as (key, page) pairs, sorted (pages under one key are in any order)."""
+    return sorted(zip(np.asarray(keys).tolist(), np.asarray(owners).tolist(), strict=True))
+
+
+def assert_same_basis(made: follow.Basis, scanned: follow.Basis) -> None:
+    n = len(scanned.paths)
+    assert made.paths == scanned.paths and made.boilerplate_pages == scanned.boilerplate_pages
+    assert made.titles == scanned.titles and made.head == scanned.head and made.attachments == scanned.attachments
+    assert np.array_equal(made.stamps, scanned.stamps)
+    assert [made.names_of(i) for i in range(n)] == [scanned.names_of(i) for i in range(n)]
+    assert np.array_equal(made.keys, scanned.keys)
+    for basis in (made, scanned):
+        assert isinstance(basis.counts, follow.FollowedCounts)
+    assert np.array_equal(made.counts.saved, scanned.counts.saved)  # type: ignore[union-attr]
+    assert np.array_equal(made.big, scanned.big)
+    assert np.array_equal(made.lengths, scanned.lengths)
+    for i in range(n):
+        assert np.array_equal(made.rows_of(i), scanned.rows_of(i)), scanned.paths[i]
+    assert np.array_equal(made.band_slots, scanned.band_slots) and np.array_equal(made.bands, scanned.bands)
+    for b in range(len(scanned.band_keys)):
+        assert pairs_of(made.band_keys[b], made.band_owners[b]) == pairs_of(scanned.band_keys[b], scanned.band_owners[b])
+    assert pairs_of(made.slug_entries, made.slug_owners) == pairs_of(scanned.slug_entries, scanned.slug_owners)
+    assert pairs_of(made.sample_keys, made.sample_owners) == pairs_of(scanned.sample_keys, scanned.sample_owners)
+    for mine, theirs in ((made.title_groups, scanned.title_groups), (made.tag_groups, scanned.tag_groups)):
+        assert mine[0] == theirs[0] and np.array_equal(mine[1], theirs[1]) and np.array_equal(mine[2], theirs[2])
+    assert np.array_equal(made.source_counts, scanned.source_counts) and np.array_equal(made.sources, scanned.sources)
+    assert np.array_equal(made.digests, scanned.digests)
+
+
+def passage_pages(base: Path) -> None:
+    """Ten pages holding one passage (listed: under the limit of 16) and seven another (in every
+    holder's body: under the boilerplate limit of 8), committed."""
+    for i in range(10):
+        (base / f"notes/p{i}.md").write_text(page(f"Passage Holder {i}", [PASSAGE, *facts(4, 600 + i)]), "utf-8")
+    for i in range(7):
+        (base / f"notes/o{i}.md").write_text(page(f"Other Holder {i}", [OTHER, *facts(4, 800 + i)]), "utf-8")
+    commit(base, "passages")
+
+
+def test_a_long_follow_writes_the_basis_a_full_scan_would(root: Path,  # noqa: F811
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(compact, "COMPACT_AT", 4)
+    passage_pages(root)
+    answer(root)  # the full scan: its basis
+    first = basis_of(root).id
+    scans = count_scans(monkeypatch)
+    for i in range(3):  # appends (each a commit): new shingles on changed pages
+        assert append(Wiki(root), f"filler/page-{i}", f"A fact of its own about filler number {i} and its ledger.").ok
+    for i in range(3, 11):  # the first passage on 8 more pages: 18, above the listed limit (big now)
+        (root / f"filler/page-{i}.md").write_text(page(f"Filler {i}", [*facts(5, 1000 + i), PASSAGE]), "utf-8")
+    for i in (0, 1):  # the other on 2 more: 9, above the boilerplate limit (every holder's body moves)
+        (root / f"wiki/linker-{i}.md").write_text(
+            page(f"Linker {i}", [f"See [[aizen-bg3-v2-fixed-v2-entry-155|entry {i}]].", OTHER]), "utf-8")
+    (root / "wiki/linker-2.md").write_text(page("Linker 2", ["See [[harbour-ledger]] now."]), "utf-8")  # a link moved
+    commit(base=root, message="passages spread")
+    found = answer(root)
+    assert scans == [] and found == full_scan(root)
+    made = basis_of(root)
+    assert made.id != first
+    assert_same_basis(made, scanned_basis(root))
+    # a later process follows the new basis: one append reads that page alone
+    assert append(Wiki(root), "filler/page-11", "A last fact about the eleventh filler and its crane.").ok
+    read = read_pages(monkeypatch)
+    scans.clear()  # (the two scans above were of copies)
+    found = answer(root)
+    assert scans == [] and read == ["filler/page-11.md"]
+    assert found == full_scan(root) and basis_of(root).id == made.id
+
+
+def test_a_short_follow_keeps_its_basis(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    answer(root)
+    first = basis_of(root).id
+    for i in range(compact.COMPACT_AT - 1):
+        assert append(Wiki(root), f"filler/page-{i % 12}", f"Fact number {i} about the filler and the tide.").ok
+    assert answer(root) == full_scan(root)
+    assert basis_of(root).id == first
+
+
+def test_a_big_shingle_falling_back_under_the_limit_writes_no_basis(root: Path,  # noqa: F811
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Which pages hold a big shingle is not kept: the follow goes on from the old basis."""
+    monkeypatch.setattr(compact, "COMPACT_AT", 4)
+    for i in range(18):
+        (root / f"notes/p{i}.md").write_text(page(f"Passage Holder {i}", [PASSAGE, *facts(4, 600 + i)]), "utf-8")
+    commit(root, "a passage on 18 pages")
+    answer(root)
+    first = basis_of(root).id
+    for i in range(4):  # 18 -> 14 pages: under the listed limit again
+        (root / f"notes/p{i}.md").write_text(page(f"Passage Holder {i}", facts(4, 600 + i)), "utf-8")
+    commit(root, "the passage leaves four pages")
+    scans = count_scans(monkeypatch)
+    found = answer(root)
+    assert scans == [] and basis_of(root).id == first
+    assert found == full_scan(root)
+
+
+def test_a_changed_title_writes_no_basis(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """Links may reach a retitled page, or no longer: its linking pages are not followed."""
+    monkeypatch.setattr(compact, "COMPACT_AT", 2)
+    answer(root)
+    first = basis_of(root).id
+    (root / "wiki/harbour-ledger.md").write_text(page("Harbour Ledger Book", facts(6, 42), trust=0.6), "utf-8")
+    (root / "filler/page-1.md").write_text(page("Filler 1", facts(6, 1001)), "utf-8")
+    commit(root, "a retitled page")
+    assert answer(root) == full_scan(root)
+    assert basis_of(root).id == first
