@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import marshal
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -29,13 +29,24 @@ from typing import Any
 import numpy as np
 
 from curator.engine.dedup import follow as dedup_follow
-from curator.engine.dedup.follow import CHUNK_PAGES, SATURATED, Basis, Chunked, DamagedBasis, Groups, Names
+from curator.engine.dedup.follow import (
+    CHUNK_PAGES,
+    SATURATED,
+    Basis,
+    Chunked,
+    DamagedBasis,
+    FollowedCounts,
+    Groups,
+    Names,
+    Streamed,
+)
 
 #: How many pages a follow has re-examined since its basis before the process writes a new one
 #: (each later process reads and compares them all again; a new basis costs a few seconds at
 #: 100,000 pages, where reaching ``FOLLOW_MAX`` cost a full scan).
 COMPACT_AT = 64
-#: How many shingles' counts are read at once (a follow's counts are read through its changes).
+#: How many shingles' keys (8 bytes each) are read and written at once; as many bytes of the other
+#: arrays written a block at a time.
 _COUNT_BLOCK = 1 << 20
 
 
@@ -61,34 +72,35 @@ class Changed:
     text: Text | None
 
 
-def compacted(basis: Basis, changed: Sequence[Changed], old_counts: Callable[[np.ndarray], np.ndarray],
+def compacted(basis: Basis, changed: Sequence[Changed], counts: FollowedCounts,
               counts_now: Callable[[np.ndarray], np.ndarray], sources: tuple[np.ndarray, np.ndarray],
               new_id: bytes, head: str) -> Basis | None:
     """The basis a full scan of the pages as they are now would save, from ``basis`` (whose
     pages are the pages now, none added or removed) and the pages that differ from it
-    (``changed``). ``old_counts``: the count now of the shingles at some places of the basis's
-    keys; ``counts_now``: the count now of any shingles; ``sources``: each page's linking pages
-    now. None when a big shingle may have fallen back under the listed limit (see the module
-    docstring). Raises :class:`~curator.engine.dedup.follow.DamagedBasis` for a part that does
-    not decode."""
+    (``changed``). ``counts``: the basis's counts as the follow moved them; ``counts_now``: the
+    count now of any shingles; ``sources``: each page's linking pages now. None when a big
+    shingle may have fallen back under the listed limit (see the module docstring). Raises
+    :class:`~curator.engine.dedup.follow.DamagedBasis` for a part that does not decode.
+
+    Only the shingles whose count the follow moved can have left every page or become big, so
+    what changes among the keys is found from those alone; the new keys and counts are the old
+    ones with those changes, read and written a block at a time (:class:`Streamed`): made whole,
+    they and the tables to make them were 700 MB at 300,000 pages."""
     pages = len(basis.paths)
     limit = basis.boilerplate_pages + dedup_follow.FOLLOW_MARGIN
     texts: dict[int, Text] = {c.slot: c.text for c in changed if c.text is not None}
     keys = basis.keys
 
-    # Which old shingles are still on a page, which are big now, and their counts as saved: a
-    # block at a time, a few bytes a shingle (13 million of them at 100,000 pages).
-    alive = np.empty(len(keys), dtype=bool)
-    big_now = np.empty(len(keys), dtype=bool)
-    saved = np.empty(len(keys), dtype=np.uint16)
-    for start in range(0, len(keys), _COUNT_BLOCK):
-        stop = min(start + _COUNT_BLOCK, len(keys))
-        now = old_counts(np.arange(start, stop, dtype=np.int64))
-        np.greater(now, 0, out=alive[start:stop])
-        np.greater(now, limit, out=big_now[start:stop])
-        np.minimum(now, SATURATED, out=saved[start:stop], casting="unsafe")
-    if bool((basis.big & ~big_now).any()):
+    # The old shingles whose count moved: those on no page now (gone) and those above the listed
+    # limit now (rising: they leave every page's listing).
+    moved, _ = counts.changes()
+    now = counts[moved]
+    was_big = basis.big[moved]
+    if bool((was_big & (now <= limit)).any()):
         return None  # (a big shingle's holders are not kept: which pages would list it is unknown)
+    gone = moved[now <= 0]
+    rising = moved[(now > limit) & ~was_big]
+    leaving = np.union1d(gone, rising)
     # The shingles only changed pages hold (not among the old keys), still on a page.
     held = [t.shingles for t in texts.values() if len(t.shingles)]
     fresh = np.unique(np.concatenate(held)) if held else np.zeros(0, dtype=np.uint64)
@@ -96,34 +108,38 @@ def compacted(basis: Basis, changed: Sequence[Changed], old_counts: Callable[[np
         fresh = fresh[keys[np.minimum(np.searchsorted(keys, fresh), len(keys) - 1)] != fresh]
     fresh_counts = counts_now(fresh) if len(fresh) else np.zeros(0, dtype=np.int64)
     fresh, fresh_counts = fresh[fresh_counts > 0], fresh_counts[fresh_counts > 0]
-    # Each old shingle's place among the new keys (the old ones still on a page, with the fresh
-    # ones between): how many of each come before it.
-    place = np.cumsum(alive, dtype=np.int32)
-    ahead = place[np.searchsorted(keys, fresh) - 1] if len(keys) else np.zeros(len(fresh), dtype=np.int32)
-    ahead[np.searchsorted(keys, fresh) == 0] = 0
-    fresh_at = np.arange(len(fresh), dtype=np.int64) + ahead
-    total = int(place[-1]) + len(fresh) if len(keys) else len(fresh)
-    place -= 1
-    new_keys = np.empty(total, dtype=np.uint64)
-    new_counts = np.empty(total, dtype=np.uint16)
-    new_big = np.empty(total, dtype=bool)
-    for start in range(0, len(keys), _COUNT_BLOCK):
-        stop = min(start + _COUNT_BLOCK, len(keys))
-        block = place[start:stop]
-        block += np.searchsorted(fresh, keys[start:stop]).astype(np.int32)
-        on = alive[start:stop]
-        new_keys[block[on]] = keys[start:stop][on]
-        new_counts[block[on]] = saved[start:stop][on]
-        new_big[block[on]] = big_now[start:stop][on]
-    new_keys[fresh_at] = fresh
-    new_counts[fresh_at] = np.minimum(fresh_counts, SATURATED)
-    new_big[fresh_at] = fresh_counts > limit
-    place[~alive | big_now] = -1  # (leaves every listing: on no page now, or big now)
-    del alive, big_now, saved
+    into = np.searchsorted(keys, fresh)  # (how many old keys come before each fresh one)
+
+    def place_of(rows: np.ndarray) -> np.ndarray:
+        """The new place of the old keys at ``rows`` (none of them gone)."""
+        out: np.ndarray = rows - np.searchsorted(gone, rows) + np.searchsorted(into, rows, side="right")
+        return out
+
+    fresh_at = np.arange(len(fresh), dtype=np.int64) + into - np.searchsorted(gone, into)
+    total = len(keys) - len(gone) + len(fresh)
+    big = basis.big.copy()
+    big[rising] = True
+    new_big = np.insert(np.delete(big, gone), into - np.searchsorted(gone, into), fresh_counts > limit)
+    del big
+    changed_counts = np.minimum(now, SATURATED).astype(np.uint16)
+    new_keys = Streamed(np.dtype(np.uint64), (total,), lambda: _merged(keys, gone, into, fresh, basis))
+    new_counts = Streamed(np.dtype(np.uint16), (total,), lambda: _merged(
+        counts.saved, gone, into, np.minimum(fresh_counts, SATURATED).astype(np.uint16), basis,
+        (moved, changed_counts)))
 
     def listed_of(text: Text) -> np.ndarray:
-        rows = np.searchsorted(new_keys, text.shingles)
-        return rows[~new_big[rows]]
+        """A changed page's listing: its shingles' new places, less those big now."""
+        sh = text.shingles
+        at = np.minimum(np.searchsorted(keys, sh), max(0, len(keys) - 1))
+        old = (keys[at] == sh) if len(keys) else np.zeros(len(sh), dtype=bool)
+        places = np.empty(len(sh), dtype=np.int64)
+        places[old] = place_of(at[old])
+        j = np.searchsorted(fresh, sh[~old])
+        places[~old] = fresh_at[j]
+        big_now = np.zeros(len(sh), dtype=bool)
+        big_now[old] = basis.big[at[old]] | _among(at[old], rising)
+        big_now[~old] = fresh_counts[j] > limit
+        return places[~big_now]
 
     def steps_chunk(k: int) -> tuple[bytes, np.ndarray]:
         first, last = k * CHUNK_PAGES, min((k + 1) * CHUNK_PAGES, pages)
@@ -134,11 +150,10 @@ def compacted(basis: Basis, changed: Sequence[Changed], old_counts: Callable[[np
         rows = dedup_follow._undeltas(steps, lengths)
         if len(rows) and int(rows.max()) >= len(keys):
             raise DamagedBasis("listed shingles beyond the keys")
-        moved = place[rows]
-        stays = moved >= 0
+        stays = ~_among(rows, leaving)
         owner = np.repeat(np.arange(last - first, dtype=np.int64), lengths)
         out_lengths = np.bincount(owner[stays], minlength=last - first).astype(np.int64)
-        out_rows = moved[stays]
+        out_rows = place_of(rows[stays])
         mine = [s for s in range(first, last) if s in texts]
         if mine:  # (a changed page's listing: made from its shingles now)
             parts = np.split(out_rows, np.cumsum(out_lengths)[:-1])
@@ -156,6 +171,7 @@ def compacted(basis: Basis, changed: Sequence[Changed], old_counts: Callable[[np
     np.cumsum(lengths, out=starts[1:])
     steps = Chunked(starts * 4, chunks=[m[0] for m in made])
     del made
+    basis.release()  # (the old listed shingles' places were read whole: left to the file cache)
 
     names = _names(basis, texts)
     titles = list(basis.titles)
@@ -165,15 +181,50 @@ def compacted(basis: Basis, changed: Sequence[Changed], old_counts: Callable[[np
         titles[s] = text.title
         stamps[s] = text.names[0]
         digests[s] = dedup_follow.digest_of(text.shingles)
-    band_slots, bands, band_keys, band_owners = _bands(basis, changed)
-    sample_keys, sample_owners = _samples(basis, changed)
+    tables = {**_bands(basis, changed), **_samples(basis, changed)}
+    band_slots = tables.pop("band_slots")
+    assert isinstance(band_slots, np.ndarray)
     title_groups = _regrouped(basis.title_groups, {c.slot: c.titled for c in changed}, pages)
     tag_groups = _regrouped(basis.tag_groups, {c.slot: c.tagged for c in changed}, pages)
+    none = np.zeros(0, dtype=np.uint64)  # (in place of what is streamed: see Basis.streams)
+    streams = {"keys": new_keys, "counts": new_counts,
+               **{name: stream for name, stream in tables.items() if isinstance(stream, Streamed)}}
     return Basis(
-        new_id, basis.boilerplate_pages, basis.paths, stamps, titles, names, new_keys, new_counts, new_big, steps,
-        lengths, band_slots, bands, basis.slug_entries, basis.slug_owners, band_keys, band_owners,
-        sample_keys, sample_owners, title_groups, tag_groups, basis.attachments,
-        sources[0].astype(np.int64), sources[1].astype(np.int64), head, digests)
+        new_id, basis.boilerplate_pages, basis.paths, stamps, titles, names, none, none, new_big, steps,
+        lengths, band_slots, none, basis.slug_entries, basis.slug_owners, none, none, none, none,
+        title_groups, tag_groups, basis.attachments, sources[0], sources[1], head, digests, streams=streams)
+
+
+def _among(values: np.ndarray, sorted_few: np.ndarray) -> np.ndarray:
+    """Which of ``values`` are among ``sorted_few`` (sorted, distinct)."""
+    if not len(sorted_few) or not len(values):
+        return np.zeros(len(values), dtype=bool)
+    found: np.ndarray = sorted_few[np.minimum(np.searchsorted(sorted_few, values), len(sorted_few) - 1)] == values
+    return found
+
+
+def _merged(old: np.ndarray, gone: np.ndarray, into: np.ndarray, fresh: np.ndarray, basis: Basis,
+            changes: tuple[np.ndarray, np.ndarray] | None = None) -> Iterator[np.ndarray]:
+    """``old`` (an array of the basis file, by key) a block at a time, the places ``gone`` left
+    out and ``fresh`` put in where ``into`` says (before the old place given), the values at
+    ``changes``' places set to theirs: what the new basis holds of it."""
+    n = len(old)
+    per = max(1, _COUNT_BLOCK * 8 // max(1, old.itemsize * int(np.prod(old.shape[1:], dtype=np.int64))))  # (8 MB)
+    for start in range(0, max(n, 1), per):
+        stop = min(start + per, n)
+        block = np.array(old[start:stop])
+        if changes is not None:
+            places, values = changes
+            lo, hi = np.searchsorted(places, [start, stop])
+            block[places[lo:hi] - start] = values[lo:hi]
+        lo, hi = np.searchsorted(gone, [start, stop])
+        block = np.delete(block, gone[lo:hi] - start, axis=0)
+        last = stop >= n  # (fresh ones after every old key go in the last block)
+        f_lo, f_hi = np.searchsorted(into, [start, n + 1 if last else stop])
+        at = into[f_lo:f_hi] - start - np.searchsorted(gone[lo:hi], into[f_lo:f_hi])
+        yield np.insert(block, at, fresh[f_lo:f_hi], axis=0)
+        basis.release()  # (what was read of the file: left to the file cache)
+
 
 
 def _names(basis: Basis, texts: dict[int, Text]) -> Chunked:
@@ -199,40 +250,59 @@ def _names(basis: Basis, texts: dict[int, Text]) -> Chunked:
     return Chunked(at, chunks=chunks)
 
 
-def _bands(basis: Basis, changed: Sequence[Changed]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The pages with a body, their band keys, and each band's table sorted as a scan sorts it."""
+def _bands(basis: Basis, changed: Sequence[Changed]) -> dict[str, Streamed | np.ndarray]:
+    """The pages with a body (``band_slots``), their band keys (``bands``, a row a page) and each
+    band's table (``band_keys`` and ``band_owners``, a row a band, sorted by key): the old ones
+    less the changed pages' entries, with those they have now put in, written a block at a time."""
     width = basis.bands.shape[1] if basis.bands.ndim == 2 and basis.bands.shape[1] else len(basis.band_keys)
-    by_slot = {c.slot: c.bands for c in changed}
-    has = np.zeros(len(basis.paths), dtype=bool)
-    has[np.asarray(basis.band_slots, dtype=np.int64)] = True
-    for s, keys in by_slot.items():
-        has[s] = len(keys) > 0
-    band_slots = np.flatnonzero(has).astype(np.int64)
-    rows = np.zeros((len(band_slots), width), dtype=np.uint64)
-    old = np.asarray(basis.band_slots, dtype=np.int64)
-    stays = ~np.isin(old, np.fromiter(by_slot, dtype=np.int64, count=len(by_slot)))
-    rows[np.searchsorted(band_slots, old[stays])] = basis.bands[stays]
-    for s, keys in by_slot.items():
-        if len(keys):
-            rows[int(np.searchsorted(band_slots, s))] = np.asarray(keys, dtype=np.uint64)
-    band_keys = np.empty((width, len(band_slots)), dtype=np.uint64)
-    band_owners = np.empty((width, len(band_slots)), dtype=np.int64)
-    for b in range(width):
-        order = np.argsort(rows[:, b])
-        band_keys[b], band_owners[b] = rows[order, b], band_slots[order]
-    return band_slots, rows, band_keys, band_owners
-
-
-def _samples(basis: Basis, changed: Sequence[Changed]) -> tuple[np.ndarray, np.ndarray]:
-    """The containment table: every page's sampled rare shingles, sorted, with their pages."""
     ours = np.zeros(len(basis.paths), dtype=bool)
     ours[[c.slot for c in changed]] = True
-    owners = np.asarray(basis.sample_owners, dtype=np.int64)
-    stays = ~ours[owners]
-    keys = np.concatenate([basis.sample_keys[stays], *(np.asarray(c.samples, dtype=np.uint64) for c in changed)])
-    owners = np.concatenate([owners[stays], *(np.full(len(c.samples), c.slot, dtype=np.int64) for c in changed)])
-    order = np.argsort(keys)
-    return keys[order], owners[order]
+    old = np.asarray(basis.band_slots, dtype=np.int64)
+    now = sorted((c.slot, np.asarray(c.bands, dtype=np.uint64)) for c in changed if len(c.bands))
+    new_slots = np.array([slot for slot, _ in now], dtype=np.int64)
+    new_rows = np.array([keys for _, keys in now], dtype=np.uint64).reshape(len(now), width)
+    gone = np.flatnonzero(ours[old])
+    into = np.searchsorted(old, new_slots)
+    band_slots = np.insert(np.delete(old, gone), into - np.searchsorted(gone, into), new_slots)
+    slots = len(band_slots)
+    bands = Streamed(np.dtype(np.uint64), (slots, width), lambda: _merged(basis.bands, gone, into, new_rows, basis))
+
+    def table(keys_wanted: bool) -> Iterator[np.ndarray]:
+        for b in range(width):
+            keys, owners = basis.band_keys[b], basis.band_owners[b]
+            dropped = np.flatnonzero(ours[owners])
+            order = np.argsort(new_rows[:, b], kind="stable")
+            added = new_rows[order, b]
+            at = np.searchsorted(keys, added)
+            if keys_wanted:
+                yield from _merged(keys, dropped, at, added, basis)
+            else:
+                yield from _merged(owners, dropped, at, new_slots[order].astype(np.int32), basis)
+
+    return {"band_slots": band_slots, "bands": bands,
+            "band_keys": Streamed(np.dtype(np.uint64), (width, slots), lambda: table(True)),
+            "band_owners": Streamed(np.dtype(np.int32), (width, slots), lambda: table(False))}
+
+
+def _samples(basis: Basis, changed: Sequence[Changed]) -> dict[str, Streamed | np.ndarray]:
+    """The containment table (``sample_keys``, ``sample_owners``): every page's sampled rare
+    shingles, sorted, with their pages; the old one less the changed pages' entries, with those
+    they have now put in, written a block at a time."""
+    ours = np.zeros(len(basis.paths), dtype=bool)
+    ours[[c.slot for c in changed]] = True
+    keys, owners = basis.sample_keys, basis.sample_owners
+    dropped = np.flatnonzero(ours[owners])
+    basis.release()
+    added = np.concatenate([np.zeros(0, dtype=np.uint64), *(np.asarray(c.samples, dtype=np.uint64) for c in changed)])
+    added_owners = np.concatenate([np.zeros(0, dtype=np.int32),
+                                   *(np.full(len(c.samples), c.slot, dtype=np.int32) for c in changed)])
+    order = np.argsort(added, kind="stable")
+    added, added_owners = added[order], added_owners[order]
+    at = np.searchsorted(keys, added)
+    total = len(keys) - len(dropped) + len(added)
+    return {"sample_keys": Streamed(np.dtype(np.uint64), (total,), lambda: _merged(keys, dropped, at, added, basis)),
+            "sample_owners": Streamed(np.dtype(np.int32), (total,),
+                                      lambda: _merged(owners, dropped, at, added_owners, basis))}
 
 
 def _regrouped(saved: Groups, now: dict[int, list[Any]], pages: int) -> Groups:

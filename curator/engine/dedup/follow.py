@@ -120,6 +120,12 @@ class FollowedCounts:
             self._added.append((np.asarray(at, dtype=np.int64), np.full(len(at), delta, dtype=np.int64)))
             self._by_place = None
 
+    def changes(self) -> tuple[np.ndarray, np.ndarray]:
+        """The places whose count moved (ascending, distinct; some may have moved back) and by how much."""
+        if not self._added:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        return self._changes()
+
     def _changes(self) -> tuple[np.ndarray, np.ndarray]:
         """The changes summed by place: the places (ascending, distinct) and what each moved by."""
         if self._by_place is None:
@@ -199,6 +205,9 @@ class Basis:
     digests: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
     #: The file's mapping the arrays above are views of (None: it was read whole): see :meth:`release`.
     mapping: mmap.mmap | None = field(default=None, repr=False, compare=False)
+    #: Arrays given a block at a time to be written, in place of the fields of the same name (a
+    #: basis made from another, :mod:`curator.engine.dedup.compact`, never holds its keys whole).
+    streams: dict[str, Streamed] | None = field(default=None, repr=False, compare=False)
 
     def release(self) -> None:
         """Drop the pages of the file this process has read from its resident memory. They stay
@@ -265,6 +274,19 @@ class Basis:
             if len(hits):
                 out += (start + np.unique(np.searchsorted(np.cumsum(lengths), hits, side="right"))).tolist()
         return out
+
+
+@dataclass(slots=True)
+class Streamed:
+    """An array to be written a block at a time (:func:`encode_parts`), never whole in memory."""
+
+    dtype: np.dtype[Any]
+    shape: tuple[int, ...]
+    blocks: Callable[[], Iterator[np.ndarray]]  # (made when written; rows one after another)
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
 
 
 class DamagedBasis(CuratorError):
@@ -369,13 +391,15 @@ class SortedSlots(Mapping[str, int]):
 MAGIC = b"CURBASIS"
 
 
-def _arrays(basis: Basis) -> dict[str, np.ndarray]:
-    """The basis's arrays as saved (each read back as a view of the file's bytes)."""
+def _arrays(basis: Basis) -> dict[str, np.ndarray | Streamed]:
+    """The basis's arrays as saved (each read back as a view of the file's bytes), those it
+    gives as streams as they are."""
     stamps = np.asarray(basis.stamps, dtype=np.int64).reshape(len(basis.paths), 2)
     as_is = np.asarray  # (no copy when the array is of the type saved already)
+    streams = basis.streams or {}
     counts = basis.counts
     assert isinstance(counts, np.ndarray)  # (a scan's basis: one read back is never written again)
-    return {
+    arrays: dict[str, np.ndarray | Streamed] = {
         "stamps": stamps, "keys": as_is(basis.keys, np.uint64), "big": np.packbits(basis.big),
         "counts": np.minimum(counts, SATURATED).astype(np.uint16), "lengths": as_is(basis.lengths, np.uint32),
         "names_at": as_is(basis.names.at, np.int64), "band_slots": as_is(basis.band_slots, np.int32),
@@ -387,6 +411,10 @@ def _arrays(basis: Basis) -> dict[str, np.ndarray]:
         "tag_starts": as_is(basis.tag_groups[1], np.int64), "tag_members": as_is(basis.tag_groups[2], np.int32),
         "source_counts": as_is(basis.source_counts, np.int32), "sources": as_is(basis.sources, np.int32),
         "digests": as_is(basis.digests, np.uint64)}
+    for name, stream in streams.items():
+        assert name in arrays and stream.dtype == arrays[name].dtype
+        arrays[name] = stream
+    return arrays
 
 
 def encode_parts(basis: Basis, key: bytes) -> Iterator[bytes | memoryview]:
@@ -411,7 +439,16 @@ def encode_parts(basis: Basis, key: bytes) -> Iterator[bytes | memoryview]:
     yield header  # (its own part: joined to the magic or padded, it was copied twice, 30 MB at 32,000 pages)
     yield pad
     for array in arrays.values():
-        yield np.ascontiguousarray(array).reshape(-1).view(np.uint8).data  # (bytes: an empty array too)
+        if isinstance(array, Streamed):
+            written = 0
+            for block in array.blocks():
+                block = np.ascontiguousarray(block, dtype=array.dtype)
+                written += block.nbytes
+                yield block.reshape(-1).view(np.uint8).data
+            if written != array.nbytes:  # (the header says otherwise: never a file that reads wrong)
+                raise OSError(f"a streamed array of the basis gave {written} bytes, not {array.nbytes}")
+        else:
+            yield np.ascontiguousarray(array).reshape(-1).view(np.uint8).data  # (bytes: an empty array too)
         yield bytes(-array.nbytes % 8)
 
 

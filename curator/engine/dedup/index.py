@@ -2705,8 +2705,10 @@ class DedupIndex:
                 at, np.asarray(f.bands, dtype=np.uint64), _sample(f.rare), [f.title_key] if f.title_key else [],
                 [(f.folder, tag) for tag in f.tags], text))
         counts = self._shingle_counts
+        if not isinstance(counts, dedup_follow.FollowedCounts) or counts is not basis.counts:
+            return False  # (not the basis's counts as followed)
         try:
-            made = dedup_compact.compacted(basis, changed, counts.__getitem__, self._counts_of,
+            made = dedup_compact.compacted(basis, changed, counts, self._counts_of,
                                            self._sources_now(basis, slot, texts), os.urandom(16), self._head())
         except dedup_follow.DamagedBasis:
             return False  # (the follow reading that part scans, which saves a new basis)

@@ -23,7 +23,7 @@ from curator.engine.dedup import compact, follow
 from curator.engine.dedup import index as dedup
 from curator.engine.wiki import Wiki
 from curator.engine.write.append import append
-from tests.engine.dedup.test_dedup_families import facts, full_scan, page, root  # noqa: F401 (root: a fixture)
+from tests.engine.dedup.test_dedup_families import LEDGER, facts, full_scan, page, root  # noqa: F401 (root: a fixture)
 from tests.engine.dedup.test_dedup_follow import PASSAGE, answer, count_scans
 from tests.engine.dedup.test_dedup_incremental import read_pages
 from tests.gui_helpers import GIT_ID
@@ -94,12 +94,18 @@ def passage_pages(base: Path) -> None:
     commit(base, "passages")
 
 
+@pytest.mark.parametrize("block", [1 << 20, 7])
 def test_a_long_follow_writes_the_basis_a_full_scan_would(root: Path,  # noqa: F811
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+                                                         monkeypatch: pytest.MonkeyPatch, block: int) -> None:
+    """(``block``: the keys and counts read and written that many at a time, as at scale)"""
     monkeypatch.setattr(compact, "COMPACT_AT", 4)
+    monkeypatch.setattr(compact, "_COUNT_BLOCK", block)
     passage_pages(root)
+    (root / "notes/empty.md").write_text(page("Empty Page", []), "utf-8")
+    commit(root, "an empty page")
     answer(root)  # the full scan: its basis
-    first = basis_of(root).id
+    before = basis_of(root)
+    first = before.id
     scans = count_scans(monkeypatch)
     for i in range(3):  # appends (each a commit): new shingles on changed pages
         assert append(Wiki(root), f"filler/page-{i}", f"A fact of its own about filler number {i} and its ledger.").ok
@@ -109,13 +115,26 @@ def test_a_long_follow_writes_the_basis_a_full_scan_would(root: Path,  # noqa: F
         (root / f"wiki/linker-{i}.md").write_text(
             page(f"Linker {i}", [f"See [[aizen-bg3-v2-fixed-v2-entry-155|entry {i}]].", OTHER]), "utf-8")
     (root / "wiki/linker-2.md").write_text(page("Linker 2", ["See [[harbour-ledger]] now."]), "utf-8")  # a link moved
+    (root / LEDGER).write_text(page("Harbour Ledger", ["Kept short."], trust=0.6), "utf-8")  # no body now
+    (root / "notes/o0.md").write_text(page("Other Holder 0", ["Short."]), "utf-8")  # neither
+    (root / "notes/empty.md").write_text(page("Empty Page", []), "utf-8")
     commit(base=root, message="passages spread")
+    answer(root)  # (a new basis: the next one is made from it)
+    middle = basis_of(root).id
+    assert middle != first and scans == []
+    monkeypatch.setattr(compact, "COMPACT_AT", 1)
+    (root / "notes/empty.md").write_text(page("Empty Page", facts(5, 77)), "utf-8")  # a body now
+    commit(base=root, message="a body for the empty page")
     found = answer(root)
     assert scans == [] and found == full_scan(root)
     made = basis_of(root)
-    assert made.id != first
+    assert made.id not in (first, middle)
     assert_same_basis(made, scanned_basis(root))
+    # (pages left and joined those with a body: the band tables' widths moved)
+    had, has = set(before.band_slots.tolist()), set(made.band_slots.tolist())
+    assert had - has and has - had
     # a later process follows the new basis: one append reads that page alone
+    monkeypatch.setattr(compact, "COMPACT_AT", 4)
     assert append(Wiki(root), "filler/page-11", "A last fact about the eleventh filler and its crane.").ok
     read = read_pages(monkeypatch)
     scans.clear()  # (the two scans above were of copies)
