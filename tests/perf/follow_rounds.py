@@ -35,7 +35,8 @@ root, n, skip = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 pages = sorted(p.stem for p in (root / "wiki" / "concepts").glob("*.md"))
 wiki, done = Wiki(root), 0
 for slug in pages[skip:]:
-    done += append(wiki, slug, f"A follow-rounds fact {time.time_ns()} about the ledger of {slug}.").ok
+    found = append(wiki, slug, f"A follow-rounds fact {time.time_ns()} about the ledger of {slug}.")
+    done += found.status == "appended"  # (a fact the page holds already, a refusal: nothing written)
     if done >= n:
         break
 """

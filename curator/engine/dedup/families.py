@@ -54,9 +54,14 @@ from curator.engine.errors import CuratorError
 from curator.engine.policy.actor import OPERATOR, Actor
 from curator.engine.wiki import Wiki
 
+#: Up to how many pages an answer ranks from their own records (decoding each) before it reads
+#: the listing of every page instead (see ``FamilyAnswers._ranked``).
+RANK_FROM_PAGES = 256
+
 
 class Ranked(NamedTuple):
-    """What the keep rule reads of a page (from the page cache's listing: no page is decoded)."""
+    """What the keep rule reads of a page (from the page cache's listing, or the page's record
+    when an answer asks for a few)."""
 
     path: str
     title: str
@@ -467,11 +472,28 @@ class FamilyAnswers:
         return content_n, names_n
 
     def _ranked(self, paths: Iterable[str]) -> list[Ranked]:
-        """The keep rule's view of ``paths`` (the listing and stamps read once per answer)."""
+        """The keep rule's view of ``paths``: from the pages' own records while an answer asks
+        for a few (one whose saved families stand but for a change asks for a family or two:
+        the listing of every page cost 0.33 s of it at 300,000 pages), else from the listing and
+        stamps, read once per answer."""
         memo = self._memo
+        paths = list(paths)
         found = memo.get(("listing",)) if memo is not None else None
+        store = self.wiki.store
+        if found is None and memo is not None:
+            own: dict[str, Ranked] = memo.setdefault(("ranked",), {})
+            missing = [p for p in paths if p not in own]
+            if len(own) + len(missing) <= RANK_FROM_PAGES:
+                stamps = store.stamps(missing)
+                for path in missing:
+                    page = store.page(path)
+                    if page is None or path not in stamps:
+                        break  # (not a page now: the listing says what it holds)
+                    age = page.created or _dt.datetime.fromtimestamp(stamps[path][0] / 1e9, _dt.UTC).isoformat()
+                    own[path] = Ranked(path, page.title, page.trust, age)
+                else:
+                    return [own[p] for p in paths]
         if found is None:
-            store = self.wiki.store
             found = (store.details(), store.stamps())
             if memo is not None:
                 memo[("listing",)] = found

@@ -1043,3 +1043,42 @@ def test_the_basis_listed_shingles_are_made_a_chunk_at_a_time_as_whole_ones_spli
     assert dedup._listed_chunks(keys, listed, lengths) == whole.compressed()
     chunked = follow.Chunked(starts * 4, chunks=dedup._listed_chunks(keys, listed, lengths))
     assert all(chunked.part(i) == whole.part(i) for i in range(len(listed)))
+
+
+def test_an_answer_after_one_change_ranks_from_the_pages_not_the_listing(root: Path,  # noqa: F811
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The families saved with the last answer stand but for the changed page's: ranking that
+    family's pages reads their records, not the listing of every page (0.33 s at 300,000)."""
+    from curator.engine.corpus.store import PageStore
+
+    answer(root)
+    assert append(Wiki(root), ORIGINAL.removesuffix(".md"), "The harbour ledger was reconciled on Friday.").ok
+    listed: list[int] = []
+    real = PageStore.details
+
+    def details(store: PageStore) -> dict[str, object]:
+        listed.append(1)
+        return real(store)  # type: ignore[return-value]
+
+    monkeypatch.setattr(PageStore, "details", details)
+    found = answer(root)
+    assert listed == []
+    assert found == full_scan(root)
+
+
+@pytest.mark.parametrize("most", [0, 10_000])
+def test_pages_rank_alike_from_their_records_and_from_the_listing(root: Path, monkeypatch: pytest.MonkeyPatch,  # noqa: F811
+                                                                  most: int) -> None:
+    monkeypatch.setattr(dedup_families, "RANK_FROM_PAGES", most)
+    wiki = Wiki(root)
+    answers = dedup_families.FamilyAnswers(dedup.DedupIndex(wiki))
+    answers._memo = {}
+    paths = sorted(wiki.store.stamps())
+    ranked = answers._ranked(paths)
+    listing, stamps = wiki.store.details(), wiki.store.stamps()
+    assert [r.path for r in ranked] == paths
+    for r in ranked:
+        title, _, trust, created = listing[r.path]
+        assert (r.title, r.trust) == (title, trust)
+        assert r.age == (created or dedup_families._dt.datetime.fromtimestamp(
+            stamps[r.path][0] / 1e9, dedup_families._dt.UTC).isoformat())
