@@ -384,6 +384,9 @@ _SLUG_PAIRS = 32768
 #: How many pages a scan decodes from their records at a time to make their features (see
 #: :meth:`DedupIndex._scan_all`).
 _DECODE_CHUNK = 2048
+#: From how many pages an update compares their titles with every title at once (one ``cdist``),
+#: not page by page.
+_TITLES_AT_ONCE = 8
 
 
 def _threads(fn: Callable[[_T], _R], parts: list[_T]) -> list[_R]:
@@ -2189,26 +2192,60 @@ class DedupIndex:
         for f, counts in zip(feats, self._counts_of_each([f.shingles for f in feats]), strict=True):
             self._place(f, counts)
 
-    def _examine(self, f: Features) -> None:
-        """Verify a placed page against every other page its keys find."""
+    def _title_window(self, texts: list[str]) -> tuple[np.ndarray, list[str]]:
+        """The title slots whose length is within the similar-title window of any of ``texts``
+        (ascending), and their titles: a ratio of at least TITLE_SIMILARITY means the shorter
+        title is at least 9/11 of the longer."""
+        lo = min(int(len(t) * 9 / 11) - 1 for t in texts)
+        hi = max(int(len(t) * 11 / 9) + 1 for t in texts)
+        # (the length window in one pass over an array: a Python loop over every title and a
+        # map of every slot to its page cost ~7 ms a changed page at 32,000 pages)
+        if self._lengths is None:
+            self._lengths = np.fromiter(self._title_len, dtype=np.int64, count=len(self._title_len))
+        lens = self._lengths
+        slots = np.flatnonzero((lens >= max(lo, 0)) & (lens <= hi))
+        # (the window's titles picked in C, in slot order: a list made in Python took 10 ms at
+        # 300,000 pages, and titles in another order than they lie in memory compare 2x slower)
+        found = slots.tolist()
+        return slots, (list(operator.itemgetter(*found)(self._titles)) if len(found) > 1
+                       else [self._titles[i] for i in found])
+
+    def _similar_titles_of(self, feats: list[Features], batch: int = 64) -> dict[str, list[int]]:
+        """The title slots similar to each of ``feats``' titles (what :meth:`_examine` verifies),
+        for an update of many pages: one rapidfuzz ``cdist`` of ``batch`` titles at a time over
+        the window spanning their lengths, where a search a page (``extract``) cost 23 ms each at
+        300,000 pages, most of it reading the window's titles again."""
+        out: dict[str, list[int]] = {}
+        titled = sorted((f for f in feats if f.title_text), key=lambda f: len(f.title_text))
+        for start in range(0, len(titled), batch):
+            part = titled[start:start + batch]
+            texts = [f.title_text for f in part]
+            slots, choices = self._title_window(texts)
+            scores = process.cdist(texts, choices, scorer=fuzz.ratio, score_cutoff=TITLE_SIMILARITY * 100,
+                                   dtype=np.uint8, workers=1)
+            lens = self._lengths
+            assert lens is not None  # (made by _title_window)
+            for f, row in zip(part, scores, strict=True):
+                n = len(f.title_text)
+                lo, hi = int(n * 9 / 11) - 1, int(n * 11 / 9) + 1
+                hits = slots[np.flatnonzero(row)]
+                out[f.path] = hits[(lens[hits] >= max(lo, 0)) & (lens[hits] <= hi)].tolist()
+        return out
+
+    def _examine(self, f: Features, similar: Mapping[str, list[int]] | None = None) -> None:
+        """Verify a placed page against every other page its keys find (``similar``: the title
+        slots similar to its title, found already for many pages at once)."""
         self.examined.add(f.path)
         if f.title_key:
             self._verify("title", f.path, self._title_groups.get(f.title_key, ()))
         if f.title_text:
-            n = len(f.title_text)
-            lo, hi = int(n * 9 / 11) - 1, int(n * 11 / 9) + 1
-            # (the length window in one pass over an array: a Python loop over every title and a
-            # map of every slot to its page cost ~7 ms a changed page at 32,000 pages)
-            if self._lengths is None:
-                self._lengths = np.fromiter(self._title_len, dtype=np.int64, count=len(self._title_len))
-            lens = self._lengths
-            slots = np.flatnonzero((lens >= max(lo, 0)) & (lens <= hi)).tolist()
-            # (the window's titles picked in C: a list made in Python took 10 ms at 300,000 pages)
-            texts = list(operator.itemgetter(*slots)(self._titles)) if len(slots) > 1 else \
-                [self._titles[i] for i in slots]
-            for _text, _score, k in process.extract(f.title_text, texts, scorer=fuzz.ratio,
-                                                    score_cutoff=TITLE_SIMILARITY * 100, limit=None):
-                self._verify("title", f.path, (self._title_paths[slots[k]],))
+            found = similar.get(f.path) if similar is not None else None
+            if found is None:
+                slots, texts = self._title_window([f.title_text])
+                found = [int(slots[k]) for _text, _score, k in process.extract(
+                    f.title_text, texts, scorer=fuzz.ratio, score_cutoff=TITLE_SIMILARITY * 100, limit=None)]
+            for slot in found:
+                self._verify("title", f.path, (self._title_paths[slot],))
         self._verify("slug", f.path, self._slugs.find(_slug_keys([f.slug_words])[1]))
         for tag in f.tags:
             members = self._tag_index.get((f.folder, tag), set())
@@ -2240,7 +2277,7 @@ class DedupIndex:
         answers from a kept result (:meth:`build`: it wants features to follow changes with).
 
         An index answering from a kept result (no features) whose pages changed loads as a new
-        process would: from the basis when at most FOLLOW_MAX pages changed since it, else by a
+        process would: from the basis when at most ``follow_max`` pages changed since it, else by a
         full scan. (It used to scan at once: a long-lived process then held every page's features,
         most of a gigabyte at 32,000 pages, where the basis's hold a fraction.)
 
@@ -2367,8 +2404,9 @@ class DedupIndex:
             for f in work:
                 self.features[f.path] = f
             self._place_all(work)
+            similar = self._similar_titles_of(work) if len(work) >= _TITLES_AT_ONCE else None
             for f in work:
-                self._examine(f)
+                self._examine(f, similar)
             # (an update forgets and verifies only pairs with a page it re-examines: the same
             # such pairs before and after, every pair is the same)
             if follows_pairs and self._pairs_of([*stale, *redo]) != pairs_before:
@@ -2471,7 +2509,7 @@ class DedupIndex:
         """Make sure the index holds every page's features, so that later changes are followed
         page by page (:meth:`update`): the station does this in the background after its first
         answer. The features are the basis's (:mod:`curator.engine.dedup.follow`, each made when
-        asked for) when at most FOLLOW_MAX pages changed since it was saved, else a full scan's.
+        asked for) when at most ``follow_max`` pages changed since it was saved, else a full scan's.
 
         An index answering from a kept result goes on answering from it meanwhile: the basis is
         loaded (or the scan made) into a new index apart (this one's lock is not held), whose state
@@ -2816,13 +2854,14 @@ class DedupIndex:
         # The pages changed since the basis are those the store's log names (every page written,
         # added or removed by a state since: its contract, and what lint and link repair follow
         # too): only theirs are looked at, never every page's stamp (0.4 s at 300,000 pages).
-        if len(found[1]) > 2 * dedup_follow.FOLLOW_MAX:
+        most = dedup_follow.follow_max(len(basis.paths))
+        if len(found[1]) > 2 * most:
             return None  # (quick bound before the exact one below)
         slot = known = basis.slots()
         stale = {p for p in found[1] if p in known or p in pages}
         differs = {p for p in stale if p in known and pages.get(p) != basis.stamp(known[p])}
         added = {p for p in stale if p not in known}
-        if len(stale) > dedup_follow.FOLLOW_MAX:
+        if len(stale) > most:
             return None
         digests = _BySlot(slot, basis.digests)
         held = stale - added

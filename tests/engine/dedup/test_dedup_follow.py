@@ -1082,3 +1082,25 @@ def test_pages_rank_alike_from_their_records_and_from_the_listing(root: Path, mo
         assert (r.title, r.trust) == (title, trust)
         assert r.age == (created or dedup_families._dt.datetime.fromtimestamp(
             stamps[r.path][0] / 1e9, dedup_families._dt.UTC).isoformat())
+
+
+def test_a_bigger_wiki_follows_more_changed_pages_from_one_basis(root: Path,  # noqa: F811
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A burst of agents' appends between two answers is followed, not scanned, up to one page
+    in FOLLOW_SHARE of the wiki's (a full scan costs with every page); past that, a scan."""
+    monkeypatch.setattr(follow, "FOLLOW_MAX", 4)
+    monkeypatch.setattr(follow, "FOLLOW_SHARE", 3)
+    pages = len(Wiki(root).store.stamps())
+    assert follow.follow_max(pages) == pages // 3 >= 8
+    answer(root)
+    scans = count_scans(monkeypatch)
+    for i in range(8):  # more than FOLLOW_MAX, within the wiki's share
+        assert append(Wiki(root), f"filler/page-{i}", f"A fact of its own about filler number {i} and its ledger.").ok
+    found = answer(root)
+    assert scans == []
+    assert found == full_scan(root)
+    scans.clear()
+    for i, path in enumerate(sorted(Wiki(root).store.stamps())[:pages // 3 + 1]):  # more than its share
+        assert append(Wiki(root), path.removesuffix(".md"), f"Fact {i} about the page, the tide and the crane.").ok
+    found = answer(root)
+    assert len(scans) == 1 and found == full_scan(root)

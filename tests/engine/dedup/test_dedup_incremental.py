@@ -9,6 +9,7 @@ following the pages reads and shingles again only the page that changed."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from pathlib import Path
 
@@ -33,6 +34,7 @@ from tests.engine.dedup.test_dedup_families import (  # noqa: F401 (root: a fixt
     page,
     root,
 )
+from tests.gui_helpers import make_wiki
 
 NEAR_COPY = "wiki/dock-ledger-notes.md"  # a new page: the ledger's text with one fact of its own
 
@@ -139,3 +141,30 @@ def test_a_new_process_after_one_append_reads_only_the_appended_page(root: Path,
     found = [f.to_json() for f in dedup_families.find_families(Wiki(root))]
     assert read == [ORIGINAL]
     assert found == full_scan(root)
+
+
+def test_titles_compared_at_once_find_what_each_page_finds(tmp_path: Path) -> None:
+    """An update of many pages compares their titles with every title in one ``cdist`` (a
+    batch at a time): each page is given exactly the titles its own search finds."""
+    from rapidfuzz import fuzz, process
+
+    from curator.engine.dedup.index import TITLE_SIMILARITY, DedupIndex
+
+    rng = random.Random(3)
+    words = ["harbour", "ledger", "dock", "entry", "summary", "crane", "tide", "notes", "report", "v2"]
+    pages = {}
+    for i in range(300):
+        title = " ".join(rng.choice(words) for _ in range(rng.randint(1, 5))) + rng.choice(["", "s", " 2", "x"])
+        pages[f"t/p{i}.md"] = page(title.capitalize(), facts(1, i))
+    index = DedupIndex(Wiki(make_wiki(tmp_path / "w", pages)))
+    index.scan()
+    feats = [index.features[p] for p in sorted(index.features)]
+    at_once = index._similar_titles_of(feats, batch=16)
+    found = 0
+    for f in feats:
+        slots, texts = index._title_window([f.title_text])
+        each = sorted(int(slots[k]) for _t, _s, k in process.extract(
+            f.title_text, texts, scorer=fuzz.ratio, score_cutoff=TITLE_SIMILARITY * 100, limit=None))
+        assert sorted(at_once[f.path]) == each, f.path
+        found += len(each) > 1
+    assert found > 50  # (many titles have similar ones besides their own)
