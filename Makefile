@@ -31,14 +31,15 @@ test: $(STAMP)
 
 # The scale table (issue 44: each derived answer warm and after one append, beside a plain read;
 # CURATOR_SCALE_PAGES=100000 for the next scale), the memory of a command on a wiki it has never
-# seen, the station's (warm open, Health's first figures) at the same scale, then every benchmark
-# of tests/perf.
+# seen, the station's (warm open, Health's first figures) at the same scale, `dedup --groups`
+# round after round of agents' appends beside a full scan, then every benchmark of tests/perf.
 perf: $(STAMP)
 	-$(PY) -m tests.perf.scale_table $(CURATOR_SCALE_PAGES)
 	-$(PY) -m tests.perf.cold_memory $(or $(CURATOR_SCALE_PAGES),32000)
 	-$(PY) -m tests.perf.station_scale $(or $(CURATOR_SCALE_PAGES),32000)
 	-$(PY) -m tests.perf.station_total_memory $(or $(CURATOR_SCALE_PAGES),32000)
 	-$(PY) -m tests.perf.station_total_memory $(or $(CURATOR_SCALE_PAGES),32000) --cold
+	-$(PY) -m tests.perf.follow_rounds $(or $(CURATOR_SCALE_PAGES),32000)
 	$(PY) -m pytest tests/perf -s -p no:cacheprovider
 
 # The bundle: dist/curator/curator is the whole command line; `curator gui` starts the station.
