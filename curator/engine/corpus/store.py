@@ -1175,6 +1175,15 @@ class PageStore:
         conn.execute("DELETE FROM changes WHERE rowid <= (SELECT max(rowid) FROM changes) - ?", (CHANGES_KEPT,))
         self._token = token
 
+    def current(self) -> bytes | None:
+        """:attr:`state` after the pages were refreshed once in this process (on first use, as
+        :meth:`stamps` refreshes), without copying every page's stamp as :meth:`stamps` does (70 ms
+        at 300,000 pages): what asks only whether the pages are still as something saw them."""
+        with self._lock:
+            if not self._loaded:
+                self.refresh()
+            return self._token
+
     @property
     def state(self) -> bytes | None:
         """A token naming the state of the cached pages as this process last saw it (refreshed):

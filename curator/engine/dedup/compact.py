@@ -147,7 +147,7 @@ def compacted(basis: Basis, changed: Sequence[Changed], counts: FollowedCounts,
         steps = np.frombuffer(basis.steps.chunk(k), dtype=np.uint32)
         if len(steps) != int(lengths.sum()):
             raise DamagedBasis("listed shingles")
-        rows = dedup_follow._undeltas(steps, lengths)
+        rows = dedup_follow.undeltas(steps, lengths)
         if len(rows) and int(rows.max()) >= len(keys):
             raise DamagedBasis("listed shingles beyond the keys")
         stays = ~_among(rows, leaving)

@@ -279,7 +279,7 @@ class Basis:
                 raise DamagedBasis(str(exc)) from None
             if len(steps) != int(lengths.sum()):
                 raise DamagedBasis("listed shingles")
-            rows = _undeltas(steps, lengths)
+            rows = undeltas(steps, lengths)
             hits = np.flatnonzero(places[np.minimum(np.searchsorted(places, rows), last)] == rows)
             if len(hits):
                 out += (start + np.unique(np.searchsorted(np.cumsum(lengths), hits, side="right"))).tolist()
@@ -486,7 +486,7 @@ def deltas(rows: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return out
 
 
-def _undeltas(steps: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+def undeltas(steps: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """:func:`deltas` undone."""
     total = np.cumsum(steps, dtype=np.int64)
     if not len(total):

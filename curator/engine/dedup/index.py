@@ -2289,7 +2289,7 @@ class DedupIndex:
         """
         with self._lock, gc_paused():
             if self.kept is not None:
-                if self.wiki.store.stamps() is not None and self.wiki.store.state == self.kept:  # (refreshed)
+                if self.wiki.store.current() == self.kept:
                     return []
                 self._reset()  # the pages changed: loaded again (a kept result has no features)
             if not self.scanned:
@@ -2554,8 +2554,7 @@ class DedupIndex:
         the pages as they are: the build's features then follow the change page by page, where
         answering now would take a second full scan. (Call without the lock.)"""
         done = self._building
-        if done is not None and self.kept is not None and not (
-                self.wiki.store.stamps() is not None and self.wiki.store.state == self.kept):
+        if done is not None and self.kept is not None and self.wiki.store.current() != self.kept:
             done.wait()
 
     # --- the kept result (:mod:`curator.engine.dedup.cache`) ----------------------------------------------------
@@ -2565,7 +2564,7 @@ class DedupIndex:
     def _load_kept(self) -> bool:
         """Answer from the result a full scan kept for the store's current state, if there is one."""
         store = self.wiki.store
-        token = store.state if store.stamps() is not None else None  # (refreshed on first use, nothing decoded)
+        token = store.current()  # (refreshed on first use, nothing decoded)
         # (saved under this state, or an earlier one no page changed since: a racy page that
         # settled, the store's own bookkeeping)
         found = store.derived_since(dedup_cache.NAME) if token is not None else None

@@ -158,6 +158,23 @@ def test_changed_added_and_deleted_files_are_picked_up(tmp_path: Path, parse_cou
     assert sorted(again.pages) == ["a.md", "b.md", "d.md"] and parse_counter == []
 
 
+def test_the_current_state_is_the_state_after_a_first_refresh(tmp_path: Path) -> None:
+    """``current()`` refreshes on first use as ``stamps()`` does (a page changed on disk since the
+    last process is seen), then answers the state without walking again."""
+    root = write_pages(tmp_path / "w", {"a.md": "# A\n", "b.md": "# B\n"})
+    first = Wiki(root)
+    before = first.store.current()
+    assert before is not None and before == first.store.state and sorted(first.store.stamps()) == ["a.md", "b.md"]
+    first.close()
+    (root / "a.md").write_text("# A changed\n")
+    second = Wiki(root)
+    now = second.store.current()
+    assert now is not None and now != before and now == second.store.state
+    (root / "b.md").write_text("# B changed later\n")  # (not walked again: the state as first seen)
+    assert second.store.current() == now
+    second.close()
+
+
 def test_refresh_of_named_paths(tmp_path: Path, parse_counter: list[str]) -> None:
     root = write_pages(tmp_path / "w", {"a.md": "# A\n", "b.md": "# B\n"})
     wiki = Wiki(root)

@@ -184,4 +184,4 @@ def test_a_basis_keeps_each_pages_rows_as_steps_that_come_back_exactly() -> None
                 if lengths.sum() else np.zeros(0, dtype=np.int64)).astype(np.int64)
         steps = follow.deltas(rows, lengths)
         assert steps.dtype == np.uint32
-        assert np.array_equal(follow._undeltas(steps, lengths), rows)
+        assert np.array_equal(follow.undeltas(steps, lengths), rows)
