@@ -63,16 +63,11 @@ FOLLOW_MARGIN = 8
 #: again by every later process until the next scan, or the new basis a long follow writes:
 #: :mod:`curator.engine.dedup.compact`): more, and it scans.
 FOLLOW_MAX = 256
-#: A wiki of more pages follows more changed pages from one basis: one in this many of its pages
-#: (:func:`follow_max`). A follow re-examines each, and then writes a new basis
-#: (:mod:`curator.engine.dedup.compact`); a full scan costs with every page (48 s at 100,000 pages,
-#: 270 s at 300,000), a burst of agents' appends between two answers with the pages changed.
+#: A bigger wiki follows more changed pages from one basis: one in this many of its pages
+#: (:func:`follow_max`). A follow costs with the pages changed, a full scan with every page (48 s
+#: at 100,000 pages, 270 s at 300,000): a burst of agents' appends between two answers is followed,
+#: then a new basis written (:mod:`curator.engine.dedup.compact`).
 FOLLOW_SHARE = 100
-
-
-def follow_max(pages: int) -> int:
-    """How many changed pages a new process follows from one basis of ``pages`` pages."""
-    return max(FOLLOW_MAX, pages // FOLLOW_SHARE)
 #: How many pages' names (and listed shingles) one compressed chunk of the basis holds.
 CHUNK_PAGES = 512
 #: The count every big shingle is given (far above any limit, whatever the changes since).
@@ -80,6 +75,11 @@ BIG = 1 << 30
 
 #: The most a saved count holds (``uint16``): a shingle on that many pages or more is read as BIG.
 SATURATED = 0xFFFF
+
+
+def follow_max(pages: int) -> int:
+    """How many changed pages a new process follows from one basis of ``pages`` pages."""
+    return max(FOLLOW_MAX, pages // FOLLOW_SHARE)
 
 
 def summed_runs(keys: np.ndarray, counts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
