@@ -507,6 +507,19 @@ def _listed_chunks(keys: np.ndarray, listed: list[np.ndarray], lengths: np.ndarr
     return _threads(chunk, list(range(0, len(listed), pages)))
 
 
+def _names_of(f: Features, link: tuple[str, ...]) -> dedup_follow.Names:
+    """What the basis keeps of a page besides its shingles (:data:`~curator.engine.dedup.follow.Names`),
+    ``link``: the keys links reach it by besides its path."""
+    return (f.stamp, f.folder, f.title_key, f.title_text, f.title_numbers, f.slug, f.slug_alnum, f.slug_words,
+            f.slug_numbers, tuple(sorted(f.tags)), link)
+
+
+def _title_lengths(n: int) -> tuple[int, int]:
+    """The lengths a title similar to one of ``n`` characters can have: a ratio of at least
+    TITLE_SIMILARITY means the shorter title is at least 9/11 of the longer (one more each way)."""
+    return int(n * 9 / 11) - 1, int(n * 11 / 9) + 1
+
+
 def _names_chunks(feats: list[Features], link_names: list[tuple[str, ...]]) -> tuple[np.ndarray, list[bytes]]:
     """The basis's :data:`~curator.engine.dedup.follow.Names` of each page (where each starts,
     and the compressed chunks of :data:`~curator.engine.dedup.follow.CHUNK_PAGES` pages): made a
@@ -515,8 +528,7 @@ def _names_chunks(feats: list[Features], link_names: list[tuple[str, ...]]) -> t
     at = np.zeros(len(feats) + 1, dtype=np.int64)
     chunks: list[bytes] = []
     for first in range(0, len(feats), pages):
-        names = [marshal.dumps((f.stamp, f.folder, f.title_key, f.title_text, f.title_numbers, f.slug, f.slug_alnum,
-                                f.slug_words, f.slug_numbers, tuple(sorted(f.tags)), link))
+        names = [marshal.dumps(_names_of(f, link))
                  for f, link in zip(feats[first:first + pages], link_names[first:first + pages], strict=True)]
         np.cumsum([len(x) for x in names], out=at[first + 1:first + 1 + len(names)])
         at[first + 1:first + 1 + len(names)] += at[first]
@@ -2071,7 +2083,7 @@ class DedupIndex:
         lengths = [n for n, _ in order]
         for start in range(0, len(paths), chunk):
             stop = min(len(paths), start + chunk)
-            hi = bisect.bisect_right(lengths, int(lengths[stop - 1] * 11 / 9) + 1)
+            hi = bisect.bisect_right(lengths, _title_lengths(lengths[stop - 1])[1])
             if hi <= start + 1:
                 continue
             scores = process.cdist(texts[start:stop], texts[start:hi], scorer=fuzz.ratio,
@@ -2194,10 +2206,9 @@ class DedupIndex:
 
     def _title_window(self, texts: list[str]) -> tuple[np.ndarray, list[str]]:
         """The title slots whose length is within the similar-title window of any of ``texts``
-        (ascending), and their titles: a ratio of at least TITLE_SIMILARITY means the shorter
-        title is at least 9/11 of the longer."""
-        lo = min(int(len(t) * 9 / 11) - 1 for t in texts)
-        hi = max(int(len(t) * 11 / 9) + 1 for t in texts)
+        (ascending), and their titles (:func:`_title_lengths`)."""
+        lo = min(_title_lengths(len(t))[0] for t in texts)
+        hi = max(_title_lengths(len(t))[1] for t in texts)
         # (the length window in one pass over an array: a Python loop over every title and a
         # map of every slot to its page cost ~7 ms a changed page at 32,000 pages)
         if self._lengths is None:
@@ -2226,8 +2237,7 @@ class DedupIndex:
             lens = self._lengths
             assert lens is not None  # (made by _title_window)
             for f, row in zip(part, scores, strict=True):
-                n = len(f.title_text)
-                lo, hi = int(n * 9 / 11) - 1, int(n * 11 / 9) + 1
+                lo, hi = _title_lengths(len(f.title_text))
                 hits = slots[np.flatnonzero(row)]
                 out[f.path] = hits[(lens[hits] >= max(lo, 0)) & (lens[hits] <= hi)].tolist()
         return out
@@ -2734,9 +2744,7 @@ class DedupIndex:
                 link = _link_names(page)
                 if link != tuple(basis.names_of(at)[10]):
                     return False  # (a link elsewhere may name it now, or no longer)
-                names = (f.stamp, f.folder, f.title_key, f.title_text, f.title_numbers, f.slug, f.slug_alnum,
-                         f.slug_words, f.slug_numbers, tuple(sorted(f.tags)), link)
-                text = dedup_compact.Text(names, f.title_text, f.shingles)
+                text = dedup_compact.Text(_names_of(f, link), f.title_text, f.shingles)
                 texts.append(path)
             changed.append(dedup_compact.Changed(
                 at, np.asarray(f.bands, dtype=np.uint64), _sample(f.rare), [f.title_key] if f.title_key else [],
