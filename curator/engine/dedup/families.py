@@ -25,6 +25,7 @@ import os
 import posixpath
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
 from typing import Any, NamedTuple
 
@@ -44,6 +45,7 @@ from curator.engine.dedup.index import (
     Candidate,
     DedupIndex,
     Family,
+    FollowedCount,
     NeedScan,
     dismissed_pairs,
     index_for,
@@ -53,6 +55,8 @@ from curator.engine.dedup.index import (
 from curator.engine.errors import CuratorError
 from curator.engine.policy.actor import OPERATOR, Actor
 from curator.engine.wiki import Wiki
+
+_NONE: frozenset[str] = frozenset()
 
 #: Up to how many pages an answer ranks from their own records (decoding each) before it reads
 #: the listing of every page instead (see ``FamilyAnswers._ranked``).
@@ -251,14 +255,20 @@ class FamilyAnswers:
 
     # --- answers ---------------------------------------------------------------------------------
     def _keep_carried(self) -> bool:
-        """Keep a followed result whose pairs are all the ones of the result kept before it
-        (:attr:`~curator.engine.dedup.index.DedupIndex.carried`) as changes to the same base,
-        without grouping every pair: its families, count and the pairs it asks scores for are
-        the earlier one's, so what is written is the pairs and scores of the pages changed since
-        the basis, the scores the earlier changes held, and the inbound counts that differ from
-        the base's. What an append costs to keep is then what it changed (:meth:`_keep` does the
-        rest when this cannot: a pair changed, the dismissed pairs changed, no base, or the
-        inbound counts are not followed). Call with the lock held."""
+        """Keep a followed result as changes to the same base as the result kept before it
+        (:attr:`~curator.engine.dedup.index.DedupIndex.carried`), without grouping every pair:
+        what is written is the pairs and scores of the pages changed since the basis, the scores
+        the earlier changes held, and the inbound counts that differ from the base's. What an
+        append costs to keep is then what it changed.
+
+        While no pair changed since that result, its families, count and the pairs it asks scores
+        for are the earlier one's. Where pairs changed (``carried.touched``: their pages), every
+        family holding none of those pages is still an earlier one, so the count is followed over
+        theirs (:meth:`_operator_count`), and the pairs asked for besides the earlier ones are
+        those of the touched pages and any two pages of a family holding one (as :meth:`_keep`
+        asks of every family). :meth:`_keep` does the rest when this cannot: the dismissed pairs
+        changed, no base, the inbound counts are not followed, or the changed pairs outgrew
+        their count. Call with the lock held."""
         index = self.index
         carried, base, known = index.carried, index.kept_base, index.known_inbound()
         basis = index.result_basis()
@@ -266,10 +276,28 @@ class FamilyAnswers:
         if (carried is None or base is None or not basis[1] or base.basis != basis[0] or not known
                 or carried.count[0] != dedup_cache.dismissed_digest(dismissed)):
             return False
+        followed = index.followed_count
+        if carried.touched and (followed is None or followed.count[0] != carried.count[0]):
+            return False  # (its count is grouped from every pair: so is the result)
         moved = set(basis[1])
         index.file_pairs(moved)
+        count = (carried.count[0], *self._operator_count(dismissed))
         asked = set(carried.changed_scored)
         asked.update(pair for pair in carried.scored if pair[0] in moved or pair[1] in moved)
+        held, new = carried.inbound, {}
+        if carried.touched:
+            around = _Around(index, self.wiki.store, {}, set(), self._memo)  # (families as _keep asks of them: none dismissed)
+            around.file(carried.touched)
+            for page in carried.touched:
+                asked.update(pair_key(page, other) for signal in SIGNALS for other in around.mates(signal, page, False))
+                asked.update(pair_key(page, other) for other in around.lookalike().get(page, ()))
+            for family in around.families(sorted(carried.touched), then=False)[0]:
+                if len(family) <= KEPT_FAMILY_MAX:  # (any two may be a survivor and a member)
+                    asked.update(itertools.combinations(sorted(family), 2))
+            new = {p: known[p] if p in known else self.inbound(p)
+                   for p in sorted({p for pair in asked for p in pair if p not in held})}
+            if new:
+                held = {**held, **new}
         scores = {pair: index.scores(*pair) for pair in sorted(asked)}
         pairs: dict[str, dict[tuple[str, str], float]] = {}
         for signal in SIGNALS:
@@ -277,14 +305,18 @@ class FamilyAnswers:
             pairs[signal] = {key: found[key] for key in
                              {pair_key(p, other) for p in moved for other in partners.get(p, ())}}
         # (the counts that differ from the base's: those the follow moved from the scan's, as the
-        # base holds the scan's; not a look-up for each of the 150,000 pages it holds at 300,000)
-        inbound = {p: known[p] for p in sorted(index.inbound_moved) if p in carried.inbound and p in known}
-        kept = dedup_cache.Kept(pairs, scores, inbound, carried.count, basis, index.followed_shingles())
+        # base holds the scan's, and those of pages no earlier result held; not a look-up for
+        # each of the 150,000 pages it holds at 300,000)
+        inbound = {p: known[p] for p in sorted(index.inbound_moved) if p in held and p in known}
+        inbound.update(new)
+        kept = dedup_cache.Kept(pairs, scores, inbound, count, basis, index.followed_shingles())
         blob = dedup_cache.encode_delta(kept, index.kept_key(), base, moved)
         self.wiki.store.save_derived(dedup_cache.NAME, blob)
         self._kept_as(blob)
-        # (the pages it holds inbound counts of are the same: only which scores its changes hold moves)
-        index.carried = dataclasses.replace(carried, changed_scored=frozenset(asked))
+        # (the pairs are the kept result's now; which scores its changes hold moves, and the
+        # pages it holds inbound counts of may grow)
+        index.carried = dataclasses.replace(carried, count=count, changed_scored=frozenset(asked), inbound=held,
+                                            touched=frozenset())
         return True
 
     def _kept_as(self, blob: bytes) -> None:
@@ -415,6 +447,8 @@ class FamilyAnswers:
         if memo is not None and key in memo:
             found: tuple[list[tuple[list[str], dict[tuple[str, str], list[str]]]],
                          list[tuple[tuple[str, str], list[str]]]] = memo[key]
+            if actor.is_operator:
+                self._count_from(dismissed, found)
             return found
         fired = self._fired(actor, dismissed)
         parent: dict[str, str] = {}
@@ -442,7 +476,50 @@ class FamilyAnswers:
         out = [(members[r], edges[r]) for r in members], names
         if memo is not None:
             memo[key] = out
+        if actor.is_operator:
+            self._count_from(dismissed, out)
         return out
+
+    def _count_from(self, dismissed: set[tuple[str, str]], groups: tuple[list[Any], list[Any]]) -> None:
+        """The operator's count of the pairs as they are, grouped with ``dismissed`` left out:
+        what later changes to the pairs are counted from (:meth:`_count_followed`)."""
+        digest = dedup_cache.dismissed_digest(dismissed)
+        self.index.followed_count = FollowedCount((digest, len(groups[0]), len(groups[1])), {})
+
+    def _count_followed(self, followed: FollowedCount, dismissed: set[tuple[str, str]]) -> tuple[int, int]:
+        """The operator's (content, name-only) family count now, from ``followed``'s count of the
+        pairs as they were and the pairs changed since (:class:`~curator.engine.dedup.index.FollowedCount`),
+        without grouping every pair; then the count is rebased on the pairs as they are. Call
+        with the lock held.
+
+        A pair whose answer changed has a page with a changed pair (``changed``): its own pair, or
+        a name signal of that page crossing MAX_FANOUT. So a content family (connected pages)
+        holding none of them is the same family then and now, and the difference is the families
+        holding one of them, then and now (:meth:`_Around.families`). A name-only family (a pair
+        of two pages in no content family) changes only with a pair of a changed page, or when
+        a page joined or left every content family, which only the pages of those families do:
+        the difference is the name-only families of those pages, then and now."""
+        around = _Around(self.index, self.wiki.store, followed.was, dismissed, self._memo)
+        then_content, then_reached = around.families(around.changed, then=True)
+        now_content, now_reached = around.families(around.changed, then=False)
+        pages = set(around.changed) | then_reached | now_reached
+        counted = (followed.count[1] + len(now_content) - len(then_content),
+                   followed.count[2] + around.name_families(pages, then=False) - around.name_families(pages, then=True))
+        self.index.followed_count = FollowedCount((followed.count[0], *counted), {})
+        return counted
+
+    def _operator_count(self, dismissed: set[tuple[str, str]]) -> tuple[int, int]:
+        """The operator's (content, name-only) family count of the pairs as they are: carried over
+        when no pair changed since the result kept, followed over the changed pairs' families
+        when that count is known, else by grouping every pair. Call with the lock held."""
+        digest = dedup_cache.dismissed_digest(dismissed)
+        carried, followed = self.index.carried, self.index.followed_count
+        if carried is not None and not carried.touched and carried.count[0] == digest:
+            return carried.count[1], carried.count[2]
+        if followed is not None and followed.count[0] == digest:
+            return self._count_followed(followed, dismissed)
+        content, names = self._groups(OPERATOR, dismissed)
+        return len(content), len(names)
 
     def _families(self, actor: Actor, dismissed: set[tuple[str, str]]) -> list[Family]:
         content, names = self._groups(actor, dismissed)
@@ -455,11 +532,8 @@ class FamilyAnswers:
         them (no scores, no inbound counts): the Health figure."""
         with self.index.lock, gc_paused(), self._answering():
             dismissed = dismissed or set()
-            carried = self.index.carried
-            if (actor.is_operator and carried is not None
-                    and carried.count[0] == dedup_cache.dismissed_digest(dismissed)):
-                # (no pair changed since the result kept: the families are its families)
-                content_n, names_n = carried.count[1], carried.count[2]
+            if actor.is_operator:
+                content_n, names_n = self._operator_count(dismissed)
             else:
                 content, names = self._groups(actor, dismissed)
                 content_n, names_n = len(content), len(names)
@@ -578,6 +652,125 @@ class FamilyAnswers:
         reason = signal_words(signals, scores)
         return Candidate(keep.path, merge.path, list(signals), scores,
                          f"{reason} ({self.keep_why(keep, merge)})")
+
+
+
+class _Around:
+    """The pairs around a few pages, as they are and as they were before the changes ``was``
+    names (signal, a, b -> whether the pair was there), for one answer of the operator's
+    (dismissed pairs left out): what :meth:`FamilyAnswers._count_followed` and a result kept
+    after changed pairs (:meth:`FamilyAnswers._keep_carried`) walk instead of every pair.
+    A pair fires as in :meth:`FamilyAnswers._fired`. Call with the index's lock held."""
+
+    def __init__(self, index: DedupIndex, store: Any, was: Mapping[tuple[str, str, str], bool],
+                 dismissed: set[tuple[str, str]], memo: dict[tuple[Any, ...], Any] | None) -> None:
+        self.index, self.store, self.dismissed, self._memo = index, store, dismissed, memo
+        self.back: dict[tuple[str, str], dict[str, bool]] = defaultdict(dict)  # (signal, page) -> partner -> was there
+        for (signal, a, b), there in was.items():
+            self.back[signal, a][b] = there
+            self.back[signal, b][a] = there
+        #: the pages with a changed pair
+        self.changed = sorted({page for _signal, page in self.back})
+        self._known = index.page_set()
+        self._visible: dict[str, bool] = {}
+        self._lookalike: dict[str, list[str]] | None = None
+        self._filed: set[str] = set()
+
+    def seen(self, page: str) -> bool:
+        """Whether the operator's answers hold ``page`` (a page with features, and a page now)."""
+        found = self._visible.get(page)
+        if found is None:
+            found = self._visible[page] = page in self._known and bool(self.store.stamps([page]))
+        return found
+
+    def mates(self, signal: str, page: str, then: bool) -> AbstractSet[str]:
+        now = self.index.partners[signal].get(page, _NONE)
+        edits = self.back.get((signal, page)) if then else None
+        if not edits:
+            return now
+        out = set(now)
+        for other, there in edits.items():
+            if there:
+                out.add(other)
+            else:
+                out.discard(other)
+        return out
+
+    def file(self, pages: Iterable[str]) -> None:
+        """File the kept pairs of ``pages`` and of their partners (whose fan-out a pair reads)."""
+        pages = [p for p in pages if p not in self._filed]
+        self._filed.update(pages)
+        self.index.file_pairs(pages)
+        around = {o for s in SIGNALS for p in pages for t in (False, True) for o in self.mates(s, p, t)} - self._filed
+        self._filed.update(around)
+        self.index.file_pairs(around)
+
+    def fired(self, page: str, then: bool) -> dict[str, set[str]]:
+        """Partner -> the signals that fire for the pair with ``page`` (filed first)."""
+        out: dict[str, set[str]] = defaultdict(set)
+        if not self.seen(page):
+            return out
+        for signal in SIGNALS:
+            own = self.mates(signal, page, then)
+            for other in own:
+                if not self.seen(other) or pair_key(page, other) in self.dismissed:
+                    continue
+                if signal != "body" and (len(own) > MAX_FANOUT or len(self.mates(signal, other, then)) > MAX_FANOUT):
+                    continue
+                out[other].add(signal)
+        for other in self.lookalike().get(page, ()):
+            if pair_key(page, other) not in self.dismissed:
+                out[other].add(LOOKALIKE)
+        return out
+
+    def lookalike(self) -> dict[str, list[str]]:
+        """Page -> its look-alike partners (the pages never change while a count is followed)."""
+        if self._lookalike is None:
+            self._lookalike = self._memo.get(("lookalike",)) if self._memo is not None else None
+        if self._lookalike is None:
+            self._lookalike = defaultdict(list)
+            for a, b in _lookalike_pairs(p for p in self.store.stamps() if p in self._known):
+                self._lookalike[a].append(b)
+                self._lookalike[b].append(a)
+            if self._memo is not None:  # (the count's and the keep's of one answer)
+                self._memo[("lookalike",)] = self._lookalike
+        return self._lookalike
+
+    def strong(self, page: str, then: bool) -> set[str]:
+        return {other for other, signals in self.fired(page, then).items() if signals & CONTENT_SIGNALS}
+
+    def families(self, starts: Iterable[str], then: bool) -> tuple[list[set[str]], set[str]]:
+        """The content families (connected pages) holding a page of ``starts``, and their pages."""
+        reached: set[str] = set()
+        out: list[set[str]] = []
+        for start in starts:
+            if start in reached:
+                continue
+            self.file([start])
+            if not self.strong(start, then):
+                continue
+            family = {start}
+            frontier = [start]
+            while frontier:
+                self.file(frontier)
+                step = [other for page in frontier for other in self.strong(page, then) if other not in family]
+                family.update(step)
+                frontier = list(dict.fromkeys(step))
+            reached |= family
+            out.append(family)
+        return out, reached
+
+    def name_families(self, pages: set[str], then: bool) -> int:
+        """How many name-only families hold a page of ``pages``."""
+        self.file(pages)
+        found: set[tuple[str, str]] = set()
+        for page in pages:
+            pairs = self.fired(page, then)
+            if any(signals & CONTENT_SIGNALS for signals in pairs.values()):
+                continue
+            self.file(pairs)
+            found.update(pair_key(page, other) for other in pairs if not self.strong(other, then))
+        return len(found)
 
 
 def answers_for(wiki: Wiki, niceness: int = 0, full: bool = False) -> FamilyAnswers:

@@ -75,7 +75,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMappin
 from collections.abc import Set as AbstractSet
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -152,6 +152,10 @@ PARALLEL_SHINGLES = 1500
 #: this size (a family's survivor, and so the pairs asked about, depend on who looks and on what was
 #: dismissed); a bigger one is asked about from a full scan.
 KEPT_FAMILY_MAX = 40
+#: Up to how many pairs changed since the operator's family count was last made an index follows
+#: them to count again over those pairs' families alone (:class:`FollowedCount`); past it, every
+#: pair is grouped again.
+FOLLOWED_COUNT_MAX = 20_000
 #: The per-page signatures file of session 4's design, removed by the first scan that finds it.
 OLD_SIGNATURES = "dedup-shingles.npz"
 #: What a kept result's answer depends on besides the pages (part of its key).
@@ -1463,6 +1467,24 @@ class Carried:
     scored: Mapping[tuple[str, str], dict[str, float]]  # every pair it held the scores of
     changed_scored: frozenset[tuple[str, str]]  # those its own changes to the base held
     inbound: Mapping[str, int]  # the pages it held the inbound count of
+    #: The pages with a pair changed since it (by updates that found other pairs for the pages
+    #: they re-examined): their families may differ from its families, and its count with them;
+    #: every other family is its own (see FamilyAnswers._keep_carried).
+    touched: frozenset[str] = frozenset()
+
+
+@dataclass(slots=True)
+class FollowedCount:
+    """The operator's family count of this index's pairs as they were once (:attr:`dedup_cache.Kept.count`:
+    the digest of the dismissed pairs it left out, content families, name-only families), and
+    each pair (signal, a, b) verified or forgotten since, with whether it was there then
+    (:attr:`DedupIndex.followed_count`). A family holding none of those pairs' pages is the same
+    family now, so the count now is that one plus what the families those pages are in became:
+    counted over them alone (:meth:`~curator.engine.dedup.families.FamilyAnswers.count`), where
+    grouping every pair cost 2.7 s of a ``health`` at 300,000 pages."""
+
+    count: tuple[bytes, int, int]
+    was: dict[tuple[str, str, str], bool]
 
 
 #: What a :class:`DedupIndex` keeps of its own when it takes another's scanned state (:meth:`DedupIndex._adopt`).
@@ -1552,6 +1574,11 @@ class DedupIndex:
         #: did not, or a page came or went): Health's count and the next kept result are then
         #: carried over instead of grouping every pair again (:mod:`curator.engine.dedup.families`).
         self.carried: Carried | None = None
+        #: The operator's family count of these pairs as they were once, and the pairs changed
+        #: since (:class:`FollowedCount`): set where :attr:`carried` is, or where an answer
+        #: grouped every pair; None once a page came or went (a family may have lost a page
+        #: no pair names) or past FOLLOWED_COUNT_MAX changed pairs.
+        self.followed_count: FollowedCount | None = None
         #: The name of this index's pairs as they are now: the digest (:func:`~curator.engine.dedup.cache.kept_digest`)
         #: of a kept result holding them (loaded from it, or it was just kept), or of the earlier
         #: one with the very same pairs (``dedup-pairs``); None: not known. The operator's
@@ -2366,8 +2393,9 @@ class DedupIndex:
             if self.carried is not None and any(p not in known or p not in pages for p in stale):
                 self.carried = None  # (a page came or went: the pages a family may hold differ)
             if any(p not in known or p not in pages for p in stale):
-                self.kept_digest = None
-            follows_pairs = self.carried is not None or self.kept_digest is not None
+                self.kept_digest = self.followed_count = None
+            follows_pairs = (self.carried is not None or self.kept_digest is not None
+                             or self.followed_count is not None)
             pairs_before = self._pairs_of(stale) if follows_pairs else set()
             old = [known[p] for p in stale if p in known]
             changed = [*old, *fresh.values()]
@@ -2419,8 +2447,14 @@ class DedupIndex:
                 self._examine(f, similar)
             # (an update forgets and verifies only pairs with a page it re-examines: the same
             # such pairs before and after, every pair is the same)
-            if follows_pairs and self._pairs_of([*stale, *redo]) != pairs_before:
-                self.carried = self.kept_digest = None
+            if follows_pairs:
+                pairs_after = self._pairs_of([*stale, *redo])
+                if pairs_after != pairs_before:
+                    self.kept_digest = None
+                    if self.carried is not None:
+                        ends = {p for _signal, a, b in pairs_before ^ pairs_after for p in (a, b)}
+                        self.carried = replace(self.carried, touched=self.carried.touched | ends)
+                    self._follow_count(pairs_before, pairs_after)
             self._since_basis.update(stale)
             self._since_basis.update(redo)
             self._follow_inbound_again(stale, pages)
@@ -2432,6 +2466,19 @@ class DedupIndex:
                 self.unkept, self.unkept_update = token, not followed
             self.at_state = token if same else None
             return stale
+
+    def _follow_count(self, before: set[tuple[str, str, str]], after: set[tuple[str, str, str]]) -> None:
+        """Note in :attr:`followed_count` the pairs an update changed (``before`` and ``after``: every
+        pair of the pages it re-examined, so no other pair changed). Call with the lock held."""
+        counted = self.followed_count
+        if counted is None:
+            return
+        was = counted.was
+        for pair in before ^ after:
+            if was.setdefault(pair, pair in before) == (pair in after):
+                del was[pair]  # (back as it was when counted)
+        if len(was) > FOLLOWED_COUNT_MAX:
+            self.followed_count = self.carried = None  # (every pair is grouped again)
 
     def file_pairs(self, paths: Iterable[str]) -> None:
         """File the kept pairs of ``paths`` not filed yet (see :attr:`_unfiled`). Call with the lock held."""
@@ -2903,6 +2950,7 @@ class DedupIndex:
             self._follow_inbound(basis, slot, stale, pages)
             self.carried = self._carried_from(kept, found[1], pages, slot)
             self.kept_digest = self._pairs_named(found[0]) if self.carried is not None else None
+            self.followed_count = FollowedCount(self.carried.count, {}) if self.carried is not None else None
             return stale
         out, back = [], []
         for path in sorted(since_kept & then.keys()):
@@ -2928,6 +2976,7 @@ class DedupIndex:
             return None
         self.carried = self._carried_from(kept, found[1], pages, slot)
         self.kept_digest = self._pairs_named(found[0]) if self.carried is not None else None
+        self.followed_count = FollowedCount(self.carried.count, {}) if self.carried is not None else None
         return since_kept
 
     @staticmethod
