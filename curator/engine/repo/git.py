@@ -44,6 +44,9 @@ from curator.engine.errors import CuratorError
 from curator.engine.repo.signing import SigningKey
 from curator.engine.repo.trust import is_trusted
 
+#: Paths named on one ``ls-tree`` command line by :meth:`Git.show_many` (well under any system's limit).
+SHOW_MANY_PATHS = 500
+
 _BASE = ["git", "--literal-pathspecs", "-c", "core.quotepath=false", "-c", "commit.gpgsign=false",
          "-c", "core.autocrlf=false", "-c", "core.safecrlf=false", "-c", "gc.auto=0",
          "-c", "maintenance.auto=false"]
@@ -480,18 +483,29 @@ class Git:
         return out
 
     def show_many(self, wanted: Sequence[tuple[str, str]]) -> dict[tuple[str, str], bytes | None]:
-        """:meth:`show` for many (commit, path) pairs with one ``cat-file --batch`` call."""
+        """:meth:`show` for many (commit, path) pairs: one ``ls-tree`` per commit names their
+        blobs, one ``cat-file --batch`` reads them. (``cat-file`` given ``commit:path`` walks the
+        commit's trees again for each path, reading a folder of 260,000 pages each time: 17 ms a
+        path at 300,000 pages, where one ``ls-tree`` for 33 paths took 57 ms.)"""
         out: dict[tuple[str, str], bytes | None] = {}
-        plain = [(c, p) for c, p in dict.fromkeys(wanted) if "\n" not in p and "\r" not in p]
+        by_commit: dict[str, list[str]] = {}
         for c, p in dict.fromkeys(wanted):
-            if (c, p) not in plain:
+            if "\n" in p or "\r" in p:  # (not a line of ls-tree's or cat-file's)
                 out[(c, p)] = self.show(c, p)
-        if not plain:
+            else:
+                by_commit.setdefault(c, []).append(p)
+        blob_of: dict[tuple[str, str], str] = {}
+        for c, paths in by_commit.items():
+            for i in range(0, len(paths), SHOW_MANY_PATHS):
+                chunk = paths[i:i + SHOW_MANY_PATHS]
+                blob_of.update(((c, p), blob) for p, blob in self._blobs_at(c, chunk).items())
+                out.update(((c, p), None) for p in chunk if (c, p) not in blob_of)
+        if not blob_of:
             return out
-        query = "".join(f"{c}:{p}\n" for c, p in plain).encode("utf-8", "surrogateescape")
-        data = self.run("cat-file", "--batch", input=query).stdout
+        keys = list(blob_of)
+        data = self.run("cat-file", "--batch", input="".join(f"{blob_of[k]}\n" for k in keys).encode()).stdout
         pos = 0
-        for key in plain:
+        for key in keys:
             nl = data.index(b"\n", pos)
             header = data[pos:nl].rsplit(b" ", 2)
             pos = nl + 1
@@ -499,10 +513,23 @@ class Git:
                 out[key] = None
                 continue
             size = int(header[2])
-            # a tree (a folder named like the path) is not a file
             out[key] = data[pos:pos + size] if header[1] == b"blob" else None
             pos += size + 1
         return out
+
+    def _blobs_at(self, commit: str, paths: list[str]) -> dict[str, str]:
+        """Path -> blob id of those of ``paths`` that are files at ``commit`` (a folder, a
+        submodule, a missing path or an unknown commit: left out)."""
+        proc = self.run("ls-tree", "-r", "-z", "--full-tree", commit, "--", *paths, check=False)
+        if proc.returncode != 0:
+            return {}
+        wanted, found = set(paths), {}
+        for entry in proc.stdout.decode("utf-8", "surrogateescape").split("\0"):
+            meta, _, path = entry.partition("\t")
+            fields = meta.split()
+            if len(fields) == 3 and fields[1] == "blob" and path in wanted:
+                found[path] = fields[2]
+        return found
 
     def changed_paths(self, commit: str) -> list[str]:
         """Paths a commit changed relative to its first parent (all of them for a root commit)."""

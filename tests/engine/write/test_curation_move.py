@@ -290,17 +290,28 @@ def test_property_move_leaves_every_link_resolved_to_the_new_path() -> None:
             assert [target for target, _ in links] == expected, (case, path)  # same pages, new path
 
 
-def test_show_many_reads_what_show_reads(root: Path) -> None:
-    """Undo reads every version of a big merge or move with one git call (``show_many``)."""
+@pytest.mark.parametrize("per_call", [500, 2])
+def test_show_many_reads_what_show_reads(root: Path, monkeypatch: pytest.MonkeyPatch, per_call: int) -> None:
+    """Undo reads every version of a big merge or move with one git call (``show_many``), and a
+    follow of the duplicate index each changed page's text at its basis: the same bytes as
+    ``show`` for files, None for a folder, a missing path or an unknown commit, a name with
+    pathspec characters read literally (``per_call``: paths named on one ``ls-tree``)."""
+    from curator.engine.repo import git as git_module
     from curator.engine.write.actions import git_of
 
+    monkeypatch.setattr(git_module, "SHOW_MANY_PATHS", per_call)
     (root / "wiki/naïve name.md").write_text("# Naïve\n", encoding="utf-8")
-    commit_all(root, "odd name")
+    (root / "wiki/a*.md").write_text("# Star\n", encoding="utf-8")
+    (root / "wiki/ab.md").write_text("# Not the star\n", encoding="utf-8")
+    commit_all(root, "odd names")
     g = git_of(Wiki(root))
     head, parent = g.resolve("HEAD"), g.resolve("HEAD~1")
     assert head and parent
-    wanted = [(c, p) for c in (head, parent) for p in ("wiki/naïve name.md", "wiki/harbour.md", "nope.md", "wiki")]
-    assert g.show_many(wanted) == {key: g.show(*key) for key in wanted}
+    paths = ("wiki/naïve name.md", "wiki/harbour.md", "nope.md", "wiki", "wiki/a*.md", "wiki/ab.md", "wiki/a?.md")
+    wanted = [(c, p) for c in (head, parent, "0" * 40) for p in paths] + [(head, "wiki/harbour.md")]
+    found = g.show_many(wanted)
+    assert found == {key: g.show(*key) for key in wanted}
+    assert found[(head, "wiki/a*.md")] == b"# Star\n" and found[(parent, "wiki/a*.md")] is None
 
 
 def test_the_rename_log_is_asked_of_git_once_per_commit_and_after_one_only_for_the_new_commits(
