@@ -24,7 +24,7 @@ import itertools
 import os
 import posixpath
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
 from typing import Any, NamedTuple
@@ -57,6 +57,8 @@ from curator.engine.policy.actor import OPERATOR, Actor
 from curator.engine.wiki import Wiki
 
 _NONE: frozenset[str] = frozenset()
+#: Up to how many folded names :func:`_lookalike_pairs` looks for among every path one at a time.
+_LOOKALIKE_SCANS = 8
 
 #: Up to how many pages an answer ranks from their own records (decoding each) before it reads
 #: the listing of every page instead (see ``FamilyAnswers._ranked``).
@@ -680,7 +682,7 @@ class _Around:
         """Whether the operator's answers hold ``page`` (a page with features, and a page now)."""
         found = self._visible.get(page)
         if found is None:
-            found = self._visible[page] = page in self._known and bool(self.store.stamps([page]))
+            found = self._visible[page] = page in self._known and self.store.has(page)
         return found
 
     def mates(self, signal: str, page: str, then: bool) -> AbstractSet[str]:
@@ -729,7 +731,7 @@ class _Around:
             self._lookalike = self._memo.get(("lookalike",)) if self._memo is not None else None
         if self._lookalike is None:
             self._lookalike = defaultdict(list)
-            for a, b in _lookalike_pairs(p for p in self.store.stamps() if p in self._known):
+            for a, b in _lookalike_pairs(self._known, self.seen):
                 self._lookalike[a].append(b)
                 self._lookalike[b].append(a)
             if self._memo is not None:  # (the count's and the keep's of one answer)
@@ -797,14 +799,14 @@ def find_duplicates(wiki: Wiki, actor: Actor = OPERATOR, page: str | None = None
     return answers_for(wiki).candidates(actor, dismissed_pairs(wiki), path)
 
 
-def _lookalike_pairs(paths: Iterable[str]) -> list[tuple[str, str]]:
-    """The pairs of ``paths`` whose file names differ only by look-alike or invisible characters
-    (lint's ``lookalike-name``): what reads as one page's name is two pages. A group holds a name
-    that is not ASCII (an ASCII name folds to itself), so only those are folded, and an ASCII
-    name is looked for only under their folded forms (found in one string of every path, in C:
-    filing every page by its name cost a tenth of a warm answer at 32,000 pages)."""
-    paths = list(paths)
-    odd = [p for p in paths if not p.isascii()]
+def _lookalike_pairs(paths: Iterable[str], keep: Callable[[str], bool] | None = None) -> list[tuple[str, str]]:
+    """The pairs of ``paths`` (those ``keep`` keeps, when given) whose file names differ only by
+    look-alike or invisible characters (lint's ``lookalike-name``): what reads as one page's
+    name is two pages. A group holds a name that is not ASCII (an ASCII name folds to itself),
+    so only those are folded, and an ASCII name is looked for only under their folded forms
+    (filing every page by its name cost a tenth of a warm answer at 32,000 pages)."""
+    paths = paths if isinstance(paths, (list, tuple, set, frozenset)) else list(paths)
+    odd = [p for p in paths if not p.isascii() and (keep is None or keep(p))]  # (isascii: a flag, no scan)
     if not odd:
         return []
 
@@ -814,10 +816,22 @@ def _lookalike_pairs(paths: Iterable[str]) -> list[tuple[str, str]]:
     stems: dict[str, list[str]] = defaultdict(list)
     for path in odd:
         stems[stem(path)].append(path)
-    joined = "\0" + "\0".join(paths) + "\0"
-    for key in {lookalike_key(name) for name in stems}:
-        if key.isascii() and (f"/{key}.md\0" in joined or f"\0{key}.md\0" in joined):
-            stems[key] += [p for p in paths if p.isascii() and stem(p) == key]
+    keys = [key for key in {lookalike_key(name) for name in stems} if key.isascii()]
+    if len(keys) > _LOOKALIKE_SCANS:  # (each key a pass over every path in C, else one in Python)
+        ascii_stems: dict[str, list[str]] = defaultdict(list)
+        for path in paths:
+            if path.isascii():
+                ascii_stems[stem(path)].append(path)
+        named = {key: ascii_stems.get(key, []) for key in keys}
+    else:
+        named = {}
+        for key in keys:
+            tail, alone = f"/{key}.md", f"{key}.md"
+            named[key] = [p for p in paths if (p.endswith(tail) or p == alone) and p.isascii()]
+    for key, found in named.items():
+        found = [p for p in found if keep is None or keep(p)]
+        if found:  # (a name no page kept has is no name of the group)
+            stems[key] += found
     out = []
     for names in lookalike_groups(stems):
         found = sorted(p for name in names for p in stems[name])

@@ -829,9 +829,11 @@ def test_families_are_ranked_without_decoding_every_page(root: Path) -> None:
     assert [f.pages for f in again] == [f.pages for f in first]
 
 
-def test_lookalike_pairs_equal_filing_every_page_by_its_name() -> None:
+@pytest.mark.parametrize("scans", [8, 0], ids=["a pass a folded name", "one pass filing every name"])
+def test_lookalike_pairs_equal_filing_every_page_by_its_name(monkeypatch: pytest.MonkeyPatch, scans: int) -> None:
     """The look-alike pairs, found from the names that are not ASCII alone, are those of filing
     every page by its name and grouping the names that differ only by look-alike characters."""
+    monkeypatch.setattr(dedup_families, "_LOOKALIKE_SCANS", scans)
     import itertools
     import posixpath
     from collections import defaultdict
@@ -857,4 +859,7 @@ def test_lookalike_pairs_equal_filing_every_page_by_its_name() -> None:
         want = reference(paths)
         assert sorted(dedup_families._lookalike_pairs(paths)) == want, paths
         seen += bool(want)
+        # (those of some of the pages, as of the pages an answer holds, from every page's path)
+        kept = set(rng.sample(paths, rng.randint(0, len(paths))))
+        assert sorted(dedup_families._lookalike_pairs(paths, kept.__contains__)) == reference(sorted(kept)), paths
     assert seen > 300  # (many of the samples hold look-alike names)
