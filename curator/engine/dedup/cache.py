@@ -59,6 +59,10 @@ FAMILIES_NAME = "dedup-families"
 #: that the families answer names (a result followed since and kept again without a pair
 #: changing, by Health's count: the answer still groups its pairs).
 PAIRS_NAME = "dedup-pairs"
+#: The name the pairs changed since an earlier kept result's pairs are saved as, with the name of
+#: the pairs of the result kept last (:func:`encode_pair_edits`): a families answer saved for the
+#: earlier pairs is patched with them (:class:`~curator.engine.dedup.index.PairEdits`).
+PAIR_EDITS_NAME = "dedup-pair-edits"
 #: Bump when the signals, their thresholds or the shingle rules change.
 FORMAT = 6
 #: How many values a saved family holds (:class:`~curator.engine.dedup.index.Family`'s fields, in order).
@@ -418,3 +422,26 @@ def dismissed_digest(pairs: Iterable[Pair]) -> bytes:
     text = "\n".join(sorted(f"{a}\0{b}" for a, b in pairs)).encode("utf-8", "surrogateescape")
     return hashlib.blake2b(text, digest_size=16).digest()
 
+
+
+def encode_pair_edits(named: bytes, since: bytes, was: dict[tuple[str, str, str], bool]) -> bytes:
+    """The pairs (signal, a, b) that changed from the pairs named ``since`` to those named
+    ``named`` (:func:`kept_digest`), each with whether it was there then."""
+    edits = sorted(was.items())
+    return zlib.compress(marshal.dumps((FORMAT, named, since, [(*pair, there) for pair, there in edits])), 1)
+
+
+def decode_pair_edits(blob: bytes | None, named: bytes | None
+                      ) -> tuple[bytes, dict[tuple[str, str, str], bool]] | None:
+    """(the name of the earlier pairs, the changed pairs) of an :func:`encode_pair_edits` saved
+    for the pairs named ``named``; None for none, another one's, or a damaged one."""
+    if blob is None or named is None:
+        return None
+    try:
+        version, saved, since, edits = marshal.loads(zlib.decompress(blob))
+        if version != FORMAT or saved != named or not isinstance(since, bytes):
+            return None
+        was = {(str(signal), str(a), str(b)): bool(there) for signal, a, b, there in edits}
+    except (ValueError, TypeError, EOFError, zlib.error):
+        return None
+    return since, was

@@ -82,12 +82,13 @@ def by_impact(families: list[Family]) -> list[Family]:
 
 
 class _Saved(NamedTuple):
-    """An answer's families in the order they are saved (:data:`~curator.engine.dedup.cache.FAMILY_PART`
-    to a part), and each part's bytes as saved when none of its families was built again (None:
-    encoded when saved)."""
+    """An answer's families in the order they are saved, and its parts in order: how many of
+    those families each holds (:data:`~curator.engine.dedup.cache.FAMILY_PART` when built
+    whole), with its bytes as saved when none of its families was built again (None: encoded
+    when saved)."""
 
     families: list[Family]
-    parts: list[bytes | None]
+    parts: list[tuple[int, bytes | None]]
     #: Whose inbound counts the families' rows hold (None: not followed from a basis).
     frame: dedup_cache.InboundFrame | None = None
 
@@ -142,32 +143,47 @@ class FamilyAnswers:
         saved = (state, dismissed, index.kept_digest)
         if saved == self._families_saved:
             return
-        part, families = dedup_cache.FAMILY_PART, saved_as.families
-        parts = [found if found is not None else dedup_cache.encode_family_part(
-                     [(f.pages, f.keep, f.reason, f.scores, f.signals, f.strength, f.impact, f.members, f.edges)
-                      for f in families[i * part:(i + 1) * part]])
-                 for i, found in enumerate(saved_as.parts)]
+        families, at, parts = saved_as.families, 0, []
+        for size, found in saved_as.parts:
+            parts.append(found if found is not None else dedup_cache.encode_family_part(
+                [(f.pages, f.keep, f.reason, f.scores, f.signals, f.strength, f.impact, f.members, f.edges)
+                 for f in families[at:at + size]]))
+            at += size
         blob = dedup_cache.encode_families(index.kept_key(), dismissed, index.kept_digest, parts, saved_as.frame)
         if store.save_derived(dedup_cache.FAMILIES_NAME, blob, state=state):  # (not when the pages moved on)
             self._families_saved = saved
             index.examined.clear()  # (what their verification changed is in the answer saved)
+            if index.pair_edits is not None:  # (the answer saved is of these very pairs: none changed since)
+                index.pair_edits = None
+                store.save_derived(dedup_cache.PAIR_EDITS_NAME, dedup_cache.encode_pair_edits(
+                    index.kept_digest, index.kept_digest, {}))
 
     def _patched(self, dismissed: set[tuple[str, str]]) -> _Saved | None:
         """The operator's families from the answer saved beside the kept result whose pairs
         this index holds (:meth:`_save_families`), without grouping every pair: the families are
         those very groups, and only a family with a page changed or re-examined since, or whose
         inbound counts moved, is built again (a page's title, trust, age and pair scores are
-        those of the answer while it did not change), in its place. None when there is no such
-        answer. Call with the lock held."""
+        those of the answer while it did not change), in its place. Where pairs changed since
+        the pairs it grouped (:attr:`~curator.engine.dedup.index.DedupIndex.pair_edits`), the
+        families those pairs' pages are in, then and now, are grouped again from the pairs
+        around them alone (:meth:`_regrouped`). None when there is no such answer. Call with
+        the lock held."""
         index, store = self.index, self.wiki.store
-        if index.kept_digest is None or index.at_state is None:
+        if index.at_state is None or (index.kept_digest is None and index.pair_edits is None):
             return None
         found = store.derived_since(dedup_cache.FAMILIES_NAME)
         if found is None:
             return None
         decoded = dedup_cache.decode_families(found[0], index.kept_key(), dedup_cache.dismissed_digest(dismissed))
-        if decoded is None or decoded[0] != index.kept_digest:
+        if decoded is None:
             return None
+        region: set[str] = set()
+        regrouped: list[Family] = []
+        if decoded[0] != index.kept_digest:
+            edits = index.pair_edits
+            if edits is None or decoded[0] != edits.since:
+                return None
+            region, regrouped = self._regrouped(edits.was, dismissed)
         dirty = found[1].union(index.examined)  # (changed since it was saved; verified again since)
         inbound = self.inbound
         frame = self._frame()
@@ -178,15 +194,19 @@ class FamilyAnswers:
         if moved is not None:
             dirty |= moved
         out: list[Family] = []
-        parts: list[bytes | None] = []
+        parts: list[tuple[int, bytes | None]] = []
         try:
             for part in decoded[1]:
                 rows = dedup_cache.decode_family_part(part)
                 if rows is None:
                     return None
-                built = False
+                built, kept = False, 0
                 for row in rows:
                     pages, strength, members, edges = row[0], row[5], row[7], row[8]
+                    if region and region.intersection(pages):
+                        built = True  # (grouped again below)
+                        continue
+                    kept += 1
                     if dirty.intersection(pages) or (
                             moved is None and any(m["inbound"] != inbound(m["path"]) for m in members)):
                         out.append(self._family(list(pages), {pair_key(*e["pages"]): e["signals"] for e in edges},
@@ -194,10 +214,34 @@ class FamilyAnswers:
                         built = True
                     else:
                         out.append(Family(*row))
-                parts.append(None if built else part)
+                if kept:
+                    parts.append((kept, None if built else part))
         except (TypeError, KeyError, ValueError, AttributeError):
             return None  # (damaged: the families are grouped again)
-        return _Saved(out, parts, frame)
+        size = dedup_cache.FAMILY_PART
+        parts += [(len(regrouped[i:i + size]), None) for i in range(0, len(regrouped), size)]
+        return _Saved(out + regrouped, parts, frame)
+
+    def _regrouped(self, was: dict[tuple[str, str, str], bool], dismissed: set[tuple[str, str]]
+                   ) -> tuple[set[str], list[Family]]:
+        """The operator's families holding a page whose families may differ from an answer
+        grouped before the pair changes ``was`` (see :meth:`_count_followed`): the pages of the
+        content families holding a page with a changed pair, then and now (``region``: every
+        family of the earlier answer with one of them is left out), and the families they are in
+        now, content and name-only, built. Call with the lock held."""
+        around = _Around(self.index, self.wiki.store, was, dismissed, self._memo)
+        _then, content, region = around.region()
+        out = []
+        for family in content:
+            edges = {}
+            for page in family:
+                for other, signals in around.fired(page, then=False).items():
+                    if signals & CONTENT_SIGNALS and page < other:
+                        edges[(page, other)] = _in_order(signals)
+            out.append(self._family(sorted(family), edges, "content"))
+        for pair, signals in sorted(around.name_pairs(region, then=False).items()):
+            out.append(self._family(list(pair), {pair: _in_order(signals)}, "names"))
+        return region, out
 
     def _frame(self) -> dedup_cache.InboundFrame | None:
         """Whose inbound counts this answer reads (:data:`~curator.engine.dedup.cache.InboundFrame`):
@@ -332,6 +376,10 @@ class FamilyAnswers:
             index.kept_digest = digest
         elif index.kept_digest != digest:
             self.wiki.store.save_derived(dedup_cache.PAIRS_NAME, digest + index.kept_digest)
+        edits = index.pair_edits
+        if edits is not None:  # (what a families answer saved for the earlier pairs is patched with)
+            self.wiki.store.save_derived(dedup_cache.PAIR_EDITS_NAME,
+                                         dedup_cache.encode_pair_edits(index.kept_digest, edits.since, edits.was))
 
     def _fired(self, actor: Actor, dismissed: set[tuple[str, str]],
                page: str | None = None) -> dict[tuple[str, str], list[str]]:
@@ -430,7 +478,9 @@ class FamilyAnswers:
                     self._keep()
                 if actor.is_operator:
                     if saved_as is None:  # (saved in the answer's order)
-                        saved_as = _Saved(out, [None] * -(-len(out) // dedup_cache.FAMILY_PART), self._frame())
+                        part = dedup_cache.FAMILY_PART
+                        saved_as = _Saved(out, [(len(out[i:i + part]), None) for i in range(0, len(out), part)],
+                                          self._frame())
                     self._answered = (self.index.at_state, dedup_cache.dismissed_digest(dismissed or set()), out,
                                       saved_as)
                     self._save_families()
@@ -497,14 +547,14 @@ class FamilyAnswers:
         A pair whose answer changed has a page with a changed pair (``changed``): its own pair, or
         a name signal of that page crossing MAX_FANOUT. So a content family (connected pages)
         holding none of them is the same family then and now, and the difference is the families
-        holding one of them, then and now (:meth:`_Around.families`). A name-only family (a pair
+        holding one of them then, and the families their pages are in now (:meth:`_Around.families`;
+        a crowd of a changed page's can split off a piece none of whose pages has a changed
+        pair). A name-only family (a pair
         of two pages in no content family) changes only with a pair of a changed page, or when
         a page joined or left every content family, which only the pages of those families do:
         the difference is the name-only families of those pages, then and now."""
         around = _Around(self.index, self.wiki.store, followed.was, dismissed, self._memo)
-        then_content, then_reached = around.families(around.changed, then=True)
-        now_content, now_reached = around.families(around.changed, then=False)
-        pages = set(around.changed) | then_reached | now_reached
+        then_content, now_content, pages = around.region()
         counted = (followed.count[1] + len(now_content) - len(then_content),
                    followed.count[2] + around.name_families(pages, then=False) - around.name_families(pages, then=True))
         self.index.followed_count = FollowedCount((followed.count[0], *counted), {})
@@ -673,7 +723,8 @@ class _Around:
             self.back[signal, b][a] = there
         #: the pages with a changed pair
         self.changed = sorted({page for _signal, page in self.back})
-        self._known = index.page_set()
+        #: the pages the index holds features of; None: it answers from a kept result (every page)
+        self._known = index.page_set() if index.kept is None else None
         self._visible: dict[str, bool] = {}
         self._lookalike: dict[str, list[str]] | None = None
         self._filed: set[str] = set()
@@ -682,7 +733,7 @@ class _Around:
         """Whether the operator's answers hold ``page`` (a page with features, and a page now)."""
         found = self._visible.get(page)
         if found is None:
-            found = self._visible[page] = page in self._known and self.store.has(page)
+            found = self._visible[page] = (self._known is None or page in self._known) and self.store.has(page)
         return found
 
     def mates(self, signal: str, page: str, then: bool) -> AbstractSet[str]:
@@ -731,7 +782,7 @@ class _Around:
             self._lookalike = self._memo.get(("lookalike",)) if self._memo is not None else None
         if self._lookalike is None:
             self._lookalike = defaultdict(list)
-            for a, b in _lookalike_pairs(self._known, self.seen):
+            for a, b in _lookalike_pairs(self.store.stamps() if self._known is None else self._known, self.seen):
                 self._lookalike[a].append(b)
                 self._lookalike[b].append(a)
             if self._memo is not None:  # (the count's and the keep's of one answer)
@@ -762,17 +813,43 @@ class _Around:
             out.append(family)
         return out, reached
 
+    def region(self) -> tuple[list[set[str]], list[set[str]], set[str]]:
+        """The content families then and now of the pages with a changed pair, and their pages
+        (the region): what a count and a patched answer look at instead of every pair. The
+        region is made whole both ways: a family then of any page of a family now, and the other
+        way round, is in it. (A crowd can split off a piece of a family none of whose pages has a
+        changed pair, or join a family that had none to another.) Every other family is the same
+        family then and now; a page whose being in a content family changed is in the region."""
+        region = set(self.changed)
+        while True:
+            then, then_pages = self.families(sorted(region), then=True)
+            now, now_pages = self.families(sorted(region | then_pages), then=False)
+            grown = region | then_pages | now_pages
+            if grown == region:
+                return then, now, region
+            region = grown
+
     def name_families(self, pages: set[str], then: bool) -> int:
         """How many name-only families hold a page of ``pages``."""
+        return len(self.name_pairs(pages, then))
+
+    def name_pairs(self, pages: set[str], then: bool) -> dict[tuple[str, str], set[str]]:
+        """The name-only families holding a page of ``pages``: pair -> the signals that fire."""
         self.file(pages)
-        found: set[tuple[str, str]] = set()
-        for page in pages:
+        found: dict[tuple[str, str], set[str]] = {}
+        for page in sorted(pages):
             pairs = self.fired(page, then)
             if any(signals & CONTENT_SIGNALS for signals in pairs.values()):
                 continue
             self.file(pairs)
-            found.update(pair_key(page, other) for other in pairs if not self.strong(other, then))
-        return len(found)
+            found.update((pair_key(page, other), signals) for other, signals in pairs.items()
+                         if not self.strong(other, then))
+        return found
+
+
+def _in_order(signals: AbstractSet[str]) -> list[str]:
+    """A pair's signals in the order :meth:`FamilyAnswers._fired` lists them."""
+    return [s for s in (*SIGNALS, LOOKALIKE) if s in signals]
 
 
 def answers_for(wiki: Wiki, niceness: int = 0, full: bool = False) -> FamilyAnswers:

@@ -1487,6 +1487,28 @@ class FollowedCount:
     was: dict[tuple[str, str, str], bool]
 
 
+@dataclass(slots=True)
+class PairEdits:
+    """The pairs (signal, a, b) verified or forgotten since this index's pairs were those named
+    ``since`` (a kept result's :func:`~curator.engine.dedup.cache.kept_digest`), with whether
+    each was there then (:attr:`DedupIndex.pair_edits`): an operator's families answer saved
+    for the pairs named ``since`` is patched with them (only the families those pairs' pages
+    are in, then and now, are built again), not grouped again from every pair."""
+
+    since: bytes
+    was: dict[tuple[str, str, str], bool]
+
+
+def note_edits(was: dict[tuple[str, str, str], bool], before: set[tuple[str, str, str]],
+               after: set[tuple[str, str, str]]) -> None:
+    """Note in ``was`` the pairs that changed from ``before`` to ``after`` (every pair of the
+    pages an update re-examined), with whether each was there before the first change noted; a
+    pair back as it was is no change."""
+    for pair in before ^ after:
+        if was.setdefault(pair, pair in before) == (pair in after):
+            del was[pair]
+
+
 #: What a :class:`DedupIndex` keeps of its own when it takes another's scanned state (:meth:`DedupIndex._adopt`).
 _OWN = frozenset({"wiki", "_lock", "niceness", "_stop", "_building"})
 
@@ -1585,6 +1607,11 @@ class DedupIndex:
         #: families answer saved under that name holds families of these very pairs, so an
         #: answer patches it instead of grouping every pair again.
         self.kept_digest: bytes | None = None
+        #: The pairs changed since this index's pairs were the ones a kept result named
+        #: (:class:`PairEdits`; None: none known, or a page came or went since), saved with each
+        #: result kept since (:data:`~curator.engine.dedup.cache.PAIR_EDITS_NAME`) for a later
+        #: process to read with it.
+        self.pair_edits: PairEdits | None = None
         #: The store state this index's pairs are exactly a full scan's of (the bytes it read
         #: are the store's); None: not known. What an answer built from them is saved under.
         self.at_state: bytes | None = None
@@ -2393,9 +2420,9 @@ class DedupIndex:
             if self.carried is not None and any(p not in known or p not in pages for p in stale):
                 self.carried = None  # (a page came or went: the pages a family may hold differ)
             if any(p not in known or p not in pages for p in stale):
-                self.kept_digest = self.followed_count = None
+                self.kept_digest = self.followed_count = self.pair_edits = None
             follows_pairs = (self.carried is not None or self.kept_digest is not None
-                             or self.followed_count is not None)
+                             or self.followed_count is not None or self.pair_edits is not None)
             pairs_before = self._pairs_of(stale) if follows_pairs else set()
             old = [known[p] for p in stale if p in known]
             changed = [*old, *fresh.values()]
@@ -2450,6 +2477,8 @@ class DedupIndex:
             if follows_pairs:
                 pairs_after = self._pairs_of([*stale, *redo])
                 if pairs_after != pairs_before:
+                    if self.pair_edits is None and self.kept_digest is not None:
+                        self.pair_edits = PairEdits(self.kept_digest, {})
                     self.kept_digest = None
                     if self.carried is not None:
                         ends = {p for _signal, a, b in pairs_before ^ pairs_after for p in (a, b)}
@@ -2470,14 +2499,16 @@ class DedupIndex:
     def _follow_count(self, before: set[tuple[str, str, str]], after: set[tuple[str, str, str]]) -> None:
         """Note in :attr:`followed_count` the pairs an update changed (``before`` and ``after``: every
         pair of the pages it re-examined, so no other pair changed). Call with the lock held."""
+        edits = self.pair_edits
+        if edits is not None:
+            note_edits(edits.was, before, after)
+            if len(edits.was) > FOLLOWED_COUNT_MAX:
+                self.pair_edits = None  # (the families are grouped again)
         counted = self.followed_count
         if counted is None:
             return
-        was = counted.was
-        for pair in before ^ after:
-            if was.setdefault(pair, pair in before) == (pair in after):
-                del was[pair]  # (back as it was when counted)
-        if len(was) > FOLLOWED_COUNT_MAX:
+        note_edits(counted.was, before, after)
+        if len(counted.was) > FOLLOWED_COUNT_MAX:
             self.followed_count = self.carried = None  # (every pair is grouped again)
 
     def file_pairs(self, paths: Iterable[str]) -> None:
@@ -2636,7 +2667,14 @@ class DedupIndex:
         self.kept_base = kept.base
         self.kept = self.at_state = token
         self.kept_digest = self._pairs_named(blob)
+        self.pair_edits = self._pair_edits_of(self.kept_digest)
         return True
+
+    def _pair_edits_of(self, named: bytes) -> PairEdits | None:
+        """The pairs changed from an earlier kept result's to those named ``named``, as saved with
+        the result kept last (:data:`~curator.engine.dedup.cache.PAIR_EDITS_NAME`); None: none saved."""
+        edits = dedup_cache.decode_pair_edits(self.wiki.store.derived_any(dedup_cache.PAIR_EDITS_NAME), named)
+        return None if edits is None else PairEdits(*edits)
 
     def _pairs_named(self, blob: bytes) -> bytes:
         """What names the pairs of the kept result ``blob``: the name of the earlier result with
@@ -2948,9 +2986,7 @@ class DedupIndex:
             self._take_kept(kept, stale | set(kept.basis[1]))
             self._reexamine = set(kept.basis[1]) - stale
             self._follow_inbound(basis, slot, stale, pages)
-            self.carried = self._carried_from(kept, found[1], pages, slot)
-            self.kept_digest = self._pairs_named(found[0]) if self.carried is not None else None
-            self.followed_count = FollowedCount(self.carried.count, {}) if self.carried is not None else None
+            self._carry_from(kept, found, pages, slot)
             return stale
         out, back = [], []
         for path in sorted(since_kept & then.keys()):
@@ -2974,10 +3010,21 @@ class DedupIndex:
         self._follow_inbound(basis, slot, stale, pages)
         if not self._settle(stale - since_kept, set(kept.basis[1]) - stale, pages):
             return None
-        self.carried = self._carried_from(kept, found[1], pages, slot)
-        self.kept_digest = self._pairs_named(found[0]) if self.carried is not None else None
-        self.followed_count = FollowedCount(self.carried.count, {}) if self.carried is not None else None
+        self._carry_from(kept, found, pages, slot)
         return since_kept
+
+    def _carry_from(self, kept: dedup_cache.Kept, found: tuple[bytes, set[str]], pages: Mapping[str, object],
+                    slot: Mapping[str, int]) -> None:
+        """Carry over what the kept result ``found`` (its blob, the pages changed since) loaded
+        as ``kept`` says, where it still holds (:meth:`_carried_from`): its count, the name of its
+        pairs, and the pairs changed since the pairs an earlier result named, saved with it."""
+        self.carried = self._carried_from(kept, found[1], pages, slot)
+        if self.carried is None:
+            self.kept_digest = self.followed_count = self.pair_edits = None
+            return
+        self.kept_digest = self._pairs_named(found[0])
+        self.followed_count = FollowedCount(self.carried.count, {})
+        self.pair_edits = self._pair_edits_of(self.kept_digest)
 
     @staticmethod
     def _carried_from(kept: dedup_cache.Kept, since: set[str], pages: Mapping[str, object],

@@ -1,14 +1,17 @@
-"""Health's duplicate figure follows changed pairs (issue 44): after an update whose pairs
-changed, the operator's family count is counted again over the families the changed pairs'
-pages are in, then and now (:meth:`~curator.engine.dedup.families.FamilyAnswers._count_followed`),
-not by grouping every pair. Through a scripted sequence of changes that make, join, split and
+"""Health's duplicate figure and the Duplicates queue follow changed pairs (issue 44): after an
+update whose pairs changed, the operator's family count is counted again over the families the
+changed pairs' pages are in, then and now (:meth:`~curator.engine.dedup.families.FamilyAnswers._count_followed`),
+and the families answer saved before is patched with those families
+(:meth:`~curator.engine.dedup.families.FamilyAnswers._regrouped`), not grouped from every pair. Through a scripted sequence of changes that make, join, split and
 break families, and turn content families into name-only ones and back, each count equals a
 full scan's; a page added or removed is counted anew.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import random
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 import pytest
@@ -28,6 +31,7 @@ from tests.engine.dedup.test_dedup_families import (  # noqa: F401 (root: a fixt
     root,
 )
 from tests.engine.dedup.test_dedup_follow import answer, count_scans, scanned_index
+from tests.gui_helpers import make_wiki
 
 
 def _body(base: Path, path: str) -> list[str]:
@@ -102,6 +106,7 @@ def test_a_count_after_changed_pairs_is_counted_over_their_families_and_equals_a
     index = dedup.index_for(wiki, full=True)  # (a long-lived process: the station's worker)
     answers = dedup_families.answers_for(wiki)
     assert answers.count(dedup.OPERATOR, dismissed) == full_count(root, dismissed)  # (what changes are counted from)
+    assert [f.to_json() for f in answers.families(dedup.OPERATOR, dismissed)] == full_scan(root)  # (and patched)
     grouped = count_groupings(monkeypatch)
     seen = set()
     for step, change in pair_changes(root):
@@ -111,9 +116,11 @@ def test_a_count_after_changed_pairs_is_counted_over_their_families_and_equals_a
         followed = index.followed_count
         assert followed is not None and followed.was, step  # (the step changed a pair)
         counted = answers.count(dedup.OPERATOR, dismissed)
+        listed = [f.to_json() for f in answers.families(dedup.OPERATOR, dismissed)]  # (the Duplicates queue)
         assert grouped == [], step
         assert counted == full_count(root, dismissed), step
-        grouped.clear()  # (the full scan's count, on a copy)
+        assert listed == full_scan(root) and len(listed) == sum(counted), step
+        grouped.clear()  # (the full scans', on copies)
         seen.add(counted)
     assert len(seen) >= 3 and len({names for _, names in seen}) == 2  # (the changes moved both figures)
     # a page gone: the count is made again from every pair
@@ -194,8 +201,97 @@ def test_health_in_a_new_process_after_changed_pairs_follows_the_count_and_keeps
         grouped.clear()
         scans.clear()
         followed = answer(root)
-        assert scans == [], step
+        assert scans == [] and grouped == [], step  # (the answer saved before, patched)
         assert followed == full_scan(root) and len(followed) == counted, step
         grouped.clear()  # (the full scans', on copies)
         scans.clear()
     assert len(set(counts)) >= 2 and len(counts) >= 5
+
+
+def _shape(strength: str, pages: Iterable[str], edges: Mapping[tuple[str, str], list[str]]) -> tuple[object, ...]:
+    return strength, frozenset(pages), frozenset((pair, tuple(signals)) for pair, signals in edges.items())
+
+
+@pytest.mark.parametrize("seed", [44, 49, 50])  # (seeds whose changes split off a piece)
+def test_counts_and_regrouped_families_over_random_pair_changes_equal_grouping_every_pair(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    """The pairs an index holds set by hand (no shingling): random pairs of every signal on 40
+    pages, changed again and again around a few pages at a time, with name signals crossing
+    MAX_FANOUT (a crowd loses the signal), families splitting into pieces none of whose pages
+    changed, look-alike names, and a dismissed pair. After each change the followed count and
+    the families grouped again around the changed pairs (with the earlier families holding none
+    of their pages) equal grouping every pair."""
+    names = [f"p/page-{n:02d}" for n in range(38)] + ["p/café", "p/cafe"]
+    base = make_wiki(tmp_path / "w", {f"{n}.md": page(n, [f"Fact {n}."]) for n in names})
+    paths = [f"{n}.md" for n in names]
+    wiki = Wiki(base)
+    index = dedup.DedupIndex(wiki)
+    index.features = dict.fromkeys(paths)  # type: ignore[arg-type]  (only which pages it holds is read)
+    monkeypatch.setattr(FamilyAnswers, "_family",
+                        lambda self, pages, edges, strength: _shape(strength, pages, edges))
+    rng = random.Random(seed)
+    pairs: set[tuple[str, str, str]] = set()
+
+    def install() -> None:
+        index.pairs = {signal: {} for signal in dedup.SIGNALS}
+        index.partners = {signal: defaultdict(set) for signal in dedup.SIGNALS}
+        for signal, a, b in pairs:
+            index.pairs[signal][(a, b)] = 1.0
+            index.partners[signal][a].add(b)
+            index.partners[signal][b].add(a)
+
+    hubs = paths[:4]  # (pages many others pair with: their name and containment signals crowd out)
+
+    def random_pair(around: list[str]) -> tuple[str, str, str]:
+        a, b = rng.choice(around), rng.choice(hubs if rng.random() < 0.3 else paths)
+        while b == a:
+            b = rng.choice(paths)
+        signal = rng.choice(["containment", "containment", "body", "title", "slug", "tags"])
+        return (signal, *dedup.pair_key(a, b))
+
+    def everything(answers: FamilyAnswers, dismissed: set[tuple[str, str]]) -> set[tuple[object, ...]]:
+        content, alone = answers._groups(dedup.OPERATOR, dismissed)
+        return ({_shape("content", members, edges) for members, edges in content}
+                | {_shape("names", pair, {pair: signals}) for pair, signals in alone})
+
+    for _ in range(70):
+        pairs.add(random_pair(paths))
+    dismissed = {dedup.pair_key(*sorted(rng.sample(paths, 2)))}
+    dismissed.add(dedup.pair_key(*next(p for _s, *p in sorted(pairs))))
+    install()
+    answers = FamilyAnswers(index)
+    with answers._answering():
+        families = everything(answers, dismissed)  # (and the count every change is followed from)
+    edits: dict[tuple[str, str, str], bool] = {}
+    splits = 0
+    for step in range(200):
+        around = rng.sample(paths, rng.randint(1, 3))  # (the pages an update re-examined)
+        before = {p for p in pairs if p[1] in around or p[2] in around}
+        for pair in sorted(before):
+            if rng.random() < 0.3:
+                pairs.discard(pair)
+        for _ in range(rng.randint(0, 4)):
+            pairs.add(random_pair(around))
+        after = {p for p in pairs if p[1] in around or p[2] in around}
+        install()
+        assert index.followed_count is not None
+        dedup.note_edits(index.followed_count.was, before, after)
+        dedup.note_edits(edits, before, after)
+        with answers._answering():
+            counted = answers._count_followed(index.followed_count, dismissed)
+            region, regrouped = answers._regrouped(edits, dismissed)
+        fresh = FamilyAnswers(index)
+        with fresh._answering():
+            now = everything(fresh, dismissed)
+        assert counted == (sum(s == "content" for s, *_ in now), sum(s == "names" for s, *_ in now)), step
+        patched = {f for f in families if not region & f[1]} | set(regrouped)
+        assert patched == now, step
+        # (a content family now none of whose pages has a changed pair, holding a page of a family
+        # that had one: a piece split off by a crowd, which walking from the changed pages misses)
+        changed = {p for e in edits for p in e[1:]}
+        touched = {p for f in families if f[0] == "content" and f[1] & changed for p in f[1]}
+        splits += sum(1 for f in now if f[0] == "content" and not f[1] & changed and f[1] & touched
+                      and f not in families)
+        if step % 10 == 9:  # (an answer saved again: later changes are patched from it)
+            families, edits = now, {}
+    assert splits  # (families none of whose pages had a changed pair were reached)
