@@ -727,7 +727,8 @@ class _Around:
         self._known = index.page_set() if index.kept is None else None
         self._visible: dict[str, bool] = {}
         self._lookalike: dict[str, list[str]] | None = None
-        self._filed: set[str] = set()
+        self._filed: set[str] = set()  # (the pages whose kept pairs are filed)
+        self._spread: set[str] = set()  # (and those whose partners' are too)
 
     def seen(self, page: str) -> bool:
         """Whether the operator's answers hold ``page`` (a page with features, and a page now)."""
@@ -751,9 +752,10 @@ class _Around:
 
     def file(self, pages: Iterable[str]) -> None:
         """File the kept pairs of ``pages`` and of their partners (whose fan-out a pair reads)."""
-        pages = [p for p in pages if p not in self._filed]
+        pages = [p for p in pages if p not in self._spread]
+        self._spread.update(pages)
+        self.index.file_pairs(p for p in pages if p not in self._filed)
         self._filed.update(pages)
-        self.index.file_pairs(pages)
         around = {o for s in SIGNALS for p in pages for t in (False, True) for o in self.mates(s, p, t)} - self._filed
         self._filed.update(around)
         self.index.file_pairs(around)

@@ -14,6 +14,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from curator.engine.dedup import cache as dedup_cache
@@ -212,9 +213,9 @@ def _shape(strength: str, pages: Iterable[str], edges: Mapping[tuple[str, str], 
     return strength, frozenset(pages), frozenset((pair, tuple(signals)) for pair, signals in edges.items())
 
 
-@pytest.mark.parametrize("seed", [44, 49, 50])  # (seeds whose changes split off a piece)
+@pytest.mark.parametrize(("seed", "fan_out"), [(44, 5), (49, 5), (50, 5), (44, 2), (45, 2)])
 def test_counts_and_regrouped_families_over_random_pair_changes_equal_grouping_every_pair(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, fan_out: int) -> None:
     """The pairs an index holds set by hand (no shingling): random pairs of every signal on 40
     pages, changed again and again around a few pages at a time, with name signals crossing
     MAX_FANOUT (a crowd loses the signal), families splitting into pieces none of whose pages
@@ -229,16 +230,21 @@ def test_counts_and_regrouped_families_over_random_pair_changes_equal_grouping_e
     index.features = dict.fromkeys(paths)  # type: ignore[arg-type]  (only which pages it holds is read)
     monkeypatch.setattr(FamilyAnswers, "_family",
                         lambda self, pages, edges, strength: _shape(strength, pages, edges))
+    monkeypatch.setattr(dedup_families, "MAX_FANOUT", fan_out)
     rng = random.Random(seed)
     pairs: set[tuple[str, str, str]] = set()
 
-    def install() -> None:
+    def install(filed: list[str]) -> None:
+        """The pairs as a kept result loaded holds them: as a table, filed as asked for, but
+        for those of ``filed`` (the pages an update re-examined)."""
         index.pairs = {signal: {} for signal in dedup.SIGNALS}
         index.partners = {signal: defaultdict(set) for signal in dedup.SIGNALS}
-        for signal, a, b in pairs:
-            index.pairs[signal][(a, b)] = 1.0
-            index.partners[signal][a].add(b)
-            index.partners[signal][b].add(a)
+        slot = {p: i for i, p in enumerate(paths)}
+        index._unfiled = dedup_cache.PairTable(paths, {signal: (
+            np.array([slot[a] for s, a, _b in sorted(pairs) if s == signal], dtype=np.int32),
+            np.array([slot[b] for s, _a, b in sorted(pairs) if s == signal], dtype=np.int32),
+            np.ones(sum(s == signal for s, _a, _b in pairs))) for signal in dedup.SIGNALS})
+        index.file_pairs(filed)
 
     hubs = paths[:4]  # (pages many others pair with: their name and containment signals crowd out)
 
@@ -258,7 +264,7 @@ def test_counts_and_regrouped_families_over_random_pair_changes_equal_grouping_e
         pairs.add(random_pair(paths))
     dismissed = {dedup.pair_key(*sorted(rng.sample(paths, 2)))}
     dismissed.add(dedup.pair_key(*next(p for _s, *p in sorted(pairs))))
-    install()
+    install([])
     answers = FamilyAnswers(index)
     with answers._answering():
         families = everything(answers, dismissed)  # (and the count every change is followed from)
@@ -273,7 +279,7 @@ def test_counts_and_regrouped_families_over_random_pair_changes_equal_grouping_e
         for _ in range(rng.randint(0, 4)):
             pairs.add(random_pair(around))
         after = {p for p in pairs if p[1] in around or p[2] in around}
-        install()
+        install(around)
         assert index.followed_count is not None
         dedup.note_edits(index.followed_count.was, before, after)
         dedup.note_edits(edits, before, after)
