@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from curator.engine.corpus.links import LinkIndex
 from curator.engine.dedup import cache as dedup_cache
 from curator.engine.dedup import families as dedup_families
 from curator.engine.dedup import follow
@@ -187,6 +188,14 @@ def test_health_in_a_new_process_after_changed_pairs_follows_the_count_and_keeps
     real_encode = dedup_cache.encode
     monkeypatch.setattr(dedup_cache, "encode", lambda *a, **k: kept_whole.append(1) or real_encode(*a, **k))
     scans = count_scans(monkeypatch)
+    links: list[int] = []
+    real_links = LinkIndex.__init__
+
+    def link_index(self: LinkIndex, *args: object, **kwargs: object) -> None:
+        links.append(1)
+        real_links(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(LinkIndex, "__init__", link_index)
     counts = []
     for step, change in pair_changes(root):
         if step in RETITLING:
@@ -201,8 +210,11 @@ def test_health_in_a_new_process_after_changed_pairs_follows_the_count_and_keeps
         # family asks for is in it (else a scan)
         grouped.clear()
         scans.clear()
+        links.clear()
         followed = answer(root)
-        assert scans == [] and grouped == [], step  # (the answer saved before, patched)
+        # (the answer saved before, patched; every count it asks for in the kept result: none
+        # from a link index of every page)
+        assert scans == [] and grouped == [] and links == [], step
         assert followed == full_scan(root) and len(followed) == counted, step
         grouped.clear()  # (the full scans', on copies)
         scans.clear()
