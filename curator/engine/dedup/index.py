@@ -2657,7 +2657,10 @@ class DedupIndex:
         # settled, the store's own bookkeeping)
         found = store.derived_since(dedup_cache.NAME) if token is not None else None
         blob = found[0] if found is not None and not found[1] else None
-        kept = dedup_cache.decode(blob, self.kept_key(), self._kept_base_blob) if blob is not None else None
+        # (its pairs as a table, filed as an answer asks: a patched families answer asks for a
+        # few pages' pairs, where filing every pair cost 0.9 s at 300,000 pages)
+        kept = (dedup_cache.decode(blob, self.kept_key(), self._kept_base_blob, lazy=True) if blob is not None
+                else None)
         if blob is None or kept is None:
             return False
         self._reset()
