@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 
 from curator.engine.corpus.links import LinkIndex
 from curator.engine.corpus.lookalike import lookalike_groups, lookalike_key
-from curator.engine.corpus.store import gc_paused
+from curator.engine.corpus.store import PageStore, gc_paused
 from curator.engine.dedup import cache as dedup_cache
 from curator.engine.dedup.follow import DamagedBasis
 from curator.engine.dedup.index import (
@@ -409,8 +409,8 @@ class FamilyAnswers:
                     continue
                 if page is not None and page not in pair:
                     continue
-                if signal != "body" and (len(partners[a]) > MAX_FANOUT or len(partners[b]) > MAX_FANOUT):
-                    continue  # a crowd of look-alikes (a template, a category, an anthology), not a twin
+                if _crowded(signal, len(partners[a]), len(partners[b])):
+                    continue
                 fired[pair].append(signal)
         for pair in _lookalike_pairs(visible):
             if pair not in dismissed and (page is None or page in pair):
@@ -547,19 +547,17 @@ class FamilyAnswers:
         without grouping every pair; then the count is rebased on the pairs as they are. Call
         with the lock held.
 
-        A pair whose answer changed has a page with a changed pair (``changed``): its own pair, or
-        a name signal of that page crossing MAX_FANOUT. So a content family (connected pages)
-        holding none of them is the same family then and now, and the difference is the families
-        holding one of them then, and the families their pages are in now (:meth:`_Around.families`;
-        a crowd of a changed page's can split off a piece none of whose pages has a changed
-        pair). A name-only family (a pair
-        of two pages in no content family) changes only with a pair of a changed page, or when
-        a page joined or left every content family, which only the pages of those families do:
-        the difference is the name-only families of those pages, then and now."""
+        A pair whose answer changed has a page with a changed pair: its own pair, or a signal of
+        that page crossing MAX_FANOUT. Every content family outside the region those pages make
+        (:meth:`_Around.region`: their families then and now, made whole both ways) is the same
+        family then and now, so the count moves by the region's families, then and now. A
+        name-only family (a pair of two pages in no content family) changes only with a pair of a
+        changed page, or when one of its pages joined or left every content family, which only
+        pages of the region do: the difference is the region's name-only families, then and now."""
         around = _Around(self.index, self.wiki.store, followed.was, dismissed, self._memo)
         then_content, now_content, pages = around.region()
         counted = (followed.count[1] + len(now_content) - len(then_content),
-                   followed.count[2] + around.name_families(pages, then=False) - around.name_families(pages, then=True))
+                   followed.count[2] + len(around.name_pairs(pages, then=False)) - len(around.name_pairs(pages, then=True)))
         self.index.followed_count = FollowedCount((followed.count[0], *counted), {})
         return counted
 
@@ -717,7 +715,7 @@ class _Around:
     after changed pairs (:meth:`FamilyAnswers._keep_carried`) walk instead of every pair.
     A pair fires as in :meth:`FamilyAnswers._fired`. Call with the index's lock held."""
 
-    def __init__(self, index: DedupIndex, store: Any, was: Mapping[tuple[str, str, str], bool],
+    def __init__(self, index: DedupIndex, store: PageStore, was: Mapping[tuple[str, str, str], bool],
                  dismissed: set[tuple[str, str]], memo: dict[tuple[Any, ...], Any] | None) -> None:
         self.index, self.store, self.dismissed, self._memo = index, store, dismissed, memo
         self.back: dict[tuple[str, str], dict[str, bool]] = defaultdict(dict)  # (signal, page) -> partner -> was there
@@ -773,7 +771,7 @@ class _Around:
             for other in own:
                 if not self.seen(other) or pair_key(page, other) in self.dismissed:
                     continue
-                if signal != "body" and (len(own) > MAX_FANOUT or len(self.mates(signal, other, then)) > MAX_FANOUT):
+                if _crowded(signal, len(own), len(self.mates(signal, other, then))):
                     continue
                 out[other].add(signal)
         for other in self.lookalike().get(page, ()):
@@ -834,10 +832,6 @@ class _Around:
                 return then, now, region
             region = grown
 
-    def name_families(self, pages: set[str], then: bool) -> int:
-        """How many name-only families hold a page of ``pages``."""
-        return len(self.name_pairs(pages, then))
-
     def name_pairs(self, pages: set[str], then: bool) -> dict[tuple[str, str], set[str]]:
         """The name-only families holding a page of ``pages``: pair -> the signals that fire."""
         self.file(pages)
@@ -850,6 +844,13 @@ class _Around:
             found.update((pair_key(page, other), signals) for other, signals in pairs.items()
                          if not self.strong(other, then))
         return found
+
+
+def _crowded(signal: str, mates_a: int, mates_b: int) -> bool:
+    """Whether a pair's ``signal`` does not fire because one of its pages has more than
+    MAX_FANOUT partners on it: a crowd of look-alikes (a template, a category, an anthology), not
+    a twin. Identical text always fires."""
+    return signal != "body" and (mates_a > MAX_FANOUT or mates_b > MAX_FANOUT)
 
 
 def _in_order(signals: AbstractSet[str]) -> list[str]:
@@ -899,7 +900,7 @@ def _lookalike_pairs(paths: Iterable[str], keep: Callable[[str], bool] | None = 
     for path in odd:
         stems[stem(path)].append(path)
     keys = [key for key in {lookalike_key(name) for name in stems} if key.isascii()]
-    if len(keys) > _LOOKALIKE_SCANS:  # (each key a pass over every path in C, else one in Python)
+    if len(keys) > _LOOKALIKE_SCANS:  # (a pass over every path for each key, else one filing every name)
         ascii_stems: dict[str, list[str]] = defaultdict(list)
         for path in paths:
             if path.isascii():

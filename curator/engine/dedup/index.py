@@ -2497,8 +2497,9 @@ class DedupIndex:
             return stale
 
     def _follow_count(self, before: set[tuple[str, str, str]], after: set[tuple[str, str, str]]) -> None:
-        """Note in :attr:`followed_count` the pairs an update changed (``before`` and ``after``: every
-        pair of the pages it re-examined, so no other pair changed). Call with the lock held."""
+        """Note in :attr:`pair_edits` and :attr:`followed_count` the pairs an update changed
+        (``before`` and ``after``: every pair of the pages it re-examined, so no other pair
+        changed); past FOLLOWED_COUNT_MAX, drop them. Call with the lock held."""
         edits = self.pair_edits
         if edits is not None:
             note_edits(edits.was, before, after)

@@ -498,7 +498,12 @@ class Git:
         for c, paths in by_commit.items():
             for i in range(0, len(paths), SHOW_MANY_PATHS):
                 chunk = paths[i:i + SHOW_MANY_PATHS]
-                blob_of.update(((c, p), blob) for p, blob in self._blobs_at(c, chunk).items())
+                try:
+                    entries = self.tree_entries(c, chunk)
+                except GitError:
+                    entries = {}  # (an unknown commit: nothing there)
+                # (a folder, a submodule or a missing path: no file)
+                blob_of.update(((c, p), entries[p][2]) for p in chunk if p in entries and entries[p][1] == "blob")
                 out.update(((c, p), None) for p in chunk if (c, p) not in blob_of)
         if not blob_of:
             return out
@@ -516,20 +521,6 @@ class Git:
             out[key] = data[pos:pos + size] if header[1] == b"blob" else None
             pos += size + 1
         return out
-
-    def _blobs_at(self, commit: str, paths: list[str]) -> dict[str, str]:
-        """Path -> blob id of those of ``paths`` that are files at ``commit`` (a folder, a
-        submodule, a missing path or an unknown commit: left out)."""
-        proc = self.run("ls-tree", "-r", "-z", "--full-tree", commit, "--", *paths, check=False)
-        if proc.returncode != 0:
-            return {}
-        wanted, found = set(paths), {}
-        for entry in proc.stdout.decode("utf-8", "surrogateescape").split("\0"):
-            meta, _, path = entry.partition("\t")
-            fields = meta.split()
-            if len(fields) == 3 and fields[1] == "blob" and path in wanted:
-                found[path] = fields[2]
-        return found
 
     def changed_paths(self, commit: str) -> list[str]:
         """Paths a commit changed relative to its first parent (all of them for a root commit)."""
@@ -620,6 +611,19 @@ class Git:
         """Every file path in ``rev``'s tree (below ``paths`` when given)."""
         out = self.run("ls-tree", "-r", "-z", "--name-only", rev, *(["--", *paths] if paths else [])).stdout
         return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
+
+    def tree_entries(self, rev: str, paths: Sequence[str]) -> dict[str, tuple[str, str, str]]:
+        """Path -> (mode, type, object sha) of the files of ``rev``'s tree named by ``paths``
+        (from the top of the repository; a folder among them names every file below it), in one
+        ``ls-tree``. Raises :class:`GitError` for an unknown ``rev``."""
+        listing = self.run("ls-tree", "-r", "-z", "--full-tree", "--end-of-options", rev, "--", *paths).stdout
+        entries: dict[str, tuple[str, str, str]] = {}
+        for item in listing.decode("utf-8", "surrogateescape").split("\0"):
+            if "\t" in item:
+                meta, path = item.split("\t", 1)
+                mode, kind, sha = meta.split()
+                entries[path] = (mode, kind, sha)
+        return entries
 
     def tree_entry(self, rev: str, path: str) -> tuple[str, str] | None:
         """(mode, object sha) of ``path`` in ``rev``'s tree, or None when absent there."""
@@ -1029,13 +1033,7 @@ class Git:
         head = self.head()
         if not paths or head is None:
             return
-        listing = self.run("ls-tree", "-r", "-z", "--full-tree", head, "--", *paths).stdout
-        entries: dict[str, str] = {}
-        for item in listing.decode("utf-8", "surrogateescape").split("\0"):
-            if "\t" in item:
-                meta, path = item.split("\t", 1)
-                mode, _kind, sha = meta.split()
-                entries[path] = f"{mode} {sha}\t{path}\0"
+        entries = {path: f"{mode} {sha}\t{path}\0" for path, (mode, _kind, sha) in self.tree_entries(head, paths).items()}
         info = "".join(entries.get(p, f"0 {'0' * 40}\t{p}\0") for p in paths)
         self.run("update-index", "-z", "--index-info", input=info.encode("utf-8", "surrogateescape"))
 

@@ -312,6 +312,10 @@ def test_show_many_reads_what_show_reads(root: Path, monkeypatch: pytest.MonkeyP
     found = g.show_many(wanted)
     assert found == {key: g.show(*key) for key in wanted}
     assert found[(head, "wiki/a*.md")] == b"# Star\n" and found[(parent, "wiki/a*.md")] is None
+    # a "commit" that reads as an option is a name git does not know, never an option
+    dropped = root.parent / "dropped.txt"
+    assert g.show_many([(f"--output={dropped}", "wiki/harbour.md")]) == {(f"--output={dropped}", "wiki/harbour.md"): None}
+    assert not dropped.exists()
 
 
 def test_the_rename_log_is_asked_of_git_once_per_commit_and_after_one_only_for_the_new_commits(
