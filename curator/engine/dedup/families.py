@@ -329,7 +329,7 @@ class FamilyAnswers:
         index.file_pairs(moved)
         count = (carried.count[0], *self._operator_count(dismissed))
         asked = set(carried.changed_scored)
-        asked.update(pair for pair in carried.scored if pair[0] in moved or pair[1] in moved)
+        asked.update(dedup_cache.pairs_touching(carried.scored, moved))
         held, new = carried.inbound, {}
         if carried.touched:
             around = _Around(index, self.wiki.store, {}, set(), self._memo)  # (families as _keep asks of them: none dismissed)
