@@ -38,6 +38,7 @@ import marshal
 import mmap
 import operator
 import os
+import struct
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import suppress
@@ -528,16 +529,32 @@ def read(path: Path) -> bytes | mmap.mmap:
     scan's basis is renamed over it, and this mapping keeps the file it maps), so that a follow
     reads the parts it asks for (reading 174 MB whole cost 0.3 s at 100,000 pages); read whole
     elsewhere. Raises OSError, or ValueError for an empty file."""
+    return read_stamped(path)[0]
+
+
+def stamp_of(st: os.stat_result) -> bytes:
+    """What tells one basis file from another, as written (:func:`read_stamped`): its size,
+    mtime, inode and device. Every basis file is a new file renamed into place."""
+    return struct.pack("<4q", st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev)
+
+
+def read_stamped(path: Path) -> tuple[bytes | mmap.mmap, bytes]:
+    """:func:`read`, and the :func:`stamp_of` the file read (b"" where a file is not mapped:
+    then never taken as the file a stamp was saved for)."""
     if os.name != "posix":
-        return path.read_bytes()
+        return path.read_bytes(), b""
     with path.open("rb") as f:
-        return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ), stamp_of(os.fstat(f.fileno()))
 
 
-def decode(blob: bytes | mmap.mmap, key: bytes) -> Basis | None:
+def decode(blob: bytes | mmap.mmap, key: bytes, *, as_written: bool = False) -> Basis | None:
     """The basis :func:`encode` wrote with ``key``; None for any other (or a damaged) one. What
     every page has is checked here; a page's own names and listed shingles when asked for
-    (:class:`DamagedBasis`).
+    (:class:`DamagedBasis`). ``as_written``: the file is the one a scan or a compaction wrote,
+    unchanged since (its :func:`stamp_of` is the one saved with its id, as a page is known
+    unchanged by its stamp): only the header and the arrays' sizes are checked. Checking every
+    table read all of them, 0.1 s at 300,000 pages, and 1 s more when the file was not in the
+    OS's cache, in every process following an append.
 
     A mapped file's pages are let go (:func:`_let_go`) after the header is read and after each
     check: the checks read most tables whole, and what they read stayed resident to the end of
@@ -596,7 +613,7 @@ def decode(blob: bytes | mmap.mmap, key: bytes) -> Basis | None:
             lambda: all(_sorted(row) for row in a["band_keys"]),
             lambda: int(a["source_counts"].sum()) == len(a["sources"]) and _within(a["sources"], n),
         ]
-        for check in checks:  # (in order: each reads what the ones before found well formed)
+        for check in checks[1:2] if as_written else checks:  # (in order: each reads what the ones before found well formed)
             if not check():
                 return None
             _let_go(blob)

@@ -1568,7 +1568,7 @@ class DedupIndex:
         # containment blocking: every page's sampled body shingles (:func:`_sample`)
         self._samples = _KeyTable()
         #: scores of the pairs asked for (families ask again and again), per page of the pair
-        self._scores: dict[tuple[str, str], dict[str, float]] = {}
+        self._scores: MutableMapping[tuple[str, str], dict[str, float]] = {}
         self._scored: dict[str, set[tuple[str, str]]] = defaultdict(set)
         #: the scores a followed kept result holds (:meth:`_take_kept`), void for a pair with a page
         #: in ``_kept_void`` (changed since, or forgotten): filed per page only when asked for
@@ -2853,7 +2853,7 @@ class DedupIndex:
                          dedup_follow.encode_parts(made, dedup_follow.key_of(SETTINGS)), fsync=False)
         except OSError:
             return False
-        store.save_derived(dedup_follow.NAME, made.id, state=token)
+        store.save_derived(dedup_follow.NAME, self._saved_as(made.id), state=token)
         self.basis_id = made.id
         del made
         # From here on the index follows the new basis, as after a scan: its counts are the new
@@ -2879,15 +2879,26 @@ class DedupIndex:
             pairs.append((np.array(found, dtype=np.int64) << 32) | slot[path])
         return _grouped_sources(np.concatenate(pairs), n)
 
-    def _read_basis(self, basis_id: bytes) -> dedup_follow.Basis | None:
-        """The basis file, when it reads back as the basis of id ``basis_id`` (None: missing,
-        damaged, or another scan's)."""
+    def _read_basis(self, saved: bytes) -> dedup_follow.Basis | None:
+        """The basis file, when it reads back as the basis ``saved`` names (its id, then the
+        stamp of the file as written, if known: see :meth:`_saved_as`); None: missing, damaged,
+        or another scan's. A file whose stamp is the one saved is the file as written: its
+        tables are not all read through again to be checked."""
+        basis_id, stamp = saved[:16], saved[16:]
         try:
-            blob = dedup_follow.read(self.wiki.state_dir / dedup_follow.FILE)
+            blob, found = dedup_follow.read_stamped(self.wiki.state_dir / dedup_follow.FILE)
         except (OSError, ValueError):
             return None
-        basis = dedup_follow.decode(blob, dedup_follow.key_of(SETTINGS))
+        basis = dedup_follow.decode(blob, dedup_follow.key_of(SETTINGS), as_written=bool(stamp) and found == stamp)
         return basis if basis is not None and basis.id == basis_id else None
+
+    def _saved_as(self, basis_id: bytes) -> bytes:
+        """What names the basis just written (what :meth:`_read_basis` is given): its id, and the
+        stamp of the file (none when it cannot be read: then every table is checked)."""
+        try:
+            return basis_id + dedup_follow.stamp_of(os.stat(self.wiki.state_dir / dedup_follow.FILE))
+        except OSError:
+            return basis_id
 
     def _write_basis(self, token: bytes, feats: list[Features], paths: list[str], listed: list[np.ndarray],
                      digests: np.ndarray, link_names: list[tuple[str, ...]]) -> bool:
@@ -2931,7 +2942,7 @@ class DedupIndex:
                          dedup_follow.encode_parts(basis, dedup_follow.key_of(SETTINGS)), fsync=False)
         except OSError:
             return False  # (a read-only wiki: the next process scans)
-        self.wiki.store.save_derived(dedup_follow.NAME, self.basis_id, state=token)
+        self.wiki.store.save_derived(dedup_follow.NAME, self._saved_as(self.basis_id), state=token)
         return True
 
     def _load_basis(self) -> set[str] | None:

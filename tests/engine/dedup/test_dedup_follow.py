@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import marshal
+import os
 import shutil
 import subprocess
 import sys
@@ -242,6 +243,54 @@ def test_a_damaged_or_foreign_basis_is_never_trusted(root: Path, monkeypatch: py
     scans.clear()
     (root / "filler/page-3.md").write_text(page("Filler 3", facts(5, 3003)), "utf-8")
     assert answer(root) == full_scan(root) and len(scans) == 2
+
+
+def test_the_basis_as_written_is_not_read_through_again_but_a_touched_one_is(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """The cache names the basis file by its id and the stamp of the file as written: a later
+    process finding that very file checks only its header and sizes; a file changed since
+    (rewritten in place, its stamp another) has every table checked again, and one whose
+    tables are out of order is refused: the answer is a scan's."""
+    answer(root)
+    wiki = Wiki(root)
+    wiki.store.stamps()
+    saved = wiki.store.derived_since(follow.NAME)
+    assert saved is not None and len(saved[0]) == 16 + 32  # (its id and the file's stamp)
+    basis = wiki.state_dir / follow.FILE
+    assert follow.stamp_of(basis.stat()) == saved[0][16:]
+    wiki.close()
+    checked: list[bool] = []
+    real = follow.decode
+
+    def decode(blob, key, *, as_written=False):  # type: ignore[no-untyped-def]
+        checked.append(as_written)
+        return real(blob, key, as_written=as_written)
+
+    monkeypatch.setattr(follow, "decode", decode)
+    scans = count_scans(monkeypatch)
+    (root / "filler/page-1.md").write_text(page("Filler 1", facts(5, 3001)), "utf-8")
+    assert answer(root) == full_scan(root)
+    assert checked[0] is True and len(scans) == 1  # (followed from the file as written; the copy's scan)
+    # the same bytes but for one table out of order, written in place: the stamp moved
+    blob = bytearray(basis.read_bytes())
+    size = int.from_bytes(blob[len(follow.MAGIC):len(follow.MAGIC) + 8], "little")
+    start = len(follow.MAGIC) + 8 + size
+    places = {name: (at, nbytes) for name, _dtype, _shape, at, nbytes in
+              marshal.loads(bytes(blob[len(follow.MAGIC) + 8:start]))[-1]}
+    at, nbytes = places["sample_keys"]
+    assert nbytes >= 16
+    first = blob[start + at:start + at + 8]
+    blob[start + at:start + at + 8] = b"\xff" * 8  # (the first key the biggest: not sorted)
+    assert first != b"\xff" * 8
+    was = basis.stat()
+    with basis.open("r+b") as f:
+        f.write(blob)
+    os.utime(basis, ns=(was.st_atime_ns, was.st_mtime_ns + 1_000_000_000))  # (whatever the clock's tick)
+    checked.clear()
+    scans.clear()
+    (root / "filler/page-2.md").write_text(page("Filler 2", facts(5, 3002)), "utf-8")
+    assert answer(root) == full_scan(root)
+    assert checked[0] is False and len(scans) == 2  # (checked whole, refused: scanned; the copy's scan)
 
 
 def count_link_indexes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
