@@ -139,6 +139,11 @@ class Workspace(QObject):
         self._timer = QTimer(self)
         self._timer.setInterval(300)
         self._timer.timeout.connect(self._refresh_dirty)
+        #: One thread for the reads of content that is not on screen (a hidden tab's, as the
+        #: window opens): on the shared pool, the history's read (2 s at 100,000 pages) and the
+        #: links took both its threads while the landing view's figures waited behind them.
+        self._off_screen = QThreadPool(self)
+        self._off_screen.setMaxThreadCount(1)
 
     # --- loading ----------------------------------------------------------------------
     def load(self, presort: Callable[[list[PageRow]], list[PageRow]] | None = None,
@@ -537,12 +542,15 @@ class Workspace(QObject):
                                           on_error or (lambda exc: self.failed.emit(str(exc))))
 
     def read(self, index: int, func: Callable[[Wiki], Any], callback: Callable[[Any], None],
-             on_error: Callable[[BaseException], None] | None = None) -> None:
-        """Run a read-only engine call off the GUI thread (none once the workspace is closed)."""
+             on_error: Callable[[BaseException], None] | None = None, *, off_screen: bool = False) -> None:
+        """Run a read-only engine call off the GUI thread (none once the workspace is closed).
+        ``off_screen``: for content not on screen, one such read at a time, never holding a
+        thread of the pool what is on screen is computed in."""
         if self._closed:
             return
         wiki = self.wiki(index)
-        run_task(lambda: func(wiki), callback, on_error or (lambda exc: self.failed.emit(str(exc))))
+        run_task(lambda: func(wiki), callback, on_error or (lambda exc: self.failed.emit(str(exc))),
+                 pool=self._off_screen if off_screen else None)
 
     def close(self) -> None:
         """Stop everything that runs in the background, then close the wikis (idempotent).
@@ -570,6 +578,7 @@ class Workspace(QObject):
         for handle in self.handles:
             handle.writer.wait(10_000)
         QThreadPool.globalInstance().waitForDone(10_000)
+        self._off_screen.waitForDone(10_000)
         # The page lists the load showed that no background task kept yet (a station closed
         # before its links were resolved, seconds after it opened, or a --screenshot): kept now,
         # else every next open decodes every page again (1.8 s at 100,000 pages) until one stays

@@ -165,7 +165,7 @@ class HistoryView(WikiView):
             self._show(result[1])
 
         self.host.workspace.read(self.wiki_index, lambda wiki: (head_commit(wiki), history(wiki, HISTORY_LIMIT)),
-                                 shown)
+                                 shown, off_screen=not self.isVisible())
 
     def _action_done(self, index: int, result: Any) -> None:
         if index == self.wiki_index and result.commit:

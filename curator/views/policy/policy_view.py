@@ -254,7 +254,7 @@ class PolicyView(WikiView):
 
         index = self.wiki_index
         self.host.workspace.read(index, lambda wiki: (policy_summary(wiki), _known_agents(wiki)),
-                                    self._show_policy)
+                                    self._show_policy, off_screen=not self.isVisible())
 
     def _show_policy(self, result: tuple[dict[str, Any], tuple[list[str], list[str]]]) -> None:
         summary, (agents, departments) = result

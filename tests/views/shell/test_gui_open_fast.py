@@ -285,6 +285,65 @@ def test_the_landing_view_computes_once_the_window_is_usable(qtbot, tmp_path: Pa
     win.close()
 
 
+def test_the_landing_views_figures_never_wait_behind_the_reads_of_hidden_views(  # type: ignore[no-untyped-def]
+        qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The history and the policy summary of tabs not on screen are read as the window opens, but
+    one at a time on a thread of their own: on the shared pool the history (2 s at 100,000 pages)
+    and the links took both its threads, and Health's first figures waited 2 s behind them. Here
+    the hidden views' reads go on only once Health shows its figures: on the shared pool of two
+    threads, they waited for each other until the test timed out."""
+    import threading
+
+    from PySide6.QtCore import QThreadPool
+
+    from curator.engine.policy import scope
+    from curator.engine.write import actions
+    from curator.views.review.health import HealthView
+    from curator.views.shell.main_window import MainWindow
+    from curator.views.shell.registry import install_views
+    from curator.views.workspace import Workspace
+    from tests.gui_helpers import temp_settings
+
+    shown = threading.Event()
+    held: list[str] = []
+
+    def after_health(name: str, real: Callable[..., object]) -> Callable[..., object]:
+        def wait(*args: object, **kwargs: object) -> object:
+            held.append(name)
+            shown.wait(20)
+            return real(*args, **kwargs)
+        return wait
+
+    monkeypatch.setattr(actions, "head_commit", after_health("history", actions.head_commit))
+    monkeypatch.setattr(scope, "policy_summary", after_health("policy", scope.policy_summary))
+    monkeypatch.setattr(HealthView, "count_duplicates", False)
+    pool = QThreadPool.globalInstance()
+    threads = pool.maxThreadCount()
+    pool.setMaxThreadCount(2)  # (as on a machine of two cores)
+    try:
+        root = make_wiki(tmp_path / "w", PAGES)
+        win = MainWindow(Workspace(root, watch=False), temp_settings(tmp_path))
+        install_views(win)
+        qtbot.addWidget(win)
+        win.resize(900, 600)
+        win.show()
+        qtbot.waitExposed(win)
+        health = win.view("health")
+        assert isinstance(health, HealthView)
+        health.figures_ready.connect(shown.set)
+        with qtbot.waitSignal(win.ready, timeout=15_000):
+            win.start()
+        qtbot.waitUntil(shown.is_set, timeout=10_000)
+        history, policy = win.view("history"), win.view("policy")
+        assert history is not None and policy is not None
+        qtbot.waitUntil(lambda: history.is_content_ready() and policy.is_content_ready(), timeout=15_000)
+        assert sorted(held) == ["history", "policy"]  # (both were read while hidden, after Health's figures)
+        win.close()
+    finally:
+        shown.set()
+        pool.setMaxThreadCount(threads)
+
+
 def test_the_station_reopens_on_its_kept_page_list_without_decoding_every_page(  # type: ignore[no-untyped-def]
         qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Once a window was usable, the page list is kept with the page cache (in the background);
