@@ -242,6 +242,27 @@ def test_the_background_loads_start_after_the_filled_table_is_painted(qtbot, tmp
     hidden.close()
 
 
+def _station_on_health(qtbot, tmp_path: Path):  # type: ignore[no-untyped-def]
+    """A station window with every view, on screen, on a wiki of PAGES (not started yet), and its
+    Health view (the landing view)."""
+    from curator.views.review.health import HealthView
+    from curator.views.shell.main_window import MainWindow
+    from curator.views.shell.registry import install_views
+    from curator.views.workspace import Workspace
+    from tests.gui_helpers import temp_settings
+
+    root = make_wiki(tmp_path / "w", PAGES)
+    win = MainWindow(Workspace(root, watch=False), temp_settings(tmp_path))
+    install_views(win)
+    qtbot.addWidget(win)
+    win.resize(900, 600)
+    win.show()
+    qtbot.waitExposed(win)
+    health = win.view("health")
+    assert isinstance(health, HealthView)
+    return win, health
+
+
 def test_the_landing_view_computes_once_the_window_is_usable(qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """Health, the view a wiki opens on, is shown as the load ends but computes its figures (every
@@ -250,9 +271,6 @@ def test_the_landing_view_computes_once_the_window_is_usable(qtbot, tmp_path: Pa
     thread at 32,000 pages). Here the rest of the load is held back until the test starts it."""
     from curator.views.review.health import HealthView
     from curator.views.shell.main_window import MainWindow
-    from curator.views.shell.registry import install_views
-    from curator.views.workspace import Workspace
-    from tests.gui_helpers import temp_settings
 
     computed: list[str] = []
     compute = HealthView.compute
@@ -264,15 +282,7 @@ def test_the_landing_view_computes_once_the_window_is_usable(qtbot, tmp_path: Pa
     monkeypatch.setattr(HealthView, "compute", logged_compute)
     monkeypatch.setattr(HealthView, "count_duplicates", False)
     monkeypatch.setattr(MainWindow, "_start_background_after_paint", lambda self: None)
-    root = make_wiki(tmp_path / "w", PAGES)
-    win = MainWindow(Workspace(root, watch=False), temp_settings(tmp_path))
-    install_views(win)
-    qtbot.addWidget(win)
-    win.resize(900, 600)
-    win.show()
-    qtbot.waitExposed(win)
-    health = win.view("health")
-    assert isinstance(health, HealthView)
+    win, health = _station_on_health(qtbot, tmp_path)
     with qtbot.waitSignal(win.ready, timeout=15_000):
         win.start()
     qtbot.wait(400)  # (more than a reload's delay)
@@ -299,10 +309,6 @@ def test_the_landing_views_figures_never_wait_behind_the_reads_of_hidden_views( 
     from curator.engine.policy import scope
     from curator.engine.write import actions
     from curator.views.review.health import HealthView
-    from curator.views.shell.main_window import MainWindow
-    from curator.views.shell.registry import install_views
-    from curator.views.workspace import Workspace
-    from tests.gui_helpers import temp_settings
 
     shown = threading.Event()
     held: list[str] = []
@@ -321,15 +327,7 @@ def test_the_landing_views_figures_never_wait_behind_the_reads_of_hidden_views( 
     threads = pool.maxThreadCount()
     pool.setMaxThreadCount(2)  # (as on a machine of two cores)
     try:
-        root = make_wiki(tmp_path / "w", PAGES)
-        win = MainWindow(Workspace(root, watch=False), temp_settings(tmp_path))
-        install_views(win)
-        qtbot.addWidget(win)
-        win.resize(900, 600)
-        win.show()
-        qtbot.waitExposed(win)
-        health = win.view("health")
-        assert isinstance(health, HealthView)
+        win, health = _station_on_health(qtbot, tmp_path)
         health.figures_ready.connect(shown.set)
         with qtbot.waitSignal(win.ready, timeout=15_000):
             win.start()
