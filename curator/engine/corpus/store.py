@@ -77,6 +77,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from curator.engine.corpus.page import Page, Problem, link_key, parse_page, path_key, slug_of
+from curator.engine.corpus.summaries import PageSummary
 from curator.engine.corpus.walker import (
     PageFile,
     Stamps,
@@ -148,6 +149,10 @@ def digest(data: bytes) -> bytes:
 #: Where :meth:`Page.to_row` keeps the page's links, and its ``created`` date.
 _LINKS = 15
 _CREATED = 11
+#: ... and what a page list shows besides the fields of the listing (:class:`PageSummary`).
+_TAGS, _ALIASES, _UPDATED, _SNIPPET = 6, 7, 12, 14
+#: Where a parsed page's head holds those, when its parse was asked for them (``listing``).
+LISTED_AT = 7
 
 
 def encode_record(row: list[Any]) -> bytes:
@@ -354,34 +359,38 @@ _NO_HASHES: set[int] = set()
 
 
 def parse_files(real_root: str, files: list[PageFile], with_body: bool,
-                racy_from: int | None = None, rows: bool = True) -> list[Parsed]:
+                racy_from: int | None = None, rows: bool = True, listing: bool = False) -> list[Parsed]:
     """Read and parse ``files``: a :data:`Parsed` for each one still there, with the digest of
     the pages whose mtime is ``racy_from`` or later (see :data:`RACY_NS`).
 
     Runs in worker processes for a bulk parse (``rows`` false): what travels back is cheap to
     send, the record already encoded and the name hashes made, not the row (unpickling 32,000
     rows of links cost the writing process more than everything else it did in a cold index);
-    Page objects are decoded from the record only if someone asks for them.
+    Page objects are decoded from the record only if someone asks for them. ``listing``: the head
+    also holds what a page list shows of the page besides (tags, aliases, updated, snippet: see
+    :data:`LISTED_AT`), so that a first open lists the pages without decoding any record.
     """
     out: list[Parsed] = []
     with gc_paused():
         for page, body, data in _read_parse(real_root, files):
             row = page.to_row()
             racy = racy_from is not None and page.mtime_ns >= racy_from and data is not _UNREADABLE
-            out.append(((*row[:6], row[_CREATED]), encode_record(row), link_name_hashes(row), page_name_hashes(row),
+            head = ((*row[:6], row[_CREATED], row[_TAGS], row[_ALIASES], row[_UPDATED], row[_SNIPPET]) if listing
+                    else (*row[:6], row[_CREATED]))
+            out.append((head, encode_record(row), link_name_hashes(row), page_name_hashes(row),
                         body if with_body else None, digest(data) if racy else None, row if rows else None))
     return out
 
 
 def parse_chunk(real_root: str, files: list[PageFile], with_body: bool, racy_from: int | None = None,
-                byproduct: Byproduct | None = None) -> Chunk:
+                byproduct: Byproduct | None = None, listing: bool = False) -> Chunk:
     """:func:`parse_files` in a worker process (a bulk parse): each page's name hashes are sent as
     the chunk's rows of the name tables instead (:func:`_name_rows`), which the writing process
     inserts in one statement each, in C (building, sorting and binding 200,000 rows of them one
     by one cost it more than a third of its share of a cold index). With ``byproduct``, its
     answer for the pages' bodies too, made here while the text is in hand (the dedup scan's
     shingles: read and decoded once, not again by a second pool of workers)."""
-    parsed = parse_files(real_root, files, with_body or byproduct is not None, racy_from, False)
+    parsed = parse_files(real_root, files, with_body or byproduct is not None, racy_from, False, listing)
     extra = (byproduct([entry[0][0] for entry in parsed], [entry[4] or "" for entry in parsed])
              if byproduct is not None else None)
     links: list[int] = []
@@ -653,6 +662,9 @@ class PageStore:
         #: decoded pages, built on first use of :attr:`pages` and kept in step after that
         self._pages: dict[str, Page] | None = None
         self._unstored: dict[str, Page] = {}  # pages whose names no database can hold (not UTF-8)
+        #: what a page list shows of every page, as the first walk's workers parsed them, and the
+        #: state it is of (:meth:`take_listing`)
+        self._first_listing: tuple[bytes | None, dict[str, PageSummary]] | None = None
         self._stamps_loaded = False
         self._first = True  # no refresh yet: a walk started ahead (walker.walk_ahead) may be taken
         self._loaded = False  # the tree was walked once: every page on disk is in _stamps
@@ -863,6 +875,14 @@ class PageStore:
         through the counting and the basis's save)."""
         with self._lock:
             self._pages = None
+
+    def take_listing(self) -> dict[str, PageSummary] | None:
+        """What a page list shows of every page (by path), as the first refresh's parse workers
+        sent it (``refresh(keep_pages=True)`` on an empty cache), while the store is still at the
+        state that refresh wrote; None otherwise. Taken once."""
+        with self._lock:
+            found, self._first_listing = self._first_listing, None
+            return found[1] if found is not None and found[0] is not None and found[0] == self._token else None
 
     @property
     def decoded(self) -> bool:
@@ -1301,7 +1321,8 @@ class PageStore:
         (see :func:`~curator.engine.corpus.walker.scan`), ``expected`` the number of pages cached (0: none, a first
         open); an exception it raises stops the refresh before anything is written.
         ``keep_pages``: when nothing is cached yet (every page is parsed), keep the parsed pages
-        as :attr:`pages` (not decoded again from the records just written).
+        as :attr:`pages` (not decoded again from the records just written); those parsed by
+        worker processes, what a page list shows of them instead (:meth:`take_listing`).
         """
         with self._lock, gc_paused():
             self._writes += 1
@@ -1440,6 +1461,7 @@ class PageStore:
         changes = ChangeSet()
         expected = self._count()
         kept: dict[str, Page] | None = {} if keep_pages and self._pages is None and not expected else None
+        listing: dict[str, PageSummary] | None = None if kept is None else {}
         attachments: list[str] = []
         scanned: Stamps | None = None
         if ahead is not None:
@@ -1504,8 +1526,11 @@ class PageStore:
             # (every write saves the snapshot: here also when the last one is missing or stale;
             # whole, in the scan's order: see _save_snapshot)
             self._write(stale, removed, self._pages if kept is None else kept, progress,
-                        racy_from=start - RACY_NS, order=disk.paths, settled=settled)
-            if kept is not None:  # in the order _decode_all gives (by path, then the unstored ones)
+                        racy_from=start - RACY_NS, order=disk.paths, settled=settled, listing=listing)
+            if listing is not None and len(listing) > len(kept or ()):
+                # (parsed by the workers: what a list shows of every page, not the pages)
+                self._first_listing = self._token, listing
+            elif kept is not None:  # in the order _decode_all gives (by path, then the unstored ones)
                 unstored = self._unstored
                 self._pages = {p: kept[p] for p in sorted(kept) if p not in unstored}
                 self._pages.update((p, kept[p]) for p in unstored if p in kept)
@@ -1619,17 +1644,19 @@ class PageStore:
         return st if plain else None
 
     def _parsed(self, stale: list[PageFile], with_body: bool, parallel_min: int | None = None,
-                racy_from: int | None = None, names: list[tuple[int, str, str]] | None = None) -> Iterator[Parsed]:
+                racy_from: int | None = None, names: list[tuple[int, str, str]] | None = None,
+                listing: bool = False) -> Iterator[Parsed]:
         """Parse ``stale``: in worker processes when there are many, else here. From workers,
         the name hashes come per chunk: appended to ``names`` as (how many pages were answered
-        before the chunk, its link name rows, its page name rows) (see :func:`parse_chunk`)."""
+        before the chunk, its link name rows, its page name rows) (see :func:`parse_chunk`);
+        with ``listing``, each head holds what a page list shows too (:func:`parse_files`)."""
         if len(stale) >= (PARALLEL_MIN if parallel_min is None else parallel_min) and names is not None:
             from curator.engine.corpus import (
                 parallel,  # (multiprocessing: imported only when there is bulk work)
             )
 
             byproduct = self.byproduct
-            chunks = parallel.map_chunks(parse_chunk, self._real_root, stale, with_body, racy_from, byproduct)
+            chunks = parallel.map_chunks(parse_chunk, self._real_root, stale, with_body, racy_from, byproduct, listing)
             if chunks is not None:
                 done = 0
                 kept = self.byproducts
@@ -1646,10 +1673,12 @@ class PageStore:
     def _write(self, stale: list[PageFile], removed: list[str], pages: dict[str, Page] | None,
                progress: Callable[[int, int], None] | None = None, parallel_min: int | None = None,
                racy_from: int | None = None, order: list[str] | None = None,
-               settled: Iterable[str] = ()) -> None:
+               settled: Iterable[str] = (), listing: dict[str, PageSummary] | None = None) -> None:
         """Parse and store ``stale``, drop ``removed``, forget the ``settled`` racy entries and
         save the snapshot (paths in ``order``: see :meth:`_save_snapshot`), in one transaction.
-        Pages stamped at ``racy_from`` or later are racy (see :data:`RACY_NS`).
+        Pages stamped at ``racy_from`` or later are racy (see :data:`RACY_NS`). ``listing``: what
+        a page list shows of each page parsed goes in it; those the parse workers sent are put
+        there instead of in ``pages``, their records not decoded.
 
         The stamps and listing by path are kept in step when they are made already; a few pages
         written by a process that never asked for them (an append's one page) do not make them."""
@@ -1712,7 +1741,7 @@ class PageStore:
             chunk_names: list[tuple[int, str, str]] = []  # from worker processes, see _parsed
             replaced: list[str] = []  # pages cached before: their old name rows go
             new_racy: list[tuple[str, bytes]] = []
-            parsed = self._parsed(stale, bool(active), parallel_min, racy_from, chunk_names)
+            parsed = self._parsed(stale, bool(active), parallel_min, racy_from, chunk_names, listing is not None)
             for done, (head, record, link_hashes, own_hashes, body, page_digest, row) in enumerate(parsed, 1):
                 if chunk_names:  # a chunk's name rows, as it comes in (not all at the end, on one core)
                     self._insert_names(first, chunk_names)
@@ -1740,12 +1769,18 @@ class PageStore:
                         names.append((first + done - 1, link_hashes, own_hashes))
                     if path in known:
                         replaced.append(path)
-                if pages is not None or active or not stored:
+                if listing is not None and row is None and stored and not active and len(head) > LISTED_AT:
+                    # (from the workers, with what a list shows: no record decoded, 1.8 s of the
+                    # writing process at 100,000 pages, while it shares the cores with them)
+                    listing[path] = PageSummary(path, head[1], head[3], head[4], head[5], *head[LISTED_AT:])
+                elif pages is not None or active or not stored:
                     page = from_row(row if row is not None else decode_record(record))
                     if not stored:
                         self._unstored[path] = page
                     if pages is not None:
                         pages[path] = page
+                    if listing is not None:
+                        listing[path] = PageSummary.of(page)
                     if stored:
                         for ext in active:
                             ext.upsert(conn, page, body or "")

@@ -86,6 +86,9 @@ def load_summaries(store: PageStore) -> Summaries:
             if not changed:
                 return Summaries(held, state, True)
             return Summaries(_patched(held, store.pages_at(sorted(changed)), changed), state, False)
+    listed = store.take_listing()  # (a first open's, parsed by the workers: no page decoded)
+    if listed is not None:
+        return Summaries([listed[p] for p in sorted(listed)], state, False)
     pages = store.pages
     return Summaries([PageSummary.of(pages[p]) for p in sorted(pages)], state, False)
 
