@@ -164,6 +164,49 @@ def test_an_edit_checks_only_the_pages_it_can_affect(corpus: CorpusInfo, monkeyp
     assert answer == from_scratch(root)
 
 
+def test_an_append_that_changes_nothing_lint_sees_keeps_the_saved_answer_as_it_is(
+        corpus: CorpusInfo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fact appended (no link, title or problem changed): the answer saved before is stamped
+    with the new state, not encoded and written again whole (6 MB at 100,000 pages, after every
+    append); an edit that changes what a page's links see is written again, and both answers
+    are what every page gives."""
+    from curator.engine.corpus.store import PageStore
+
+    root = corpus.root
+    lint(Wiki(root))
+    written: list[str] = []
+    save, carry = PageStore.save_derived, PageStore.carry_derived
+
+    def saving(self: PageStore, name: str, data: bytes, state: bytes | None = None) -> bool:
+        written.append(f"save {name}")
+        return save(self, name, data, state)
+
+    def carrying(self: PageStore, name: str, data: bytes, state: bytes | None = None) -> None:
+        written.append(f"carry {name}")
+        carry(self, name, data, state)
+
+    monkeypatch.setattr(PageStore, "save_derived", saving)
+    monkeypatch.setattr(PageStore, "carry_derived", carrying)
+    before = Wiki(root)
+    before.store.count()
+    saved = before.store.derived_since(lint_module.SAVED_NAME)
+    assert saved is not None
+    with (root / "notes/budget.md").open("a", encoding="utf-8") as f:
+        f.write("\nAnother fact about the budget.\n")
+    wiki = Wiki(root)
+    answer = lint(wiki)
+    assert f"carry {lint_module.SAVED_NAME}" in written and f"save {lint_module.SAVED_NAME}" not in written
+    assert wiki.store.derived(lint_module.SAVED_NAME) == saved[0]  # (for the new state, byte for byte)
+    assert answer == from_scratch(root)
+    written.clear()
+    (root / "notes/budget.md").write_text("# Budget\n\nSee [[nowhere-at-all]].\n", encoding="utf-8")
+    answer = lint(Wiki(root))
+    assert f"save {lint_module.SAVED_NAME}" in written
+    assert any(i.path == "notes/budget.md" and "nowhere-at-all" in i.message for i in answer)
+    monkeypatch.undo()
+    assert answer == from_scratch(root)
+
+
 def test_an_agents_lint_is_not_saved_nor_brought_up_to_date(corpus: CorpusInfo) -> None:
     from curator.engine.policy.actor import parse_actor
 
