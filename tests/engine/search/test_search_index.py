@@ -616,6 +616,53 @@ def test_after_an_engine_write_a_one_shot_search_refreshes_before_its_query(
     wiki.close()
 
 
+def test_with_a_sweep_a_changed_folder_is_listed_not_stated_page_by_page(
+        wiki: Wiki, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder whose mtime moved (a page added, one saved by rename) is listed for its new
+    pages; its other pages' stamps are the sweep's to compare, not stat'ed again (262,000 of
+    them were 0.4 s of a search after one append at 300,000 pages). Without a sweep (a file
+    watcher's process between its sweeps) the folder's pages are stat'ed as before."""
+    assert paths(wiki.search.search("filler")) != []  # built
+    stated: list[str] = []
+    scandir = os.scandir
+
+    class Entry:
+        def __init__(self, entry: os.DirEntry[str]) -> None:
+            self._entry = entry
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self._entry, name)
+
+        def stat(self, *, follow_symlinks: bool = True) -> os.stat_result:
+            stated.append(self._entry.name)
+            return self._entry.stat(follow_symlinks=follow_symlinks)
+
+    class Listing:
+        def __init__(self, it: object) -> None:
+            self._it = it
+
+        def __enter__(self) -> Listing:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self._it.close()  # type: ignore[attr-defined]
+
+        def __iter__(self):  # type: ignore[no-untyped-def]
+            return (Entry(e) for e in self._it)  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(search_mod.os, "scandir", lambda path: Listing(scandir(path)))
+    write(root, "filler/new.md", "starfruit fresh\n")
+    saved = root / "filler/.f03.tmp"
+    saved.write_text("# Filler 3\n\nstarfruit saved by rename\n", encoding="utf-8")
+    os.replace(saved, root / "filler/f03.md")
+    assert sorted(paths(wiki.search.search("starfruit"))) == ["filler/f03.md", "filler/new.md"]
+    assert not [n for n in stated if n.endswith(".md")]  # (the sweep compared their stamps)
+    wiki.search.sweep_interval = None  # (no sweep: the folder's pages are stat'ed)
+    write(root, "filler/newer.md", "starfruit again\n")
+    assert sorted(paths(wiki.search.search("starfruit"))) == ["filler/f03.md", "filler/new.md", "filler/newer.md"]
+    assert len([n for n in stated if n.endswith(".md")]) >= 12
+
+
 def test_a_failed_sweep_ahead_leaves_the_sweep_to_the_process(tmp_path: Path) -> None:
     from curator.engine.corpus import walker
 
