@@ -62,6 +62,7 @@ import time
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Protocol
 
 from curator.engine.corpus import frontmatter
@@ -455,14 +456,26 @@ class SearchIndex:
         gone: list[str] = []
         for d, mtime in tracked.items():
             try:
-                now = os.stat(root / d).st_mtime_ns
+                st = os.stat(root / d)
             except OSError:
                 gone.append(d)
                 candidates.update(self._under(d))
                 continue
+            now = st.st_mtime_ns
             if now == mtime:
                 continue
             stamps[d] = now
+            if not stat_pages and st.st_nlink == 2:
+                # A folder of files only (POSIX counts a folder's sub-folders in its links): its
+                # names and the index's, compared as sets in C (every entry looked at in Python
+                # was 0.9 s for a folder of 262,000 pages).
+                found = self._new_and_gone(d)
+                if found is not None:
+                    candidates |= found
+                    continue
+                del stamps[d]  # (not listed: look again next time, and re-check what it held)
+                candidates.update(self._under(d))
+                continue
             # Compare the folder's listing with the index: new, vanished and replaced pages.
             known: dict[str, tuple[int, int] | None]
             if stat_pages:
@@ -502,6 +515,20 @@ class SearchIndex:
                 continue
             candidates.update(p for p in known if p not in seen)
         return candidates, stamps, gone
+
+    def _new_and_gone(self, d: str) -> set[str] | None:
+        """The pages in folder ``d`` the index does not hold and those it holds that are not in
+        it (None: it cannot be listed). A name that is not a page (a link, a folder named
+        ``x.md``) is one of them too: the page cache's refresh leaves it out."""
+        prefix = f"{d}/" if d else ""
+        try:
+            listed = set(os.listdir(self.wiki.root / d))
+        except OSError:
+            return None
+        held = set(map(itemgetter(0), self._conn.execute(
+            "SELECT substr(path, ?) FROM search_docs WHERE dir=?", (len(prefix) + 1, d))))
+        new = {prefix + name for name in listed - held if name.lower().endswith(".md")}
+        return new | {prefix + name for name in held - listed}
 
     def _changed_pages(self) -> set[str]:
         """Indexed pages whose (mtime, size) on disk differs, or that are gone: edits written in

@@ -657,6 +657,16 @@ def test_with_a_sweep_a_changed_folder_is_listed_not_stated_page_by_page(
     os.replace(saved, root / "filler/f03.md")
     assert sorted(paths(wiki.search.search("starfruit"))) == ["filler/f03.md", "filler/new.md"]
     assert not [n for n in stated if n.endswith(".md")]  # (the sweep compared their stamps)
+    # a page renamed within the folder and one deleted: found as the listing and the index differ
+    write(root, "filler/f05.md", "# Filler 5\n\npersimmon\n")
+    write(root, "filler/f06.md", "# Filler 6\n\nmedlar\n")
+    assert paths(wiki.search.search("persimmon")) == ["filler/f05.md"]
+    assert paths(wiki.search.search("medlar")) == ["filler/f06.md"]
+    os.rename(root / "filler/f05.md", root / "filler/f05-moved.md")
+    (root / "filler/f06.md").unlink()
+    assert paths(wiki.search.search("persimmon")) == ["filler/f05-moved.md"]
+    assert wiki.search.search("medlar") == []
+    assert not [n for n in stated if n.endswith(".md")]
     wiki.search.sweep_interval = None  # (no sweep: the folder's pages are stat'ed)
     write(root, "filler/newer.md", "starfruit again\n")
     assert sorted(paths(wiki.search.search("starfruit"))) == ["filler/f03.md", "filler/new.md", "filler/newer.md"]
