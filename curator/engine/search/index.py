@@ -47,7 +47,11 @@ value, and the next sweep's save packs every stamp again. A long-lived process
 with a file watcher (the MCP server) sets :attr:`SearchIndex.sweep_interval` so the per-page
 sweep runs only every so often, the watcher
 reporting edits through ``wiki.refresh(paths)`` in between. A full walk runs only when nothing is
-known yet.
+known yet. With a sweep, a folder whose mtime moved is listed only for the pages the index does not
+hold (a folder of files only: its names and the index's compared as sets); the sweep compares the
+others' stamps. A one-shot search answers its query while the sweep runs only while the engine
+wrote nothing since the index's last refresh (its action journal as that refresh noted it): after
+an append the refresh changes the index, and the query runs once, after it.
 """
 
 from __future__ import annotations
