@@ -47,9 +47,9 @@ value, and the next sweep's save packs every stamp again. A long-lived process
 with a file watcher (the MCP server) sets :attr:`SearchIndex.sweep_interval` so the per-page
 sweep runs only every so often, the watcher
 reporting edits through ``wiki.refresh(paths)`` in between. A full walk runs only when nothing is
-known yet. With a sweep, a folder whose mtime moved is listed only for the pages the index does not
-hold (a folder of files only: its names and the index's compared as sets); the sweep compares the
-others' stamps. A one-shot search answers its query while the sweep runs only while the engine
+known yet. With a sweep, a folder whose mtime moved is compared with the index as two sets of names
+(its listing and the index's), only the names the index does not hold stat'ed; the sweep compares
+the others' stamps. A one-shot search answers its query while the sweep runs only while the engine
 wrote nothing since the index's last refresh (its action journal as that refresh noted it): after
 an append the refresh changes the index, and the query runs once, after it.
 """
@@ -61,6 +61,7 @@ import math
 import os
 import re
 import sqlite3
+import stat
 import threading
 import time
 from collections import defaultdict
@@ -453,7 +454,8 @@ class SearchIndex:
     def _changed_dirs(self, tracked: dict[str, int], stat_pages: bool = True) -> tuple[set[str], dict[str, int], list[str]]:
         """Pages to re-check in folders whose mtime moved; new folder mtimes; vanished folders.
         ``stat_pages`` false: the pages of such a folder the index holds are not stat'ed (the
-        caller sweeps every indexed page's stamp); its new and vanished pages are found."""
+        caller sweeps every indexed page's stamp); its new and vanished pages are found
+        (:meth:`_new_and_gone`)."""
         root = self.wiki.root
         candidates: set[str] = set()
         stamps: dict[str, int] = {}
@@ -469,11 +471,11 @@ class SearchIndex:
             if now == mtime:
                 continue
             stamps[d] = now
-            if not stat_pages and st.st_nlink == 2:
-                # A folder of files only (POSIX counts a folder's sub-folders in its links): its
-                # names and the index's, compared as sets in C (every entry looked at in Python
-                # was 0.9 s for a folder of 262,000 pages).
-                found = self._new_and_gone(d)
+            if not stat_pages:
+                # Its names and the index's, compared as sets in C (every entry looked at in
+                # Python was 0.9 s for a folder of 262,000 pages): only the names the index does
+                # not hold are looked at.
+                found = self._new_and_gone(d, tracked, stamps)
                 if found is not None:
                     candidates |= found
                     continue
@@ -481,12 +483,8 @@ class SearchIndex:
                 candidates.update(self._under(d))
                 continue
             # Compare the folder's listing with the index: new, vanished and replaced pages.
-            known: dict[str, tuple[int, int] | None]
-            if stat_pages:
-                known = {p: (m, sz) for p, m, sz in self._conn.execute(
-                    "SELECT path, mtime_ns, size FROM search_docs WHERE dir=?", (d,))}
-            else:
-                known = dict.fromkeys(p for (p,) in self._conn.execute("SELECT path FROM search_docs WHERE dir=?", (d,)))
+            known = {p: (m, sz) for p, m, sz in self._conn.execute(
+                "SELECT path, mtime_ns, size FROM search_docs WHERE dir=?", (d,))}
             prefix = f"{d}/" if d else ""
             seen: set[str] = set()
             try:
@@ -502,10 +500,6 @@ class SearchIndex:
                                 candidates.update(f"{rel}/{f.path}" for f in walk(root / rel))
                         elif name.lower().endswith(".md"):
                             seen.add(rel)
-                            if not stat_pages:
-                                if rel not in known:
-                                    candidates.add(rel)  # (new: the sweep compares the others' stamps)
-                                continue
                             try:
                                 st = entry.stat(follow_symlinks=False)
                             except OSError:  # vanished while listing: the store will see
@@ -520,19 +514,32 @@ class SearchIndex:
             candidates.update(p for p in known if p not in seen)
         return candidates, stamps, gone
 
-    def _new_and_gone(self, d: str) -> set[str] | None:
-        """The pages in folder ``d`` the index does not hold and those it holds that are not in
-        it (None: it cannot be listed). A name that is not a page (a link, a folder named
-        ``x.md``) is one of them too: the page cache's refresh leaves it out."""
-        prefix = f"{d}/" if d else ""
+    def _new_and_gone(self, d: str, tracked: dict[str, int], stamps: dict[str, int]) -> set[str] | None:
+        """The pages in folder ``d`` the index does not hold (those in a new sub-folder too, whose
+        folders' mtimes go in ``stamps``) and those it holds that are not in it; None: it cannot
+        be listed. Only the names the index does not hold are stat'ed (a link, or a file that is
+        not a page, is left out as the walk leaves it out)."""
+        root, prefix = self.wiki.root, f"{d}/" if d else ""
         try:
-            listed = set(os.listdir(self.wiki.root / d))
+            listed = set(os.listdir(root / d))
         except OSError:
             return None
         held = set(map(itemgetter(0), self._conn.execute(
             "SELECT substr(path, ?) FROM search_docs WHERE dir=?", (len(prefix) + 1, d))))
-        new = {prefix + name for name in listed - held if name.lower().endswith(".md")}
-        return new | {prefix + name for name in held - listed}
+        found = {prefix + name for name in held - listed}
+        for name in sorted(listed - held):
+            rel = prefix + name
+            try:
+                mode = os.lstat(root / rel).st_mode
+            except OSError:
+                continue  # (gone since the listing)
+            if stat.S_ISDIR(mode):
+                if name not in EXCLUDED_DIRS and rel not in tracked:
+                    stamps.update(self._scan_tree(rel))
+                    found.update(f"{rel}/{f.path}" for f in walk(root / rel))
+            elif stat.S_ISREG(mode) and name.lower().endswith(".md"):
+                found.add(rel)
+        return found
 
     def _changed_pages(self) -> set[str]:
         """Indexed pages whose (mtime, size) on disk differs, or that are gone: edits written in

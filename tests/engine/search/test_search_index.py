@@ -650,7 +650,15 @@ def test_with_a_sweep_a_changed_folder_is_listed_not_stated_page_by_page(
         def __iter__(self):  # type: ignore[no-untyped-def]
             return (Entry(e) for e in self._it)  # type: ignore[attr-defined]
 
-    monkeypatch.setattr(search_mod.os, "scandir", lambda path: Listing(scandir(path)))
+    class OsHere:  # (the index module's os alone: the walker's listings are its own)
+        def __getattr__(self, name: str) -> object:
+            return getattr(os, name)
+
+        @staticmethod
+        def scandir(path: object) -> Listing:
+            return Listing(scandir(path))  # type: ignore[arg-type]
+
+    monkeypatch.setattr(search_mod, "os", OsHere())
     write(root, "filler/new.md", "starfruit fresh\n")
     saved = root / "filler/.f03.tmp"
     saved.write_text("# Filler 3\n\nstarfruit saved by rename\n", encoding="utf-8")
@@ -666,6 +674,11 @@ def test_with_a_sweep_a_changed_folder_is_listed_not_stated_page_by_page(
     (root / "filler/f06.md").unlink()
     assert paths(wiki.search.search("persimmon")) == ["filler/f05-moved.md"]
     assert wiki.search.search("medlar") == []
+    # a new sub-folder with a page in it, a link named like a page: the folder found, the link not
+    write(root, "filler/sub/deep.md", "# Deep\n\nquandong\n")
+    os.symlink(root / "filler/f07.md", root / "filler/link.md")
+    assert paths(wiki.search.search("quandong")) == ["filler/sub/deep.md"]
+    assert "filler/link.md" not in paths(wiki.search.search("filler"))
     assert not [n for n in stated if n.endswith(".md")]
     wiki.search.sweep_interval = None  # (no sweep: the folder's pages are stat'ed)
     write(root, "filler/newer.md", "starfruit again\n")
