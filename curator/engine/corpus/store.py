@@ -1527,8 +1527,8 @@ class PageStore:
             # whole, in the scan's order: see _save_snapshot)
             self._write(stale, removed, self._pages if kept is None else kept, progress,
                         racy_from=start - RACY_NS, order=disk.paths, settled=settled, listing=listing)
-            if listing is not None and len(listing) > len(kept or ()):
-                # (parsed by the workers: what a list shows of every page, not the pages)
+            if listing:  # (parsed by the workers: what a list shows of every page, not the pages)
+                listing.update((path, PageSummary.of(page)) for path, page in (kept or {}).items())  # (the unstored)
                 self._first_listing = self._token, listing
             elif kept is not None:  # in the order _decode_all gives (by path, then the unstored ones)
                 unstored = self._unstored
@@ -1677,8 +1677,8 @@ class PageStore:
         """Parse and store ``stale``, drop ``removed``, forget the ``settled`` racy entries and
         save the snapshot (paths in ``order``: see :meth:`_save_snapshot`), in one transaction.
         Pages stamped at ``racy_from`` or later are racy (see :data:`RACY_NS`). ``listing``: what
-        a page list shows of each page parsed goes in it; those the parse workers sent are put
-        there instead of in ``pages``, their records not decoded.
+        a page list shows of each page the parse workers sent goes in it instead of in ``pages``,
+        its record not decoded.
 
         The stamps and listing by path are kept in step when they are made already; a few pages
         written by a process that never asked for them (an append's one page) do not make them."""
@@ -1779,8 +1779,6 @@ class PageStore:
                         self._unstored[path] = page
                     if pages is not None:
                         pages[path] = page
-                    if listing is not None:
-                        listing[path] = PageSummary.of(page)
                     if stored:
                         for ext in active:
                             ext.upsert(conn, page, body or "")

@@ -36,7 +36,6 @@ counts. Scores are rounded decimals (4 places for a pair's signal, 3 for a score
 
 from __future__ import annotations
 
-import bisect
 import hashlib
 import itertools
 import marshal
@@ -49,6 +48,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from curator.engine.dedup.follow import SortedSlots
 
 #: The name the result is saved as in the page cache (:meth:`~curator.engine.corpus.store.PageStore.save_derived`).
 NAME = "dedup"
@@ -160,17 +161,29 @@ class ScoreRows(MutableMapping[Pair, dict[str, float]]):
         self._made: dict[Pair, dict[str, float]] = {}  # rows made or set since
         self._apart: dict[Pair, None] = {}  # the pairs set since that no live decoded row holds
 
-    def _row(self, pair: Pair) -> int | None:
-        """The live decoded row of ``pair``, if any."""
+    def _decoded_at(self, pair: object) -> int | None:
+        """Where ``pair`` is among the sorted keys of the decoded rows (live or not), if it is."""
+        if not (isinstance(pair, tuple) and len(pair) == 2):
+            return None
         i, j = self._places.get(pair[0]), self._places.get(pair[1])
         if i is None or j is None:
             return None
         key = i << 32 | j
         k = int(np.searchsorted(self._keys, key))
-        if k == len(self._keys) or int(self._keys[k]) != key:
+        return k if k < len(self._keys) and int(self._keys[k]) == key else None
+
+    def _row(self, pair: object) -> int | None:
+        """The live decoded row of ``pair``, if any."""
+        k = self._decoded_at(pair)
+        if k is None:
             return None
         row = int(self._order[k])
         return row if self._live[row] else None
+
+    def _decoded_pairs(self, rows: np.ndarray) -> Iterator[Pair]:
+        """The decoded pairs of ``rows`` (places in the decoded order)."""
+        get = self._paths.__getitem__
+        return zip(map(get, self._first[rows].tolist()), map(get, self._second[rows].tolist()), strict=True)
 
     def __getitem__(self, pair: Pair) -> dict[str, float]:
         made = self._made.get(pair)
@@ -197,13 +210,10 @@ class ScoreRows(MutableMapping[Pair, dict[str, float]]):
         self._apart.pop(pair, None)
 
     def __contains__(self, pair: object) -> bool:
-        return pair in self._apart or (isinstance(pair, tuple) and len(pair) == 2 and self._row(pair) is not None)
+        return pair in self._apart or self._row(pair) is not None
 
     def __iter__(self) -> Iterator[Pair]:
-        paths = self._paths
-        live = np.flatnonzero(self._live)
-        yield from zip(map(paths.__getitem__, self._first[live].tolist()),
-                       map(paths.__getitem__, self._second[live].tolist()), strict=True)
+        yield from self._decoded_pairs(np.flatnonzero(self._live))
         yield from list(self._apart)
 
     def __len__(self) -> int:
@@ -220,9 +230,7 @@ class ScoreRows(MutableMapping[Pair, dict[str, float]]):
 
     def touching(self, pages: AbstractSet[str]) -> list[Pair]:
         """Every pair with one of ``pages``."""
-        rows = np.flatnonzero(self._rows_touching(pages)).tolist()
-        paths = self._paths
-        out = [(paths[self._first[r]], paths[self._second[r]]) for r in rows]
+        out = list(self._decoded_pairs(np.flatnonzero(self._rows_touching(pages))))
         return out + [pair for pair in self._apart if pair[0] in pages or pair[1] in pages]
 
     def drop_touching(self, pages: AbstractSet[str]) -> None:
@@ -242,26 +250,16 @@ class _DecodedPairs(AbstractSet[Pair]):
     made at 300,000 pages: what a result kept as changes is compared with, :attr:`KeptBase.scored`)."""
 
     def __init__(self, rows: ScoreRows) -> None:
-        self._paths, self._places, self._keys = rows._paths, rows._places, rows._keys
-        self._first, self._second = rows._first, rows._second
+        self._rows = rows  # (only its decoded arrays are read: they never change)
 
     def __contains__(self, pair: object) -> bool:
-        if not (isinstance(pair, tuple) and len(pair) == 2):
-            return False
-        i, j = self._places.get(pair[0]), self._places.get(pair[1])
-        if i is None or j is None:
-            return False
-        key = i << 32 | j
-        k = int(np.searchsorted(self._keys, key))
-        return k < len(self._keys) and int(self._keys[k]) == key
+        return self._rows._decoded_at(pair) is not None
 
     def __iter__(self) -> Iterator[Pair]:
-        paths = self._paths
-        return zip(map(paths.__getitem__, self._first.tolist()), map(paths.__getitem__, self._second.tolist()),
-                   strict=True)
+        return self._rows._decoded_pairs(np.arange(len(self)))
 
     def __len__(self) -> int:
-        return len(self._keys)
+        return len(self._rows._keys)
 
 
 def pairs_touching(scores: Mapping[Pair, object], pages: AbstractSet[str]) -> list[Pair]:
@@ -329,18 +327,18 @@ class PairTable:
     is handed out once."""
 
     def __init__(self, paths: list[str], signals: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]],
-                 places: _Places | None = None) -> None:
+                 places: SortedSlots | None = None) -> None:
         self.paths = paths
         self.signals = signals  # signal -> (first page, second page, score)
         self._left = {signal: np.ones(len(a), dtype=bool) for signal, (a, _b, _v) in signals.items()}
         self._slot = places  # (made when first asked for)
         self._taken: set[str] = set()  # the pages whose pairs were handed out
 
-    def slot(self) -> _Places:
+    def slot(self) -> SortedSlots:
         """Each path's place (a decoded result's paths found by bisection: a dict of the 206,000
         of them at 300,000 pages cost 0.05 s of every follow, which asks for a few)."""
         if self._slot is None:
-            self._slot = _Places(self.paths, 0)
+            self._slot = SortedSlots(self.paths, 0)
         return self._slot
 
     def take(self, pages: Iterable[str]) -> list[tuple[str, str, str, float]]:
@@ -390,37 +388,7 @@ class PairTable:
             keep = ~(np.isin(a, gone) | np.isin(b, gone))
             signals[signal] = (np.concatenate([a[keep], remap[ca]]), np.concatenate([b[keep], remap[cb]]),
                                np.concatenate([v[keep], cv]))
-        return PairTable(paths, signals, _Places(paths, slot.ascending))
-
-
-class _Places(Mapping[str, int]):
-    """The place of each of ``paths`` in them: by bisection in the first ``ascending`` (strictly
-    ascending), by a dict in the rest."""
-
-    def __init__(self, paths: list[str], ascending: int) -> None:
-        self._paths, self.ascending = paths, ascending
-        self._rest = {p: i for i, p in enumerate(paths[ascending:], ascending)}
-
-    def get(self, path: str, default: int | None = None) -> int | None:  # type: ignore[override]
-        i = bisect.bisect_left(self._paths, path, 0, self.ascending)
-        if i < self.ascending and self._paths[i] == path:
-            return i
-        return self._rest.get(path, default)
-
-    def __getitem__(self, path: str) -> int:
-        i = self.get(path)
-        if i is None:
-            raise KeyError(path)
-        return i
-
-    def __contains__(self, path: object) -> bool:
-        return isinstance(path, str) and self.get(path) is not None
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._paths)  # (distinct: a table's paths are)
-
-    def __len__(self) -> int:
-        return len(self._paths)
+        return PairTable(paths, signals, SortedSlots(paths, slot.ascending))
 
 
 def decode(blob: bytes, key: bytes, base: Callable[[], bytes | None] | None = None, *,
@@ -441,7 +409,7 @@ def decode(blob: bytes, key: bytes, base: Callable[[], bytes | None] | None = No
             return list(zip(map(get, array("i", a)), map(get, array("i", b)), strict=True))
 
         ascending = all(map(operator.lt, paths, itertools.islice(paths, 1, None)))  # (as _parts writes them)
-        places = _Places(paths, len(paths) if ascending else 0)
+        places = SortedSlots(paths, len(paths) if ascending else 0)
         pairs: dict[str, dict[Pair, float]] = {}
         table = None
         if lazy:
@@ -495,11 +463,8 @@ def decode(blob: bytes, key: bytes, base: Callable[[], bytes | None] | None = No
         merged.update(pairs.get(signal, {}))
         pairs[signal] = merged
     merged_scores = under.scores  # (decoded for this alone: changed in place)
-    if isinstance(merged_scores, ScoreRows):
-        merged_scores.drop_touching(moved)
-    else:
-        for pair in pairs_touching(merged_scores, moved):
-            del merged_scores[pair]
+    assert isinstance(merged_scores, ScoreRows)  # (as decode makes them)
+    merged_scores.drop_touching(moved)
     merged_scores.update(scores)
     merged_inbound = dict(under.inbound)
     merged_inbound.update(inbound)

@@ -367,29 +367,31 @@ def key_of(settings: object) -> bytes:
 
 
 class SortedSlots(Mapping[str, int]):
-    """Each of sorted, distinct ``paths`` by its slot (place in them), found by bisection: a
-    follow looks up the few pages a change touches, where a dict of every page cost 0.15 s to
-    make at 300,000 pages."""
+    """Each of distinct ``paths`` by its slot (place in them), found by bisection among the
+    first ``ascending`` (all of them by default), which are sorted, and in a dict among the rest
+    (the pages a kept result added after its sorted ones): a follow looks up the few pages a
+    change touches, where a dict of every page cost 0.15 s to make at 300,000 pages."""
 
-    def __init__(self, paths: list[str]) -> None:
+    def __init__(self, paths: list[str], ascending: int | None = None) -> None:
         self._paths = paths
+        self.ascending = len(paths) if ascending is None else ascending
+        self._rest = {p: i for i, p in enumerate(paths[self.ascending:], self.ascending)}
 
     def __getitem__(self, path: str) -> int:
-        i = bisect.bisect_left(self._paths, path)
-        if i < len(self._paths) and self._paths[i] == path:
-            return i
-        raise KeyError(path)
+        i = self.get(path)
+        if i is None:
+            raise KeyError(path)
+        return i
 
     def __contains__(self, path: object) -> bool:
-        if not isinstance(path, str):
-            return False
-        i = bisect.bisect_left(self._paths, path)
-        return i < len(self._paths) and self._paths[i] == path
+        return isinstance(path, str) and self.get(path) is not None
 
     def get(self, path: str, default: int | None = None) -> int | None:  # type: ignore[override]
         """(Mapping's ``get`` goes through a raised KeyError for each page it misses.)"""
-        i = bisect.bisect_left(self._paths, path)
-        return i if i < len(self._paths) and self._paths[i] == path else default
+        i = bisect.bisect_left(self._paths, path, 0, self.ascending)
+        if i < self.ascending and self._paths[i] == path:
+            return i
+        return self._rest.get(path, default) if self._rest else default
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._paths)
@@ -591,19 +593,22 @@ def decode(blob: bytes | mmap.mmap, key: bytes, *, as_written: bool = False) -> 
         titled = _groups((title_keys, a["title_starts"], a["title_members"]), n)
         tagged = _groups((tag_keys, a["tag_starts"], a["tag_members"]), n)
         _let_go(blob)
+        def sizes() -> bool:
+            """Every table of the size the header and the pages say (all an as-written file gets)."""
+            return not (stamps.shape != (n, 2) or not isinstance(titles, list) or len(titles) != n
+                        or len(names_at) != n + 1 or (n and int(names_at[0]) != 0)
+                        or bool((names_at[1:] < names_at[:-1]).any())
+                        or not isinstance(names_z, list) or not isinstance(steps_z, list)
+                        or len(names_z) != len(steps_z) or len(names_z) != -(-n // CHUNK_PAGES)
+                        or titled is None or tagged is None or len(lengths) != n
+                        or len(a["counts"]) != len(a["keys"]) or len(a["slug_entries"]) != len(a["slug_owners"])
+                        or a["bands"].shape != (slots, width) or a["band_keys"].shape != (width, slots)
+                        or a["band_owners"].shape != (width, slots) or len(a["sample_keys"]) != len(a["sample_owners"])
+                        or len(a["digests"]) != n or len(a["source_counts"]) not in (0, n))
         checks: list[Callable[[], bool]] = [
             # (the paths strictly sorted, as the scan orders them: found by bisection, SortedSlots)
             lambda: all(map(operator.lt, paths, itertools.islice(paths, 1, None))),
-            lambda: not (stamps.shape != (n, 2) or not isinstance(titles, list) or len(titles) != n
-                         or len(names_at) != n + 1 or (n and int(names_at[0]) != 0)
-                         or bool((names_at[1:] < names_at[:-1]).any())
-                         or not isinstance(names_z, list) or not isinstance(steps_z, list)
-                         or len(names_z) != len(steps_z) or len(names_z) != -(-n // CHUNK_PAGES)
-                         or titled is None or tagged is None or len(lengths) != n
-                         or len(a["counts"]) != len(a["keys"]) or len(a["slug_entries"]) != len(a["slug_owners"])
-                         or a["bands"].shape != (slots, width) or a["band_keys"].shape != (width, slots)
-                         or a["band_owners"].shape != (width, slots) or len(a["sample_keys"]) != len(a["sample_owners"])
-                         or len(a["digests"]) != n or len(a["source_counts"]) not in (0, n)),
+            sizes,
             lambda: _within(a["band_slots"], n),
             lambda: _within(a["slug_owners"], n),
             lambda: _within(a["band_owners"], n),
@@ -613,7 +618,7 @@ def decode(blob: bytes | mmap.mmap, key: bytes, *, as_written: bool = False) -> 
             lambda: all(_sorted(row) for row in a["band_keys"]),
             lambda: int(a["source_counts"].sum()) == len(a["sources"]) and _within(a["sources"], n),
         ]
-        for check in checks[1:2] if as_written else checks:  # (in order: each reads what the ones before found well formed)
+        for check in [sizes] if as_written else checks:  # (in order: each reads what the ones before found well formed)
             if not check():
                 return None
             _let_go(blob)

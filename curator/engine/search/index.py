@@ -97,6 +97,7 @@ from curator.engine.corpus.walker import (
 )
 from curator.engine.errors import CuratorError, UsageError
 from curator.engine.policy.actor import OPERATOR, Actor
+from curator.engine.repo.journal import JOURNAL_NAME
 from curator.engine.search.query import Query, fold, fold_char, index_text, parse_query
 
 if TYPE_CHECKING:
@@ -143,7 +144,7 @@ SWEEP_INTERVAL = 0.0
 #: write nothing): a sweep interval (the MCP server's is minutes) then counts from up to this early.
 SWEEP_RECORD_EVERY = 1.0
 #: The key of ``search_meta`` that holds the engine's action journal as the index's last refresh saw it.
-_PAGES_SEEN = "pages_seen"
+_JOURNAL_SEEN = "journal_seen"
 #: Tombstones (ids of replaced rows) per live page above which the next search rebuilds.
 MAX_DEAD_SHARE = 0.25
 #: Markers around matched words in snippets (the GUI renders them; agents read them as is).
@@ -247,44 +248,26 @@ class SearchIndex:
         _stamp_triggers(conn)
         self._built = self._meta(conn, "built") == "1"
 
-    def _pages_moved(self) -> bool:
-        """Whether the engine wrote since this index's last refresh (in any process: its action
-        journal is not as that refresh saw it, see :meth:`_saw_pages`)."""
+    def _journal_moved(self) -> bool:
+        """Whether the engine wrote since this index's last refresh, in any process: its action
+        journal is not as that refresh noted it (:meth:`_note_journal`)."""
         with self.wiki.store.connection():
-            seen = self._meta(self._conn, _PAGES_SEEN)
+            seen = self._meta(self._conn, _JOURNAL_SEEN)
         return seen is None or seen != self._journal_stamp()
 
     def _journal_stamp(self) -> str:
         """The engine's action journal as it stands (size, mtime): every write any process makes
         through the engine (an agent's append, the station's edits) adds a line to it."""
-        from curator.engine.repo.journal import JOURNAL_NAME
-
         try:
             st = os.stat(self.wiki.store.state_dir / JOURNAL_NAME)
         except OSError:
             return "none"
         return f"{st.st_size}:{st.st_mtime_ns}"
 
-    def _note_pages(self) -> None:
-        """:meth:`_saw_pages` in a transaction of its own (none when another process writes)."""
-        conn = self._conn
-        with self.wiki.store.connection():
-            try:
-                conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.OperationalError:
-                return
-            try:
-                self._saw_pages(conn)
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
-
-    def _saw_pages(self, conn: sqlite3.Connection) -> None:
+    def _note_journal(self, conn: sqlite3.Connection) -> None:
         """Note the engine's action journal as this refresh leaves the index (in its write
         transaction): a one-shot search answers its query beside the sweep while it stands so."""
-        conn.execute("INSERT OR REPLACE INTO search_meta VALUES (?, ?)", (_PAGES_SEEN, self._journal_stamp()))
+        conn.execute("INSERT OR REPLACE INTO search_meta VALUES (?, ?)", (_JOURNAL_SEEN, self._journal_stamp()))
 
     @staticmethod
     def _meta(conn: sqlite3.Connection, key: str) -> str | None:
@@ -382,9 +365,9 @@ class SearchIndex:
                 changes = self.wiki.refresh(sorted(candidates))
                 self._drop_gone(candidates, changes)
             if stamps or gone or (sweep and (candidates or not self._sweep_recorded())):
-                self._save_dirs(stamps, gone=gone, swept=sweep)  # (noting the page cache's state too)
-            elif self._pages_moved():
-                self._note_pages()
+                self._save_dirs(stamps, gone=gone, swept=sweep)  # (noting the journal too)
+            elif self._journal_moved():
+                self._save_dirs({})  # (the journal noted, nothing else)
             return changes
 
     def _sweep_recorded(self) -> bool:
@@ -586,7 +569,7 @@ class SearchIndex:
                     conn.execute("DELETE FROM search_dirs WHERE dir=? OR (dir >= ? AND dir < ?)",
                                  (d, f"{d}/", f"{d}0"))
                 conn.executemany("INSERT OR REPLACE INTO search_dirs VALUES (?,?)", stamps.items())
-                self._saw_pages(conn)
+                self._note_journal(conn)
                 if swept:
                     conn.execute("INSERT OR REPLACE INTO search_meta VALUES ('last_sweep', ?)",
                                  (repr(time.time()),))
@@ -694,7 +677,7 @@ class SearchIndex:
         if q.is_empty:
             return []
         rows: list[_Row] | None = None
-        if refresh and self._built and sweep_pending(self.wiki.root) and not self._pages_moved():
+        if refresh and self._built and sweep_pending(self.wiki.root) and not self._journal_moved():
             # A sweep runs in a child process (a one-shot command's): the query is answered while
             # it stats the pages, and again only when the refresh that takes it changed the index.
             # (Not when the engine wrote since the index's last refresh, an agent's append: the
