@@ -113,8 +113,10 @@ class PageBrowser(QWidget):
         self._search_timer.setSingleShot(True)
         self._search_timer.setInterval(200)
         self._search_timer.timeout.connect(lambda: self.search_requested.emit(self.search.text().strip()))
-        self.search.textChanged.connect(lambda _t: self._search_timer.start())
-        self.search.returnPressed.connect(self._open_first)
+        self.search.textChanged.connect(self._typed)
+        self.search.returnPressed.connect(self._enter)
+        #: The query whose best result Enter asked to open before its results came (see _enter)
+        self._open_when_ranked: str | None = None
 
         filters = QHBoxLayout()
         self.layer_buttons = layer_toggles(filters, self._filters_changed)
@@ -294,6 +296,9 @@ class PageBrowser(QWidget):
         self._total_matches = total
         self._show_results()
         self._show_mode()  # (which updates the count)
+        if self._open_when_ranked is not None and self._open_when_ranked == query:
+            self._open_when_ranked = None
+            self._open_first()
 
     def _show_results(self) -> None:
         f = self.current_filter()
@@ -403,6 +408,25 @@ class PageBrowser(QWidget):
 
     def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         self._activated(current)
+
+    def _typed(self, _text: str) -> None:
+        self._open_when_ranked = None  # (typing after Enter: it meant the query then)
+        self._search_timer.start()
+
+    def _enter(self) -> None:
+        """Enter in the search box opens the best result of what it says. Pressed before that
+        query's results came (within the typing pause, or while a big wiki searches), it searches
+        now and opens the best result once they come: the first row shown meanwhile is the last
+        query's, or the plain table's, and opening it took the operator somewhere they never
+        searched for."""
+        query = self.search.text().strip()
+        if not query or query == self._shown_query:
+            self._open_first()
+            return
+        self._open_when_ranked = query
+        if self._search_timer.isActive():
+            self._search_timer.stop()
+            self.search_requested.emit(query)
 
     def _open_first(self) -> None:
         if self.ranked:

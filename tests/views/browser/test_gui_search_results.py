@@ -71,6 +71,38 @@ def test_results_are_in_the_order_of_curator_search_for_20_queries(qtbot, corpus
     assert non_empty >= 18  # the queries really rank something
 
 
+def test_enter_pressed_before_the_results_come_opens_the_best_of_what_was_typed(qtbot, corpus_window) -> None:  # type: ignore[no-untyped-def]
+    """Typed and Enter at once (within the typing pause): not the first row of the page table nor
+    of the last query's results, but the best result of what the box says, once it comes."""
+    root, win = corpus_window
+    browser = win.browser
+    first_row = browser.proxy.index(0, 1).data()  # (the page table's first path)
+    best = cli_order(root, "refund")[0]
+    assert browser._search_timer.interval() == 200  # (the pause as an operator types)
+    browser.search.setFocus()
+    with qtbot.waitSignal(win.ready, timeout=20_000):
+        qtbot.keyClicks(browser.search, "refund")
+        qtbot.keyClick(browser.search, Qt.Key.Key_Return)
+    assert win.current == (0, best) and best != first_row
+    # with the results of another query shown: typing more and Enter opens the new query's best
+    search(qtbot, win, "payment")
+    best = cli_order(root, "payment -refund")[0]
+    assert best != cli_order(root, "payment")[0]
+    with qtbot.waitSignal(win.ready, timeout=20_000):
+        qtbot.keyClicks(browser.search, " -refund")
+        qtbot.keyClick(browser.search, Qt.Key.Key_Return)
+    assert win.current == (0, best)
+    # typing after Enter cancels the open it asked for: the new query's results open nothing
+    opened: list[object] = []
+    win.ready.connect(lambda: opened.append(win.current))
+    qtbot.keyClicks(browser.search, "x")
+    qtbot.keyClick(browser.search, Qt.Key.Key_Return)
+    qtbot.keyClicks(browser.search, "y")
+    qtbot.waitUntil(lambda: _settled(browser, "payment -refundxy"), timeout=20_000)
+    qtbot.wait(100)
+    assert opened == []
+
+
 def test_results_show_highlighted_snippets_and_enter_opens_the_best(qtbot, corpus_window) -> None:  # type: ignore[no-untyped-def]
     root, win = corpus_window
     browser = win.browser
