@@ -39,7 +39,7 @@ def register(sub: Any, parent: argparse.ArgumentParser) -> None:
                        "--groups: families [{pages, keep, reason, scores}], text copies before name-only "
                        "pairs, each highest impact first",
                        description="Pairs from four name and text signals (title, tags, slug, body) and "
-                       "containment (>= 60%% of the smaller page's text in the other). With --groups the "
+                       "containment (>= 60% of the smaller page's text in the other). With --groups the "
                        "pairs are joined into families of pages whose text makes them copies of one "
                        "another (title-only look-alikes and numbered series never join), each with the "
                        "page to keep by the merge rule (more trust, then more inbound links, then older); "

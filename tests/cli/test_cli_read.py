@@ -528,3 +528,24 @@ def test_the_console_script_sees_edits_made_right_before_it(tmp_path: Path) -> N
         proc = subprocess.run([sys.executable, "-c", "import sys; from curator.cli import main; sys.exit(main(sys.argv[1:]))",
                                "--wiki", str(root), *argv], capture_output=True, text=True, env=env, timeout=120)
         assert proc.stdout == console(*argv), argv  # (main(argv) never walks ahead)
+
+
+def test_every_commands_help_reads_as_written() -> None:
+    """Each command's --help as argparse prints it: a percent sign written for %-formatting
+    (``%%``) where argparse does not format (a description without ``%(prog)``) showed as ``%%``."""
+    import argparse
+
+    from curator.cli import build_parser
+
+    def visit(parser: argparse.ArgumentParser, seen: list[str]) -> None:
+        seen.append(parser.format_help())
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for child in action.choices.values():
+                    visit(child, seen)
+
+    helps: list[str] = []
+    visit(build_parser(), helps)
+    assert len(helps) > 30
+    assert not [h.splitlines()[0] for h in helps if "%%" in h or "%(" in h]
+    assert any(">= 60% of the smaller page" in " ".join(h.split()) for h in helps)
