@@ -17,6 +17,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -114,14 +115,69 @@ def _leiden(n: int, pairs: np.ndarray) -> tuple[list[int], dict[int, tuple[float
                     key = (ca, cb) if ca < cb else (cb, ca)
                     weights[key] = weights.get(key, 0) + 1
             overview = ig.Graph(n=len(big), edges=list(weights))
-            # unweighted: weights pulled the big, densely joined communities into one heap
-            coords = overview.layout_fruchterman_reingold(niter=500).coords
+            coords = overview_layout(overview)
             # spread by size: a community of n pages gets room for a node of its size
             scale = float(np.sqrt(sizes[big].max()))
             positions = {c: (float(x) * scale, float(y) * scale) for c, (x, y) in zip(big, coords, strict=True)}
         return membership, positions
     finally:
         ig.set_random_number_generator(random)
+
+
+def overview_layout(graph: Any) -> np.ndarray:
+    """Where each community of the overview ``graph`` (an igraph graph, a node per community) is
+    drawn: its biggest connected part laid out by Fruchterman-Reingold (unweighted: weights pulled
+    the big, densely joined communities into one heap), and every other part (communities linked
+    to none of it) laid out by itself and set in rings around it, biggest first. Laid out together,
+    the parts that no link holds drifted to the far edges (at 100,000 pages three communities of
+    two pages each), and the view, fitted to them, drew the linked ones as one overlapping blob."""
+    n = graph.vcount()
+    out = np.zeros((n, 2))
+    parts = sorted((list(p) for p in graph.connected_components()), key=lambda p: (-len(p), p[0]))
+    if not parts:
+        return out
+    main = parts[0]
+    at = _part_layout(graph, main)
+    unit = _spacing(at)
+    out[main] = at
+    radius = float(np.hypot(at[:, 0], at[:, 1]).max()) if len(main) > 1 else 0.0
+    ring, angle, widest = radius + 2 * unit, 0.0, 0.0
+    for part in parts[1:]:
+        own = _part_layout(graph, part)
+        own *= unit / _spacing(own) if len(part) > 1 else 1.0
+        r = float(np.hypot(own[:, 0], own[:, 1]).max()) if len(part) > 1 else 0.0
+        step = (2 * r + unit) / ring  # (the arc it takes, in radians)
+        if angle + step > 2 * np.pi:  # the ring is full: the next one, further out
+            ring, angle, widest = ring + 2 * widest + unit, 0.0, 0.0
+            step = (2 * r + unit) / ring
+        middle = angle + step / 2
+        out[part] = own + ring * np.array([np.cos(middle), np.sin(middle)])
+        angle += step
+        widest = max(widest, r)
+    return out
+
+
+def _part_layout(graph: Any, part: list[int]) -> np.ndarray:
+    """One connected part of ``graph`` laid out by itself, centred on (0, 0)."""
+    if len(part) == 1:
+        return np.zeros((1, 2))
+    coords = np.array(graph.subgraph(part).layout_fruchterman_reingold(niter=500).coords, dtype=float)
+    centred: np.ndarray = coords - coords.mean(axis=0)
+    return centred
+
+
+def _spacing(coords: np.ndarray) -> float:
+    """The median distance from each point to its nearest other point (1 for fewer than two)."""
+    if len(coords) < 2:
+        return 1.0
+    nearest = np.empty(len(coords))
+    for first in range(0, len(coords), 512):  # (a block of rows at a time: thousands of communities)
+        block = coords[first:first + 512]
+        gaps = np.hypot(block[:, None, 0] - coords[None, :, 0], block[:, None, 1] - coords[None, :, 1])
+        gaps[np.arange(len(block)), np.arange(first, first + len(block))] = np.inf
+        nearest[first:first + len(block)] = gaps.min(axis=1)
+    median = float(np.median(nearest))
+    return median if median > 0 else 1.0
 
 
 def _in_a_process(n: int, pairs: np.ndarray) -> tuple[list[int], dict[int, tuple[float, float]]]:
