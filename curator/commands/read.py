@@ -202,7 +202,7 @@ def _carried_listing(store: PageStore) -> bytes | None:
         line = output_bytes(_listing_lines([(path, page.size, page.title, page.layer, page.trust)], width)[0][0])
         if not text.startswith(line + b"\n") and text.find(b"\n" + line + b"\n") < 0:
             return None
-    store.carry_derived(SAVED_LISTING[False], found[0], state=store.state)
+    store.carry_derived(SAVED_LISTING[False], found, state=store.state)
     return data
 
 

@@ -416,6 +416,39 @@ def _snapshot_triggers(conn: sqlite3.Connection, drop: bool = False) -> None:
                      " ON pages BEGIN DELETE FROM snapshot WHERE part='token'; END")
 
 
+def _derived_states(conn: sqlite3.Connection) -> None:
+    """The state each derived answer holds for, in a table of its own (``derived_at``): a carry
+    (:meth:`PageStore.carry_derived`, an answer that still holds after a change) stamps it with
+    the new state there. Stamped in ``derived``'s own row, SQLite wrote the whole row again, its
+    data too: the lint and link answers' 6-7 MB each, 20-28 ms of a ``health`` after every append
+    at 100,000 pages, and as many bytes through the write-ahead log. Triggers keep it in step with
+    ``derived`` whichever program writes that (an older Curator too), and the rows saved before
+    the table existed are copied in once."""
+    exists = conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='derived_at'").fetchone()
+    conn.execute("CREATE TABLE IF NOT EXISTS derived_at (name TEXT PRIMARY KEY, token BLOB) WITHOUT ROWID")
+    conn.execute("CREATE TRIGGER IF NOT EXISTS derived_insert_at AFTER INSERT ON derived"
+                 " BEGIN INSERT OR REPLACE INTO derived_at VALUES (new.name, new.token); END")
+    conn.execute("CREATE TRIGGER IF NOT EXISTS derived_update_at AFTER UPDATE OF token ON derived"
+                 " BEGIN INSERT OR REPLACE INTO derived_at VALUES (new.name, new.token); END")
+    conn.execute("CREATE TRIGGER IF NOT EXISTS derived_delete_at AFTER DELETE ON derived"
+                 " BEGIN DELETE FROM derived_at WHERE name=old.name; END")
+    if exists is None:
+        conn.execute("INSERT OR REPLACE INTO derived_at SELECT name, token FROM derived")
+
+
+class Saved(tuple[bytes, set[str]]):
+    """What :meth:`PageStore.derived_since` found: (the data, the paths that may differ since),
+    and the state it was saved for (:attr:`at`), which :meth:`PageStore.carry_derived` checks is
+    still the saved one."""
+
+    at: bytes
+
+    def __new__(cls, data: bytes, changed: set[str], at: bytes) -> Saved:
+        found = super().__new__(cls, (data, changed))
+        found.at = at
+        return found
+
+
 def _name_rows(keys: list[int]) -> str:
     """Rows of a name table for a chunk, as one JSON array of integers, in key order: each is
     ``hash << 20 | i``, the ``i``-th page of the chunk (``CHUNK_FILES`` is far below 2**20); the
@@ -710,7 +743,7 @@ class PageStore:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             if version != SCHEMA_VERSION:
                 dropped = drop_tables(conn, ("pages", "records", "link_names", "page_names", "snapshot",
-                                             "racy", "derived", "changes"))
+                                             "racy", "derived", "derived_at", "changes"))
                 conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
                 if dropped:
                     reclaim(conn)  # (the old cache's pages: without it, free space in the file for good)
@@ -728,6 +761,7 @@ class PageStore:
             conn.execute("CREATE TABLE IF NOT EXISTS racy (path TEXT PRIMARY KEY, digest BLOB) WITHOUT ROWID")
             # Data derived from every page (the graph's resolved edges), valid for one state: see derived().
             conn.execute("CREATE TABLE IF NOT EXISTS derived (name TEXT PRIMARY KEY, token BLOB, data BLOB)")
+            _derived_states(conn)
             # Each state's predecessor and the paths its write changed (NULL: too many to list).
             conn.execute("CREATE TABLE IF NOT EXISTS changes (token BLOB PRIMARY KEY, prev BLOB, paths BLOB)")
             # name hash -> the record's rowid: see the module docstring
@@ -1218,10 +1252,12 @@ class PageStore:
             token = self._token
             if token is None:
                 return None
-            row = self._conn.execute("SELECT token, data FROM derived WHERE name=?", (name,)).fetchone()
-        if row is None or row[0] != token:
+            # (the data of another state is not read: 7 MB for the link answer)
+            row = self._conn.execute("SELECT data FROM derived WHERE name=? AND EXISTS (SELECT 1 FROM"
+                                     " derived_at WHERE name=? AND token=?)", (name, name, token)).fetchone()
+        if row is None:
             return None
-        data: bytes = row[1]
+        data: bytes = row[0]
         return data
 
     def derived_any(self, name: str) -> bytes | None:
@@ -1242,39 +1278,49 @@ class PageStore:
         with self._lock:
             return self._racy.get(path)
 
-    def derived_since(self, name: str) -> tuple[bytes, set[str]] | None:
+    def derived_since(self, name: str) -> Saved | None:
         """The data saved as ``name`` under the current :attr:`state` or an earlier one, and the
         paths that may differ since (the pages written or removed by every state after it, and
         the pages no database holds, parsed again by each process); None when there is none, or
         what changed since it was saved is not known."""
         with self._lock:
-            token = self._token
+            token, conn = self._token, self._conn
             if token is None:
                 return None
-            row = self._conn.execute("SELECT token, data FROM derived WHERE name=?", (name,)).fetchone()
-            if row is None:
-                return None
-            saved, data = row
-            steps = {t: (prev, paths) for t, prev, paths in self._conn.execute("SELECT * FROM changes")}
+            begun = not conn.in_transaction
+            if begun:  # (the state and the data read as one: another process may save between)
+                conn.execute("BEGIN")
+            try:
+                row = conn.execute("SELECT token FROM derived_at WHERE name=?", (name,)).fetchone()
+                if row is None:
+                    return None
+                saved = row[0]
+                steps = {t: (prev, paths) for t, prev, paths in conn.execute("SELECT * FROM changes")}
+                changed: set[str] = set()
+                at: bytes | None = token
+                while at != saved:
+                    step = steps.pop(at, None) if at is not None else None
+                    if step is None or step[1] is None:
+                        return None  # the chain back to the saved state is broken, or a step is too big
+                    at = step[0]
+                    changed.update(zlib.decompress(step[1]).decode("utf-8", "surrogateescape").split("\0"))
+                found = conn.execute("SELECT data FROM derived WHERE name=?", (name,)).fetchone()
+            finally:
+                if begun:
+                    conn.execute("COMMIT")
             unstored = set(self._unstored)
-        changed: set[str] = set()
-        at: bytes | None = token
-        while at != saved:
-            step = steps.pop(at, None) if at is not None else None
-            if step is None or step[1] is None:
-                return None  # the chain back to the saved state is broken, or a step is too big
-            at = step[0]
-            changed.update(zlib.decompress(step[1]).decode("utf-8", "surrogateescape").split("\0"))
+        if found is None:
+            return None
         changed.discard("")
         if changed:
             changed |= unstored  # (only when something changed: an unchanged state is answered as derived())
-        return data, changed
+        return Saved(found[0], changed, saved)
 
-    def carry_derived(self, name: str, data: bytes, state: bytes | None = None) -> None:
-        """:meth:`save_derived` of ``data`` when it is what is saved as ``name`` already (its
-        bytes found by :meth:`derived_since` still hold for this state): the saved row is
-        stamped with the state, its bytes not written again."""
-        self._save_derived(name, data, state, carry=True)
+    def carry_derived(self, name: str, found: Saved, state: bytes | None = None) -> None:
+        """:meth:`save_derived` of what :meth:`derived_since` ``found`` saved as ``name``, when
+        it still holds for this state: the saved row is stamped with the state (in ``derived_at``),
+        its bytes not written again, unless another process saved others since."""
+        self._save_derived(name, found[0], state, carried=found.at)
 
     def save_derived(self, name: str, data: bytes, state: bytes | None = None) -> bool:
         """Save ``data`` (computed from every page as of :attr:`state`) as ``name``; not saved when
@@ -1283,7 +1329,7 @@ class PageStore:
         from that one since (a refresh on another thread wrote meanwhile). Whether it was saved."""
         return self._save_derived(name, data, state)
 
-    def _save_derived(self, name: str, data: bytes, state: bytes | None, carry: bool = False) -> bool:
+    def _save_derived(self, name: str, data: bytes, state: bytes | None, carried: bytes | None = None) -> bool:
         with self._lock:
             token, conn = self._token, self._conn
             if token is None or (state is not None and state != token):
@@ -1301,9 +1347,9 @@ class PageStore:
                 current = conn.execute("SELECT data FROM snapshot WHERE part='token'").fetchone()
                 if current is None or current[0] != token:
                     return False
-                carried = carry and conn.execute("UPDATE derived SET token=? WHERE name=? AND data=?",
-                                                 (token, name, data)).rowcount == 1
-                if not carried:  # (another process saved other bytes meanwhile: these, whole)
+                stamped = carried is not None and conn.execute(
+                    "UPDATE derived_at SET token=? WHERE name=? AND token=?", (token, name, carried)).rowcount == 1
+                if not stamped:  # (another process saved other bytes meanwhile: these, whole)
                     conn.execute("INSERT OR REPLACE INTO derived VALUES (?, ?, ?)", (name, token, data))
                 return True
             finally:

@@ -198,7 +198,7 @@ def saved_queue(wiki: Wiki, *, compute: bool = True) -> dict[str, Target] | None
         done = link_queue.updated(wiki, targets, pages_blob, found[1])
         if done is not None:
             if done[2]:  # (as saved: the same bytes hold for this state, not encoded again)
-                store.carry_derived(link_queue.SAVED_NAME, found[0], state=state)
+                store.carry_derived(link_queue.SAVED_NAME, found, state=state)
             else:
                 store.save_derived(link_queue.SAVED_NAME, link_queue.saved_blob(files, targets, done[0]), state=state)
             return targets
@@ -285,7 +285,7 @@ def held_queue(wiki: Wiki) -> bytes | None:
     if found[1]:
         if not link_queue.unchanged(wiki, found[0], files, found[1]):
             return None
-        store.carry_derived(link_queue.SAVED_NAME, found[0], state=state)
+        store.carry_derived(link_queue.SAVED_NAME, found, state=state)
     return found[0]
 
 

@@ -195,7 +195,7 @@ def _operators_rows(wiki: Wiki) -> _Rows:
             if not seen.changed and all(blob is not None for blob in rows.blobs):
                 # (nothing lint saw moved: the answer saved, stamped with this state, not written
                 # again whole: 6 MB at 100,000 pages, after every append)
-                store.carry_derived(SAVED_NAME, found[0], state=state)
+                store.carry_derived(SAVED_NAME, found, state=state)
             else:
                 store.save_derived(SAVED_NAME, _saved(rows, key, seen), state=state)
             return rows

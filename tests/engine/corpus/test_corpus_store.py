@@ -786,15 +786,28 @@ def test_derived_data_carried_to_a_new_state_keeps_its_bytes_unless_others_were_
     (root / "a.md").write_text("# A again\n")
     store.refresh(["a.md"])
     assert not store.save_derived("x", b"stale", state=before)  # (computed for a state moved on from)
-    assert store.derived_since("x") == (b"data", {"a.md"})
-    store.carry_derived("x", b"data", state=store.state)
-    assert store.derived_since("x") == (b"data", set())
+    found = store.derived_since("x")
+    assert found == (b"data", {"a.md"}) and found is not None
+    with _db(root) as conn:
+        row_bytes = conn.execute("SELECT length(data), token FROM derived WHERE name='x'").fetchone()
+    store.carry_derived("x", found, state=store.state)
+    assert store.derived_since("x") == (b"data", set()) and store.derived("x") == b"data"
+    with _db(root) as conn:  # (stamped beside the row: the row itself, its bytes, not written again)
+        assert conn.execute("SELECT length(data), token FROM derived WHERE name='x'").fetchone() == row_bytes
+        assert conn.execute("SELECT token FROM derived_at WHERE name='x'").fetchone()[0] == store.state
     (root / "b.md").write_text("# B again\n")
     store.refresh(["b.md"])
-    with _db(root) as conn:  # another process saved other bytes for the earlier state meanwhile
-        conn.execute("UPDATE derived SET data = ? WHERE name = 'x'", (b"other",))
-    store.carry_derived("x", b"data", state=store.state)
+    found = store.derived_since("x")
+    assert found == (b"data", {"b.md"}) and found is not None
+    with _db(root) as conn:  # another process saved other bytes for this state meanwhile
+        conn.execute("INSERT OR REPLACE INTO derived VALUES ('x', ?, ?)", (store.state, b"other"))
+    assert store.derived("x") == b"other"
+    store.carry_derived("x", found, state=store.state)  # (what it found is no longer what is saved)
     assert store.derived_since("x") == (b"data", set())
+    # a row stamped by an older Curator in its own row (no derived_at then) is still read right
+    with _db(root) as conn:
+        conn.execute("UPDATE derived SET token = ? WHERE name = 'x'", (before,))
+    assert store.derived("x") is None and store.derived_since("x") == (b"data", {"a.md", "b.md"})
     wiki.close()
 
 

@@ -170,7 +170,7 @@ def test_an_append_that_changes_nothing_lint_sees_keeps_the_saved_answer_as_it_i
     with the new state, not encoded and written again whole (6 MB at 100,000 pages, after every
     append); an edit that changes what a page's links see is written again, and both answers
     are what every page gives."""
-    from curator.engine.corpus.store import PageStore
+    from curator.engine.corpus.store import PageStore, Saved
 
     root = corpus.root
     lint(Wiki(root))
@@ -181,9 +181,9 @@ def test_an_append_that_changes_nothing_lint_sees_keeps_the_saved_answer_as_it_i
         written.append(f"save {name}")
         return save(self, name, data, state)
 
-    def carrying(self: PageStore, name: str, data: bytes, state: bytes | None = None) -> None:
+    def carrying(self: PageStore, name: str, found: Saved, state: bytes | None = None) -> None:
         written.append(f"carry {name}")
-        carry(self, name, data, state)
+        carry(self, name, found, state)
 
     monkeypatch.setattr(PageStore, "save_derived", saving)
     monkeypatch.setattr(PageStore, "carry_derived", carrying)
