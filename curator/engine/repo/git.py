@@ -39,6 +39,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from curator.engine.errors import CuratorError
 from curator.engine.repo.signing import SigningKey
@@ -699,6 +700,9 @@ class Git:
         after that commit (``since..HEAD``); None also when it is not an ancestor of HEAD or a
         merge came since (the last ``limit`` are then not these followed by those before it)."""
         if since is not None:
+            followed = self._renames_since(since)
+            if followed is not False:
+                return followed
             known = self.run("merge-base", "--is-ancestor", since, "HEAD", check=False)
             merges = self.run("rev-list", "--merges", "--count", f"{since}..HEAD", check=False)
             if known.returncode != 0 or merges.returncode != 0 or merges.stdout.strip() != b"0":
@@ -706,6 +710,32 @@ class Git:
         proc = self.run("log", f"-{limit}", "-M", "--diff-filter=R", "--name-status", "--format=%x00%H",
                         *([f"{since}..HEAD"] if since is not None else []), check=False)
         return proc.stdout.decode("utf-8", "replace") if proc.returncode == 0 else None
+
+    def _renames_since(self, since: str, most: int = 64) -> str | Literal[False] | None:
+        """:meth:`renames` after ``since`` in one ``git log`` of every commit since (the usual
+        case: an append or two since the last lint), not three (is it an ancestor, was there a
+        merge, the renames: 40 ms of every ``lint`` and ``health`` after an append): the commits
+        must be a chain of one parent each down to ``since``. False when more than ``most``
+        commits came since (their every change is listed here): :meth:`renames` asks as before."""
+        proc = self.run("log", f"-{most + 1}", "-M", "--name-status", "--format=%x00%H %P", f"{since}..HEAD",
+                        check=False)
+        if proc.returncode != 0:
+            return None
+        commits = [c.strip().split("\n") for c in proc.stdout.decode("utf-8", "replace").split("\0") if c.strip()]
+        if len(commits) > most:
+            return False
+        below, out = None, []
+        for lines in commits:  # (newest first)
+            sha, *parents = lines[0].split()
+            if len(parents) != 1 or (below is not None and sha != below):
+                return None  # a merge, or not one chain
+            below = parents[0]
+            renamed = [line for line in lines[1:] if line.startswith("R") and line.count("\t") == 2]
+            if renamed:
+                out.append(f"\0{sha}\n\n" + "\n".join(renamed) + "\n")
+        if below != since:
+            return None  # (nothing since: HEAD is at or behind ``since``, which is not its ancestor)
+        return "".join(out)
 
     def authors(self, rng: str, path: str) -> list[str]:
         """Author names of the commits of ``rng`` that touched ``path``, newest first."""

@@ -383,6 +383,37 @@ def test_the_rename_log_is_asked_of_git_once_per_commit_and_after_one_only_for_t
     assert move_module._renames_log(wiki, 50) == whole(wiki) and asked == [before_merge, None]
 
 
+def test_after_a_commit_or_two_the_rename_log_is_one_git_call(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The common case (an append or two since the log was kept): one ``git log`` of the commits
+    since gives their renames and shows they are one chain on the kept commit (was three calls:
+    is-ancestor, merge count, log, 40 ms of every lint and health after an append). The answer
+    is git's own log of the last 50 renames."""
+    from curator.engine.repo.git import Git
+    from curator.engine.write import move as move_module
+
+    git(root, "mv", "wiki/data/tide-tables.md", "wiki/data/tides.md")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "renamed")
+    move_module._renames_log(Wiki(root), 50)
+    calls: list[str] = []
+    real = Git.run
+
+    def run(self: Git, *args: str, **kwargs: object) -> object:
+        calls.append(args[0])
+        return real(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    (root / "notes/more.md").write_text("# More\n\nSee [[wiki/data/tide-tables]].\n", "utf-8")
+    commit_all(root, "an append")
+    git(root, "mv", "notes/more.md", "notes/most.md")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "renamed again")
+    wiki = Wiki(root)
+    wiki.refresh()
+    monkeypatch.setattr(Git, "run", run)
+    log = move_module._renames_log(wiki, 50)
+    monkeypatch.undo()
+    assert [c for c in calls if c != "rev-parse"] == ["log"]
+    assert log == Git(root).renames(50) and "notes/most.md" in (log or "")
+
+
 def test_a_kept_rename_log_naming_no_commit_is_never_handed_to_git(root: Path) -> None:
     import marshal
 
