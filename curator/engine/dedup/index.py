@@ -3023,7 +3023,7 @@ class DedupIndex:
             return None
         self._take_kept(kept, since_kept)
         self._follow_inbound(basis, slot, stale, pages)
-        if not self._settle(stale - since_kept, set(kept.basis[1]) - stale, pages):
+        if not self._settle(stale - since_kept, set(kept.basis[1]) - stale, pages, then):
             return None
         self._carry_from(kept, found, pages, slot)
         return since_kept
@@ -3267,12 +3267,16 @@ class DedupIndex:
         # (not filed in _scores pair by pair, 48,000 pairs at 100,000 pages: looked up there when asked)
         self._kept_scores, self._kept_void = kept.scores, set(since)
 
-    def _settle(self, changed: set[str], redo: set[str], pages: dict[str, tuple[int, int]]) -> bool:
+    def _settle(self, changed: set[str], redo: set[str], pages: dict[str, tuple[int, int]],
+                followed: Mapping[str, tuple[np.ndarray, tuple[str, ...]]]) -> bool:
         """Make the features, counts and blocking keys of the pages the kept result followed
-        what they were for it: those ``changed`` since the basis (read now: their text is the
-        kept result's) and those it discounted anew (``redo``: filed again under the counts as
-        they now are), their pairs and scores kept as it holds them. False when too many of
-        them have an earlier text git cannot give (see follow): the caller scans."""
+        what they were for it: those ``changed`` since the basis (their text is the kept
+        result's) and those it discounted anew (``redo``: filed again under the counts as they
+        now are), their pairs and scores kept as it holds them. A page's shingles are those the
+        kept result keeps of it (``followed``), its file read again only where it keeps none or
+        the racy-stamp guard still checks the page (read and shingled again, each of up to 64
+        pages cost a process following an append 1-2 ms). False when too many of them have an
+        earlier text git cannot give (see follow): the caller scans."""
         self._unknown.update(p for p in changed if p in self._partial)
         if len(self._unknown) > dedup_follow.FOLLOW_MARGIN:
             return False
@@ -3280,11 +3284,16 @@ class DedupIndex:
         fresh: dict[str, Features] = {}
         for path in sorted(changed):
             page = store.page(path) if path in pages else None
-            if page is not None:
-                data = read_bytes(root, path)
-                fresh[path] = features_of(page, shingles(body_of(data)))
-                racy = store.racy_digest(path)
-                self._settled_same = self._settled_same and (racy is None or racy == digest(data))
+            if page is None:
+                continue
+            racy = store.racy_digest(path)
+            kept = followed.get(path)
+            if kept is not None and racy is None:
+                fresh[path] = features_of(page, kept[0])
+                continue
+            data = read_bytes(root, path)
+            fresh[path] = features_of(page, shingles(body_of(data)))
+            self._settled_same = self._settled_same and (racy is None or racy == digest(data))
         again = [p for p in sorted(redo) if p in self.features]
         gone: list[np.ndarray] = []
         for path in sorted(changed):

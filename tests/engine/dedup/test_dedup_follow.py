@@ -110,6 +110,47 @@ def test_every_change_is_followed_by_a_new_process_without_a_scan(root: Path,  #
         scans.clear()
 
 
+def test_pages_followed_before_take_the_kept_results_shingles_and_answer_as_a_scan(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """Pages changed since the basis but not since the kept result are settled from the shingles
+    the kept result keeps of them, not read and shingled again (agents append seconds apart: no
+    page is still within the racy-stamp window, which this test closes); through the scripted
+    changes, each answer is a full scan's, and a later process reads only what changed since."""
+    from curator.engine.corpus import store as store_module
+
+    monkeypatch.setattr(store_module, "RACY_NS", 0)
+    monkeypatch.setattr(follow, "FOLLOW_MARGIN", 100)
+    answer(root)
+    scans = count_scans(monkeypatch)
+    settled: set[str] = set()  # (the pages settled by the step's answer)
+    real_settle = dedup.DedupIndex._settle
+
+    def settle(index: dedup.DedupIndex, changed: set[str], *args: object) -> bool:
+        settled.update(changed)
+        done = real_settle(index, changed, *args)  # type: ignore[arg-type]
+        for path in changed & index.features.keys():  # (each as its file says, unread)
+            every = dedup.shingles(dedup.body_of((root / path).read_bytes()))
+            held = index.features[path].shingles
+            assert len(held) == len(every) and (held == every).all(), path
+        return done
+
+    settled_from_kept = 0
+    for step, change in changes():
+        change(root)
+        read = read_pages(monkeypatch)
+        settled.clear()
+        monkeypatch.setattr(dedup.DedupIndex, "_settle", settle)
+        followed = answer(root)
+        seen = list(read)
+        monkeypatch.setattr(dedup.DedupIndex, "_settle", real_settle)
+        settled_from_kept += len(settled)
+        assert scans == [], step
+        assert followed == full_scan(root), step
+        scans.clear()
+        assert not settled & set(seen), (step, settled & set(seen))  # (the earlier pages are not read again)
+    assert settled_from_kept >= 10  # (the script's earlier pages were settled, step after step)
+
+
 def test_one_append_reads_only_the_appended_page(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
     answer(root)
     assert append(Wiki(root), ORIGINAL.removesuffix(".md"), "The harbour ledger was reconciled on Friday.").ok
