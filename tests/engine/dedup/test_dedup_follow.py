@@ -120,6 +120,7 @@ def test_pages_followed_before_take_the_kept_results_shingles_and_answer_as_a_sc
 
     monkeypatch.setattr(store_module, "RACY_NS", 0)
     monkeypatch.setattr(follow, "FOLLOW_MARGIN", 100)
+    monkeypatch.setattr(dedup._BasisGroups, "LAZY_ABOVE", 2)  # (this wiki's groups are small: kept unmade too)
     answer(root)
     scans = count_scans(monkeypatch)
     settled: set[str] = set()  # (the pages settled by the step's answer)
@@ -694,6 +695,56 @@ def test_the_basis_groups_behave_as_a_defaultdict_of_every_group_made_as_asked()
             assert (key in lazy) == (key in plain)
             assert lazy.get(key, set()) == plain.get(key, set())
             assert len(lazy.get(key, ())) == len(plain.get(key, ()))
+    assert {k: v for k, v in lazy.items() if v} == {k: v for k, v in plain.items() if v}
+
+
+def test_a_big_basis_group_is_not_made_as_pages_join_and_leave_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A big group (a folder's category tag) is not made when a settled page leaves and joins it:
+    the change is noted beside the basis's group and its size answered from both, equal to a
+    defaultdict's through random joins, leaves and lookups; asked for, it is made with every
+    change noted, and one left empty is gone."""
+    import random
+    from collections import defaultdict
+
+    monkeypatch.setattr(dedup._BasisGroups, "LAZY_ABOVE", 6)
+    rng = random.Random(5)
+    paths = [f"p{i:03d}.md" for i in range(80)]
+    filed: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for p in paths:
+        for _ in range(rng.randrange(4)):
+            filed[(rng.choice("ab"), rng.choice("xyz"))].add(p)
+    filed[("a", "small")] = {paths[0], paths[1]}
+    slot = {p: i for i, p in enumerate(paths)}
+    lazy = dedup._BasisGroups(follow.groups_of(filed, slot), paths)
+    plain: dict[tuple[str, str], set[str]] = defaultdict(set, {k: set(v) for k, v in filed.items()})
+    keys = [*filed, ("c", "new")]
+    big = [k for k in filed if len(filed[k]) > 6]
+    assert len(big) >= 4
+    for _ in range(400):  # joins, leaves and sizes: no big group made
+        key, path, kind = rng.choice(keys), rng.choice([*paths, "other.md"]), rng.random()
+        if kind < 0.35:
+            lazy.add(key, path)
+            plain[key].add(path)
+        elif kind < 0.7:
+            lazy.drop(key, path)
+            dedup._drop(plain, key, path)
+        else:
+            assert lazy.size(key) == len(plain.get(key, ())), key
+    assert not any(dict.__contains__(lazy, k) for k in big)
+    gone = big[-1]  # every page leaves a big group before it is asked for: it is not there
+    for path in [*plain[gone], *filed[gone]]:
+        lazy.drop(gone, path)
+        dedup._drop(plain, gone, path)
+    assert lazy.size(gone) == 0 and not dict.__contains__(lazy, gone)
+    assert gone not in lazy and lazy.get(gone) is None
+    for key in keys:  # asked for: made with what changed
+        assert lazy.get(key, set()) == plain.get(key, set()) and lazy.size(key) == len(plain.get(key, ()))
+    # a big group every page leaves is gone, as a defaultdict's emptied group is
+    key = big[0]
+    for path in list(plain[key]):
+        lazy.drop(key, path)
+        dedup._drop(plain, key, path)
+    assert key not in lazy and lazy.size(key) == 0
     assert {k: v for k, v in lazy.items() if v} == {k: v for k, v in plain.items() if v}
 
 
