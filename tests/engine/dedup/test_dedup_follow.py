@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import marshal
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -589,8 +590,6 @@ def test_scores_are_reused_only_for_pages_not_changed_since_the_kept_result(root
 def test_the_basis_features_behave_as_a_dict_of_every_page_made_as_asked() -> None:
     """The features a followed basis holds (made when first asked for) answer every question a
     dict of them all would, through any sequence of sets and deletions, making only those asked."""
-    import random
-
     import numpy as np
 
     paths = [f"p{i:03d}.md" for i in range(40)]
@@ -666,22 +665,30 @@ def test_a_tag_crossing_the_rare_limit_and_back_is_followed(tmp_path: Path, monk
     assert family_with(back, "notes/a.md") == {"notes/a.md", "notes/b.md"}
 
 
+def _random_groups(rng: random.Random, paths: list[str], most: int, tags: str,
+                   small: dict[tuple[str, str], set[str]] | None = None) -> tuple[
+                       dict[tuple[str, str], set[str]], dedup._BasisGroups, dict[tuple[str, str], set[str]]]:
+    """Pages filed at random under (folder, tag) groups (fewer than ``most`` each): the groups,
+    a basis's lazy table of them, and a plain defaultdict of them to compare with."""
+    from collections import defaultdict
+
+    filed: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for p in paths:
+        for _ in range(rng.randrange(most)):
+            filed[(rng.choice("ab"), rng.choice(tags))].add(p)
+    filed.update(small or {})
+    slot = {p: i for i, p in enumerate(paths)}
+    lazy = dedup._BasisGroups(follow.groups_of(filed, slot), paths)
+    return filed, lazy, defaultdict(set, {k: set(v) for k, v in filed.items()})
+
+
 def test_the_basis_groups_behave_as_a_defaultdict_of_every_group_made_as_asked() -> None:
     """The title and tag groups a followed basis holds (a group made when first asked for) answer
     as a defaultdict of every group filed at once would, through additions, removals (a group
     emptied and deleted is never made again from the basis) and lookups of any key."""
-    import random
-    from collections import defaultdict
-
     rng = random.Random(11)
     paths = [f"p{i:03d}.md" for i in range(60)]
-    filed: dict[tuple[str, str], set[str]] = defaultdict(set)
-    for p in paths:
-        for _ in range(rng.randrange(3)):
-            filed[(rng.choice("ab"), rng.choice("xyzw"))].add(p)
-    slot = {p: i for i, p in enumerate(paths)}
-    lazy = dedup._BasisGroups(follow.groups_of(filed, slot), paths)
-    plain: dict[tuple[str, str], set[str]] = defaultdict(set, {k: set(v) for k, v in filed.items()})
+    _filed, lazy, plain = _random_groups(rng, paths, 3, "xyzw")
     keys = [(f, t) for f in "abc" for t in "xyzwv"]
     for _ in range(600):
         key, path, kind = rng.choice(keys), rng.choice(paths), rng.random()
@@ -703,20 +710,10 @@ def test_a_big_basis_group_is_not_made_as_pages_join_and_leave_it(monkeypatch: p
     the change is noted beside the basis's group and its size answered from both, equal to a
     defaultdict's through random joins, leaves and lookups; asked for, it is made with every
     change noted, and one left empty is gone."""
-    import random
-    from collections import defaultdict
-
     monkeypatch.setattr(dedup._BasisGroups, "LAZY_ABOVE", 6)
     rng = random.Random(5)
     paths = [f"p{i:03d}.md" for i in range(80)]
-    filed: dict[tuple[str, str], set[str]] = defaultdict(set)
-    for p in paths:
-        for _ in range(rng.randrange(4)):
-            filed[(rng.choice("ab"), rng.choice("xyz"))].add(p)
-    filed[("a", "small")] = {paths[0], paths[1]}
-    slot = {p: i for i, p in enumerate(paths)}
-    lazy = dedup._BasisGroups(follow.groups_of(filed, slot), paths)
-    plain: dict[tuple[str, str], set[str]] = defaultdict(set, {k: set(v) for k, v in filed.items()})
+    filed, lazy, plain = _random_groups(rng, paths, 4, "xyz", small={("a", "small"): {paths[0], paths[1]}})
     keys = [*filed, ("c", "new")]
     big = [k for k in filed if len(filed[k]) > 6]
     assert len(big) >= 4
