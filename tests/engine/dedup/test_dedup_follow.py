@@ -116,7 +116,8 @@ def test_pages_followed_before_take_the_kept_results_shingles_and_answer_as_a_sc
     """Pages changed since the basis but not since the kept result are settled from the shingles
     the kept result keeps of them, not read and shingled again (agents append seconds apart: no
     page is still within the racy-stamp window, which this test closes); through the scripted
-    changes, each answer is a full scan's, and a later process reads only what changed since."""
+    changes, each answer is a full scan's, and no page is read twice (the text then of a page
+    only appended to since is found in its text now, read once)."""
     from curator.engine.corpus import store as store_module
 
     monkeypatch.setattr(store_module, "RACY_NS", 0)
@@ -129,7 +130,9 @@ def test_pages_followed_before_take_the_kept_results_shingles_and_answer_as_a_sc
 
     def settle(index: dedup.DedupIndex, changed: set[str], *args: object) -> bool:
         settled.update(changed)
+        before = len(read)
         done = real_settle(index, changed, *args)  # type: ignore[arg-type]
+        assert read[before:] == [], read[before:]  # (no page read again to settle it)
         for path in changed & index.features.keys():  # (each as its file says, unread)
             every = dedup.shingles(dedup.body_of((root / path).read_bytes()))
             held = index.features[path].shingles
@@ -137,6 +140,7 @@ def test_pages_followed_before_take_the_kept_results_shingles_and_answer_as_a_sc
         return done
 
     settled_from_kept = 0
+    read: list[str] = []
     for step, change in changes():
         change(root)
         read = read_pages(monkeypatch)
@@ -149,7 +153,7 @@ def test_pages_followed_before_take_the_kept_results_shingles_and_answer_as_a_sc
         assert scans == [], step
         assert followed == full_scan(root), step
         scans.clear()
-        assert not settled & set(seen), (step, settled & set(seen))  # (the earlier pages are not read again)
+        assert len(seen) == len(set(seen)), (step, seen)  # (each page read once at the most)
     assert settled_from_kept >= 10  # (the script's earlier pages were settled, step after step)
 
 
@@ -245,6 +249,41 @@ def test_many_committed_changes_are_followed_from_one_basis(root: Path,  # noqa:
     read = read_pages(monkeypatch)
     found = answer(root)
     assert scans == [] and sorted(read) == sorted(f"{slug}.md" for slug in changed)
+    assert found == full_scan(root)
+
+
+def test_the_text_then_of_a_page_only_appended_to_is_found_in_its_text_now_not_in_git(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """A page only appended to since the basis (an agent's facts: its body grows at its end, its
+    frontmatter's date changes) holds its text then as the start of its text now: no page's text
+    then is asked of git (which reads a big folder's whole tree). A page edited in its middle is
+    asked of git, that page alone; each answer is a full scan's."""
+    from curator.engine.repo.git import Git
+
+    answer(root)
+    scans = count_scans(monkeypatch)
+    asked: list[str] = []
+    real = Git.show_many
+
+    def show_many(self: Git, pairs: list[tuple[str, str]]) -> object:
+        asked.extend(p for _rev, p in pairs)
+        return real(self, pairs)
+
+    monkeypatch.setattr(Git, "show_many", show_many)
+    for i in range(4):
+        assert append(Wiki(root), f"filler/page-{i}", f"A fact of its own about filler number {i}.").ok
+        assert append(Wiki(root), "filler/page-0", f"Another fact about the first filler, {i}.").ok
+        found = answer(root)
+        assert scans == [] and asked == [], i
+        assert found == full_scan(root), i
+        scans.clear()  # (full_scan's, of a copy)
+    middle = root / "filler/page-5.md"
+    text = middle.read_text("utf-8")
+    at = text.index("\n", len(text) // 2)
+    middle.write_text(text[:at] + " A word edited in." + text[at:], "utf-8")
+    subprocess.run(["git", *GIT_ID, "commit", "-q", "-am", "an edit in the middle"], cwd=root, check=True)
+    found = answer(root)
+    assert scans == [] and asked == ["filler/page-5.md"]
     assert found == full_scan(root)
 
 
