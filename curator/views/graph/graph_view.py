@@ -612,14 +612,16 @@ class GraphView(WikiView):
         # the selected (open) page: a ring drawn over its node
         self.highlight_item = Marker(pxMode=True, brush=None, size=22,
                                                  pen=pg.mkPen(HIGHLIGHT_COLOR, width=3))
-        plot.addItem(self.highlight_item)
+        plot.addItem(self.highlight_item, ignoreBounds=True)
         # the node under the mouse, drawn again bigger and outlined over every other node (the
         # nodes are pixels of the edge layer's image: only this one point is painted by Qt)
         self.hover_item = Marker(pxMode=True, pen=pg.mkPen(self.palette().text().color(), width=1.5))
         self.hover_item.setZValue(max(NODE_Z.values()) + 1)
-        plot.addItem(self.hover_item)
+        plot.addItem(self.hover_item, ignoreBounds=True)
         self.label_item = pg.TextItem(anchor=(0.5, 1.4), color=self.palette().text().color())
-        plot.addItem(self.label_item)
+        # (the markers and labels never count in framing a graph: the hovered community's empty
+        # label stayed where it was, and a community opened from the overview was drawn off to one side)
+        plot.addItem(self.label_item, ignoreBounds=True)
         plot.scene().sigMouseClicked.connect(self._scene_clicked)
         # labels are placed in screen space: recompute them when the view moves or zooms
         plot.plotItem.vb.sigRangeChanged.connect(lambda *_a: self._relabel.start())
@@ -1068,7 +1070,7 @@ class GraphView(WikiView):
 
     def _new_label(self) -> Any:
         item = _pg().TextItem("", color=self.palette().text().color(), anchor=(0.5, LABEL_ANCHOR_Y))
-        self.plot.addItem(item)
+        self.plot.addItem(item, ignoreBounds=True)
         return item
 
     def _label_candidates(self, d: GraphData) -> list[int]:

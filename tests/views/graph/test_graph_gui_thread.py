@@ -85,7 +85,8 @@ def test_the_plot_is_a_view_box_alone(window: MainWindow) -> None:
     assert not any(isinstance(item, pg.PlotItem | pg.AxisItem) for item in scene_items)
     vb = plot.plotItem.vb
     assert isinstance(vb, pg.ViewBox)
-    assert view.edges_item in vb.addedItems and view.highlight_item in vb.addedItems
+    assert view.edges_item in vb.addedItems and view.highlight_item in vb.childGroup.childItems()
+    assert view.highlight_item not in vb.addedItems  # (a marker never counts in framing the graph)
     vb.scaleBy((4, 4))
     plot.autoRange()
     (x0, x1), (y0, y1) = vb.viewRange()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, Qt
 
@@ -144,7 +145,7 @@ def _assert_labels_sane(qtbot, view: GraphView) -> None:  # type: ignore[no-unty
         assert (item.pos().x(), item.pos().y()) == tuple(view.data.pos[i])  # on its node
     # every text item shown in the plot is one of ours or the (empty or shown) hover label;
     # the others are hidden, kept for the next placement
-    texts = [it for it in view.plot.plotItem.vb.addedItems if it.__class__.__name__ == "TextItem"]
+    texts = [it for it in view.plot.plotItem.vb.childGroup.childItems() if it.__class__.__name__ == "TextItem"]
     visible = [it for it in texts if it.isVisible()]
     assert len(visible) == len(view._labels) + 1
     assert all(it in view._spare_labels for it in texts if not it.isVisible())
@@ -576,6 +577,18 @@ def test_a_hovered_community_shows_its_pages_on_click(  # type: ignore[no-untype
         _hover_then_click(qtbot, view, d.ids[beta])
     assert view.data is not None and view.data.members is None
     assert shown_ids(view) == {f"wiki/beta/beta-{i:03d}.md" for i in range(12)}
+    # framed on its nodes: the hover's label and markers never count (the hovered community's
+    # empty label stayed at its place in the overview, and at 100,000 pages the community opened
+    # was drawn off to one side)
+    view.label_item.setPos(1000.0, 1000.0)
+    view.hover_item.setData(pos=np.array([[-1000.0, 500.0]]), size=[20])
+    view.plot.autoRange()
+    pos = view.data.pos[view._shown_index]
+    (x0, x1), (y0, y1) = view.plot.plotItem.vb.viewRange()
+    middle = (pos.min(axis=0) + pos.max(axis=0)) / 2
+    span = pos.max(axis=0) - pos.min(axis=0)
+    assert abs((x0 + x1) / 2 - middle[0]) < 0.1 * span[0] and abs((y0 + y1) / 2 - middle[1]) < 0.1 * span[1]
+    assert x1 - x0 < 3 * span[0] and y1 - y0 < 3 * max(span)
     win.close()
 
 
