@@ -1070,13 +1070,14 @@ class _BasisGroups(dict[Any, set[str]]):
         if self._lazy(key) is not None:
             self._changes.setdefault(key, {})[path] = False
         else:
-            _drop(self, key, path)
+            _discard(self, key, path)
 
     def size(self, key: Any) -> int:
-        """How many pages the group of ``key`` holds (0: none), without making it."""
+        """How many pages the group of ``key`` holds (0: none), without making a big one."""
         members = self._lazy(key)
         if members is None:
-            return len(dict.get(self, key, ())) if key in self._asked else len(self.get(key, ()))
+            self._take(key)
+            return len(dict.get(self, key, ()))
         size = len(members)
         for path, present in self._changes.get(key, {}).items():
             size += present - self._in_basis(members, path)
@@ -1193,8 +1194,29 @@ class _Slots(MutableMapping[str, int]):
         return sum(1 for _ in self)
 
 
+def _join(table: dict[Any, set[str]], key: Any, path: str) -> None:
+    """Put ``path`` in ``table[key]`` (a basis's group: see :meth:`_BasisGroups.add`)."""
+    if isinstance(table, _BasisGroups):
+        table.add(key, path)
+    else:
+        table[key].add(path)
+
+
+def _size(table: dict[Any, set[str]], key: Any) -> int:
+    """How many pages ``table[key]`` holds, without making a basis's big group."""
+    return table.size(key) if isinstance(table, _BasisGroups) else len(table.get(key, ()))
+
+
 def _drop(table: dict[Any, set[str]], key: Any, path: str) -> None:
-    """Take ``path`` out of ``table[key]`` (the key goes with its last page)."""
+    """Take ``path`` out of ``table[key]`` (a basis's group: see :meth:`_BasisGroups.drop`)."""
+    if isinstance(table, _BasisGroups):
+        table.drop(key, path)
+    else:
+        _discard(table, key, path)
+
+
+def _discard(table: dict[Any, set[str]], key: Any, path: str) -> None:
+    """Take ``path`` out of the set ``table[key]`` (the key goes with its last page)."""
     members = table.get(key)
     if members is not None:
         members.discard(path)
@@ -2075,7 +2097,7 @@ class DedupIndex:
 
     def _index_names(self, f: Features) -> None:
         if f.title_key:
-            self._title_groups[f.title_key].add(f.path)
+            _join(self._title_groups, f.title_key, f.path)
         self._tag(f)
         slot = len(self._titles)
         self._titles.append(f.title_text)
@@ -2108,26 +2130,13 @@ class DedupIndex:
 
     def _tag(self, f: Features) -> None:
         """File the page under each (folder, tag) of ``f``."""
-        table = self._tag_index
         for tag in f.tags:
-            if isinstance(table, _BasisGroups):
-                table.add((f.folder, tag), f.path)
-            else:
-                table[(f.folder, tag)].add(f.path)
+            _join(self._tag_index, (f.folder, tag), f.path)
 
     def _untag(self, f: Features) -> None:
         """Take the page out of each (folder, tag) group of ``f`` (an empty group goes)."""
-        table = self._tag_index
         for tag in f.tags:
-            if isinstance(table, _BasisGroups):
-                table.drop((f.folder, tag), f.path)
-            else:
-                _drop(table, (f.folder, tag), f.path)
-
-    def _tag_size(self, key: tuple[str, str]) -> int:
-        """How many pages the (folder, tag) group ``key`` holds, without making a basis's big one."""
-        table = self._tag_index
-        return table.size(key) if isinstance(table, _BasisGroups) else len(table.get(key, ()))
+            _drop(self._tag_index, (f.folder, tag), f.path)
 
     def _unindex(self, f: Features) -> None:
         _drop(self._title_groups, f.title_key, f.path)
@@ -2175,7 +2184,7 @@ class DedupIndex:
             return None
         # Evidence is two or more shared tags that are not categories of the folder: one shared
         # topic tag (next to "meeting") is what siblings have, not what twins have.
-        rare = [t for t in a.tags & b.tags if self._tag_size((a.folder, t)) <= RARE_TAG_PAGES]
+        rare = [t for t in a.tags & b.tags if _size(self._tag_index, (a.folder, t)) <= RARE_TAG_PAGES]
         return score if len(rare) >= MIN_RARE_TAGS else None
 
     def _check_body(self, a: Features, b: Features) -> float | None:
@@ -2405,7 +2414,7 @@ class DedupIndex:
                 self._verify("title", f.path, (self._title_paths[slot],))
         self._verify("slug", f.path, self._slugs.find(_slug_keys([f.slug_words])[1]))
         for tag in f.tags:
-            if self._tag_size((f.folder, tag)) <= RARE_TAG_PAGES:
+            if _size(self._tag_index, (f.folder, tag)) <= RARE_TAG_PAGES:
                 self._verify("tags", f.path, self._tag_index.get((f.folder, tag), set()))
         body_cands: set[str] = set()
         for table, band in zip(self._bands, f.bands, strict=False):
@@ -2524,7 +2533,7 @@ class DedupIndex:
                        else np.zeros(0, dtype=np.uint64))
             groups = {(f.folder, t) for f in changed for t in f.tags}
             before = self._counts_of(touched)
-            sizes = {g: self._tag_size(g) for g in groups}
+            sizes = {g: _size(self._tag_index, g) for g in groups}
             self.file_pairs(stale)
             for path in stale:
                 self._forget(path)
@@ -2546,7 +2555,7 @@ class DedupIndex:
             if len(crossed):
                 again.update(self._holders(crossed))
             for g, size in sizes.items():
-                final = self._tag_size(g) + sum(f.folder == g[0] and g[1] in f.tags for f in fresh.values())
+                final = _size(self._tag_index, g) + sum(f.folder == g[0] and g[1] in f.tags for f in fresh.values())
                 if (size <= RARE_TAG_PAGES) != (final <= RARE_TAG_PAGES):
                     again.update(self._tag_index.get(g, set()))
             again.update(p for p in self._reexamine if p in self.features)
@@ -3064,9 +3073,9 @@ class DedupIndex:
         added = {p for p in stale if p not in known}
         if len(stale) > most:
             return None
-        digests = _BySlot(slot, basis.digests)
+        digests, sizes = _BySlot(slot, basis.digests), _BySlot(slot, basis.stamps[:, 1])
         held = stale - added
-        old = self._old_shingles(basis.head, digests, sorted(held), _BySlot(slot, basis.stamps[:, 1]))
+        old = self._old_shingles(basis.head, digests, sorted(held), sizes)
         if len(held) - len(old) > dedup_follow.FOLLOW_MARGIN:
             return None
         found = store.derived_since(dedup_cache.NAME)
@@ -3078,8 +3087,7 @@ class DedupIndex:
         self._adopt_basis(basis, slot)
         self._basis_differs = store.state, differs, added
         self.kept_base = kept.base
-        self._basis_head, self._basis_digests = basis.head, digests
-        self._basis_sizes = _BySlot(slot, basis.stamps[:, 1])
+        self._basis_head, self._basis_digests, self._basis_sizes = basis.head, digests, sizes
         for path, every in old.items():  # (their whole text at the basis: taken out exactly)
             self.features[path].shingles = every
             self._partial.discard(path)

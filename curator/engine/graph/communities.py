@@ -140,12 +140,12 @@ def overview_layout(graph: Any) -> np.ndarray:
     at = _part_layout(graph, main)
     unit = _spacing(at)
     out[main] = at
-    radius = float(np.hypot(at[:, 0], at[:, 1]).max()) if len(main) > 1 else 0.0
+    radius = float(np.hypot(at[:, 0], at[:, 1]).max())
     ring, angle, widest = radius + 2 * unit, 0.0, 0.0
     for part in parts[1:]:
         own = _part_layout(graph, part)
-        own *= unit / _spacing(own) if len(part) > 1 else 1.0
-        r = float(np.hypot(own[:, 0], own[:, 1]).max()) if len(part) > 1 else 0.0
+        own *= unit / _spacing(own)  # (a part of one: at its centre whatever the scale)
+        r = float(np.hypot(own[:, 0], own[:, 1]).max())
         step = (2 * r + unit) / ring  # (the arc it takes, in radians)
         if angle + step > 2 * np.pi:  # the ring is full: the next one, further out
             ring, angle, widest = ring + 2 * widest + unit, 0.0, 0.0

@@ -296,7 +296,7 @@ class PageBrowser(QWidget):
         self._total_matches = total
         self._show_results()
         self._show_mode()  # (which updates the count)
-        if self._open_when_ranked is not None and self._open_when_ranked == query:
+        if self._open_when_ranked == query:
             self._open_when_ranked = None
             self._open_first()
 
