@@ -53,6 +53,6 @@ class LintModel(RecordTableModel[LintIssue]):
     def cell(self, record: LintIssue, column: int, role: int) -> Any:
         if role == Qt.ItemDataRole.DisplayRole:
             return (record.path, record.line or "", record.code, record.message)[column]
-        if role == Qt.ItemDataRole.ToolTipRole and column == COL_MESSAGE:
-            return record.message
+        if role == Qt.ItemDataRole.ToolTipRole and column in (COL_PATH, COL_MESSAGE):
+            return record.path if column == COL_PATH else record.message  # (a long path is elided)
         return None

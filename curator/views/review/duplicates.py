@@ -23,9 +23,10 @@ one line, with a Retry that starts another.
 from __future__ import annotations
 
 import html
+import posixpath
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QModelIndex, Qt, QTimer
+from PySide6.QtCore import QEvent, QModelIndex, QObject, Qt, QTimer
 from PySide6.QtGui import QTextOption
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -69,7 +70,7 @@ from curator.models.dedup import (
 from curator.text import plural
 from curator.views.page.render import render_message
 from curator.views.plain_tips import set_tip
-from curator.views.review.base import ReviewView, record_table
+from curator.views.review.base import MiddleElided, ReviewView, record_table
 from curator.views.workspace import BACKGROUND_NICENESS
 
 if TYPE_CHECKING:
@@ -214,6 +215,8 @@ class DedupView(ReviewView):
         # the columns fit the rows in view and this many more, not the first thousand rows
         # (Qt's default; ~0.5 s of the GUI thread each time 8,000+ families arrive)
         header.setResizeContentsPrecision(RESIZE_PRECISION)
+        # paths too long for their column lose their middle: a family's pages differ at the end
+        self.table.setItemDelegateForColumn(COL_KEEP, MiddleElided(self.table))
 
         self.reason = QLabel()
         self.reason.setWordWrap(True)
@@ -223,6 +226,9 @@ class DedupView(ReviewView):
         self.members.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.members.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.members.header().setStretchLastSection(False)
+        self.members.setItemDelegateForColumn(0, MiddleElided(self.members))
+        self._members_viewport = self.members.viewport()
+        self._members_viewport.installEventFilter(self)  # (refitted when the pane is resized)
         self.dismiss_member_button = QPushButton("Not a duplicate")
         self.dismiss_member_button.setToolTip("Take the selected page out of this family: it is a duplicate of "
                                               "none of the others (one commit)")
@@ -392,6 +398,29 @@ class DedupView(ReviewView):
         self.reason.setText(f"<b>Why:</b> {html.escape(escape_controls(f.reason))}")
         self._fill_members(member)
 
+    #: the least share of the members' table the page column keeps when the signals are long
+    MEMBER_PAGE_SHARE = 0.4
+
+    def _fit_members(self) -> None:
+        """The members' columns whole but the page (which takes the rest) and the signals: when
+        the rest leaves the pages less than :data:`MEMBER_PAGE_SHARE` of the table, the signals
+        give up what is missing (their full text in the row's Why and each cell's tooltip).
+        Sized to the other columns alone, the pages were "wiki…0.md" in a pane of 570 pixels."""
+        tree, header = self.members, self.members.header()
+        for col in range(1, len(MEMBER_COLUMNS)):
+            tree.resizeColumnToContents(col)
+        width = tree.viewport().width()
+        wanted = min(tree.sizeHintForColumn(0), int(width * self.MEMBER_PAGE_SHARE))
+        left = width - sum(header.sectionSize(c) for c in range(1, len(MEMBER_COLUMNS)))
+        if left < wanted:
+            signals = MEMBER_COLUMNS.index("Signals vs survivor")
+            header.resizeSection(signals, max(header.sectionSizeHint(signals), header.sectionSize(signals) - (wanted - left)))
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Resize and watched is self._members_viewport:
+            self._fit_members()
+        return super().eventFilter(watched, event)
+
     def _fill_members(self, member: str | None = None) -> None:
         f = self.family
         keep = self.survivor()
@@ -401,7 +430,13 @@ class DedupView(ReviewView):
         self.members.blockSignals(True)
         self.members.clear()
         select = None
-        for path in [keep, *self.others()]:
+        shown = [keep, *self.others()]
+        # the pages by their names in the folder they share (a family's pages mostly differ at
+        # the end of their names: elided in the middle, whole paths looked all alike)
+        folder = posixpath.commonpath([posixpath.dirname(p) for p in shown])
+        cut = len(folder) + 1 if folder else 0
+        self.members.headerItem().setText(0, f"Page (in {escape_controls(folder)}/)" if folder else "Page")
+        for path in shown:
             m = rows.get(path, {})
             is_keep = path == keep
             role = ("survivor (suggested)" if path == f.keep else "survivor (your choice)") if is_keep else (
@@ -412,9 +447,11 @@ class DedupView(ReviewView):
                 scores = self._scores(f, keep, path)
                 signals = ", ".join(f"{s} {scores.get(s, 0.0):.2f}" for s in self._signals(f, keep, path)) or "(via another member)"
                 common = f"{scores.get('containment', 0.0):.0%}"
-            item = QTreeWidgetItem(self.members, [escape_controls(path), role, f"{m.get('trust', 0.5):.2f}",
+            item = QTreeWidgetItem(self.members, [escape_controls(path[cut:]), role, f"{m.get('trust', 0.5):.2f}",
                                                   str(m.get("inbound", 0)), signals, common])
             item.setData(0, Qt.ItemDataRole.UserRole, path)
+            item.setToolTip(0, path)  # (elided in its middle when the pane is narrow)
+            item.setToolTip(MEMBER_COLUMNS.index("Signals vs survivor"), signals)  # (cut when the pane is narrow: see _fit_members)
             if is_keep:
                 font = item.font(0)
                 font.setBold(True)
@@ -422,8 +459,7 @@ class DedupView(ReviewView):
                     item.setFont(col, font)
             elif select is None or path == member:
                 select = item
-        for col in range(1, len(MEMBER_COLUMNS)):
-            self.members.resizeColumnToContents(col)
+        self._fit_members()
         if select is not None:
             self.members.setCurrentItem(select)
         self.members.blockSignals(False)

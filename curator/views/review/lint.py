@@ -16,8 +16,8 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QHeaderView, QLabel, QVBox
 
 from curator.engine.policy.actor import OPERATOR
 from curator.engine.review.lint import LintIssue, lint
-from curator.models.linkrepair import COL_MESSAGE, LintModel
-from curator.views.review.base import ReviewView, record_table
+from curator.models.linkrepair import COL_CODE, COL_LINE, COL_MESSAGE, COL_PATH, LintModel
+from curator.views.review.base import PathColumnFit, ReviewView, record_table
 
 if TYPE_CHECKING:
     from curator.engine.wiki import Wiki
@@ -46,11 +46,13 @@ class LintView(ReviewView):
         top.addWidget(self.count, 1)
         self.table = record_table(self.model)
         header = self.table.horizontalHeader()
-        # the page, line and kind whole (their widths come from the rows on screen and a
-        # thousand more, so a 30,000-problem list costs no more); the problem takes the rest
-        for col in range(self.model.columnCount()):
+        # the line and kind whole (their widths come from the rows on screen and a thousand
+        # more, so a 30,000-problem list costs no more); the page as wide as its paths in what
+        # leaves the problem in sight; the problem takes the rest
+        for col in (COL_LINE, COL_CODE):
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(COL_MESSAGE, QHeaderView.ResizeMode.Stretch)
+        self.page_fit = PathColumnFit(self.table, COL_PATH)
         self.table.doubleClicked.connect(self._open)
         self.table.activated.connect(self._open)
         layout = QVBoxLayout(self)

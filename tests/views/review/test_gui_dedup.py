@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog
 
 from curator.engine.dedup.index import DECISIONS_FILE, DedupIndex, Family
@@ -103,6 +104,34 @@ def select(qtbot, view: DedupView, page: str, member: str | None = None) -> Fami
 def members(view: DedupView) -> list[tuple[str, str]]:
     return [(view.members.topLevelItem(i).text(0), view.members.topLevelItem(i).text(1))
             for i in range(view.members.topLevelItemCount())]
+
+
+def test_a_familys_pages_in_one_folder_are_listed_by_their_names_in_it(qtbot, queue) -> None:  # type: ignore[no-untyped-def]
+    """A family's pages mostly differ at the end of their names: listed under the folder they
+    share, by those names (the whole path in each tooltip), the page column kept wide enough to
+    read them even beside long signals."""
+    _root, _win, view = queue
+    select(qtbot, view, PX)
+    tree = view.members
+    assert tree.headerItem().text(0) == "Page (in wiki/)"
+    names = {tree.topLevelItem(i).text(0): tree.topLevelItem(i) for i in range(tree.topLevelItemCount())}
+    assert set(names) == {"project-x.md", "project-x-notes.md"}
+    for name, item in names.items():
+        assert item.toolTip(0) == item.data(0, Qt.ItemDataRole.UserRole) == f"wiki/{name}"
+    # a family across folders keeps whole paths
+    select(qtbot, view, CRANE)
+    assert tree.headerItem().text(0) == "Page"
+    assert {tree.topLevelItem(i).text(0) for i in range(tree.topLevelItemCount())} == set(CRANES)
+    # in a narrow pane long signals give way to the pages (whole in each cell's tooltip)
+    header, signals = tree.header(), 4
+    cells = [tree.topLevelItem(i) for i in range(1, tree.topLevelItemCount())]
+    assert all(item.toolTip(signals) == item.text(signals) and "0." in item.text(signals) for item in cells)
+    cells[0].setText(signals, ", ".join(f"signal {n} 0.{n}0" for n in range(1, 10)))
+    view._fit_members()
+    share = int(tree.viewport().width() * view.MEMBER_PAGE_SHARE)
+    assert header.sectionSize(signals) < tree.sizeHintForColumn(signals)
+    assert header.sectionSize(0) >= min(tree.sizeHintForColumn(0), share) - 1 or \
+        header.sectionSize(signals) <= header.sectionSizeHint(signals), (header.sectionSize(0), share)
 
 
 def test_queue_lists_families_with_survivor_reason_scores_and_comparison(qtbot, queue) -> None:  # type: ignore[no-untyped-def]

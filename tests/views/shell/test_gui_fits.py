@@ -1,14 +1,18 @@
 """At 1400x900 (the size the station opens at on a laptop) nothing the operator reads is cut:
 the status bar's text and progress bar side by side, the Links and Lint choices whole, the
-Lint page column and the policy preview's Layer column whole."""
+Lint page column whole where it leaves the problem in sight (else elided in its middle), and the
+policy preview's Layer column whole."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from PySide6.QtWidgets import QApplication, QComboBox, QHeaderView, QPushButton
+from PySide6.QtCore import QEvent, QPointF, Qt
+from PySide6.QtGui import QMouseEvent
+from PySide6.QtWidgets import QApplication, QComboBox, QHeaderView, QPushButton, QStyleOptionViewItem
 
+from curator.models.linkrepair import COL_CODE, COL_LINE, COL_MESSAGE, COL_PATH
 from tests.gui_helpers import PAGES, loaded_window, make_wiki
 
 LONG_PATH = "departments/engineering/runbooks/2026-04-08-incident-review-payments.md"
@@ -87,19 +91,78 @@ def test_links_choices_and_buttons_are_whole(qtbot, station) -> None:  # type: i
     buttons_whole(view.fix_button, view.bulk_button, view.create_button, view.ignore_button)
 
 
-def test_lint_kind_choice_and_page_column_are_whole(qtbot, station) -> None:  # type: ignore[no-untyped-def]
+def _drag_header_edge(header, column: int, dx: int) -> None:  # type: ignore[no-untyped-def]
+    """The operator drags the right edge of ``column``'s header by ``dx`` (press, moves, release)."""
+    viewport = header.viewport()
+    y = header.height() // 2
+    edge = header.sectionViewportPosition(column) + header.sectionSize(column) - 1
+    buttons = Qt.MouseButton.LeftButton
+
+    def send(kind: QEvent.Type, x: int, button: Qt.MouseButton, held: Qt.MouseButton) -> None:
+        at = QPointF(x, y)
+        QApplication.sendEvent(viewport, QMouseEvent(kind, at, QPointF(viewport.mapToGlobal(at.toPoint())),
+                                                     button, held, Qt.KeyboardModifier.NoModifier))
+
+    send(QEvent.Type.MouseMove, edge, Qt.MouseButton.NoButton, Qt.MouseButton.NoButton)
+    send(QEvent.Type.MouseButtonPress, edge, buttons, buttons)
+    for step in range(1, 5):
+        send(QEvent.Type.MouseMove, edge + dx * step // 4, Qt.MouseButton.NoButton, buttons)
+    send(QEvent.Type.MouseButtonRelease, edge + dx, buttons, Qt.MouseButton.NoButton)
+
+
+def test_lint_kind_choice_whole_and_the_page_column_leaves_the_problem_in_sight(qtbot, station) -> None:  # type: ignore[no-untyped-def]
     view = shown(qtbot, station, "lint")
     assert view.kinds.count() >= 2 and view.kinds.itemText(0).startswith("every kind (")
     combo_fits(view.kinds)
-    header = view.table.horizontalHeader()
-    model = view.model
-    paths = [model.index(r, 0).data() for r in range(model.rowCount())]
+    table, model = view.table, view.model
+    header = table.horizontalHeader()
+    rows = range(model.rowCount())
+    paths = [model.index(r, COL_PATH).data() for r in rows]
     assert LONG_PATH in paths
-    for col in range(model.columnCount() - 1):  # the last, the problem, takes what is left
-        widest = max(text_width(view.table, str(model.index(r, col).data() or "")) for r in range(model.rowCount()))
-        assert header.sectionSize(col) >= widest, (col, header.sectionSize(col), widest)
-        assert header.sectionSize(col) >= header.sectionSizeHint(col), col
-    assert header.sectionResizeMode(model.columnCount() - 1) == QHeaderView.ResizeMode.Stretch
+
+    def widest(col: int) -> int:
+        return max(text_width(table, str(model.index(r, col).data() or "")) for r in rows)
+
+    def check() -> None:
+        for col in (COL_LINE, COL_CODE):  # the line and the kind always whole
+            assert header.sectionSize(col) >= max(widest(col), header.sectionSizeHint(col)), col
+        width = table.viewport().width()
+        # the problem always in sight, a third of the table at least, and nothing past the edge
+        assert header.sectionSize(COL_MESSAGE) >= width // 3 - 1, (header.sectionSize(COL_MESSAGE), width)
+        assert header.sectionPosition(COL_MESSAGE) + header.sectionSize(COL_MESSAGE) <= width
+        assert header.sectionSize(COL_PATH) >= header.sectionSizeHint(COL_PATH)
+
+    # at 1400x900 the long path does not fit beside the rest: elided in its middle, its file
+    # name in sight, whole in its tooltip
+    check()
+    assert header.sectionSize(COL_PATH) < widest(COL_PATH)
+    at = model.index(paths.index(LONG_PATH), COL_PATH)
+    assert at.data(Qt.ItemDataRole.ToolTipRole) == LONG_PATH
+    option = QStyleOptionViewItem()
+    table.itemDelegateForColumn(COL_PATH).initStyleOption(option, at)
+    assert option.textElideMode == Qt.TextElideMode.ElideMiddle
+    shown_text = table.fontMetrics().elidedText(LONG_PATH, option.textElideMode, header.sectionSize(COL_PATH) - 12)
+    assert shown_text.startswith("departments/") and shown_text.endswith("payments.md") and "…" in shown_text
+
+    # a wider window: every path whole, the problem still in sight
+    station.resize(2400, 900)
+    QApplication.processEvents()
+    check()
+    assert header.sectionSize(COL_PATH) >= widest(COL_PATH)
+
+    # the operator's own width stands: through another kind, the records again and a resize
+    station.resize(1400, 900)
+    QApplication.processEvents()
+    before = header.sectionSize(COL_PATH)
+    _drag_header_edge(header, COL_PATH, -80)
+    dragged = header.sectionSize(COL_PATH)
+    assert abs(dragged - (before - 80)) <= 2, (before, dragged)
+    view.kinds.setCurrentIndex(1)
+    view.kinds.setCurrentIndex(0)
+    station.resize(1500, 900)
+    QApplication.processEvents()
+    assert header.sectionSize(COL_PATH) == dragged
+    assert header.sectionResizeMode(COL_MESSAGE) == QHeaderView.ResizeMode.Stretch
 
 
 def test_policy_preview_layer_and_bytes_columns_are_whole(qtbot, station) -> None:  # type: ignore[no-untyped-def]
