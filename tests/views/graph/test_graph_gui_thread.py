@@ -10,8 +10,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QApplication
 
 from curator.views.shell.main_window import MainWindow
 from tests.views.graph.test_gui_graph import CHAIN, _open_graph, graph_of
@@ -154,11 +155,35 @@ def test_the_edge_layer_extent_is_what_measuring_its_parts_gives(qtbot, window: 
         box.setChecked(False)
     layer = view.edges_item
     measured = layer._extent()
-    handed = layer.boundingRect()
+    handed = layer.extent()
     assert handed == measured and not handed.isEmpty()
     # (and the layer alone, without the hint, measures the same)
     layer.set_segments(layer._segments, [(s, c, p, z) for s, c, p, z in layer._nodes], layer._keep)
-    assert layer.boundingRect() == measured
+    assert layer.extent() == measured
+
+
+def test_the_edge_layer_is_bounded_by_its_nodes_whole_at_any_zoom(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    """The layer paints the nodes too: its bounds hold each node's whole symbol (Qt repaints an
+    item within its bounds only; bounded by the centres, the nodes at the edge of a community
+    were drawn cut in half once the view had zoomed out), while the view still frames the
+    nodes as a scatter item would (the extent, padded by the radius in pixels)."""
+    view = graph_of(window)
+    layer = view.edges_item
+    vb = view.plot.plotItem.vb
+    assert layer.dataBounds(0) == (layer.extent().left(), layer.extent().right())
+    assert layer.pixelPadding() == max(float(z.max()) / 2 + 1 for _s, _c, p, z in layer._nodes if len(p))
+    for zoom in (1.0, 3.0, 0.5):
+        vb.scaleBy((zoom, zoom))
+        QApplication.processEvents()
+        bounds = layer.mapRectToScene(layer.boundingRect())  # (the scene's units: the view's pixels)
+        nodes = 0
+        for _symbol, _colour, pos, sizes in layer._nodes:
+            for (x, y), size in zip(pos.tolist(), sizes.tolist(), strict=True):
+                centre = layer.mapToScene(QPointF(x, y))
+                half = size / 2
+                assert bounds.contains(QRectF(centre.x() - half, centre.y() - half, size, size)), (zoom, x, y)
+                nodes += 1
+        assert nodes >= 4
 
 
 def test_a_turn_of_label_placement_stops_at_its_time_budget(qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]
