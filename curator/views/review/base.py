@@ -67,13 +67,18 @@ def record_table(model: QAbstractItemModel, multi: bool = False) -> QTableView:
     return table
 
 
-class MiddleElided(PlainTipDelegate):
-    """A column of paths: one too long for it loses its middle, so its folder's start and its
-    file name both stay in sight (the full path in its tooltip)."""
+class ElidedPaths(PlainTipDelegate):
+    """A column of paths: one too long for it loses its middle (by default), so its folder's start and its
+    file name both stay in sight (the full path in its tooltip). ``mode``: another side to
+    elide (the members of a duplicate family share the start of their names: they lose it)."""
+
+    def __init__(self, parent: QObject | None = None, mode: Qt.TextElideMode = Qt.TextElideMode.ElideMiddle) -> None:
+        super().__init__(parent)
+        self.mode = mode
 
     def initStyleOption(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
         super().initStyleOption(option, index)
-        option.textElideMode = Qt.TextElideMode.ElideMiddle
+        option.textElideMode = self.mode
 
 
 class PathColumnFit(QObject):
@@ -83,7 +88,7 @@ class PathColumnFit(QObject):
     The column is sized again when the records change and when the table is resized: to its
     widest path (among the rows Qt measures: those on screen and a thousand more), at most what
     leaves the other columns whole and the last a third of the table (or its header, if wider);
-    a path longer than that is elided in its middle (:class:`MiddleElided`). At 100,000 pages a
+    a path longer than that is elided in its middle (:class:`ElidedPaths`). At 100,000 pages a
     lint list's longest path took the whole pane and its problems sat behind the scroll bar.
     Once the operator drags the column's edge, their width stands (as in any table)."""
 
@@ -99,7 +104,7 @@ class PathColumnFit(QObject):
         header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
         header.sectionResized.connect(self._resized)
-        table.setItemDelegateForColumn(column, MiddleElided(table))
+        table.setItemDelegateForColumn(column, ElidedPaths(table))
         self._viewport = table.viewport()  # (its size is the room: the table's own resize comes first)
         self._viewport.installEventFilter(self)
         model = table.model()

@@ -70,7 +70,7 @@ from curator.models.dedup import (
 from curator.text import plural
 from curator.views.page.render import render_message
 from curator.views.plain_tips import set_tip
-from curator.views.review.base import MiddleElided, ReviewView, record_table
+from curator.views.review.base import ElidedPaths, ReviewView, record_table
 from curator.views.workspace import BACKGROUND_NICENESS
 
 if TYPE_CHECKING:
@@ -216,7 +216,7 @@ class DedupView(ReviewView):
         # (Qt's default; ~0.5 s of the GUI thread each time 8,000+ families arrive)
         header.setResizeContentsPrecision(RESIZE_PRECISION)
         # paths too long for their column lose their middle: a family's pages differ at the end
-        self.table.setItemDelegateForColumn(COL_KEEP, MiddleElided(self.table))
+        self.table.setItemDelegateForColumn(COL_KEEP, ElidedPaths(self.table))
 
         self.reason = QLabel()
         self.reason.setWordWrap(True)
@@ -226,7 +226,8 @@ class DedupView(ReviewView):
         self.members.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.members.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.members.header().setStretchLastSection(False)
-        self.members.setItemDelegateForColumn(0, MiddleElided(self.members))
+        # (a family's names mostly share their start and differ nearer their end: the start goes)
+        self.members.setItemDelegateForColumn(0, ElidedPaths(self.members, Qt.TextElideMode.ElideLeft))
         self._members_viewport = self.members.viewport()
         self._members_viewport.installEventFilter(self)  # (refitted when the pane is resized)
         self.dismiss_member_button = QPushButton("Not a duplicate")

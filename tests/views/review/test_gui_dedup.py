@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QDialog
+from PySide6.QtWidgets import QDialog, QStyleOptionViewItem
 
 from curator.engine.dedup.index import DECISIONS_FILE, DedupIndex, Family
 from curator.engine.dedup.worker import DedupWorker
@@ -118,6 +118,10 @@ def test_a_familys_pages_in_one_folder_are_listed_by_their_names_in_it(qtbot, qu
     assert set(names) == {"project-x.md", "project-x-notes.md"}
     for name, item in names.items():
         assert item.toolTip(0) == item.data(0, Qt.ItemDataRole.UserRole) == f"wiki/{name}"
+    # too narrow, a name loses its start (the family's names share it), never its distinct end
+    option = QStyleOptionViewItem()
+    tree.itemDelegateForColumn(0).initStyleOption(option, tree.indexFromItem(names["project-x-notes.md"], 0))
+    assert option.textElideMode == Qt.TextElideMode.ElideLeft
     # a family across folders keeps whole paths
     select(qtbot, view, CRANE)
     assert tree.headerItem().text(0) == "Page"
