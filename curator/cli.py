@@ -267,6 +267,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             import gc
 
             gc.disable()
+            # (and a new dedup basis, due after many appends, is made by a process of its own:
+            # this command answers without waiting for it)
+            from curator.engine.dedup.detached import one_shot_process
+
+            one_shot_process()
     code = _main(argv)
     if argv is None:
         # The console script exits right after this. Freezing the heap spares the interpreter's

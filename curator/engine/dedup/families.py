@@ -262,6 +262,10 @@ class FamilyAnswers:
         # Many pages followed since the basis: a new basis first (what each later process
         # follows from, re-reading only what changes after it), which this result then names.
         self.index.compact_basis()
+        if self.index.compacting_elsewhere:
+            # (a process of its own makes it and keeps the result naming it: one kept here
+            # would name the old basis, and a later process reading the two would scan)
+            return
         if self._keep_carried():
             return
         self.index.carried = None  # (what is kept next is counted anew)

@@ -90,6 +90,7 @@ from curator.engine.corpus.store import digest, gc_paused
 from curator.engine.corpus.walker import PageFile
 from curator.engine.dedup import cache as dedup_cache
 from curator.engine.dedup import compact as dedup_compact
+from curator.engine.dedup import detached as dedup_detached
 from curator.engine.dedup import follow as dedup_follow
 from curator.engine.dedup import spill as dedup_spill
 from curator.engine.errors import CuratorError
@@ -1727,6 +1728,8 @@ class DedupIndex:
         #: kept (see _keep); an update's is kept by keep() (the station: after showing the answer)
         self.unkept: bytes | None = None
         self.unkept_update = False
+        #: a process of its own makes the new basis this index found due (see compact_basis)
+        self.compacting_elsewhere = False
         #: The basis (:mod:`curator.engine.dedup.follow`) these features were scanned as or loaded
         #: from (b"" when none was saved), and the pages whose features differ from it since
         #: (changed, or discounted anew): a kept result names both, so that the next process
@@ -2944,6 +2947,11 @@ class DedupIndex:
         counts = self._shingle_counts
         if not isinstance(counts, dedup_follow.FollowedCounts) or counts is not basis.counts:
             return False  # (not the basis's counts as followed)
+        if dedup_detached.hands_off():
+            # a one-shot command answers now; a process of its own makes the basis (and keeps
+            # the result, see FamilyAnswers._keep)
+            self.compacting_elsewhere = dedup_detached.start(self.wiki.root, self.wiki.state_dir, basis.id, len(since))
+            return False
         try:
             made = dedup_compact.compacted(basis, changed, counts, self._counts_of,
                                            self._sources_now(basis, slot, texts), os.urandom(16), self._head())

@@ -11,15 +11,19 @@ links), no basis is written and the follow goes on as before.
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import subprocess
+import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from curator.engine.dedup import compact, follow
+from curator.engine.dedup import compact, detached, follow
 from curator.engine.dedup import index as dedup
 from curator.engine.wiki import Wiki
 from curator.engine.write.append import append
@@ -180,3 +184,105 @@ def test_a_changed_title_writes_no_basis(root: Path, monkeypatch: pytest.MonkeyP
     commit(root, "a retitled page")
     assert answer(root) == full_scan(root)
     assert basis_of(root).id == first
+
+
+def _a_new_basis_due(base: Path) -> bytes:
+    """COMPACT_AT pages scanned, then each appended to once (committed): a new basis is due.
+    The id of the basis the scan saved."""
+    (base / "many").mkdir()
+    for i in range(compact.COMPACT_AT):
+        (base / f"many/page-{i}.md").write_text(page(f"Many {i}", facts(5, 3000 + i)), "utf-8")
+    commit(base, "many pages")
+    answer(base)  # the full scan: its basis
+    first = basis_of(base).id
+    for i in range(compact.COMPACT_AT):
+        path = base / f"many/page-{i}.md"
+        path.write_text(path.read_text("utf-8") + f"- A fact appended to page {i} about the tide table.\n", "utf-8")
+    commit(base, "an append to each")
+    return first
+
+
+def _child_ended(state_dir: Path) -> bool:
+    """Whether no detached compaction holds the wiki's lock now."""
+    fd = detached._lock(state_dir)
+    if fd is not None:
+        os.close(fd)
+    return fd is not None
+
+
+def test_a_one_shot_command_hands_the_new_basis_to_a_process_of_its_own(root: Path,  # noqa: F811
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A command finding a new basis due (``curator health`` after the 64th page an agent
+    appended to) answers from its follow at once; a child started in a session of its own makes
+    that basis (the one a full scan would save) and keeps the result naming it, so the next
+    process follows from it. One child at a time; none again for a basis a child could not
+    compact until RETRY_AFTER more pages changed."""
+    first = _a_new_basis_due(root)
+    state_dir = Wiki(root).state_dir
+    monkeypatch.setattr(detached, "_ONE_SHOT", True)  # (as the console script says of itself)
+    started: list[list[str]] = []
+    real_popen = subprocess.Popen
+
+    def popen(args: list[str], **kwargs: object) -> subprocess.Popen[bytes]:
+        if list(args[1:4]) == ["-P", "-m", "curator.engine.dedup.detached"]:  # (git's calls go through)
+            started.append(list(args))
+            assert kwargs["start_new_session"] and kwargs["stdout"] == subprocess.DEVNULL
+        return real_popen(args, **kwargs)  # type: ignore[call-overload,no-any-return]
+
+    monkeypatch.setattr(subprocess, "Popen", popen)
+    scans = count_scans(monkeypatch)
+    found = answer(root)  # answered by the follow, no basis made here
+    assert scans == [] and basis_of(root).id == first
+    assert found == full_scan(root)
+    assert len(started) == 1 and started[0][1:4] == ["-P", "-m", "curator.engine.dedup.detached"]
+    # the child made the basis a full scan would save, and kept the result naming it
+    deadline = time.monotonic() + 120
+    while basis_of(root).id == first or not _child_ended(state_dir):
+        assert time.monotonic() < deadline, "the detached compaction did not end"
+        time.sleep(0.1)
+    made = basis_of(root)
+    assert_same_basis(made, scanned_basis(root))
+    # the next process follows from it: one append reads that page alone, starts no child
+    assert append(Wiki(root), "many/page-0", "A last fact about the first page and its crane.").ok
+    read = read_pages(monkeypatch)
+    scans.clear()  # (the scans above were of copies)
+    found = answer(root)
+    assert scans == [] and read == ["many/page-0.md"] and len(started) == 1
+    assert found == full_scan(root)
+    # one child at a time: while one holds the lock, a due compaction starts none (and leaves
+    # the keeping to it)
+    monkeypatch.setattr(subprocess, "Popen", lambda args, **kwargs: started.append(list(args)))  # (git: not called here)
+    held = detached._lock(state_dir)
+    assert held is not None
+    try:
+        assert detached.start(root, state_dir, made.id, compact.COMPACT_AT) and len(started) == 1
+    finally:
+        os.close(held)
+    # a basis a child could not compact: none again until RETRY_AFTER more pages changed
+    (state_dir / detached.LOCK_FILE).write_text(f"{made.id.hex()} {compact.COMPACT_AT}", "ascii")
+    assert not detached.start(root, state_dir, made.id, compact.COMPACT_AT + detached.RETRY_AFTER - 1)
+    assert len(started) == 1
+    assert detached.start(root, state_dir, made.id, compact.COMPACT_AT + detached.RETRY_AFTER)
+    assert len(started) == 2
+
+
+def test_the_command_line_answers_without_waiting_for_the_new_basis(root: Path) -> None:  # noqa: F811
+    """``curator dedup --groups`` as typed: its answer is a full scan's, no basis is made in its
+    process, and the basis its child makes is the one a full scan would save. The child runs
+    in the wiki's folder: a downloaded wiki's own ``curator`` package there runs nothing."""
+    (root / "curator" / "engine").mkdir(parents=True)
+    (root / "curator" / "__init__.py").write_text(
+        "import pathlib\npathlib.Path(__file__).parent.parent.joinpath('ran.txt').write_text('ran')\n", "utf-8")
+    (root / "curator" / "engine" / "__init__.py").write_text("", "utf-8")
+    first = _a_new_basis_due(root)
+    done = subprocess.run([sys.executable, "-m", "curator.cli", "--wiki", str(root), "dedup", "--groups", "--json"],
+                          capture_output=True, text=True, timeout=120, check=True)
+    assert json.loads(done.stdout) == full_scan(root)
+    state_dir = Wiki(root).state_dir
+    assert (state_dir / detached.LOCK_FILE).exists()  # (handed off: only a child's lock makes it)
+    deadline = time.monotonic() + 120
+    while basis_of(root).id == first or not _child_ended(state_dir):
+        assert time.monotonic() < deadline, "the detached compaction did not end"
+        time.sleep(0.1)
+    assert_same_basis(basis_of(root), scanned_basis(root))
+    assert not (root / "ran.txt").exists()
