@@ -736,6 +736,7 @@ def test_the_cli_walks_ahead_for_a_reading_command_only(tmp_path: Path, monkeypa
     and write nothing first; never for a writing command, nor for an in-process caller."""
     from curator import cli
     from curator.engine.corpus import walker
+    from curator.engine.dedup import detached as dedup_detached
 
     root = write_pages(tmp_path / "w", {"a.md": "# A\n"})
     started: list[str] = []
@@ -747,11 +748,16 @@ def test_the_cli_walks_ahead_for_a_reading_command_only(tmp_path: Path, monkeypa
                         (["--wiki", str(root), "append", "a", "a fact"], False)):
         started.clear()
         monkeypatch.setattr(sys, "argv", ["curator", *argv])
+        # (the console script also says it answers one command: a due dedup basis is made by a
+        # process of its own; set back after the test, as each step here sets it anew)
+        monkeypatch.setattr(dedup_detached, "_ONE_SHOT", False)
         cli.main()
         assert started == ([str(root)] if walks else []), argv
+        assert dedup_detached.hands_off()
+        monkeypatch.setattr(dedup_detached, "_ONE_SHOT", False)
         started.clear()
         cli.main(argv)
-        assert started == []
+        assert started == [] and not dedup_detached.hands_off()
 
 
 def test_stamps_without_decoding_and_as_the_cache_holds_them(tmp_path: Path, parse_counter: list[str]) -> None:
