@@ -1322,14 +1322,18 @@ class PageStore:
         its bytes not written again, unless another process saved others since."""
         self._save_derived(name, found[0], state, carried=found.at)
 
-    def save_derived(self, name: str, data: bytes, state: bytes | None = None) -> bool:
+    def save_derived(self, name: str, data: bytes, state: bytes | None = None,
+                     then: Callable[[], None] | None = None) -> bool:
         """Save ``data`` (computed from every page as of :attr:`state`) as ``name``; not saved when
         the database holds another state by now (another process changed pages meanwhile), nor,
         with ``state`` (the :attr:`state` read before computing it), when this store has moved on
-        from that one since (a refresh on another thread wrote meanwhile). Whether it was saved."""
-        return self._save_derived(name, data, state)
+        from that one since (a refresh on another thread wrote meanwhile). Whether it was saved.
+        ``then``: called once the row is written, before it is committed, only when it is (the
+        file ``data`` names moved into place: both or neither); what it raises rolls it back."""
+        return self._save_derived(name, data, state, then=then)
 
-    def _save_derived(self, name: str, data: bytes, state: bytes | None, carried: bytes | None = None) -> bool:
+    def _save_derived(self, name: str, data: bytes, state: bytes | None, carried: bytes | None = None,
+                      then: Callable[[], None] | None = None) -> bool:
         with self._lock:
             token, conn = self._token, self._conn
             if token is None or (state is not None and state != token):
@@ -1343,6 +1347,7 @@ class PageStore:
                 return False
             finally:
                 conn.execute("PRAGMA busy_timeout=10000")  # (the connection's own, see _open)
+            done = False
             try:
                 current = conn.execute("SELECT data FROM snapshot WHERE part='token'").fetchone()
                 if current is None or current[0] != token:
@@ -1351,9 +1356,12 @@ class PageStore:
                     "UPDATE derived_at SET token=? WHERE name=? AND token=?", (token, name, carried)).rowcount == 1
                 if not stamped:  # (another process saved other bytes meanwhile: these, whole)
                     conn.execute("INSERT OR REPLACE INTO derived VALUES (?, ?, ?)", (name, token, data))
+                if then is not None:
+                    then()
+                done = True
                 return True
             finally:
-                conn.execute("COMMIT")
+                conn.execute("COMMIT" if done or then is None else "ROLLBACK")
 
     def refresh(self, paths: Iterable[str] | None = None,
                 progress: Callable[[int, int], None] | None = None,

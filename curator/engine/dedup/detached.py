@@ -17,6 +17,8 @@ basis cannot be made (a page came or went since, a changed page's earlier text u
 ``DedupIndex.compact_basis``) it writes that basis's id and how many pages had changed since it
 in the lock file, and commands start another child for that basis only once :data:`RETRY_AFTER`
 more pages changed (some reasons pass: a page still being written, another state answered).
+A basis made for pages that other processes changed meanwhile is not written (the cache would
+not name it); the child makes it again from the pages as they are, up to :data:`ATTEMPTS` times.
 """
 
 from __future__ import annotations
@@ -31,6 +33,9 @@ LOCK_FILE = "dedup-compact.lock"
 
 #: How many more pages changed since a basis a child could not compact before another tries.
 RETRY_AFTER = 16
+#: How many times a child makes the basis again when other processes changed pages while it
+#: made it (the basis of pages no longer as they are is not written, see DedupIndex._publish_basis)
+ATTEMPTS = 3
 
 _ONE_SHOT = False
 
@@ -122,27 +127,35 @@ def compact(root: Path) -> int:
         return 0
     try:
         store = wiki.store
-        store.refresh()
-        before = store.derived_since(dedup_follow.NAME)
-        answers = answers_for(wiki)  # (the follow, as the command that started this one made it)
-        index = answers.index
-        with index.lock:
-            state = store.state
-            if index.at_state is not None and index.at_state == state:
-                # its result is the pages' as they are: kept as a command keeps it, the new
-                # basis made first (FamilyAnswers._keep), whether or not the result for this
-                # state was kept already
-                index.unkept, index.unkept_update = state, False
-        answers.keep()
-        after = store.derived_since(dedup_follow.NAME)
-        if before is not None and (after is None or after[0] == before[0]):
-            # no new basis (the saved value: the basis's id, then the stamp of its file): the
-            # next child for it only after RETRY_AFTER more pages (see the module's docstring)
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"{bytes(before[0][:16]).hex()} {len(before[1])}".encode("ascii"), 0)
-            return 1
+        before = None
+        for _attempt in range(ATTEMPTS):
+            store.refresh()
+            before = store.derived_since(dedup_follow.NAME)
+            answers = answers_for(wiki)  # (the follow, as the command that started this one made it)
+            index = answers.index
+            with index.lock:
+                state = store.state
+                if index.at_state is not None and index.at_state == state:
+                    # its result is the pages' as they are: kept as a command keeps it, the new
+                    # basis made first (FamilyAnswers._keep), whether or not the result for
+                    # this state was kept already
+                    index.unkept, index.unkept_update = state, False
+            answers.keep()
+            after = store.derived_since(dedup_follow.NAME)
+            if before is None or (after is not None and after[0] != before[0]):
+                os.ftruncate(fd, 0)
+                return 0
+            store.refresh()
+            if store.state == state:
+                break  # (the pages did not move on: it cannot be made from this basis)
+            # (another process changed pages meanwhile, and the basis made for the pages as
+            # they were was not written: again, from the pages as they are now)
+        # no new basis (the saved value: the basis's id, then the stamp of its file): the next
+        # child for it only after RETRY_AFTER more pages (see the module's docstring)
+        assert before is not None
         os.ftruncate(fd, 0)
-        return 0
+        os.pwrite(fd, f"{bytes(before[0][:16]).hex()} {len(before[1])}".encode("ascii"), 0)
+        return 1
     finally:
         os.close(fd)
 

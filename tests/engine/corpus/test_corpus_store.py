@@ -837,3 +837,30 @@ def test_the_pages_under_folders_are_found_without_listing_every_page(tmp_path: 
     assert warm.store.paths_under("auto") == ["auto/deep/y.md", "auto/new.md", "auto/x.md"]
     assert warm.store.paths_under("nothing") == []
     warm.close()
+
+
+def test_a_derived_row_and_what_then_does_are_saved_both_or_neither(tmp_path: Path) -> None:
+    """``save_derived(..., then=)``: ``then`` runs once the row is written, before it is
+    committed (a file the row names moved into place); what it raises rolls the row back, and
+    a refused save never calls it."""
+    root = write_pages(tmp_path / "w", {"a.md": "# A\n"})
+    wiki = Wiki(root)
+    store = wiki.store
+    wiki.refresh()
+    calls: list[str] = []
+    assert store.save_derived("x", b"one", then=lambda: calls.append("moved"))
+    assert calls == ["moved"] and store.derived("x") == b"one"
+
+    def fails() -> None:
+        raise OSError("the file could not be moved")
+
+    with pytest.raises(OSError):
+        store.save_derived("x", b"two", then=fails)
+    assert store.derived("x") == b"one"  # (rolled back)
+    other = Wiki(root)  # another process changes a page: the database moves on
+    (root / "a.md").write_text("# A again\n")
+    other.store.refresh()
+    other.close()
+    assert not store.save_derived("x", b"three", then=lambda: calls.append("moved again"))
+    store.refresh()
+    assert calls == ["moved"] and store.derived_since("x") == (b"one", {"a.md"})

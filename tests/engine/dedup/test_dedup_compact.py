@@ -286,3 +286,75 @@ def test_the_command_line_answers_without_waiting_for_the_new_basis(root: Path) 
         time.sleep(0.1)
     assert_same_basis(basis_of(root), scanned_basis(root))
     assert not (root / "ran.txt").exists()
+
+
+def test_a_new_basis_the_pages_moved_past_is_not_written(root: Path,  # noqa: F811
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another process changes a page while a new basis is made (an agent appends during the
+    5-7 s it takes at 100,000 pages): the cache refuses to name a basis of the pages as they no
+    longer are, so its file is not written either; the old one stays, and the next process
+    follows from it (written anyway, the old file was gone while the cache still named it: the
+    next process scanned, 45 s at 100,000 pages)."""
+    monkeypatch.setattr(compact, "COMPACT_AT", 4)
+    answer(root)
+    first = basis_of(root)
+    stamp = (Wiki(root).state_dir / follow.FILE).stat()
+    real = compact.compacted
+
+    def meanwhile(*args: object, **kwargs: object) -> follow.Basis | None:
+        made = real(*args, **kwargs)  # type: ignore[arg-type]
+        assert made is not None
+        # another process changes a page and sees it: the database's state moves on
+        path = root / "filler/page-9.md"
+        path.write_text(path.read_text("utf-8") + "- A fact appended while the basis was made.\n", "utf-8")
+        other = Wiki(root)
+        other.store.refresh()
+        other.close()
+        return made
+
+    monkeypatch.setattr(compact, "compacted", meanwhile)
+    for i in range(4):
+        assert append(Wiki(root), f"filler/page-{i}", f"Fact number {i} about the filler and the tide.").ok
+    found = answer(root)  # (a basis due: made, then refused)
+    after = (Wiki(root).state_dir / follow.FILE).stat()
+    assert basis_of(root).id == first.id and (after.st_ino, after.st_mtime_ns) == (stamp.st_ino, stamp.st_mtime_ns)
+    assert not [p for p in (Wiki(root).state_dir).iterdir() if p.name.startswith(f".{follow.FILE}")]  # no leftover
+    monkeypatch.setattr(compact, "compacted", real)
+    monkeypatch.setattr(compact, "COMPACT_AT", 1000)
+    scans = count_scans(monkeypatch)
+    again = answer(root)
+    assert scans == []  # followed from the old basis, not scanned
+    assert again == full_scan(root) and found == again
+
+
+def test_a_detached_compaction_the_pages_moved_past_makes_it_again(root: Path,  # noqa: F811
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The child's first basis is refused (another process changed a page meanwhile): it makes
+    it again from the pages as they are, and that one is written and named."""
+    monkeypatch.setattr(compact, "COMPACT_AT", 4)
+    answer(root)
+    first = basis_of(root).id
+    for i in range(4):
+        assert append(Wiki(root), f"filler/page-{i}", f"Fact number {i} about the filler and the tide.").ok
+    real, made_for = compact.compacted, []
+
+    def meanwhile(*args: object, **kwargs: object) -> follow.Basis | None:
+        made = real(*args, **kwargs)  # type: ignore[arg-type]
+        made_for.append(made)
+        if len(made_for) == 1:  # another process changes a page while the first is made
+            path = root / "filler/page-9.md"
+            path.write_text(path.read_text("utf-8") + "- A fact appended while the basis was made.\n", "utf-8")
+            other = Wiki(root)
+            other.store.refresh()
+            other.close()
+        return made
+
+    monkeypatch.setattr(compact, "compacted", meanwhile)
+    assert detached.compact(root) == 0  # (the child's own function, in this process)
+    assert len(made_for) == 2 and basis_of(root).id not in (first, made_for[0].id)  # type: ignore[union-attr]
+    assert basis_of(root).id == made_for[1].id  # type: ignore[union-attr]
+    monkeypatch.setattr(compact, "compacted", real)
+    monkeypatch.setattr(compact, "COMPACT_AT", 1000)
+    scans = count_scans(monkeypatch)
+    found = answer(root)
+    assert scans == [] and found == full_scan(root)
