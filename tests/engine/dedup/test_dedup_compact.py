@@ -288,6 +288,15 @@ def test_the_command_line_answers_without_waiting_for_the_new_basis(root: Path) 
     assert not (root / "ran.txt").exists()
 
 
+def _another_process_changes_a_page(base: Path) -> None:
+    """A page appended to by hand, and seen by another process's store: the database moves on."""
+    path = base / "filler/page-9.md"
+    path.write_text(path.read_text("utf-8") + "- A fact appended while the basis was made.\n", "utf-8")
+    other = Wiki(base)
+    other.store.refresh()
+    other.close()
+
+
 def test_a_new_basis_the_pages_moved_past_is_not_written(root: Path,  # noqa: F811
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """Another process changes a page while a new basis is made (an agent appends during the
@@ -304,12 +313,7 @@ def test_a_new_basis_the_pages_moved_past_is_not_written(root: Path,  # noqa: F8
     def meanwhile(*args: object, **kwargs: object) -> follow.Basis | None:
         made = real(*args, **kwargs)  # type: ignore[arg-type]
         assert made is not None
-        # another process changes a page and sees it: the database's state moves on
-        path = root / "filler/page-9.md"
-        path.write_text(path.read_text("utf-8") + "- A fact appended while the basis was made.\n", "utf-8")
-        other = Wiki(root)
-        other.store.refresh()
-        other.close()
+        _another_process_changes_a_page(root)  # (the database's state moves on)
         return made
 
     monkeypatch.setattr(compact, "compacted", meanwhile)
@@ -341,12 +345,8 @@ def test_a_detached_compaction_the_pages_moved_past_makes_it_again(root: Path,  
     def meanwhile(*args: object, **kwargs: object) -> follow.Basis | None:
         made = real(*args, **kwargs)  # type: ignore[arg-type]
         made_for.append(made)
-        if len(made_for) == 1:  # another process changes a page while the first is made
-            path = root / "filler/page-9.md"
-            path.write_text(path.read_text("utf-8") + "- A fact appended while the basis was made.\n", "utf-8")
-            other = Wiki(root)
-            other.store.refresh()
-            other.close()
+        if len(made_for) == 1:  # while the first is made
+            _another_process_changes_a_page(root)
         return made
 
     monkeypatch.setattr(compact, "compacted", meanwhile)
