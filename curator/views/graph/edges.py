@@ -274,7 +274,6 @@ class EdgeLayer(pg.GraphicsObject):  # type: ignore[misc]  # (pyqtgraph has no t
         self._keep: np.ndarray | None = None  # the segments drawn (None: all)
         self._nodes: list[NodeGroup] = []
         self._bounds = QRectF()  # the extent of the edges and the nodes' centres
-        self._pad_px = 0.0  # how far (pixels) the nodes paint beyond it
         self._generation = 0  # bumped by every new set of segments
         self._image: QImage | None = None
         self._image_key: _Key | None = None
@@ -309,9 +308,6 @@ class EdgeLayer(pg.GraphicsObject):  # type: ignore[misc]  # (pyqtgraph has no t
         else:
             x0, y0, x1, y1 = (float(v) for v in extent)
             self._bounds = QRectF(x0, y0, x1 - x0, y1 - y0)
-        # half the biggest symbol's image (see _stamp), in pixels: what a node at the extent's
-        # edge paints beyond it
-        self._pad_px = max((float(sizes.max()) / 2 + 1 for _s, _c, pos, sizes in self._nodes if len(pos)), default=0.0)
         self._generation += 1
         self.update()
 
@@ -343,33 +339,19 @@ class EdgeLayer(pg.GraphicsObject):  # type: ignore[misc]  # (pyqtgraph has no t
         return QRectF(self._bounds)
 
     def boundingRect(self) -> QRectF:
-        """The extent, widened by the nodes' radius at the view's scale: a node at its edge is
-        painted whole (bounded by the centres alone, such nodes were cut in half after the view
-        zoomed out, Qt repainting only the item's bounds)."""
+        """The extent, widened by as much again on each side: a node at its edge is painted
+        whole (bounded by the centres alone, such nodes were cut in half after the view zoomed
+        out, Qt repainting only the item's bounds). In data units, so it does not follow the
+        view's scale (widened by the radius in pixels, it was made again at every zoom step and
+        the hovered node's marker was drawn a pixel off now and then); a node's radius is more
+        than the whole extent only once the graph is a few pixels wide. (The view frames the
+        nodes' hit targets, which hold every node: the graph view adds this layer ignoring its
+        bounds.)"""
         bounds = QRectF(self._bounds)
-        if not self._pad_px or bounds.isNull():
+        if bounds.isNull() and self._empty():
             return bounds
-        px, py = self.pixelVectors()
-        if px is None or py is None:
-            return bounds
-        dx = self._pad_px * (abs(px.x()) + abs(py.x()))
-        dy = self._pad_px * (abs(px.y()) + abs(py.y()))
-        return bounds.adjusted(-dx, -dy, dx, dy)
-
-    def dataBounds(self, ax: int, frac: float = 1.0, orthoRange: Any = None) -> tuple[float | None, float | None]:
-        """For the view box's framing: the extent itself (the nodes' radius comes from
-        :meth:`pixelPadding`, as for a scatter item), not the widened :meth:`boundingRect`."""
-        b = self._bounds
-        if b.isNull() and self._empty():
-            return None, None
-        return (b.left(), b.right()) if ax == 0 else (b.top(), b.bottom())
-
-    def pixelPadding(self) -> float:
-        return self._pad_px
-
-    def viewTransformChanged(self) -> None:
-        self.prepareGeometryChange()  # (the bounds are widened by pixels: they follow the scale)
-        super().viewTransformChanged()
+        pad = max(bounds.width(), bounds.height()) or 1.0
+        return bounds.adjusted(-pad, -pad, pad, pad)
 
     def is_drawn(self) -> bool:
         """Whether the image on screen holds the current edges for the view as it is."""

@@ -603,7 +603,7 @@ class GraphView(WikiView):
         # an image by a worker thread and only blitted on the GUI thread (see graph_edges): a
         # PlotCurveItem stroked them all in every paint, 70-110 ms at 32,000 pages.
         self.edges_item = EdgeLayer(_edge_colour(self.palette().base().color()))
-        plot.addItem(self.edges_item)
+        plot.addItem(self.edges_item, ignoreBounds=True)  # (framed by the nodes' hit targets: see its boundingRect)
         # The nodes are drawn into the edge layer's image too, over the edges (see graph_edges).
         # The mouse finds them in scatter items that never paint: one per kind of node, each with
         # one symbol and no per-point styling, so a redraw is one setData of numpy arrays per

@@ -77,7 +77,7 @@ def test_the_plot_is_a_view_box_alone(window: MainWindow) -> None:
     holds every item of the view and frames the graph."""
     import pyqtgraph as pg
 
-    from curator.views.graph.edges import GraphPlot
+    from curator.views.graph.edges import GraphPlot, HitTargets
 
     view = graph_of(window)
     plot = view.plot
@@ -86,8 +86,11 @@ def test_the_plot_is_a_view_box_alone(window: MainWindow) -> None:
     assert not any(isinstance(item, pg.PlotItem | pg.AxisItem) for item in scene_items)
     vb = plot.plotItem.vb
     assert isinstance(vb, pg.ViewBox)
-    assert view.edges_item in vb.addedItems and view.highlight_item in vb.childGroup.childItems()
-    assert view.highlight_item not in vb.addedItems  # (a marker never counts in framing the graph)
+    assert view.edges_item in vb.childGroup.childItems() and view.highlight_item in vb.childGroup.childItems()
+    # (neither a marker nor the edge layer, bounded wider than its nodes, counts in framing the
+    # graph: the nodes' hit targets do)
+    assert view.highlight_item not in vb.addedItems and view.edges_item not in vb.addedItems
+    assert any(isinstance(item, HitTargets) for item in vb.addedItems)
     vb.scaleBy((4, 4))
     plot.autoRange()
     (x0, x1), (y0, y1) = vb.viewRange()
@@ -165,13 +168,13 @@ def test_the_edge_layer_extent_is_what_measuring_its_parts_gives(qtbot, window: 
 def test_the_edge_layer_is_bounded_by_its_nodes_whole_at_any_zoom(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
     """The layer paints the nodes too: its bounds hold each node's whole symbol (Qt repaints an
     item within its bounds only; bounded by the centres, the nodes at the edge of a community
-    were drawn cut in half once the view had zoomed out), while the view still frames the
-    nodes as a scatter item would (the extent, padded by the radius in pixels)."""
+    were drawn cut in half once the view had zoomed out). The view frames the nodes' hit
+    targets, as before, not those wider bounds."""
     view = graph_of(window)
     layer = view.edges_item
     vb = view.plot.plotItem.vb
-    assert layer.dataBounds(0) == (layer.extent().left(), layer.extent().right())
-    assert layer.pixelPadding() == max(float(z.max()) / 2 + 1 for _s, _c, p, z in layer._nodes if len(p))
+    framed = vb.childrenBounds()
+    assert framed[0] is not None and framed[0][0] > layer.boundingRect().left()  # not the wide bounds
     for zoom in (1.0, 3.0, 0.5):
         vb.scaleBy((zoom, zoom))
         QApplication.processEvents()
