@@ -1323,17 +1323,21 @@ class PageStore:
         self._save_derived(name, found[0], state, carried=found.at)
 
     def save_derived(self, name: str, data: bytes, state: bytes | None = None,
-                     then: Callable[[], None] | None = None) -> bool:
+                     then: Callable[[], None] | None = None,
+                     unless: tuple[str, bytes] | None = None) -> bool:
         """Save ``data`` (computed from every page as of :attr:`state`) as ``name``; not saved when
         the database holds another state by now (another process changed pages meanwhile), nor,
         with ``state`` (the :attr:`state` read before computing it), when this store has moved on
         from that one since (a refresh on another thread wrote meanwhile). Whether it was saved.
         ``then``: called once the row is written, before it is committed, only when it is (the
-        file ``data`` names moved into place: both or neither); what it raises rolls it back."""
-        return self._save_derived(name, data, state, then=then)
+        file ``data`` names moved into place: both or neither); what it raises rolls it back.
+        ``unless`` (another name, a prefix): not saved while what is saved as that name does not
+        start with that prefix, read in the same transaction (a result naming a basis that
+        another process replaced meanwhile: saved, the next process would scan)."""
+        return self._save_derived(name, data, state, then=then, unless=unless)
 
     def _save_derived(self, name: str, data: bytes, state: bytes | None, carried: bytes | None = None,
-                      then: Callable[[], None] | None = None) -> bool:
+                      then: Callable[[], None] | None = None, unless: tuple[str, bytes] | None = None) -> bool:
         with self._lock:
             token, conn = self._token, self._conn
             if token is None or (state is not None and state != token):
@@ -1352,6 +1356,10 @@ class PageStore:
                 current = conn.execute("SELECT data FROM snapshot WHERE part='token'").fetchone()
                 if current is None or current[0] != token:
                     return False
+                if unless is not None:
+                    other = conn.execute("SELECT data FROM derived WHERE name=?", (unless[0],)).fetchone()
+                    if other is None or not bytes(other[0]).startswith(unless[1]):
+                        return False
                 stamped = carried is not None and conn.execute(
                     "UPDATE derived_at SET token=? WHERE name=? AND token=?", (token, name, carried)).rowcount == 1
                 if not stamped:  # (another process saved other bytes meanwhile: these, whole)

@@ -18,7 +18,8 @@ basis cannot be made (a page came or went since, a changed page's earlier text u
 in the lock file, and commands start another child for that basis only once :data:`RETRY_AFTER`
 more pages changed (some reasons pass: a page still being written, another state answered).
 A basis made for pages that other processes changed meanwhile is not written (the cache would
-not name it); the child makes it again from the pages as they are, up to :data:`ATTEMPTS` times.
+not name it), nor is a result kept meanwhile: the child makes them again from the pages as they
+are (following the new basis if it was written), up to :data:`ATTEMPTS` times.
 """
 
 from __future__ import annotations
@@ -116,6 +117,7 @@ def compact(root: Path) -> int:
     """The child: follow the wiki's changes, make the new basis and keep the result naming it,
     holding the lock. 0 when a basis was made (or another child holds the lock), 1 when none
     could be."""
+    from curator.engine.dedup import cache as dedup_cache
     from curator.engine.dedup import follow as dedup_follow
     from curator.engine.dedup.families import answers_for
     from curator.engine.wiki import Wiki
@@ -127,7 +129,7 @@ def compact(root: Path) -> int:
         return 0
     try:
         store = wiki.store
-        before = None
+        before, published = None, False
         for _attempt in range(ATTEMPTS):
             store.refresh()
             before = store.derived_since(dedup_follow.NAME)
@@ -142,14 +144,19 @@ def compact(root: Path) -> int:
                     index.unkept, index.unkept_update = state, False
             answers.keep()
             after = store.derived_since(dedup_follow.NAME)
-            if before is None or (after is not None and after[0] != before[0]):
-                os.ftruncate(fd, 0)
+            published = published or before is None or (after is not None and after[0] != before[0])
+            if published and store.derived(dedup_cache.NAME) is not None:
+                os.ftruncate(fd, 0)  # (the basis, and the result naming it for the pages as they are)
                 return 0
             store.refresh()
-            if store.state == state:
+            if store.state == state and not published:
                 break  # (the pages did not move on: it cannot be made from this basis)
-            # (another process changed pages meanwhile, and the basis made for the pages as
-            # they were was not written: again, from the pages as they are now)
+            # (another process changed pages meanwhile: the basis made for the pages as they
+            # were was not written, or the result naming it was not kept; again, from the pages
+            # as they are now, following the new basis if it was written)
+        if published:
+            os.ftruncate(fd, 0)
+            return 0
         # no new basis (the saved value: the basis's id, then the stamp of its file): the next
         # child for it only after RETRY_AFTER more pages (see the module's docstring)
         assert before is not None

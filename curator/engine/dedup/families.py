@@ -33,6 +33,7 @@ from curator.engine.corpus.links import LinkIndex
 from curator.engine.corpus.lookalike import lookalike_groups, lookalike_key
 from curator.engine.corpus.store import PageStore, gc_paused
 from curator.engine.dedup import cache as dedup_cache
+from curator.engine.dedup import follow as dedup_follow
 from curator.engine.dedup.follow import DamagedBasis
 from curator.engine.dedup.index import (
     CONTENT_SIGNALS,
@@ -292,13 +293,14 @@ class FamilyAnswers:
         key = self.index.kept_key()
         if base is not None:
             blob = dedup_cache.encode_delta(kept, key, base, moved)
-            store.save_derived(dedup_cache.NAME, blob)
-            self._kept_as(blob)
+            if store.save_derived(dedup_cache.NAME, blob, unless=self._its_basis()):
+                self._kept_as(blob)
             return
         own = os.urandom(16)
         blob = dedup_cache.encode(kept, key, own)
-        store.save_derived(dedup_cache.BASE_NAME, blob)
-        store.save_derived(dedup_cache.NAME, blob)
+        if not store.save_derived(dedup_cache.BASE_NAME, blob, unless=self._its_basis()):
+            return
+        store.save_derived(dedup_cache.NAME, blob, unless=self._its_basis())
         self._kept_as(blob)
         self.index.kept_base = dedup_cache.KeptBase(own, basis[0], frozenset(scores), dict(inbound))
 
@@ -364,13 +366,22 @@ class FamilyAnswers:
         inbound.update(new)
         kept = dedup_cache.Kept(pairs, scores, inbound, count, basis, index.followed_shingles())
         blob = dedup_cache.encode_delta(kept, index.kept_key(), base, moved)
-        self.wiki.store.save_derived(dedup_cache.NAME, blob)
+        if not self.wiki.store.save_derived(dedup_cache.NAME, blob, unless=self._its_basis()):
+            return True  # (another process replaced the basis meanwhile: a result of the old one, not kept)
         self._kept_as(blob)
         # (the pairs are the kept result's now; which scores its changes hold moves, and the
         # pages it holds inbound counts of may grow)
         index.carried = dataclasses.replace(carried, count=count, changed_scored=frozenset(asked), inbound=held,
                                             touched=frozenset())
         return True
+
+    def _its_basis(self) -> tuple[str, bytes] | None:
+        """For a save of this index's result: not while the cache names another basis than the
+        one the result names (another process made a new basis meanwhile: a result of the old
+        one saved after it, the next process found the two apart and scanned, 52 s at 100,000
+        pages). None when the index follows no basis."""
+        basis_id = self.index.basis_id
+        return (dedup_follow.NAME, basis_id) if basis_id else None
 
     def _kept_as(self, blob: bytes) -> None:
         """``blob`` was just kept, of this index's pairs: they are named as before when a kept

@@ -864,3 +864,19 @@ def test_a_derived_row_and_what_then_does_are_saved_both_or_neither(tmp_path: Pa
     assert not store.save_derived("x", b"three", then=lambda: calls.append("moved again"))
     store.refresh()
     assert calls == ["moved"] and store.derived_since("x") == (b"one", {"a.md"})
+
+
+def test_a_derived_row_is_saved_unless_another_names_something_else(tmp_path: Path) -> None:
+    """``save_derived(..., unless=(name, prefix))``: saved only while the row saved as ``name``
+    starts with ``prefix`` (read in the same transaction): a result of a basis replaced
+    meanwhile is refused."""
+    root = write_pages(tmp_path / "w", {"a.md": "# A\n"})
+    wiki = Wiki(root)
+    store = wiki.store
+    wiki.refresh()
+    assert store.save_derived("basis", b"B-one and its stamp")
+    assert store.save_derived("result", b"of B-one", unless=("basis", b"B-one"))
+    assert store.derived("result") == b"of B-one"
+    assert not store.save_derived("result", b"of B-zero", unless=("basis", b"B-zero"))
+    assert not store.save_derived("result", b"of nothing", unless=("no such row", b""))
+    assert store.derived("result") == b"of B-one"

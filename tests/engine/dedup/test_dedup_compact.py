@@ -358,3 +358,61 @@ def test_a_detached_compaction_the_pages_moved_past_makes_it_again(root: Path,  
     scans = count_scans(monkeypatch)
     found = answer(root)
     assert scans == [] and found == full_scan(root)
+
+
+def test_a_result_of_a_basis_another_process_replaced_is_not_kept(root: Path,  # noqa: F811
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process that followed the old basis keeps its result after another made a new basis and
+    kept the result naming it: its save is refused (kept, the cache would name a basis and a
+    result of another, and the next process scanned: 52 s at 100,000 pages)."""
+    from curator.engine.dedup import families
+
+    monkeypatch.setattr(compact, "COMPACT_AT", 4)
+    answer(root)
+    first = basis_of(root).id
+    for i in range(4):
+        assert append(Wiki(root), f"filler/page-{i}", f"Fact number {i} about the filler and the tide.").ok
+    late_wiki = Wiki(root)
+    families.answers_for(late_wiki)  # (it follows from the old basis)
+    answer(root)  # another process: a new basis, and the result naming it
+    made = basis_of(root).id
+    assert made != first
+    assert append(Wiki(root), "filler/page-5", "One more fact about the fifth filler and the tide.").ok
+    monkeypatch.setattr(compact, "COMPACT_AT", 1000)  # (the late one makes no basis of its own)
+    late = families.answers_for(late_wiki)  # (it follows that change too, from the old basis)
+    late.keep()
+    scans = count_scans(monkeypatch)
+    found = answer(root)
+    assert scans == [] and basis_of(root).id == made
+    assert found == full_scan(root)
+
+
+def test_a_detached_compaction_keeps_its_result_again_when_the_pages_moved_on(root: Path,  # noqa: F811
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The child's basis is written, then another process changes a page before the result
+    naming it is kept (refused): the child follows that change from the new basis and keeps
+    the result then, so the cache never names a basis and a result of another."""
+    from curator.engine.dedup import families
+
+    monkeypatch.setattr(compact, "COMPACT_AT", 4)
+    answer(root)
+    first = basis_of(root).id
+    for i in range(4):
+        assert append(Wiki(root), f"filler/page-{i}", f"Fact number {i} about the filler and the tide.").ok
+    real, calls = families.FamilyAnswers._keep_carried, []
+
+    def keep_carried(self: families.FamilyAnswers) -> bool:
+        calls.append(self.index.basis_id)
+        if len(calls) == 1:  # (the new basis is written: a change before its result is kept)
+            _another_process_changes_a_page(root)
+        return real(self)
+
+    monkeypatch.setattr(families.FamilyAnswers, "_keep_carried", keep_carried)
+    assert detached.compact(root) == 0  # (the child's own function, in this process)
+    made = basis_of(root).id
+    assert made != first and len(calls) == 2 and calls[0] == calls[1] == made
+    monkeypatch.setattr(families.FamilyAnswers, "_keep_carried", real)
+    monkeypatch.setattr(compact, "COMPACT_AT", 1000)
+    scans = count_scans(monkeypatch)
+    found = answer(root)
+    assert scans == [] and found == full_scan(root)
