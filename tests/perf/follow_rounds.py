@@ -56,22 +56,16 @@ def _since_basis(root: Path) -> int:
 
 def _detached_compaction_seconds(root: Path) -> float:
     """How long after the command a detached compaction it started still ran (0: none did)."""
-    import fcntl
     import time
 
-    from curator.engine.dedup.detached import LOCK_FILE
+    from curator.engine.dedup.detached import compacting
 
-    lock = locate_state(root) / LOCK_FILE
-    start = time.perf_counter()
+    state, start = locate_state(root), time.perf_counter()
     time.sleep(2.0)  # (a child just started takes the lock within this: it imports the program first)
-    if not lock.exists():
+    if not compacting(state):
         return 0.0
-    with lock.open("rb") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return 0.0
-        except OSError:
-            fcntl.flock(f, fcntl.LOCK_EX)  # (until the child ends)
+    while compacting(state):
+        time.sleep(0.1)
     return time.perf_counter() - start
 
 

@@ -78,6 +78,15 @@ def _lock(state_dir: Path) -> int | None:
     return fd
 
 
+def compacting(state_dir: Path) -> bool:
+    """Whether a child holds the wiki's lock now (makes a basis)."""
+    fd = _lock(state_dir)
+    if fd is None:
+        return (state_dir / LOCK_FILE).exists()  # (held by a child, or no lock can be opened)
+    os.close(fd)
+    return False
+
+
 def _declined(state_dir: Path) -> tuple[bytes, int]:
     """The id of the basis a child last found it could not compact, and how many pages had
     changed since it then ((b"", 0): none)."""
@@ -96,11 +105,11 @@ def start(root: Path, state_dir: Path, basis_id: bytes, since: int) -> bool:
     declined, then = _declined(state_dir)
     if declined == basis_id and since < then + RETRY_AFTER:
         return False
-    fd = _lock(state_dir)
-    if fd is None:
-        return True  # (a child compacts already)
-    os.close(fd)  # (the child takes it; two started at once: the second finds it held and ends)
+    if compacting(state_dir):
+        return True
     import subprocess
+
+    # (the child takes the lock; two started at once: the second finds it held and ends)
 
     try:
         # -P: the working folder (the wiki's) is not searched for modules: a wiki holding a

@@ -67,7 +67,6 @@ import operator
 import os
 import posixpath
 import re
-import tempfile
 import threading
 import unicodedata
 import zlib
@@ -105,6 +104,7 @@ from curator.engine.write.actions import (
     ActionResult,
     Invalid,
     run_action,
+    staged_write,
 )
 from curator.engine.write.decision_files import load_decision_file
 
@@ -3055,23 +3055,17 @@ class DedupIndex:
         refused, the old file was gone and the cache still named it: the next process scanned,
         45 s at 100,000 pages, each time an agent appended during the 5-7 s a new basis takes.)
         Whether it was published."""
-        folder = self.wiki.state_dir
+        target = self.wiki.state_dir / dedup_follow.FILE
         try:
-            folder.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{dedup_follow.FILE}", dir=folder)
+            tmp = staged_write(target, dedup_follow.encode_parts(basis, dedup_follow.key_of(SETTINGS)), fsync=False)
         except OSError:
             return False  # (a read-only wiki: the next process scans)
         published = False
         try:
-            with os.fdopen(fd, "wb") as f:
-                for part in dedup_follow.encode_parts(basis, dedup_follow.key_of(SETTINGS)):
-                    f.write(part)
-            os.chmod(tmp, 0o644)
             # (a rename keeps the size, mtime, inode and device the stamp is made of)
             stamp = dedup_follow.stamp_of(os.stat(tmp))
-            published = self.wiki.store.save_derived(
-                dedup_follow.NAME, basis.id + stamp, state=token,
-                then=lambda: os.replace(tmp, folder / dedup_follow.FILE))
+            published = self.wiki.store.save_derived(dedup_follow.NAME, basis.id + stamp, state=token,
+                                                     then=lambda: os.replace(tmp, target))
         except OSError:
             published = False
         finally:

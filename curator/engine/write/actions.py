@@ -578,6 +578,19 @@ def atomic_write(full: Path, data: bytes | Iterable[bytes | memoryview], *, fsyn
     For files outside an action (state under ``.curator/``); inside one use the context's
     ``write_bytes``/``write_text``, which also checks the policy and can roll back.
     """
+    tmp = staged_write(full, data, fsync=fsync)
+    try:
+        os.replace(tmp, full)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def staged_write(full: Path, data: bytes | Iterable[bytes | memoryview], *, fsync: bool = True) -> str:
+    """:func:`atomic_write` but for its rename: the temp file beside ``full`` holding ``data``,
+    with ``full``'s permissions, for the caller to move into place (or unlink) when it chooses.
+    Nothing is left behind when this raises."""
     full.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{full.name[:40]}{TMP_MARK}", dir=full.parent)
     try:
@@ -593,11 +606,11 @@ def atomic_write(full: Path, data: bytes | Iterable[bytes | memoryview], *, fsyn
         with contextlib.suppress(OSError):
             # keep the file's permissions (a page may be group-writable, say)
             os.chmod(tmp, full.stat().st_mode & 0o7777 if full.exists() else 0o644)
-        os.replace(tmp, full)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+    return tmp
 
 
 

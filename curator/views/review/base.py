@@ -68,9 +68,10 @@ def record_table(model: QAbstractItemModel, multi: bool = False) -> QTableView:
 
 
 class ElidedPaths(PlainTipDelegate):
-    """A column of paths: one too long for it loses its middle (by default), so its folder's start and its
-    file name both stay in sight (the full path in its tooltip). ``mode``: another side to
-    elide (the members of a duplicate family share the start of their names: they lose it)."""
+    """A column of paths: one too long for it loses its middle (by default), so its folder's
+    start and its file name both stay in sight (the full path in its tooltip). ``mode``:
+    another side to elide (the members of a duplicate family share the start of their names:
+    they lose it)."""
 
     def __init__(self, parent: QObject | None = None, mode: Qt.TextElideMode = Qt.TextElideMode.ElideMiddle) -> None:
         super().__init__(parent)
@@ -100,6 +101,10 @@ class PathColumnFit(QObject):
         self.table, self.column = table, column
         self.by_hand = False  # the operator set the width (their drag, not a fit)
         self._fitting = False
+        #: the column's width for its paths, measured once per change of the records (a resize
+        #: only moves the room: measuring a thousand rows at each step of a splitter's drag is not
+        #: needed)
+        self._wanted: int | None = None
         header = table.horizontalHeader()
         header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
@@ -108,9 +113,13 @@ class PathColumnFit(QObject):
         self._viewport = table.viewport()  # (its size is the room: the table's own resize comes first)
         self._viewport.installEventFilter(self)
         model = table.model()
-        model.modelReset.connect(self.fit)
-        model.layoutChanged.connect(self.fit)
-        model.rowsInserted.connect(self.fit)
+        model.modelReset.connect(self._records_changed)
+        model.layoutChanged.connect(self._records_changed)
+        model.rowsInserted.connect(self._records_changed)
+
+    def _records_changed(self, *_args: object) -> None:
+        self._wanted = None
+        self.fit()
 
     def fit(self) -> None:
         """Size the column to its paths within the room the others leave (unless set by hand)."""
@@ -123,7 +132,9 @@ class PathColumnFit(QObject):
         others = sum(header.sectionSize(c) for c in range(header.count())
                      if c not in (column, last) and not header.isSectionHidden(c))
         room = width - others - max(header.sectionSizeHint(last), width // self.LAST_SHARE)
-        wanted = max(table.sizeHintForColumn(column), header.sectionSizeHint(column))
+        if self._wanted is None:
+            self._wanted = max(table.sizeHintForColumn(column), header.sectionSizeHint(column))
+        wanted = self._wanted
         self._fitting = True
         try:
             header.resizeSection(column, max(min(wanted, room), header.sectionSizeHint(column)))

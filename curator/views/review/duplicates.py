@@ -215,7 +215,8 @@ class DedupView(ReviewView):
         # the columns fit the rows in view and this many more, not the first thousand rows
         # (Qt's default; ~0.5 s of the GUI thread each time 8,000+ families arrive)
         header.setResizeContentsPrecision(RESIZE_PRECISION)
-        # paths too long for their column lose their middle: a family's pages differ at the end
+        # a survivor's path too long for its column loses its middle: its folder's start and its
+        # file name stay in sight
         self.table.setItemDelegateForColumn(COL_KEEP, ElidedPaths(self.table))
 
         self.reason = QLabel()
@@ -451,7 +452,7 @@ class DedupView(ReviewView):
             item = QTreeWidgetItem(self.members, [escape_controls(path[cut:]), role, f"{m.get('trust', 0.5):.2f}",
                                                   str(m.get("inbound", 0)), signals, common])
             item.setData(0, Qt.ItemDataRole.UserRole, path)
-            item.setToolTip(0, path)  # (elided in its middle when the pane is narrow)
+            item.setToolTip(0, path)  # (the name alone, its start elided when the pane is narrow)
             item.setToolTip(MEMBER_COLUMNS.index("Signals vs survivor"), signals)  # (cut when the pane is narrow: see _fit_members)
             if is_keep:
                 font = item.font(0)
