@@ -70,7 +70,7 @@ import time
 import zlib
 from array import array
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -1336,8 +1336,20 @@ class PageStore:
         another process replaced meanwhile: saved, the next process would scan)."""
         return self._save_derived(name, data, state, then=then, unless=unless)
 
+    def save_derived_together(self, rows: Sequence[tuple[str, bytes]], state: bytes | None = None,
+                              then: Callable[[], None] | None = None) -> bool:
+        """:meth:`save_derived` of several names in one transaction: every one of ``rows``
+        (name, data) saved, and ``then`` done, or none (a dedup basis and the result that names
+        it: saved apart, a page changed between the two left the cache naming a new basis and
+        a result of the old one, and the next process scanned). Whether they were saved."""
+        if not rows:
+            return False
+        (name, data), *more = rows
+        return self._save_derived(name, data, state, then=then, more=more)
+
     def _save_derived(self, name: str, data: bytes, state: bytes | None, carried: bytes | None = None,
-                      then: Callable[[], None] | None = None, unless: tuple[str, bytes] | None = None) -> bool:
+                      then: Callable[[], None] | None = None, unless: tuple[str, bytes] | None = None,
+                      more: Sequence[tuple[str, bytes]] = ()) -> bool:
         with self._lock:
             token, conn = self._token, self._conn
             if token is None or (state is not None and state != token):
@@ -1364,12 +1376,14 @@ class PageStore:
                     "UPDATE derived_at SET token=? WHERE name=? AND token=?", (token, name, carried)).rowcount == 1
                 if not stamped:  # (another process saved other bytes meanwhile: these, whole)
                     conn.execute("INSERT OR REPLACE INTO derived VALUES (?, ?, ?)", (name, token, data))
+                conn.executemany("INSERT OR REPLACE INTO derived VALUES (?, ?, ?)",
+                                 [(other, token, value) for other, value in more])
                 if then is not None:
                     then()
                 done = True
                 return True
             finally:
-                conn.execute("COMMIT" if done or then is None else "ROLLBACK")
+                conn.execute("COMMIT" if done or (then is None and not more) else "ROLLBACK")
 
     def refresh(self, paths: Iterable[str] | None = None,
                 progress: Callable[[int, int], None] | None = None,

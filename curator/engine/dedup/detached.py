@@ -17,9 +17,9 @@ basis cannot be made (a page came or went since, a changed page's earlier text u
 ``DedupIndex.compact_basis``) it writes that basis's id and how many pages had changed since it
 in the lock file, and commands start another child for that basis only once :data:`RETRY_AFTER`
 more pages changed (some reasons pass: a page still being written, another state answered).
-A basis made for pages that other processes changed meanwhile is not written (the cache would
-not name it), nor is a result kept meanwhile: the child makes them again from the pages as they
-are (following the new basis if it was written), up to :data:`ATTEMPTS` times.
+A basis made for pages that other processes changed meanwhile is not written, nor the result
+naming it (the two are saved as one, see ``DedupIndex.publish_staged``): the child makes them
+again from the pages as they are, up to :data:`ATTEMPTS` times.
 """
 
 from __future__ import annotations
@@ -161,8 +161,8 @@ def compact(root: Path) -> int:
             if store.state == state and not published:
                 break  # (the pages did not move on: it cannot be made from this basis)
             # (another process changed pages meanwhile: the basis made for the pages as they
-            # were was not written, or the result naming it was not kept; again, from the pages
-            # as they are now, following the new basis if it was written)
+            # were was not written, nor the result naming it; again, from the pages as they are
+            # now, following the new basis if another process wrote one)
         if published:
             os.ftruncate(fd, 0)
             return 0

@@ -261,13 +261,24 @@ class FamilyAnswers:
         if token is None or store.state != token:
             return
         # Many pages followed since the basis: a new basis first (what each later process
-        # follows from, re-reading only what changes after it), which this result then names.
+        # follows from, re-reading only what changes after it), which this result then names,
+        # the two saved as one (DedupIndex.publish_staged).
         self.index.compact_basis()
         if self.index.compacting_elsewhere:
             # (a process of its own makes it and keeps the result naming it: one kept here
             # would name the old basis, and a later process reading the two would scan)
             return
-        if self._keep_carried():
+        try:
+            self._keep_whole_or_carried()
+        finally:
+            self.index.drop_staged()  # (a new basis no result was kept with: not named)
+
+    def _keep_whole_or_carried(self) -> None:
+        """:meth:`_keep`'s result, as changes (:meth:`_keep_carried`) or whole, with the new basis
+        staged for it if any (then whole: no page changed since it). Call with the lock held."""
+        store = self.wiki.store
+        staged = self.index.staged_basis
+        if staged is None and self._keep_carried():
             return
         self.index.carried = None  # (what is kept next is counted anew)
         fired = self._fired(OPERATOR, set())  # every pair any actor's answer may show is one of these
@@ -298,9 +309,13 @@ class FamilyAnswers:
             return
         own = os.urandom(16)
         blob = dedup_cache.encode(kept, key, own)
-        if not store.save_derived(dedup_cache.BASE_NAME, blob, unless=self._its_basis()):
+        if staged is not None:
+            if not self.index.publish_staged([(dedup_cache.BASE_NAME, blob), (dedup_cache.NAME, blob)]):
+                return
+        elif not store.save_derived(dedup_cache.BASE_NAME, blob, unless=self._its_basis()):
             return
-        store.save_derived(dedup_cache.NAME, blob, unless=self._its_basis())
+        else:
+            store.save_derived(dedup_cache.NAME, blob, unless=self._its_basis())
         self._kept_as(blob)
         self.index.kept_base = dedup_cache.KeptBase(own, basis[0], frozenset(scores), dict(inbound))
 

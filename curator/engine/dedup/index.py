@@ -1588,6 +1588,21 @@ class FollowedCount:
 
 
 @dataclass(slots=True)
+class StagedBasis:
+    """A new basis written beside the page cache but not yet named there (:meth:`DedupIndex.compact_basis`):
+    named, and its file moved into place, in the one transaction that keeps the result naming it
+    (:meth:`DedupIndex.publish_staged`), or dropped."""
+
+    id: bytes
+    #: What the cache names it by: its id, then the stamp of its file.
+    saved: bytes
+    #: The file as written, moved into place as the cache names it.
+    path: str
+    #: The store state it was made for.
+    token: bytes
+
+
+@dataclass(slots=True)
 class PairEdits:
     """The pairs (signal, a, b) verified or forgotten since this index's pairs were those named
     ``since`` (a kept result's :func:`~curator.engine.dedup.cache.kept_digest`), with whether
@@ -1731,6 +1746,8 @@ class DedupIndex:
         self.unkept_update = False
         #: a process of its own makes the new basis this index found due (see compact_basis)
         self.compacting_elsewhere = False
+        #: the new basis this index made, written but not yet named (see compact_basis)
+        self.staged_basis: StagedBasis | None = None
         #: The basis (:mod:`curator.engine.dedup.follow`) these features were scanned as or loaded
         #: from (b"" when none was saved), and the pages whose features differ from it since
         #: (changed, or discounted anew): a kept result names both, so that the next process
@@ -2910,8 +2927,11 @@ class DedupIndex:
     def compact_basis(self) -> bool:
         """Write the basis a full scan of the pages as they are would save, from the basis this
         index follows and the pages re-examined since (:mod:`curator.engine.dedup.compact`), once
-        they are :data:`~curator.engine.dedup.compact.COMPACT_AT` or more; then follow it, as
-        after a scan. Whether it was written: not while the index answers for another state
+        they are :data:`~curator.engine.dedup.compact.COMPACT_AT` or more, as :attr:`staged_basis`:
+        the result naming it (:meth:`result_basis`) is kept with it in one transaction
+        (:meth:`publish_staged`), after which this index follows it, as after a scan. Saved apart,
+        a page another process changed between the two left the cache naming the new basis and a
+        result of the old one, and the next process scanned. Whether it was written: not while the index answers for another state
         than the store's, a page came or went, a changed page's earlier text is unknown, a
         changed page's title or aliases moved (its links' counts are not followed), or a big
         shingle may have fallen back under the listed limit. Call with the lock held."""
@@ -2960,15 +2980,31 @@ class DedupIndex:
             return False  # (the follow reading that part scans, which saves a new basis)
         if made is None:
             return False
-        if not self._publish_basis(made, token):
+        self.staged_basis = self._stage_basis(made, token)
+        return self.staged_basis is not None
+
+    def publish_staged(self, rows: list[tuple[str, bytes]]) -> bool:
+        """Name the :attr:`staged_basis` in the page cache, move its file into place and save
+        ``rows`` (the result naming it), all in one transaction, refused when another process
+        changed pages since it was made; then follow it, as after a scan. Whether it was
+        published (if not, its file is gone and this index follows the old basis still)."""
+        staged, self.staged_basis = self.staged_basis, None
+        assert staged is not None
+        if not self._name_staged(staged, rows):
             return False  # (the pages moved on meanwhile: the follow goes on from the old basis)
-        self.basis_id = made.id
-        del made
+        self.basis_id = staged.id
         # From here on the index follows the new basis, as after a scan: its counts are the new
         # basis's (the shingles only changed pages held are among its keys now), its pairs kept.
         self._extra_counts, self._extra_sorted = defaultdict(int), None
-        self._follow_own_basis(token)
+        self._follow_own_basis(staged.token)
         return True
+
+    def drop_staged(self) -> None:
+        """Let go of a :attr:`staged_basis` no result was kept with: its file is removed."""
+        staged, self.staged_basis = self.staged_basis, None
+        if staged is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(staged.path)
 
     def _sources_now(self, basis: dedup_follow.Basis, slot: Mapping[str, int],
                      texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -3048,6 +3084,22 @@ class DedupIndex:
         self._publish_basis(basis, token)  # (not when the pages moved on: a later answer saves one)
         return True
 
+    def _stage_basis(self, basis: dedup_follow.Basis, token: bytes) -> StagedBasis | None:
+        """``basis`` written beside the page cache under a temporary name, to be moved into place
+        as the cache names it (None: it cannot be written, a read-only wiki)."""
+        target = self.wiki.state_dir / dedup_follow.FILE
+        try:
+            tmp = staged_write(target, dedup_follow.encode_parts(basis, dedup_follow.key_of(SETTINGS)), fsync=False)
+        except OSError:
+            return None
+        try:
+            # (a rename keeps the size, mtime, inode and device the stamp is made of)
+            return StagedBasis(basis.id, basis.id + dedup_follow.stamp_of(os.stat(tmp)), tmp, token)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            return None
+
     def _publish_basis(self, basis: dedup_follow.Basis, token: bytes) -> bool:
         """Write ``basis`` beside the page cache and name it there under the state ``token`` it
         was made for, or neither: the file is moved into place inside the transaction that names
@@ -3055,24 +3107,28 @@ class DedupIndex:
         refused, the old file was gone and the cache still named it: the next process scanned,
         45 s at 100,000 pages, each time an agent appended during the 5-7 s a new basis takes.)
         Whether it was published."""
-        target = self.wiki.state_dir / dedup_follow.FILE
-        try:
-            tmp = staged_write(target, dedup_follow.encode_parts(basis, dedup_follow.key_of(SETTINGS)), fsync=False)
-        except OSError:
+        staged = self._stage_basis(basis, token)
+        if staged is None:
             return False  # (a read-only wiki: the next process scans)
-        published = False
+        return self._name_staged(staged, [])
+
+    def _name_staged(self, staged: StagedBasis, rows: list[tuple[str, bytes]]) -> bool:
+        """Name ``staged`` in the page cache under the state it was made for, with ``rows``
+        beside it, its file moved into place in that same transaction; or none of it (its file
+        removed). Whether it was named."""
+        target = self.wiki.state_dir / dedup_follow.FILE
+        named = False
         try:
-            # (a rename keeps the size, mtime, inode and device the stamp is made of)
-            stamp = dedup_follow.stamp_of(os.stat(tmp))
-            published = self.wiki.store.save_derived(dedup_follow.NAME, basis.id + stamp, state=token,
-                                                     then=lambda: os.replace(tmp, target))
+            named = self.wiki.store.save_derived_together([(dedup_follow.NAME, staged.saved), *rows],
+                                                          state=staged.token,
+                                                          then=lambda: os.replace(staged.path, target))
         except OSError:
-            published = False
+            named = False
         finally:
-            if not published:
+            if not named:
                 with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-        return published
+                    os.unlink(staged.path)
+        return named
 
     def _load_basis(self) -> set[str] | None:
         """Take the features and tables of the basis a scan saved (:mod:`curator.engine.dedup.follow`)
@@ -3485,12 +3541,17 @@ class DedupIndex:
     def followed_shingles(self) -> dict[str, tuple[np.ndarray, tuple[str, ...]]]:
         """What a kept result of this index keeps of the pages it followed from the basis: every
         shingle and the tags of each whose whole text is known (:attr:`dedup_cache.Kept.followed`)."""
+        if self.staged_basis is not None:
+            return {}  # (it is the pages as they are: none followed since)
         features, partial = self.features, self._partial
         return {p: (features[p].shingles, tuple(sorted(features[p].tags)))
                 for p in sorted(self._since_basis) if p in features and p not in partial}
 
     def result_basis(self) -> tuple[bytes, tuple[str, ...]]:
-        """What a kept result of this index names as its basis (:attr:`dedup_cache.Kept.basis`)."""
+        """What a kept result of this index names as its basis (:attr:`dedup_cache.Kept.basis`):
+        the basis it made, while that is staged to be kept with the result (no page since)."""
+        if self.staged_basis is not None:
+            return self.staged_basis.id, ()
         return self.basis_id, tuple(sorted(self._since_basis))
 
     def _every_shingle(self, f: Features) -> np.ndarray:

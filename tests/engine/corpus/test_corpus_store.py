@@ -880,3 +880,35 @@ def test_a_derived_row_is_saved_unless_another_names_something_else(tmp_path: Pa
     assert not store.save_derived("result", b"of B-zero", unless=("basis", b"B-zero"))
     assert not store.save_derived("result", b"of nothing", unless=("no such row", b""))
     assert store.derived("result") == b"of B-one"
+
+
+def test_derived_rows_saved_together_are_saved_all_or_none(tmp_path: Path) -> None:
+    """``save_derived_together``: every row and ``then`` in one transaction (a dedup basis and
+    the result naming it); a failure of ``then`` or a state another process moved on leaves
+    every row as it was."""
+    root = write_pages(tmp_path / "w", {"a.md": "# A\n"})
+    wiki = Wiki(root)
+    store = wiki.store
+    wiki.refresh()
+    calls: list[str] = []
+    assert store.save_derived_together([("basis", b"B-one"), ("result", b"of B-one")],
+                                       then=lambda: calls.append("moved"))
+    assert calls == ["moved"] and store.derived("basis") == b"B-one" and store.derived("result") == b"of B-one"
+
+    def fails() -> None:
+        raise OSError("the file could not be moved")
+
+    with pytest.raises(OSError):
+        store.save_derived_together([("basis", b"B-two"), ("result", b"of B-two")], then=fails)
+    assert store.derived("basis") == b"B-one" and store.derived("result") == b"of B-one"  # (both rolled back)
+    token = store.state
+    other = Wiki(root)  # another process changes a page: the database moves on
+    (root / "a.md").write_text("# A again\n")
+    other.store.refresh()
+    other.close()
+    assert not store.save_derived_together([("basis", b"B-three"), ("result", b"of B-three")], state=token,
+                                           then=lambda: calls.append("moved again"))
+    store.refresh()
+    assert calls == ["moved"]
+    assert store.derived_since("basis") == (b"B-one", {"a.md"}) and store.derived_since("result") == (b"of B-one", {"a.md"})
+    assert not store.save_derived_together([])

@@ -386,30 +386,67 @@ def test_a_result_of_a_basis_another_process_replaced_is_not_kept(root: Path,  #
 
 def test_a_detached_compaction_keeps_its_result_again_when_the_pages_moved_on(root: Path,  # noqa: F811
                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    """The child's basis is written, then another process changes a page before the result
-    naming it is kept (refused): the child follows that change from the new basis and keeps
-    the result then, so the cache never names a basis and a result of another."""
-    from curator.engine.dedup import families
+    """Another process changes a page after the child made its basis, before the result naming
+    it is kept: neither is saved (they are saved as one), and the child makes both again from
+    the pages as they are, so the cache never names a basis and a result of another."""
+    from curator.engine.dedup import cache
 
     monkeypatch.setattr(compact, "COMPACT_AT", 4)
     answer(root)
     first = basis_of(root).id
     for i in range(4):
         assert append(Wiki(root), f"filler/page-{i}", f"Fact number {i} about the filler and the tide.").ok
-    real, calls = families.FamilyAnswers._keep_carried, []
+    real, named = cache.encode, []
 
-    def keep_carried(self: families.FamilyAnswers) -> bool:
-        calls.append(self.index.basis_id)
-        if len(calls) == 1:  # (the new basis is written: a change before its result is kept)
+    def encode(kept: cache.Kept, *args: object) -> bytes:
+        named.append(kept.basis[0])
+        if len(named) == 1:  # (the result naming the new basis is made: a change before it is kept)
             _another_process_changes_a_page(root)
-        return real(self)
+        return real(kept, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(families.FamilyAnswers, "_keep_carried", keep_carried)
+    monkeypatch.setattr(cache, "encode", encode)
     assert detached.compact(root) == 0  # (the child's own function, in this process)
     made = basis_of(root).id
-    assert made != first and len(calls) == 2 and calls[0] == calls[1] == made
-    monkeypatch.setattr(families.FamilyAnswers, "_keep_carried", real)
+    assert len(named) == 2 and first not in named and named[0] != named[1] and named[1] == made
+    assert not [p for p in (Wiki(root).state_dir).iterdir() if p.name.startswith(f".{follow.FILE}")]  # no leftover
+    monkeypatch.setattr(cache, "encode", real)
     monkeypatch.setattr(compact, "COMPACT_AT", 1000)
     scans = count_scans(monkeypatch)
     found = answer(root)
     assert scans == [] and found == full_scan(root)
+
+
+def test_a_new_basis_is_kept_with_the_result_naming_it_or_not_at_all(root: Path,  # noqa: F811
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long-running process (the station's duplicate finder, the MCP server) makes a new basis,
+    and another process changes a page before the result naming it is kept: the result is
+    refused, and so is the basis (saved apart, the cache named the new basis and the old result,
+    and every process starting before the next keep scanned: 52 s at 100,000 pages). The old
+    basis stays, its file untouched, and the next process follows from it without a scan."""
+    from curator.engine.dedup import cache
+
+    monkeypatch.setattr(compact, "COMPACT_AT", 4)
+    answer(root)
+    first = basis_of(root).id
+    stamp = (Wiki(root).state_dir / follow.FILE).stat()
+    for i in range(4):
+        assert append(Wiki(root), f"filler/page-{i}", f"Fact number {i} about the filler and the tide.").ok
+    real, named = cache.encode, []
+
+    def encode(kept: cache.Kept, *args: object) -> bytes:
+        named.append(kept.basis[0])
+        _another_process_changes_a_page(root)  # (while the result naming the new basis is made)
+        return real(kept, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(cache, "encode", encode)
+    found = answer(root)  # (in this process: a basis due, made here)
+    assert len(named) == 1 and named[0] != first  # (a result naming a new basis was made)
+    after = (Wiki(root).state_dir / follow.FILE).stat()
+    assert basis_of(root).id == first and (after.st_ino, after.st_mtime_ns) == (stamp.st_ino, stamp.st_mtime_ns)
+    assert not [p for p in (Wiki(root).state_dir).iterdir() if p.name.startswith(f".{follow.FILE}")]  # no leftover
+    monkeypatch.setattr(cache, "encode", real)
+    monkeypatch.setattr(compact, "COMPACT_AT", 1000)
+    scans = count_scans(monkeypatch)
+    again = answer(root)
+    assert scans == []  # followed from the old basis, with the old result
+    assert again == full_scan(root) and found == again
