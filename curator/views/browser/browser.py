@@ -39,7 +39,7 @@ from curator.models.pages import (
 )
 from curator.views.browser.search_results import KeyRole, Result, ResultsList
 from curator.views.plain_tips import PlainTipDelegate
-from curator.views.widgets import TableView, layer_toggles
+from curator.views.widgets import TableView, layer_toggles, one_line_rows
 
 ALL = "All"
 SEARCH_HELP = ('Search: words, "phrases", OR, -word, prefix*, layer:core, tag:x, path:wiki/, '
@@ -155,7 +155,7 @@ class PageBrowser(QWidget):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.table.setAlternatingRowColors(True)
         self.table.verticalHeader().hide()
-        self.table.verticalHeader().setDefaultSectionSize(22)
+        one_line_rows(self.table)
         self.table.setWordWrap(False)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)

@@ -40,7 +40,7 @@ from curator.engine.status import Status
 from curator.engine.write.actions import ActionResult
 from curator.models.records import RecordRole
 from curator.views.plain_tips import PlainTipDelegate, set_tip
-from curator.views.widgets import TableView
+from curator.views.widgets import TableView, one_line_rows
 from curator.views.wiki_view import WikiView
 
 if TYPE_CHECKING:
@@ -64,6 +64,7 @@ def record_table(model: QAbstractItemModel, multi: bool = False) -> QTableView:
                            else QAbstractItemView.SelectionMode.SingleSelection)
     table.verticalHeader().hide()
     table.setWordWrap(False)
+    one_line_rows(table)
     return table
 
 

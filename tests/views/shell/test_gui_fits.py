@@ -195,3 +195,16 @@ def test_every_view_tab_is_in_sight(qtbot, station) -> None:  # type: ignore[no-
                                                                 [w.minimumSizeHint().width() for w in (station.browser, station.side)],
                                                                 [bar.tabText(i) for i in range(bar.count())])
     assert bar.tabRect(bar.count() - 1).right() <= bar.width()
+
+
+@pytest.mark.parametrize("name", ["lint", "links"])
+def test_a_review_tables_rows_are_one_line_high(qtbot, station, name: str) -> None:  # type: ignore[no-untyped-def]
+    """A one-line record is one line high (Qt's default row, 30 px in Fusion, was two lines of
+    text: a third as many records in sight); its text still whole in height."""
+    view = shown(qtbot, station, name)
+    table = view.table
+    assert table.model().rowCount() > 0
+    line = table.fontMetrics().height()
+    height = table.rowHeight(0)
+    assert line + 4 <= height <= line + 10, (height, line)
+    assert table.verticalHeader().defaultSectionSize() == height
