@@ -10,6 +10,7 @@ import functools
 import itertools
 import math
 import posixpath
+import sys
 import unicodedata
 from dataclasses import asdict, dataclass, field
 from typing import Any, NamedTuple
@@ -266,6 +267,32 @@ def _as_text(value: Any) -> str | None:
     return str(value)
 
 
+#: Strings this short are shared between pages (:func:`_shared`): a tag, a frontmatter key, a
+#: date, a layer; a title or a sentence is not.
+SHARED_MAX = 40
+
+
+def _shared(value: Any) -> Any:
+    """``value`` as one object for every page that holds it, when it is a short string (interned:
+    a record holding it says so, and decoding it gives that one object, see ``encode_record``).
+    Every page held its own ``"title"``, ``"tags"``, ``"created"`` keys, tag words and dates:
+    26 MB of the 119 MB every page decoded holds at 32,000 pages."""
+    if type(value) is str and len(value) <= SHARED_MAX:
+        return sys.intern(value)
+    if type(value) is list and all(type(v) is str for v in value):
+        return [sys.intern(v) if len(v) <= SHARED_MAX else v for v in value]
+    return value
+
+
+def _shared_meta(meta: dict[str, Any], title: str) -> dict[str, Any]:
+    """The frontmatter with its keys and short values shared (:func:`_shared`), its title the
+    page's own when the same."""
+    out = {sys.intern(k) if type(k) is str else k: _shared(v) for k, v in meta.items()}
+    if out.get("title") == title:
+        out["title"] = title
+    return out
+
+
 def _unique(items: list[str]) -> list[str]:
     seen: set[str] = set()
     out = []
@@ -329,7 +356,7 @@ def parse_page(path: str, data: bytes, mtime_ns: int = 0) -> tuple[Page, str]:
     title = title or markdown_scan.first_heading(code_free) or posixpath.splitext(posixpath.basename(path))[0]
 
     tags = [t.lstrip("#") for t in _as_list(meta.get("tags"))]
-    tags = _unique([t for t in tags if t] + markdown_scan.scan_tags(code_free))
+    tags = [sys.intern(t) for t in _unique([t for t in tags if t] + markdown_scan.scan_tags(code_free))]
     related = _as_list(meta.get("related"))
     aliases = _as_list(meta.get("aliases"))
 
@@ -342,7 +369,8 @@ def parse_page(path: str, data: bytes, mtime_ns: int = 0) -> tuple[Page, str]:
     def key_of(target: str) -> str:
         key = keys.get(target)
         if key is None:
-            key = keys[target] = link_key(target)
+            key = link_key(target)
+            key = keys[target] = target if key == target else key  # (one string, not two alike)
         return key
 
     links = [_new_link((target, key_of(target), anchor, alias, kind, line))
@@ -372,20 +400,20 @@ def parse_page(path: str, data: bytes, mtime_ns: int = 0) -> tuple[Page, str]:
         size=len(data),
         mtime_ns=mtime_ns,
         title=title,
-        layer=layer,
+        layer=sys.intern(layer),
         trust=trust,
         tags=tags,
         aliases=aliases,
         related=related,
-        source_type=source_type,
-        author=_as_text(meta.get("author")),
-        created=_as_text(meta.get("created")),
-        updated=_as_text(meta.get("updated")),
+        source_type=sys.intern(source_type),
+        author=_shared(_as_text(meta.get("author"))),
+        created=_shared(_as_text(meta.get("created"))),
+        updated=_shared(_as_text(meta.get("updated"))),
         do_not_inject=_as_bool(meta.get("do_not_inject", False)),
         snippet=markdown_scan.snippet(code_free, body),
         links=links,
         problems=problems,
-        meta=meta,
+        meta=_shared_meta(meta, title) if meta else meta,
         bom=dec.bom,
         crlf=dec.crlf,
         invalid_utf8=dec.invalid_utf8,
