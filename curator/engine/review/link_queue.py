@@ -60,7 +60,7 @@ if TYPE_CHECKING:
 
 #: The name the operator's queue is saved under, and the version of what is saved.
 SAVED_NAME = "links-unresolved"
-_SAVED_FORMAT = 3  # (2: each key's number of links beside the targets; 3: each page's digest)
+_SAVED_FORMAT = 4  # (2: each key's number of links beside the targets; 3: each page's digest; 4: of its values alone)
 #: A change is followed page by page while it resolves no more pages again than this or
 #: :data:`~curator.engine.corpus.links.REBUILD_SHARE` of them, whichever is more (as lint).
 REDO_MIN = 200
@@ -183,10 +183,17 @@ def saved_blob(attachments: bytes, targets: dict[str, Target], pages: _Pages) ->
                           _encode(counts), _encode(("\0".join(pages.paths), _digests(targets, pages)))))
 
 
+#: The marshal version a page's digest is made with (see :func:`_page_digest`).
+DIGEST_MARSHAL = 2
+
+
 def _page_digest(title: str, aliases: tuple[str, ...], occurrences: list[tuple[str, str, int]]) -> bytes:
     """What a page adds to the queue: its names (what other pages' links resolve to) and its
-    unresolved links, (key, as written, line) by key, in link order within a key."""
-    return hashlib.blake2b(marshal.dumps((title, aliases, occurrences)), digest_size=8).digest()
+    unresolved links, (key, as written, line) by key, in link order within a key. Marshalled
+    in version 2, which writes the values alone: later versions write a string met twice as a
+    reference and mark an interned one, so equal pages held as other objects (one parsed, one
+    decoded) had other digests."""
+    return hashlib.blake2b(marshal.dumps((title, aliases, occurrences), DIGEST_MARSHAL), digest_size=8).digest()
 
 
 def _digests(targets: dict[str, Target], pages: _Pages) -> bytes:
