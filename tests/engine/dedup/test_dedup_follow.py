@@ -657,9 +657,20 @@ def test_the_basis_features_behave_as_a_dict_of_every_page_made_as_asked() -> No
         elif kind < 0.8:
             assert (path in lazy) == (path in plain) == (path in slotted)
             assert lazy.stamp(path) == slotted.stamp(path) == (plain[path].stamp if path in plain else None)
-        else:
+        elif kind < 0.9:
             got, want = lazy.get(path), plain.get(path)
             assert (got is None) == (want is None) and (got is None or (got.path, got.stamp) == (want.path, want.stamp))
+        else:  # (borrowed to be read: never held by that, nor set by it)
+            held = lazy.held()
+            mine = dict(lazy.made())
+            if path in plain:
+                got = lazy.lend(path)
+                assert (got.path, got.stamp) == (plain[path].path, plain[path].stamp)
+                assert got is mine.get(path, got) and lazy[path] is got  # (asked for after: that one, held)
+            else:
+                with pytest.raises(KeyError):
+                    lazy.lend(path)
+            assert lazy.held() == held
         assert len(lazy) == len(plain) == len(slotted) and sorted(lazy) == sorted(plain) == sorted(slotted)
         # which pages differ from a store's stamps: those held of another stamp or gone, those not held
         pages = {p: ((i, i) if rng.random() < 0.8 else (i, -1)) for i, p in enumerate([*paths, "new1.md", "new4.md"])
@@ -1281,3 +1292,19 @@ def test_a_bigger_wiki_follows_more_changed_pages_from_one_basis(root: Path,  # 
         assert append(Wiki(root), path.removesuffix(".md"), f"Fact {i} about the page, the tide and the crane.").ok
     found = answer(root)
     assert len(scans) == 1 and found == full_scan(root)
+
+
+def test_the_pairs_scored_after_a_scan_borrow_the_basis_features(root: Path,  # noqa: F811
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a scan that saved its basis, the families answer scores the pairs of every family
+    from the basis's features, borrowed (:meth:`BasisFeatures.lend`): made and held, every
+    page's came back, 270 MB at 100,000 pages. None is held after, and the answer is a full
+    scan's with two borrowed at a time."""
+    monkeypatch.setattr(dedup.BasisFeatures, "LENT_MAX", 2)
+    wiki = Wiki(root)
+    found = [f.to_json() for f in dedup_families.find_families(wiki)]
+    index = wiki.session.peek(dedup.DedupIndex)
+    assert index is not None and isinstance(index.features, dedup.BasisFeatures)
+    assert index.features._lent and len(index.features._lent) <= 2
+    assert list(index.features.made()) == []
+    assert found == full_scan(root) and any(len(f["pages"]) > 2 for f in found)
