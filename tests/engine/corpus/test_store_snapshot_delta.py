@@ -208,3 +208,38 @@ def test_a_delta_of_many_pages_gives_the_stamps_of_every_page(tmp_path: Path) ->
     assert dict(zip(now.paths, zip(now.mtimes, now.sizes, strict=True), strict=True)) == scratch[1]
     assert now.paths[-1] == "wiki/moved.md"  # (added pages last)
     assert _view(root) == scratch
+
+
+@pytest.mark.parametrize("touched", [3, 40, 600])
+def test_pages_re_stamped_in_bulk_are_placed_once_or_not_at_all(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, touched: int) -> None:
+    """Every page re-stamped at once (a wiki copied with its state folder, a checkout): placed one
+    by one in the snapshot's paths, each a search of them all, that took hours at 300,000
+    pages. More than a delta holds are not placed at all (the snapshot is saved whole); a few
+    are searched for; more than that are found in the paths listed once. Every process then
+    reads the pages exactly as a cache built from scratch."""
+    import os
+
+    root = write_pages(tmp_path / "w", _pages(600))
+    for path in (root / "wiki").iterdir():  # (settled: no page new enough to be read again)
+        st = path.stat()
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns - 100_000_000_000))
+    (tmp_path / "scratch").mkdir()
+    _view(root)
+    searched: list[str] = []
+    real = store_module._base_place
+
+    def counting(names: str, path: str) -> int:
+        searched.append(path)
+        return real(names, path)
+
+    monkeypatch.setattr(store_module, "_base_place", counting)
+    for i in range(touched):
+        path = root / f"wiki/p{i:02d}.md"
+        st = path.stat()
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+    seen = _view(root)
+    assert len(searched) == (touched if touched < store_module.PLACE_BY_LIST else 0)
+    assert ("delta" in _parts(root)) == (touched <= store_module.DELTA_MAX)
+    assert seen == _from_scratch(root, tmp_path / "scratch")
+    assert _view(root) == seen
