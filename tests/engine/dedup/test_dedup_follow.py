@@ -1308,3 +1308,35 @@ def test_the_pairs_scored_after_a_scan_borrow_the_basis_features(root: Path,  # 
     assert index.features._lent and len(index.features._lent) <= 2
     assert list(index.features.made()) == []
     assert found == full_scan(root) and any(len(f["pages"]) > 2 for f in found)
+
+
+def test_a_basis_converts_its_arrays_a_block_at_a_time_as_it_writes_them(root: Path,  # noqa: F811
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The arrays a basis saves as another type (counts as saturating uint16, owners as int32)
+    are converted a block of rows at a time as they are written (each converted whole first,
+    every copy was held at once at the scan's peak): the same file, block by block, and it
+    reads back as the scan's."""
+    import numpy as np
+
+    answer(root)
+    wiki = Wiki(root)
+    key = follow.key_of(dedup.SETTINGS)
+    saved = follow.decode(follow.read(wiki.state_dir / follow.FILE), key)
+    assert saved is not None
+    counts = np.asarray(saved.counts.saved, dtype=np.int64)  # type: ignore[union-attr]
+    counts[0] = 1 << 40  # (saturates)
+    basis = follow.Basis(saved.id, saved.boilerplate_pages, saved.paths, saved.stamps, saved.titles, saved.names,
+                         saved.keys, counts, saved.big, saved.steps, saved.lengths, saved.band_slots, saved.bands,
+                         saved.slug_entries, np.asarray(saved.slug_owners, dtype=np.int64), saved.band_keys,
+                         np.asarray(saved.band_owners, dtype=np.int64), saved.sample_keys, saved.sample_owners,
+                         saved.title_groups, saved.tag_groups, saved.attachments,
+                         np.asarray(saved.source_counts, dtype=np.int64), np.asarray(saved.sources, dtype=np.int64),
+                         saved.head, saved.digests)
+    whole = follow.encode(basis, key)
+    monkeypatch.setattr(follow, "CONVERT_ROWS", 3)
+    parts = list(follow.encode_parts(basis, key))
+    assert b"".join(parts) == whole
+    assert len(parts) > 2 * len(follow._arrays(basis)) + 3  # (blocks of 3 rows, not one part an array)
+    again = follow.decode(whole, key)
+    assert again is not None and again.counts.saved[0] == follow.SATURATED  # type: ignore[union-attr]
+    assert np.array_equal(again.sources, saved.sources) and np.array_equal(again.band_owners, saved.band_owners)
