@@ -3097,21 +3097,31 @@ class DedupIndex:
         starts = np.zeros(len(lengths) + 1, dtype=np.int64)
         np.cumsum(lengths, out=starts[1:])
         steps = _listed_chunks(keys, listed, lengths)
+        tables, rows, none = self._bands, len(slots), np.zeros((0, BANDS), dtype=np.uint64)
+
+        def band_rows() -> Iterator[np.ndarray]:
+            step = dedup_follow.CONVERT_ROWS
+            for start in range(0, rows, step):
+                yield np.array([feats[i].bands for i in slots[start:start + step]], dtype=np.uint64).reshape(-1, BANDS)
+
+        # (the band rows and tables written a block, a band, at a time as the file is: stacked
+        # first, they were copies of them all held at the scan's peak)
+        streams = {"bands": dedup_follow.Streamed(np.dtype(np.uint64), (rows, BANDS), band_rows),
+                   "band_keys": dedup_follow.Streamed(np.dtype(np.uint64), (BANDS, rows),
+                                                      lambda: (np.asarray(t.keys) for t in tables)),
+                   "band_owners": dedup_follow.Streamed(np.dtype(np.int32), (BANDS, rows),
+                                                        lambda: (np.asarray(t.owners, dtype=np.int32) for t in tables))}
         basis = dedup_follow.Basis(
             self.basis_id, self.boilerplate_pages, paths,
             np.array([f.stamp for f in feats], dtype=np.int64).reshape(len(feats), 2), [f.title_text for f in feats],
             dedup_follow.Chunked(names_at, chunks=names), keys, counts, counts > limit,
             dedup_follow.Chunked(starts * 4, chunks=steps), lengths,
-            np.array(slots, dtype=np.int64),
-            np.array([feats[i].bands for i in slots], dtype=np.uint64).reshape(len(slots), BANDS),
-            self._slugs.keys, self._slugs.owners,
-            np.array([t.keys for t in self._bands], dtype=np.uint64).reshape(BANDS, len(slots)),
-            np.array([t.owners for t in self._bands], dtype=np.int64).reshape(BANDS, len(slots)),
+            np.array(slots, dtype=np.int64), none,
+            self._slugs.keys, self._slugs.owners, none.T, none.T.astype(np.int32),
             self._samples.keys, self._samples.owners,
             dedup_follow.groups_of(self._title_groups, slot), dedup_follow.groups_of(self._tag_index, slot),
             self.wiki.store.attachments_key(),
-            sources[0].astype(np.int64), sources[1].astype(np.int64), self._head(),
-            digests)
+            sources[0], sources[1], self._head(), digests, streams=streams)
         # The basis is a file beside the page cache (written in 0.05 s where the database took
         # 0.9 s at 32,000 pages); the cache holds its id under the scan's state, which says
         # what changed since and which file is current.

@@ -450,3 +450,13 @@ def test_a_new_basis_is_kept_with_the_result_naming_it_or_not_at_all(root: Path,
     again = answer(root)
     assert scans == []  # followed from the old basis, with the old result
     assert again == full_scan(root) and found == again
+
+
+def test_a_scan_writes_its_basis_a_block_at_a_time(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """A scan's band rows and tables are written a block (a band) at a time as the file is, not
+    stacked first: the basis written with blocks of two rows is the one written whole."""
+    whole = scanned_basis(root)
+    monkeypatch.setattr(follow, "CONVERT_ROWS", 2)
+    blocks = scanned_basis(root)
+    assert len(blocks.band_slots) > 4 and blocks.bands.shape == (len(blocks.band_slots), dedup.BANDS)
+    assert_same_basis(blocks, whole)
