@@ -1634,6 +1634,8 @@ class StagedBasis:
     path: str
     #: The store state it was made for.
     token: bytes
+    #: How many pages had changed since the basis it was made from.
+    since: int = 0
 
 
 @dataclass(slots=True)
@@ -1780,8 +1782,10 @@ class DedupIndex:
         self.unkept_update = False
         #: a process of its own makes the new basis this index found due (see compact_basis)
         self.compacting_elsewhere = False
-        #: the new basis this index made, written but not yet named (see compact_basis)
+        #: the new basis this index made, written but not yet named (see compact_basis), and the
+        #: last one refused: the basis it was made from and the pages changed since it then
         self.staged_basis: StagedBasis | None = None
+        self._refused: tuple[bytes, int] | None = None
         #: The basis (:mod:`curator.engine.dedup.follow`) these features were scanned as or loaded
         #: from (b"" when none was saved), and the pages whose features differ from it since
         #: (changed, or discounted anew): a kept result names both, so that the next process
@@ -3002,6 +3006,13 @@ class DedupIndex:
         counts = self._shingle_counts
         if not isinstance(counts, dedup_follow.FollowedCounts) or counts is not basis.counts:
             return False  # (not the basis's counts as followed)
+        refused = self._refused
+        if (memory.runs_for_long() and refused is not None and refused[0] == self.basis_id
+                and len(since) < refused[1] + dedup_detached.RETRY_AFTER):
+            # (one made for pages that moved on before it was kept, on a wiki written every few
+            # seconds: made again once more pages changed, not at each keep, 5-6 s of a core at
+            # 100,000 pages each time, in the station's worker or the MCP server)
+            return False
         if dedup_detached.hands_off():
             # a one-shot command answers now; a process of its own makes the basis (and keeps
             # the result, see FamilyAnswers._keep)
@@ -3015,7 +3026,10 @@ class DedupIndex:
         if made is None:
             return False
         self.staged_basis = self._stage_basis(made, token)
-        return self.staged_basis is not None
+        if self.staged_basis is None:
+            return False
+        self.staged_basis.since = len(since)
+        return True
 
     def publish_staged(self, rows: list[tuple[str, bytes]]) -> bool:
         """Name the :attr:`staged_basis` in the page cache, move its file into place and save
@@ -3025,6 +3039,7 @@ class DedupIndex:
         staged, self.staged_basis = self.staged_basis, None
         assert staged is not None
         if not self._name_staged(staged, rows):
+            self._refused = self.basis_id, staged.since
             return False  # (the pages moved on meanwhile: the follow goes on from the old basis)
         self.basis_id = staged.id
         # From here on the index follows the new basis, as after a scan: its counts are the new

@@ -460,3 +460,54 @@ def test_a_scan_writes_its_basis_a_block_at_a_time(root: Path, monkeypatch: pyte
     blocks = scanned_basis(root)
     assert len(blocks.band_slots) > 4 and blocks.bands.shape == (len(blocks.band_slots), dedup.BANDS)
     assert_same_basis(blocks, whole)
+
+
+def test_a_long_running_maker_refused_makes_the_basis_again_only_once_more_pages_changed(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """A process that runs for long (the station's worker, the MCP server) whose new basis was
+    refused (a page changed before the result naming it was kept) does not make it again at its
+    next keep, which a wiki written every few seconds would refuse again (5-6 s of a core each
+    time at 100,000 pages), but once RETRY_AFTER more pages changed; then it is kept, and the
+    next process follows from it without a scan."""
+    from curator.engine import memory
+    from curator.engine.dedup import cache, families
+
+    monkeypatch.setattr(memory, "_LONG_LIVED", True)
+    monkeypatch.setattr(compact, "COMPACT_AT", 4)
+    monkeypatch.setattr(detached, "RETRY_AFTER", 3)
+    answer(root)
+    first = basis_of(root).id
+    wiki = Wiki(root)  # (the long-running process: its index held from answer to answer)
+    for i in range(4):
+        assert append(Wiki(root), f"filler/page-{i}", f"Fact number {i} about the filler and the tide.").ok
+    real_encode, real_compacted, made = cache.encode, compact.compacted, []
+
+    def encode(kept: cache.Kept, *args: object) -> bytes:
+        if kept.basis[0] != first:  # (the result naming a new basis: a change before it is kept)
+            _another_process_changes_a_page(root)
+        return real_encode(kept, *args)  # type: ignore[arg-type]
+
+    def compacted(*args: object, **kwargs: object) -> follow.Basis | None:
+        made.append(1)
+        return real_compacted(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(cache, "encode", encode)
+    monkeypatch.setattr(compact, "compacted", compacted)
+    families.find_families(wiki)
+    assert len(made) == 1 and basis_of(root).id == first  # (made, refused)
+    monkeypatch.setattr(cache, "encode", real_encode)
+    for i in range(4, 5):  # (fewer than RETRY_AFTER more, with the page changed meanwhile: not made again)
+        assert append(Wiki(root), f"filler/page-{i}", f"Fact number {i} about the filler and the tide.").ok
+        wiki.refresh()
+        families.find_families(wiki)
+        families.keep_result(wiki)  # (as the station's worker keeps after its answer)
+    assert len(made) == 1 and basis_of(root).id == first
+    assert append(Wiki(root), "filler/page-5", "Fact number 5 about the filler and the tide.").ok
+    wiki.refresh()
+    families.find_families(wiki)
+    families.keep_result(wiki)
+    assert len(made) == 2 and basis_of(root).id != first  # (made again, and kept)
+    monkeypatch.setattr(compact, "COMPACT_AT", 1000)
+    scans = count_scans(monkeypatch)
+    found = answer(root)
+    assert scans == [] and found == full_scan(root)
