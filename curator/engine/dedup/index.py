@@ -3025,11 +3025,8 @@ class DedupIndex:
             return False  # (the follow reading that part scans, which saves a new basis)
         if made is None:
             return False
-        self.staged_basis = self._stage_basis(made, token)
-        if self.staged_basis is None:
-            return False
-        self.staged_basis.since = len(since)
-        return True
+        self.staged_basis = self._stage_basis(made, token, len(since))
+        return self.staged_basis is not None
 
     def publish_staged(self, rows: list[tuple[str, bytes]]) -> bool:
         """Name the :attr:`staged_basis` in the page cache, move its file into place and save
@@ -3074,7 +3071,7 @@ class DedupIndex:
 
     def _read_basis(self, saved: bytes) -> dedup_follow.Basis | None:
         """The basis file, when it reads back as the basis ``saved`` names (its id, then the
-        stamp of the file as written, if known: see :meth:`_saved_as`); None: missing, damaged,
+        stamp of the file as written, if known: see :attr:`StagedBasis.saved`); None: missing, damaged,
         or another scan's. A file whose stamp is the one saved is the file as written: its
         tables are not all read through again to be checked."""
         basis_id, stamp = saved[:16], saved[16:]
@@ -3084,14 +3081,6 @@ class DedupIndex:
             return None
         basis = dedup_follow.decode(blob, dedup_follow.key_of(SETTINGS), as_written=bool(stamp) and found == stamp)
         return basis if basis is not None and basis.id == basis_id else None
-
-    def _saved_as(self, basis_id: bytes) -> bytes:
-        """What names the basis just written (what :meth:`_read_basis` is given): its id, and the
-        stamp of the file (none when it cannot be read: then every table is checked)."""
-        try:
-            return basis_id + dedup_follow.stamp_of(os.stat(self.wiki.state_dir / dedup_follow.FILE))
-        except OSError:
-            return basis_id
 
     def _write_basis(self, token: bytes, feats: list[Features], paths: list[str], listed: list[np.ndarray],
                      digests: np.ndarray, link_names: list[tuple[str, ...]]) -> bool:
@@ -3143,7 +3132,7 @@ class DedupIndex:
         self._publish_basis(basis, token)  # (not when the pages moved on: a later answer saves one)
         return True
 
-    def _stage_basis(self, basis: dedup_follow.Basis, token: bytes) -> StagedBasis | None:
+    def _stage_basis(self, basis: dedup_follow.Basis, token: bytes, since: int = 0) -> StagedBasis | None:
         """``basis`` written beside the page cache under a temporary name, to be moved into place
         as the cache names it (None: it cannot be written, a read-only wiki)."""
         target = self.wiki.state_dir / dedup_follow.FILE
@@ -3153,7 +3142,7 @@ class DedupIndex:
             return None
         try:
             # (a rename keeps the size, mtime, inode and device the stamp is made of)
-            return StagedBasis(basis.id, basis.id + dedup_follow.stamp_of(os.stat(tmp)), tmp, token)
+            return StagedBasis(basis.id, basis.id + dedup_follow.stamp_of(os.stat(tmp)), tmp, token, since)
         except OSError:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)

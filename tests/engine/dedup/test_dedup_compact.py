@@ -285,6 +285,26 @@ def test_the_command_line_answers_without_waiting_for_the_new_basis(root: Path) 
     assert not (root / "ran.txt").exists()
 
 
+def _appends_to_fillers(base: Path, numbers: range) -> None:
+    """An agent's append to each of those filler pages, one process each."""
+    for i in numbers:
+        assert append(Wiki(base), f"filler/page-{i}", f"Fact number {i} about the filler and the tide.").ok
+
+
+def _staged_files(base: Path) -> list[Path]:
+    """The basis files written and never moved into place, left in the state folder."""
+    return [p for p in Wiki(base).state_dir.iterdir() if p.name.startswith(f".{follow.FILE}")]
+
+
+def _answer_without_a_scan(base: Path, monkeypatch: pytest.MonkeyPatch) -> list[dict[str, object]]:
+    """The next process's answer, asserting it scanned nothing (and makes no basis of its own)."""
+    monkeypatch.setattr(compact, "COMPACT_AT", 1000)
+    scans = count_scans(monkeypatch)
+    found = answer(base)
+    assert scans == []
+    return found
+
+
 def _another_process_changes_a_page(base: Path) -> None:
     """A page appended to by hand, and seen by another process's store: the database moves on."""
     path = base / "filler/page-9.md"
@@ -314,17 +334,13 @@ def test_a_new_basis_the_pages_moved_past_is_not_written(root: Path,  # noqa: F8
         return made
 
     monkeypatch.setattr(compact, "compacted", meanwhile)
-    for i in range(4):
-        assert append(Wiki(root), f"filler/page-{i}", f"Fact number {i} about the filler and the tide.").ok
+    _appends_to_fillers(root, range(4))
     found = answer(root)  # (a basis due: made, then refused)
     after = (Wiki(root).state_dir / follow.FILE).stat()
     assert basis_of(root).id == first.id and (after.st_ino, after.st_mtime_ns) == (stamp.st_ino, stamp.st_mtime_ns)
-    assert not [p for p in (Wiki(root).state_dir).iterdir() if p.name.startswith(f".{follow.FILE}")]  # no leftover
+    assert not _staged_files(root)  # no leftover
     monkeypatch.setattr(compact, "compacted", real)
-    monkeypatch.setattr(compact, "COMPACT_AT", 1000)
-    scans = count_scans(monkeypatch)
-    again = answer(root)
-    assert scans == []  # followed from the old basis, not scanned
+    again = _answer_without_a_scan(root, monkeypatch)  # followed from the old basis, not scanned
     assert again == full_scan(root) and found == again
 
 
@@ -335,8 +351,7 @@ def test_a_detached_compaction_the_pages_moved_past_makes_it_again(root: Path,  
     monkeypatch.setattr(compact, "COMPACT_AT", 4)
     answer(root)
     first = basis_of(root).id
-    for i in range(4):
-        assert append(Wiki(root), f"filler/page-{i}", f"Fact number {i} about the filler and the tide.").ok
+    _appends_to_fillers(root, range(4))
     real, made_for = compact.compacted, []
 
     def meanwhile(*args: object, **kwargs: object) -> follow.Basis | None:
@@ -351,10 +366,7 @@ def test_a_detached_compaction_the_pages_moved_past_makes_it_again(root: Path,  
     assert len(made_for) == 2 and basis_of(root).id not in (first, made_for[0].id)  # type: ignore[union-attr]
     assert basis_of(root).id == made_for[1].id  # type: ignore[union-attr]
     monkeypatch.setattr(compact, "compacted", real)
-    monkeypatch.setattr(compact, "COMPACT_AT", 1000)
-    scans = count_scans(monkeypatch)
-    found = answer(root)
-    assert scans == [] and found == full_scan(root)
+    assert _answer_without_a_scan(root, monkeypatch) == full_scan(root)
 
 
 def test_a_result_of_a_basis_another_process_replaced_is_not_kept(root: Path,  # noqa: F811
@@ -367,8 +379,7 @@ def test_a_result_of_a_basis_another_process_replaced_is_not_kept(root: Path,  #
     monkeypatch.setattr(compact, "COMPACT_AT", 4)
     answer(root)
     first = basis_of(root).id
-    for i in range(4):
-        assert append(Wiki(root), f"filler/page-{i}", f"Fact number {i} about the filler and the tide.").ok
+    _appends_to_fillers(root, range(4))
     late_wiki = Wiki(root)
     families.answers_for(late_wiki)  # (it follows from the old basis)
     answer(root)  # another process: a new basis, and the result naming it
@@ -394,8 +405,7 @@ def test_a_detached_compaction_keeps_its_result_again_when_the_pages_moved_on(ro
     monkeypatch.setattr(compact, "COMPACT_AT", 4)
     answer(root)
     first = basis_of(root).id
-    for i in range(4):
-        assert append(Wiki(root), f"filler/page-{i}", f"Fact number {i} about the filler and the tide.").ok
+    _appends_to_fillers(root, range(4))
     real, named = cache.encode, []
 
     def encode(kept: cache.Kept, *args: object) -> bytes:
@@ -408,12 +418,9 @@ def test_a_detached_compaction_keeps_its_result_again_when_the_pages_moved_on(ro
     assert detached.compact(root) == 0  # (the child's own function, in this process)
     made = basis_of(root).id
     assert len(named) == 2 and first not in named and named[0] != named[1] and named[1] == made
-    assert not [p for p in (Wiki(root).state_dir).iterdir() if p.name.startswith(f".{follow.FILE}")]  # no leftover
+    assert not _staged_files(root)  # no leftover
     monkeypatch.setattr(cache, "encode", real)
-    monkeypatch.setattr(compact, "COMPACT_AT", 1000)
-    scans = count_scans(monkeypatch)
-    found = answer(root)
-    assert scans == [] and found == full_scan(root)
+    assert _answer_without_a_scan(root, monkeypatch) == full_scan(root)
 
 
 def test_a_new_basis_is_kept_with_the_result_naming_it_or_not_at_all(root: Path,  # noqa: F811
@@ -429,8 +436,7 @@ def test_a_new_basis_is_kept_with_the_result_naming_it_or_not_at_all(root: Path,
     answer(root)
     first = basis_of(root).id
     stamp = (Wiki(root).state_dir / follow.FILE).stat()
-    for i in range(4):
-        assert append(Wiki(root), f"filler/page-{i}", f"Fact number {i} about the filler and the tide.").ok
+    _appends_to_fillers(root, range(4))
     real, named = cache.encode, []
 
     def encode(kept: cache.Kept, *args: object) -> bytes:
@@ -443,12 +449,9 @@ def test_a_new_basis_is_kept_with_the_result_naming_it_or_not_at_all(root: Path,
     assert len(named) == 1 and named[0] != first  # (a result naming a new basis was made)
     after = (Wiki(root).state_dir / follow.FILE).stat()
     assert basis_of(root).id == first and (after.st_ino, after.st_mtime_ns) == (stamp.st_ino, stamp.st_mtime_ns)
-    assert not [p for p in (Wiki(root).state_dir).iterdir() if p.name.startswith(f".{follow.FILE}")]  # no leftover
+    assert not _staged_files(root)  # no leftover
     monkeypatch.setattr(cache, "encode", real)
-    monkeypatch.setattr(compact, "COMPACT_AT", 1000)
-    scans = count_scans(monkeypatch)
-    again = answer(root)
-    assert scans == []  # followed from the old basis, with the old result
+    again = _answer_without_a_scan(root, monkeypatch)  # followed from the old basis, with the old result
     assert again == full_scan(root) and found == again
 
 
@@ -478,8 +481,7 @@ def test_a_long_running_maker_refused_makes_the_basis_again_only_once_more_pages
     answer(root)
     first = basis_of(root).id
     wiki = Wiki(root)  # (the long-running process: its index held from answer to answer)
-    for i in range(4):
-        assert append(Wiki(root), f"filler/page-{i}", f"Fact number {i} about the filler and the tide.").ok
+    _appends_to_fillers(root, range(4))
     real_encode, real_compacted, made = cache.encode, compact.compacted, []
 
     def encode(kept: cache.Kept, *args: object) -> bytes:
@@ -507,7 +509,4 @@ def test_a_long_running_maker_refused_makes_the_basis_again_only_once_more_pages
     families.find_families(wiki)
     families.keep_result(wiki)
     assert len(made) == 2 and basis_of(root).id != first  # (made again, and kept)
-    monkeypatch.setattr(compact, "COMPACT_AT", 1000)
-    scans = count_scans(monkeypatch)
-    found = answer(root)
-    assert scans == [] and found == full_scan(root)
+    assert _answer_without_a_scan(root, monkeypatch) == full_scan(root)
