@@ -21,6 +21,7 @@ from curator.engine.corpus.state import state_dir_for
 from curator.engine.corpus.store import ChangeSet, PageStore, gc_paused
 from curator.engine.corpus.summaries import (
     Summaries,
+    current_inbound,
     keep_inbound,
     keep_summaries,
     kept_inbound,
@@ -149,9 +150,15 @@ class Wiki:
         """The inbound link counts last kept (:meth:`keep_inbound`), maybe of older pages."""
         return kept_inbound(self.store)
 
-    def keep_inbound(self, counts: Mapping[str, int]) -> None:
-        """Keep every page's inbound link count as just counted, for the next open's page list."""
-        keep_inbound(self.store, counts)
+    def current_inbound(self) -> dict[str, int] | None:
+        """The inbound link counts last kept when no page changed since (:func:`~curator.engine.corpus.summaries.current_inbound`):
+        what the link index would count, without building it (None: count them)."""
+        return current_inbound(self.store)
+
+    def keep_inbound(self, counts: Mapping[str, int], state: bytes | None = None) -> bool:
+        """Keep every page's inbound link count as counted at the store's ``state`` (its state
+        now when None), for the next open's page list. Whether they were kept."""
+        return keep_inbound(self.store, counts, state)
 
     def keep_summaries(self, summaries: Summaries) -> None:
         """Save :meth:`summaries` with the page cache, so the next :meth:`summaries` decodes

@@ -49,8 +49,14 @@ class WikiHandle:
     dirty: bool = False
     refreshing: bool = False
     #: the link index the inbound counts were last counted from, and those counts by path (what
-    #: a change's counts are counted against: only the targets whose links moved are counted again)
+    #: a change's counts are counted against: only the targets whose links moved are counted again);
+    #: no index while the counts are the ones kept with the page cache, current at the load
     counted: tuple[Any, dict[str, int]] = (None, {})
+    #: the inbound counts are held without the link index: kept with the page cache and current
+    #: at the load (see _load_all_pages); a change resolves the links in the background (_recount)
+    counted_kept: bool = False
+    #: a background task is resolving the links for the counts a change moved (_recount)
+    recounting: bool = False
     #: the page list the load showed, until it is kept with the page cache (_keep_page_lists)
     summaries: Summaries | None = None
 
@@ -71,6 +77,9 @@ class Snapshot:
     #: the rows' inbound counts are the ones the last open kept (maybe of older pages), until
     #: ``inbound_ready`` brings them as counted now
     kept_inbound: bool = False
+    #: every row's inbound count is as the links count now: resolved in the load, or kept with
+    #: the page cache when no page changed since (nothing to resolve after the load)
+    linked: bool = False
     namespaces: list[str] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
     #: pages per tag over every wiki (tags folded by case, shown in their first spelling)
@@ -136,6 +145,7 @@ class Workspace(QObject):
         self._background_started = False
         self._linked = False
         self._closed = False
+        self._recount_lock = threading.Lock()  # (a change starts one recount of the links at a time)
         self._timer = QTimer(self)
         self._timer.setInterval(300)
         self._timer.timeout.connect(self._refresh_dirty)
@@ -224,11 +234,19 @@ class Workspace(QObject):
             summaries = handle.summaries = wiki.summaries()
             listed = [PageRow(handle.index, handle.label, s) for s in summaries.pages]
             if self._link_later:
-                # the counts the last open kept, shown until the links are resolved again (seconds
-                # after the window is usable: inbound_ready), not an empty column meanwhile
-                kept = wiki.kept_inbound()
+                # The counts kept with the page cache when no page changed since: the links are not
+                # resolved at all (every page decoded and the link index built and held, 160 MB at
+                # 32,000 pages, 1.2 GB at 300,000, for the counts the station shows already); it is
+                # built when a change or a view asks for it. Else the counts the last open kept,
+                # shown until the links are resolved again (seconds after the window is usable:
+                # inbound_ready), not an empty column meanwhile.
+                current = wiki.current_inbound()
+                handle.counted_kept = current is not None
+                if current is not None:
+                    handle.counted = (None, current)
+                kept = current if current is not None else wiki.kept_inbound()
                 if kept:
-                    kept_inbound = True
+                    kept_inbound = kept_inbound or current is None
                     for row in listed:
                         row.inbound = kept.get(row.page.path, 0)
             rows.extend(listed)
@@ -246,7 +264,8 @@ class Workspace(QObject):
                 row.inbound = inbound.get(row.key, 0)
         if self._presort is not None:
             rows = self._presort(rows)
-        snapshot = Snapshot(rows, inbound, kept_inbound=kept_inbound)
+        linked = not self._link_later or all(h.counted_kept for h in self.handles)
+        snapshot = Snapshot(rows, inbound, kept_inbound=kept_inbound, linked=linked)
         self._add_choices(snapshot, [row.page for row in rows])
         if self._prepare is not None:
             snapshot.prepared = self._prepare(snapshot)
@@ -256,9 +275,10 @@ class Workspace(QObject):
     def _add_choices(self, snapshot: Snapshot, pages: Iterable[Listed] | None = None) -> None:
         """The namespaces and tags the browser's filters offer, from ``pages`` (by default every
         page of every wiki)."""
-        if pages is None:
+        if pages is None:  # (the page list's summaries while the pages are not all decoded)
             pages = [page for handle in self.handles if handle.wiki is not None
-                     for page in list(handle.wiki.pages.values())]
+                     for page in (list(handle.wiki.pages.values()) if handle.wiki.store.decoded
+                                  else handle.wiki.summaries().pages)]
         namespaces: set[str] = set()
         tags: dict[str, str] = {}
         counts: dict[str, int] = {}
@@ -292,9 +312,10 @@ class Workspace(QObject):
         incoming = links.incoming
         if before is links:
             return {}, counts
-        if before is None:
+        if before is None:  # (first counted, or counted before the index: the counts kept at the load)
             fresh = {path: len({e.source for e in edges}) for path, edges in incoming.items()}
-            changed = fresh
+            changed = {path: n for path, n in fresh.items() if counts.get(path, 0) != n}
+            changed.update((path, 0) for path in counts.keys() - fresh.keys() if counts[path])
         else:
             old = before.incoming
             changed = {path: len({e.source for e in edges}) for path, edges in incoming.items()
@@ -322,7 +343,7 @@ class Workspace(QObject):
             # watcher runs (the timer's next turn) finds it, as F5 would.
             self.mark_dirty()
         self._timer.start()
-        self._linked = bool(snapshot.inbound) or not self._link_later
+        self._linked = snapshot.linked
         self.loaded.emit(snapshot)
         if not self.defer_background:
             self.start_background()
@@ -353,10 +374,14 @@ class Workspace(QObject):
             for handle in self.handles:
                 if self._closed:
                     break
+                if handle.counted_kept:  # (current at the load: see _load_all_pages)
+                    inbound.update(((handle.index, path), n) for path, n in handle.counted[1].items())
+                    continue
+                state = handle.wiki.store.state if handle.wiki is not None else None
                 inbound.update(self._inbound(handle))
                 if handle.wiki is not None:  # (for the next open's page list, see _load_all_pages)
                     try:
-                        handle.wiki.keep_inbound(handle.counted[1])
+                        handle.wiki.keep_inbound(handle.counted[1], state)
                     except Exception as exc:  # (not the links' failure: the next open shows none)
                         self._keep_failed(exc)
             # as after the load: later collections skip the ~10^6 link objects (a full one over
@@ -427,10 +452,18 @@ class Workspace(QObject):
         assert wiki is not None
         rows = []
         for path in [*changes.added, *changes.modified]:
-            page = wiki.pages.get(path)
+            page = wiki.page(path)  # (the page alone: every page is not decoded for a change)
             if page is not None:
                 rows.append(PageRow(handle.index, handle.label, page))
-        inbound, counts = self._inbound_changes(handle)
+        inbound: dict[tuple[int, str], int] = {}
+        if handle.counted_kept:
+            # counts held without the link index: the rows keep them, and the counts this change
+            # moved follow once the links are resolved in the background (not on this thread:
+            # the change's rows would wait for every page decoded and every link resolved)
+            counts = handle.counted[1]
+            self._recount_later(handle)
+        else:
+            inbound, counts = self._inbound_changes(handle)
         for row in rows:
             row.inbound = counts.get(row.page.path, 0)
         removed = [(handle.index, p) for p in changes.removed]
@@ -438,6 +471,34 @@ class Workspace(QObject):
                             added=[(handle.index, p) for p in changes.added])
         self._add_choices(snapshot)
         self.pages_changed.emit(snapshot)
+
+    def _recount_later(self, handle: WikiHandle) -> None:
+        with self._recount_lock:
+            if handle.recounting or self._closed:
+                return
+            handle.recounting = True
+        run_task(functools.partial(self._recount, handle), self._on_recounted, self._recount_failed)
+
+    def _recount(self, handle: WikiHandle) -> dict[tuple[int, str], int]:
+        """Resolve the links again (the link index built) and count the inbound counts that
+        moved since those held (:meth:`_inbound_changes`); every wiki's counts, for the list."""
+        try:
+            handle.counted_kept = False  # (a change from here on counts its own, the index built)
+            with gc_paused():
+                self._inbound_changes(handle)
+            gc.freeze()  # (as after the load: later collections skip the link objects)
+        finally:
+            handle.recounting = False
+        return {(h.index, path): n for h in self.handles for path, n in h.counted[1].items()}
+
+    def _on_recounted(self, inbound: dict[tuple[int, str], int]) -> None:
+        if not self._closed:
+            self.inbound_ready.emit(inbound)
+
+    @staticmethod
+    def _recount_failed(exc: BaseException) -> None:
+        # (the rows keep the counts they have; the next change counts them again)
+        log.warning("the inbound link counts were not counted again after a change: %s", exc)
 
     def mark_dirty(self, index: int | None = None) -> None:
         for handle in self.handles:

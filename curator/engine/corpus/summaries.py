@@ -139,11 +139,15 @@ def decode(data: bytes) -> list[PageSummary] | None:
     return list(map(PageSummary, paths, counts, *columns))
 
 
-def keep_inbound(store: PageStore, counts: Mapping[str, int]) -> None:
+def keep_inbound(store: PageStore, counts: Mapping[str, int], state: bytes | None = None) -> bool:
     """Save every page's inbound link count as just counted (pages missing have none): what a
-    page list shows at the next open until the links are resolved again (:func:`kept_inbound`)."""
+    page list shows at the next open until the links are resolved again (:func:`kept_inbound`),
+    or instead of resolving them while no page changed since (:func:`current_inbound`). ``state``:
+    the store's state the links were counted at (not saved when the store moved on since: the
+    counts would be taken as those of pages they were not counted from). Whether they were saved."""
     paths = sorted(counts)
-    store.save_derived(INBOUND_NAME, zlib.compress(marshal.dumps((FORMAT, paths, [counts[p] for p in paths])), 1))
+    blob = zlib.compress(marshal.dumps((FORMAT, paths, [counts[p] for p in paths])), 1)
+    return store.save_derived(INBOUND_NAME, blob, state)
 
 
 def kept_inbound(store: PageStore) -> dict[str, int] | None:
@@ -151,8 +155,20 @@ def kept_inbound(store: PageStore) -> dict[str, int] | None:
     at (the pages may have changed since: a list shows them only until it has the new ones);
     None when there are none that decode."""
     blob = store.derived_any(INBOUND_NAME)
-    if blob is None:
+    return None if blob is None else _inbound_of(blob)
+
+
+def current_inbound(store: PageStore) -> dict[str, int] | None:
+    """The inbound link counts :func:`keep_inbound` saved, when no page changed since they were
+    counted (the store's log says so): what resolving every link again would count. None when
+    none are kept, or pages changed since, or what changed is not known."""
+    found = store.derived_since(INBOUND_NAME)
+    if found is None or found[1]:
         return None
+    return _inbound_of(found[0])
+
+
+def _inbound_of(blob: bytes) -> dict[str, int] | None:
     try:
         tag, paths, counts = marshal.loads(zlib.decompress(blob))
     except (ValueError, TypeError, EOFError, zlib.error):

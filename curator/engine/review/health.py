@@ -128,7 +128,7 @@ def fact_figures(wiki: Wiki, actor: Actor = OPERATOR, force: bool = False) -> li
     more than :data:`FACT_COUNT_MAX_PAGES` pages whose queues never ran, unless ``force``. Building the fact index embeds
     every fact (seconds on a large wiki): the station counts them on a worker thread, showing
     :func:`uncounted_fact_figures` meanwhile."""
-    if not force and len(wiki.pages) > FACT_COUNT_MAX_PAGES:
+    if not force and wiki.store.count() > FACT_COUNT_MAX_PAGES:  # (counted, not decoded: see PageStore.count)
         from curator.engine.facts.index import whole_wiki_kept
 
         if not whole_wiki_kept(wiki):

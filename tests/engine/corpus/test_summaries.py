@@ -152,3 +152,46 @@ def test_summaries_read_as_the_pages_they_summarise(tmp_path: Path) -> None:
     by_path = {s.path: s for s in pages}
     assert by_path["top.md"].namespace == "" and by_path["ns/deep/page.md"].namespace == "ns"
     assert decode(encode(pages)) == pages
+
+
+def test_inbound_counts_kept_are_current_only_while_no_page_changed_since(tmp_path: Path) -> None:
+    """The inbound counts kept with the page cache are taken as the counts (the station resolves
+    no link at its open) only while no page changed since they were counted, by any process;
+    counts made before a change this store has seen since are not saved as current."""
+    root = tmp_path / "w"
+    write_pages(root, {"wiki/a.md": "# A\n\n[[b]]\n", "wiki/b.md": "# B\n\n[[a]] [[c]]\n", "wiki/c.md": "# C\n"})
+    wiki = Wiki(root)
+    try:
+        counts = {"wiki/a.md": 1, "wiki/b.md": 1, "wiki/c.md": 1}
+        wiki.store.count()  # (walked: the store's state is known)
+        assert wiki.current_inbound() is None  # (none kept)
+        state = wiki.store.state
+        assert wiki.keep_inbound(counts, state)
+        assert wiki.current_inbound() == counts == wiki.kept_inbound()
+        (root / "wiki" / "c.md").write_text("# C\n\n[[a]]\n", encoding="utf-8")
+        wiki.refresh()
+        assert wiki.current_inbound() is None and wiki.kept_inbound() == counts  # (shown until counted again)
+        assert not wiki.keep_inbound({"wiki/a.md": 2}, state)  # (counted before the change: not current)
+        assert wiki.current_inbound() is None
+    finally:
+        wiki.close()
+    other = Wiki(root)
+    try:
+        other.store.count()
+        assert other.current_inbound() is None
+        assert other.keep_inbound({"wiki/a.md": 2, "wiki/b.md": 1, "wiki/c.md": 1})
+    finally:
+        other.close()
+    again = Wiki(root)
+    try:
+        again.store.count()
+        assert again.current_inbound() == {"wiki/a.md": 2, "wiki/b.md": 1, "wiki/c.md": 1}
+        (root / "wiki" / "b.md").write_text("# B\n\n[[a]]\n", encoding="utf-8")  # (a change no process saw yet)
+        fresh = Wiki(root)
+        try:
+            fresh.store.count()
+            assert fresh.current_inbound() is None
+        finally:
+            fresh.close()
+    finally:
+        again.close()

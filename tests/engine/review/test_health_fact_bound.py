@@ -23,6 +23,7 @@ def test_a_big_wiki_is_not_counted_by_health(tmp_path: Path, monkeypatch: pytest
         monkeypatch.setattr(health, "FACT_COUNT_MAX_PAGES", 2)
         assert health.fact_figures(wiki) is None
         assert not (wiki.state_dir / "facts.sqlite").exists()
+        assert not wiki.store.decoded  # (the pages counted, not every one decoded to count them)
         counted = health.fact_figures(wiki, force=True)
         assert counted is not None and [f.value for f in counted][1] == 1  # the 30 vs 14 days conflict
         monkeypatch.setattr(health, "FACT_COUNT_MAX_PAGES", 500)

@@ -56,6 +56,90 @@ def test_links_resolved_after_the_window_shows_give_the_same_counts(qtbot, tmp_p
     assert _inbound(win) == {"notes/scratch.md": 0, "wiki/home.md": 3, "wiki/payments.md": 2,
                              "wiki/refunds.md": 2}
     assert wiki.built_links() is not None  # resolved by now, in the background or before showing
+    if later:  # and kept, for the next open (current while no page changes)
+        qtbot.waitUntil(lambda: wiki.current_inbound() is not None, timeout=15_000)
+        assert wiki.current_inbound() == {"wiki/home.md": 3, "wiki/payments.md": 2, "wiki/refunds.md": 2}
+
+
+def _counted_fresh(root: Path) -> dict[str, int]:
+    """Every page's inbound count as a new process's link index counts it."""
+    from curator.engine.wiki import Wiki
+
+    wiki = Wiki(root)
+    try:
+        links = wiki.links
+        return {row: len({e.source for e in links.incoming.get(row, ())}) for row in sorted(wiki.store.paths)}
+    finally:
+        wiki.close()
+
+
+def test_a_warm_open_whose_kept_counts_are_current_resolves_no_link(qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The inbound counts kept with the page cache, when no page changed since they were counted,
+    are the counts: the next open shows them as counted (not as kept) and neither decodes every
+    page nor builds the link index (160 MB at 32,000 pages). Once a page changed they are only
+    shown until the links are resolved again."""
+    from curator.views.workspace import Workspace
+
+    root = make_wiki(tmp_path / "w", PAGES)
+    monkeypatch.setattr(workspace_module, "LINK_LATER_ABOVE", 0)
+    _open_until_kept(qtbot, root, tmp_path, "inbound")
+    resolved: list[str] = []
+    inbound = Workspace._inbound
+
+    def counting(handle):  # type: ignore[no-untyped-def]
+        resolved.append(handle.label)
+        return inbound(handle)
+
+    monkeypatch.setattr(Workspace, "_inbound", staticmethod(counting))
+    win = loaded_window(qtbot, root, tmp_path, watch=False)
+    wiki = win.workspace.wiki(0)
+    qtbot.waitUntil(lambda: wiki.store.derived_any("summaries") is not None, timeout=15_000)  # (background done)
+    assert _inbound(win) == _counted_fresh(root) == {"notes/scratch.md": 0, "wiki/home.md": 3,
+                                                     "wiki/payments.md": 2, "wiki/refunds.md": 2}
+    assert not win.model._inbound_kept  # shown as counted, not as the last open's
+    assert resolved == [] and wiki.built_links() is None and not wiki.store.decoded
+    win.close()
+
+    # a page changed since: the kept counts are shown, then the links are resolved again
+    (root / "notes" / "scratch.md").write_text("# Scratch\n\nsee [[Refunds]] and [[Home]]\n", encoding="utf-8")
+    win = loaded_window(qtbot, root, tmp_path, watch=False)
+    qtbot.waitUntil(lambda: _inbound(win)["wiki/refunds.md"] == 3, timeout=15_000)
+    assert resolved == ["w"]
+    assert _inbound(win) == _counted_fresh(root)
+    win.close()
+
+
+def test_a_change_counts_again_in_the_background_once_the_links_were_let_go(qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the counts held and the link index let go, a change shows its rows at once (each page
+    read alone, every page not decoded for it) and the counts it moved follow from the links
+    resolved in the background: the same counts a new process counts, the filters' tags too."""
+    root = make_wiki(tmp_path / "w", PAGES)
+    monkeypatch.setattr(workspace_module, "LINK_LATER_ABOVE", 0)
+    _open_until_kept(qtbot, root, tmp_path, "inbound")
+    win = loaded_window(qtbot, root, tmp_path, watch=False)
+    wiki = win.workspace.wiki(0)
+    assert wiki.built_links() is None
+    changed: list[object] = []
+    win.workspace.pages_changed.connect(changed.append)
+    (root / "notes" / "scratch.md").write_text("---\ntags: [drafts]\n---\n# Scratch\n\nsee [[Refunds]], [[Payments]]\n",
+                                              encoding="utf-8")
+    (root / "wiki" / "new.md").write_text("# New\n\n[[refunds]] and [[scratch]]\n", encoding="utf-8")
+    win.workspace.refresh_now()
+    qtbot.waitUntil(lambda: bool(changed), timeout=15_000)
+    snapshot = changed[0]
+    assert {r.page.path for r in snapshot.rows} == {"notes/scratch.md", "wiki/new.md"}  # type: ignore[attr-defined]
+    assert "drafts" in snapshot.tags  # type: ignore[attr-defined]
+    qtbot.waitUntil(lambda: _inbound(win).get("wiki/refunds.md") == 4, timeout=15_000)
+    assert _inbound(win) == _counted_fresh(root)
+    assert wiki.built_links() is not None  # resolved again, and followed from here on
+    (root / "wiki" / "new.md").unlink()
+    changed.clear()
+    win.workspace.refresh_now()
+    qtbot.waitUntil(lambda: _inbound(win).get("wiki/refunds.md") == 3, timeout=15_000)
+    assert _inbound(win) == _counted_fresh(root)
+    win.close()
 
 
 def test_first_page_from_an_index_around_it_matches_the_whole_index(tmp_path: Path) -> None:
