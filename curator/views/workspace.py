@@ -57,6 +57,10 @@ class WikiHandle:
     counted_kept: bool = False
     #: a background task is resolving the links for the counts a change moved (_recount)
     recounting: bool = False
+    #: the store's state read before the link index ``counted`` was built (its counts are of that
+    #: state or a later one), and the state the counts were last kept at (see _keep_counts)
+    counted_at: bytes | None = None
+    kept_at: bytes | None = None
     #: the page list the load showed, until it is kept with the page cache (_keep_page_lists)
     summaries: Summaries | None = None
 
@@ -295,9 +299,10 @@ class Workspace(QObject):
     def _inbound(handle: WikiHandle) -> dict[tuple[int, str], int]:
         """Every page's inbound link count (pages no page links to are missing)."""
         assert handle.wiki is not None
+        state = handle.wiki.store.state
         links = handle.wiki.links
         counts = {path: len({e.source for e in edges}) for path, edges in links.incoming.items()}
-        handle.counted = (links, counts)
+        handle.counted, handle.counted_at = (links, counts), state
         return {(handle.index, path): n for path, n in counts.items()}
 
     @staticmethod
@@ -307,6 +312,7 @@ class Workspace(QObject):
         each target's list of incoming links that the change did not touch (the same list): only
         the targets whose list is another one are counted again, not 32,000 of them."""
         assert handle.wiki is not None
+        state = handle.wiki.store.state
         links = handle.wiki.links
         before, counts = handle.counted
         incoming = links.incoming
@@ -326,7 +332,7 @@ class Workspace(QObject):
             for path, n in changed.items():
                 if not n:
                     del fresh[path]
-        handle.counted = (links, fresh)
+        handle.counted, handle.counted_at = (links, fresh), state
         return {(handle.index, path): n for path, n in changed.items()}, fresh
 
     def _on_loaded(self, snapshot: Snapshot) -> None:
@@ -377,13 +383,8 @@ class Workspace(QObject):
                 if handle.counted_kept:  # (current at the load: see _load_all_pages)
                     inbound.update(((handle.index, path), n) for path, n in handle.counted[1].items())
                     continue
-                state = handle.wiki.store.state if handle.wiki is not None else None
                 inbound.update(self._inbound(handle))
-                if handle.wiki is not None:  # (for the next open's page list, see _load_all_pages)
-                    try:
-                        handle.wiki.keep_inbound(handle.counted[1], state)
-                    except Exception as exc:  # (not the links' failure: the next open shows none)
-                        self._keep_failed(exc)
+                self._keep_counts(handle)  # (for the next open's page list, see _load_all_pages)
             # as after the load: later collections skip the ~10^6 link objects (a full one over
             # them holds the interpreter lock, and so the GUI thread, for a second)
             gc.freeze()
@@ -391,6 +392,19 @@ class Workspace(QObject):
         # Health's first figures and the links would otherwise share)
         self._keep_page_lists()
         return inbound
+
+    def _keep_counts(self, handle: WikiHandle) -> None:
+        """Keep the inbound counts with the page cache, as of the state they were counted at
+        (refused when pages changed since): what the next open shows, and takes as the counts
+        while no page changed since (_load_all_pages)."""
+        wiki, state = handle.wiki, handle.counted_at
+        if wiki is None or handle.counted[0] is None or state is None or state == handle.kept_at:
+            return  # (no link index counted them: kept already, or the load's own)
+        try:
+            if wiki.keep_inbound(handle.counted[1], state):
+                handle.kept_at = state
+        except Exception as exc:  # (not the links' failure: the next open counts them again)
+            self._keep_failed(exc)
 
     def _keep_page_lists(self, closing: bool = False) -> None:
         """Keep each wiki's page list as the load showed it, for the next open (see _load_all_pages);
@@ -646,5 +660,8 @@ class Workspace(QObject):
         # open long enough.
         self._keep_page_lists(closing=True)
         for handle in self.handles:
+            # the counts as the station followed the changes since the load: the next open takes
+            # them while no page changes meanwhile, and resolves no link
+            self._keep_counts(handle)
             if handle.wiki is not None:
                 handle.wiki.close()

@@ -73,17 +73,10 @@ def _counted_fresh(root: Path) -> dict[str, int]:
         wiki.close()
 
 
-def test_a_warm_open_whose_kept_counts_are_current_resolves_no_link(qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    """The inbound counts kept with the page cache, when no page changed since they were counted,
-    are the counts: the next open shows them as counted (not as kept) and neither decodes every
-    page nor builds the link index (160 MB at 32,000 pages). Once a page changed they are only
-    shown until the links are resolved again."""
+def _resolutions(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The wikis whose links a station resolves from here on (every link, for the inbound counts)."""
     from curator.views.workspace import Workspace
 
-    root = make_wiki(tmp_path / "w", PAGES)
-    monkeypatch.setattr(workspace_module, "LINK_LATER_ABOVE", 0)
-    _open_until_kept(qtbot, root, tmp_path, "inbound")
     resolved: list[str] = []
     inbound = Workspace._inbound
 
@@ -92,6 +85,19 @@ def test_a_warm_open_whose_kept_counts_are_current_resolves_no_link(qtbot, tmp_p
         return inbound(handle)
 
     monkeypatch.setattr(Workspace, "_inbound", staticmethod(counting))
+    return resolved
+
+
+def test_a_warm_open_whose_kept_counts_are_current_resolves_no_link(qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The inbound counts kept with the page cache, when no page changed since they were counted,
+    are the counts: the next open shows them as counted (not as kept) and neither decodes every
+    page nor builds the link index (160 MB at 32,000 pages). Once a page changed they are only
+    shown until the links are resolved again."""
+    root = make_wiki(tmp_path / "w", PAGES)
+    monkeypatch.setattr(workspace_module, "LINK_LATER_ABOVE", 0)
+    _open_until_kept(qtbot, root, tmp_path, "inbound")
+    resolved = _resolutions(monkeypatch)
     win = loaded_window(qtbot, root, tmp_path, watch=False)
     wiki = win.workspace.wiki(0)
     qtbot.waitUntil(lambda: wiki.store.derived_any("summaries") is not None, timeout=15_000)  # (background done)
@@ -110,11 +116,12 @@ def test_a_warm_open_whose_kept_counts_are_current_resolves_no_link(qtbot, tmp_p
     win.close()
 
 
-def test_a_change_counts_again_in_the_background_once_the_links_were_let_go(qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]
+def test_a_change_to_counts_held_without_the_link_index_counts_again_in_the_background(qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]
                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    """With the counts held and the link index let go, a change shows its rows at once (each page
-    read alone, every page not decoded for it) and the counts it moved follow from the links
-    resolved in the background: the same counts a new process counts, the filters' tags too."""
+    """With the counts held (current at a warm open) and no link index, a change shows its rows at
+    once (each page read alone, every page not decoded for it) and the counts it moved follow from
+    the links resolved in the background: the same counts a new process counts, the filters' tags
+    too. Closed, the station keeps the counts as it followed them, and the next open takes them."""
     root = make_wiki(tmp_path / "w", PAGES)
     monkeypatch.setattr(workspace_module, "LINK_LATER_ABOVE", 0)
     _open_until_kept(qtbot, root, tmp_path, "inbound")
@@ -139,6 +146,13 @@ def test_a_change_counts_again_in_the_background_once_the_links_were_let_go(qtbo
     win.workspace.refresh_now()
     qtbot.waitUntil(lambda: _inbound(win).get("wiki/refunds.md") == 3, timeout=15_000)
     assert _inbound(win) == _counted_fresh(root)
+    win.close()
+
+    # closed: the counts as the station followed the changes are kept, and the next open takes them
+    resolved = _resolutions(monkeypatch)
+    win = loaded_window(qtbot, root, tmp_path, watch=False)
+    assert _inbound(win) == _counted_fresh(root) and not win.model._inbound_kept
+    assert resolved == [] and win.workspace.wiki(0).built_links() is None
     win.close()
 
 
