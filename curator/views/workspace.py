@@ -316,7 +316,8 @@ class Workspace(QObject):
         links = handle.wiki.links
         before, counts = handle.counted
         incoming = links.incoming
-        if before is links:
+        if before is links:  # (no page changed since: the counts hold for this state too)
+            handle.counted_at = state
             return {}, counts
         if before is None:  # (first counted, or counted before the index: the counts kept at the load)
             fresh = {path: len({e.source for e in edges}) for path, edges in incoming.items()}
@@ -661,7 +662,13 @@ class Workspace(QObject):
         self._keep_page_lists(closing=True)
         for handle in self.handles:
             # the counts as the station followed the changes since the load: the next open takes
-            # them while no page changes meanwhile, and resolves no link
+            # them while no page changes meanwhile, and resolves no link (counted for the state now
+            # first: a refresh that settled a page moved the state, and no count)
+            if handle.wiki is not None and handle.counted[0] is not None:
+                try:
+                    self._inbound_changes(handle)
+                except Exception as exc:  # (a closing station: the next open counts them again)
+                    self._keep_failed(exc)
             self._keep_counts(handle)
             if handle.wiki is not None:
                 handle.wiki.close()
