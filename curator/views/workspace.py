@@ -471,12 +471,12 @@ class Workspace(QObject):
             if page is not None:
                 rows.append(PageRow(handle.index, handle.label, page))
         inbound: dict[tuple[int, str], int] = {}
-        if handle.counted_kept:
+        recount = handle.counted_kept
+        if recount:
             # counts held without the link index: the rows keep them, and the counts this change
             # moved follow once the links are resolved in the background (not on this thread:
             # the change's rows would wait for every page decoded and every link resolved)
             counts = handle.counted[1]
-            self._recount_later(handle)
         else:
             inbound, counts = self._inbound_changes(handle)
         for row in rows:
@@ -486,6 +486,8 @@ class Workspace(QObject):
                             added=[(handle.index, p) for p in changes.added])
         self._add_choices(snapshot)
         self.pages_changed.emit(snapshot)
+        if recount:  # (after the rows are sent: their counts as held must not come after the new ones)
+            self._recount_later(handle)
 
     def _recount_later(self, handle: WikiHandle) -> None:
         with self._recount_lock:
@@ -494,9 +496,9 @@ class Workspace(QObject):
             handle.recounting = True
         run_task(functools.partial(self._recount, handle), self._on_recounted, self._recount_failed)
 
-    def _recount(self, handle: WikiHandle) -> dict[tuple[int, str], int]:
+    def _recount(self, handle: WikiHandle) -> None:
         """Resolve the links again (the link index built) and count the inbound counts that
-        moved since those held (:meth:`_inbound_changes`); every wiki's counts, for the list."""
+        moved since those held (:meth:`_inbound_changes`)."""
         try:
             handle.counted_kept = False  # (a change from here on counts its own, the index built)
             with gc_paused():
@@ -504,11 +506,13 @@ class Workspace(QObject):
             gc.freeze()  # (as after the load: later collections skip the link objects)
         finally:
             handle.recounting = False
-        return {(h.index, path): n for h in self.handles for path, n in h.counted[1].items()}
 
-    def _on_recounted(self, inbound: dict[tuple[int, str], int]) -> None:
+    def _on_recounted(self, _: None) -> None:
+        """Every wiki's counts to the list, as they are when this runs on the GUI thread: a later
+        change's counted on its own thread meanwhile are in them (sent before, they would be
+        replaced by those of the recount alone)."""
         if not self._closed:
-            self.inbound_ready.emit(inbound)
+            self.inbound_ready.emit({(h.index, path): n for h in self.handles for path, n in h.counted[1].items()})
 
     @staticmethod
     def _recount_failed(exc: BaseException) -> None:

@@ -118,6 +118,10 @@ def test_a_warm_open_whose_kept_counts_are_current_resolves_no_link(qtbot, tmp_p
 
 def test_a_change_to_counts_held_without_the_link_index_counts_again_in_the_background(qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]
                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    from curator.views.workspace import Workspace
+
     """With the counts held (current at a warm open) and no link index, a change shows its rows at
     once (each page read alone, every page not decoded for it) and the counts it moved follow from
     the links resolved in the background: the same counts a new process counts, the filters' tags
@@ -128,6 +132,16 @@ def test_a_change_to_counts_held_without_the_link_index_counts_again_in_the_back
     win = loaded_window(qtbot, root, tmp_path, watch=False)
     wiki = win.workspace.wiki(0)
     assert wiki.built_links() is None
+    # (the change's rows sent late: the recount, done by then, must still come after them, or the
+    # rows' counts as held before the change replace the recounted ones)
+    choices = Workspace._add_choices
+
+    def late(self: Workspace, snapshot, pages=None):  # type: ignore[no-untyped-def]
+        choices(self, snapshot, pages)
+        if pages is None:
+            time.sleep(1.0)
+
+    monkeypatch.setattr(Workspace, "_add_choices", late)
     changed: list[object] = []
     win.workspace.pages_changed.connect(changed.append)
     (root / "notes" / "scratch.md").write_text("---\ntags: [drafts]\n---\n# Scratch\n\nsee [[Refunds]], [[Payments]]\n",
@@ -139,21 +153,25 @@ def test_a_change_to_counts_held_without_the_link_index_counts_again_in_the_back
     assert {r.page.path for r in snapshot.rows} == {"notes/scratch.md", "wiki/new.md"}  # type: ignore[attr-defined]
     assert "drafts" in snapshot.tags  # type: ignore[attr-defined]
     qtbot.waitUntil(lambda: _inbound(win).get("wiki/refunds.md") == 4, timeout=15_000)
-    assert _inbound(win) == _counted_fresh(root)
+    # (counted here, not by another store: one opened now would settle the pages just written, a
+    # state of its own the station's close then could not keep its counts at)
+    assert _inbound(win) == {"notes/scratch.md": 1, "wiki/home.md": 2, "wiki/new.md": 0, "wiki/payments.md": 3,
+                             "wiki/refunds.md": 4}
     assert wiki.built_links() is not None  # resolved again, and followed from here on
     (root / "wiki" / "new.md").unlink()
     changed.clear()
     win.workspace.refresh_now()
     qtbot.waitUntil(lambda: _inbound(win).get("wiki/refunds.md") == 3, timeout=15_000)
-    assert _inbound(win) == _counted_fresh(root)
+    assert _inbound(win) == {"notes/scratch.md": 0, "wiki/home.md": 2, "wiki/payments.md": 3, "wiki/refunds.md": 3}
     win.close()
 
     # closed: the counts as the station followed the changes are kept, and the next open takes them
     resolved = _resolutions(monkeypatch)
     win = loaded_window(qtbot, root, tmp_path, watch=False)
-    assert _inbound(win) == _counted_fresh(root) and not win.model._inbound_kept
+    shown, kept = _inbound(win), win.model._inbound_kept
     assert resolved == [] and win.workspace.wiki(0).built_links() is None
     win.close()
+    assert shown == _counted_fresh(root) and not kept
 
 
 def test_first_page_from_an_index_around_it_matches_the_whole_index(tmp_path: Path) -> None:
