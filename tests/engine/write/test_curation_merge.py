@@ -348,6 +348,38 @@ def test_keep_rule_uses_the_inbound_count_explain_shows(tmp_path: Path) -> None:
         assert page_side(wiki, path).inbound == count
 
 
+def test_a_comparison_side_reads_its_page_alone_and_counts_as_the_whole_index(tmp_path: Path) -> None:
+    """A comparison's side (the Duplicates view's) reads its own page and counts its inbound links
+    from the link index around it: every page is not decoded nor every link resolved for it, and
+    the count is the whole index's, whichever way a page is linked (path, title, alias, slug, a
+    folder's page, itself, a name two pages share)."""
+    root = tmp_path / "w"
+    write = {
+        "wiki/ledger.md": "---\ntitle: The Ledger\naliases: [Books]\n---\n# Ledger\n\n[[The Ledger]] links itself.\n",
+        "wiki/ledger-copy.md": "---\ntitle: Ledger Copy\n---\n# Copy\n\nSee [[ledger]] and [[Books]].\n",
+        "notes/a.md": "# A\n\n[[The Ledger]], [[wiki/ledger]], [[Ledger Copy]].\n",
+        "notes/b.md": "# B\n\n[[books]] [[ledger-copy]] [[Twin]]\n",
+        "notes/twin.md": "---\ntitle: Twin\n---\n# Twin\n",
+        "wiki/twin.md": "---\ntitle: Twin\n---\n# Twin\n\n[[a]]\n",
+    }
+    for path, text in write.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text, encoding="utf-8")
+    wiki = Wiki(root)
+    try:
+        sides = {path: page_side(wiki, path).inbound for path in sorted(write)}
+        assert not wiki.store.decoded and wiki.built_links() is None
+    finally:
+        wiki.close()
+    whole = Wiki(root)
+    try:
+        links = whole.links
+        assert sides == {path: links.inbound(path) for path in sorted(write)}
+        assert sides["wiki/ledger.md"] == 3 and sides["wiki/ledger-copy.md"] == 2
+    finally:
+        whole.close()
+
+
 # --- the property test -----------------------------------------------------------------------------
 
 WORDS = ["crane", "hook", "cargo", "ship", "port", "tide", "rope", "deck", "steel", "bolt", "winch",
