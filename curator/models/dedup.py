@@ -128,7 +128,7 @@ class Comparison:
 def page_side(wiki: Wiki, path: str) -> Side:
     """One side of a comparison: the page read alone, and its inbound count from the link index
     around it (the wiki's, when built): asked for the whole index, the first comparison a station
-    showed decoded every page and resolved every link (216 MB at 32,000 pages, 1.3 GB at 300,000)."""
+    showed decoded every page and resolved every link (216 MB at 32,000 pages, 1.5 GB at 300,000)."""
     page = wiki.page(path)
     if page is None:
         raise PageNotFound(f"no page {path} (moved or deleted)")

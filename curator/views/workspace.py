@@ -239,8 +239,8 @@ class Workspace(QObject):
             listed = [PageRow(handle.index, handle.label, s) for s in summaries.pages]
             if self._link_later:
                 # The counts kept with the page cache when no page changed since: the links are not
-                # resolved at all (every page decoded and the link index built and held, 160 MB at
-                # 32,000 pages, 1.2 GB at 300,000, for the counts the station shows already); it is
+                # resolved at all (every page decoded and the link index built and held, 216 MB at
+                # 32,000 pages, 1.5 GB at 300,000, for the counts the station shows already); it is
                 # built when a change or a view asks for it. Else the counts the last open kept,
                 # shown until the links are resolved again (seconds after the window is usable:
                 # inbound_ready), not an empty column meanwhile.
