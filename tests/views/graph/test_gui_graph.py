@@ -603,6 +603,22 @@ def _rgb(colour) -> tuple[int, int, int]:  # type: ignore[no-untyped-def]
     return colour.red(), colour.green(), colour.blue()
 
 
+def _wait_coloured(qtbot, view: GraphView, expected: dict[str, tuple[int, int, int]]) -> None:  # type: ignore[no-untyped-def]
+    """Each node of ``expected`` drawn in its colour where the view places it, once the view has
+    settled (sampled right after the edges were drawn, a node was once still white under load)."""
+    seen: dict[str, tuple[int, int, int]] = {}
+
+    def coloured() -> bool:
+        seen.update((node, _rgb_at(view, node)) for node in expected)
+        return seen == expected
+
+    try:
+        qtbot.waitUntil(coloured, timeout=10_000)
+    except AssertionError:
+        assert seen == expected  # (the colours seen last, for the message)
+        raise
+
+
 def test_a_wiki_without_layers_is_coloured_by_folder_with_a_legend(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from curator.views.graph import graph_view
 
@@ -625,10 +641,8 @@ def test_a_wiki_without_layers_is_coloured_by_folder_with_a_legend(qtbot, tmp_pa
     colours = {name: _rgb(colour) for name, colour in entries}
     assert len(set(colours.values())) == len(entries)  # a colour each
     # each node is drawn in its folder's colour (the smallest folders' as other)
-    assert _rgb_at(view, "wiki/f0/page-0-3.md") == colours["wiki/f0"]
-    assert _rgb_at(view, "wiki/f1/page-1-0.md") == colours["wiki/f1"]
-    assert _rgb_at(view, "wiki/f9/page-9-1.md") == colours["other"]
-    assert _rgb_at(view, "wiki/f0/page-0-3.md") != _rgb_at(view, "wiki/f1/page-1-0.md")
+    _wait_coloured(qtbot, view, {"wiki/f0/page-0-3.md": colours["wiki/f0"], "wiki/f1/page-1-0.md": colours["wiki/f1"],
+                                 "wiki/f9/page-9-1.md": colours["other"]})
     # the hovered node's marker keeps its folder's colour
     from PySide6.QtTest import QTest
 
@@ -648,7 +662,8 @@ def test_a_wiki_without_layers_nor_folders_is_coloured_by_first_tag(qtbot, tmp_p
     qtbot.waitUntil(view.edges_item.is_drawn, timeout=10_000)
     colours = {name: _rgb(colour) for name, colour in view.legend_entries}
     assert set(colours) == {"recipe", "travel", "(no tag)"} and "Colour by tag" in view.legend.text()
-    assert _rgb_at(view, "note-1.md") == colours["recipe"] != _rgb_at(view, "note-0.md") == colours["travel"]
+    _wait_coloured(qtbot, view, {"note-1.md": colours["recipe"], "note-0.md": colours["travel"]})
+    assert colours["recipe"] != colours["travel"]
     win.close()
 
 
