@@ -1200,7 +1200,7 @@ class PageStore:
                     at.pop(path, None)
                 else:
                     delta[path] = entry
-            if held is not None and held[0] == self._base and small and len(delta) <= DELTA_MAX:
+            if held is not None and held[0] == self._base and small:  # (then len(delta) <= DELTA_MAX too)
                 entries = [(p, at[p]) if e is None else (p, at[p], *e) for p, e in delta.items()]
                 blob = zlib.compress(marshal.dumps((SNAPSHOT_FORMAT, self._base, entries)), 1)
                 conn.executemany("INSERT OR REPLACE INTO snapshot VALUES (?, ?)",

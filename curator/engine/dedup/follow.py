@@ -430,23 +430,22 @@ def _arrays(basis: Basis) -> dict[str, np.ndarray | Streamed]:
     """The basis's arrays as saved (each read back as a view of the file's bytes), those it
     gives as streams as they are, those of another type converted as they are written."""
     stamps = np.asarray(basis.stamps, dtype=np.int64).reshape(len(basis.paths), 2)
-    as_is = _as_saved
     streams = basis.streams or {}
     counts = basis.counts
     assert isinstance(counts, np.ndarray)  # (a scan's basis: one read back is never written again)
     arrays: dict[str, np.ndarray | Streamed] = {
-        "stamps": stamps, "keys": as_is(basis.keys, np.uint64), "big": np.packbits(basis.big),
-        "counts": as_is(counts, np.uint16, lambda block: np.minimum(block, SATURATED)),
-        "lengths": as_is(basis.lengths, np.uint32),
-        "names_at": as_is(basis.names.at, np.int64), "band_slots": as_is(basis.band_slots, np.int32),
-        "bands": as_is(basis.bands, np.uint64), "slug_entries": as_is(basis.slug_entries, np.uint64),
-        "slug_owners": as_is(basis.slug_owners, np.int32), "band_keys": as_is(basis.band_keys, np.uint64),
-        "band_owners": as_is(basis.band_owners, np.int32), "sample_keys": as_is(basis.sample_keys, np.uint64),
-        "sample_owners": as_is(basis.sample_owners, np.int32),
-        "title_starts": as_is(basis.title_groups[1], np.int64), "title_members": as_is(basis.title_groups[2], np.int32),
-        "tag_starts": as_is(basis.tag_groups[1], np.int64), "tag_members": as_is(basis.tag_groups[2], np.int32),
-        "source_counts": as_is(basis.source_counts, np.int32), "sources": as_is(basis.sources, np.int32),
-        "digests": as_is(basis.digests, np.uint64)}
+        "stamps": stamps, "keys": _as_saved(basis.keys, np.uint64), "big": np.packbits(basis.big),
+        "counts": _as_saved(counts, np.uint16, lambda block: np.minimum(block, SATURATED)),
+        "lengths": _as_saved(basis.lengths, np.uint32),
+        "names_at": _as_saved(basis.names.at, np.int64), "band_slots": _as_saved(basis.band_slots, np.int32),
+        "bands": _as_saved(basis.bands, np.uint64), "slug_entries": _as_saved(basis.slug_entries, np.uint64),
+        "slug_owners": _as_saved(basis.slug_owners, np.int32), "band_keys": _as_saved(basis.band_keys, np.uint64),
+        "band_owners": _as_saved(basis.band_owners, np.int32), "sample_keys": _as_saved(basis.sample_keys, np.uint64),
+        "sample_owners": _as_saved(basis.sample_owners, np.int32),
+        "title_starts": _as_saved(basis.title_groups[1], np.int64), "title_members": _as_saved(basis.title_groups[2], np.int32),
+        "tag_starts": _as_saved(basis.tag_groups[1], np.int64), "tag_members": _as_saved(basis.tag_groups[2], np.int32),
+        "source_counts": _as_saved(basis.source_counts, np.int32), "sources": _as_saved(basis.sources, np.int32),
+        "digests": _as_saved(basis.digests, np.uint64)}
     for name, stream in streams.items():
         assert name in arrays and stream.dtype == arrays[name].dtype
         arrays[name] = stream
