@@ -53,16 +53,19 @@ class WikiHandle:
     #: no index while the counts are the ones kept with the page cache, current at the load
     counted: tuple[Any, dict[str, int]] = (None, {})
     #: the inbound counts are held without the link index: kept with the page cache and current
-    #: at the load (see _load_all_pages); a change resolves the links in the background (_recount)
+    #: at the load, or followed from the duplicate scan's basis (see _load_all_pages); a change
+    #: counts them again in the background (_recount)
     counted_kept: bool = False
-    #: a background task is resolving the links for the counts a change moved (_recount)
+    #: a background task is counting the inbound counts a change moved (_recount), and whether a
+    #: change came since it read the pages (it counts once more)
     recounting: bool = False
-    #: the store's state read before the link index ``counted`` was built (its counts are of that
-    #: state or a later one), and the state the counts were last kept at (see _keep_counts)
+    recount_due: bool = False
+    #: the store's state read before the counts were counted (they are of that state or a later
+    #: one), and the state the counts were last kept at (see _keep_counts)
     counted_at: bytes | None = None
     kept_at: bytes | None = None
-    #: how many times ``counted`` was counted by a link index (what a recount's answer is checked
-    #: against on the GUI thread: see _on_recounted)
+    #: how many times ``counted`` was counted (what a recount's answer is checked against on the
+    #: GUI thread: see _on_recounted)
     counted_times: int = 0
     #: the page list the load showed, until it is kept with the page cache (_keep_page_lists)
     summaries: Summaries | None = None
@@ -248,9 +251,19 @@ class Workspace(QObject):
                 # shown until the links are resolved again (seconds after the window is usable:
                 # inbound_ready), not an empty column meanwhile.
                 current = wiki.current_inbound()
-                handle.counted_kept = current is not None
                 if current is not None:
-                    handle.counted = (None, current)
+                    handle.counted, handle.counted_at = (None, current), wiki.store.state
+                    handle.kept_at = handle.counted_at  # (kept already)
+                else:
+                    # pages changed since the counts were kept (agents wrote while the station was
+                    # closed): followed from the duplicate scan's basis when every link resolves as
+                    # there, a few milliseconds a changed page (kept at the close: _keep_counts)
+                    followed = wiki.followed_inbound()
+                    if followed is not None:
+                        handle.counted_at, counts = followed
+                        handle.counted = (None, counts)
+                        current = counts
+                handle.counted_kept = current is not None
                 kept = current if current is not None else wiki.kept_inbound()
                 if kept:
                     kept_inbound = kept_inbound or current is None
@@ -404,8 +417,8 @@ class Workspace(QObject):
         (refused when pages changed since): what the next open shows, and takes as the counts
         while no page changed since (_load_all_pages)."""
         wiki, state = handle.wiki, handle.counted_at
-        if wiki is None or handle.counted[0] is None or state is None or state == handle.kept_at:
-            return  # (no link index counted them: kept already, or the load's own)
+        if wiki is None or state is None or state == handle.kept_at:
+            return  # (never counted, or kept already)
         try:
             if wiki.keep_inbound(handle.counted[1], state):
                 handle.kept_at = state
@@ -479,8 +492,8 @@ class Workspace(QObject):
         recount = handle.counted_kept
         if recount:
             # counts held without the link index: the rows keep them, and the counts this change
-            # moved follow once the links are resolved in the background (not on this thread:
-            # the change's rows would wait for every page decoded and every link resolved)
+            # moved follow once counted again in the background (_recount; not on this thread:
+            # the change's rows would wait for them)
             counts = handle.counted[1]
         else:
             inbound, counts = self._inbound_changes(handle)
@@ -496,24 +509,51 @@ class Workspace(QObject):
 
     def _recount_later(self, handle: WikiHandle) -> None:
         with self._recount_lock:
+            handle.recount_due = True
             if handle.recounting or self._closed:
-                return
+                return  # (the recount running counts once more: recount_due)
             handle.recounting = True
         run_task(functools.partial(self._recount, handle), self._on_recounted, self._recount_failed)
 
     def _recount(self, handle: WikiHandle) -> tuple[list[int], dict[tuple[int, str], int]]:
-        """Resolve the links again (the link index built) and count the inbound counts that
-        moved since those held (:meth:`_inbound_changes`); every wiki's counts for the list, and
-        how many times each was counted when they were read."""
+        """Count the inbound counts again after a change to counts held without the link index
+        (:attr:`WikiHandle.counted_kept`), until no change came meanwhile: followed from the
+        duplicate scan's basis while they can be (:meth:`_follow_counts`), and the station stays
+        without the link index; else the links resolved again (the index built and held: 216 MB
+        at 32,000 pages, 1.5 GB at 300,000) and the counts that moved counted from it
+        (:meth:`_inbound_changes`). Every wiki's counts for the list, and how many times each was
+        counted when they were read."""
         try:
-            handle.counted_kept = False  # (a change from here on counts its own, the index built)
-            with gc_paused():
-                self._inbound_changes(handle)
-            gc.freeze()  # (as after the load: later collections skip the link objects)
-        finally:
-            handle.recounting = False
+            while True:
+                with self._recount_lock:
+                    if not handle.recount_due or self._closed:
+                        handle.recounting = False
+                        break
+                    handle.recount_due = False
+                if handle.counted_kept and self._follow_counts(handle):
+                    continue
+                handle.counted_kept = False  # (a change from here on counts its own, the index built)
+                with gc_paused():
+                    self._inbound_changes(handle)
+                gc.freeze()  # (as after the load: later collections skip the link objects)
+        except BaseException:
+            with self._recount_lock:
+                handle.recounting = False
+            raise
         times = [h.counted_times for h in self.handles]
         return times, self._every_count()
+
+    @staticmethod
+    def _follow_counts(handle: WikiHandle) -> bool:
+        """Every page's inbound count followed from the duplicate scan's basis (:meth:`~curator.engine.wiki.Wiki.followed_inbound`);
+        whether they could be."""
+        assert handle.wiki is not None
+        followed = handle.wiki.followed_inbound()
+        if followed is None:
+            return False
+        handle.counted, handle.counted_at = (None, followed[1]), followed[0]
+        handle.counted_times += 1
+        return True
 
     def _every_count(self) -> dict[tuple[int, str], int]:
         return {(h.index, path): n for h in self.handles for path, n in h.counted[1].items()}
@@ -683,11 +723,15 @@ class Workspace(QObject):
             # the counts as the station followed the changes since the load: the next open takes
             # them while no page changes meanwhile, and resolves no link (counted for the state now
             # first: a refresh that settled a page moved the state, and no count)
-            if handle.wiki is not None and handle.counted[0] is not None:
-                try:
+            # (counts held without the link index are followed once more when a change came
+            # after they were counted: a few milliseconds a changed page)
+            try:
+                if handle.wiki is not None and handle.counted[0] is not None:
                     self._inbound_changes(handle)
-                except Exception as exc:  # (a closing station: the next open counts them again)
-                    self._keep_failed(exc)
+                elif handle.wiki is not None and handle.counted_kept and handle.counted_at != handle.wiki.store.state:
+                    self._follow_counts(handle)
+            except Exception as exc:  # (a closing station: the next open counts them again)
+                self._keep_failed(exc)
             self._keep_counts(handle)
             if handle.wiki is not None:
                 handle.wiki.close()

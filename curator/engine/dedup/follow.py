@@ -287,6 +287,31 @@ class Basis:
         return out
 
 
+def inbound_followed(basis: Basis, slot: Mapping[str, int], stale: Iterable[str],
+                     links_out: Callable[[str], Iterable[str]]) -> np.ndarray:
+    """Every page's inbound count (distinct other pages linking to it, by slot) now, from the
+    basis's linking pages: the ``stale`` pages' links (every page changed since the basis)
+    counted as ``links_out`` resolves them now instead of as they were. No link index is built
+    (every page decoded and every link resolved: 0.8 s and 200 MB at 32,000 pages). Exact only
+    while every link resolves as at the basis: the caller checks that no page came or went, no
+    stale page's title or aliases moved, and the attachment files are the basis's."""
+    stale = sorted(stale)
+    gone = np.zeros(len(basis.paths), dtype=bool)
+    gone[[slot[p] for p in stale]] = True
+    kept = ~gone[basis.sources]  # (links from the stale pages are counted below, as they are now)
+    at = np.zeros(len(kept) + 1, dtype=np.int64)
+    np.cumsum(kept, out=at[1:])
+    starts = np.zeros(len(basis.paths) + 1, dtype=np.int64)
+    np.cumsum(basis.source_counts, out=starts[1:])
+    counts: np.ndarray = at[starts[1:]] - at[starts[:-1]]
+    for path in stale:
+        for target in links_out(path):
+            i = slot.get(target)
+            if i is not None:
+                counts[i] += 1
+    return counts
+
+
 @dataclass(slots=True)
 class Streamed:
     """An array to be written a block at a time (:func:`encode_parts`), never whole in memory."""

@@ -174,6 +174,80 @@ def test_a_change_to_counts_held_without_the_link_index_counts_again_in_the_back
     assert shown == _counted_fresh(root) and not kept
 
 
+def _slow_follows(monkeypatch: pytest.MonkeyPatch) -> tuple[list[int], list[int]]:
+    """The follows of inbound counts from here on (one entry each), the first made slow after it
+    read the store's log (1 s: a change comes meanwhile), and those made slow."""
+    import time
+
+    from curator.engine.dedup import follow
+
+    slow: list[int] = []
+    follows: list[int] = []
+    real = follow.inbound_followed
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        follows.append(1)
+        if len(follows) == 1:
+            slow.append(1)
+            time.sleep(1.0)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(follow, "inbound_followed", counted)
+    return slow, follows
+
+
+def test_counts_followed_from_the_duplicate_basis_keep_the_station_without_the_link_index(
+        qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """Pages changed since the counts were kept (agents wrote while the station was closed), or
+    a change while it is open: the counts are followed from the duplicate scan's basis, not
+    counted from the link index (every page decoded and every link resolved, 1.5 GB held at
+    300,000 pages): the same counts a new process counts, shown as counted, and the station
+    still without the link index. Closed, it keeps them, and the next open takes them."""
+    from curator.engine.dedup import families as dedup_families
+    from curator.engine.wiki import Wiki
+
+    root = make_wiki(tmp_path / "w", PAGES)
+    monkeypatch.setattr(workspace_module, "LINK_LATER_ABOVE", 0)
+    _open_until_kept(qtbot, root, tmp_path, "summaries")  # (the page list kept: not every page decoded for it)
+    dedup_families.find_families(Wiki(root))  # a scan: its basis saved (what the station's dedup worker does)
+    (root / "notes" / "scratch.md").write_text("# Scratch\n\nsee [[Refunds]] and [[Home]]\n", encoding="utf-8")
+    resolved = _resolutions(monkeypatch)
+    win = loaded_window(qtbot, root, tmp_path, watch=False)
+    wiki = win.workspace.wiki(0)
+    assert _inbound(win) == _counted_fresh(root) == {"notes/scratch.md": 0, "wiki/home.md": 3,
+                                                     "wiki/payments.md": 2, "wiki/refunds.md": 3}
+    assert not win.model._inbound_kept  # shown as counted, not as the last open's
+    # a change while open: its rows at once, its counts followed in the background
+    (root / "notes" / "scratch.md").write_text("# Scratch\n\nsee [[Payments]] and [[Payments|again]]\n",
+                                              encoding="utf-8")
+    win.workspace.refresh_now()
+    qtbot.waitUntil(lambda: _inbound(win).get("wiki/payments.md") == 3, timeout=15_000)
+    assert _inbound(win) == {"notes/scratch.md": 0, "wiki/home.md": 2, "wiki/payments.md": 3, "wiki/refunds.md": 2}
+    assert resolved == [] and wiki.built_links() is None and not wiki.store.decoded
+    # a change while a follow counts: it counts once more (home's links taken out after its log was read)
+    slow, follows = _slow_follows(monkeypatch)
+    (root / "notes" / "scratch.md").write_text("# Scratch\n\nsee [[Refunds]]\n", encoding="utf-8")
+    win.workspace.refresh_now()
+    qtbot.waitUntil(lambda: bool(slow), timeout=15_000)
+    (root / "wiki" / "home.md").write_text("---\ntitle: Home\n---\n# Home\n\nNo links any more.\n", encoding="utf-8")
+    win.workspace.refresh_now()
+    qtbot.waitUntil(lambda: len(follows) == 2 and not win.workspace.handles[0].recounting, timeout=15_000)
+    qtbot.waitUntil(lambda: _inbound(win) == _counted_fresh(root), timeout=5_000)
+    assert _inbound(win) == {"notes/scratch.md": 0, "wiki/home.md": 2, "wiki/payments.md": 1, "wiki/refunds.md": 2}
+    assert resolved == [] and wiki.built_links() is None
+    win.close()
+    assert _inbound(win) == _counted_fresh(root)
+
+    # closed: the counts as followed are kept, and the next open takes them as they are
+    follows: list[int] = []
+    monkeypatch.setattr(Wiki, "followed_inbound", lambda self: follows.append(1))
+    win = loaded_window(qtbot, root, tmp_path, watch=False)
+    shown, kept = _inbound(win), win.model._inbound_kept
+    win.close()
+    assert shown == _counted_fresh(root) and not kept
+    assert resolved == [] and follows == []
+
+
 def test_first_page_from_an_index_around_it_matches_the_whole_index(tmp_path: Path) -> None:
     from curator.engine.wiki import Wiki
     from curator.views.shell.main_window import gather_page

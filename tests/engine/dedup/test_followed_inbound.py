@@ -1,0 +1,133 @@
+"""Every page's inbound link count followed from the duplicate scan's basis (issue 44): what the
+station shows in its page list after a change, without building the link index (every page
+decoded and every link resolved, 1.5 GB at 300,000 pages, held from then on).
+
+Through a scripted sequence of appends and edits that add, remove and repeat links (a link to the
+page itself too), the followed counts equal a new process's link index, of the state they name.
+Where a link may resolve elsewhere than at the basis (a title moved, a page came or went), or
+more pages changed than a follow takes, there are none: the caller builds the link index, never
+shows a wrong count.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from curator.engine.dedup import families as dedup_families
+from curator.engine.dedup import follow
+from curator.engine.dedup import index as dedup
+from curator.engine.wiki import Wiki
+from curator.engine.write.append import append
+from tests.engine.dedup.test_dedup_families import LEDGER, facts, page, root  # noqa: F401 (root: a fixture)
+from tests.engine.dedup.test_dedup_follow import count_link_indexes
+from tests.engine.dedup.test_dedup_incremental import changes
+
+
+def fresh_counts(base: Path) -> dict[str, int]:
+    """Every linked page's inbound count as a new process's link index counts it."""
+    wiki = Wiki(base)
+    try:
+        links = wiki.links
+        return {p: n for p in wiki.store.paths if (n := links.inbound(p))}
+    finally:
+        wiki.close()
+
+
+def followed(base: Path) -> tuple[bytes, dict[str, int]] | None:
+    """The followed counts in a new process, checked to be of the state that process's store is at."""
+    wiki = Wiki(base)
+    try:
+        found = wiki.followed_inbound()
+        assert found is None or found[0] == wiki.store.state
+        return found
+    finally:
+        wiki.close()
+
+
+def appended(slug: str, fact: str) -> Callable[[Path], None]:
+    def change(base: Path) -> None:
+        result = append(Wiki(base), slug, fact)
+        assert result.ok, result.message
+    return change
+
+
+def written(path: str, text: str) -> Callable[[Path], None]:
+    def change(base: Path) -> None:
+        (base / path).write_text(text, "utf-8")
+    return change
+
+
+def test_counts_followed_through_link_changes_are_the_link_indexs(root: Path,  # noqa: F811
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    dedup_families.find_families(Wiki(root))  # a full scan: its basis saved
+    built = count_link_indexes(monkeypatch)
+    steps: list[tuple[str, Callable[[Path], object]]] = [
+        ("nothing changed", lambda base: None),
+        ("an append adding a link", appended("filler/page-3", "The [[harbour-ledger]] has the dock figures.")),
+        ("the home page's links taken out",
+         written("wiki/home.md", page("Home", ["Start at the entry and the ledger."]))),
+        ("a link to the page itself and two to another, by title and by path",
+         written(LEDGER, page("Harbour Ledger", [*facts(6, 42), "See [[harbour-ledger]] and [[Home]].",
+                                                 "Also [[wiki/home]]."]))),
+        ("a second append to the same page, another link", appended("filler/page-3", "The [[Home]] page lists it.")),
+        ("a link taken out again",
+         written("filler/page-3.md", page("Filler 3", facts(5, 1003)))),
+    ]
+    for step, change in steps:
+        change(root)
+        found = followed(root)
+        assert built == [], step  # (followed: the link index never built)
+        assert found is not None, step
+        assert found[1] == fresh_counts(root), step
+        built.clear()
+    counts = fresh_counts(root)
+    assert LEDGER not in counts and counts["wiki/home.md"] == 1  # (the ledger's link to itself not counted)
+
+
+def test_where_a_link_may_resolve_elsewhere_there_are_no_followed_counts(root: Path, tmp_path: Path) -> None:  # noqa: F811
+    other = tmp_path / "other"
+    shutil.copytree(root, other, symlinks=True)
+    for base in (root, other):
+        dedup_families.find_families(Wiki(base))
+        assert followed(base) is not None
+    # a changed title: a link elsewhere may name the page now
+    written("filler/page-5.md", page("Harbour Ledger Annex", facts(5, 1005)))(root)
+    assert followed(root) is None
+    # a page added: a link may name it now
+    written("wiki/new-page.md", page("New Page", ["Links to [[harbour-ledger]]."]))(other)
+    assert followed(other) is None
+
+
+def test_through_every_kind_of_change_followed_counts_are_exact_or_none(root: Path) -> None:  # noqa: F811
+    """The dedup script's changes (appends, an edit, a page added, a merge, a move, a deletion, a
+    page written back): each answer is the link index's, or none."""
+    dedup_families.find_families(Wiki(root))
+    answered = []
+    for step, change in changes():
+        change(root)
+        found = followed(root)
+        if found is not None:
+            assert found[1] == fresh_counts(root), step
+            answered.append(step)
+    assert answered[:3] == ["an append to a family's page", "an append to a filler page outside every family",
+                            "an edit that takes a page out of its family"]
+
+
+def test_past_a_follows_changed_pages_or_without_a_basis_there_are_none(root: Path,  # noqa: F811
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    assert followed(root) is None  # (no scan yet: no basis)
+    dedup_families.find_families(Wiki(root))
+    monkeypatch.setattr(follow, "FOLLOW_MAX", 1)
+    monkeypatch.setattr(follow, "FOLLOW_SHARE", 10**9)
+    appended("filler/page-3", "The [[harbour-ledger]] has the dock figures.")(root)
+    assert followed(root) is not None
+    appended("filler/page-4", "The [[harbour-ledger]] has the harbour figures too.")(root)
+    assert followed(root) is None  # (two pages changed since the basis: more than one follow takes)
+    (root / ".curator" / follow.FILE).write_bytes(b"damaged")
+    monkeypatch.setattr(follow, "FOLLOW_MAX", 256)
+    assert followed(root) is None  # (a damaged basis file: none, never a wrong count)
+    assert dedup.read_basis(root / ".curator", b"x" * 16) is None
