@@ -155,14 +155,6 @@ class Wiki:
         what the link index would count, without building it (None: count them)."""
         return current_inbound(self.store)
 
-    def followed_inbound(self) -> tuple[bytes, dict[str, int]] | None:
-        """The inbound link counts now, and the state they are of, followed from the duplicate
-        scan's basis and the pages changed since (:func:`~curator.engine.dedup.index.followed_inbound`):
-        what the link index would count, without building it (None: build it)."""
-        from curator.engine.dedup.index import followed_inbound
-
-        return followed_inbound(self)
-
     def keep_inbound(self, counts: Mapping[str, int], state: bytes | None = None) -> bool:
         """Keep every page's inbound link count as counted at the store's ``state`` (its state
         now when None), for the next open's page list. Whether they were kept."""

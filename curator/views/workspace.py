@@ -31,6 +31,15 @@ from curator.views.tasks import WriterQueue, run_task
 log = logging.getLogger(__name__)
 
 
+def _followed_inbound(wiki: Wiki) -> tuple[bytes, dict[str, int]] | None:
+    """Every page's inbound link count now, and the state it is of, followed from the duplicate
+    scan's basis and the pages changed since (:func:`~curator.engine.dedup.index.followed_inbound`):
+    what the link index would count, without building it (None: build it)."""
+    from curator.engine.dedup import index as dedup_index
+
+    return dedup_index.followed_inbound(wiki)
+
+
 def discover_wikis(path: Path) -> list[tuple[str, Path]]:
     """(label, root) of each wiki under ``path``: every wiki of a home (docs/design.md §2), or the one wiki."""
     from curator.engine.corpus.home import Home, is_home
@@ -258,7 +267,7 @@ class Workspace(QObject):
                     # pages changed since the counts were kept (agents wrote while the station was
                     # closed): followed from the duplicate scan's basis when every link resolves as
                     # there, a few milliseconds a changed page (kept at the close: _keep_counts)
-                    followed = wiki.followed_inbound()
+                    followed = _followed_inbound(wiki)
                     if followed is not None:
                         handle.counted_at, counts = followed
                         handle.counted = (None, counts)
@@ -545,10 +554,10 @@ class Workspace(QObject):
 
     @staticmethod
     def _follow_counts(handle: WikiHandle) -> bool:
-        """Every page's inbound count followed from the duplicate scan's basis (:meth:`~curator.engine.wiki.Wiki.followed_inbound`);
+        """Every page's inbound count followed from the duplicate scan's basis (:func:`_followed_inbound`);
         whether they could be."""
         assert handle.wiki is not None
-        followed = handle.wiki.followed_inbound()
+        followed = _followed_inbound(handle.wiki)
         if followed is None:
             return False
         handle.counted, handle.counted_at = (None, followed[1]), followed[0]

@@ -41,7 +41,7 @@ def followed(base: Path) -> tuple[bytes, dict[str, int]] | None:
     """The followed counts in a new process, checked to be of the state that process's store is at."""
     wiki = Wiki(base)
     try:
-        found = wiki.followed_inbound()
+        found = dedup.followed_inbound(wiki)
         assert found is None or found[0] == wiki.store.state
         return found
     finally:

@@ -204,6 +204,7 @@ def test_counts_followed_from_the_duplicate_basis_keep_the_station_without_the_l
     300,000 pages): the same counts a new process counts, shown as counted, and the station
     still without the link index. Closed, it keeps them, and the next open takes them."""
     from curator.engine.dedup import families as dedup_families
+    from curator.engine.dedup import index as dedup_index
     from curator.engine.wiki import Wiki
 
     root = make_wiki(tmp_path / "w", PAGES)
@@ -240,7 +241,7 @@ def test_counts_followed_from_the_duplicate_basis_keep_the_station_without_the_l
 
     # closed: the counts as followed are kept, and the next open takes them as they are
     follows: list[int] = []
-    monkeypatch.setattr(Wiki, "followed_inbound", lambda self: follows.append(1))
+    monkeypatch.setattr(dedup_index, "followed_inbound", lambda wiki: follows.append(1))
     win = loaded_window(qtbot, root, tmp_path, watch=False)
     shown, kept = _inbound(win), win.model._inbound_kept
     win.close()
