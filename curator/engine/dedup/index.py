@@ -1472,6 +1472,11 @@ def _links_as_at_basis(store: Any, basis: dedup_follow.Basis, slot: Mapping[str,
     return True
 
 
+#: How many times :func:`followed_inbound` reads the pages, the store's log and the basis again
+#: when the store's state moved meanwhile or the basis file is not the one named, before it gives up.
+STATE_READS = 5
+
+
 def followed_inbound(wiki: Wiki) -> tuple[bytes, dict[str, int]] | None:
     """Every page's inbound link count (pages no other page links to left out), as the link
     index counts them, followed from the duplicate scan's basis and the pages changed since
@@ -1484,16 +1489,23 @@ def followed_inbound(wiki: Wiki) -> tuple[bytes, dict[str, int]] | None:
     store = wiki.store
     if not store.loaded:
         store.refresh()
-    # (the pages and the log of one state: a refresh on another thread meanwhile, and a page
-    # added then would be counted as none; the pages' links read after may be of a later state,
-    # whose change then counts again, and under whose state these counts are not kept)
-    state = store.state
-    pages = store.stamps()
-    found = store.derived_since(dedup_follow.NAME) if state is not None else None
-    if state is None or found is None or store.state != state:
-        return None
-    basis = read_basis(wiki.state_dir, found[0])
-    if basis is None:
+    # The pages, the log and the basis of one state: a refresh on another thread meanwhile (the
+    # station's writer, an agent's append just seen), and a page added then would be counted as
+    # none; a new basis published by another process (a compaction) since its id was read, and
+    # the file is another. Read again then. The pages' links read after may be of a later state,
+    # whose change then counts again, and under whose state these counts are not kept.
+    for _ in range(STATE_READS):
+        state = store.state
+        pages = store.stamps()
+        found = store.derived_since(dedup_follow.NAME) if state is not None else None
+        if state is None or found is None:
+            return None
+        if store.state != state:
+            continue
+        basis = read_basis(wiki.state_dir, found[0])
+        if basis is not None:
+            break
+    else:
         return None
     try:
         slot = basis.slots()

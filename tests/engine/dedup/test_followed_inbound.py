@@ -131,3 +131,50 @@ def test_past_a_follows_changed_pages_or_without_a_basis_there_are_none(root: Pa
     monkeypatch.setattr(follow, "FOLLOW_MAX", 256)
     assert followed(root) is None  # (a damaged basis file: none, never a wrong count)
     assert dedup.read_basis(root / ".curator", b"x" * 16) is None
+
+
+def test_a_refresh_while_the_pages_are_read_reads_them_again(root: Path,  # noqa: F811
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The station's writer refreshes the store on its own thread: a refresh between reading
+    the pages and the store's log (another state) reads both again, never gives up for it (the
+    station then resolved every link: 230 MB at 32,000 pages)."""
+    from curator.engine.corpus.store import PageStore
+
+    dedup_families.find_families(Wiki(root))
+    wiki = Wiki(root)
+    wiki.store.refresh()
+    real = PageStore.stamps
+    moved: list[int] = []
+
+    def stamps(self: PageStore, *args: object, **kwargs: object) -> dict[str, tuple[int, int]]:
+        found = real(self, *args, **kwargs)  # type: ignore[arg-type]
+        if self is wiki.store and not moved:  # (an agent's append, then the refresh that sees it)
+            moved.append(1)
+            appended("filler/page-3", "The [[harbour-ledger]] has the dock figures.")(root)
+            self.refresh()
+        return found
+
+    monkeypatch.setattr(PageStore, "stamps", stamps)
+    found = dedup.followed_inbound(wiki)
+    assert moved and found is not None
+    assert found[0] == wiki.store.state and found[1] == fresh_counts(root)
+    assert found[1][LEDGER] == 2  # (home, and the filler page just appended to)
+
+
+def test_a_basis_file_replaced_since_its_id_was_read_is_read_again(root: Path,  # noqa: F811
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another process publishes a new basis (a compaction) between reading the id the cache
+    names and reading the file: the file is another's and reads as none. The id and the file are
+    read again, and the counts followed from the one now named."""
+    dedup_families.find_families(Wiki(root))
+    appended("filler/page-3", "The [[harbour-ledger]] has the dock figures.")(root)
+    real = dedup.read_basis
+    reads: list[bytes] = []
+
+    def replaced_once(state_dir: Path, saved: bytes) -> object:
+        reads.append(saved)
+        return None if len(reads) == 1 else real(state_dir, saved)
+
+    monkeypatch.setattr(dedup, "read_basis", replaced_once)
+    found = followed(root)
+    assert len(reads) == 2 and found is not None and found[1] == fresh_counts(root)
