@@ -1082,6 +1082,14 @@ class PageStore:
             self.refresh()
         return self._count()
 
+    def known(self, paths: Iterable[str]) -> set[str]:
+        """Those of ``paths`` that are pages (refreshing once on first use; decodes nothing): a
+        few looked up in the snapshot's paths as they are, without making every page's stamp a
+        dict the store then holds (50 MB at 300,000 pages) as :meth:`stamps` does."""
+        if not self._loaded:
+            self.refresh()
+        return set(self._known(list(paths)))
+
     def has(self, path: str) -> bool:
         """Whether there is a page at ``path`` (refreshing once on first use; decodes nothing)."""
         if not self._loaded:

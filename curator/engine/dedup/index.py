@@ -72,7 +72,7 @@ import unicodedata
 import zlib
 from array import array
 from collections import OrderedDict, defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, MutableMapping
 from collections.abc import Set as AbstractSet
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, suppress
@@ -1455,18 +1455,19 @@ def read_basis(state_dir: Path, saved: bytes) -> dedup_follow.Basis | None:
 
 
 def _links_as_at_basis(store: Any, basis: dedup_follow.Basis, slot: Mapping[str, int], stale: Iterable[str],
-                       pages: Mapping[str, tuple[int, int]]) -> bool:
+                       count: int, present: Container[str]) -> bool:
     """Whether every link resolves now as it did at ``basis`` (what following inbound counts from
-    it needs): the basis counted linking pages, no page came or went since (``pages``: every page
-    now; ``stale``: every page changed since), no changed page's title or aliases moved (a link
-    elsewhere may name it now, or no longer), and the attachment files are the same.
-    :class:`~curator.engine.dedup.follow.DamagedBasis` when a changed page's names there do not decode."""
-    if (not len(basis.source_counts) or len(pages) != len(basis.paths)
+    it needs): the basis counted linking pages, no page came or went since (``count`` pages now,
+    ``stale`` every page changed since, those of them that are pages ``present``), no changed
+    page's title or aliases moved (a link elsewhere may name it now, or no longer), and the
+    attachment files are the same. :class:`~curator.engine.dedup.follow.DamagedBasis` when a
+    changed page's names there do not decode."""
+    if (not len(basis.source_counts) or count != len(basis.paths)
             or basis.attachments != store.attachments_key()):
         return False
     for path in stale:
         i = slot.get(path)
-        page = store.page(path) if path in pages else None
+        page = store.page(path) if path in present else None
         if i is None or page is None or _link_names(page) != tuple(basis.names_of(i)[10]):
             return False
     return True
@@ -1496,10 +1497,11 @@ def followed_inbound(wiki: Wiki) -> tuple[bytes, dict[str, int]] | None:
     # whose change then counts again, and under whose state these counts are not kept.
     for _ in range(STATE_READS):
         state = store.state
-        pages = store.stamps()
+        count = store.count()
         found = store.derived_since(dedup_follow.NAME) if state is not None else None
         if state is None or found is None:
             return None
+        present = store.known(found[1])  # (not every page's stamp: the station holds none of them)
         if store.state != state:
             continue
         basis = read_basis(wiki.state_dir, found[0])
@@ -1509,9 +1511,9 @@ def followed_inbound(wiki: Wiki) -> tuple[bytes, dict[str, int]] | None:
         return None
     try:
         slot = basis.slots()
-        stale = {p for p in found[1] if p in slot or p in pages}
+        stale = {p for p in found[1] if p in slot or p in present}
         if len(stale) > dedup_follow.follow_max(len(basis.paths)) or not _links_as_at_basis(
-                store, basis, slot, stale, pages):
+                store, basis, slot, stale, count, present):
             return None
         counts = dedup_follow.inbound_followed(basis, slot, stale, wiki.links_out)
         return state, {path: n for path, n in zip(basis.paths, counts.tolist(), strict=True) if n}
@@ -3493,7 +3495,7 @@ class DedupIndex:
         building the link index (0.8 s at 32,000 pages): the changed pages' links counted as
         they are now. Only while no link can resolve differently than at the basis
         (:func:`_links_as_at_basis`); else the link index answers."""
-        if not _links_as_at_basis(self.wiki.store, basis, slot, stale, pages):
+        if not _links_as_at_basis(self.wiki.store, basis, slot, stale, len(pages), pages):
             return
         counts = dedup_follow.inbound_followed(basis, slot, stale, self.wiki.links_out)
         # (the pages whose count is not the scan's: what a result kept as changes to the scan's holds)
