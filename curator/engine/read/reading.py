@@ -6,10 +6,12 @@ an agent receives. Every function takes the reading actor and shows only what it
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from curator.engine.corpus import frontmatter, markdown_scan
+from curator.engine.corpus.links import Resolution
 from curator.engine.corpus.page import LAYER_RANK, Page
 from curator.engine.corpus.walker import json_document
 from curator.engine.policy.actor import OPERATOR, Actor
@@ -45,11 +47,12 @@ class Embedded:
 
 
 def embedded(wiki: Wiki, target: str, anchor: str | None, source: str,
-             actor: Actor = OPERATOR) -> Embedded | None:
+             actor: Actor = OPERATOR, resolve: Callable[[str, str], Resolution] | None = None) -> Embedded | None:
     """What an embed of ``target`` (and ``anchor``) written on ``source`` shows, as ``actor`` may
     see it; None when it resolves to nothing the actor can see. A page embed is the page body
-    without frontmatter, or the heading section / block the anchor names."""
-    res = wiki.links.resolve(target, source)
+    without frontmatter, or the heading section / block the anchor names. ``resolve``: how a
+    link written on a page resolves, as the link index does (by default, the link index built)."""
+    res = (resolve or wiki.links.resolve)(target, source)
     if res.attachment is not None:
         if not wiki.visible(actor, res.attachment):
             return None
@@ -58,7 +61,9 @@ def embedded(wiki: Wiki, target: str, anchor: str | None, source: str,
                         markdown_scan.extension(name) in markdown_scan.IMAGE_EXTENSIONS)
     if res.path is None or not wiki.visible(actor, res.path):
         return None
-    page = wiki.pages[res.path]
+    page = wiki.page(res.path)  # (the page alone: not every page decoded for one embed)
+    if page is None:
+        return None
     body = frontmatter.split(wiki.read_text(res.path)).body
     title = page.title + (f" › {anchor}" if anchor else "")
     return Embedded(res.path, title, markdown_scan.find_section(body, anchor))

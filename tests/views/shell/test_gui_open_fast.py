@@ -266,6 +266,31 @@ def test_first_page_from_an_index_around_it_matches_the_whole_index(tmp_path: Pa
                                                             "wiki/refunds.md"]
 
 
+def test_a_page_embedding_another_is_shown_without_the_whole_index(tmp_path: Path) -> None:
+    """An embedded page's links resolve in the index around it, as the page's own do: showing a
+    page that embeds another builds no link index of every page (nor decodes every page, 1.5 GB
+    at 300,000 pages), and shows what the whole index shows."""
+    from curator.engine.wiki import Wiki
+    from curator.views.shell.main_window import gather_page
+
+    pages = {**PAGES,
+             "wiki/digest.md": "# Digest\n\nThe week:\n\n![[Payments]]\n\n![[refunds#Refunds]]\n\nAnd [[Home]].\n",
+             "notes/payments.md": "# Payments\n\nThe notes' own payments page, named like the wiki's.\n"}
+    root = make_wiki(tmp_path / "w", pages)
+    around = Wiki(root)
+    around.store.refresh()
+    _page, _text, html_around, info_around = gather_page(around, "wiki/digest.md")
+    assert around.built_links() is None and not around.store.decoded
+    whole = Wiki(root)
+    whole.links  # noqa: B018 - built: gather_page uses the whole index
+    _page, _text, html_whole, info_whole = gather_page(whole, "wiki/digest.md")
+    assert html_around == html_whole
+    assert (info_around.backlinks, info_around.outgoing) == (info_whole.backlinks, info_whole.outgoing)
+    # (the embeds shown, their own links resolved: Payments links to Home and to Refunds)
+    assert "Back to" in html_around and "Ask" in html_around
+    assert html_around.count("wiki/home.md") >= 2 and "wiki/refunds.md" in html_around
+
+
 def test_window_is_usable_before_the_background_loads_start(qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """The page list is filled and the first page readable when ``ready`` fires, before the
