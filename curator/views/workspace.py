@@ -101,6 +101,12 @@ class WikiHandle:
     writer: WriterQueue = field(default_factory=WriterQueue)
     dirty: bool = False
     refreshing: bool = False
+    #: the files the watcher saw change since the last refresh (relative paths), and whether the
+    #: next refresh walks every folder instead of looking at those alone (see _refresh_dirty)
+    touched: set[str] = field(default_factory=set)
+    walk: bool = True
+    #: when the last refresh that walked every folder started (time.monotonic())
+    walked_at: float = 0.0
     #: the link index the inbound counts were last counted from, and those counts by path (what
     #: a change's counts are counted against: only the targets whose links moved are counted again);
     #: no index while the counts are the ones kept with the page cache, current at the load
@@ -171,6 +177,14 @@ PROGRESS_STEPS = 1000
 #: against: found / (found + WALK_GUESS), a bar that moves and never fills before the walk ends.
 WALK_SHARE = 0.1
 WALK_GUESS = 10_000
+#: A change the watcher saw is refreshed from the files it named alone (a walk of every folder
+#: took 1.2 s at 300,000 pages, after each of an agent's appends); every folder is walked again
+#: at most this often while such refreshes run (seconds), for what no event named (a watch the
+#: system's limit refused, events lost), as F5 walks them at once.
+WALK_EVERY = 60.0
+#: The watcher's events that change nothing (a file opened, or closed unwritten): every page the
+#: station read (to show it, to index it) refreshed the wiki.
+READS = frozenset({"opened", "closed_no_write"})
 
 
 class Cancelled(Exception):
@@ -211,6 +225,7 @@ class Workspace(QObject):
         self._linked = False
         self._closed = False
         self._recount_lock = threading.Lock()  # (a change starts one recount of the links at a time)
+        self._touch_lock = threading.Lock()  # (the watcher's thread adds what it saw, the GUI thread takes it)
         self._timer = QTimer(self)
         self._timer.setInterval(300)
         self._timer.timeout.connect(self._refresh_dirty)
@@ -649,13 +664,46 @@ class Workspace(QObject):
         log.warning("the inbound link counts were not counted again after a change: %s", exc)
 
     def mark_dirty(self, index: int | None = None) -> None:
+        """Refresh (at the timer's next turn) walking every folder (F5, after a load)."""
         for handle in self.handles:
             if index is None or handle.index == index:
+                handle.walk = True
                 handle.dirty = True
 
     def refresh_now(self) -> None:
         self.mark_dirty()
         self._refresh_dirty()
+
+    def _touched(self, handle: WikiHandle, path: str, folder: bool = False) -> None:
+        """The watcher saw ``path`` (absolute) change: a folder's change walks every folder."""
+        with self._touch_lock:
+            if folder:
+                handle.walk = True
+            else:
+                try:
+                    handle.touched.add(Path(path).relative_to(handle.root).as_posix())
+                except ValueError:  # (not under the root: never expected; walked to be sure)
+                    handle.walk = True
+            handle.dirty = True
+
+    def _refresh_paths(self, handle: WikiHandle) -> list[str] | None:
+        """The files the next refresh of ``handle`` looks at: those the watcher saw change, or
+        None, every folder walked (asked for, or due: WALK_EVERY; nothing named; or a file that
+        is not a page came, which may be a file links point at)."""
+        with self._touch_lock:
+            touched, handle.touched = handle.touched, set()
+            walk, handle.walk = handle.walk, False
+        if walk or not touched or time.monotonic() - handle.walked_at > WALK_EVERY:
+            return None
+        paths = []
+        for path in sorted(touched):
+            if any(part.startswith(".") for part in path.split("/")):
+                continue  # (hidden: a write's temp file, an editor's swap file; never a page)
+            if path.endswith(".md"):
+                paths.append(path)
+            elif (handle.root / path).exists():
+                return None  # (another file, there now: maybe one a link names)
+        return paths
 
     def _refresh_dirty(self) -> None:
         if self._closed:
@@ -663,7 +711,12 @@ class Workspace(QObject):
         for handle in self.handles:
             if handle.dirty and not handle.refreshing and handle.wiki is not None:
                 handle.dirty = False
+                paths = self._refresh_paths(handle)
+                if paths == []:
+                    continue  # (only files that are no pages, gone again)
                 handle.refreshing = True
+                if paths is None:
+                    handle.walked_at = time.monotonic()
                 wiki = handle.wiki
 
                 def done(_: object, h: WikiHandle = handle) -> None:
@@ -674,7 +727,7 @@ class Workspace(QObject):
                     self.failed.emit(f"Refreshing {h.label} failed: {exc}")
 
                 # through the writer queue: a refresh never interleaves with an action
-                handle.writer.submit(wiki.refresh, done, failed)
+                handle.writer.submit(functools.partial(wiki.refresh, paths), done, failed)
 
     def _start_watching(self) -> None:
         """Watch each wiki for edits by agents and editors (inotify through watchdog).
@@ -690,6 +743,7 @@ class Workspace(QObject):
             return
         observer = Observer()
         skip = {".git", ".curator"}
+        touched = self._touched
 
         watched: set[Path] = set()
 
@@ -707,12 +761,20 @@ class Workspace(QObject):
                 self.handle = handle
 
             def on_any_event(self, event: FileSystemEvent) -> None:
+                if event.event_type in READS:
+                    return  # (a file read, by this station too: showing a page, building the search index)
+                if event.is_directory and event.event_type == "modified":
+                    return  # (a folder's entries changed: each file's own event follows)
                 path = Path(str(event.src_path))
                 if path.name in skip or any(p in skip for p in path.parts):
                     return
                 if isinstance(event, DirCreatedEvent) and path.parent == self.handle.root:
                     watch(self, path, True)  # a new top-level folder
-                self.handle.dirty = True  # picked up by the GUI-thread timer within 300 ms
+                # (picked up by the GUI-thread timer within 300 ms: _refresh_dirty)
+                touched(self.handle, str(path), event.is_directory)
+                dest = getattr(event, "dest_path", "")
+                if dest:  # (a file moved: where it went changed too)
+                    touched(self.handle, str(dest), event.is_directory)
 
         for handle in self.handles:
             handler = Handler(handle)
