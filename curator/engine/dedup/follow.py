@@ -288,28 +288,33 @@ class Basis:
 
 
 def inbound_followed(basis: Basis, slot: Mapping[str, int], stale: Iterable[str],
-                     links_out: Callable[[str], Iterable[str]]) -> np.ndarray:
-    """Every page's inbound count (distinct other pages linking to it, by slot) now, from the
-    basis's linking pages: the ``stale`` pages' links (every page changed since the basis)
-    counted as ``links_out`` resolves them now instead of as they were. No link index is built
-    (every page decoded and every link resolved: 0.8 s and 200 MB at 32,000 pages). Exact only
-    while every link resolves as at the basis: the caller checks that no page came or went, no
-    stale page's title or aliases moved, and the attachment files are the basis's."""
+                     links_out: Callable[[str], Iterable[str]]) -> tuple[np.ndarray, dict[str, int]]:
+    """Every page's inbound count (distinct other pages linking to it) now, from the basis's
+    linking pages: the ``stale`` pages' links counted as ``links_out`` resolves them now instead
+    of as they were (a page of them not in the basis, added since, has its links counted; one
+    gone, none). The counts of the basis's pages by slot, and of the pages it does not hold. No
+    link index is built (every page decoded and every link resolved: 0.8 s and 200 MB at 32,000
+    pages). Exact only while every other page's links resolve as at the basis: the caller makes
+    every page whose links may resolve elsewhere stale (a page linking by a name that came or
+    went) and checks that the attachment files are the basis's."""
     stale = sorted(stale)
     gone = np.zeros(len(basis.paths), dtype=bool)
-    gone[[slot[p] for p in stale]] = True
+    gone[[slot[p] for p in stale if p in slot]] = True
     kept = ~gone[basis.sources]  # (links from the stale pages are counted below, as they are now)
     at = np.zeros(len(kept) + 1, dtype=np.int64)
     np.cumsum(kept, out=at[1:])
     starts = np.zeros(len(basis.paths) + 1, dtype=np.int64)
     np.cumsum(basis.source_counts, out=starts[1:])
     counts: np.ndarray = at[starts[1:]] - at[starts[:-1]]
+    others: dict[str, int] = {}
     for path in stale:
         for target in links_out(path):
             i = slot.get(target)
             if i is not None:
                 counts[i] += 1
-    return counts
+            else:
+                others[target] = others.get(target, 0) + 1
+    return counts, others
 
 
 @dataclass(slots=True)

@@ -85,7 +85,7 @@ from rapidfuzz import fuzz, process
 
 from curator.engine import memory
 from curator.engine.corpus import frontmatter, parallel
-from curator.engine.corpus.page import Page, decode, link_key
+from curator.engine.corpus.page import Page, decode, link_key, path_key, slug_of
 from curator.engine.corpus.slugs import SlugFeatures, similarity, slug_features, slugify
 from curator.engine.corpus.store import digest, gc_paused
 from curator.engine.corpus.walker import PageFile
@@ -1484,9 +1484,10 @@ def followed_inbound(wiki: Wiki) -> tuple[bytes, dict[str, int]] | None:
     (:func:`~curator.engine.dedup.follow.inbound_followed`), and the store's state they are
     counted at. The link index is not built: a few milliseconds a changed page, where building
     it decodes every page (0.8 s and 200 MB at 32,000 pages, 1.5 GB at 300,000) in a process
-    that keeps it. None when they cannot be followed exactly: no basis, more changed pages
-    than a follow takes (:func:`~curator.engine.dedup.follow.follow_max`), or a link that may
-    resolve elsewhere than at the basis (:func:`_links_as_at_basis`)."""
+    that keeps it. A page added, removed or renamed since makes the pages linking by its names
+    counted again too. None when they cannot be followed exactly: no basis, more changed pages
+    than a follow takes (:func:`~curator.engine.dedup.follow.follow_max`), other attachment
+    files (a link may name one now), or a store whose name tables do not hold every page."""
     store = wiki.store
     if not store.loaded:
         store.refresh()
@@ -1512,11 +1513,35 @@ def followed_inbound(wiki: Wiki) -> tuple[bytes, dict[str, int]] | None:
     try:
         slot = basis.slots()
         stale = {p for p in found[1] if p in slot or p in present}
-        if len(stale) > dedup_follow.follow_max(len(basis.paths)) or not _links_as_at_basis(
-                store, basis, slot, stale, count, present):
+        most = dedup_follow.follow_max(len(basis.paths))
+        if len(stale) > most or not len(basis.source_counts) or basis.attachments != store.attachments_key():
             return None
-        counts = dedup_follow.inbound_followed(basis, slot, stale, wiki.links_out)
-        return state, {path: n for path, n in zip(basis.paths, counts.tolist(), strict=True) if n}
+        # A page that came or went since the basis, or whose title or aliases moved, may be what
+        # other pages' links resolve to now, or no longer: the pages linking by any of its names
+        # (the cache's name tables: its title, aliases, file name, path) are counted as they are
+        # now too, every other page's links resolving as at the basis.
+        came = {p for p in stale if p not in slot}
+        went = {p for p in stale if p not in present}
+        moved: set[str] = set()
+        for path in sorted(stale):
+            i = slot.get(path)
+            page = store.page(path) if path in present else None
+            before = set(basis.names_of(i)[10]) if i is not None else None
+            now = set(_link_names(page)) if page is not None else None
+            if before != now:
+                moved |= (before or set()) | (now or set()) | {slug_of(path), path_key(path).rpartition("/")[2]}
+        if count != len(basis.paths) + len(came) - len(went):
+            return None  # (a page changed that the log does not name: never expected)
+        if moved:
+            if not store.partial_reads:
+                return None  # (the name tables do not hold every page)
+            stale |= set(store.pages_linking(moved))
+            if len(stale) > most:
+                return None
+        counts, others = dedup_follow.inbound_followed(basis, slot, stale, wiki.links_out)
+        found_counts = {path: n for path, n in zip(basis.paths, counts.tolist(), strict=True) if n and path not in went}
+        found_counts.update((path, n) for path, n in others.items() if n)
+        return state, found_counts
     except dedup_follow.DamagedBasis:
         return None
     finally:
@@ -3497,7 +3522,7 @@ class DedupIndex:
         (:func:`_links_as_at_basis`); else the link index answers."""
         if not _links_as_at_basis(self.wiki.store, basis, slot, stale, len(pages), pages):
             return
-        counts = dedup_follow.inbound_followed(basis, slot, stale, self.wiki.links_out)
+        counts, _ = dedup_follow.inbound_followed(basis, slot, stale, self.wiki.links_out)  # (no page added: none other)
         # (the pages whose count is not the scan's: what a result kept as changes to the scan's holds)
         moved = np.flatnonzero(counts != basis.source_counts).tolist()
         self.inbound_moved = {basis.paths[i] for i in moved}
