@@ -103,6 +103,19 @@ def gather_page(wiki: Wiki, path: str) -> tuple[Page, str, str | ChunkedPage, Li
 
     # A large page is cut into bounded chunks here; the page view renders them one at a time.
     body_html: str | ChunkedPage = chunk_page(text, resolve, path) or render_page(text, resolve, embed, path)
+    return page, text, body_html, gather_links(wiki, path, page, links)
+
+
+def gather_links(wiki: Wiki, path: str, page: Page | None = None, links: LinkIndex | None = None) -> LinkInfo:
+    """What the side panel's Links tab shows of the page at ``path`` (its backlinks with their
+    lines, its outgoing links, its unlinked mentions), computed off the GUI thread: from the
+    index around the page unless the whole one is built, as :func:`gather_page` does."""
+    if page is None:
+        page = wiki.page(path)
+        if page is None:
+            raise PageNotFound(f"no page {path} (moved or deleted)")
+    if links is None:
+        links = wiki.built_links() or wiki.links_around(path)
     info = LinkInfo()
     lines_cache: dict[str, list[str]] = {}
     places: dict[str, list[tuple[int, str]]] = {}  # one row per linking page, with its lines
@@ -133,7 +146,7 @@ def gather_page(wiki: Wiki, path: str) -> tuple[Page, str, str | ChunkedPage, Li
         target_title = target.title if target is not None else None
         info.outgoing.append((edge.link.target, edge.target, target_title or ""))
     info.mentions = unlinked_mentions(wiki, page, links=links)
-    return page, text, body_html, info
+    return info
 
 
 #: Up to this many pages the search index is built on the spot for unlinked mentions; above,
@@ -504,9 +517,22 @@ class MainWindow(QMainWindow):
                 self.status("The open page was removed or moved.")
             else:
                 self.open_page(self.current, push=False)
+        elif self.current is not None and any(key[0] == self.current[0] for key in changed):
+            self._refresh_links(self.current)  # (another page may link to it now, or no longer)
         n = len(snapshot.rows) + len(snapshot.removed)
         if n and not self._actions_running:  # (nothing: a file that is no page, or the inbound counts)
             self.status(f"{plural(n, 'page')} changed on disk")
+
+    def _refresh_links(self, key: Key) -> None:
+        """The Links tab of the page shown (``key``) counted again after other pages changed, as
+        Obsidian's backlinks follow the pages linking to the open one; the page itself is not
+        shown again (its reading place kept)."""
+        def shown(info: LinkInfo) -> None:
+            if self.current == key:
+                self.side.links.show_links(info)
+
+        # (a page gone meanwhile: the change that removed it says so)
+        self.workspace.read(key[0], lambda wiki: gather_links(wiki, key[1]), shown, lambda exc: None)
 
     # --- pages ------------------------------------------------------------------------
     def open_page(self, key: Key, push: bool = True, anchor: str = "") -> None:

@@ -291,6 +291,33 @@ def test_a_page_embedding_another_is_shown_without_the_whole_index(tmp_path: Pat
     assert html_around.count("wiki/home.md") >= 2 and "wiki/refunds.md" in html_around
 
 
+def test_the_links_tab_follows_pages_that_start_or_stop_linking_to_the_page_shown(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Another page starts linking to the page shown (an agent's new page): its Links tab says
+    so without the page being opened again, as Obsidian's backlinks pane does; and again when
+    that page stops linking to it. The page itself is not shown again."""
+    root = make_wiki(tmp_path / "w", PAGES)
+    win = loaded_window(qtbot, root, tmp_path, watch=False)
+    key = (0, "wiki/refunds.md")
+    win.open_page(key)
+    tree = win.side.links.tree
+
+    def backlinks() -> str:
+        item = tree.topLevelItem(0)
+        return item.text(0) if item is not None else ""
+
+    qtbot.waitUntil(lambda: win.current == key and backlinks() == "Backlinks (2)", timeout=15_000)
+    opened: list[object] = []
+    win.open_page = lambda *args, **kwargs: opened.append(args)  # type: ignore[method-assign]
+    (root / "notes" / "new.md").write_text("# New\n\nAsk about [[Refunds]].\n", encoding="utf-8")
+    win.workspace.refresh_now()
+    qtbot.waitUntil(lambda: backlinks() == "Backlinks (3)", timeout=15_000)
+    (root / "notes" / "new.md").write_text("# New\n\nNothing to link.\n", encoding="utf-8")
+    win.workspace.refresh_now()
+    qtbot.waitUntil(lambda: backlinks() == "Backlinks (2)", timeout=15_000)
+    assert opened == []
+    win.close()
+
+
 def test_window_is_usable_before_the_background_loads_start(qtbot, tmp_path: Path,  # type: ignore[no-untyped-def]
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """The page list is filled and the first page readable when ``ready`` fires, before the
