@@ -263,3 +263,24 @@ def test_no_shared_wiki_disables_share_and_says_why(qtbot, home: Path, tmp_path:
 
 def test_auto_model_passes_qtmodeltester(qtmodeltester, panel) -> None:  # type: ignore[no-untyped-def]
     qtmodeltester.check(panel[2].model)
+
+
+def test_a_preview_and_the_share_dialogs_folders_decode_no_other_page(qtbot, panel,  # type: ignore[no-untyped-def]
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A page's preview resolves its links from the index around it and the share dialog's
+    folders come from the paths: neither builds the whole link index nor decodes every page
+    (1.5 GB held at 300,000 pages, for one preview)."""
+    _agent, shared, view = panel
+    wikis = [h.wiki for h in view.host.workspace.handles if h.wiki is not None]
+    for wiki in wikis:
+        wiki.release_links()  # (as a big wiki's station holds none: docs/design.md §8)
+    built: list[int] = []
+    real = Wiki.links.fget  # type: ignore[attr-defined]
+    monkeypatch.setattr(Wiki, "links", property(lambda wiki: built.append(1) or real(wiki)))
+    view.select_paths([SPEC_PAGE])
+    qtbot.waitUntil(lambda: "Export spec" in view.preview.toPlainText(), timeout=5000)
+    view.select_paths([SOP_PAGE])
+    qtbot.waitUntil(lambda: "Incident response SOP" in view.preview.toPlainText(), timeout=5000)
+    assert built == []
+    assert view._shared_namespaces() == sorted({p.partition("/")[0] for p in Wiki(shared).paths if "/" in p})
+    assert built == []
