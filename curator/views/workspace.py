@@ -23,6 +23,7 @@ from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
 
 from curator.engine.corpus.store import ChangeSet, gc_paused
 from curator.engine.corpus.summaries import Listed, Summaries
+from curator.engine.policy.scope import namespace_of
 from curator.engine.wiki import Wiki
 from curator.engine.write.actions import ActionResult
 from curator.models.pages import PageRow
@@ -81,8 +82,7 @@ class Choices:
         tags = self.tags_of.pop(path, None)
         if tags is None:
             return
-        head, sep, _ = path.partition("/")
-        namespace = head if sep else ""
+        namespace = namespace_of(path)
         self.namespace_pages[namespace] -= 1
         if self.namespace_pages[namespace] <= 0:
             del self.namespace_pages[namespace]

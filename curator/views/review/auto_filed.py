@@ -39,6 +39,7 @@ from curator.engine.corpus.page import LAYERS, link_key
 from curator.engine.filing.autofile import AUTO_DIR, REVIEW_DIR
 from curator.engine.filing.curation import CURATED_TRUST, DEFAULT_SHARE_NAMESPACE
 from curator.engine.policy.actor import OPERATOR
+from curator.engine.policy.scope import namespace_of
 from curator.models.auto import (
     COL_PATH,
     COL_SOURCE,
@@ -331,7 +332,7 @@ class AutoView(ReviewView):
         if isinstance(self._destination, int) and ws.handles[self._destination].wiki is not None:
             wiki = ws.wiki(self._destination)
             # (from the paths: decoding every page for their first folders held 1.5 GB at 300,000 pages)
-            return sorted({p.partition("/")[0] for p in wiki.paths if "/" in p})
+            return sorted({namespace_of(p) for p in wiki.paths} - {""})
         return []
 
     # --- selection and preview -------------------------------------------------------------------
